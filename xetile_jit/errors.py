@@ -1,0 +1,36 @@
+"""User-facing errors: every message names the rule broken and, where there is one, the kernel's source line."""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Loc:
+    filename: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}"
+
+    def source(self) -> str:
+        return linecache.getline(self.filename, self.line).strip()
+
+
+class CompilationError(Exception):
+    """A kernel that the tracer or a verifier rejects. Raised before anything runs."""
+
+    def __init__(self, message: str, loc: Loc | None = None):
+        self.message = message
+        self.loc = loc
+        text = message
+        if loc is not None:
+            text = f"{loc}: {message}"
+            source = loc.source()
+            if source:
+                text += f"\n    {source}"
+        super().__init__(text)
+
+
+class LaunchError(Exception):
+    """A launch whose arguments, grid or options do not fit the kernel. Raised before anything runs."""

@@ -1,0 +1,270 @@
+"""The functions a kernel calls (`xetile.load_tile`, `xetile.tile_mma`, ...). Each builds XeTile IR
+through the active `Semantic`; the op classes in `ir/` hold the rules and the semantics."""
+from __future__ import annotations
+
+import functools
+
+from ..ir import core_ops as C
+from ..ir import xetile_ops as X
+from ..ir.attrs import Layout
+from ..ir.core import Value
+from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, float32
+from .semantic import current, is_py_scalar
+
+
+class constexpr:
+    """Annotation of a kernel parameter whose value is known at compile time (part of the cache key)."""
+
+
+def builtin(fn):
+    """Marks a function the tracer may call from a kernel."""
+    fn.__xetile_builtin__ = True
+    return fn
+
+
+def _tile(sem, t, op: str) -> Value:
+    if not isinstance(t, Value) or not isinstance(t.type, TileType):
+        raise sem.error(f"{op}: expected a tile made by init_tile, got {_describe(t)}")
+    return t
+
+
+def _vector(sem, v, op: str) -> Value:
+    if not isinstance(v, Value) or not isinstance(v.type, VectorType):
+        raise sem.error(f"{op}: expected a 2-D vector, got {_describe(v)}")
+    return v
+
+
+def _describe(x) -> str:
+    return str(x.type) if isinstance(x, Value) else f"{type(x).__name__} {x!r}"
+
+
+def _static_shape(sem, shape, op: str) -> tuple[int, ...]:
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in shape):
+        raise sem.error(f"{op}: shape {list(map(_describe, shape))} must be compile-time ints "
+                        "(constexpr) [tile shape is static]")
+    if len(shape) != 2:
+        raise sem.error(f"{op}: shape {list(shape)} must be 2-D [XeTile tiles and vectors are 2-D]")
+    if not all(n > 0 for n in shape):
+        raise sem.error(f"{op}: shape {list(shape)} must be positive")
+    return shape
+
+
+def _dims(dims) -> tuple[int, ...]:
+    return tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+
+
+def _offsets(sem, offsets, op: str):
+    if not isinstance(offsets, (list, tuple)) or len(offsets) != 2:
+        raise sem.error(f"{op}: offsets must be a list of two integers [tile offsets are 2-D indices]")
+    return [sem.index(o) for o in offsets]
+
+
+@builtin
+def program_id(axis: int) -> Value:
+    """The id of this workgroup along grid axis 0, 1 or 2."""
+    return current().create(C.ProgramIdOp, axis).result
+
+
+@builtin
+def num_programs(axis: int) -> Value:
+    """The number of workgroups along grid axis 0, 1 or 2."""
+    return current().create(C.NumProgramsOp, axis).result
+
+
+@builtin
+def cdiv(a, b):
+    """Ceiling division; plain ints on the host and for constexprs, an IR value otherwise."""
+    if is_py_scalar(a) and is_py_scalar(b):
+        return -(-a // b)
+    sem = current()
+    return sem.binary("//", sem.binary("-", sem.binary("+", a, b), 1), b)
+
+
+@builtin
+def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None) -> Value:
+    """A `shape` tile of the 2-D `array` at `offsets`. order=[0, 1] views a column-major array (RFC App. 1)."""
+    sem = current()
+    if not isinstance(array, Value) or not isinstance(array.type, MemRefType):
+        raise sem.error(f"init_tile: base must be a 2-D array argument of the kernel, got {_describe(array)}")
+    shape = _static_shape(sem, shape, "init_tile")
+    order = array.type.order if order is None else tuple(order)
+    if layout is not None and not isinstance(layout, Layout):
+        raise sem.error(f"init_tile: layout must be an xetile.Layout, got {_describe(layout)}")
+    tile_type = TileType(shape, array.type.dtype, order, layout)
+    return sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile"), tile_type).result
+
+
+@builtin
+def load_tile(tile, *, padding=0) -> Value:
+    """The tile's elements as a vector; out-of-bounds elements read as `padding`."""
+    sem = current()
+    if not is_py_scalar(padding):
+        raise sem.error(f"load_tile: padding must be a compile-time number, got {_describe(padding)}")
+    return sem.create(X.LoadTileOp, _tile(sem, tile, "load_tile"), padding).result
+
+
+def _value_for_tile(sem, tile: Value, value, op: str) -> Value:
+    if is_py_scalar(value):
+        return sem.constant(value, tile.type.dtype, tile.type.shape)
+    return sem.cast(_vector(sem, value, op), tile.type.dtype)
+
+
+@builtin
+def store_tile(tile, value) -> None:
+    """Writes `value` (converted to the tile's element type) to the in-bounds elements of `tile`."""
+    sem = current()
+    tile = _tile(sem, tile, "store_tile")
+    sem.create(X.StoreTileOp, _value_for_tile(sem, tile, value, "store_tile"), tile)
+
+
+@builtin
+def update_tile_offset(tile, offsets) -> Value:
+    """The tile moved by `offsets` elements (relative)."""
+    sem = current()
+    tile = _tile(sem, tile, "update_tile_offset")
+    return sem.create(X.UpdateTileOffsetOp, tile, _offsets(sem, offsets, "update_tile_offset")).result
+
+
+@builtin
+def prefetch_tile(tile, *, locality: int = 3) -> None:
+    """A cache hint; locality 0 (none) to 3 (keep in cache)."""
+    sem = current()
+    sem.create(X.PrefetchTileOp, _tile(sem, tile, "prefetch_tile"), locality)
+
+
+@builtin
+def tile_mma(a, b, c=None) -> Value:
+    """a @ b (+ c): f16/bf16/f32 accumulate in f32, int8/uint8 in i32."""
+    sem = current()
+    a, b = _vector(sem, a, "tile_mma"), _vector(sem, b, "tile_mma")
+    acc = X.mma_accumulator_dtype(a.type.dtype, b.type.dtype)
+    if c is not None:
+        c = sem.to_value(c, acc) if is_py_scalar(c) else _vector(sem, c, "tile_mma")
+        if isinstance(c.type, ScalarType):
+            c = sem.splat(c, (a.type.shape[0], b.type.shape[-1]))
+    dtype = c.type.dtype if c is not None else acc
+    if dtype is None:
+        raise sem.error(f"tile_mma: unsupported operand types {a.type.dtype} x {b.type.dtype}; takes f16 x f16, "
+                        "bf16 x bf16, f32 x f32 or 8-bit integers [tile_mma operand element types]")
+    result = VectorType((a.type.shape[0], b.type.shape[-1]), dtype)
+    return sem.create(X.TileMMAOp, a, b, c, result, sem.mma_layout).result
+
+
+@builtin
+def tile_transpose(v, perm=(1, 0)) -> Value:
+    sem = current()
+    return sem.create(X.TileTransposeOp, _vector(sem, v, "tile_transpose"), _dims(perm)).result
+
+
+@builtin
+def tile_reduce(kind: str, v, dims) -> Value:
+    """Reduces `dims` with `kind` (add, mul, max, min, and, or, xor); reduced dims keep size 1."""
+    sem = current()
+    return sem.create(X.TileReduceOp, kind, _vector(sem, v, "tile_reduce"), _dims(dims)).result
+
+
+@builtin
+def tile_broadcast(v, dims, shape) -> Value:
+    """Repeats the size-1 `dims` of `v` to `shape`."""
+    sem = current()
+    v = _vector(sem, v, "tile_broadcast")
+    return sem.create(X.TileBroadcastOp, v, _dims(dims), _static_shape(sem, shape, "tile_broadcast")).result
+
+
+@builtin
+def atomic_rmw_tile(kind: str, value, tile) -> Value:
+    """Atomically combines `value` into the tile's memory (add, max, min, and, or, xchg); returns the old values."""
+    sem = current()
+    tile = _tile(sem, tile, "atomic_rmw_tile")
+    return sem.create(X.AtomicRMWTileOp, kind, _value_for_tile(sem, tile, value, "atomic_rmw_tile"), tile).result
+
+
+def _check_dtype(sem, dtype, op: str) -> DType:
+    if not isinstance(dtype, DType):
+        raise sem.error(f"{op}: dtype must be an xetile dtype such as xetile.float32, got {_describe(dtype)}")
+    return dtype
+
+
+@builtin
+def full(shape, value, dtype: DType = float32) -> Value:
+    sem = current()
+    shape = _static_shape(sem, shape, "full")
+    dtype = _check_dtype(sem, dtype, "full")
+    if isinstance(value, Value):
+        return sem.splat(sem.cast(value, dtype), shape)
+    return sem.constant(value, dtype, shape)
+
+
+@builtin
+def zeros(shape, dtype: DType = float32) -> Value:
+    return full(shape, 0, dtype)
+
+
+@builtin
+def where(cond, a, b) -> Value:
+    """Element-wise `a` where `cond` else `b`."""
+    return current().where(cond, a, b)
+
+
+@builtin
+def maximum(a, b):
+    return current().binary("max", a, b)
+
+
+@builtin
+def minimum(a, b):
+    return current().binary("min", a, b)
+
+
+def _math(name: str, doc: str):
+    @builtin
+    def op(x):
+        return current().unary(name, x)
+    op.__name__ = op.__qualname__ = name.split(".")[1]
+    op.__doc__ = doc
+    return op
+
+
+exp = _math("math.exp", "e ** x")
+exp2 = _math("math.exp2", "2 ** x")
+log = _math("math.log", "natural logarithm")
+sqrt = _math("math.sqrt", "square root")
+rsqrt = _math("math.rsqrt", "1 / sqrt(x)")
+tanh = _math("math.tanh", "hyperbolic tangent")
+
+
+@builtin
+def abs(x):
+    return current().abs(x)
+
+
+@builtin
+def cast(x, dtype: DType):
+    """`x` converted to `dtype` (also spelled `x.to(dtype)`)."""
+    sem = current()
+    return sem.to_value(x, _check_dtype(sem, dtype, "to"))
+
+
+class static_range:
+    """`for i in xetile.static_range(...)` unrolls at trace time; `i` is a compile-time int."""
+
+    def __init__(self, *args):
+        self.range = range(*args)
+
+    def __iter__(self):
+        return iter(self.range)
+
+
+def value_attribute(v: Value, name: str):
+    """Attributes of IR values in kernels: v.shape, v.dtype, v.to(dtype), v.T."""
+    if name == "shape" and hasattr(v.type, "shape"):
+        return tuple(v.type.shape)
+    if name == "dtype" and hasattr(v.type, "dtype"):
+        return v.type.dtype
+    if name == "to":
+        return builtin(functools.partial(cast, v))
+    if name == "T" and isinstance(v.type, VectorType):
+        return tile_transpose(v)
+    raise current().error(f"{_describe(v)} has no attribute '{name}'")
+

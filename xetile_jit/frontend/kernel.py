@@ -1,0 +1,185 @@
+"""`@xetile.kernel`: the kernel object, its launcher `kernel[grid](...)`, warmup and the compile cache.
+
+A launch binds the arguments, checks them, looks up the compiled kernel by its specialization (array
+dtypes and memory orders, scalar types, constexpr values, layout options, target) and runs it. Every
+check happens before anything runs, so a bad launch leaves the arrays untouched.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+
+from ..backend.interpreter import Interpreter
+from ..errors import CompilationError, LaunchError
+from ..ir.attrs import Layout
+from ..ir.core import Builder, FuncOp
+from ..ir.core_ops import ReturnOp
+from ..ir.printer import print_func
+from ..ir.verifier import verify
+from ..ir.xetile_ops import written_arrays
+from ..runtime.args import ArraySpec, classify, runtime_value
+from ..runtime.device import NUMPY, resolve_device
+from .dsl import constexpr
+from .semantic import Semantic
+from .tracer import Function, Tracer
+
+LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data")
+TARGETS = ("numpy",)
+
+
+def is_constexpr(annotation) -> bool:
+    if annotation is constexpr:
+        return True
+    return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
+
+
+def hashable(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(hashable(v) for v in value)
+    return value
+
+
+def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:
+    if callable(grid):
+        grid = grid(constexprs)
+    if isinstance(grid, int):
+        grid = (grid,)
+    if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3 or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in grid):
+        raise LaunchError(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}")
+    return tuple(grid) + (1,) * (3 - len(grid))
+
+
+def mma_layout(options: dict) -> Layout | None:
+    sg_layout, sg_data = options.get("sg_layout"), options.get("sg_data")
+    if sg_layout is None and sg_data is None:
+        return None
+    if sg_layout is None or sg_data is None:
+        raise LaunchError("sg_layout and sg_data go together: give both or neither")
+    try:
+        return Layout(sg_layout, sg_data)
+    except (TypeError, ValueError) as e:
+        raise LaunchError(f"bad tile_mma layout: {e}") from None
+
+
+class CompiledKernel:
+    """A kernel traced and verified for one specialization; `.asm["xetile"]` is its printed XeTile IR."""
+
+    def __init__(self, func: FuncOp, specs: dict, target: str):
+        self.func = func
+        self.specs = specs
+        self.target = target
+        self.asm = {"xetile": print_func(func)}
+        self.written = {a.name_hint for a in written_arrays(func)}
+
+    def run(self, grid, values: dict) -> None:
+        args = [runtime_value(self.specs[name], values[name]) for name in self.specs]
+        Interpreter(self.func).run(grid, args)
+
+
+class Kernel:
+    __xetile_kernel__ = True
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.function = Function(fn)
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters)
+        self.constexprs = [p.name for p in self.signature.parameters.values() if is_constexpr(p.annotation)]
+        clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid", "target"))
+        if clash:
+            raise CompilationError(f"kernel {fn.__name__}: parameter names {sorted(clash)} are reserved for launch "
+                                   "options", self.function.loc(self.function.node))
+        self.cache: dict = {}
+
+    def __repr__(self) -> str:
+        return f"<xetile.kernel {self.__name__}>"
+
+    def __getitem__(self, grid):
+        return Launcher(self, grid)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"launch a kernel as {self.__name__}[grid](...); kernels may call it only from inside a kernel")
+
+    # ---- binding and specialization ---------------------------------------------------------
+    def bind(self, args, kwargs) -> tuple[dict, dict]:
+        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            missing = [n for n in self.constexprs if n not in kwargs and self.signature.parameters[n].default
+                       is inspect.Parameter.empty and self.params.index(n) >= len(args)]
+            hint = f" (missing constexpr {', '.join(missing)})" if missing else ""
+            raise LaunchError(f"{self.__name__}(): {e}{hint}; parameters are ({', '.join(self.params)})") from None
+        bound.apply_defaults()
+        return dict(bound.arguments), options
+
+    def specialize(self, values: dict, options: dict, target: str):
+        specs = {n: classify(n, v) for n, v in values.items() if n not in self.constexprs}
+        consts = {n: values[n] for n in self.constexprs}
+        layout = mma_layout(options)
+        key = (tuple(specs.values()), tuple(hashable(v) for v in consts.values()), layout, target)
+        return key, specs, consts, layout
+
+    def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:
+        key, specs, consts, layout = self.specialize(values, options, target)
+        compiled = self.cache.get(key)
+        if compiled is None:
+            compiled = self.cache[key] = self.compile(specs, consts, layout, target)
+        return compiled
+
+    def compile(self, specs: dict, consts: dict, layout, target: str) -> CompiledKernel:
+        if target not in TARGETS:
+            raise NotImplementedError(f"target {target!r}: code generation below XeTile IR is not implemented yet; "
+                                      f"targets: {', '.join(TARGETS)}")
+        func = FuncOp(self.__name__, [s.ir_type() for s in specs.values()], list(specs), consts,
+                      loc=self.function.loc(self.function.node))
+        builder = Builder(func.body)
+        scope = dict(zip(specs, func.args)) | consts
+        result = Tracer(self.function, Semantic(builder, layout), scope).trace()
+        if result is not None:
+            raise CompilationError(f"kernel {self.__name__} must not return a value", builder.loc)
+        builder.create(ReturnOp)
+        verify(func)
+        compiled = CompiledKernel(func, specs, target)
+        if os.environ.get("XETILE_DUMP_IR") == "1":
+            print(f"// -----// XeTile IR: {self.__name__} //----- //\n{compiled.asm['xetile']}", file=sys.stderr)
+        return compiled
+
+    # ---- launch -----------------------------------------------------------------------------
+    def run(self, grid, args, kwargs) -> None:
+        values, options = self.bind(args, kwargs)
+        device = resolve_device(options.get("device"))
+        compiled = self.compiled_for(values, options, NUMPY)
+        grid = normalize_grid(grid, {n: values[n] for n in self.constexprs})
+        for name in compiled.written:
+            if not values[name].flags.writeable:
+                raise LaunchError(f"argument '{name}' is read-only but the kernel writes it")
+        if device == NUMPY:
+            compiled.run(grid, values)
+
+    def warmup(self, *args, grid=None, target: str = NUMPY, **kwargs) -> CompiledKernel:
+        """Compiles for these arguments without running; `grid` is accepted for symmetry with a launch."""
+        values, options = self.bind(args, kwargs)
+        resolve_device(options.get("device"))
+        compiled = self.compiled_for(values, options, target)
+        if grid is not None:
+            normalize_grid(grid, {n: values[n] for n in self.constexprs})
+        return compiled
+
+
+class Launcher:
+    def __init__(self, kernel: Kernel, grid):
+        self.kernel = kernel
+        self.grid = grid
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel.run(self.grid, args, kwargs)
+
+
+def kernel(fn) -> Kernel:
+    """Decorator: makes `fn` an XeTile kernel, launched as `fn[grid](*args, **constexprs)`."""
+    return Kernel(fn)

@@ -1,0 +1,59 @@
+"""Layout attribute: how a workgroup-level tile or vector is shared by subgroups and lanes.
+
+The XeTile RFC calls it `wg_map` (sg_layout, sg_data); the XeGPU RFC's `xegpu.layout` adds inst_data,
+lane_layout, lane_data and order. One class carries all six; unset fields stay None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from math import prod
+
+
+def format_list(values) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def _as_tuple(name: str, value) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise TypeError(f"Layout {name} must be a list of ints, got {value!r}") from None
+    if not items or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in items):
+        raise ValueError(f"Layout {name} must be a non-empty list of positive ints, got {value!r}")
+    return items
+
+
+@dataclass(frozen=True)
+class Layout:
+    sg_layout: tuple[int, ...]
+    sg_data: tuple[int, ...]
+    inst_data: tuple[int, ...] | None = None
+    lane_layout: tuple[int, ...] | None = None
+    lane_data: tuple[int, ...] | None = None
+    order: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        for f in fields(self):
+            object.__setattr__(self, f.name, _as_tuple(f.name, getattr(self, f.name)))
+        if self.sg_layout is None or self.sg_data is None:
+            raise ValueError("Layout needs sg_layout and sg_data")
+        ranks = {len(v) for v in self.set_fields().values()}
+        if len(ranks) != 1:
+            raise ValueError(f"Layout fields must all have the same rank: {self}")
+
+    def set_fields(self) -> dict[str, tuple[int, ...]]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+    @property
+    def rank(self) -> int:
+        return len(self.sg_layout)
+
+    @property
+    def num_subgroups(self) -> int:
+        return prod(self.sg_layout)
+
+    def __str__(self) -> str:
+        body = ", ".join(f"{k} = {format_list(v)}" for k, v in self.set_fields().items())
+        return f"#xetile.wg_map<{body}>"

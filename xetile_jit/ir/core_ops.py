@@ -1,0 +1,384 @@
+"""Core ops beside XeTile: arith, math, vector.broadcast, gpu ids and the scf region ops.
+
+Element-wise ops are table-driven: each table row is the op's whole semantics (operand kinds, numpy rule).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import numeric
+from .core import Block, Operation, Region, Value
+from .types import DType, IndexType, ScalarType, Type, VectorType, i1, i32
+
+
+def shape_of(t: Type) -> tuple[int, ...]:
+    return t.shape if isinstance(t, VectorType) else ()
+
+
+def with_dtype(t: Type, dtype: DType) -> Type:
+    return VectorType(t.shape, dtype) if isinstance(t, VectorType) else ScalarType(dtype)
+
+
+def format_float(value: float) -> str:
+    return f"{value:e}"
+
+
+def format_scalar(value, dtype: DType) -> str:
+    if dtype.is_bool:
+        return "true" if value else "false"
+    return format_float(float(value)) if dtype.is_float else str(int(value))
+
+
+KIND_NAMES = {"f": "a float", "i": "an integer", "u": "an integer", "b": "a bool"}
+
+
+def check_kind(op: Operation, t: Type, kinds: str) -> None:
+    if t.dtype.kind not in kinds:
+        wanted = " or ".join(sorted({KIND_NAMES[k] for k in kinds}))
+        raise op.error(f"operand type {t} must have {wanted} element type", "element-wise op operand types")
+
+
+class ConstantOp(Operation):
+    name = "arith.constant"
+
+    def __init__(self, value, type: Type, loc=None):
+        super().__init__(result_types=[type], loc=loc)
+        self.value = value
+
+    def format(self, p) -> str:
+        t = self.result.type
+        text = format_scalar(self.value, t.dtype)
+        return f" dense<{text}> : {t}" if isinstance(t, VectorType) else f" {text} : {t}"
+
+    def interpret(self, interp):
+        t = self.result.type
+        return np.full(shape_of(t), self.value, dtype=t.dtype.np_dtype)
+
+
+class GridQueryOp(Operation):
+    """gpu.block_id / gpu.grid_dim: the workgroup's id and the grid's size along an axis."""
+
+    AXES = "xyz"
+
+    def __init__(self, axis: int, loc=None):
+        super().__init__(result_types=[i32], loc=loc)
+        self.axis = axis
+
+    def verify(self):
+        if self.axis not in (0, 1, 2):
+            raise self.error(f"axis must be 0, 1 or 2, got {self.axis}", "grid has at most 3 dimensions")
+
+    def format(self, p) -> str:
+        return f" {self.AXES[self.axis]} : {self.result.type}"
+
+
+class ProgramIdOp(GridQueryOp):
+    name = "gpu.block_id"
+
+    def interpret(self, interp):
+        return np.int32(interp.program_id[self.axis])
+
+
+class NumProgramsOp(GridQueryOp):
+    name = "gpu.grid_dim"
+
+    def interpret(self, interp):
+        return np.int32(interp.grid[self.axis])
+
+
+FLOAT, INT, INT_OR_BOOL = "f", "iu", "iub"
+
+# name -> (operand kinds, numpy rule)
+BINARY_OPS = {
+    "arith.addf": (FLOAT, np.add),
+    "arith.addi": (INT, np.add),
+    "arith.subf": (FLOAT, np.subtract),
+    "arith.subi": (INT, np.subtract),
+    "arith.mulf": (FLOAT, np.multiply),
+    "arith.muli": (INT, np.multiply),
+    "arith.divf": (FLOAT, np.divide),
+    "arith.divsi": ("i", numeric.div_trunc),
+    "arith.divui": ("u", np.floor_divide),
+    "arith.remf": (FLOAT, np.fmod),
+    "arith.remsi": ("i", np.fmod),
+    "arith.remui": ("u", np.remainder),
+    "arith.andi": (INT_OR_BOOL, np.bitwise_and),
+    "arith.ori": (INT_OR_BOOL, np.bitwise_or),
+    "arith.xori": (INT_OR_BOOL, np.bitwise_xor),
+    "arith.shli": (INT, np.left_shift),
+    "arith.shrsi": ("i", np.right_shift),
+    "arith.shrui": ("u", np.right_shift),
+    "arith.maximumf": (FLOAT, np.maximum),
+    "arith.minimumf": (FLOAT, np.minimum),
+    "arith.maxsi": ("ib", np.maximum),
+    "arith.minsi": ("ib", np.minimum),
+    "arith.maxui": ("u", np.maximum),
+    "arith.minui": ("u", np.minimum),
+    "math.powf": (FLOAT, np.power),
+}
+
+
+class BinaryOp(Operation):
+    def __init__(self, name: str, lhs: Value, rhs: Value, loc=None):
+        super().__init__([lhs, rhs], [lhs.type], loc=loc)
+        self.name = name
+
+    def verify(self):
+        lhs, rhs = self.operands
+        if lhs.type != rhs.type:
+            raise self.error(f"operand types differ: {lhs.type} vs {rhs.type}", "element-wise op operand types")
+        check_kind(self, lhs.type, BINARY_OPS[self.name][0])
+
+    def format(self, p) -> str:
+        lhs, rhs = self.operands
+        return f" {p.name(lhs)}, {p.name(rhs)} : {lhs.type}"
+
+    def interpret(self, interp, lhs, rhs):
+        return numeric.apply(self.result.type.dtype, BINARY_OPS[self.name][1], lhs, rhs)
+
+
+def _rsqrt(x):
+    return 1.0 / np.sqrt(x)
+
+
+UNARY_OPS = {
+    "arith.negf": (FLOAT, np.negative),
+    "math.exp": (FLOAT, np.exp),
+    "math.exp2": (FLOAT, np.exp2),
+    "math.log": (FLOAT, np.log),
+    "math.sqrt": (FLOAT, np.sqrt),
+    "math.rsqrt": (FLOAT, _rsqrt),
+    "math.absf": (FLOAT, np.abs),
+    "math.absi": ("i", np.abs),
+    "math.tanh": (FLOAT, np.tanh),
+    "math.floor": (FLOAT, np.floor),
+}
+
+
+class UnaryOp(Operation):
+    def __init__(self, name: str, x: Value, loc=None):
+        super().__init__([x], [x.type], loc=loc)
+        self.name = name
+
+    def verify(self):
+        check_kind(self, self.operands[0].type, UNARY_OPS[self.name][0])
+
+    def format(self, p) -> str:
+        return f" {p.name(self.operands[0])} : {self.result.type}"
+
+    def interpret(self, interp, x):
+        return numeric.apply(self.result.type.dtype, UNARY_OPS[self.name][1], x)
+
+
+CMP_PREDICATES = {
+    "arith.cmpf": {"oeq": np.equal, "une": np.not_equal, "olt": np.less, "ole": np.less_equal,
+                   "ogt": np.greater, "oge": np.greater_equal},
+    "arith.cmpi": {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
+                   "sgt": np.greater, "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal,
+                   "ugt": np.greater, "uge": np.greater_equal},
+}
+
+
+class CmpOp(Operation):
+    def __init__(self, name: str, predicate: str, lhs: Value, rhs: Value, loc=None):
+        super().__init__([lhs, rhs], [with_dtype(lhs.type, i1.dtype)], loc=loc)
+        self.name = name
+        self.predicate = predicate
+
+    def verify(self):
+        lhs, rhs = self.operands
+        if lhs.type != rhs.type:
+            raise self.error(f"operand types differ: {lhs.type} vs {rhs.type}", "element-wise op operand types")
+        check_kind(self, lhs.type, FLOAT if self.name == "arith.cmpf" else INT_OR_BOOL)
+        if self.predicate not in CMP_PREDICATES[self.name]:
+            raise self.error(f"unknown predicate {self.predicate}", "comparison predicates")
+
+    def format(self, p) -> str:
+        lhs, rhs = self.operands
+        return f" {self.predicate}, {p.name(lhs)}, {p.name(rhs)} : {lhs.type}"
+
+    def interpret(self, interp, lhs, rhs):
+        return np.asarray(CMP_PREDICATES[self.name][self.predicate](lhs, rhs))
+
+
+class SelectOp(Operation):
+    name = "arith.select"
+
+    def __init__(self, cond: Value, a: Value, b: Value, loc=None):
+        super().__init__([cond, a, b], [a.type], loc=loc)
+
+    def verify(self):
+        cond, a, b = self.operands
+        if a.type != b.type:
+            raise self.error(f"true and false values differ in type: {a.type} vs {b.type}", "arith.select types")
+        if cond.type.dtype != i1.dtype or shape_of(cond.type) not in ((), shape_of(a.type)):
+            raise self.error(f"condition {cond.type} must be i1 of the values' shape", "arith.select types")
+
+    def format(self, p) -> str:
+        cond, a, b = self.operands
+        return f" {p.name(cond)}, {p.name(a)}, {p.name(b)} : {cond.type}, {a.type}"
+
+    def interpret(self, interp, cond, a, b):
+        return np.where(cond, a, b).astype(self.result.type.dtype.np_dtype)
+
+
+# name -> (source kinds, destination kinds, width relation); width relation is checked by the verifier
+CAST_OPS = {
+    "arith.extf": ("f", "f", "wider"),
+    "arith.truncf": ("f", "f", "narrower"),
+    "arith.sitofp": ("i", "f", None),
+    "arith.uitofp": ("ub", "f", None),
+    "arith.fptosi": ("f", "i", None),
+    "arith.fptoui": ("f", "u", None),
+    "arith.extsi": ("i", "iu", "wider"),
+    "arith.extui": ("ub", "iu", "wider"),
+    "arith.trunci": ("iu", "iu", "narrower"),
+    "arith.bitcast": ("iu", "iu", "same"),
+}
+
+
+class CastOp(Operation):
+    def __init__(self, name: str, x: Value, to: Type, loc=None):
+        super().__init__([x], [to], loc=loc)
+        self.name = name
+
+    def verify(self):
+        src, dst = self.operands[0].type, self.result.type
+        src_kinds, dst_kinds, width = CAST_OPS[self.name]
+        if src.dtype.kind not in src_kinds or dst.dtype.kind not in dst_kinds or shape_of(src) != shape_of(dst):
+            raise self.error(f"cannot cast {src} to {dst}", "arith cast operand types")
+        if width == "wider" and not dst.dtype.bits > src.dtype.bits:
+            raise self.error(f"{dst} is not wider than {src}", "arith extension widens")
+        if width == "narrower" and not dst.dtype.bits < src.dtype.bits:
+            raise self.error(f"{dst} is not narrower than {src}", "arith truncation narrows")
+        if width == "same" and dst.dtype.bits != src.dtype.bits:
+            raise self.error(f"{dst} and {src} differ in width", "arith.bitcast keeps the width")
+
+    def format(self, p) -> str:
+        return f" {p.name(self.operands[0])} : {self.operands[0].type} to {self.result.type}"
+
+    def interpret(self, interp, x):
+        return numeric.convert(x, self.result.type.dtype)
+
+
+class IndexCastOp(Operation):
+    name = "arith.index_cast"
+
+    def __init__(self, x: Value, loc=None):
+        super().__init__([x], [IndexType()], loc=loc)
+
+    def verify(self):
+        check_kind(self, self.operands[0].type, INT)
+
+    def format(self, p) -> str:
+        return f" {p.name(self.operands[0])} : {self.operands[0].type} to index"
+
+    def interpret(self, interp, x):
+        return int(x)
+
+
+class SplatOp(Operation):
+    """vector.broadcast of a scalar to every element of a vector."""
+
+    name = "vector.broadcast"
+
+    def __init__(self, x: Value, shape, loc=None):
+        super().__init__([x], [VectorType(tuple(shape), x.type.dtype)], loc=loc)
+
+    def verify(self):
+        if not isinstance(self.operands[0].type, ScalarType):
+            raise self.error(f"source {self.operands[0].type} must be a scalar", "vector.broadcast of a scalar")
+
+    def format(self, p) -> str:
+        return f" {p.name(self.operands[0])} : {self.operands[0].type} to {self.result.type}"
+
+    def interpret(self, interp, x):
+        t = self.result.type
+        return np.full(t.shape, x, dtype=t.dtype.np_dtype)
+
+
+class YieldOp(Operation):
+    name = "scf.yield"
+
+    def format(self, p) -> str:
+        if not self.operands:
+            return ""
+        return " " + ", ".join(p.name(v) for v in self.operands) + " : " + ", ".join(
+            str(v.type) for v in self.operands)
+
+
+class ReturnOp(Operation):
+    name = "func.return"
+
+    def format(self, p) -> str:
+        return ""
+
+
+def check_yield(op: Operation, block: Block, types) -> None:
+    yielded = [v.type for v in block.terminator.operands]
+    if yielded != list(types):
+        raise op.error(f"region yields ({', '.join(map(str, yielded))}) but the op returns "
+                       f"({', '.join(map(str, types))})", "scf region results match the op's results")
+
+
+class ForOp(Operation):
+    """scf.for: a real loop with loop-carried values (iter_args)."""
+
+    name = "scf.for"
+
+    def __init__(self, lower: Value, upper: Value, step: Value, inits, iv_name=None, carried_names=(), loc=None):
+        types = [v.type for v in inits]
+        body = Block([lower.type] + types, [iv_name] + list(carried_names))
+        super().__init__([lower, upper, step] + list(inits), types, [Region(body)], loc=loc)
+
+    @property
+    def body(self) -> Block:
+        return self.regions[0].block
+
+    def verify(self):
+        bounds = [v.type for v in self.operands[:3]]
+        if len(set(bounds)) != 1 or not isinstance(bounds[0], ScalarType) or not bounds[0].dtype.is_int:
+            raise self.error(f"bounds and step must be integers of one type, got {', '.join(map(str, bounds))}",
+                             "scf.for bounds")
+        check_yield(self, self.body, [v.type for v in self.results])
+
+    def format(self, p) -> str:
+        lower, upper, step, *inits = self.operands
+        iv, *carried = self.body.args
+        text = f" {p.name(iv)} = {p.name(lower)} to {p.name(upper)} step {p.name(step)}"
+        if inits:
+            pairs = ", ".join(f"{p.name(a)} = {p.name(v)}" for a, v in zip(carried, inits))
+            text += f" iter_args({pairs}) -> ({', '.join(str(v.type) for v in self.results)})"
+        return text + f" : {lower.type}"
+
+    def interpret(self, interp, lower, upper, step, *inits):
+        if step <= 0:
+            raise RuntimeError(f"{self.loc}: scf.for step must be positive, got {step}")
+        values = list(inits)
+        dtype = self.operands[0].type.dtype.np_dtype
+        for i in range(int(lower), int(upper), int(step)):
+            values = interp.run_block(self.body, [dtype.type(i)] + values)
+        return values
+
+
+class IfOp(Operation):
+    name = "scf.if"
+    region_separator = " else "
+
+    def __init__(self, cond: Value, result_types, then_block: Block, else_block: Block, loc=None):
+        super().__init__([cond], result_types, [Region(then_block), Region(else_block)], loc=loc)
+
+    def verify(self):
+        if self.operands[0].type != i1:
+            raise self.error(f"condition must be i1, got {self.operands[0].type}", "scf.if condition")
+        for region in self.regions:
+            check_yield(self, region.block, [v.type for v in self.results])
+
+    def format(self, p) -> str:
+        text = f" {p.name(self.operands[0])}"
+        if self.results:
+            text += f" -> ({', '.join(str(v.type) for v in self.results)})"
+        return text
+
+    def interpret(self, interp, cond):
+        return interp.run_block(self.regions[0 if cond else 1].block, [])

@@ -1,0 +1,69 @@
+"""Prints IR in the RFCs' MLIR-like syntax. Values get `%name` from the Python variable when known, else `%N`."""
+from __future__ import annotations
+
+from .core import Block, FuncOp, Operation, Value
+
+
+class Printer:
+    def __init__(self):
+        self.names: dict[Value, str] = {}
+        self.used: set[str] = set()
+        self.counter = 0
+        self.lines: list[str] = []
+
+    def name(self, v: Value) -> str:
+        if v not in self.names:
+            self.names[v] = self._fresh(v.name_hint)
+        return self.names[v]
+
+    def _fresh(self, hint: str | None) -> str:
+        if hint is None:
+            while f"%{self.counter}" in self.used:
+                self.counter += 1
+            text = f"%{self.counter}"
+        else:
+            text, n = f"%{hint}", 0
+            while text in self.used:
+                n += 1
+                text = f"%{hint}_{n}"
+        self.used.add(text)
+        return text
+
+    def print_op(self, op: Operation, indent: int) -> None:
+        results = ""
+        if len(op.results) == 1:
+            results = f"{self.name(op.result)} = "
+        elif op.results:
+            first = self.names[op.results[0]] = self._fresh(None)
+            for i, v in enumerate(op.results[1:], 1):
+                self.names[v] = f"{first}#{i}"
+            results = f"{first}:{len(op.results)} = "
+        for v in (a for r in op.regions for a in r.block.args):
+            self.name(v)
+        text = " " * indent + results + op.name + op.format(self)
+        if not op.regions:
+            self.lines.append(text)
+            return
+        separator = getattr(op, "region_separator", " ")
+        for i, region in enumerate(op.regions):
+            self.lines.append(text + " {" if i == 0 else " " * indent + "}" + separator + "{")
+            self.print_block(region.block, indent + 2)
+        self.lines.append(" " * indent + "}")
+
+    def print_block(self, block: Block, indent: int) -> None:
+        for op in block.ops:
+            self.print_op(op, indent)
+
+    def print_func(self, func: FuncOp) -> str:
+        args = ", ".join(f"{self.name(a)}: {a.type}" for a in func.args)
+        attrs = ""
+        if func.constexprs:
+            attrs = " attributes {" + ", ".join(f"{k} = {v!r}" for k, v in func.constexprs.items()) + "}"
+        self.lines.append(f"func.func @{func.sym_name}({args}){attrs} {{")
+        self.print_block(func.body, 2)
+        self.lines.append("}")
+        return "\n".join(self.lines)
+
+
+def print_func(func: FuncOp) -> str:
+    return Printer().print_func(func)

@@ -1,0 +1,136 @@
+"""IR types: element dtypes, scalars, vectors, XeTile tiles and the memrefs of array arguments.
+
+Printed as in the XeTile RFC: `vector<64x32xf16>`, `!xetile.tile<64x32xf16, #xetile.tile_attr<order = [0, 1]>>`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from .attrs import Layout, format_list
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str       # the public name: xetile.float16
+    mlir: str       # how the IR prints it: f16
+    kind: str       # "f" float, "i" signed int, "u" unsigned int, "b" bool
+    bits: int
+    np_dtype: np.dtype
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("i", "u")
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    def __repr__(self) -> str:
+        return f"xetile.{self.name}"
+
+    def __str__(self) -> str:
+        return self.mlir
+
+
+float16 = DType("float16", "f16", "f", 16, np.dtype(np.float16))
+bfloat16 = DType("bfloat16", "bf16", "f", 16, np.dtype(ml_dtypes.bfloat16))
+float32 = DType("float32", "f32", "f", 32, np.dtype(np.float32))
+int8 = DType("int8", "i8", "i", 8, np.dtype(np.int8))
+uint8 = DType("uint8", "ui8", "u", 8, np.dtype(np.uint8))
+int16 = DType("int16", "i16", "i", 16, np.dtype(np.int16))
+int32 = DType("int32", "i32", "i", 32, np.dtype(np.int32))
+int64 = DType("int64", "i64", "i", 64, np.dtype(np.int64))
+bool_ = DType("bool", "i1", "b", 1, np.dtype(np.bool_))
+
+index_dtype = DType("index", "index", "i", 64, np.dtype(np.int64))
+
+ALL_DTYPES = (float16, bfloat16, float32, int8, uint8, int16, int32, int64, bool_)
+_BY_NUMPY = {d.np_dtype: d for d in ALL_DTYPES}
+
+
+def dtype_of_numpy(np_dtype) -> DType | None:
+    return _BY_NUMPY.get(np.dtype(np_dtype))
+
+
+class Type:
+    """Base of IR types; subclasses are frozen dataclasses so types compare by value."""
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    dtype: DType
+
+    def __str__(self) -> str:
+        return self.dtype.mlir
+
+
+@dataclass(frozen=True)
+class IndexType(Type):
+    """Tile offsets. Interpreted as 64-bit integers."""
+
+    @property
+    def dtype(self) -> DType:
+        return index_dtype
+
+    def __str__(self) -> str:
+        return "index"
+
+
+@dataclass(frozen=True)
+class VectorType(Type):
+    shape: tuple[int, ...]
+    dtype: DType
+
+    def __str__(self) -> str:
+        return f"vector<{'x'.join(map(str, self.shape))}x{self.dtype.mlir}>"
+
+
+ROW_MAJOR = (1, 0)
+COL_MAJOR = (0, 1)
+
+
+@dataclass(frozen=True)
+class TileType(Type):
+    """A 2-D block of a base array. `order` lists dims fastest-changing first (RFC: order attribute)."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+    order: tuple[int, ...] = ROW_MAJOR
+    layout: Layout | None = None
+
+    def attr_text(self) -> str:
+        fields = []
+        if self.layout is not None:
+            fields.append(f"wg = {self.layout}")
+        if self.order != ROW_MAJOR:
+            fields.append(f"order = {format_list(self.order)}")
+        return f"#xetile.tile_attr<{', '.join(fields)}>" if fields else ""
+
+    def __str__(self) -> str:
+        attr = self.attr_text()
+        body = f"{'x'.join(map(str, self.shape))}x{self.dtype.mlir}"
+        return f"!xetile.tile<{body}, {attr}>" if attr else f"!xetile.tile<{body}>"
+
+
+@dataclass(frozen=True)
+class MemRefType(Type):
+    """A 2-D array argument of dynamic shape; `order` is its memory layout (row- or column-major)."""
+
+    dtype: DType
+    order: tuple[int, ...] = ROW_MAJOR
+
+    def __str__(self) -> str:
+        strides = "[?, 1]" if self.order == ROW_MAJOR else "[1, ?]"
+        return f"memref<?x?x{self.dtype.mlir}, strided<{strides}>>"
+
+
+i1 = ScalarType(bool_)
+i32 = ScalarType(int32)
+index = IndexType()

@@ -1,0 +1,469 @@
+"""XeTile ops (XeTile RFC, "XeTile Dialect" op table): workgroup-level tiles and 2-D vectors.
+
+The numpy rule of each op works on whole tiles. A tile value in the interpreter is a `TileRef`: the base
+array (its logical 2-D view), the tile's offsets and shape. Out-of-bounds elements read as `padding` and
+are dropped on store: the RFC's hardware auto-padding, so kernels never check bounds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import numeric
+from .attrs import Layout, format_list
+from .core import Operation, Value, walk
+from .core_ops import ForOp, IfOp
+from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType, float32, int32
+
+DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
+
+
+@dataclass
+class TileRef:
+    base: np.ndarray
+    offsets: tuple[int, int]
+    shape: tuple[int, int]
+
+    def window(self):
+        """(slices into base, slices into the tile) of the in-bounds part, or None if there is none."""
+        src, dst = [], []
+        for off, size, extent in zip(self.offsets, self.shape, self.base.shape):
+            lo, hi = max(off, 0), min(off + size, extent)
+            if lo >= hi:
+                return None
+            src.append(slice(lo, hi))
+            dst.append(slice(lo - off, hi - off))
+        return tuple(src), tuple(dst)
+
+    def load(self, padding):
+        out = np.full(self.shape, padding, dtype=self.base.dtype)
+        win = self.window()
+        if win is not None:
+            out[win[1]] = self.base[win[0]]
+        return out
+
+    def store(self, value) -> None:
+        win = self.window()
+        if win is not None:
+            self.base[win[0]] = value[win[1]]
+
+
+def check_layout(op: Operation, layout: Layout, shape, what: str) -> None:
+    """RFC constraints of a layout on a workgroup-level shape."""
+    if layout.rank != len(shape):
+        raise op.error(f"{what} layout {layout} has rank {layout.rank} but the {what} is {len(shape)}-D",
+                       "layout rank matches the tile")
+    for i, (wg, lay, sg) in enumerate(zip(shape, layout.sg_layout, layout.sg_data)):
+        if wg % sg != 0:
+            raise op.error(f"sg_data[{i}] = {sg} does not divide the {what} dim {wg}", DISTRIBUTION_RULE)
+        unit = lay * sg
+        if wg % unit != 0 and unit % wg != 0:
+            raise op.error(f"sg_layout[{i}] x sg_data[{i}] = {unit} must divide the {what} dim {wg} "
+                           f"or be a multiple of it", DISTRIBUTION_RULE)
+    if layout.inst_data is not None:
+        for i, (sg, inst) in enumerate(zip(layout.sg_data, layout.inst_data)):
+            if sg % inst != 0:
+                raise op.error(f"inst_data[{i}] = {inst} does not divide sg_data[{i}] = {sg}",
+                               "sg_data is divisible by inst_data")
+    if layout.lane_layout is not None:
+        lane_data = layout.lane_data or (1,) * layout.rank
+        inst = layout.inst_data or layout.sg_data
+        for i, (n, lanes, data) in enumerate(zip(inst, layout.lane_layout, lane_data)):
+            if n % (lanes * data) != 0:
+                raise op.error(f"lane_layout[{i}] x lane_data[{i}] = {lanes * data} does not divide "
+                               f"inst_data[{i}] = {n}", "inst_data is divisible by lane_layout x lane_data")
+    if layout.lane_data is not None and sum(d > 1 for d in layout.lane_data) > 1:
+        raise op.error(f"lane_data {format_list(layout.lane_data)} spans two dimensions",
+                       "lane_data elements are contiguous and come from a single dimension")
+
+
+def check_2d(op: Operation, t, what: str) -> None:
+    if len(t.shape) != 2:
+        raise op.error(f"{what} must be 2-D, got {t}", "XeTile tiles and vectors are 2-D")
+
+
+def check_offsets(op: Operation, offsets) -> None:
+    if len(offsets) != 2 or not all(isinstance(v.type, IndexType) for v in offsets):
+        raise op.error("takes two index offsets, one per dimension", "tile offsets are 2-D indices")
+
+
+class InitTileOp(Operation):
+    name = "xetile.init_tile"
+
+    def __init__(self, base: Value, offsets, tile_type: TileType, loc=None):
+        super().__init__([base, *offsets], [tile_type], loc=loc)
+
+    def verify(self):
+        base, *offsets = self.operands
+        tile = self.result.type
+        if not isinstance(base.type, MemRefType):
+            raise self.error(f"base must be a 2-D array argument, got {base.type}", "init_tile takes a 2-D base matrix")
+        check_offsets(self, offsets)
+        check_2d(self, tile, "tile")
+        if not all(isinstance(n, int) and n > 0 for n in tile.shape):
+            raise self.error(f"tile shape {format_list(tile.shape)} must be positive compile-time ints",
+                             "tile shape is static")
+        if tile.dtype != base.type.dtype:
+            raise self.error(f"tile element type {tile.dtype} differs from the array's {base.type.dtype}",
+                             "tile element type is the base matrix's")
+        if tile.order != base.type.order:
+            layout = "row-major" if base.type.order == ROW_MAJOR else "column-major"
+            raise self.error(f"order = {format_list(tile.order)} does not match the {layout} base array "
+                             f"(innermost stride 1 along dim {base.type.order[0]})",
+                             "order is consistent with the base matrix layout")
+        if tile.layout is not None:
+            check_layout(self, tile.layout, tile.shape, "tile")
+
+    def format(self, p) -> str:
+        base, *offsets = self.operands
+        return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {self.result.type}"
+
+    def interpret(self, interp, base, row, col):
+        return TileRef(base, (int(row), int(col)), self.result.type.shape)
+
+
+class LoadTileOp(Operation):
+    name = "xetile.load_tile"
+
+    def __init__(self, tile: Value, padding=0, loc=None):
+        t = tile.type
+        super().__init__([tile], [VectorType(t.shape, t.dtype)], loc=loc)
+        self.padding = padding
+
+    def verify(self):
+        t = self.operands[0].type
+        if not isinstance(t, TileType):
+            raise self.error(f"operand must be a tile, got {t}", "load_tile loads a tile")
+        if t.dtype.is_int and float(self.padding) != int(self.padding):
+            raise self.error(f"padding {self.padding} is not representable in {t.dtype}",
+                             "padding value has the tile's element type")
+
+    def format(self, p) -> str:
+        tile = self.operands[0]
+        attr = f" {{padding = {self.padding}}}" if self.padding != 0 else ""
+        return f" {p.name(tile)}{attr} : {tile.type} -> {self.result.type}"
+
+    def interpret(self, interp, tile: TileRef):
+        return tile.load(self.padding)
+
+
+def check_value_fits_tile(op: Operation, value: Value, tile: Value) -> None:
+    if not isinstance(tile.type, TileType):
+        raise op.error(f"operand must be a tile, got {tile.type}", "memory ops take a tile")
+    vt, tt = value.type, tile.type
+    if not isinstance(vt, VectorType) or vt.shape != tt.shape:
+        raise op.error(f"value {vt} must have the tile's shape {format_list(tt.shape)}",
+                       "vector dims match the tile dims exactly")
+    if vt.dtype != tt.dtype:
+        raise op.error(f"value element type {vt.dtype} differs from the tile's {tt.dtype}",
+                       "vector element type matches the tile")
+
+
+class StoreTileOp(Operation):
+    name = "xetile.store_tile"
+
+    def __init__(self, value: Value, tile: Value, loc=None):
+        super().__init__([value, tile], [], loc=loc)
+
+    def verify(self):
+        check_value_fits_tile(self, *self.operands)
+
+    def format(self, p) -> str:
+        value, tile = self.operands
+        return f" {p.name(value)}, {p.name(tile)} : {value.type}, {tile.type}"
+
+    def interpret(self, interp, value, tile: TileRef):
+        tile.store(value)
+
+
+class UpdateTileOffsetOp(Operation):
+    name = "xetile.update_tile_offset"
+
+    def __init__(self, tile: Value, offsets, loc=None):
+        super().__init__([tile, *offsets], [tile.type], loc=loc)
+
+    def verify(self):
+        tile, *offsets = self.operands
+        if not isinstance(tile.type, TileType):
+            raise self.error(f"operand must be a tile, got {tile.type}", "update_tile_offset moves a tile")
+        check_offsets(self, offsets)
+
+    def format(self, p) -> str:
+        tile, *offsets = self.operands
+        return f" {p.name(tile)}, [{', '.join(p.name(v) for v in offsets)}] : {tile.type}"
+
+    def interpret(self, interp, tile: TileRef, d0, d1):
+        return TileRef(tile.base, (tile.offsets[0] + int(d0), tile.offsets[1] + int(d1)), tile.shape)
+
+
+class PrefetchTileOp(Operation):
+    name = "xetile.prefetch_tile"
+
+    def __init__(self, tile: Value, locality: int = 3, loc=None):
+        super().__init__([tile], [], loc=loc)
+        self.locality = locality
+
+    def verify(self):
+        if not isinstance(self.operands[0].type, TileType):
+            raise self.error(f"operand must be a tile, got {self.operands[0].type}", "prefetch_tile takes a tile")
+        if self.locality not in (0, 1, 2, 3):
+            raise self.error(f"locality must be 0..3, got {self.locality}", "prefetch locality hint is 0 to 3")
+
+    def format(self, p) -> str:
+        tile = self.operands[0]
+        return f" {p.name(tile)} locality<{self.locality}> : {tile.type}"
+
+    def interpret(self, interp, tile):
+        """A cache hint: no effect on values."""
+
+
+def mma_accumulator_dtype(a: DType, b: DType) -> DType | None:
+    """The RFC's DPAS type combinations: f16 x f16, bf16 x bf16 -> f32; f32 x f32 -> f32; (u)int8 -> i32."""
+    if a == b and a.is_float:
+        return float32
+    if a.is_int and b.is_int and a.bits == 8 and b.bits == 8:
+        return int32
+    return None
+
+
+class TileMMAOp(Operation):
+    name = "xetile.tile_mma"
+
+    def __init__(self, a: Value, b: Value, c: Value | None, result_type: VectorType, layout: Layout | None = None,
+                 loc=None):
+        super().__init__([a, b] + ([c] if c is not None else []), [result_type], loc=loc)
+        self.layout = layout
+
+    def verify(self):
+        a, b, *c = [v.type for v in self.operands]
+        for name, t in (("A", a), ("B", b), *(("C", t) for t in c)):
+            if not isinstance(t, VectorType):
+                raise self.error(f"operand {name} must be a vector, got {t}", "tile_mma takes 2-D vectors")
+            check_2d(self, t, f"operand {name}")
+        m, k = a.shape
+        k2, n = b.shape
+        if k != k2:
+            raise self.error(f"A is {m}x{k} but B is {k2}x{n}: inner dims differ", "tile_mma operand shapes")
+        acc = mma_accumulator_dtype(a.dtype, b.dtype)
+        if acc is None:
+            raise self.error(f"unsupported operand types {a.dtype} x {b.dtype}; takes f16 x f16, bf16 x bf16, "
+                             "f32 x f32 or 8-bit integers", "tile_mma operand element types")
+        r = self.result.type
+        if r.shape != (m, n) or r.dtype != acc:
+            raise self.error(f"result {r} must be vector<{m}x{n}x{acc}>", "tile_mma accumulator type")
+        if c and c[0] != r:
+            raise self.error(f"accumulator {c[0]} must be {r}", "tile_mma accumulator type")
+        if self.layout is not None:
+            check_layout(self, self.layout, r.shape, "result")
+
+    def format(self, p) -> str:
+        attr = f" {{wg_map = {self.layout}}}" if self.layout is not None else ""
+        names = ", ".join(p.name(v) for v in self.operands)
+        types = ", ".join(str(v.type) for v in self.operands)
+        return f" {names}{attr} : {types} into {self.result.type}"
+
+    def interpret(self, interp, a, b, c=None):
+        acc = self.result.type.dtype
+        wide = np.float32 if acc.is_float else np.int64
+        out = a.astype(wide) @ b.astype(wide)
+        if c is not None:
+            out = out + c
+        return out.astype(acc.np_dtype)
+
+
+class TileTransposeOp(Operation):
+    name = "xetile.tile_transpose"
+
+    def __init__(self, v: Value, perm, loc=None):
+        perm = tuple(perm)
+        shape = tuple(v.type.shape[i] for i in perm) if sorted(perm) == list(range(len(v.type.shape))) \
+            else v.type.shape
+        super().__init__([v], [VectorType(shape, v.type.dtype)], loc=loc)
+        self.perm = perm
+
+    def verify(self):
+        t = self.operands[0].type
+        check_2d(self, t, "operand")
+        if sorted(self.perm) != [0, 1]:
+            raise self.error(f"permutation {format_list(self.perm)} must be a permutation of [0, 1]",
+                             "tile_transpose permutes the two dims")
+
+    def format(self, p) -> str:
+        v = self.operands[0]
+        return f" {p.name(v)} {format_list(self.perm)} : {v.type} into {self.result.type}"
+
+    def interpret(self, interp, v):
+        return np.ascontiguousarray(np.transpose(v, self.perm))
+
+
+def _float_reducer(maximum: bool):
+    """maxnumf/minnumf: a NaN loses against any number."""
+    return np.fmax.reduce if maximum else np.fmin.reduce
+
+
+# user kind -> {dtype kind: (RFC kind name, numpy reduction)}
+REDUCE_KINDS = {
+    "add": {"f": ("add", np.add.reduce), "i": ("add", np.add.reduce), "u": ("add", np.add.reduce)},
+    "mul": {"f": ("mul", np.multiply.reduce), "i": ("mul", np.multiply.reduce), "u": ("mul", np.multiply.reduce)},
+    "max": {"f": ("maxnumf", _float_reducer(True)), "i": ("maxsi", np.maximum.reduce),
+            "u": ("maxui", np.maximum.reduce), "b": ("maxui", np.maximum.reduce)},
+    "min": {"f": ("minnumf", _float_reducer(False)), "i": ("minsi", np.minimum.reduce),
+            "u": ("minui", np.minimum.reduce), "b": ("minui", np.minimum.reduce)},
+    "and": {k: ("and", np.bitwise_and.reduce) for k in "iub"},
+    "or": {k: ("or", np.bitwise_or.reduce) for k in "iub"},
+    "xor": {k: ("xor", np.bitwise_xor.reduce) for k in "iub"},
+}
+
+
+def reduced_shape(shape, dims) -> tuple[int, ...]:
+    return tuple(1 if i in dims else n for i, n in enumerate(shape))
+
+
+class TileReduceOp(Operation):
+    name = "xetile.tile_reduce"
+
+    def __init__(self, kind: str, v: Value, dims, loc=None):
+        dims = tuple(dims)
+        super().__init__([v], [VectorType(reduced_shape(v.type.shape, dims), v.type.dtype)], loc=loc)
+        self.kind = kind
+        self.dims = dims
+
+    def verify(self):
+        t = self.operands[0].type
+        check_2d(self, t, "operand")
+        if self.kind not in REDUCE_KINDS:
+            raise self.error(f"unknown kind '{self.kind}'; kinds are {', '.join(REDUCE_KINDS)}", "tile_reduce kinds")
+        if t.dtype.kind not in REDUCE_KINDS[self.kind]:
+            raise self.error(f"kind '{self.kind}' does not apply to {t.dtype}", "tile_reduce kinds per element type")
+        if not self.dims or len(set(self.dims)) != len(self.dims) or not set(self.dims) <= {0, 1}:
+            raise self.error(f"reduction dims {format_list(self.dims)} must be distinct dims of a 2-D vector",
+                             "tile_reduce dims")
+
+    @property
+    def rfc_kind(self) -> str:
+        return REDUCE_KINDS[self.kind][self.operands[0].type.dtype.kind][0]
+
+    def format(self, p) -> str:
+        v = self.operands[0]
+        return f" <{self.rfc_kind}> {p.name(v)} {format_list(self.dims)} : {v.type} into {self.result.type}"
+
+    def interpret(self, interp, v):
+        dtype = self.result.type.dtype
+        reduce = REDUCE_KINDS[self.kind][dtype.kind][1]
+        wide = v.astype(np.float32) if dtype.is_float else v
+        with np.errstate(all="ignore"):
+            out = reduce(wide, axis=self.dims, keepdims=True)
+        return out.astype(dtype.np_dtype)
+
+
+class TileBroadcastOp(Operation):
+    name = "xetile.tile_broadcast"
+
+    def __init__(self, v: Value, dims, shape, loc=None):
+        super().__init__([v], [VectorType(tuple(shape), v.type.dtype)], loc=loc)
+        self.dims = tuple(dims)
+
+    def verify(self):
+        src, dst = self.operands[0].type, self.result.type
+        check_2d(self, src, "operand")
+        check_2d(self, dst, "result")
+        if not self.dims or not set(self.dims) <= {0, 1}:
+            raise self.error(f"broadcast dims {format_list(self.dims)} must be dims of a 2-D vector",
+                             "tile_broadcast dims")
+        for i, (s, d) in enumerate(zip(src.shape, dst.shape)):
+            if i in self.dims and s != 1:
+                raise self.error(f"dim {i} of {src} is broadcast so it must be 1", "tile_broadcast source shape")
+            if i not in self.dims and s != d:
+                raise self.error(f"dim {i} of {src} is not broadcast so it must equal {d}",
+                                 "tile_broadcast source shape")
+
+    def format(self, p) -> str:
+        v = self.operands[0]
+        return f" {p.name(v)} {format_list(self.dims)} : {v.type} into {self.result.type}"
+
+    def interpret(self, interp, v):
+        return np.ascontiguousarray(np.broadcast_to(v, self.result.type.shape))
+
+
+# user kind -> {dtype kind: (arith.atomic_rmw kind, numpy rule combining old and new)}
+ATOMIC_KINDS = {
+    "add": {"f": ("addf", np.add), "i": ("addi", np.add)},
+    "max": {"f": ("maximumf", np.maximum), "i": ("maxs", np.maximum)},
+    "min": {"f": ("minimumf", np.minimum), "i": ("mins", np.minimum)},
+    "and": {"i": ("andi", np.bitwise_and)},
+    "or": {"i": ("ori", np.bitwise_or)},
+    "xchg": {"f": ("assign", lambda old, new: new), "i": ("assign", lambda old, new: new)},
+}
+ATOMIC_DTYPES = ("f32", "i32", "i64")
+
+
+class AtomicRMWTileOp(Operation):
+    name = "xetile.atomic_rmw_tile"
+
+    def __init__(self, kind: str, value: Value, tile: Value, loc=None):
+        super().__init__([value, tile], [value.type], loc=loc)
+        self.kind = kind
+
+    def verify(self):
+        value, tile = self.operands
+        check_value_fits_tile(self, value, tile)
+        dtype = tile.type.dtype
+        if dtype.mlir not in ATOMIC_DTYPES:
+            raise self.error(f"element type {dtype} has no atomics; supported: {', '.join(ATOMIC_DTYPES)}",
+                             "atomic_rmw_tile element types")
+        if self.kind not in ATOMIC_KINDS or dtype.kind not in ATOMIC_KINDS[self.kind]:
+            valid = [k for k, rules in ATOMIC_KINDS.items() if dtype.kind in rules]
+            raise self.error(f"kind '{self.kind}' does not apply to {dtype}; kinds for it: {', '.join(valid)}",
+                             "atomic_rmw_tile kinds")
+
+    def format(self, p) -> str:
+        value, tile = self.operands
+        kind = ATOMIC_KINDS[self.kind][tile.type.dtype.kind][0]
+        return f" <{kind}> {p.name(value)}, {p.name(tile)} : {value.type}, {tile.type} -> {self.result.type}"
+
+    def interpret(self, interp, value, tile: TileRef):
+        old = tile.load(0)
+        dtype = self.result.type.dtype
+        tile.store(numeric.apply(dtype, ATOMIC_KINDS[self.kind][dtype.kind][1], old, value))
+        return old
+
+
+
+def layouts_of(op: Operation) -> list[Layout]:
+    """The layouts an op carries: its own attribute and those of tile types it produces."""
+    found = [getattr(op, "layout", None)] + [getattr(v.type, "layout", None) for v in op.results]
+    return [lay for lay in found if lay is not None]
+
+
+def written_arrays(func) -> set:
+    """The array arguments that store_tile or atomic_rmw_tile writes, following tiles through loops and ifs."""
+    bases: dict[Value, frozenset] = {}
+
+    def flow(dst: Value, src: Value) -> bool:
+        new = bases.get(dst, frozenset()) | bases.get(src, frozenset())
+        changed = new != bases.get(dst, frozenset())
+        bases[dst] = new
+        return changed
+
+    changed = True
+    while changed:
+        changed = False
+        for op in walk(func.body):
+            if isinstance(op, InitTileOp):
+                bases[op.result] = frozenset([op.operands[0]])
+            elif isinstance(op, UpdateTileOffsetOp):
+                changed |= flow(op.result, op.operands[0])
+            elif isinstance(op, ForOp):
+                yields = op.body.terminator.operands
+                for init, arg, yielded, result in zip(op.operands[3:], op.body.args[1:], yields, op.results):
+                    changed |= flow(arg, init) | flow(arg, yielded) | flow(result, arg)
+            elif isinstance(op, IfOp):
+                for region in op.regions:
+                    for yielded, result in zip(region.block.terminator.operands, op.results):
+                        changed |= flow(result, yielded)
+    written = set()
+    for op in walk(func.body):
+        if isinstance(op, (StoreTileOp, AtomicRMWTileOp)):
+            written |= bases.get(op.operands[1], frozenset())
+    return written
