@@ -6,6 +6,7 @@ from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, constexpr, exp, exp
                            where, zeros)
 from .frontend.kernel import CompiledKernel, Kernel, kernel
 from .ir.attrs import Layout
+from .runtime.device import default_device
 from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8
 
 bool = bool_  # the public spelling of the dtype, as in the dtype list
@@ -13,7 +14,7 @@ bool = bool_  # the public spelling of the dtype, as in the issue's dtype list
 __version__ = "0.1.0"
 
 __all__ = [
-    "CompilationError", "LaunchError", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
+    "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",

@@ -34,10 +34,10 @@ class Printer:
         if len(op.results) == 1:
             results = f"{self.name(op.result)} = "
         elif op.results:
-            first = self.names[op.results[0]] = self._fresh(None)
-            for i, v in enumerate(op.results[1:], 1):
-                self.names[v] = f"{first}#{i}"
-            results = f"{first}:{len(op.results)} = "
+            base = self._fresh(None)
+            for i, v in enumerate(op.results):
+                self.names[v] = f"{base}#{i}"
+            results = f"{base}:{len(op.results)} = "
         for v in (a for r in op.regions for a in r.block.args):
             self.name(v)
         text = " " * indent + results + op.name + op.format(self)

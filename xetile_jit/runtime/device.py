@@ -20,3 +20,8 @@ def resolve_device(device) -> str:
         return NUMPY
     raise NotImplementedError(f"device {name!r}: SPIR-V code generation for SYCL devices is not implemented yet; "
                               "use device='numpy' (the numpy interpreter)")
+
+
+def default_device() -> str:
+    """The device a launch without `device=` uses."""
+    return resolve_device(None)

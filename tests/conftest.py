@@ -1,0 +1,59 @@
+"""Shared test helpers: random data per dtype, numpy references in f32, tolerances per dtype."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+
+FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32]
+INT_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64]
+ALL_NP_DTYPES = FLOAT_DTYPES + INT_DTYPES + [np.bool_]
+
+XETILE_DTYPE = {
+    np.dtype(np.float16): xetile.float16, np.dtype(ml_dtypes.bfloat16): xetile.bfloat16,
+    np.dtype(np.float32): xetile.float32, np.dtype(np.int8): xetile.int8, np.dtype(np.uint8): xetile.uint8,
+    np.dtype(np.int16): xetile.int16, np.dtype(np.int32): xetile.int32, np.dtype(np.int64): xetile.int64,
+    np.dtype(np.bool_): xetile.bool,
+}
+
+# relative/absolute tolerance of one rounding in the dtype, with headroom for a few ops
+TOLERANCE = {
+    np.dtype(np.float16): 2e-3, np.dtype(ml_dtypes.bfloat16): 1.6e-2, np.dtype(np.float32): 1e-5,
+}
+
+
+def dtype_id(dt) -> str:
+    return np.dtype(dt).name
+
+
+def rand(rng: np.random.Generator, shape, dtype, low=-4, high=4) -> np.ndarray:
+    """Random values exactly representable in `dtype` (small ints for integer types)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(low, info.min), min(high, info.max) + 1, size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(np.float32).astype(dtype)
+
+
+def f32(x) -> np.ndarray:
+    return np.asarray(x).astype(np.float32)
+
+
+def assert_close(actual, expected, dtype=None, scale: float = 1.0) -> None:
+    """Exact for integers and bools; within a few roundings of `dtype` (default: actual's) for floats."""
+    actual = np.asarray(actual)
+    dtype = np.dtype(dtype or actual.dtype)
+    if dtype.kind in "iub":
+        np.testing.assert_array_equal(actual, np.asarray(expected).astype(actual.dtype))
+        return
+    tol = TOLERANCE[dtype] * scale
+    np.testing.assert_allclose(f32(actual), f32(expected), rtol=tol, atol=tol)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(1234)
