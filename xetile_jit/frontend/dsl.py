@@ -105,8 +105,11 @@ def load_tile(tile, *, padding=0) -> Value:
 
 
 def _value_for_tile(sem, tile: Value, value, op: str) -> Value:
+    """`value` in the tile's element type; numbers and scalars fill the whole tile."""
     if is_py_scalar(value):
         return sem.constant(value, tile.type.dtype, tile.type.shape)
+    if isinstance(value, Value) and isinstance(value.type, ScalarType):
+        return sem.splat(sem.cast(value, tile.type.dtype), tile.type.shape)
     return sem.cast(_vector(sem, value, op), tile.type.dtype)
 
 

@@ -35,9 +35,10 @@ def is_constexpr(annotation) -> bool:
 
 
 def hashable(value):
+    """A cache-key form of a constexpr; the type is part of it because 2 == 2.0 == True in Python."""
     if isinstance(value, (list, tuple)):
-        return tuple(hashable(v) for v in value)
-    return value
+        return type(value), tuple(hashable(v) for v in value)
+    return type(value), value
 
 
 def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:

@@ -460,6 +460,7 @@ class Tracer(ast.NodeVisitor):
             else:
                 args.append(self.visit(a))
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
+        self.sem.builder.loc = self.function.loc(node)  # the arguments may sit on later lines
         return self.call(node, fn, args, kwargs)
 
     def call(self, node, fn, args, kwargs):

@@ -2,6 +2,20 @@
 from __future__ import annotations
 
 from .core import Block, FuncOp, Operation, Value
+from .core_ops import format_float
+
+
+def format_attr(value) -> str:
+    """A constexpr as an MLIR attribute literal."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace('"', '\\"') + '"'
+    if isinstance(value, float):
+        return format_float(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_attr(v) for v in value) + "]"
+    return str(value)
 
 
 class Printer:
@@ -58,7 +72,7 @@ class Printer:
         args = ", ".join(f"{self.name(a)}: {a.type}" for a in func.args)
         attrs = ""
         if func.constexprs:
-            attrs = " attributes {" + ", ".join(f"{k} = {v!r}" for k, v in func.constexprs.items()) + "}"
+            attrs = " attributes {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in func.constexprs.items()) + "}"
         self.lines.append(f"func.func @{func.sym_name}({args}){attrs} {{")
         self.print_block(func.body, 2)
         self.lines.append("}")

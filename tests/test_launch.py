@@ -1,0 +1,550 @@
+"""Launching kernels: argument and grid checks (LaunchError, arrays untouched), grids, program ids, the compile
+cache, warmup, scalar argument types and devices."""
+from __future__ import annotations
+
+import itertools
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import assert_close, dtype_id, rand
+from xetile_jit.frontend.tracer import Tracer
+
+
+@xetile.kernel
+def scale_copy(x, y, s, BM: xetile.constexpr, BN: xetile.constexpr):
+    """y[block] = x[block] * s, one BM x BN block per workgroup along both grid axes."""
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    v = xetile.load_tile(xetile.init_tile(x, [m, n], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, n], [BM, BN]), v * s)
+
+
+def expect_launch_error(expected: str, launch, *arrays):
+    """`launch()` raises LaunchError containing `expected` and leaves `arrays` untouched."""
+    before = [a.copy() for a in arrays]
+    with pytest.raises(xetile.LaunchError, match=re.escape(expected)):
+        launch()
+    for a, b in zip(arrays, before):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.fixture
+def xy(rng):
+    return rand(rng, (16, 16), np.float32), np.zeros((16, 16), np.float32)
+
+
+def test_scale_copy_runs(xy):
+    x, y = xy
+    scale_copy[(2, 2)](x, y, 3.0, BM=8, BN=8)
+    assert_close(y, x * 3)
+
+
+# ---- argument binding --------------------------------------------------------------------------------------
+
+def test_too_many_arguments(xy):
+    x, y = xy
+    expect_launch_error("scale_copy(): too many positional arguments; parameters are (x, y, s, BM, BN)",
+                        lambda: scale_copy[(2, 2)](x, y, 3.0, 8, 8, 5), x, y)
+
+
+def test_too_few_arguments(xy):
+    x, y = xy
+    expect_launch_error("scale_copy(): missing a required argument: 's'",
+                        lambda: scale_copy[(2, 2)](x, y, BM=8, BN=8), x, y)
+
+
+def test_unknown_keyword(xy):
+    x, y = xy
+    expect_launch_error("scale_copy(): got an unexpected keyword argument 'BK'",
+                        lambda: scale_copy[(2, 2)](x, y, 3.0, BM=8, BN=8, BK=4), x, y)
+
+
+def test_missing_constexpr_is_named(xy):
+    x, y = xy
+    expect_launch_error("(missing constexpr BN)", lambda: scale_copy[(2, 2)](x, y, 3.0, BM=8), x, y)
+    expect_launch_error("(missing constexpr BM, BN)", lambda: scale_copy[(2, 2)](x, y, 3.0), x, y)
+
+
+def test_constexpr_may_be_positional(xy):
+    x, y = xy
+    scale_copy[(2, 2)](x, y, 2.0, 8, 8)
+    assert_close(y, x * 2)
+
+
+def test_direct_call_is_a_type_error(xy):
+    x, y = xy
+    with pytest.raises(TypeError, match=re.escape("launch a kernel as scale_copy[grid](...)")):
+        scale_copy(x, y, 1.0, BM=8, BN=8)
+    np.testing.assert_array_equal(y, 0)
+
+
+# ---- array arguments ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(16,), (2, 8, 8), ()], ids=str)
+def test_array_must_be_2d(xy, shape):
+    x, y = xy
+    bad = np.zeros(shape, np.float32)
+    expect_launch_error(f"argument 'x': expected a 2-D array, got shape {shape}",
+                        lambda: scale_copy[(2, 2)](bad, y, 1.0, BM=8, BN=8), y)
+
+
+def test_array_without_unit_stride(xy):
+    x, y = xy
+    wide = np.zeros((16, 32), np.float32)
+    expect_launch_error("argument 'y': a 2-D array needs unit stride along one dimension (row- or column-major, "
+                        "no overlap); got strides (128, 8) for shape (16, 16) (itemsize 4)",
+                        lambda: scale_copy[(2, 2)](x, wide[:, ::2], 1.0, BM=8, BN=8), x, wide)
+    expect_launch_error("argument 'y': a 2-D array needs unit stride",
+                        lambda: scale_copy[(2, 2)](x, wide.T[::2, :], 1.0, BM=8, BN=8), x, wide)
+
+
+def test_row_pitch_and_column_major_views_are_accepted(rng):
+    big = rand(rng, (16, 24), np.float32)
+    x = big[:, 4:20]                                   # row pitch 24 > width 16
+    yt = np.zeros((16, 16), np.float32)
+    scale_copy[(2, 2)](x, yt.T, 2.0, BM=8, BN=8)       # column-major output
+    assert_close(yt.T, x * 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.uint16, np.uint32], ids=dtype_id)
+def test_unsupported_array_dtype(xy, dtype):
+    x, y = xy
+    bad = np.zeros((16, 16), dtype)
+    expect_launch_error(f"argument 'x': dtype {np.dtype(dtype).name} is not supported (supported: float16, "
+                        "bfloat16, float32, int8, uint8, int16, int32, int64, bool)",
+                        lambda: scale_copy[(2, 2)](bad, y, 1.0, BM=8, BN=8), y, bad)
+
+
+def test_list_is_not_an_array(xy):
+    x, y = xy
+    expect_launch_error("argument 'x': expected a 2-D numpy array or a number, got list",
+                        lambda: scale_copy[(2, 2)](x.tolist(), y, 1.0, BM=8, BN=8), y)
+    expect_launch_error("argument 's': expected a 2-D numpy array or a number, got str",
+                        lambda: scale_copy[(2, 2)](x, y, "1.0", BM=8, BN=8), y)
+
+
+def test_read_only_output(xy):
+    x, y = xy
+    y.setflags(write=False)
+    expect_launch_error("argument 'y' is read-only but the kernel writes it",
+                        lambda: scale_copy[(2, 2)](x, y, 1.0, BM=8, BN=8), x, y)
+
+
+def test_read_only_input_is_fine(xy):
+    x, y = xy
+    x.setflags(write=False)
+    scale_copy[(2, 2)](x, y, -1.0, BM=8, BN=8)
+    assert_close(y, -x)
+
+
+@xetile.kernel
+def write_through_loop_and_if(x, acc, n, flag):
+    t = xetile.init_tile(acc, [0, 0], [4, 4])
+    for i in range(n):
+        t = xetile.update_tile_offset(t, [0, 0])
+    if flag:
+        u = t
+    else:
+        u = xetile.init_tile(acc, [4, 4], [4, 4])
+    old = xetile.atomic_rmw_tile("add", xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 4])), u)
+
+
+def test_read_only_written_through_loop_if_and_atomic(rng):
+    x, acc = rand(rng, (8, 8), np.float32), rand(rng, (8, 8), np.float32)
+    acc.setflags(write=False)
+    expect_launch_error("argument 'acc' is read-only but the kernel writes it",
+                        lambda: write_through_loop_and_if[(1,)](x, acc, 2, True), x, acc)
+    writable = acc.copy()
+    write_through_loop_and_if[(1,)](x, writable, 2, True)
+    expected = acc.copy()
+    expected[:4, :4] += x[:4, :4]
+    assert_close(writable, expected)
+
+
+# ---- scalar arguments ----------------------------------------------------------------------------------------
+
+def test_scalar_out_of_range_and_unsupported(xy):
+    x, y = xy
+    expect_launch_error("argument 's': integer 18446744073709551616 does not fit in 64 bits",
+                        lambda: scale_copy[(2, 2)](x, y, 2**64, BM=8, BN=8), x, y)
+    expect_launch_error("argument 's': scalar dtype complex64 is not supported",
+                        lambda: scale_copy[(2, 2)](x, y, np.complex64(1), BM=8, BN=8), x, y)
+    expect_launch_error("argument 's': scalar dtype uint16 is not supported",
+                        lambda: scale_copy[(2, 2)](x, y, np.uint16(1), BM=8, BN=8), x, y)
+
+
+@xetile.kernel
+def scalar_sig(out, s):
+    pass
+
+
+@pytest.mark.parametrize("value, t", [
+    (3, "i32"), (-2**31, "i32"), (2**31 - 1, "i32"), (2**31, "i64"), (-2**31 - 1, "i64"), (2**40, "i64"),
+    (1.5, "f32"), (True, "i1"), (False, "i1"),
+    (np.float16(1), "f16"), (ml_dtypes.bfloat16(1), "bf16"), (np.float32(1), "f32"), (np.float64(1), "f32"),
+    (np.int8(1), "i8"), (np.uint8(1), "ui8"), (np.int16(1), "i16"), (np.int32(1), "i32"), (np.int64(1), "i64"),
+    (np.bool_(True), "i1"),
+], ids=lambda v: repr(v))
+def test_scalar_argument_types_in_signature(value, t):
+    out = np.zeros((2, 2), np.float32)
+    asm = scalar_sig.warmup(out, value).asm["xetile"]
+    assert asm.splitlines()[0] == f"func.func @scalar_sig(%out: memref<?x?xf32, strided<[?, 1]>>, %s: {t}) {{"
+
+
+@xetile.kernel
+def store_scalar(out, s):
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 1]), xetile.full([1, 1], s, xetile.int64))
+
+
+@pytest.mark.parametrize("value", [7, -5, 2**40, -2**40 - 3, np.int8(-7), np.uint8(250), np.int64(2**62)],
+                         ids=repr)
+def test_scalar_values_arrive_intact(value):
+    out = np.zeros((1, 1), np.int64)
+    store_scalar[(1,)](out, value)
+    assert out[0, 0] == int(value)
+
+
+# ---- grids ---------------------------------------------------------------------------------------------------
+
+@xetile.kernel
+def program_ids(out):
+    """Row p (linear program id) = [id0, id1, id2, n0, n1, n2]."""
+    p0, p1, p2 = xetile.program_id(0), xetile.program_id(1), xetile.program_id(2)
+    n0, n1, n2 = xetile.num_programs(0), xetile.num_programs(1), xetile.num_programs(2)
+    row = p0 + n0 * (p1 + n1 * p2)
+    xetile.store_tile(xetile.init_tile(out, [row, 0], [1, 1]), xetile.full([1, 1], p0, xetile.int32))
+    xetile.store_tile(xetile.init_tile(out, [row, 1], [1, 1]), xetile.full([1, 1], p1, xetile.int32))
+    xetile.store_tile(xetile.init_tile(out, [row, 2], [1, 1]), xetile.full([1, 1], p2, xetile.int32))
+    xetile.store_tile(xetile.init_tile(out, [row, 3], [1, 1]), xetile.full([1, 1], n0, xetile.int32))
+    xetile.store_tile(xetile.init_tile(out, [row, 4], [1, 1]), xetile.full([1, 1], n1, xetile.int32))
+    xetile.store_tile(xetile.init_tile(out, [row, 5], [1, 1]), xetile.full([1, 1], n2, xetile.int32))
+
+
+def expected_ids(n0, n1, n2):
+    rows = [(p0, p1, p2, n0, n1, n2) for p2, p1, p0 in itertools.product(range(n2), range(n1), range(n0))]
+    return np.array(rows, np.int32).reshape(-1, 6)
+
+
+@pytest.mark.parametrize("grid, dims", [
+    (3, (3, 1, 1)), ((4,), (4, 1, 1)), ((2, 3), (2, 3, 1)), ((2, 3, 4), (2, 3, 4)), ([3, 2], (3, 2, 1)),
+    ((1, 1, 5), (1, 1, 5)),
+], ids=str)
+def test_program_id_and_num_programs_on_all_axes(grid, dims):
+    n = int(np.prod(dims))
+    out = np.full((n + 1, 6), -1, np.int32)
+    program_ids[grid](out)
+    np.testing.assert_array_equal(out[:n], expected_ids(*dims))
+    np.testing.assert_array_equal(out[n], -1)          # nothing beyond the grid
+
+
+@pytest.mark.parametrize("grid", [(0,), 0, (2, 0), (3, 1, 0)], ids=str)
+def test_grid_with_a_zero_does_no_work(grid):
+    out = np.full((8, 6), -1, np.int32)
+    program_ids[grid](out)
+    np.testing.assert_array_equal(out, -1)
+
+
+@pytest.mark.parametrize("grid", [(1, 1, 1, 1), (-1,), (2, -3), (2.0,), 2.0, "2", None, (True,), {2: 1}, ()],
+                         ids=repr)
+def test_bad_grid(xy, grid):
+    x, y = xy
+    expect_launch_error(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}",
+                        lambda: scale_copy[grid](x, y, 1.0, BM=8, BN=8), x, y)
+
+
+def test_bad_grid_from_callable(xy):
+    x, y = xy
+    expect_launch_error("grid must be a tuple of 1 to 3 non-negative ints (workgroups), got (2, 2, 2, 2)",
+                        lambda: scale_copy[lambda meta: (2, 2, 2, 2)](x, y, 1.0, BM=8, BN=8), x, y)
+
+
+@xetile.kernel
+def copy_rows(x, y, M, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN])))
+
+
+def test_grid_callable_receives_the_constexprs(rng):
+    M = 50
+    x, y = rand(rng, (M, 16), np.float32), np.zeros((M, 16), np.float32)
+    seen = []
+
+    def grid(meta):
+        seen.append(dict(meta))
+        return (xetile.cdiv(M, meta["BM"]),)
+
+    copy_rows[grid](x, y, M, BM=16, BN=16)
+    assert seen == [{"BM": 16, "BN": 16}]
+    assert_close(y, x)                                  # cdiv(50, 16) = 4 blocks cover the ragged end
+
+
+def test_grid_lambda_with_cdiv(rng):
+    M = 37
+    x, y = rand(rng, (M, 8), np.int32), np.zeros((M, 8), np.int32)
+    copy_rows[lambda meta: (xetile.cdiv(M, meta["BM"]),)](x, y, M, BM=8, BN=8)
+    np.testing.assert_array_equal(y, x)
+    y2 = np.zeros_like(y)
+    copy_rows[lambda meta: (xetile.cdiv(M, meta["BM"]) - 1,)](x, y2, M, BM=8, BN=8)  # one block short
+    np.testing.assert_array_equal(y2[:32], x[:32])
+    np.testing.assert_array_equal(y2[32:], 0)
+
+
+def test_cdiv_on_the_host():
+    assert [xetile.cdiv(n, 8) for n in (0, 1, 8, 9, 16, 17)] == [0, 1, 1, 2, 2, 3]
+
+
+# ---- options: sg_layout / sg_data / device -----------------------------------------------------------------
+
+@xetile.kernel
+def mma(a, b, c):
+    va = xetile.load_tile(xetile.init_tile(a, [0, 0], [32, 16]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [16, 32]))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [32, 32]), xetile.tile_mma(va, vb))
+
+
+@pytest.fixture
+def abc(rng):
+    return rand(rng, (32, 16), np.float16), rand(rng, (16, 32), np.float16), np.zeros((32, 32), np.float32)
+
+
+@pytest.mark.parametrize("options, expected", [
+    (dict(sg_layout=[2, 2]), "sg_layout and sg_data go together: give both or neither"),
+    (dict(sg_data=[16, 16]), "sg_layout and sg_data go together: give both or neither"),
+    (dict(sg_layout=[2, 0], sg_data=[16, 16]),
+     "bad tile_mma layout: Layout sg_layout must be a non-empty list of positive ints, got [2, 0]"),
+    (dict(sg_layout=[2, 2], sg_data=[16, -16]),
+     "bad tile_mma layout: Layout sg_data must be a non-empty list of positive ints, got [16, -16]"),
+    (dict(sg_layout=[], sg_data=[]), "bad tile_mma layout: Layout sg_layout must be a non-empty list of positive ints"),
+    (dict(sg_layout=[2.0, 2], sg_data=[16, 16]), "bad tile_mma layout: Layout sg_layout must be a non-empty list"),
+    (dict(sg_layout=4, sg_data=[16, 16]), "bad tile_mma layout: Layout sg_layout must be a list of ints, got 4"),
+    (dict(sg_layout=[2, 2], sg_data=[16]), "bad tile_mma layout: Layout fields must all have the same rank"),
+], ids=["no-sg-data", "no-sg-layout", "zero", "negative", "empty", "float", "not-a-list", "ranks"])
+def test_bad_mma_layout_options(abc, options, expected):
+    a, b, c = abc
+    expect_launch_error(expected, lambda: mma[(1,)](a, b, c, **options), a, b, c)
+
+
+def test_mma_layout_option_runs(abc):
+    a, b, c = abc
+    mma[(1,)](a, b, c, sg_layout=[2, 2], sg_data=[16, 16])
+    assert_close(c, a.astype(np.float32) @ b.astype(np.float32), scale=10)
+
+
+@pytest.mark.parametrize("kwargs, error, expected", [
+    (dict(sg_layout=[2, 0], sg_data=[8, 8]), ValueError, "Layout sg_layout must be a non-empty list of positive ints"),
+    (dict(sg_layout=[2, 2], sg_data=[8, 8], inst_data=[0, 8]), ValueError,
+     "Layout inst_data must be a non-empty list of positive ints"),
+    (dict(sg_layout=[2, 2], sg_data=[8, 8], lane_layout=[1, 16, 1]), ValueError,
+     "Layout fields must all have the same rank"),
+    (dict(sg_layout=[2, 2], sg_data=None), ValueError, "Layout needs sg_layout and sg_data"),
+    (dict(sg_layout=2, sg_data=[8, 8]), TypeError, "Layout sg_layout must be a list of ints, got 2"),
+    (dict(sg_layout=[True, 2], sg_data=[8, 8]), ValueError, "Layout sg_layout must be a non-empty list"),
+], ids=["zero", "inst-zero", "rank", "none", "int", "bool"])
+def test_bad_layout_values(kwargs, error, expected):
+    with pytest.raises(error, match=re.escape(expected)):
+        xetile.Layout(**kwargs)
+
+
+def test_layout_normalizes_lists_to_tuples():
+    lay = xetile.Layout([2, 2], [16, 16], lane_layout=[1, 16])
+    assert (lay.sg_layout, lay.sg_data, lay.lane_layout, lay.inst_data) == ((2, 2), (16, 16), (1, 16), None)
+    assert lay == xetile.Layout((2, 2), (16, 16), lane_layout=(1, 16))
+    assert str(lay) == "#xetile.wg_map<sg_layout = [2, 2], sg_data = [16, 16], lane_layout = [1, 16]>"
+
+
+def test_device_numpy(xy, monkeypatch):
+    x, y = xy
+    monkeypatch.delenv("XETILE_DEVICE", raising=False)
+    scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8, device="numpy")
+    assert_close(y, x * 2)
+    monkeypatch.setenv("XETILE_DEVICE", "numpy")
+    y[:] = 0
+    scale_copy[(2, 2)](x, y, 3.0, BM=8, BN=8)
+    assert_close(y, x * 3)
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+@pytest.mark.parametrize("device", ["opencl:cpu", "level_zero:gpu:0"])
+def test_sycl_device_not_implemented(xy, monkeypatch, how, device):
+    x, y = xy
+    if how == "env":
+        monkeypatch.setenv("XETILE_DEVICE", device)
+        kwargs = {}
+    else:
+        monkeypatch.delenv("XETILE_DEVICE", raising=False)
+        kwargs = dict(device=device)
+    with pytest.raises(NotImplementedError, match=re.escape(f"device {device!r}: SPIR-V code generation for SYCL "
+                                                            "devices is not implemented yet")):
+        scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8, **kwargs)
+    np.testing.assert_array_equal(y, 0)
+
+
+def test_device_option_beats_env(xy, monkeypatch):
+    x, y = xy
+    monkeypatch.setenv("XETILE_DEVICE", "opencl:cpu")
+    scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8, device="numpy")
+    assert_close(y, x * 2)
+
+
+def test_device_must_be_a_string(xy):
+    x, y = xy
+    expect_launch_error("device must be a dpctl filter string or 'numpy', got int",
+                        lambda: scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8, device=0), x, y)
+
+
+def test_warmup_unknown_target(xy):
+    x, y = xy
+    with pytest.raises(NotImplementedError, match=re.escape("target 'spirv': code generation below XeTile IR is "
+                                                            "not implemented yet; targets: numpy")):
+        scale_copy.warmup(x, y, 1.0, BM=8, BN=8, target="spirv")
+
+
+# ---- reserved parameter names ----------------------------------------------------------------------------------
+
+def test_reserved_device_parameter_message():
+    with pytest.raises(xetile.CompilationError,
+                       match=re.escape("kernel uses_device: parameter names ['device'] are reserved for launch "
+                                       "options")) as info:
+        @xetile.kernel
+        def uses_device(x, device):
+            pass
+    assert "test_launch.py:" in str(info.value)
+    assert str(info.value).endswith("def uses_device(x, device):")
+
+
+def test_reserved_grid_and_sg_layout_message():
+    with pytest.raises(xetile.CompilationError,
+                       match=re.escape("parameter names ['grid', 'sg_layout'] are reserved for launch options")):
+        @xetile.kernel
+        def uses_two(x, sg_layout, grid):
+            pass
+
+
+def test_reserved_sg_data_and_target_message():
+    with pytest.raises(xetile.CompilationError,
+                       match=re.escape("parameter names ['sg_data', 'target'] are reserved for launch options")):
+        @xetile.kernel
+        def uses_other_two(target, x, sg_data: xetile.constexpr):
+            pass
+
+
+# ---- compile cache and warmup --------------------------------------------------------------------------------
+
+@xetile.kernel
+def cached(x, y, s, BM: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [BM, 8]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [BM, 8]), v + s)
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """Counts Tracer.trace calls (one per compile)."""
+    calls = []
+    original = Tracer.trace
+
+    def counting(self):
+        calls.append(self.function.fn.__name__)
+        return original(self)
+
+    monkeypatch.setattr(Tracer, "trace", counting)
+    return calls
+
+
+def test_second_launch_does_not_retrace(rng, traces):
+    cached.cache.clear()
+    x, y = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    cached[(1,)](x, y, 1.0, BM=8)
+    cached[(1,)](x, y, 2.0, BM=8)                      # another scalar value: same specialization
+    x2, y2 = rand(rng, (16, 8), np.float32), np.zeros((16, 8), np.float32)
+    cached[(1,)](x2, y2, 3.0, BM=8)                    # another array shape: shapes are dynamic
+    assert traces == ["cached"]
+    assert len(cached.cache) == 1
+    assert_close(y, x + 2)
+    assert_close(y2[:8], x2[:8] + 3)
+
+
+@pytest.mark.parametrize("change", ["constexpr", "dtype", "order", "scalar type", "option"])
+def test_new_specialization_compiles_again(rng, traces, change):
+    cached.cache.clear()
+    x, y = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    cached[(1,)](x, y, 1.0, BM=8)
+    if change == "constexpr":
+        args, kwargs = (x, y, 1.0), dict(BM=4)
+    elif change == "dtype":
+        args, kwargs = (x.astype(np.float16), y, 1.0), dict(BM=8)
+    elif change == "order":
+        args, kwargs = (np.ascontiguousarray(x.T).T, y, 1.0), dict(BM=8)
+    elif change == "scalar type":
+        args, kwargs = (x, y, 1), dict(BM=8)
+    else:
+        args, kwargs = (x, y, 1.0), dict(BM=8, sg_layout=[1, 1], sg_data=[8, 8])
+    y[:] = 0
+    cached[(1,)](*args, **kwargs)
+    assert traces == ["cached", "cached"]
+    assert len(cached.cache) == 2
+    rows = kwargs["BM"]
+    assert_close(y[:rows], args[0][:rows].astype(np.float32) + 1)
+    cached[(1,)](*args, **kwargs)                      # and that one is cached too
+    assert len(traces) == 2
+
+
+@xetile.kernel
+def times_const(x, out, S: xetile.constexpr):
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [2, 2]), xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 2])) * S)
+
+
+def test_equal_constexprs_of_different_types_compile_separately():
+    """2 and 2.0 are equal Python values but different constexprs: i8 * 2 wraps in i8, i8 * 2.0 is an f32."""
+    times_const.cache.clear()
+    x = np.full((2, 2), 100, np.int8)
+    out = np.zeros((2, 2), np.float32)
+    times_const[(1,)](x, out, S=2)
+    np.testing.assert_array_equal(out, np.full((2, 2), -56, np.float32))   # 200 wraps to -56 in i8
+    times_const[(1,)](x, out, S=2.0)
+    np.testing.assert_array_equal(out, np.full((2, 2), 200, np.float32))
+    assert len(times_const.cache) == 2
+
+
+def test_warmup_compiles_without_running(rng, traces):
+    cached.cache.clear()
+    x, y = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    compiled = cached.warmup(x, y, 1.0, BM=8, grid=(1,))
+    assert isinstance(compiled, xetile.CompiledKernel)
+    assert compiled.asm["xetile"].splitlines()[0] == (
+        "func.func @cached(%x: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, strided<[?, 1]>>, "
+        "%s: f32) attributes {BM = 8} {")
+    np.testing.assert_array_equal(y, 0)                # nothing ran
+    assert cached.warmup(x, y, 5.0, BM=8) is compiled
+    cached[(1,)](x, y, 4.0, BM=8)                       # the launch reuses the warmed-up kernel
+    assert traces == ["cached"]
+    assert_close(y, x + 4)
+
+
+def test_warmup_checks_arguments_and_grid(xy):
+    x, y = xy
+    with pytest.raises(xetile.LaunchError, match=re.escape("(missing constexpr BN)")):
+        scale_copy.warmup(x, y, 1.0, BM=8)
+    with pytest.raises(xetile.LaunchError, match=re.escape("grid must be a tuple of 1 to 3 non-negative ints")):
+        scale_copy.warmup(x, y, 1.0, BM=8, BN=8, grid=(1, 2, 3, 4))
+    with pytest.raises(NotImplementedError, match="SPIR-V"):
+        scale_copy.warmup(x, y, 1.0, BM=8, BN=8, device="opencl:cpu")
+
+
+def test_compilation_error_is_not_cached(rng, traces):
+    """A kernel that fails to compile fails again at the next launch (nothing half-built stays in the cache)."""
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    for _ in range(2):
+        with pytest.raises(xetile.CompilationError, match=re.escape("[XeTile tiles and vectors are 2-D]")):
+            bad_shape[(1,)](x, out)
+    assert traces == ["bad_shape", "bad_shape"]
+    assert len(bad_shape.cache) == 0
+    np.testing.assert_array_equal(out, 0)
+
+
+@xetile.kernel
+def bad_shape(x, out):
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), xetile.zeros([8, 8, 8]))

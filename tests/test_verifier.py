@@ -1,0 +1,818 @@
+"""Verifier and tracer errors: every rule reachable from a user kernel, with the exact rule text in brackets,
+the kernel's file:line and the offending source line in the message, raised before anything runs."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import assert_close, dtype_id, rand
+
+SOURCE_LINES = Path(__file__).read_text().splitlines()
+FILE_NAME = Path(__file__).name
+
+
+def line_of(text: str) -> int:
+    """The line number of the one line of this file whose stripped text is `text`."""
+    hits = [i + 1 for i, line in enumerate(SOURCE_LINES) if line.strip() == text]
+    assert len(hits) == 1, f"{text!r} is on {len(hits)} lines of {FILE_NAME}; make the offending line unique"
+    return hits[0]
+
+
+def expect_error(kern, args, kwargs, expected: str, source_line: str, grid=(1,)) -> str:
+    """Launches `kern`; it must raise CompilationError whose message contains `expected`, names this file at the
+    line of `source_line`, ends with that source line, and leaves every array argument untouched."""
+    arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)]
+    before = [a.copy() for a in arrays]
+    with pytest.raises(xetile.CompilationError, match=re.escape(expected)) as info:
+        kern[grid](*args, **kwargs)
+    message = str(info.value)
+    assert f"{FILE_NAME}:{line_of(source_line)}: " in message, message
+    assert message.endswith("\n    " + source_line), message
+    for a, b in zip(arrays, before):
+        np.testing.assert_array_equal(a, b)
+    return message
+
+
+def f32_arrays(rng, *shapes):
+    return [rand(rng, s, np.float32) for s in shapes]
+
+
+@xetile.kernel
+def mark(out):
+    """Writes 7 to out[:8, :8]; kernels below call it first, so a kernel that ran would change `out`."""
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), 7.0)
+
+
+# ---- init_tile ------------------------------------------------------------------------------------------
+
+@xetile.kernel
+def k_runtime_shape(x, out, M):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0], [M, 8])
+    xetile.store_tile(t, 1.0)
+
+
+def test_tile_shape_static(rng):
+    x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_runtime_shape, (x, out, 8), {}, "[tile shape is static]",
+                       "t = xetile.init_tile(x, [0, 0], [M, 8])")
+    assert "init_tile: shape ['i32', 'int 8'] must be compile-time ints (constexpr)" in msg
+
+
+@xetile.kernel
+def k_shape_rank(x, out, SHAPE: xetile.constexpr):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0], SHAPE)
+    xetile.store_tile(t, 1.0)
+
+
+@pytest.mark.parametrize("shape", [[8], [8, 8, 1]], ids=str)
+def test_tile_shape_2d(rng, shape):
+    x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_shape_rank, (x, out), dict(SHAPE=shape), "[XeTile tiles and vectors are 2-D]",
+                       "t = xetile.init_tile(x, [0, 0], SHAPE)")
+    assert f"init_tile: shape {shape} must be 2-D" in msg
+
+
+@xetile.kernel
+def k_vector_rank(x, out):
+    mark(out)
+    z = xetile.zeros([8, 8, 2], xetile.float32)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), z)
+
+
+def test_vector_shape_2d(rng):
+    x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_vector_rank, (x, out), {}, "[XeTile tiles and vectors are 2-D]",
+                       "z = xetile.zeros([8, 8, 2], xetile.float32)")
+    assert "full: shape [8, 8, 2] must be 2-D" in msg
+
+
+@xetile.kernel
+def k_order(x, out, ORDER: xetile.constexpr):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0], [8, 8], order=ORDER)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), xetile.load_tile(t))
+
+
+def test_order_matching_the_array_runs(rng):
+    """The control: order equal to the array's own layout reads the logical 2-D view."""
+    x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
+    k_order[(1,)](x, out, ORDER=[1, 0])
+    assert_close(out, x[:8, :8])
+    xt = rand(rng, (16, 16), np.float32)
+    k_order[(1,)](xt.T, out, ORDER=[0, 1])
+    assert_close(out, xt.T[:8, :8])
+
+
+def test_order_inconsistent_with_row_major_array(rng):
+    x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_order, (x, out), dict(ORDER=[0, 1]), "[order is consistent with the base matrix layout]",
+                       "t = xetile.init_tile(x, [0, 0], [8, 8], order=ORDER)")
+    assert "xetile.init_tile: order = [0, 1] does not match the row-major base array" in msg
+
+
+def test_order_inconsistent_with_column_major_array(rng):
+    x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_order, (x.T, out), dict(ORDER=[1, 0]), "[order is consistent with the base matrix layout]",
+                       "t = xetile.init_tile(x, [0, 0], [8, 8], order=ORDER)")
+    assert "xetile.init_tile: order = [1, 0] does not match the column-major base array" in msg
+
+
+@xetile.kernel
+def k_three_offsets(x, out):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0, 0], [8, 8])
+    xetile.store_tile(t, 1.0)
+
+
+@xetile.kernel
+def k_one_update_offset(x, out):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0], [8, 8])
+    t = xetile.update_tile_offset(t, [8])
+    xetile.store_tile(t, 1.0)
+
+
+def test_tile_offsets_2d(rng):
+    x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_three_offsets, (x, out), {}, "[tile offsets are 2-D indices]",
+                       "t = xetile.init_tile(x, [0, 0, 0], [8, 8])")
+    assert "init_tile: offsets must be a list of two integers" in msg
+    msg = expect_error(k_one_update_offset, (x, out), {}, "[tile offsets are 2-D indices]",
+                       "t = xetile.update_tile_offset(t, [8])")
+    assert "update_tile_offset: offsets must be a list of two integers" in msg
+
+
+def test_tile_element_type_rule_on_hand_built_ir():
+    """init_tile always takes the array's element type, so this rule is unreachable from a kernel: check it on IR."""
+    from xetile_jit.ir.core import Builder, FuncOp
+    from xetile_jit.ir.types import IndexType, MemRefType, TileType
+    from xetile_jit.ir.xetile_ops import InitTileOp
+    from xetile_jit.ir import core_ops as C
+
+    func = FuncOp("f", [MemRefType(xetile.float32)], ["x"], {})
+    b = Builder(func.body)
+    zero = b.create(C.ConstantOp, 0, IndexType()).result
+    op = b.create(InitTileOp, func.args[0], [zero, zero], TileType((8, 8), xetile.float16))
+    with pytest.raises(xetile.CompilationError,
+                       match=re.escape("xetile.init_tile: tile element type f16 differs from the array's f32 "
+                                       "[tile element type is the base matrix's]")):
+        op.verify()
+
+
+# ---- load_tile / store_tile / prefetch_tile -------------------------------------------------------------
+
+@xetile.kernel
+def k_int_padding(xi, out, PAD: xetile.constexpr):
+    mark(out)
+    ti = xetile.init_tile(xi, [4, 4], [8, 8])
+    v = xetile.load_tile(ti, padding=PAD)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), v)
+
+
+def test_int_padding_representable_runs(rng):
+    xi, out = rand(rng, (8, 8), np.int32), np.zeros((8, 8), np.float32)
+    k_int_padding[(1,)](xi, out, PAD=-3)
+    expected = np.full((8, 8), -3, np.float32)
+    expected[:4, :4] = xi[4:, 4:]
+    assert_close(out, expected)
+
+
+def test_padding_not_representable(rng):
+    xi, out = rand(rng, (8, 8), np.int32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_int_padding, (xi, out), dict(PAD=0.5), "[padding value has the tile's element type]",
+                       "v = xetile.load_tile(ti, padding=PAD)")
+    assert "xetile.load_tile: padding 0.5 is not representable in i32" in msg
+
+
+@xetile.kernel
+def k_store_shape(x, out, SHAPE: xetile.constexpr):
+    t = xetile.init_tile(out, [0, 0], [8, 8])
+    xetile.store_tile(t, 7.0)
+    xetile.store_tile(t, xetile.zeros(SHAPE, xetile.float32))
+
+
+@pytest.mark.parametrize("shape", [[8, 4], [1, 8], [16, 8]], ids=str)
+def test_store_tile_vector_dims_match_exactly(rng, shape):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_store_shape, (x, out), dict(SHAPE=shape), "[vector dims match the tile dims exactly]",
+                       "xetile.store_tile(t, xetile.zeros(SHAPE, xetile.float32))")
+    assert f"xetile.store_tile: value vector<{shape[0]}x{shape[1]}xf32> must have the tile's shape [8, 8]" in msg
+
+
+@xetile.kernel
+def k_prefetch(x, out, LOC: xetile.constexpr):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0], [8, 8])
+    xetile.prefetch_tile(t, locality=LOC)
+
+
+@pytest.mark.parametrize("locality", [4, -1])
+def test_prefetch_locality_out_of_range(rng, locality):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_prefetch, (x, out), dict(LOC=locality), "[prefetch locality hint is 0 to 3]",
+                       "xetile.prefetch_tile(t, locality=LOC)")
+    assert f"xetile.prefetch_tile: locality must be 0..3, got {locality}" in msg
+
+
+# ---- tile_mma ------------------------------------------------------------------------------------------
+
+@xetile.kernel
+def k_mma_shapes(a, b, out, BK: xetile.constexpr):
+    mark(out)
+    va = xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 16]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [BK, 8]))
+    c = xetile.tile_mma(va, vb)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), c)
+
+
+def test_mma_shapes_control_runs(rng):
+    a, b = f32_arrays(rng, (16, 16), (16, 16))
+    out = np.zeros((8, 8), np.float32)
+    k_mma_shapes[(1,)](a, b, out, BK=16)
+    assert_close(out, a[:8, :16] @ b[:16, :8], scale=10)
+
+
+def test_mma_inner_dims(rng):
+    a, b = f32_arrays(rng, (16, 16), (16, 16))
+    out = np.zeros((8, 8), np.float32)
+    msg = expect_error(k_mma_shapes, (a, b, out), dict(BK=8), "[tile_mma operand shapes]",
+                       "c = xetile.tile_mma(va, vb)")
+    assert "xetile.tile_mma: A is 8x16 but B is 8x8: inner dims differ" in msg
+
+
+@xetile.kernel
+def k_mma_types(a, b, out):
+    mark(out)
+    ta = xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 8]))
+    tb = xetile.load_tile(xetile.init_tile(b, [0, 0], [8, 8]))
+    prod = xetile.tile_mma(ta, tb)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), prod)
+
+
+@pytest.mark.parametrize("da, db, names", [
+    (np.int16, np.int16, "i16 x i16"),
+    (np.float16, ml_dtypes.bfloat16, "f16 x bf16"),
+    (np.float32, np.float16, "f32 x f16"),
+    (np.int32, np.int32, "i32 x i32"),
+    (np.int8, np.float16, "i8 x f16"),
+], ids=lambda v: v if isinstance(v, str) else dtype_id(v))
+def test_mma_operand_element_types(rng, da, db, names):
+    a, b = rand(rng, (8, 8), da), rand(rng, (8, 8), db)
+    out = np.zeros((8, 8), np.float32)
+    msg = expect_error(k_mma_types, (a, b, out), {}, "[tile_mma operand element types]",
+                       "prod = xetile.tile_mma(ta, tb)")
+    assert f"tile_mma: unsupported operand types {names}; takes f16 x f16, bf16 x bf16, f32 x f32 or 8-bit " \
+           "integers" in msg
+
+
+@xetile.kernel
+def k_mma_acc(a, b, out, ACC_SHAPE: xetile.constexpr, ACC_TYPE: xetile.constexpr):
+    mark(out)
+    va = xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 8]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [8, 8]))
+    acc = xetile.zeros(ACC_SHAPE, ACC_TYPE)
+    d = xetile.tile_mma(va, vb, acc)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), d)
+
+
+@pytest.mark.parametrize("dtype, acc_shape, acc_type, detail", [
+    (np.float16, [8, 8], xetile.float16, "result vector<8x8xf16> must be vector<8x8xf32>"),
+    (ml_dtypes.bfloat16, [8, 8], xetile.bfloat16, "result vector<8x8xbf16> must be vector<8x8xf32>"),
+    (np.int8, [8, 8], xetile.float32, "result vector<8x8xf32> must be vector<8x8xi32>"),
+    (np.float16, [8, 4], xetile.float32, "accumulator vector<8x4xf32> must be vector<8x8xf32>"),
+], ids=["f16-acc", "bf16-acc", "i8-f32-acc", "acc-shape"])
+def test_mma_accumulator_type(rng, dtype, acc_shape, acc_type, detail):
+    a, b = rand(rng, (8, 8), dtype), rand(rng, (8, 8), dtype)
+    out = np.zeros((8, 8), np.float32)
+    msg = expect_error(k_mma_acc, (a, b, out), dict(ACC_SHAPE=acc_shape, ACC_TYPE=acc_type),
+                       "[tile_mma accumulator type]", "d = xetile.tile_mma(va, vb, acc)")
+    assert f"xetile.tile_mma: {detail}" in msg
+
+
+@xetile.kernel
+def k_mma_multiline(a, b, out):
+    mark(out)
+    va = xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 16]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [8, 8]))
+    result_of_multiline_call = xetile.tile_mma(
+        va,
+        vb)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), result_of_multiline_call)
+
+
+def test_error_in_multiline_call_names_the_call_line(rng):
+    """The op is the call, so the location is the call's first line, not the line of its last argument."""
+    a, b = f32_arrays(rng, (16, 16), (16, 16))
+    out = np.zeros((8, 8), np.float32)
+    expect_error(k_mma_multiline, (a, b, out), {}, "[tile_mma operand shapes]",
+                 "result_of_multiline_call = xetile.tile_mma(")
+
+
+# ---- tile_transpose / tile_reduce / tile_broadcast ------------------------------------------------------
+
+@xetile.kernel
+def k_transpose(x, out, PERM: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    w = xetile.tile_transpose(v, PERM)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), w)
+
+
+def test_transpose_control_runs(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    k_transpose[(1,)](x, out, PERM=[1, 0])
+    assert_close(out, x.T)
+
+
+@pytest.mark.parametrize("perm", [[0, 0], [1, 2], [1]], ids=str)
+def test_transpose_permutation(rng, perm):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_transpose, (x, out), dict(PERM=perm), "[tile_transpose permutes the two dims]",
+                       "w = xetile.tile_transpose(v, PERM)")
+    assert f"xetile.tile_transpose: permutation {perm} must be a permutation of [0, 1]" in msg
+
+
+@xetile.kernel
+def k_reduce(x, out, KIND: xetile.constexpr, DIMS: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    r = xetile.tile_reduce(KIND, v, DIMS)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), xetile.tile_broadcast(r, DIMS, [8, 8]))
+
+
+def test_reduce_control_runs(rng):
+    x, out = rand(rng, (8, 8), np.int32), np.zeros((8, 8), np.int32)
+    k_reduce[(1,)](x, out, KIND="and", DIMS=[1])
+    assert_close(out, np.broadcast_to(np.bitwise_and.reduce(x, axis=1, keepdims=True), (8, 8)))
+
+
+@pytest.mark.parametrize("kind", ["and", "or", "xor"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=dtype_id)
+def test_reduce_kind_per_element_type(rng, kind, dtype):
+    x, out = rand(rng, (8, 8), dtype), np.zeros((8, 8), dtype)
+    msg = expect_error(k_reduce, (x, out), dict(KIND=kind, DIMS=[1]), "[tile_reduce kinds per element type]",
+                       "r = xetile.tile_reduce(KIND, v, DIMS)")
+    assert f"xetile.tile_reduce: kind '{kind}' does not apply to {'f32' if dtype == np.float32 else 'f16'}" in msg
+
+
+def test_reduce_unknown_kind(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_reduce, (x, out), dict(KIND="sum", DIMS=[1]), "[tile_reduce kinds]",
+                       "r = xetile.tile_reduce(KIND, v, DIMS)")
+    assert "xetile.tile_reduce: unknown kind 'sum'; kinds are add, mul, max, min, and, or, xor" in msg
+
+
+@pytest.mark.parametrize("dims", [[2], [0, 0], []], ids=str)
+def test_reduce_dims(rng, dims):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_reduce, (x, out), dict(KIND="add", DIMS=dims), "[tile_reduce dims]",
+                       "r = xetile.tile_reduce(KIND, v, DIMS)")
+    assert f"xetile.tile_reduce: reduction dims {dims} must be distinct dims of a 2-D vector" in msg
+
+
+@xetile.kernel
+def k_broadcast(x, out, SRC: xetile.constexpr, DIMS: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], SRC))
+    wide = xetile.tile_broadcast(v, DIMS, [8, 16])
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), wide)
+
+
+def test_broadcast_control_runs(rng):
+    x, out = rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
+    k_broadcast[(1,)](x, out, SRC=[8, 1], DIMS=[1])
+    assert_close(out, np.broadcast_to(x[:, :1], (8, 16)))
+
+
+@pytest.mark.parametrize("src, dims, detail", [
+    ([8, 8], [1], "dim 1 of vector<8x8xf32> is broadcast so it must be 1"),
+    ([1, 8], [0], "dim 1 of vector<1x8xf32> is not broadcast so it must equal 16"),
+    ([4, 1], [1], "dim 0 of vector<4x1xf32> is not broadcast so it must equal 8"),
+], ids=["broadcast-dim-not-1", "kept-dim-differs", "kept-dim0-differs"])
+def test_broadcast_source_shape(rng, src, dims, detail):
+    x, out = rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
+    msg = expect_error(k_broadcast, (x, out), dict(SRC=src, DIMS=dims), "[tile_broadcast source shape]",
+                       "wide = xetile.tile_broadcast(v, DIMS, [8, 16])")
+    assert f"xetile.tile_broadcast: {detail}" in msg
+
+
+@pytest.mark.parametrize("dims", [[2], []], ids=str)
+def test_broadcast_dims(rng, dims):
+    x, out = rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
+    msg = expect_error(k_broadcast, (x, out), dict(SRC=[8, 1], DIMS=dims), "[tile_broadcast dims]",
+                       "wide = xetile.tile_broadcast(v, DIMS, [8, 16])")
+    assert f"xetile.tile_broadcast: broadcast dims {dims} must be dims of a 2-D vector" in msg
+
+
+# ---- atomic_rmw_tile ------------------------------------------------------------------------------------
+
+@xetile.kernel
+def k_atomic(x, out, KIND: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    old = xetile.atomic_rmw_tile(KIND, v, xetile.init_tile(x, [0, 0], [8, 8]))
+
+
+def test_atomic_control_runs(rng):
+    x, out = rand(rng, (8, 8), np.int32), np.zeros((8, 8), np.float32)
+    expected = x + x
+    k_atomic[(1,)](x, out, KIND="add")
+    assert_close(x, expected)
+
+
+@pytest.mark.parametrize("dtype, name", [(np.float16, "f16"), (ml_dtypes.bfloat16, "bf16"), (np.int8, "i8"),
+                                         (np.int16, "i16"), (np.uint8, "ui8")], ids=lambda v: str(v))
+def test_atomic_element_types(rng, dtype, name):
+    x, out = rand(rng, (8, 8), dtype), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_atomic, (x, out), dict(KIND="add"), "[atomic_rmw_tile element types]",
+                       "old = xetile.atomic_rmw_tile(KIND, v, xetile.init_tile(x, [0, 0], [8, 8]))")
+    assert f"xetile.atomic_rmw_tile: element type {name} has no atomics; supported: f32, i32, i64" in msg
+
+
+@pytest.mark.parametrize("dtype, kind, valid", [
+    (np.float32, "and", "add, max, min, xchg"),
+    (np.float32, "or", "add, max, min, xchg"),
+    (np.int32, "mul", "add, max, min, and, or, xchg"),
+], ids=["and-f32", "or-f32", "mul-i32"])
+def test_atomic_kinds(rng, dtype, kind, valid):
+    x, out = rand(rng, (8, 8), dtype), np.zeros((8, 8), np.float32)
+    name = "f32" if dtype == np.float32 else "i32"
+    msg = expect_error(k_atomic, (x, out), dict(KIND=kind), "[atomic_rmw_tile kinds]",
+                       "old = xetile.atomic_rmw_tile(KIND, v, xetile.init_tile(x, [0, 0], [8, 8]))")
+    assert f"xetile.atomic_rmw_tile: kind '{kind}' does not apply to {name}; kinds for it: {valid}" in msg
+
+
+# ---- element-wise ops and grid queries ------------------------------------------------------------------
+
+@xetile.kernel
+def k_bool_shift(x, out):
+    mark(out)
+    m = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])) > 0.0
+    shifted = m << m
+
+
+def test_elementwise_operand_types(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_bool_shift, (x, out), {}, "[element-wise op operand types]", "shifted = m << m")
+    assert "arith.shli: operand type vector<8x8xi1> must have an integer element type" in msg
+
+
+@xetile.kernel
+def k_program_id_axis(x, out):
+    mark(out)
+    pid = xetile.program_id(3)
+
+
+def test_grid_axis(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_program_id_axis, (x, out), {}, "[grid has at most 3 dimensions]",
+                       "pid = xetile.program_id(3)")
+    assert "gpu.block_id: axis must be 0, 1 or 2, got 3" in msg
+
+
+# ---- layouts (RFC distribution rules) -------------------------------------------------------------------
+
+@xetile.kernel
+def k_layout(x, out, SL: xetile.constexpr, SD: xetile.constexpr, INST: xetile.constexpr,
+             LL: xetile.constexpr, LD: xetile.constexpr):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0], [32, 32], layout=xetile.Layout(SL, SD, inst_data=INST, lane_layout=LL, lane_data=LD))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [32, 32]), xetile.load_tile(t))
+
+
+LAYOUT_LINE = ("t = xetile.init_tile(x, [0, 0], [32, 32], layout=xetile.Layout(SL, SD, inst_data=INST, "
+               "lane_layout=LL, lane_data=LD))")
+
+
+def layout_args(sl, sd, inst=None, ll=None, ld=None):
+    return dict(SL=sl, SD=sd, INST=inst, LL=ll, LD=ld)
+
+
+@pytest.mark.parametrize("layout", [
+    layout_args([2, 2], [16, 16]),
+    layout_args([4, 1], [16, 32]),                     # sg_layout x sg_data = 64, a multiple of 32 (wraps)
+    layout_args([1, 1], [32, 32]),
+    layout_args([2, 2], [16, 16], [8, 16], [1, 16], [1, 1]),
+    layout_args([2, 2], [16, 16], None, [4, 4], [1, 4]),
+], ids=["2x2", "wrap", "1x1", "full", "lane-data-one-dim"])
+def test_valid_layouts_run(rng, layout):
+    x, out = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
+    k_layout[(1,)](x, out, **layout)
+    assert_close(out, x)
+
+
+@pytest.mark.parametrize("layout, rule, detail", [
+    (layout_args([2, 2], [12, 16]), "workgroup to subgroup distribution rule",
+     "sg_data[0] = 12 does not divide the tile dim 32"),
+    (layout_args([2, 2], [16, 64]), "workgroup to subgroup distribution rule",
+     "sg_data[1] = 64 does not divide the tile dim 32"),
+    (layout_args([3, 2], [8, 16]), "workgroup to subgroup distribution rule",
+     "sg_layout[0] x sg_data[0] = 24 must divide the tile dim 32 or be a multiple of it"),
+    (layout_args([2, 3], [16, 16]), "workgroup to subgroup distribution rule",
+     "sg_layout[1] x sg_data[1] = 48 must divide the tile dim 32 or be a multiple of it"),
+    (layout_args([2, 2], [16, 16], [6, 16]), "sg_data is divisible by inst_data",
+     "inst_data[0] = 6 does not divide sg_data[0] = 16"),
+    (layout_args([2, 2], [16, 16], [8, 16], [1, 16], [1, 2]), "inst_data is divisible by lane_layout x lane_data",
+     "lane_layout[1] x lane_data[1] = 32 does not divide inst_data[1] = 16"),
+    (layout_args([2, 2], [16, 16], None, [1, 32]), "inst_data is divisible by lane_layout x lane_data",
+     "lane_layout[1] x lane_data[1] = 32 does not divide inst_data[1] = 16"),
+    (layout_args([2, 2], [16, 16], None, [2, 4], [2, 2]),
+     "lane_data elements are contiguous and come from a single dimension", "lane_data [2, 2] spans two dimensions"),
+    (layout_args([2, 2, 1], [16, 16, 1]), "layout rank matches the tile",
+     "tile layout #xetile.wg_map<sg_layout = [2, 2, 1], sg_data = [16, 16, 1]> has rank 3 but the tile is 2-D"),
+    (layout_args([4], [8]), "layout rank matches the tile",
+     "tile layout #xetile.wg_map<sg_layout = [4], sg_data = [8]> has rank 1 but the tile is 2-D"),
+], ids=["sg-data-dim0", "sg-data-dim1", "unit-dim0", "unit-dim1", "inst-data", "lane-unit", "lane-unit-no-inst",
+        "lane-data-2d", "rank-3", "rank-1"])
+def test_init_tile_layout_rules(rng, layout, rule, detail):
+    x, out = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
+    msg = expect_error(k_layout, (x, out), layout, f"[{rule}]", LAYOUT_LINE)
+    assert f"xetile.init_tile: {detail} [{rule}]" in msg
+
+
+@xetile.kernel
+def k_mma_anchor(a, b, out):
+    mark(out)
+    va = xetile.load_tile(xetile.init_tile(a, [0, 0], [32, 16]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [16, 32]))
+    anchored = xetile.tile_mma(va, vb)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [32, 32]), anchored)
+
+
+def test_mma_anchor_valid_runs(rng):
+    a, b = rand(rng, (32, 16), np.float16), rand(rng, (16, 32), np.float16)
+    out = np.zeros((32, 32), np.float32)
+    k_mma_anchor[(1,)](a, b, out, sg_layout=[2, 2], sg_data=[16, 16])
+    assert_close(out, a.astype(np.float32) @ b.astype(np.float32), scale=10)
+
+
+@pytest.mark.parametrize("sg_layout, sg_data, rule, detail", [
+    ([2, 2], [12, 16], "workgroup to subgroup distribution rule", "sg_data[0] = 12 does not divide the result dim 32"),
+    ([2, 3], [16, 16], "workgroup to subgroup distribution rule",
+     "sg_layout[1] x sg_data[1] = 48 must divide the result dim 32 or be a multiple of it"),
+    ([4], [8], "layout rank matches the tile",
+     "result layout #xetile.wg_map<sg_layout = [4], sg_data = [8]> has rank 1 but the result is 2-D"),
+], ids=["sg-data", "unit", "rank"])
+def test_mma_anchor_layout_rules(rng, sg_layout, sg_data, rule, detail):
+    a, b = rand(rng, (32, 16), np.float16), rand(rng, (16, 32), np.float16)
+    out = np.zeros((32, 32), np.float32)
+    msg = expect_error(k_mma_anchor, (a, b, out), dict(sg_layout=sg_layout, sg_data=sg_data), f"[{rule}]",
+                       "anchored = xetile.tile_mma(va, vb)")
+    assert f"xetile.tile_mma: {detail} [{rule}]" in msg
+
+
+@xetile.kernel
+def k_two_layouts(x, out, SL2: xetile.constexpr, SD2: xetile.constexpr):
+    mark(out)
+    t1 = xetile.init_tile(x, [0, 0], [32, 32], layout=xetile.Layout([2, 2], [16, 16]))
+    t2 = xetile.init_tile(out, [0, 0], [32, 32], layout=xetile.Layout(SL2, SD2))
+    xetile.store_tile(t2, xetile.load_tile(t1))
+
+
+def test_same_subgroup_count_runs(rng):
+    x, out = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
+    k_two_layouts[(1,)](x, out, SL2=[4, 1], SD2=[8, 32])     # 4 subgroups in both layouts
+    assert_close(out, x)
+
+
+SUBGROUP_RULE = "[prod(sg_layout) is the same for every layout of a kernel]"
+
+
+def test_subgroup_count_differs_between_tiles(rng):
+    x, out = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
+    msg = expect_error(k_two_layouts, (x, out), dict(SL2=[1, 8], SD2=[32, 4]), SUBGROUP_RULE,
+                       "t2 = xetile.init_tile(out, [0, 0], [32, 32], layout=xetile.Layout(SL2, SD2))")
+    assert ("xetile.init_tile: layout #xetile.wg_map<sg_layout = [1, 8], sg_data = [32, 4]> has 8 subgroups but "
+            "#xetile.wg_map<sg_layout = [2, 2], sg_data = [16, 16]> has 4") in msg
+
+
+@xetile.kernel
+def k_layout_and_anchor(a, b, out):
+    mark(out)
+    ta = xetile.init_tile(a, [0, 0], [32, 16], layout=xetile.Layout([2, 2], [16, 16]))
+    va = xetile.load_tile(ta)
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [16, 32]))
+    mixed = xetile.tile_mma(va, vb)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [32, 32]), mixed)
+
+
+def test_subgroup_count_differs_between_tile_and_mma_anchor(rng):
+    a, b = rand(rng, (32, 16), np.float16), rand(rng, (16, 32), np.float16)
+    out = np.zeros((32, 32), np.float32)
+    k_layout_and_anchor[(1,)](a, b, out, sg_layout=[1, 4], sg_data=[32, 8])  # 4 and 4: fine
+    assert_close(out, a.astype(np.float32) @ b.astype(np.float32), scale=10)
+    out[:] = 0
+    msg = expect_error(k_layout_and_anchor, (a, b, out), dict(sg_layout=[4, 4], sg_data=[8, 8]), SUBGROUP_RULE,
+                       "mixed = xetile.tile_mma(va, vb)")
+    assert "has 16 subgroups but #xetile.wg_map<sg_layout = [2, 2], sg_data = [16, 16]> has 4" in msg
+
+
+# ---- tracer errors ---------------------------------------------------------------------------------------
+
+@xetile.kernel
+def k_while(x, out, n):
+    mark(out)
+    while n > 0:
+        n = n - 1
+
+
+@xetile.kernel
+def k_constexpr_while(x, out, N: xetile.constexpr):
+    i = 0
+    while i < N:
+        xetile.store_tile(xetile.init_tile(out, [0, i * 8], [8, 8]), i + 1.0)
+        i += 1
+
+
+def test_while_on_runtime_value(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_while, (x, out, 3), {},
+                 "`while` on a runtime value is not supported; use `for ... in range(...)`", "while n > 0:")
+
+
+def test_while_on_constexpr_unrolls():
+    out = np.zeros((8, 24), np.float32)
+    k_constexpr_while[(1,)](out, out, N=3)
+    np.testing.assert_array_equal(out, np.repeat(np.array([1.0, 2.0, 3.0], np.float32), 8)[None, :].repeat(8, 0))
+
+
+def python_helper(v):
+    return v + 1.0
+
+
+@xetile.kernel
+def k_python_call(x, out):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    w = python_helper(v)
+
+
+def test_arbitrary_python_function(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_python_call, (x, out), {},
+                 "calls to arbitrary Python functions are not supported in a kernel: 'python_helper' "
+                 "(call xetile functions or other @xetile.kernel functions)", "w = python_helper(v)")
+
+
+@xetile.kernel
+def k_list_of_tiles(x, out):
+    mark(out)
+    tiles = [xetile.init_tile(x, [0, 0], [8, 8]), xetile.init_tile(x, [8, 0], [8, 8])]
+
+
+def test_list_of_tiles(rng):
+    x, out = rand(rng, (16, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_list_of_tiles, (x, out), {},
+                 "Python lists of tiles or vectors are not supported; use one variable per tile",
+                 "tiles = [xetile.init_tile(x, [0, 0], [8, 8]), xetile.init_tile(x, [8, 0], [8, 8])]")
+
+
+@xetile.kernel
+def k_carried_type_change(x, out, K):
+    mark(out)
+    tx = xetile.init_tile(x, [0, 0], [8, 8])
+    acc = xetile.zeros([8, 8], xetile.float16)
+    for kk in range(0, K, 8):
+        acc = acc + xetile.load_tile(tx)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), acc)
+
+
+def test_loop_carried_type_change(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_carried_type_change, (x, out, 16), {},
+                 "loop-carried 'acc' is vector<8x8xf16> before the loop but vector<8x8xf32> after an iteration; "
+                 "convert it (e.g. `.to(...)`) so the types agree", "for kk in range(0, K, 8):")
+
+
+@xetile.kernel
+def k_loop_local(x, out, K):
+    mark(out)
+    for j in range(K):
+        tmp = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), tmp)
+
+
+def test_name_defined_in_loop_used_after(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    for_line = line_of("for j in range(K):")
+    expect_error(k_loop_local, (x, out, 2), {},
+                 f"'tmp' is defined inside the loop at line {for_line} and is not available after it; "
+                 "assign it before the loop to carry it",
+                 "xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), tmp)")
+
+
+@xetile.kernel
+def k_return_in_loop(x, out, K):
+    mark(out)
+    for jr in range(K):
+        return
+
+
+def test_return_inside_loop(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_return_in_loop, (x, out, 2), {},
+                       "return inside a loop or a conditional is not supported; "
+                       "use `if cond: return` at the top level of the kernel", "return")
+    # the kernel has only one bare `return` line in this file, checked by line_of above
+    assert f"{FILE_NAME}:{line_of('return')}: return inside a loop" in msg
+
+
+@xetile.kernel
+def k_shapes(x, out):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    h = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 4]))
+    bad_sum = v + h
+
+
+def test_vector_shapes_incompatible(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_shapes, (x, out), {},
+                 "vector shapes (8, 8) and (8, 4) are not compatible: dims must be equal or 1", "bad_sum = v + h")
+
+
+@xetile.kernel
+def k_if_vector(x, out):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    if v > 0.0:
+        v = v + 1.0
+
+
+def test_if_on_vector(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_if_vector, (x, out), {},
+                 "a condition must be a scalar, got vector<8x8xi1>; use xetile.where for vectors", "if v > 0.0:")
+
+
+@xetile.kernel
+def k_index_vector(x, out):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    first = v[0]
+
+
+def test_indexing_vector(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_index_vector, (x, out), {},
+                 "indexing vectors or tiles is not supported; use tiles and tile ops", "first = v[0]")
+
+
+@xetile.kernel
+def k_returns_value(x, out):
+    mark(out)
+    returned_vector = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    return returned_vector
+
+
+def test_kernel_returning_a_value(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_returns_value, (x, out), {}, "kernel k_returns_value must not return a value",
+                 "return returned_vector")
+
+
+# ---- argument checks of the xetile functions (no RFC rule: a wrong kind of argument) ----------------------
+
+@xetile.kernel
+def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0], [8, 8])
+    v = xetile.load_tile(t)
+    if WHICH == "base":
+        bad = xetile.init_tile(n, [0, 0], [8, 8])
+    if WHICH == "tile":
+        bad = xetile.load_tile(v)
+    if WHICH == "vector":
+        bad = xetile.tile_mma(t, v)
+    if WHICH == "padding":
+        bad = xetile.load_tile(t, padding=n)
+    if WHICH == "layout":
+        bad = xetile.init_tile(x, [0, 0], [8, 8], layout=[2, 2])
+    if WHICH == "dtype":
+        bad = xetile.zeros([8, 8], "float32")
+    if WHICH == "offset":
+        bad = xetile.init_tile(x, [0, 1.5], [8, 8])
+
+
+@pytest.mark.parametrize("which, line, expected", [
+    ("base", "bad = xetile.init_tile(n, [0, 0], [8, 8])",
+     "init_tile: base must be a 2-D array argument of the kernel, got i32"),
+    ("tile", "bad = xetile.load_tile(v)", "load_tile: expected a tile made by init_tile, got vector<8x8xf32>"),
+    ("vector", "bad = xetile.tile_mma(t, v)", "tile_mma: expected a 2-D vector, got !xetile.tile<8x8xf32>"),
+    ("padding", "bad = xetile.load_tile(t, padding=n)", "load_tile: padding must be a compile-time number, got i32"),
+    ("layout", "bad = xetile.init_tile(x, [0, 0], [8, 8], layout=[2, 2])",
+     "init_tile: layout must be an xetile.Layout, got list [2, 2]"),
+    ("dtype", 'bad = xetile.zeros([8, 8], "float32")',
+     "full: dtype must be an xetile dtype such as xetile.float32, got str 'float32'"),
+    ("offset", "bad = xetile.init_tile(x, [0, 1.5], [8, 8])", "tile offsets must be integers, got 1.5"),
+])
+def test_xetile_function_argument_checks(rng, which, line, expected):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_bad_arg, (x, out, 3), dict(WHICH=which), expected, line)
