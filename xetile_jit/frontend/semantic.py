@@ -7,6 +7,7 @@ gives f32, equal-width signed with unsigned gives unsigned.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 
 from ..errors import CompilationError
@@ -76,8 +77,10 @@ def literal_dtype(x, other: DType) -> DType:
 
 
 def common_dtype(xs) -> DType:
-    """The promoted dtype of IR values and the literals beside them (at least one is an IR value)."""
+    """The promoted dtype of IR values and the Python literals beside them."""
     values = [x for x in xs if isinstance(x, Value)]
+    if not values:
+        return functools.reduce(promote, map(default_dtype, xs))
     dtype = values[0].type.dtype
     for v in values[1:]:
         dtype = promote(dtype, v.type.dtype)
@@ -265,7 +268,9 @@ class Semantic:
         v = self.to_value(x)
         if v.type.dtype.is_float:
             raise self.error(f"operator ~ needs integer or bool operands, got {v.type}")
-        return self.binary("^", v, True if v.type.dtype.is_bool else -1)
+        dtype = v.type.dtype
+        all_ones = True if dtype.is_bool else 2**dtype.bits - 1 if dtype.kind == "u" else -1
+        return self.binary("^", v, all_ones)
 
     def abs(self, x) -> Value:
         v = self.to_value(x)
