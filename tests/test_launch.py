@@ -548,3 +548,10 @@ def test_compilation_error_is_not_cached(rng, traces):
 @xetile.kernel
 def bad_shape(x, out):
     xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), xetile.zeros([8, 8, 8]))
+
+
+def test_kernel_without_source_is_a_clear_error():
+    namespace = {}
+    exec(compile("def no_source(a):\n    pass\n", "<string>", "exec"), namespace)
+    with pytest.raises(xetile.CompilationError, match="no_source: its source code is not available"):
+        xetile.kernel(namespace["no_source"])

@@ -176,19 +176,36 @@ def k_int_padding(xi, out, PAD: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), v)
 
 
-def test_int_padding_representable_runs(rng):
-    xi, out = rand(rng, (8, 8), np.int32), np.zeros((8, 8), np.float32)
-    k_int_padding[(1,)](xi, out, PAD=-3)
-    expected = np.full((8, 8), -3, np.float32)
+@pytest.mark.parametrize("dtype, pad", [(np.int32, -3), (np.int64, 2**63 - 1), (np.uint8, 255), (np.int8, -128)])
+def test_int_padding_representable_runs(rng, dtype, pad):
+    xi, out = rand(rng, (8, 8), dtype), np.zeros((8, 8), dtype)
+    k_int_padding[(1,)](xi, out, PAD=pad)
+    expected = np.full((8, 8), pad, dtype)
     expected[:4, :4] = xi[4:, 4:]
-    assert_close(out, expected)
+    np.testing.assert_array_equal(out, expected)
 
 
-def test_padding_not_representable(rng):
-    xi, out = rand(rng, (8, 8), np.int32), np.zeros((8, 8), np.float32)
-    msg = expect_error(k_int_padding, (xi, out), dict(PAD=0.5), "[padding value has the tile's element type]",
+@pytest.mark.parametrize("dtype, pad, mlir", [(np.int32, 0.5, "i32"), (np.uint8, 300, "ui8"), (np.uint8, -1, "ui8"),
+                                              (np.int8, 128, "i8")])
+def test_padding_not_representable(rng, dtype, pad, mlir):
+    xi, out = rand(rng, (8, 8), dtype), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_int_padding, (xi, out), dict(PAD=pad), "[padding value has the tile's element type]",
                        "v = xetile.load_tile(ti, padding=PAD)")
-    assert "xetile.load_tile: padding 0.5 is not representable in i32" in msg
+    assert f"xetile.load_tile: padding {pad} is not representable in {mlir}" in msg
+
+
+@xetile.kernel
+def k_constant_range(out, VALUE: xetile.constexpr):
+    mark(out)
+    c = xetile.full([8, 8], VALUE, xetile.uint8)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), c)
+
+
+def test_constant_not_representable():
+    out = np.zeros((8, 8), np.float32)
+    msg = expect_error(k_constant_range, (out,), dict(VALUE=256), "[constant value has its type]",
+                       "c = xetile.full([8, 8], VALUE, xetile.uint8)")
+    assert "arith.constant: 256 is not representable in vector<8x8xui8>" in msg
 
 
 @xetile.kernel

@@ -41,7 +41,11 @@ class Function:
     def __init__(self, fn):
         self.fn = fn
         self.filename = inspect.getsourcefile(fn) or "<unknown>"
-        lines, first = inspect.getsourcelines(fn)
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            raise CompilationError(f"kernel {fn.__name__}: its source code is not available; define kernels "
+                                   "in a .py file (not in `python -c` or an interactive prompt)") from None
         self.tree = ast.parse(textwrap.dedent("".join(lines)))
         self.line_offset = first - 1
         self.node = self.tree.body[0]

@@ -45,6 +45,11 @@ class ConstantOp(Operation):
         super().__init__(result_types=[type], loc=loc)
         self.value = value
 
+    def verify(self):
+        if not numeric.representable(self.value, self.result.type.dtype):
+            raise self.error(f"{self.value} is not representable in {self.result.type}",
+                             "constant value has its type")
+
     def format(self, p) -> str:
         t = self.result.type
         text = format_scalar(self.value, t.dtype)

@@ -32,6 +32,18 @@ def convert(x, dtype: DType):
         return x.astype(dtype.np_dtype)
 
 
+def representable(value, dtype: DType) -> bool:
+    """Whether a Python number converts to `dtype` without loss."""
+    if dtype.is_float:
+        return True
+    if isinstance(value, float) and not value.is_integer():
+        return False
+    if dtype.is_bool:
+        return value in (0, 1)
+    info = np.iinfo(dtype.np_dtype)
+    return info.min <= int(value) <= info.max
+
+
 def div_trunc(a, b):
     """Signed integer division rounding toward zero (arith.divsi, C semantics)."""
     with np.errstate(all="ignore"):

@@ -135,7 +135,7 @@ class LoadTileOp(Operation):
         t = self.operands[0].type
         if not isinstance(t, TileType):
             raise self.error(f"operand must be a tile, got {t}", "load_tile loads a tile")
-        if t.dtype.is_int and float(self.padding) != int(self.padding):
+        if not numeric.representable(self.padding, t.dtype):
             raise self.error(f"padding {self.padding} is not representable in {t.dtype}",
                              "padding value has the tile's element type")
 
