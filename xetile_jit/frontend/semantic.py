@@ -151,12 +151,13 @@ class Semantic:
             self.constants[key] = self.create(C.ConstantOp, value, t).result
         return self.constants[key]
 
-    def to_value(self, x, dtype: DType | None = None) -> Value:
+    def to_value(self, x, dtype: DType | None = None, shape=()) -> Value:
+        """An IR value of `dtype` from an IR value (cast) or a Python number (a constant of `shape`)."""
         if isinstance(x, Value):
             return x if dtype is None else self.cast(x, dtype)
         if not is_py_scalar(x):
             raise self.error(f"expected a number or an xetile value, got {type(x).__name__} {x!r}")
-        return self.constant(x, dtype or default_dtype(x))
+        return self.constant(x, dtype or default_dtype(x), shape)
 
     def index(self, x) -> Value:
         """An `index` value for tile offsets: Python ints become constants, integer scalars are cast."""
@@ -222,13 +223,8 @@ class Semantic:
         """Values of one dtype and one shape from a mix of IR values and Python literals."""
         dtype = dtype or common_dtype(xs)
         shape = self.common_shape(*(x for x in xs if isinstance(x, Value)))
-        converted = [self.cast(x, dtype) if isinstance(x, Value) else self.literal(x, dtype, shape) for x in xs]
+        converted = [self.to_value(x, dtype, shape) for x in xs]
         return [self.broadcast_to(v, shape) if shape else v for v in converted]
-
-    def literal(self, x, dtype: DType, shape) -> Value:
-        if not is_py_scalar(x):
-            raise self.error(f"expected a number or an xetile value, got {type(x).__name__} {x!r}")
-        return self.constant(x, dtype, shape)
 
     # ---- element-wise -----------------------------------------------------------------------
     def binary(self, op: str, a, b) -> Value:

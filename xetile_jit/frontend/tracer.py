@@ -49,8 +49,8 @@ class Function:
         self.tree = ast.parse(textwrap.dedent("".join(lines)))
         self.line_offset = first - 1
         self.node = self.tree.body[0]
-        closure = inspect.getclosurevars(fn)
-        self.names = {**fn.__globals__, **closure.nonlocals}
+        self.nonlocals = inspect.getclosurevars(fn).nonlocals
+        self.globals = fn.__globals__  # looked up while tracing: names defined after the kernel count
 
     def loc(self, node) -> Loc:
         return Loc(self.filename, getattr(node, "lineno", 1) + self.line_offset)
@@ -198,6 +198,8 @@ class Tracer(ast.NodeVisitor):
             if tail and not self.returned:
                 self.visit_body(rest, tail=True)
             return
+        if any(ends_with_return(b) and b[-1].value is not None for b in (node.body, node.orelse)):
+            raise self.error(node, "returning a value from inside a runtime `if` is not supported")
         cond = self.sem.condition(cond)
         before = dict(self.scope)
         then_block, then_scope = self.trace_branch(body, before, tail)
@@ -277,7 +279,10 @@ class Tracer(ast.NodeVisitor):
     def scf_for(self, node, args):
         if not 1 <= len(args) <= 3:
             raise self.error(node, "range takes 1 to 3 arguments")
-        lower, upper, step = {1: lambda: (0, args[0], 1), 2: lambda: (*args, 1), 3: lambda: args}[len(args)]()
+        if len(args) == 1:
+            lower, upper, step = 0, args[0], 1
+        else:
+            lower, upper, step = args[0], args[1], args[2] if len(args) == 3 else 1
         if is_py_scalar(step) and step <= 0:
             raise self.error(node, f"range step must be positive in a kernel loop, got {step}")
         lower, upper, step = self.sem.unify(lower, upper, step)
@@ -307,12 +312,10 @@ class Tracer(ast.NodeVisitor):
         inits = {}
         for name in names:
             value = self.scope[name]
-            if isinstance(value, Value):
-                inits[name] = value
-            elif is_py_scalar(value):
-                inits[name] = value
-            elif value is not None and not callable(value):
-                raise self.error(node, f"'{name}' ({type(value).__name__}) cannot be carried through a loop")
+            if not isinstance(value, Value) and not is_py_scalar(value):
+                raise self.error(node, f"'{name}' ({type(value).__name__}) cannot be carried through a loop: "
+                                       "only numbers, vectors and tiles can")
+            inits[name] = value
         self.materialize_python_inits(node, inits, iv_type)
         return inits
 
@@ -364,8 +367,9 @@ class Tracer(ast.NodeVisitor):
         if name in self.loop_locals:
             raise self.error(node, f"'{name}' is defined inside the loop at line {self.loop_locals[name]} and "
                                    "is not available after it; assign it before the loop to carry it")
-        if name in self.function.names:
-            return self.function.names[name]
+        for names in (self.function.nonlocals, self.function.globals):
+            if name in names:
+                return names[name]
         if name in PY_BUILTINS:
             return PY_BUILTINS[name]
         raise self.error(node, f"name '{name}' is not defined")

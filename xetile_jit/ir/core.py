@@ -5,6 +5,7 @@ its RFC rules (`verify`) and its numpy semantics (`interpret`).
 """
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar, Iterator
 
 from ..errors import CompilationError, Loc
@@ -109,20 +110,11 @@ class Builder:
         self.block.ops.append(op)
         return op
 
-    def at_end_of(self, block: Block) -> "InsertionScope":
-        return InsertionScope(self, block)
-
-
-class InsertionScope:
-    def __init__(self, builder: Builder, block: Block):
-        self.builder = builder
-        self.block = block
-        self.saved = None
-
-    def __enter__(self):
-        self.saved = self.builder.block
-        self.builder.block = self.block
-        return self.block
-
-    def __exit__(self, *exc):
-        self.builder.block = self.saved
+    @contextlib.contextmanager
+    def at_end_of(self, block: Block):
+        """Inserts into `block` inside the `with`, then back where it was."""
+        saved, self.block = self.block, block
+        try:
+            yield block
+        finally:
+            self.block = saved

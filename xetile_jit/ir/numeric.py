@@ -3,11 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import DType, float32
-
-
-def as_array(x, dtype: DType):
-    return np.asarray(x, dtype=dtype.np_dtype)
+from .types import DType
 
 
 def apply(dtype: DType, fn, *xs):
@@ -51,7 +47,3 @@ def div_trunc(a, b):
         r = np.remainder(a, b)
     fix = (r != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
     return q + fix.astype(q.dtype)
-
-
-def to_float32(x):
-    return np.asarray(x).astype(float32.np_dtype)
