@@ -151,7 +151,7 @@ def tile_mma(a, b, c=None) -> Value:
         raise sem.error(f"tile_mma: unsupported operand types {a.type.dtype} x {b.type.dtype}; takes f16 x f16, "
                         "bf16 x bf16, f32 x f32 or 8-bit integers [tile_mma operand element types]")
     result = VectorType((a.type.shape[0], b.type.shape[-1]), dtype)
-    return sem.create(X.TileMMAOp, a, b, c, result, sem.mma_layout).result
+    return sem.create(X.TileMMAOp, a, b, c, result, layout=sem.mma_layout).result
 
 
 @builtin

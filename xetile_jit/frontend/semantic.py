@@ -14,6 +14,7 @@ from ..errors import CompilationError
 from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.core import Builder, Value
+from ..ir.verifier import verify_op
 from ..ir.types import (DType, IndexType, ScalarType, VectorType, bool_, float32, int32, int64)
 
 PY_SCALARS = (bool, int, float)
@@ -127,7 +128,7 @@ class Semantic:
     def create(self, op_class, *args, **kwargs):
         op = self.builder.create(op_class, *args, **kwargs)
         if not op.regions:
-            op.verify()
+            verify_op(op)
         return op
 
     def error(self, message: str) -> CompilationError:

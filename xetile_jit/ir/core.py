@@ -13,12 +13,16 @@ from .types import Type
 
 
 class Value:
-    __slots__ = ("type", "owner", "name_hint")
+    """An SSA value. A vector value may carry the layout (RFC wg_map) that says how subgroups share it;
+    a tile's layout is part of its type."""
+
+    __slots__ = ("type", "owner", "name_hint", "layout")
 
     def __init__(self, type: Type, owner=None, name_hint: str | None = None):
         self.type = type
         self.owner = owner
         self.name_hint = name_hint
+        self.layout = None
 
     def __repr__(self) -> str:
         return f"<Value {self.name_hint or ''}: {self.type}>"

@@ -53,7 +53,7 @@ class ConstantOp(Operation):
     def format(self, p) -> str:
         t = self.result.type
         text = format_scalar(self.value, t.dtype)
-        return f" dense<{text}> : {t}" if isinstance(t, VectorType) else f" {text} : {t}"
+        return f" dense<{text}>{p.attr_dict(self)} : {t}" if isinstance(t, VectorType) else f" {text} : {t}"
 
     def interpret(self, interp):
         t = self.result.type
@@ -136,7 +136,7 @@ class BinaryOp(Operation):
 
     def format(self, p) -> str:
         lhs, rhs = self.operands
-        return f" {p.name(lhs)}, {p.name(rhs)} : {lhs.type}"
+        return f" {p.name(lhs)}, {p.name(rhs)}{p.attr_dict(self)} : {lhs.type}"
 
     def interpret(self, interp, lhs, rhs):
         return numeric.apply(self.result.type.dtype, BINARY_OPS[self.name][1], lhs, rhs)
@@ -169,7 +169,7 @@ class UnaryOp(Operation):
         check_kind(self, self.operands[0].type, UNARY_OPS[self.name][0])
 
     def format(self, p) -> str:
-        return f" {p.name(self.operands[0])} : {self.result.type}"
+        return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.result.type}"
 
     def interpret(self, interp, x):
         return numeric.apply(self.result.type.dtype, UNARY_OPS[self.name][1], x)
@@ -200,7 +200,7 @@ class CmpOp(Operation):
 
     def format(self, p) -> str:
         lhs, rhs = self.operands
-        return f" {self.predicate}, {p.name(lhs)}, {p.name(rhs)} : {lhs.type}"
+        return f" {self.predicate}, {p.name(lhs)}, {p.name(rhs)}{p.attr_dict(self)} : {lhs.type}"
 
     def interpret(self, interp, lhs, rhs):
         return np.asarray(CMP_PREDICATES[self.name][self.predicate](lhs, rhs))
@@ -221,7 +221,7 @@ class SelectOp(Operation):
 
     def format(self, p) -> str:
         cond, a, b = self.operands
-        return f" {p.name(cond)}, {p.name(a)}, {p.name(b)} : {cond.type}, {a.type}"
+        return f" {p.name(cond)}, {p.name(a)}, {p.name(b)}{p.attr_dict(self)} : {cond.type}, {a.type}"
 
     def interpret(self, interp, cond, a, b):
         return np.where(cond, a, b).astype(self.result.type.dtype.np_dtype)
@@ -260,7 +260,7 @@ class CastOp(Operation):
             raise self.error(f"{dst} and {src} differ in width", "arith.bitcast keeps the width")
 
     def format(self, p) -> str:
-        return f" {p.name(self.operands[0])} : {self.operands[0].type} to {self.result.type}"
+        return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type} to {self.result.type}"
 
     def interpret(self, interp, x):
         return numeric.convert(x, self.result.type.dtype)
@@ -295,7 +295,7 @@ class SplatOp(Operation):
             raise self.error(f"source {self.operands[0].type} must be a scalar", "vector.broadcast of a scalar")
 
     def format(self, p) -> str:
-        return f" {p.name(self.operands[0])} : {self.operands[0].type} to {self.result.type}"
+        return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type} to {self.result.type}"
 
     def interpret(self, interp, x):
         t = self.result.type

@@ -43,6 +43,18 @@ class Printer:
         self.used.add(text)
         return text
 
+    def attr_dict(self, op: Operation, attrs: dict | None = None) -> str:
+        """` {k = v, ...}`: `attrs`, then the layouts of vector results (RFC: `wg_map` on the op)."""
+        items = dict(attrs or {})
+        vectors = [v for v in op.results if v.layout is not None]
+        if len(op.results) == 1 and vectors:
+            items["wg_map"] = vectors[0].layout
+        else:
+            items.update((f"layout_result_{op.results.index(v)}", v.layout) for v in vectors)
+        if not items:
+            return ""
+        return " {" + ", ".join(f"{k} = {v}" for k, v in items.items()) + "}"
+
     def print_op(self, op: Operation, indent: int) -> None:
         results = ""
         if len(op.results) == 1:
@@ -62,7 +74,7 @@ class Printer:
         for i, region in enumerate(op.regions):
             self.lines.append(text + " {" if i == 0 else " " * indent + "}" + separator + "{")
             self.print_block(region.block, indent + 2)
-        self.lines.append(" " * indent + "}")
+        self.lines.append(" " * indent + "}" + self.attr_dict(op))
 
     def print_block(self, block: Block, indent: int) -> None:
         for op in block.ops:

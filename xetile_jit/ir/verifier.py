@@ -1,21 +1,27 @@
-"""Verifier driver: every op's own rules (`Operation.verify`), then the kernel-wide layout rule."""
+"""Verifier driver: every op's own rules (`Operation.verify`), the layout rules on every value it produces,
+then the kernel-wide rule that all layouts agree on the number of subgroups."""
 from __future__ import annotations
 
-from .core import FuncOp, walk
-from .xetile_ops import layouts_of
+from .core import FuncOp, Operation, walk
+from .xetile_ops import check_result_layouts, layout_of
 
 
 def verify(func: FuncOp) -> None:
     for op in walk(func.body):
-        op.verify()
+        verify_op(op)
     check_subgroup_count(func)
+
+
+def verify_op(op: Operation) -> None:
+    op.verify()
+    check_result_layouts(op)
 
 
 def check_subgroup_count(func: FuncOp) -> None:
     """RFC: wg_size = prod(sg_layout) is the number of subgroups of the workgroup, so one per kernel."""
     first = None
     for op in walk(func.body):
-        for layout in layouts_of(op):
+        for layout in filter(None, map(layout_of, op.results)):
             if first is None:
                 first = layout
             elif layout.num_subgroups != first.num_subgroups:

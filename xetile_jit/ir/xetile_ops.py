@@ -112,8 +112,6 @@ class InitTileOp(Operation):
             raise self.error(f"order = {format_list(tile.order)} does not match the {layout} base array "
                              f"(innermost stride 1 along dim {base.type.order[0]})",
                              "order is consistent with the base matrix layout")
-        if tile.layout is not None:
-            check_layout(self, tile.layout, tile.shape, "tile")
 
     def format(self, p) -> str:
         base, *offsets = self.operands
@@ -141,8 +139,8 @@ class LoadTileOp(Operation):
 
     def format(self, p) -> str:
         tile = self.operands[0]
-        attr = f" {{padding = {self.padding}}}" if self.padding != 0 else ""
-        return f" {p.name(tile)}{attr} : {tile.type} -> {self.result.type}"
+        attrs = {"padding": self.padding} if self.padding != 0 else {}
+        return f" {p.name(tile)}{p.attr_dict(self, attrs)} : {tile.type} -> {self.result.type}"
 
     def interpret(self, interp, tile: TileRef):
         return tile.load(self.padding)
@@ -233,7 +231,7 @@ class TileMMAOp(Operation):
     def __init__(self, a: Value, b: Value, c: Value | None, result_type: VectorType, layout: Layout | None = None,
                  loc=None):
         super().__init__([a, b] + ([c] if c is not None else []), [result_type], loc=loc)
-        self.layout = layout
+        self.result.layout = layout  # the anchor that layout propagation starts from
 
     def verify(self):
         a, b, *c = [v.type for v in self.operands]
@@ -254,14 +252,11 @@ class TileMMAOp(Operation):
             raise self.error(f"result {r} must be vector<{m}x{n}x{acc}>", "tile_mma accumulator type")
         if c and c[0] != r:
             raise self.error(f"accumulator {c[0]} must be {r}", "tile_mma accumulator type")
-        if self.layout is not None:
-            check_layout(self, self.layout, r.shape, "result")
 
     def format(self, p) -> str:
-        attr = f" {{wg_map = {self.layout}}}" if self.layout is not None else ""
         names = ", ".join(p.name(v) for v in self.operands)
         types = ", ".join(str(v.type) for v in self.operands)
-        return f" {names}{attr} : {types} into {self.result.type}"
+        return f" {names}{p.attr_dict(self)} : {types} into {self.result.type}"
 
     def interpret(self, interp, a, b, c=None):
         acc = self.result.type.dtype
@@ -291,7 +286,7 @@ class TileTransposeOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        return f" {p.name(v)} {format_list(self.perm)} : {v.type} into {self.result.type}"
+        return f" {p.name(v)} {format_list(self.perm)}{p.attr_dict(self)} : {v.type} into {self.result.type}"
 
     def interpret(self, interp, v):
         return np.ascontiguousarray(np.transpose(v, self.perm))
@@ -346,7 +341,8 @@ class TileReduceOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        return f" <{self.rfc_kind}> {p.name(v)} {format_list(self.dims)} : {v.type} into {self.result.type}"
+        return (f" <{self.rfc_kind}> {p.name(v)} {format_list(self.dims)}{p.attr_dict(self)} : {v.type} "
+                f"into {self.result.type}")
 
     def interpret(self, interp, v):
         dtype = self.result.type.dtype
@@ -380,7 +376,7 @@ class TileBroadcastOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        return f" {p.name(v)} {format_list(self.dims)} : {v.type} into {self.result.type}"
+        return f" {p.name(v)} {format_list(self.dims)}{p.attr_dict(self)} : {v.type} into {self.result.type}"
 
     def interpret(self, interp, v):
         return np.ascontiguousarray(np.broadcast_to(v, self.result.type.shape))
@@ -420,7 +416,8 @@ class AtomicRMWTileOp(Operation):
     def format(self, p) -> str:
         value, tile = self.operands
         kind = ATOMIC_KINDS[self.kind][tile.type.dtype.kind][0]
-        return f" <{kind}> {p.name(value)}, {p.name(tile)} : {value.type}, {tile.type} -> {self.result.type}"
+        return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(self)} : {value.type}, {tile.type} "
+                f"-> {self.result.type}")
 
     def interpret(self, interp, value, tile: TileRef):
         old = tile.load(0)
@@ -430,10 +427,16 @@ class AtomicRMWTileOp(Operation):
 
 
 
-def layouts_of(op: Operation) -> list[Layout]:
-    """The layouts an op carries: its own attribute and those of tile types it produces."""
-    found = [getattr(op, "layout", None)] + [getattr(v.type, "layout", None) for v in op.results]
-    return [lay for lay in found if lay is not None]
+def layout_of(v: Value) -> Layout | None:
+    """A tile's layout is in its type; a vector's is on the value."""
+    return v.type.layout if isinstance(v.type, TileType) else v.layout
+
+
+def check_result_layouts(op: Operation) -> None:
+    for v in op.results:
+        layout = layout_of(v)
+        if layout is not None:
+            check_layout(op, layout, v.type.shape, "tile" if isinstance(v.type, TileType) else "result")
 
 
 def written_arrays(func) -> set:
