@@ -427,6 +427,29 @@ class AtomicRMWTileOp(Operation):
 
 
 
+class ConvertLayoutOp(Operation):
+    """Redistributes a workgroup-level vector between subgroups (lowered through SLM); values are unchanged."""
+
+    name = "xetile.tile_conv_layout"
+
+    def __init__(self, v: Value, layout: Layout, loc=None):
+        super().__init__([v], [v.type], loc=loc)
+        self.result.layout = layout
+
+    def verify(self):
+        src = self.operands[0]
+        if not isinstance(src.type, VectorType):
+            raise self.error(f"operand must be a vector, got {src.type}", "tile_conv_layout converts a vector")
+
+    def format(self, p) -> str:
+        v = self.operands[0]
+        attrs = {"src_wg_map": v.layout} if v.layout is not None else {}
+        return f" {p.name(v)}{p.attr_dict(self, attrs)} : {v.type} into {self.result.type}"
+
+    def interpret(self, interp, v):
+        return v
+
+
 def layout_of(v: Value) -> Layout | None:
     """A tile's layout is in its type; a vector's is on the value."""
     return v.type.layout if isinstance(v.type, TileType) else v.layout

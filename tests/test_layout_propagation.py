@@ -1,0 +1,167 @@
+"""Layout propagation reproduces the RFCs' worked examples and keeps every kernel's numbers."""
+import re
+
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import assert_close, rand
+from xetile_jit.backend.interpreter import Interpreter
+from xetile_jit.backend.xetile_layout_propagation import default_layout, propagate_layouts
+from xetile_jit.ir.attrs import Layout
+from xetile_jit.ir.core import walk
+from xetile_jit.ir.printer import print_func
+from xetile_jit.ir.xetile_ops import ConvertLayoutOp, layout_of
+
+
+def wg(sg_layout, sg_data) -> str:
+    return str(Layout(sg_layout, sg_data))
+
+
+def propagated(kern, *args, **kwargs):
+    """A fresh trace of the kernel with layouts propagated (the launch cache keeps its own IR)."""
+    kern.cache.clear()
+    func = kern.warmup(*args, **kwargs).func
+    kern.cache.clear()
+    return propagate_layouts(func)
+
+
+def lines_with(text: str, needle: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if needle in line]
+
+
+@xetile.kernel
+def gemm(a, b, c, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    ta = xetile.init_tile(a, [m, 0], [BM, BK])
+    tb = xetile.init_tile(b, [0, n], [BK, BN])
+    acc = xetile.zeros([BM, BN], xetile.float32)
+    for k in range(0, K, BK):
+        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
+        ta = xetile.update_tile_offset(ta, [0, BK])
+        tb = xetile.update_tile_offset(tb, [BK, 0])
+    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
+
+
+def test_simple_gemm_matches_rfc_appendix_2_1():
+    a, b, c = np.zeros((256, 64), np.float16), np.zeros((64, 256), np.float16), np.zeros((256, 256), np.float32)
+    text = print_func(propagated(gemm, a, b, c, 64, BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64]))
+    mp_a, mp_b, mp_c = wg([8, 4], [32, 32]), wg([8, 4], [32, 64]), wg([8, 4], [32, 64])
+    assert f"-> !xetile.tile<256x32xf16, #xetile.tile_attr<wg = {mp_a}>>" in lines_with(text, "init_tile %a")[0]
+    assert f"-> !xetile.tile<32x256xf16, #xetile.tile_attr<wg = {mp_b}>>" in lines_with(text, "init_tile %b")[0]
+    assert f"-> !xetile.tile<256x256xf32, #xetile.tile_attr<wg = {mp_c}>>" in lines_with(text, "init_tile %c")[0]
+    assert f"{{wg_map = {mp_c}}} : vector<256x32xf16>" in lines_with(text, "tile_mma")[0]
+    assert "tile_conv_layout" not in text
+
+
+@xetile.kernel
+def gemm_bias_rowsum(a, bt, bias, c, rs, K):
+    """RFC Appendix 2.2: C = A @ transpose(BT) + broadcast(bias); rowsum(C) (summed over the column blocks)."""
+    m = xetile.program_id(0) * 256
+    n = xetile.program_id(1) * 256
+    ta = xetile.init_tile(a, [m, 0], [256, 32])
+    tbt = xetile.init_tile(bt, [n, 0], [256, 32])
+    acc = xetile.zeros([256, 256], xetile.float32)
+    for k in range(0, K, 32):
+        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.tile_transpose(xetile.load_tile(tbt), [1, 0]), acc)
+        ta = xetile.update_tile_offset(ta, [0, 32])
+        tbt = xetile.update_tile_offset(tbt, [0, 32])
+    v = acc + xetile.tile_broadcast(xetile.load_tile(xetile.init_tile(bias, [0, n], [1, 256])), [0], [256, 256])
+    xetile.store_tile(xetile.init_tile(c, [m, n], [256, 256]), v)
+    xetile.atomic_rmw_tile("add", xetile.tile_reduce("add", v, [1]), xetile.init_tile(rs, [m, 0], [256, 1]))
+
+
+def appendix_2_2_args(rng, m=512, n=512, k=64):
+    return (rand(rng, (m, k), np.float16), rand(rng, (n, k), np.float16), rand(rng, (1, n), np.float32),
+            np.zeros((m, n), np.float32), np.zeros((m, 1), np.float32), k)
+
+
+def test_transpose_broadcast_reduce_match_rfc_appendix_2_2(rng):
+    args = appendix_2_2_args(rng)
+    text = print_func(propagated(gemm_bias_rowsum, *args, sg_layout=[8, 4], sg_data=[32, 64]))
+    mp_a, mp_bt, mp_c = wg([8, 4], [32, 32]), wg([4, 8], [64, 32]), wg([8, 4], [32, 64])
+    mp_bcast, mp_reduce, mp_reduce2 = wg([8, 4], [1, 64]), wg([32, 1], [8, 1]), wg([32, 1], [8, 256])
+    assert f"wg = {mp_a}" in lines_with(text, "init_tile %a")[0]
+    assert f"wg = {mp_bt}" in lines_with(text, "init_tile %bt")[0]
+    assert f"{{wg_map = {mp_c}}}" in lines_with(text, "tile_transpose")[0]
+    assert f"wg = {mp_bcast}" in lines_with(text, "init_tile %bias")[0]
+    assert f"{{wg_map = {mp_c}}}" in lines_with(text, "tile_broadcast")[0]
+    assert f"{{src_wg_map = {mp_c}, wg_map = {mp_reduce2}}}" in lines_with(text, "tile_conv_layout")[0]
+    assert f"{{wg_map = {mp_reduce}}}" in lines_with(text, "tile_reduce")[0]
+    assert f"wg = {mp_reduce}" in lines_with(text, "init_tile %rs")[0]
+
+
+def run_ir(func, grid, args) -> None:
+    Interpreter(func).run(grid + (1,) * (3 - len(grid)), args)
+
+
+def test_propagation_keeps_the_numbers(rng):
+    a, bt, bias, c, rs, k = appendix_2_2_args(rng, m=300, n=260, k=40)
+    grid = (2, 2)
+    func = propagated(gemm_bias_rowsum, a, bt, bias, c, rs, k, sg_layout=[8, 4], sg_data=[32, 64])
+    run_ir(func, grid, [a, bt, bias, c, rs, np.int32(k)])
+    expected = a.astype(np.float32) @ bt.astype(np.float32).T + bias
+    assert_close(c, expected, np.float32, scale=40)
+    assert_close(rs, expected.sum(1, keepdims=True), np.float32, scale=4000)
+
+
+@xetile.kernel
+def softmax(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]), padding=float("-inf"))
+    e = xetile.exp(v - xetile.tile_reduce("max", v, [1]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), e / xetile.tile_reduce("add", e, [1]))
+
+
+def test_without_layouts_every_value_gets_the_one_subgroup_default():
+    x = np.zeros((16, 64), np.float32)
+    func = propagated(softmax, x, x.copy(), BM=16, BN=64)
+    layouts = {str(layout_of(v)) for op in walk(func.body) for v in op.results
+               if hasattr(v.type, "shape") and v.type.shape}
+    assert layouts == {wg([1, 1], [16, 64]), wg([1, 1], [16, 1])}
+    assert not any(isinstance(op, ConvertLayoutOp) for op in walk(func.body))
+
+
+@xetile.kernel
+def cooperative_a(a, b, c):
+    """The A tile is loaded with a layout of its own (cooperative load), so the mma operand is converted."""
+    ta = xetile.init_tile(a, [0, 0], [64, 32], layout=xetile.Layout([4, 1], [16, 32]))
+    tb = xetile.init_tile(b, [0, 0], [32, 64])
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [64, 64]), xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb)))
+
+
+def test_conflicting_layouts_meet_through_a_conversion(rng):
+    a, b, c = rand(rng, (64, 32), np.float16), rand(rng, (32, 64), np.float16), np.zeros((64, 64), np.float32)
+    func = propagated(cooperative_a, a, b, c, sg_layout=[2, 2], sg_data=[32, 32])
+    text = print_func(func)
+    assert f"{{src_wg_map = {wg([4, 1], [16, 32])}, wg_map = {wg([2, 2], [32, 32])}}}" in \
+        lines_with(text, "tile_conv_layout")[0]
+    converted = re.search(r"(%\d+) = xetile.tile_conv_layout", text).group(1)
+    assert re.search(rf"xetile.tile_mma {converted}, ", text)
+    run_ir(func, (1,), [a, b, c])
+    assert_close(c, a.astype(np.float32) @ b.astype(np.float32), np.float32, scale=32)
+
+
+@pytest.mark.parametrize("shape, subgroups, expected", [
+    ((64, 32), 4, ([4, 1], [16, 32])), ((6, 32), 4, ([1, 4], [6, 8])), ((6, 10), 4, ([4, 1], [6, 10])),
+    ((16, 16), 1, ([1, 1], [16, 16]))])
+def test_default_layout(shape, subgroups, expected):
+    assert default_layout(shape, subgroups) == Layout(*expected)
+
+
+@xetile.kernel
+def mma_then_elementwise(a, b, c, d):
+    """Every value of a 4-subgroup kernel gets 4 subgroups, also the ones tile_mma does not reach."""
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [32, 16])),
+                          xetile.load_tile(xetile.init_tile(b, [0, 0], [16, 32])))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [32, 32]), xetile.maximum(acc, 0.0))
+    xetile.store_tile(xetile.init_tile(d, [0, 0], [8, 32]), xetile.zeros([8, 32], xetile.float32) + 1.0)
+
+
+def test_unanchored_values_use_the_kernels_subgroup_count():
+    a, b = np.zeros((32, 16), np.float16), np.zeros((16, 32), np.float16)
+    c, d = np.zeros((32, 32), np.float32), np.zeros((8, 32), np.float32)
+    text = print_func(propagated(mma_then_elementwise, a, b, c, d, sg_layout=[2, 2], sg_data=[16, 16]))
+    assert f"wg = {wg([2, 2], [16, 16])}" in lines_with(text, "init_tile %c")[0]
+    assert f"wg = {wg([4, 1], [2, 32])}" in lines_with(text, "init_tile %d")[0]

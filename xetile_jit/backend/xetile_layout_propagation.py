@@ -1,0 +1,238 @@
+"""Layout propagation: XeTile IR -> XeTile IR with a layout (wg_map) on every tile and vector.
+
+Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
+- anchors: layouts the user gave (init_tile `layout=`, the tile_mma layout of the launch);
+- tile_mma: A gets sg_data [sg_m, K], B [K, sg_n], C the result's layout (same sg_layout);
+- tile_reduce: the input holds the reduced dims whole in each subgroup; the result has sg_data 1 there;
+- tile_broadcast: the input has sg_data 1 along the broadcast dims;
+- tile_transpose: sg_layout and sg_data swap;
+- values that must agree (a tile and what it loads, loop-carried and branch values, element-wise operands)
+  share one layout; where two layouts meet at a use, `tile_conv_layout` converts (RFC `convert_layout`).
+Values no rule reaches get the default layout for the kernel's subgroup count S (prod(sg_layout) of its
+layouts, 1 without any): rows split over S subgroups when S divides them, else columns, else every
+subgroup holds the whole value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..ir import core_ops as C
+from ..ir import xetile_ops as X
+from ..ir.attrs import Layout
+from ..ir.core import Block, FuncOp, Operation, Value, walk
+from ..ir.types import TileType, VectorType
+from ..ir.verifier import verify
+
+
+def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
+    data = tuple(updates.get(i, n) for i, n in enumerate(layout.sg_data))
+    return Layout(layout.sg_layout, data, order=layout.order)
+
+
+def swapped(layout: Layout) -> Layout:
+    order = None if layout.order is None else tuple(reversed(layout.order))
+    return Layout(tuple(reversed(layout.sg_layout)), tuple(reversed(layout.sg_data)), order=order)
+
+
+def default_layout(shape, subgroups: int) -> Layout:
+    rows, cols = shape
+    if rows % subgroups == 0:
+        return Layout((subgroups, 1), (rows // subgroups, cols))
+    if cols % subgroups == 0:
+        return Layout((1, subgroups), (rows, cols // subgroups))
+    return Layout((subgroups, 1), (rows, cols))
+
+
+def holds_whole(layout: Layout, dims, shape) -> bool:
+    """Each subgroup has the whole extent of `dims` (split over one subgroup, or replicated)."""
+    return all(layout.sg_layout[d] == 1 or layout.sg_data[d] == shape[d] for d in dims)
+
+
+def reduce_friendly(shape, dims, subgroups: int) -> Layout:
+    """All subgroups on the kept dim (RFC Appendix 2.2: sg_layout [32, 1], sg_data [8, 256] before a row sum)."""
+    kept = 1 - dims[0] if len(dims) == 1 else None
+    layout = [1, 1]
+    data = list(shape)
+    if kept is not None and shape[kept] % subgroups == 0:
+        layout[kept], data[kept] = subgroups, shape[kept] // subgroups
+    else:
+        layout[0] = subgroups
+    return Layout(tuple(layout), tuple(data))
+
+
+@dataclass
+class Edge:
+    """`dst` must have `rule(layout of src)`; `use` is the (op, operand index) a conversion would feed."""
+
+    src: Value
+    dst: Value
+    rule: Callable[[Layout], Layout]
+    use: tuple[Operation, int] | None = None
+
+
+class LayoutPropagation:
+    def __init__(self, func: FuncOp):
+        self.func = func
+        self.parent: dict[Value, Value] = {}
+        self.layouts: dict[Value, Layout] = {}
+        self.edges: list[Edge] = []
+        self.subgroups = 1
+
+    # ---- classes of values that share one layout ---------------------------------------------
+    def find(self, v: Value) -> Value:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def union(self, *values: Value) -> None:
+        roots = [self.find(v) for v in values if has_layout(v)]
+        for r in roots[1:]:
+            if r is not roots[0]:
+                self.parent[r] = roots[0]
+
+    def layout(self, v: Value) -> Layout | None:
+        return self.layouts.get(self.find(v))
+
+    def assign(self, v: Value, layout: Layout, op: Operation) -> None:
+        root = self.find(v)
+        current = self.layouts.get(root)
+        if current is not None and current != layout:
+            raise op.error(f"values that must share a layout get both {current} and {layout}",
+                           "loop-carried and branch values keep one layout")
+        self.layouts[root] = layout
+
+    # ---- the pass ----------------------------------------------------------------------------
+    def run(self) -> None:
+        ops = list(walk(self.func.body))
+        for op in ops:
+            self.relate(op)
+        self.seed(ops)
+        while self.propagate() or self.default_one(ops):
+            pass
+        self.insert_conversions()
+        self.write_back(ops)
+
+    def relate(self, op: Operation) -> None:
+        """Hard equalities (one layout) and soft edges (a rule; a conversion where it does not hold)."""
+        if isinstance(op, (X.LoadTileOp, X.UpdateTileOffsetOp)):
+            self.union(op.operands[0], op.result)
+        elif isinstance(op, X.AtomicRMWTileOp):
+            self.union(op.operands[1], op.result)
+            self.both_ways(op, 0, op.operands[1], same, same)
+        elif isinstance(op, X.StoreTileOp):
+            self.both_ways(op, 0, op.operands[1], same, same)
+        elif isinstance(op, (C.BinaryOp, C.UnaryOp, C.CmpOp, C.SelectOp, C.CastOp)):
+            self.union(*op.operands, op.result)
+        elif isinstance(op, C.ForOp):
+            yields = op.body.terminator.operands
+            for init, arg, yielded, result in zip(op.operands[3:], op.body.args[1:], yields, op.results):
+                self.union(init, arg, yielded, result)
+        elif isinstance(op, C.IfOp):
+            for i, result in enumerate(op.results):
+                self.union(result, *(region.block.terminator.operands[i] for region in op.regions))
+        elif isinstance(op, X.TileMMAOp):
+            self.relate_mma(op)
+        elif isinstance(op, X.TileReduceOp):
+            self.relate_reduce(op)
+        elif isinstance(op, X.TileBroadcastOp):
+            dims, shape = op.dims, op.result.type.shape
+            self.both_ways(op, 0, op.result, lambda l: with_sg_data(l, {d: 1 for d in dims}),
+                           lambda l: broadcast_result(l, dims, shape))
+        elif isinstance(op, X.TileTransposeOp):
+            self.both_ways(op, 0, op.result, swapped, swapped)
+
+    def both_ways(self, op, index: int, other: Value, to_operand, from_operand) -> None:
+        """Operand `index` of `op` relates to `other`: operand = to_operand(other), other = from_operand(operand)."""
+        operand = op.operands[index]
+        self.edges.append(Edge(other, operand, to_operand, (op, index)))
+        self.edges.append(Edge(operand, other, from_operand))
+
+    def relate_mma(self, op: X.TileMMAOp) -> None:
+        k = op.operands[0].type.shape[1]
+        self.edges.append(Edge(op.result, op.operands[0], lambda l: Layout(l.sg_layout, (l.sg_data[0], k)), (op, 0)))
+        self.edges.append(Edge(op.result, op.operands[1], lambda l: Layout(l.sg_layout, (k, l.sg_data[1])), (op, 1)))
+        if len(op.operands) == 3:
+            self.both_ways(op, 2, op.result, same, same)
+
+    def relate_reduce(self, op: X.TileReduceOp) -> None:
+        dims, shape = op.dims, op.operands[0].type.shape
+
+        def result_from_input(l: Layout) -> Layout:
+            if holds_whole(l, dims, shape):
+                return with_sg_data(l, {d: 1 for d in dims})
+            return with_sg_data(reduce_friendly(shape, dims, self.subgroups), {d: 1 for d in dims})
+
+        self.both_ways(op, 0, op.result, lambda l: with_sg_data(l, {d: shape[d] for d in dims}), result_from_input)
+
+    def seed(self, ops) -> None:
+        anchors = [(op, v, X.layout_of(v)) for op in ops for v in op.results if X.layout_of(v) is not None]
+        if anchors:
+            self.subgroups = anchors[0][2].num_subgroups
+        for op, v, layout in anchors:
+            self.assign(v, layout, op)
+
+    def propagate(self) -> bool:
+        changed = False
+        for edge in self.edges:
+            src = self.layout(edge.src)
+            if src is not None and self.layout(edge.dst) is None:
+                self.layouts[self.find(edge.dst)] = edge.rule(src)
+                changed = True
+        return changed
+
+    def default_one(self, ops) -> bool:
+        """Gives the first value without a layout the default one; propagation then goes on from it."""
+        for op in ops:
+            for v in op.results:
+                if has_layout(v) and self.layout(v) is None:
+                    self.layouts[self.find(v)] = default_layout(v.type.shape, self.subgroups)
+                    return True
+        return False
+
+    def insert_conversions(self) -> None:
+        for edge in self.edges:
+            if edge.use is None:
+                continue
+            wanted = edge.rule(self.layout(edge.src))
+            if self.layout(edge.dst) != wanted:
+                op, index = edge.use
+                convert = X.ConvertLayoutOp(op.operands[index], wanted, loc=op.loc)
+                block = self.block_of(op)
+                block.ops.insert(block.ops.index(op), convert)
+                op.operands[index] = convert.result
+
+    def block_of(self, op: Operation) -> Block:
+        blocks = [self.func.body] + [r.block for o in walk(self.func.body) for r in o.regions]
+        return next(b for b in blocks if op in b.ops)
+
+    def write_back(self, ops) -> None:
+        values = [v for op in ops for v in op.results] + [a for op in ops for r in op.regions for a in r.block.args]
+        for v in values:
+            if not has_layout(v) or isinstance(v.owner, X.ConvertLayoutOp):
+                continue
+            layout = self.layout(v)
+            if isinstance(v.type, TileType):
+                v.type = TileType(v.type.shape, v.type.dtype, v.type.order, layout)
+            else:
+                v.layout = layout
+
+
+def same(layout: Layout) -> Layout:
+    return layout
+
+
+def broadcast_result(layout: Layout, dims, shape) -> Layout:
+    return with_sg_data(layout, {d: shape[d] // layout.sg_layout[d] if shape[d] % layout.sg_layout[d] == 0
+                                 else shape[d] for d in dims})
+
+
+def has_layout(v: Value) -> bool:
+    return isinstance(v.type, (TileType, VectorType))
+
+
+def propagate_layouts(func: FuncOp) -> FuncOp:
+    """Annotates `func` in place and verifies it; returns it for chaining."""
+    LayoutPropagation(func).run()
+    verify(func)
+    return func
