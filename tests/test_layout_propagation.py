@@ -80,7 +80,8 @@ def appendix_2_2_args(rng, m=512, n=512, k=64):
 def test_transpose_broadcast_reduce_match_rfc_appendix_2_2(rng):
     args = appendix_2_2_args(rng)
     text = print_func(propagated(gemm_bias_rowsum, *args, sg_layout=[8, 4], sg_data=[32, 64]))
-    mp_a, mp_bt, mp_c = wg([8, 4], [32, 32]), wg([4, 8], [64, 32]), wg([8, 4], [32, 64])
+    mp_a, mp_c = wg([8, 4], [32, 32]), wg([8, 4], [32, 64])
+    mp_bt = str(Layout([4, 8], [64, 32], order=[0, 1]))  # the XeGPU RFC's #mp_bt
     mp_bcast, mp_reduce, mp_reduce2 = wg([8, 4], [1, 64]), wg([32, 1], [8, 1]), wg([32, 1], [8, 256])
     assert f"wg = {mp_a}" in lines_with(text, "init_tile %a")[0]
     assert f"wg = {mp_bt}" in lines_with(text, "init_tile %bt")[0]

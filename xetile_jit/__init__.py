@@ -1,4 +1,8 @@
 """xetile_jit: a Triton-like Python DSL for XeTile kernels (workgroup-level tiles) on Intel GPUs."""
+from .runtime.ocl_icd import expose_cpu_runtime
+
+expose_cpu_runtime()  # before anything imports dpctl (DESIGN 4)
+
 from .errors import CompilationError, LaunchError
 from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, constexpr, exp, exp2, full, init_tile, load_tile, log,
                            maximum, minimum, num_programs, prefetch_tile, program_id, rsqrt, sqrt, static_range,

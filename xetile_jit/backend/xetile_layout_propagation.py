@@ -5,7 +5,7 @@ Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
 - tile_mma: A gets sg_data [sg_m, K], B [K, sg_n], C the result's layout (same sg_layout);
 - tile_reduce: the input holds the reduced dims whole in each subgroup; the result has sg_data 1 there;
 - tile_broadcast: the input has sg_data 1 along the broadcast dims;
-- tile_transpose: sg_layout and sg_data swap;
+- tile_transpose: sg_layout, sg_data and order swap;
 - values that must agree (a tile and what it loads, loop-carried and branch values, element-wise operands)
   share one layout; where two layouts meet at a use, `tile_conv_layout` converts (RFC `convert_layout`).
 Values no rule reaches get the default layout for the kernel's subgroup count S (prod(sg_layout) of its
@@ -21,7 +21,7 @@ from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.attrs import Layout
 from ..ir.core import Block, FuncOp, Operation, Value, walk
-from ..ir.types import TileType, VectorType
+from ..ir.types import ROW_MAJOR, TileType, VectorType
 from ..ir.verifier import verify
 
 
@@ -31,8 +31,11 @@ def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
 
 
 def swapped(layout: Layout) -> Layout:
-    order = None if layout.order is None else tuple(reversed(layout.order))
-    return Layout(tuple(reversed(layout.sg_layout)), tuple(reversed(layout.sg_data)), order=order)
+    """The transposed layout. Reversing `order` too keeps every element on its subgroup (RFC #mp_bt), so a
+    transpose needs no data exchange between subgroups."""
+    order = tuple(reversed(layout.order or ROW_MAJOR))
+    return Layout(tuple(reversed(layout.sg_layout)), tuple(reversed(layout.sg_data)),
+                  order=None if order == ROW_MAJOR else order)
 
 
 def default_layout(shape, subgroups: int) -> Layout:

@@ -20,7 +20,11 @@ def _as_tuple(name: str, value) -> tuple[int, ...] | None:
         items = tuple(value)
     except TypeError:
         raise TypeError(f"Layout {name} must be a list of ints, got {value!r}") from None
-    if not items or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in items):
+    ints = bool(items) and all(isinstance(v, int) and not isinstance(v, bool) for v in items)
+    if name == "order":
+        if not ints or sorted(items) != list(range(len(items))):
+            raise ValueError(f"Layout order must be a permutation of the dims, got {value!r}")
+    elif not ints or not all(v > 0 for v in items):
         raise ValueError(f"Layout {name} must be a non-empty list of positive ints, got {value!r}")
     return items
 
