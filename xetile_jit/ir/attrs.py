@@ -58,6 +58,10 @@ class Layout:
     def num_subgroups(self) -> int:
         return prod(self.sg_layout)
 
-    def __str__(self) -> str:
+    def text(self, dialect: str = "xetile") -> str:
+        """`#xetile.wg_map<...>` in XeTile IR, `#xegpu.layout<...>` in XeGPU IR."""
         body = ", ".join(f"{k} = {format_list(v)}" for k, v in self.set_fields().items())
-        return f"#xetile.wg_map<{body}>"
+        return f"#xetile.wg_map<{body}>" if dialect == "xetile" else f"#xegpu.layout<{body}>"
+
+    def __str__(self) -> str:
+        return self.text()

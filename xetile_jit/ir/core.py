@@ -80,10 +80,11 @@ class FuncOp(Operation):
 
     name = "func.func"
 
-    def __init__(self, sym_name: str, arg_types, arg_names, constexprs: dict, loc=None):
+    def __init__(self, sym_name: str, arg_types, arg_names, constexprs: dict, loc=None, dialect: str = "xetile"):
         super().__init__(regions=[Region(Block(arg_types, arg_names))], loc=loc)
         self.sym_name = sym_name
         self.constexprs = dict(constexprs)
+        self.dialect = dialect  # which IR level the body is in; the printer spells layouts accordingly
 
     @property
     def body(self) -> Block:

@@ -1,6 +1,7 @@
 """Prints IR in the RFCs' MLIR-like syntax. Values get `%name` from the Python variable when known, else `%N`."""
 from __future__ import annotations
 
+from .attrs import Layout
 from .core import Block, FuncOp, Operation, Value
 from .core_ops import format_float
 
@@ -19,7 +20,8 @@ def format_attr(value) -> str:
 
 
 class Printer:
-    def __init__(self):
+    def __init__(self, dialect: str = "xetile"):
+        self.dialect = dialect
         self.names: dict[Value, str] = {}
         self.used: set[str] = set()
         self.counter = 0
@@ -48,12 +50,15 @@ class Printer:
         items = dict(attrs or {})
         vectors = [v for v in op.results if v.layout is not None]
         if len(op.results) == 1 and vectors:
-            items["wg_map"] = vectors[0].layout
+            items["wg_map" if self.dialect == "xetile" else "layout"] = vectors[0].layout
         else:
             items.update((f"layout_result_{op.results.index(v)}", v.layout) for v in vectors)
         if not items:
             return ""
-        return " {" + ", ".join(f"{k} = {v}" for k, v in items.items()) + "}"
+        return " {" + ", ".join(f"{k} = {self.attr(v)}" for k, v in items.items()) + "}"
+
+    def attr(self, value) -> str:
+        return value.text(self.dialect) if isinstance(value, Layout) else str(value)
 
     def print_op(self, op: Operation, indent: int) -> None:
         results = ""
@@ -92,4 +97,4 @@ class Printer:
 
 
 def print_func(func: FuncOp) -> str:
-    return Printer().print_func(func)
+    return Printer(func.dialect).print_func(func)

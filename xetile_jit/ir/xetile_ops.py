@@ -443,7 +443,8 @@ class ConvertLayoutOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        attrs = {"src_wg_map": v.layout} if v.layout is not None else {}
+        key = "src_wg_map" if p.dialect == "xetile" else "input_layout"
+        attrs = {key: v.layout} if v.layout is not None else {}
         return f" {p.name(v)}{p.attr_dict(self, attrs)} : {v.type} into {self.result.type}"
 
     def interpret(self, interp, v):

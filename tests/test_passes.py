@@ -1,0 +1,146 @@
+"""Every pass keeps the numbers: the same kernel runs through the numpy interpreter at each IR level."""
+import copy
+
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import assert_close, rand
+from xetile_jit.backend.interpreter import Interpreter
+from xetile_jit.backend.xetile_layout_propagation import propagate_layouts
+from xetile_jit.backend.xetile_to_xegpu import xetile_to_xegpu
+from xetile_jit.ir.printer import print_func
+from xetile_jit.ir.verifier import verify
+
+
+def to_xegpu(func):
+    func = xetile_to_xegpu(propagate_layouts(func))
+    verify(func)
+    return func
+
+
+STAGES = {"layouts": propagate_layouts, "xegpu": to_xegpu}
+
+
+@xetile.kernel
+def gemm(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr,
+         B_ORDER: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    ta = xetile.init_tile(a, [m, 0], [BM, BK])
+    tb = xetile.init_tile(b, [0, n], [BK, BN], order=B_ORDER)
+    acc = xetile.zeros([BM, BN], xetile.float32)
+    for k in range(0, K, BK):
+        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
+        ta = xetile.update_tile_offset(ta, [0, BK])
+        tb = xetile.update_tile_offset(tb, [BK, 0])
+    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
+
+
+@xetile.kernel
+def epilogue(a, bt, bias, c, rs, K, BM: xetile.constexpr, BN: xetile.constexpr):
+    """GEMM with B given transposed, a broadcast bias, a ReLU, a row sum through atomics."""
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    ta = xetile.init_tile(a, [m, 0], [BM, 16])
+    tbt = xetile.init_tile(bt, [n, 0], [BN, 16])
+    acc = xetile.zeros([BM, BN], xetile.float32)
+    for k in range(0, K, 16):
+        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.tile_transpose(xetile.load_tile(tbt), [1, 0]), acc)
+        ta = xetile.update_tile_offset(ta, [0, 16])
+        tbt = xetile.update_tile_offset(tbt, [0, 16])
+    v = xetile.maximum(acc + xetile.load_tile(xetile.init_tile(bias, [0, n], [1, BN])), 0.0)
+    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), v)
+    xetile.atomic_rmw_tile("add", xetile.tile_reduce("add", v, [1]), xetile.init_tile(rs, [m, 0], [BM, 1]))
+
+
+@xetile.kernel
+def column_major_io(x, y, z, M, N):
+    """Loads, stores and atomics through column-major views (order = [0, 1])."""
+    m = xetile.program_id(0) * 16
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [16, 32]), padding=-1.0)
+    t = xetile.init_tile(y, [m, 0], [16, 32])
+    if M > 20:
+        v = v * 2.0
+    xetile.store_tile(t, v + 1.0)
+    old = xetile.atomic_rmw_tile("max", v, xetile.init_tile(z, [m, 0], [16, 32]))
+    xetile.store_tile(xetile.update_tile_offset(t, [0, 0]), old + v)
+
+
+@xetile.kernel
+def softmax(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]), padding=float("-inf"))
+    e = xetile.exp(v - xetile.tile_reduce("max", v, [1]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), e / xetile.tile_reduce("add", e, [1]))
+
+
+def gemm_case(rng, b_order):
+    m, n, k = 70, 50, 40
+    a = rand(rng, (m, k), np.float16)
+    b = rand(rng, (k, n), np.float16) if b_order == [1, 0] else rand(rng, (n, k), np.float16).T
+    return gemm, (a, b, np.zeros((m, n), np.float32), m, n, k), dict(BM=32, BN=32, BK=16, B_ORDER=b_order,
+                                                                       sg_layout=[2, 2], sg_data=[16, 16]), (3, 2)
+
+
+def epilogue_case(rng):
+    m, n, k = 64, 64, 48
+    args = (rand(rng, (m, k), np.float16), rand(rng, (n, k), np.float16), rand(rng, (1, n), np.float32),
+            np.zeros((m, n), np.float32), np.zeros((m, 1), np.float32), k)
+    return epilogue, args, dict(BM=32, BN=32, sg_layout=[2, 4], sg_data=[16, 8]), (2, 2)
+
+
+def column_major_case(rng):
+    x = rand(rng, (40, 30), np.float32).T.copy().T  # column-major views of 30x40 logical matrices
+    y = np.zeros((40, 30), np.float32).T
+    z = rand(rng, (40, 30), np.float32).T
+    return column_major_io, (x, y, z, 30, 40), {}, (2,)
+
+
+def softmax_case(rng):
+    x = rand(rng, (40, 50), np.float32)
+    return softmax, (x, np.zeros((40, 50), np.float32)), dict(BM=16, BN=64), (3,)
+
+
+CASES = {
+    "gemm": lambda rng: gemm_case(rng, [1, 0]),
+    "gemm-bt-order01": lambda rng: gemm_case(rng, [0, 1]),
+    "epilogue": epilogue_case,
+    "column-major-io": column_major_case,
+    "softmax": softmax_case,
+}
+
+
+def run_func(func, grid, args) -> list:
+    """Runs `func` on copies of `args` (ints as i32 scalars); returns the arrays afterwards."""
+    copies = [copy.deepcopy(a) for a in args]
+    runtime = [a if isinstance(a, np.ndarray) else np.int32(a) for a in copies]
+    Interpreter(func).run(tuple(grid) + (1,) * (3 - len(grid)), runtime)
+    return [a for a in copies if isinstance(a, np.ndarray)]
+
+
+@pytest.mark.parametrize("stage", list(STAGES))
+@pytest.mark.parametrize("case", list(CASES))
+def test_stage_keeps_the_numbers(rng, case, stage):
+    kern, args, kwargs, grid = CASES[case](rng)
+    kern.cache.clear()
+    reference = run_func(kern.warmup(*args, **kwargs).func, grid, args)
+    kern.cache.clear()
+    lowered = STAGES[stage](kern.warmup(*args, **kwargs).func)
+    kern.cache.clear()
+    for got, want in zip(run_func(lowered, grid, args), reference):
+        assert_close(got, want, np.float32)
+
+
+def test_column_major_tile_becomes_a_transposed_descriptor(rng):
+    kern, args, kwargs, grid = gemm_case(rng, [0, 1])
+    kern.cache.clear()
+    text = print_func(to_xegpu(kern.warmup(*args, **kwargs).func))
+    kern.cache.clear()
+    assert "memref.transpose %b (d0, d1) -> (d1, d0) : memref<?x?xf16, strided<[1, ?]>> to " \
+           "memref<?x?xf16, strided<[?, 1]>>" in text
+    load_b = [line for line in text.splitlines() if "transpose = [1, 0]" in line]
+    assert len(load_b) == 1 and "-> vector<16x32xf16>" in load_b[0]
+    assert "!xegpu.tensor_desc<32x16xf16, #xegpu.layout<sg_layout = [2, 2], sg_data = [16, 16], order = [0, 1]>>" \
+        in load_b[0]
+    assert "xegpu.dpas" in text and "xetile." not in text

@@ -1,0 +1,131 @@
+"""Dialect conversion: builds a new function from an old one, op by op, like MLIR's 1:N conversion.
+
+A pass subclasses `Conversion` and defines `convert_<OpClassName>(op)` for the ops it rewrites; other ops
+are cloned. Each old value maps to a list of new values (one for 1:1 passes, several when a workgroup
+value becomes several subgroup pieces); scf.for and scf.if carry the flattened lists through their regions.
+"""
+from __future__ import annotations
+
+import copy
+
+from .core import Block, Builder, FuncOp, Operation, Value
+from .core_ops import ForOp, IfOp, ReturnOp, YieldOp
+
+
+def clone_op(op: Operation, operands, result_types=None) -> Operation:
+    """A copy of `op` with new operands and fresh results (same attributes; no regions)."""
+    new = copy.copy(op)
+    new.operands = list(operands)
+    types = [v.type for v in op.results] if result_types is None else result_types
+    new.results = [Value(t, new) for t in types]
+    new.regions = []
+    return new
+
+
+class Conversion:
+    dialect = "xetile"
+
+    def __init__(self, func: FuncOp):
+        self.old = func
+        arg_types = [self.convert_arg_type(a.type) for a in func.args]
+        self.new = FuncOp(func.sym_name, arg_types, [a.name_hint for a in func.args], func.constexprs, func.loc,
+                          dialect=self.dialect)
+        self.builder = Builder(self.new.body)
+        self.values: dict[Value, list[Value]] = {}
+
+    def convert_arg_type(self, t):
+        return t
+
+    def run(self) -> FuncOp:
+        for old, new in zip(self.old.args, self.new.args):
+            self.values[old] = [new]
+        self.convert_block(self.old.body)
+        return self.new
+
+    # ---- value mapping -------------------------------------------------------------------------
+    def get(self, v: Value) -> list[Value]:
+        return self.values[v]
+
+    def one(self, v: Value) -> Value:
+        (new,) = self.values[v]
+        return new
+
+    def set(self, old: Value, new) -> None:
+        self.values[old] = list(new) if isinstance(new, (list, tuple)) else [new]
+
+    def flat(self, values) -> list[Value]:
+        return [n for v in values for n in self.get(v)]
+
+    def emit(self, op_class, *args, **kwargs) -> Operation:
+        return self.builder.create(op_class, *args, **kwargs)
+
+    # ---- walking -------------------------------------------------------------------------------
+    def convert_block(self, block: Block) -> None:
+        for op in block.ops:
+            self.builder.loc = op.loc
+            getattr(self, f"convert_{type(op).__name__}", self.clone)(op)
+
+    def clone(self, op: Operation) -> None:
+        """The op itself on the mapped operands, one copy per piece when operands come in pieces."""
+        pieces = [self.get(v) for v in op.operands]
+        count = max((len(p) for p in pieces), default=1)
+        copies = []
+        for i in range(count):
+            operands = [p[i] if len(p) > 1 else p[0] for p in pieces]
+            new = clone_op(op, operands, [self.result_type(v, i) for v in op.results])
+            for old_v, new_v in zip(op.results, new.results):
+                new_v.layout = self.result_layout(old_v, i)
+            self.builder.block.ops.append(new)
+            copies.append(new)
+        for j, v in enumerate(op.results):
+            self.set(v, [c.results[j] for c in copies])
+
+    def result_type(self, v: Value, piece: int):
+        return v.type
+
+    def result_layout(self, v: Value, piece: int):
+        return v.layout
+
+    def convert_ForOp(self, op: ForOp) -> None:
+        lower, upper, step = (self.one(v) for v in op.operands[:3])
+        counts = [len(self.get(v)) for v in op.operands[3:]]
+        inits = self.flat(op.operands[3:])
+        names = [a.name_hint for a, n in zip(op.body.args[1:], counts) for _ in range(n)]
+        new = self.emit(ForOp, lower, upper, step, inits, op.body.args[0].name_hint, names)
+        for init, arg, result in zip(inits, new.body.args[1:], new.results):
+            arg.layout = result.layout = init.layout
+        self.values[op.body.args[0]] = [new.body.args[0]]
+        self.split(op.body.args[1:], new.body.args[1:], counts)
+        with self.builder.at_end_of(new.body):
+            self.convert_block(op.body)
+        self.split(op.results, new.results, counts)
+
+    def convert_IfOp(self, op: IfOp) -> None:
+        blocks = [Block(), Block()]
+        for region, block in zip(op.regions, blocks):
+            with self.builder.at_end_of(block):
+                self.convert_block(region.block)
+        yielded = blocks[0].terminator.operands
+        new = self.emit(IfOp, self.one(op.operands[0]), [v.type for v in yielded], *blocks)
+        for result, v in zip(new.results, yielded):
+            result.layout = v.layout
+        counts = [len(self.get(v)) for v in op.regions[0].block.terminator.operands]
+        self.split(op.results, new.results, counts)
+
+    def convert_ReturnOp(self, op: ReturnOp) -> None:
+        self.emit(ReturnOp)
+
+    def convert_YieldOp(self, op: YieldOp) -> None:
+        self.emit(YieldOp, self.flat(op.operands))
+
+    @staticmethod
+    def group(values, counts):
+        out, i = [], 0
+        for n in counts:
+            out.append(values[i:i + n])
+            i += n
+        return out
+
+    def split(self, olds, news, counts) -> None:
+        for old, group in zip(olds, self.group(list(news), counts)):
+            self.values[old] = group

@@ -1,0 +1,198 @@
+"""XeGPU ops (XeGPU RFC op table) and the vector ops that sit beside them.
+
+The same op classes serve the workgroup level (layouts with sg_layout/sg_data) and the subgroup level
+(after distribution). Tensor descriptors are row-major views (innermost stride 1, RFC); a column-major
+XeTile tile becomes a descriptor of the transposed matrix, read with `transpose = [1, 0]`.
+Vector ops whose semantics equal an XeTile op's reuse that op's rules and only rename it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attrs import Layout, format_list
+from .core import Operation, Value
+from .types import ROW_MAJOR, DType, MemRefType, Type, VectorType
+from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, TileMMAOp, TileRef, TileReduceOp,
+                         TileTransposeOp, check_offsets)
+
+
+@dataclass(frozen=True)
+class TensorDescType(Type):
+    shape: tuple[int, ...]
+    dtype: DType
+    layout: Layout | None = None
+
+    def __str__(self) -> str:
+        body = f"{'x'.join(map(str, self.shape))}x{self.dtype.mlir}"
+        return f"!xegpu.tensor_desc<{body}, {self.layout.text('xegpu')}>" if self.layout else \
+            f"!xegpu.tensor_desc<{body}>"
+
+
+class MemRefTransposeOp(Operation):
+    """memref.transpose: the row-major physical matrix under a column-major view."""
+
+    name = "memref.transpose"
+
+    def __init__(self, base: Value, loc=None):
+        super().__init__([base], [MemRefType(base.type.dtype, ROW_MAJOR)], loc=loc)
+
+    def verify(self):
+        if self.operands[0].type.order == ROW_MAJOR:
+            raise self.error("the source is already row-major", "memref.transpose of a column-major view")
+
+    def format(self, p) -> str:
+        return f" {p.name(self.operands[0])} (d0, d1) -> (d1, d0) : {self.operands[0].type} to {self.result.type}"
+
+    def interpret(self, interp, base):
+        return base.T
+
+
+def check_tdesc(op: Operation, t, what="operand") -> None:
+    if not isinstance(t, TensorDescType):
+        raise op.error(f"{what} must be a tensor descriptor, got {t}", "nd ops take a tensor_desc")
+
+
+class CreateNdDescOp(Operation):
+    name = "xegpu.create_nd_tdesc"
+
+    def __init__(self, base: Value, offsets, tdesc_type: TensorDescType, loc=None):
+        super().__init__([base, *offsets], [tdesc_type], loc=loc)
+
+    def verify(self):
+        base, *offsets = self.operands
+        if not isinstance(base.type, MemRefType) or base.type.order != ROW_MAJOR:
+            raise self.error(f"base must be a row-major memref, got {base.type}",
+                             "the innermost stride of the base matrix is 1")
+        check_offsets(self, offsets)
+        if self.result.type.dtype != base.type.dtype:
+            raise self.error("element type differs from the base matrix", "tensor_desc element type")
+
+    def format(self, p) -> str:
+        base, *offsets = self.operands
+        return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {self.result.type}"
+
+    def interpret(self, interp, base, row, col):
+        return TileRef(base, (int(row), int(col)), self.result.type.shape)
+
+
+class LoadNdOp(Operation):
+    """load_nd; `padding` (ours) is what out-of-bounds elements read, 0 being the hardware's own."""
+
+    name = "xegpu.load_nd"
+
+    def __init__(self, tdesc: Value, transpose=None, padding=0, loc=None):
+        shape = tdesc.type.shape[::-1] if transpose else tdesc.type.shape
+        super().__init__([tdesc], [VectorType(shape, tdesc.type.dtype)], loc=loc)
+        self.transpose = tuple(transpose) if transpose else None
+        self.padding = padding
+
+    def verify(self):
+        check_tdesc(self, self.operands[0].type)
+        if self.transpose not in (None, (1, 0)):
+            raise self.error(f"transpose {self.transpose} must be [1, 0]", "load_nd transpose")
+
+    def format(self, p) -> str:
+        t = self.operands[0]
+        attrs = {}
+        if self.transpose:
+            attrs["transpose"] = format_list(self.transpose)
+        if self.padding != 0:
+            attrs["padding"] = self.padding
+        return f" {p.name(t)}{p.attr_dict(self, attrs)} : {t.type} -> {self.result.type}"
+
+    def interpret(self, interp, tile: TileRef):
+        v = tile.load(self.padding)
+        return np.ascontiguousarray(v.T) if self.transpose else v
+
+
+class StoreNdOp(Operation):
+    name = "xegpu.store_nd"
+
+    def __init__(self, value: Value, tdesc: Value, loc=None):
+        super().__init__([value, tdesc], [], loc=loc)
+
+    def verify(self):
+        value, tdesc = self.operands
+        check_tdesc(self, tdesc.type)
+        if value.type.shape != tdesc.type.shape or value.type.dtype != tdesc.type.dtype:
+            raise self.error(f"value {value.type} does not match {tdesc.type}", "store_nd value matches the tile")
+
+    def format(self, p) -> str:
+        value, t = self.operands
+        return f" {p.name(value)}, {p.name(t)} : {value.type}, {t.type}"
+
+    def interpret(self, interp, value, tile: TileRef):
+        tile.store(value)
+
+
+class PrefetchNdOp(Operation):
+    name = "xegpu.prefetch_nd"
+
+    def __init__(self, tdesc: Value, locality: int = 3, loc=None):
+        super().__init__([tdesc], [], loc=loc)
+        self.locality = locality
+
+    def verify(self):
+        check_tdesc(self, self.operands[0].type)
+
+    def format(self, p) -> str:
+        t = self.operands[0]
+        return f" {p.name(t)} locality<{self.locality}> : {t.type}"
+
+    def interpret(self, interp, tile):
+        """A cache hint: no effect on values."""
+
+
+class UpdateNdOffsetOp(Operation):
+    name = "xegpu.update_nd_offset"
+
+    def __init__(self, tdesc: Value, offsets, loc=None):
+        super().__init__([tdesc, *offsets], [tdesc.type], loc=loc)
+
+    def verify(self):
+        check_tdesc(self, self.operands[0].type)
+        check_offsets(self, self.operands[1:])
+
+    def format(self, p) -> str:
+        t, *offsets = self.operands
+        return f" {p.name(t)}, [{', '.join(p.name(v) for v in offsets)}] : {t.type}"
+
+    def interpret(self, interp, tile: TileRef, d0, d1):
+        return TileRef(tile.base, (tile.offsets[0] + int(d0), tile.offsets[1] + int(d1)), tile.shape)
+
+
+class AtomicRMWOp(AtomicRMWTileOp):
+    """xegpu.atomic_rmw on an nd descriptor: the XeTile op's rules and semantics at the XeGPU level."""
+
+    name = "xegpu.atomic_rmw"
+
+    def verify(self):
+        value, tdesc = self.operands
+        check_tdesc(self, tdesc.type)
+        if value.type.shape != tdesc.type.shape or value.type.dtype != tdesc.type.dtype:
+            raise self.error(f"value {value.type} does not match {tdesc.type}", "atomic_rmw value matches the tile")
+
+
+class DpasOp(TileMMAOp):
+    name = "xegpu.dpas"
+
+
+class MultiReductionOp(TileReduceOp):
+    """vector.multi_reduction keeping the reduced dims as size 1 (the XeTile tile_reduce semantics)."""
+
+    name = "vector.multi_reduction"
+
+
+class VectorBroadcastOp(TileBroadcastOp):
+    name = "vector.broadcast"
+
+
+class VectorTransposeOp(TileTransposeOp):
+    name = "vector.transpose"
+
+
+class XeGPUConvertLayoutOp(ConvertLayoutOp):
+    name = "xegpu.convert_layout"
+
