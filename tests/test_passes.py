@@ -6,8 +6,9 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
-from xetile_jit.backend.interpreter import Interpreter
+from xetile_jit.backend.interpreter import run_ir
 from xetile_jit.backend.xetile_layout_propagation import propagate_layouts
+from xetile_jit.backend.xegpu_wg_to_sg import wg_to_sg
 from xetile_jit.backend.xetile_to_xegpu import xetile_to_xegpu
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.verifier import verify
@@ -19,7 +20,7 @@ def to_xegpu(func):
     return func
 
 
-STAGES = {"layouts": propagate_layouts, "xegpu": to_xegpu}
+STAGES = {"layouts": propagate_layouts, "xegpu": to_xegpu, "subgroups": lambda func: wg_to_sg(to_xegpu(func))}
 
 
 @xetile.kernel
@@ -115,7 +116,7 @@ def run_func(func, grid, args) -> list:
     """Runs `func` on copies of `args` (ints as i32 scalars); returns the arrays afterwards."""
     copies = [copy.deepcopy(a) for a in args]
     runtime = [a if isinstance(a, np.ndarray) else np.int32(a) for a in copies]
-    Interpreter(func).run(tuple(grid) + (1,) * (3 - len(grid)), runtime)
+    run_ir(func, tuple(grid) + (1,) * (3 - len(grid)), runtime)
     return [a for a in copies if isinstance(a, np.ndarray)]
 
 

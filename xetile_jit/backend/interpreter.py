@@ -6,6 +6,9 @@ It is the reference every backend is checked against and the device "numpy".
 from __future__ import annotations
 
 import itertools
+import threading
+
+import numpy as np
 
 from ..ir.core import Block, FuncOp
 from ..ir.core_ops import ReturnOp, YieldOp
@@ -38,3 +41,76 @@ class Interpreter:
             elif op.results:
                 env[op.results[0]] = out
         return []
+
+
+class Subgroup(Interpreter):
+    """One subgroup of a workgroup running subgroup-level IR; SLM buffers and the barrier are shared."""
+
+    def __init__(self, func: FuncOp, workgroup: "Workgroup", subgroup_id: int, program_id, grid):
+        super().__init__(func)
+        self.workgroup = workgroup
+        self.subgroup_id = subgroup_id
+        self.program_id = program_id
+        self.grid = grid
+
+    def barrier(self) -> None:
+        self.workgroup.barrier.wait()
+
+    def shared_buffer(self, op):
+        return self.workgroup.buffer(op)
+
+
+class Workgroup:
+    def __init__(self, subgroups: int):
+        self.barrier = threading.Barrier(subgroups)
+        self.buffers: dict = {}
+        self.lock = threading.Lock()
+
+    def buffer(self, op):
+        with self.lock:
+            if op not in self.buffers:
+                t = op.result.type
+                self.buffers[op] = np.zeros(t.shape, dtype=t.dtype.np_dtype)
+            return self.buffers[op]
+
+
+class SubgroupInterpreter:
+    """Runs subgroup-level IR: each workgroup's subgroups as threads that meet at every gpu.barrier, so
+    data exchanged through shared local memory behaves as on the device."""
+
+    def __init__(self, func: FuncOp, subgroups: int):
+        self.func = func
+        self.subgroups = subgroups
+
+    def run(self, grid: tuple[int, int, int], args) -> None:
+        for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
+            self.run_workgroup((x, y, z), grid, args)
+
+    def run_workgroup(self, program_id, grid, args) -> None:
+        workgroup = Workgroup(self.subgroups)
+        errors = []
+
+        def body(sg: int) -> None:
+            try:
+                Subgroup(self.func, workgroup, sg, program_id, grid).run_block(self.func.body, args)
+            except threading.BrokenBarrierError:
+                pass  # another subgroup failed; its error is reported
+            except Exception as e:  # noqa: BLE001 - re-raised below, in the caller's thread
+                errors.append(e)
+                workgroup.barrier.abort()
+
+        threads = [threading.Thread(target=body, args=(sg,)) for sg in range(self.subgroups)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+
+
+def run_ir(func: FuncOp, grid: tuple[int, int, int], args) -> None:
+    """Runs `func` at its level: workgroup-level IR op by op, subgroup-level IR subgroups in lockstep."""
+    if func.num_subgroups is None:
+        Interpreter(func).run(grid, args)
+    else:
+        SubgroupInterpreter(func, func.num_subgroups).run(grid, args)

@@ -85,6 +85,7 @@ class FuncOp(Operation):
         self.sym_name = sym_name
         self.constexprs = dict(constexprs)
         self.dialect = dialect  # which IR level the body is in; the printer spells layouts accordingly
+        self.num_subgroups: int | None = None  # set once the body is subgroup-level IR
 
     @property
     def body(self) -> Block:

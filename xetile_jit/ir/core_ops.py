@@ -8,7 +8,7 @@ import numpy as np
 
 from . import numeric
 from .core import Block, Operation, Region, Value
-from .types import DType, IndexType, ScalarType, Type, VectorType, i1, i32
+from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, i1, i32
 
 
 def shape_of(t: Type) -> tuple[int, ...]:
@@ -387,3 +387,45 @@ class IfOp(Operation):
 
     def interpret(self, interp, cond):
         return interp.run_block(self.regions[0 if cond else 1].block, [])
+
+
+class SubgroupIdOp(Operation):
+    """gpu.subgroup_id: the linear id of this subgroup in its workgroup (subgroup-level IR)."""
+
+    name = "gpu.subgroup_id"
+
+    def __init__(self, loc=None):
+        super().__init__(result_types=[IndexType()], loc=loc)
+
+    def format(self, p) -> str:
+        return " : index"
+
+    def interpret(self, interp):
+        return interp.subgroup_id
+
+
+class BarrierOp(Operation):
+    """gpu.barrier: every subgroup of the workgroup arrives before any goes on; orders SLM accesses."""
+
+    name = "gpu.barrier"
+
+    def format(self, p) -> str:
+        return ""
+
+    def interpret(self, interp):
+        interp.barrier()
+
+
+class SlmAllocOp(Operation):
+    """memref.alloc in shared local memory: one buffer per workgroup, seen by all its subgroups."""
+
+    name = "memref.alloc"
+
+    def __init__(self, type: SlmMemRefType, loc=None):
+        super().__init__(result_types=[type], loc=loc)
+
+    def format(self, p) -> str:
+        return f"() : {self.result.type}"
+
+    def interpret(self, interp):
+        return interp.shared_buffer(self)

@@ -87,9 +87,12 @@ class Printer:
 
     def print_func(self, func: FuncOp) -> str:
         args = ", ".join(f"{self.name(a)}: {a.type}" for a in func.args)
+        items = dict(func.constexprs)
+        if func.num_subgroups is not None:
+            items["num_subgroups"] = func.num_subgroups
         attrs = ""
-        if func.constexprs:
-            attrs = " attributes {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in func.constexprs.items()) + "}"
+        if items:
+            attrs = " attributes {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in items.items()) + "}"
         self.lines.append(f"func.func @{func.sym_name}({args}){attrs} {{")
         self.print_block(func.body, 2)
         self.lines.append("}")

@@ -131,6 +131,16 @@ class MemRefType(Type):
         return f"memref<?x?x{self.dtype.mlir}, strided<{strides}>>"
 
 
+@dataclass(frozen=True)
+class SlmMemRefType(MemRefType):
+    """A statically shaped row-major buffer in shared local memory (address space 3)."""
+
+    shape: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        return f"memref<{'x'.join(map(str, self.shape))}x{self.dtype.mlir}, 3>"
+
+
 i1 = ScalarType(bool_)
 i32 = ScalarType(int32)
 index = IndexType()

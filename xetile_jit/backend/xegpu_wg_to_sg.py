@@ -1,0 +1,265 @@
+"""Workgroup -> subgroup distribution (XeGPU RFC "workgroup to subgroup distribution rule").
+
+A workgroup-level tile or vector with layout (sg_layout L, sg_data D) over shape W becomes the pieces of
+shape D that one subgroup owns. Along dim i, the subgroup's index j_i (from its linear id, in `order`)
+owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i)): round robin; when
+L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
+Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers.
+An atomic on data that several subgroups share is done by the first of them only.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ..ir import core_ops as C
+from ..ir import xegpu_ops as G
+from ..ir.attrs import Layout
+from ..ir.conversion import Conversion, clone_op
+from ..ir.core import Block, Builder, FuncOp, Operation, Value, walk
+from ..ir.types import IndexType, SlmMemRefType, VectorType
+from ..ir.verifier import verify
+
+
+def wg_layout(v: Value) -> Layout | None:
+    return v.type.layout if isinstance(v.type, G.TensorDescType) else v.layout
+
+
+@dataclass
+class Distribution:
+    """The pieces of one (layout, shape) that the running subgroup owns."""
+
+    counts: tuple[int, int]
+    shape: tuple[int, int]
+    offsets: list[tuple[Value, Value]]   # per piece, row-major over `counts`; index values
+    wrapped: list[tuple[Value, int]]     # (start, extent) of dims where subgroups share data
+
+    def index(self, i: int, j: int) -> int:
+        return i * self.counts[1] + j
+
+    def grid(self):
+        return itertools.product(range(self.counts[0]), range(self.counts[1]))
+
+
+class WgToSg(Conversion):
+    dialect = "xegpu"
+
+    def __init__(self, func: FuncOp):
+        super().__init__(func)
+        layouts = [wg_layout(v) for op in walk(func.body) for v in op.results if wg_layout(v) is not None]
+        self.subgroups = layouts[0].num_subgroups if layouts else 1
+        self.prologue = Block()
+        self.early = Builder(self.prologue)
+        self.sg_id = self.early.create(C.SubgroupIdOp).result
+        self.constants: dict = {}  # index constants and prologue arithmetic, each emitted once
+        self.indices: dict = {}
+        self.distributions: dict = {}
+        self.used = {v for op in walk(func.body) for v in op.operands}
+
+    def run(self) -> FuncOp:
+        super().run()
+        self.new.body.ops[0:0] = self.prologue.ops
+        self.new.num_subgroups = self.subgroups
+        return self.new
+
+
+    # ---- index arithmetic in the prologue (it only depends on the subgroup id) -----------------
+    def const(self, n: int) -> Value:
+        if n not in self.constants:
+            self.constants[n] = self.early.create(C.ConstantOp, n, IndexType()).result
+        return self.constants[n]
+
+    def early_op(self, name: str, a: Value, b: int) -> Value:
+        """`a <name> b` in the prologue, computed once however many distributions need it."""
+        key = (name, a, b)
+        if key not in self.constants:
+            self.constants[key] = self.early.create(C.BinaryOp, name, a, self.const(b)).result
+        return self.constants[key]
+
+    def distribution(self, layout: Layout, shape) -> Distribution:
+        key = (layout, tuple(shape))
+        if key not in self.distributions:
+            self.distributions[key] = self.distribute(layout, tuple(shape))
+        return self.distributions[key]
+
+    def subgroup_index(self, layout: Layout) -> list[Value]:
+        """The subgroup's 2-D index in sg_layout; `order` lists the fastest-changing dim first."""
+        (l0, l1), order = layout.sg_layout, layout.order or (1, 0)
+        key = (layout.sg_layout, order)
+        if key not in self.indices:
+            if order == (1, 0):
+                self.indices[key] = [self.early_op("arith.divsi", self.sg_id, l1),
+                                     self.early_op("arith.remsi", self.sg_id, l1)]
+            else:
+                self.indices[key] = [self.early_op("arith.remsi", self.sg_id, l0),
+                                     self.early_op("arith.divsi", self.sg_id, l0)]
+        return self.indices[key]
+
+    def distribute(self, layout: Layout, shape) -> Distribution:
+        counts, starts, wrapped = [], [], []
+        for j, n_sg, d, w in zip(self.subgroup_index(layout), layout.sg_layout, layout.sg_data, shape):
+            unit = n_sg * d
+            counts.append(max(1, w // unit))
+            starts.append(self.early_op("arith.muli", j, d))
+            if unit > w:
+                wrapped.append((starts[-1], w))
+        offsets = []
+        for r0, r1 in itertools.product(range(counts[0]), range(counts[1])):
+            offsets.append(tuple(self.piece_offset(s, r, n_sg * d, w) for s, r, n_sg, d, w in
+                                 zip(starts, (r0, r1), layout.sg_layout, layout.sg_data, shape)))
+        return Distribution(tuple(counts), tuple(layout.sg_data), offsets, wrapped)
+
+    def piece_offset(self, start: Value, round: int, unit: int, extent: int) -> Value:
+        """start + round * unit, wrapped into the tile only where the assignment can pass its end."""
+        offset = self.early_op("arith.addi", start, round * unit) if round else start
+        return self.early_op("arith.remsi", offset, extent) if unit > extent else offset
+
+    def owner(self, dist: Distribution) -> Value:
+        """i1: this subgroup is the first of those that share the data (its start lies inside the tile)."""
+        flag = None
+        for start, extent in dist.wrapped:
+            first = self.early.create(C.CmpOp, "arith.cmpi", "slt", start, self.const(extent)).result
+            flag = first if flag is None else self.early.create(C.BinaryOp, "arith.andi", flag, first).result
+        return flag
+
+    def dist_of(self, v: Value) -> Distribution:
+        layout = wg_layout(v)
+        if layout is None:
+            raise NotImplementedError(f"wg-to-sg: {v.type} has no layout; run layout propagation first")
+        return self.distribution(layout, v.type.shape)
+
+    # ---- generic ops ---------------------------------------------------------------------------
+    def clone(self, op: Operation) -> None:
+        vectors = [v for v in op.results if isinstance(v.type, VectorType)]
+        if not vectors:
+            return super().clone(op)
+        dist = self.dist_of(vectors[0])
+        pieces = [self.get(v) for v in op.operands]
+        outs = []
+        for k in range(len(dist.offsets)):
+            operands = [p[k] if len(p) > 1 else p[0] for p in pieces]
+            outs.append(self.piece(op, operands, dist))
+        for j, v in enumerate(op.results):
+            self.set(v, [o.results[j] for o in outs])
+
+    def piece(self, op: Operation, operands, dist: Distribution) -> Operation:
+        """`op` on one piece of its operands; vector results take the piece shape."""
+        types = [VectorType(dist.shape, v.type.dtype) if isinstance(v.type, VectorType) else v.type
+                 for v in op.results]
+        new = clone_op(op, operands, types)
+        self.builder.block.ops.append(new)
+        return new
+
+    def result_type(self, v: Value, piece: int):
+        return v.type
+
+    def result_layout(self, v: Value, piece: int):
+        return None
+
+    # ---- memory ----------------------------------------------------------------------------------
+    def convert_CreateNdDescOp(self, op: G.CreateNdDescOp) -> None:
+        base, *offsets = (self.one(v) for v in op.operands)
+        dist = self.dist_of(op.result)
+        tdesc = G.TensorDescType(dist.shape, op.result.type.dtype)
+        pieces = []
+        for piece in dist.offsets:
+            at = [self.add_index(wg, sg) for wg, sg in zip(offsets, piece)]
+            pieces.append(self.emit(G.CreateNdDescOp, base, at, tdesc).result)
+        self.set(op.result, pieces)
+
+    def add_index(self, a: Value, b: Value) -> Value:
+        if isinstance(a.owner, C.ConstantOp) and a.owner.value == 0:
+            return b
+        return self.emit(C.BinaryOp, "arith.addi", a, b).result
+
+    def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
+        tiles = self.get(op.operands[0])
+        src = self.dist_of(op.operands[0])
+        out = self.dist_of(op.result)
+        loads = []
+        for i, j in out.grid():
+            tile = tiles[src.index(j, i) if op.transpose else src.index(i, j)]
+            loads.append(self.emit(G.LoadNdOp, tile, op.transpose, op.padding).result)
+        self.set(op.result, loads)
+
+    def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
+        for value, tile in zip(self.get(op.operands[0]), self.get(op.operands[1])):
+            self.emit(G.StoreNdOp, value, tile)
+
+    def convert_PrefetchNdOp(self, op: G.PrefetchNdOp) -> None:
+        for tile in self.get(op.operands[0]):
+            self.emit(G.PrefetchNdOp, tile, op.locality)
+
+    def convert_UpdateNdOffsetOp(self, op: G.UpdateNdOffsetOp) -> None:
+        deltas = [self.one(v) for v in op.operands[1:]]
+        self.set(op.result, [self.emit(G.UpdateNdOffsetOp, t, deltas).result for t in self.get(op.operands[0])])
+
+    def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
+        dist = self.dist_of(op.operands[1])
+        if not dist.wrapped:
+            return self.clone(op)
+        if op.result in self.used:
+            raise NotImplementedError("atomic_rmw_tile whose old values are used, on data several subgroups "
+                                      "share (a layout with sg_layout x sg_data beyond the tile)")
+        then_block = Block()
+        with self.builder.at_end_of(then_block):
+            for value, tile in zip(self.get(op.operands[0]), self.get(op.operands[1])):
+                self.emit(G.AtomicRMWOp, op.kind, value, tile)
+            self.emit(C.YieldOp, [])
+        else_block = Block()
+        else_block.ops.append(C.YieldOp([], loc=op.loc))
+        self.emit(C.IfOp, self.owner(dist), [], then_block, else_block)
+        self.set(op.result, [])
+
+    # ---- compute -----------------------------------------------------------------------------
+    def convert_DpasOp(self, op: G.DpasOp) -> None:
+        a, b, *c = (self.get(v) for v in op.operands)
+        out = self.dist_of(op.result)
+        if len(a) != out.counts[0] or len(b) != out.counts[1]:
+            raise NotImplementedError("dpas whose K dimension is split between subgroups")
+        piece = VectorType(out.shape, op.result.type.dtype)
+        results = [self.emit(G.DpasOp, a[i], b[j], c[0][out.index(i, j)] if c else None, piece).result
+                   for i, j in out.grid()]
+        self.set(op.result, results)
+
+    def pieces_from(self, op, source_index) -> None:
+        """Each result piece from the source piece `source_index(i, j)` of operand 0."""
+        src, out = self.dist_of(op.operands[0]), self.dist_of(op.result)
+        inputs = self.get(op.operands[0])
+        results = [self.piece(op, [inputs[src.index(*source_index(i, j))]], out).result for i, j in out.grid()]
+        self.set(op.result, results)
+
+    def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
+        src = self.dist_of(op.operands[0])
+        if any(src.counts[d] != 1 for d in op.dims):
+            raise NotImplementedError("a reduction over a dimension split between subgroups; convert its layout")
+        self.pieces_from(op, lambda i, j: (0 if 0 in op.dims else i, 0 if 1 in op.dims else j))
+
+    def convert_VectorBroadcastOp(self, op: G.VectorBroadcastOp) -> None:
+        self.pieces_from(op, lambda i, j: (0 if 0 in op.dims else i, 0 if 1 in op.dims else j))
+
+    def convert_VectorTransposeOp(self, op: G.VectorTransposeOp) -> None:
+        self.pieces_from(op, lambda i, j: (j, i))
+
+    def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
+        """Through SLM: every subgroup stores what it has, then loads what it needs."""
+        v = op.operands[0]
+        slm = self.early.create(C.SlmAllocOp, SlmMemRefType(v.type.dtype, shape=v.type.shape)).result
+        src, out = self.dist_of(v), self.dist_of(op.result)
+        for value, offsets in zip(self.get(v), src.offsets):
+            tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(src.shape, v.type.dtype)).result
+            self.emit(G.StoreNdOp, value, tile)
+        self.emit(C.BarrierOp)
+        loads = []
+        for offsets in out.offsets:
+            tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(out.shape, v.type.dtype)).result
+            loads.append(self.emit(G.LoadNdOp, tile).result)
+        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
+        self.set(op.result, loads)
+
+
+def wg_to_sg(func: FuncOp) -> FuncOp:
+    new = WgToSg(func).run()
+    verify(new)
+    return new
+
