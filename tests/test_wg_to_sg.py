@@ -1,0 +1,95 @@
+"""Workgroup -> subgroup distribution follows the RFC's rule: which subgroup owns which rows and columns."""
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import assert_close, rand
+from xetile_jit.backend.interpreter import Interpreter, run_ir
+from xetile_jit.backend.xegpu_wg_to_sg import WgToSg
+from xetile_jit.backend.xetile_layout_propagation import propagate_layouts
+from xetile_jit.backend.xetile_to_xegpu import xetile_to_xegpu
+from xetile_jit.ir.verifier import verify
+
+
+@xetile.kernel
+def copy_tile(x, y, SHAPE: xetile.constexpr, SG_LAYOUT: xetile.constexpr, SG_DATA: xetile.constexpr,
+              ORDER: xetile.constexpr):
+    layout = xetile.Layout(SG_LAYOUT, SG_DATA, order=ORDER)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], SHAPE, layout=layout))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], SHAPE, layout=layout), v)
+
+
+def piece_offsets(shape, sg_layout, sg_data, order=None):
+    """{subgroup id: [(row, col) of each piece]} as the distributed IR computes them."""
+    x = np.zeros(shape, np.float32)
+    copy_tile.cache.clear()
+    func = xetile_to_xegpu(propagate_layouts(copy_tile.warmup(x, x.copy(), SHAPE=shape, SG_LAYOUT=sg_layout,
+                                                              SG_DATA=sg_data, ORDER=order).func))
+    copy_tile.cache.clear()
+    conversion = WgToSg(func)
+    conversion.run()
+    (dist,) = conversion.distributions.values()
+    result = {}
+    for sg in range(conversion.subgroups):
+        interp = Interpreter(conversion.new)
+        interp.subgroup_id = sg
+        interp.run_block(conversion.prologue, [])
+        result[sg] = [tuple(int(interp.env[v]) for v in piece) for piece in dist.offsets]
+    return result
+
+
+def test_rfc_table_sg_layout_2x2_sg_data_32x128():
+    """XeTile RFC: a 128x128 tile over sg_layout [2, 2], sg_data [32, 128]."""
+    assert piece_offsets((128, 128), [2, 2], [32, 128]) == {
+        0: [(0, 0), (64, 0)], 1: [(0, 0), (64, 0)], 2: [(32, 0), (96, 0)], 3: [(32, 0), (96, 0)]}
+
+
+def test_rfc_example_split_rows_broadcast_columns():
+    """XeGPU RFC: a 64x16 tile over sg_layout [4, 8], sg_data [16, 16]: rows split by 4, columns shared by 8."""
+    offsets = piece_offsets((64, 16), [4, 8], [16, 16])
+    assert all(offsets[sg] == [(16 * (sg // 8), 0)] for sg in range(32))
+
+
+def test_round_robin_over_several_rounds():
+    offsets = piece_offsets((64, 32), [2, 2], [8, 16])
+    assert offsets[0] == [(0, 0), (16, 0), (32, 0), (48, 0)]
+    assert offsets[3] == [(8, 16), (24, 16), (40, 16), (56, 16)]
+
+
+def test_order_0_1_linearizes_column_major():
+    """XeGPU RFC: with order [0, 1] subgroup ids run down the columns of sg_layout."""
+    offsets = piece_offsets((32, 32), [4, 4], [8, 8], order=[0, 1])
+    assert offsets[1] == [(8, 0)] and offsets[4] == [(0, 8)]
+
+
+@pytest.mark.parametrize("sg_layout, sg_data", [([2, 2], [32, 128]), ([4, 8], [16, 16]), ([2, 2], [8, 16]),
+                                                ([4, 4], [8, 8])])
+def test_every_element_is_copied(rng, sg_layout, sg_data):
+    shape = (128, 128) if sg_data[1] == 128 else (64, 32)
+    x, y = rand(rng, shape, np.float32), np.zeros(shape, np.float32)
+    copy_tile.cache.clear()
+    func = xetile_to_xegpu(propagate_layouts(copy_tile.warmup(x, y, SHAPE=shape, SG_LAYOUT=sg_layout,
+                                                              SG_DATA=sg_data, ORDER=None).func))
+    copy_tile.cache.clear()
+    sg_func = WgToSg(func).run()
+    verify(sg_func)
+    run_ir(sg_func, (1, 1, 1), [x, y])
+    np.testing.assert_array_equal(y, x)
+
+
+@xetile.kernel
+def shared_atomic(x, z):
+    """The [32, 32] tile's columns are held by two subgroups each: the atomic must still add once."""
+    layout = xetile.Layout([2, 2], [16, 32])
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=layout))
+    xetile.atomic_rmw_tile("add", v, xetile.init_tile(z, [0, 0], [32, 32], layout=layout))
+
+
+def test_atomic_on_shared_data_is_done_once(rng):
+    x, z = rand(rng, (32, 32), np.float32), rand(rng, (32, 32), np.float32)
+    expected = z + x
+    shared_atomic.cache.clear()
+    func = WgToSg(xetile_to_xegpu(propagate_layouts(shared_atomic.warmup(x, z).func))).run()
+    shared_atomic.cache.clear()
+    run_ir(func, (1, 1, 1), [x, z])
+    assert_close(z, expected)
