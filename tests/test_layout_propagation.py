@@ -7,7 +7,8 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from xetile_jit.backend.interpreter import Interpreter
-from xetile_jit.backend.xetile_layout_propagation import default_layout, propagate_layouts
+from xetile_jit.backend.pipeline import lower
+from xetile_jit.backend.xetile_layout_propagation import default_layout
 from xetile_jit.ir.attrs import Layout
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
@@ -19,11 +20,7 @@ def wg(sg_layout, sg_data) -> str:
 
 
 def propagated(kern, *args, **kwargs):
-    """A fresh trace of the kernel with layouts propagated (the launch cache keeps its own IR)."""
-    kern.cache.clear()
-    func = kern.warmup(*args, **kwargs).func
-    kern.cache.clear()
-    return propagate_layouts(func)
+    return lower(kern.warmup(*args, **kwargs).func, "xetile-layouts")["xetile-layouts"]
 
 
 def lines_with(text: str, needle: str) -> list[str]:

@@ -7,20 +7,8 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from xetile_jit.backend.interpreter import run_ir
-from xetile_jit.backend.xetile_layout_propagation import propagate_layouts
-from xetile_jit.backend.xegpu_wg_to_sg import wg_to_sg
-from xetile_jit.backend.xetile_to_xegpu import xetile_to_xegpu
+from xetile_jit.backend.pipeline import STAGE_NAMES, lower
 from xetile_jit.ir.printer import print_func
-from xetile_jit.ir.verifier import verify
-
-
-def to_xegpu(func):
-    func = xetile_to_xegpu(propagate_layouts(func))
-    verify(func)
-    return func
-
-
-STAGES = {"layouts": propagate_layouts, "xegpu": to_xegpu, "subgroups": lambda func: wg_to_sg(to_xegpu(func))}
 
 
 @xetile.kernel
@@ -120,24 +108,20 @@ def run_func(func, grid, args) -> list:
     return [a for a in copies if isinstance(a, np.ndarray)]
 
 
-@pytest.mark.parametrize("stage", list(STAGES))
 @pytest.mark.parametrize("case", list(CASES))
-def test_stage_keeps_the_numbers(rng, case, stage):
+def test_every_stage_keeps_the_numbers(rng, case):
     kern, args, kwargs, grid = CASES[case](rng)
-    kern.cache.clear()
-    reference = run_func(kern.warmup(*args, **kwargs).func, grid, args)
-    kern.cache.clear()
-    lowered = STAGES[stage](kern.warmup(*args, **kwargs).func)
-    kern.cache.clear()
-    for got, want in zip(run_func(lowered, grid, args), reference):
-        assert_close(got, want, np.float32)
+    func = kern.warmup(*args, **kwargs).func
+    reference = run_func(func, grid, args)
+    for stage, lowered in lower(func).items():
+        for got, want in zip(run_func(lowered, grid, args), reference):
+            assert_close(got, want, np.float32)
+    assert list(lower(func)) == STAGE_NAMES
 
 
 def test_column_major_tile_becomes_a_transposed_descriptor(rng):
     kern, args, kwargs, grid = gemm_case(rng, [0, 1])
-    kern.cache.clear()
-    text = print_func(to_xegpu(kern.warmup(*args, **kwargs).func))
-    kern.cache.clear()
+    text = print_func(lower(kern.warmup(*args, **kwargs).func, "xegpu-wg")["xegpu-wg"])
     assert "memref.transpose %b (d0, d1) -> (d1, d0) : memref<?x?xf16, strided<[1, ?]>> to " \
            "memref<?x?xf16, strided<[?, 1]>>" in text
     load_b = [line for line in text.splitlines() if "transpose = [1, 0]" in line]

@@ -5,10 +5,8 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from xetile_jit.backend.interpreter import Interpreter, run_ir
+from xetile_jit.backend.pipeline import lower
 from xetile_jit.backend.xegpu_wg_to_sg import WgToSg
-from xetile_jit.backend.xetile_layout_propagation import propagate_layouts
-from xetile_jit.backend.xetile_to_xegpu import xetile_to_xegpu
-from xetile_jit.ir.verifier import verify
 
 
 @xetile.kernel
@@ -22,11 +20,8 @@ def copy_tile(x, y, SHAPE: xetile.constexpr, SG_LAYOUT: xetile.constexpr, SG_DAT
 def piece_offsets(shape, sg_layout, sg_data, order=None):
     """{subgroup id: [(row, col) of each piece]} as the distributed IR computes them."""
     x = np.zeros(shape, np.float32)
-    copy_tile.cache.clear()
-    func = xetile_to_xegpu(propagate_layouts(copy_tile.warmup(x, x.copy(), SHAPE=shape, SG_LAYOUT=sg_layout,
-                                                              SG_DATA=sg_data, ORDER=order).func))
-    copy_tile.cache.clear()
-    conversion = WgToSg(func)
+    func = copy_tile.warmup(x, x.copy(), SHAPE=shape, SG_LAYOUT=sg_layout, SG_DATA=sg_data, ORDER=order).func
+    conversion = WgToSg(lower(func, "xegpu-wg")["xegpu-wg"])
     conversion.run()
     (dist,) = conversion.distributions.values()
     result = {}
@@ -67,13 +62,8 @@ def test_order_0_1_linearizes_column_major():
 def test_every_element_is_copied(rng, sg_layout, sg_data):
     shape = (128, 128) if sg_data[1] == 128 else (64, 32)
     x, y = rand(rng, shape, np.float32), np.zeros(shape, np.float32)
-    copy_tile.cache.clear()
-    func = xetile_to_xegpu(propagate_layouts(copy_tile.warmup(x, y, SHAPE=shape, SG_LAYOUT=sg_layout,
-                                                              SG_DATA=sg_data, ORDER=None).func))
-    copy_tile.cache.clear()
-    sg_func = WgToSg(func).run()
-    verify(sg_func)
-    run_ir(sg_func, (1, 1, 1), [x, y])
+    func = copy_tile.warmup(x, y, SHAPE=shape, SG_LAYOUT=sg_layout, SG_DATA=sg_data, ORDER=None).func
+    run_ir(lower(func)["xegpu-sg"], (1, 1, 1), [x, y])
     np.testing.assert_array_equal(y, x)
 
 
@@ -88,8 +78,5 @@ def shared_atomic(x, z):
 def test_atomic_on_shared_data_is_done_once(rng):
     x, z = rand(rng, (32, 32), np.float32), rand(rng, (32, 32), np.float32)
     expected = z + x
-    shared_atomic.cache.clear()
-    func = WgToSg(xetile_to_xegpu(propagate_layouts(shared_atomic.warmup(x, z).func))).run()
-    shared_atomic.cache.clear()
-    run_ir(func, (1, 1, 1), [x, z])
+    run_ir(lower(shared_atomic.warmup(x, z).func)["xegpu-sg"], (1, 1, 1), [x, z])
     assert_close(z, expected)

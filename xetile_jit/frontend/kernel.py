@@ -18,7 +18,7 @@ from ..ir.core_ops import ReturnOp
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
-from ..runtime.args import ArraySpec, classify, runtime_value
+from ..runtime.args import classify, runtime_value
 from ..runtime.device import NUMPY, resolve_device
 from .dsl import constexpr
 from .semantic import Semantic

@@ -1,0 +1,38 @@
+"""The lowering pipeline (DESIGN 2): one function per stage, run in order; every stage's output is
+verified, and printed to stderr when XETILE_DUMP_IR=1."""
+from __future__ import annotations
+
+import copy
+import os
+import sys
+
+from ..ir.core import FuncOp
+from ..ir.printer import print_func
+from ..ir.verifier import verify
+from .xegpu_wg_to_sg import wg_to_sg
+from .xetile_layout_propagation import propagate_layouts
+from .xetile_to_xegpu import xetile_to_xegpu
+
+STAGES = [
+    ("xetile-layouts", propagate_layouts),
+    ("xegpu-wg", xetile_to_xegpu),
+    ("xegpu-sg", wg_to_sg),
+]
+STAGE_NAMES = [name for name, _ in STAGES]
+
+
+def lower(func: FuncOp, until: str = STAGE_NAMES[-1]) -> dict[str, FuncOp]:
+    """The IR after each stage up to `until`, by stage name; `func` itself is left as it was."""
+    if until not in STAGE_NAMES:
+        raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
+    results = {}
+    current = copy.deepcopy(func)
+    for name, stage in STAGES:
+        current = stage(current)
+        verify(current)
+        results[name] = current
+        if os.environ.get("XETILE_DUMP_IR") == "1":
+            print(f"// -----// {name}: {func.sym_name} //----- //\n{print_func(current)}", file=sys.stderr)
+        if name == until:
+            break
+    return results

@@ -1,0 +1,39 @@
+"""Targets as data (DESIGN 3): subgroup size, DPAS shapes, 2D block-IO limits. The passes read them.
+
+DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction),
+N the subgroup size (columns of B and C), K from the builtin (reference note §1). Block-IO limits are
+PVC's (reference note §6): a load block is at most 64 bytes wide (width x element size x array length)
+and 32 rows high, a store block 64 bytes wide and 8 rows high.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
+    return {"f16": (8, subgroup, 16), "bf16": (8, subgroup, 16), "f32": (8, subgroup, 8),
+            "i8": (8, subgroup, 32), "ui8": (8, subgroup, 32)}
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    subgroup_size: int
+    dpas: dict = field(hash=False)
+    block_io: bool
+    max_load_width_bytes: int = 64
+    max_load_rows: int = 32
+    max_store_rows: int = 8
+    slm_bytes: int = 128 * 1024
+    grf_count: int = 128
+
+    def dpas_shape(self, dtype) -> tuple[int, int, int]:
+        return self.dpas[dtype.mlir]
+
+
+TARGETS = {
+    "xe-hpc": Target("xe-hpc", 16, dpas_shapes(16), block_io=True),
+    "xe2": Target("xe2", 16, dpas_shapes(16), block_io=True),
+    "xe-hpg": Target("xe-hpg", 8, dpas_shapes(8), block_io=False, slm_bytes=64 * 1024),
+    "cpu": Target("cpu", 16, dpas_shapes(16), block_io=True),
+}
