@@ -3,6 +3,12 @@
 Arrays are 2-D with unit stride along one dim: row-major (stride 1 along dim 1) or column-major views such
 as `bt.T` (stride 1 along dim 0), which `order=[0, 1]` tiles read (RFC Appendix 1). A row pitch larger
 than the width is fine. Python ints are i32 (i64 when they do not fit), floats f32, bools i1.
+
+Array arguments (DESIGN 1) are numpy arrays, USM arrays (objects with `__sycl_usm_array_interface__`, such as
+dpnp arrays: dtype from its typestr, memory order from its strides, which are in elements and None when
+C-contiguous) and DLPack producers, imported as numpy arrays (`np.from_dlpack`) when they live on the host and as
+USM arrays (`dpnp.tensor.from_dlpack`; dpctl 0.22 moved dpctl.tensor into dpnp) when they live on a SYCL device.
+All three classify alike. The numpy interpreter runs on host arrays only.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from ..ir.types import (ALL_DTYPES, COL_MAJOR, ROW_MAJOR, DType, MemRefType, Sca
                         float32, int32, int64)
 
 SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
+DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
 
 
 @dataclass(frozen=True)
@@ -34,25 +41,73 @@ class ScalarSpec:
         return ScalarType(self.dtype)
 
 
-def array_order(name: str, a: np.ndarray) -> tuple[int, int]:
-    item = a.itemsize
-    (rows, cols), (s0, s1) = a.shape, a.strides
+def array_order(name: str, shape: tuple[int, int], strides: tuple[int, int], item: int) -> tuple[int, int]:
+    """The memory order of a 2-D array from its strides in bytes."""
+    (rows, cols), (s0, s1) = shape, strides
     if (s1 == item or cols <= 1) and s0 >= cols * item:
         return ROW_MAJOR
     if (s0 == item or rows <= 1) and s1 >= rows * item:
         return COL_MAJOR
     raise LaunchError(f"argument '{name}': a 2-D array needs unit stride along one dimension (row- or "
-                      f"column-major, no overlap); got strides {a.strides} for shape {a.shape} "
+                      f"column-major, no overlap); got strides {strides} for shape {shape} "
                       f"(itemsize {item}); pass np.ascontiguousarray(...)")
 
 
-def classify_array(name: str, a: np.ndarray) -> ArraySpec:
-    if a.ndim != 2:
-        raise LaunchError(f"argument '{name}': expected a 2-D array, got shape {a.shape}")
-    dtype = dtype_of_numpy(a.dtype)
+def usm_interface(value) -> dict | None:
+    return getattr(value, "__sycl_usm_array_interface__", None)
+
+
+def usm_strides(usm: dict) -> tuple[int, ...]:
+    """The strides of a USM array in elements (the interface gives None for a C-contiguous array)."""
+    if usm.get("strides") is not None:
+        return tuple(usm["strides"])
+    shape = usm["shape"]
+    return tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+
+
+def import_dlpack(name: str, value):
+    """A DLPack producer as a numpy array (on the host) or a USM array (on a SYCL device), sharing its memory."""
+    device_type = value.__dlpack_device__()[0]
+    if device_type == DLPACK_CPU:
+        return np.from_dlpack(value)
+    if device_type != DLPACK_ONEAPI:
+        raise LaunchError(f"argument '{name}': DLPack device type {device_type} is neither the host ({DLPACK_CPU}) "
+                          f"nor a SYCL device ({DLPACK_ONEAPI})")
+    try:
+        from dpnp.tensor import from_dlpack
+    except ImportError:
+        raise LaunchError(f"argument '{name}': a DLPack array on a SYCL device needs dpnp (pip install dpnp)") from None
+    return from_dlpack(value)
+
+
+def as_array(name: str, value):
+    """An array argument as a numpy array or a USM array: DLPack producers imported, the others as they are."""
+    if isinstance(value, np.ndarray) or usm_interface(value) is not None:
+        return value
+    return import_dlpack(name, value)
+
+
+def is_array(value) -> bool:
+    return isinstance(value, np.ndarray) or usm_interface(value) is not None or hasattr(value, "__dlpack__")
+
+
+def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
+    """Shape, strides in bytes and dtype of a numpy or USM array."""
+    if isinstance(array, np.ndarray):
+        return array.shape, array.strides, array.dtype
+    usm = usm_interface(array)
+    dtype = np.dtype(usm["typestr"])
+    return tuple(usm["shape"]), tuple(s * dtype.itemsize for s in usm_strides(usm)), dtype
+
+
+def classify_array(name: str, array) -> ArraySpec:
+    shape, strides, np_dtype = array_layout(array)
+    if len(shape) != 2:
+        raise LaunchError(f"argument '{name}': expected a 2-D array, got shape {shape}")
+    dtype = dtype_of_numpy(np_dtype)
     if dtype is None:
-        raise LaunchError(f"argument '{name}': dtype {a.dtype} is not supported (supported: {SUPPORTED})")
-    return ArraySpec(dtype, array_order(name, a))
+        raise LaunchError(f"argument '{name}': dtype {np_dtype} is not supported (supported: {SUPPORTED})")
+    return ArraySpec(dtype, array_order(name, shape, strides, np_dtype.itemsize))
 
 
 def scalar_dtype(name: str, x) -> DType:
@@ -75,15 +130,26 @@ def scalar_dtype(name: str, x) -> DType:
 
 
 def classify(name: str, value):
-    if isinstance(value, np.ndarray):
-        return classify_array(name, value)
     if isinstance(value, (bool, int, float, np.generic)):
         return ScalarSpec(scalar_dtype(name, value))
-    raise LaunchError(f"argument '{name}': expected a 2-D numpy array or a number, got {type(value).__name__}")
+    if is_array(value):
+        return classify_array(name, as_array(name, value))
+    raise LaunchError(f"argument '{name}': expected a 2-D numpy array or a number, got {type(value).__name__} "
+                      "(USM arrays such as dpnp arrays and DLPack producers are arrays too)")
 
 
 def runtime_value(spec, value):
-    """What the interpreter receives: the array itself (written in place) or a typed numpy scalar."""
+    """What the interpreter receives: a host array (written in place) or a typed numpy scalar."""
     if isinstance(spec, ArraySpec):
-        return value
+        return host_array(value)
     return spec.dtype.np_dtype.type(value)
+
+
+def host_array(value) -> np.ndarray:
+    """An array argument in host memory, shared with the argument; device memory is a LaunchError."""
+    if isinstance(value, np.ndarray):
+        return value
+    if usm_interface(value) is not None or value.__dlpack_device__()[0] != DLPACK_CPU:
+        raise LaunchError(f"the numpy interpreter runs on host arrays, not on device memory ({type(value).__name__}); "
+                          "launch on a SYCL device or pass numpy arrays")
+    return np.from_dlpack(value)

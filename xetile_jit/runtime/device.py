@@ -1,15 +1,53 @@
-"""Which device runs a launch: `device=` -> `XETILE_DEVICE` -> the numpy interpreter.
+"""Which device runs a launch (DESIGN 4, first rule) and which target it compiles for (DESIGN 3).
 
-SYCL devices (dpctl filter strings such as "opencl:cpu") need the SPIR-V backend, which this version
-does not have yet; naming one raises NotImplementedError.
+`select_device(device, arrays)` follows DESIGN 4's order: the explicit `device=` launch option (a dpctl filter
+string, a `dpctl.SyclDevice`, a `dpctl.SyclQueue`, or "numpy") -> the queue of the USM array arguments (their
+`__sycl_usm_array_interface__["syclobj"]`; arrays on two different queues are a LaunchError; DLPack producers
+are not consulted) -> the `XETILE_DEVICE` environment variable (a filter string or "numpy") -> a Level Zero GPU
+-> `opencl:cpu` -> the numpy interpreter, with a warning the first time. The automatic choice is made once per
+process. A filter string dpctl cannot use is a LaunchError carrying dpctl's message.
+
+Queues come from dpctl's per-device queue cache (`dpctl.get_device_cached_queue`), looked up once per filter
+string, so `device="opencl:cpu"` and `dpnp.ones(..., device="opencl:cpu")` share one queue.
+
+The target follows from the device by name, as drivers report it (`SyclDevice.name`): any device that is not an
+Intel GPU is `cpu` (the portable path with emulated Xe builtins); an Intel GPU whose name says Flex is `xe-hpg`
+(Data Center GPU Flex is DG2 silicon), one that says Max, PVC or Data Center is `xe-hpc` (Data Center GPU Max,
+Ponte Vecchio), Arc B-series (Arc B580, Arc Pro B60) and Lunar Lake (Arc 130V/140V) are `xe2`, and every other
+Intel GPU (Arc A-series, integrated Xe) is `xe-hpg`.
+
+`resolve_device`/`default_device` are what the numpy-only launch path uses until SYCL launches are wired in.
 """
 from __future__ import annotations
 
+import functools
 import os
+import re
+import warnings
+from dataclasses import dataclass
+
+import dpctl
+import dpctl.memory
 
 from ..errors import LaunchError
 
 NUMPY = "numpy"
+AUTOMATIC_FILTERS = ("level_zero:gpu", "opencl:cpu")
+GPU_TARGETS = (  # first match wins; names like "Intel(R) Data Center GPU Max 1550", "Intel(R) Arc(TM) B580 Graphics"
+    (re.compile(r"\bFlex\b"), "xe-hpg"),
+    (re.compile(r"\bMax\b|\bPVC\b|Data Center"), "xe-hpc"),
+    (re.compile(r"\bArc(\(TM\))? (Pro )?B\d|Lunar Lake|\b1[34]0V\b"), "xe2"),
+)
+
+
+@dataclass(frozen=True)
+class Device:
+    kind: str                      # "sycl" or "numpy"
+    queue: dpctl.SyclQueue | None  # None for the numpy interpreter
+    target: str                    # "cpu", "xe-hpc", "xe2", "xe-hpg", or "numpy"
+
+
+NUMPY_DEVICE = Device(NUMPY, None, NUMPY)
 
 
 def resolve_device(device) -> str:
@@ -25,3 +63,80 @@ def resolve_device(device) -> str:
 def default_device() -> str:
     """The device a launch without `device=` uses."""
     return resolve_device(None)
+
+
+def select_device(device=None, arrays=()) -> Device:
+    """The device of a launch: `device=`, else the arrays' queue, else XETILE_DEVICE, else the first available."""
+    if device is not None:
+        return named_device(device)
+    queue = arrays_queue(arrays)
+    if queue is not None:
+        return sycl_device(queue)
+    if os.environ.get("XETILE_DEVICE"):
+        return named_device(os.environ["XETILE_DEVICE"])
+    return automatic_device()
+
+
+def named_device(device) -> Device:
+    if isinstance(device, str):
+        return NUMPY_DEVICE if device == NUMPY else sycl_device(cached_queue(device))
+    if isinstance(device, dpctl.SyclQueue):
+        return sycl_device(device)
+    if isinstance(device, dpctl.SyclDevice):
+        return sycl_device(dpctl.get_device_cached_queue(device))
+    raise LaunchError("device must be a dpctl filter string, a dpctl.SyclDevice, a dpctl.SyclQueue or 'numpy', "
+                      f"got {type(device).__name__}")
+
+
+@functools.cache
+def cached_queue(filter_string: str) -> dpctl.SyclQueue:
+    try:
+        return dpctl.get_device_cached_queue(filter_string)
+    except dpctl.SyclQueueCreationError as e:
+        raise LaunchError(f"device {filter_string!r}: {e}") from None
+
+
+def sycl_device(queue: dpctl.SyclQueue) -> Device:
+    return Device("sycl", queue, device_target(queue.sycl_device))
+
+
+def arrays_queue(arrays) -> dpctl.SyclQueue | None:
+    """The one queue of the USM arrays among `arrays` (None when there are none)."""
+    queues = [array_queue(a) for a in arrays if hasattr(a, "__sycl_usm_array_interface__")]
+    for other in queues[1:]:
+        if other != queues[0]:
+            devices = f"{queues[0].sycl_device.filter_string} and {other.sycl_device.filter_string}"
+            raise LaunchError(f"USM array arguments are on different SYCL queues (on {devices}); put them on one "
+                              "queue or pass device=")
+    return queues[0] if queues else None
+
+
+def array_queue(array) -> dpctl.SyclQueue:
+    syclobj = array.__sycl_usm_array_interface__["syclobj"]
+    if isinstance(syclobj, dpctl.SyclQueue):
+        return syclobj
+    return dpctl.memory.as_usm_memory(array).sycl_queue  # the interface also allows a SyclContext or a capsule
+
+
+@functools.cache
+def automatic_device() -> Device:
+    """The first of a Level Zero GPU and opencl:cpu that exists, else the numpy interpreter (warned once)."""
+    for filter_string in AUTOMATIC_FILTERS:
+        try:
+            return sycl_device(cached_queue(filter_string))
+        except LaunchError:
+            continue
+    warnings.warn("xetile_jit: no SYCL device (Level Zero GPU or OpenCL CPU) found; kernels run in the numpy "
+                  "interpreter", RuntimeWarning)
+    return NUMPY_DEVICE
+
+
+def device_target(device: dpctl.SyclDevice) -> str:
+    if not (device.is_gpu and "intel" in device.vendor.lower()):
+        return "cpu"
+    return gpu_target(device.name)
+
+
+def gpu_target(name: str) -> str:
+    """The target of an Intel GPU by its name (the rule in the module docstring)."""
+    return next((target for pattern, target in GPU_TARGETS if pattern.search(name)), "xe-hpg")

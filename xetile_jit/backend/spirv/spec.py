@@ -26,6 +26,7 @@ OpTypeInt = 21
 OpTypeFloat = 22
 OpTypeVector = 23
 OpTypeArray = 28
+OpTypeStruct = 30
 OpTypePointer = 32
 OpTypeFunction = 33
 OpConstantTrue = 41
@@ -150,7 +151,6 @@ StorageClassInput = 1
 
 # LLVM SPIR address space -> SPIR-V storage class (OpenCL private, global, constant, local, generic)
 STORAGE_CLASS = {0: StorageClassFunction, 1: 5, 2: 0, 3: 4, 4: 8}
-StorageClassCrossWorkgroup = STORAGE_CLASS[1]
 StorageClassWorkgroup = STORAGE_CLASS[3]
 StorageClassGeneric = STORAGE_CLASS[4]
 

@@ -1,0 +1,49 @@
+"""Test helpers for SPIR-V binaries: validate with `spirv-val`, disassemble with `spirv-dis` (the test skips when
+the tool is missing), and the `opencl:cpu` SYCL queue (the test skips when there is none)."""
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+import xetile_jit  # noqa: F401  (points the OpenCL ICD loader at the CPU runtime; must precede dpctl)
+import dpctl  # isort: skip
+
+
+def _run(tool: str, binary: bytes, *args: str) -> subprocess.CompletedProcess:
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed")
+    with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+        f.write(binary)
+        f.flush()
+        return subprocess.run([tool, *args, f.name], capture_output=True, text=True)
+
+
+def validate(binary: bytes, target_env: str = "spv1.2") -> None:
+    result = _run("spirv-val", binary, "--target-env", target_env)
+    assert result.returncode == 0, result.stderr + result.stdout
+
+
+def disassemble(binary: bytes) -> str:
+    result = _run("spirv-dis", binary)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@functools.cache
+def _cpu_queue() -> dpctl.SyclQueue | None:
+    try:
+        return dpctl.SyclQueue("opencl:cpu")
+    except dpctl.SyclQueueCreationError:
+        return None
+
+
+def cpu_queue():
+    """The `opencl:cpu` SYCL queue shared by the tests."""
+    queue = _cpu_queue()
+    if queue is None:
+        pytest.skip("no opencl:cpu SYCL device")
+    return queue

@@ -1,0 +1,133 @@
+"""DESIGN 4 device selection on the real opencl:cpu device: device= -> the arrays' queue -> XETILE_DEVICE -> a Level
+Zero GPU -> opencl:cpu -> numpy (warned once); targets from device names; LaunchError for bad devices."""
+from __future__ import annotations
+
+import warnings
+
+import dpctl
+import dpctl.memory
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from xetile_jit.runtime import device as dev
+from xetile_jit.runtime.device import NUMPY_DEVICE, Device, select_device
+from usm_arrays import UsmArray
+
+
+def usm(queue) -> UsmArray:
+    return UsmArray(queue, np.zeros((4, 4), np.float32), (4, 4), None)
+
+
+@pytest.fixture
+def cpu_queue():
+    return dpctl.get_device_cached_queue("opencl:cpu")
+
+
+@pytest.fixture(autouse=True)
+def no_env_device(monkeypatch):
+    monkeypatch.delenv("XETILE_DEVICE", raising=False)
+    dev.automatic_device.cache_clear()
+    yield
+    dev.automatic_device.cache_clear()
+
+
+def assert_cpu(device: Device, queue=None):
+    assert device.kind == "sycl" and device.target == "cpu" and device.queue.sycl_device.is_cpu
+    if queue is not None:
+        assert device.queue == queue
+
+
+def test_filter_string(cpu_queue):
+    device = select_device("opencl:cpu")
+    assert_cpu(device, cpu_queue)
+    assert select_device("opencl:cpu").queue is device.queue  # cached per filter string
+
+
+def test_sycl_device_and_queue(cpu_queue):
+    assert_cpu(select_device(dpctl.SyclDevice("opencl:cpu")), cpu_queue)
+    own = dpctl.SyclQueue("opencl:cpu")
+    assert select_device(own).queue is own
+
+
+def test_numpy():
+    assert select_device("numpy") == NUMPY_DEVICE == Device("numpy", None, "numpy")
+
+
+@pytest.mark.parametrize("name, message", [
+    ("foo", "device 'foo': Device filter selector string 'foo' is not understood."),
+    ("opencl:cpu:7", "device 'opencl:cpu:7': SYCL Device 'opencl:cpu:7' could not be created."),
+])
+def test_bad_filter_string(name, message):
+    with pytest.raises(xetile.LaunchError, match=message):
+        select_device(name)
+
+
+def test_bad_device_type():
+    with pytest.raises(xetile.LaunchError, match="device must be a dpctl filter string, a dpctl.SyclDevice, a "
+                                                 "dpctl.SyclQueue or 'numpy', got int"):
+        select_device(0)
+
+
+def test_arrays_queue(cpu_queue):
+    own = dpctl.SyclQueue("opencl:cpu")
+    x = usm(own)
+    assert select_device(arrays=[np.zeros((2, 2)), x, 3, usm(own)]).queue is own
+    assert select_device("numpy", arrays=[x]) == NUMPY_DEVICE  # device= comes first
+    assert select_device(cpu_queue, arrays=[x]).queue is cpu_queue
+
+
+def test_arrays_on_two_queues(cpu_queue):
+    with pytest.raises(xetile.LaunchError, match="USM array arguments are on different SYCL queues"):
+        select_device(arrays=[usm(cpu_queue), usm(dpctl.SyclQueue("opencl:cpu"))])
+
+
+def test_environment_variable(monkeypatch):
+    monkeypatch.setenv("XETILE_DEVICE", "numpy")
+    assert select_device() == NUMPY_DEVICE
+    own = dpctl.SyclQueue("opencl:cpu")
+    assert select_device(arrays=[usm(own)]).queue is own  # the arrays' queue comes before XETILE_DEVICE
+    monkeypatch.setenv("XETILE_DEVICE", "opencl:cpu")
+    assert_cpu(select_device())
+    monkeypatch.setenv("XETILE_DEVICE", "foo")
+    with pytest.raises(xetile.LaunchError, match="not understood"):
+        select_device()
+
+
+def test_automatic_choice():
+    device = select_device(arrays=[np.zeros((2, 2))])
+    expected = "level_zero" if dpctl.get_devices(backend="level_zero", device_type="gpu") else "opencl"
+    assert device.kind == "sycl" and device.queue.sycl_device.backend.name == expected
+
+
+def test_numpy_fallback_warns_once(monkeypatch):
+    monkeypatch.setattr(dev, "AUTOMATIC_FILTERS", ("foo:gpu", "opencl:cpu:7"))
+    with pytest.warns(RuntimeWarning, match="no SYCL device .* kernels run in the numpy interpreter"):
+        assert select_device() == NUMPY_DEVICE
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert select_device() == NUMPY_DEVICE
+
+
+@pytest.mark.parametrize("name, target", [
+    ("Intel(R) Data Center GPU Max 1550", "xe-hpc"),
+    ("Intel(R) Data Center GPU Max 1100", "xe-hpc"),
+    ("Intel(R) Graphics [PVC]", "xe-hpc"),
+    ("Intel(R) Arc(TM) B580 Graphics", "xe2"),
+    ("Intel(R) Arc(TM) Pro B60 Graphics", "xe2"),
+    ("Intel(R) Arc(TM) 140V GPU (16GB)", "xe2"),
+    ("Intel(R) Graphics (Lunar Lake)", "xe2"),
+    ("Intel(R) Arc(TM) A770 Graphics", "xe-hpg"),
+    ("Intel(R) Data Center GPU Flex 170", "xe-hpg"),
+    ("Intel(R) UHD Graphics 770", "xe-hpg"),
+])
+def test_gpu_targets(name, target):
+    assert dev.gpu_target(name) == target
+
+
+def test_cpu_target():
+    assert dev.device_target(dpctl.SyclDevice("opencl:cpu")) == "cpu"
+
+
+def test_numpy_launch_path_unchanged():
+    assert dev.resolve_device("numpy") == dev.default_device() == "numpy"

@@ -1,0 +1,267 @@
+"""SYCL argument marshalling (runtime/memory.py) on the real opencl:cpu device, through OpenCL C kernels written to
+the ArrayArg ABI: round trips for numpy (row-major, column-major, pitched), USM and DLPack arrays, copy-back of
+written arrays only, zero copy for USM arrays, scalar bits; and how args.classify sees USM and DLPack arrays."""
+from __future__ import annotations
+
+import ctypes
+import sys
+
+import dpctl
+import dpctl.memory
+import dpctl.program
+import ml_dtypes
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import as_strided
+
+import xetile_jit as xetile
+from conftest import ALL_NP_DTYPES, dtype_id, rand
+from usm_arrays import DLPackOnly, UsmArray
+from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
+from xetile_jit.runtime.args import ArraySpec, ScalarSpec, classify, runtime_value
+from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
+
+ARRAY = "__global {0} *{1}, long {1}_rows, long {1}_cols, long {1}_rs, long {1}_cs"
+SOURCE = f"""
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#define AT(x, i, j) x[(i) * x##_rs + (j) * x##_cs]
+// a += s; b = 2 * a, over a's shape, one work item per element
+__kernel void add_double({ARRAY.format("float", "a")}, {ARRAY.format("float", "b")}, float s) {{
+    long i = get_global_id(0) / a_cols, j = get_global_id(0) % a_cols;
+    AT(a, i, j) += s;
+    AT(b, i, j) = 2 * AT(a, i, j);
+}}
+__kernel void scalars({ARRAY.format("long", "out")}, char i8, uchar u8, short i16, half f16, ushort bf16, int i32,
+                      long i64, float f32, uchar b) {{
+    out[0] = i8; out[1] = u8; out[2] = i16; out[3] = (long)(f16 * 8); out[4] = bf16; out[5] = i32; out[6] = i64;
+    out[7] = (long)(f32 * 8); out[8] = b;
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def queue():
+    return dpctl.get_device_cached_queue("opencl:cpu")
+
+
+@pytest.fixture(scope="module")
+def program(queue):
+    return dpctl.program.create_program_from_source(queue, SOURCE)
+
+
+def launch(queue, program, values: dict, written: set, shape):
+    """Runs add_double over `shape` with prepare_arguments; returns the kernel arguments."""
+    specs = {name: classify(name, value) for name, value in values.items()}
+    args, finish = prepare_arguments(queue, values, specs, written)
+    queue.submit(program.get_sycl_kernel("add_double"), args, [shape[0] * shape[1]])
+    finish()
+    return args
+
+
+# ---- numpy arrays: copied in, copied back in place when written -------------------------------------------------
+
+def f32(rng, shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+HOST_VIEWS = {  # 5x7 f32 host arrays in the memory orders and pitches a kernel accepts
+    "row-major": lambda rng: f32(rng, (5, 7)),
+    "column-major": lambda rng: np.asfortranarray(f32(rng, (5, 7))),
+    "transposed": lambda rng: f32(rng, (7, 5)).T,
+    "pitched": lambda rng: f32(rng, (5, 48))[:, 3:10],
+    "pitched column-major": lambda rng: np.asfortranarray(f32(rng, (9, 11)))[2:7, 1:8],
+}
+
+
+@pytest.mark.parametrize("kind", HOST_VIEWS)
+def test_numpy_round_trip(queue, program, rng, kind):
+    a = HOST_VIEWS[kind](rng)
+    b = np.zeros((5, 7), np.float32)
+    a0, parent = a.copy(), a.base.copy() if a.base is not None else None
+    launch(queue, program, dict(a=a, b=b, s=1.5), {"a", "b"}, a.shape)
+    np.testing.assert_array_equal(a, a0 + 1.5)
+    np.testing.assert_array_equal(b, 2 * (a0 + 1.5))
+    if parent is not None:  # the rest of the parent (the gaps between pitched rows) is untouched
+        a[...] = a0
+        np.testing.assert_array_equal(a.base, parent)
+
+
+@pytest.mark.parametrize("dtype", ALL_NP_DTYPES, ids=dtype_id)
+def test_copy_back_of_every_dtype(queue, rng, dtype):
+    parent = rand(rng, (6, 9), dtype, low=1)
+    a = parent[1:5, 2:7]
+    expected = parent.copy()
+    expected[1:5, 2:7] = 0
+    args, finish = prepare_arguments(queue, {"a": a}, {"a": classify("a", a)}, {"a"})
+    args[0].memset(0)  # what a kernel zeroing its argument would leave
+    finish()
+    np.testing.assert_array_equal(parent, expected)
+
+
+def test_only_written_arrays_are_copied_back(queue, program, rng):
+    a = rng.standard_normal((5, 7)).astype(np.float32)
+    a.flags.writeable = False  # inputs may be read-only
+    b = np.zeros((5, 7), np.float32)
+    a0 = a.copy()
+    args = launch(queue, program, dict(a=a, b=b, s=1.5), {"b"}, a.shape)
+    np.testing.assert_array_equal(a, a0)  # the kernel changed a's device copy, but a is not written back
+    device_a = np.empty_like(a)
+    args[0].copy_to_host(device_a.reshape(-1).view(np.uint8))
+    np.testing.assert_array_equal(device_a, a0 + 1.5)
+    np.testing.assert_array_equal(b, 2 * (a0 + 1.5))
+
+
+def test_overlapping_views_of_one_buffer(queue, program, rng):
+    """Two written arguments that share a host buffer: each copy-back writes only its own elements."""
+    big = rng.standard_normal((5, 20)).astype(np.float32)
+    expected = big.copy()
+    expected[:, :7] += 1.5
+    expected[:, 8:15] = 2 * expected[:, :7]
+    launch(queue, program, dict(a=big[:, :7], b=big[:, 8:15], s=1.5), {"a", "b"}, (5, 7))
+    np.testing.assert_array_equal(big, expected)
+
+
+def test_array_abi(queue, rng):
+    """An array is a pointer to element [0, 0], then rows, cols, row_stride, col_stride as i64, in elements."""
+    big = rng.standard_normal((6, 40)).astype(np.float32)
+    empty = np.zeros((0, 3), np.float32)
+    cases = [(big[:, 3:10], (6, 7, 40, 1)), (big[:4, :9].T, (9, 4, 1, 40)), (empty, (0, 3, 0, 0))]
+    for array, abi in cases:
+        args, _ = prepare_arguments(queue, {"x": array}, {"x": classify("x", array)}, set())
+        expected = ArrayArg(args[0], *abi).kernel_args()
+        assert isinstance(args[0], dpctl.memory.MemoryUSMDevice) and len(args) == len(expected) == 5
+        assert [(type(a), a.value) for a in args[1:]] == [(type(a), a.value) for a in expected[1:]]
+        assert [a.value for a in args[1:]] == list(abi) and type(args[1]) is ctypes.c_int64
+
+
+def test_strides_not_in_whole_elements(queue):
+    weird = as_strided(np.zeros(16, np.float32), (2, 2), (6, 4))  # a row pitch of 1.5 elements
+    with pytest.raises(xetile.LaunchError, match=r"strides \(6, 4\) are not multiples of the itemsize 4"):
+        prepare_arguments(queue, {"w": weird}, {"w": ArraySpec(float32, ROW_MAJOR)}, set())
+
+
+# ---- USM arrays: zero copy ---------------------------------------------------------------------------------------
+
+USM_VIEWS = {  # 5x7 f32 USM arrays in the memory orders and pitches a kernel accepts
+    "row-major": lambda queue, rng: UsmArray(queue, f32(rng, (5, 7)), (5, 7), None),
+    "column-major": lambda queue, rng: UsmArray(queue, f32(rng, (7, 5)), (5, 7), (1, 5)),
+    "pitched": lambda queue, rng: UsmArray(queue, f32(rng, (6, 40)), (5, 7), (40, 1), 43),
+}
+
+
+@pytest.mark.parametrize("kind", USM_VIEWS)
+def test_usm_zero_copy(queue, program, rng, kind):
+    a = USM_VIEWS[kind](queue, rng)
+    b = UsmArray(queue, np.zeros((5, 7), np.float32), (5, 7), None)
+    a0, base0 = a.view().copy(), a.base.copy()
+    args = launch(queue, program, dict(a=a, b=b, s=1.5), {"a", "b"}, (5, 7))
+    usm = a.__sycl_usm_array_interface__
+    assert args[0].__sycl_usm_array_interface__["data"][0] == usm["data"][0] + 4 * usm["offset"]  # same pointer
+    np.testing.assert_array_equal(a.view(), a0 + 1.5)
+    np.testing.assert_array_equal(b.view(), 2 * (a0 + 1.5))
+    np.testing.assert_array_equal(a.base, base0)  # a lives on the device only: nothing is copied to the host
+
+
+def test_usm_array_of_another_context(queue):
+    try:
+        sub_device = dpctl.SyclDevice("opencl:cpu").create_sub_devices(partition=1)[0]
+    except dpctl.SyclSubDeviceCreationError:
+        pytest.skip("the CPU has one compute unit: no sub-device to make a second context from")
+    a = UsmArray(dpctl.SyclQueue(sub_device), np.zeros((2, 2), np.float32), (2, 2), None)  # a context of its own
+    with pytest.raises(xetile.LaunchError, match="argument 'a' is USM memory of another SYCL context"):
+        prepare_arguments(queue, {"a": a}, {"a": classify("a", a)}, {"a"})
+
+
+def test_dpnp_arrays_zero_copy(queue, program, rng):
+    dpnp = pytest.importorskip("dpnp")
+    host = rng.standard_normal((7, 9)).astype(np.float32)
+    parent = dpnp.asarray(host, sycl_queue=queue)
+    a = parent[1:6, 2:9]  # pitched, with an offset
+    b = dpnp.zeros((7, 5), dtype=dpnp.float32, sycl_queue=queue).T  # column-major
+    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR) and classify("b", b) == ArraySpec(float32, COL_MAJOR)
+    args = launch(queue, program, dict(a=a, b=b, s=1.5), {"a", "b"}, (5, 7))
+    usm = a.__sycl_usm_array_interface__
+    assert args[0].__sycl_usm_array_interface__["data"][0] == usm["data"][0] + 4 * usm["offset"]
+    expected = host.copy()
+    expected[1:6, 2:9] += 1.5
+    np.testing.assert_array_equal(dpnp.asnumpy(parent), expected)
+    np.testing.assert_array_equal(dpnp.asnumpy(b), 2 * expected[1:6, 2:9])
+
+
+# ---- DLPack producers --------------------------------------------------------------------------------------------
+
+def test_dlpack_host_round_trip(queue, program, rng):
+    a_host = rng.standard_normal((5, 7)).astype(np.float32)
+    b_host = np.zeros((5, 7), np.float32)
+    a0 = a_host.copy()
+    a, b = DLPackOnly(a_host), DLPackOnly(b_host)
+    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR)
+    assert classify("t", DLPackOnly(a_host.T)) == ArraySpec(float32, COL_MAJOR)
+    launch(queue, program, dict(a=a, b=b, s=1.5), {"b"}, (5, 7))
+    np.testing.assert_array_equal(a_host, a0)  # not written: not copied back
+    np.testing.assert_array_equal(b_host, 2 * (a0 + 1.5))  # written into the producer's memory
+
+
+def test_dlpack_sycl_zero_copy(queue, program, rng):
+    dpnp = pytest.importorskip("dpnp")
+    host = rng.standard_normal((5, 7)).astype(np.float32)
+    a = dpnp.asarray(host, sycl_queue=queue)
+    b = dpnp.zeros((5, 7), dtype=dpnp.float32, sycl_queue=queue)
+    args = launch(queue, program, dict(a=DLPackOnly(a), b=DLPackOnly(b), s=1.5),
+                  set(), (5, 7))
+    assert args[0].__sycl_usm_array_interface__["data"][0] == a.__sycl_usm_array_interface__["data"][0]
+    np.testing.assert_array_equal(dpnp.asnumpy(a), host + 1.5)
+    np.testing.assert_array_equal(dpnp.asnumpy(b), 2 * (host + 1.5))
+
+
+def test_numpy_interpreter_takes_host_dlpack_only(queue):
+    host = np.ones((2, 2), np.float32)
+    spec = classify("a", host)
+    assert runtime_value(spec, DLPackOnly(host)).ctypes.data == host.ctypes.data
+    with pytest.raises(xetile.LaunchError, match="the numpy interpreter runs on host arrays"):
+        runtime_value(spec, UsmArray(queue, host, (2, 2), None))
+
+
+def test_classify_usm_dtype_and_order(queue):
+    base = np.zeros((4, 6), np.int16)
+    assert classify("x", UsmArray(queue, base, (4, 6), None)) == classify("x", base)
+    assert classify("x", UsmArray(queue, base, (6, 4), (1, 6))) == classify("x", base.T)
+    with pytest.raises(xetile.LaunchError, match="argument 'x': expected a 2-D array, got shape \\(24,\\)"):
+        classify("x", UsmArray(queue, base, (24,), None))
+    with pytest.raises(xetile.LaunchError, match="argument 'x': dtype float64 is not supported"):
+        classify("x", UsmArray(queue, np.zeros((2, 2)), (2, 2), None))
+    with pytest.raises(xetile.LaunchError, match="unit stride along one dimension"):
+        classify("x", UsmArray(queue, base, (2, 2), (2, 2)))
+
+
+# ---- scalars -----------------------------------------------------------------------------------------------------
+
+def test_scalars_travel_as_their_spec_dtype(queue, program):
+    values = dict(out=np.zeros((1, 9), np.int64), i8=np.int8(-3), u8=np.uint8(200), i16=np.int16(-5),
+                  f16=np.float16(1.25), bf16=ml_dtypes.bfloat16(-2.5), i32=7, i64=-2**40, f32=2.5, b=True)
+    specs = {name: classify(name, value) for name, value in values.items()}
+    assert specs["i32"] == ScalarSpec(xetile.int32) and specs["f32"] == ScalarSpec(float32)
+    args, finish = prepare_arguments(queue, values, specs, {"out"})
+    queue.submit(program.get_sycl_kernel("scalars"), args, [1])
+    finish()
+    bf16_bits = int(np.array(-2.5, ml_dtypes.bfloat16).view(np.uint16))
+    assert values["out"].tolist() == [[-3, 200, -5, 10, bf16_bits, 7, -2**40, 20, 1]]
+
+
+class OnDevice(DLPackOnly):
+    """A DLPack producer that says it lives on DLPack device `device_type`."""
+
+    def __init__(self, device_type):
+        super().__init__(np.zeros((2, 2), np.float32))
+        self.device_type = device_type
+
+    def __dlpack_device__(self):
+        return self.device_type, 0
+
+
+def test_dlpack_device_types(monkeypatch):
+    with pytest.raises(xetile.LaunchError, match="argument 'x': DLPack device type 2 is neither the host"):
+        classify("x", OnDevice(2))
+    monkeypatch.setitem(sys.modules, "dpnp.tensor", None)  # as if dpnp were not installed
+    with pytest.raises(xetile.LaunchError, match="argument 'x': a DLPack array on a SYCL device needs dpnp"):
+        classify("x", OnDevice(14))

@@ -1,0 +1,41 @@
+"""Test doubles for array arguments: a minimal USM array and a DLPack-only wrapper."""
+from __future__ import annotations
+
+import dpctl.memory
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+class UsmArray:
+    """The least a USM array is: device memory and `__sycl_usm_array_interface__` (shape, strides and offset in
+    elements) over a view of `base`, a C-contiguous host array copied to the device."""
+
+    def __init__(self, queue, base: np.ndarray, shape, strides, offset=0):
+        self.base = base
+        self.memory = dpctl.memory.MemoryUSMDevice(base.nbytes, queue=queue)
+        self.memory.copy_from_host(base.reshape(-1).view(np.uint8))
+        self.__sycl_usm_array_interface__ = dict(
+            data=(self.memory.__sycl_usm_array_interface__["data"][0], False), shape=shape, strides=strides,
+            offset=offset, typestr=base.dtype.str, version=1, syclobj=queue)
+
+    def view(self) -> np.ndarray:
+        """The device contents of the array, copied to the host."""
+        host = np.empty_like(self.base)
+        self.memory.copy_to_host(host.reshape(-1).view(np.uint8))
+        usm = self.__sycl_usm_array_interface__
+        item = host.itemsize
+        strides = usm["strides"] or (usm["shape"][1], 1)
+        return as_strided(host.reshape(-1)[usm["offset"]:], usm["shape"], [s * item for s in strides])
+
+
+class DLPackOnly:
+    """Exposes nothing of the wrapped array but the DLPack protocol."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, *args, **kwargs):
+        return self.array.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()

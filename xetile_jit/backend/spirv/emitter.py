@@ -1,0 +1,593 @@
+"""LLVM IR -> SPIR-V: walks an in-memory `llvmlite.ir.Module` (typed pointers) and writes a SPIR-V binary.
+
+The output is an OpenCL kernel module (Addresses + Kernel, Physical64, OpenCL memory model, version 1.2, or
+1.3 when a GroupNonUniform instruction is used) with kernel-style unstructured control flow. Functions with
+the `spir_kernel` calling convention become `OpEntryPoint Kernel`; LLVM address spaces 0/1/2/3/4 map to the
+storage classes Function/CrossWorkgroup/UniformConstant/Workgroup/Generic. Capabilities and extensions are
+declared from what the module uses. Declared functions (no body) are either SPIR-V built-ins mapped by the
+emitter (names starting with `__spirv_`, below) or imports (`LinkageAttributes "<name>" Import`), which is
+how the Intel DPAS and block-read builtins are called on GPU targets.
+
+Built-in naming convention (what the LLVM lowering declares and calls):
+
+* `i64 __spirv_BuiltIn<Name>(i32 dim)` for the 3-component built-ins GlobalInvocationId, WorkgroupId,
+  LocalInvocationId, NumWorkgroups, WorkgroupSize, GlobalSize;
+  `i32 __spirv_BuiltIn<Name>()` for SubgroupLocalInvocationId, SubgroupId, SubgroupSize, NumSubgroups.
+  Each becomes an Input variable with BuiltIn and Constant decorations, an OpLoad and, for the vector
+  ones, a component extract (the variable's type follows the declared return type).
+* `__spirv_ocl_<name>(...)`: the OpenCL.std extended instruction `<name>` (`spec.OPENCL_STD`), e.g.
+  `float __spirv_ocl_exp(float)`, `i32 __spirv_ocl_s_max(i32, i32)`; vectors work as in OpenCL C.
+* `T __spirv_SubgroupShuffleINTEL(T value, i32 lane)`: OpSubgroupShuffleINTEL (SPV_INTEL_subgroups).
+* `T __spirv_GroupNonUniformBroadcast(T value, i32 lane)`: OpGroupNonUniformBroadcast in Subgroup scope
+  (SPIR-V 1.3; `lane` must be a constant before SPIR-V 1.5, use the shuffle for a dynamic lane).
+* `void __spirv_ControlBarrier(i32 execution_scope, i32 memory_scope, i32 semantics)`: OpControlBarrier;
+  the three arguments must be constants (a workgroup barrier over SLM is `(2, 2, 0x110)`).
+
+Anything the emitter cannot translate raises NotImplementedError naming the instruction or type.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from . import spec
+
+BUILTIN_PREFIX = "__spirv_"
+KERNEL_CALLING_CONVENTION = "spir_kernel"
+
+_FLOAT_WIDTH = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}
+_FLOAT_FORMAT = {16: "<e", 32: "<f", 64: "<d"}
+
+_ARITHMETIC = {
+    "add": spec.OpIAdd, "sub": spec.OpISub, "mul": spec.OpIMul, "sdiv": spec.OpSDiv, "udiv": spec.OpUDiv,
+    "srem": spec.OpSRem, "urem": spec.OpUMod, "fadd": spec.OpFAdd, "fsub": spec.OpFSub, "fmul": spec.OpFMul,
+    "fdiv": spec.OpFDiv, "frem": spec.OpFRem, "fneg": spec.OpFNegate, "and": spec.OpBitwiseAnd,
+    "or": spec.OpBitwiseOr, "xor": spec.OpBitwiseXor, "shl": spec.OpShiftLeftLogical,
+    "lshr": spec.OpShiftRightLogical, "ashr": spec.OpShiftRightArithmetic,
+}
+# SPIR-V has a separate bool type: i1 logic uses the logical opcodes
+_BOOL_ARITHMETIC = {"and": spec.OpLogicalAnd, "or": spec.OpLogicalOr, "xor": spec.OpLogicalNotEqual}
+
+_ICMP = {
+    "eq": spec.OpIEqual, "ne": spec.OpINotEqual, "ugt": spec.OpUGreaterThan, "sgt": spec.OpSGreaterThan,
+    "uge": spec.OpUGreaterThanEqual, "sge": spec.OpSGreaterThanEqual, "ult": spec.OpULessThan,
+    "slt": spec.OpSLessThan, "ule": spec.OpULessThanEqual, "sle": spec.OpSLessThanEqual,
+}
+_BOOL_ICMP = {"eq": spec.OpLogicalEqual, "ne": spec.OpLogicalNotEqual}
+_FCMP = {
+    "oeq": spec.OpFOrdEqual, "ueq": spec.OpFUnordEqual, "one": spec.OpFOrdNotEqual,
+    "une": spec.OpFUnordNotEqual, "olt": spec.OpFOrdLessThan, "ult": spec.OpFUnordLessThan,
+    "ogt": spec.OpFOrdGreaterThan, "ugt": spec.OpFUnordGreaterThan, "ole": spec.OpFOrdLessThanEqual,
+    "ule": spec.OpFUnordLessThanEqual, "oge": spec.OpFOrdGreaterThanEqual,
+    "uge": spec.OpFUnordGreaterThanEqual, "ord": spec.OpOrdered, "uno": spec.OpUnordered,
+}
+
+_CASTS = {
+    "zext": spec.OpUConvert, "sext": spec.OpSConvert, "trunc": spec.OpUConvert, "fpext": spec.OpFConvert,
+    "fptrunc": spec.OpFConvert, "sitofp": spec.OpConvertSToF, "uitofp": spec.OpConvertUToF,
+    "fptosi": spec.OpConvertFToS, "fptoui": spec.OpConvertFToU, "bitcast": spec.OpBitcast,
+    "ptrtoint": spec.OpConvertPtrToU, "inttoptr": spec.OpConvertUToPtr,
+}
+# casts from i1 have no SPIR-V conversion (bool is not a number): select between these values and 0
+_FROM_BOOL = {"zext": 1, "uitofp": 1, "sext": -1, "sitofp": -1}
+
+_ATOMIC_RMW = {
+    "xchg": spec.OpAtomicExchange, "add": spec.OpAtomicIAdd, "sub": spec.OpAtomicISub, "and": spec.OpAtomicAnd,
+    "or": spec.OpAtomicOr, "xor": spec.OpAtomicXor, "max": spec.OpAtomicSMax, "min": spec.OpAtomicSMin,
+    "umax": spec.OpAtomicUMax, "umin": spec.OpAtomicUMin,
+}
+
+
+@dataclass(frozen=True)
+class _SpirvOp:
+    """A `__spirv_<Name>` built-in that is one SPIR-V instruction taking the call's arguments as ids."""
+    opcode: int
+    capability: int | None = None
+    extension: str | None = None
+    version: int = spec.VERSION_1_2
+    scope: int | None = None  # an execution scope constant put before the arguments
+    has_result: bool = True
+
+
+_SPIRV_OPS = {
+    "SubgroupShuffleINTEL": _SpirvOp(spec.OpSubgroupShuffleINTEL, spec.CapabilitySubgroupShuffleINTEL,
+                                     "SPV_INTEL_subgroups"),
+    "GroupNonUniformBroadcast": _SpirvOp(spec.OpGroupNonUniformBroadcast, spec.CapabilityGroupNonUniformBallot,
+                                         version=spec.VERSION_1_3, scope=spec.ScopeSubgroup),
+    "ControlBarrier": _SpirvOp(spec.OpControlBarrier, has_result=False),
+}
+
+
+def emit_spirv(module: ir.Module, subgroup_size: int | None = None) -> bytes:
+    """The SPIR-V binary of `module`; every kernel gets `SubgroupSize subgroup_size` when it is given."""
+    spv = _Module(subgroup_size)
+    for value in module.global_values:
+        if isinstance(value, ir.GlobalVariable):
+            spv.global_variable(value)
+    for fn in module.functions:
+        if not fn.is_declaration:
+            _FunctionEmitter(spv, fn).emit()
+        elif not fn.name.startswith(BUILTIN_PREFIX):
+            spv.import_function(fn)
+    return spv.binary()
+
+
+def _string_words(text: str) -> list[int]:
+    data = text.encode() + b"\0"
+    data += b"\0" * (-len(data) % 4)
+    return list(struct.unpack(f"<{len(data) // 4}I", data))
+
+
+def _instruction(opcode: int, operands) -> list[int]:
+    words = []
+    for operand in operands:
+        words.extend(_string_words(operand) if isinstance(operand, str) else [operand])
+    return [(len(words) + 1) << 16 | opcode, *words]
+
+
+def _is_bool(ty: ir.Type) -> bool:
+    """i1 or a vector of i1: SPIR-V's bool, which has its own opcodes."""
+    scalar = ty.element if isinstance(ty, ir.VectorType) else ty
+    return isinstance(scalar, ir.IntType) and scalar.width == 1
+
+
+def _splat(ty: ir.Type, value) -> ir.Constant:
+    """`value` as a constant of `ty`, repeated in every component when `ty` is a vector."""
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [value] * ty.count)
+    return ir.Constant(ty, value)
+
+
+def _literal_words(ty: ir.Type, value) -> list[int]:
+    """The words of a scalar literal, low-order word first (SPIR-V's order for 64-bit values)."""
+    if isinstance(ty, ir.IntType):
+        width, bits = ty.width, int(value) & ((1 << ty.width) - 1)
+    else:
+        width = _FLOAT_WIDTH[type(ty)]
+        bits = int.from_bytes(struct.pack(_FLOAT_FORMAT[width], value), "little")
+    return [bits & 0xFFFFFFFF] + ([bits >> 32] if width > 32 else [])
+
+
+class _Module:
+    """Module-level state: id allocation, the logical sections, cached types/constants, capabilities."""
+
+    def __init__(self, subgroup_size: int | None):
+        self.subgroup_size = subgroup_size
+        self.bound = 1
+        self.version = spec.VERSION_1_2
+        # dicts used as ordered sets
+        self.capabilities = dict.fromkeys([spec.CapabilityAddresses, spec.CapabilityKernel])
+        self.extensions: dict[str, None] = {}
+        self.ext_imports: list[int] = []
+        self.names: list[int] = []
+        self.decorations: list[int] = []
+        self.globals: list[int] = []  # types, constants and module-scope variables
+        self.declarations: list[int] = []
+        self.definitions: list[int] = []
+        self.cache: dict[tuple, int] = {}
+        self.values: dict[ir.Value, int] = {}
+        self.builtin_vars: dict[str, int] = {}
+        self.kernels: list[tuple[int, str]] = []
+        self.opencl_std: int | None = None
+
+    def new_id(self) -> int:
+        self.bound += 1
+        return self.bound - 1
+
+    @staticmethod
+    def emit(section: list[int], opcode: int, *operands) -> None:
+        section.extend(_instruction(opcode, operands))
+
+    def require(self, capability: int | None = None, extension: str | None = None,
+                version: int = spec.VERSION_1_2) -> None:
+        if capability is not None:
+            self.capabilities[capability] = None
+        if extension is not None:
+            self.extensions[extension] = None
+        self.version = max(self.version, version)
+
+    # --- types and constants (cached structurally so each is declared once) -------------------------
+    def _cached(self, opcode: int, operands: tuple, result_type: int | None = None) -> int:
+        key = (opcode, result_type, operands)
+        if key not in self.cache:
+            self.cache[key] = result = self.new_id()
+            head = (result,) if result_type is None else (result_type, result)
+            self.emit(self.globals, opcode, *head, *operands)
+        return self.cache[key]
+
+    def type_id(self, ty: ir.Type) -> int:
+        if isinstance(ty, ir.VoidType):
+            return self._cached(spec.OpTypeVoid, ())
+        if isinstance(ty, ir.IntType):
+            if ty.width == 1:
+                return self._cached(spec.OpTypeBool, ())
+            self.require(spec.INT_CAPABILITY.get(ty.width))
+            return self._cached(spec.OpTypeInt, (ty.width, 0))  # LLVM integers are signless
+        if type(ty) in _FLOAT_WIDTH:
+            width = _FLOAT_WIDTH[type(ty)]
+            self.require(spec.FLOAT_CAPABILITY.get(width))
+            return self._cached(spec.OpTypeFloat, (width,))
+        if isinstance(ty, ir.VectorType):
+            if ty.count not in spec.VECTOR_SIZES:
+                raise NotImplementedError(f"SPIR-V emitter: vector type {ty} (Kernel vectors have 2, 3, 4, 8, 16)")
+            self.require(spec.CapabilityVector16 if ty.count > 4 else None)
+            return self._cached(spec.OpTypeVector, (self.type_id(ty.element), ty.count))
+        if isinstance(ty, ir.ArrayType):
+            length = self.constant_id(ir.Constant(ir.IntType(32), ty.count))
+            return self._cached(spec.OpTypeArray, (self.type_id(ty.element), length))
+        if isinstance(ty, ir.LiteralStructType):
+            return self._cached(spec.OpTypeStruct, tuple(self.type_id(e) for e in ty.elements))
+        if isinstance(ty, ir.PointerType) and not ty.is_opaque:
+            return self.pointer_type_id(self.storage_class(ty), self.type_id(ty.pointee))
+        if isinstance(ty, ir.FunctionType):
+            return self._cached(spec.OpTypeFunction, (self.type_id(ty.return_type),
+                                                      *(self.type_id(a) for a in ty.args)))
+        raise NotImplementedError(f"SPIR-V emitter: type {ty}")
+
+    def pointer_type_id(self, storage_class: int, pointee: int) -> int:
+        return self._cached(spec.OpTypePointer, (storage_class, pointee))
+
+    def storage_class(self, ptr: ir.PointerType) -> int:
+        if ptr.addrspace not in spec.STORAGE_CLASS:
+            raise NotImplementedError(f"SPIR-V emitter: address space {ptr.addrspace}")
+        storage = spec.STORAGE_CLASS[ptr.addrspace]
+        self.require(spec.CapabilityGenericPointer if storage == spec.StorageClassGeneric else None)
+        return storage
+
+    def constant_id(self, const: ir.Constant) -> int:
+        if isinstance(const, ir.FormattedConstant):
+            raise NotImplementedError(f"SPIR-V emitter: constant expression {const.constant}")
+        ty, value = const.type, const.constant
+        tid = self.type_id(ty)
+        if value is ir.Undefined:
+            return self._cached(spec.OpUndef, (), tid)
+        if value is None:
+            return self._cached(spec.OpConstantNull, (), tid)
+        if isinstance(ty, (ir.VectorType, ir.ArrayType)):
+            parts = [v if isinstance(v, ir.Constant) else ir.Constant(ty.element, v) for v in value]
+            if all(p.constant is ir.Undefined for p in parts):
+                return self._cached(spec.OpUndef, (), tid)
+            return self._cached(spec.OpConstantComposite, tuple(self.constant_id(p) for p in parts), tid)
+        if isinstance(ty, ir.IntType) and ty.width == 1:
+            return self._cached(spec.OpConstantTrue if value else spec.OpConstantFalse, (), tid)
+        return self._cached(spec.OpConstant, tuple(_literal_words(ty, value)), tid)
+
+    def i32(self, value: int) -> int:
+        return self.constant_id(ir.Constant(ir.IntType(32), value))
+
+    # --- named values ----------------------------------------------------------------------------------
+    def value_id(self, value) -> int:
+        """The id of an operand; functions, globals, arguments, instructions and blocks get one lazily,
+        so forward references (phis, branches, later functions) need no second pass."""
+        if isinstance(value, ir.Constant):
+            return self.constant_id(value)
+        if not isinstance(value, (ir.Instruction, ir.Argument, ir.Block, ir.Function, ir.GlobalVariable)):
+            raise NotImplementedError(f"SPIR-V emitter: operand {value!r}")
+        if value not in self.values:
+            self.values[value] = self.new_id()
+            if value.name and not value.name.startswith("."):  # ".N" is llvmlite's name for unnamed values
+                self.emit(self.names, spec.OpName, self.values[value], value.name)
+        return self.values[value]
+
+    def decorate(self, target: int, decoration: int, *literals) -> None:
+        self.emit(self.decorations, spec.OpDecorate, target, decoration, *literals)
+
+    def global_variable(self, var: ir.GlobalVariable) -> None:
+        initializer = () if var.initializer is None else (self.constant_id(var.initializer),)
+        self.emit(self.globals, spec.OpVariable, self.type_id(var.type), self.value_id(var),
+                  self.storage_class(var.type), *initializer)
+
+    def builtin_variable(self, name: str, scalar: ir.Type) -> tuple[int, ir.Type]:
+        """The Input variable of built-in `name` and the type it holds (a 3-vector of `scalar` or `scalar`)."""
+        if name not in spec.BUILTIN_VARIABLES:
+            raise NotImplementedError(f"SPIR-V emitter: unknown built-in variable {name}")
+        builtin, is_vector = spec.BUILTIN_VARIABLES[name]
+        value_type = ir.VectorType(scalar, 3) if is_vector else scalar
+        if name not in self.builtin_vars:
+            self.builtin_vars[name] = var = self.new_id()
+            ptr = self.pointer_type_id(spec.StorageClassInput, self.type_id(value_type))
+            self.emit(self.globals, spec.OpVariable, ptr, var, spec.StorageClassInput)
+            self.decorate(var, spec.DecorationBuiltIn, builtin)
+            self.decorate(var, spec.DecorationConstant)
+        return self.builtin_vars[name], value_type
+
+    def opencl_std_id(self) -> int:
+        if self.opencl_std is None:
+            self.opencl_std = self.new_id()
+            self.emit(self.ext_imports, spec.OpExtInstImport, self.opencl_std, spec.OPENCL_STD_SET)
+        return self.opencl_std
+
+    # --- functions ---------------------------------------------------------------------------------------
+    def function_header(self, section: list[int], fn: ir.Function) -> None:
+        """OpFunction and its parameters; pointer parameters with an `align` attribute get Alignment."""
+        fid = self.value_id(fn)
+        self.emit(section, spec.OpFunction, self.type_id(fn.function_type.return_type), fid,
+                  spec.FunctionControlNone, self.type_id(fn.function_type))
+        for arg in fn.args:
+            self.emit(section, spec.OpFunctionParameter, self.type_id(arg.type), self.value_id(arg))
+            if arg.attributes.align:
+                self.decorate(self.value_id(arg), spec.DecorationAlignment, arg.attributes.align)
+        if fn.calling_convention == KERNEL_CALLING_CONVENTION:
+            self.kernels.append((fid, fn.name))
+            self.require(spec.CapabilitySubgroupDispatch if self.subgroup_size else None)
+
+    def import_function(self, fn: ir.Function) -> None:
+        self.function_header(self.declarations, fn)
+        self.emit(self.declarations, spec.OpFunctionEnd)
+        self.decorate(self.value_id(fn), spec.DecorationLinkageAttributes, fn.name, spec.LinkageTypeImport)
+        self.require(spec.CapabilityLinkage)
+
+    def binary(self) -> bytes:
+        head: list[int] = []
+        for capability in self.capabilities:
+            self.emit(head, spec.OpCapability, capability)
+        for extension in self.extensions:
+            self.emit(head, spec.OpExtension, extension)
+        head += self.ext_imports
+        self.emit(head, spec.OpMemoryModel, spec.AddressingPhysical64, spec.MemoryModelOpenCL)
+        # before SPIR-V 1.4 the interface lists the Input variables only: the built-ins, all of them
+        interface = list(self.builtin_vars.values())
+        for fid, name in self.kernels:
+            self.emit(head, spec.OpEntryPoint, spec.ExecutionModelKernel, fid, name, *interface)
+        if self.subgroup_size:
+            for fid, _ in self.kernels:
+                self.emit(head, spec.OpExecutionMode, fid, spec.ExecutionModeSubgroupSize, self.subgroup_size)
+        words = [spec.MAGIC, self.version, spec.GENERATOR, self.bound, 0, *head, *self.names, *self.decorations,
+                 *self.globals, *self.declarations, *self.definitions]
+        return struct.pack(f"<{len(words)}I", *words)
+
+
+class _FunctionEmitter:
+    """Emits one function body into the definitions section, one handler per LLVM instruction kind."""
+
+    def __init__(self, spv: _Module, fn: ir.Function):
+        self.spv, self.fn = spv, fn
+        self.code = spv.definitions
+
+    def emit(self) -> None:
+        self.spv.function_header(self.code, self.fn)
+        for index, block in enumerate(self.fn.blocks):
+            self.spv.emit(self.code, spec.OpLabel, self.spv.value_id(block))
+            instructions = block.instructions
+            if index == 0:  # SPIR-V wants every Function variable at the start of the entry block
+                for alloca in (i for i in instructions if isinstance(i, ir.AllocaInstr)):
+                    self._alloca(alloca)
+                instructions = [i for i in instructions if not isinstance(i, ir.AllocaInstr)]
+            for instr in instructions:
+                self.instruction(instr)
+        self.spv.emit(self.code, spec.OpFunctionEnd)
+
+    def instruction(self, instr: ir.Instruction) -> None:
+        handler = _DISPATCH.get(instr.opname)
+        if handler is None:
+            raise NotImplementedError(f"SPIR-V emitter: LLVM instruction '{instr.opname}' is not supported")
+        handler(self, instr)
+
+    # --- helpers -------------------------------------------------------------------------------------
+    def _ids(self, values) -> list[int]:
+        return [self.spv.value_id(v) for v in values]
+
+    def _result(self, instr: ir.Instruction, opcode: int, *operands) -> None:
+        """An instruction defining the value of `instr`."""
+        self.spv.emit(self.code, opcode, self.spv.type_id(instr.type), self.spv.value_id(instr), *operands)
+
+    def _temp(self, ty: ir.Type, opcode: int, *operands) -> int:
+        """An instruction defining an intermediate value with no LLVM counterpart."""
+        result = self.spv.new_id()
+        self.spv.emit(self.code, opcode, self.spv.type_id(ty), result, *operands)
+        return result
+
+    def _extract(self, instr: ir.Instruction, vector: int, index: ir.Value) -> None:
+        if isinstance(index, ir.Constant):
+            self._result(instr, spec.OpCompositeExtract, vector, index.constant)
+        else:
+            self._result(instr, spec.OpVectorExtractDynamic, vector, self.spv.value_id(index))
+
+    def _atomic_operands(self, ptr: ir.Value, *orderings: str) -> list[int]:
+        """Pointer, scope and one memory-semantics id per ordering: Workgroup scope for SLM, else Device."""
+        storage = self.spv.storage_class(ptr.type)
+        if ptr.type.pointee in (ir.IntType(64), ir.DoubleType()):
+            self.spv.require(spec.CapabilityInt64Atomics)
+        scope = spec.ScopeWorkgroup if storage == spec.StorageClassWorkgroup else spec.ScopeDevice
+        semantics = []
+        for ordering in orderings:
+            bits = spec.SEMANTICS_ORDERING[ordering]
+            semantics.append(self.spv.i32(bits | (spec.SEMANTICS_STORAGE.get(storage, 0) if bits else 0)))
+        return [self.spv.value_id(ptr), self.spv.i32(scope), *semantics]
+
+    # --- handlers --------------------------------------------------------------------------------------
+    def _arithmetic(self, instr):
+        table = _BOOL_ARITHMETIC if _is_bool(instr.type) else _ARITHMETIC
+        if instr.opname not in table:
+            raise NotImplementedError(f"SPIR-V emitter: LLVM instruction '{instr.opname}' on {instr.type}")
+        self._result(instr, table[instr.opname], *self._ids(instr.operands))
+
+    def _cast(self, instr):
+        source = instr.operands[0]
+        if _is_bool(source.type) and instr.opname in _FROM_BOOL:
+            one, zero = _splat(instr.type, _FROM_BOOL[instr.opname]), _splat(instr.type, 0)
+            self._result(instr, spec.OpSelect, *self._ids([source, one, zero]))
+        elif _is_bool(instr.type) and instr.opname == "trunc":  # i1 trunc keeps the lowest bit
+            low = self._temp(source.type, spec.OpBitwiseAnd, *self._ids([source, _splat(source.type, 1)]))
+            self._result(instr, spec.OpINotEqual, low, self.spv.value_id(_splat(source.type, 0)))
+        else:
+            self._result(instr, _CASTS[instr.opname], self.spv.value_id(source))
+
+    def _addrspacecast(self, instr):
+        source = instr.operands[0]
+        if instr.type.addrspace == 4:
+            opcode = spec.OpPtrCastToGeneric
+        elif source.type.addrspace == 4:
+            opcode = spec.OpGenericCastToPtr
+        else:
+            raise NotImplementedError(f"SPIR-V emitter: addrspacecast {source.type} to {instr.type}")
+        self.spv.storage_class(instr.type)  # declares GenericPointer
+        self._result(instr, opcode, self.spv.value_id(source))
+
+    def _icmp(self, instr):
+        operand_type = instr.operands[0].type
+        if isinstance(operand_type, ir.PointerType):
+            raise NotImplementedError("SPIR-V emitter: icmp on pointers")
+        opcode = (_BOOL_ICMP if _is_bool(operand_type) else _ICMP).get(instr.op)
+        if opcode is None:
+            raise NotImplementedError(f"SPIR-V emitter: icmp {instr.op} on {operand_type}")
+        self._result(instr, opcode, *self._ids(instr.operands))
+
+    def _fcmp(self, instr):
+        if instr.op not in _FCMP:
+            raise NotImplementedError(f"SPIR-V emitter: fcmp {instr.op}")
+        self._result(instr, _FCMP[instr.op], *self._ids(instr.operands))
+
+    def _select(self, instr):
+        cond, *values = self._ids(instr.operands)
+        if isinstance(instr.type, ir.VectorType) and not isinstance(instr.operands[0].type, ir.VectorType):
+            # before SPIR-V 1.4 a vector select needs a vector condition
+            cond = self._temp(ir.VectorType(ir.IntType(1), instr.type.count), spec.OpCompositeConstruct,
+                              *[cond] * instr.type.count)
+        self._result(instr, spec.OpSelect, cond, *values)
+
+    def _gep(self, instr):
+        opcode = spec.OpInBoundsPtrAccessChain if instr.inbounds else spec.OpPtrAccessChain
+        self._result(instr, opcode, *self._ids(instr.operands))
+
+    def _load(self, instr):
+        aligned = (spec.MemoryAccessAligned, instr.align) if instr.align else ()
+        self._result(instr, spec.OpLoad, self.spv.value_id(instr.operands[0]), *aligned)
+
+    def _store(self, instr):
+        aligned = (spec.MemoryAccessAligned, instr.align) if instr.align else ()
+        value, ptr = self._ids(instr.operands)
+        self.spv.emit(self.code, spec.OpStore, ptr, value, *aligned)
+
+    def _alloca(self, instr):
+        if instr.operands:
+            raise NotImplementedError("SPIR-V emitter: alloca with an element count (use an array type)")
+        self._result(instr, spec.OpVariable, spec.StorageClassFunction)
+
+    def _alloca_outside_entry(self, instr):
+        raise NotImplementedError("SPIR-V emitter: alloca outside the entry block")
+
+    def _branch(self, instr):
+        if len(instr.operands) == 1:
+            self.spv.emit(self.code, spec.OpBranch, *self._ids(instr.operands))
+        else:
+            self.spv.emit(self.code, spec.OpBranchConditional, *self._ids(instr.operands))
+
+    def _ret(self, instr):
+        if instr.operands:
+            self.spv.emit(self.code, spec.OpReturnValue, *self._ids(instr.operands))
+        else:
+            self.spv.emit(self.code, spec.OpReturn)
+
+    def _unreachable(self, instr):
+        self.spv.emit(self.code, spec.OpUnreachable)
+
+    def _phi(self, instr):
+        pairs = [i for value, block in instr.incomings for i in self._ids([value, block])]
+        self._result(instr, spec.OpPhi, *pairs)
+
+    def _extractelement(self, instr):
+        vector, index = instr.operands
+        self._extract(instr, self.spv.value_id(vector), index)
+
+    def _insertelement(self, instr):
+        vector, value, index = instr.operands
+        if isinstance(index, ir.Constant):
+            self._result(instr, spec.OpCompositeInsert, *self._ids([value, vector]), index.constant)
+        else:
+            self._result(instr, spec.OpVectorInsertDynamic, *self._ids([vector, value, index]))
+
+    def _shufflevector(self, instr):
+        first, second, mask = instr.operands
+        if second is ir.Undefined:  # llvmlite's bare undef: the mask only selects from the first vector
+            second = first
+        # an undef mask element is the literal 0xFFFFFFFF ("no component")
+        components = [0xFFFFFFFF if c.constant is ir.Undefined else c.constant for c in mask.constant]
+        self._result(instr, spec.OpVectorShuffle, *self._ids([first, second]), *components)
+
+    def _extractvalue(self, instr):
+        self._result(instr, spec.OpCompositeExtract, self.spv.value_id(instr.aggregate), *instr.indices)
+
+    def _atomicrmw(self, instr):
+        if instr.operation not in _ATOMIC_RMW:
+            raise NotImplementedError(f"SPIR-V emitter: atomicrmw {instr.operation}")
+        ptr, value = instr.operands
+        self._result(instr, _ATOMIC_RMW[instr.operation], *self._atomic_operands(ptr, instr.ordering),
+                     self.spv.value_id(value))
+
+    def _cmpxchg(self, instr):
+        """LLVM's {old, success} pair is rebuilt as a struct so extractvalue works unchanged."""
+        ptr, expected, new = instr.operands
+        old_type = expected.type
+        operands = self._atomic_operands(ptr, instr.ordering, instr.failordering)
+        old = self._temp(old_type, spec.OpAtomicCompareExchange, *operands, *self._ids([new, expected]))
+        ok = self._temp(ir.IntType(1), spec.OpIEqual, old, self.spv.value_id(expected))
+        self._result(instr, spec.OpCompositeConstruct, old, ok)
+
+    def _call(self, instr):
+        callee = instr.callee
+        if not isinstance(callee, ir.Function):
+            raise NotImplementedError(f"SPIR-V emitter: call of {callee} (indirect calls and inline asm)")
+        if callee.is_declaration and callee.name.startswith(BUILTIN_PREFIX):
+            self._builtin(instr, callee.name[len(BUILTIN_PREFIX):])
+        else:
+            self._result(instr, spec.OpFunctionCall, *self._ids([callee, *instr.args]))
+
+    def _builtin(self, instr, name: str):
+        if name.startswith("BuiltIn"):
+            self._builtin_variable(instr, name[len("BuiltIn"):])
+        elif name.startswith("ocl_"):
+            self._opencl_std(instr, name[len("ocl_"):])
+        elif name in _SPIRV_OPS:
+            self._spirv_op(instr, _SPIRV_OPS[name])
+        else:
+            raise NotImplementedError(f"SPIR-V emitter: unknown built-in {BUILTIN_PREFIX}{name}")
+
+    def _builtin_variable(self, instr, name: str):
+        var, value_type = self.spv.builtin_variable(name, instr.type)
+        if isinstance(value_type, ir.VectorType):
+            self._extract(instr, self._temp(value_type, spec.OpLoad, var), instr.args[0])
+        else:
+            self._result(instr, spec.OpLoad, var)
+
+    def _opencl_std(self, instr, name: str):
+        if name not in spec.OPENCL_STD:
+            raise NotImplementedError(f"SPIR-V emitter: OpenCL.std instruction {name}")
+        self._result(instr, spec.OpExtInst, self.spv.opencl_std_id(), spec.OPENCL_STD[name],
+                     *self._ids(instr.args))
+
+    def _spirv_op(self, instr, op: _SpirvOp):
+        self.spv.require(op.capability, op.extension, op.version)
+        operands = ([] if op.scope is None else [self.spv.i32(op.scope)]) + self._ids(instr.args)
+        if op.has_result:
+            self._result(instr, op.opcode, *operands)
+        else:
+            self.spv.emit(self.code, op.opcode, *operands)
+
+
+_DISPATCH = {
+    **dict.fromkeys(_ARITHMETIC, _FunctionEmitter._arithmetic),
+    **dict.fromkeys(_CASTS, _FunctionEmitter._cast),
+    "addrspacecast": _FunctionEmitter._addrspacecast,
+    "icmp": _FunctionEmitter._icmp,
+    "fcmp": _FunctionEmitter._fcmp,
+    "select": _FunctionEmitter._select,
+    "getelementptr": _FunctionEmitter._gep,
+    "load": _FunctionEmitter._load,
+    "store": _FunctionEmitter._store,
+    "alloca": _FunctionEmitter._alloca_outside_entry,  # entry-block allocas are emitted before dispatch
+    "br": _FunctionEmitter._branch,
+    "ret": _FunctionEmitter._ret,
+    "ret void": _FunctionEmitter._ret,  # llvmlite's opname for ret_void()
+    "unreachable": _FunctionEmitter._unreachable,
+    "phi": _FunctionEmitter._phi,
+    "extractelement": _FunctionEmitter._extractelement,
+    "insertelement": _FunctionEmitter._insertelement,
+    "shufflevector": _FunctionEmitter._shufflevector,
+    "extractvalue": _FunctionEmitter._extractvalue,
+    "atomicrmw": _FunctionEmitter._atomicrmw,
+    "cmpxchg": _FunctionEmitter._cmpxchg,
+    "call": _FunctionEmitter._call,
+}

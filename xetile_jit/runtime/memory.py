@@ -1,0 +1,113 @@
+"""Argument marshalling for SYCL launches (DESIGN 1 "Array arguments", DESIGN 4 "Launch").
+
+Kernel ABI of an array argument (`ArrayArg`): five kernel parameters, a global pointer to element [0, 0] followed
+by `rows`, `cols`, `row_stride` and `col_stride` as i64, strides in elements. Element [i, j] is at
+`pointer[i * row_stride + j * col_stride]`: a row-major array has col_stride 1, a column-major view such as
+`bt.T` row_stride 1, and a pitched view such as `big[:, 3:40]` keeps its parent's row pitch.
+
+- numpy arrays (and DLPack producers on the host, imported with `np.from_dlpack`) are copied into new USM
+  device memory: the minimal buffer covering the elements, from element [0, 0] to the last one, so the element
+  strides stay as they are. After the kernel, `finish()` copies back only the arrays the kernel writes, and
+  writes only the array's own elements, in place: gaps between pitched rows and other arguments that share
+  the host buffer are left alone. Arguments that overlap in host memory get separate device copies.
+- USM arrays (`__sycl_usm_array_interface__`: dpctl/dpnp arrays, and DLPack producers on a SYCL device,
+  imported with `dpnp.tensor.from_dlpack`) are passed in place, zero copy: their pointer (plus the interface's
+  offset), shape and strides. Their memory must belong to the launch queue's SYCL context.
+- Scalars take the numpy type of their spec dtype and travel as the same-sized ctypes integer holding the
+  same bits, because `dpctl.SyclQueue.submit` accepts only ctypes scalars (and no ctypes type exists for
+  f16/bf16); pointers travel as `dpctl.memory` objects, the only pointer type `submit` accepts.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import dpctl
+import dpctl.memory
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..errors import LaunchError
+from .args import ArraySpec, as_array, runtime_value, usm_interface, usm_strides
+from .sycl import scalar_arg
+
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    pointer: object  # a dpctl.memory USM object whose first byte is element [0, 0]
+    rows: int
+    cols: int
+    row_stride: int  # in elements
+    col_stride: int  # in elements
+
+    def kernel_args(self) -> list:
+        return [self.pointer] + [ctypes.c_int64(v) for v in (self.rows, self.cols, self.row_stride, self.col_stride)]
+
+
+@dataclass(frozen=True)
+class HostCopy:
+    """A numpy array staged in device memory as `covering`, the 1-D view of the buffer that covers it."""
+    array: np.ndarray
+    covering: np.ndarray
+    memory: dpctl.memory.MemoryUSMDevice
+
+    def copy_back(self) -> None:
+        if self.covering.size == self.array.size:  # no gaps: the covering buffer is the array
+            self.memory.copy_to_host(self.covering.view(np.uint8))
+            return
+        staged = np.empty_like(self.covering)
+        self.memory.copy_to_host(staged.view(np.uint8))
+        self.array[...] = as_strided(staged, self.array.shape, self.array.strides, writeable=False)
+
+
+def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written: set):
+    """The kernel arguments of a launch on `queue`, and `finish()`, to call once the kernel has completed."""
+    kernel_args, copies = [], []
+    for name, spec in specs.items():
+        if not isinstance(spec, ArraySpec):
+            kernel_args.append(scalar_arg(runtime_value(spec, values[name])))
+            continue
+        arg, copy = array_arg(queue, name, as_array(name, values[name]))
+        kernel_args += arg.kernel_args()
+        if copy is not None and name in written:
+            copies.append(copy)
+
+    def finish() -> None:
+        for copy in copies:
+            copy.copy_back()
+
+    return kernel_args, finish
+
+
+def array_arg(queue: dpctl.SyclQueue, name: str, array) -> tuple[ArrayArg, HostCopy | None]:
+    if isinstance(array, np.ndarray):
+        return stage(queue, name, array)
+    return usm_arg(queue, name, array), None
+
+
+def usm_arg(queue: dpctl.SyclQueue, name: str, array) -> ArrayArg:
+    memory = dpctl.memory.as_usm_memory(array)
+    if memory.sycl_context != queue.sycl_context:
+        raise LaunchError(f"argument '{name}' is USM memory of another SYCL context ({memory.sycl_device.name}) "
+                          f"than the launch queue's ({queue.sycl_device.name}); launch on the array's queue")
+    usm = usm_interface(array)
+    return ArrayArg(memory, *usm["shape"], *usm_strides(usm))
+
+
+def stage(queue: dpctl.SyclQueue, name: str, array: np.ndarray) -> tuple[ArrayArg, HostCopy | None]:
+    """Copies a numpy array to new device memory (see the module docstring)."""
+    strides = element_strides(name, array)
+    if array.size == 0:  # nothing to copy, but a USM allocation must not be empty
+        return ArrayArg(dpctl.memory.MemoryUSMDevice(array.itemsize, queue=queue), *array.shape, *strides), None
+    covering = as_strided(array, (1 + sum((n - 1) * s for n, s in zip(array.shape, strides)),), (array.itemsize,))
+    memory = dpctl.memory.MemoryUSMDevice(covering.nbytes, queue=queue)
+    memory.copy_from_host(covering.view(np.uint8))
+    return ArrayArg(memory, *array.shape, *strides), HostCopy(array, covering, memory)
+
+
+def element_strides(name: str, array: np.ndarray) -> tuple[int, int]:
+    if any(s % array.itemsize for s in array.strides):
+        raise LaunchError(f"argument '{name}': strides {array.strides} are not multiples of the itemsize "
+                          f"{array.itemsize}; pass np.ascontiguousarray(...)")
+    return tuple(s // array.itemsize for s in array.strides)

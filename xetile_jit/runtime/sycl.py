@@ -1,0 +1,62 @@
+"""Minimal SYCL launch of a SPIR-V kernel through dpctl: build a program, look kernels up by name, submit and wait.
+
+dpctl 0.22.1's `SyclQueue.submit` accepts dpctl.memory USM objects, ctypes scalars, `LocalAccessor` and
+`RawKernelArg`; it rejects numpy scalars, Python numbers and USM arrays (`usm_ndarray`), so `kernel_arg`
+converts those. Sizes are given in SPIR-V order (dimension 0 = `GlobalInvocationId.x`); SYCL ranges list
+the fastest dimension last, so they are reversed for dpctl.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import dpctl
+import dpctl.memory
+import dpctl.program
+import numpy as np
+
+CTYPE_OF_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
+_NATIVE_ARGS = (dpctl.memory.MemoryUSMDevice, dpctl.memory.MemoryUSMShared, dpctl.memory.MemoryUSMHost,
+                ctypes._SimpleCData, dpctl.LocalAccessor, dpctl.RawKernelArg)
+
+
+class SyclProgram:
+    """A SPIR-V module built for `queue`'s device; `kernel(name)` gives its kernels."""
+
+    def __init__(self, spirv: bytes, queue: dpctl.SyclQueue):
+        self.queue = queue
+        self.program = dpctl.program.create_program_from_spirv(queue, spirv)
+        self._kernels: dict[str, dpctl.program.SyclKernel] = {}
+
+    def kernel(self, name: str) -> dpctl.program.SyclKernel:
+        if name not in self._kernels:
+            if not self.program.has_sycl_kernel(name):
+                raise KeyError(f"no kernel {name!r} in the SPIR-V program")
+            self._kernels[name] = self.program.get_sycl_kernel(name)
+        return self._kernels[name]
+
+
+def scalar_arg(value: np.generic):
+    """The ctypes integer of the scalar's size holding its bits: `submit` takes only ctypes scalars, and
+    ctypes has no half or bfloat16."""
+    return CTYPE_OF_SIZE[value.itemsize].from_buffer_copy(value.tobytes())
+
+
+def kernel_arg(value):
+    """`value` in a form `SyclQueue.submit` accepts: USM arrays as USM memory (at the view's first element),
+    numpy scalars as ctypes scalars."""
+    if isinstance(value, _NATIVE_ARGS):
+        return value
+    if hasattr(value, "__sycl_usm_array_interface__"):
+        return dpctl.memory.as_usm_memory(value)
+    if isinstance(value, np.generic) and value.itemsize in CTYPE_OF_SIZE:
+        return scalar_arg(value)
+    raise TypeError(f"unsupported kernel argument of type {type(value).__name__} (pass a USM array or memory, "
+                    "a numpy scalar or a ctypes scalar)")
+
+
+def launch(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size, local_size, args) -> None:
+    """Run `kernel` over `global_size` work-items in workgroups of `local_size` (None: the runtime picks)
+    and wait for it; both sizes in SPIR-V dimension order."""
+    local_range = None if local_size is None else list(reversed(local_size))
+    # submit (unlike submit_async) returns only once the kernel has finished
+    queue.submit(kernel, [kernel_arg(a) for a in args], list(reversed(global_size)), local_range)
