@@ -404,6 +404,21 @@ class SubgroupIdOp(Operation):
         return interp.subgroup_id
 
 
+class LaneIdOp(Operation):
+    """gpu.lane_id: this work-item's lane in its subgroup (work-item-level IR)."""
+
+    name = "gpu.lane_id"
+
+    def __init__(self, loc=None):
+        super().__init__(result_types=[IndexType()], loc=loc)
+
+    def format(self, p) -> str:
+        return " : index"
+
+    def interpret(self, interp):
+        return interp.lane_id
+
+
 class BarrierOp(Operation):
     """gpu.barrier: every subgroup of the workgroup arrives before any goes on; orders SLM accesses."""
 
@@ -429,3 +444,51 @@ class SlmAllocOp(Operation):
 
     def interpret(self, interp):
         return interp.shared_buffer(self)
+
+
+class ExtractStridedSliceOp(Operation):
+    """vector.extract_strided_slice: the `sizes` block at `offsets` (unit strides)."""
+
+    name = "vector.extract_strided_slice"
+
+    def __init__(self, v: Value, offsets, sizes, loc=None):
+        super().__init__([v], [VectorType(tuple(sizes), v.type.dtype)], loc=loc)
+        self.offsets = tuple(offsets)
+
+    def verify(self):
+        full, part = self.operands[0].type.shape, self.result.type.shape
+        if any(o + s > n for o, s, n in zip(self.offsets, part, full)):
+            raise self.error(f"slice {part} at {self.offsets} exceeds {full}", "strided slices stay inside the vector")
+
+    def format(self, p) -> str:
+        v = self.operands[0]
+        return (f" {p.name(v)} {{offsets = {list(self.offsets)}, sizes = {list(self.result.type.shape)}, "
+                f"strides = [1, 1]}} : {v.type} to {self.result.type}")
+
+    def interpret(self, interp, v):
+        return np.ascontiguousarray(v[tuple(slice(o, o + s) for o, s in zip(self.offsets, self.result.type.shape))])
+
+
+class InsertStridedSliceOp(Operation):
+    """vector.insert_strided_slice: `dest` with the block `src` written at `offsets` (unit strides)."""
+
+    name = "vector.insert_strided_slice"
+
+    def __init__(self, src: Value, dest: Value, offsets, loc=None):
+        super().__init__([src, dest], [dest.type], loc=loc)
+        self.offsets = tuple(offsets)
+
+    def verify(self):
+        part, full = self.operands[0].type.shape, self.operands[1].type.shape
+        if any(o + s > n for o, s, n in zip(self.offsets, part, full)):
+            raise self.error(f"slice {part} at {self.offsets} exceeds {full}", "strided slices stay inside the vector")
+
+    def format(self, p) -> str:
+        src, dest = self.operands
+        return f" {p.name(src)}, {p.name(dest)} {{offsets = {list(self.offsets)}, strides = [1, 1]}} : " \
+               f"{src.type} into {dest.type}"
+
+    def interpret(self, interp, src, dest):
+        out = dest.copy()
+        out[tuple(slice(o, o + s) for o, s in zip(self.offsets, src.shape))] = src
+        return out
