@@ -76,7 +76,7 @@ def epilogue_case(rng):
     m, n, k = 64, 64, 48
     args = (rand(rng, (m, k), np.float16), rand(rng, (n, k), np.float16), rand(rng, (1, n), np.float32),
             np.zeros((m, n), np.float32), np.zeros((m, 1), np.float32), k)
-    return epilogue, args, dict(BM=32, BN=32, sg_layout=[2, 4], sg_data=[16, 8]), (2, 2)
+    return epilogue, args, dict(BM=32, BN=32, sg_layout=[2, 2], sg_data=[16, 16]), (2, 2)
 
 
 def column_major_case(rng):

@@ -9,26 +9,30 @@ import sys
 from ..ir.core import FuncOp
 from ..ir.printer import print_func
 from ..ir.verifier import verify
+from .targets import TARGETS, Target
+from .xegpu_blocking import block
 from .xegpu_wg_to_sg import wg_to_sg
 from .xetile_layout_propagation import propagate_layouts
 from .xetile_to_xegpu import xetile_to_xegpu
 
-STAGES = [
-    ("xetile-layouts", propagate_layouts),
-    ("xegpu-wg", xetile_to_xegpu),
-    ("xegpu-sg", wg_to_sg),
+STAGES = [  # (name, stage(func, target))
+    ("xetile-layouts", lambda func, target: propagate_layouts(func)),
+    ("xegpu-wg", lambda func, target: xetile_to_xegpu(func)),
+    ("xegpu-sg", lambda func, target: wg_to_sg(func)),
+    ("xegpu-blocked", block),
 ]
 STAGE_NAMES = [name for name, _ in STAGES]
 
 
-def lower(func: FuncOp, until: str = STAGE_NAMES[-1]) -> dict[str, FuncOp]:
+def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: str = "cpu") -> dict[str, FuncOp]:
     """The IR after each stage up to `until`, by stage name; `func` itself is left as it was."""
     if until not in STAGE_NAMES:
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
+    chosen: Target = TARGETS[target]
     results = {}
     current = copy.deepcopy(func)
     for name, stage in STAGES:
-        current = stage(current)
+        current = stage(current, chosen)
         verify(current)
         results[name] = current
         if os.environ.get("XETILE_DUMP_IR") == "1":

@@ -15,34 +15,25 @@ from dataclasses import dataclass
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.attrs import Layout
-from ..ir.conversion import Conversion, clone_op
-from ..ir.core import Block, Builder, FuncOp, Operation, Value, walk
+from ..ir.core import Block, Builder, FuncOp, Value, walk
 from ..ir.types import IndexType, SlmMemRefType, VectorType
 from ..ir.verifier import verify
+from .piecewise import Grid, PiecewiseConversion
 
 
 def wg_layout(v: Value) -> Layout | None:
     return v.type.layout if isinstance(v.type, G.TensorDescType) else v.layout
 
 
-@dataclass
-class Distribution:
+@dataclass(frozen=True)
+class Distribution(Grid):
     """The pieces of one (layout, shape) that the running subgroup owns."""
 
-    counts: tuple[int, int]
-    shape: tuple[int, int]
-    offsets: list[tuple[Value, Value]]   # per piece, row-major over `counts`; index values
-    wrapped: list[tuple[Value, int]]     # (start, extent) of dims where subgroups share data
-
-    def index(self, i: int, j: int) -> int:
-        return i * self.counts[1] + j
-
-    def grid(self):
-        return itertools.product(range(self.counts[0]), range(self.counts[1]))
+    offsets: tuple = ()   # per piece, row-major: (row, col) index values, relative to the workgroup tile
+    wrapped: tuple = ()   # (start, extent) of the dims where subgroups share data
 
 
-class WgToSg(Conversion):
-    dialect = "xegpu"
+class WgToSg(PiecewiseConversion):
 
     def __init__(self, func: FuncOp):
         super().__init__(func)
@@ -107,7 +98,7 @@ class WgToSg(Conversion):
         for r0, r1 in itertools.product(range(counts[0]), range(counts[1])):
             offsets.append(tuple(self.piece_offset(s, r, n_sg * d, w) for s, r, n_sg, d, w in
                                  zip(starts, (r0, r1), layout.sg_layout, layout.sg_data, shape)))
-        return Distribution(tuple(counts), tuple(layout.sg_data), offsets, wrapped)
+        return Distribution(tuple(counts), tuple(layout.sg_data), tuple(offsets), tuple(wrapped))
 
     def piece_offset(self, start: Value, round: int, unit: int, extent: int) -> Value:
         """start + round * unit, wrapped into the tile only where the assignment can pass its end."""
@@ -122,80 +113,21 @@ class WgToSg(Conversion):
             flag = first if flag is None else self.early.create(C.BinaryOp, "arith.andi", flag, first).result
         return flag
 
-    def dist_of(self, v: Value) -> Distribution:
+    def grid_of(self, v: Value) -> Distribution:
         layout = wg_layout(v)
         if layout is None:
             raise NotImplementedError(f"wg-to-sg: {v.type} has no layout; run layout propagation first")
         return self.distribution(layout, v.type.shape)
 
-    # ---- generic ops ---------------------------------------------------------------------------
-    def clone(self, op: Operation) -> None:
-        vectors = [v for v in op.results if isinstance(v.type, VectorType)]
-        if not vectors:
-            return super().clone(op)
-        dist = self.dist_of(vectors[0])
-        pieces = [self.get(v) for v in op.operands]
-        outs = []
-        for k in range(len(dist.offsets)):
-            operands = [p[k] if len(p) > 1 else p[0] for p in pieces]
-            outs.append(self.piece(op, operands, dist))
-        for j, v in enumerate(op.results):
-            self.set(v, [o.results[j] for o in outs])
-
-    def piece(self, op: Operation, operands, dist: Distribution) -> Operation:
-        """`op` on one piece of its operands; vector results take the piece shape."""
-        types = [VectorType(dist.shape, v.type.dtype) if isinstance(v.type, VectorType) else v.type
-                 for v in op.results]
-        new = clone_op(op, operands, types)
-        self.builder.block.ops.append(new)
-        return new
-
-    def result_type(self, v: Value, piece: int):
-        return v.type
-
     def result_layout(self, v: Value, piece: int):
         return None
 
+    def piece_offsets(self, grid: Distribution) -> list[tuple[Value, Value]]:
+        return list(grid.offsets)
+
     # ---- memory ----------------------------------------------------------------------------------
-    def convert_CreateNdDescOp(self, op: G.CreateNdDescOp) -> None:
-        base, *offsets = (self.one(v) for v in op.operands)
-        dist = self.dist_of(op.result)
-        tdesc = G.TensorDescType(dist.shape, op.result.type.dtype)
-        pieces = []
-        for piece in dist.offsets:
-            at = [self.add_index(wg, sg) for wg, sg in zip(offsets, piece)]
-            pieces.append(self.emit(G.CreateNdDescOp, base, at, tdesc).result)
-        self.set(op.result, pieces)
-
-    def add_index(self, a: Value, b: Value) -> Value:
-        if isinstance(a.owner, C.ConstantOp) and a.owner.value == 0:
-            return b
-        return self.emit(C.BinaryOp, "arith.addi", a, b).result
-
-    def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
-        tiles = self.get(op.operands[0])
-        src = self.dist_of(op.operands[0])
-        out = self.dist_of(op.result)
-        loads = []
-        for i, j in out.grid():
-            tile = tiles[src.index(j, i) if op.transpose else src.index(i, j)]
-            loads.append(self.emit(G.LoadNdOp, tile, op.transpose, op.padding).result)
-        self.set(op.result, loads)
-
-    def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
-        for value, tile in zip(self.get(op.operands[0]), self.get(op.operands[1])):
-            self.emit(G.StoreNdOp, value, tile)
-
-    def convert_PrefetchNdOp(self, op: G.PrefetchNdOp) -> None:
-        for tile in self.get(op.operands[0]):
-            self.emit(G.PrefetchNdOp, tile, op.locality)
-
-    def convert_UpdateNdOffsetOp(self, op: G.UpdateNdOffsetOp) -> None:
-        deltas = [self.one(v) for v in op.operands[1:]]
-        self.set(op.result, [self.emit(G.UpdateNdOffsetOp, t, deltas).result for t in self.get(op.operands[0])])
-
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
-        dist = self.dist_of(op.operands[1])
+        dist = self.grid_of(op.operands[1])
         if not dist.wrapped:
             return self.clone(op)
         if op.result in self.used:
@@ -214,38 +146,25 @@ class WgToSg(Conversion):
     # ---- compute -----------------------------------------------------------------------------
     def convert_DpasOp(self, op: G.DpasOp) -> None:
         a, b, *c = (self.get(v) for v in op.operands)
-        out = self.dist_of(op.result)
+        out = self.grid_of(op.result)
         if len(a) != out.counts[0] or len(b) != out.counts[1]:
             raise NotImplementedError("dpas whose K dimension is split between subgroups")
         piece = VectorType(out.shape, op.result.type.dtype)
         results = [self.emit(G.DpasOp, a[i], b[j], c[0][out.index(i, j)] if c else None, piece).result
-                   for i, j in out.grid()]
-        self.set(op.result, results)
-
-    def pieces_from(self, op, source_index) -> None:
-        """Each result piece from the source piece `source_index(i, j)` of operand 0."""
-        src, out = self.dist_of(op.operands[0]), self.dist_of(op.result)
-        inputs = self.get(op.operands[0])
-        results = [self.piece(op, [inputs[src.index(*source_index(i, j))]], out).result for i, j in out.grid()]
+                   for i, j in out.cells()]
         self.set(op.result, results)
 
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
-        src = self.dist_of(op.operands[0])
+        src = self.grid_of(op.operands[0])
         if any(src.counts[d] != 1 for d in op.dims):
             raise NotImplementedError("a reduction over a dimension split between subgroups; convert its layout")
         self.pieces_from(op, lambda i, j: (0 if 0 in op.dims else i, 0 if 1 in op.dims else j))
-
-    def convert_VectorBroadcastOp(self, op: G.VectorBroadcastOp) -> None:
-        self.pieces_from(op, lambda i, j: (0 if 0 in op.dims else i, 0 if 1 in op.dims else j))
-
-    def convert_VectorTransposeOp(self, op: G.VectorTransposeOp) -> None:
-        self.pieces_from(op, lambda i, j: (j, i))
 
     def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
         """Through SLM: every subgroup stores what it has, then loads what it needs."""
         v = op.operands[0]
         slm = self.early.create(C.SlmAllocOp, SlmMemRefType(v.type.dtype, shape=v.type.shape)).result
-        src, out = self.dist_of(v), self.dist_of(op.result)
+        src, out = self.grid_of(v), self.grid_of(op.result)
         for value, offsets in zip(self.get(v), src.offsets):
             tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(src.shape, v.type.dtype)).result
             self.emit(G.StoreNdOp, value, tile)

@@ -53,8 +53,15 @@ class Conversion:
     def set(self, old: Value, new) -> None:
         self.values[old] = list(new) if isinstance(new, (list, tuple)) else [new]
 
+    def carried(self, v: Value) -> list[Value]:
+        """The pieces of `v` as loops and branches carry them."""
+        return self.get(v)
+
+    def carried_count(self, v: Value) -> int:
+        return len(self.get(v))
+
     def flat(self, values) -> list[Value]:
-        return [n for v in values for n in self.get(v)]
+        return [n for v in values for n in self.carried(v)]
 
     def emit(self, op_class, *args, **kwargs) -> Operation:
         return self.builder.create(op_class, *args, **kwargs)
@@ -88,17 +95,17 @@ class Conversion:
 
     def convert_ForOp(self, op: ForOp) -> None:
         lower, upper, step = (self.one(v) for v in op.operands[:3])
-        counts = [len(self.get(v)) for v in op.operands[3:]]
+        counts = [self.carried_count(v) for v in op.operands[3:]]
         inits = self.flat(op.operands[3:])
         names = [a.name_hint for a, n in zip(op.body.args[1:], counts) for _ in range(n)]
         new = self.emit(ForOp, lower, upper, step, inits, op.body.args[0].name_hint, names)
         for init, arg, result in zip(inits, new.body.args[1:], new.results):
             arg.layout = result.layout = init.layout
         self.values[op.body.args[0]] = [new.body.args[0]]
-        self.split(op.body.args[1:], new.body.args[1:], counts)
+        self.map_groups(op.body.args[1:], new.body.args[1:], counts)
         with self.builder.at_end_of(new.body):
             self.convert_block(op.body)
-        self.split(op.results, new.results, counts)
+        self.map_groups(op.results, new.results, counts)
 
     def convert_IfOp(self, op: IfOp) -> None:
         blocks = [Block(), Block()]
@@ -109,8 +116,8 @@ class Conversion:
         new = self.emit(IfOp, self.one(op.operands[0]), [v.type for v in yielded], *blocks)
         for result, v in zip(new.results, yielded):
             result.layout = v.layout
-        counts = [len(self.get(v)) for v in op.regions[0].block.terminator.operands]
-        self.split(op.results, new.results, counts)
+        counts = [self.carried_count(v) for v in op.regions[0].block.terminator.operands]
+        self.map_groups(op.results, new.results, counts)
 
     def convert_ReturnOp(self, op: ReturnOp) -> None:
         self.emit(ReturnOp)
@@ -126,6 +133,6 @@ class Conversion:
             i += n
         return out
 
-    def split(self, olds, news, counts) -> None:
+    def map_groups(self, olds, news, counts) -> None:
         for old, group in zip(olds, self.group(list(news), counts)):
             self.values[old] = group

@@ -1,0 +1,126 @@
+"""Shared machinery of the passes that split each value into a grid of pieces (wg-to-sg, blocking).
+
+A value of shape S becomes `counts` pieces of `shape`, listed row-major. Element-wise ops, memory ops and
+the vector ops run piece by piece; a subclass says how a value is cut (`grid_of`) and how an operand is
+delivered in the grid an op needs (`pieces`).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ..ir import core_ops as C
+from ..ir import xegpu_ops as G
+from ..ir.conversion import Conversion, clone_op
+from ..ir.core import Operation, Value
+from ..ir.types import VectorType
+
+
+@dataclass(frozen=True)
+class Grid:
+    counts: tuple[int, int]
+    shape: tuple[int, int]  # of one piece
+
+    def index(self, i: int, j: int) -> int:
+        return i * self.counts[1] + j
+
+    def cells(self):
+        return itertools.product(range(self.counts[0]), range(self.counts[1]))
+
+    def origins(self):
+        """Each piece's offset in the whole value, row-major."""
+        return [(i * self.shape[0], j * self.shape[1]) for i, j in self.cells()]
+
+
+def is_zero(v: Value) -> bool:
+    return isinstance(v.owner, C.ConstantOp) and v.owner.value == 0
+
+
+class PiecewiseConversion(Conversion):
+    dialect = "xegpu"
+
+    def grid_of(self, v: Value) -> Grid:
+        raise NotImplementedError(f"{type(self).__name__} must say how values are cut into pieces")
+
+    def piece_offsets(self, grid: Grid) -> list[tuple[Value, Value]]:
+        """Index values of each piece's offset within the value."""
+        raise NotImplementedError(f"{type(self).__name__} must say where pieces start")
+
+    def pieces(self, v: Value, grid: Grid) -> list[Value]:
+        """`v`'s pieces in `grid`; scalars are one piece that every piece of an op shares."""
+        return self.get(v)
+
+    def clone(self, op: Operation) -> None:
+        vectors = [v for v in op.results if isinstance(v.type, VectorType)]
+        if not vectors:
+            return super().clone(op)
+        grid = self.grid_of(vectors[0])
+        operands = [self.pieces(v, grid) if isinstance(v.type, VectorType) else self.get(v) for v in op.operands]
+        outs = [self.piece(op, [p[k] if len(p) > 1 else p[0] for p in operands], grid.shape)
+                for k in range(len(list(grid.cells())))]
+        for j, v in enumerate(op.results):
+            self.set(v, [o.results[j] for o in outs])
+
+    def piece(self, op: Operation, operands, shape) -> Operation:
+        """`op` on one piece of its operands; vector results take the piece shape."""
+        types = [VectorType(tuple(shape), v.type.dtype) if isinstance(v.type, VectorType) else v.type
+                 for v in op.results]
+        new = clone_op(op, operands, types)
+        self.builder.block.ops.append(new)
+        return new
+
+    def pieces_from(self, op: Operation, source_index, source: Grid | None = None) -> None:
+        """Each result piece (i, j) from operand 0's piece `source_index(i, j)` in grid `source`."""
+        out = self.grid_of(op.result)
+        source = source or self.grid_of(op.operands[0])
+        inputs = self.pieces(op.operands[0], source)
+        self.set(op.result, [self.piece(op, [inputs[source.index(*source_index(i, j))]], out.shape).result
+                             for i, j in out.cells()])
+
+    def add_index(self, a: Value, b: Value) -> Value:
+        if is_zero(a):
+            return b
+        if is_zero(b):
+            return a
+        return self.emit(C.BinaryOp, "arith.addi", a, b).result
+
+    def convert_CreateNdDescOp(self, op: G.CreateNdDescOp) -> None:
+        base, *offsets = (self.one(v) for v in op.operands)
+        grid = self.grid_of(op.result)
+        tdesc = G.TensorDescType(grid.shape, op.result.type.dtype)
+        pieces = []
+        for piece in self.piece_offsets(grid):
+            at = [self.add_index(whole, part) for whole, part in zip(offsets, piece)]
+            pieces.append(self.emit(G.CreateNdDescOp, base, at, tdesc).result)
+        self.set(op.result, pieces)
+
+    def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
+        """A transposed load reads piece (j, i) of the descriptor into piece (i, j) of the value."""
+        tiles, src = self.get(op.operands[0]), self.grid_of(op.operands[0])
+        loads = [self.emit(G.LoadNdOp, tiles[src.index(j, i) if op.transpose else src.index(i, j)], op.transpose,
+                           op.padding).result for i, j in self.grid_of(op.result).cells()]
+        self.set(op.result, loads)
+
+    def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
+        tiles = self.get(op.operands[1])
+        for value, tile in zip(self.pieces(op.operands[0], self.grid_of(op.operands[1])), tiles):
+            self.emit(G.StoreNdOp, value, tile)
+
+    def convert_PrefetchNdOp(self, op: G.PrefetchNdOp) -> None:
+        for tile in self.get(op.operands[0]):
+            self.emit(G.PrefetchNdOp, tile, op.locality)
+
+    def convert_UpdateNdOffsetOp(self, op: G.UpdateNdOffsetOp) -> None:
+        deltas = [self.one(v) for v in op.operands[1:]]
+        self.set(op.result, [self.emit(G.UpdateNdOffsetOp, t, deltas).result for t in self.get(op.operands[0])])
+
+    def convert_VectorBroadcastOp(self, op: G.VectorBroadcastOp) -> None:
+        out = self.grid_of(op.result)
+        dims = op.dims
+        source = Grid(tuple(1 if d in dims else n for d, n in enumerate(out.counts)),
+                      tuple(1 if d in dims else n for d, n in enumerate(out.shape)))
+        self.pieces_from(op, lambda i, j: (0 if 0 in dims else i, 0 if 1 in dims else j), source)
+
+    def convert_VectorTransposeOp(self, op: G.VectorTransposeOp) -> None:
+        out = self.grid_of(op.result)
+        self.pieces_from(op, lambda i, j: (j, i), Grid(out.counts[::-1], out.shape[::-1]))

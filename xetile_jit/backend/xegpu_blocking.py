@@ -1,0 +1,190 @@
+"""Blocking (XeGPU RFC "blocking rule"): subgroup-level ops -> instruction-size ops for the target.
+
+A subgroup vector of shape S is cut into blocks of [gcd(S0, M), N] (N when the subgroup size N divides
+S1, else S1), M being the DPAS repeat count: the shape of a DPAS C operand, one column per lane. Every
+value of one shape is cut the same way, so element-wise ops and loop-carried values need no regrouping.
+A tensor descriptor is cut like the values loaded through it (swapped when the load transposes). DPAS
+runs on [M, K] x [K, N] blocks of the target's shape, accumulating over the K blocks; a reduction reduces
+each block and then the partial results. Where an op needs other blocks than its operand has (DPAS A and
+B, transposes, stores), the operand is regrouped with vector.insert/extract_strided_slice.
+"""
+from __future__ import annotations
+
+from math import gcd
+
+from ..ir import core_ops as C
+from ..ir import xegpu_ops as G
+from ..ir.core import FuncOp, Value, walk
+from ..ir.types import IndexType, VectorType
+from ..ir.verifier import verify
+from .piecewise import Grid, PiecewiseConversion
+from .targets import Target
+
+REPEAT_COUNT = 8  # rows of a DPAS C block (M)
+
+
+def block_shape(shape, subgroup: int) -> tuple[int, int]:
+    rows, cols = shape
+    return gcd(rows, REPEAT_COUNT), subgroup if cols % subgroup == 0 else cols
+
+
+def grid(shape, block) -> Grid:
+    return Grid((shape[0] // block[0], shape[1] // block[1]), tuple(block))
+
+
+class DescriptorClasses:
+    """Descriptors joined by update_nd_offset, loops and branches share one cut; a class is cut transposed
+    when any load through it transposes."""
+
+    def __init__(self, func: FuncOp):
+        self.parent: dict[Value, Value] = {}
+        self.transposed: set[Value] = set()
+        for op in walk(func.body):
+            self.relate(op)
+        for op in walk(func.body):
+            if isinstance(op, G.LoadNdOp) and op.transpose:
+                self.transposed.add(self.find(op.operands[0]))
+
+    def find(self, v: Value) -> Value:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def union(self, *values: Value) -> None:
+        roots = [self.find(v) for v in values if isinstance(v.type, G.TensorDescType)]
+        for r in roots[1:]:
+            if r is not roots[0]:
+                self.parent[r] = roots[0]
+
+    def relate(self, op) -> None:
+        if isinstance(op, G.UpdateNdOffsetOp):
+            self.union(op.operands[0], op.result)
+        elif isinstance(op, C.ForOp):
+            yields = op.body.terminator.operands
+            for init, arg, yielded, result in zip(op.operands[3:], op.body.args[1:], yields, op.results):
+                self.union(init, arg, yielded, result)
+        elif isinstance(op, C.IfOp):
+            for i, result in enumerate(op.results):
+                self.union(result, *(region.block.terminator.operands[i] for region in op.regions))
+
+    def is_transposed(self, v: Value) -> bool:
+        return self.find(v) in self.transposed
+
+
+class Blocking(PiecewiseConversion):
+    def __init__(self, func: FuncOp, target: Target):
+        super().__init__(func)
+        self.target = target
+        self.descriptors = DescriptorClasses(func)
+        self.grids: dict[Value, Grid] = {}  # values produced in another cut than their shape's own
+
+    def run(self) -> FuncOp:
+        super().run()
+        self.new.num_subgroups = self.old.num_subgroups
+        return self.new
+
+    # ---- how values are cut -------------------------------------------------------------------
+    def default_grid(self, v: Value) -> Grid:
+        shape = v.type.shape
+        if isinstance(v.type, G.TensorDescType) and self.descriptors.is_transposed(v):
+            return grid(shape, block_shape(shape[::-1], self.target.subgroup_size)[::-1])
+        return grid(shape, block_shape(shape, self.target.subgroup_size))
+
+    def grid_of(self, v: Value) -> Grid:
+        return self.grids.get(v) or self.default_grid(v)
+
+    def pieces(self, v: Value, want: Grid) -> list[Value]:
+        have = self.grid_of(v)
+        if have == want:
+            return self.get(v)
+        return self.split(self.assemble(self.get(v), have, v.type), want)
+
+    def assemble(self, pieces, have: Grid, t: VectorType) -> Value:
+        if len(pieces) == 1:
+            return pieces[0]
+        whole = self.emit(C.ConstantOp, 0, t).result
+        for piece, origin in zip(pieces, have.origins()):
+            whole = self.emit(C.InsertStridedSliceOp, piece, whole, origin).result
+        return whole
+
+    def split(self, whole: Value, want: Grid) -> list[Value]:
+        if want.shape == whole.type.shape:
+            return [whole]
+        return [self.emit(C.ExtractStridedSliceOp, whole, origin, want.shape).result for origin in want.origins()]
+
+    def carried(self, v: Value) -> list[Value]:
+        """Loop-carried and yielded vectors travel in their shape's own cut."""
+        return self.pieces(v, self.default_grid(v)) if isinstance(v.type, VectorType) else self.get(v)
+
+    def carried_count(self, v: Value) -> int:
+        return len(list(self.default_grid(v).cells())) if isinstance(v.type, VectorType) else len(self.get(v))
+
+    def piece_offsets(self, g: Grid) -> list[tuple[Value, Value]]:
+        return [tuple(self.emit(C.ConstantOp, n, IndexType()).result for n in origin) for origin in g.origins()]
+
+    def result_layout(self, v: Value, piece: int):
+        return None
+
+    # ---- ops -------------------------------------------------------------------------------------
+    def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
+        src = self.grid_of(op.operands[0])
+        self.grids[op.result] = Grid(src.counts[::-1], src.shape[::-1]) if op.transpose else src
+        super().convert_LoadNdOp(op)
+
+    def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
+        tiles, g = self.get(op.operands[1]), self.grid_of(op.operands[1])
+        values = self.pieces(op.operands[0], g)
+        self.grids[op.result] = g
+        self.set(op.result, [self.emit(G.AtomicRMWOp, op.kind, v, t).result for v, t in zip(values, tiles)])
+
+    def convert_DpasOp(self, op: G.DpasOp) -> None:
+        a, b, *c = op.operands
+        m, n, k = self.target.dpas_shape(a.type.dtype)
+        (rows, depth), cols = a.type.shape, b.type.shape[1]
+        if rows % m or cols % n or depth % k:
+            raise NotImplementedError(f"tile_mma of {rows}x{depth} by {depth}x{cols} per subgroup: the DPAS "
+                                      f"shape {m}x{n}x{k} must divide it")
+        out = grid(op.result.type.shape, (m, n))
+        blocks_a = self.pieces(a, grid(a.type.shape, (m, k)))
+        blocks_b = self.pieces(b, grid(b.type.shape, (k, n)))
+        blocks_c = self.pieces(c[0], out) if c else None
+        piece = VectorType((m, n), op.result.type.dtype)
+        results = []
+        for i, j in out.cells():
+            acc = blocks_c[out.index(i, j)] if c else None
+            for kk in range(depth // k):
+                acc = self.emit(G.DpasOp, blocks_a[i * (depth // k) + kk], blocks_b[kk * out.counts[1] + j], acc,
+                                piece).result
+            results.append(acc)
+        self.grids[op.result] = out
+        self.set(op.result, results)
+
+    def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
+        """Each block reduces on its own; the partial results, set side by side, reduce once more."""
+        src = self.grid_of(op.operands[0])
+        blocks = self.get(op.operands[0])
+        out = Grid(tuple(1 if d in op.dims else n for d, n in enumerate(src.counts)),
+                   tuple(1 if d in op.dims else n for d, n in enumerate(src.shape)))
+        results = []
+        for i, j in out.cells():
+            group = [blocks[src.index(a, b)] for a, b in src.cells()
+                     if (0 in op.dims or a == i) and (1 in op.dims or b == j)]
+            partials = [self.piece(op, [block], out.shape).result for block in group]
+            results.append(self.combine(op, partials, out.shape))
+        self.grids[op.result] = out
+        self.set(op.result, results)
+
+    def combine(self, op: G.MultiReductionOp, partials, shape) -> Value:
+        if len(partials) == 1:
+            return partials[0]
+        dim = op.dims[-1]
+        side_by_side = tuple(n * len(partials) if d == dim else n for d, n in enumerate(shape))
+        have = Grid(tuple(len(partials) if d == dim else 1 for d in range(2)), tuple(shape))
+        whole = self.assemble(partials, have, VectorType(side_by_side, partials[0].type.dtype))
+        return self.piece(op, [whole], shape).result
+
+
+def block(func: FuncOp, target: Target) -> FuncOp:
+    new = Blocking(func, target).run()
+    verify(new)
+    return new
