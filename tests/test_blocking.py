@@ -24,7 +24,7 @@ def mma(a, b, c, M: xetile.constexpr, N: xetile.constexpr, K: xetile.constexpr):
 def test_dpas_blocks_follow_the_target_shape(rng, dtype, acc, k_block):
     m, n, k = 16, 32, 64
     a, b, c = rand(rng, (m, k), dtype), rand(rng, (k, n), dtype), np.zeros((m, n), acc)
-    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k).func)["xegpu-blocked"]
+    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k).func, "xegpu-blocked")["xegpu-blocked"]
     text = print_func(func)
     mlir = {np.float16: "f16", np.float32: "f32", np.int8: "i8", np.uint8: "ui8"}[dtype]
     dpas = re.findall(r"xegpu.dpas .* : (vector<[^>]*>), (vector<[^>]*>)", text)
@@ -45,10 +45,10 @@ def test_reductions_combine_partial_results_of_blocks(rng):
     x = rand(rng, (16, 48), np.float32)
     x[3, 20] = np.nan  # maxnumf: a NaN loses, in the block and in the combination alike
     rows, cols = np.zeros((16, 1), np.float32), np.zeros((1, 48), np.float32)
-    func = lower(row_and_column_sums.warmup(x, rows, cols).func)["xegpu-blocked"]
+    func = lower(row_and_column_sums.warmup(x, rows, cols).func, "xegpu-blocked")["xegpu-blocked"]
     text = print_func(func)
     assert "vector.multi_reduction <maxnumf> %" in text and "vector<8x16xf32> into vector<8x1xf32>" in text
-    assert "vector<8x3xf32> into vector<8x1xf32>" in text  # the three column blocks' partial maxima
+    assert text.count("arith.maxnumf") == 2 * 2  # the three column blocks' partial maxima, for each row block
     run_ir(func, (1, 1, 1), [x, rows, cols])
     assert_close(rows, np.fmax.reduce(x, axis=1, keepdims=True))
     assert_close(cols, x.sum(0, keepdims=True), scale=4)

@@ -52,6 +52,8 @@ class Subgroup(Interpreter):
         self.subgroup_id = subgroup_id
         self.program_id = program_id
         self.grid = grid
+        self.lanes = func.lanes  # work-item-level IR keeps one row per lane in every per-lane value
+        self.lane_id = None if func.lanes is None else np.arange(func.lanes)
 
     def barrier(self) -> None:
         self.workgroup.barrier.wait()

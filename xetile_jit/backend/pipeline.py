@@ -11,6 +11,7 @@ from ..ir.printer import print_func
 from ..ir.verifier import verify
 from .targets import TARGETS, Target
 from .xegpu_blocking import block
+from .xegpu_lane_distribution import distribute_lanes
 from .xegpu_wg_to_sg import wg_to_sg
 from .xetile_layout_propagation import propagate_layouts
 from .xetile_to_xegpu import xetile_to_xegpu
@@ -20,6 +21,7 @@ STAGES = [  # (name, stage(func, target))
     ("xegpu-wg", lambda func, target: xetile_to_xegpu(func)),
     ("xegpu-sg", lambda func, target: wg_to_sg(func)),
     ("xegpu-blocked", block),
+    ("xegpu-simt", distribute_lanes),
 ]
 STAGE_NAMES = [name for name, _ in STAGES]
 

@@ -5,7 +5,7 @@ S1, else S1), M being the DPAS repeat count: the shape of a DPAS C operand, one 
 value of one shape is cut the same way, so element-wise ops and loop-carried values need no regrouping.
 A tensor descriptor is cut like the values loaded through it (swapped when the load transposes). DPAS
 runs on [M, K] x [K, N] blocks of the target's shape, accumulating over the K blocks; a reduction reduces
-each block and then the partial results. Where an op needs other blocks than its operand has (DPAS A and
+each block and folds the partial results element-wise. Where an op needs other blocks than its operand has (DPAS A and
 B, transposes, stores), the operand is regrouped with vector.insert/extract_strided_slice.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ..ir import xegpu_ops as G
 from ..ir.core import FuncOp, Value, walk
 from ..ir.types import IndexType, VectorType
 from ..ir.verifier import verify
+from ..ir.xetile_ops import REDUCE_KINDS
 from .piecewise import Grid, PiecewiseConversion
 from .targets import Target
 
@@ -94,23 +95,30 @@ class Blocking(PiecewiseConversion):
         return self.grids.get(v) or self.default_grid(v)
 
     def pieces(self, v: Value, want: Grid) -> list[Value]:
+        """`v` cut as `want`: each wanted block is built from the blocks it overlaps, so values never grow
+        beyond a block (and stay in their lanes where the columns line up)."""
         have = self.grid_of(v)
         if have == want:
             return self.get(v)
-        return self.split(self.assemble(self.get(v), have, v.type), want)
+        blocks = list(zip(self.get(v), have.origins()))
+        return [self.regroup(blocks, have.shape, origin, want.shape, v.type.dtype) for origin in want.origins()]
 
-    def assemble(self, pieces, have: Grid, t: VectorType) -> Value:
-        if len(pieces) == 1:
-            return pieces[0]
-        whole = self.emit(C.ConstantOp, 0, t).result
-        for piece, origin in zip(pieces, have.origins()):
-            whole = self.emit(C.InsertStridedSliceOp, piece, whole, origin).result
-        return whole
-
-    def split(self, whole: Value, want: Grid) -> list[Value]:
-        if want.shape == whole.type.shape:
-            return [whole]
-        return [self.emit(C.ExtractStridedSliceOp, whole, origin, want.shape).result for origin in want.origins()]
+    def regroup(self, blocks, have_shape, origin, shape, dtype) -> Value:
+        parts = []
+        for block, start in blocks:
+            lo = [max(a, b) for a, b in zip(origin, start)]
+            hi = [min(a + n, b + m) for a, n, b, m in zip(origin, shape, start, have_shape)]
+            if all(l < h for l, h in zip(lo, hi)):
+                parts.append((block, start, lo, hi))
+        if len(parts) == 1 and tuple(parts[0][1]) == tuple(origin) and tuple(have_shape) == tuple(shape):
+            return parts[0][0]
+        result = self.emit(C.ConstantOp, 0, VectorType(tuple(shape), dtype)).result
+        for block, start, lo, hi in parts:
+            size = [h - l for l, h in zip(lo, hi)]
+            if size != list(have_shape):
+                block = self.emit(C.ExtractStridedSliceOp, block, [l - s for l, s in zip(lo, start)], size).result
+            result = self.emit(C.InsertStridedSliceOp, block, result, [l - o for l, o in zip(lo, origin)]).result
+        return result
 
     def carried(self, v: Value) -> list[Value]:
         """Loop-carried and yielded vectors travel in their shape's own cut."""
@@ -169,19 +177,17 @@ class Blocking(PiecewiseConversion):
         for i, j in out.cells():
             group = [blocks[src.index(a, b)] for a, b in src.cells()
                      if (0 in op.dims or a == i) and (1 in op.dims or b == j)]
-            partials = [self.piece(op, [block], out.shape).result for block in group]
-            results.append(self.combine(op, partials, out.shape))
+            results.append(self.combine(op, [self.piece(op, [block], out.shape).result for block in group]))
         self.grids[op.result] = out
         self.set(op.result, results)
 
-    def combine(self, op: G.MultiReductionOp, partials, shape) -> Value:
-        if len(partials) == 1:
-            return partials[0]
-        dim = op.dims[-1]
-        side_by_side = tuple(n * len(partials) if d == dim else n for d, n in enumerate(shape))
-        have = Grid(tuple(len(partials) if d == dim else 1 for d in range(2)), tuple(shape))
-        whole = self.assemble(partials, have, VectorType(side_by_side, partials[0].type.dtype))
-        return self.piece(op, [whole], shape).result
+    def combine(self, op: G.MultiReductionOp, partials) -> Value:
+        """The partial results folded with the kind's element-wise op (maxnumf for max: a NaN loses)."""
+        name = REDUCE_KINDS[op.kind][op.result.type.dtype.kind][2]
+        result = partials[0]
+        for partial in partials[1:]:
+            result = self.emit(C.BinaryOp, name, result, partial).result
+        return result
 
 
 def block(func: FuncOp, target: Target) -> FuncOp:

@@ -86,6 +86,7 @@ class FuncOp(Operation):
         self.constexprs = dict(constexprs)
         self.dialect = dialect  # which IR level the body is in; the printer spells layouts accordingly
         self.num_subgroups: int | None = None  # set once the body is subgroup-level IR
+        self.lanes: int | None = None  # set once the body is work-item-level IR: the subgroup size
 
     @property
     def body(self) -> Block:

@@ -115,6 +115,8 @@ BINARY_OPS = {
     "arith.shrui": ("u", np.right_shift),
     "arith.maximumf": (FLOAT, np.maximum),
     "arith.minimumf": (FLOAT, np.minimum),
+    "arith.maxnumf": (FLOAT, np.fmax),
+    "arith.minnumf": (FLOAT, np.fmin),
     "arith.maxsi": ("i", np.maximum),
     "arith.minsi": ("i", np.minimum),
     "arith.maxui": ("u", np.maximum),

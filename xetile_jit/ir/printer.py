@@ -90,6 +90,8 @@ class Printer:
         items = dict(func.constexprs)
         if func.num_subgroups is not None:
             items["num_subgroups"] = func.num_subgroups
+        if func.lanes is not None:
+            items["lanes"] = func.lanes
         attrs = ""
         if items:
             attrs = " attributes {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in items.items()) + "}"

@@ -297,17 +297,19 @@ def _float_reducer(maximum: bool):
     return np.fmax.reduce if maximum else np.fmin.reduce
 
 
-# user kind -> {dtype kind: (RFC kind name, numpy reduction)}
+# user kind -> {dtype kind: (RFC kind name, numpy reduction, arith op combining two partial results)}
 REDUCE_KINDS = {
-    "add": {"f": ("add", np.add.reduce), "i": ("add", np.add.reduce), "u": ("add", np.add.reduce)},
-    "mul": {"f": ("mul", np.multiply.reduce), "i": ("mul", np.multiply.reduce), "u": ("mul", np.multiply.reduce)},
-    "max": {"f": ("maxnumf", _float_reducer(True)), "i": ("maxsi", np.maximum.reduce),
-            "u": ("maxui", np.maximum.reduce), "b": ("maxui", np.maximum.reduce)},
-    "min": {"f": ("minnumf", _float_reducer(False)), "i": ("minsi", np.minimum.reduce),
-            "u": ("minui", np.minimum.reduce), "b": ("minui", np.minimum.reduce)},
-    "and": {k: ("and", np.bitwise_and.reduce) for k in "iub"},
-    "or": {k: ("or", np.bitwise_or.reduce) for k in "iub"},
-    "xor": {k: ("xor", np.bitwise_xor.reduce) for k in "iub"},
+    "add": {"f": ("add", np.add.reduce, "arith.addf"), "i": ("add", np.add.reduce, "arith.addi"),
+            "u": ("add", np.add.reduce, "arith.addi")},
+    "mul": {"f": ("mul", np.multiply.reduce, "arith.mulf"), "i": ("mul", np.multiply.reduce, "arith.muli"),
+            "u": ("mul", np.multiply.reduce, "arith.muli")},
+    "max": {"f": ("maxnumf", _float_reducer(True), "arith.maxnumf"), "i": ("maxsi", np.maximum.reduce, "arith.maxsi"),
+            "u": ("maxui", np.maximum.reduce, "arith.maxui"), "b": ("maxui", np.maximum.reduce, "arith.ori")},
+    "min": {"f": ("minnumf", _float_reducer(False), "arith.minnumf"), "i": ("minsi", np.minimum.reduce, "arith.minsi"),
+            "u": ("minui", np.minimum.reduce, "arith.minui"), "b": ("minui", np.minimum.reduce, "arith.andi")},
+    "and": {k: ("and", np.bitwise_and.reduce, "arith.andi") for k in "iub"},
+    "or": {k: ("or", np.bitwise_or.reduce, "arith.ori") for k in "iub"},
+    "xor": {k: ("xor", np.bitwise_xor.reduce, "arith.xori") for k in "iub"},
 }
 
 

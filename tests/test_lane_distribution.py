@@ -1,0 +1,70 @@
+"""Lane distribution: lane layouts, SIMT ops, data moved within and between lanes."""
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import assert_close, rand
+from xetile_jit.backend.interpreter import run_ir
+from xetile_jit.backend.pipeline import lower
+from xetile_jit.ir.printer import print_func
+from xetile_jit.ir.simt_ops import lane_layout
+
+
+@pytest.mark.parametrize("block", [(8, 16), (8, 32), (1, 16), (8, 1), (4, 8)])
+def test_lane_layouts_round_trip(rng, block):
+    layout = lane_layout(block, 16)
+    data = rand(rng, block, np.float32)
+    per_lane = layout.distribute(data)
+    assert per_lane.shape == (16, layout.per_lane)
+    np.testing.assert_array_equal(layout.gather(per_lane), data)
+
+
+def test_columns_layout_matches_dpas_and_block_io():
+    """Reference note §1.3/§5: component r of lane l is row r, column l; DPAS int8 A packs columns 2l, 2l+1."""
+    block = np.arange(8 * 16).reshape(8, 16)
+    assert lane_layout((8, 16), 16).distribute(block)[3].tolist() == block[:, 3].tolist()
+    wide = np.arange(8 * 32).reshape(8, 32)
+    assert lane_layout((8, 32), 16).distribute(wide)[5].tolist() == wide[:, 10:12].reshape(-1).tolist()
+
+
+@xetile.kernel
+def gemm_epilogue(a, b, c, rows):
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [16, 32])),
+                          xetile.load_tile(xetile.init_tile(b, [0, 0], [32, 32])))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [16, 32]), acc - xetile.tile_reduce("max", acc, [1]))
+    xetile.store_tile(xetile.init_tile(rows, [0, 0], [16, 1]), xetile.tile_reduce("add", acc, [1]))
+
+
+def test_gemm_epilogue_in_simt_form(rng):
+    a, b = rand(rng, (16, 32), np.float16), rand(rng, (32, 32), np.float16)
+    c, rows = np.zeros((16, 32), np.float32), np.zeros((16, 1), np.float32)
+    func = lower(gemm_epilogue.warmup(a, b, c, rows).func)["xegpu-simt"]
+    text = print_func(func)
+    assert "lanes = 16" in text
+    assert "xegpu.dpas %" in text and ": vector<8xf16>, vector<16xf16>, vector<8xf32> -> vector<8xf32>" in text
+    assert "gpu.subgroup_reduce maxnumf" in text and "gpu.subgroup_reduce add" in text
+    assert "xegpu.lane_gather" not in text  # broadcasting a row result back over the lanes is lane-local
+    run_ir(func, (1, 1, 1), [a, b, c, rows])
+    full = a.astype(np.float32) @ b.astype(np.float32)
+    assert_close(c, full - full.max(1, keepdims=True), np.float32, scale=32)
+    assert_close(rows, full.sum(1, keepdims=True), np.float32, scale=1000)
+
+
+@xetile.kernel
+def transpose(x, y):
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [16, 8]),
+                      xetile.tile_transpose(xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16])), [1, 0]))
+
+
+def test_transpose_moves_data_between_lanes(rng):
+    x, y = rand(rng, (8, 16), np.float32), np.zeros((16, 8), np.float32)
+    func = lower(transpose.warmup(x, y).func)["xegpu-simt"]
+    assert "xegpu.lane_gather" in print_func(func)
+    run_ir(func, (1, 1, 1), [x, y])
+    np.testing.assert_array_equal(y, x.T)
+
+
+def test_int8_dpas_is_not_distributed_yet(rng):
+    a, b, c = rand(rng, (16, 32), np.int8), rand(rng, (32, 32), np.int8), np.zeros((16, 32), np.int32)
+    with pytest.raises(NotImplementedError, match="DPAS on i8 operands at the work-item level"):
+        lower(gemm_epilogue.warmup(a, b, c, np.zeros((16, 1), np.int32)).func)
