@@ -19,7 +19,7 @@ def mma(a, b, c, M: xetile.constexpr, N: xetile.constexpr, K: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(c, [0, 0], [M, N]), acc)
 
 
-@pytest.mark.parametrize("dtype, acc, k_block", [(np.float16, np.float32, 16), (np.float32, np.float32, 8),
+@pytest.mark.parametrize("dtype, acc, k_block", [(np.float16, np.float32, 16), (np.float32, np.float32, 16),
                                                  (np.int8, np.int32, 32), (np.uint8, np.int32, 32)])
 def test_dpas_blocks_follow_the_target_shape(rng, dtype, acc, k_block):
     m, n, k = 16, 32, 64

@@ -1,7 +1,9 @@
 """Targets as data (DESIGN 3): subgroup size, DPAS shapes, 2D block-IO limits. The passes read them.
 
 DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction),
-N the subgroup size (columns of B and C), K from the builtin (reference note §1). Block-IO limits are
+N the subgroup size (columns of B and C), K from the builtin (reference note §1). f32 x f32 is not run
+on tf32 DPAS, whose rounding would not give f32 results: it is blocked like f16 and computed with f32
+multiply-adds. Block-IO limits are
 PVC's (reference note §6): a load block is at most 64 bytes wide (width x element size x array length)
 and 32 rows high, a store block 64 bytes wide and 8 rows high.
 """
@@ -11,7 +13,7 @@ from dataclasses import dataclass, field
 
 
 def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
-    return {"f16": (8, subgroup, 16), "bf16": (8, subgroup, 16), "f32": (8, subgroup, 8),
+    return {"f16": (8, subgroup, 16), "bf16": (8, subgroup, 16), "f32": (8, subgroup, 16),
             "i8": (8, subgroup, 32), "ui8": (8, subgroup, 32)}
 
 

@@ -5,7 +5,7 @@ Loads, stores, atomics and DPAS take the SIMT flavor of their op. A reduction re
 then across the lanes (gpu.subgroup_reduce) when the reduced dim is spread over them. Broadcasts and the
 regrouping slices of blocking become per-lane vector.shuffle where every lane already holds what it needs,
 and a lane_gather (static tables, lowered with subgroup shuffles) where data moves between lanes, as in a
-transpose. DPAS runs in SIMT form for f16 and bf16 operands.
+transpose. DPAS runs in SIMT form for f16, bf16 and f32 operands (f32 as multiply-adds, targets.py).
 """
 from __future__ import annotations
 
@@ -102,9 +102,9 @@ class LaneDistribution(Conversion):
 
     def convert_DpasOp(self, op: G.DpasOp) -> None:
         a, b, *c = op.operands
-        if a.type.dtype.mlir not in ("f16", "bf16"):
-            raise NotImplementedError(f"DPAS on {a.type.dtype} operands at the work-item level (f16 and bf16 "
-                                      "are distributed so far)")
+        if a.type.dtype.is_int:
+            raise NotImplementedError(f"DPAS on {a.type.dtype} operands at the work-item level (the packed "
+                                      "32-element B operand of 8-bit DPAS is not distributed yet)")
         layouts = (self.layout(a), self.layout(b), self.layout(op.result))
         new = self.emit(S.SimtDpasOp, self.one(a), self.one(b), self.one(c[0]) if c else None, layouts,
                         op.result.type.dtype)
