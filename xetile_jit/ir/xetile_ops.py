@@ -13,7 +13,7 @@ import numpy as np
 from . import numeric
 from .attrs import Layout, format_list
 from .core import Operation, Value, walk
-from .core_ops import ForOp, IfOp
+from .analysis import sources
 from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType, float32, int32
 
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
@@ -467,30 +467,7 @@ def check_result_layouts(op: Operation) -> None:
 
 def written_arrays(func) -> set:
     """The array arguments that store_tile or atomic_rmw_tile writes, following tiles through loops and ifs."""
-    bases: dict[Value, frozenset] = {}
-
-    def flow(dst: Value, src: Value) -> bool:
-        new = bases.get(dst, frozenset()) | bases.get(src, frozenset())
-        changed = new != bases.get(dst, frozenset())
-        bases[dst] = new
-        return changed
-
-    changed = True
-    while changed:
-        changed = False
-        for op in walk(func.body):
-            if isinstance(op, InitTileOp):
-                bases[op.result] = frozenset([op.operands[0]])
-            elif isinstance(op, UpdateTileOffsetOp):
-                changed |= flow(op.result, op.operands[0])
-            elif isinstance(op, ForOp):
-                yields = op.body.terminator.operands
-                for init, arg, yielded, result in zip(op.operands[3:], op.body.args[1:], yields, op.results):
-                    changed |= flow(arg, init) | flow(arg, yielded) | flow(result, arg)
-            elif isinstance(op, IfOp):
-                for region in op.regions:
-                    for yielded, result in zip(region.block.terminator.operands, op.results):
-                        changed |= flow(result, yielded)
+    bases = sources(func, InitTileOp, UpdateTileOffsetOp)
     written = set()
     for op in walk(func.body):
         if isinstance(op, (StoreTileOp, AtomicRMWTileOp)):
