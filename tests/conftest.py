@@ -57,3 +57,9 @@ def assert_close(actual, expected, dtype=None, scale: float = 1.0) -> None:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(autouse=True)
+def private_cache_dir(tmp_path_factory, monkeypatch):
+    """Compiled kernels go to a cache directory of the test session, not the user's."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "xetile-cache"))

@@ -129,5 +129,7 @@ def test_cpu_target():
     assert dev.device_target(dpctl.SyclDevice("opencl:cpu")) == "cpu"
 
 
-def test_numpy_launch_path_unchanged():
-    assert dev.resolve_device("numpy") == dev.default_device() == "numpy"
+def test_launches_naming_no_device_stay_in_the_numpy_interpreter(monkeypatch):
+    monkeypatch.delenv("XETILE_DEVICE", raising=False)
+    assert dev.launch_device() is dev.NUMPY_DEVICE and dev.default_device() == "numpy"
+    assert dev.launch_device("opencl:cpu").target == "cpu"

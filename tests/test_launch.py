@@ -368,18 +368,29 @@ def test_device_numpy(xy, monkeypatch):
 
 
 @pytest.mark.parametrize("how", ["option", "env"])
-@pytest.mark.parametrize("device", ["opencl:cpu", "level_zero:gpu:0"])
-def test_sycl_device_not_implemented(xy, monkeypatch, how, device):
+def test_sycl_device_runs_the_spirv(xy, monkeypatch, how):
     x, y = xy
+    kwargs = {}
     if how == "env":
-        monkeypatch.setenv("XETILE_DEVICE", device)
-        kwargs = {}
+        monkeypatch.setenv("XETILE_DEVICE", "opencl:cpu")
     else:
         monkeypatch.delenv("XETILE_DEVICE", raising=False)
-        kwargs = dict(device=device)
-    with pytest.raises(NotImplementedError, match=re.escape(f"device {device!r}: SPIR-V code generation for SYCL "
-                                                            "devices is not implemented yet")):
-        scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8, **kwargs)
+        kwargs = dict(device="opencl:cpu")
+    scale_copy[(2, 1)](x, y, 2.0, BM=8, BN=16, **kwargs)
+    assert_close(y, x * 2)
+    assert scale_copy.warmup(x, y, 2.0, BM=8, BN=16, **kwargs).target == "cpu"
+
+
+def test_absent_device_is_a_launch_error(xy):
+    x, y = xy
+    expect_launch_error("device 'level_zero:gpu:0'",
+                        lambda: scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=16, device="level_zero:gpu:0"), x, y)
+
+
+def test_what_spirv_does_not_cover_yet_is_named(xy):
+    x, y = xy
+    with pytest.raises(NotImplementedError, match=re.escape("2D block IO of a 8x8 block")):
+        scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8, device="opencl:cpu")
     np.testing.assert_array_equal(y, 0)
 
 
@@ -392,14 +403,15 @@ def test_device_option_beats_env(xy, monkeypatch):
 
 def test_device_must_be_a_string(xy):
     x, y = xy
-    expect_launch_error("device must be a dpctl filter string or 'numpy', got int",
+    expect_launch_error("device must be a dpctl filter string, a dpctl.SyclDevice, a dpctl.SyclQueue or 'numpy', "
+                        "got int",
                         lambda: scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8, device=0), x, y)
 
 
 def test_warmup_unknown_target(xy):
     x, y = xy
-    with pytest.raises(NotImplementedError, match=re.escape("target 'spirv': code generation below XeTile IR is "
-                                                            "not implemented yet; targets: numpy")):
+    with pytest.raises(xetile.LaunchError, match=re.escape("unknown target 'spirv'; targets: numpy, xe-hpc, xe2, "
+                                                           "xe-hpg, cpu")):
         scale_copy.warmup(x, y, 1.0, BM=8, BN=8, target="spirv")
 
 
@@ -530,8 +542,8 @@ def test_warmup_checks_arguments_and_grid(xy):
         scale_copy.warmup(x, y, 1.0, BM=8)
     with pytest.raises(xetile.LaunchError, match=re.escape("grid must be a tuple of 1 to 3 non-negative ints")):
         scale_copy.warmup(x, y, 1.0, BM=8, BN=8, grid=(1, 2, 3, 4))
-    with pytest.raises(NotImplementedError, match="SPIR-V"):
-        scale_copy.warmup(x, y, 1.0, BM=8, BN=8, device="opencl:cpu")
+    compiled = scale_copy.warmup(x, y, 1.0, BM=8, BN=16, device="opencl:cpu")
+    assert compiled.target == "cpu" and compiled.asm["spirv"][:4] == b"\x03\x02\x23\x07"  # the SPIR-V magic
 
 
 def test_compilation_error_is_not_cached(rng, traces):

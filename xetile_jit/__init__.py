@@ -15,7 +15,7 @@ from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int
 
 bool = bool_  # the public spelling of the dtype, as in the dtype list
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",

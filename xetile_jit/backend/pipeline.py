@@ -1,5 +1,6 @@
 """The lowering pipeline (DESIGN 2): one function per stage, run in order; every stage's output is
-verified, and printed to stderr when XETILE_DUMP_IR=1."""
+verified, and printed to stderr when XETILE_DUMP_IR=1. `compile_spirv` runs it to the end: LLVM IR,
+then the SPIR-V binary."""
 from __future__ import annotations
 
 import copy
@@ -7,6 +8,8 @@ import os
 import sys
 
 from ..ir.core import FuncOp
+from .spirv import emit_spirv
+from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from .targets import TARGETS, Target
@@ -42,3 +45,18 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: str = "cpu") -> di
         if name == until:
             break
     return results
+
+
+def compile_spirv(func: FuncOp, target: str) -> dict:
+    """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv")
+    and what launch needs: "num_subgroups" and "lanes" of a workgroup."""
+    stages = lower(func, target=target)
+    simt = stages["xegpu-simt"]
+    module = lower_to_llvm(simt, TARGETS[target])
+    llir = str(module)
+    if os.environ.get("XETILE_DUMP_IR") == "1":
+        print(f"// -----// llvm: {func.sym_name} //----- //\n{llir}", file=sys.stderr)
+    return {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
+            "xegpu-simt": print_func(simt), "llir": llir,
+            "spirv": emit_spirv(module, subgroup_size=TARGETS[target].subgroup_size),
+            "num_subgroups": simt.num_subgroups, "lanes": simt.lanes}

@@ -1,16 +1,22 @@
-"""`@xetile.kernel`: the kernel object, its launcher `kernel[grid](...)`, warmup and the compile cache.
+"""`@xetile.kernel`: the kernel object, its launcher `kernel[grid](...)`, warmup and the compile caches.
 
-A launch binds the arguments, checks them, looks up the compiled kernel by its specialization (array
-dtypes and memory orders, scalar types, constexpr values, layout options, target) and runs it. Every
-check happens before anything runs, so a bad launch leaves the arrays untouched.
+A launch binds the arguments, checks them, picks the device, looks up the compiled kernel by its
+specialization (array dtypes and memory orders, scalar types, constexpr values, layout options, target)
+and runs it: in the numpy interpreter, or as SPIR-V on a SYCL queue. Every check happens before anything
+runs, so a bad launch leaves the arrays untouched. Compiled SPIR-V is also kept on disk (DESIGN 4), keyed
+so that a fresh process reuses it without tracing again.
 """
 from __future__ import annotations
 
+import hashlib
 import inspect
 import os
 import sys
 
+from ..version import __version__
 from ..backend.interpreter import Interpreter
+from ..backend.pipeline import compile_spirv
+from ..backend.targets import TARGETS as DEVICE_TARGETS
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.core import Builder, FuncOp
@@ -19,13 +25,16 @@ from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
 from ..runtime.args import classify, runtime_value
-from ..runtime.device import NUMPY, resolve_device
+from ..runtime.cache import DiskCache
+from ..runtime.device import NUMPY, Device, launch_device
+from ..runtime.memory import prepare_arguments
+from ..runtime.sycl import SyclProgram, launch
 from .dsl import constexpr
 from .semantic import Semantic
 from .tracer import Function, Tracer
 
 LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data")
-TARGETS = ("numpy",)
+TARGETS = (NUMPY, *DEVICE_TARGETS)
 
 
 def is_constexpr(annotation) -> bool:
@@ -65,18 +74,40 @@ def mma_layout(options: dict) -> Layout | None:
 
 
 class CompiledKernel:
-    """A kernel traced and verified for one specialization; `.asm["xetile"]` is its printed XeTile IR."""
+    """A kernel compiled for one specialization and target. `.asm` holds the printed IR of each level
+    ("xetile", "xegpu", ...), and for device targets "llir" and "spirv" (bytes)."""
 
-    def __init__(self, func: FuncOp, specs: dict, target: str):
-        self.func = func
+    def __init__(self, name: str, specs: dict, target: str, asm: dict, written: set, func: FuncOp | None = None,
+                 num_subgroups: int = 1, lanes: int = 1):
+        self.name = name
         self.specs = specs
         self.target = target
-        self.asm = {"xetile": print_func(func)}
-        self.written = {a.name_hint for a in written_arrays(func)}
+        self.asm = asm
+        self.written = written
+        self.func = func
+        self.workgroup_size = num_subgroups * lanes
+        self.programs: dict = {}  # SYCL context -> SyclProgram
+
+    @classmethod
+    def from_entry(cls, name: str, specs: dict, target: str, entry: dict) -> "CompiledKernel":
+        asm = {k: v for k, v in entry.items() if k not in ("written", "num_subgroups", "lanes")}
+        return cls(name, specs, target, asm, set(filter(None, entry["written"].split(","))),
+                   num_subgroups=int(entry["num_subgroups"]), lanes=int(entry["lanes"]))
 
     def run(self, grid, values: dict) -> None:
+        """In the numpy interpreter."""
         args = [runtime_value(self.specs[name], values[name]) for name in self.specs]
         Interpreter(self.func).run(grid, args)
+
+    def run_sycl(self, queue, grid, values: dict) -> None:
+        """As SPIR-V on `queue`: workgroups of num_subgroups x lanes work-items along dimension 0."""
+        program = self.programs.get(queue.sycl_context)
+        if program is None:
+            program = self.programs[queue.sycl_context] = SyclProgram(self.asm["spirv"], queue)
+        args, finish = prepare_arguments(queue, values, self.specs, self.written)
+        local = (self.workgroup_size, 1, 1)
+        launch(queue, program.kernel(self.name), (grid[0] * local[0], grid[1], grid[2]), local, args)
+        finish()
 
 
 class Kernel:
@@ -90,6 +121,7 @@ class Kernel:
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)
         self.constexprs = [p.name for p in self.signature.parameters.values() if is_constexpr(p.annotation)]
+        self.source_hash = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()
         clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid", "target"))
         if clash:
             raise CompilationError(f"kernel {fn.__name__}: parameter names {sorted(clash)} are reserved for launch "
@@ -134,8 +166,23 @@ class Kernel:
 
     def compile(self, specs: dict, consts: dict, layout, target: str) -> CompiledKernel:
         if target not in TARGETS:
-            raise NotImplementedError(f"target {target!r}: code generation below XeTile IR is not implemented yet; "
-                                      f"targets: {', '.join(TARGETS)}")
+            raise LaunchError(f"unknown target {target!r}; targets: {', '.join(TARGETS)}")
+        if target == NUMPY:
+            func = self.trace(specs, consts, layout)
+            return CompiledKernel(self.__name__, specs, target, {"xetile": print_func(func)},
+                                  {a.name_hint for a in written_arrays(func)}, func=func)
+        cache = DiskCache()
+        key = cache.key(__version__, self.source_hash, specs, consts, layout, target)
+        entry = cache.get(key)
+        if entry is None:
+            func = self.trace(specs, consts, layout)
+            entry = {"xetile": print_func(func), **compile_spirv(func, target),
+                     "written": ",".join(sorted(a.name_hint for a in written_arrays(func)))}
+            entry = {k: v if isinstance(v, (str, bytes)) else str(v) for k, v in entry.items()}
+            cache.put(key, entry)
+        return CompiledKernel.from_entry(self.__name__, specs, target, entry)
+
+    def trace(self, specs: dict, consts: dict, layout) -> FuncOp:
         func = FuncOp(self.__name__, [s.ir_type() for s in specs.values()], list(specs), consts,
                       loc=self.function.loc(self.function.node))
         builder = Builder(func.body)
@@ -145,27 +192,30 @@ class Kernel:
             raise CompilationError(f"kernel {self.__name__} must not return a value", builder.loc)
         builder.create(ReturnOp)
         verify(func)
-        compiled = CompiledKernel(func, specs, target)
         if os.environ.get("XETILE_DUMP_IR") == "1":
-            print(f"// -----// XeTile IR: {self.__name__} //----- //\n{compiled.asm['xetile']}", file=sys.stderr)
-        return compiled
+            print(f"// -----// XeTile IR: {self.__name__} //----- //\n{print_func(func)}", file=sys.stderr)
+        return func
 
     # ---- launch -----------------------------------------------------------------------------
     def run(self, grid, args, kwargs) -> None:
         values, options = self.bind(args, kwargs)
-        device = resolve_device(options.get("device"))
-        compiled = self.compiled_for(values, options, NUMPY)
+        device: Device = launch_device(options.get("device"), values.values())
+        compiled = self.compiled_for(values, options, device.target)
         grid = normalize_grid(grid, {n: values[n] for n in self.constexprs})
         for name in compiled.written:
-            if not values[name].flags.writeable:
+            if not getattr(getattr(values[name], "flags", None), "writeable", True):
                 raise LaunchError(f"argument '{name}' is read-only but the kernel writes it")
-        if device == NUMPY:
+        if device.kind == NUMPY:
             compiled.run(grid, values)
+        elif all(grid):
+            compiled.run_sycl(device.queue, grid, values)
 
-    def warmup(self, *args, grid=None, target: str = NUMPY, **kwargs) -> CompiledKernel:
-        """Compiles for these arguments without running; `grid` is accepted for symmetry with a launch."""
+    def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:
+        """Compiles for these arguments without running, for `target` (default: the launch's device's).
+        `grid` is accepted for symmetry with a launch."""
         values, options = self.bind(args, kwargs)
-        resolve_device(options.get("device"))
+        if target is None:
+            target = launch_device(options.get("device"), values.values()).target
         compiled = self.compiled_for(values, options, target)
         if grid is not None:
             normalize_grid(grid, {n: values[n] for n in self.constexprs})

@@ -16,7 +16,8 @@ Intel GPU is `cpu` (the portable path with emulated Xe builtins); an Intel GPU w
 Ponte Vecchio), Arc B-series (Arc B580, Arc Pro B60) and Lunar Lake (Arc 130V/140V) are `xe2`, and every other
 Intel GPU (Arc A-series, integrated Xe) is `xe-hpg`.
 
-`resolve_device`/`default_device` are what the numpy-only launch path uses until SYCL launches are wired in.
+`launch_device` is what a launch uses: while the SPIR-V path does not cover every op, it keeps the numpy
+interpreter for launches that name no device (see its docstring).
 """
 from __future__ import annotations
 
@@ -50,19 +51,19 @@ class Device:
 NUMPY_DEVICE = Device(NUMPY, None, NUMPY)
 
 
-def resolve_device(device) -> str:
-    name = device if device is not None else os.environ.get("XETILE_DEVICE") or NUMPY
-    if not isinstance(name, str):
-        raise LaunchError(f"device must be a dpctl filter string or 'numpy', got {type(name).__name__}")
-    if name == NUMPY:
-        return NUMPY
-    raise NotImplementedError(f"device {name!r}: SPIR-V code generation for SYCL devices is not implemented yet; "
-                              "use device='numpy' (the numpy interpreter)")
+def launch_device(device=None, arrays=()) -> Device:
+    """The device of a launch. The SPIR-V path does not cover every op yet, so a launch that names no device
+    (no `device=`, no XETILE_DEVICE) and passes no USM array runs in the numpy interpreter; otherwise the
+    choice is `select_device`'s."""
+    if device is None and not os.environ.get("XETILE_DEVICE") and arrays_queue(arrays) is None:
+        return NUMPY_DEVICE
+    return select_device(device, arrays)
 
 
 def default_device() -> str:
-    """The device a launch without `device=` uses."""
-    return resolve_device(None)
+    """Where a launch without `device=` and with numpy arrays runs: "numpy" or a dpctl filter string."""
+    device = launch_device()
+    return NUMPY if device.queue is None else device.queue.sycl_device.filter_string
 
 
 def select_device(device=None, arrays=()) -> Device:

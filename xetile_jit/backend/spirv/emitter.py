@@ -8,6 +8,12 @@ declared from what the module uses. Declared functions (no body) are either SPIR
 emitter (names starting with `__spirv_`, below) or imports (`LinkageAttributes "<name>" Import`), which is
 how the Intel DPAS and block-read builtins are called on GPU targets.
 
+Calls of an llvmlite `ir.InlineAsm` become SPV_INTEL_inline_assembly: one `OpAsmTargetINTEL`
+("spirv64-unknown-unknown"), one `OpAsmINTEL` per distinct (type, text, constraints) decorated `SideEffectsINTEL`
+when it returns void or is marked `side_effect`, and an `OpAsmCallINTEL` per call. This is how the 2D block
+store and prefetch reach the Intel GPU compiler (the text is vISA). `OpAsmTargetINTEL` is written without a result
+type, as the Khronos translator inside IGC reads it; spirv-tools expects one, so spirv-val rejects such modules.
+
 Built-in naming convention (what the LLVM lowering declares and calls):
 
 * `i64 __spirv_BuiltIn<Name>(i32 dim)` for the 3-component built-ins GlobalInvocationId, WorkgroupId,
@@ -313,6 +319,18 @@ class _Module:
             self.kernels.append((fid, fn.name))
             self.require(spec.CapabilitySubgroupDispatch if self.subgroup_size else None)
 
+    def asm_id(self, asm: ir.InlineAsm) -> int:
+        """The OpAsmINTEL of `asm` (and the module's OpAsmTargetINTEL), each declared once."""
+        self.require(spec.CapabilityAsmINTEL, spec.INLINE_ASSEMBLY_EXTENSION)
+        target = self._cached(spec.OpAsmTargetINTEL, (spec.ASM_TARGET,))  # no result type, see the docstring
+        result_type = self.type_id(asm.type)
+        operands = (self.type_id(asm.function_type), target, asm.asm, asm.constraint)
+        is_new = (spec.OpAsmINTEL, result_type, operands) not in self.cache
+        result = self._cached(spec.OpAsmINTEL, operands, result_type)
+        if is_new and (asm.side_effect or isinstance(asm.type, ir.VoidType)):
+            self.decorate(result, spec.DecorationSideEffectsINTEL)
+        return result
+
     def import_function(self, fn: ir.Function) -> None:
         self.function_header(self.declarations, fn)
         self.emit(self.declarations, spec.OpFunctionEnd)
@@ -528,8 +546,11 @@ class _FunctionEmitter:
 
     def _call(self, instr):
         callee = instr.callee
+        if isinstance(callee, ir.InlineAsm):
+            self._result(instr, spec.OpAsmCallINTEL, self.spv.asm_id(callee), *self._ids(instr.args))
+            return
         if not isinstance(callee, ir.Function):
-            raise NotImplementedError(f"SPIR-V emitter: call of {callee} (indirect calls and inline asm)")
+            raise NotImplementedError(f"SPIR-V emitter: call of {callee} (indirect calls)")
         if callee.is_declaration and callee.name.startswith(BUILTIN_PREFIX):
             self._builtin(instr, callee.name[len(BUILTIN_PREFIX):])
         else:

@@ -1,7 +1,7 @@
 """SPIR-V numbers the emitter uses: opcodes, enumerants, capabilities and the OpenCL.std extended set.
 
 Plain constants and tables taken from the SPIR-V 1.3 unified specification, the OpenCL.std 1.0 extended
-instruction set and SPV_INTEL_subgroups. Only what the emitter emits is listed.
+instruction set, SPV_INTEL_subgroups and SPV_INTEL_inline_assembly. Only what the emitter emits is listed.
 """
 from __future__ import annotations
 
@@ -131,6 +131,9 @@ OpReturnValue = 254
 OpUnreachable = 255
 OpGroupNonUniformBroadcast = 337
 OpSubgroupShuffleINTEL = 5571
+OpAsmTargetINTEL = 5609  # SPV_INTEL_inline_assembly; encoded without a result type (see emitter)
+OpAsmINTEL = 5610
+OpAsmCallINTEL = 5611
 
 # --- enumerants -----------------------------------------------------------------------------------
 AddressingPhysical64 = 2
@@ -144,6 +147,7 @@ DecorationBuiltIn = 11
 DecorationConstant = 22
 DecorationLinkageAttributes = 41
 DecorationAlignment = 44
+DecorationSideEffectsINTEL = 5608
 LinkageTypeImport = 1
 
 StorageClassFunction = 7
@@ -179,6 +183,7 @@ CapabilityInt8 = 39
 CapabilitySubgroupDispatch = 58
 CapabilityGroupNonUniformBallot = 64
 CapabilitySubgroupShuffleINTEL = 5568
+CapabilityAsmINTEL = 5606
 
 INT_CAPABILITY = {8: CapabilityInt8, 16: CapabilityInt16, 64: CapabilityInt64}
 FLOAT_CAPABILITY = {16: CapabilityFloat16, 64: CapabilityFloat64}
@@ -209,3 +214,7 @@ OPENCL_STD = {
     "fclamp": 95, "s_abs": 141, "s_clamp": 149, "u_clamp": 150, "clz": 151, "ctz": 152, "s_max": 156,
     "u_max": 157, "s_min": 158, "u_min": 159, "s_mul_hi": 160, "popcount": 166, "u_mul_hi": 203,
 }
+
+# --- SPV_INTEL_inline_assembly ----------------------------------------------------------------------
+INLINE_ASSEMBLY_EXTENSION = "SPV_INTEL_inline_assembly"
+ASM_TARGET = "spirv64-unknown-unknown"  # the target string the Khronos translator writes

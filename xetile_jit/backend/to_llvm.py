@@ -1,0 +1,451 @@
+"""The to-llvm stage (DESIGN 2): work-item (SIMT) IR -> an LLVM IR module built with llvmlite, holding one
+`spir_kernel` function per FuncOp and verified by llvmlite's parser; the SPIR-V emitter takes it from there.
+
+Values are scalars or 1-D vectors (one work-item's share). Element types become i1, i8 (ui8 too), i16, i32,
+i64 (index too), half and float; bf16 is held as its i16 bits. As in the IR's numpy rules (ir/numeric.py), f16
+and bf16 compute in f32 and round back once per op; bf16 rounds to nearest even in integer arithmetic,
+bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
+
+An array argument is passed as runtime/memory.py's ArrayArg: a CrossWorkgroup (addrspace 1) pointer to
+element [0, 0], then rows, cols, row_stride and col_stride as i64, strides in elements (`arg_layout()`).
+Inside the kernel an array, like an SLM buffer, is a `MemRef`. Built-ins are calls named as the SPIR-V
+emitter's docstring says (`__spirv_BuiltIn*`, `__spirv_ocl_*`, `__spirv_ControlBarrier`).
+
+Each op class has a rule `lower_<OpClassName>(op)` returning the LLVM value of its result (a list for region
+ops); the element-wise rules follow the IR's tables through the tables below. Signedness is the operands'
+dtype's, as in the numpy rules (a cmpi predicate's s/u letter does not change them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from math import prod
+
+import numpy as np
+from llvmlite import binding, ir
+
+from ..ir.core import Block, FuncOp, Operation, Value
+from ..ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
+
+VOID = ir.VoidType()
+I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
+F32 = ir.FloatType()
+GLOBAL, SHARED = 1, 3  # LLVM address spaces of CrossWorkgroup memory and SLM (Workgroup)
+ARRAY_FIELDS = ("rows", "cols", "row_stride", "col_stride")  # i64 parameters after an array's pointer (ArrayArg)
+BARRIER_ARGS = (2, 2, 0x110)  # Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory
+
+# rule tables: op name -> (rule method, its argument); rules compute in `compute_type` (f32 for all floats)
+_UNARY_OPENCL = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.sqrt": "sqrt",
+                 "math.rsqrt": "rsqrt", "math.absf": "fabs", "math.absi": "s_abs", "math.tanh": "tanh",
+                 "math.floor": "floor"}
+UNARY_RULES = {"arith.negf": ("instruction", "fneg"),
+               **{name: ("opencl", function) for name, function in _UNARY_OPENCL.items()}}
+
+_BINARY_INSTRUCTIONS = {
+    "arith.addf": "fadd", "arith.addi": "add", "arith.subf": "fsub", "arith.subi": "sub", "arith.mulf": "fmul",
+    "arith.muli": "mul", "arith.divf": "fdiv", "arith.divsi": "sdiv", "arith.divui": "udiv", "arith.remf": "frem",
+    "arith.remsi": "srem", "arith.remui": "urem", "arith.andi": "and_", "arith.ori": "or_", "arith.xori": "xor",
+}
+BINARY_RULES = {
+    **{name: ("instruction", instruction) for name, instruction in _BINARY_INSTRUCTIONS.items()},
+    "arith.shli": ("shift", "shl"), "arith.shrsi": ("shift", "ashr"), "arith.shrui": ("shift", "lshr"),
+    "arith.maximumf": ("float_extreme", ">="), "arith.minimumf": ("float_extreme", "<="),
+    "arith.maxnumf": ("opencl", "fmax"), "arith.minnumf": ("opencl", "fmin"),  # a NaN loses, like np.fmax
+    "arith.maxsi": ("int_extreme", ">"), "arith.minsi": ("int_extreme", "<"),
+    "arith.maxui": ("int_extreme", ">"), "arith.minui": ("int_extreme", "<"),
+    "math.powf": ("opencl", "pow"),
+}
+
+ICMP_CONDITIONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}  # by predicate[-2:]
+
+# CAST_OPS name -> the LLVM cast between the compute types (None: they already agree, rounding does the rest)
+CAST_INSTRUCTIONS = {
+    "arith.extf": None, "arith.truncf": None, "arith.sitofp": "sitofp", "arith.uitofp": "uitofp",
+    "arith.fptosi": "fptosi", "arith.fptoui": "fptoui", "arith.extsi": "sext", "arith.extui": "zext",
+    "arith.trunci": "trunc", "arith.bitcast": None,
+}
+
+
+# --- types and constants ---------------------------------------------------------------------------------
+def element_type(dtype: DType) -> ir.Type:
+    """The LLVM type of a value of `dtype` (bf16: its bits)."""
+    if dtype == float16:
+        return ir.HalfType()
+    return F32 if dtype == float32 else ir.IntType(dtype.bits)
+
+
+def storage_type(dtype: DType) -> ir.Type:
+    """The type of `dtype` in memory and kernel arguments: a bool is a byte."""
+    return I8 if dtype.is_bool else element_type(dtype)
+
+
+def compute_type(dtype: DType) -> ir.Type:
+    return F32 if dtype.is_float else element_type(dtype)
+
+
+def shaped(like: ir.Type, element: ir.Type) -> ir.Type:
+    """`element`, or a vector of it as long as `like` when `like` is a vector."""
+    return ir.VectorType(element, like.count) if isinstance(like, ir.VectorType) else element
+
+
+def llvm_type(t: Type) -> ir.Type:
+    if isinstance(t, VectorType) and len(t.shape) == 1:
+        return ir.VectorType(element_type(t.dtype), t.shape[0])
+    if isinstance(t, (ScalarType, IndexType)):
+        return element_type(t.dtype)
+    raise NotImplementedError(f"to-llvm: {t} is not a work-item value (a scalar or a 1-D vector)")
+
+
+def splat(ty: ir.Type, value) -> ir.Constant:
+    """`value` as a constant of `ty`, in every component when `ty` is a vector."""
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
+    return ir.Constant(ty, value)
+
+
+def literal(x, dtype: DType) -> int | float:
+    """An element of `dtype` as an llvmlite literal: floats as floats, the rest as the signed integer of its bits."""
+    x = np.asarray(x, dtype.np_dtype)
+    return float(x) if dtype in (float16, float32) else int(x.view(f"i{x.itemsize}"))
+
+
+def dense_constant(t: Type, values: np.ndarray) -> ir.Constant:
+    """The constant of type `t` holding `values` (a 0-d array for a scalar)."""
+    ty = llvm_type(t)
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [ir.Constant(ty.element, literal(v, t.dtype)) for v in values])
+    return ir.Constant(ty, literal(values, t.dtype))
+
+
+def from_storage(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    return b.trunc(x, shaped(x.type, ir.IntType(1))) if dtype.is_bool else x
+
+
+def to_storage(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    return b.zext(x, shaped(x.type, I8)) if dtype.is_bool else x
+
+
+def verify(module: ir.Module) -> None:
+    """Parses and verifies `module` with LLVM; raises RuntimeError naming the problem."""
+    binding.parse_assembly(str(module)).verify()
+
+
+# --- kernel arguments and memrefs --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KernelArg:
+    """A FuncOp argument as launch passes it: an array as `ArrayArg.kernel_args()` (pointer, then the
+    ARRAY_FIELDS), a scalar as one value of its dtype's size holding its bits (a bool: one byte)."""
+
+    name: str
+    type: Type
+
+    @property
+    def is_array(self) -> bool:
+        return isinstance(self.type, MemRefType)
+
+    @property
+    def llvm_types(self) -> tuple[ir.Type, ...]:
+        storage = storage_type(self.type.dtype)
+        return (ir.PointerType(storage, GLOBAL),) + (I64,) * len(ARRAY_FIELDS) if self.is_array else (storage,)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        fields = ARRAY_FIELDS if self.is_array else ()
+        return (self.name,) + tuple(f"{self.name}.{field}" for field in fields)
+
+
+@dataclass(frozen=True)
+class MemRef:
+    """A 2-D array in memory: the pointer to element [0, 0], then sizes and strides in elements (i64)."""
+
+    pointer: ir.Value
+    dtype: DType
+    rows: ir.Value
+    cols: ir.Value
+    row_stride: ir.Value
+    col_stride: ir.Value
+
+    def element_pointer(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value) -> ir.Value:
+        """The address of element [row, col] (i64 indices); it holds `storage_type(dtype)`."""
+        return b.gep(self.pointer, [b.add(b.mul(row, self.row_stride), b.mul(col, self.col_stride))], inbounds=True)
+
+
+# --- the lowering ----------------------------------------------------------------------------------------------
+class LLVMLowering:
+    """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module."""
+
+    def __init__(self, func: FuncOp):
+        self.func = func
+        self.module = ir.Module(name=func.sym_name)
+        self.module.triple = "spir64-unknown-unknown"
+        self.values: dict[Value, ir.Value | MemRef] = {}
+        self.builder: ir.IRBuilder | None = None
+
+    def arg_layout(self) -> list[KernelArg]:
+        """What launch passes for each FuncOp argument, in order."""
+        args = [KernelArg(arg.name_hint or f"arg{i}", arg.type) for i, arg in enumerate(self.func.args)]
+        for arg in args:
+            if not (arg.is_array or isinstance(arg.type, (ScalarType, IndexType))):
+                raise NotImplementedError(f"to-llvm: kernel argument {arg.name} of type {arg.type}")
+        return args
+
+    def lower(self) -> ir.Module:
+        """The module: the kernel's parameters bound to the FuncOp's arguments, then its body op by op."""
+        layout = self.arg_layout()
+        signature = ir.FunctionType(VOID, [t for arg in layout for t in arg.llvm_types])
+        fn = ir.Function(self.module, signature, self.func.sym_name)
+        fn.calling_convention = "spir_kernel"
+        self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        params = iter(fn.args)
+        self.lower_block(self.func.body, [self.bind_arg(arg, params) for arg in layout])
+        verify(self.module)
+        return self.module
+
+    def bind_arg(self, arg: KernelArg, params) -> ir.Value | MemRef:
+        """The value of `arg` from its next parameters, which get its name."""
+        mine = [next(params) for _ in arg.llvm_types]
+        for param, name in zip(mine, arg.param_names):
+            param.name = name
+        if arg.is_array:
+            return MemRef(mine[0], arg.type.dtype, *mine[1:])
+        return from_storage(self.builder, mine[0], arg.type.dtype)
+
+    def value_type(self, t: Type) -> ir.Type:
+        """The LLVM type of an IR value of type `t` (a hook for rules whose values are not scalars or vectors)."""
+        return llvm_type(t)
+
+    # --- walking -----------------------------------------------------------------------------------------
+    def lower_block(self, block: Block, args) -> list[ir.Value]:
+        """Lowers `block` at the builder's position with its arguments bound to `args`; returns the LLVM values of
+        its terminator's operands (what an scf.yield passes on)."""
+        self.values.update(zip(block.args, args))
+        for op in block.ops:
+            self.lower_op(op)
+        return self.operands(block.terminator)
+
+    def operands(self, op: Operation) -> list:
+        return [self.values[v] for v in op.operands]
+
+    def lower_op(self, op: Operation) -> None:
+        rule = getattr(self, f"lower_{type(op).__name__}", None)
+        if rule is None:
+            raise op.error("has no LLVM lowering rule", "to-llvm lowers work-item-level ops")
+        out = rule(op)
+        self.values.update(zip(op.results, out if isinstance(out, list) else [out]))
+
+    def call(self, name: str, return_type: ir.Type, *args: ir.Value) -> ir.Value:
+        """A call of function `name`, declared on first use; a module has one signature per name."""
+        signature = ir.FunctionType(return_type, [a.type for a in args])
+        fn = self.module.globals[name] if name in self.module.globals else ir.Function(self.module, signature, name)
+        if fn.function_type != signature:
+            raise NotImplementedError(f"to-llvm: {name} called as {signature} and as {fn.function_type}")
+        return self.builder.call(fn, args)
+
+    def componentwise(self, fn, *vectors: ir.Value) -> ir.Value:
+        """The vector of `fn` applied to each component of `vectors`."""
+        b = self.builder
+        parts = [fn(*(b.extract_element(v, ir.Constant(I32, i)) for v in vectors))
+                 for i in range(vectors[0].type.count)]
+        result = ir.Constant(ir.VectorType(parts[0].type, len(parts)), ir.Undefined)
+        for i, part in enumerate(parts):
+            result = b.insert_element(result, part, ir.Constant(I32, i))
+        return result
+
+    # --- f16 / bf16 arithmetic in f32 ----------------------------------------------------------------------
+    def to_compute(self, x: ir.Value, dtype: DType) -> ir.Value:
+        """`x` in `compute_type(dtype)`: f16 and bf16 widen to f32 exactly."""
+        b = self.builder
+        if dtype == float16:
+            return b.fpext(x, shaped(x.type, F32))
+        if dtype == bfloat16:
+            wide = shaped(x.type, I32)
+            return b.bitcast(b.shl(b.zext(x, wide), splat(wide, 16)), shaped(x.type, F32))
+        return x
+
+    def from_compute(self, x: ir.Value, dtype: DType) -> ir.Value:
+        """`x` (of `compute_type(dtype)`) rounded to `dtype` to nearest even."""
+        if dtype == float16:
+            return self.builder.fptrunc(x, shaped(x.type, ir.HalfType()))
+        return self.round_to_bf16(x) if dtype == bfloat16 else x
+
+    def round_to_bf16(self, x: ir.Value) -> ir.Value:
+        """f32 -> bf16 bits as ml_dtypes rounds: add 0x7fff plus the kept lowest bit, keep the upper half;
+        a NaN becomes the quiet NaN of its sign."""
+        b = self.builder
+        i32 = shaped(x.type, I32)
+        bits = b.bitcast(x, i32)
+        upper = b.lshr(bits, splat(i32, 16))
+        bias = b.add(b.and_(upper, splat(i32, 1)), splat(i32, 0x7FFF))
+        rounded = b.lshr(b.add(bits, bias), splat(i32, 16))
+        quiet_nan = b.or_(b.and_(upper, splat(i32, 0x8000)), splat(i32, 0x7FC0))
+        return b.trunc(b.select(b.fcmp_unordered("uno", x, x), quiet_nan, rounded), shaped(x.type, I16))
+
+    # --- element-wise rules ----------------------------------------------------------------------------------
+    def elementwise(self, rule: tuple[str, str], dtype: DType, *xs: ir.Value) -> ir.Value:
+        """A rule of BINARY_RULES or UNARY_RULES on LLVM values of `dtype` (computed in `compute_type`)."""
+        method, arg = rule
+        wide = [self.to_compute(x, dtype) for x in xs]
+        return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
+
+    def rule_instruction(self, instruction: str, dtype: DType, *xs: ir.Value) -> ir.Value:
+        return getattr(self.builder, instruction)(*xs)
+
+    def rule_opencl(self, function: str, dtype: DType, *xs: ir.Value) -> ir.Value:
+        return self.opencl(function, *xs)
+
+    def rule_shift(self, instruction: str, dtype: DType, x: ir.Value, amount: ir.Value) -> ir.Value:
+        """numpy's shift: an amount outside [0, bits) shifts every bit out (leaving the sign for ashr)."""
+        b = self.builder
+        in_range = b.icmp_unsigned("<", amount, splat(x.type, dtype.bits))
+        out = b.ashr(x, splat(x.type, dtype.bits - 1)) if instruction == "ashr" else splat(x.type, 0)
+        return b.select(in_range, getattr(b, instruction)(x, amount), out)
+
+    def rule_float_extreme(self, comparison: str, dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
+        """np.maximum / np.minimum: x if it compares so with y or is NaN, else y (so a NaN in either wins)."""
+        b = self.builder
+        keep_x = b.or_(b.fcmp_ordered(comparison, x, y), b.fcmp_unordered("uno", x, x))
+        return b.select(keep_x, x, y)
+
+    def rule_int_extreme(self, comparison: str, dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
+        return self.builder.select(self.icmp(comparison, x, y, dtype), x, y)
+
+    def icmp(self, comparison: str, x: ir.Value, y: ir.Value, dtype: DType) -> ir.Value:
+        """Integer comparison in `dtype`'s signedness; bools order as 0 < 1 (compared as bytes: SPIR-V's bool
+        has no order)."""
+        b = self.builder
+        if dtype.is_bool and comparison not in ("==", "!="):
+            x, y = (b.zext(v, shaped(v.type, I8)) for v in (x, y))
+        compare = b.icmp_signed if dtype.kind == "i" else b.icmp_unsigned
+        return compare(comparison, x, y)
+
+    def opencl(self, function: str, *xs: ir.Value) -> ir.Value:
+        """`__spirv_ocl_<function>(xs)`. The emitter maps names, not overloads, so each is declared for one
+        type: vectors go component by component, integers as i64 (the low bits of abs are the same)."""
+        ty = xs[0].type
+        if isinstance(ty, ir.VectorType):
+            return self.componentwise(partial(self.opencl, function), *xs)
+        if isinstance(ty, ir.IntType) and ty.width < 64:
+            wide = self.opencl(function, *(self.builder.sext(x, I64) for x in xs))
+            return self.builder.trunc(wide, ty)
+        return self.call(f"__spirv_ocl_{function}", ty, *xs)
+
+    def lower_BinaryOp(self, op):
+        return self.elementwise(BINARY_RULES[op.name], op.result.type.dtype, *self.operands(op))
+
+    def lower_UnaryOp(self, op):
+        return self.elementwise(UNARY_RULES[op.name], op.result.type.dtype, *self.operands(op))
+
+    def lower_CmpOp(self, op):
+        dtype = op.operands[0].type.dtype
+        x, y = (self.to_compute(v, dtype) for v in self.operands(op))
+        if op.name == "arith.cmpf":  # our cmpf predicates are LLVM's fcmp conditions
+            return self.builder.fcmp_ordered(op.predicate, x, y)
+        return self.icmp(ICMP_CONDITIONS[op.predicate[-2:]], x, y, dtype)
+
+    def lower_CastOp(self, op):
+        source, dest = op.operands[0].type.dtype, op.result.type.dtype
+        x = self.to_compute(self.values[op.operands[0]], source)
+        instruction = CAST_INSTRUCTIONS[op.name]
+        if instruction is not None:
+            x = getattr(self.builder, instruction)(x, shaped(x.type, compute_type(dest)))
+        return self.from_compute(x, dest)
+
+    def lower_IndexCastOp(self, op):
+        x, dtype = self.values[op.operands[0]], op.operands[0].type.dtype
+        if dtype.bits == 64:
+            return x
+        return (self.builder.sext if dtype.kind == "i" else self.builder.zext)(x, I64)
+
+    def lower_SelectOp(self, op):
+        return self.builder.select(*self.operands(op))
+
+    def lower_ConstantOp(self, op):
+        return dense_constant(op.result.type, op.interpret(None))
+
+    def lower_SplatOp(self, op):
+        ty = llvm_type(op.result.type)
+        undef = ir.Constant(ty, ir.Undefined)
+        first = self.builder.insert_element(undef, self.values[op.operands[0]], ir.Constant(I32, 0))
+        return self.builder.shuffle_vector(first, undef, splat(ir.VectorType(I32, ty.count), 0))
+
+    # --- control flow ----------------------------------------------------------------------------------------
+    def phis(self, like: list[Value], incoming) -> list[ir.Value]:
+        """One phi per value of `like` (for its type), fed the i-th value of each (values, block) in `incoming`."""
+        phis = [self.builder.phi(self.value_type(v.type)) for v in like]
+        for values, block in incoming:
+            for phi, value in zip(phis, values):
+                phi.add_incoming(value, block)
+        return phis
+
+    def lower_ForOp(self, op):
+        """header: phis of the iv and carried values, exit test; body: the region, then iv += step."""
+        b = self.builder
+        lower, upper, step, *inits = self.operands(op)
+        header, body, end = (b.append_basic_block(f"for.{part}") for part in ("header", "body", "end"))
+        entry = b.block
+        b.branch(header)
+        b.position_at_end(header)
+        carried = self.phis(op.body.args, [([lower, *inits], entry)])
+        b.cbranch(self.icmp("<", carried[0], upper, op.operands[0].type.dtype), body, end)
+        b.position_at_end(body)
+        yielded = self.lower_block(op.body, carried)
+        for phi, value in zip(carried, [b.add(carried[0], step), *yielded]):
+            phi.add_incoming(value, b.block)
+        b.branch(header)
+        b.position_at_end(end)
+        return carried[1:]
+
+    def lower_IfOp(self, op):
+        b = self.builder
+        then, otherwise, end = (b.append_basic_block(f"if.{part}") for part in ("then", "else", "end"))
+        b.cbranch(self.values[op.operands[0]], then, otherwise)
+        incoming = [self.lower_branch(region.block, start, end)
+                    for region, start in zip(op.regions, (then, otherwise))]
+        b.position_at_end(end)
+        return self.phis(op.results, incoming)
+
+    def lower_branch(self, block: Block, start: ir.Block, end: ir.Block):
+        """Lowers `block` from `start` on, then jumps to `end`; returns what it yields and where it ended."""
+        self.builder.position_at_end(start)
+        yielded = self.lower_block(block, [])
+        last = self.builder.block
+        self.builder.branch(end)
+        return yielded, last
+
+    def lower_YieldOp(self, op):
+        """Nothing to emit: the parent op reads the operands (see lower_block)."""
+
+    def lower_ReturnOp(self, op):
+        self.builder.ret_void()
+
+    # --- ids, barrier, SLM -------------------------------------------------------------------------------------
+    def builtin(self, name: str, axis: int | None = None) -> ir.Value:
+        """`__spirv_BuiltIn<name>`: component `axis` (i64) of a 3-component built-in, else an i32 built-in."""
+        if axis is None:
+            return self.call(f"__spirv_BuiltIn{name}", I32)
+        return self.call(f"__spirv_BuiltIn{name}", I64, ir.Constant(I32, axis))
+
+    def lower_ProgramIdOp(self, op):
+        return self.builder.trunc(self.builtin("WorkgroupId", op.axis), I32)
+
+    def lower_NumProgramsOp(self, op):
+        return self.builder.trunc(self.builtin("NumWorkgroups", op.axis), I32)
+
+    def lower_SubgroupIdOp(self, op):
+        return self.builder.zext(self.builtin("SubgroupId"), I64)
+
+    def lower_LaneIdOp(self, op):
+        return self.builder.zext(self.builtin("SubgroupLocalInvocationId"), I64)
+
+    def lower_BarrierOp(self, op):
+        self.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))
+
+    def lower_SlmAllocOp(self, op):
+        """A module-level Workgroup (addrspace 3) array of the buffer's size; a row-major MemRef over it."""
+        t = op.result.type
+        rows, cols = t.shape
+        buffer = ir.GlobalVariable(self.module, ir.ArrayType(storage_type(t.dtype), prod(t.shape)),
+                                   self.module.get_unique_name("slm"), addrspace=SHARED)
+        buffer.linkage = "internal"
+        pointer = self.builder.gep(buffer, [ir.Constant(I64, 0)] * 2, inbounds=True)
+        return MemRef(pointer, t.dtype, *(ir.Constant(I64, v) for v in (rows, cols, cols, 1)))

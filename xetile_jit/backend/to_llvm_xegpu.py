@@ -1,0 +1,247 @@
+"""to-llvm for the XeGPU ops at the work-item level: DPAS and 2D block IO through the target's Xe builtins
+(xe_builtins.py), reductions and data moving between lanes through subgroup shuffles.
+
+A tensor descriptor is its coordinates, <x = column, y = row> as <2 x i32>; the surface the builtins read
+(base address, width and pitch in bytes, height in rows) is that of the memref the descriptor was created
+on, which is known statically (ir/analysis.py). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
+lane taking the rows of A from the lane that holds them (targets.py says why).
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from ..ir import simt_ops as S
+from ..ir import xegpu_ops as G
+from ..ir.analysis import sources
+from ..ir.core import FuncOp
+from ..ir.types import MemRefType, SlmMemRefType
+from ..ir.xetile_ops import REDUCE_KINDS
+from . import xe_builtins as X
+from .targets import Target
+from .to_llvm import BINARY_RULES, I32, I64, LLVMLowering, MemRef, llvm_type, splat
+
+SHUFFLE = "__spirv_SubgroupShuffleINTEL"
+COORD = ir.VectorType(I32, 2)
+
+
+class XeGPULowering(LLVMLowering):
+    def __init__(self, func: FuncOp, target: Target):
+        super().__init__(func)
+        self.target = target
+        self.lanes = func.lanes
+        self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
+
+    def phis(self, like, incoming):
+        phis = [self.builder.phi(COORD if isinstance(v.type, G.TensorDescType) else llvm_type(v.type)) for v in like]
+        for values, block in incoming:
+            for phi, value in zip(phis, values):
+                phi.add_incoming(value, block)
+        return phis
+
+    # ---- helpers -------------------------------------------------------------------------------------
+    def combine(self, name: str, dtype, x: ir.Value, y: ir.Value) -> ir.Value:
+        """The element-wise op `name` (an arith op of BINARY_RULES) on LLVM values of `dtype`."""
+        rule, arg = BINARY_RULES[name]
+        xs = [self.to_compute(v, dtype) for v in (x, y)]
+        return self.from_compute(getattr(self, f"rule_{rule}")(arg, dtype, *xs), dtype)
+
+    def lane_id(self) -> ir.Value:
+        return self.builtin("SubgroupLocalInvocationId")
+
+    def shuffle(self, value: ir.Value, lane: ir.Value) -> ir.Value:
+        """`value` as lane `lane` holds it. The emitter knows one overload of the shuffle, on i32 (as the
+        builtins module declares it), so every component travels as one or two i32."""
+        if isinstance(value.type, ir.VectorType):
+            return self.assemble([self.shuffle(e, lane) for e in self.elements(value)])
+        b = self.builder
+        ty = value.type
+        bits = {ir.HalfType: 16, ir.FloatType: 32}.get(type(ty)) or ty.width
+        raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
+        if bits == 64:
+            low = self.call(SHUFFLE, I32, b.trunc(raw, I32), lane)
+            high = self.call(SHUFFLE, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
+            moved = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
+        elif bits < 32:
+            moved = b.trunc(self.call(SHUFFLE, I32, b.zext(raw, I32), lane), ir.IntType(bits))
+        else:
+            moved = self.call(SHUFFLE, I32, raw, lane)
+        return b.bitcast(moved, ty) if moved.type != ty else moved
+
+    def elements(self, v: ir.Value) -> list[ir.Value]:
+        if isinstance(v.type, ir.VectorType):
+            return [self.builder.extract_element(v, ir.Constant(I32, i)) for i in range(v.type.count)]
+        return [v]
+
+    def assemble(self, items: list[ir.Value]) -> ir.Value:
+        if len(items) == 1:
+            return items[0]
+        result = ir.Constant(ir.VectorType(items[0].type, len(items)), ir.Undefined)
+        for i, item in enumerate(items):
+            result = self.builder.insert_element(result, item, ir.Constant(I32, i))
+        return result
+
+    # ---- descriptors ---------------------------------------------------------------------------------
+    def lower_MemRefTransposeOp(self, op):
+        m = self.values[op.operands[0]]
+        return MemRef(m.pointer, m.dtype, m.cols, m.rows, m.col_stride, m.row_stride)
+
+    def lower_CreateNdDescOp(self, op):
+        row, col = (self.builder.trunc(self.values[v], I32) for v in op.operands[1:])
+        return self.coord(col, row)
+
+    def lower_UpdateNdOffsetOp(self, op):
+        drow, dcol = (self.builder.trunc(self.values[v], I32) for v in op.operands[1:])
+        return self.builder.add(self.values[op.operands[0]], self.coord(dcol, drow))
+
+    def coord(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        b = self.builder
+        return b.insert_element(b.insert_element(ir.Constant(COORD, ir.Undefined), x, ir.Constant(I32, 0)), y,
+                                ir.Constant(I32, 1))
+
+    def surface(self, tdesc) -> list[ir.Value]:
+        """base, width (bytes), height (rows), pitch (bytes) of the memref `tdesc` was created on."""
+        (base,) = self.bases[tdesc]
+        if isinstance(base.type, SlmMemRefType) or not isinstance(base.type, MemRefType):
+            raise NotImplementedError("2D block IO on shared local memory (layout conversions through SLM)")
+        m: MemRef = self.values[base]
+        b = self.builder
+        size = ir.Constant(I64, max(1, m.dtype.bits // 8))
+        pointer = b.bitcast(m.pointer, X.GLOBAL_BYTES)
+        return [pointer, b.trunc(b.mul(m.cols, size), I32), b.trunc(m.rows, I32), b.trunc(b.mul(m.row_stride, size),
+                                                                                         I32)]
+
+    def block_call(self, key, tdesc, *data: ir.Value) -> ir.Value:
+        fn = X.builtin(self.module, self.target.name, key)
+        return self.builder.call(fn, self.surface(tdesc) + [self.values[tdesc], *data])
+
+    def block_key(self, op, layout: S.LaneLayout, kind):
+        rows, cols = layout.block
+        if not layout.columns or cols != self.lanes:
+            raise NotImplementedError(f"2D block IO of a {rows}x{cols} block (one column per lane, {self.lanes} "
+                                      "columns, so far)")
+        return kind(op.operands[-1].type.dtype.bits if kind is X.BlockStore else op.operands[0].type.dtype.bits,
+                    rows, cols)
+
+    # ---- memory ----------------------------------------------------------------------------------------
+    def lower_SimtLoadNdOp(self, op):
+        if op.transpose:
+            raise NotImplementedError("transposed 2D block loads at the work-item level")
+        tdesc = op.operands[0]
+        raw = self.block_call(self.block_key(op, op.layout, X.BlockLoad), tdesc)
+        value = self.builder.bitcast(raw, llvm_type(op.result.type))
+        return self.padded(value, op, tdesc) if op.padding != 0 else value
+
+    def padded(self, value: ir.Value, op, tdesc) -> ir.Value:
+        """Elements outside the surface read as `padding` instead of the hardware's 0."""
+        b = self.builder
+        _, width, height, _ = self.surface(tdesc)
+        bytes_per = max(1, op.result.type.dtype.bits // 8)
+        coord = self.values[tdesc]
+        x = b.add(b.extract_element(coord, ir.Constant(I32, 0)), self.lane_id())
+        y = b.extract_element(coord, ir.Constant(I32, 1))
+        column_in = b.and_(b.icmp_signed(">=", x, ir.Constant(I32, 0)),
+                           b.icmp_signed("<", b.mul(x, ir.Constant(I32, bytes_per)), width))
+        pad = ir.Constant(value.type.element if isinstance(value.type, ir.VectorType) else value.type,
+                          float(op.padding) if op.result.type.dtype.is_float else int(op.padding))
+        items = []
+        for r, item in enumerate(self.elements(value)):
+            row = b.add(y, ir.Constant(I32, r))
+            row_in = b.and_(b.icmp_signed(">=", row, ir.Constant(I32, 0)), b.icmp_signed("<", row, height))
+            items.append(b.select(b.and_(row_in, column_in), item, pad))
+        return self.assemble(items)
+
+    def lower_SimtStoreNdOp(self, op):
+        value, tdesc = op.operands
+        key = self.block_key(op, op.layout, X.BlockStore)
+        raw_type = X.describe(self.target.name, key).signature.args[-1]
+        self.block_call(key, tdesc, self.builder.bitcast(self.values[value], raw_type))
+
+    def lower_PrefetchNdOp(self, op):
+        """A cache hint: emitted where the target has the prefetch message of this shape, else dropped."""
+        t = op.operands[0].type
+        key = X.BlockPrefetch(t.dtype.bits, *t.shape)
+        if key in X.BLOCK2D_TABLE and self.target.block_io:
+            self.block_call(key, op.operands[0])
+
+    # ---- DPAS --------------------------------------------------------------------------------------------
+    def lower_SimtDpasOp(self, op):
+        a, b, *c = op.operands
+        rows = op.layouts[2].block[0]
+        acc = self.values[c[0]] if c else splat(llvm_type(op.result.type), 0.0)
+        if a.type.dtype.mlir == "f32":
+            return self.fma_mma(self.values[a], self.values[b], acc)
+        key = X.Dpas(a.type.dtype.mlir, m=rows)
+        fn = X.builtin(self.module, self.target.name, key)
+        a_type, b_type, _ = fn.function_type.args
+        bld = self.builder
+        return bld.call(fn, [bld.bitcast(self.values[a], a_type), bld.bitcast(self.values[b], b_type), acc])
+
+    def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
+        """C[r][n] += A[r][k] * B[k][n]: lane n gets column k of A (all its rows) from lane k, k ascending."""
+        bld = self.builder
+        for k, b_k in enumerate(self.elements(b)):
+            a_k = self.shuffle(a, ir.Constant(I32, k))
+            acc = bld.fadd(acc, bld.fmul(a_k, self.splat_like(b_k, acc)))
+        return acc
+
+    def splat_like(self, x: ir.Value, like: ir.Value) -> ir.Value:
+        if not isinstance(like.type, ir.VectorType):
+            return x
+        return self.assemble([x] * like.type.count)
+
+    # ---- moving and reducing data ------------------------------------------------------------------------
+    def lower_ShuffleOp(self, op):
+        pool = self.elements(self.values[op.operands[0]]) + self.elements(self.values[op.operands[1]])
+        return self.assemble([pool[i] for i in op.mask])
+
+    def lower_LaneReduceOp(self, op):
+        dtype = op.operands[0].type.dtype
+        name = REDUCE_KINDS[op.kind][dtype.kind][2]
+        data = np.array(self.elements(self.values[op.operands[0]]), dtype=object).reshape(op.shape)
+        kept = [d for d in range(len(op.shape)) if d not in op.dims]
+        groups = np.moveaxis(data, kept, list(range(len(kept)))).reshape(int(np.prod([op.shape[d] for d in kept])), -1)
+        results = []
+        for group in groups:
+            value = group[0]
+            for item in group[1:]:
+                value = self.combine(name, dtype, value, item)
+            results.append(value)
+        return self.assemble(results)
+
+    def lower_SubgroupReduceOp(self, op):
+        """Butterfly over the lanes: after log2(N) exchanges every lane holds the full result."""
+        dtype = op.operands[0].type.dtype
+        name = REDUCE_KINDS[op.kind][dtype.kind][2]
+        value = self.values[op.operands[0]]
+        distance = self.lanes // 2
+        while distance:
+            other = self.shuffle(value, self.builder.xor(self.lane_id(), ir.Constant(I32, distance)))
+            value = self.combine(name, dtype, value, other)
+            distance //= 2
+        return value
+
+    def lower_LaneGatherOp(self, op):
+        """Result component c: for each source component t some lane reads, shuffle it from the lane the table
+        names and keep it where this lane wanted t."""
+        bld = self.builder
+        pool = [e for v in op.operands for e in self.elements(self.values[v])]
+        lane = self.lane_id()
+        results = []
+        for lanes_row, components_row in zip(op.source_lanes, op.components):
+            source_lane = bld.extract_element(self.table(lanes_row), lane)
+            wanted = bld.extract_element(self.table(components_row), lane)
+            result = None
+            for t in sorted(set(components_row.tolist())):
+                moved = self.shuffle(pool[t], source_lane)
+                result = moved if result is None else bld.select(
+                    bld.icmp_signed("==", wanted, ir.Constant(I32, t)), moved, result)
+            results.append(result)
+        return self.assemble(results)
+
+    def table(self, row) -> ir.Constant:
+        return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
+
+
+def lower_to_llvm(func: FuncOp, target: Target) -> ir.Module:
+    return XeGPULowering(func, target).lower()

@@ -1,0 +1,504 @@
+"""Xe builtins the LLVM lowering calls: DPAS and 2D block load / store / prefetch, defined per target.
+
+Every target calls the same function names with the same LLVM signatures and per-lane layouts (reference note
+`xe_builtins.md` §1.3, §2 and §5); only the definition differs (DESIGN §3):
+
+* "xe-hpc", "xe2": DPAS and the 2D block reads IGC defines are Imports of the Intel names (mangled
+  `intel_sub_group_*_matrix_mad_k*`, §1.2; unmangled `intel_subgroup_block_read_*`, §2). The other block loads,
+  the stores and the prefetches are small functions around one inline-vISA `lsc_*_block2d` message (§5), which
+  IGC inlines.
+* "xe-hpg" (DG2): DPAS Imports with the sub-group 8 signatures (A carries 32 bits per lane); no 2D block IO.
+* "cpu": the same functions defined in the module, emulating the hardware bit-exactly with what the SPIR-V
+  emitter supports (`__spirv_SubgroupShuffleINTEL`, the lane id, global loads and stores, arithmetic, loops).
+
+API: a key names what the lowering needs (`Dpas(a, b, m)`, `BlockLoad(bits, rows, cols, blocks, vnni,
+transpose)`, `BlockStore(bits, rows, cols)`, `BlockPrefetch(bits, rows, cols, blocks)`); the tables `DPAS_TABLE`
+(per sub-group size) and `BLOCK2D_TABLE` map the supported keys to their descriptions (`DpasBuiltin`,
+`Block2DBuiltin`: name, kind, shape, layout, LLVM signature, vISA text); `describe(target, key)` gives the row and
+`builtin(module, target, key)` the function, declared or defined once per module. tf32 is not in the table: this
+IGC's tf32 builtin has an early signature whose A layout is undocumented.
+
+Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
+
+* DPAS: `C dpas(A a, <8 x i32> b, C c)` computes D = A*B + C for M x N x K (N = sub-group size, M = components
+  of `c`). Lane n holds column n of B (VNNI-packed in 32-bit words) and of C/D (component r = row r); A's K
+  columns are spread over the lanes (§1.3).
+* block load: `T load(i8 addrspace(1)* base, i32 width, i32 height, i32 pitch, <2 x i32> coord)`; width and pitch
+  in bytes, height in rows, coord = (x in elements, y in rows). Plain layout: component `v * rows + r` holds
+  row y + r of block v and lane i its columns `x + v * cols + i * p .. + p - 1` (p = cols / sub-group size,
+  lower column in the lower bits); VNNI: component k holds rows `y + k * p .. + p - 1` (p = 32 / bits) of column
+  x + i; transpose: component c holds column x + c of row y + i. Elements outside width x height read 0.
+* block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
+  width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on "cpu".
+* T is an integer vector (bitcast f16 / bf16 / f32 data). As on the hardware, the surface operands must be
+  sub-group uniform and the calls made by the whole sub-group (the emulation shuffles between lanes).
+
+DPAS emulation numerics: bf16, f16 and 8-bit inputs are converted exactly to f32 / i32; each product is exact in
+f32 (at most 22 significant bits). The accumulation is `d = c; for k in 0..K-1: d = d + a[k] * b[k]` per output
+element, rounding to nearest even after every addition (integers: exact i32 with wrap-around). The hardware's
+systolic adder tree may round differently in the last bit; this order is what the tests reproduce in numpy.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Callable, Union
+
+from llvmlite import ir
+
+from .targets import TARGETS
+
+VOID = ir.VoidType()
+I8, I32, I64 = (ir.IntType(w) for w in (8, 32, 64))
+F32 = ir.FloatType()
+GLOBAL_BYTES = ir.PointerType(I8, 1)
+COORD = ir.VectorType(I32, 2)
+SURFACE_ARGS = [GLOBAL_BYTES, I32, I32, I32, COORD]  # base, width bytes, height rows, pitch bytes, (x, y)
+EMULATED_TARGETS = frozenset({"cpu"})
+SHUFFLE = "__spirv_SubgroupShuffleINTEL"
+LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
+
+
+# --- keys: what the lowering asks for -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Dpas:
+    """D = A*B + C with M = `m` rows; `a`, `b` are IR dtype names: "f16", "bf16" (f32 accumulator), "i8", "ui8"
+    (i32 accumulator). `b` defaults to `a`."""
+    a: str
+    b: str = ""
+    m: int = 8
+
+    def __post_init__(self):
+        object.__setattr__(self, "b", self.b or self.a)
+
+
+@dataclass(frozen=True)
+class BlockLoad:
+    """A 2D block read of `blocks` side-by-side blocks of rows x cols elements of `bits` bits."""
+    bits: int
+    rows: int
+    cols: int
+    blocks: int = 1
+    vnni: bool = False
+    transpose: bool = False
+
+
+@dataclass(frozen=True)
+class BlockStore:
+    """A 2D block write of rows x cols elements of `bits` bits (plain layout)."""
+    bits: int
+    rows: int
+    cols: int
+
+
+@dataclass(frozen=True)
+class BlockPrefetch:
+    """A 2D block prefetch into the caches (L1 and L3 cached) of the block a BlockLoad of this shape reads."""
+    bits: int
+    rows: int
+    cols: int
+    blocks: int = 1
+
+
+Key = Union[Dpas, BlockLoad, BlockStore, BlockPrefetch]
+
+
+# --- descriptions: the table rows ---------------------------------------------------------------------------
+SUBGROUP = 16  # 2D block IO is sub-group 16 (PVC, Xe2); DG2 (sub-group 8) has none
+_FLOAT_DTYPES = ("f16", "bf16")
+_DTYPE_BITS = {"f16": 16, "bf16": 16, "i8": 8, "ui8": 8}
+_INTEL_DTYPE = {"f16": "f16", "bf16": "bf16", "i8": "i8", "ui8": "u8"}  # as spelled in the builtin names
+# Itanium codes of the OpenCL scalar types in the DPAS names: (kind, bits) -> letter (s signed, u unsigned, f float)
+_MANGLED_SCALAR = {("s", 16): "s", ("u", 16): "t", ("s", 32): "i", ("u", 32): "j", ("f", 32): "f"}
+
+
+def _vector(element: ir.Type, count: int) -> ir.Type:
+    return element if count == 1 else ir.VectorType(element, count)
+
+
+def _mangle(function: str, params: list[str]) -> str:
+    """Itanium name of `function(params)`; a repeated vector type is a substitution (S_, S0_, S1_, ...)."""
+    seen: list[str] = []
+    parts = []
+    for param in params:
+        if param in seen:
+            index = seen.index(param)
+            parts.append("S_" if index == 0 else f"S{index - 1}_")
+            continue
+        parts.append(param)
+        if param.startswith("Dv"):
+            seen.append(param)
+    return f"_Z{len(function)}{function}{''.join(parts)}"
+
+
+def _mangled_type(kind: str, bits: int, count: int) -> str:
+    letter = _MANGLED_SCALAR[kind, bits]
+    return letter if count == 1 else f"Dv{count}_{letter}"
+
+
+@dataclass(frozen=True)
+class DpasBuiltin:
+    """One DPAS builtin (§1.1, §1.2): operand dtypes, M and the sub-group size fix its name and signature."""
+    a: str
+    b: str
+    m: int
+    subgroup: int
+    kind = "dpas"
+
+    @property
+    def bits(self) -> int:
+        return _DTYPE_BITS[self.a]
+
+    @property
+    def is_float(self) -> bool:
+        return self.a in _FLOAT_DTYPES
+
+    @property
+    def a_lane_bits(self) -> int:
+        """Bits of A per lane and row: a short on sub-group 16, an int on sub-group 8."""
+        return 256 // self.subgroup
+
+    @property
+    def per_lane(self) -> int:
+        """Consecutive K columns of A in one lane."""
+        return self.a_lane_bits // self.bits
+
+    @property
+    def k(self) -> int:
+        return self.subgroup * self.per_lane
+
+    @property
+    def name(self) -> str:
+        def sign(dtype):
+            return "u" if dtype == "ui8" else "s"
+
+        acc_kind = "f" if self.is_float else "s"
+        return _mangle(f"intel_sub_group_{_INTEL_DTYPE[self.a]}_{_INTEL_DTYPE[self.b]}_matrix_mad_k{self.k}",
+                       [_mangled_type(sign(self.a), self.a_lane_bits, self.m), _mangled_type(sign(self.b), 32, 8),
+                        _mangled_type(acc_kind, 32, self.m)])
+
+    @property
+    def signature(self) -> ir.FunctionType:
+        acc = _vector(F32 if self.is_float else I32, self.m)
+        return ir.FunctionType(acc, [_vector(ir.IntType(self.a_lane_bits), self.m), ir.VectorType(I32, 8), acc])
+
+
+@dataclass(frozen=True)
+class Block2DBuiltin:
+    """One 2D block message: its shape, the per-lane layout it gives (module docstring) and how GPU targets
+    provide it: an Import of the IGC builtin `igc_name`, or else a wrapper around the inline vISA `visa`."""
+    kind: str  # "load", "store" or "prefetch"
+    bits: int
+    rows: int
+    cols: int
+    blocks: int = 1
+    vnni: bool = False
+    transpose: bool = False
+    igc_name: str = ""
+
+    @classmethod
+    def of(cls, key: BlockLoad | BlockStore | BlockPrefetch, igc_name: str = "") -> Block2DBuiltin:
+        kind = {BlockLoad: "load", BlockStore: "store", BlockPrefetch: "prefetch"}[type(key)]
+        return cls(kind, **asdict(key), igc_name=igc_name)
+
+    @property
+    def per_lane(self) -> int:
+        """Elements of one component in one lane."""
+        if self.vnni:
+            return 32 // self.bits
+        return 1 if self.transpose else self.cols // SUBGROUP
+
+    @property
+    def components(self) -> int:
+        if self.transpose:
+            return self.cols
+        return self.rows * self.blocks // (self.per_lane if self.vnni else 1)
+
+    @property
+    def lane_type(self) -> ir.IntType:
+        return ir.IntType(self.bits * self.per_lane)
+
+    @property
+    def shape(self) -> str:
+        """The vISA data shape, e.g. d16.2x16x8nn (transpose flag, then VNNI flag)."""
+        flags = "".join("t" if flag else "n" for flag in (self.transpose, self.vnni))
+        return f"d{self.bits}.{self.blocks}x{self.cols}x{self.rows}{flags}"
+
+    @property
+    def name(self) -> str:
+        return self.igc_name or f"xe_block2d_{self.kind}_{self.shape.replace('.', '_')}"
+
+    @property
+    def signature(self) -> ir.FunctionType:
+        data = _vector(self.lane_type, self.components)
+        if self.kind == "load":
+            return ir.FunctionType(data, SURFACE_ARGS)
+        return ir.FunctionType(VOID, SURFACE_ARGS + ([data] if self.kind == "store" else []))
+
+    @property
+    def visa(self) -> str:
+        """The vISA message: operands are the data ($0, loads and stores) then base, width-1, height-1, pitch-1,
+        x, y (§5)."""
+        if self.kind == "prefetch":
+            return f"lsc_load_block2d.ugm.ca.ca (M1, 1) %null:{self.shape} flat[$0, $1, $2, $3, $4, $5]"
+        address = "flat[$1, $2, $3, $4, $5, $6]"
+        if self.kind == "load":
+            return f"lsc_load_block2d.ugm (M1, 1) $0:{self.shape} {address}"
+        return f"lsc_store_block2d.ugm (M1, 1) {address} $0:{self.shape}"
+
+
+_DPAS_KEYS = [Dpas(a, b, m) for a, b in [("f16", "f16"), ("bf16", "bf16"), ("i8", "i8"), ("ui8", "ui8"),
+                                          ("i8", "ui8"), ("ui8", "i8")] for m in (1, 2, 4, 8)]
+# the 2D block reads IGC 1.0.12504 defines (§2), by shape
+_IGC_BLOCK_READS = {
+    **{BlockLoad(16, m, 16, 2): f"intel_subgroup_block_read_u16_m{m}k16v2" for m in (1, 2, 4, 8)},
+    **{BlockLoad(8, m, 32, 2): f"intel_subgroup_block_read_u8_m{m}k32v2" for m in (1, 2, 4, 8)},
+    BlockLoad(16, 16, 16, vnni=True): "intel_subgroup_block_read_transform_u16_k16",
+    BlockLoad(8, 32, 16, vnni=True): "intel_subgroup_block_read_transform_u8_k32",
+    BlockLoad(32, 16, 8, transpose=True): "intel_subgroup_block_read_transpose_u32_k8",
+}
+# shapes reached through inline vISA on GPU targets (§5; each is one block2d send on pvc, see the tests)
+_VISA_BLOCKS = [BlockLoad(16, 8, 16), BlockLoad(16, 16, 16), BlockLoad(32, 8, 16), BlockLoad(32, 16, 16),
+                BlockStore(32, 8, 16), BlockStore(16, 8, 16), BlockStore(8, 8, 32),
+                BlockPrefetch(16, 8, 16, 2), BlockPrefetch(16, 32, 16, 2), BlockPrefetch(8, 32, 32, 2)]
+
+DPAS_TABLE = {sg: {key: DpasBuiltin(key.a, key.b, key.m, sg) for key in _DPAS_KEYS} for sg in (8, 16)}
+BLOCK2D_TABLE = {**{key: Block2DBuiltin.of(key, name) for key, name in _IGC_BLOCK_READS.items()},
+                 **{key: Block2DBuiltin.of(key) for key in _VISA_BLOCKS}}
+
+
+def describe(target_name: str, key: Key) -> DpasBuiltin | Block2DBuiltin:
+    """The table row of `key` on `target_name`; NotImplementedError when the target has no such builtin."""
+    target = TARGETS[target_name]
+    if isinstance(key, Dpas):
+        table = DPAS_TABLE.get(target.subgroup_size, {})
+    elif not target.block_io:
+        raise NotImplementedError(f"target {target_name} has no 2D block IO ({key})")
+    else:
+        table = BLOCK2D_TABLE
+    if key not in table:
+        raise NotImplementedError(f"no Xe builtin for {key} on target {target_name}")
+    return table[key]
+
+
+def builtin(module: ir.Module, target_name: str, key: Key) -> ir.Function:
+    """The function the lowering calls for `key`: declared (Import) or defined in `module`, once per module."""
+    desc = describe(target_name, key)
+    if desc.name in module.globals:
+        return module.globals[desc.name]
+    fn = ir.Function(module, desc.signature, desc.name)
+    if target_name in EMULATED_TARGETS:
+        _define(fn, _EMULATIONS[desc.kind], desc)
+    elif isinstance(desc, Block2DBuiltin) and not desc.igc_name:
+        _define(fn, _visa_wrapper, desc)
+    return fn
+
+
+def _define(fn: ir.Function, body: Callable, desc: DpasBuiltin | Block2DBuiltin) -> None:
+    fn.linkage = "internal"
+    body(ir.IRBuilder(fn.append_basic_block("entry")), fn, desc)
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+# --- GPU: inline vISA wrappers ------------------------------------------------------------------------------
+def _visa_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
+    """One `lsc_*_block2d` message; vISA takes the base as u64 and width, height and pitch minus one. The
+    address operands are uniform (`rw.u`), the data operand per lane (`rw`)."""
+    base, width, height, pitch, coord = fn.args[:5]
+    address = [b.ptrtoint(base, I64), b.sub(width, _i32(1)), b.sub(height, _i32(1)), b.sub(pitch, _i32(1)),
+               b.extract_element(coord, _i32(0)), b.extract_element(coord, _i32(1))]
+    uniform = ["rw.u"] * len(address)
+    if msg.kind == "load":
+        asm = ir.InlineAsm(ir.FunctionType(msg.signature.return_type, [a.type for a in address]), msg.visa,
+                           ",".join(["=rw", *uniform]))
+        b.ret(b.call(asm, address))
+        return
+    data = [fn.args[5]] if msg.kind == "store" else []
+    asm = ir.InlineAsm(ir.FunctionType(VOID, [a.type for a in data + address]), msg.visa,
+                       ",".join(["rw"] * len(data) + uniform), side_effect=True)
+    b.call(asm, data + address)
+    b.ret_void()
+
+
+# --- cpu: emulation helpers ---------------------------------------------------------------------------------
+def _declared(module: ir.Module, name: str, ty: ir.FunctionType) -> ir.Function:
+    """The module's `name` (declared by the lowering or an earlier builtin), else a new declaration."""
+    fn = module.globals.get(name) or ir.Function(module, ty, name)
+    if fn.function_type != ty:
+        raise NotImplementedError(f"{name} is declared as {fn.function_type}; the Xe builtin emulation needs {ty}")
+    return fn
+
+
+def _lane_id(b: ir.IRBuilder) -> ir.Value:
+    return b.call(_declared(b.module, LANE_ID, ir.FunctionType(I32, [])), [])
+
+
+def _shuffle(b: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
+    """`value` (integers of at most 32 bits) of lane `lane`, one i32 shuffle per component: the emitter maps
+    `__spirv_SubgroupShuffleINTEL` by name, so a module has one overload of it, and i32 serves every width."""
+    if isinstance(value.type, ir.VectorType):
+        result = ir.Constant(value.type, None)
+        for index in range(value.type.count):
+            component = _shuffle(b, b.extract_element(value, _i32(index)), lane)
+            result = b.insert_element(result, component, _i32(index))
+        return result
+    shuffle = _declared(b.module, SHUFFLE, ir.FunctionType(I32, [I32, I32]))
+    if value.type == I32:
+        return b.call(shuffle, [value, lane])
+    return b.trunc(b.call(shuffle, [b.zext(value, I32), lane]), value.type)
+
+
+def _like(ty: ir.Type, element: ir.Type) -> ir.Type:
+    """`element`, or a vector of it with as many components as `ty` has."""
+    return ir.VectorType(element, ty.count) if isinstance(ty, ir.VectorType) else element
+
+
+def _constant(ty: ir.Type, value: int) -> ir.Constant:
+    return ir.Constant(ty, [value] * ty.count) if isinstance(ty, ir.VectorType) else ir.Constant(ty, value)
+
+
+def _splat(b: ir.IRBuilder, value: ir.Value, ty: ir.Type) -> ir.Value:
+    """Scalar `value` in every component of `ty` (`value` itself when `ty` is a scalar)."""
+    if not isinstance(ty, ir.VectorType):
+        return value
+    first = b.insert_element(ir.Constant(ty, ir.Undefined), value, _i32(0))
+    return b.shuffle_vector(first, ir.Constant(ty, ir.Undefined), ir.Constant(ir.VectorType(I32, ty.count), None))
+
+
+def _field(b: ir.IRBuilder, packed: ir.Value, index: int | ir.Value, bits: int) -> ir.Value:
+    """Element `index` (an int, or an i32 value when `packed` is an i32) of `bits` bits in each component of
+    `packed`, element 0 in the lowest bits."""
+    element = _like(packed.type, ir.IntType(bits))
+    if element == packed.type:
+        return packed
+    shift = _constant(packed.type, index * bits) if isinstance(index, int) else b.mul(index, _i32(bits))
+    return b.trunc(b.lshr(packed, shift), element)
+
+
+def _loop(b: ir.IRBuilder, count: int, carried: ir.Value | None, body: Callable) -> ir.Value | None:
+    """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1); the final value."""
+    entry, loop = b.block, b.function.append_basic_block("loop")
+    b.branch(loop)
+    b.position_at_end(loop)
+    index = b.phi(I32, "i")
+    index.add_incoming(_i32(0), entry)
+    state = None
+    if carried is not None:
+        state = b.phi(carried.type)
+        state.add_incoming(carried, entry)
+    result = body(b, index, state)
+    following = b.add(index, _i32(1))
+    index.add_incoming(following, b.block)
+    if state is not None:
+        state.add_incoming(result, b.block)
+    done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
+    b.cbranch(b.icmp_unsigned("<", following, _i32(count)), loop, done)
+    b.position_at_end(done)
+    return result
+
+
+# --- cpu: DPAS ----------------------------------------------------------------------------------------------
+def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+    """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32."""
+    if dtype == "f16":
+        return b.fpext(b.bitcast(value, _like(value.type, ir.HalfType())), _like(value.type, F32))
+    if dtype == "bf16":
+        wide = b.zext(value, _like(value.type, I32))
+        return b.bitcast(b.shl(wide, _constant(wide.type, 16)), _like(value.type, F32))
+    return (b.sext if dtype == "i8" else b.zext)(value, _like(value.type, I32))
+
+
+def _emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
+    """Lane n: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..K-1 in order; A's columns k come from lane k / per_lane."""
+    a, packed_b, c = fn.args
+    per_word = 32 // mad.bits
+
+    def lane_step(b, lane, acc):
+        columns = _shuffle(b, a, lane)  # A[:, lane * per_lane + e] for every e, on every lane
+        for e in range(mad.per_lane):
+            k = b.add(b.mul(lane, _i32(mad.per_lane)), _i32(e))
+            word = b.extract_element(packed_b, b.udiv(k, _i32(per_word)))
+            b_k = _splat(b, _widen(b, _field(b, word, b.urem(k, _i32(per_word)), mad.bits), mad.b), acc.type)
+            a_k = _widen(b, _field(b, columns, e, mad.bits), mad.a)
+            acc = b.fadd(acc, b.fmul(a_k, b_k)) if mad.is_float else b.add(acc, b.mul(a_k, b_k))
+        return acc
+
+    b.ret(_loop(b, mad.subgroup, c, lane_step))
+
+
+# --- cpu: 2D block IO -------------------------------------------------------------------------------------------
+@dataclass
+class _Surface:
+    """The surface operands of a block message as LLVM values, and the element addressing of the emulation."""
+    base: ir.Value
+    width: ir.Value
+    height: ir.Value
+    pitch: ir.Value
+    x: ir.Value
+    y: ir.Value
+
+    @classmethod
+    def of(cls, b: ir.IRBuilder, fn: ir.Function) -> _Surface:
+        base, width, height, pitch, coord = fn.args[:5]
+        return cls(base, width, height, pitch, b.extract_element(coord, _i32(0)), b.extract_element(coord, _i32(1)))
+
+    def element(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value, bits: int) -> tuple[ir.Value, ir.Value]:
+        """(in bounds, pointer) of element (row, col); the pointer is the base when out of bounds, so that a load
+        through it is always safe."""
+        size = bits // 8
+        inside = b.and_(b.and_(b.icmp_signed(">=", row, _i32(0)), b.icmp_signed("<", row, self.height)),
+                        b.and_(b.icmp_signed(">=", col, _i32(0)),
+                               b.icmp_signed("<=", b.mul(b.add(col, _i32(1)), _i32(size)), self.width)))
+        offset = b.add(b.mul(b.sext(row, I64), b.sext(self.pitch, I64)),
+                       b.mul(b.sext(col, I64), ir.Constant(I64, size)))
+        offset = b.select(inside, offset, ir.Constant(I64, 0))
+        return inside, b.bitcast(b.gep(self.base, [offset]), ir.PointerType(ir.IntType(bits), 1))
+
+    def position(self, b: ir.IRBuilder, msg: Block2DBuiltin, lane: ir.Value, component: ir.Value, part: int):
+        """(row, column) of element `part` of `component` on `lane` (the layouts of the module docstring)."""
+        if msg.transpose:
+            return b.add(self.y, lane), b.add(self.x, component)
+        if msg.vnni:
+            return b.add(self.y, b.add(b.mul(component, _i32(msg.per_lane)), _i32(part))), b.add(self.x, lane)
+        block, row = b.udiv(component, _i32(msg.rows)), b.urem(component, _i32(msg.rows))
+        col = b.add(b.mul(block, _i32(msg.cols)), b.add(b.mul(lane, _i32(msg.per_lane)), _i32(part)))
+        return b.add(self.y, row), b.add(self.x, col)
+
+
+def _emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
+    surface, lane = _Surface.of(b, fn), _lane_id(b)
+
+    def component(b, index, data):
+        word = ir.Constant(msg.lane_type, 0)
+        for part in range(msg.per_lane):
+            inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
+            value = b.select(inside, b.load(ptr), ir.Constant(ir.IntType(msg.bits), 0))
+            if msg.per_lane > 1:
+                value = b.shl(b.zext(value, msg.lane_type), ir.Constant(msg.lane_type, part * msg.bits))
+            word = b.or_(word, value)
+        return b.insert_element(data, word, index)
+
+    b.ret(_loop(b, msg.components, ir.Constant(msg.signature.return_type, None), component))
+
+
+def _emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
+    surface, lane, data = _Surface.of(b, fn), _lane_id(b), fn.args[5]
+
+    def component(b, index, _):
+        word = b.extract_element(data, index)
+        for part in range(msg.per_lane):
+            inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
+            with b.if_then(inside):
+                b.store(_field(b, word, part, msg.bits), ptr)
+
+    _loop(b, msg.components, None, component)
+    b.ret_void()
+
+
+def _emulate_prefetch(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
+    b.ret_void()
+
+
+_EMULATIONS = {"dpas": _emulate_dpas, "load": _emulate_load, "store": _emulate_store, "prefetch": _emulate_prefetch}
