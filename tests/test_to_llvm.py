@@ -87,6 +87,14 @@ def emit(b: Builder, op_class, *args, **kwargs):
     return op.result if len(op.results) == 1 else op
 
 
+def binary(b: Builder, name, x, y):
+    return emit(b, C.BinaryOp, name, x, y)
+
+
+def unary(b: Builder, name, x):
+    return emit(b, C.UnaryOp, name, x)
+
+
 def const(b: Builder, value, t=index):
     return emit(b, C.ConstantOp, value, t)
 
@@ -94,9 +102,9 @@ def const(b: Builder, value, t=index):
 def global_position(b: Builder):
     """This work-item's index along dimension 0: program_id * WG + subgroup_id * SG + lane_id."""
     pid = emit(b, C.IndexCastOp, emit(b, C.ProgramIdOp, 0))
-    sg = emit(b, C.BinaryOp, "arith.muli", emit(b, C.SubgroupIdOp), const(b, SG))
-    lane = emit(b, C.BinaryOp, "arith.addi", sg, emit(b, C.LaneIdOp))
-    return emit(b, C.BinaryOp, "arith.addi", emit(b, C.BinaryOp, "arith.muli", pid, const(b, WG)), lane)
+    sg = binary(b, "arith.muli", emit(b, C.SubgroupIdOp), const(b, SG))
+    lane = binary(b, "arith.addi", sg, emit(b, C.LaneIdOp))
+    return binary(b, "arith.addi", binary(b, "arith.muli", pid, const(b, WG)), lane)
 
 
 def run(func: FuncOp, arrays, scalars=(), global_size=(N,), local_size=(WG,)):
@@ -120,6 +128,16 @@ def run(func: FuncOp, arrays, scalars=(), global_size=(N,), local_size=(WG,)):
         copy.copy_back()
 
 
+def output_columns(results, width):
+    """Where each result goes: its dtype (the output array) and its first column there."""
+    counts = dict.fromkeys((v.type.dtype for v in results), 0)
+    columns = []
+    for value in results:
+        columns.append((value.type.dtype, counts[value.type.dtype] * width))
+        counts[value.type.dtype] += 1
+    return columns
+
+
 def elementwise_func(build, inputs, scalars, out_dtypes):
     """A kernel in which work-item g loads row g of each input (a scalar or a vector as wide as the row), calls
     `build(b, *loaded, *scalar_args)` and, given `out_dtypes`, stores result k in the output of its dtype."""
@@ -135,11 +153,8 @@ def elementwise_func(build, inputs, scalars, out_dtypes):
     g, zero = global_position(b), const(b, 0)
     loaded = [emit(b, LoadOp, arg, g, zero, width) for arg in ins]
     results = build(b, *loaded, *args)
-    columns = dict.fromkeys(out_dtypes, 0)
-    for value in results if out_dtypes else ():
-        dtype = value.type.dtype
-        emit(b, StoreOp, value, outs[dtype], g, const(b, columns[dtype] * width))
-        columns[dtype] += 1
+    for value, (dtype, column) in zip(results, output_columns(results, width) if out_dtypes else ()):
+        emit(b, StoreOp, value, outs[dtype], g, const(b, column))
     b.create(C.ReturnOp)
     return func, dict(zip(loaded, inputs)), results
 
@@ -149,14 +164,15 @@ def evaluate(value, env):
     if value not in env:
         op = value.owner
         args = [evaluate(v, env) for v in op.operands]
-        with np.errstate(invalid="ignore"):  # NaN compares
+        with np.errstate(invalid="ignore"):  # NaN compares; index_cast's own rule takes one scalar
             env[value] = np.asarray(args[0]).astype(np.int64) if isinstance(op, C.IndexCastOp) else \
                 op.interpret(None, *args)
     return env[value]
 
 
 def run_elementwise(build, inputs, scalars=()):
-    """Runs the `elementwise_func` kernel; returns [(result, expected, op name)] for each result."""
+    """Runs the `elementwise_func` kernel, built twice: first to learn the results' dtypes, which give its
+    outputs. Returns (result, expected, op name) for each result."""
     _, _, probe = elementwise_func(build, inputs, scalars, ())
     out_dtypes = list(dict.fromkeys(v.type.dtype for v in probe))
     func, env, results = elementwise_func(build, inputs, scalars, out_dtypes)
@@ -164,12 +180,9 @@ def run_elementwise(build, inputs, scalars=()):
     width = inputs[0].shape[1]
     outs = {d: np.zeros((N, width * sum(v.type.dtype == d for v in results)), d.np_dtype) for d in out_dtypes}
     run(func, inputs + list(outs.values()), scalars)
-    columns = dict.fromkeys(out_dtypes, 0)
     checks = []
-    for value in results:
-        dtype = value.type.dtype
-        actual = outs[dtype][:, columns[dtype] * width:(columns[dtype] + 1) * width]
-        columns[dtype] += 1
+    for value, (dtype, column) in zip(results, output_columns(results, width)):
+        actual = outs[dtype][:, column:column + width]
         name = value.owner.name if isinstance(value.owner, Operation) else None
         checks.append((actual, np.broadcast_to(evaluate(value, env), actual.shape), name))
     return checks
@@ -209,17 +222,17 @@ def sample(rng, dtype, shape):
 def operands(rng, dtype):
     """x, y and shift amounts s for the binary ops: no zero divisors, no MIN / -1, some x == y, NaN and
     infinities on both sides; shift amounts run past the width (and below zero for signed types)."""
+    kind = XETILE_DTYPE[np.dtype(dtype)].kind
     x, y = sample(rng, dtype, (N, 1)), sample(rng, dtype, (N, 1))
-    if np.dtype(dtype).kind in "iu":
+    s = y
+    if kind == "f":
+        x[16:21, 0] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+        y[21:24, 0] = [np.nan, np.inf, -np.inf]
+    elif kind in "iu":
         info = np.iinfo(dtype)
         x[x == info.min] = info.max
         x[x == 0], y[y == 0] = 1, 1
-        low = -2 if info.min < 0 else 0
-        s = rng.integers(low, info.bits + 2, size=(N, 1)).astype(dtype)
-    else:
-        x[16:21, 0] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
-        y[21:24, 0] = [np.nan, np.inf, -np.inf]
-        s = y
+        s = rng.integers(-2 if kind == "i" else 0, info.bits + 2, size=(N, 1)).astype(dtype)
     y[:16] = x[:16]
     return x, y, s
 
@@ -236,11 +249,11 @@ def test_elementwise_ops(rng, dtype):
     cmp = "arith.cmpf" if is_float else "arith.cmpi"
 
     def build(b, x, y, s):
-        binary = [emit(b, C.BinaryOp, name, x, s if "sh" in name else y)
-                  for name, (kinds, _) in C.BINARY_OPS.items() if accepts(kinds, dtype)]
-        unary = [emit(b, C.UnaryOp, name, x) for name, (kinds, _) in C.UNARY_OPS.items() if accepts(kinds, dtype)]
+        binaries = [binary(b, name, x, s if name.startswith("arith.sh") else y)
+                    for name, (kinds, _) in C.BINARY_OPS.items() if accepts(kinds, dtype)]
+        unaries = [unary(b, name, x) for name, (kinds, _) in C.UNARY_OPS.items() if accepts(kinds, dtype)]
         compares = [emit(b, C.CmpOp, cmp, predicate, x, y) for predicate in C.CMP_PREDICATES[cmp]]
-        return binary + unary + compares + [emit(b, C.SelectOp, compares[2], x, y)]
+        return binaries + unaries + compares + [emit(b, C.SelectOp, compares[2], x, y)]
 
     check(run_elementwise(build, list(operands(rng, dtype))))
 
@@ -274,7 +287,7 @@ def test_casts(rng):
         for name, source, dest in pairs:
             x = xs[sources[source]]
             if name == "arith.fptoui":
-                x = emit(b, C.UnaryOp, "math.absf", x)
+                x = unary(b, "math.absf", x)
             results.append(emit(b, C.CastOp, name, x, ScalarType(dest)))
         return results + [emit(b, C.IndexCastOp, x) for x in xs if x.type.dtype.is_int]
 
@@ -292,25 +305,25 @@ def test_vector_ops(rng, width):
     vec = VectorType((width,), float32)
 
     def build(b, xf, xb, xi, sf, si):
-        f = lambda name, *args: emit(b, C.BinaryOp, name, *args)  # noqa: E731
-        u = lambda name, x: emit(b, C.UnaryOp, name, x)  # noqa: E731
         sfv, siv = emit(b, C.SplatOp, sf, (width,)), emit(b, C.SplatOp, si, (width,))
         less = emit(b, C.CmpOp, "arith.cmpf", "olt", xf, sfv)
         first_positive = emit(b, C.CmpOp, "arith.cmpf", "ogt", sf, const(b, 0.0, ScalarType(float32)))
-        return [f("arith.addf", xf, const(b, 1.5, vec)), f("arith.maximumf", xf, sfv), u("math.exp", xf),
-                u("arith.negf", xf), less, emit(b, C.SelectOp, less, xf, sfv),
-                emit(b, C.SelectOp, first_positive, xf, sfv), f("arith.mulf", xb, xb), u("math.exp", xb),
-                emit(b, C.CastOp, "arith.extf", xb, vec),
-                emit(b, C.CastOp, "arith.truncf", xf, VectorType((width,), bfloat16)),
-                f("arith.muli", xi, siv), f("arith.shrsi", xi, const(b, 3, VectorType((width,), int32))),
-                u("math.absi", xi), emit(b, C.CmpOp, "arith.cmpi", "slt", xi, siv),
-                emit(b, C.CastOp, "arith.sitofp", xi, vec), f("arith.maxsi", xi, siv)]
+        floats = [binary(b, "arith.addf", xf, const(b, 1.5, vec)), binary(b, "arith.maximumf", xf, sfv),
+                  unary(b, "math.exp", xf), unary(b, "arith.negf", xf), less, emit(b, C.SelectOp, less, xf, sfv),
+                  emit(b, C.SelectOp, first_positive, xf, sfv)]
+        bf16s = [binary(b, "arith.mulf", xb, xb), unary(b, "math.exp", xb), emit(b, C.CastOp, "arith.extf", xb, vec),
+                 emit(b, C.CastOp, "arith.truncf", xf, VectorType((width,), bfloat16))]
+        ints = [binary(b, "arith.muli", xi, siv),
+                binary(b, "arith.shrsi", xi, const(b, 3, VectorType((width,), int32))),
+                unary(b, "math.absi", xi), emit(b, C.CmpOp, "arith.cmpi", "slt", xi, siv),
+                emit(b, C.CastOp, "arith.sitofp", xi, vec), binary(b, "arith.maxsi", xi, siv)]
+        return floats + bf16s + ints
 
     check(run_elementwise(build, inputs, scalars))
 
 
 def test_scalar_args_of_every_dtype(rng):
-    """Scalar arguments of every dtype arrive with their bits (bf16, f16 and bool too) between array arguments."""
+    """Scalar arguments of every dtype arrive with their bits (bf16, f16 and bool too)."""
     scalars = [np.dtype(d).type(v) for d, v in zip(DTYPES, [-1.5, 2.75, 3.25, -100, 200, -30000, 1 << 30, -(1 << 40),
                                                              True])]
     results = run_elementwise(lambda b, x, *args: list(args), [np.zeros((N, 1), np.int8)], scalars)
@@ -352,17 +365,15 @@ def test_loop_with_carried_values(rng):
 
     def body(b, iv, acc, h):
         v = emit(b, LoadOp, x, g, iv)
-        acc = emit(b, C.BinaryOp, "arith.addf", acc,
-                   emit(b, C.BinaryOp, "arith.mulf", v, emit(b, C.CastOp, "arith.sitofp", iv, f32)))
-        h = emit(b, C.BinaryOp, "arith.muli", h, const(b, 3, i32))
-        return [acc, emit(b, C.BinaryOp, "arith.addi", h, emit(b, C.CastOp, "arith.trunci", iv, i32))]
+        acc = binary(b, "arith.addf", acc, binary(b, "arith.mulf", v, emit(b, C.CastOp, "arith.sitofp", iv, f32)))
+        h = binary(b, "arith.muli", h, const(b, 3, i32))
+        return [acc, binary(b, "arith.addi", h, emit(b, C.CastOp, "arith.trunci", iv, i32))]
 
     acc, h = for_loop(b, lo, hi, const(b, 3), [const(b, 0.0, f32), const(b, 1, i32)], body)
     g32 = emit(b, C.CastOp, "arith.trunci", g, i32)
-    upper = emit(b, C.BinaryOp, "arith.subi", emit(b, C.BinaryOp, "arith.remsi", g32, const(b, 5, i32)),
-                 const(b, 1, i32))
+    upper = binary(b, "arith.subi", binary(b, "arith.remsi", g32, const(b, 5, i32)), const(b, 1, i32))
     (count,) = for_loop(b, const(b, 0, i32), upper, const(b, 1, i32), [h],
-                        lambda b, j, c: [emit(b, C.BinaryOp, "arith.addi", c, j)])
+                        lambda b, j, c: [binary(b, "arith.addi", c, j)])
     emit(b, StoreOp, acc, out_f, g, const(b, 0))
     emit(b, StoreOp, count, out_i, g, const(b, 0))
     b.create(C.ReturnOp)
@@ -393,22 +404,22 @@ def test_nested_if_and_for(rng):
         v = emit(b, LoadOp, x, g, emit(b, C.IndexCastOp, i))
 
         def then(b):
-            even = emit(b, C.CmpOp, "arith.cmpi", "eq", emit(b, C.BinaryOp, "arith.remsi", i, const(b, 2, i32)),
+            even = emit(b, C.CmpOp, "arith.cmpi", "eq", binary(b, "arith.remsi", i, const(b, 2, i32)),
                         const(b, 0, i32))
-            twice = emit(b, C.BinaryOp, "arith.mulf", v, const(b, 2.0, f32))
-            return if_op(b, even, [f32], lambda b: [emit(b, C.BinaryOp, "arith.addf", acc, v)],
-                         lambda b: [emit(b, C.BinaryOp, "arith.subf", acc, twice)])
+            twice = binary(b, "arith.mulf", v, const(b, 2.0, f32))
+            return if_op(b, even, [f32], lambda b: [binary(b, "arith.addf", acc, v)],
+                         lambda b: [binary(b, "arith.subf", acc, twice)])
 
         def otherwise(b):
             return for_loop(b, const(b, 0, i32), i, const(b, 1, i32), [acc], lambda b, j, a: [
-                emit(b, C.BinaryOp, "arith.addf", a, emit(b, C.CastOp, "arith.sitofp", j, f32))])
+                binary(b, "arith.addf", a, emit(b, C.CastOp, "arith.sitofp", j, f32))])
 
         return if_op(b, emit(b, C.CmpOp, "arith.cmpf", "ogt", v, zero_f), [f32], then, otherwise)
 
-    n = emit(b, C.CastOp, "arith.trunci", emit(b, C.BinaryOp, "arith.remsi", g, const(b, 7)), i32)
+    n = emit(b, C.CastOp, "arith.trunci", binary(b, "arith.remsi", g, const(b, 7)), i32)
     (acc,) = for_loop(b, const(b, 0, i32), n, const(b, 1, i32), [zero_f], body)
     emit(b, StoreOp, acc, out, g, const(b, 0))
-    third = emit(b, C.CmpOp, "arith.cmpi", "eq", emit(b, C.BinaryOp, "arith.remsi", g, const(b, 3)), const(b, 0))
+    third = emit(b, C.CmpOp, "arith.cmpi", "eq", binary(b, "arith.remsi", g, const(b, 3)), const(b, 0))
 
     def mark(b):
         emit(b, StoreOp, const(b, 1, i32), flags, g, const(b, 0))
@@ -446,8 +457,8 @@ def test_barrier_and_slm_exchange(rng):
     emit(b, StoreOp, v, slm, sg, lane)
     emit(b, StoreOp, emit(b, C.CmpOp, "arith.cmpf", "ogt", v, const(b, 0.0, ScalarType(float32))), slm_b, sg, lane)
     b.create(C.BarrierOp)
-    other = emit(b, C.BinaryOp, "arith.subi", const(b, 1), sg)
-    mirror = emit(b, C.BinaryOp, "arith.subi", const(b, SG - 1), lane)
+    other = binary(b, "arith.subi", const(b, 1), sg)
+    mirror = binary(b, "arith.subi", const(b, SG - 1), lane)
     emit(b, StoreOp, emit(b, LoadOp, slm, other, mirror), out, g, zero)
     emit(b, StoreOp, emit(b, LoadOp, slm_b, other, mirror), out_b, g, zero)
     b.create(C.ReturnOp)
@@ -464,8 +475,7 @@ def test_ids_on_a_2d_grid():
     """program_id / num_programs along both axes, subgroup and lane ids, on a 2 x 3 grid of 32-item groups."""
     queries = [(C.ProgramIdOp, 0), (C.ProgramIdOp, 1), (C.NumProgramsOp, 0), (C.NumProgramsOp, 1),
                (C.SubgroupIdOp,), (C.LaneIdOp,)]
-    outs = [np.zeros((3, 2 * WG), np.int32)] * 4 + [np.zeros((3, 2 * WG), np.int64)] * 2
-    outs = [o.copy() for o in outs]
+    outs = [np.zeros((3, 2 * WG), dtype) for dtype in [np.int32] * 4 + [np.int64] * 2]
     func, b, args = new_func("ids", **{f"out{i}": MemRefType(XETILE_DTYPE[o.dtype]) for i, o in enumerate(outs)})
     row = emit(b, C.IndexCastOp, emit(b, C.ProgramIdOp, 1))
     col = global_position(b)

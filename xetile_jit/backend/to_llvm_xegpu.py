@@ -1,5 +1,7 @@
 """to-llvm for the XeGPU ops at the work-item level: DPAS and 2D block IO through the target's Xe builtins
-(xe_builtins.py), reductions and data moving between lanes through subgroup shuffles.
+(xe_builtins.py), reductions and data moving between lanes through subgroup shuffles. An access no 2D
+block message fits (another block shape, a transposed read, shared local memory, bools) goes element by
+element: reads from addresses clamped into the array, keeping the padding outside it; writes only inside.
 
 A tensor descriptor is its coordinates, <x = column, y = row> as <2 x i32>; the surface the builtins read
 (base address, width and pitch in bytes, height in rows) is that of the memref the descriptor was created
@@ -15,13 +17,16 @@ from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
 from ..ir.analysis import sources
 from ..ir.core import FuncOp
-from ..ir.types import MemRefType, SlmMemRefType
+from ..ir.types import MemRefType, ScalarType, SlmMemRefType
 from ..ir.xetile_ops import REDUCE_KINDS
 from . import xe_builtins as X
 from .targets import Target
-from .to_llvm import BINARY_RULES, I32, I64, LLVMLowering, MemRef, llvm_type, splat
+from .to_llvm import (BINARY_RULES, I32, I64, LLVMLowering, MemRef, from_storage, literal, llvm_type, splat,
+                      to_storage)
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
+ATOMIC_INT = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or", "xchg": "xchg"}
+ATOMIC_FLOAT = {"add": "arith.addf", "max": "arith.maximumf", "min": "arith.minimumf"}  # the numpy rules
 COORD = ir.VectorType(I32, 2)
 
 
@@ -32,19 +37,13 @@ class XeGPULowering(LLVMLowering):
         self.lanes = func.lanes
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
 
-    def phis(self, like, incoming):
-        phis = [self.builder.phi(COORD if isinstance(v.type, G.TensorDescType) else llvm_type(v.type)) for v in like]
-        for values, block in incoming:
-            for phi, value in zip(phis, values):
-                phi.add_incoming(value, block)
-        return phis
+    def value_type(self, t) -> ir.Type:
+        return COORD if isinstance(t, G.TensorDescType) else llvm_type(t)
 
     # ---- helpers -------------------------------------------------------------------------------------
     def combine(self, name: str, dtype, x: ir.Value, y: ir.Value) -> ir.Value:
         """The element-wise op `name` (an arith op of BINARY_RULES) on LLVM values of `dtype`."""
-        rule, arg = BINARY_RULES[name]
-        xs = [self.to_compute(v, dtype) for v in (x, y)]
-        return self.from_compute(getattr(self, f"rule_{rule}")(arg, dtype, *xs), dtype)
+        return self.elementwise(BINARY_RULES[name], dtype, x, y)
 
     def lane_id(self) -> ir.Value:
         return self.builtin("SubgroupLocalInvocationId")
@@ -115,21 +114,141 @@ class XeGPULowering(LLVMLowering):
         fn = X.builtin(self.module, self.target.name, key)
         return self.builder.call(fn, self.surface(tdesc) + [self.values[tdesc], *data])
 
-    def block_key(self, op, layout: S.LaneLayout, kind):
+    def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
+        """The 2D block message for this access, or None when none fits: the general path does it then."""
         rows, cols = layout.block
-        if not layout.columns or cols != self.lanes:
-            raise NotImplementedError(f"2D block IO of a {rows}x{cols} block (one column per lane, {self.lanes} "
-                                      "columns, so far)")
-        return kind(op.operands[-1].type.dtype.bits if kind is X.BlockStore else op.operands[0].type.dtype.bits,
-                    rows, cols)
+        (base,) = self.bases[tdesc]
+        dtype = tdesc.type.dtype
+        if (transpose or layout.grid != (1, self.lanes, 1) or dtype.is_bool or not self.target.block_io
+                or isinstance(base.type, SlmMemRefType)):
+            return None
+        key = kind(dtype.bits, rows, cols)
+        return key if key in X.BLOCK2D_TABLE else None
+
+    # ---- memory: the general path, one element at a time ---------------------------------------------------
+    def positions(self, layout: S.LaneLayout, transpose=None) -> list[tuple[ir.Value, ir.Value]]:
+        """(row, col) in the block, as i64, of each component of this lane (transposed: in the memory block)."""
+        b = self.builder
+        if layout.replicated:
+            result = [(ir.Constant(I64, r), ir.Constant(I64, c)) for r, c in layout.elements(0)]
+        else:
+            ly, lx, chunk = layout.grid
+            lane = b.zext(self.lane_id(), I64)
+            first_row = b.udiv(lane, ir.Constant(I64, lx))
+            first_col = b.mul(b.urem(lane, ir.Constant(I64, lx)), ir.Constant(I64, chunk))
+            rows = layout.block[0] // ly
+            result = [(b.add(first_row, ir.Constant(I64, ly * i)), b.add(first_col, ir.Constant(I64, e)))
+                      for i in range(rows) for e in range(chunk)]
+        return [(c, r) for r, c in result] if transpose else result
+
+    def element(self, tdesc, row: ir.Value, col: ir.Value):
+        """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
+        the element really is inside it."""
+        b = self.builder
+        (base,) = self.bases[tdesc]
+        m: MemRef = self.values[base]
+        coord = self.values[tdesc]
+        row = b.add(b.sext(b.extract_element(coord, ir.Constant(I32, 1)), I64), row)
+        col = b.add(b.sext(b.extract_element(coord, ir.Constant(I32, 0)), I64), col)
+        inside = b.and_(self.within(row, m.rows), self.within(col, m.cols))
+        return m.element_pointer(b, self.clamp(row, m.rows), self.clamp(col, m.cols)), inside
+
+    def within(self, i: ir.Value, n: ir.Value) -> ir.Value:
+        b = self.builder
+        return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
+
+    def clamp(self, i: ir.Value, n: ir.Value) -> ir.Value:
+        b = self.builder
+        zero = ir.Constant(I64, 0)
+        high = b.sub(n, ir.Constant(I64, 1))
+        return b.select(b.icmp_signed("<", i, zero), zero, b.select(b.icmp_signed(">", i, high), high, i))
+
+    def scalar_type(self, t):
+        return llvm_type(ScalarType(t.dtype))
+
+    def load_elements(self, op) -> ir.Value:
+        tdesc = op.operands[0]
+        dtype = op.result.type.dtype
+        pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, dtype))
+        items = []
+        for row, col in self.positions(op.layout, op.transpose):
+            address, inside = self.element(tdesc, row, col)
+            value = from_storage(self.builder, self.builder.load(address), dtype)
+            items.append(self.builder.select(inside, value, pad))
+        return self.assemble(items)
+
+    def store_elements(self, op) -> None:
+        value, tdesc = op.operands
+        dtype = value.type.dtype
+        for (row, col), item in zip(self.positions(op.layout), self.elements(self.values[value])):
+            address, inside = self.element(tdesc, row, col)
+            with self.builder.if_then(inside):
+                self.builder.store(to_storage(self.builder, item, dtype), address)
+
+    def lower_SimtAtomicRMWOp(self, op):
+        """Element by element; a block every lane holds is updated by lane 0 alone, which then shares the
+        old values."""
+        value, tdesc = op.operands
+        dtype = value.type.dtype
+        b = self.builder
+        first_lane = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
+        olds = []
+        for (row, col), item in zip(self.positions(op.layout), self.elements(self.values[value])):
+            address, inside = self.element(tdesc, row, col)
+            if op.layout.replicated:
+                inside = b.and_(inside, first_lane)
+            olds.append(self.guarded(inside, lambda: self.atomic(op.kind, dtype, address, item),
+                                     ir.Constant(item.type, 0)))
+        old = self.assemble(olds)
+        return self.shuffle(old, ir.Constant(I32, 0)) if op.layout.replicated else old
+
+    def guarded(self, condition: ir.Value, make, otherwise: ir.Value) -> ir.Value:
+        """`make()` where `condition` holds, else `otherwise`."""
+        b = self.builder
+        before = b.block
+        with b.if_then(condition):
+            value = make()
+            last = b.block
+        merged = b.phi(value.type)
+        merged.add_incoming(value, last)
+        merged.add_incoming(otherwise, before)
+        return merged
+
+    def atomic(self, kind: str, dtype, address: ir.Value, value: ir.Value) -> ir.Value:
+        b = self.builder
+        if dtype.is_int:
+            return b.atomic_rmw(ATOMIC_INT[kind], address, value, "seq_cst")
+        bits = ir.IntType(dtype.bits)
+        raw = b.bitcast(address, ir.PointerType(bits, address.type.addrspace))
+        if kind == "xchg":
+            return b.bitcast(b.atomic_rmw("xchg", raw, b.bitcast(value, bits), "seq_cst"), value.type)
+        return self.compare_exchange_loop(raw, value, ATOMIC_FLOAT[kind], dtype)
+
+    def compare_exchange_loop(self, raw: ir.Value, value: ir.Value, name: str, dtype) -> ir.Value:
+        """old = *p; retry *p = op(old, value) until no other work-item wrote in between."""
+        b = self.builder
+        entry = b.block
+        start = b.load(raw)
+        loop, done = b.append_basic_block("atomic.loop"), b.append_basic_block("atomic.done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        expected = b.phi(start.type)
+        expected.add_incoming(start, entry)
+        new = b.bitcast(self.combine(name, dtype, b.bitcast(expected, value.type), value), start.type)
+        pair = b.cmpxchg(raw, expected, new, "seq_cst", "seq_cst")
+        seen = b.extract_value(pair, 0)
+        expected.add_incoming(seen, loop)
+        b.cbranch(b.extract_value(pair, 1), done, loop)
+        b.position_at_end(done)
+        return b.bitcast(seen, value.type)
 
     # ---- memory ----------------------------------------------------------------------------------------
     def lower_SimtLoadNdOp(self, op):
-        if op.transpose:
-            raise NotImplementedError("transposed 2D block loads at the work-item level")
         tdesc = op.operands[0]
-        raw = self.block_call(self.block_key(op, op.layout, X.BlockLoad), tdesc)
-        value = self.builder.bitcast(raw, llvm_type(op.result.type))
+        key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
+        if key is None:
+            return self.load_elements(op)
+        value = self.builder.bitcast(self.block_call(key, tdesc), llvm_type(op.result.type))
         return self.padded(value, op, tdesc) if op.padding != 0 else value
 
     def padded(self, value: ir.Value, op, tdesc) -> ir.Value:
@@ -153,7 +272,9 @@ class XeGPULowering(LLVMLowering):
 
     def lower_SimtStoreNdOp(self, op):
         value, tdesc = op.operands
-        key = self.block_key(op, op.layout, X.BlockStore)
+        key = self.block_key(tdesc, op.layout, X.BlockStore)
+        if key is None:
+            return self.store_elements(op)
         raw_type = X.describe(self.target.name, key).signature.args[-1]
         self.block_call(key, tdesc, self.builder.bitcast(self.values[value], raw_type))
 
@@ -161,7 +282,8 @@ class XeGPULowering(LLVMLowering):
         """A cache hint: emitted where the target has the prefetch message of this shape, else dropped."""
         t = op.operands[0].type
         key = X.BlockPrefetch(t.dtype.bits, *t.shape)
-        if key in X.BLOCK2D_TABLE and self.target.block_io:
+        (base,) = self.bases[op.operands[0]]
+        if key in X.BLOCK2D_TABLE and self.target.block_io and not isinstance(base.type, SlmMemRefType):
             self.block_call(key, op.operands[0])
 
     # ---- DPAS --------------------------------------------------------------------------------------------
@@ -210,14 +332,14 @@ class XeGPULowering(LLVMLowering):
         return self.assemble(results)
 
     def lower_SubgroupReduceOp(self, op):
-        """Butterfly over the lanes: after log2(N) exchanges every lane holds the full result."""
+        """Butterfly over the lanes of a cluster: after log2(size) exchanges every lane holds the result."""
         dtype = op.operands[0].type.dtype
         name = REDUCE_KINDS[op.kind][dtype.kind][2]
         value = self.values[op.operands[0]]
-        distance = self.lanes // 2
+        distance = op.cluster_size // 2
         while distance:
-            other = self.shuffle(value, self.builder.xor(self.lane_id(), ir.Constant(I32, distance)))
-            value = self.combine(name, dtype, value, other)
+            lane = self.builder.xor(self.lane_id(), ir.Constant(I32, distance * op.cluster_stride))
+            value = self.combine(name, dtype, value, self.shuffle(value, lane))
             distance //= 2
         return value
 

@@ -2,12 +2,15 @@
 (SIMT) IR, each block becoming the per-lane value of its lane layout (ir/simt_ops.py).
 
 Loads, stores, atomics and DPAS take the SIMT flavor of their op. A reduction reduces each lane's elements,
-then across the lanes (gpu.subgroup_reduce) when the reduced dim is spread over them. Broadcasts and the
+then across the lanes of each cluster the reduced dim is spread over (clustered gpu.subgroup_reduce). Broadcasts and the
 regrouping slices of blocking become per-lane vector.shuffle where every lane already holds what it needs,
 and a lane_gather (static tables, lowered with subgroup shuffles) where data moves between lanes, as in a
 transpose. DPAS runs in SIMT form for f16, bf16 and f32 operands (f32 as multiply-adds, targets.py).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -44,36 +47,34 @@ class LaneDistribution(Conversion):
         return None
 
     # ---- data movement -----------------------------------------------------------------------------
-    def tables(self, dst: Value, sources: list[Value], locate):
-        """For each component of `dst` and each lane: the lane and the component (over the sources side by
-        side) that hold it. `locate(row, col)` gives the source index and (row, col) of an element of dst;
-        a lane takes its own copy where it has one."""
-        layouts = [self.layout(s) for s in sources]
-        firsts = [sum(lay.per_lane for lay in layouts[:i]) for i in range(len(layouts))]
+    def source(self, old: Value) -> Source:
+        layout = self.layout(old)
+        return Source(self.one(old), layout.per_lane, layout.holder)
+
+    def move(self, dst: Value, sources: list[Source], locate) -> None:
+        """`dst` from `sources`: `locate(row, col)` gives the source index and (row, col) of each element of dst.
+        A per-lane vector.shuffle when every lane holds what it needs and all lanes pick the same components,
+        else a lane_gather; nothing at all when `dst` is the first source as it is."""
+        layout = self.layout(dst)
+        firsts = [sum(s.per_lane for s in sources[:i]) for i in range(len(sources))]
         lanes_table, components = [], []
         for lane in range(self.lanes):
             row_lanes, row_components = [], []
-            for r, c in lane_elements(self.layout(dst), lane):
+            for r, c in layout.elements(lane):
                 index, (sr, sc) = locate(r, c)
-                owner, component = holder(layouts[index], lane, sr, sc)
+                owner, component = sources[index].holder(lane, sr, sc)
                 row_lanes.append(owner)
                 row_components.append(firsts[index] + component)
             lanes_table.append(row_lanes)
             components.append(row_components)
-        return np.array(lanes_table).T, np.array(components).T
-
-    def move(self, dst: Value, sources: list[Value], locate) -> None:
-        """`dst` from `sources`: a per-lane vector.shuffle when every lane holds what it needs and all lanes
-        pick the same components, else a lane_gather; nothing at all when `dst` is `sources[0]` as it is."""
-        lanes_table, components = self.tables(dst, sources, locate)
-        operands = [self.one(s) for s in sources]
-        local = (lanes_table == np.arange(self.lanes)).all() and (components == components[:, :1]).all()
-        if not local:
+        lanes_table, components = np.array(lanes_table).T, np.array(components).T
+        operands = [s.value for s in sources]
+        if not ((lanes_table == np.arange(self.lanes)).all() and (components == components[:, :1]).all()):
             t = self.result_type(dst, 0)
             self.set(dst, self.emit(S.LaneGatherOp, operands, t, lanes_table, components).result)
             return
         mask = components[:, 0].tolist()
-        if len(sources) == 1 and mask == list(range(self.layout(sources[0]).per_lane)):
+        if len(sources) == 1 and mask == list(range(sources[0].per_lane)):
             self.set(dst, operands[0])
             return
         self.set(dst, self.emit(S.ShuffleOp, operands[0], operands[-1], mask).result)
@@ -111,28 +112,35 @@ class LaneDistribution(Conversion):
         self.set(op.result, new.result)
 
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
+        """Within each lane first, then across the lanes of each cluster sharing the reduced dim; the reduced
+        values then move to the result's own layout."""
         v = op.operands[0]
         src = self.layout(v)
-        rows, cols = v.type.shape
-        lane_shape = (rows, cols // self.lanes) if src.columns else (rows, cols)
         value = self.one(v)
+        lane_shape = src.lane_shape
         if any(lane_shape[d] > 1 for d in op.dims):
             value = self.emit(S.LaneReduceOp, op.kind, value, lane_shape, op.dims).result
-        if src.columns and 1 in op.dims:  # the columns are spread over the lanes
-            value = self.emit(S.SubgroupReduceOp, op.kind, value).result
-        self.set(op.result, value)
+        if not src.replicated:
+            ly, lx, _ = src.grid
+            if 1 in op.dims and lx > 1:
+                value = self.emit(S.SubgroupReduceOp, op.kind, value, lx, 1).result
+            if 0 in op.dims and ly > 1:
+                value = self.emit(S.SubgroupReduceOp, op.kind, value, ly, lx).result
+        reduced = tuple(1 if d in op.dims else n for d, n in enumerate(lane_shape))
+        self.move(op.result, [Source(value, reduced[0] * reduced[1], reduced_holder(src, op.dims, reduced))],
+                  lambda r, c: (0, (r, c)))
 
     def convert_VectorBroadcastOp(self, op: G.VectorBroadcastOp) -> None:
         src_shape = op.operands[0].type.shape
-        self.move(op.result, [op.operands[0]],
+        self.move(op.result, [self.source(op.operands[0])],
                      lambda r, c: (0, (0 if src_shape[0] == 1 else r, 0 if src_shape[1] == 1 else c)))
 
     def convert_VectorTransposeOp(self, op: G.VectorTransposeOp) -> None:
-        self.move(op.result, [op.operands[0]], lambda r, c: (0, (c, r)))
+        self.move(op.result, [self.source(op.operands[0])], lambda r, c: (0, (c, r)))
 
     def convert_ExtractStridedSliceOp(self, op: C.ExtractStridedSliceOp) -> None:
         r0, c0 = op.offsets
-        self.move(op.result, [op.operands[0]], lambda r, c: (0, (r + r0, c + c0)))
+        self.move(op.result, [self.source(op.operands[0])], lambda r, c: (0, (r + r0, c + c0)))
 
     def convert_InsertStridedSliceOp(self, op: C.InsertStridedSliceOp) -> None:
         src, dest = op.operands
@@ -141,25 +149,30 @@ class LaneDistribution(Conversion):
         def locate(r, c):
             inside = r0 <= r < r0 + h and c0 <= c < c0 + w
             return (1, (r - r0, c - c0)) if inside else (0, (r, c))
-        self.move(op.result, [dest, src], locate)
+        self.move(op.result, [self.source(dest), self.source(src)], locate)
 
 
-def lane_elements(layout: S.LaneLayout, lane: int):
-    """The (row, col) of each per-lane component of `lane`, in component order."""
-    rows, cols = layout.block
-    if layout.columns:
-        k = cols // layout.lanes
-        return [(r, lane * k + e) for r in range(rows) for e in range(k)]
-    return [(r, c) for r in range(rows) for c in range(cols)]
+@dataclass(frozen=True)
+class Source:
+    """A per-lane value to move data from, and who holds which element of it."""
+
+    value: Value
+    per_lane: int
+    holder: Callable[[int, int, int], tuple[int, int]]  # (lane, row, col) -> (lane, component)
 
 
-def holder(layout: S.LaneLayout, lane: int, row: int, col: int) -> tuple[int, int]:
-    """The lane and component that hold element (row, col); `lane` itself when every lane has it."""
-    rows, cols = layout.block
-    if not layout.columns:
-        return lane, row * cols + col
-    k = cols // layout.lanes
-    return col // k, row * k + col % k
+def reduced_holder(src: S.LaneLayout, dims, reduced: tuple[int, int]):
+    """Who holds element (row, col) of a reduction's result right after the lane and cluster reductions:
+    along a reduced dim every lane of the cluster has it, so a lane takes its own copy."""
+    def holder(lane: int, row: int, col: int) -> tuple[int, int]:
+        if src.replicated:
+            return lane, row * reduced[1] + col
+        ly, lx, chunk = src.grid
+        row_group = lane // lx if 0 in dims else row % ly
+        column_group = lane % lx if 1 in dims else col // chunk
+        index = (0 if 0 in dims else row // ly) * reduced[1] + (0 if 1 in dims else col % chunk)
+        return row_group * lx + column_group, index
+    return holder
 
 
 def distribute_lanes(func: FuncOp, target: Target) -> FuncOp:

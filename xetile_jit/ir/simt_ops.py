@@ -1,12 +1,14 @@
 """Work-item (SIMT) level: per-lane values and the XeGPU ops in their SIMT flavor (XeGPU RFC: with a lane
 layout attached, load/store/dpas operate per work item).
 
-A block of shape [R, C] lives in the lanes of a subgroup of N lanes in one of two lane layouts:
-- `columns` when N divides C: lane l holds columns l*k .. l*k+k-1 (k = C/N) of every row, row-major, so a
-  per-lane vector of R*k elements. With k = 1 this is the RFC's lane_layout [1, N], lane_data [1, 1] and
-  the layout of DPAS C and of 2D block messages (component = row, lane = column); k = 2 is DPAS int8 A.
-- `replicated` otherwise: every lane holds the whole block, row-major (the RFC's `slice` of a reduction:
-  squeezed lanes share the value).
+A block of shape [R, C] lives in the lanes of a subgroup of N lanes by the RFC's lane_layout [ly, lx]:
+lane l = ly_index * lx + lx_index holds the rows r = ly_index + ly * i and, of each, `chunk` columns from
+lx_index * chunk (lane_data [1, chunk]); its components run over those rows, then the chunk.
+- When N divides C: [1, N] with chunk C/N. With chunk 1 this is the layout of DPAS C and of 2D block
+  messages (component = row, lane = column); chunk 2 is DPAS int8 A.
+- When C divides N and N/C divides R: [N/C, C] with chunk 1 (a narrow block spreads its rows over lanes).
+- Otherwise the block is `replicated`: every lane holds all of it, row-major (the RFC's `slice` of a
+  reduction: squeezed lanes share the value).
 In the interpreter a per-lane value is an array with a leading lane axis (N, elements); uniform values
 (offsets, descriptors, loop bounds) are plain scalars.
 """
@@ -40,33 +42,68 @@ class LaneLayout:
     lanes: int
 
     @property
-    def columns(self) -> bool:
-        return self.block[1] % self.lanes == 0
+    def grid(self) -> tuple[int, int, int] | None:
+        """(ly, lx, chunk), or None for a replicated block."""
+        rows, cols = self.block
+        if cols % self.lanes == 0:
+            return 1, self.lanes, cols // self.lanes
+        if self.lanes % cols == 0 and rows % (self.lanes // cols) == 0:
+            return self.lanes // cols, cols, 1
+        return None
+
+    @property
+    def replicated(self) -> bool:
+        return self.grid is None
 
     @property
     def per_lane(self) -> int:
         rows, cols = self.block
-        return rows * cols // self.lanes if self.columns else rows * cols
+        return rows * cols if self.replicated else rows * cols // self.lanes
+
+    @property
+    def lane_shape(self) -> tuple[int, int]:
+        """A lane's elements as a grid: its rows by its columns."""
+        if self.replicated:
+            return self.block
+        ly, _, chunk = self.grid
+        return self.block[0] // ly, chunk
 
     def lane_type(self, dtype: DType):
         return ScalarType(dtype) if self.per_lane == 1 else VectorType((self.per_lane,), dtype)
 
+    def elements(self, lane: int) -> list[tuple[int, int]]:
+        """The (row, col) of each component of `lane`, in component order."""
+        rows, cols = self.block
+        if self.replicated:
+            return [(r, c) for r in range(rows) for c in range(cols)]
+        ly, lx, chunk = self.grid
+        first_row, first_col = lane // lx, lane % lx * chunk
+        return [(first_row + ly * i, first_col + e) for i in range(rows // ly) for e in range(chunk)]
+
+    def holder(self, lane: int, row: int, col: int) -> tuple[int, int]:
+        """The lane and component that hold element (row, col); `lane` itself when every lane has it."""
+        if self.replicated:
+            return lane, row * self.block[1] + col
+        ly, lx, chunk = self.grid
+        return row % ly * lx + col // chunk, row // ly * chunk + col % chunk
+
+    def indices(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, cols) index arrays of shape (lanes, per_lane): where each component comes from."""
+        table = np.array([self.elements(lane) for lane in range(self.lanes)]).reshape(self.lanes, -1, 2)
+        return table[..., 0], table[..., 1]
+
     def distribute(self, block: np.ndarray) -> np.ndarray:
         """[R, C] block -> (lanes, per_lane) array."""
-        rows, cols = self.block
-        if self.columns:
-            k = cols // self.lanes
-            return np.ascontiguousarray(block.reshape(rows, self.lanes, k).transpose(1, 0, 2).reshape(self.lanes, -1))
-        return np.ascontiguousarray(np.broadcast_to(block.reshape(1, -1), (self.lanes, rows * cols)))
+        return np.ascontiguousarray(block[self.indices()])
 
     def gather(self, per_lane: np.ndarray) -> np.ndarray:
         """(lanes, per_lane) array -> [R, C] block (lane 0's copy for a replicated block)."""
-        rows, cols = self.block
         data = to_lanes(per_lane, self.per_lane, self.lanes)
-        if self.columns:
-            return np.ascontiguousarray(data.reshape(self.lanes, rows, cols // self.lanes).transpose(1, 0, 2)
-                                        .reshape(rows, cols))
-        return data[0].reshape(rows, cols)
+        if self.replicated:
+            return data[0].reshape(self.block)
+        block = np.empty(self.block, dtype=data.dtype)
+        block[self.indices()] = data
+        return block
 
 
 def lane_layout(block, lanes: int) -> LaneLayout:
@@ -211,25 +248,30 @@ class LaneReduceOp(Operation):
 
 
 class SubgroupReduceOp(Operation):
-    """gpu.subgroup_reduce: every lane gets the reduction of the value over all lanes, element by element."""
+    """gpu.subgroup_reduce: every lane gets the reduction, element by element, over the lanes of its cluster:
+    `cluster_size` lanes `cluster_stride` apart (MLIR's clustered form; size N, stride 1 is the subgroup)."""
 
     name = "gpu.subgroup_reduce"
 
-    def __init__(self, kind: str, v: Value, loc=None):
+    def __init__(self, kind: str, v: Value, cluster_size: int, cluster_stride: int = 1, loc=None):
         super().__init__([v], [v.type], loc=loc)
-        self.kind = kind
+        self.kind, self.cluster_size, self.cluster_stride = kind, cluster_size, cluster_stride
 
     def format(self, p) -> str:
         v = self.operands[0]
-        return f" {REDUCE_KINDS[self.kind][v.type.dtype.kind][0]} {p.name(v)} : ({v.type}) -> {v.type}"
+        return (f" {REDUCE_KINDS[self.kind][v.type.dtype.kind][0]} {p.name(v)} cluster(size = {self.cluster_size}, "
+                f"stride = {self.cluster_stride}) : ({v.type}) -> {v.type}")
 
     def interpret(self, interp, v):
         t = self.operands[0].type
         data = to_lanes(v, elements(t), interp.lanes)
-        wide = data.astype(np.float32) if t.dtype.is_float else data
+        size, stride = self.cluster_size, self.cluster_stride
+        # lanes = (outer, size, stride): a cluster is the lanes that differ only in the middle index
+        grouped = data.reshape(interp.lanes // (size * stride), size, stride, -1)
+        wide = grouped.astype(np.float32) if t.dtype.is_float else grouped
         with np.errstate(all="ignore"):
-            out = REDUCE_KINDS[self.kind][t.dtype.kind][1](wide, axis=0).astype(t.dtype.np_dtype)
-        out = np.ascontiguousarray(np.broadcast_to(out, data.shape))
+            out = REDUCE_KINDS[self.kind][t.dtype.kind][1](wide, axis=1, keepdims=True).astype(t.dtype.np_dtype)
+        out = np.ascontiguousarray(np.broadcast_to(out, grouped.shape)).reshape(data.shape)
         return out[:, 0] if elements(t) == 1 else out
 
 
