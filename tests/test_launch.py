@@ -387,11 +387,18 @@ def test_absent_device_is_a_launch_error(xy):
                         lambda: scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=16, device="level_zero:gpu:0"), x, y)
 
 
-def test_what_spirv_does_not_cover_yet_is_named(xy):
-    x, y = xy
-    with pytest.raises(NotImplementedError, match=re.escape("2D block IO of a 8x8 block")):
-        scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8, device="opencl:cpu")
-    np.testing.assert_array_equal(y, 0)
+@xetile.kernel
+def int8_mma(a, b, c):
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 32])),
+                          xetile.load_tile(xetile.init_tile(b, [0, 0], [32, 16])))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [8, 16]), acc)
+
+
+def test_what_spirv_does_not_cover_yet_is_named(rng):
+    a, b, c = rand(rng, (8, 32), np.int8), rand(rng, (32, 16), np.int8), np.zeros((8, 16), np.int32)
+    with pytest.raises(NotImplementedError, match=re.escape("DPAS on i8 operands at the work-item level")):
+        int8_mma[(1,)](a, b, c, device="opencl:cpu")
+    np.testing.assert_array_equal(c, 0)
 
 
 def test_device_option_beats_env(xy, monkeypatch):

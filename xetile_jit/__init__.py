@@ -18,7 +18,7 @@ bool = bool_  # the public spelling of the dtype, as in the issue's dtype list
 from .version import __version__
 
 __all__ = [
-    "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
+    "__version__", "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
