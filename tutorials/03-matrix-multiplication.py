@@ -33,12 +33,13 @@ def matmul_kernel(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, 
     xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
 
 
-def matmul(a: np.ndarray, b: np.ndarray, activation: str = "", bm: int = 256, bn: int = 256, bk: int = 32):
+def matmul(a, b, activation: str = "", bm: int = 256, bn: int = 256, bk: int = 32, c=None, device=None):
+    """C = A @ B in f32; `a`, `b` and `c` may be numpy arrays or USM arrays (dpnp, dpctl) on `device`'s queue."""
     (m, k), n = a.shape, b.shape[1]
-    c = np.empty((m, n), np.float32)
+    c = np.empty((m, n), np.float32) if c is None else c
     grid = (xetile.cdiv(m, bm), xetile.cdiv(n, bn))
     matmul_kernel[grid](a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, ACTIVATION=activation,
-                        sg_layout=[8, 4], sg_data=[bm // 8, bn // 4])
+                        sg_layout=[8, 4], sg_data=[bm // 8, bn // 4], device=device)
     return c
 
 
