@@ -261,8 +261,7 @@ class XeGPULowering(LLVMLowering):
         y = b.extract_element(coord, ir.Constant(I32, 1))
         column_in = b.and_(b.icmp_signed(">=", x, ir.Constant(I32, 0)),
                            b.icmp_signed("<", b.mul(x, ir.Constant(I32, bytes_per)), width))
-        pad = ir.Constant(value.type.element if isinstance(value.type, ir.VectorType) else value.type,
-                          float(op.padding) if op.result.type.dtype.is_float else int(op.padding))
+        pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, op.result.type.dtype))
         items = []
         for r, item in enumerate(self.elements(value)):
             row = b.add(y, ir.Constant(I32, r))
@@ -351,11 +350,12 @@ class XeGPULowering(LLVMLowering):
         lane = self.lane_id()
         results = []
         for lanes_row, components_row in zip(op.source_lanes, op.components):
+            own = (lanes_row == np.arange(self.lanes)).all()  # only the component differs between lanes
             source_lane = bld.extract_element(self.table(lanes_row), lane)
             wanted = bld.extract_element(self.table(components_row), lane)
             result = None
             for t in sorted(set(components_row.tolist())):
-                moved = self.shuffle(pool[t], source_lane)
+                moved = pool[t] if own else self.shuffle(pool[t], source_lane)
                 result = moved if result is None else bld.select(
                     bld.icmp_signed("==", wanted, ir.Constant(I32, t)), moved, result)
             results.append(result)

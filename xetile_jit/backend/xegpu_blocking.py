@@ -1,7 +1,8 @@
 """Blocking (XeGPU RFC "blocking rule"): subgroup-level ops -> instruction-size ops for the target.
 
-A subgroup vector of shape S is cut into blocks of [gcd(S0, M), N] (N when the subgroup size N divides
-S1, else S1), M being the DPAS repeat count: the shape of a DPAS C operand, one column per lane. Every
+A subgroup vector of shape S is cut into blocks of [gcd(S0, M), N] when the subgroup size N divides S1,
+M being the DPAS repeat count: the shape of a DPAS C operand, one column per lane (other shapes: small
+power-of-two blocks, see block_shape). Every
 value of one shape is cut the same way, so element-wise ops and loop-carried values need no regrouping.
 A tensor descriptor is cut like the values loaded through it (swapped when the load transposes). DPAS
 runs on [M, K] x [K, N] blocks of the target's shape, accumulating over the K blocks; a reduction reduces
@@ -15,7 +16,7 @@ from math import gcd
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.core import FuncOp, Value, walk
-from ..ir.types import IndexType, VectorType
+from ..ir.types import IndexType, VectorType, float32
 from ..ir.verifier import verify
 from ..ir.xetile_ops import REDUCE_KINDS
 from .piecewise import Grid, PiecewiseConversion
@@ -25,8 +26,13 @@ REPEAT_COUNT = 8  # rows of a DPAS C block (M)
 
 
 def block_shape(shape, subgroup: int) -> tuple[int, int]:
+    """[gcd(rows, M), N] when N divides the columns; otherwise a power-of-two block of at most N elements, so
+    that a lane holds 1 to N of them (SPIR-V vectors have 2, 4, 8 or 16 components)."""
     rows, cols = shape
-    return gcd(rows, REPEAT_COUNT), subgroup if cols % subgroup == 0 else cols
+    if cols % subgroup == 0:
+        return gcd(rows, REPEAT_COUNT), subgroup
+    width = gcd(cols, subgroup)
+    return gcd(rows, subgroup // width), width
 
 
 def grid(shape, block) -> Grid:
@@ -168,22 +174,36 @@ class Blocking(PiecewiseConversion):
         self.set(op.result, results)
 
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
-        """Each block reduces on its own; the partial results, set side by side, reduce once more."""
+        """Each block reduces on its own, the partial results fold element-wise. f16 and bf16 reduce in f32
+        and round once at the end, as the op does."""
         src = self.grid_of(op.operands[0])
-        blocks = self.get(op.operands[0])
+        dtype = op.result.type.dtype
+        blocks = [self.widened(b) for b in self.get(op.operands[0])]
         out = Grid(tuple(1 if d in op.dims else n for d, n in enumerate(src.counts)),
                    tuple(1 if d in op.dims else n for d, n in enumerate(src.shape)))
         results = []
         for i, j in out.cells():
             group = [blocks[src.index(a, b)] for a, b in src.cells()
                      if (0 in op.dims or a == i) and (1 in op.dims or b == j)]
-            results.append(self.combine(op, [self.piece(op, [block], out.shape).result for block in group]))
+            partials = [self.emit(G.MultiReductionOp, op.kind, block, op.dims).result for block in group]
+            results.append(self.narrowed(self.combine(op, partials), dtype))
         self.grids[op.result] = out
         self.set(op.result, results)
 
+    def widened(self, block: Value) -> Value:
+        t = block.type
+        if t.dtype.is_float and t.dtype.bits == 16:
+            return self.emit(C.CastOp, "arith.extf", block, VectorType(t.shape, float32)).result
+        return block
+
+    def narrowed(self, value: Value, dtype) -> Value:
+        if value.type.dtype == dtype:
+            return value
+        return self.emit(C.CastOp, "arith.truncf", value, VectorType(value.type.shape, dtype)).result
+
     def combine(self, op: G.MultiReductionOp, partials) -> Value:
         """The partial results folded with the kind's element-wise op (maxnumf for max: a NaN loses)."""
-        name = REDUCE_KINDS[op.kind][op.result.type.dtype.kind][2]
+        name = REDUCE_KINDS[op.kind][partials[0].type.dtype.kind][2]
         result = partials[0]
         for partial in partials[1:]:
             result = self.emit(C.BinaryOp, name, result, partial).result
