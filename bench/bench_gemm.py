@@ -9,34 +9,15 @@ dpnp is the `bench` extra (`pip install -e ".[bench]"`); without it the dpnp col
 reads numpy arrays (copied to the device on each launch).
 """
 import argparse
-import importlib.util
 import json
 import pathlib
-import time
 
 import numpy as np
+from common import best_time, load_tutorial
 
-import xetile_jit as xetile
+import xetile_jit  # noqa: F401  (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEVICE = "opencl:cpu"
-
-
-def load_tutorial():
-    spec = importlib.util.spec_from_file_location("tutorial_matmul", ROOT / "tutorials" / "03-matrix-multiplication.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def best_time(fn, repeat: int) -> float:
-    fn()  # compiles, warms caches
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def dpnp_or_none():

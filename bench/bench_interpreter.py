@@ -6,32 +6,11 @@ The interpreter runs whole tiles per op, so it should stay within a small factor
 BLAS does the tile products); that keeps tests and tutorials fast on machines with no SYCL device.
 """
 import argparse
-import importlib.util
 import json
 import pathlib
-import time
 
 import numpy as np
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def load_tutorial():
-    path = ROOT / "tutorials" / "03-matrix-multiplication.py"
-    spec = importlib.util.spec_from_file_location("tutorial_matmul", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def best_time(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from common import best_time, load_tutorial
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from math import gcd
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
+from ..ir.analysis import UnionFind, carried_groups
 from ..ir.core import FuncOp, Value, walk
 from ..ir.types import IndexType, VectorType, float32
 from ..ir.verifier import verify
@@ -44,38 +45,17 @@ class DescriptorClasses:
     when any load through it transposes."""
 
     def __init__(self, func: FuncOp):
-        self.parent: dict[Value, Value] = {}
-        self.transposed: set[Value] = set()
+        self.classes = UnionFind(lambda v: isinstance(v.type, G.TensorDescType))
         for op in walk(func.body):
-            self.relate(op)
-        for op in walk(func.body):
-            if isinstance(op, G.LoadNdOp) and op.transpose:
-                self.transposed.add(self.find(op.operands[0]))
-
-    def find(self, v: Value) -> Value:
-        while self.parent.get(v, v) is not v:
-            v = self.parent[v]
-        return v
-
-    def union(self, *values: Value) -> None:
-        roots = [self.find(v) for v in values if isinstance(v.type, G.TensorDescType)]
-        for r in roots[1:]:
-            if r is not roots[0]:
-                self.parent[r] = roots[0]
-
-    def relate(self, op) -> None:
-        if isinstance(op, G.UpdateNdOffsetOp):
-            self.union(op.operands[0], op.result)
-        elif isinstance(op, C.ForOp):
-            yields = op.body.terminator.operands
-            for init, arg, yielded, result in zip(op.operands[3:], op.body.args[1:], yields, op.results):
-                self.union(init, arg, yielded, result)
-        elif isinstance(op, C.IfOp):
-            for i, result in enumerate(op.results):
-                self.union(result, *(region.block.terminator.operands[i] for region in op.regions))
+            if isinstance(op, G.UpdateNdOffsetOp):
+                self.classes.union(op.operands[0], op.result)
+            for group in carried_groups(op):
+                self.classes.union(*group)
+        self.transposed = {self.classes.find(op.operands[0]) for op in walk(func.body)
+                           if isinstance(op, G.LoadNdOp) and op.transpose}
 
     def is_transposed(self, v: Value) -> bool:
-        return self.find(v) in self.transposed
+        return self.classes.find(v) in self.transposed
 
 
 class Blocking(PiecewiseConversion):

@@ -19,6 +19,7 @@ from typing import Callable
 
 from ..ir import core_ops as C
 from ..ir import xetile_ops as X
+from ..ir.analysis import UnionFind, carried_groups
 from ..ir.attrs import Layout
 from ..ir.core import Block, FuncOp, Operation, Value, walk
 from ..ir.types import ROW_MAJOR, TileType, VectorType
@@ -77,22 +78,17 @@ class Edge:
 class LayoutPropagation:
     def __init__(self, func: FuncOp):
         self.func = func
-        self.parent: dict[Value, Value] = {}
+        self.classes = UnionFind(has_layout)
         self.layouts: dict[Value, Layout] = {}
         self.edges: list[Edge] = []
         self.subgroups = 1
 
     # ---- classes of values that share one layout ---------------------------------------------
     def find(self, v: Value) -> Value:
-        while self.parent.get(v, v) is not v:
-            v = self.parent[v]
-        return v
+        return self.classes.find(v)
 
     def union(self, *values: Value) -> None:
-        roots = [self.find(v) for v in values if has_layout(v)]
-        for r in roots[1:]:
-            if r is not roots[0]:
-                self.parent[r] = roots[0]
+        self.classes.union(*values)
 
     def layout(self, v: Value) -> Layout | None:
         return self.layouts.get(self.find(v))
@@ -127,13 +123,9 @@ class LayoutPropagation:
             self.both_ways(op, 0, op.operands[1], same, same)
         elif isinstance(op, (C.BinaryOp, C.UnaryOp, C.CmpOp, C.SelectOp, C.CastOp)):
             self.union(*op.operands, op.result)
-        elif isinstance(op, C.ForOp):
-            yields = op.body.terminator.operands
-            for init, arg, yielded, result in zip(op.operands[3:], op.body.args[1:], yields, op.results):
-                self.union(init, arg, yielded, result)
-        elif isinstance(op, C.IfOp):
-            for i, result in enumerate(op.results):
-                self.union(result, *(region.block.terminator.operands[i] for region in op.regions))
+        elif isinstance(op, (C.ForOp, C.IfOp)):
+            for group in carried_groups(op):
+                self.union(*group)
         elif isinstance(op, X.TileMMAOp):
             self.relate_mma(op)
         elif isinstance(op, X.TileReduceOp):

@@ -1,8 +1,39 @@
-"""Dataflow over the IR: where a tile or tensor descriptor comes from, through updates, loops and branches."""
+"""Dataflow over the IR: where a tile or tensor descriptor comes from, through updates, loops and branches;
+which values loops and branches make one (they must share a layout or a cut)."""
 from __future__ import annotations
 
 from .core import FuncOp, Value, walk
 from .core_ops import ForOp, IfOp
+
+
+def carried_groups(op):
+    """The values a loop or branch makes one: each init, body argument, yielded value and result of an
+    scf.for; each result of an scf.if with what both regions yield for it."""
+    if isinstance(op, ForOp):
+        yields = op.body.terminator.operands
+        yield from (list(group) for group in zip(op.operands[3:], op.body.args[1:], yields, op.results))
+    elif isinstance(op, IfOp):
+        for i, result in enumerate(op.results):
+            yield [result] + [region.block.terminator.operands[i] for region in op.regions]
+
+
+class UnionFind:
+    """Classes of values; `union` joins those for which `keep(value)` holds."""
+
+    def __init__(self, keep):
+        self.keep = keep
+        self.parent: dict[Value, Value] = {}
+
+    def find(self, v: Value) -> Value:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def union(self, *values: Value) -> None:
+        roots = [self.find(v) for v in values if self.keep(v)]
+        for r in roots[1:]:
+            if r is not roots[0]:
+                self.parent[r] = roots[0]
 
 
 def sources(func: FuncOp, creators, updaters) -> dict[Value, frozenset]:
@@ -24,12 +55,10 @@ def sources(func: FuncOp, creators, updaters) -> dict[Value, frozenset]:
                 found[op.result] = frozenset([op.operands[0]])
             elif isinstance(op, updaters):
                 changed |= flow(op.result, op.operands[0])
-            elif isinstance(op, ForOp):
-                yields = op.body.terminator.operands
-                for init, arg, yielded, result in zip(op.operands[3:], op.body.args[1:], yields, op.results):
-                    changed |= flow(arg, init) | flow(arg, yielded) | flow(result, arg)
-            elif isinstance(op, IfOp):
-                for region in op.regions:
-                    for yielded, result in zip(region.block.terminator.operands, op.results):
-                        changed |= flow(result, yielded)
+            else:
+                for group in carried_groups(op):
+                    for value in group:
+                        changed |= flow(group[0], value)
+                    for value in group[1:]:
+                        changed |= flow(value, group[0])
     return found

@@ -391,34 +391,33 @@ class IfOp(Operation):
         return interp.run_block(self.regions[0 if cond else 1].block, [])
 
 
-class SubgroupIdOp(Operation):
+class IndexQueryOp(Operation):
+    """An index the running thread knows; the interpreter holds it as `attribute`."""
+
+    attribute = ""
+
+    def __init__(self, loc=None):
+        super().__init__(result_types=[IndexType()], loc=loc)
+
+    def format(self, p) -> str:
+        return " : index"
+
+    def interpret(self, interp):
+        return getattr(interp, self.attribute)
+
+
+class SubgroupIdOp(IndexQueryOp):
     """gpu.subgroup_id: the linear id of this subgroup in its workgroup (subgroup-level IR)."""
 
     name = "gpu.subgroup_id"
-
-    def __init__(self, loc=None):
-        super().__init__(result_types=[IndexType()], loc=loc)
-
-    def format(self, p) -> str:
-        return " : index"
-
-    def interpret(self, interp):
-        return interp.subgroup_id
+    attribute = "subgroup_id"
 
 
-class LaneIdOp(Operation):
+class LaneIdOp(IndexQueryOp):
     """gpu.lane_id: this work-item's lane in its subgroup (work-item-level IR)."""
 
     name = "gpu.lane_id"
-
-    def __init__(self, loc=None):
-        super().__init__(result_types=[IndexType()], loc=loc)
-
-    def format(self, p) -> str:
-        return " : index"
-
-    def interpret(self, interp):
-        return interp.lane_id
+    attribute = "lane_id"
 
 
 class BarrierOp(Operation):
