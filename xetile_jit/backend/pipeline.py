@@ -8,6 +8,7 @@ import os
 import sys
 
 from ..ir.core import FuncOp
+from . import ocloc
 from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
@@ -48,15 +49,20 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: str = "cpu") -> di
 
 
 def compile_spirv(func: FuncOp, target: str) -> dict:
-    """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv")
-    and what launch needs: "num_subgroups" and "lanes" of a workgroup."""
+    """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
+    for Xe targets the GPU ISA when ocloc is installed ("isa"), and what launch needs: "num_subgroups" and
+    "lanes" of a workgroup."""
     stages = lower(func, target=target)
     simt = stages["xegpu-simt"]
     module = lower_to_llvm(simt, TARGETS[target])
     llir = str(module)
     if os.environ.get("XETILE_DUMP_IR") == "1":
         print(f"// -----// llvm: {func.sym_name} //----- //\n{llir}", file=sys.stderr)
-    return {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
-            "xegpu-simt": print_func(simt), "llir": llir,
-            "spirv": emit_spirv(module, subgroup_size=TARGETS[target].subgroup_size),
-            "num_subgroups": simt.num_subgroups, "lanes": simt.lanes}
+    spirv = emit_spirv(module, subgroup_size=TARGETS[target].subgroup_size)
+    result = {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
+              "xegpu-simt": print_func(simt), "llir": llir, "spirv": spirv,
+              "num_subgroups": simt.num_subgroups, "lanes": simt.lanes}
+    isa = ocloc.gpu_isa(spirv, target)
+    if isa is not None:
+        result["isa"] = isa
+    return result

@@ -1,0 +1,36 @@
+"""The Intel GPU compiler, offline: SPIR-V -> ISA for an Xe target with `ocloc`, disassembled with `iga64`
+(Debian intel-opencl-icd and libigc-tools). Used to check the GPU code on machines without a GPU."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+
+# target -> (ocloc device, iga platform); this ocloc knows no Xe2 device
+DEVICES = {"xe-hpc": ("pvc", "12p72"), "xe-hpg": ("acm-g10", "12p71")}
+
+
+def available() -> bool:
+    return all(shutil.which(tool) for tool in ("ocloc", "iga64"))
+
+
+def gpu_isa(spirv: bytes, target: str) -> str | None:
+    """The disassembly of every kernel in `spirv` built for `target`; None without the tools or the device."""
+    if target not in DEVICES or not available():
+        return None
+    device, platform = DEVICES[target]
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "x.spv"), "wb") as f:
+            f.write(spirv)
+        build = subprocess.run(["ocloc", "compile", "-file", "x.spv", "-spirv_input", "-device", device,
+                                "-output", "o"], cwd=work, capture_output=True, text=True)
+        if "Build succeeded" not in build.stdout:
+            raise RuntimeError(f"ocloc could not build the {target} SPIR-V:\n{build.stdout}{build.stderr}")
+        (program,) = glob.glob(os.path.join(work, "o*.bin"))
+        subprocess.run(["ocloc", "disasm", "-file", program, "-device", device, "-dump", "dis"], cwd=work,
+                       capture_output=True, check=True)
+        heaps = sorted(glob.glob(os.path.join(work, "dis", "*_KernelHeap.dat")))
+        return "\n".join(subprocess.run(["iga64", "-d", f"-p={platform}", heap], capture_output=True, text=True,
+                                        check=True).stdout for heap in heaps)
