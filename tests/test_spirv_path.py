@@ -124,3 +124,19 @@ def bools_and_bytes(flags, values, out):
 def test_bool_and_int8_data_with_padding(rng):
     flags, values = rand(rng, (6, 11), np.bool_), rand(rng, (5, 12), np.int8)
     assert_same(bools_and_bytes, (flags, values, np.zeros((8, 16), np.int8)), {}, (1,))
+
+
+@xetile.kernel
+def either_array(x, y, out, flag):
+    t = xetile.init_tile(x, [0, 0], [8, 16])
+    if flag > 0:
+        t = xetile.init_tile(y, [0, 0], [8, 16])
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), xetile.load_tile(t))
+
+
+def test_tile_from_either_array_is_named_as_unfinished(rng):
+    x, y, out = rand(rng, (8, 16), np.float32), rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
+    either_array[(1,)](x, y, out, 1, device="numpy")
+    np.testing.assert_array_equal(out, y)
+    with pytest.raises(NotImplementedError, match="a tile that may come from either of two arrays"):
+        either_array[(1,)](x, y, out, 1, device=DEVICE)

@@ -17,7 +17,7 @@ from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
 from ..ir.analysis import sources
 from ..ir.core import FuncOp
-from ..ir.types import MemRefType, ScalarType, SlmMemRefType
+from ..ir.types import ScalarType, SlmMemRefType
 from ..ir.xetile_ops import REDUCE_KINDS
 from . import xe_builtins as X
 from .targets import Target
@@ -98,12 +98,16 @@ class XeGPULowering(LLVMLowering):
         return b.insert_element(b.insert_element(ir.Constant(COORD, ir.Undefined), x, ir.Constant(I32, 0)), y,
                                 ir.Constant(I32, 1))
 
+    def base(self, tdesc):
+        """The memref `tdesc` was created on."""
+        bases = self.bases[tdesc]
+        if len(bases) != 1:
+            raise NotImplementedError("a tile that may come from either of two arrays (chosen at run time)")
+        return next(iter(bases))
+
     def surface(self, tdesc) -> list[ir.Value]:
         """base, width (bytes), height (rows), pitch (bytes) of the memref `tdesc` was created on."""
-        (base,) = self.bases[tdesc]
-        if isinstance(base.type, SlmMemRefType) or not isinstance(base.type, MemRefType):
-            raise NotImplementedError("2D block IO on shared local memory (layout conversions through SLM)")
-        m: MemRef = self.values[base]
+        m: MemRef = self.values[self.base(tdesc)]
         b = self.builder
         size = ir.Constant(I64, max(1, m.dtype.bits // 8))
         pointer = b.bitcast(m.pointer, X.GLOBAL_BYTES)
@@ -117,10 +121,9 @@ class XeGPULowering(LLVMLowering):
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
         """The 2D block message for this access, or None when none fits: the general path does it then."""
         rows, cols = layout.block
-        (base,) = self.bases[tdesc]
         dtype = tdesc.type.dtype
         if (transpose or layout.grid != (1, self.lanes, 1) or dtype.is_bool or not self.target.block_io
-                or isinstance(base.type, SlmMemRefType)):
+                or isinstance(self.base(tdesc).type, SlmMemRefType)):
             return None
         key = kind(dtype.bits, rows, cols)
         return key if key in X.BLOCK2D_TABLE else None
@@ -145,8 +148,7 @@ class XeGPULowering(LLVMLowering):
         """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
         the element really is inside it."""
         b = self.builder
-        (base,) = self.bases[tdesc]
-        m: MemRef = self.values[base]
+        m: MemRef = self.values[self.base(tdesc)]
         coord = self.values[tdesc]
         row = b.add(b.sext(b.extract_element(coord, ir.Constant(I32, 1)), I64), row)
         col = b.add(b.sext(b.extract_element(coord, ir.Constant(I32, 0)), I64), col)
@@ -281,8 +283,8 @@ class XeGPULowering(LLVMLowering):
         """A cache hint: emitted where the target has the prefetch message of this shape, else dropped."""
         t = op.operands[0].type
         key = X.BlockPrefetch(t.dtype.bits, *t.shape)
-        (base,) = self.bases[op.operands[0]]
-        if key in X.BLOCK2D_TABLE and self.target.block_io and not isinstance(base.type, SlmMemRefType):
+        global_memory = not isinstance(self.base(op.operands[0]).type, SlmMemRefType)
+        if key in X.BLOCK2D_TABLE and self.target.block_io and global_memory:
             self.block_call(key, op.operands[0])
 
     # ---- DPAS --------------------------------------------------------------------------------------------

@@ -41,18 +41,21 @@ def sources(func: FuncOp, creators, updaters) -> dict[Value, frozenset]:
     their operand 0's sources on to their result, as do loop-carried values and branch results."""
     found: dict[Value, frozenset] = {}
 
-    def flow(dst: Value, src: Value) -> bool:
-        new = found.get(dst, frozenset()) | found.get(src, frozenset())
+    def add(dst: Value, more: frozenset) -> bool:
+        new = found.get(dst, frozenset()) | more
         changed = new != found.get(dst, frozenset())
         found[dst] = new
         return changed
+
+    def flow(dst: Value, src: Value) -> bool:
+        return add(dst, found.get(src, frozenset()))
 
     changed = True
     while changed:
         changed = False
         for op in walk(func.body):
             if isinstance(op, creators):
-                found[op.result] = frozenset([op.operands[0]])
+                changed |= add(op.result, frozenset([op.operands[0]]))
             elif isinstance(op, updaters):
                 changed |= flow(op.result, op.operands[0])
             else:
