@@ -7,7 +7,11 @@ import copy
 import os
 import sys
 
-from ..ir.core import FuncOp
+from math import prod
+
+from ..errors import CompilationError
+from ..ir.core import FuncOp, walk
+from ..ir.core_ops import SlmAllocOp
 from . import ocloc
 from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
@@ -40,12 +44,25 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: str = "cpu") -> di
     for name, stage in STAGES:
         current = stage(current, chosen)
         verify(current)
+        if name == "xegpu-sg":
+            check_slm(current, chosen)
         results[name] = current
         if os.environ.get("XETILE_DUMP_IR") == "1":
             print(f"// -----// {name}: {func.sym_name} //----- //\n{print_func(current)}", file=sys.stderr)
         if name == until:
             break
     return results
+
+
+def check_slm(func: FuncOp, target: Target) -> None:
+    """The layout conversions' shared local memory must fit the target's."""
+    used = sum(prod(op.result.type.shape) * max(1, op.result.type.dtype.bits // 8)
+               for op in walk(func.body) if isinstance(op, SlmAllocOp))
+    if used > target.slm_bytes:
+        raise CompilationError(f"kernel {func.sym_name}: its layout conversions need {used // 1024} KiB of shared "
+                               f"local memory; target {target.name} has {target.slm_bytes // 1024} KiB. Choose "
+                               "layouts that keep a reduced dimension inside each subgroup (sg_layout 1 along it) "
+                               "or smaller workgroup tiles", func.loc)
 
 
 def compile_spirv(func: FuncOp, target: str) -> dict:
