@@ -13,6 +13,7 @@ from xetile_jit.ir.attrs import Layout
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.xetile_ops import ConvertLayoutOp, layout_of
+from test_passes import gemm
 
 
 def wg(sg_layout, sg_data) -> str:
@@ -27,23 +28,10 @@ def lines_with(text: str, needle: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if needle in line]
 
 
-@xetile.kernel
-def gemm(a, b, c, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr):
-    m = xetile.program_id(0) * BM
-    n = xetile.program_id(1) * BN
-    ta = xetile.init_tile(a, [m, 0], [BM, BK])
-    tb = xetile.init_tile(b, [0, n], [BK, BN])
-    acc = xetile.zeros([BM, BN], xetile.float32)
-    for k in range(0, K, BK):
-        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
-        ta = xetile.update_tile_offset(ta, [0, BK])
-        tb = xetile.update_tile_offset(tb, [BK, 0])
-    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
-
-
 def test_simple_gemm_matches_rfc_appendix_2_1():
     a, b, c = np.zeros((256, 64), np.float16), np.zeros((64, 256), np.float16), np.zeros((256, 256), np.float32)
-    text = print_func(propagated(gemm, a, b, c, 64, BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64]))
+    text = print_func(propagated(gemm, a, b, c, 256, 256, 64, BM=256, BN=256, BK=32, B_ORDER=[1, 0],
+                                 sg_layout=[8, 4], sg_data=[32, 64]))
     mp_a, mp_b, mp_c = wg([8, 4], [32, 32]), wg([8, 4], [32, 64]), wg([8, 4], [32, 64])
     assert f"-> !xetile.tile<256x32xf16, #xetile.tile_attr<wg = {mp_a}>>" in lines_with(text, "init_tile %a")[0]
     assert f"-> !xetile.tile<32x256xf16, #xetile.tile_attr<wg = {mp_b}>>" in lines_with(text, "init_tile %b")[0]
