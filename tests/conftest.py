@@ -1,11 +1,15 @@
 """Shared test helpers: random data per dtype, numpy references in f32, tolerances per dtype."""
 from __future__ import annotations
 
+import shutil
+
 import ml_dtypes
 import numpy as np
 import pytest
+from spirv_tools import validate
 
 import xetile_jit as xetile
+from xetile_jit.backend import pipeline
 
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32]
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64]
@@ -63,3 +67,20 @@ def rng() -> np.random.Generator:
 def private_cache_dir(tmp_path_factory, monkeypatch):
     """Compiled kernels go to a cache directory of the test session, not the user's."""
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "xetile-cache"))
+
+
+@pytest.fixture(autouse=True)
+def every_cpu_module_passes_spirv_val(monkeypatch):
+    """Every SPIR-V module the tests build for the `cpu` target passes spirv-val (GPU-target modules hold inline
+    vISA, which spirv-val cannot check: ocloc checks those)."""
+    if shutil.which("spirv-val") is None:
+        return
+    compile_spirv = pipeline.compile_spirv
+
+    def validated(func, target):
+        result = compile_spirv(func, target)
+        if target == "cpu":
+            validate(result["spirv"])
+        return result
+
+    monkeypatch.setattr("xetile_jit.frontend.kernel.compile_spirv", validated)
