@@ -13,7 +13,7 @@ from xetile_jit.ir.attrs import Layout
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.xetile_ops import ConvertLayoutOp, layout_of
-from test_passes import gemm
+from test_passes import gemm, softmax
 
 
 def wg(sg_layout, sg_data) -> str:
@@ -90,14 +90,6 @@ def test_propagation_keeps_the_numbers(rng):
     expected = a.astype(np.float32) @ bt.astype(np.float32).T + bias
     assert_close(c, expected, np.float32, scale=40)
     assert_close(rs, expected.sum(1, keepdims=True), np.float32, scale=4000)
-
-
-@xetile.kernel
-def softmax(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
-    m = xetile.program_id(0) * BM
-    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]), padding=float("-inf"))
-    e = xetile.exp(v - xetile.tile_reduce("max", v, [1]))
-    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), e / xetile.tile_reduce("add", e, [1]))
 
 
 def test_without_layouts_every_value_gets_the_one_subgroup_default():
