@@ -121,7 +121,7 @@ class Kernel:
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)
         self.constexprs = [p.name for p in self.signature.parameters.values() if is_constexpr(p.annotation)]
-        self.source_hash = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()
+        self.source_hash = hashlib.sha256(self.function.source.encode()).hexdigest()
         clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid", "target"))
         if clash:
             raise CompilationError(f"kernel {fn.__name__}: parameter names {sorted(clash)} are reserved for launch "

@@ -46,7 +46,8 @@ class Function:
         except (OSError, TypeError):
             raise CompilationError(f"kernel {fn.__name__}: its source code is not available; define kernels "
                                    "in a .py file (not in `python -c` or an interactive prompt)") from None
-        self.tree = ast.parse(textwrap.dedent("".join(lines)))
+        self.source = "".join(lines)
+        self.tree = ast.parse(textwrap.dedent(self.source))
         self.line_offset = first - 1
         self.node = self.tree.body[0]
         self.nonlocals = inspect.getclosurevars(fn).nonlocals
