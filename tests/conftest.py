@@ -58,6 +58,28 @@ def assert_close(actual, expected, dtype=None, scale: float = 1.0) -> None:
     np.testing.assert_allclose(f32(actual), f32(expected), rtol=tol, atol=tol)
 
 
+DEVICES = ("numpy", "opencl:cpu")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", action="append", choices=DEVICES,
+                     help="where the core tests launch their kernels (repeatable; default: each of "
+                          f"{', '.join(DEVICES)})")
+
+
+def pytest_generate_tests(metafunc):
+    if "on_each_device" in metafunc.fixturenames:
+        metafunc.parametrize("on_each_device", metafunc.config.getoption("device") or DEVICES, indirect=True)
+
+
+@pytest.fixture
+def on_each_device(request, monkeypatch):
+    """The test's launches go to request.param (XETILE_DEVICE): the core tests run in the numpy interpreter and
+    as SPIR-V on opencl:cpu, against the same numpy references."""
+    monkeypatch.setenv("XETILE_DEVICE", request.param)
+    return request.param
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)

@@ -1,5 +1,5 @@
 """Blocking cuts subgroup values into instruction-size blocks: DPAS shapes per dtype, reductions over
-blocks, regrouping, and a clear error for shapes DPAS cannot take."""
+blocks, regrouping, and padding of shapes the blocks do not divide."""
 import re
 
 import numpy as np
@@ -19,17 +19,20 @@ def mma(a, b, c, M: xetile.constexpr, N: xetile.constexpr, K: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(c, [0, 0], [M, N]), acc)
 
 
-@pytest.mark.parametrize("dtype, acc, k_block", [(np.float16, np.float32, 16), (np.float32, np.float32, 16),
-                                                 (np.int8, np.int32, 32), (np.uint8, np.int32, 32)])
-def test_dpas_blocks_follow_the_target_shape(rng, dtype, acc, k_block):
+@pytest.mark.parametrize("dtype, acc, k_block, b_block", [
+    (np.float16, np.float32, 16, "vector<16x16xf16>"), (np.float32, np.float32, 16, "vector<16x16xf32>"),
+    (np.int8, np.int32, 32, "vector<8x16xi32>"), (np.uint8, np.int32, 32, "vector<8x16xi32>")])
+def test_dpas_blocks_follow_the_target_shape(rng, dtype, acc, k_block, b_block):
+    """8-bit B goes VNNI-packed, four K rows to a 32-bit word, as the hardware takes it."""
     m, n, k = 16, 32, 64
     a, b, c = rand(rng, (m, k), dtype), rand(rng, (k, n), dtype), np.zeros((m, n), acc)
-    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k).func, "xegpu-blocked")["xegpu-blocked"]
+    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k, target="numpy").func, "xegpu-blocked")["xegpu-blocked"]
     text = print_func(func)
     mlir = {np.float16: "f16", np.float32: "f32", np.int8: "i8", np.uint8: "ui8"}[dtype]
     dpas = re.findall(r"xegpu.dpas .* : (vector<[^>]*>), (vector<[^>]*>)", text)
     assert len(dpas) == (m // 8) * (n // 16) * (k // k_block)
-    assert set(dpas) == {(f"vector<8x{k_block}x{mlir}>", f"vector<{k_block}x16x{mlir}>")}
+    assert set(dpas) == {(f"vector<8x{k_block}x{mlir}>", b_block)}
+    assert ("vnni_b = " in text) == (k_block == 32)
     run_ir(func, (1, 1, 1), [a, b, c])
     assert_close(c, a.astype(np.float64) @ b.astype(np.float64), acc, scale=k)
 
@@ -45,7 +48,7 @@ def test_reductions_combine_partial_results_of_blocks(rng):
     x = rand(rng, (16, 48), np.float32)
     x[3, 20] = np.nan  # maxnumf: a NaN loses, in the block and in the combination alike
     rows, cols = np.zeros((16, 1), np.float32), np.zeros((1, 48), np.float32)
-    func = lower(row_and_column_sums.warmup(x, rows, cols).func, "xegpu-blocked")["xegpu-blocked"]
+    func = lower(row_and_column_sums.warmup(x, rows, cols, target="numpy").func, "xegpu-blocked")["xegpu-blocked"]
     text = print_func(func)
     assert "vector.multi_reduction <maxnumf> %" in text and "vector<8x16xf32> into vector<8x1xf32>" in text
     assert text.count("arith.maxnumf") == 2 * 2  # the three column blocks' partial maxima, for each row block
@@ -54,7 +57,41 @@ def test_reductions_combine_partial_results_of_blocks(rng):
     assert_close(cols, x.sum(0, keepdims=True), scale=4)
 
 
-def test_dpas_shape_that_does_not_divide_is_a_clear_error(rng):
-    a, b, c = rand(rng, (8, 16), np.float16), rand(rng, (16, 8), np.float16), np.zeros((8, 8), np.float32)
-    with pytest.raises(NotImplementedError, match="tile_mma of 8x16 by 16x8 per subgroup: the DPAS shape 8x16x16"):
-        lower(mma.warmup(a, b, c, M=8, N=8, K=16).func)
+@pytest.mark.parametrize("dtype, acc", [(np.float16, np.float32), (np.int8, np.int32)])
+@pytest.mark.parametrize("m, n, k", [(8, 8, 8), (5, 7, 13), (13, 37, 40)])
+def test_tile_mma_of_any_shape_pads_to_dpas_blocks(rng, dtype, acc, m, n, k):
+    """K padding is zeroed in both operands (masks, or regrouping into zeros for 8x8x8), the result's padding
+    is never stored (valid)."""
+    a, b, c = rand(rng, (m, k), dtype), rand(rng, (k, n), dtype), np.full((m, n), 7, acc)
+    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k, target="numpy").func, "xegpu-blocked")["xegpu-blocked"]
+    text = print_func(func)
+    if m != 8:
+        assert "vector.constant_mask" in text and "{valid = [" in text
+    run_ir(func, (1, 1, 1), [a, b, c])
+    assert_close(c, a.astype(np.float64) @ b.astype(np.float64), acc, scale=k)
+
+
+@xetile.kernel
+def odd_reductions(x, rows, cols, out):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [13, 37]), padding=1000.0)
+    xetile.store_tile(xetile.init_tile(rows, [0, 0], [13, 1]), xetile.tile_reduce("max", v, [1]))
+    xetile.store_tile(xetile.init_tile(cols, [0, 0], [1, 37]), xetile.tile_reduce("add", v, [0]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [13, 37]), v * 2.0)
+
+
+def test_padded_blocks_never_reach_results_or_memory(rng):
+    """13x37 becomes 2x3 blocks of 8x16; the values past 13x37 (read from the bigger array) are neither
+    reduced nor stored."""
+    big = rand(rng, (20, 50), np.float32) + 100
+    x = big[:13, :37]
+    rows, cols = np.zeros((13, 1), np.float32), np.zeros((1, 37), np.float32)
+    out_big = np.zeros((20, 50), np.float32)
+    out = out_big[:13, :37]
+    func = lower(odd_reductions.warmup(x, rows, cols, out, target="numpy").func, "xegpu-blocked")["xegpu-blocked"]
+    assert print_func(func).count("xegpu.load_nd") == 6
+    run_ir(func, (1, 1, 1), [x, rows, cols, out])
+    assert_close(rows, x.max(1, keepdims=True))
+    assert_close(cols, x.sum(0, keepdims=True))
+    assert_close(out, 2 * x)
+    np.testing.assert_array_equal(out_big[13:], 0)
+    np.testing.assert_array_equal(out_big[:, 37:], 0)

@@ -129,7 +129,19 @@ def test_cpu_target():
     assert dev.device_target(dpctl.SyclDevice("opencl:cpu")) == "cpu"
 
 
-def test_launches_naming_no_device_stay_in_the_numpy_interpreter(monkeypatch):
-    monkeypatch.delenv("XETILE_DEVICE", raising=False)
-    assert dev.launch_device() is dev.NUMPY_DEVICE and dev.default_device() == "numpy"
-    assert dev.launch_device("opencl:cpu").target == "cpu"
+@xetile.kernel
+def plus_one(x, y):
+    tile = xetile.init_tile(x, [0, 0], [8, 16])
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 16]), xetile.load_tile(tile) + 1.0)
+
+
+def test_a_launch_naming_no_device_runs_spirv_on_the_automatic_device():
+    """DESIGN 4: with no device=, no USM array and no XETILE_DEVICE, the first SYCL device found runs the
+    SPIR-V (opencl:cpu on the CI machines)."""
+    plus_one.cache.clear()
+    x, y = np.arange(128, dtype=np.float32).reshape(8, 16), np.zeros((8, 16), np.float32)
+    plus_one[(1,)](x, y)
+    np.testing.assert_array_equal(y, x + 1)
+    assert xetile.default_device() == select_device().queue.sycl_device.filter_string
+    (compiled,) = plus_one.cache.values()
+    assert compiled.target == select_device().target and "spirv" in compiled.asm

@@ -1,5 +1,5 @@
 """Element-wise ops on vectors: operators, type promotion, implicit broadcast, math functions, where, casts,
-full/zeros. Real kernels run on the numpy interpreter over BM x BN = 13 x 37 tiles (partial at the edges) of
+full/zeros. Real kernels run (numpy interpreter and SPIR-V) over BM x BN = 13 x 37 tiles (partial at the edges) of
 M x N views inside bigger arrays, against numpy references written here in the project's semantics:
 f16/bf16 compute in f32 and round once per op, int arithmetic wraps, `/` and `**` on ints give f32,
 `//` on ints truncates toward zero and `%` is the C remainder (np.fmod, for floats too)."""
@@ -11,6 +11,8 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import FLOAT_DTYPES, INT_DTYPES, XETILE_DTYPE, assert_close, dtype_id, f32, rand
+
+pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
 M, N = 30, 80            # logical array shape: 3 x 3 workgroups, the last row/column of tiles partly out of bounds
 BM, BN = 13, 37          # tile shape

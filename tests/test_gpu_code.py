@@ -33,3 +33,4 @@ def test_gemm_for_pvc_uses_dpas_and_block_io(dtype):
     assert isa.count("dpas.8x8 (16|M0)") == 4 * 4 * 2
     assert any("load_block2d" in s for s in sends) and any("store_block2d" in s for s in sends)
     assert "calla" not in isa
+    assert compiled.build_options == "-ze-opt-large-register-file" and "scratch" not in isa  # no spills

@@ -41,7 +41,7 @@ def gemm_epilogue(a, b, c, rows):
 def test_gemm_epilogue_in_simt_form(rng):
     a, b = rand(rng, (16, 32), np.float16), rand(rng, (32, 32), np.float16)
     c, rows = np.zeros((16, 32), np.float32), np.zeros((16, 1), np.float32)
-    func = lower(gemm_epilogue.warmup(a, b, c, rows).func)["xegpu-simt"]
+    func = lower(gemm_epilogue.warmup(a, b, c, rows, target="numpy").func)["xegpu-simt"]
     text = print_func(func)
     assert "lanes = 16" in text
     assert "xegpu.dpas %" in text and ": vector<8xf16>, vector<16xf16>, vector<8xf32> -> vector<8xf32>" in text
@@ -63,13 +63,22 @@ def transpose(x, y):
 
 def test_transpose_moves_data_between_lanes(rng):
     x, y = rand(rng, (8, 16), np.float32), np.zeros((16, 8), np.float32)
-    func = lower(transpose.warmup(x, y).func)["xegpu-simt"]
+    func = lower(transpose.warmup(x, y, target="numpy").func)["xegpu-simt"]
     assert "xegpu.lane_gather" in print_func(func)
     run_ir(func, (1, 1, 1), [x, y])
     np.testing.assert_array_equal(y, x.T)
 
 
-def test_int8_dpas_is_not_distributed_yet(rng):
-    a, b, c = rand(rng, (16, 32), np.int8), rand(rng, (32, 32), np.int8), np.zeros((16, 32), np.int32)
-    with pytest.raises(NotImplementedError, match="DPAS on i8 operands at the work-item level"):
-        lower(gemm_epilogue.warmup(a, b, c, np.zeros((16, 1), np.int32)).func)
+@pytest.mark.parametrize("a_dtype, b_dtype", [(np.int8, np.int8), (np.uint8, np.int8), (np.int8, np.uint8)])
+def test_int8_dpas_takes_vnni_packed_b(rng, a_dtype, b_dtype):
+    """Reference note §1.3, SG16 int8: lane i holds A columns 2i, 2i+1 (16 bytes), and B column i as eight
+    words of four K rows each."""
+    a, b = rand(rng, (16, 32), a_dtype, -128, 127), rand(rng, (32, 32), b_dtype, -128, 127)
+    c, rows = np.zeros((16, 32), np.int32), np.zeros((16, 1), np.int32)
+    func = lower(gemm_epilogue.warmup(a, b, c, rows, target="numpy").func)["xegpu-simt"]
+    text = print_func(func)
+    assert "} : vector<16xi8>, vector<8xi32> -> vector<8xi32>" in text.replace("ui8", "i8")
+    run_ir(func, (1, 1, 1), [a, b, c, rows])
+    full = a.astype(np.int64) @ b.astype(np.int64)
+    np.testing.assert_array_equal(c, full - full.max(1, keepdims=True))
+    np.testing.assert_array_equal(rows, full.sum(1, keepdims=True))

@@ -13,6 +13,8 @@ import xetile_jit as xetile
 from conftest import assert_close, dtype_id, rand
 from xetile_jit.frontend.tracer import Tracer
 
+pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
+
 
 @xetile.kernel
 def scale_copy(x, y, s, BM: xetile.constexpr, BN: xetile.constexpr):
@@ -388,17 +390,24 @@ def test_absent_device_is_a_launch_error(xy):
 
 
 @xetile.kernel
-def int8_mma(a, b, c):
-    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 32])),
-                          xetile.load_tile(xetile.init_tile(b, [0, 0], [32, 16])))
-    xetile.store_tile(xetile.init_tile(c, [0, 0], [8, 16]), acc)
+def shared_atomic_old_values(x, old):
+    """sg_layout x sg_data (16 rows) is twice the tile's 8: both subgroups hold the same data."""
+    layout = xetile.Layout([2, 1], [8, 16])
+    t = xetile.init_tile(x, [0, 0], [8, 16], layout=layout)
+    previous = xetile.atomic_rmw_tile("add", xetile.full([8, 16], 1.0, xetile.float32), t)
+    xetile.store_tile(xetile.init_tile(old, [0, 0], [8, 16], layout=layout), previous)
 
 
 def test_what_spirv_does_not_cover_yet_is_named(rng):
-    a, b, c = rand(rng, (8, 32), np.int8), rand(rng, (32, 16), np.int8), np.zeros((8, 16), np.int32)
-    with pytest.raises(NotImplementedError, match=re.escape("DPAS on i8 operands at the work-item level")):
-        int8_mma[(1,)](a, b, c, device="opencl:cpu")
-    np.testing.assert_array_equal(c, 0)
+    x, old = rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
+    with pytest.raises(NotImplementedError, match=re.escape("atomic_rmw_tile whose old values are used, on data "
+                                                            "several subgroups share")):
+        shared_atomic_old_values[(1,)](x.copy(), old, device="opencl:cpu")
+    np.testing.assert_array_equal(old, 0)
+    y = x.copy()
+    shared_atomic_old_values[(1,)](y, old, device="numpy")
+    np.testing.assert_array_equal(old, x)
+    np.testing.assert_array_equal(y, x + 1)
 
 
 def test_device_option_beats_env(xy, monkeypatch):
@@ -460,8 +469,9 @@ def cached(x, y, s, BM: xetile.constexpr):
 
 
 @pytest.fixture
-def traces(monkeypatch):
-    """Counts Tracer.trace calls (one per compile)."""
+def traces(monkeypatch, tmp_path):
+    """Counts Tracer.trace calls (one per compile), with an empty disk cache of the test's own."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path / "cache"))
     calls = []
     original = Tracer.trace
 

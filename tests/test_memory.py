@@ -178,7 +178,8 @@ def test_dpnp_arrays_zero_copy(queue, program, rng):
     parent = dpnp.asarray(host, sycl_queue=queue)
     a = parent[1:6, 2:9]  # pitched, with an offset
     b = dpnp.zeros((7, 5), dtype=dpnp.float32, sycl_queue=queue).T  # column-major
-    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR) and classify("b", b) == ArraySpec(float32, COL_MAJOR)
+    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR, block_io=False)  # under 64 bytes wide
+    assert classify("b", b) == ArraySpec(float32, COL_MAJOR, block_io=False)
     args = launch(queue, program, dict(a=a, b=b, s=1.5), {"a", "b"}, (5, 7))
     usm = a.__sycl_usm_array_interface__
     assert args[0].__sycl_usm_array_interface__["data"][0] == usm["data"][0] + 4 * usm["offset"]
@@ -195,8 +196,8 @@ def test_dlpack_host_round_trip(queue, program, rng):
     b_host = np.zeros((5, 7), np.float32)
     a0 = a_host.copy()
     a, b = DLPackOnly(a_host), DLPackOnly(b_host)
-    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR)
-    assert classify("t", DLPackOnly(a_host.T)) == ArraySpec(float32, COL_MAJOR)
+    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR, block_io=False)  # 28 bytes wide: under 64
+    assert classify("t", DLPackOnly(a_host.T)) == ArraySpec(float32, COL_MAJOR, block_io=False)
     launch(queue, program, dict(a=a, b=b, s=1.5), {"b"}, (5, 7))
     np.testing.assert_array_equal(a_host, a0)  # not written: not copied back
     np.testing.assert_array_equal(b_host, 2 * (a0 + 1.5))  # written into the producer's memory
@@ -265,3 +266,18 @@ def test_dlpack_device_types(monkeypatch):
     monkeypatch.setitem(sys.modules, "dpnp.tensor", None)  # as if dpnp were not installed
     with pytest.raises(xetile.LaunchError, match="argument 'x': a DLPack array on a SYCL device needs dpnp"):
         classify("x", OnDevice(14))
+
+
+# ---- 2D block message surfaces ----------------------------------------------------------------------------------
+
+def test_block_io_surface_rules(queue):
+    """Reference note "Restrictions": a 64-byte aligned base, a pitch of 16-byte units, 64 bytes to 2^24 wide.
+    numpy arrays are staged at the start of an allocation; USM arrays are used where they are."""
+    assert classify("a", np.zeros((16, 32), np.float32)).block_io
+    assert not classify("a", np.zeros((16, 8), np.float32)).block_io             # 32 bytes wide
+    assert not classify("a", np.zeros((16, 45), np.float32)[:, 3:40]).block_io   # a pitch of 180 bytes
+    assert classify("a", np.zeros((16, 48), np.float16)[:, 8:40]).block_io        # 96-byte pitch, 64 wide
+    assert classify("t", np.zeros((32, 16), np.float32).T).block_io               # column-major: 16 x 32 rows
+    base = np.zeros((16, 64), np.float32)
+    assert classify("u", UsmArray(queue, base, (16, 32), (64, 1))).block_io
+    assert not classify("u", UsmArray(queue, base, (16, 32), (64, 1), offset=1)).block_io  # base 4 bytes off

@@ -111,7 +111,7 @@ def run_func(func, grid, args) -> list:
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_stage_keeps_the_numbers(rng, case):
     kern, args, kwargs, grid = CASES[case](rng)
-    func = kern.warmup(*args, **kwargs).func
+    func = kern.warmup(*args, **kwargs, target="numpy").func
     reference = run_func(func, grid, args)
     for stage, lowered in lower(func).items():
         for got, want in zip(run_func(lowered, grid, args), reference):
@@ -121,7 +121,7 @@ def test_every_stage_keeps_the_numbers(rng, case):
 
 def test_column_major_tile_becomes_a_transposed_descriptor(rng):
     kern, args, kwargs, grid = gemm_case(rng, [0, 1])
-    text = print_func(lower(kern.warmup(*args, **kwargs).func, "xegpu-wg")["xegpu-wg"])
+    text = print_func(lower(kern.warmup(*args, **kwargs, target="numpy").func, "xegpu-wg")["xegpu-wg"])
     assert "memref.transpose %b (d0, d1) -> (d1, d0) : memref<?x?xf16, strided<[1, ?]>> to " \
            "memref<?x?xf16, strided<[?, 1]>>" in text
     load_b = [line for line in text.splitlines() if "transpose = [1, 0]" in line]

@@ -7,6 +7,9 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import dtype_id
+from xetile_jit.backend.pipeline import STAGE_NAMES
+
+pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
 
 def ir_lines(asm: str) -> list[str]:
@@ -582,14 +585,20 @@ def dumped(x):
     xetile.store_tile(xetile.init_tile(x, [0, 0], [2, 2]), 3.0)
 
 
-def test_dump_ir_env_prints_at_first_launch(monkeypatch, capsys):
+def test_dump_ir_env_prints_at_first_launch(monkeypatch, capsys, on_each_device):
+    """The XeTile IR, then (compiling for a SYCL device) every later stage and the LLVM IR."""
     monkeypatch.setenv("XETILE_DUMP_IR", "1")
     dumped.cache.clear()
     x = np.zeros((2, 2), np.float32)
     dumped[(1,)](x)
     err = capsys.readouterr().err
     asm = dumped.warmup(x).asm["xetile"]
-    assert err == f"// -----// XeTile IR: dumped //----- //\n{asm}\n"
+    xetile_dump = f"// -----// XeTile IR: dumped //----- //\n{asm}\n"
+    later = [f"// -----// {stage}: dumped //----- //" for stage in STAGE_NAMES + ["llvm"]]
+    if on_each_device == "numpy":
+        assert err == xetile_dump
+    else:
+        assert err.startswith(xetile_dump) and all(header in err for header in later)
     assert "xetile.store_tile %2, %1 : vector<2x2xf32>, !xetile.tile<2x2xf32>" in ir_lines(asm)
     np.testing.assert_array_equal(x, np.full((2, 2), 3.0, np.float32))
     dumped[(1,)](x)                                   # cached: not printed again

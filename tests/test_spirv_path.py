@@ -127,16 +127,55 @@ def test_bool_and_int8_data_with_padding(rng):
 
 
 @xetile.kernel
-def either_array(x, y, out, flag):
-    t = xetile.init_tile(x, [0, 0], [8, 16])
-    if flag > 0:
-        t = xetile.init_tile(y, [0, 0], [8, 16])
-    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), xetile.load_tile(t))
+def either_array(a, b, out, first, K: xetile.constexpr):
+    """A tile chosen at run time, then carried through a loop that swaps which array it reads."""
+    if first > 0:
+        t = xetile.init_tile(a, [0, 0], [8, 16])
+    else:
+        t = xetile.init_tile(b, [0, 0], [8, 16])
+    acc = xetile.zeros([8, 16], xetile.float32)
+    for k in range(K):
+        acc = acc + xetile.load_tile(t)
+        if k % 2 == 0:
+            t = xetile.init_tile(b, [k, 0], [8, 16])
+        else:
+            t = xetile.init_tile(a, [0, k], [8, 16])
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), acc)
 
 
-def test_tile_from_either_array_is_named_as_unfinished(rng):
-    x, y, out = rand(rng, (8, 16), np.float32), rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
-    either_array[(1,)](x, y, out, 1, device="numpy")
-    np.testing.assert_array_equal(out, y)
-    with pytest.raises(NotImplementedError, match="a tile that may come from either of two arrays"):
-        either_array[(1,)](x, y, out, 1, device=DEVICE)
+@pytest.mark.parametrize("first", [1, 0])
+def test_tile_from_either_of_two_arrays(rng, first):
+    a, b = rand(rng, (16, 24), np.float32), rand(rng, (12, 20), np.float32)
+    assert_same(either_array, [a, b, np.zeros((8, 16), np.float32), first], dict(K=5), (1,))
+    expected = np.zeros((8, 16), np.float32)
+    src = (a[:8, :16] if first else np.pad(b, ((0, 4), (0, 0)))[:8, :16])
+    for k in range(5):
+        expected += src
+        src = np.pad(b, ((0, 8), (0, 0)))[k:k + 8, :16] if k % 2 == 0 else np.pad(a, ((0, 0), (0, 8)))[:8, k:k + 16]
+    out = np.zeros((8, 16), np.float32)
+    either_array[(1,)](a, b, out, first, K=5, device=DEVICE)
+    assert_close(out, expected)
+
+
+@xetile.kernel
+def shifted_copy(x, y, col):
+    v = xetile.load_tile(xetile.init_tile(x, [0, col], [8, 32]))
+    xetile.store_tile(xetile.init_tile(y, [0, col], [8, 32]), v + 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int16, np.float32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("pitched", [False, True])
+def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched):
+    """2D block messages need a 64-byte aligned, 16-byte pitched surface (checked at launch: a pitched view of 67
+    columns is not) and, for 8/16-bit data, a start column on a 4-byte boundary (checked in the kernel: every
+    `col` below takes one path or the other)."""
+    width = 67 if pitched else 64
+    x = rand(rng, (8, width), dtype)[:, :64]
+    compiled = shifted_copy.warmup(x, np.zeros((8, 64), dtype), 0, target="cpu")
+    assert ("xe_block2d_load" in compiled.asm["llir"]) != pitched
+    for col in range(4):
+        y = np.zeros((8, 64), dtype)
+        shifted_copy[(1,)](x, y, col, device=DEVICE)
+        expected = np.zeros((8, 64), dtype)
+        expected[:, col:col + 32] = (x[:, col:col + 32].astype(np.float32) + 1).astype(dtype)
+        assert_close(y, expected)

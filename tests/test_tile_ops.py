@@ -1,4 +1,5 @@
-"""Every XeTile tile op run through real kernels on the numpy interpreter, checked against numpy references.
+"""Every XeTile tile op run through real kernels, in the numpy interpreter and as SPIR-V on opencl:cpu, checked
+against numpy references.
 
 Arrays are deliberately not multiples of the tile shape, and tiles sit at negative offsets or fully out of
 bounds: out-of-bounds elements load as the padding value, are dropped on store and are never touched by
@@ -13,6 +14,8 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_close, dtype_id, f32, rand
+
+pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
 constexpr = xetile.constexpr
 

@@ -6,6 +6,8 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 
+pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
+
 
 def ir_of(kern, *args, **kwargs) -> str:
     return kern.warmup(*args, **kwargs).asm["xetile"]

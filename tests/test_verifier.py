@@ -12,6 +12,8 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, dtype_id, rand
 
+pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
+
 SOURCE_LINES = Path(__file__).read_text().splitlines()
 FILE_NAME = Path(__file__).name
 

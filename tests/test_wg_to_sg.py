@@ -20,7 +20,8 @@ def copy_tile(x, y, SHAPE: xetile.constexpr, SG_LAYOUT: xetile.constexpr, SG_DAT
 def piece_offsets(shape, sg_layout, sg_data, order=None):
     """{subgroup id: [(row, col) of each piece]} as the distributed IR computes them."""
     x = np.zeros(shape, np.float32)
-    func = copy_tile.warmup(x, x.copy(), SHAPE=shape, SG_LAYOUT=sg_layout, SG_DATA=sg_data, ORDER=order).func
+    func = copy_tile.warmup(x, x.copy(), SHAPE=shape, SG_LAYOUT=sg_layout, SG_DATA=sg_data, ORDER=order,
+                            target="numpy").func
     conversion = WgToSg(lower(func, "xegpu-wg")["xegpu-wg"])
     conversion.run()
     (dist,) = conversion.distributions.values()
@@ -62,7 +63,7 @@ def test_order_0_1_linearizes_column_major():
 def test_every_element_is_copied(rng, sg_layout, sg_data):
     shape = (128, 128) if sg_data[1] == 128 else (64, 32)
     x, y = rand(rng, shape, np.float32), np.zeros(shape, np.float32)
-    func = copy_tile.warmup(x, y, SHAPE=shape, SG_LAYOUT=sg_layout, SG_DATA=sg_data, ORDER=None).func
+    func = copy_tile.warmup(x, y, SHAPE=shape, SG_LAYOUT=sg_layout, SG_DATA=sg_data, ORDER=None, target="numpy").func
     run_ir(lower(func)["xegpu-sg"], (1, 1, 1), [x, y])
     np.testing.assert_array_equal(y, x)
 
@@ -78,5 +79,5 @@ def shared_atomic(x, z):
 def test_atomic_on_shared_data_is_done_once(rng):
     x, z = rand(rng, (32, 32), np.float32), rand(rng, (32, 32), np.float32)
     expected = z + x
-    run_ir(lower(shared_atomic.warmup(x, z).func)["xegpu-sg"], (1, 1, 1), [x, z])
+    run_ir(lower(shared_atomic.warmup(x, z, target="numpy").func)["xegpu-sg"], (1, 1, 1), [x, z])
     assert_close(z, expected)

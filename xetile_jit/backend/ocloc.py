@@ -16,8 +16,9 @@ def available() -> bool:
     return all(shutil.which(tool) for tool in ("ocloc", "iga64"))
 
 
-def gpu_isa(spirv: bytes, target: str) -> str | None:
-    """The disassembly of every kernel in `spirv` built for `target`; None without the tools or the device."""
+def gpu_isa(spirv: bytes, target: str, options: str = "") -> str | None:
+    """The disassembly of every kernel in `spirv` built for `target` with the driver `options`; None without the
+    tools or the device."""
     if target not in DEVICES or not available():
         return None
     device, platform = DEVICES[target]
@@ -25,7 +26,8 @@ def gpu_isa(spirv: bytes, target: str) -> str | None:
         with open(os.path.join(work, "x.spv"), "wb") as f:
             f.write(spirv)
         build = subprocess.run(["ocloc", "compile", "-file", "x.spv", "-spirv_input", "-device", device,
-                                "-output", "o"], cwd=work, capture_output=True, text=True)
+                                "-output", "o"] + (["-options", options] if options else []),
+                               cwd=work, capture_output=True, text=True)
         if "Build succeeded" not in build.stdout:
             raise RuntimeError(f"ocloc could not build the {target} SPIR-V:\n{build.stdout}{build.stderr}")
         (program,) = glob.glob(os.path.join(work, "o*.bin"))

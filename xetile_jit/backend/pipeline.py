@@ -12,12 +12,14 @@ from math import prod
 from ..errors import CompilationError
 from ..ir.core import FuncOp, walk
 from ..ir.core_ops import SlmAllocOp
+from ..ir.simt_ops import SimtDpasOp
 from . import ocloc
 from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from .targets import TARGETS, Target
+from .xegpu_barriers import insert_barriers
 from .xegpu_blocking import block
 from .xegpu_lane_distribution import distribute_lanes
 from .xegpu_wg_to_sg import wg_to_sg
@@ -27,7 +29,7 @@ from .xetile_to_xegpu import xetile_to_xegpu
 STAGES = [  # (name, stage(func, target))
     ("xetile-layouts", lambda func, target: propagate_layouts(func)),
     ("xegpu-wg", lambda func, target: xetile_to_xegpu(func)),
-    ("xegpu-sg", lambda func, target: wg_to_sg(func)),
+    ("xegpu-sg", lambda func, target: insert_barriers(wg_to_sg(func))),
     ("xegpu-blocked", block),
     ("xegpu-simt", distribute_lanes),
 ]
@@ -68,7 +70,7 @@ def check_slm(func: FuncOp, target: Target) -> None:
 def compile_spirv(func: FuncOp, target: str) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
     for Xe targets the GPU ISA when ocloc is installed ("isa"), and what launch needs: "num_subgroups" and
-    "lanes" of a workgroup."""
+    "lanes" of a workgroup, and the driver's "build_options"."""
     stages = lower(func, target=target)
     simt = stages["xegpu-simt"]
     module = lower_to_llvm(simt, TARGETS[target])
@@ -76,10 +78,12 @@ def compile_spirv(func: FuncOp, target: str) -> dict:
     if os.environ.get("XETILE_DUMP_IR") == "1":
         print(f"// -----// llvm: {func.sym_name} //----- //\n{llir}", file=sys.stderr)
     spirv = emit_spirv(module, subgroup_size=TARGETS[target].subgroup_size)
+    uses_dpas = any(isinstance(op, SimtDpasOp) for op in walk(simt.body))
+    options = TARGETS[target].dpas_build_options if uses_dpas else ""
     result = {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
               "xegpu-simt": print_func(simt), "llir": llir, "spirv": spirv,
-              "num_subgroups": simt.num_subgroups, "lanes": simt.lanes}
-    isa = ocloc.gpu_isa(spirv, target)
+              "num_subgroups": simt.num_subgroups, "lanes": simt.lanes, "build_options": options}
+    isa = ocloc.gpu_isa(spirv, target, options)
     if isa is not None:
         result["isa"] = isa
     return result

@@ -5,7 +5,9 @@ N the subgroup size (columns of B and C), K from the builtin (reference note §1
 on tf32 DPAS, whose rounding would not give f32 results: it is blocked like f16 and computed with f32
 multiply-adds. Block-IO limits are
 PVC's (reference note §6): a load block is at most 64 bytes wide (width x element size x array length)
-and 32 rows high, a store block 64 bytes wide and 8 rows high.
+and 32 rows high, a store block 64 bytes wide and 8 rows high. Xe-HPC and Xe2 build kernels with DPAS in
+the large register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the
+tutorial GEMM spills 500 times in 128.
 """
 from __future__ import annotations
 
@@ -28,14 +30,16 @@ class Target:
     max_store_rows: int = 8
     slm_bytes: int = 128 * 1024
     grf_count: int = 128
+    dpas_build_options: str = ""  # driver options for kernels that use DPAS
 
     def dpas_shape(self, dtype) -> tuple[int, int, int]:
         return self.dpas[dtype.mlir]
 
 
+LARGE_GRF = "-ze-opt-large-register-file"
 TARGETS = {
-    "xe-hpc": Target("xe-hpc", 16, dpas_shapes(16), block_io=True),
-    "xe2": Target("xe2", 16, dpas_shapes(16), block_io=True),
+    "xe-hpc": Target("xe-hpc", 16, dpas_shapes(16), block_io=True, dpas_build_options=LARGE_GRF),
+    "xe2": Target("xe2", 16, dpas_shapes(16), block_io=True, dpas_build_options=LARGE_GRF),
     "xe-hpg": Target("xe-hpg", 8, dpas_shapes(8), block_io=False, slm_bytes=64 * 1024),
     "cpu": Target("cpu", 16, dpas_shapes(16), block_io=True),
 }

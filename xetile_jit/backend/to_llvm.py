@@ -32,7 +32,8 @@ I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
 F32 = ir.FloatType()
 GLOBAL, SHARED = 1, 3  # LLVM address spaces of CrossWorkgroup memory and SLM (Workgroup)
 ARRAY_FIELDS = ("rows", "cols", "row_stride", "col_stride")  # i64 parameters after an array's pointer (ArrayArg)
-BARRIER_ARGS = (2, 2, 0x110)  # Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory
+# Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory | CrossWorkgroupMemory (global)
+BARRIER_ARGS = (2, 2, 0x310)
 
 # rule tables: op name -> (rule method, its argument); rules compute in `compute_type` (f32 for all floats)
 _UNARY_OPENCL = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.sqrt": "sqrt",
@@ -43,11 +44,13 @@ UNARY_RULES = {"arith.negf": ("instruction", "fneg"),
 
 _BINARY_INSTRUCTIONS = {
     "arith.addf": "fadd", "arith.addi": "add", "arith.subf": "fsub", "arith.subi": "sub", "arith.mulf": "fmul",
-    "arith.muli": "mul", "arith.divf": "fdiv", "arith.divsi": "sdiv", "arith.divui": "udiv", "arith.remf": "frem",
-    "arith.remsi": "srem", "arith.remui": "urem", "arith.andi": "and_", "arith.ori": "or_", "arith.xori": "xor",
+    "arith.muli": "mul", "arith.divf": "fdiv", "arith.remf": "frem", "arith.andi": "and_", "arith.ori": "or_",
+    "arith.xori": "xor",
 }
 BINARY_RULES = {
     **{name: ("instruction", instruction) for name, instruction in _BINARY_INSTRUCTIONS.items()},
+    "arith.divsi": ("int_division", "sdiv"), "arith.divui": ("int_division", "udiv"),
+    "arith.remsi": ("int_division", "srem"), "arith.remui": ("int_division", "urem"),
     "arith.shli": ("shift", "shl"), "arith.shrsi": ("shift", "ashr"), "arith.shrui": ("shift", "lshr"),
     "arith.maximumf": ("float_extreme", ">="), "arith.minimumf": ("float_extreme", "<="),
     "arith.maxnumf": ("opencl", "fmax"), "arith.minnumf": ("opencl", "fmin"),  # a NaN loses, like np.fmax
@@ -299,6 +302,20 @@ class LLVMLowering:
         in_range = b.icmp_unsigned("<", amount, splat(x.type, dtype.bits))
         out = b.ashr(x, splat(x.type, dtype.bits - 1)) if instruction == "ashr" else splat(x.type, 0)
         return b.select(in_range, getattr(b, instruction)(x, amount), out)
+
+    def rule_int_division(self, instruction: str, dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
+        """numpy's integer division: by 0 gives 0, and MIN / -1 wraps to MIN (remainder 0). The hardware
+        instruction traps or is undefined there, and padding elements divide too."""
+        b = self.builder
+        zero = b.icmp_unsigned("==", y, splat(y.type, 0))
+        special = zero
+        if dtype.kind == "i":
+            minus_one = b.icmp_signed("==", y, splat(y.type, -1))
+            special = b.or_(zero, minus_one)
+        result = getattr(b, instruction)(x, b.select(special, splat(y.type, 1), y))
+        if dtype.kind == "i":
+            result = b.select(minus_one, b.neg(x) if instruction == "sdiv" else splat(x.type, 0), result)
+        return b.select(zero, splat(x.type, 0), result)
 
     def rule_float_extreme(self, comparison: str, dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
         """np.maximum / np.minimum: x if it compares so with y or is NaN, else y (so a NaN in either wins)."""

@@ -16,7 +16,7 @@ from llvmlite import ir
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
 from ..ir.analysis import sources
-from ..ir.core import FuncOp
+from ..ir.core import FuncOp, walk
 from ..ir.types import ScalarType, SlmMemRefType
 from ..ir.xetile_ops import REDUCE_KINDS
 from . import xe_builtins as X
@@ -27,7 +27,6 @@ from .to_llvm import (BINARY_RULES, I32, I64, LLVMLowering, MemRef, from_storage
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 ATOMIC_INT = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or", "xchg": "xchg"}
 ATOMIC_FLOAT = {"add": "arith.addf", "max": "arith.maximumf", "min": "arith.minimumf"}  # the numpy rules
-COORD = ir.VectorType(I32, 2)
 
 
 class XeGPULowering(LLVMLowering):
@@ -36,9 +35,14 @@ class XeGPULowering(LLVMLowering):
         self.target = target
         self.lanes = func.lanes
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
+        arrays = [op.operands[0] for op in walk(func.body) if isinstance(op, G.CreateNdDescOp)]
+        self.array_index = {array: i for i, array in enumerate(dict.fromkeys(arrays))}
+        self.chosen_at_run_time = any(len(self.bases[op.result]) > 1 for op in walk(func.body)
+                                      for v in op.results if isinstance(v.type, G.TensorDescType))
+        self.coord_type = ir.VectorType(I32, 3 if self.chosen_at_run_time else 2)
 
     def value_type(self, t) -> ir.Type:
-        return COORD if isinstance(t, G.TensorDescType) else llvm_type(t)
+        return self.coord_type if isinstance(t, G.TensorDescType) else llvm_type(t)
 
     # ---- helpers -------------------------------------------------------------------------------------
     def combine(self, name: str, dtype, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -87,27 +91,54 @@ class XeGPULowering(LLVMLowering):
 
     def lower_CreateNdDescOp(self, op):
         row, col = (self.builder.trunc(self.values[v], I32) for v in op.operands[1:])
-        return self.coord(col, row)
+        return self.coord(col, row, self.array_index[op.operands[0]])
 
     def lower_UpdateNdOffsetOp(self, op):
         drow, dcol = (self.builder.trunc(self.values[v], I32) for v in op.operands[1:])
         return self.builder.add(self.values[op.operands[0]], self.coord(dcol, drow))
 
-    def coord(self, x: ir.Value, y: ir.Value) -> ir.Value:
+    def coord(self, x: ir.Value, y: ir.Value, array: int = 0) -> ir.Value:
+        """A descriptor: <x, y>, and the index of its array when a tile may come from several (chosen at run
+        time); an offset update adds a descriptor whose index is 0."""
         b = self.builder
-        return b.insert_element(b.insert_element(ir.Constant(COORD, ir.Undefined), x, ir.Constant(I32, 0)), y,
-                                ir.Constant(I32, 1))
+        items = [x, y] + ([ir.Constant(I32, array)] if self.chosen_at_run_time else [])
+        value = ir.Constant(self.coord_type, ir.Undefined)
+        for i, item in enumerate(items):
+            value = b.insert_element(value, item, ir.Constant(I32, i))
+        return value
 
-    def base(self, tdesc):
-        """The memref `tdesc` was created on."""
-        bases = self.bases[tdesc]
-        if len(bases) != 1:
-            raise NotImplementedError("a tile that may come from either of two arrays (chosen at run time)")
-        return next(iter(bases))
+    def xy(self, tdesc) -> ir.Value:
+        """The <x, y> the block builtins take."""
+        coord = self.values[tdesc]
+        if not self.chosen_at_run_time:
+            return coord
+        return self.builder.shuffle_vector(coord, coord, ir.Constant(ir.VectorType(I32, 2), [0, 1]))
+
+    def in_slm(self, tdesc) -> bool:
+        kinds = {isinstance(array.type, SlmMemRefType) for array in self.bases[tdesc]}
+        if len(kinds) > 1:
+            raise NotImplementedError("a tile that may come from shared local memory or from a global array")
+        return kinds.pop()
+
+    def memref(self, tdesc) -> MemRef:
+        """The memref `tdesc` was created on; when it may be one of several, each field is chosen by the
+        descriptor's array index."""
+        self.in_slm(tdesc)  # one kind of memory
+        arrays = sorted(self.bases[tdesc], key=self.array_index.get)
+        chosen: MemRef = self.values[arrays[0]]
+        b = self.builder
+        for array in arrays[1:]:
+            m: MemRef = self.values[array]
+            this = b.icmp_unsigned("==", b.extract_element(self.values[tdesc], ir.Constant(I32, 2)),
+                                   ir.Constant(I32, self.array_index[array]))
+            chosen = MemRef(b.select(this, m.pointer, chosen.pointer), m.dtype,
+                            *(b.select(this, getattr(m, f), getattr(chosen, f))
+                              for f in ("rows", "cols", "row_stride", "col_stride")))
+        return chosen
 
     def surface(self, tdesc) -> list[ir.Value]:
         """base, width (bytes), height (rows), pitch (bytes) of the memref `tdesc` was created on."""
-        m: MemRef = self.values[self.base(tdesc)]
+        m = self.memref(tdesc)
         b = self.builder
         size = ir.Constant(I64, max(1, m.dtype.bits // 8))
         pointer = b.bitcast(m.pointer, X.GLOBAL_BYTES)
@@ -116,17 +147,51 @@ class XeGPULowering(LLVMLowering):
 
     def block_call(self, key, tdesc, *data: ir.Value) -> ir.Value:
         fn = X.builtin(self.module, self.target.name, key)
-        return self.builder.call(fn, self.surface(tdesc) + [self.values[tdesc], *data])
+        return self.builder.call(fn, self.surface(tdesc) + [self.xy(tdesc), *data])
 
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
         """The 2D block message for this access, or None when none fits: the general path does it then."""
         rows, cols = layout.block
         dtype = tdesc.type.dtype
-        if (transpose or layout.grid != (1, self.lanes, 1) or dtype.is_bool or not self.target.block_io
-                or isinstance(self.base(tdesc).type, SlmMemRefType)):
+        if transpose or layout.grid != (1, self.lanes, 1) or dtype.is_bool or not self.block_surface(tdesc):
             return None
         key = kind(dtype.bits, rows, cols)
         return key if key in X.BLOCK2D_TABLE else None
+
+    def block_surface(self, tdesc) -> bool:
+        """Whether 2D block messages may address `tdesc`'s memory: global memory whose surface passed the
+        launch's checks (MemRefType.block_io)."""
+        return (self.target.block_io and not self.in_slm(tdesc)
+                and all(array.type.block_io for array in self.bases[tdesc]))
+
+    def x_aligned(self, tdesc) -> ir.Value | None:
+        """i1: the block starts on a 4-byte boundary, as 8- and 16-bit messages need (None: 32- and 64-bit data
+        always do). Known at compile time wherever the offsets are multiples of the tile, so free there."""
+        bytes_per = tdesc.type.dtype.bits // 8
+        if bytes_per >= 4:
+            return None
+        b = self.builder
+        x = b.extract_element(self.values[tdesc], ir.Constant(I32, 0))
+        return b.icmp_unsigned("==", b.and_(x, ir.Constant(I32, 4 // bytes_per - 1)), ir.Constant(I32, 0))
+
+    def by_message(self, tdesc, message, elements):
+        """message() where the block's start lets a 2D block message address it, else elements(); the value
+        they give, if any."""
+        aligned = self.x_aligned(tdesc)
+        if aligned is None:
+            return message()
+        b = self.builder
+        with b.if_else(aligned) as (then, otherwise):
+            with then:
+                by_block, block_end = message(), b.block
+            with otherwise:
+                one_by_one, elements_end = elements(), b.block
+        if by_block is None:
+            return None
+        merged = b.phi(by_block.type)
+        merged.add_incoming(by_block, block_end)
+        merged.add_incoming(one_by_one, elements_end)
+        return merged
 
     # ---- memory: the general path, one element at a time ---------------------------------------------------
     def positions(self, layout: S.LaneLayout, transpose=None) -> list[tuple[ir.Value, ir.Value]]:
@@ -144,16 +209,26 @@ class XeGPULowering(LLVMLowering):
                       for i in range(rows) for e in range(chunk)]
         return [(c, r) for r, c in result] if transpose else result
 
-    def element(self, tdesc, row: ir.Value, col: ir.Value):
+    def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
         """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
-        the element really is inside it."""
+        the element really is inside it (and inside the block's `valid` part, when given)."""
         b = self.builder
-        m: MemRef = self.values[self.base(tdesc)]
+        m = self.memref(tdesc)
         coord = self.values[tdesc]
+        inside = ir.Constant(ir.IntType(1), 1) if valid is None else self.in_block(row, col, valid)
         row = b.add(b.sext(b.extract_element(coord, ir.Constant(I32, 1)), I64), row)
         col = b.add(b.sext(b.extract_element(coord, ir.Constant(I32, 0)), I64), col)
-        inside = b.and_(self.within(row, m.rows), self.within(col, m.cols))
+        inside = b.and_(inside, b.and_(self.within(row, m.rows), self.within(col, m.cols)))
         return m.element_pointer(b, self.clamp(row, m.rows), self.clamp(col, m.cols)), inside
+
+    def in_block(self, row: ir.Value, col: ir.Value, sizes) -> ir.Value:
+        """Whether block position (row, col) lies in the leading `sizes` part."""
+        b = self.builder
+        return b.and_(b.icmp_signed("<", row, ir.Constant(I64, sizes[0])),
+                      b.icmp_signed("<", col, ir.Constant(I64, sizes[1])))
+
+    def lower_SimtConstantMaskOp(self, op):
+        return self.assemble([self.in_block(row, col, op.sizes) for row, col in self.positions(op.layout)])
 
     def within(self, i: ir.Value, n: ir.Value) -> ir.Value:
         b = self.builder
@@ -183,7 +258,7 @@ class XeGPULowering(LLVMLowering):
         value, tdesc = op.operands
         dtype = value.type.dtype
         for (row, col), item in zip(self.positions(op.layout), self.elements(self.values[value])):
-            address, inside = self.element(tdesc, row, col)
+            address, inside = self.element(tdesc, row, col, op.valid)
             with self.builder.if_then(inside):
                 self.builder.store(to_storage(self.builder, item, dtype), address)
 
@@ -196,7 +271,7 @@ class XeGPULowering(LLVMLowering):
         first_lane = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
         olds = []
         for (row, col), item in zip(self.positions(op.layout), self.elements(self.values[value])):
-            address, inside = self.element(tdesc, row, col)
+            address, inside = self.element(tdesc, row, col, op.valid)
             if op.layout.replicated:
                 inside = b.and_(inside, first_lane)
             olds.append(self.guarded(inside, lambda: self.atomic(op.kind, dtype, address, item),
@@ -250,6 +325,10 @@ class XeGPULowering(LLVMLowering):
         key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
         if key is None:
             return self.load_elements(op)
+        return self.by_message(tdesc, lambda: self.block_load(key, op), lambda: self.load_elements(op))
+
+    def block_load(self, key, op) -> ir.Value:
+        tdesc = op.operands[0]
         value = self.builder.bitcast(self.block_call(key, tdesc), llvm_type(op.result.type))
         return self.padded(value, op, tdesc) if op.padding != 0 else value
 
@@ -274,8 +353,12 @@ class XeGPULowering(LLVMLowering):
     def lower_SimtStoreNdOp(self, op):
         value, tdesc = op.operands
         key = self.block_key(tdesc, op.layout, X.BlockStore)
-        if key is None:
+        if key is None or op.valid is not None:
             return self.store_elements(op)
+        self.by_message(tdesc, lambda: self.block_store(key, op), lambda: self.store_elements(op))
+
+    def block_store(self, key, op) -> None:
+        value, tdesc = op.operands
         raw_type = X.describe(self.target.name, key).signature.args[-1]
         self.block_call(key, tdesc, self.builder.bitcast(self.values[value], raw_type))
 
@@ -283,18 +366,21 @@ class XeGPULowering(LLVMLowering):
         """A cache hint: emitted where the target has the prefetch message of this shape, else dropped."""
         t = op.operands[0].type
         key = X.BlockPrefetch(t.dtype.bits, *t.shape)
-        global_memory = not isinstance(self.base(op.operands[0]).type, SlmMemRefType)
-        if key in X.BLOCK2D_TABLE and self.target.block_io and global_memory:
-            self.block_call(key, op.operands[0])
+        tdesc = op.operands[0]
+        if key in X.BLOCK2D_TABLE and self.block_surface(tdesc):
+            self.by_message(tdesc, lambda: self.block_prefetch(key, tdesc), lambda: None)
+
+    def block_prefetch(self, key, tdesc) -> None:
+        self.block_call(key, tdesc)
 
     # ---- DPAS --------------------------------------------------------------------------------------------
     def lower_SimtDpasOp(self, op):
         a, b, *c = op.operands
         rows = op.layouts[2].block[0]
-        acc = self.values[c[0]] if c else splat(llvm_type(op.result.type), 0.0)
+        acc = self.values[c[0]] if c else splat(llvm_type(op.result.type), 0)
         if a.type.dtype.mlir == "f32":
             return self.fma_mma(self.values[a], self.values[b], acc)
-        key = X.Dpas(a.type.dtype.mlir, m=rows)
+        key = X.Dpas(a.type.dtype.mlir, (op.vnni_b or b.type.dtype).mlir, m=rows)
         fn = X.builtin(self.module, self.target.name, key)
         a_type, b_type, _ = fn.function_type.args
         bld = self.builder

@@ -1,43 +1,63 @@
 """Blocking (XeGPU RFC "blocking rule"): subgroup-level ops -> instruction-size ops for the target.
 
-A subgroup vector of shape S is cut into blocks of [gcd(S0, M), N] when the subgroup size N divides S1,
-M being the DPAS repeat count: the shape of a DPAS C operand, one column per lane (other shapes: small
-power-of-two blocks, see block_shape). Every
-value of one shape is cut the same way, so element-wise ops and loop-carried values need no regrouping.
-A tensor descriptor is cut like the values loaded through it (swapped when the load transposes). DPAS
-runs on [M, K] x [K, N] blocks of the target's shape, accumulating over the K blocks; a reduction reduces
-each block and folds the partial results element-wise. Where an op needs other blocks than its operand has (DPAS A and
-B, transposes, stores), the operand is regrouped with vector.insert/extract_strided_slice.
+A subgroup vector is cut into blocks of [M, N], N the subgroup size and M the DPAS repeat count: the shape
+of a DPAS C operand, one column per lane (shorter and narrower values: smaller power-of-two blocks, see
+block_shape). A shape the blocks do not divide (13x37, or a tile_mma smaller than one DPAS) is padded: the
+last blocks reach past it, as a 2D block message reaches past its surface. The padding is computed on and
+never seen: stores and atomics write only each block's `valid` part, reductions mask it with their
+identity, and DPAS with zeros along K. Every value of one shape is cut the same way, so element-wise ops and
+loop-carried values need no regrouping. A tensor descriptor is cut like the values loaded through it
+(swapped when the load transposes). DPAS runs on [M, K] x [K, N] blocks of the target's shape, accumulating
+over the K blocks; a reduction reduces each block and folds the partial results element-wise. Where an op
+needs other blocks than its operand has (DPAS A and B, transposes, stores), the operand is regrouped with
+vector.insert/extract_strided_slice.
 """
 from __future__ import annotations
 
+import itertools
 from math import gcd
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.analysis import UnionFind, carried_groups
 from ..ir.core import FuncOp, Value, walk
-from ..ir.types import IndexType, VectorType, float32
+from ..ir.types import IndexType, VectorType, float32, int32, uint8
 from ..ir.verifier import verify
-from ..ir.xetile_ops import REDUCE_KINDS
+from ..ir.xetile_ops import REDUCE_KINDS, reduce_identity
 from .piecewise import Grid, PiecewiseConversion
 from .targets import Target
 
 REPEAT_COUNT = 8  # rows of a DPAS C block (M)
 
 
-def block_shape(shape, subgroup: int) -> tuple[int, int]:
-    """[gcd(rows, M), N] when N divides the columns; otherwise a power-of-two block of at most N elements, so
-    that a lane holds 1 to N of them (SPIR-V vectors have 2, 4, 8 or 16 components)."""
+def padded(n: int, unit: int) -> int:
+    """`n` rounded up to a multiple of `unit`, or, below it, to a power of two (which divides the unit)."""
+    if n >= unit:
+        return -(-n // unit) * unit
+    return 1 << (n - 1).bit_length()
+
+
+def padded_shape(shape, subgroup: int) -> tuple[int, int]:
+    """The extent the blocks of a value cover: columns to a multiple of N (narrow ones to a power of two),
+    rows to a multiple of the block height."""
     rows, cols = shape
+    cols = padded(cols, subgroup)
+    return padded(rows, REPEAT_COUNT if cols % subgroup == 0 else subgroup // cols), cols
+
+
+def block_shape(shape, subgroup: int) -> tuple[int, int]:
+    """[M, N] blocks, one column per lane, as a DPAS C operand; fewer rows for shorter values, and for narrow
+    ones a power-of-two block of N elements, so that a lane holds 1 to N of them (SPIR-V vectors have 2, 4,
+    8 or 16 components)."""
+    rows, cols = padded_shape(shape, subgroup)
     if cols % subgroup == 0:
         return gcd(rows, REPEAT_COUNT), subgroup
-    width = gcd(cols, subgroup)
-    return gcd(rows, subgroup // width), width
+    return gcd(rows, subgroup // cols), cols
 
 
 def grid(shape, block) -> Grid:
-    return Grid((shape[0] // block[0], shape[1] // block[1]), tuple(block))
+    """The blocks covering `shape`; the last row and column of blocks may reach past it (padding)."""
+    return Grid(tuple(-(-n // b) for n, b in zip(shape, block)), tuple(block))
 
 
 class DescriptorClasses:
@@ -125,33 +145,73 @@ class Blocking(PiecewiseConversion):
         self.grids[op.result] = Grid(src.counts[::-1], src.shape[::-1]) if op.transpose else src
         super().convert_LoadNdOp(op)
 
+    def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
+        value, tdesc = op.operands
+        g = self.grid_of(tdesc)
+        for piece, tile, origin in zip(self.pieces(value, g), self.get(tdesc), g.origins()):
+            self.emit(G.StoreNdOp, piece, tile, valid_part(g, origin, tdesc.type.shape))
+
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
-        tiles, g = self.get(op.operands[1]), self.grid_of(op.operands[1])
-        values = self.pieces(op.operands[0], g)
+        value, tdesc = op.operands
+        g = self.grid_of(tdesc)
         self.grids[op.result] = g
-        self.set(op.result, [self.emit(G.AtomicRMWOp, op.kind, v, t).result for v, t in zip(values, tiles)])
+        self.set(op.result, [self.emit(G.AtomicRMWOp, op.kind, piece, tile, valid_part(g, origin, tdesc.type.shape)
+                                       ).result
+                             for piece, tile, origin in zip(self.pieces(value, g), self.get(tdesc), g.origins())])
 
     def convert_DpasOp(self, op: G.DpasOp) -> None:
         a, b, *c = op.operands
         m, n, k = self.target.dpas_shape(a.type.dtype)
-        (rows, depth), cols = a.type.shape, b.type.shape[1]
-        if rows % m or cols % n or depth % k:
-            raise NotImplementedError(f"tile_mma of {rows}x{depth} by {depth}x{cols} per subgroup: the DPAS "
-                                      f"shape {m}x{n}x{k} must divide it")
         out = grid(op.result.type.shape, (m, n))
-        blocks_a = self.pieces(a, grid(a.type.shape, (m, k)))
-        blocks_b = self.pieces(b, grid(b.type.shape, (k, n)))
+        steps = -(-a.type.shape[1] // k)
+        blocks_a = self.zero_padded_k(a, Grid((out.counts[0], steps), (m, k)), 1)
+        vnni = b.type.dtype if b.type.dtype.bits == 8 else None
+        if vnni is None:
+            blocks_b = self.zero_padded_k(b, Grid((steps, out.counts[1]), (k, n)), 0)
+        else:
+            blocks_b = self.vnni_packed(b, steps, out.counts[1], n)
         blocks_c = self.pieces(c[0], out) if c else None
         piece = VectorType((m, n), op.result.type.dtype)
         results = []
         for i, j in out.cells():
             acc = blocks_c[out.index(i, j)] if c else None
-            for kk in range(depth // k):
-                acc = self.emit(G.DpasOp, blocks_a[i * (depth // k) + kk], blocks_b[kk * out.counts[1] + j], acc,
-                                piece).result
+            for kk in range(steps):
+                acc = self.emit(G.DpasOp, blocks_a[i * steps + kk], blocks_b[kk * out.counts[1] + j], acc,
+                                piece, vnni_b=vnni).result
             results.append(acc)
         self.grids[op.result] = out
         self.set(op.result, results)
+
+    def vnni_packed(self, b: Value, steps: int, columns: int, n: int) -> list[Value]:
+        """The B blocks of 8-bit DPAS as the hardware takes them: [K/4, N] words of four K rows (VNNI), built
+        from [8, N] blocks (rows 4w..4w+3 make word row w), so that no lane holds more than 16 elements."""
+        rows = 8
+        blocks = self.zero_padded_k(b, Grid((steps * 32 // rows, columns), (rows, n)), 0)
+        word_rows = [self.packed_words(block) for block in blocks]
+        result = []
+        for kk, j in itertools.product(range(steps), range(columns)):
+            packed = self.emit(C.ConstantOp, 0, VectorType((8, n), int32)).result
+            for q in range(32 // rows):
+                part = word_rows[(kk * 32 // rows + q) * columns + j]
+                packed = self.emit(C.InsertStridedSliceOp, part, packed, [q * rows // 4, 0]).result
+            result.append(packed)
+        return result
+
+    def packed_words(self, block: Value) -> Value:
+        """[R, N] of 8-bit data -> [R/4, N] of i32: word w = rows 4w..4w+3, the lowest row in the lowest byte."""
+        (rows, n), dtype = block.type.shape, block.type.dtype
+        shape = (rows // 4, n)
+        words = None
+        for byte in range(4):
+            part = self.emit(C.ExtractStridedSliceOp, block, [byte, 0], shape, [4, 1]).result
+            if dtype.kind == "i":
+                part = self.emit(C.CastOp, "arith.bitcast", part, VectorType(shape, uint8)).result
+            word = self.emit(C.CastOp, "arith.extui", part, VectorType(shape, int32)).result
+            if byte:
+                shift = self.emit(C.ConstantOp, 8 * byte, VectorType(shape, int32)).result
+                word = self.emit(C.BinaryOp, "arith.shli", word, shift).result
+            words = word if words is None else self.emit(C.BinaryOp, "arith.ori", words, word).result
+        return words
 
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
         """Each block reduces on its own, the partial results fold element-wise. f16 and bf16 reduce in f32
@@ -161,6 +221,9 @@ class Blocking(PiecewiseConversion):
         blocks = [self.widened(b) for b in self.get(op.operands[0])]
         out = Grid(tuple(1 if d in op.dims else n for d, n in enumerate(src.counts)),
                    tuple(1 if d in op.dims else n for d, n in enumerate(src.shape)))
+        shape = op.operands[0].type.shape
+        identity = reduce_identity(op.kind, blocks[0].type.dtype)
+        blocks = [self.masked(block, origin, shape, op.dims, identity) for block, origin in zip(blocks, src.origins())]
         results = []
         for i, j in out.cells():
             group = [blocks[src.index(a, b)] for a, b in src.cells()
@@ -169,6 +232,23 @@ class Blocking(PiecewiseConversion):
             results.append(self.narrowed(self.combine(op, partials), dtype))
         self.grids[op.result] = out
         self.set(op.result, results)
+
+    # ---- padding ---------------------------------------------------------------------------------
+    def zero_padded_k(self, v: Value, g: Grid, k_dim: int) -> list[Value]:
+        """DPAS operand blocks with the padding past K zeroed: it would otherwise add to the result."""
+        return [self.masked(block, origin, v.type.shape, (k_dim,), 0)
+                for block, origin in zip(self.pieces(v, g), g.origins())]
+
+    def masked(self, block: Value, origin, shape, dims, fill) -> Value:
+        """`block` (at `origin` in a value of `shape`) with the elements past the value's end along `dims` set
+        to `fill`; `block` itself when it ends inside."""
+        sizes = [max(0, min(b, n - o)) if d in dims else b
+                 for d, (b, n, o) in enumerate(zip(block.type.shape, shape, origin))]
+        if sizes == list(block.type.shape):
+            return block
+        mask = self.emit(C.ConstantMaskOp, sizes, block.type.shape).result
+        padding = self.emit(C.ConstantOp, fill, block.type).result
+        return self.emit(C.SelectOp, mask, block, padding).result
 
     def widened(self, block: Value) -> Value:
         t = block.type
@@ -188,6 +268,12 @@ class Blocking(PiecewiseConversion):
         for partial in partials[1:]:
             result = self.emit(C.BinaryOp, name, result, partial).result
         return result
+
+
+def valid_part(g: Grid, origin, shape) -> tuple[int, int] | None:
+    """The leading part of the block at `origin` that lies inside `shape` (None: all of it)."""
+    sizes = tuple(min(b, n - o) for b, n, o in zip(g.shape, shape, origin))
+    return None if sizes == tuple(g.shape) else sizes
 
 
 def block(func: FuncOp, target: Target) -> FuncOp:

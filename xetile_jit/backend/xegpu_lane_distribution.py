@@ -5,7 +5,8 @@ Loads, stores, atomics and DPAS take the SIMT flavor of their op. A reduction re
 then across the lanes of each cluster the reduced dim is spread over (clustered gpu.subgroup_reduce). Broadcasts and the
 regrouping slices of blocking become per-lane vector.shuffle where every lane already holds what it needs,
 and a lane_gather (static tables, lowered with subgroup shuffles) where data moves between lanes, as in a
-transpose. DPAS runs in SIMT form for f16, bf16 and f32 operands (f32 as multiply-adds, targets.py).
+transpose. DPAS runs in SIMT form for every operand type (f32 as multiply-adds, targets.py; 8-bit B comes
+VNNI-packed from blocking).
 """
 from __future__ import annotations
 
@@ -92,23 +93,23 @@ class LaneDistribution(Conversion):
         new = self.emit(S.SimtLoadNdOp, self.one(op.operands[0]), self.layout(op.result), op.transpose, op.padding)
         self.set(op.result, new.result)
 
+    def convert_ConstantMaskOp(self, op: C.ConstantMaskOp) -> None:
+        self.set(op.result, self.emit(S.SimtConstantMaskOp, op.sizes, self.layout(op.result)).result)
+
     def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
         value, tdesc = op.operands
-        self.emit(S.SimtStoreNdOp, self.one(value), self.one(tdesc), self.layout(value))
+        self.emit(S.SimtStoreNdOp, self.one(value), self.one(tdesc), self.layout(value), op.valid)
 
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
         value, tdesc = op.operands
-        new = self.emit(S.SimtAtomicRMWOp, op.kind, self.one(value), self.one(tdesc), self.layout(value))
+        new = self.emit(S.SimtAtomicRMWOp, op.kind, self.one(value), self.one(tdesc), self.layout(value), op.valid)
         self.set(op.result, new.result)
 
     def convert_DpasOp(self, op: G.DpasOp) -> None:
         a, b, *c = op.operands
-        if a.type.dtype.is_int:
-            raise NotImplementedError(f"DPAS on {a.type.dtype} operands at the work-item level (the packed "
-                                      "32-element B operand of 8-bit DPAS is not distributed yet)")
         layouts = (self.layout(a), self.layout(b), self.layout(op.result))
         new = self.emit(S.SimtDpasOp, self.one(a), self.one(b), self.one(c[0]) if c else None, layouts,
-                        op.result.type.dtype)
+                        op.result.type.dtype, op.vnni_b)
         self.set(op.result, new.result)
 
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
@@ -139,8 +140,8 @@ class LaneDistribution(Conversion):
         self.move(op.result, [self.source(op.operands[0])], lambda r, c: (0, (c, r)))
 
     def convert_ExtractStridedSliceOp(self, op: C.ExtractStridedSliceOp) -> None:
-        r0, c0 = op.offsets
-        self.move(op.result, [self.source(op.operands[0])], lambda r, c: (0, (r + r0, c + c0)))
+        (r0, c0), (sr, sc) = op.offsets, op.strides
+        self.move(op.result, [self.source(op.operands[0])], lambda r, c: (0, (r0 + r * sr, c0 + c * sc)))
 
     def convert_InsertStridedSliceOp(self, op: C.InsertStridedSliceOp) -> None:
         src, dest = op.operands

@@ -5,7 +5,9 @@ shape D that one subgroup owns. Along dim i, the subgroup's index j_i (from its 
 owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i)): round robin; when
 L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
 Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers.
-An atomic on data that several subgroups share is done by the first of them only.
+An atomic on data that several subgroups share is done by the first of them only. A reduction over dims
+split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
+shared local memory (f16/bf16 in f32, rounded once at the end, as the op does).
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.attrs import Layout
 from ..ir.core import Block, Builder, FuncOp, Value, walk
-from ..ir.types import IndexType, SlmMemRefType, VectorType
+from ..ir.types import IndexType, SlmMemRefType, VectorType, float32
+from ..ir.xetile_ops import REDUCE_KINDS
 from ..ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
 
@@ -155,10 +158,60 @@ class WgToSg(PiecewiseConversion):
         self.set(op.result, results)
 
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
+        v = op.operands[0]
+        layout, src = wg_layout(v), self.grid_of(v)
+        split = [d for d in op.dims if layout.sg_layout[d] > 1 and layout.sg_data[d] < v.type.shape[d]]
+        if not split and all(src.counts[d] == 1 for d in op.dims):
+            return self.pieces_from(op, lambda i, j: (0 if 0 in op.dims else i, 0 if 1 in op.dims else j))
+        partials = self.local_partials(op)
+        slm_shape = tuple(layout.sg_layout[d] if d in split else 1 if d in op.dims else n
+                          for d, n in enumerate(v.type.shape))
+        wide = partials[0].type.dtype
+        slm = self.early.create(C.SlmAllocOp, SlmMemRefType(wide, shape=slm_shape)).result
+        index = self.subgroup_index(layout)
+        for partial, offsets in zip(partials, self.kept_offsets(op, src)):
+            at = [index[d] if d in split else offsets[d] for d in range(2)]
+            tile = self.emit(G.CreateNdDescOp, slm, at, G.TensorDescType(partial.type.shape, wide)).result
+            self.emit(G.StoreNdOp, partial, tile)
+        self.emit(C.BarrierOp)
+        out = self.grid_of(op.result)
+        results = []
+        for offsets in out.offsets:
+            shape = tuple(slm_shape[d] if d in op.dims else n for d, n in enumerate(out.shape))
+            at = [self.const(0) if d in op.dims else offsets[d] for d in range(2)]
+            tile = self.emit(G.CreateNdDescOp, slm, at, G.TensorDescType(shape, wide)).result
+            total = self.emit(G.MultiReductionOp, op.kind, self.emit(G.LoadNdOp, tile).result, op.dims).result
+            results.append(self.cast(total, op.result.type.dtype))
+        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
+        self.set(op.result, results)
+
+    def local_partials(self, op: G.MultiReductionOp) -> list[Value]:
+        """Each of the subgroup's result pieces reduced over its own pieces (f16/bf16 widened to f32), one per
+        position along the kept dims."""
         src = self.grid_of(op.operands[0])
-        if any(src.counts[d] != 1 for d in op.dims):
-            raise NotImplementedError("a reduction over a dimension split between subgroups; convert its layout")
-        self.pieces_from(op, lambda i, j: (0 if 0 in op.dims else i, 0 if 1 in op.dims else j))
+        pieces = [self.cast(p, float32) if p.type.dtype.is_float else p for p in self.get(op.operands[0])]
+        combine = REDUCE_KINDS[op.kind][pieces[0].type.dtype.kind][2]
+        partials = {}
+        for (i, j), piece in zip(src.cells(), pieces):
+            key = (0 if 0 in op.dims else i, 0 if 1 in op.dims else j)
+            reduced = self.emit(G.MultiReductionOp, op.kind, piece, op.dims).result
+            earlier = partials.get(key)
+            partials[key] = reduced if earlier is None else self.emit(C.BinaryOp, combine, earlier, reduced).result
+        return list(partials.values())
+
+    def kept_offsets(self, op: G.MultiReductionOp, src: Distribution) -> list[tuple[Value, Value]]:
+        """The offsets of the first piece at each position along the kept dims (as local_partials orders them)."""
+        seen = {}
+        for (i, j), offsets in zip(src.cells(), src.offsets):
+            seen.setdefault((0 if 0 in op.dims else i, 0 if 1 in op.dims else j), offsets)
+        return list(seen.values())
+
+    def cast(self, v: Value, dtype) -> Value:
+        """`v` as `dtype` (floats widen or round), or `v` itself when it has it."""
+        if v.type.dtype == dtype:
+            return v
+        name = "arith.extf" if dtype.bits > v.type.dtype.bits else "arith.truncf"
+        return self.emit(C.CastOp, name, v, VectorType(v.type.shape, dtype)).result
 
     def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
         """Through SLM: every subgroup stores what it has, then loads what it needs."""

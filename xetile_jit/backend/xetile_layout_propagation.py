@@ -3,7 +3,9 @@
 Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
 - anchors: layouts the user gave (init_tile `layout=`, the tile_mma layout of the launch);
 - tile_mma: A gets sg_data [sg_m, K], B [K, sg_n], C the result's layout (same sg_layout);
-- tile_reduce: the input holds the reduced dims whole in each subgroup; the result has sg_data 1 there;
+- tile_reduce: the result has sg_data 1 along the reduced dims. The input may split them between subgroups
+  (wg-to-sg then exchanges partial results through SLM) unless subgroups would hold the same data twice
+  there; then it is converted to a layout that holds them whole (RFC Appendix 2.2);
 - tile_broadcast: the input has sg_data 1 along the broadcast dims;
 - tile_transpose: sg_layout, sg_data and order swap;
 - values that must agree (a tile and what it loads, loop-carried and branch values, element-wise operands)
@@ -48,9 +50,10 @@ def default_layout(shape, subgroups: int) -> Layout:
     return Layout((subgroups, 1), (rows, cols))
 
 
-def holds_whole(layout: Layout, dims, shape) -> bool:
-    """Each subgroup has the whole extent of `dims` (split over one subgroup, or replicated)."""
-    return all(layout.sg_layout[d] == 1 or layout.sg_data[d] == shape[d] for d in dims)
+def reducible(layout: Layout, dims, shape) -> bool:
+    """Each element of the reduced dims lies in exactly one subgroup, or in every one of them."""
+    return all(layout.sg_layout[d] == 1 or layout.sg_data[d] == shape[d]
+               or shape[d] % (layout.sg_layout[d] * layout.sg_data[d]) == 0 for d in dims)
 
 
 def reduce_friendly(shape, dims, subgroups: int) -> Layout:
@@ -67,12 +70,14 @@ def reduce_friendly(shape, dims, subgroups: int) -> Layout:
 
 @dataclass
 class Edge:
-    """`dst` must have `rule(layout of src)`; `use` is the (op, operand index) a conversion would feed."""
+    """`dst` must have `rule(layout of src)`, or a layout `fits(dst layout, src layout)` accepts; `use` is the
+    (op, operand index) a conversion would feed."""
 
     src: Value
     dst: Value
     rule: Callable[[Layout], Layout]
     use: tuple[Operation, int] | None = None
+    fits: Callable[[Layout, Layout], bool] | None = None
 
 
 class LayoutPropagation:
@@ -154,11 +159,16 @@ class LayoutPropagation:
         dims, shape = op.dims, op.operands[0].type.shape
 
         def result_from_input(l: Layout) -> Layout:
-            if holds_whole(l, dims, shape):
+            if reducible(l, dims, shape):
                 return with_sg_data(l, {d: 1 for d in dims})
             return with_sg_data(reduce_friendly(shape, dims, self.subgroups), {d: 1 for d in dims})
 
-        self.both_ways(op, 0, op.result, lambda l: with_sg_data(l, {d: shape[d] for d in dims}), result_from_input)
+        def fits(operand: Layout, result: Layout) -> bool:
+            return reducible(operand, dims, shape) and result_from_input(operand) == result
+
+        self.edges.append(Edge(op.result, op.operands[0], lambda l: with_sg_data(l, {d: shape[d] for d in dims}),
+                               (op, 0), fits))
+        self.edges.append(Edge(op.operands[0], op.result, result_from_input))
 
     def seed(self, ops) -> None:
         anchors = [(op, v, X.layout_of(v)) for op in ops for v in op.results if X.layout_of(v) is not None]
@@ -189,8 +199,8 @@ class LayoutPropagation:
         for edge in self.edges:
             if edge.use is None:
                 continue
-            wanted = edge.rule(self.layout(edge.src))
-            if self.layout(edge.dst) != wanted:
+            have, wanted = self.layout(edge.dst), edge.rule(self.layout(edge.src))
+            if have != wanted and not (edge.fits and edge.fits(have, self.layout(edge.src))):
                 op, index = edge.use
                 convert = X.ConvertLayoutOp(op.operands[index], wanted, loc=op.loc)
                 block = self.block_of(op)

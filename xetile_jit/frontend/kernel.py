@@ -13,7 +13,6 @@ import inspect
 import os
 import sys
 
-from ..version import __version__
 from ..backend.interpreter import Interpreter
 from ..backend.pipeline import compile_spirv
 from ..backend.targets import TARGETS as DEVICE_TARGETS
@@ -25,8 +24,8 @@ from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
 from ..runtime.args import classify, runtime_value
-from ..runtime.cache import DiskCache
-from ..runtime.device import NUMPY, Device, launch_device
+from ..runtime.cache import DiskCache, compiler_hash
+from ..runtime.device import NUMPY, Device, select_device
 from ..runtime.memory import prepare_arguments
 from ..runtime.sycl import SyclProgram, launch
 from .dsl import constexpr
@@ -75,11 +74,13 @@ def mma_layout(options: dict) -> Layout | None:
 
 class CompiledKernel:
     """A kernel compiled for one specialization and target. `.asm` holds the printed IR of each level
-    ("xetile", "xegpu", ...), and for device targets "llir" and "spirv" (bytes)."""
+    ("xetile", "xegpu", ...), and for device targets "llir" and "spirv" (bytes); `build_options` are the
+    driver's, for the SYCL program."""
 
     def __init__(self, name: str, specs: dict, target: str, asm: dict, written: set, func: FuncOp | None = None,
-                 num_subgroups: int = 1, lanes: int = 1):
+                 num_subgroups: int = 1, lanes: int = 1, build_options: str = ""):
         self.name = name
+        self.build_options = build_options
         self.specs = specs
         self.target = target
         self.asm = asm
@@ -90,9 +91,10 @@ class CompiledKernel:
 
     @classmethod
     def from_entry(cls, name: str, specs: dict, target: str, entry: dict) -> "CompiledKernel":
-        asm = {k: v for k, v in entry.items() if k not in ("written", "num_subgroups", "lanes")}
+        asm = {k: v for k, v in entry.items() if k not in ("written", "num_subgroups", "lanes", "build_options")}
         return cls(name, specs, target, asm, set(filter(None, entry["written"].split(","))),
-                   num_subgroups=int(entry["num_subgroups"]), lanes=int(entry["lanes"]))
+                   num_subgroups=int(entry["num_subgroups"]), lanes=int(entry["lanes"]),
+                   build_options=entry["build_options"])
 
     def run(self, grid, values: dict) -> None:
         """In the numpy interpreter."""
@@ -103,7 +105,8 @@ class CompiledKernel:
         """As SPIR-V on `queue`: workgroups of num_subgroups x lanes work-items along dimension 0."""
         program = self.programs.get(queue.sycl_context)
         if program is None:
-            program = self.programs[queue.sycl_context] = SyclProgram(self.asm["spirv"], queue)
+            program = SyclProgram(self.asm["spirv"], queue, self.build_options)
+            self.programs[queue.sycl_context] = program
         args, finish = prepare_arguments(queue, values, self.specs, self.written)
         local = (self.workgroup_size, 1, 1)
         launch(queue, program.kernel(self.name), (grid[0] * local[0], grid[1], grid[2]), local, args)
@@ -172,7 +175,7 @@ class Kernel:
             return CompiledKernel(self.__name__, specs, target, {"xetile": print_func(func)},
                                   {a.name_hint for a in written_arrays(func)}, func=func)
         cache = DiskCache()
-        key = cache.key(__version__, self.source_hash, specs, consts, layout, target)
+        key = cache.key(compiler_hash(), self.source_hash, specs, consts, layout, target)
         entry = cache.get(key)
         if entry is None:
             func = self.trace(specs, consts, layout)
@@ -199,7 +202,7 @@ class Kernel:
     # ---- launch -----------------------------------------------------------------------------
     def run(self, grid, args, kwargs) -> None:
         values, options = self.bind(args, kwargs)
-        device: Device = launch_device(options.get("device"), values.values())
+        device: Device = select_device(options.get("device"), values.values())
         compiled = self.compiled_for(values, options, device.target)
         grid = normalize_grid(grid, {n: values[n] for n in self.constexprs})
         for name in compiled.written:
@@ -215,7 +218,7 @@ class Kernel:
         `grid` is accepted for symmetry with a launch."""
         values, options = self.bind(args, kwargs)
         if target is None:
-            target = launch_device(options.get("device"), values.values()).target
+            target = select_device(options.get("device"), values.values()).target
         compiled = self.compiled_for(values, options, target)
         if grid is not None:
             normalize_grid(grid, {n: values[n] for n in self.constexprs})

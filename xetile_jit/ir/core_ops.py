@@ -8,7 +8,7 @@ import numpy as np
 
 from . import numeric
 from .core import Block, Operation, Region, Value
-from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, i1, i32
+from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
 
 def shape_of(t: Type) -> tuple[int, ...]:
@@ -448,26 +448,51 @@ class SlmAllocOp(Operation):
 
 
 class ExtractStridedSliceOp(Operation):
-    """vector.extract_strided_slice: the `sizes` block at `offsets` (unit strides)."""
+    """vector.extract_strided_slice: the `sizes` block at `offsets`, every `strides`-th element along each dim."""
 
     name = "vector.extract_strided_slice"
 
-    def __init__(self, v: Value, offsets, sizes, loc=None):
+    def __init__(self, v: Value, offsets, sizes, strides=(1, 1), loc=None):
         super().__init__([v], [VectorType(tuple(sizes), v.type.dtype)], loc=loc)
-        self.offsets = tuple(offsets)
+        self.offsets, self.strides = tuple(offsets), tuple(strides)
 
     def verify(self):
         full, part = self.operands[0].type.shape, self.result.type.shape
-        if any(o + s > n for o, s, n in zip(self.offsets, part, full)):
+        if any(o + (s - 1) * st >= n for o, s, st, n in zip(self.offsets, part, self.strides, full)):
             raise self.error(f"slice {part} at {self.offsets} exceeds {full}", "strided slices stay inside the vector")
 
     def format(self, p) -> str:
         v = self.operands[0]
         return (f" {p.name(v)} {{offsets = {list(self.offsets)}, sizes = {list(self.result.type.shape)}, "
-                f"strides = [1, 1]}} : {v.type} to {self.result.type}")
+                f"strides = {list(self.strides)}}} : {v.type} to {self.result.type}")
 
     def interpret(self, interp, v):
-        return np.ascontiguousarray(v[tuple(slice(o, o + s) for o, s in zip(self.offsets, self.result.type.shape))])
+        shape = self.result.type.shape
+        return np.ascontiguousarray(v[tuple(slice(o, o + s * st, st)
+                                            for o, s, st in zip(self.offsets, shape, self.strides))])
+
+
+class ConstantMaskOp(Operation):
+    """vector.constant_mask: true in the leading `sizes` block, false elsewhere (blocking masks the padding of
+    a block that reaches past its value's shape)."""
+
+    name = "vector.constant_mask"
+
+    def __init__(self, sizes, shape, loc=None):
+        super().__init__(result_types=[VectorType(tuple(shape), bool_)], loc=loc)
+        self.sizes = tuple(sizes)
+
+    def verify(self):
+        if any(not 0 <= s <= n for s, n in zip(self.sizes, self.result.type.shape)):
+            raise self.error(f"mask sizes {list(self.sizes)} exceed {self.result.type}", "mask sizes fit the vector")
+
+    def format(self, p) -> str:
+        return f" {list(self.sizes)} : {self.result.type}"
+
+    def interpret(self, interp):
+        mask = np.zeros(self.result.type.shape, bool)
+        mask[tuple(slice(0, s) for s in self.sizes)] = True
+        return mask
 
 
 class InsertStridedSliceOp(Operation):

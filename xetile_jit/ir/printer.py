@@ -4,6 +4,7 @@ from __future__ import annotations
 from .attrs import Layout
 from .core import Block, FuncOp, Operation, Value
 from .core_ops import format_float
+from .types import MemRefType
 
 
 def format_attr(value) -> str:
@@ -85,8 +86,15 @@ class Printer:
         for op in block.ops:
             self.print_op(op, indent)
 
+    def arg_attrs(self, t) -> str:
+        """At the XeGPU levels, an array whose memory 2D block messages cannot take says so (an MLIR argument
+        attribute)."""
+        if self.dialect == "xetile" or not isinstance(t, MemRefType) or t.block_io:
+            return ""
+        return " {xegpu.block_io = false}"
+
     def print_func(self, func: FuncOp) -> str:
-        args = ", ".join(f"{self.name(a)}: {a.type}" for a in func.args)
+        args = ", ".join(f"{self.name(a)}: {a.type}{self.arg_attrs(a.type)}" for a in func.args)
         items = dict(func.constexprs)
         if func.num_subgroups is not None:
             items["num_subgroups"] = func.num_subgroups

@@ -20,8 +20,9 @@ import numpy as np
 
 from . import numeric
 from .core import Operation, Value
-from .types import DType, ScalarType, VectorType
-from .xetile_ops import ATOMIC_KINDS, REDUCE_KINDS, TileRef, mma_accumulator_dtype
+from .types import DType, ScalarType, VectorType, bool_
+from .xegpu_ops import vnni_unpack
+from .xetile_ops import ATOMIC_KINDS, REDUCE_KINDS, TileRef, mma_accumulator_dtype, valid_attr
 
 
 def elements(t) -> int:
@@ -134,16 +135,17 @@ class SimtLoadNdOp(Operation):
 class SimtStoreNdOp(Operation):
     name = "xegpu.store_nd"
 
-    def __init__(self, value: Value, tdesc: Value, layout: LaneLayout, loc=None):
+    def __init__(self, value: Value, tdesc: Value, layout: LaneLayout, valid=None, loc=None):
         super().__init__([value, tdesc], [], loc=loc)
-        self.layout = layout
+        self.layout, self.valid = layout, valid
 
     def format(self, p) -> str:
         value, t = self.operands
-        return f" {p.name(value)}, {p.name(t)} : {value.type}, {t.type}"
+        return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, valid_attr(self))} : {value.type}, {t.type}"
 
     def interpret(self, interp, value, tile: TileRef):
-        tile.store(self.layout.gather(value))
+        target, part = tile.clipped(self.valid, self.layout.gather(value))
+        target.store(part)
 
 
 class SimtAtomicRMWOp(Operation):
@@ -151,20 +153,40 @@ class SimtAtomicRMWOp(Operation):
 
     name = "xegpu.atomic_rmw"
 
-    def __init__(self, kind: str, value: Value, tdesc: Value, layout: LaneLayout, loc=None):
+    def __init__(self, kind: str, value: Value, tdesc: Value, layout: LaneLayout, valid=None, loc=None):
         super().__init__([value, tdesc], [value.type], loc=loc)
-        self.kind, self.layout = kind, layout
+        self.kind, self.layout, self.valid = kind, layout, valid
 
     def format(self, p) -> str:
         value, t = self.operands
         kind = ATOMIC_KINDS[self.kind][t.type.dtype.kind][0]
-        return f" <{kind}> {p.name(value)}, {p.name(t)} : {value.type}, {t.type} -> {self.result.type}"
+        return (f" <{kind}> {p.name(value)}, {p.name(t)}{p.attr_dict(self, valid_attr(self))} : {value.type}, "
+                f"{t.type} -> {self.result.type}")
 
     def interpret(self, interp, value, tile: TileRef):
         old = tile.load(0)
         dtype = self.operands[1].type.dtype
-        tile.store(numeric.apply(dtype, ATOMIC_KINDS[self.kind][dtype.kind][1], old, self.layout.gather(value)))
+        new = numeric.apply(dtype, ATOMIC_KINDS[self.kind][dtype.kind][1], old, self.layout.gather(value))
+        target, part = tile.clipped(self.valid, new)
+        target.store(part)
         return self.layout.distribute(old)
+
+
+class SimtConstantMaskOp(Operation):
+    """vector.constant_mask, SIMT flavor: each lane's part of the mask in its lane layout."""
+
+    name = "vector.constant_mask"
+
+    def __init__(self, sizes, layout: LaneLayout, loc=None):
+        super().__init__(result_types=[layout.lane_type(bool_)], loc=loc)
+        self.sizes, self.layout = tuple(sizes), layout
+
+    def format(self, p) -> str:
+        return f" {list(self.sizes)}{p.attr_dict(self, {'block': list(self.layout.block)})} : {self.result.type}"
+
+    def interpret(self, interp):
+        rows, cols = self.layout.indices()
+        return (rows < self.sizes[0]) & (cols < self.sizes[1])
 
 
 class SimtDpasOp(Operation):
@@ -173,24 +195,26 @@ class SimtDpasOp(Operation):
     name = "xegpu.dpas"
 
     def __init__(self, a: Value, b: Value, c: Value | None, layouts: tuple[LaneLayout, LaneLayout, LaneLayout],
-                 result_dtype: DType, loc=None):
+                 result_dtype: DType, vnni_b: DType | None = None, loc=None):
         super().__init__([a, b] + ([c] if c is not None else []), [layouts[2].lane_type(result_dtype)], loc=loc)
-        self.layouts = layouts
+        self.layouts, self.vnni_b = layouts, vnni_b
 
     def verify(self):
         a, b, *_ = self.operands
-        if mma_accumulator_dtype(a.type.dtype, b.type.dtype) is None:
+        if mma_accumulator_dtype(a.type.dtype, self.vnni_b or b.type.dtype) is None:
             raise self.error("unsupported operand types", "tile_mma operand element types")
 
     def format(self, p) -> str:
         names = ", ".join(p.name(v) for v in self.operands)
-        return f" {names} : {', '.join(str(v.type) for v in self.operands)} -> {self.result.type}"
+        attrs = {} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir}
+        return (f" {names}{p.attr_dict(self, attrs)} : {', '.join(str(v.type) for v in self.operands)} -> "
+                f"{self.result.type}")
 
     def interpret(self, interp, a, b, c=None):
         la, lb, lc = self.layouts
         acc = self.result.type.dtype
         wide = np.float32 if acc.is_float else np.int64
-        out = la.gather(a).astype(wide) @ lb.gather(b).astype(wide)
+        out = la.gather(a).astype(wide) @ vnni_unpack(lb.gather(b), self.vnni_b).astype(wide)
         if c is not None:
             out = out + lc.gather(c)
         return lc.distribute(out.astype(acc.np_dtype))

@@ -121,10 +121,12 @@ class TileType(Type):
 
 @dataclass(frozen=True)
 class MemRefType(Type):
-    """A 2-D array argument of dynamic shape; `order` is its memory layout (row- or column-major)."""
+    """A 2-D array argument of dynamic shape; `order` is its memory layout (row- or column-major). `block_io`:
+    its memory meets the surface rules of 2D block messages (alignment, pitch, width), checked at launch."""
 
     dtype: DType
     order: tuple[int, ...] = ROW_MAJOR
+    block_io: bool = True
 
     def __str__(self) -> str:
         strides = "[?, 1]" if self.order == ROW_MAJOR else "[1, ?]"

@@ -7,15 +7,16 @@ Vector ops whose semantics equal an XeTile op's reuse that op's rules and only r
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from .attrs import Layout, format_list
 from .core import Operation, Value
-from .types import ROW_MAJOR, DType, MemRefType, Type, VectorType
+from .types import ROW_MAJOR, DType, MemRefType, Type, VectorType, int32
 from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, TileMMAOp, TileRef, TileReduceOp,
-                         TileTransposeOp, check_offsets)
+                         TileTransposeOp, check_offsets, valid_attr)
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class MemRefTransposeOp(Operation):
     name = "memref.transpose"
 
     def __init__(self, base: Value, loc=None):
-        super().__init__([base], [MemRefType(base.type.dtype, ROW_MAJOR)], loc=loc)
+        super().__init__([base], [dataclasses.replace(base.type, order=ROW_MAJOR)], loc=loc)
 
     def verify(self):
         if self.operands[0].type.order == ROW_MAJOR:
@@ -110,8 +111,9 @@ class LoadNdOp(Operation):
 class StoreNdOp(Operation):
     name = "xegpu.store_nd"
 
-    def __init__(self, value: Value, tdesc: Value, loc=None):
+    def __init__(self, value: Value, tdesc: Value, valid=None, loc=None):
         super().__init__([value, tdesc], [], loc=loc)
+        self.valid = valid  # the leading block written (TileRef.clipped): blocking pads values
 
     def verify(self):
         value, tdesc = self.operands
@@ -121,10 +123,11 @@ class StoreNdOp(Operation):
 
     def format(self, p) -> str:
         value, t = self.operands
-        return f" {p.name(value)}, {p.name(t)} : {value.type}, {t.type}"
+        return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, valid_attr(self))} : {value.type}, {t.type}"
 
     def interpret(self, interp, value, tile: TileRef):
-        tile.store(value)
+        target, part = tile.clipped(self.valid, value)
+        target.store(part)
 
 
 class PrefetchNdOp(Operation):
@@ -168,6 +171,10 @@ class AtomicRMWOp(AtomicRMWTileOp):
 
     name = "xegpu.atomic_rmw"
 
+    def __init__(self, kind: str, value: Value, tile: Value, valid=None, loc=None):
+        super().__init__(kind, value, tile, loc=loc)
+        self.valid = valid
+
     def verify(self):
         value, tdesc = self.operands
         check_tdesc(self, tdesc.type)
@@ -176,7 +183,38 @@ class AtomicRMWOp(AtomicRMWTileOp):
 
 
 class DpasOp(TileMMAOp):
+    """xegpu.dpas. With `vnni_b` (an 8-bit dtype) B comes as the hardware takes it (VNNI): [K/4, N] of i32,
+    each word holding four K rows of `vnni_b`, the lowest row in the lowest byte."""
+
     name = "xegpu.dpas"
+
+    def __init__(self, a: Value, b: Value, c: Value | None, result_type: VectorType, layout: Layout | None = None,
+                 vnni_b: DType | None = None, loc=None):
+        super().__init__(a, b, c, result_type, layout, loc=loc)
+        self.vnni_b = vnni_b
+
+    def mma_types(self) -> list:
+        a, b, *c = super().mma_types()
+        if self.vnni_b is None:
+            return [a, b, *c]
+        if b.dtype != int32 or self.vnni_b.bits != 8:
+            raise self.error(f"VNNI-packed B must be i32 words of 8-bit data, got {b} of {self.vnni_b}",
+                             "dpas VNNI operand")
+        return [a, VectorType((b.shape[0] * 4, b.shape[1]), self.vnni_b), *c]
+
+    def format_attrs(self) -> dict:
+        return {} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir}
+
+    def interpret(self, interp, a, b, c=None):
+        return super().interpret(interp, a, vnni_unpack(b, self.vnni_b), c)
+
+
+def vnni_unpack(words: np.ndarray, dtype: DType | None) -> np.ndarray:
+    """[K/4, N] words of four 8-bit K rows each -> [K, N] of `dtype` (None: `words` are not packed)."""
+    if dtype is None:
+        return words
+    data = np.ascontiguousarray(words.astype(np.int32)).view(np.uint8).reshape(words.shape[0], words.shape[1], 4)
+    return data.transpose(0, 2, 1).reshape(words.shape[0] * 4, words.shape[1]).view(dtype.np_dtype)
 
 
 class MultiReductionOp(TileReduceOp):

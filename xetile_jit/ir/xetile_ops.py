@@ -48,6 +48,18 @@ class TileRef:
         if win is not None:
             self.base[win[0]] = value[win[1]]
 
+    def clipped(self, valid, value):
+        """This tile and `value` cut to their leading `valid` block (None: whole): a padded block writes only
+        the part inside its value's shape."""
+        if valid is None:
+            return self, value
+        return TileRef(self.base, self.offsets, tuple(valid)), value[:valid[0], :valid[1]]
+
+
+def valid_attr(op) -> dict:
+    """The `valid` attribute of a write that TileRef.clipped cuts, for the printer."""
+    return {} if op.valid is None else {"valid": list(op.valid)}
+
 
 def check_layout(op: Operation, layout: Layout, shape, what: str) -> None:
     """RFC constraints of a layout on a workgroup-level shape."""
@@ -233,8 +245,12 @@ class TileMMAOp(Operation):
         super().__init__([a, b] + ([c] if c is not None else []), [result_type], loc=loc)
         self.result.layout = layout  # the anchor that layout propagation starts from
 
+    def mma_types(self) -> list:
+        """The operand types as the matrix product sees them."""
+        return [v.type for v in self.operands]
+
     def verify(self):
-        a, b, *c = [v.type for v in self.operands]
+        a, b, *c = self.mma_types()
         for name, t in (("A", a), ("B", b), *(("C", t) for t in c)):
             if not isinstance(t, VectorType):
                 raise self.error(f"operand {name} must be a vector, got {t}", "tile_mma takes 2-D vectors")
@@ -253,10 +269,13 @@ class TileMMAOp(Operation):
         if c and c[0] != r:
             raise self.error(f"accumulator {c[0]} must be {r}", "tile_mma accumulator type")
 
+    def format_attrs(self) -> dict:
+        return {}
+
     def format(self, p) -> str:
         names = ", ".join(p.name(v) for v in self.operands)
         types = ", ".join(str(v.type) for v in self.operands)
-        return f" {names}{p.attr_dict(self)} : {types} into {self.result.type}"
+        return f" {names}{p.attr_dict(self, self.format_attrs())} : {types} into {self.result.type}"
 
     def interpret(self, interp, a, b, c=None):
         acc = self.result.type.dtype
@@ -311,6 +330,20 @@ REDUCE_KINDS = {
     "or": {k: ("or", np.bitwise_or.reduce, "arith.ori") for k in "iub"},
     "xor": {k: ("xor", np.bitwise_xor.reduce, "arith.xori") for k in "iub"},
 }
+
+
+def reduce_identity(kind: str, dtype: DType):
+    """The value that leaves a `kind` reduction over `dtype` unchanged (the padding of a padded block)."""
+    if kind in ("add", "or", "xor"):
+        return 0
+    if kind == "mul":
+        return 1
+    if dtype.is_bool:
+        return kind != "max"
+    if dtype.is_float:
+        return {"max": -np.inf, "min": np.inf}[kind]
+    info = np.iinfo(dtype.np_dtype)
+    return {"max": int(info.min), "min": int(info.max), "and": -1 if dtype.kind == "i" else int(info.max)}[kind]
 
 
 def reduced_shape(shape, dims) -> tuple[int, ...]:
@@ -398,6 +431,7 @@ ATOMIC_DTYPES = ("f32", "i32", "i64")
 
 class AtomicRMWTileOp(Operation):
     name = "xetile.atomic_rmw_tile"
+    valid = None  # the leading block it writes (TileRef.clipped); XeGPU's blocked ops set it
 
     def __init__(self, kind: str, value: Value, tile: Value, loc=None):
         super().__init__([value, tile], [value.type], loc=loc)
@@ -418,13 +452,14 @@ class AtomicRMWTileOp(Operation):
     def format(self, p) -> str:
         value, tile = self.operands
         kind = ATOMIC_KINDS[self.kind][tile.type.dtype.kind][0]
-        return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(self)} : {value.type}, {tile.type} "
-                f"-> {self.result.type}")
+        return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(self, valid_attr(self))} : {value.type}, "
+                f"{tile.type} -> {self.result.type}")
 
     def interpret(self, interp, value, tile: TileRef):
         old = tile.load(0)
         dtype = self.result.type.dtype
-        tile.store(numeric.apply(dtype, ATOMIC_KINDS[self.kind][dtype.kind][1], old, value))
+        target, new = tile.clipped(self.valid, numeric.apply(dtype, ATOMIC_KINDS[self.kind][dtype.kind][1], old, value))
+        target.store(new)
         return old
 
 

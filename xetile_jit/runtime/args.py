@@ -24,13 +24,18 @@ SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
 
 
+# 2D block message surface rules (reference note, "Restrictions"): base alignment, pitch unit, width limits
+BLOCK_BASE_ALIGN, BLOCK_PITCH_UNIT, BLOCK_MIN_WIDTH, BLOCK_MAX_EXTENT = 64, 16, 64, 2**24
+
+
 @dataclass(frozen=True)
 class ArraySpec:
     dtype: DType
     order: tuple[int, int]
+    block_io: bool = True  # its memory meets the 2D block surface rules (block_io_surface)
 
     def ir_type(self):
-        return MemRefType(self.dtype, self.order)
+        return MemRefType(self.dtype, self.order, self.block_io)
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,20 @@ def classify_array(name: str, array) -> ArraySpec:
     dtype = dtype_of_numpy(np_dtype)
     if dtype is None:
         raise LaunchError(f"argument '{name}': dtype {np_dtype} is not supported (supported: {SUPPORTED})")
-    return ArraySpec(dtype, array_order(name, shape, strides, np_dtype.itemsize))
+    order = array_order(name, shape, strides, np_dtype.itemsize)
+    return ArraySpec(dtype, order, block_io_surface(array, shape, strides, order, np_dtype.itemsize))
+
+
+def block_io_surface(array, shape, strides, order, item: int) -> bool:
+    """Whether the array's memory, as the kernel sees it, is a surface 2D block messages take. numpy arrays are
+    staged at the start of a new allocation (memory.py), so only USM arrays can be misaligned."""
+    rows, cols = shape if order == ROW_MAJOR else shape[::-1]
+    pitch = strides[0] if order == ROW_MAJOR else strides[1]
+    width = cols * item
+    usm = usm_interface(array)
+    aligned = usm is None or (usm["data"][0] + usm.get("offset", 0) * item) % BLOCK_BASE_ALIGN == 0
+    return (aligned and BLOCK_MIN_WIDTH <= width <= BLOCK_MAX_EXTENT and width % max(4, item) == 0
+            and pitch % BLOCK_PITCH_UNIT == 0 and pitch >= width and rows <= BLOCK_MAX_EXTENT)
 
 
 def scalar_dtype(name: str, x) -> DType:

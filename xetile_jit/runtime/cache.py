@@ -1,7 +1,8 @@
 """The on-disk compile cache (DESIGN 4, "Compile cache").
 
 Entries live in `XETILE_CACHE_DIR` (default `~/.cache/xetile_jit`), one file per key. A key is the sha256 of a
-stable text form of its parts (source hash, signature, constexprs, target, options): the same in every process,
+stable text form of its parts (the compiler's own hash, source hash, signature, constexprs, target, options): the
+same in every process,
 type-exact (2, 2.0 and True differ) and independent of dict order; a part without a stable form (an object
 whose repr is its address) is a TypeError rather than a key that silently never hits.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -28,6 +30,16 @@ from pathlib import Path
 import numpy as np
 
 MAGIC = b"xetile-cache 1"
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def compiler_hash() -> str:
+    """sha256 of xetile_jit's own sources: a changed compiler never reuses what an older one compiled."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def stable_repr(part) -> str:

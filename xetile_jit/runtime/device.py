@@ -15,9 +15,6 @@ Intel GPU is `cpu` (the portable path with emulated Xe builtins); an Intel GPU w
 (Data Center GPU Flex is DG2 silicon), one that says Max, PVC or Data Center is `xe-hpc` (Data Center GPU Max,
 Ponte Vecchio), Arc B-series (Arc B580, Arc Pro B60) and Lunar Lake (Arc 130V/140V) are `xe2`, and every other
 Intel GPU (Arc A-series, integrated Xe) is `xe-hpg`.
-
-`launch_device` is what a launch uses: while the SPIR-V path does not cover every op, it keeps the numpy
-interpreter for launches that name no device (see its docstring).
 """
 from __future__ import annotations
 
@@ -51,18 +48,9 @@ class Device:
 NUMPY_DEVICE = Device(NUMPY, None, NUMPY)
 
 
-def launch_device(device=None, arrays=()) -> Device:
-    """The device of a launch. The SPIR-V path does not cover every op yet, so a launch that names no device
-    (no `device=`, no XETILE_DEVICE) and passes no USM array runs in the numpy interpreter; otherwise the
-    choice is `select_device`'s."""
-    if device is None and not os.environ.get("XETILE_DEVICE") and arrays_queue(arrays) is None:
-        return NUMPY_DEVICE
-    return select_device(device, arrays)
-
-
 def default_device() -> str:
     """Where a launch without `device=` and with numpy arrays runs: "numpy" or a dpctl filter string."""
-    device = launch_device()
+    device = select_device()
     return NUMPY if device.queue is None else device.queue.sycl_device.filter_string
 
 

@@ -8,6 +8,7 @@ the fastest dimension last, so they are reversed for dpctl.
 from __future__ import annotations
 
 import ctypes
+import os
 
 import dpctl
 import dpctl.memory
@@ -20,11 +21,13 @@ _NATIVE_ARGS = (dpctl.memory.MemoryUSMDevice, dpctl.memory.MemoryUSMShared, dpct
 
 
 class SyclProgram:
-    """A SPIR-V module built for `queue`'s device; `kernel(name)` gives its kernels."""
+    """A SPIR-V module built for `queue`'s device with the driver `options` and those of XETILE_BUILD_OPTIONS;
+    `kernel(name)` gives its kernels."""
 
-    def __init__(self, spirv: bytes, queue: dpctl.SyclQueue):
+    def __init__(self, spirv: bytes, queue: dpctl.SyclQueue, options: str = ""):
         self.queue = queue
-        self.program = dpctl.program.create_program_from_spirv(queue, spirv)
+        options = " ".join(filter(None, [options, os.environ.get("XETILE_BUILD_OPTIONS", "")]))
+        self.program = dpctl.program.create_program_from_spirv(queue, spirv, options)
         self._kernels: dict[str, dpctl.program.SyclKernel] = {}
 
     def kernel(self, name: str) -> dpctl.program.SyclKernel:

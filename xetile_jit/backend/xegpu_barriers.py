@@ -1,0 +1,76 @@
+"""Barriers for workgroup program order (XeTile RFC: tile ops act on whole workgroup tiles, one after another).
+
+After wg-to-sg every subgroup runs its own part of each op. Two accesses of one array, one of them a write,
+through different descriptors may touch an element in different subgroups, so the later waits at a
+gpu.barrier for the earlier: a tile loaded and stored back through the same descriptor is owned alike and
+needs none. A loop whose body writes an array also orders its iterations. Different array arguments are
+taken not to alias (as C's `restrict`); shared local memory is ordered by the layout conversions' own
+barriers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import core_ops as C
+from ..ir import xegpu_ops as G
+from ..ir.analysis import sources
+from ..ir.core import Block, FuncOp, Value, walk
+from ..ir.types import SlmMemRefType
+
+
+@dataclass(frozen=True)
+class Access:
+    tdesc: Value
+    arrays: frozenset
+    writes: bool
+
+    def conflicts(self, other: "Access") -> bool:
+        return ((self.writes or other.writes) and self.tdesc is not other.tdesc
+                and not self.arrays.isdisjoint(other.arrays))
+
+
+class Barriers:
+    def __init__(self, func: FuncOp):
+        self.func = func
+        self.arrays = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
+
+    def access(self, op) -> Access | None:
+        """The global memory `op` reads or writes, through which descriptor."""
+        if isinstance(op, G.LoadNdOp):
+            tdesc, writes = op.operands[0], False
+        elif isinstance(op, (G.StoreNdOp, G.AtomicRMWOp)):
+            tdesc, writes = op.operands[1], True
+        else:
+            return None
+        arrays = frozenset(a for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
+        return Access(tdesc, arrays, writes) if arrays else None
+
+    def order(self, block: Block, pending: list[Access]) -> list[Access]:
+        """Inserts the barriers `block` needs after the accesses `pending`; the accesses still unordered after it."""
+        ops, block.ops = block.ops, []
+        for op in ops:
+            if isinstance(op, C.BarrierOp):
+                pending = []
+            elif isinstance(op, C.ForOp):
+                body = op.regions[0].block
+                pending = pending + self.order(body, pending + self.accesses(body))
+            elif op.regions:
+                pending = pending + [a for region in op.regions for a in self.order(region.block, list(pending))]
+            access = self.access(op)
+            if access is not None:
+                if any(access.conflicts(earlier) for earlier in pending):
+                    block.ops.append(C.BarrierOp(loc=op.loc))
+                    pending = []
+                pending = pending + [access]
+            block.ops.append(op)
+        return pending
+
+    def accesses(self, block: Block) -> list[Access]:
+        """Every access in `block`, nested ones too: what the previous iteration of a loop left unordered."""
+        return [a for a in map(self.access, walk(block)) if a is not None]
+
+
+def insert_barriers(func: FuncOp) -> FuncOp:
+    if func.num_subgroups and func.num_subgroups > 1:
+        Barriers(func).order(func.body, [])
+    return func
