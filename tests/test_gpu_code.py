@@ -34,3 +34,16 @@ def test_gemm_for_pvc_uses_dpas_and_block_io(dtype):
     assert any("load_block2d" in s for s in sends) and any("store_block2d" in s for s in sends)
     assert "calla" not in isa
     assert compiled.build_options == "-ze-opt-large-register-file" and "scratch" not in isa  # no spills
+
+
+def test_column_major_b_is_read_by_d32_transposed_messages():
+    """A column-major f16 B (order=[0, 1]) is read 16x16 at a time as d32 transposed pairs, which DPAS takes as
+    they come (the same kernels run, emulated, in test_spirv_gemm's "order" cases)."""
+    mm = tutorial("03-matrix-multiplication")
+    a, b = np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float16).T
+    compiled = mm.matmul_kernel.warmup(a, b, np.zeros((512, 512), np.float32), 512, 512, 512, BM=256, BN=256,
+                                       BK=32, target="xe-hpc", sg_layout=[8, 4], sg_data=[32, 64])
+    loads = [line for line in compiled.asm["isa"].splitlines() if "load_block2d" in line]
+    # per subgroup and K step: B is 32x64, four 16x16 blocks along N, two along K
+    assert sum("load_block2d.ugm.d32t" in line for line in loads) == 4 * 2
+    assert compiled.asm["isa"].count("dpas.8x8 (16|M0)") == 4 * 4 * 2 and "scratch" not in compiled.asm["isa"]

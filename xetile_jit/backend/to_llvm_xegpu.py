@@ -25,6 +25,7 @@ from .to_llvm import (BINARY_RULES, I32, I64, LLVMLowering, MemRef, from_storage
                       to_storage)
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
+PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
 ATOMIC_INT = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or", "xchg": "xchg"}
 ATOMIC_FLOAT = {"add": "arith.addf", "max": "arith.maximumf", "min": "arith.minimumf"}  # the numpy rules
 
@@ -107,6 +108,11 @@ class XeGPULowering(LLVMLowering):
             value = b.insert_element(value, item, ir.Constant(I32, i))
         return value
 
+    def coord_xy(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        b = self.builder
+        xy = b.insert_element(ir.Constant(ir.VectorType(I32, 2), ir.Undefined), x, ir.Constant(I32, 0))
+        return b.insert_element(xy, y, ir.Constant(I32, 1))
+
     def xy(self, tdesc) -> ir.Value:
         """The <x, y> the block builtins take."""
         coord = self.values[tdesc]
@@ -145,9 +151,9 @@ class XeGPULowering(LLVMLowering):
         return [pointer, b.trunc(b.mul(m.cols, size), I32), b.trunc(m.rows, I32), b.trunc(b.mul(m.row_stride, size),
                                                                                          I32)]
 
-    def block_call(self, key, tdesc, *data: ir.Value) -> ir.Value:
+    def block_call(self, key, tdesc, *data: ir.Value, xy: ir.Value | None = None) -> ir.Value:
         fn = X.builtin(self.module, self.target.name, key)
-        return self.builder.call(fn, self.surface(tdesc) + [self.xy(tdesc), *data])
+        return self.builder.call(fn, self.surface(tdesc) + [xy or self.xy(tdesc), *data])
 
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
         """The 2D block message for this access, or None when none fits: the general path does it then."""
@@ -322,10 +328,28 @@ class XeGPULowering(LLVMLowering):
     # ---- memory ----------------------------------------------------------------------------------------
     def lower_SimtLoadNdOp(self, op):
         tdesc = op.operands[0]
+        if op.transpose and self.pairs_transpose(op):
+            return self.by_message(tdesc, lambda: self.paired_transpose_load(op), lambda: self.load_elements(op))
         key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
         if key is None:
             return self.load_elements(op)
         return self.by_message(tdesc, lambda: self.block_load(key, op), lambda: self.load_elements(op))
+
+    def pairs_transpose(self, op) -> bool:
+        """A transposed 16x16 block of 16-bit data, read as a d32 transpose of 16 rows of 8 dwords: lane n gets
+        memory row n, whose dword c is the pair of rows 2c, 2c+1 of column n of the value, as the value's lane
+        layout (and DPAS B's VNNI packing) has them. Needs a surface of 4-byte units (block_io) and padding 0."""
+        tdesc = op.operands[0]
+        return (tdesc.type.dtype.bits == 16 and op.padding == 0 and op.layout.block == (16, 16)
+                and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
+                and PAIRED_TRANSPOSE in X.BLOCK2D_TABLE)
+
+    def paired_transpose_load(self, op) -> ir.Value:
+        tdesc = op.operands[0]
+        b = self.builder
+        x, y = (b.extract_element(self.values[tdesc], ir.Constant(I32, i)) for i in range(2))
+        words = self.coord_xy(b.lshr(x, ir.Constant(I32, 1)), y)
+        return b.bitcast(self.block_call(PAIRED_TRANSPOSE, tdesc, xy=words), llvm_type(op.result.type))
 
     def block_load(self, key, op) -> ir.Value:
         tdesc = op.operands[0]

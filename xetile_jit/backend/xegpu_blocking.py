@@ -94,8 +94,17 @@ class Blocking(PiecewiseConversion):
     def default_grid(self, v: Value) -> Grid:
         shape = v.type.shape
         if isinstance(v.type, G.TensorDescType) and self.descriptors.is_transposed(v):
-            return grid(shape, block_shape(shape[::-1], self.target.subgroup_size)[::-1])
+            return grid(shape, self.transposed_block(shape[::-1], v.type.dtype)[::-1])
         return grid(shape, block_shape(shape, self.target.subgroup_size))
+
+    def transposed_block(self, shape, dtype) -> tuple[int, int]:
+        """The value blocks a transposed load reads: 16-bit data in [16, N] blocks where they fit, which a d32
+        transposed message reads as pairs (to-llvm), as DPAS B takes them."""
+        n = self.target.subgroup_size
+        block = block_shape(shape, n)
+        if dtype.bits == 16 and block == (REPEAT_COUNT, n) and padded_shape(shape, n)[0] % n == 0:
+            return n, n
+        return block
 
     def grid_of(self, v: Value) -> Grid:
         return self.grids.get(v) or self.default_grid(v)
