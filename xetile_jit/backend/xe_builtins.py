@@ -412,20 +412,17 @@ def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
 
 def _emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
     """Lane n: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..K-1 in order; A's columns k come from lane k / per_lane."""
-    a, packed_b, c = fn.args
+    a, packed_b, acc = fn.args
     per_word = 32 // mad.bits
-
-    def lane_step(b, lane, acc):
-        columns = _shuffle(b, a, lane)  # A[:, lane * per_lane + e] for every e, on every lane
+    for lane in range(mad.subgroup):  # unrolled: constant indices into the packed operands
+        columns = _shuffle(b, a, _i32(lane))  # A[:, lane * per_lane + e] for every e, on every lane
         for e in range(mad.per_lane):
-            k = b.add(b.mul(lane, _i32(mad.per_lane)), _i32(e))
-            word = b.extract_element(packed_b, b.udiv(k, _i32(per_word)))
-            b_k = _splat(b, _widen(b, _field(b, word, b.urem(k, _i32(per_word)), mad.bits), mad.b), acc.type)
+            k = lane * mad.per_lane + e
+            word = b.extract_element(packed_b, _i32(k // per_word))
+            b_k = _splat(b, _widen(b, _field(b, word, k % per_word, mad.bits), mad.b), acc.type)
             a_k = _widen(b, _field(b, columns, e, mad.bits), mad.a)
             acc = b.fadd(acc, b.fmul(a_k, b_k)) if mad.is_float else b.add(acc, b.mul(a_k, b_k))
-        return acc
-
-    b.ret(_loop(b, mad.subgroup, c, lane_step))
+    b.ret(acc)
 
 
 # --- cpu: 2D block IO -------------------------------------------------------------------------------------------
