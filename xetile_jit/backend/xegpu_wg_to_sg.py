@@ -5,7 +5,8 @@ shape D that one subgroup owns. Along dim i, the subgroup's index j_i (from its 
 owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i)): round robin; when
 L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
 Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers.
-An atomic on data that several subgroups share is done by the first of them only. A reduction over dims
+An atomic on data that several subgroups share is done by the first of them only, which shares the old
+values through shared local memory when they are used. A reduction over dims
 split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
 shared local memory (f16/bf16 in f32, rounded once at the end, as the op does).
 """
@@ -133,18 +134,36 @@ class WgToSg(PiecewiseConversion):
         dist = self.grid_of(op.operands[1])
         if not dist.wrapped:
             return self.clone(op)
-        if op.result in self.used:
-            raise NotImplementedError("atomic_rmw_tile whose old values are used, on data several subgroups "
-                                      "share (a layout with sg_layout x sg_data beyond the tile)")
+        value_type = op.result.type
+        slm = self.slm(value_type.dtype, value_type.shape) if op.result in self.used else None
         then_block = Block()
         with self.builder.at_end_of(then_block):
-            for value, tile in zip(self.get(op.operands[0]), self.get(op.operands[1])):
-                self.emit(G.AtomicRMWOp, op.kind, value, tile)
+            for value, tile, offsets in zip(self.get(op.operands[0]), self.get(op.operands[1]), dist.offsets):
+                old = self.emit(G.AtomicRMWOp, op.kind, value, tile).result
+                if slm is not None:
+                    self.slm_store(slm, old, offsets)
             self.emit(C.YieldOp, [])
         else_block = Block()
         else_block.ops.append(C.YieldOp([], loc=op.loc))
         self.emit(C.IfOp, self.owner(dist), [], then_block, else_block)
-        self.set(op.result, [])
+        if slm is None:
+            return self.set(op.result, [])
+        self.emit(C.BarrierOp)
+        olds = [self.slm_load(slm, offsets, dist.shape, value_type.dtype) for offsets in dist.offsets]
+        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
+        self.set(op.result, olds)
+
+    # ---- shared local memory ---------------------------------------------------------------------
+    def slm(self, dtype, shape) -> Value:
+        return self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=tuple(shape))).result
+
+    def slm_store(self, slm: Value, value: Value, offsets) -> None:
+        tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(value.type.shape, value.type.dtype))
+        self.emit(G.StoreNdOp, value, tile.result)
+
+    def slm_load(self, slm: Value, offsets, shape, dtype) -> Value:
+        tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(tuple(shape), dtype)).result
+        return self.emit(G.LoadNdOp, tile).result
 
     # ---- compute -----------------------------------------------------------------------------
     def convert_DpasOp(self, op: G.DpasOp) -> None:
@@ -167,20 +186,17 @@ class WgToSg(PiecewiseConversion):
         slm_shape = tuple(layout.sg_layout[d] if d in split else 1 if d in op.dims else n
                           for d, n in enumerate(v.type.shape))
         wide = partials[0].type.dtype
-        slm = self.early.create(C.SlmAllocOp, SlmMemRefType(wide, shape=slm_shape)).result
+        slm = self.slm(wide, slm_shape)
         index = self.subgroup_index(layout)
         for partial, offsets in zip(partials, self.kept_offsets(op, src)):
-            at = [index[d] if d in split else offsets[d] for d in range(2)]
-            tile = self.emit(G.CreateNdDescOp, slm, at, G.TensorDescType(partial.type.shape, wide)).result
-            self.emit(G.StoreNdOp, partial, tile)
+            self.slm_store(slm, partial, [index[d] if d in split else offsets[d] for d in range(2)])
         self.emit(C.BarrierOp)
         out = self.grid_of(op.result)
         results = []
         for offsets in out.offsets:
             shape = tuple(slm_shape[d] if d in op.dims else n for d, n in enumerate(out.shape))
             at = [self.const(0) if d in op.dims else offsets[d] for d in range(2)]
-            tile = self.emit(G.CreateNdDescOp, slm, at, G.TensorDescType(shape, wide)).result
-            total = self.emit(G.MultiReductionOp, op.kind, self.emit(G.LoadNdOp, tile).result, op.dims).result
+            total = self.emit(G.MultiReductionOp, op.kind, self.slm_load(slm, at, shape, wide), op.dims).result
             results.append(self.cast(total, op.result.type.dtype))
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
         self.set(op.result, results)
@@ -216,16 +232,12 @@ class WgToSg(PiecewiseConversion):
     def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
         """Through SLM: every subgroup stores what it has, then loads what it needs."""
         v = op.operands[0]
-        slm = self.early.create(C.SlmAllocOp, SlmMemRefType(v.type.dtype, shape=v.type.shape)).result
+        slm = self.slm(v.type.dtype, v.type.shape)
         src, out = self.grid_of(v), self.grid_of(op.result)
         for value, offsets in zip(self.get(v), src.offsets):
-            tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(src.shape, v.type.dtype)).result
-            self.emit(G.StoreNdOp, value, tile)
+            self.slm_store(slm, value, offsets)
         self.emit(C.BarrierOp)
-        loads = []
-        for offsets in out.offsets:
-            tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(out.shape, v.type.dtype)).result
-            loads.append(self.emit(G.LoadNdOp, tile).result)
+        loads = [self.slm_load(slm, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
         self.set(op.result, loads)
 
