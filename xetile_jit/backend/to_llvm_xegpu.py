@@ -5,7 +5,10 @@ element: reads from addresses clamped into the array, keeping the padding outsid
 
 A tensor descriptor is its coordinates, <x = column, y = row> as <2 x i32>; the surface the builtins read
 (base address, width and pitch in bytes, height in rows) is that of the memref the descriptor was created
-on, which is known statically (ir/analysis.py). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
+on, known statically (ir/analysis.py) or, where a tile may come from several arrays, chosen by a third
+component, the array's index. Block messages are used only where the reference note's rules hold: a
+surface the launch checked (MemRefType.block_io) and, for 8/16-bit data, a start on a 4-byte boundary
+(checked here, with the element path as the other branch). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
 lane taking the rows of A from the lane that holds them (targets.py says why).
 """
 from __future__ import annotations
@@ -38,8 +41,7 @@ class XeGPULowering(LLVMLowering):
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         arrays = [op.operands[0] for op in walk(func.body) if isinstance(op, G.CreateNdDescOp)]
         self.array_index = {array: i for i, array in enumerate(dict.fromkeys(arrays))}
-        self.chosen_at_run_time = any(len(self.bases[op.result]) > 1 for op in walk(func.body)
-                                      for v in op.results if isinstance(v.type, G.TensorDescType))
+        self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
         self.coord_type = ir.VectorType(I32, 3 if self.chosen_at_run_time else 2)
 
     def value_type(self, t) -> ir.Type:
@@ -101,17 +103,7 @@ class XeGPULowering(LLVMLowering):
     def coord(self, x: ir.Value, y: ir.Value, array: int = 0) -> ir.Value:
         """A descriptor: <x, y>, and the index of its array when a tile may come from several (chosen at run
         time); an offset update adds a descriptor whose index is 0."""
-        b = self.builder
-        items = [x, y] + ([ir.Constant(I32, array)] if self.chosen_at_run_time else [])
-        value = ir.Constant(self.coord_type, ir.Undefined)
-        for i, item in enumerate(items):
-            value = b.insert_element(value, item, ir.Constant(I32, i))
-        return value
-
-    def coord_xy(self, x: ir.Value, y: ir.Value) -> ir.Value:
-        b = self.builder
-        xy = b.insert_element(ir.Constant(ir.VectorType(I32, 2), ir.Undefined), x, ir.Constant(I32, 0))
-        return b.insert_element(xy, y, ir.Constant(I32, 1))
+        return self.assemble([x, y] + ([ir.Constant(I32, array)] if self.chosen_at_run_time else []))
 
     def xy(self, tdesc) -> ir.Value:
         """The <x, y> the block builtins take."""
@@ -348,7 +340,7 @@ class XeGPULowering(LLVMLowering):
         tdesc = op.operands[0]
         b = self.builder
         x, y = (b.extract_element(self.values[tdesc], ir.Constant(I32, i)) for i in range(2))
-        words = self.coord_xy(b.lshr(x, ir.Constant(I32, 1)), y)
+        words = self.assemble([b.lshr(x, ir.Constant(I32, 1)), y])
         return b.bitcast(self.block_call(PAIRED_TRANSPOSE, tdesc, xy=words), llvm_type(op.result.type))
 
     def block_load(self, key, op) -> ir.Value:
