@@ -14,7 +14,6 @@ vector.insert/extract_strided_slice.
 """
 from __future__ import annotations
 
-import itertools
 from math import gcd
 
 from ..ir import core_ops as C
@@ -178,7 +177,7 @@ class Blocking(PiecewiseConversion):
         if vnni is None:
             blocks_b = self.zero_padded_k(b, Grid((steps, out.counts[1]), (k, n)), 0)
         else:
-            blocks_b = self.vnni_packed(b, steps, out.counts[1], n)
+            blocks_b = self.vnni_packed(b, Grid((steps, out.counts[1]), (k, n)))
         blocks_c = self.pieces(c[0], out) if c else None
         piece = VectorType((m, n), op.result.type.dtype)
         results = []
@@ -191,18 +190,19 @@ class Blocking(PiecewiseConversion):
         self.grids[op.result] = out
         self.set(op.result, results)
 
-    def vnni_packed(self, b: Value, steps: int, columns: int, n: int) -> list[Value]:
-        """The B blocks of 8-bit DPAS as the hardware takes them: [K/4, N] words of four K rows (VNNI), built
-        from [8, N] blocks (rows 4w..4w+3 make word row w), so that no lane holds more than 16 elements."""
-        rows = 8
-        blocks = self.zero_padded_k(b, Grid((steps * 32 // rows, columns), (rows, n)), 0)
+    def vnni_packed(self, b: Value, g: Grid) -> list[Value]:
+        """The [K, N] blocks `g` of 8-bit DPAS B as the hardware takes them: [K/4, N] words of four K rows (VNNI),
+        built from [M, N] blocks (rows 4w..4w+3 make word row w), so that no lane holds more than 16 elements."""
+        (steps, columns), (k, n) = g.counts, g.shape
+        parts = k // REPEAT_COUNT
+        blocks = self.zero_padded_k(b, Grid((steps * parts, columns), (REPEAT_COUNT, n)), 0)
         word_rows = [self.packed_words(block) for block in blocks]
         result = []
-        for kk, j in itertools.product(range(steps), range(columns)):
-            packed = self.emit(C.ConstantOp, 0, VectorType((8, n), int32)).result
-            for q in range(32 // rows):
-                part = word_rows[(kk * 32 // rows + q) * columns + j]
-                packed = self.emit(C.InsertStridedSliceOp, part, packed, [q * rows // 4, 0]).result
+        for kk, j in g.cells():
+            packed = self.emit(C.ConstantOp, 0, VectorType((k // 4, n), int32)).result
+            for q in range(parts):
+                part = word_rows[(kk * parts + q) * columns + j]
+                packed = self.emit(C.InsertStridedSliceOp, part, packed, [q * REPEAT_COUNT // 4, 0]).result
             result.append(packed)
         return result
 
