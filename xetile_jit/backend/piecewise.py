@@ -13,7 +13,8 @@ from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.conversion import Conversion, clone_op
 from ..ir.core import Operation, Value
-from ..ir.types import VectorType
+from ..ir.types import VectorType, float32
+from ..ir.xetile_ops import REDUCE_KINDS
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,27 @@ class PiecewiseConversion(Conversion):
         inputs = self.pieces(op.operands[0], source)
         self.set(op.result, [self.piece(op, [inputs[source.index(*source_index(i, j))]], out.shape).result
                              for i, j in out.cells()])
+
+    # ---- reductions in pieces: each piece reduces on its own, the partial results fold ----------------
+    def float_cast(self, v: Value, dtype) -> Value:
+        """`v` as float `dtype` (widened or rounded), or `v` itself when it has it."""
+        if v.type.dtype == dtype:
+            return v
+        name = "arith.extf" if dtype.bits > v.type.dtype.bits else "arith.truncf"
+        return self.emit(C.CastOp, name, v, VectorType(v.type.shape, dtype)).result
+
+    def reduction_input(self, v: Value) -> Value:
+        """f16 and bf16 reduce in f32 (and round once at the end, as the op does)."""
+        return self.float_cast(v, float32) if v.type.dtype.is_float else v
+
+    def fold(self, kind: str, partials: list[Value]) -> Value:
+        """The partial results of a `kind` reduction folded with its element-wise op (maxnumf for max: a NaN
+        loses)."""
+        name = REDUCE_KINDS[kind][partials[0].type.dtype.kind][2]
+        result = partials[0]
+        for partial in partials[1:]:
+            result = self.emit(C.BinaryOp, name, result, partial).result
+        return result
 
     def add_index(self, a: Value, b: Value) -> Value:
         if is_zero(a):

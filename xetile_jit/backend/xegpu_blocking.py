@@ -20,9 +20,9 @@ from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.analysis import UnionFind, carried_groups
 from ..ir.core import FuncOp, Value, walk
-from ..ir.types import IndexType, VectorType, float32, int32, uint8
+from ..ir.types import IndexType, VectorType, int32, uint8
 from ..ir.verifier import verify
-from ..ir.xetile_ops import REDUCE_KINDS, reduce_identity
+from ..ir.xetile_ops import reduce_identity
 from .piecewise import Grid, PiecewiseConversion
 from .targets import Target
 
@@ -227,7 +227,7 @@ class Blocking(PiecewiseConversion):
         and round once at the end, as the op does."""
         src = self.grid_of(op.operands[0])
         dtype = op.result.type.dtype
-        blocks = [self.widened(b) for b in self.get(op.operands[0])]
+        blocks = [self.reduction_input(b) for b in self.get(op.operands[0])]
         out = Grid(tuple(1 if d in op.dims else n for d, n in enumerate(src.counts)),
                    tuple(1 if d in op.dims else n for d, n in enumerate(src.shape)))
         shape = op.operands[0].type.shape
@@ -238,7 +238,7 @@ class Blocking(PiecewiseConversion):
             group = [blocks[src.index(a, b)] for a, b in src.cells()
                      if (0 in op.dims or a == i) and (1 in op.dims or b == j)]
             partials = [self.emit(G.MultiReductionOp, op.kind, block, op.dims).result for block in group]
-            results.append(self.narrowed(self.combine(op, partials), dtype))
+            results.append(self.float_cast(self.fold(op.kind, partials), dtype))
         self.grids[op.result] = out
         self.set(op.result, results)
 
@@ -259,24 +259,6 @@ class Blocking(PiecewiseConversion):
         padding = self.emit(C.ConstantOp, fill, block.type).result
         return self.emit(C.SelectOp, mask, block, padding).result
 
-    def widened(self, block: Value) -> Value:
-        t = block.type
-        if t.dtype.is_float and t.dtype.bits == 16:
-            return self.emit(C.CastOp, "arith.extf", block, VectorType(t.shape, float32)).result
-        return block
-
-    def narrowed(self, value: Value, dtype) -> Value:
-        if value.type.dtype == dtype:
-            return value
-        return self.emit(C.CastOp, "arith.truncf", value, VectorType(value.type.shape, dtype)).result
-
-    def combine(self, op: G.MultiReductionOp, partials) -> Value:
-        """The partial results folded with the kind's element-wise op (maxnumf for max: a NaN loses)."""
-        name = REDUCE_KINDS[op.kind][partials[0].type.dtype.kind][2]
-        result = partials[0]
-        for partial in partials[1:]:
-            result = self.emit(C.BinaryOp, name, result, partial).result
-        return result
 
 
 def valid_part(g: Grid, origin, shape) -> tuple[int, int] | None:

@@ -19,8 +19,7 @@ from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.attrs import Layout
 from ..ir.core import Block, Builder, FuncOp, Value, walk
-from ..ir.types import IndexType, SlmMemRefType, VectorType, float32
-from ..ir.xetile_ops import REDUCE_KINDS
+from ..ir.types import IndexType, SlmMemRefType, VectorType
 from ..ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
 
@@ -185,10 +184,10 @@ class WgToSg(PiecewiseConversion):
         partials = self.local_partials(op)
         slm_shape = tuple(layout.sg_layout[d] if d in split else 1 if d in op.dims else n
                           for d, n in enumerate(v.type.shape))
-        wide = partials[0].type.dtype
+        wide = partials[0][0].type.dtype
         slm = self.slm(wide, slm_shape)
         index = self.subgroup_index(layout)
-        for partial, offsets in zip(partials, self.kept_offsets(op, src)):
+        for partial, offsets in partials:
             self.slm_store(slm, partial, [index[d] if d in split else offsets[d] for d in range(2)])
         self.emit(C.BarrierOp)
         out = self.grid_of(op.result)
@@ -197,37 +196,20 @@ class WgToSg(PiecewiseConversion):
             shape = tuple(slm_shape[d] if d in op.dims else n for d, n in enumerate(out.shape))
             at = [self.const(0) if d in op.dims else offsets[d] for d in range(2)]
             total = self.emit(G.MultiReductionOp, op.kind, self.slm_load(slm, at, shape, wide), op.dims).result
-            results.append(self.cast(total, op.result.type.dtype))
+            results.append(self.float_cast(total, op.result.type.dtype))
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
         self.set(op.result, results)
 
-    def local_partials(self, op: G.MultiReductionOp) -> list[Value]:
-        """Each of the subgroup's result pieces reduced over its own pieces (f16/bf16 widened to f32), one per
-        position along the kept dims."""
+    def local_partials(self, op: G.MultiReductionOp) -> list[tuple[Value, tuple]]:
+        """Per position along the kept dims: the subgroup's pieces there reduced and folded, and the offsets of
+        the first of them."""
         src = self.grid_of(op.operands[0])
-        pieces = [self.cast(p, float32) if p.type.dtype.is_float else p for p in self.get(op.operands[0])]
-        combine = REDUCE_KINDS[op.kind][pieces[0].type.dtype.kind][2]
-        partials = {}
-        for (i, j), piece in zip(src.cells(), pieces):
+        groups: dict = {}
+        for (i, j), piece, offsets in zip(src.cells(), self.get(op.operands[0]), src.offsets):
+            reduced = self.emit(G.MultiReductionOp, op.kind, self.reduction_input(piece), op.dims).result
             key = (0 if 0 in op.dims else i, 0 if 1 in op.dims else j)
-            reduced = self.emit(G.MultiReductionOp, op.kind, piece, op.dims).result
-            earlier = partials.get(key)
-            partials[key] = reduced if earlier is None else self.emit(C.BinaryOp, combine, earlier, reduced).result
-        return list(partials.values())
-
-    def kept_offsets(self, op: G.MultiReductionOp, src: Distribution) -> list[tuple[Value, Value]]:
-        """The offsets of the first piece at each position along the kept dims (as local_partials orders them)."""
-        seen = {}
-        for (i, j), offsets in zip(src.cells(), src.offsets):
-            seen.setdefault((0 if 0 in op.dims else i, 0 if 1 in op.dims else j), offsets)
-        return list(seen.values())
-
-    def cast(self, v: Value, dtype) -> Value:
-        """`v` as `dtype` (floats widen or round), or `v` itself when it has it."""
-        if v.type.dtype == dtype:
-            return v
-        name = "arith.extf" if dtype.bits > v.type.dtype.bits else "arith.truncf"
-        return self.emit(C.CastOp, name, v, VectorType(v.type.shape, dtype)).result
+            groups.setdefault(key, (offsets, []))[1].append(reduced)
+        return [(self.fold(op.kind, reduced), offsets) for offsets, reduced in groups.values()]
 
     def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
         """Through SLM: every subgroup stores what it has, then loads what it needs."""
