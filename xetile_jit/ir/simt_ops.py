@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import numeric
 from .core import Operation, Value
 from .types import DType, ScalarType, VectorType, bool_
 from .xegpu_ops import vnni_unpack
-from .xetile_ops import ATOMIC_KINDS, REDUCE_KINDS, TileRef, mma_accumulator_dtype, valid_attr
+from .xetile_ops import REDUCE_KINDS, TileRef, format_atomic, mma_accumulator_dtype, valid_attr
 
 
 def elements(t) -> int:
@@ -144,8 +143,7 @@ class SimtStoreNdOp(Operation):
         return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, valid_attr(self))} : {value.type}, {t.type}"
 
     def interpret(self, interp, value, tile: TileRef):
-        target, part = tile.clipped(self.valid, self.layout.gather(value))
-        target.store(part)
+        tile.store(self.layout.gather(value), self.valid)
 
 
 class SimtAtomicRMWOp(Operation):
@@ -158,18 +156,10 @@ class SimtAtomicRMWOp(Operation):
         self.kind, self.layout, self.valid = kind, layout, valid
 
     def format(self, p) -> str:
-        value, t = self.operands
-        kind = ATOMIC_KINDS[self.kind][t.type.dtype.kind][0]
-        return (f" <{kind}> {p.name(value)}, {p.name(t)}{p.attr_dict(self, valid_attr(self))} : {value.type}, "
-                f"{t.type} -> {self.result.type}")
+        return format_atomic(self, p)
 
     def interpret(self, interp, value, tile: TileRef):
-        old = tile.load(0)
-        dtype = self.operands[1].type.dtype
-        new = numeric.apply(dtype, ATOMIC_KINDS[self.kind][dtype.kind][1], old, self.layout.gather(value))
-        target, part = tile.clipped(self.valid, new)
-        target.store(part)
-        return self.layout.distribute(old)
+        return self.layout.distribute(tile.atomic(self.kind, self.layout.gather(value), self.valid))
 
 
 class SimtConstantMaskOp(Operation):

@@ -113,7 +113,7 @@ class StoreNdOp(Operation):
 
     def __init__(self, value: Value, tdesc: Value, valid=None, loc=None):
         super().__init__([value, tdesc], [], loc=loc)
-        self.valid = valid  # the leading block written (TileRef.clipped): blocking pads values
+        self.valid = valid  # the leading block written (TileRef.store): blocking pads values
 
     def verify(self):
         value, tdesc = self.operands
@@ -126,8 +126,7 @@ class StoreNdOp(Operation):
         return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, valid_attr(self))} : {value.type}, {t.type}"
 
     def interpret(self, interp, value, tile: TileRef):
-        target, part = tile.clipped(self.valid, value)
-        target.store(part)
+        tile.store(value, self.valid)
 
 
 class PrefetchNdOp(Operation):

@@ -14,7 +14,7 @@ from . import numeric
 from .attrs import Layout, format_list
 from .core import Operation, Value, walk
 from .analysis import sources
-from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType, float32, int32
+from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType, dtype_of_numpy, float32, int32
 
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
 
@@ -43,21 +43,25 @@ class TileRef:
             out[win[1]] = self.base[win[0]]
         return out
 
-    def store(self, value) -> None:
+    def store(self, value, valid=None) -> None:
+        """Writes `value`, or only its leading `valid` block: a padded block writes only the part inside its
+        value's shape."""
+        if valid is not None:
+            return TileRef(self.base, self.offsets, tuple(valid)).store(value[:valid[0], :valid[1]])
         win = self.window()
         if win is not None:
             self.base[win[0]] = value[win[1]]
 
-    def clipped(self, valid, value):
-        """This tile and `value` cut to their leading `valid` block (None: whole): a padded block writes only
-        the part inside its value's shape."""
-        if valid is None:
-            return self, value
-        return TileRef(self.base, self.offsets, tuple(valid)), value[:valid[0], :valid[1]]
+    def atomic(self, kind: str, value, valid=None):
+        """The atomic_rmw rule (ATOMIC_KINDS): the tile becomes kind(old, value); returns the old values."""
+        old = self.load(0)
+        dtype = dtype_of_numpy(self.base.dtype)
+        self.store(numeric.apply(dtype, ATOMIC_KINDS[kind][dtype.kind][1], old, value), valid)
+        return old
 
 
 def valid_attr(op) -> dict:
-    """The `valid` attribute of a write that TileRef.clipped cuts, for the printer."""
+    """The `valid` attribute of a write that TileRef.store cuts, for the printer."""
     return {} if op.valid is None else {"valid": list(op.valid)}
 
 
@@ -431,7 +435,7 @@ ATOMIC_DTYPES = ("f32", "i32", "i64")
 
 class AtomicRMWTileOp(Operation):
     name = "xetile.atomic_rmw_tile"
-    valid = None  # the leading block it writes (TileRef.clipped); XeGPU's blocked ops set it
+    valid = None  # the leading block it writes (TileRef.store); XeGPU's blocked ops set it
 
     def __init__(self, kind: str, value: Value, tile: Value, loc=None):
         super().__init__([value, tile], [value.type], loc=loc)
@@ -450,17 +454,18 @@ class AtomicRMWTileOp(Operation):
                              "atomic_rmw_tile kinds")
 
     def format(self, p) -> str:
-        value, tile = self.operands
-        kind = ATOMIC_KINDS[self.kind][tile.type.dtype.kind][0]
-        return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(self, valid_attr(self))} : {value.type}, "
-                f"{tile.type} -> {self.result.type}")
+        return format_atomic(self, p)
 
     def interpret(self, interp, value, tile: TileRef):
-        old = tile.load(0)
-        dtype = self.result.type.dtype
-        target, new = tile.clipped(self.valid, numeric.apply(dtype, ATOMIC_KINDS[self.kind][dtype.kind][1], old, value))
-        target.store(new)
-        return old
+        return tile.atomic(self.kind, value, self.valid)
+
+
+def format_atomic(op: Operation, p) -> str:
+    """`<kind> value, tile {valid} : types -> result`, at every level."""
+    value, tile = op.operands
+    kind = ATOMIC_KINDS[op.kind][tile.type.dtype.kind][0]
+    return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(op, valid_attr(op))} : {value.type}, "
+            f"{tile.type} -> {op.result.type}")
 
 
 
