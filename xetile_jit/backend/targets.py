@@ -7,7 +7,7 @@ multiply-adds. Block-IO limits are
 PVC's (reference note §6): a load block is at most 64 bytes wide (width x element size x array length)
 and 32 rows high, a store block 64 bytes wide and 8 rows high. Xe-HPC and Xe2 build kernels with DPAS in
 the large register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the
-tutorial GEMM spills 500 times in 128.
+tutorial GEMM has 501 scratch (spill) messages in 128.
 """
 from __future__ import annotations
 
