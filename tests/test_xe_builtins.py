@@ -16,6 +16,7 @@ from spirv_tools import cpu_queue, validate
 from xetile_jit.backend import ocloc
 from xetile_jit.backend import xe_builtins as xb
 from xetile_jit.backend.spirv import emit_spirv, spec
+from xetile_jit.backend.targets import get_target
 from xetile_jit.runtime import sycl
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -53,7 +54,7 @@ def i32(value: int) -> ir.Constant:
 
 
 def call(b: ir.IRBuilder, target: str, key, *args: ir.Value) -> ir.Value:
-    return b.call(xb.builtin(b.module, target, key), args)
+    return b.call(xb.builtin(b.module, get_target(target), key), args)
 
 
 def surface_args(width_bytes: int, height: int, pitch: int) -> list[ir.Constant]:
@@ -96,11 +97,11 @@ def test_table_names_are_the_builtins_igc_defines():
     reads = _names("igc12504_blockread_names.txt")
     assert {d.igc_name for d in xb.BLOCK2D_TABLE.values() if d.igc_name} == reads
     # the verified rows of reference §1.2
-    assert xb.describe("xe-hpc", xb.Dpas("f16")).name == "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_sDv8_iDv8_f"
-    assert xb.describe("xe-hpc", xb.Dpas("i8")).name == "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_sDv8_iS0_"
-    assert xb.describe("xe-hpc", xb.Dpas("ui8")).name == "_Z36intel_sub_group_u8_u8_matrix_mad_k32Dv8_tDv8_jDv8_i"
-    assert xb.describe("xe-hpg", xb.Dpas("bf16")).name == "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f"
-    assert xb.describe("xe-hpc", xb.Dpas("f16", m=1)).name == "_Z38intel_sub_group_f16_f16_matrix_mad_k16sDv8_if"
+    assert xb.describe(get_target("xe-hpc"), xb.Dpas("f16")).name == "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_sDv8_iDv8_f"
+    assert xb.describe(get_target("xe-hpc"), xb.Dpas("i8")).name == "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_sDv8_iS0_"
+    assert xb.describe(get_target("xe-hpc"), xb.Dpas("ui8")).name == "_Z36intel_sub_group_u8_u8_matrix_mad_k32Dv8_tDv8_jDv8_i"
+    assert xb.describe(get_target("xe-hpg"), xb.Dpas("bf16")).name == "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f"
+    assert xb.describe(get_target("xe-hpc"), xb.Dpas("f16", m=1)).name == "_Z38intel_sub_group_f16_f16_matrix_mad_k16sDv8_if"
 
 
 def test_builtin_api_per_target():
@@ -108,15 +109,19 @@ def test_builtin_api_per_target():
     keys = [xb.Dpas("bf16"), xb.BlockLoad(16, 8, 16, 2), xb.BlockStore(32, 8, 16)]
     for target in ("xe-hpc", "xe2", "cpu"):
         module = ir.Module()
-        fns = [xb.builtin(module, target, key) for key in keys]
-        assert [xb.builtin(module, target, key) for key in keys] == fns  # created once per module
+        fns = [xb.builtin(module, get_target(target), key) for key in keys]
+        assert [xb.builtin(module, get_target(target), key) for key in keys] == fns  # created once per module
         assert [fn.is_declaration for fn in fns] == ([False] * 3 if target == "cpu" else [True, True, False])
         assert str(fns[1].function_type) == "<16 x i16> (i8 addrspace(1)*, i32, i32, i32, <2 x i32>)"
-    assert xb.builtin(ir.Module(), "xe-hpg", xb.Dpas("f16")).args[0].type == ir.VectorType(I32, 8)
+    assert xb.builtin(ir.Module(), get_target("xe-hpg"), xb.Dpas("f16")).args[0].type == ir.VectorType(I32, 8)
     with pytest.raises(NotImplementedError, match="xe-hpg has no 2D block IO"):
-        xb.builtin(ir.Module(), "xe-hpg", xb.BlockLoad(16, 8, 16, 2))
-    with pytest.raises(NotImplementedError, match="no Xe builtin for BlockLoad"):
-        xb.builtin(ir.Module(), "cpu", xb.BlockLoad(16, 8, 16, 4))
+        xb.builtin(ir.Module(), get_target("xe-hpg"), xb.BlockLoad(16, 8, 16, 2))
+    with pytest.raises(NotImplementedError, match="on target cpu: a 2D block is 4 to 64 bytes wide .*not 128"):
+        xb.builtin(ir.Module(), get_target("cpu"), xb.BlockLoad(16, 8, 16, 4))
+    with pytest.raises(NotImplementedError, match="at most 8 rows high, not 16"):
+        xb.builtin(ir.Module(), get_target("xe-hpc"), xb.BlockStore(16, 16, 16))
+    with pytest.raises(NotImplementedError, match="no Xe builtin for BlockLoad"):  # legal, but not a builtin here
+        xb.builtin(ir.Module(), get_target("cpu"), xb.BlockLoad(8, 4, 16))
 
 
 def instructions(binary: bytes):
@@ -171,7 +176,7 @@ class Gemm:
 
     def __init__(self, a: str, b: str, k: int):
         self.dpas = xb.Dpas(a, b)
-        mad = xb.describe("cpu", self.dpas)
+        mad = xb.describe(get_target("cpu"), self.dpas)
         self.bits, self.kd, self.K, self.esize = mad.bits, mad.k, k, mad.bits // 8
         self.pitch_a, self.pitch_b, self.pitch_c = k + 3, self.N + 5, self.N + 3  # elements
         self.a_key = xb.BlockLoad(self.bits, 8, 256 // self.bits, 2)  # two A operands side by side
@@ -190,7 +195,7 @@ class Gemm:
         b_surface = [pb, *surface_args(self.N * self.esize, self.K, self.pitch_b * self.esize)]
         c_surface = [pc, *surface_args(self.N * 4, self.M, self.pitch_c * 4)]
         c_tile = call(b, target, xb.BlockLoad(32, 8, 16), *c_surface, coord(b, n0, m0))
-        acc = b.bitcast(c_tile, xb.describe(target, self.dpas).signature.return_type)
+        acc = b.bitcast(c_tile, xb.describe(get_target(target), self.dpas).signature.return_type)
         for k in range(0, self.K, 2 * self.kd):
             a_tile = call(b, target, self.a_key, *a_surface, coord(b, i32(k), m0))
             call(b, target, self.prefetch_key, *a_surface, coord(b, i32(k + 2 * self.kd), m0))
@@ -249,7 +254,7 @@ def dpas_module(target: str, keys) -> ir.Module:
     module = ir.Module()
     for index, key in enumerate(keys):
         fn, b = kernel(module, f"dpas{index}", BYTES, BYTES, BYTES, BYTES)
-        mad = xb.builtin(module, target, key)
+        mad = xb.builtin(module, get_target(target), key)
         lane = spirv_builtin(b, "SubgroupLocalInvocationId")
         types = [*mad.function_type.args, mad.function_type.return_type]
         ptrs = [b.gep(b.bitcast(arg, ir.PointerType(ty, 1)), [lane]) for arg, ty in zip(fn.args, types)]
@@ -260,7 +265,7 @@ def dpas_module(target: str, keys) -> ir.Module:
 
 def dpas_case(rng, key: xb.Dpas):
     """Lane-major A, B, C registers for random matrices, and the expected D registers."""
-    mad = xb.describe("cpu", key)
+    mad = xb.describe(get_target("cpu"), key)
     a, b = _random(rng, (key.m, mad.k), NP_DTYPE[key.a]), _random(rng, (mad.k, SG), NP_DTYPE[key.b])
     c = _random(rng, (key.m, SG), np.float32 if mad.is_float else np.int32)
     a_lanes = np.ascontiguousarray(a.view(UINT[mad.bits]).reshape(key.m, -1).view(np.uint16).T)  # lane i: A[r][i*]
@@ -298,7 +303,7 @@ def block_module(target: str) -> ir.Module:
         for index, key in enumerate(keys):
             fn, b = kernel(module, f"{kind}{index}", BYTES, BYTES, BYTES)
             surface, registers, xy = fn.args
-            desc = xb.describe(target, key)
+            desc = xb.describe(get_target(target), key)
             data_type = desc.signature.return_type if kind == "load" else desc.signature.args[5]
             lane = spirv_builtin(b, "SubgroupLocalInvocationId")
             slot = b.gep(b.bitcast(registers, ir.PointerType(data_type, 1)), [lane])
@@ -359,7 +364,7 @@ def test_cpu_block_loads_and_stores(rng):
     checks = [("prefetch", [prefetched], (0, prefetched.copy()))]
     for kind, keys in (("load", LOADS), ("store", STORES)):
         for index, key in enumerate(keys):
-            desc = xb.describe("cpu", key)
+            desc = xb.describe(get_target("cpu"), key)
             for x, y in COORDS:
                 surface = garbage_surface(rng, HEIGHT + 2, PITCH, UINT[key.bits])
                 registers = garbage_surface(rng, SG, desc.components, UINT[desc.bits * desc.per_lane])
@@ -379,7 +384,7 @@ def test_cpu_block_loads_and_stores(rng):
 def gpu_isa(binary: bytes, target: str) -> str:
     if not ocloc.available():
         pytest.skip("ocloc / iga64 are not installed")
-    return ocloc.gpu_isa(binary, target)
+    return ocloc.gpu_isa(binary, get_target(target))
 
 
 @pytest.mark.parametrize("gemm", GEMMS, ids=lambda g: f"{g.dpas.a}x{g.dpas.b}")

@@ -8,20 +8,19 @@ import shutil
 import subprocess
 import tempfile
 
-# target -> (ocloc device, iga platform); this ocloc knows no Xe2 device
-DEVICES = {"xe-hpc": ("pvc", "12p72"), "xe-hpg": ("acm-g10", "12p71")}
+from .targets import Target
 
 
 def available() -> bool:
     return all(shutil.which(tool) for tool in ("ocloc", "iga64"))
 
 
-def gpu_isa(spirv: bytes, target: str, options: str = "") -> str | None:
+def gpu_isa(spirv: bytes, target: Target, options: str = "") -> str | None:
     """The disassembly of every kernel in `spirv` built for `target` with the driver `options`; None without the
-    tools or the device."""
-    if target not in DEVICES or not available():
+    tools or without an ocloc device for the target (this ocloc knows no Xe2 device)."""
+    if target.ocloc_device is None or not available():
         return None
-    device, platform = DEVICES[target]
+    device, platform = target.ocloc_device, target.iga_platform
     with tempfile.TemporaryDirectory() as work:
         with open(os.path.join(work, "x.spv"), "wb") as f:
             f.write(spirv)
@@ -29,7 +28,7 @@ def gpu_isa(spirv: bytes, target: str, options: str = "") -> str | None:
                                 "-output", "o"] + (["-options", options] if options else []),
                                cwd=work, capture_output=True, text=True)
         if "Build succeeded" not in build.stdout:
-            raise RuntimeError(f"ocloc could not build the {target} SPIR-V:\n{build.stdout}{build.stderr}")
+            raise RuntimeError(f"ocloc could not build the {target.name} SPIR-V:\n{build.stdout}{build.stderr}")
         (program,) = glob.glob(os.path.join(work, "o*.bin"))
         subprocess.run(["ocloc", "disasm", "-file", program, "-device", device, "-dump", "dis"], cwd=work,
                        capture_output=True, check=True)

@@ -18,7 +18,7 @@ from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
 from ..ir.verifier import verify
-from .targets import TARGETS, Target
+from .targets import Target, get_target
 from .xegpu_barriers import insert_barriers
 from .xegpu_blocking import block
 from .xegpu_lane_distribution import distribute_lanes
@@ -36,11 +36,12 @@ STAGES = [  # (name, stage(func, target))
 STAGE_NAMES = [name for name, _ in STAGES]
 
 
-def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: str = "cpu") -> dict[str, FuncOp]:
-    """The IR after each stage up to `until`, by stage name; `func` itself is left as it was."""
+def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu") -> dict[str, FuncOp]:
+    """The IR after each stage up to `until`, by stage name; `func` itself is left as it was. `target` is the
+    Target, or its name (resolved here, once)."""
     if until not in STAGE_NAMES:
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
-    chosen: Target = TARGETS[target]
+    chosen = get_target(target) if isinstance(target, str) else target
     results = {}
     current = copy.deepcopy(func)
     for name, stage in STAGES:
@@ -67,19 +68,19 @@ def check_slm(func: FuncOp, target: Target) -> None:
                                "or smaller workgroup tiles", func.loc)
 
 
-def compile_spirv(func: FuncOp, target: str) -> dict:
+def compile_spirv(func: FuncOp, target: Target) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
     for Xe targets the GPU ISA when ocloc is installed ("isa"), and what launch needs: "num_subgroups" and
     "lanes" of a workgroup, and the driver's "build_options"."""
     stages = lower(func, target=target)
     simt = stages["xegpu-simt"]
-    module = lower_to_llvm(simt, TARGETS[target])
+    module = lower_to_llvm(simt, target)
     llir = str(module)
     if os.environ.get("XETILE_DUMP_IR") == "1":
         print(f"// -----// llvm: {func.sym_name} //----- //\n{llir}", file=sys.stderr)
-    spirv = emit_spirv(module, subgroup_size=TARGETS[target].subgroup_size)
+    spirv = emit_spirv(module, subgroup_size=target.subgroup_size)
     uses_dpas = any(isinstance(op, SimtDpasOp) for op in walk(simt.body))
-    options = TARGETS[target].dpas_build_options if uses_dpas else ""
+    options = target.dpas_build_options if uses_dpas else ""
     result = {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
               "xegpu-simt": print_func(simt), "llir": llir, "spirv": spirv,
               "num_subgroups": simt.num_subgroups, "lanes": simt.lanes, "build_options": options}

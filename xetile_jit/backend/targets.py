@@ -1,17 +1,23 @@
-"""Targets as data (DESIGN 3): subgroup size, DPAS shapes, 2D block-IO limits. The passes read them.
+"""Targets as data (DESIGN 3): the one object that says what a target has. Made once per compile
+(`get_target`) and passed by reference; every stage reads it and no other module keeps a per-target table.
 
-DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction),
-N the subgroup size (columns of B and C), K from the builtin (reference note §1). f32 x f32 is not run
-on tf32 DPAS, whose rounding would not give f32 results: it is blocked like f16 and computed with f32
-multiply-adds. Block-IO limits are
-PVC's (reference note §6): a load block is at most 64 bytes wide (width x element size x array length)
-and 32 rows high, a store block 64 bytes wide and 8 rows high. Xe-HPC and Xe2 build kernels with DPAS in
-the large register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the
-tutorial GEMM has 501 scratch (spill) messages in 128.
+A `Target` holds the subgroup size, the DPAS shapes per operand dtype, the 2D block-IO limits (`BlockIO`), the
+shared local memory and register file sizes, how Xe builtins are provided (`builtins`: "emulated" defines them in
+the module, bit for bit; "legacy" imports IGC's names and wraps inline vISA), the ocloc device and iga platform
+that check its code, and the driver options for kernels that use DPAS.
+
+DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction), N the subgroup
+size (columns of B and C), K from the builtin (reference note §1). f32 x f32 is not run on tf32 DPAS, whose
+rounding would not give f32 results: it is blocked like f16 and computed with f32 multiply-adds. Block-IO limits
+are PVC's (reference note §6). Xe-HPC and Xe2 build kernels with DPAS in the large register file mode (256 GRFs):
+a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the tutorial GEMM has 501 scratch (spill) messages
+in 128.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from ..errors import LaunchError
 
 
 def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
@@ -20,26 +26,92 @@ def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
 
 
 @dataclass(frozen=True)
+class BlockIO:
+    """The 2D block messages a target has (reference note §6): a block is at most `max_width_bytes` wide
+    (width x element size x array length), at most `max_load_rows` high for loads and prefetches and
+    `max_store_rows` for stores; `array_lengths` per element size in bits; VNNI-transform loads for the
+    `vnni_bits` sizes, transposed loads for `transpose_bits`. `max_lane_components` is what one lane's part of a
+    message may hold: SPIR-V vectors have at most 16 components, so a message must not give a lane more."""
+
+    max_width_bytes: int = 64
+    min_width_bytes: int = 4
+    max_load_rows: int = 32
+    max_store_rows: int = 8
+    array_lengths: dict = field(default_factory=lambda: {8: (1, 2, 4), 16: (1, 2, 4), 32: (1, 2), 64: (1,)},
+                                hash=False)
+    vnni_bits: tuple[int, ...] = (8, 16)
+    transpose_bits: tuple[int, ...] = (32,)
+    max_lane_components: int = 16
+
+    def load_rule(self, bits: int, rows: int, cols: int, blocks: int = 1, vnni: bool = False,
+                  transpose: bool = False) -> str | None:
+        """Why a load of `blocks` blocks of rows x cols `bits`-bit elements is not a message here (None: it is)."""
+        if blocks not in self.array_lengths.get(bits, ()):
+            return f"{bits}-bit block loads take {self.array_lengths.get(bits, ())} blocks, not {blocks}"
+        if vnni and bits not in self.vnni_bits:
+            return f"VNNI-transform loads are for {self.vnni_bits}-bit data"
+        if transpose and (bits not in self.transpose_bits or blocks != 1):
+            return f"transposed loads are single blocks of {self.transpose_bits}-bit data"
+        if rows > self.max_load_rows:
+            return f"a 2D block load is at most {self.max_load_rows} rows high, not {rows}"
+        return self.width_rule(bits, cols * blocks)
+
+    def store_rule(self, bits: int, rows: int, cols: int) -> str | None:
+        if rows > self.max_store_rows:
+            return f"a 2D block store is at most {self.max_store_rows} rows high, not {rows}"
+        return self.width_rule(bits, cols)
+
+    def width_rule(self, bits: int, cols: int) -> str | None:
+        width = cols * bits // 8
+        if not self.min_width_bytes <= width <= self.max_width_bytes:
+            return (f"a 2D block is {self.min_width_bytes} to {self.max_width_bytes} bytes wide (array length "
+                    f"included), not {width}")
+        return None
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     subgroup_size: int
     dpas: dict = field(hash=False)
-    block_io: bool
-    max_load_width_bytes: int = 64
-    max_load_rows: int = 32
-    max_store_rows: int = 8
+    block_io: BlockIO | None = None  # None: no 2D block messages
+    builtins: str = "legacy"  # "emulated" (defined in the module) or "legacy" (IGC imports and inline vISA)
     slm_bytes: int = 128 * 1024
     grf_count: int = 128
+    large_grf_count: int = 256
+    grf_bytes: int = 64
     dpas_build_options: str = ""  # driver options for kernels that use DPAS
+    ocloc_device: str | None = None  # the offline compiler's device name (None: no ISA check)
+    iga_platform: str | None = None
 
     def dpas_shape(self, dtype) -> tuple[int, int, int]:
         return self.dpas[dtype.mlir]
 
+    @property
+    def emulated(self) -> bool:
+        return self.builtins == "emulated"
+
+    @property
+    def register_bytes(self) -> int:
+        """The register file of one subgroup (thread) in the mode kernels with DPAS build in."""
+        count = self.large_grf_count if self.dpas_build_options == LARGE_GRF else self.grf_count
+        return count * self.grf_bytes
+
 
 LARGE_GRF = "-ze-opt-large-register-file"
-TARGETS = {
-    "xe-hpc": Target("xe-hpc", 16, dpas_shapes(16), block_io=True, dpas_build_options=LARGE_GRF),
-    "xe2": Target("xe2", 16, dpas_shapes(16), block_io=True, dpas_build_options=LARGE_GRF),
-    "xe-hpg": Target("xe-hpg", 8, dpas_shapes(8), block_io=False, slm_bytes=64 * 1024),
-    "cpu": Target("cpu", 16, dpas_shapes(16), block_io=True),
-}
+TARGETS = {target.name: target for target in (
+    Target("xe-hpc", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="pvc",
+           iga_platform="12p72"),
+    Target("xe2", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF),
+    Target("xe-hpg", 8, dpas_shapes(8), None, slm_bytes=64 * 1024, ocloc_device="acm-g10", iga_platform="12p71"),
+    Target("cpu", 16, dpas_shapes(16), BlockIO(), builtins="emulated"),
+)}
+
+
+def get_target(name: str) -> Target:
+    """The target named `name`; a LaunchError listing the names otherwise ("numpy", the interpreter, is a device
+    with no target)."""
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise LaunchError(f"unknown target {name!r}; targets: numpy, {', '.join(TARGETS)}") from None

@@ -144,7 +144,7 @@ class XeGPULowering(LLVMLowering):
                                                                                          I32)]
 
     def block_call(self, key, tdesc, *data: ir.Value, xy: ir.Value | None = None) -> ir.Value:
-        fn = X.builtin(self.module, self.target.name, key)
+        fn = X.builtin(self.module, self.target, key)
         return self.builder.call(fn, self.surface(tdesc) + [xy or self.xy(tdesc), *data])
 
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
@@ -154,12 +154,12 @@ class XeGPULowering(LLVMLowering):
         if transpose or layout.grid != (1, self.lanes, 1) or dtype.is_bool or not self.block_surface(tdesc):
             return None
         key = kind(dtype.bits, rows, cols)
-        return key if key in X.BLOCK2D_TABLE else None
+        return key if X.provides(self.target, key) else None
 
     def block_surface(self, tdesc) -> bool:
         """Whether 2D block messages may address `tdesc`'s memory: global memory whose surface passed the
         launch's checks (MemRefType.block_io)."""
-        return (self.target.block_io and not self.in_slm(tdesc)
+        return (self.target.block_io is not None and not self.in_slm(tdesc)
                 and all(array.type.block_io for array in self.bases[tdesc]))
 
     def x_aligned(self, tdesc) -> ir.Value | None:
@@ -334,7 +334,7 @@ class XeGPULowering(LLVMLowering):
         tdesc = op.operands[0]
         return (tdesc.type.dtype.bits == 16 and op.padding == 0 and op.layout.block == (16, 16)
                 and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
-                and PAIRED_TRANSPOSE in X.BLOCK2D_TABLE)
+                and X.provides(self.target, PAIRED_TRANSPOSE))
 
     def paired_transpose_load(self, op) -> ir.Value:
         tdesc = op.operands[0]
@@ -375,7 +375,7 @@ class XeGPULowering(LLVMLowering):
 
     def block_store(self, key, op) -> None:
         value, tdesc = op.operands
-        raw_type = X.describe(self.target.name, key).signature.args[-1]
+        raw_type = X.describe(self.target, key).signature.args[-1]
         self.block_call(key, tdesc, self.builder.bitcast(self.values[value], raw_type))
 
     def lower_PrefetchNdOp(self, op):
@@ -383,7 +383,7 @@ class XeGPULowering(LLVMLowering):
         t = op.operands[0].type
         key = X.BlockPrefetch(t.dtype.bits, *t.shape)
         tdesc = op.operands[0]
-        if key in X.BLOCK2D_TABLE and self.block_surface(tdesc):
+        if X.provides(self.target, key) and self.block_surface(tdesc):
             self.by_message(tdesc, lambda: self.block_prefetch(key, tdesc), lambda: None)
 
     def block_prefetch(self, key, tdesc) -> None:
@@ -397,7 +397,7 @@ class XeGPULowering(LLVMLowering):
         if a.type.dtype.mlir == "f32":
             return self.fma_mma(self.values[a], self.values[b], acc)
         key = X.Dpas(a.type.dtype.mlir, (op.vnni_b or b.type.dtype).mlir, m=rows)
-        fn = X.builtin(self.module, self.target.name, key)
+        fn = X.builtin(self.module, self.target, key)
         a_type, b_type, _ = fn.function_type.args
         bld = self.builder
         return bld.call(fn, [bld.bitcast(self.values[a], a_type), bld.bitcast(self.values[b], b_type), acc])

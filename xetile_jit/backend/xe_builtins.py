@@ -1,4 +1,4 @@
-"""Xe builtins the LLVM lowering calls: DPAS and 2D block load / store / prefetch, defined per target.
+"""Xe builtins the LLVM lowering calls: DPAS and 2D block load / store / prefetch, provided as the Target says.
 
 Every target calls the same function names with the same LLVM signatures and per-lane layouts (reference note
 `xe_builtins.md` §1.3, §2 and §5); only the definition differs (DESIGN §3):
@@ -14,8 +14,9 @@ Every target calls the same function names with the same LLVM signatures and per
 API: a key names what the lowering needs (`Dpas(a, b, m)`, `BlockLoad(bits, rows, cols, blocks, vnni,
 transpose)`, `BlockStore(bits, rows, cols)`, `BlockPrefetch(bits, rows, cols, blocks)`); the tables `DPAS_TABLE`
 (per sub-group size) and `BLOCK2D_TABLE` map the supported keys to their descriptions (`DpasBuiltin`,
-`Block2DBuiltin`: name, kind, shape, layout, LLVM signature, vISA text); `describe(target, key)` gives the row and
-`builtin(module, target, key)` the function, declared or defined once per module. tf32 is not in the table: this
+`Block2DBuiltin`: name, kind, shape, layout, LLVM signature, vISA text); `describe(target, key)` gives the row (a key must
+also fit the Target's `BlockIO` limits: `block_rule` names the one it breaks) and `builtin(module, target, key)` the
+function, declared or defined once per module; `target.builtins` says which way. tf32 is not in the table: this
 IGC's tf32 builtin has an early signature whose A layout is undocumented.
 
 Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
@@ -45,7 +46,7 @@ from typing import Callable, Union
 
 from llvmlite import ir
 
-from .targets import TARGETS
+from .targets import Target
 
 VOID = ir.VoidType()
 I8, I32, I64 = (ir.IntType(w) for w in (8, 32, 64))
@@ -53,7 +54,6 @@ F32 = ir.FloatType()
 GLOBAL_BYTES = ir.PointerType(I8, 1)
 COORD = ir.VectorType(I32, 2)
 SURFACE_ARGS = [GLOBAL_BYTES, I32, I32, I32, COORD]  # base, width bytes, height rows, pitch bytes, (x, y)
-EMULATED_TARGETS = frozenset({"cpu"})
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
 
@@ -103,7 +103,7 @@ Key = Union[Dpas, BlockLoad, BlockStore, BlockPrefetch]
 
 
 # --- descriptions: the table rows ---------------------------------------------------------------------------
-SUBGROUP = 16  # 2D block IO is sub-group 16 (PVC, Xe2); DG2 (sub-group 8) has none
+BLOCK_IO_SUBGROUP = 16  # the 2D block messages' layouts are those of a sub-group of 16 (reference note §6)
 _FLOAT_DTYPES = ("f16", "bf16")
 _DTYPE_BITS = {"f16": 16, "bf16": 16, "i8": 8, "ui8": 8}
 _INTEL_DTYPE = {"f16": "f16", "bf16": "bf16", "i8": "i8", "ui8": "u8"}  # as spelled in the builtin names
@@ -205,7 +205,7 @@ class Block2DBuiltin:
         """Elements of one component in one lane."""
         if self.vnni:
             return 32 // self.bits
-        return 1 if self.transpose else self.cols // SUBGROUP
+        return 1 if self.transpose else self.cols // BLOCK_IO_SUBGROUP
 
     @property
     def components(self) -> int:
@@ -266,27 +266,44 @@ BLOCK2D_TABLE = {**{key: Block2DBuiltin.of(key, name) for key, name in _IGC_BLOC
                  **{key: Block2DBuiltin.of(key) for key in _VISA_BLOCKS}}
 
 
-def describe(target_name: str, key: Key) -> DpasBuiltin | Block2DBuiltin:
-    """The table row of `key` on `target_name`; NotImplementedError when the target has no such builtin."""
-    target = TARGETS[target_name]
+def block_rule(target: Target, key: Key) -> str | None:
+    """Why `target` has no 2D block message for `key` (its BlockIO limits), None when it has one."""
+    if target.block_io is None:
+        return f"target {target.name} has no 2D block IO"
+    if target.subgroup_size != BLOCK_IO_SUBGROUP:
+        return f"2D block IO needs sub-group {BLOCK_IO_SUBGROUP}"
+    if isinstance(key, BlockStore):
+        return target.block_io.store_rule(key.bits, key.rows, key.cols)
+    return target.block_io.load_rule(key.bits, key.rows, key.cols, key.blocks, getattr(key, "vnni", False),
+                                     getattr(key, "transpose", False))
+
+
+def provides(target: Target, key: Key) -> bool:
+    """Whether the lowering may call `key` on `target`: the target has the message and this module the builtin."""
+    return key in BLOCK2D_TABLE and block_rule(target, key) is None
+
+
+def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
+    """The table row of `key` on `target`; NotImplementedError when the target has no such builtin."""
     if isinstance(key, Dpas):
         table = DPAS_TABLE.get(target.subgroup_size, {})
-    elif not target.block_io:
-        raise NotImplementedError(f"target {target_name} has no 2D block IO ({key})")
     else:
+        rule = block_rule(target, key)
+        if rule is not None:
+            raise NotImplementedError(f"no 2D block message {key} on target {target.name}: {rule}")
         table = BLOCK2D_TABLE
     if key not in table:
-        raise NotImplementedError(f"no Xe builtin for {key} on target {target_name}")
+        raise NotImplementedError(f"no Xe builtin for {key} on target {target.name}")
     return table[key]
 
 
-def builtin(module: ir.Module, target_name: str, key: Key) -> ir.Function:
+def builtin(module: ir.Module, target: Target, key: Key) -> ir.Function:
     """The function the lowering calls for `key`: declared (Import) or defined in `module`, once per module."""
-    desc = describe(target_name, key)
+    desc = describe(target, key)
     if desc.name in module.globals:
         return module.globals[desc.name]
     fn = ir.Function(module, desc.signature, desc.name)
-    if target_name in EMULATED_TARGETS:
+    if target.emulated:
         _define(fn, _EMULATIONS[desc.kind], desc)
     elif isinstance(desc, Block2DBuiltin) and not desc.igc_name:
         _define(fn, _visa_wrapper, desc)

@@ -15,7 +15,7 @@ import sys
 
 from ..backend.interpreter import Interpreter
 from ..backend.pipeline import compile_spirv
-from ..backend.targets import TARGETS as DEVICE_TARGETS
+from ..backend.targets import get_target
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.core import Builder, FuncOp
@@ -33,7 +33,6 @@ from .semantic import Semantic
 from .tracer import Function, Tracer
 
 LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data")
-TARGETS = (NUMPY, *DEVICE_TARGETS)
 
 
 def is_constexpr(annotation) -> bool:
@@ -168,18 +167,17 @@ class Kernel:
         return compiled
 
     def compile(self, specs: dict, consts: dict, layout, target: str) -> CompiledKernel:
-        if target not in TARGETS:
-            raise LaunchError(f"unknown target {target!r}; targets: {', '.join(TARGETS)}")
         if target == NUMPY:
             func = self.trace(specs, consts, layout)
             return CompiledKernel(self.__name__, specs, target, {"xetile": print_func(func)},
                                   {a.name_hint for a in written_arrays(func)}, func=func)
+        chosen = get_target(target)
         cache = DiskCache()
         key = cache.key(compiler_hash(), self.source_hash, specs, consts, layout, target)
         entry = cache.get(key)
         if entry is None:
             func = self.trace(specs, consts, layout)
-            entry = {"xetile": print_func(func), **compile_spirv(func, target),
+            entry = {"xetile": print_func(func), **compile_spirv(func, chosen),
                      "written": ",".join(sorted(a.name_hint for a in written_arrays(func)))}
             entry = {k: v if isinstance(v, (str, bytes)) else str(v) for k, v in entry.items()}
             cache.put(key, entry)

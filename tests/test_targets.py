@@ -1,0 +1,73 @@
+"""The Target contract (DESIGN 3): one object per target, read by every stage. Its 2D block-IO limits decide which
+messages the lowering may use, and a new target is one `Target(...)` entry."""
+import re
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from spirv_tools import cpu_queue
+
+import xetile_jit as xetile
+from xetile_jit.backend import targets
+from xetile_jit.backend.targets import BlockIO, Target, dpas_shapes, get_target
+from xetile_jit.errors import LaunchError
+
+
+@xetile.kernel
+def gemm(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    ta = xetile.init_tile(a, [m, 0], [BM, BK])
+    tb = xetile.init_tile(b, [0, n], [BK, BN])
+    acc = xetile.zeros([BM, BN], xetile.float32)
+    for k in range(0, K, BK):
+        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
+        ta = xetile.update_tile_offset(ta, [0, BK])
+        tb = xetile.update_tile_offset(tb, [BK, 0])
+    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
+
+
+def block_messages(llir: str, kind: str) -> set[str]:
+    """The 2D block messages (by vISA shape) the LLVM IR defines for `kind` ("load", "store", "prefetch")."""
+    return set(re.findall(rf"define internal [^@]*@\"?xe_block2d_{kind}_(d\w+)\"?\(", llir))
+
+
+def test_block_io_rules_name_the_limit():
+    io = BlockIO()
+    assert io.load_rule(16, 32, 16) is None and io.load_rule(16, 8, 16, 2) is None
+    assert io.load_rule(16, 64, 16) == "a 2D block load is at most 32 rows high, not 64"
+    assert io.load_rule(32, 8, 16, 4) == "32-bit block loads take (1, 2) blocks, not 4"
+    assert io.load_rule(16, 16, 16, transpose=True) == "transposed loads are single blocks of (32,)-bit data"
+    assert io.store_rule(32, 16, 16) == "a 2D block store is at most 8 rows high, not 16"
+    assert io.store_rule(32, 8, 32) == "a 2D block is 4 to 64 bytes wide (array length included), not 128"
+
+
+def test_unknown_target_is_a_launch_error_listing_the_targets():
+    with pytest.raises(LaunchError, match=r"unknown target 'xe9'; targets: numpy, xe-hpc, xe2, xe-hpg, cpu"):
+        get_target("xe9")
+
+
+def test_a_new_target_is_one_entry_and_its_limits_decide_the_messages(monkeypatch):
+    """A made-up sub-group 16 target whose stores are at most 4 rows high and loads 4 rows: the GEMM compiles for it
+    with no 8-row block messages (the element path does those), runs on opencl:cpu, and gives the same numbers."""
+    made_up = Target("xe-test", 16, dpas_shapes(16), BlockIO(max_load_rows=4, max_store_rows=4), builtins="emulated")
+    monkeypatch.setitem(targets.TARGETS, made_up.name, made_up)
+    rng = np.random.default_rng(0)
+    m, n, k = 64, 64, 32
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    args = dict(M=m, N=n, K=k, BM=32, BN=32, BK=16, sg_layout=[2, 2], sg_data=[16, 16])
+    default = gemm.warmup(a, b, np.zeros((m, n), np.float32), target="cpu", **args)
+    compiled = gemm.warmup(a, b, np.zeros((m, n), np.float32), target="xe-test", **args)
+    assert "d32_1x16x8nn" in block_messages(default.asm["llir"], "store")
+    assert block_messages(compiled.asm["llir"], "store") == set()
+    assert "d16_1x16x8nn" in block_messages(default.asm["llir"], "load")
+    assert block_messages(compiled.asm["llir"], "load") == set()
+    c = np.zeros((m, n), np.float32)
+    compiled.run_sycl(cpu_queue(), (2, 2, 1), dict(a=a, b=b, c=c, M=m, N=n, K=k))
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+def test_targets_differ_only_in_their_entries():
+    hpc, xe2 = get_target("xe-hpc"), get_target("xe2")
+    assert replace(xe2, name="xe-hpc", ocloc_device="pvc", iga_platform="12p72") == hpc
+    assert get_target("cpu").emulated and not hpc.emulated and get_target("xe-hpg").block_io is None
