@@ -10,7 +10,14 @@ from conftest import assert_close, rand
 from xetile_jit.backend.interpreter import run_ir
 from xetile_jit.backend.pipeline import lower
 from xetile_jit.ir.printer import print_func
-from xetile_jit.ir.simt_ops import lane_layout
+from xetile_jit.backend.targets import get_target
+from xetile_jit.ir.simt_ops import LaneLayout
+
+
+def lane_layout(block, lanes: int) -> LaneLayout:
+    """The target's distribution of `block` (sub-group 16, as the cpu target's)."""
+    assert lanes == get_target("cpu").subgroup_size
+    return LaneLayout(tuple(block), lanes, *get_target("cpu").lane_fields(block))
 
 
 @pytest.mark.parametrize("block", [(8, 16), (8, 32), (1, 16), (8, 1), (4, 8)])

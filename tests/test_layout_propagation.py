@@ -16,8 +16,9 @@ from xetile_jit.ir.xetile_ops import ConvertLayoutOp, layout_of
 from test_passes import gemm, softmax
 
 
-def wg(sg_layout, sg_data) -> str:
-    return str(Layout(sg_layout, sg_data))
+def wg(sg_layout, sg_data, **fields) -> str:
+    """A wg_map's text up to its workgroup fields (completion adds inst_data and lanes after them)."""
+    return str(Layout(sg_layout, sg_data, **fields)).removesuffix(">")
 
 
 def propagated(kern, *args, **kwargs):
@@ -33,11 +34,15 @@ def test_simple_gemm_matches_rfc_appendix_2_1():
     text = print_func(propagated(gemm, a, b, c, 256, 256, 64, BM=256, BN=256, BK=32, B_ORDER=[1, 0],
                                  sg_layout=[8, 4], sg_data=[32, 64]))
     mp_a, mp_b, mp_c = wg([8, 4], [32, 32]), wg([8, 4], [32, 64]), wg([8, 4], [32, 64])
-    assert f"-> !xetile.tile<256x32xf16, #xetile.tile_attr<wg = {mp_a}>>" in lines_with(text, "init_tile %a")[0]
-    assert f"-> !xetile.tile<32x256xf16, #xetile.tile_attr<wg = {mp_b}>>" in lines_with(text, "init_tile %b")[0]
-    assert f"-> !xetile.tile<256x256xf32, #xetile.tile_attr<wg = {mp_c}>>" in lines_with(text, "init_tile %c")[0]
-    assert f"{{wg_map = {mp_c}}} : vector<256x32xf16>" in lines_with(text, "tile_mma")[0]
+    assert f"-> !xetile.tile<256x32xf16, #xetile.tile_attr<wg = {mp_a}" in lines_with(text, "init_tile %a")[0]
+    assert f"-> !xetile.tile<32x256xf16, #xetile.tile_attr<wg = {mp_b}" in lines_with(text, "init_tile %b")[0]
+    assert f"-> !xetile.tile<256x256xf32, #xetile.tile_attr<wg = {mp_c}" in lines_with(text, "init_tile %c")[0]
+    assert f"{{wg_map = {mp_c}" in lines_with(text, "tile_mma")[0]
     assert "tile_conv_layout" not in text
+    # completed for the target (cpu, as xe-hpc): the DPAS blocks where A and B are loaded, lanes per column
+    assert "sg_data = [32, 32], inst_data = [8, 16]>" in lines_with(text, "init_tile %a")[0]
+    assert "sg_data = [32, 64], inst_data = [16, 16]>" in lines_with(text, "init_tile %b")[0]
+    assert "inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>}" in lines_with(text, "tile_mma")[0]
 
 
 @xetile.kernel
@@ -69,15 +74,16 @@ def test_transpose_broadcast_reduce_match_rfc_appendix_2_2(rng):
     args = appendix_2_2_args(rng)
     text = print_func(propagated(gemm_bias_rowsum, *args, sg_layout=[8, 4], sg_data=[32, 64]))
     mp_a, mp_c = wg([8, 4], [32, 32]), wg([8, 4], [32, 64])
-    mp_bt = str(Layout([4, 8], [64, 32], order=[0, 1]))  # the XeGPU RFC's #mp_bt
+    mp_bt = wg([4, 8], [64, 32])  # the XeGPU RFC's #mp_bt, with order = [0, 1] (printed last)
     mp_bcast, mp_reduce = wg([8, 4], [1, 64]), wg([8, 4], [32, 1])
     assert f"wg = {mp_a}" in lines_with(text, "init_tile %a")[0]
     assert f"wg = {mp_bt}" in lines_with(text, "init_tile %bt")[0]
-    assert f"{{wg_map = {mp_c}}}" in lines_with(text, "tile_transpose")[0]
+    assert "order = [0, 1]>" in lines_with(text, "init_tile %bt")[0]
+    assert f"{{wg_map = {mp_c}" in lines_with(text, "tile_transpose")[0]
     assert f"wg = {mp_bcast}" in lines_with(text, "init_tile %bias")[0]
-    assert f"{{wg_map = {mp_c}}}" in lines_with(text, "tile_broadcast")[0]
+    assert f"{{wg_map = {mp_c}" in lines_with(text, "tile_broadcast")[0]
     assert "tile_conv_layout" not in text
-    assert f"{{wg_map = {mp_reduce}}}" in lines_with(text, "tile_reduce")[0]
+    assert f"{{wg_map = {mp_reduce}" in lines_with(text, "tile_reduce")[0]
     assert f"wg = {mp_reduce}" in lines_with(text, "init_tile %rs")[0]
 
 
@@ -98,9 +104,9 @@ def test_propagation_keeps_the_numbers(rng):
 def test_without_layouts_every_value_gets_the_one_subgroup_default():
     x = np.zeros((16, 64), np.float32)
     func = propagated(softmax, x, x.copy(), BM=16, BN=64)
-    layouts = {str(layout_of(v)) for op in walk(func.body) for v in op.results
+    layouts = {layout_of(v).workgroup_level() for op in walk(func.body) for v in op.results
                if hasattr(v.type, "shape") and v.type.shape}
-    assert layouts == {wg([1, 1], [16, 64]), wg([1, 1], [16, 1])}
+    assert layouts == {Layout([1, 1], [16, 64]), Layout([1, 1], [16, 1])}
     assert not any(isinstance(op, ConvertLayoutOp) for op in walk(func.body))
 
 
@@ -116,8 +122,8 @@ def test_conflicting_layouts_meet_through_a_conversion(rng):
     a, b, c = rand(rng, (64, 32), np.float16), rand(rng, (32, 64), np.float16), np.zeros((64, 64), np.float32)
     func = propagated(cooperative_a, a, b, c, sg_layout=[2, 2], sg_data=[32, 32])
     text = print_func(func)
-    assert f"{{src_wg_map = {wg([4, 1], [16, 32])}, wg_map = {wg([2, 2], [32, 32])}}}" in \
-        lines_with(text, "tile_conv_layout")[0]
+    conversion = lines_with(text, "tile_conv_layout")[0]
+    assert f"{{src_wg_map = {wg([4, 1], [16, 32])}" in conversion and f"wg_map = {wg([2, 2], [32, 32])}" in conversion
     converted = re.search(r"(%\d+) = xetile.tile_conv_layout", text).group(1)
     assert re.search(rf"xetile.tile_mma {converted}, ", text)
     run_ir(func, (1,), [a, b, c])

@@ -6,6 +6,7 @@ import xetile_jit as xetile
 from conftest import assert_close, rand
 from xetile_jit.backend.interpreter import Interpreter, run_ir
 from xetile_jit.backend.pipeline import lower
+from xetile_jit.backend.targets import get_target
 from xetile_jit.backend.xegpu_wg_to_sg import WgToSg
 
 
@@ -22,7 +23,7 @@ def piece_offsets(shape, sg_layout, sg_data, order=None):
     x = np.zeros(shape, np.float32)
     func = copy_tile.warmup(x, x.copy(), SHAPE=shape, SG_LAYOUT=sg_layout, SG_DATA=sg_data, ORDER=order,
                             target="numpy").func
-    conversion = WgToSg(lower(func, "xegpu-wg")["xegpu-wg"])
+    conversion = WgToSg(lower(func, "xegpu-wg")["xegpu-wg"], get_target("cpu"))
     conversion.run()
     (dist,) = conversion.distributions.values()
     result = {}

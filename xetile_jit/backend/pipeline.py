@@ -27,9 +27,9 @@ from .xetile_layout_propagation import propagate_layouts
 from .xetile_to_xegpu import xetile_to_xegpu
 
 STAGES = [  # (name, stage(func, target))
-    ("xetile-layouts", lambda func, target: propagate_layouts(func)),
+    ("xetile-layouts", propagate_layouts),
     ("xegpu-wg", lambda func, target: xetile_to_xegpu(func)),
-    ("xegpu-sg", lambda func, target: insert_barriers(wg_to_sg(func))),
+    ("xegpu-sg", lambda func, target: insert_barriers(wg_to_sg(func, target))),
     ("xegpu-blocked", block),
     ("xegpu-simt", distribute_lanes),
 ]

@@ -16,6 +16,7 @@ in 128.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import gcd
 
 from ..errors import LaunchError
 
@@ -30,8 +31,7 @@ class BlockIO:
     """The 2D block messages a target has (reference note §6): a block is at most `max_width_bytes` wide
     (width x element size x array length), at most `max_load_rows` high for loads and prefetches and
     `max_store_rows` for stores; `array_lengths` per element size in bits; VNNI-transform loads for the
-    `vnni_bits` sizes, transposed loads for `transpose_bits`. `max_lane_components` is what one lane's part of a
-    message may hold: SPIR-V vectors have at most 16 components, so a message must not give a lane more."""
+    `vnni_bits` sizes, transposed loads for `transpose_bits`."""
 
     max_width_bytes: int = 64
     min_width_bytes: int = 4
@@ -41,7 +41,6 @@ class BlockIO:
                                 hash=False)
     vnni_bits: tuple[int, ...] = (8, 16)
     transpose_bits: tuple[int, ...] = (32,)
-    max_lane_components: int = 16
 
     def load_rule(self, bits: int, rows: int, cols: int, blocks: int = 1, vnni: bool = False,
                   transpose: bool = False) -> str | None:
@@ -87,6 +86,68 @@ class Target:
     def dpas_shape(self, dtype) -> tuple[int, int, int]:
         return self.dpas[dtype.mlir]
 
+    # ---- instruction blocks and lanes: the rules layout completion applies (XeGPU RFC blocking and
+    # ---- "subgroup to work item distribution" rules); blocking and lane distribution read what it wrote
+    @property
+    def repeat_count(self) -> int:
+        """M, the rows of a DPAS C block: the height of a default instruction block."""
+        return self.dpas["f32"][0]
+
+    def padded_shape(self, shape) -> tuple[int, int]:
+        """The extent a value's blocks cover: columns to a multiple of N (narrow ones to a power of two), rows to
+        a multiple of the block height. Blocks reach past a shape they do not divide, as a 2D block message
+        reaches past its surface."""
+        rows, cols = shape
+        n = self.subgroup_size
+        cols = padded(cols, n)
+        return padded(rows, self.repeat_count if cols % n == 0 else n // cols), cols
+
+    def value_block(self, shape) -> tuple[int, int]:
+        """The default instruction block of a value: [M, N], one column per lane, as a DPAS C operand; fewer rows
+        for shorter values, and for narrow ones a power-of-two block of N elements, so that a lane holds 1 to N
+        of them (SPIR-V vectors have 2, 4, 8 or 16 components)."""
+        rows, cols = self.padded_shape(shape)
+        n = self.subgroup_size
+        if cols % n == 0:
+            return gcd(rows, self.repeat_count), n
+        return gcd(rows, n // cols), cols
+
+    def dpas_blocks(self, dtype) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+        """The instruction blocks of DPAS A [M, K], B [K, N] and C [M, N] for operand `dtype`."""
+        m, n, k = self.dpas_shape(dtype)
+        return (m, k), (k, n), (m, n)
+
+    def lane_fields(self, block) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(lane_layout, lane_data) of a block: [1, N] lanes with [1, C/N] each when N divides C (DPAS C, 2D block
+        messages); [N/C, C] lanes of one element when C divides N and N/C divides R; otherwise [1, 1] lanes of
+        [1, 1]: every lane holds the whole block (the RFC's broadcast of a value smaller than the lanes)."""
+        rows, cols = block
+        n = self.subgroup_size
+        if cols % n == 0:
+            return (1, n), (1, cols // n)
+        if n % cols == 0 and rows % (n // cols) == 0:
+            return (n // cols, cols), (1, 1)
+        return (1, 1), (1, 1)
+
+    def lane_components(self, block) -> int:
+        lane_layout, _ = self.lane_fields(block)
+        return block[0] * block[1] // (lane_layout[0] * lane_layout[1])
+
+    def inst_rule(self, kinds, inst, dtype) -> str | None:
+        """Why `inst` cannot be the instruction block of a value or tile of `dtype` used by ops of `kinds`
+        ("load", "store", "prefetch", "value"); None when it can."""
+        components = self.lane_components(inst)
+        if components > MAX_VECTOR_COMPONENTS:
+            return (f"a lane holds {components} elements of a {inst[0]}x{inst[1]} block on sub-group "
+                    f"{self.subgroup_size}; SPIR-V vectors have at most {MAX_VECTOR_COMPONENTS}")
+        if self.block_io is None or dtype.is_bool:
+            return None
+        if "store" in kinds and (rule := self.block_io.store_rule(dtype.bits, *inst)):
+            return rule
+        if {"load", "prefetch"} & set(kinds) and (rule := self.block_io.load_rule(dtype.bits, *inst)):
+            return rule
+        return None
+
     @property
     def emulated(self) -> bool:
         return self.builtins == "emulated"
@@ -96,6 +157,16 @@ class Target:
         """The register file of one subgroup (thread) in the mode kernels with DPAS build in."""
         count = self.large_grf_count if self.dpas_build_options == LARGE_GRF else self.grf_count
         return count * self.grf_bytes
+
+
+MAX_VECTOR_COMPONENTS = 16  # SPIR-V (Kernel) vectors: 2, 3, 4, 8 or 16 components
+
+
+def padded(n: int, unit: int) -> int:
+    """`n` rounded up to a multiple of `unit`, or, below it, to a power of two (which divides the unit)."""
+    if n >= unit:
+        return -(-n // unit) * unit
+    return 1 << (n - 1).bit_length()
 
 
 LARGE_GRF = "-ze-opt-large-register-file"

@@ -1,57 +1,29 @@
 """Blocking (XeGPU RFC "blocking rule"): subgroup-level ops -> instruction-size ops for the target.
 
-A subgroup vector is cut into blocks of [M, N], N the subgroup size and M the DPAS repeat count: the shape
-of a DPAS C operand, one column per lane (shorter and narrower values: smaller power-of-two blocks, see
-block_shape). A shape the blocks do not divide (13x37, or a tile_mma smaller than one DPAS) is padded: the
+A subgroup vector or tensor descriptor is cut into blocks of its layout's `inst_data`, which layout completion
+wrote for the target (the default: Target.value_block, one column per lane as a DPAS C operand). A shape the
+blocks do not divide (13x37, or a tile_mma smaller than one DPAS) is padded: the
 last blocks reach past it, as a 2D block message reaches past its surface. The padding is computed on and
 never seen: stores and atomics write only each block's `valid` part, reductions mask it with their
-identity, and DPAS with zeros along K. Every value of one shape is cut the same way, so element-wise ops and
-loop-carried values need no regrouping. A tensor descriptor is cut like the values loaded through it
-(swapped when the load transposes). DPAS runs on [M, K] x [K, N] blocks of the target's shape, accumulating
+identity, and DPAS with zeros along K. Values that must agree (loop-carried, element-wise operands) share one
+layout and so one cut. A transposed load reads descriptor block (j, i) into value block (i, j). Every block
+gets the lane fields of the target's distribution (Target.lane_fields). DPAS runs on [M, K] x [K, N] blocks of the target's shape, accumulating
 over the K blocks; a reduction reduces each block and folds the partial results element-wise. Where an op
 needs other blocks than its operand has (DPAS A and B, transposes, stores), the operand is regrouped with
 vector.insert/extract_strided_slice.
 """
 from __future__ import annotations
 
-from math import gcd
-
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
-from ..ir.analysis import UnionFind, carried_groups
-from ..ir.core import FuncOp, Value, walk
+from ..errors import CompilationError
+from ..ir.attrs import Layout
+from ..ir.core import FuncOp, Operation, Value, walk
 from ..ir.types import IndexType, VectorType, int32, uint8
 from ..ir.verifier import verify
 from ..ir.xetile_ops import reduce_identity
 from .piecewise import Grid, PiecewiseConversion
 from .targets import Target
-
-REPEAT_COUNT = 8  # rows of a DPAS C block (M)
-
-
-def padded(n: int, unit: int) -> int:
-    """`n` rounded up to a multiple of `unit`, or, below it, to a power of two (which divides the unit)."""
-    if n >= unit:
-        return -(-n // unit) * unit
-    return 1 << (n - 1).bit_length()
-
-
-def padded_shape(shape, subgroup: int) -> tuple[int, int]:
-    """The extent the blocks of a value cover: columns to a multiple of N (narrow ones to a power of two),
-    rows to a multiple of the block height."""
-    rows, cols = shape
-    cols = padded(cols, subgroup)
-    return padded(rows, REPEAT_COUNT if cols % subgroup == 0 else subgroup // cols), cols
-
-
-def block_shape(shape, subgroup: int) -> tuple[int, int]:
-    """[M, N] blocks, one column per lane, as a DPAS C operand; fewer rows for shorter values, and for narrow
-    ones a power-of-two block of N elements, so that a lane holds 1 to N of them (SPIR-V vectors have 2, 4,
-    8 or 16 components)."""
-    rows, cols = padded_shape(shape, subgroup)
-    if cols % subgroup == 0:
-        return gcd(rows, REPEAT_COUNT), subgroup
-    return gcd(rows, subgroup // cols), cols
 
 
 def grid(shape, block) -> Grid:
@@ -59,51 +31,36 @@ def grid(shape, block) -> Grid:
     return Grid(tuple(-(-n // b) for n, b in zip(shape, block)), tuple(block))
 
 
-class DescriptorClasses:
-    """Descriptors joined by update_nd_offset, loops and branches share one cut; a class is cut transposed
-    when any load through it transposes."""
-
-    def __init__(self, func: FuncOp):
-        self.classes = UnionFind(lambda v: isinstance(v.type, G.TensorDescType))
-        for op in walk(func.body):
-            if isinstance(op, G.UpdateNdOffsetOp):
-                self.classes.union(op.operands[0], op.result)
-            for group in carried_groups(op):
-                self.classes.union(*group)
-        self.transposed = {self.classes.find(op.operands[0]) for op in walk(func.body)
-                           if isinstance(op, G.LoadNdOp) and op.transpose}
-
-    def is_transposed(self, v: Value) -> bool:
-        return self.classes.find(v) in self.transposed
-
-
 class Blocking(PiecewiseConversion):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
-        self.descriptors = DescriptorClasses(func)
-        self.grids: dict[Value, Grid] = {}  # values produced in another cut than their shape's own
+        self.grids: dict[Value, Grid] = {}  # values produced in another cut than their own inst_data
 
     def run(self) -> FuncOp:
         super().run()
         self.new.num_subgroups = self.old.num_subgroups
+        self.lane_layouts()
         return self.new
+
+    def lane_layouts(self) -> None:
+        """Every block carries its lane fields (RFC: after blocking a layout keeps lane_layout and lane_data): the
+        target's distribution of the block, which layout completion held the user's lane fields to."""
+        for op in walk(self.new.body):
+            args = [a for region in op.regions for a in region.block.args]
+            for v in op.results + args:
+                if isinstance(v.type, VectorType):
+                    lane_layout, lane_data = self.target.lane_fields(v.type.shape)
+                    v.layout = Layout(lane_layout=lane_layout, lane_data=lane_data)
 
     # ---- how values are cut -------------------------------------------------------------------
     def default_grid(self, v: Value) -> Grid:
-        shape = v.type.shape
-        if isinstance(v.type, G.TensorDescType) and self.descriptors.is_transposed(v):
-            return grid(shape, self.transposed_block(shape[::-1], v.type.dtype)[::-1])
-        return grid(shape, block_shape(shape, self.target.subgroup_size))
-
-    def transposed_block(self, shape, dtype) -> tuple[int, int]:
-        """The value blocks a transposed load reads: 16-bit data in [16, N] blocks where they fit, which a d32
-        transposed message reads as pairs (to-llvm), as DPAS B takes them."""
-        n = self.target.subgroup_size
-        block = block_shape(shape, n)
-        if dtype.bits == 16 and block == (REPEAT_COUNT, n) and padded_shape(shape, n)[0] % n == 0:
-            return n, n
-        return block
+        """The value's own cut: its inst_data (layout completion wrote it, wg-to-sg kept it)."""
+        layout = v.type.layout if isinstance(v.type, G.TensorDescType) else v.layout
+        if layout is None or layout.inst_data is None:
+            raise CompilationError(f"blocking: {v.type} has no inst_data; layout completion must run first",
+                                   v.owner.loc if isinstance(v.owner, Operation) else None)
+        return grid(v.type.shape, layout.inst_data)
 
     def grid_of(self, v: Value) -> Grid:
         return self.grids.get(v) or self.default_grid(v)
@@ -194,15 +151,16 @@ class Blocking(PiecewiseConversion):
         """The [K, N] blocks `g` of 8-bit DPAS B as the hardware takes them: [K/4, N] words of four K rows (VNNI),
         built from [M, N] blocks (rows 4w..4w+3 make word row w), so that no lane holds more than 16 elements."""
         (steps, columns), (k, n) = g.counts, g.shape
-        parts = k // REPEAT_COUNT
-        blocks = self.zero_padded_k(b, Grid((steps * parts, columns), (REPEAT_COUNT, n)), 0)
+        rows = self.target.repeat_count
+        parts = k // rows
+        blocks = self.zero_padded_k(b, Grid((steps * parts, columns), (rows, n)), 0)
         word_rows = [self.packed_words(block) for block in blocks]
         result = []
         for kk, j in g.cells():
             packed = self.emit(C.ConstantOp, 0, VectorType((k // 4, n), int32)).result
             for q in range(parts):
                 part = word_rows[(kk * parts + q) * columns + j]
-                packed = self.emit(C.InsertStridedSliceOp, part, packed, [q * REPEAT_COUNT // 4, 0]).result
+                packed = self.emit(C.InsertStridedSliceOp, part, packed, [q * rows // 4, 0]).result
             result.append(packed)
         return result
 
@@ -221,6 +179,10 @@ class Blocking(PiecewiseConversion):
                 word = self.emit(C.BinaryOp, "arith.shli", word, shift).result
             words = word if words is None else self.emit(C.BinaryOp, "arith.ori", words, word).result
         return words
+
+    def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
+        """A conversion between instruction blocks of one subgroup's piece: the blocks regrouped in registers."""
+        self.set(op.result, self.pieces(op.operands[0], self.grid_of(op.result)))
 
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
         """Each block reduces on its own, the partial results fold element-wise. f16 and bf16 reduce in f32

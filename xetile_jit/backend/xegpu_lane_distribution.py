@@ -19,7 +19,8 @@ from ..ir import core_ops as C
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
 from ..ir.conversion import Conversion
-from ..ir.core import FuncOp, Value
+from ..errors import CompilationError
+from ..ir.core import FuncOp, Operation, Value
 from ..ir.types import VectorType
 from ..ir.verifier import verify
 from .targets import Target
@@ -39,7 +40,12 @@ class LaneDistribution(Conversion):
         return self.new
 
     def layout(self, v: Value) -> S.LaneLayout:
-        return S.lane_layout(v.type.shape, self.lanes)
+        """The block's lanes, as its layout's lane fields say (blocking wrote them for every block)."""
+        layout = v.layout
+        if layout is None or layout.lane_layout is None:
+            raise CompilationError(f"lane distribution: {v.type} has no lane_layout; blocking must run first",
+                                   v.owner.loc if isinstance(v.owner, Operation) else None)
+        return S.LaneLayout(tuple(v.type.shape), self.lanes, layout.lane_layout, layout.lane_data)
 
     def result_type(self, v: Value, piece: int):
         return self.layout(v).lane_type(v.type.dtype) if isinstance(v.type, VectorType) else v.type

@@ -12,6 +12,7 @@ shared local memory (f16/bf16 in f32, rounded once at the end, as the op does).
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from ..ir.core import Block, Builder, FuncOp, Value, walk
 from ..ir.types import IndexType, SlmMemRefType, VectorType
 from ..ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
+from .targets import Target
 
 
 def wg_layout(v: Value) -> Layout | None:
@@ -38,8 +40,9 @@ class Distribution(Grid):
 
 class WgToSg(PiecewiseConversion):
 
-    def __init__(self, func: FuncOp):
+    def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
+        self.target = target
         layouts = [wg_layout(v) for op in walk(func.body) for v in op.results if wg_layout(v) is not None]
         self.subgroups = layouts[0].num_subgroups if layouts else 1
         self.prologue = Block()
@@ -54,7 +57,26 @@ class WgToSg(PiecewiseConversion):
         super().run()
         self.new.body.ops[0:0] = self.prologue.ops
         self.new.num_subgroups = self.subgroups
+        self.subgroup_layouts()
         return self.new
+
+    def subgroup_layouts(self) -> None:
+        """Each piece keeps the subgroup level of its value's layout (inst_data, lanes: RFC distribution rule);
+        the values this pass makes of its own (shared local memory traffic, partial reductions) take the target's
+        default blocks."""
+        for old, pieces in self.values.items():
+            if has_layout(old) and wg_layout(old) is not None:
+                for piece in pieces:
+                    set_layout(piece, wg_layout(old).subgroup_level())
+        for op in walk(self.new.body):
+            for v in op.results:
+                if has_layout(v) and wg_layout(v) is None:
+                    set_layout(v, self.default_layout(v.type.shape))
+
+    def default_layout(self, shape) -> Layout:
+        inst = self.target.value_block(shape)
+        lane_layout, lane_data = self.target.lane_fields(inst)
+        return Layout(inst_data=inst, lane_layout=lane_layout, lane_data=lane_data)
 
 
     # ---- index arithmetic in the prologue (it only depends on the subgroup id) -----------------
@@ -71,7 +93,7 @@ class WgToSg(PiecewiseConversion):
         return self.constants[key]
 
     def distribution(self, layout: Layout, shape) -> Distribution:
-        key = (layout, tuple(shape))
+        key = (layout.workgroup_level(), tuple(shape))
         if key not in self.distributions:
             self.distributions[key] = self.distribute(layout, tuple(shape))
         return self.distributions[key]
@@ -212,8 +234,13 @@ class WgToSg(PiecewiseConversion):
         return [(self.fold(op.kind, reduced), offsets) for offsets, reduced in groups.values()]
 
     def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
-        """Through SLM: every subgroup stores what it has, then loads what it needs."""
+        """Through SLM: every subgroup stores what it has, then loads what it needs; a conversion that keeps how
+        subgroups share the value (only inst_data or lanes change) stays in each subgroup's registers."""
         v = op.operands[0]
+        if wg_layout(v).workgroup_level() == op.result.layout.workgroup_level():
+            level = op.result.layout.subgroup_level()
+            self.set(op.result, [self.emit(G.XeGPUConvertLayoutOp, piece, level).result for piece in self.get(v)])
+            return
         slm = self.slm(v.type.dtype, v.type.shape)
         src, out = self.grid_of(v), self.grid_of(op.result)
         for value, offsets in zip(self.get(v), src.offsets):
@@ -224,8 +251,20 @@ class WgToSg(PiecewiseConversion):
         self.set(op.result, loads)
 
 
-def wg_to_sg(func: FuncOp) -> FuncOp:
-    new = WgToSg(func).run()
+def set_layout(v: Value, layout: Layout) -> None:
+    """A descriptor's layout is in its type, a vector's on the value."""
+    if isinstance(v.type, G.TensorDescType):
+        v.type = dataclasses.replace(v.type, layout=layout)
+    else:
+        v.layout = layout
+
+
+def has_layout(v: Value) -> bool:
+    return isinstance(v.type, (VectorType, G.TensorDescType))
+
+
+def wg_to_sg(func: FuncOp, target: Target) -> FuncOp:
+    new = WgToSg(func, target).run()
     verify(new)
     return new
 

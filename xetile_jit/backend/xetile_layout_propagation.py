@@ -10,6 +10,8 @@ Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
 - tile_transpose: sg_layout, sg_data and order swap;
 - values that must agree (a tile and what it loads, loop-carried and branch values, element-wise operands)
   share one layout; where two layouts meet at a use, `tile_conv_layout` converts (RFC `convert_layout`).
+  Propagation decides sg_layout, sg_data and order; layout completion (xetile_layout_completion.py) then adds
+  inst_data and the lane fields for the target.
 Values no rule reaches get the default layout for the kernel's subgroup count S (prod(sg_layout) of its
 layouts, 1 without any): rows split over S subgroups when S divides them, else columns, else every
 subgroup holds the whole value.
@@ -26,6 +28,8 @@ from ..ir.attrs import Layout
 from ..ir.core import Block, FuncOp, Operation, Value, walk
 from ..ir.types import ROW_MAJOR, TileType, VectorType
 from ..ir.verifier import verify
+from .targets import Target
+from .xetile_layout_completion import complete_layouts
 
 
 def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
@@ -35,9 +39,11 @@ def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
 
 def swapped(layout: Layout) -> Layout:
     """The transposed layout. Reversing `order` too keeps every element on its subgroup (RFC #mp_bt), so a
-    transpose needs no data exchange between subgroups."""
+    transpose needs no data exchange between subgroups. inst_data swaps with the dims; the lanes of the
+    transposed blocks are the target's to give again (blocking does)."""
     order = tuple(reversed(layout.order or ROW_MAJOR))
-    return Layout(tuple(reversed(layout.sg_layout)), tuple(reversed(layout.sg_data)),
+    inst = tuple(reversed(layout.inst_data)) if layout.inst_data else None
+    return Layout(tuple(reversed(layout.sg_layout)), tuple(reversed(layout.sg_data)), inst_data=inst,
                   order=None if order == ROW_MAJOR else order)
 
 
@@ -200,16 +206,10 @@ class LayoutPropagation:
             if edge.use is None:
                 continue
             have, wanted = self.layout(edge.dst), edge.rule(self.layout(edge.src))
-            if have != wanted and not (edge.fits and edge.fits(have, self.layout(edge.src))):
+            if have.workgroup_level() != wanted.workgroup_level() and not (
+                    edge.fits and edge.fits(have, self.layout(edge.src))):
                 op, index = edge.use
-                convert = X.ConvertLayoutOp(op.operands[index], wanted, loc=op.loc)
-                block = self.block_of(op)
-                block.ops.insert(block.ops.index(op), convert)
-                op.operands[index] = convert.result
-
-    def block_of(self, op: Operation) -> Block:
-        blocks = [self.func.body] + [r.block for o in walk(self.func.body) for r in o.regions]
-        return next(b for b in blocks if op in b.ops)
+                convert_operand(self.func, op, index, wanted)
 
     def write_back(self, ops) -> None:
         values = [v for op in ops for v in op.results] + [a for op in ops for r in op.regions for a in r.block.args]
@@ -221,6 +221,19 @@ class LayoutPropagation:
                 v.type = TileType(v.type.shape, v.type.dtype, v.type.order, layout)
             else:
                 v.layout = layout
+
+
+def convert_operand(func: FuncOp, op: Operation, index: int, layout: Layout) -> None:
+    """Operand `index` of `op` through a tile_conv_layout to `layout`, inserted right before `op`."""
+    convert = X.ConvertLayoutOp(op.operands[index], layout, loc=op.loc)
+    block = block_of(func, op)
+    block.ops.insert(block.ops.index(op), convert)
+    op.operands[index] = convert.result
+
+
+def block_of(func: FuncOp, op: Operation) -> Block:
+    blocks = [func.body] + [r.block for o in walk(func.body) for r in o.regions]
+    return next(b for b in blocks if op in b.ops)
 
 
 def same(layout: Layout) -> Layout:
@@ -236,8 +249,10 @@ def has_layout(v: Value) -> bool:
     return isinstance(v.type, (TileType, VectorType))
 
 
-def propagate_layouts(func: FuncOp) -> FuncOp:
-    """Annotates `func` in place and verifies it; returns it for chaining."""
-    LayoutPropagation(func).run()
+def propagate_layouts(func: FuncOp, target: Target) -> FuncOp:
+    """Annotates `func` in place, completes every layout for `target` and verifies it; returns it for chaining."""
+    propagation = LayoutPropagation(func)
+    propagation.run()
+    complete_layouts(func, target, propagation.classes)
     verify(func)
     return func

@@ -92,7 +92,10 @@ def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None
     if layout is not None and not isinstance(layout, Layout):
         raise sem.error(f"init_tile: layout must be an xetile.Layout, got {_describe(layout)}")
     tile_type = TileType(shape, array.type.dtype, order, layout)
-    return sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile"), tile_type).result
+    op = sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile"), tile_type)
+    if layout is not None and layout.sg_data is not None:
+        X.check_inst_divides(op, layout)
+    return op.result
 
 
 @builtin

@@ -1,7 +1,9 @@
 """Layout attribute: how a workgroup-level tile or vector is shared by subgroups and lanes.
 
 The XeTile RFC calls it `wg_map` (sg_layout, sg_data); the XeGPU RFC's `xegpu.layout` adds inst_data,
-lane_layout, lane_data and order. One class carries all six; unset fields stay None.
+lane_layout, lane_data and order. One class carries all six; unset fields stay None. As the RFC's distribution
+goes down the levels, each level drops the fields it has used: a subgroup-level value keeps inst_data and the
+lane fields (`subgroup_level`), a blocked one the lane fields only (`lane_level`).
 """
 from __future__ import annotations
 
@@ -31,8 +33,8 @@ def _as_tuple(name: str, value) -> tuple[int, ...] | None:
 
 @dataclass(frozen=True)
 class Layout:
-    sg_layout: tuple[int, ...]
-    sg_data: tuple[int, ...]
+    sg_layout: tuple[int, ...] | None = None
+    sg_data: tuple[int, ...] | None = None
     inst_data: tuple[int, ...] | None = None
     lane_layout: tuple[int, ...] | None = None
     lane_data: tuple[int, ...] | None = None
@@ -41,8 +43,10 @@ class Layout:
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, _as_tuple(f.name, getattr(self, f.name)))
-        if self.sg_layout is None or self.sg_data is None:
-            raise ValueError("Layout needs sg_layout and sg_data")
+        if (self.sg_layout is None) != (self.sg_data is None):
+            raise ValueError("Layout needs sg_layout and sg_data together")
+        if not self.set_fields():
+            raise ValueError("Layout needs sg_layout and sg_data (workgroup level), or inst_data or lane fields")
         ranks = {len(v) for v in self.set_fields().values()}
         if len(ranks) != 1:
             raise ValueError(f"Layout fields must all have the same rank: {self}")
@@ -52,11 +56,27 @@ class Layout:
 
     @property
     def rank(self) -> int:
-        return len(self.sg_layout)
+        return len(next(iter(self.set_fields().values())))
 
     @property
     def num_subgroups(self) -> int:
         return prod(self.sg_layout)
+
+    def workgroup_level(self) -> Layout | None:
+        """How subgroups share the value: sg_layout, sg_data and order (None at the subgroup level)."""
+        return self._only("sg_layout", "sg_data", "order")
+
+    def subgroup_level(self) -> Layout | None:
+        """What a subgroup's piece keeps after wg-to-sg: inst_data and the lane fields (None when unset)."""
+        return self._only("inst_data", "lane_layout", "lane_data")
+
+    def lane_level(self) -> Layout | None:
+        """What an instruction block keeps after blocking: the lane fields."""
+        return self._only("lane_layout", "lane_data")
+
+    def _only(self, *names: str) -> Layout | None:
+        kept = {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+        return Layout(**kept) if kept else None
 
     def text(self, dialect: str = "xetile") -> str:
         """`#xetile.wg_map<...>` in XeTile IR, `#xegpu.layout<...>` in XeGPU IR."""

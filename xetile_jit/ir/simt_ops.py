@@ -4,10 +4,11 @@ layout attached, load/store/dpas operate per work item).
 A block of shape [R, C] lives in the lanes of a subgroup of N lanes by the RFC's lane_layout [ly, lx]:
 lane l = ly_index * lx + lx_index holds the rows r = ly_index + ly * i and, of each, `chunk` columns from
 lx_index * chunk (lane_data [1, chunk]); its components run over those rows, then the chunk.
-- When N divides C: [1, N] with chunk C/N. With chunk 1 this is the layout of DPAS C and of 2D block
+The lane fields come from the block's layout (blocking writes the target's rule, Target.lane_fields):
+- [1, N] with chunk C/N when N divides C. With chunk 1 this is the layout of DPAS C and of 2D block
   messages (component = row, lane = column); chunk 2 is DPAS int8 A.
-- When C divides N and N/C divides R: [N/C, C] with chunk 1 (a narrow block spreads its rows over lanes).
-- Otherwise the block is `replicated`: every lane holds all of it, row-major (the RFC's `slice` of a
+- [N/C, C] with chunk 1 when C divides N and N/C divides R (a narrow block spreads its rows over lanes).
+- [1, 1]: the block is `replicated`: every lane holds all of it, row-major (the RFC's `slice` of a
   reduction: squeezed lanes share the value).
 In the interpreter a per-lane value is an array with a leading lane axis (N, elements); uniform values
 (offsets, descriptors, loop bounds) are plain scalars.
@@ -38,18 +39,18 @@ def to_lanes(x, count: int, lanes: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LaneLayout:
+    """A block's lane fields (from its layout: the target's rule, Target.lane_fields) as lanes hold it."""
+
     block: tuple[int, int]
     lanes: int
+    lane_layout: tuple[int, int]
+    lane_data: tuple[int, int]
 
     @property
     def grid(self) -> tuple[int, int, int] | None:
-        """(ly, lx, chunk), or None for a replicated block."""
-        rows, cols = self.block
-        if cols % self.lanes == 0:
-            return 1, self.lanes, cols // self.lanes
-        if self.lanes % cols == 0 and rows % (self.lanes // cols) == 0:
-            return self.lanes // cols, cols, 1
-        return None
+        """(ly, lx, chunk), or None for a replicated block (lane_layout [1, 1])."""
+        (ly, lx), (_, chunk) = self.lane_layout, self.lane_data
+        return None if ly * lx == 1 else (ly, lx, chunk)
 
     @property
     def replicated(self) -> bool:
@@ -104,10 +105,6 @@ class LaneLayout:
         block = np.empty(self.block, dtype=data.dtype)
         block[self.indices()] = data
         return block
-
-
-def lane_layout(block, lanes: int) -> LaneLayout:
-    return LaneLayout(tuple(block), lanes)
 
 
 class SimtLoadNdOp(Operation):

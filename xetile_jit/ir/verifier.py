@@ -22,6 +22,8 @@ def check_subgroup_count(func: FuncOp) -> None:
     first = None
     for op in walk(func.body):
         for layout in filter(None, map(layout_of, op.results)):
+            if layout.sg_layout is None:
+                continue  # a subgroup-level layout
             if first is None:
                 first = layout
             elif layout.num_subgroups != first.num_subgroups:

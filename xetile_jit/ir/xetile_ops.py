@@ -66,25 +66,17 @@ def valid_attr(op) -> dict:
 
 
 def check_layout(op: Operation, layout: Layout, shape, what: str) -> None:
-    """RFC constraints of a layout on a workgroup-level shape."""
+    """RFC constraints of a layout on a shape: a workgroup-level one (sg_layout, sg_data) distributes the whole
+    shape; at the subgroup level the shape is one subgroup's piece. That inst_data divides sg_data is checked where
+    a user gives it (check_inst_divides)."""
     if layout.rank != len(shape):
         raise op.error(f"{what} layout {layout} has rank {layout.rank} but the {what} is {len(shape)}-D",
                        "layout rank matches the tile")
-    for i, (wg, lay, sg) in enumerate(zip(shape, layout.sg_layout, layout.sg_data)):
-        if wg % sg != 0:
-            raise op.error(f"sg_data[{i}] = {sg} does not divide the {what} dim {wg}", DISTRIBUTION_RULE)
-        unit = lay * sg
-        if wg % unit != 0 and unit % wg != 0:
-            raise op.error(f"sg_layout[{i}] x sg_data[{i}] = {unit} must divide the {what} dim {wg} "
-                           f"or be a multiple of it", DISTRIBUTION_RULE)
-    if layout.inst_data is not None:
-        for i, (sg, inst) in enumerate(zip(layout.sg_data, layout.inst_data)):
-            if sg % inst != 0:
-                raise op.error(f"inst_data[{i}] = {inst} does not divide sg_data[{i}] = {sg}",
-                               "sg_data is divisible by inst_data")
+    if layout.sg_layout is not None:
+        check_distribution(op, layout, shape, what)
     if layout.lane_layout is not None:
         lane_data = layout.lane_data or (1,) * layout.rank
-        inst = layout.inst_data or layout.sg_data
+        inst = layout.inst_data or layout.sg_data or shape
         for i, (n, lanes, data) in enumerate(zip(inst, layout.lane_layout, lane_data)):
             if n % (lanes * data) != 0:
                 raise op.error(f"lane_layout[{i}] x lane_data[{i}] = {lanes * data} does not divide "
@@ -92,6 +84,25 @@ def check_layout(op: Operation, layout: Layout, shape, what: str) -> None:
     if layout.lane_data is not None and sum(d > 1 for d in layout.lane_data) > 1:
         raise op.error(f"lane_data {format_list(layout.lane_data)} spans two dimensions",
                        "lane_data elements are contiguous and come from a single dimension")
+
+
+def check_inst_divides(op: Operation, layout: Layout) -> None:
+    """RFC: sg_data is divisible by inst_data. Checked on the layouts users give (the front end, layout
+    completion); the blocks completion chooses for an odd piece pad it instead, as blocking does."""
+    for i, (sg, inst) in enumerate(zip(layout.sg_data, layout.inst_data or ())):
+        if sg % inst != 0:
+            raise op.error(f"inst_data[{i}] = {inst} does not divide sg_data[{i}] = {sg}",
+                           "sg_data is divisible by inst_data")
+
+
+def check_distribution(op: Operation, layout: Layout, shape, what: str) -> None:
+    for i, (wg, lay, sg) in enumerate(zip(shape, layout.sg_layout, layout.sg_data)):
+        if wg % sg != 0:
+            raise op.error(f"sg_data[{i}] = {sg} does not divide the {what} dim {wg}", DISTRIBUTION_RULE)
+        unit = lay * sg
+        if wg % unit != 0 and unit % wg != 0:
+            raise op.error(f"sg_layout[{i}] x sg_data[{i}] = {unit} must divide the {what} dim {wg} "
+                           f"or be a multiple of it", DISTRIBUTION_RULE)
 
 
 def check_2d(op: Operation, t, what: str) -> None:

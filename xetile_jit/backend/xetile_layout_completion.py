@@ -1,0 +1,148 @@
+"""Layout completion, the last step of layout propagation: every layout gets its `inst_data` and every vector
+layout its `lane_layout`/`lane_data`, for the target (XeGPU RFC "blocking rule" and "subgroup to work item
+distribution rule"). Blocking cuts each subgroup piece into `inst_data` blocks and lane distribution gives each
+lane what the lane fields say; neither decides anything of its own.
+
+Values that must share a layout (a tile, the tiles loops and updates make of it, what is loaded through them,
+element-wise operands, loop-carried values: layout propagation's classes) share one completion:
+- a layout the user gave keeps its inst_data and lane fields where the target allows them for every op that uses
+  the class: inst_data divides sg_data (RFC), fits the 2D block limits of the loads, stores and prefetches
+  (Target.inst_rule), gives each lane a SPIR-V vector; the lane fields are the target's distribution of that
+  block (Target.lane_fields). Anything else is a CompilationError naming the rule;
+- otherwise a class that is a tile_mma operand takes the DPAS operand block (A [M, K], B [K, N]) where the
+  target allows it (loads included), and every other class the target's default block of its piece
+  (Target.value_block);
+- a tile_mma operand whose instruction blocks are not its DPAS block gets an explicit `tile_conv_layout` to it:
+  same sg_layout and sg_data, so it moves no data between subgroups and lowers in registers (a 16x16 load block
+  is two 8x16 DPAS A blocks).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir import xetile_ops as X
+from ..ir.analysis import UnionFind
+from ..ir.attrs import Layout, format_list
+from ..ir.core import FuncOp, Operation, Value, walk
+from ..ir.types import TileType, VectorType
+from .targets import Target
+
+
+def convert_operand(func, op, index, layout):  # imported late: propagation imports this module
+    from .xetile_layout_propagation import convert_operand as convert
+    convert(func, op, index, layout)
+
+INST_RULE = "inst_data fits the target's instruction blocks"
+LANE_RULE = "lane_layout and lane_data are the target's distribution of inst_data"
+USE_KINDS = {X.LoadTileOp: "load", X.StoreTileOp: "store", X.PrefetchTileOp: "prefetch"}
+
+
+@dataclasses.dataclass
+class LayoutClass:
+    """Values sharing one layout, and what the target must allow for them."""
+
+    values: list[Value]
+    kinds: set[str] = dataclasses.field(default_factory=lambda: {"value"})
+    mma_operand: int | None = None  # 0 (A) or 1 (B) when the class feeds a tile_mma operand
+
+    @property
+    def layout(self) -> Layout:
+        return X.layout_of(self.values[0])
+
+    @property
+    def owner(self) -> Operation:
+        """The op blamed for a bad layout: the first producer of the class (the one a user's layout is on)."""
+        return next(v.owner for v in self.values if isinstance(v.owner, Operation))
+
+
+class LayoutCompletion:
+    def __init__(self, func: FuncOp, target: Target, classes: UnionFind):
+        self.func = func
+        self.target = target
+        self.classes: dict[Value, LayoutClass] = {}
+        for v in values_with_layouts(func):
+            root = classes.find(v)
+            self.classes.setdefault(root, LayoutClass([])).values.append(v)
+        self.find = lambda v: self.classes[classes.find(v)]
+
+    def run(self) -> None:
+        ops = list(walk(self.func.body))
+        for op in ops:
+            self.note_use(op)
+        for group in self.classes.values():
+            self.complete(group)
+        for op in ops:
+            if isinstance(op, X.TileMMAOp):
+                self.convert_mma_operands(op)
+
+    def note_use(self, op: Operation) -> None:
+        kind = USE_KINDS.get(type(op))
+        if kind is not None:
+            tile = op.operands[1] if isinstance(op, X.StoreTileOp) else op.operands[0]
+            self.find(tile).kinds.add(kind)
+        if isinstance(op, X.TileMMAOp):
+            for index in (0, 1):
+                self.find(op.operands[index]).mma_operand = index
+
+    # ---- one class -------------------------------------------------------------------------------------
+    def complete(self, group: LayoutClass) -> None:
+        layout, dtype = group.layout, group.values[0].type.dtype
+        piece = layout.sg_data
+        inst = layout.inst_data or self.default_inst(group, piece, dtype)
+        self.check_inst(group, piece, inst, dtype)
+        lane_layout, lane_data = self.target.lane_fields(inst)
+        if layout.lane_layout is not None and (layout.lane_layout, layout.lane_data or (1, 1)) != (
+                lane_layout, lane_data):
+            raise group.owner.error(
+                f"lane_layout {format_list(layout.lane_layout)} with lane_data {format_list(layout.lane_data or (1, 1))}"
+                f" is not how target {self.target.name} distributes a {inst[0]}x{inst[1]} block (lane_layout "
+                f"{format_list(lane_layout)}, lane_data {format_list(lane_data)})", LANE_RULE)
+        for v in group.values:
+            if isinstance(v.type, TileType):
+                v.type = dataclasses.replace(v.type, layout=dataclasses.replace(layout, inst_data=inst))
+            else:
+                v.layout = dataclasses.replace(layout, inst_data=inst, lane_layout=lane_layout, lane_data=lane_data)
+
+    def default_inst(self, group: LayoutClass, piece, dtype) -> tuple[int, int]:
+        if group.mma_operand is not None:
+            block = self.target.dpas_blocks(dtype)[group.mma_operand]
+            if divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
+                return block
+        return self.target.value_block(piece)
+
+    def check_inst(self, group: LayoutClass, piece, inst, dtype) -> None:
+        if group.layout.inst_data is None:
+            return  # the defaults pad odd pieces, as blocking does
+        X.check_inst_divides(group.owner, group.layout)
+        rule = self.target.inst_rule(group.kinds, inst, dtype)
+        if rule is not None:
+            raise group.owner.error(f"inst_data {format_list(inst)} on target {self.target.name}: {rule}", INST_RULE)
+
+    # ---- tile_mma operands -------------------------------------------------------------------------------
+    def convert_mma_operands(self, op: X.TileMMAOp) -> None:
+        """An operand cut in other blocks than DPAS takes is converted explicitly, in registers."""
+        for index in (0, 1):
+            v = op.operands[index]
+            block = self.target.dpas_blocks(v.type.dtype)[index]
+            inst = v.layout.inst_data
+            if inst == block or not divides(block, v.layout.sg_data) or \
+                    self.target.inst_rule(("value",), block, v.type.dtype) is not None:
+                continue  # DPAS regroups blocks it cannot take as whole values (8-bit B, odd shapes) itself
+            lane_layout, lane_data = self.target.lane_fields(block)
+            wanted = dataclasses.replace(v.layout, inst_data=block, lane_layout=lane_layout, lane_data=lane_data)
+            convert_operand(self.func, op, index, wanted)
+
+
+def divides(block, piece) -> bool:
+    return all(p % b == 0 for b, p in zip(block, piece))
+
+
+def values_with_layouts(func: FuncOp):
+    for op in walk(func.body):
+        yield from (v for v in op.results if isinstance(v.type, (TileType, VectorType)))
+        for region in op.regions:
+            yield from (a for a in region.block.args if isinstance(a.type, (TileType, VectorType)))
+
+
+def complete_layouts(func: FuncOp, target: Target, classes: UnionFind) -> None:
+    LayoutCompletion(func, target, classes).run()
