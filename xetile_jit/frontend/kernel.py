@@ -177,12 +177,16 @@ class Kernel:
         cache = DiskCache()
         key = cache.key(compiler_hash(), self.source_hash, specs, consts, layout, target)
         entry = cache.get(key)
-        if entry is None:
-            func = self.trace(specs, consts, layout)
-            entry = {"xetile": print_func(func), **compile_spirv(func, target),
-                     "written": ",".join(sorted(a.name_hint for a in written_arrays(func)))}
-            entry = {k: v if isinstance(v, (str, bytes)) else str(v) for k, v in entry.items()}
-            cache.put(key, entry)
+        if entry is not None:
+            try:
+                return CompiledKernel.from_entry(self.__name__, specs, target, entry)
+            except (KeyError, TypeError, ValueError):  # an intact file, but not a compiled kernel: recompile
+                cache.discard(key)
+        func = self.trace(specs, consts, layout)
+        entry = {"xetile": print_func(func), **compile_spirv(func, target),
+                 "written": ",".join(sorted(a.name_hint for a in written_arrays(func)))}
+        entry = {k: v if isinstance(v, (str, bytes)) else str(v) for k, v in entry.items()}
+        cache.put(key, entry)
         return CompiledKernel.from_entry(self.__name__, specs, target, entry)
 
     def trace(self, specs: dict, consts: dict, layout) -> FuncOp:
