@@ -25,7 +25,7 @@ from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
 from ..runtime.args import classify, runtime_value
 from ..runtime.cache import DiskCache, compiler_hash
-from ..runtime.device import NUMPY, Device, select_device
+from ..runtime.device import NUMPY, Device, check_launch, select_device
 from ..runtime.memory import prepare_arguments
 from ..runtime.sycl import SyclProgram, launch
 from .dsl import constexpr
@@ -213,8 +213,9 @@ class Kernel:
             if not getattr(getattr(values[name], "flags", None), "writeable", True):
                 raise LaunchError(f"argument '{name}' is read-only but the kernel writes it")
         if device.kind == NUMPY:
-            compiled.run(grid, values)
+            compiled.run(grid, values)  # the interpreter checks its grid limit before the first workgroup
         elif all(grid):
+            check_launch(device.queue.sycl_device, grid, compiled.workgroup_size)
             compiled.run_sycl(device.queue, grid, values)
 
     def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:
