@@ -17,7 +17,7 @@ file a crash truncates fails its checksum. A cache directory that cannot be writ
 The checksum only detects damage: anyone can compute it. What keeps another user's SPIR-V (native code on the CPU
 device) out is that the cache is private. The directory is created mode 0700 (missing parents 0700 too,
 whatever the umask), and a directory or an entry that is not owned by this process's effective user, or that
-the group or others may write, is refused with a warning (once per directory): a refused directory is treated
+the group or others may write, is refused with a warning: a refused directory (warned once per process) is treated
 as absent (`get` finds nothing, `put` keeps nothing), so kernels compile in memory; a refused entry is deleted
 and recompiled. Entries are opened with O_NOFOLLOW | O_NONBLOCK and must be regular files, so a symlink or a
 FIFO at an entry's path is refused rather than followed or waited on.
