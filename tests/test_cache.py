@@ -1,12 +1,17 @@
 """DESIGN 4 on-disk compile cache: round trips, stable keys across processes, atomic writes, corrupt entries
-rejected and removed, XETILE_CACHE_DIR."""
+rejected and removed, XETILE_CACHE_DIR; a private directory (owner and mode checked, no links or FIFOs
+followed) and a size cap with LRU eviction (XETILE_CACHE_MAX_MB)."""
 from __future__ import annotations
 
 import hashlib
 import multiprocessing
 import os
+import re
+import stat
 import subprocess
 import sys
+import threading
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -15,7 +20,7 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.ir.types import COL_MAJOR
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec
-from xetile_jit.runtime.cache import DiskCache, header
+from xetile_jit.runtime.cache import DiskCache, decode, encode, header, untrusted
 
 ENTRY = {"spirv": bytes(range(256)) * 3, "xetile": "func.func @k() {\n  return\n}\n", "isa": ""}
 SIGNATURE = (ArraySpec(xetile.float16, COL_MAJOR), ScalarSpec(xetile.int32))
@@ -140,3 +145,152 @@ def test_fields_must_be_bytes_or_str(tmp_path):
     with pytest.raises(TypeError, match="cache entry field 'n' must be bytes or str, got int"):
         DiskCache(tmp_path).put("k", {"n": 3})
     assert not (tmp_path / "k.entry").exists()
+
+
+# ---- issue 8, item 3: the cache is private, bounded, and never blocks or follows links ---------------------
+
+def test_directory_and_parents_are_created_private_under_umask_000(tmp_path):
+    cache = DiskCache(tmp_path / "parent" / "cache")
+    old = os.umask(0)
+    try:
+        cache.put("k", ENTRY)
+    finally:
+        os.umask(old)
+    modes = [stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "parent", cache.directory, cache.path("k"))]
+    assert modes == [0o700, 0o700, 0o600]
+    assert cache.get("k") == ENTRY
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777], ids=oct)
+def test_directory_others_may_write_is_refused(tmp_path, mode):
+    cache = DiskCache(tmp_path / "cache")
+    cache.put("k", ENTRY)
+    cache.directory.chmod(mode)
+    with pytest.warns(RuntimeWarning, match=re.escape(f"{cache.directory}: writable by its group or others "
+                                                      f"(mode {mode:o}); kernels compile in memory")):
+        assert cache.get("k") is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # warned once per directory
+        cache.put("other", ENTRY)
+        assert cache.get("k") is None
+    assert sorted(p.name for p in cache.directory.iterdir()) == ["k.entry"]  # nothing written, nothing deleted
+
+
+def test_directory_of_another_user_is_refused(tmp_path, monkeypatch):
+    cache = DiskCache(tmp_path / "cache")
+    cache.put("k", ENTRY)
+    owner = cache.directory.stat().st_uid
+    monkeypatch.setattr(os, "geteuid", lambda: owner + 1)
+    with pytest.warns(RuntimeWarning, match=re.escape(f"owned by uid {owner}, not by this user (uid {owner + 1})")):
+        assert cache.get("k") is None
+    cache.put("other", ENTRY)
+    assert sorted(p.name for p in cache.directory.iterdir()) == ["k.entry"]
+
+
+def stat_of(mode: int, uid: int) -> os.stat_result:
+    return os.stat_result((mode, 0, 0, 1, uid, 0, 100, 0, 0, 0))
+
+
+def test_ownership_and_mode_rules():
+    me = os.geteuid()
+    assert untrusted(stat_of(stat.S_IFREG | 0o600, me), stat.S_ISREG, "a regular file") is None
+    assert untrusted(stat_of(stat.S_IFREG | 0o644, me), stat.S_ISREG, "a regular file") is None
+    assert untrusted(stat_of(stat.S_IFREG | 0o600, me + 1), stat.S_ISREG, "a regular file") == (
+        f"owned by uid {me + 1}, not by this user (uid {me})")
+    assert untrusted(stat_of(stat.S_IFREG | 0o620, me), stat.S_ISREG, "a regular file") == (
+        "writable by its group or others (mode 620)")
+    assert untrusted(stat_of(stat.S_IFIFO | 0o600, me), stat.S_ISREG, "a regular file") == "not a regular file"
+    assert untrusted(stat_of(stat.S_IFREG | 0o700, me), stat.S_ISDIR, "a directory") == "not a directory"
+
+
+@pytest.mark.parametrize("mode", [0o660, 0o606], ids=oct)
+def test_entry_others_may_write_is_refused_and_deleted(tmp_path, mode):
+    cache = DiskCache(tmp_path)
+    cache.put("k", ENTRY)
+    cache.path("k").chmod(mode)
+    with pytest.warns(RuntimeWarning, match=re.escape(f"k.entry: writable by its group or others (mode {mode:o})")):
+        assert cache.get("k") is None
+    assert not cache.path("k").exists()
+
+
+def test_symlinked_entry_is_refused_not_followed(tmp_path):
+    cache = DiskCache(tmp_path / "cache")
+    cache.put("k", ENTRY)
+    planted = tmp_path / "planted"
+    cache.path("k").rename(planted)                     # a whole, valid entry, reached through a link
+    cache.path("k").symlink_to(planted)
+    with pytest.warns(RuntimeWarning, match="k.entry: a symbolic link; it is deleted and the kernel recompiled"):
+        assert cache.get("k") is None
+    assert not cache.path("k").is_symlink() and planted.exists()
+
+
+def test_fifo_entry_is_refused_without_waiting(tmp_path):
+    cache = DiskCache(tmp_path)
+    os.mkfifo(cache.path("k"), 0o600)
+    results = []
+    reader = threading.Thread(target=lambda: results.append(cache.get("k")), daemon=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reader.start()
+        reader.join(timeout=10)
+    if reader.is_alive():                               # release the blocked reader before failing
+        os.close(os.open(cache.path("k"), os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("reading a FIFO entry blocked")
+    assert results == [None]
+    assert [str(w.message).split(": ", 2)[-1] for w in caught] == [
+        "not a regular file; it is deleted and the kernel recompiled"]
+    assert not cache.path("k").exists()
+
+
+def sized_entry(tag: int) -> dict:
+    return {"spirv": bytes([tag]) * 60_000}             # about 80 kB once base64-encoded
+
+
+def test_least_recently_used_entries_are_evicted_over_the_cap(tmp_path, monkeypatch):
+    monkeypatch.setenv("XETILE_CACHE_MAX_MB", "0.2")     # 209715 bytes: room for two entries, not three
+    cache = DiskCache(tmp_path)
+    assert cache.max_bytes == 209715
+    cache.put("a", sized_entry(1))
+    cache.put("b", sized_entry(2))
+    os.utime(cache.path("a"), (1000, 1000))             # a was written first, b later
+    os.utime(cache.path("b"), (2000, 2000))
+    assert cache.get("a") == sized_entry(1)             # ... but a was used last
+    assert cache.path("a").stat().st_mtime > 2000
+    cache.put("c", sized_entry(3))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.entry", "c.entry"]
+    assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= cache.max_bytes
+
+
+def test_default_cap_and_zero_cap(tmp_path, monkeypatch):
+    monkeypatch.delenv("XETILE_CACHE_MAX_MB", raising=False)
+    assert DiskCache(tmp_path).max_bytes == 1024 * 2**20
+    monkeypatch.setenv("XETILE_CACHE_MAX_MB", "0")
+    DiskCache(tmp_path).put("k", ENTRY)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["-1", "lots", "nan", "inf"])
+def test_bad_cap_is_a_launch_error(tmp_path, monkeypatch, value):
+    monkeypatch.setenv("XETILE_CACHE_MAX_MB", value)
+    with pytest.raises(xetile.LaunchError, match=re.escape(f"XETILE_CACHE_MAX_MB must be a non-negative number "
+                                                           f"of MiB, got {value!r}")):
+        DiskCache(tmp_path)
+
+
+@xetile.kernel
+def add_one(x, y):
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 8]), xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])) + 1)
+
+
+def test_intact_entry_that_is_no_compiled_kernel_is_recompiled(tmp_path, monkeypatch):
+    """An entry whose checksum holds but whose fields are wrong is replaced, not an error at every launch."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    x, y = np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32)
+    add_one.cache.clear()
+    add_one.warmup(x, y, target="cpu")
+    [path] = tmp_path.iterdir()
+    path.write_bytes(encode({"spirv": b"\x03\x02\x23\x07", "lanes": "sixteen"}))
+    add_one.cache.clear()
+    compiled = add_one.warmup(x, y, target="cpu")
+    assert compiled.workgroup_size == 16 and compiled.asm["spirv"][:4] == b"\x03\x02\x23\x07"
+    assert set(decode(path.read_bytes())) >= {"spirv", "written", "lanes", "num_subgroups", "build_options"}

@@ -1,7 +1,9 @@
 """DESIGN 4 device selection on the real opencl:cpu device: device= -> the arrays' queue -> XETILE_DEVICE -> a Level
-Zero GPU -> opencl:cpu -> numpy (warned once); targets from device names; LaunchError for bad devices."""
+Zero GPU -> opencl:cpu -> numpy (warned once); targets from device names; LaunchError for bad devices and for launches
+beyond a device's limits."""
 from __future__ import annotations
 
+import re
 import warnings
 
 import dpctl
@@ -145,3 +147,58 @@ def test_a_launch_naming_no_device_runs_spirv_on_the_automatic_device():
     assert xetile.default_device() == select_device().queue.sycl_device.filter_string
     (compiled,) = plus_one.cache.values()
     assert compiled.target == select_device().target and "spirv" in compiled.asm
+
+
+# ---- launch limits (issue 8): checked before any argument is copied ------------------------------------------
+
+@xetile.kernel
+def copy_by_subgroups(x, y, SG0: xetile.constexpr, SG1: xetile.constexpr):
+    """A workgroup of SG0 x SG1 subgroups, each copying one 1 x 16 row piece."""
+    layout = xetile.Layout([SG0, SG1], [1, 16])
+    tile = xetile.load_tile(xetile.init_tile(x, [0, 0], [SG0, SG1 * 16], layout=layout))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [SG0, SG1 * 16], layout=layout), tile)
+
+
+def test_workgroup_beyond_the_device_maximum_is_a_launch_error():
+    device = dpctl.SyclDevice("opencl:cpu")
+    subgroups = 2 * device.max_work_group_size // 16                # twice the maximum, in 16-lane subgroups
+    x = np.ones((subgroups // 32, 32 * 16), np.float32)
+    y = np.zeros_like(x)
+    expected = (f"a workgroup of {subgroups * 16} work-items (num_subgroups x lanes) exceeds the "
+                f"{device.max_work_group_size} that {device.filter_string} allows (max_work_group_size "
+                f"{device.max_work_group_size}, max_work_item_sizes3d {device.max_work_item_sizes3d})")
+    with pytest.raises(xetile.LaunchError, match=re.escape(expected)):
+        copy_by_subgroups[(1,)](x, y, SG0=subgroups // 32, SG1=32, device="opencl:cpu")
+    np.testing.assert_array_equal(y, 0)
+    half = subgroups // 64                                           # exactly the maximum runs
+    copy_by_subgroups[(1,)](x[:half], y[:half], SG0=half, SG1=32, device="opencl:cpu")
+    np.testing.assert_array_equal(y[:half], 1)
+
+
+def test_sycl_work_item_limit_is_int_max():
+    device = dpctl.SyclDevice("opencl:cpu")
+    dev.check_launch(device, (2**31 - 1, 1, 1), 1)
+    dev.check_launch(device, (1, 2**26 - 1, 2), 16)                 # the product counts, not each dimension
+    with pytest.raises(xetile.LaunchError, match=re.escape("grid (1, 67108864, 2) of 16-work-item workgroups is "
+                                                           "2147483648 work-items; a SYCL launch takes at most")):
+        dev.check_launch(device, (1, 2**26, 2), 16)
+
+
+@xetile.kernel
+def count_workgroups(out):
+    tile = xetile.init_tile(out, [xetile.program_id(0) + xetile.num_programs(0) * xetile.program_id(1), 0], [1, 1])
+    xetile.store_tile(tile, xetile.full([1, 1], 1, xetile.int32))
+
+
+def test_interpreter_grid_limit_from_the_environment(monkeypatch):
+    monkeypatch.setenv("XETILE_INTERPRETER_MAX_WORKGROUPS", "6")
+    out = np.zeros((8, 1), np.int32)
+    count_workgroups[(2, 3)](out, device="numpy")
+    assert out.sum() == 6
+    with pytest.raises(xetile.LaunchError, match=re.escape("grid (7, 1, 1) is 7 workgroups; the numpy interpreter "
+                                                           "runs at most 6")):
+        count_workgroups[(7,)](out, device="numpy")
+    monkeypatch.setenv("XETILE_INTERPRETER_MAX_WORKGROUPS", "many")
+    with pytest.raises(xetile.LaunchError, match="XETILE_INTERPRETER_MAX_WORKGROUPS must be a non-negative integer, "
+                                                 "got 'many'"):
+        count_workgroups[(1,)](out, device="numpy")

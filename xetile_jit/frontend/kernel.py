@@ -25,7 +25,7 @@ from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
 from ..runtime.args import classify, runtime_value
 from ..runtime.cache import DiskCache, compiler_hash
-from ..runtime.device import NUMPY, Device, select_device
+from ..runtime.device import NUMPY, Device, check_launch, select_device
 from ..runtime.memory import prepare_arguments
 from ..runtime.sycl import SyclProgram, launch
 from .dsl import constexpr
@@ -175,12 +175,16 @@ class Kernel:
         cache = DiskCache()
         key = cache.key(compiler_hash(), self.source_hash, specs, consts, layout, target)
         entry = cache.get(key)
-        if entry is None:
-            func = self.trace(specs, consts, layout)
-            entry = {"xetile": print_func(func), **compile_spirv(func, chosen),
-                     "written": ",".join(sorted(a.name_hint for a in written_arrays(func)))}
-            entry = {k: v if isinstance(v, (str, bytes)) else str(v) for k, v in entry.items()}
-            cache.put(key, entry)
+        if entry is not None:
+            try:
+                return CompiledKernel.from_entry(self.__name__, specs, target, entry)
+            except (KeyError, TypeError, ValueError):  # an intact file, but not a compiled kernel: recompile
+                cache.discard(key)
+        func = self.trace(specs, consts, layout)
+        entry = {"xetile": print_func(func), **compile_spirv(func, chosen),
+                 "written": ",".join(sorted(a.name_hint for a in written_arrays(func)))}
+        entry = {k: v if isinstance(v, (str, bytes)) else str(v) for k, v in entry.items()}
+        cache.put(key, entry)
         return CompiledKernel.from_entry(self.__name__, specs, target, entry)
 
     def trace(self, specs: dict, consts: dict, layout) -> FuncOp:
@@ -207,8 +211,9 @@ class Kernel:
             if not getattr(getattr(values[name], "flags", None), "writeable", True):
                 raise LaunchError(f"argument '{name}' is read-only but the kernel writes it")
         if device.kind == NUMPY:
-            compiled.run(grid, values)
+            compiled.run(grid, values)  # the interpreter checks its grid limit before the first workgroup
         elif all(grid):
+            check_launch(device.queue.sycl_device, grid, compiled.workgroup_size)
             compiled.run_sycl(device.queue, grid, values)
 
     def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:

@@ -15,6 +15,12 @@ Intel GPU is `cpu` (the portable path with emulated Xe builtins); an Intel GPU w
 (Data Center GPU Flex is DG2 silicon), one that says Max, PVC or Data Center is `xe-hpc` (Data Center GPU Max,
 Ponte Vecchio), Arc B-series (Arc B580, Arc Pro B60) and Lunar Lake (Arc 130V/140V) are `xe2`, and every other
 Intel GPU (Arc A-series, integrated Xe) is `xe-hpg`.
+
+Launch limits (issue 8), checked by `check_launch` before any argument is copied: a workgroup (num_subgroups x
+lanes work-items, along dimension 0) must fit the device's `max_work_group_size` and `max_work_item_sizes3d`,
+and the whole launch must be at most 2**31 - 1 work-items: dpctl's runtime is DPC++ built with
+`-fsycl-id-queries-fit-in-int`, which refuses an ND-range whose global linear size (the product of its
+dimensions) does not fit in an int ("Provided range and/or offset does not fit in int").
 """
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ from ..errors import LaunchError
 
 NUMPY = "numpy"
 AUTOMATIC_FILTERS = ("level_zero:gpu", "opencl:cpu")
+MAX_WORK_ITEMS = 2**31 - 1  # INT_MAX, DPC++'s id-queries-fit-in-int limit (module docstring)
 GPU_TARGETS = (  # first match wins; names like "Intel(R) Data Center GPU Max 1550", "Intel(R) Arc(TM) B580 Graphics"
     (re.compile(r"\bFlex\b"), "xe-hpg"),
     (re.compile(r"\bMax\b|\bPVC\b|Data Center"), "xe-hpc"),
@@ -129,3 +136,17 @@ def device_target(device: dpctl.SyclDevice) -> str:
 def gpu_target(name: str) -> str:
     """The target of an Intel GPU by its name (the rule in the module docstring)."""
     return next((target for pattern, target in GPU_TARGETS if pattern.search(name)), "xe-hpg")
+
+
+def check_launch(device: dpctl.SyclDevice, grid: tuple[int, int, int], workgroup_size: int) -> None:
+    """LaunchError when `grid` workgroups of `workgroup_size` work-items exceed `device`'s limits (module docstring)."""
+    # SYCL lists the fastest dimension last: our dimension 0 is max_work_item_sizes3d[2]
+    max_size = min(device.max_work_group_size, device.max_work_item_sizes3d[2])
+    if workgroup_size > max_size:
+        raise LaunchError(f"a workgroup of {workgroup_size} work-items (num_subgroups x lanes) exceeds the {max_size} "
+                          f"that {device.filter_string} allows (max_work_group_size {device.max_work_group_size}, "
+                          f"max_work_item_sizes3d {device.max_work_item_sizes3d})")
+    work_items = grid[0] * grid[1] * grid[2] * workgroup_size
+    if work_items > MAX_WORK_ITEMS:
+        raise LaunchError(f"grid {grid} of {workgroup_size}-work-item workgroups is {work_items} work-items; a SYCL "
+                          f"launch takes at most 2**31 - 1 = {MAX_WORK_ITEMS} (DPC++ assumes ids fit in an int)")
