@@ -71,6 +71,17 @@ def test_keys_distinguish_types_and_ignore_dict_order():
         DiskCache.key(object())
 
 
+def test_float_keys_are_bits():
+    """0.0 == -0.0 but they compile differently; NaN != NaN but must find its own entry; repr() gives "nan" for
+    NaNs of either sign, their bits differ."""
+    assert DiskCache.key(0.0) != DiskCache.key(-0.0)
+    assert DiskCache.key(float("nan")) == DiskCache.key(float("nan"))
+    assert DiskCache.key(float("nan")) != DiskCache.key(-float("nan"))
+    assert DiskCache.key(np.float32("nan")) != DiskCache.key(-np.float32("nan"))
+    assert DiskCache.key(np.float32(0.0)) != DiskCache.key(np.float32(-0.0))
+    assert DiskCache.key(np.float16(1)) != DiskCache.key(np.float32(1))
+
+
 def corruptions(data: bytes) -> dict:
     return {"truncated": data[:len(data) // 2], "flipped byte": data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],
             "empty": b"", "garbage": os.urandom(100), "no header": data.partition(b"\n")[2],
