@@ -151,3 +151,62 @@ def test_fields_must_be_bytes_or_str(tmp_path):
     with pytest.raises(TypeError, match="cache entry field 'n' must be bytes or str, got int"):
         DiskCache(tmp_path).put("k", {"n": 3})
     assert not (tmp_path / "k.entry").exists()
+
+
+# ---- what the trace read, between processes (issue 7, item 7) ----------------------------------------------
+
+HELPERS = """
+import xetile_jit as xetile
+
+OFFSET = {offset}
+
+
+@xetile.kernel
+def bump(v):
+    return v {op} OFFSET
+"""
+
+MAIN = """
+import numpy as np
+import xetile_jit as xetile
+from xetile_jit.frontend import compiler
+import helpers
+
+traces = []
+trace = compiler.trace
+compiler.trace = lambda kernel, *args: traces.append(kernel.__name__) or trace(kernel, *args)
+
+
+@xetile.kernel
+def apply(x, y):
+    tile = xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 2]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [2, 2]), helpers.bump(tile))
+
+
+x, y = np.ones((2, 2), np.float32), np.zeros((2, 2), np.float32)
+apply[(1,)](x, y, device="opencl:cpu")
+print(y[0, 0], len(traces))
+"""
+
+
+def test_edited_helper_and_constant_recompile_in_a_fresh_process(tmp_path):
+    """One cache directory, a fresh process each run: the kernel's own source never changes, but the helper
+    kernel it inlines and the module constant that helper reads do."""
+    (tmp_path / "main.py").write_text(MAIN)
+
+    def run(offset, op="+"):
+        (tmp_path / "helpers.py").write_text(HELPERS.format(offset=offset, op=op))
+        result = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True,
+                                env=os.environ | {"XETILE_CACHE_DIR": str(tmp_path / "cache"),
+                                                  "PYTHONDONTWRITEBYTECODE": "1"},  # edits of equal size
+                                timeout=120)
+        assert result.returncode == 0, result.stderr
+        value, traces = result.stdout.split()
+        return float(value), int(traces)
+
+    assert run(1.0) == (2.0, 1)
+    assert run(1.0) == (2.0, 0)                         # from the disk cache: no trace
+    assert run(5.0) == (6.0, 1)                         # the constant changed
+    assert run(5.0, "*") == (5.0, 1)                    # the helper's source changed
+    assert run(5.0, "*") == (5.0, 0)
+    assert len(list((tmp_path / "cache").iterdir())) == 1  # stale entries were overwritten
