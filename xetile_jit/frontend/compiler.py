@@ -81,7 +81,7 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     `options`; device targets go through the disk cache."""
     if options.target == NUMPY:
         func, reads = trace(kernel, specs, consts, options.mma_layout)
-        return Compiled(artifact_of(kernel.__name__, func, {}, reads), func, list(reads.live.values()))
+        return Compiled(artifact_of(kernel.__name__, func, {}, reads), func, reads.rereads())
     cache = DiskCache()
     key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options)
     cached = load(cache.get(key), kernel)
@@ -90,7 +90,7 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     func, reads = trace(kernel, specs, consts, options.mma_layout)
     artifact = artifact_of(kernel.__name__, func, compile_spirv(func, options.target), reads)
     cache.put(key, artifact.to_entry())
-    return Compiled(artifact, None, list(reads.live.values()))
+    return Compiled(artifact, None, reads.rereads())
 
 
 def load(entry: dict | None, kernel) -> Compiled | None:

@@ -102,6 +102,9 @@ class Reads:
         dependency = Dependency(kind, owner_name, name, form)
         self.live[kind, owner_name, name] = LiveRead(dependency, reader(kind, owner, name), value)
 
+    def rereads(self) -> list[LiveRead]:
+        return list(self.live.values())
+
     @property
     def dependencies(self) -> tuple[Dependency, ...]:
         return tuple(r.dependency for r in self.live.values())
