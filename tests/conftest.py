@@ -105,4 +105,4 @@ def every_cpu_module_passes_spirv_val(monkeypatch):
             validate(result["spirv"])
         return result
 
-    monkeypatch.setattr("xetile_jit.frontend.kernel.compile_spirv", validated)
+    monkeypatch.setattr("xetile_jit.frontend.compiler.compile_spirv", validated)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
+from xetile_jit.frontend.compiler import CompiledArtifact
 from xetile_jit.ir.types import COL_MAJOR
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec
 from xetile_jit.runtime.cache import DiskCache, decode, encode, header, untrusted
@@ -74,6 +75,17 @@ def test_keys_distinguish_types_and_ignore_dict_order():
     assert DiskCache.key(*key_parts()) != DiskCache.key(*key_parts(sg_data=(32, 64)))
     with pytest.raises(TypeError, match="has no stable representation"):
         DiskCache.key(object())
+
+
+def test_float_keys_are_bits():
+    """0.0 == -0.0 but they compile differently; NaN != NaN but must find its own entry; repr() gives "nan" for
+    NaNs of either sign, their bits differ."""
+    assert DiskCache.key(0.0) != DiskCache.key(-0.0)
+    assert DiskCache.key(float("nan")) == DiskCache.key(float("nan"))
+    assert DiskCache.key(float("nan")) != DiskCache.key(-float("nan"))
+    assert DiskCache.key(np.float32("nan")) != DiskCache.key(-np.float32("nan"))
+    assert DiskCache.key(np.float32(0.0)) != DiskCache.key(np.float32(-0.0))
+    assert DiskCache.key(np.float16(1)) != DiskCache.key(np.float32(1))
 
 
 def corruptions(data: bytes) -> dict:
@@ -293,4 +305,63 @@ def test_intact_entry_that_is_no_compiled_kernel_is_recompiled(tmp_path, monkeyp
     add_one.cache.clear()
     compiled = add_one.warmup(x, y, target="cpu")
     assert compiled.workgroup_size == 16 and compiled.asm["spirv"][:4] == b"\x03\x02\x23\x07"
-    assert set(decode(path.read_bytes())) >= {"spirv", "written", "lanes", "num_subgroups", "build_options"}
+    assert CompiledArtifact.from_entry(decode(path.read_bytes())).lanes == 16  # a whole entry again
+
+
+# ---- what the trace read, between processes (issue 7, item 7) ----------------------------------------------
+
+HELPERS = """
+import xetile_jit as xetile
+
+OFFSET = {offset}
+
+
+@xetile.kernel
+def bump(v):
+    return v {op} OFFSET
+"""
+
+MAIN = """
+import numpy as np
+import xetile_jit as xetile
+from xetile_jit.frontend import compiler
+import helpers
+
+traces = []
+trace = compiler.trace
+compiler.trace = lambda kernel, *args: traces.append(kernel.__name__) or trace(kernel, *args)
+
+
+@xetile.kernel
+def apply(x, y):
+    tile = xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 2]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [2, 2]), helpers.bump(tile))
+
+
+x, y = np.ones((2, 2), np.float32), np.zeros((2, 2), np.float32)
+apply[(1,)](x, y, device="opencl:cpu")
+print(y[0, 0], len(traces))
+"""
+
+
+def test_edited_helper_and_constant_recompile_in_a_fresh_process(tmp_path):
+    """One cache directory, a fresh process each run: the kernel's own source never changes, but the helper
+    kernel it inlines and the module constant that helper reads do."""
+    (tmp_path / "main.py").write_text(MAIN)
+
+    def run(offset, op="+"):
+        (tmp_path / "helpers.py").write_text(HELPERS.format(offset=offset, op=op))
+        result = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True,
+                                env=os.environ | {"XETILE_CACHE_DIR": str(tmp_path / "cache"),
+                                                  "PYTHONDONTWRITEBYTECODE": "1"},  # edits of equal size
+                                timeout=120)
+        assert result.returncode == 0, result.stderr
+        value, traces = result.stdout.split()
+        return float(value), int(traces)
+
+    assert run(1.0) == (2.0, 1)
+    assert run(1.0) == (2.0, 0)                         # from the disk cache: no trace
+    assert run(5.0) == (6.0, 1)                         # the constant changed
+    assert run(5.0, "*") == (5.0, 1)                    # the helper's source changed
+    assert run(5.0, "*") == (5.0, 0)
+    assert len(list((tmp_path / "cache").iterdir())) == 1  # stale entries were overwritten

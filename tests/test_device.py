@@ -79,9 +79,21 @@ def test_arrays_queue(cpu_queue):
     assert select_device(cpu_queue, arrays=[x]).queue is cpu_queue
 
 
-def test_arrays_on_two_queues(cpu_queue):
-    with pytest.raises(xetile.LaunchError, match="USM array arguments are on different SYCL queues"):
-        select_device(arrays=[usm(cpu_queue), usm(dpctl.SyclQueue("opencl:cpu"))])
+def test_arrays_on_two_queues_of_one_context(cpu_queue):
+    """USM memory belongs to a context, so arrays on two queues of one context and device run on the first's."""
+    other = dpctl.SyclQueue("opencl:cpu")
+    assert other != cpu_queue and other.sycl_context == cpu_queue.sycl_context
+    assert select_device(arrays=[usm(cpu_queue), usm(other)]).queue is cpu_queue
+
+
+def test_arrays_in_two_contexts(cpu_queue):
+    device = dpctl.SyclDevice("opencl:cpu")
+    other = dpctl.SyclQueue(dpctl.SyclContext([device]), device)
+    assert other.sycl_context != cpu_queue.sycl_context
+    with pytest.raises(xetile.LaunchError, match="USM array arguments are on queues of different SYCL contexts or "
+                                                 "devices .on opencl:cpu:0 and opencl:cpu:0.; a kernel reads memory "
+                                                 "of one context on one device"):
+        select_device(arrays=[usm(cpu_queue), usm(other)])
 
 
 def test_environment_variable(monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -143,6 +144,25 @@ def test_read_only_input_is_fine(xy):
     assert_close(y, -x)
 
 
+def read_only_dpnp_output(dpnp, queue, kind):
+    """A read-only dpnp array, or its dpctl usm_ndarray: both spell the flag `writable`, not numpy's `writeable`."""
+    y = dpnp.full((16, 16), 7.0, dtype=dpnp.float32, sycl_queue=queue)
+    y.flags.writable = False
+    return y if kind == "dpnp" else y.get_array()
+
+
+@pytest.mark.parametrize("kind", ["dpnp", "usm_ndarray"])
+def test_read_only_dpnp_output(xy, kind):
+    dpnp = pytest.importorskip("dpnp")
+    import dpctl
+    x, _ = xy
+    y = read_only_dpnp_output(dpnp, dpctl.get_device_cached_queue("opencl:cpu"), kind)
+    assert not y.flags.writable
+    with pytest.raises(xetile.LaunchError, match=re.escape("argument 'y' is read-only but the kernel writes it")):
+        scale_copy[(2, 2)](dpnp.asarray(x, sycl_queue=y.sycl_queue), y, 1.0, BM=8, BN=8)
+    np.testing.assert_array_equal(dpnp.asnumpy(dpnp.asarray(y)), 7.0)
+
+
 @xetile.kernel
 def write_through_loop_and_if(x, acc, n, flag):
     t = xetile.init_tile(acc, [0, 0], [4, 4])
@@ -256,6 +276,20 @@ def test_bad_grid(xy, grid):
     x, y = xy
     expect_launch_error(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}",
                         lambda: scale_copy[grid](x, y, 1.0, BM=8, BN=8), x, y)
+
+
+def test_numpy_integers_are_ints(rng):
+    """numpy integers count as Python ints for grid sizes, constexpr tile sizes and offsets, and key the cache
+    as the ints they hold."""
+    M = 32
+    x, y = rand(rng, (M, 16), np.float32), np.zeros((M, 16), np.float32)
+    copy_rows.cache.clear()
+    copy_rows[(np.int64(2),)](x, y, np.int32(M), BM=np.int64(16), BN=np.uint8(16))
+    assert_close(y, x)
+    y[:] = 0
+    copy_rows[np.array([2])[0]](x, y, M, BM=16, BN=16)
+    assert_close(y, x)
+    assert len(copy_rows.cache) == 1
 
 
 def test_bad_grid_from_callable(xy):
@@ -594,3 +628,141 @@ def test_kernel_without_source_is_a_clear_error():
     exec(compile("def no_source(a):\n    pass\n", "<string>", "exec"), namespace)
     with pytest.raises(xetile.CompilationError, match="no_source: its source code is not available"):
         xetile.kernel(namespace["no_source"])
+
+
+# ---- constexpr values ----------------------------------------------------------------------------------------
+
+@xetile.kernel
+def padded_copy(x, y, PAD: xetile.constexpr):
+    """y (8x8) = x (4x8) read as an 8x8 tile: rows 4..7 are the padding."""
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 8]),
+                      xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]), padding=PAD))
+
+
+def test_nan_constexpr_hits_the_cache(traces):
+    """NaN != NaN, so a key of the value itself missed on every launch (and kept every compile)."""
+    padded_copy.cache.clear()
+    x, y = np.ones((4, 8), np.float32), np.zeros((8, 8), np.float32)
+    for _ in range(3):
+        padded_copy[(1,)](x, y, PAD=float("nan"))
+    assert traces == ["padded_copy"] and len(padded_copy.cache) == 1
+    assert np.isnan(y[4:]).all() and (y[:4] == 1).all()
+
+
+def test_negative_zero_constexpr_is_its_own_kernel(traces):
+    """0.0 == -0.0, so a key of the value itself gave `padding=-0.0` the +0.0 kernel: the key is the bits."""
+    padded_copy.cache.clear()
+    x = np.ones((4, 8), np.float32)
+    for pad in (0.0, -0.0):
+        y = np.full((8, 8), 5.0, np.float32)
+        padded_copy[(1,)](x, y, PAD=pad)
+        np.testing.assert_array_equal(y[4:], 0.0)
+        assert (np.signbit(y[4:]) == np.signbit(pad)).all()
+    assert len(traces) == 2 and len(padded_copy.cache) == 2
+
+
+@pytest.mark.parametrize("value, type_name", [({"a": 1}, "dict"), ({1, 2}, "set"), (np.zeros(2), "ndarray"),
+                                              (object(), "object"), ((1, [2, {3}]), "set")], ids=repr)
+def test_constexpr_of_an_unsupported_type(xy, value, type_name):
+    x, y = xy
+    expect_launch_error(f"constexpr 'PAD' is a {type_name}; constexprs must be int, float, bool, str, None, an "
+                        "xetile dtype, a Layout, or a tuple or list of these (numpy numbers count as Python ones)",
+                        lambda: padded_copy[(1,)](x, y, PAD=value), x, y)
+
+
+# ---- what the trace read: globals, closures, helper kernels --------------------------------------------------
+
+OFFSET = 1.0
+
+
+@xetile.kernel
+def add_helper(v):
+    return v + OFFSET
+
+
+@xetile.kernel
+def other_helper(v):
+    return v * 10.0
+
+
+@xetile.kernel
+def uses_helper(x, y):
+    tile = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 8]), add_helper(tile))
+
+
+def test_changed_global_recompiles(rng, traces, monkeypatch):
+    """A module-level constant a helper kernel reads is part of what was compiled: changing it recompiles."""
+    uses_helper.cache.clear()
+    x, y = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    uses_helper[(1,)](x, y)
+    assert_close(y, x + 1)
+    monkeypatch.setattr(sys.modules[__name__], "OFFSET", 5.0)
+    uses_helper[(1,)](x, y)
+    assert_close(y, x + 5)
+    uses_helper[(1,)](x, y)                             # and that is a hit again
+    assert traces == ["uses_helper", "uses_helper"]
+
+
+def test_rebound_helper_kernel_recompiles(rng, traces, monkeypatch):
+    uses_helper.cache.clear()
+    x, y = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    uses_helper[(1,)](x, y)
+    monkeypatch.setattr(sys.modules[__name__], "add_helper", other_helper)
+    uses_helper[(1,)](x, y)
+    assert_close(y, x * 10)
+    assert traces == ["uses_helper", "uses_helper"]
+
+
+def test_changed_closure_recompiles(rng, traces):
+    scale = 2.0
+
+    @xetile.kernel
+    def scaled(x, y):
+        xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 8]),
+                          xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])) * scale)
+
+    x, y = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    scaled[(1,)](x, y)
+    assert_close(y, x * 2)
+    scale = 3.0
+    scaled[(1,)](x, y)
+    assert_close(y, x * 3)
+    assert traces == ["scaled", "scaled"]
+
+
+class Config:
+    BM = 8
+
+
+CONFIG = Config()
+
+
+@xetile.kernel
+def reads_an_object(x):
+    xetile.store_tile(xetile.init_tile(x, [0, 0], [CONFIG.BM, 8]), 1.0)
+
+
+def test_global_without_a_stable_form_is_a_compilation_error():
+    x = np.zeros((8, 8), np.float32)
+    with pytest.raises(xetile.CompilationError, match=re.escape(
+            "the kernel reads global 'CONFIG', a Config, which has no stable form for the compile cache")):
+        reads_an_object[(1,)](x)
+    np.testing.assert_array_equal(x, 0)
+
+
+# ---- SYCL program build ----------------------------------------------------------------------------------------
+
+@xetile.kernel
+def fill_two(x):
+    xetile.store_tile(xetile.init_tile(x, [0, 0], [2, 2]), 2.0)
+
+
+def test_bad_build_options_are_a_launch_error(monkeypatch):
+    """The driver refuses the options with an empty message; the LaunchError names the kernel and the options."""
+    fill_two.cache.clear()
+    monkeypatch.setenv("XETILE_BUILD_OPTIONS", "-no-such-option")
+    x = np.zeros((2, 2), np.float32)
+    expect_launch_error("the SYCL driver could not build kernel fill_two for opencl:cpu:0 with the build options "
+                        "'' and XETILE_BUILD_OPTIONS='-no-such-option'",
+                        lambda: fill_two[(1,)](x, device="opencl:cpu"), x)

@@ -211,3 +211,57 @@ def test_while_on_constexpr_runs_at_trace_time():
     out = np.zeros((1, 1), np.int32)
     while_constexpr[(1,)](out, N=6)
     assert out[0, 0] == 15
+
+
+@xetile.kernel
+def ping(v, n: xetile.constexpr):
+    return pong(v, n)
+
+
+@xetile.kernel
+def pong(v, n: xetile.constexpr):
+    return ping(v, n) if n > 0 else v
+
+
+@xetile.kernel
+def calls_ping(out):
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 1]), ping(xetile.zeros([1, 1], xetile.float32), 1))
+
+
+def test_recursive_helper_kernels_name_the_chain():
+    """Helpers are inlined, so a cycle would trace forever (a RecursionError): it is refused with the chain."""
+    with pytest.raises(xetile.CompilationError, match=r"test_tracing.py:\d+: recursive kernel call ping -> pong -> "
+                                                      "ping: kernels are inlined where they are called"):
+        calls_ping[(1,)](np.zeros((1, 1), np.float32))
+
+
+@xetile.kernel
+def long_static_range(out, N: xetile.constexpr):
+    for i in xetile.static_range(N):
+        pass
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 1]), xetile.full([1, 1], 1, xetile.int32))
+
+
+def test_static_range_is_capped_like_while():
+    out = np.zeros((1, 1), np.int32)
+    long_static_range[(1,)](out, N=4096)               # the cap itself unrolls
+    assert out[0, 0] == 1
+    with pytest.raises(xetile.CompilationError, match=r"test_tracing.py:\d+: static_range unrolls 100000 "
+                                                      "iterations, more than the cap of 4096; use `for ... in "
+                                                      r"range\(...\)` for a runtime loop"):
+        long_static_range[(1,)](out, N=100_000)
+
+
+ROWS, ZERO, WIDTH = np.int64(2), np.int32(0), np.uint16(4)  # numpy integers count as Python ints
+
+
+@xetile.kernel
+def numpy_int_shapes(x, out):
+    t = xetile.load_tile(xetile.init_tile(x, [ROWS, ZERO], [ROWS, WIDTH]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [ROWS, 4]), t)
+
+
+def test_numpy_integer_globals_as_tile_shapes_and_offsets(rng):
+    x, out = rand(rng, (4, 4), np.float32), np.zeros((2, 4), np.float32)
+    numpy_int_shapes[(1,)](x, out)
+    assert_close(out, x[2:])

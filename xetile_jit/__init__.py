@@ -8,7 +8,7 @@ from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, constexpr, exp, exp
                            maximum, minimum, num_programs, prefetch_tile, program_id, rsqrt, sqrt, static_range,
                            store_tile, tanh, tile_broadcast, tile_mma, tile_reduce, tile_transpose, update_tile_offset,
                            where, zeros)
-from .frontend.kernel import CompiledKernel, Kernel, kernel
+from .frontend.jit import CompiledKernel, Kernel, kernel
 from .ir.attrs import Layout
 from .runtime.device import default_device
 from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8

@@ -12,12 +12,15 @@ import builtins
 import inspect
 import operator
 import textwrap
+import types
 
 from ..errors import CompilationError, Loc
 from ..ir import core_ops as C
 from ..ir.core import Block, Value
 from ..ir.types import ScalarType, TileType, VectorType, bool_
+from ..runtime.args import python_scalar
 from . import dsl
+from .dependencies import Reads
 from .semantic import Semantic, activate, default_dtype, is_py_scalar
 
 PY_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -50,8 +53,9 @@ class Function:
         self.tree = ast.parse(textwrap.dedent(self.source))
         self.line_offset = first - 1
         self.node = self.tree.body[0]
-        self.nonlocals = inspect.getclosurevars(fn).nonlocals
-        self.globals = fn.__globals__  # looked up while tracing: names defined after the kernel count
+        # both looked up while tracing (names defined after the kernel count) and again at each cache hit
+        self.closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        self.globals = fn.__globals__
 
     def loc(self, node) -> Loc:
         return Loc(self.filename, getattr(node, "lineno", 1) + self.line_offset)
@@ -71,10 +75,16 @@ def ends_with_return(stmts) -> bool:
 
 
 class Tracer(ast.NodeVisitor):
-    def __init__(self, function: Function, sem: Semantic, scope: dict):
+    """`reads` records the globals, closure cells and module attributes the trace reads (dependencies.py);
+    `chain` is the kernels being inlined into this one, outermost first."""
+
+    def __init__(self, function: Function, sem: Semantic, scope: dict, reads: Reads | None = None,
+                 chain: tuple = ()):
         self.function = function
         self.sem = sem
         self.scope = dict(scope)
+        self.reads = Reads() if reads is None else reads
+        self.chain = chain
         self.loop_locals: dict[str, int] = {}
         self.returned = False
         self.return_value = None
@@ -273,7 +283,11 @@ class Tracer(ast.NodeVisitor):
     def unroll(self, node, args):
         if any(isinstance(a, Value) for a in args):
             raise self.error(node, "static_range bounds must be compile-time ints")
-        for i in range(*args):
+        iterations = range(*args)
+        if len(iterations) > MAX_UNROLL:
+            raise self.error(node, f"static_range unrolls {len(iterations)} iterations, more than the cap of "
+                                   f"{MAX_UNROLL}; use `for ... in range(...)` for a runtime loop")
+        for i in iterations:
             self.assign(node.target, i)
             self.visit_body(node.body, tail=False)
 
@@ -368,12 +382,26 @@ class Tracer(ast.NodeVisitor):
         if name in self.loop_locals:
             raise self.error(node, f"'{name}' is defined inside the loop at line {self.loop_locals[name]} and "
                                    "is not available after it; assign it before the loop to carry it")
-        for names in (self.function.nonlocals, self.function.globals):
-            if name in names:
-                return names[name]
+        found = self.outer_value(name)
+        if found is not None:
+            kind, value = found
+            self.reads.record(kind, self.function, name, value, self.function.loc(node))
+            return python_scalar(value)
         if name in PY_BUILTINS:
             return PY_BUILTINS[name]
         raise self.error(node, f"name '{name}' is not defined")
+
+    def outer_value(self, name: str) -> tuple[str, object] | None:
+        """("closure" or "global", value) of a name the kernel's function sees outside itself."""
+        cell = self.function.closure.get(name)
+        if cell is not None:
+            try:
+                return "closure", cell.cell_contents
+            except ValueError:  # an empty cell: the name is not bound yet
+                return None
+        if name in self.function.globals:
+            return "global", self.function.globals[name]
+        return None
 
     def visit_Attribute(self, node):
         base = self.visit(node.value)
@@ -381,7 +409,10 @@ class Tracer(ast.NodeVisitor):
             return dsl.value_attribute(base, node.attr)
         if not hasattr(base, node.attr):
             raise self.error(node, f"{base!r} has no attribute '{node.attr}'")
-        return getattr(base, node.attr)
+        value = getattr(base, node.attr)
+        if isinstance(base, types.ModuleType):
+            self.reads.record("attribute", base, node.attr, value, self.function.loc(node))
+        return python_scalar(value)
 
     def visit_List(self, node):
         return [self.visit(e) for e in node.elts]
@@ -476,7 +507,7 @@ class Tracer(ast.NodeVisitor):
         if getattr(fn, "__xetile_builtin__", False):
             return fn(*args, **kwargs)
         if getattr(fn, "__xetile_kernel__", False):
-            return inline_call(fn, args, kwargs, self.sem, self.function.loc(node))
+            return self.inline(node, fn, args, kwargs)
         traced = any(isinstance(a, Value) for a in list(args) + list(kwargs.values()))
         if fn in (min, max, builtins.abs) and traced:
             if fn is builtins.abs:
@@ -496,6 +527,21 @@ class Tracer(ast.NodeVisitor):
         raise self.error(node, f"calls to arbitrary Python functions are not supported in a kernel: '{name}' "
                                "(call xetile functions or other @xetile.kernel functions)")
 
+    def inline(self, node, kernel, args, kwargs):
+        """A call to another @xetile.kernel function is traced in place, like a Triton @jit helper; since
+        nothing is a call at run time, a kernel cannot call itself, directly or through others."""
+        chain = self.chain + (self.function.fn,)
+        if kernel.fn in chain:
+            names = " -> ".join(f.__name__ for f in chain[chain.index(kernel.fn):] + (kernel.fn,))
+            raise self.error(node, f"recursive kernel call {names}: kernels are inlined where they are called, "
+                                   "so a kernel cannot call itself, directly or through other kernels")
+        loc = self.function.loc(node)
+        function = kernel.function
+        tracer = Tracer(function, self.sem, bind_arguments(function, args, kwargs, loc), self.reads, chain)
+        tracer.visit_body(function.node.body, tail=True)
+        self.sem.builder.loc = loc
+        return tracer.return_value
+
 
 def bind_arguments(function: Function, args, kwargs, loc: Loc) -> dict:
     try:
@@ -505,12 +551,3 @@ def bind_arguments(function: Function, args, kwargs, loc: Loc) -> dict:
     bound.apply_defaults()
     return dict(bound.arguments)
 
-
-def inline_call(kernel, args, kwargs, sem: Semantic, loc: Loc):
-    """A call to another @xetile.kernel function is traced in place, like a Triton @jit helper."""
-    function = kernel.function
-    tracer = Tracer(function, sem, bind_arguments(function, args, kwargs, loc))
-    saved_loc = sem.builder.loc
-    tracer.visit_body(function.node.body, tail=True)
-    sem.builder.loc = saved_loc
-    return tracer.return_value

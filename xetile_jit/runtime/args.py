@@ -156,6 +156,23 @@ def classify(name: str, value):
                       "(USM arrays such as dpnp arrays and DLPack producers are arrays too)")
 
 
+def python_scalar(value):
+    """A numpy integer, float or bool as the Python number it holds, so it counts wherever a Python one does
+    (grid sizes, tile shapes, offsets, constexprs); anything else as it is."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    return value
+
+
+def read_only(value) -> bool:
+    """Whether an array argument refuses writes: numpy spells the flag `writeable`, dpnp and dpctl's
+    usm_ndarray `writable`."""
+    flags = getattr(value, "flags", None)
+    return not getattr(flags, "writeable", getattr(flags, "writable", True))
+
+
 def runtime_value(spec, value):
     """What the interpreter receives: a host array (written in place) or a typed numpy scalar."""
     if isinstance(spec, ArraySpec):

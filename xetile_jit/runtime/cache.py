@@ -3,7 +3,8 @@
 Entries live in `XETILE_CACHE_DIR` (default `~/.cache/xetile_jit`), one file per key. A key is the sha256 of a
 stable text form of its parts (the compiler's own hash, source hash, signature, constexprs, target, options): the
 same in every process,
-type-exact (2, 2.0 and True differ) and independent of dict order; a part without a stable form (an object
+type-exact (2, 2.0 and True differ), float-exact (by bits: -0.0 and 0.0 differ, NaN is itself) and independent
+of dict order; a part without a stable form (an object
 whose repr is its address) is a TypeError rather than a key that silently never hits.
 
 An entry is a dict of `bytes` or `str` fields (SPIR-V, IR texts). The file is one header line,
@@ -38,6 +39,7 @@ import json
 import math
 import os
 import stat
+import struct
 import tempfile
 import warnings
 from pathlib import Path
@@ -64,7 +66,11 @@ def compiler_hash() -> str:
 
 def stable_repr(part) -> str:
     """A text form of a key part that is the same in every process (see the module docstring)."""
-    if part is None or isinstance(part, (str, bytes, int, float, np.dtype, np.generic)):
+    if isinstance(part, float):  # by its bits: -0.0 is not 0.0, and every NaN equals itself
+        return f"float({struct.pack('<d', part).hex()})"
+    if isinstance(part, np.generic):
+        return f"{part.dtype.name}({part.tobytes().hex()})"
+    if part is None or isinstance(part, (str, bytes, int, np.dtype)):
         return repr(part)
     if isinstance(part, type):
         return f"{part.__module__}.{part.__qualname__}"

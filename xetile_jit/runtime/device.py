@@ -97,13 +97,15 @@ def sycl_device(queue: dpctl.SyclQueue) -> Device:
 
 
 def arrays_queue(arrays) -> dpctl.SyclQueue | None:
-    """The one queue of the USM arrays among `arrays` (None when there are none)."""
+    """The queue of the USM arrays among `arrays` (None when there are none): the first array's. Arrays on other
+    queues of the same context and device are fine (USM memory belongs to the context, not the queue)."""
     queues = [array_queue(a) for a in arrays if hasattr(a, "__sycl_usm_array_interface__")]
     for other in queues[1:]:
-        if other != queues[0]:
+        if (other.sycl_context, other.sycl_device) != (queues[0].sycl_context, queues[0].sycl_device):
             devices = f"{queues[0].sycl_device.filter_string} and {other.sycl_device.filter_string}"
-            raise LaunchError(f"USM array arguments are on different SYCL queues (on {devices}); put them on one "
-                              "queue or pass device=")
+            raise LaunchError(f"USM array arguments are on queues of different SYCL contexts or devices (on "
+                              f"{devices}); a kernel reads memory of one context on one device: put them on "
+                              "one queue or pass device=")
     return queues[0] if queues else None
 
 

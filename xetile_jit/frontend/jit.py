@@ -1,38 +1,39 @@
-"""`@xetile.kernel`: the kernel object, its launcher `kernel[grid](...)`, warmup and the compile caches.
+"""`@xetile.kernel`, the JIT front: the kernel object, its launcher `kernel[grid](...)`, argument binding,
+specialization, warmup, the in-memory compile cache and the launch (the compiler driver is compiler.py).
 
 A launch binds the arguments, checks them, picks the device, looks up the compiled kernel by its
-specialization (array dtypes and memory orders, scalar types, constexpr values, layout options, target)
-and runs it: in the numpy interpreter, or as SPIR-V on a SYCL queue. Every check happens before anything
-runs, so a bad launch leaves the arrays untouched. Compiled SPIR-V is also kept on disk (DESIGN 4), keyed
-so that a fresh process reuses it without tracing again.
+specialization (array dtypes and memory orders, scalar types, constexpr values keyed by type and, for floats,
+by bits) and its CompileOptions, and runs it: in the numpy interpreter, or as SPIR-V on a SYCL queue. An
+in-memory hit re-reads what the trace read (globals, closure cells, helper kernels: dependencies.py) and
+compiles again when any of it changed. Every check happens before anything runs, so a bad launch leaves the
+arrays untouched.
 """
 from __future__ import annotations
 
 import hashlib
 import inspect
 import os
-import sys
+import struct
+
+import dpctl.program
 
 from ..backend.interpreter import Interpreter
-from ..backend.pipeline import compile_spirv
-from ..backend.targets import get_target
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
-from ..ir.core import Builder, FuncOp
-from ..ir.core_ops import ReturnOp
-from ..ir.printer import print_func
-from ..ir.verifier import verify
-from ..ir.xetile_ops import written_arrays
-from ..runtime.args import classify, runtime_value
-from ..runtime.cache import DiskCache, compiler_hash
+from ..ir.types import DType
+from ..runtime.args import classify, python_scalar, read_only, runtime_value
 from ..runtime.device import NUMPY, Device, check_launch, select_device
 from ..runtime.memory import prepare_arguments
 from ..runtime.sycl import SyclProgram, launch
+from .compiler import Compiled, CompileOptions, compile_kernel
+from .dependencies import all_unchanged
 from .dsl import constexpr
-from .semantic import Semantic
-from .tracer import Function, Tracer
+from .tracer import Function
 
 LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data")
+CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
+CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
+                  "of these (numpy numbers count as Python ones)")
 
 
 def is_constexpr(annotation) -> bool:
@@ -41,22 +42,38 @@ def is_constexpr(annotation) -> bool:
     return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
 
 
+def constexpr_value(name: str, value):
+    """A constexpr as the kernel sees it (numpy numbers as Python ones), checked against CONSTEXPR_RULE."""
+    value = python_scalar(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(constexpr_value(name, v) for v in value)
+    if not isinstance(value, CONSTEXPR_TYPES):
+        raise LaunchError(f"constexpr '{name}' is a {type(value).__name__}; {CONSTEXPR_RULE}")
+    return value
+
+
 def hashable(value):
-    """A cache-key form of a constexpr; the type is part of it because 2 == 2.0 == True in Python."""
+    """A cache-key form of a constexpr: typed because 2 == 2.0 == True in Python, floats by their bits because
+    0.0 == -0.0 and NaN != NaN."""
     if isinstance(value, (list, tuple)):
         return type(value), tuple(hashable(v) for v in value)
+    if isinstance(value, float):
+        return float, struct.pack("<d", value)
     return type(value), value
 
 
 def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:
     if callable(grid):
         grid = grid(constexprs)
+    grid = python_scalar(grid)
     if isinstance(grid, int):
         grid = (grid,)
-    if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3 or not all(
+    if isinstance(grid, (tuple, list)):
+        grid = tuple(map(python_scalar, grid))
+    if not isinstance(grid, tuple) or not 1 <= len(grid) <= 3 or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in grid):
         raise LaunchError(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}")
-    return tuple(grid) + (1,) * (3 - len(grid))
+    return grid + (1,) * (3 - len(grid))
 
 
 def mma_layout(options: dict) -> Layout | None:
@@ -66,34 +83,30 @@ def mma_layout(options: dict) -> Layout | None:
     if sg_layout is None or sg_data is None:
         raise LaunchError("sg_layout and sg_data go together: give both or neither")
     try:
-        return Layout(sg_layout, sg_data)
+        return Layout(*(type(v)(map(python_scalar, v)) if isinstance(v, (list, tuple)) else v
+                        for v in (sg_layout, sg_data)))
     except (TypeError, ValueError) as e:
         raise LaunchError(f"bad tile_mma layout: {e}") from None
 
 
 class CompiledKernel:
-    """A kernel compiled for one specialization and target. `.asm` holds the printed IR of each level
+    """A kernel compiled for one specialization and CompileOptions. `.asm` holds the printed IR of each level
     ("xetile", "xegpu", ...), and for device targets "llir" and "spirv" (bytes); `build_options` are the
-    driver's, for the SYCL program."""
+    driver's, for the SYCL program; `.artifact` is the CompiledArtifact."""
 
-    def __init__(self, name: str, specs: dict, target: str, asm: dict, written: set, func: FuncOp | None = None,
-                 num_subgroups: int = 1, lanes: int = 1, build_options: str = ""):
-        self.name = name
-        self.build_options = build_options
+    def __init__(self, specs: dict, target: str, compiled: Compiled):
+        self.artifact = compiled.artifact
         self.specs = specs
         self.target = target
-        self.asm = asm
-        self.written = written
-        self.func = func
-        self.workgroup_size = num_subgroups * lanes
+        self.func = compiled.func
+        self.reads = compiled.reads
         self.programs: dict = {}  # SYCL context -> SyclProgram
 
-    @classmethod
-    def from_entry(cls, name: str, specs: dict, target: str, entry: dict) -> "CompiledKernel":
-        asm = {k: v for k, v in entry.items() if k not in ("written", "num_subgroups", "lanes", "build_options")}
-        return cls(name, specs, target, asm, set(filter(None, entry["written"].split(","))),
-                   num_subgroups=int(entry["num_subgroups"]), lanes=int(entry["lanes"]),
-                   build_options=entry["build_options"])
+    name = property(lambda self: self.artifact.name)
+    asm = property(lambda self: self.artifact.asm)
+    written = property(lambda self: self.artifact.written)
+    build_options = property(lambda self: self.artifact.build_options)
+    workgroup_size = property(lambda self: self.artifact.num_subgroups * self.artifact.lanes)
 
     def run(self, grid, values: dict) -> None:
         """In the numpy interpreter."""
@@ -104,12 +117,22 @@ class CompiledKernel:
         """As SPIR-V on `queue`: workgroups of num_subgroups x lanes work-items along dimension 0."""
         program = self.programs.get(queue.sycl_context)
         if program is None:
-            program = SyclProgram(self.asm["spirv"], queue, self.build_options)
-            self.programs[queue.sycl_context] = program
+            program = self.programs[queue.sycl_context] = self.build(queue)
         args, finish = prepare_arguments(queue, values, self.specs, self.written)
         local = (self.workgroup_size, 1, 1)
         launch(queue, program.kernel(self.name), (grid[0] * local[0], grid[1], grid[2]), local, args)
         finish()
+
+    def build(self, queue) -> SyclProgram:
+        """The SYCL program; a driver that refuses to build it (bad XETILE_BUILD_OPTIONS, say) is a LaunchError."""
+        try:
+            return SyclProgram(self.asm["spirv"], queue, self.build_options)
+        except dpctl.program.SyclProgramCompilationError as e:
+            log = str(e).strip() or "the driver gave no build log"
+            raise LaunchError(f"the SYCL driver could not build kernel {self.name} for "
+                              f"{queue.sycl_device.filter_string} with the build options {self.build_options!r} "
+                              f"and XETILE_BUILD_OPTIONS={os.environ.get('XETILE_BUILD_OPTIONS', '')!r}: "
+                              f"{log}") from None
 
 
 class Kernel:
@@ -153,53 +176,20 @@ class Kernel:
         return dict(bound.arguments), options
 
     def specialize(self, values: dict, options: dict, target: str):
+        """The in-memory cache key of a launch, its argument specs, constexpr values and CompileOptions."""
         specs = {n: classify(n, v) for n, v in values.items() if n not in self.constexprs}
-        consts = {n: values[n] for n in self.constexprs}
-        layout = mma_layout(options)
-        key = (tuple(specs.values()), tuple(hashable(v) for v in consts.values()), layout, target)
-        return key, specs, consts, layout
+        consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
+        key_consts = tuple(hashable(v) for v in consts.values())
+        compile_options = CompileOptions(target, mma_layout(options))
+        return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
 
     def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:
-        key, specs, consts, layout = self.specialize(values, options, target)
+        key, specs, consts, compile_options = self.specialize(values, options, target)
         compiled = self.cache.get(key)
-        if compiled is None:
-            compiled = self.cache[key] = self.compile(specs, consts, layout, target)
+        if compiled is None or not all_unchanged(compiled.reads):
+            result = compile_kernel(self, specs, consts, key[1], compile_options)
+            compiled = self.cache[key] = CompiledKernel(specs, target, result)
         return compiled
-
-    def compile(self, specs: dict, consts: dict, layout, target: str) -> CompiledKernel:
-        if target == NUMPY:
-            func = self.trace(specs, consts, layout)
-            return CompiledKernel(self.__name__, specs, target, {"xetile": print_func(func)},
-                                  {a.name_hint for a in written_arrays(func)}, func=func)
-        chosen = get_target(target)
-        cache = DiskCache()
-        key = cache.key(compiler_hash(), self.source_hash, specs, consts, layout, target)
-        entry = cache.get(key)
-        if entry is not None:
-            try:
-                return CompiledKernel.from_entry(self.__name__, specs, target, entry)
-            except (KeyError, TypeError, ValueError):  # an intact file, but not a compiled kernel: recompile
-                cache.discard(key)
-        func = self.trace(specs, consts, layout)
-        entry = {"xetile": print_func(func), **compile_spirv(func, chosen),
-                 "written": ",".join(sorted(a.name_hint for a in written_arrays(func)))}
-        entry = {k: v if isinstance(v, (str, bytes)) else str(v) for k, v in entry.items()}
-        cache.put(key, entry)
-        return CompiledKernel.from_entry(self.__name__, specs, target, entry)
-
-    def trace(self, specs: dict, consts: dict, layout) -> FuncOp:
-        func = FuncOp(self.__name__, [s.ir_type() for s in specs.values()], list(specs), consts,
-                      loc=self.function.loc(self.function.node))
-        builder = Builder(func.body)
-        scope = dict(zip(specs, func.args)) | consts
-        result = Tracer(self.function, Semantic(builder, layout), scope).trace()
-        if result is not None:
-            raise CompilationError(f"kernel {self.__name__} must not return a value", builder.loc)
-        builder.create(ReturnOp)
-        verify(func)
-        if os.environ.get("XETILE_DUMP_IR") == "1":
-            print(f"// -----// XeTile IR: {self.__name__} //----- //\n{print_func(func)}", file=sys.stderr)
-        return func
 
     # ---- launch -----------------------------------------------------------------------------
     def run(self, grid, args, kwargs) -> None:
@@ -208,7 +198,7 @@ class Kernel:
         compiled = self.compiled_for(values, options, device.target)
         grid = normalize_grid(grid, {n: values[n] for n in self.constexprs})
         for name in compiled.written:
-            if not getattr(getattr(values[name], "flags", None), "writeable", True):
+            if read_only(values[name]):
                 raise LaunchError(f"argument '{name}' is read-only but the kernel writes it")
         if device.kind == NUMPY:
             compiled.run(grid, values)  # the interpreter checks its grid limit before the first workgroup

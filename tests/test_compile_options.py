@@ -1,0 +1,80 @@
+"""The compiler driver's data (issue 7, item 6): CompileOptions, the source of the options' part of the cache keys,
+and CompiledArtifact, which owns its serialisation to a disk cache entry."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from xetile_jit.frontend import compiler
+from xetile_jit.frontend.compiler import CompiledArtifact, CompileOptions
+from xetile_jit.frontend.dependencies import Dependency
+from xetile_jit.runtime.cache import DiskCache
+
+ARTIFACT = CompiledArtifact("k", {"xetile": "func.func @k() {\n}\n", "spirv": bytes(range(256)), "isa": ""},
+                            frozenset({"y", "z"}), num_subgroups=4, lanes=16,
+                            build_options="-ze-opt-large-register-file",
+                            dependencies=(Dependency("global", "m.k", "OFFSET", "float(000000000000f03f)"),
+                                          Dependency("attribute", "helpers", "bump", "kernel helpers.bump 5d41")))
+
+
+def test_artifact_round_trips_through_the_disk_cache(tmp_path):
+    cache = DiskCache(tmp_path)
+    cache.put("k", ARTIFACT.to_entry())
+    loaded = CompiledArtifact.from_entry(cache.get("k"))
+    assert loaded == ARTIFACT
+    assert isinstance(loaded.num_subgroups, int) and isinstance(loaded.asm["spirv"], bytes)
+
+
+@pytest.mark.parametrize("entry", [{"xetile": "an entry of an older layout"}, {"meta": "not json"},
+                                   {"meta": '{"name": "k"}'}], ids=["no meta", "bad json", "missing fields"])
+def test_an_entry_that_is_no_artifact_is_refused(entry):
+    with pytest.raises((KeyError, ValueError)):
+        CompiledArtifact.from_entry(entry)
+
+
+@xetile.kernel
+def mma_copy(x, y, BM: xetile.constexpr):
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [BM, 16]), xetile.load_tile(xetile.init_tile(x, [0, 0], [BM, 16])))
+
+
+@pytest.fixture
+def traces(monkeypatch, tmp_path):
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+    trace = compiler.trace
+    monkeypatch.setattr(compiler, "trace", lambda kernel, *args: calls.append(kernel.__name__) or trace(kernel, *args))
+    return calls
+
+
+def test_compile_options_key_the_in_memory_cache(traces):
+    mma_copy.cache.clear()
+    x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    mma_copy.warmup(x, y, BM=16, target="cpu", sg_layout=[2, 1], sg_data=[8, 16])
+    mma_copy.warmup(x, y, BM=16, target="numpy")
+    assert [key[-1] for key in mma_copy.cache] == [CompileOptions("cpu", xetile.Layout([2, 1], [8, 16])),
+                                                    CompileOptions("numpy")]
+
+
+def test_a_fresh_kernel_object_loads_the_same_artifact_from_disk(traces, tmp_path):
+    x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    mma_copy.cache.clear()
+    compiled = mma_copy.warmup(x, y, BM=16, target="cpu")
+    mma_copy.cache.clear()
+    loaded = mma_copy.warmup(x, y, BM=16, target="cpu")
+    assert traces == ["mma_copy"] and loaded is not compiled
+    assert loaded.artifact == compiled.artifact and loaded.written == {"y"}
+    assert loaded.workgroup_size == compiled.artifact.num_subgroups * compiled.artifact.lanes > 0
+
+
+def test_an_entry_of_another_layout_is_compiled_again_and_overwritten(traces, tmp_path):
+    x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    mma_copy.cache.clear()
+    mma_copy.warmup(x, y, BM=8, target="cpu")
+    cache = DiskCache()
+    (path,) = cache.directory.iterdir()
+    cache.put(path.stem, {"xetile": "an entry of an older layout", "num_subgroups": "1"})
+    mma_copy.cache.clear()
+    assert "spirv" in mma_copy.warmup(x, y, BM=8, target="cpu").asm
+    assert traces == ["mma_copy", "mma_copy"]
+    assert CompiledArtifact.from_entry(cache.get(path.stem)).name == "mma_copy"

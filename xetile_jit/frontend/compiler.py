@@ -1,0 +1,131 @@
+"""The compiler driver (issue 7, item 6): a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
+out, through the trace, the backend and the on-disk cache (DESIGN 4).
+
+`CompileOptions` (target, tile_mma anchor layout) is the one source of the options' part of both cache keys.
+`CompiledArtifact` is what a compile produces and what the disk cache holds; it owns its serialisation to the
+cache's entry format (a dict of str and bytes fields). The disk key covers the compiler, the kernel's source,
+the specialization and the options; what the trace read besides (globals, closure cells, module attributes,
+inlined kernels: dependencies.py) is only known after tracing, so the entry lists it with its values and a load
+checks them (a mismatch recompiles and overwrites the entry).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+from ..backend.pipeline import compile_spirv
+from ..backend.targets import get_target
+from ..errors import CompilationError
+from ..ir.attrs import Layout
+from ..ir.core import Builder, FuncOp
+from ..ir.core_ops import ReturnOp
+from ..ir.printer import print_func
+from ..ir.verifier import verify
+from ..ir.xetile_ops import written_arrays
+from ..runtime.cache import DiskCache, compiler_hash
+from ..runtime.device import NUMPY
+from .dependencies import Dependency, LiveRead, Reads, resolve
+from .semantic import Semantic
+from .tracer import Tracer
+
+META_FIELD = "meta"  # the entry field holding everything but the IR texts and the SPIR-V, as JSON
+LAUNCH_FIELDS = ("num_subgroups", "lanes", "build_options")  # of compile_spirv's result: not IR
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Everything besides the kernel's specialization that changes what a compile produces."""
+    target: str                      # "numpy" or the name of a Target (backend/targets.py)
+    mma_layout: Layout | None = None  # the tile_mma anchor layout (sg_layout, sg_data launch options)
+
+
+@dataclass(frozen=True)
+class CompiledArtifact:
+    """A compiled kernel: its printed IR levels and, for device targets, the SPIR-V (`asm`), the arrays it
+    writes, the launch shape of a workgroup, the driver's build options and what the trace read."""
+    name: str
+    asm: dict  # level -> text; "spirv" -> bytes
+    written: frozenset[str]
+    num_subgroups: int = 1
+    lanes: int = 1
+    build_options: str = ""
+    dependencies: tuple[Dependency, ...] = ()
+
+    def to_entry(self) -> dict:
+        meta = {"name": self.name, "written": sorted(self.written), "num_subgroups": self.num_subgroups,
+                "lanes": self.lanes, "build_options": self.build_options,
+                "dependencies": [d.to_json() for d in self.dependencies]}
+        return {**self.asm, META_FIELD: json.dumps(meta)}
+
+    @classmethod
+    def from_entry(cls, entry: dict) -> "CompiledArtifact":
+        """Raises (KeyError, ValueError, TypeError) when the entry is not one `to_entry` wrote."""
+        meta = json.loads(entry[META_FIELD])
+        return cls(str(meta["name"]), {k: v for k, v in entry.items() if k != META_FIELD},
+                   frozenset(map(str, meta["written"])), int(meta["num_subgroups"]), int(meta["lanes"]),
+                   str(meta["build_options"]), tuple(Dependency(*map(str, d)) for d in meta["dependencies"]))
+
+
+@dataclass
+class Compiled:
+    """A compile's result for the launcher: the artifact, the traced function for the numpy interpreter
+    (None when loaded from disk) and the reads to re-check at each in-memory cache hit."""
+    artifact: CompiledArtifact
+    func: FuncOp | None
+    reads: list[LiveRead]
+
+
+def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options: CompileOptions) -> Compiled:
+    """`kernel` compiled for argument `specs`, constexpr values `consts` (`key_consts`: their key form) and
+    `options`; device targets go through the disk cache."""
+    if options.target == NUMPY:
+        func, reads = trace(kernel, specs, consts, options.mma_layout)
+        return Compiled(artifact_of(kernel.__name__, func, {}, reads), func, reads.rereads())
+    target = get_target(options.target)
+    cache = DiskCache()
+    key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options)
+    cached = load(cache.get(key), kernel)
+    if cached is not None:
+        return cached
+    func, reads = trace(kernel, specs, consts, options.mma_layout)
+    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target), reads)
+    cache.put(key, artifact.to_entry())
+    return Compiled(artifact, None, reads.rereads())
+
+
+def load(entry: dict | None, kernel) -> Compiled | None:
+    """A disk cache entry, if it is one and what its trace read is unchanged."""
+    if entry is None:
+        return None
+    try:
+        artifact = CompiledArtifact.from_entry(entry)
+    except (KeyError, ValueError, TypeError):  # an entry of another layout: compiled again and overwritten
+        return None
+    reads = resolve(kernel, artifact.dependencies)
+    return None if reads is None else Compiled(artifact, None, reads)
+
+
+def artifact_of(name: str, func: FuncOp, backend: dict, reads: Reads) -> CompiledArtifact:
+    """The artifact of a traced `func` and the backend's result (compile_spirv's dict; empty for numpy)."""
+    launch = {k: backend[k] for k in LAUNCH_FIELDS if k in backend}
+    asm = {"xetile": print_func(func)} | {k: v for k, v in backend.items() if k not in LAUNCH_FIELDS}
+    return CompiledArtifact(name, asm, frozenset(a.name_hint for a in written_arrays(func)), **launch,
+                            dependencies=reads.dependencies)
+
+
+def trace(kernel, specs: dict, consts: dict, layout) -> tuple[FuncOp, Reads]:
+    """The kernel's XeTile IR for this specialization, verified, and what the trace read."""
+    function = kernel.function
+    func = FuncOp(kernel.__name__, [s.ir_type() for s in specs.values()], list(specs), consts,
+                  loc=function.loc(function.node))
+    builder = Builder(func.body)
+    tracer = Tracer(function, Semantic(builder, layout), dict(zip(specs, func.args)) | consts)
+    if tracer.trace() is not None:
+        raise CompilationError(f"kernel {kernel.__name__} must not return a value", builder.loc)
+    builder.create(ReturnOp)
+    verify(func)
+    if os.environ.get("XETILE_DUMP_IR") == "1":
+        print(f"// -----// XeTile IR: {kernel.__name__} //----- //\n{print_func(func)}", file=sys.stderr)
+    return func, tracer.reads

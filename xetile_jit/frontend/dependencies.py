@@ -1,0 +1,128 @@
+"""What a trace read (issue 7, item 7): the globals, closure cells and module attributes a kernel and the
+kernels it inlines looked up, each with a stable form of its value, so the compile caches can tell when a
+compiled kernel is stale.
+
+An inlined kernel is reached through one of these reads, and a kernel's form holds the hash of its source, so
+editing a helper kernel (recursively) or a module-level constant changes a form. `Reads` records them while
+tracing; `resolve` finds them again for a kernel loaded from the disk cache, starting from the launched kernel
+and following the kernels its reads lead to. A `LiveRead` re-reads its value with one lookup, so a cache hit
+checks it without tracing or hashing any source: an unchanged object (`is`) costs no form at all.
+"""
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass
+
+from ..errors import CompilationError
+from ..runtime.cache import stable_repr
+
+MISSING = object()  # a name that is no longer there
+STALE = "<stale>"   # the form of a value that is no longer there or has none
+
+
+@dataclass(frozen=True)
+class Dependency:
+    kind: str   # "global", "closure" (both of the reading kernel `owner`), or "attribute" (of the module `owner`)
+    owner: str  # a kernel's qualified name (qualified_name), or a module's name
+    name: str
+    form: str   # value_form of the value the trace read
+
+    def to_json(self) -> list[str]:
+        return [self.kind, self.owner, self.name, self.form]
+
+
+def qualified_name(fn) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def value_form(value) -> str:
+    """A text that changes when `value` changes in a way a trace could see, the same in every process."""
+    if getattr(value, "__xetile_kernel__", False):
+        return f"kernel {qualified_name(value.fn)} {value.source_hash}"
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
+        return f"callable {getattr(value, '__module__', '')}.{value.__qualname__}"
+    return stable_repr(value)  # data: a TypeError when it has no stable form
+
+
+def current_form(value) -> str:
+    if value is MISSING:
+        return STALE
+    try:
+        return value_form(value)
+    except TypeError:
+        return STALE
+
+
+class LiveRead:
+    """A read the trace made, with how to read it again now."""
+    __slots__ = ("dependency", "read", "value")
+
+    def __init__(self, dependency: Dependency, read, value):
+        self.dependency, self.read, self.value = dependency, read, value
+
+    def unchanged(self) -> bool:
+        value = self.read()
+        return value is self.value or current_form(value) == self.dependency.form
+
+
+def all_unchanged(reads) -> bool:
+    return all(r.unchanged() for r in reads)
+
+
+def reader(kind: str, owner, name: str):
+    """How to read `name` again: `owner` is the reading kernel's Function, or a module."""
+    if kind == "global":
+        return lambda: owner.globals.get(name, MISSING)
+    if kind == "closure":
+        cell = owner.closure[name]
+        return lambda: cell.cell_contents
+    return lambda: getattr(owner, name, MISSING)
+
+
+class Reads:
+    """The reads of one trace, in the order it made them (a kernel is read before its own reads)."""
+
+    def __init__(self):
+        self.live: dict[tuple, LiveRead] = {}
+
+    def record(self, kind: str, owner, name: str, value, loc=None) -> None:
+        owner_name = owner.__name__ if kind == "attribute" else qualified_name(owner.fn)
+        if (kind, owner_name, name) in self.live:
+            return
+        try:
+            form = value_form(value)
+        except TypeError:
+            raise CompilationError(
+                f"the kernel reads {kind} '{name}', a {type(value).__name__}, which has no stable form for the "
+                "compile cache; a kernel may read numbers, strings, None, dtypes, Layouts, tuples, lists and dicts "
+                "of these, modules, functions and kernels (pass anything else as an argument)", loc) from None
+        dependency = Dependency(kind, owner_name, name, form)
+        self.live[kind, owner_name, name] = LiveRead(dependency, reader(kind, owner, name), value)
+
+    def rereads(self) -> list[LiveRead]:
+        return list(self.live.values())
+
+    @property
+    def dependencies(self) -> tuple[Dependency, ...]:
+        return tuple(r.dependency for r in self.live.values())
+
+
+def resolve(root, dependencies) -> list[LiveRead] | None:
+    """The reads of a cached compile of kernel `root`, read again now; None when any has changed."""
+    owners = {qualified_name(root.fn): root.function}
+    live = []
+    for dep in dependencies:
+        owner = sys.modules.get(dep.owner) if dep.kind == "attribute" else owners.get(dep.owner)
+        if owner is None or (dep.kind == "closure" and dep.name not in owner.closure):
+            return None
+        read = reader(dep.kind, owner, dep.name)
+        value = read()
+        if current_form(value) != dep.form:
+            return None
+        if getattr(value, "__xetile_kernel__", False):
+            owners[qualified_name(value.fn)] = value.function
+        live.append(LiveRead(dep, read, value))
+    return live
