@@ -519,8 +519,8 @@ def layout_args(sl, sd, inst=None, ll=None, ld=None):
     layout_args([4, 1], [16, 32]),                     # sg_layout x sg_data = 64, a multiple of 32 (wraps)
     layout_args([1, 1], [32, 32]),
     layout_args([2, 2], [16, 16], [8, 16], [1, 16], [1, 1]),
-    layout_args([2, 2], [16, 16], None, [4, 4], [1, 4]),
-], ids=["2x2", "wrap", "1x1", "full", "lane-data-one-dim"])
+    layout_args([2, 2], [16, 16], [2, 8], [2, 8], [1, 1]),  # narrow blocks: rows spread over the lanes
+], ids=["2x2", "wrap", "1x1", "full", "narrow-blocks"])
 def test_valid_layouts_run(rng, layout):
     x, out = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
     k_layout[(1,)](x, out, **layout)

@@ -86,6 +86,16 @@ class Target:
     def dpas_shape(self, dtype) -> tuple[int, int, int]:
         return self.dpas[dtype.mlir]
 
+    @property
+    def emulated(self) -> bool:
+        return self.builtins == "emulated"
+
+    @property
+    def register_bytes(self) -> int:
+        """The register file of one subgroup (thread) in the mode kernels with DPAS build in."""
+        count = self.large_grf_count if self.dpas_build_options == LARGE_GRF else self.grf_count
+        return count * self.grf_bytes
+
     # ---- instruction blocks and lanes: the rules layout completion applies (XeGPU RFC blocking and
     # ---- "subgroup to work item distribution" rules); blocking and lane distribution read what it wrote
     @property
@@ -135,28 +145,17 @@ class Target:
 
     def inst_rule(self, kinds, inst, dtype) -> str | None:
         """Why `inst` cannot be the instruction block of a value or tile of `dtype` used by ops of `kinds`
-        ("load", "store", "prefetch", "value"); None when it can."""
+        ("load", "store", "prefetch", "value"): the 2D block limits first, then the lanes; None when it can."""
+        if self.block_io is not None and not dtype.is_bool:
+            if "store" in kinds and (rule := self.block_io.store_rule(dtype.bits, *inst)):
+                return rule
+            if {"load", "prefetch"} & set(kinds) and (rule := self.block_io.load_rule(dtype.bits, *inst)):
+                return rule
         components = self.lane_components(inst)
         if components > MAX_VECTOR_COMPONENTS:
             return (f"a lane holds {components} elements of a {inst[0]}x{inst[1]} block on sub-group "
                     f"{self.subgroup_size}; SPIR-V vectors have at most {MAX_VECTOR_COMPONENTS}")
-        if self.block_io is None or dtype.is_bool:
-            return None
-        if "store" in kinds and (rule := self.block_io.store_rule(dtype.bits, *inst)):
-            return rule
-        if {"load", "prefetch"} & set(kinds) and (rule := self.block_io.load_rule(dtype.bits, *inst)):
-            return rule
         return None
-
-    @property
-    def emulated(self) -> bool:
-        return self.builtins == "emulated"
-
-    @property
-    def register_bytes(self) -> int:
-        """The register file of one subgroup (thread) in the mode kernels with DPAS build in."""
-        count = self.large_grf_count if self.dpas_build_options == LARGE_GRF else self.grf_count
-        return count * self.grf_bytes
 
 
 MAX_VECTOR_COMPONENTS = 16  # SPIR-V (Kernel) vectors: 2, 3, 4, 8 or 16 components
