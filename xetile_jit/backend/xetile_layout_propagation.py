@@ -23,7 +23,7 @@ from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.analysis import UnionFind, carried_groups
 from ..ir.attrs import Layout
-from ..ir.core import Block, FuncOp, Operation, Value, walk
+from ..ir.core import FuncOp, Operation, Value, walk
 from ..ir.types import ROW_MAJOR, TileType, VectorType
 from ..ir.verifier import verify
 
@@ -203,13 +203,8 @@ class LayoutPropagation:
             if have != wanted and not (edge.fits and edge.fits(have, self.layout(edge.src))):
                 op, index = edge.use
                 convert = X.ConvertLayoutOp(op.operands[index], wanted, loc=op.loc)
-                block = self.block_of(op)
-                block.ops.insert(block.ops.index(op), convert)
-                op.operands[index] = convert.result
-
-    def block_of(self, op: Operation) -> Block:
-        blocks = [self.func.body] + [r.block for o in walk(self.func.body) for r in o.regions]
-        return next(b for b in blocks if op in b.ops)
+                op.parent.insert_before(op, convert)
+                op.set_operand(index, convert.result)
 
     def write_back(self, ops) -> None:
         values = [v for op in ops for v in op.results] + [a for op in ops for r in op.regions for a in r.block.args]

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import numeric
 from .core import Block, Operation, Region, Value
+from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
 from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
 
@@ -40,6 +41,7 @@ def check_kind(op: Operation, t: Type, kinds: str) -> None:
 
 class ConstantOp(Operation):
     name = "arith.constant"
+    effects = ()
 
     def __init__(self, value, type: Type, loc=None):
         super().__init__(result_types=[type], loc=loc)
@@ -62,6 +64,8 @@ class ConstantOp(Operation):
 
 class GridQueryOp(Operation):
     """gpu.block_id / gpu.grid_dim: the workgroup's id and the grid's size along an axis."""
+
+    effects = ()
 
     AXES = "xyz"
 
@@ -126,6 +130,8 @@ BINARY_OPS = {
 
 
 class BinaryOp(Operation):
+    effects = ()
+
     def __init__(self, name: str, lhs: Value, rhs: Value, loc=None):
         super().__init__([lhs, rhs], [lhs.type], loc=loc)
         self.name = name
@@ -163,6 +169,8 @@ UNARY_OPS = {
 
 
 class UnaryOp(Operation):
+    effects = ()
+
     def __init__(self, name: str, x: Value, loc=None):
         super().__init__([x], [x.type], loc=loc)
         self.name = name
@@ -187,6 +195,8 @@ CMP_PREDICATES = {
 
 
 class CmpOp(Operation):
+    effects = ()
+
     def __init__(self, name: str, predicate: str, lhs: Value, rhs: Value, loc=None):
         super().__init__([lhs, rhs], [with_dtype(lhs.type, i1.dtype)], loc=loc)
         self.name = name
@@ -210,6 +220,7 @@ class CmpOp(Operation):
 
 class SelectOp(Operation):
     name = "arith.select"
+    effects = ()
 
     def __init__(self, cond: Value, a: Value, b: Value, loc=None):
         super().__init__([cond, a, b], [a.type], loc=loc)
@@ -245,6 +256,8 @@ CAST_OPS = {
 
 
 class CastOp(Operation):
+    effects = ()
+
     def __init__(self, name: str, x: Value, to: Type, loc=None):
         super().__init__([x], [to], loc=loc)
         self.name = name
@@ -270,6 +283,7 @@ class CastOp(Operation):
 
 class IndexCastOp(Operation):
     name = "arith.index_cast"
+    effects = ()
 
     def __init__(self, x: Value, loc=None):
         super().__init__([x], [IndexType()], loc=loc)
@@ -288,6 +302,7 @@ class SplatOp(Operation):
     """vector.broadcast of a scalar to every element of a vector."""
 
     name = "vector.broadcast"
+    effects = ()
 
     def __init__(self, x: Value, shape, loc=None):
         super().__init__([x], [VectorType(tuple(shape), x.type.dtype)], loc=loc)
@@ -306,6 +321,7 @@ class SplatOp(Operation):
 
 class YieldOp(Operation):
     name = "scf.yield"
+    effects = ()
 
     def format(self, p) -> str:
         if not self.operands:
@@ -316,6 +332,7 @@ class YieldOp(Operation):
 
 class ReturnOp(Operation):
     name = "func.return"
+    effects = ()
 
     def format(self, p) -> str:
         return ""
@@ -332,6 +349,7 @@ class ForOp(Operation):
     """scf.for: a real loop with loop-carried values (iter_args)."""
 
     name = "scf.for"
+    effects = ()  # the ops of its body declare their own
 
     def __init__(self, lower: Value, upper: Value, step: Value, inits, iv_name=None, carried_names=(), loc=None):
         types = [v.type for v in inits]
@@ -370,6 +388,7 @@ class ForOp(Operation):
 
 class IfOp(Operation):
     name = "scf.if"
+    effects = ()  # the ops of its regions declare their own
     region_separator = " else "
 
     def __init__(self, cond: Value, result_types, then_block: Block, else_block: Block, loc=None):
@@ -393,6 +412,8 @@ class IfOp(Operation):
 
 class IndexQueryOp(Operation):
     """An index the running thread knows; the interpreter holds it as `attribute`."""
+
+    effects = ()
 
     attribute = ""
 
@@ -424,6 +445,7 @@ class BarrierOp(Operation):
     """gpu.barrier: every subgroup of the workgroup arrives before any goes on; orders SLM accesses."""
 
     name = "gpu.barrier"
+    effects = (Effect(SYNC, GLOBAL), Effect(SYNC, SLM))
 
     def format(self, p) -> str:
         return ""
@@ -436,6 +458,7 @@ class SlmAllocOp(Operation):
     """memref.alloc in shared local memory: one buffer per workgroup, seen by all its subgroups."""
 
     name = "memref.alloc"
+    effects = (Effect(ALLOC, SLM),)
 
     def __init__(self, type: SlmMemRefType, loc=None):
         super().__init__(result_types=[type], loc=loc)
@@ -451,6 +474,7 @@ class ExtractStridedSliceOp(Operation):
     """vector.extract_strided_slice: the `sizes` block at `offsets`, every `strides`-th element along each dim."""
 
     name = "vector.extract_strided_slice"
+    effects = ()
 
     def __init__(self, v: Value, offsets, sizes, strides=(1, 1), loc=None):
         super().__init__([v], [VectorType(tuple(sizes), v.type.dtype)], loc=loc)
@@ -477,6 +501,7 @@ class ConstantMaskOp(Operation):
     a block that reaches past its value's shape)."""
 
     name = "vector.constant_mask"
+    effects = ()
 
     def __init__(self, sizes, shape, loc=None):
         super().__init__(result_types=[VectorType(tuple(shape), bool_)], loc=loc)
@@ -499,6 +524,7 @@ class InsertStridedSliceOp(Operation):
     """vector.insert_strided_slice: `dest` with the block `src` written at `offsets` (unit strides)."""
 
     name = "vector.insert_strided_slice"
+    effects = ()
 
     def __init__(self, src: Value, dest: Value, offsets, loc=None):
         super().__init__([src, dest], [dest.type], loc=loc)
@@ -518,3 +544,8 @@ class InsertStridedSliceOp(Operation):
         out = dest.copy()
         out[tuple(slice(o, o + s) for o, s in zip(self.offsets, src.shape))] = src
         return out
+
+
+# The ops every level shares: a conversion keeps them as they are unless it registers a handler.
+SHARED_OPS = (ConstantOp, GridQueryOp, BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IndexQueryOp,
+              BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp)

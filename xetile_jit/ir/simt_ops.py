@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import Operation, Value
+from .effects import reads, writes
 from .types import DType, ScalarType, VectorType, bool_
 from .xegpu_ops import vnni_unpack
 from .xetile_ops import REDUCE_KINDS, TileRef, format_atomic, mma_accumulator_dtype, valid_attr
@@ -114,6 +115,7 @@ class SimtLoadNdOp(Operation):
     """xegpu.load_nd, SIMT flavor: each lane receives its part of the block (transposed first if asked)."""
 
     name = "xegpu.load_nd"
+    effects = (reads(0),)
 
     def __init__(self, tdesc: Value, layout: LaneLayout, transpose=None, padding=0, loc=None):
         super().__init__([tdesc], [layout.lane_type(tdesc.type.dtype)], loc=loc)
@@ -133,6 +135,7 @@ class SimtLoadNdOp(Operation):
 
 class SimtStoreNdOp(Operation):
     name = "xegpu.store_nd"
+    effects = (writes(1),)
 
     def __init__(self, value: Value, tdesc: Value, layout: LaneLayout, valid=None, loc=None):
         super().__init__([value, tdesc], [], loc=loc)
@@ -150,6 +153,7 @@ class SimtAtomicRMWOp(Operation):
     """xegpu.atomic_rmw, SIMT flavor; the rule is the XeTile op's (ATOMIC_KINDS)."""
 
     name = "xegpu.atomic_rmw"
+    effects = (reads(1), writes(1))
 
     def __init__(self, kind: str, value: Value, tdesc: Value, layout: LaneLayout, valid=None, loc=None):
         super().__init__([value, tdesc], [value.type], loc=loc)
@@ -166,6 +170,7 @@ class SimtConstantMaskOp(Operation):
     """vector.constant_mask, SIMT flavor: each lane's part of the mask in its lane layout."""
 
     name = "vector.constant_mask"
+    effects = ()
 
     def __init__(self, sizes, layout: LaneLayout, loc=None):
         super().__init__(result_types=[layout.lane_type(bool_)], loc=loc)
@@ -183,6 +188,7 @@ class SimtDpasOp(Operation):
     """xegpu.dpas, SIMT flavor: A [M, K], B [K, N], C [M, N] in their lane layouts (reference note §1.3)."""
 
     name = "xegpu.dpas"
+    effects = ()
 
     def __init__(self, a: Value, b: Value, c: Value | None, layouts: tuple[LaneLayout, LaneLayout, LaneLayout],
                  result_dtype: DType, vnni_b: DType | None = None, loc=None):
@@ -214,6 +220,7 @@ class ShuffleOp(Operation):
     """vector.shuffle: result[i] = concat(a, b)[mask[i]], within each lane."""
 
     name = "vector.shuffle"
+    effects = ()
 
     def __init__(self, a: Value, b: Value, mask, loc=None):
         mask = tuple(mask)
@@ -236,6 +243,7 @@ class LaneReduceOp(Operation):
     """vector.multi_reduction within each lane: the lane's elements seen as `shape`, reduced over `dims`."""
 
     name = "vector.multi_reduction"
+    effects = ()
 
     def __init__(self, kind: str, v: Value, shape, dims, loc=None):
         shape, dims = tuple(shape), tuple(dims)
@@ -266,6 +274,7 @@ class SubgroupReduceOp(Operation):
     `cluster_size` lanes `cluster_stride` apart (MLIR's clustered form; size N, stride 1 is the subgroup)."""
 
     name = "gpu.subgroup_reduce"
+    effects = ()
 
     def __init__(self, kind: str, v: Value, cluster_size: int, cluster_stride: int = 1, loc=None):
         super().__init__([v], [v.type], loc=loc)
@@ -295,6 +304,7 @@ class LaneGatherOp(Operation):
     Lowered with subgroup shuffles."""
 
     name = "xegpu.lane_gather"
+    effects = ()
 
     def __init__(self, sources, result_type, source_lanes, components, loc=None):
         super().__init__(list(sources), [result_type], loc=loc)

@@ -14,6 +14,7 @@ from . import numeric
 from .attrs import Layout, format_list
 from .core import Operation, Value, walk
 from .analysis import sources
+from .effects import GLOBAL, PREFETCH, SLM, WRITE, Effect, memory_accesses, reads, writes
 from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType, dtype_of_numpy, float32, int32
 
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
@@ -106,6 +107,7 @@ def check_offsets(op: Operation, offsets) -> None:
 
 class InitTileOp(Operation):
     name = "xetile.init_tile"
+    effects = ()
 
     def __init__(self, base: Value, offsets, tile_type: TileType, loc=None):
         super().__init__([base, *offsets], [tile_type], loc=loc)
@@ -139,6 +141,7 @@ class InitTileOp(Operation):
 
 class LoadTileOp(Operation):
     name = "xetile.load_tile"
+    effects = (reads(0, GLOBAL),)
 
     def __init__(self, tile: Value, padding=0, loc=None):
         t = tile.type
@@ -176,6 +179,7 @@ def check_value_fits_tile(op: Operation, value: Value, tile: Value) -> None:
 
 class StoreTileOp(Operation):
     name = "xetile.store_tile"
+    effects = (writes(1, GLOBAL),)
 
     def __init__(self, value: Value, tile: Value, loc=None):
         super().__init__([value, tile], [], loc=loc)
@@ -193,6 +197,7 @@ class StoreTileOp(Operation):
 
 class UpdateTileOffsetOp(Operation):
     name = "xetile.update_tile_offset"
+    effects = ()
 
     def __init__(self, tile: Value, offsets, loc=None):
         super().__init__([tile, *offsets], [tile.type], loc=loc)
@@ -213,6 +218,7 @@ class UpdateTileOffsetOp(Operation):
 
 class PrefetchTileOp(Operation):
     name = "xetile.prefetch_tile"
+    effects = (Effect(PREFETCH, GLOBAL, 0),)
 
     def __init__(self, tile: Value, locality: int = 3, loc=None):
         super().__init__([tile], [], loc=loc)
@@ -243,6 +249,7 @@ def mma_accumulator_dtype(a: DType, b: DType) -> DType | None:
 
 class TileMMAOp(Operation):
     name = "xetile.tile_mma"
+    effects = ()
 
     def __init__(self, a: Value, b: Value, c: Value | None, result_type: VectorType, layout: Layout | None = None,
                  loc=None):
@@ -292,6 +299,7 @@ class TileMMAOp(Operation):
 
 class TileTransposeOp(Operation):
     name = "xetile.tile_transpose"
+    effects = ()
 
     def __init__(self, v: Value, perm, loc=None):
         perm = tuple(perm)
@@ -356,6 +364,7 @@ def reduced_shape(shape, dims) -> tuple[int, ...]:
 
 class TileReduceOp(Operation):
     name = "xetile.tile_reduce"
+    effects = ()
 
     def __init__(self, kind: str, v: Value, dims, loc=None):
         dims = tuple(dims)
@@ -394,6 +403,7 @@ class TileReduceOp(Operation):
 
 class TileBroadcastOp(Operation):
     name = "xetile.tile_broadcast"
+    effects = ()
 
     def __init__(self, v: Value, dims, shape, loc=None):
         super().__init__([v], [VectorType(tuple(shape), v.type.dtype)], loc=loc)
@@ -435,6 +445,7 @@ ATOMIC_DTYPES = ("f32", "i32", "i64")
 
 class AtomicRMWTileOp(Operation):
     name = "xetile.atomic_rmw_tile"
+    effects = (reads(1, GLOBAL), writes(1, GLOBAL))
     valid = None  # the leading block it writes (TileRef.store); XeGPU's blocked ops set it
 
     def __init__(self, kind: str, value: Value, tile: Value, loc=None):
@@ -473,6 +484,7 @@ class ConvertLayoutOp(Operation):
     """Redistributes a workgroup-level vector between subgroups (lowered through SLM); values are unchanged."""
 
     name = "xetile.tile_conv_layout"
+    effects = ()  # a value op here; its SLM round trip comes with wg-to-sg
 
     def __init__(self, v: Value, layout: Layout, loc=None):
         super().__init__([v], [v.type], loc=loc)
@@ -506,10 +518,16 @@ def check_result_layouts(op: Operation) -> None:
 
 
 def written_arrays(func) -> set:
-    """The array arguments that store_tile or atomic_rmw_tile writes, following tiles through loops and ifs."""
+    """The array arguments that an op with a global write effect (ir/effects.py) writes, following tiles
+    through loops and ifs: the arrays the host copies back."""
     bases = sources(func, InitTileOp, UpdateTileOffsetOp)
     written = set()
     for op in walk(func.body):
-        if isinstance(op, (StoreTileOp, AtomicRMWTileOp)):
-            written |= bases.get(op.operands[1], frozenset())
+        for effect, tile in memory_accesses(op):
+            if effect.kind == WRITE and effect.memory != SLM:
+                written |= bases.get(tile, frozenset())
     return written
+
+
+XETILE_OPS = (InitTileOp, LoadTileOp, StoreTileOp, UpdateTileOffsetOp, PrefetchTileOp, TileMMAOp, TileTransposeOp,
+              TileReduceOp, TileBroadcastOp, AtomicRMWTileOp, ConvertLayoutOp)
