@@ -14,7 +14,7 @@ from ..ir import xegpu_ops as G
 from ..ir.conversion import Conversion, converts
 from ..ir.core import Operation, Value
 from ..ir.types import VectorType, float32
-from ..ir.xetile_ops import REDUCE_KINDS
+from ..ir.elementwise import REDUCE_KINDS
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class PiecewiseConversion(Conversion):
     def fold(self, kind: str, partials: list[Value]) -> Value:
         """The partial results of a `kind` reduction folded with its element-wise op (maxnumf for max: a NaN
         loses)."""
-        name = REDUCE_KINDS[kind][partials[0].type.dtype.kind][2]
+        name = REDUCE_KINDS[kind][partials[0].type.dtype.kind].combine
         result = partials[0]
         for partial in partials[1:]:
             result = self.emit(C.BinaryOp, name, result, partial).result

@@ -23,7 +23,7 @@ from ..ir.conversion import converts
 from ..ir.core import FuncOp, Value, walk
 from ..ir.types import IndexType, VectorType, int32, uint8
 from ..ir.verifier import verify
-from ..ir.xetile_ops import reduce_identity
+from ..ir.elementwise import reduce_identity
 from .piecewise import Grid, PiecewiseConversion
 from .targets import Target
 

@@ -1,6 +1,6 @@
 """Core ops beside XeTile: arith, math, vector.broadcast, gpu ids and the scf region ops.
 
-Element-wise ops are table-driven: each table row is the op's whole semantics (operand kinds, numpy rule).
+Element-wise ops are table-driven: their rows in ir/elementwise.py hold their operand kinds and numpy rules.
 """
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 from . import numeric
 from .core import Block, Operation, Region, Value
 from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
+from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, UNARY
 from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
 
@@ -95,40 +96,6 @@ class NumProgramsOp(GridQueryOp):
         return np.int32(interp.grid[self.axis])
 
 
-FLOAT, INT, INT_OR_BOOL = "f", "iu", "iub"
-
-# name -> (operand kinds, numpy rule)
-BINARY_OPS = {
-    "arith.addf": (FLOAT, np.add),
-    "arith.addi": (INT, np.add),
-    "arith.subf": (FLOAT, np.subtract),
-    "arith.subi": (INT, np.subtract),
-    "arith.mulf": (FLOAT, np.multiply),
-    "arith.muli": (INT, np.multiply),
-    "arith.divf": (FLOAT, np.divide),
-    "arith.divsi": ("i", numeric.div_trunc),
-    "arith.divui": ("u", np.floor_divide),
-    "arith.remf": (FLOAT, np.fmod),
-    "arith.remsi": ("i", np.fmod),
-    "arith.remui": ("u", np.remainder),
-    "arith.andi": (INT_OR_BOOL, np.bitwise_and),
-    "arith.ori": (INT_OR_BOOL, np.bitwise_or),
-    "arith.xori": (INT_OR_BOOL, np.bitwise_xor),
-    "arith.shli": (INT, np.left_shift),
-    "arith.shrsi": ("i", np.right_shift),
-    "arith.shrui": ("u", np.right_shift),
-    "arith.maximumf": (FLOAT, np.maximum),
-    "arith.minimumf": (FLOAT, np.minimum),
-    "arith.maxnumf": (FLOAT, np.fmax),
-    "arith.minnumf": (FLOAT, np.fmin),
-    "arith.maxsi": ("i", np.maximum),
-    "arith.minsi": ("i", np.minimum),
-    "arith.maxui": ("u", np.maximum),
-    "arith.minui": ("u", np.minimum),
-    "math.powf": (FLOAT, np.power),
-}
-
-
 class BinaryOp(Operation):
     effects = ()
 
@@ -140,32 +107,14 @@ class BinaryOp(Operation):
         lhs, rhs = self.operands
         if lhs.type != rhs.type:
             raise self.error(f"operand types differ: {lhs.type} vs {rhs.type}", "element-wise op operand types")
-        check_kind(self, lhs.type, BINARY_OPS[self.name][0])
+        check_kind(self, lhs.type, BINARY[self.name].kinds)
 
     def format(self, p) -> str:
         lhs, rhs = self.operands
         return f" {p.name(lhs)}, {p.name(rhs)}{p.attr_dict(self)} : {lhs.type}"
 
     def interpret(self, interp, lhs, rhs):
-        return numeric.apply(self.result.type.dtype, BINARY_OPS[self.name][1], lhs, rhs)
-
-
-def _rsqrt(x):
-    return 1.0 / np.sqrt(x)
-
-
-UNARY_OPS = {
-    "arith.negf": (FLOAT, np.negative),
-    "math.exp": (FLOAT, np.exp),
-    "math.exp2": (FLOAT, np.exp2),
-    "math.log": (FLOAT, np.log),
-    "math.sqrt": (FLOAT, np.sqrt),
-    "math.rsqrt": (FLOAT, _rsqrt),
-    "math.absf": (FLOAT, np.abs),
-    "math.absi": ("i", np.abs),
-    "math.tanh": (FLOAT, np.tanh),
-    "math.floor": (FLOAT, np.floor),
-}
+        return numeric.apply(self.result.type.dtype, BINARY[self.name].numpy, lhs, rhs)
 
 
 class UnaryOp(Operation):
@@ -176,13 +125,13 @@ class UnaryOp(Operation):
         self.name = name
 
     def verify(self):
-        check_kind(self, self.operands[0].type, UNARY_OPS[self.name][0])
+        check_kind(self, self.operands[0].type, UNARY[self.name].kinds)
 
     def format(self, p) -> str:
         return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.result.type}"
 
     def interpret(self, interp, x):
-        return numeric.apply(self.result.type.dtype, UNARY_OPS[self.name][1], x)
+        return numeric.apply(self.result.type.dtype, UNARY[self.name].numpy, x)
 
 
 CMP_PREDICATES = {
@@ -240,21 +189,6 @@ class SelectOp(Operation):
         return np.where(cond, a, b).astype(self.result.type.dtype.np_dtype)
 
 
-# name -> (source kinds, destination kinds, width relation); width relation is checked by the verifier
-CAST_OPS = {
-    "arith.extf": ("f", "f", "wider"),
-    "arith.truncf": ("f", "f", "narrower"),
-    "arith.sitofp": ("i", "f", None),
-    "arith.uitofp": ("ub", "f", None),
-    "arith.fptosi": ("f", "i", None),
-    "arith.fptoui": ("f", "u", None),
-    "arith.extsi": ("i", "iu", "wider"),
-    "arith.extui": ("ub", "iu", "wider"),
-    "arith.trunci": ("iu", "iu", "narrower"),
-    "arith.bitcast": ("iu", "iu", "same"),
-}
-
-
 class CastOp(Operation):
     effects = ()
 
@@ -264,7 +198,8 @@ class CastOp(Operation):
 
     def verify(self):
         src, dst = self.operands[0].type, self.result.type
-        src_kinds, dst_kinds, width = CAST_OPS[self.name]
+        rule = CASTS[self.name]
+        src_kinds, dst_kinds, width = rule.source_kinds, rule.dest_kinds, rule.width
         if src.dtype.kind not in src_kinds or dst.dtype.kind not in dst_kinds or shape_of(src) != shape_of(dst):
             raise self.error(f"cannot cast {src} to {dst}", "arith cast operand types")
         if width == "wider" and not dst.dtype.bits > src.dtype.bits:

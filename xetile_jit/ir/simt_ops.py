@@ -22,7 +22,8 @@ from .core import Operation, Value
 from .effects import reads, writes
 from .types import DType, ScalarType, VectorType, bool_
 from .xegpu_ops import vnni_unpack
-from .xetile_ops import REDUCE_KINDS, TileRef, format_atomic, mma_accumulator_dtype, valid_attr
+from .elementwise import REDUCE_KINDS
+from .xetile_ops import TileRef, format_atomic, mma_accumulator_dtype, valid_attr
 
 
 def elements(t) -> int:
@@ -255,7 +256,7 @@ class LaneReduceOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        kind = REDUCE_KINDS[self.kind][v.type.dtype.kind][0]
+        kind = REDUCE_KINDS[self.kind][v.type.dtype.kind].rfc
         return (f" <{kind}> {p.name(v)} {list(self.dims)} {{shape = {list(self.shape)}}} : {v.type} "
                 f"to {self.result.type}")
 
@@ -264,7 +265,7 @@ class LaneReduceOp(Operation):
         data = to_lanes(v, elements(self.operands[0].type), interp.lanes).reshape((interp.lanes,) + self.shape)
         wide = data.astype(np.float32) if dtype.is_float else data
         with np.errstate(all="ignore"):
-            out = REDUCE_KINDS[self.kind][dtype.kind][1](wide, axis=tuple(d + 1 for d in self.dims))
+            out = REDUCE_KINDS[self.kind][dtype.kind].numpy(wide, axis=tuple(d + 1 for d in self.dims))
         out = out.reshape(interp.lanes, -1).astype(dtype.np_dtype)
         return out[:, 0] if out.shape[1] == 1 else out
 
@@ -282,7 +283,7 @@ class SubgroupReduceOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        return (f" {REDUCE_KINDS[self.kind][v.type.dtype.kind][0]} {p.name(v)} cluster(size = {self.cluster_size}, "
+        return (f" {REDUCE_KINDS[self.kind][v.type.dtype.kind].rfc} {p.name(v)} cluster(size = {self.cluster_size}, "
                 f"stride = {self.cluster_stride}) : ({v.type}) -> {v.type}")
 
     def interpret(self, interp, v):
@@ -293,7 +294,7 @@ class SubgroupReduceOp(Operation):
         grouped = data.reshape(interp.lanes // (size * stride), size, stride, -1)
         wide = grouped.astype(np.float32) if t.dtype.is_float else grouped
         with np.errstate(all="ignore"):
-            out = REDUCE_KINDS[self.kind][t.dtype.kind][1](wide, axis=1, keepdims=True).astype(t.dtype.np_dtype)
+            out = REDUCE_KINDS[self.kind][t.dtype.kind].numpy(wide, axis=1, keepdims=True).astype(t.dtype.np_dtype)
         out = np.ascontiguousarray(np.broadcast_to(out, grouped.shape)).reshape(data.shape)
         return out[:, 0] if elements(t) == 1 else out
 
