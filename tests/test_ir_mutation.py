@@ -96,3 +96,14 @@ def test_clone_with_regions_maps_values_inside_the_body():
     interp = Interpreter(func)
     interp.run_block(func.body, [np.int32(10), np.int32(4)])
     assert interp.env[loop.result] == 10 + 0 + 1 + 2 + 3 and interp.env[copy.result] == 4 + 0 + 1 + 2 + 3
+
+
+def test_detach_moves_an_op_and_a_detached_op_cannot_leave_again():
+    func, b = new_func()
+    add = b.create(C.BinaryOp, "arith.addi", *func.args)
+    ret = b.create(C.ReturnOp)
+    func.body.insert_after(ret, add.detach())
+    assert func.body.ops == [ret, add] and add.parent is func.body
+    add.erase()
+    with pytest.raises(xetile.CompilationError, match="is in no block"):
+        add.erase()

@@ -88,6 +88,8 @@ class Operation:
 
     def detach(self) -> Operation:
         """Takes the op out of its block, keeping its operands (to insert it elsewhere)."""
+        if self.parent is None:
+            raise self.error("is in no block", "only an op in a block can leave it")
         self.parent.ops.remove(self)
         self.parent = None
         return self
