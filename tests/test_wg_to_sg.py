@@ -30,7 +30,7 @@ def piece_offsets(shape, sg_layout, sg_data, order=None):
     for sg in range(conversion.subgroups):
         interp = Interpreter(conversion.new)
         interp.subgroup_id = sg
-        interp.run_block(conversion.prologue, [])
+        interp.run_block(conversion.new.body, [x, x.copy()])  # the prologue computes the offsets first
         result[sg] = [tuple(int(interp.env[v]) for v in piece) for piece in dist.offsets]
     return result
 

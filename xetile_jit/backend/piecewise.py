@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
-from ..ir.conversion import Conversion, clone_op
+from ..ir.conversion import Conversion, converts
 from ..ir.core import Operation, Value
 from ..ir.types import VectorType, float32
-from ..ir.xetile_ops import REDUCE_KINDS
+from ..ir.elementwise import REDUCE_KINDS
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ def is_zero(v: Value) -> bool:
 
 class PiecewiseConversion(Conversion):
     dialect = "xegpu"
+    legal = C.SHARED_OPS + (G.MemRefTransposeOp,)
 
     def grid_of(self, v: Value) -> Grid:
         raise NotImplementedError(f"{type(self).__name__} must say how values are cut into pieces")
@@ -66,9 +67,7 @@ class PiecewiseConversion(Conversion):
         """`op` on one piece of its operands; vector results take the piece shape."""
         types = [VectorType(tuple(shape), v.type.dtype) if isinstance(v.type, VectorType) else v.type
                  for v in op.results]
-        new = clone_op(op, operands, types)
-        self.builder.block.ops.append(new)
-        return new
+        return self.builder.block.append(op.copy_with(operands, types))
 
     def pieces_from(self, op: Operation, source_index, source: Grid | None = None) -> None:
         """Each result piece (i, j) from operand 0's piece `source_index(i, j)` in grid `source`."""
@@ -93,7 +92,7 @@ class PiecewiseConversion(Conversion):
     def fold(self, kind: str, partials: list[Value]) -> Value:
         """The partial results of a `kind` reduction folded with its element-wise op (maxnumf for max: a NaN
         loses)."""
-        name = REDUCE_KINDS[kind][partials[0].type.dtype.kind][2]
+        name = REDUCE_KINDS[kind][partials[0].type.dtype.kind].combine
         result = partials[0]
         for partial in partials[1:]:
             result = self.emit(C.BinaryOp, name, result, partial).result
@@ -106,6 +105,7 @@ class PiecewiseConversion(Conversion):
             return a
         return self.emit(C.BinaryOp, "arith.addi", a, b).result
 
+    @converts(G.CreateNdDescOp)
     def convert_CreateNdDescOp(self, op: G.CreateNdDescOp) -> None:
         base, *offsets = (self.one(v) for v in op.operands)
         grid = self.grid_of(op.result)
@@ -116,6 +116,7 @@ class PiecewiseConversion(Conversion):
             pieces.append(self.emit(G.CreateNdDescOp, base, at, tdesc).result)
         self.set(op.result, pieces)
 
+    @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
         """A transposed load reads piece (j, i) of the descriptor into piece (i, j) of the value."""
         tiles, src = self.get(op.operands[0]), self.grid_of(op.operands[0])
@@ -123,19 +124,23 @@ class PiecewiseConversion(Conversion):
                            op.padding).result for i, j in self.grid_of(op.result).cells()]
         self.set(op.result, loads)
 
+    @converts(G.StoreNdOp)
     def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
         tiles = self.get(op.operands[1])
         for value, tile in zip(self.pieces(op.operands[0], self.grid_of(op.operands[1])), tiles):
             self.emit(G.StoreNdOp, value, tile)
 
+    @converts(G.PrefetchNdOp)
     def convert_PrefetchNdOp(self, op: G.PrefetchNdOp) -> None:
         for tile in self.get(op.operands[0]):
             self.emit(G.PrefetchNdOp, tile, op.locality)
 
+    @converts(G.UpdateNdOffsetOp)
     def convert_UpdateNdOffsetOp(self, op: G.UpdateNdOffsetOp) -> None:
         deltas = [self.one(v) for v in op.operands[1:]]
         self.set(op.result, [self.emit(G.UpdateNdOffsetOp, t, deltas).result for t in self.get(op.operands[0])])
 
+    @converts(G.VectorBroadcastOp)
     def convert_VectorBroadcastOp(self, op: G.VectorBroadcastOp) -> None:
         out = self.grid_of(op.result)
         dims = op.dims
@@ -143,6 +148,7 @@ class PiecewiseConversion(Conversion):
                       tuple(1 if d in dims else n for d, n in enumerate(out.shape)))
         self.pieces_from(op, lambda i, j: (0 if 0 in dims else i, 0 if 1 in dims else j), source)
 
+    @converts(G.VectorTransposeOp)
     def convert_VectorTransposeOp(self, op: G.VectorTransposeOp) -> None:
         out = self.grid_of(op.result)
         self.pieces_from(op, lambda i, j: (j, i), Grid(out.counts[::-1], out.shape[::-1]))

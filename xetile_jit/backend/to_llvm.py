@@ -25,6 +25,7 @@ import numpy as np
 from llvmlite import binding, ir
 
 from ..ir.core import Block, FuncOp, Operation, Value
+from ..ir.elementwise import BINARY, CASTS, UNARY
 from ..ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
 
 VOID = ir.VoidType()
@@ -35,38 +36,7 @@ ARRAY_FIELDS = ("rows", "cols", "row_stride", "col_stride")  # i64 parameters af
 # Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory | CrossWorkgroupMemory (global)
 BARRIER_ARGS = (2, 2, 0x310)
 
-# rule tables: op name -> (rule method, its argument); rules compute in `compute_type` (f32 for all floats)
-_UNARY_OPENCL = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.sqrt": "sqrt",
-                 "math.rsqrt": "rsqrt", "math.absf": "fabs", "math.absi": "s_abs", "math.tanh": "tanh",
-                 "math.floor": "floor"}
-UNARY_RULES = {"arith.negf": ("instruction", "fneg"),
-               **{name: ("opencl", function) for name, function in _UNARY_OPENCL.items()}}
-
-_BINARY_INSTRUCTIONS = {
-    "arith.addf": "fadd", "arith.addi": "add", "arith.subf": "fsub", "arith.subi": "sub", "arith.mulf": "fmul",
-    "arith.muli": "mul", "arith.divf": "fdiv", "arith.remf": "frem", "arith.andi": "and_", "arith.ori": "or_",
-    "arith.xori": "xor",
-}
-BINARY_RULES = {
-    **{name: ("instruction", instruction) for name, instruction in _BINARY_INSTRUCTIONS.items()},
-    "arith.divsi": ("int_division", "sdiv"), "arith.divui": ("int_division", "udiv"),
-    "arith.remsi": ("int_division", "srem"), "arith.remui": ("int_division", "urem"),
-    "arith.shli": ("shift", "shl"), "arith.shrsi": ("shift", "ashr"), "arith.shrui": ("shift", "lshr"),
-    "arith.maximumf": ("float_extreme", ">="), "arith.minimumf": ("float_extreme", "<="),
-    "arith.maxnumf": ("opencl", "fmax"), "arith.minnumf": ("opencl", "fmin"),  # a NaN loses, like np.fmax
-    "arith.maxsi": ("int_extreme", ">"), "arith.minsi": ("int_extreme", "<"),
-    "arith.maxui": ("int_extreme", ">"), "arith.minui": ("int_extreme", "<"),
-    "math.powf": ("opencl", "pow"),
-}
-
 ICMP_CONDITIONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}  # by predicate[-2:]
-
-# CAST_OPS name -> the LLVM cast between the compute types (None: they already agree, rounding does the rest)
-CAST_INSTRUCTIONS = {
-    "arith.extf": None, "arith.truncf": None, "arith.sitofp": "sitofp", "arith.uitofp": "uitofp",
-    "arith.fptosi": "fptosi", "arith.fptoui": "fptoui", "arith.extsi": "sext", "arith.extui": "zext",
-    "arith.trunci": "trunc", "arith.bitcast": None,
-}
 
 
 # --- types and constants ---------------------------------------------------------------------------------
@@ -285,7 +255,7 @@ class LLVMLowering:
 
     # --- element-wise rules ----------------------------------------------------------------------------------
     def elementwise(self, rule: tuple[str, str], dtype: DType, *xs: ir.Value) -> ir.Value:
-        """A rule of BINARY_RULES or UNARY_RULES on LLVM values of `dtype` (computed in `compute_type`)."""
+        """An LLVM rule of ir/elementwise.py (BINARY, UNARY) on LLVM values of `dtype` (computed in `compute_type`)."""
         method, arg = rule
         wide = [self.to_compute(x, dtype) for x in xs]
         return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
@@ -347,10 +317,10 @@ class LLVMLowering:
         return self.call(f"__spirv_ocl_{function}", ty, *xs)
 
     def lower_BinaryOp(self, op):
-        return self.elementwise(BINARY_RULES[op.name], op.result.type.dtype, *self.operands(op))
+        return self.elementwise(BINARY[op.name].llvm, op.result.type.dtype, *self.operands(op))
 
     def lower_UnaryOp(self, op):
-        return self.elementwise(UNARY_RULES[op.name], op.result.type.dtype, *self.operands(op))
+        return self.elementwise(UNARY[op.name].llvm, op.result.type.dtype, *self.operands(op))
 
     def lower_CmpOp(self, op):
         dtype = op.operands[0].type.dtype
@@ -362,7 +332,7 @@ class LLVMLowering:
     def lower_CastOp(self, op):
         source, dest = op.operands[0].type.dtype, op.result.type.dtype
         x = self.to_compute(self.values[op.operands[0]], source)
-        instruction = CAST_INSTRUCTIONS[op.name]
+        instruction = CASTS[op.name].llvm
         if instruction is not None:
             x = getattr(self.builder, instruction)(x, shaped(x.type, compute_type(dest)))
         return self.from_compute(x, dest)

@@ -21,16 +21,14 @@ from ..ir import xegpu_ops as G
 from ..ir.analysis import sources
 from ..ir.core import FuncOp, walk
 from ..ir.types import ScalarType, SlmMemRefType
-from ..ir.xetile_ops import REDUCE_KINDS
+from ..ir.elementwise import ATOMIC_KINDS, BINARY, REDUCE_KINDS
 from . import xe_builtins as X
 from .targets import Target
-from .to_llvm import (BINARY_RULES, I32, I64, LLVMLowering, MemRef, from_storage, literal, llvm_type, splat,
+from .to_llvm import (I32, I64, LLVMLowering, MemRef, from_storage, literal, llvm_type, splat,
                       to_storage)
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
-ATOMIC_INT = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or", "xchg": "xchg"}
-ATOMIC_FLOAT = {"add": "arith.addf", "max": "arith.maximumf", "min": "arith.minimumf"}  # the numpy rules
 
 
 class XeGPULowering(LLVMLowering):
@@ -49,8 +47,8 @@ class XeGPULowering(LLVMLowering):
 
     # ---- helpers -------------------------------------------------------------------------------------
     def combine(self, name: str, dtype, x: ir.Value, y: ir.Value) -> ir.Value:
-        """The element-wise op `name` (an arith op of BINARY_RULES) on LLVM values of `dtype`."""
-        return self.elementwise(BINARY_RULES[name], dtype, x, y)
+        """The element-wise op `name` (a row of ir/elementwise.BINARY) on LLVM values of `dtype`."""
+        return self.elementwise(BINARY[name].llvm, dtype, x, y)
 
     def lane_id(self) -> ir.Value:
         return self.builtin("SubgroupLocalInvocationId")
@@ -292,12 +290,12 @@ class XeGPULowering(LLVMLowering):
     def atomic(self, kind: str, dtype, address: ir.Value, value: ir.Value) -> ir.Value:
         b = self.builder
         if dtype.is_int:
-            return b.atomic_rmw(ATOMIC_INT[kind], address, value, "seq_cst")
+            return b.atomic_rmw(ATOMIC_KINDS[kind]["i"].llvm_int, address, value, "seq_cst")
         bits = ir.IntType(dtype.bits)
         raw = b.bitcast(address, ir.PointerType(bits, address.type.addrspace))
         if kind == "xchg":
             return b.bitcast(b.atomic_rmw("xchg", raw, b.bitcast(value, bits), "seq_cst"), value.type)
-        return self.compare_exchange_loop(raw, value, ATOMIC_FLOAT[kind], dtype)
+        return self.compare_exchange_loop(raw, value, ATOMIC_KINDS[kind]["f"].combine, dtype)
 
     def compare_exchange_loop(self, raw: ir.Value, value: ir.Value, name: str, dtype) -> ir.Value:
         """old = *p; retry *p = op(old, value) until no other work-item wrote in between."""
@@ -422,7 +420,7 @@ class XeGPULowering(LLVMLowering):
 
     def lower_LaneReduceOp(self, op):
         dtype = op.operands[0].type.dtype
-        name = REDUCE_KINDS[op.kind][dtype.kind][2]
+        name = REDUCE_KINDS[op.kind][dtype.kind].combine
         data = np.array(self.elements(self.values[op.operands[0]]), dtype=object).reshape(op.shape)
         kept = [d for d in range(len(op.shape)) if d not in op.dims]
         groups = np.moveaxis(data, kept, list(range(len(kept)))).reshape(int(np.prod([op.shape[d] for d in kept])), -1)
@@ -437,7 +435,7 @@ class XeGPULowering(LLVMLowering):
     def lower_SubgroupReduceOp(self, op):
         """Butterfly over the lanes of a cluster: after log2(size) exchanges every lane holds the result."""
         dtype = op.operands[0].type.dtype
-        name = REDUCE_KINDS[op.kind][dtype.kind][2]
+        name = REDUCE_KINDS[op.kind][dtype.kind].combine
         value = self.values[op.operands[0]]
         distance = op.cluster_size // 2
         while distance:

@@ -5,7 +5,7 @@ through different descriptors may touch an element in different subgroups, so th
 gpu.barrier for the earlier: a tile loaded and stored back through the same descriptor is owned alike and
 needs none. A loop whose body writes an array also orders its iterations. Different array arguments are
 taken not to alias (as C's `restrict`); shared local memory is ordered by the layout conversions' own
-barriers.
+barriers. Which ops read or write memory, and through which operand, is what they declare (ir/effects.py).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.analysis import sources
 from ..ir.core import Block, FuncOp, Value, walk
+from ..ir.effects import SLM, WRITE, memory_accesses, synchronizes
 from ..ir.types import SlmMemRefType
 
 
@@ -34,40 +35,39 @@ class Barriers:
         self.func = func
         self.arrays = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
 
-    def access(self, op) -> Access | None:
-        """The global memory `op` reads or writes, through which descriptor."""
-        if isinstance(op, G.LoadNdOp):
-            tdesc, writes = op.operands[0], False
-        elif isinstance(op, (G.StoreNdOp, G.AtomicRMWOp)):
-            tdesc, writes = op.operands[1], True
-        else:
-            return None
-        arrays = frozenset(a for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
-        return Access(tdesc, arrays, writes) if arrays else None
+    def access(self, op) -> list[Access]:
+        """The global memory `op` reads or writes, through which descriptors."""
+        found: dict[Value, bool] = {}  # descriptor -> written
+        for effect, tdesc in memory_accesses(op):
+            if effect.memory != SLM:
+                found[tdesc] = found.get(tdesc, False) or effect.kind == WRITE
+        out = []
+        for tdesc, written in found.items():
+            arrays = frozenset(a for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
+            if arrays:
+                out.append(Access(tdesc, arrays, written))
+        return out
 
     def order(self, block: Block, pending: list[Access]) -> list[Access]:
         """Inserts the barriers `block` needs after the accesses `pending`; the accesses still unordered after it."""
-        ops, block.ops = block.ops, []
-        for op in ops:
-            if isinstance(op, C.BarrierOp):
+        for op in list(block.ops):
+            if synchronizes(op):
                 pending = []
             elif isinstance(op, C.ForOp):
                 body = op.regions[0].block
                 pending = pending + self.order(body, pending + self.accesses(body))
             elif op.regions:
                 pending = pending + [a for region in op.regions for a in self.order(region.block, list(pending))]
-            access = self.access(op)
-            if access is not None:
-                if any(access.conflicts(earlier) for earlier in pending):
-                    block.ops.append(C.BarrierOp(loc=op.loc))
-                    pending = []
-                pending = pending + [access]
-            block.ops.append(op)
+            accesses = self.access(op)
+            if any(access.conflicts(earlier) for access in accesses for earlier in pending):
+                block.insert_before(op, C.BarrierOp(loc=op.loc))
+                pending = []
+            pending = pending + accesses
         return pending
 
     def accesses(self, block: Block) -> list[Access]:
         """Every access in `block`, nested ones too: what the previous iteration of a loop left unordered."""
-        return [a for a in map(self.access, walk(block)) if a is not None]
+        return [a for op in walk(block) for a in self.access(op)]
 
 
 def insert_barriers(func: FuncOp) -> FuncOp:

@@ -18,10 +18,11 @@ from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..errors import CompilationError
 from ..ir.attrs import Layout
+from ..ir.conversion import converts
 from ..ir.core import FuncOp, Operation, Value, walk
 from ..ir.types import IndexType, VectorType, int32, uint8
 from ..ir.verifier import verify
-from ..ir.xetile_ops import reduce_identity
+from ..ir.elementwise import reduce_identity
 from .piecewise import Grid, PiecewiseConversion
 from .targets import Target
 
@@ -32,6 +33,8 @@ def grid(shape, block) -> Grid:
 
 
 class Blocking(PiecewiseConversion):
+    illegal = (G.XeGPUConvertLayoutOp,)
+
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
@@ -105,17 +108,20 @@ class Blocking(PiecewiseConversion):
         return None
 
     # ---- ops -------------------------------------------------------------------------------------
+    @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
         src = self.grid_of(op.operands[0])
         self.grids[op.result] = Grid(src.counts[::-1], src.shape[::-1]) if op.transpose else src
         super().convert_LoadNdOp(op)
 
+    @converts(G.StoreNdOp)
     def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
         value, tdesc = op.operands
         g = self.grid_of(tdesc)
         for piece, tile, origin in zip(self.pieces(value, g), self.get(tdesc), g.origins()):
             self.emit(G.StoreNdOp, piece, tile, valid_part(g, origin, tdesc.type.shape))
 
+    @converts(G.AtomicRMWOp)
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
         value, tdesc = op.operands
         g = self.grid_of(tdesc)
@@ -124,6 +130,7 @@ class Blocking(PiecewiseConversion):
                                        ).result
                              for piece, tile, origin in zip(self.pieces(value, g), self.get(tdesc), g.origins())])
 
+    @converts(G.DpasOp)
     def convert_DpasOp(self, op: G.DpasOp) -> None:
         a, b, *c = op.operands
         m, n, k = self.target.dpas_shape(a.type.dtype)
@@ -180,10 +187,12 @@ class Blocking(PiecewiseConversion):
             words = word if words is None else self.emit(C.BinaryOp, "arith.ori", words, word).result
         return words
 
+    @converts(G.XeGPUConvertLayoutOp)
     def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
         """A conversion between instruction blocks of one subgroup's piece: the blocks regrouped in registers."""
         self.set(op.result, self.pieces(op.operands[0], self.grid_of(op.result)))
 
+    @converts(G.MultiReductionOp)
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
         """Each block reduces on its own, the partial results fold element-wise. f16 and bf16 reduce in f32
         and round once at the end, as the op does."""

@@ -18,8 +18,8 @@ import numpy as np
 from ..ir import core_ops as C
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
-from ..ir.conversion import Conversion
 from ..errors import CompilationError
+from ..ir.conversion import Conversion, converts
 from ..ir.core import FuncOp, Operation, Value
 from ..ir.types import VectorType
 from ..ir.verifier import verify
@@ -28,6 +28,9 @@ from .targets import Target
 
 class LaneDistribution(Conversion):
     dialect = "xegpu"
+    legal = C.SHARED_OPS + (G.MemRefTransposeOp, G.CreateNdDescOp, G.UpdateNdOffsetOp, G.PrefetchNdOp)
+    illegal = (G.LoadNdOp, G.StoreNdOp, G.AtomicRMWOp, G.DpasOp, G.MultiReductionOp, G.VectorBroadcastOp,
+               G.VectorTransposeOp, C.ConstantMaskOp, C.ExtractStridedSliceOp, C.InsertStridedSliceOp)
 
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
@@ -87,30 +90,37 @@ class LaneDistribution(Conversion):
         self.set(dst, self.emit(S.ShuffleOp, operands[0], operands[-1], mask).result)
 
     # ---- ops -----------------------------------------------------------------------------------
+    @converts(C.ConstantOp)
     def convert_ConstantOp(self, op: C.ConstantOp) -> None:
         self.set(op.result, self.emit(C.ConstantOp, op.value, self.result_type(op.result, 0)).result)
 
+    @converts(C.SplatOp)
     def convert_SplatOp(self, op: C.SplatOp) -> None:
         scalar = self.one(op.operands[0])
         t = self.result_type(op.result, 0)
         self.set(op.result, self.emit(C.SplatOp, scalar, t.shape).result if isinstance(t, VectorType) else scalar)
 
+    @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
         new = self.emit(S.SimtLoadNdOp, self.one(op.operands[0]), self.layout(op.result), op.transpose, op.padding)
         self.set(op.result, new.result)
 
+    @converts(C.ConstantMaskOp)
     def convert_ConstantMaskOp(self, op: C.ConstantMaskOp) -> None:
         self.set(op.result, self.emit(S.SimtConstantMaskOp, op.sizes, self.layout(op.result)).result)
 
+    @converts(G.StoreNdOp)
     def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
         value, tdesc = op.operands
         self.emit(S.SimtStoreNdOp, self.one(value), self.one(tdesc), self.layout(value), op.valid)
 
+    @converts(G.AtomicRMWOp)
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
         value, tdesc = op.operands
         new = self.emit(S.SimtAtomicRMWOp, op.kind, self.one(value), self.one(tdesc), self.layout(value), op.valid)
         self.set(op.result, new.result)
 
+    @converts(G.DpasOp)
     def convert_DpasOp(self, op: G.DpasOp) -> None:
         a, b, *c = op.operands
         layouts = (self.layout(a), self.layout(b), self.layout(op.result))
@@ -118,6 +128,7 @@ class LaneDistribution(Conversion):
                         op.result.type.dtype, op.vnni_b)
         self.set(op.result, new.result)
 
+    @converts(G.MultiReductionOp)
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
         """Within each lane first, then across the lanes of each cluster sharing the reduced dim; the reduced
         values then move to the result's own layout."""
@@ -137,18 +148,22 @@ class LaneDistribution(Conversion):
         self.move(op.result, [Source(value, reduced[0] * reduced[1], reduced_holder(src, op.dims, reduced))],
                   lambda r, c: (0, (r, c)))
 
+    @converts(G.VectorBroadcastOp)
     def convert_VectorBroadcastOp(self, op: G.VectorBroadcastOp) -> None:
         src_shape = op.operands[0].type.shape
         self.move(op.result, [self.source(op.operands[0])],
                      lambda r, c: (0, (0 if src_shape[0] == 1 else r, 0 if src_shape[1] == 1 else c)))
 
+    @converts(G.VectorTransposeOp)
     def convert_VectorTransposeOp(self, op: G.VectorTransposeOp) -> None:
         self.move(op.result, [self.source(op.operands[0])], lambda r, c: (0, (c, r)))
 
+    @converts(C.ExtractStridedSliceOp)
     def convert_ExtractStridedSliceOp(self, op: C.ExtractStridedSliceOp) -> None:
         (r0, c0), (sr, sc) = op.offsets, op.strides
         self.move(op.result, [self.source(op.operands[0])], lambda r, c: (0, (r0 + r * sr, c0 + c * sc)))
 
+    @converts(C.InsertStridedSliceOp)
     def convert_InsertStridedSliceOp(self, op: C.InsertStridedSliceOp) -> None:
         src, dest = op.operands
         (r0, c0), (h, w) = op.offsets, src.type.shape

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.attrs import Layout
+from ..ir.conversion import converts
 from ..ir.core import Block, Builder, FuncOp, Value, walk
 from ..ir.types import IndexType, SlmMemRefType, VectorType
 from ..ir.verifier import verify
@@ -39,6 +40,8 @@ class Distribution(Grid):
 
 
 class WgToSg(PiecewiseConversion):
+    # a convert_layout between subgroups is gone after this pass; one within a subgroup (instruction blocks only)
+    # is left for blocking
 
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
@@ -55,7 +58,8 @@ class WgToSg(PiecewiseConversion):
 
     def run(self) -> FuncOp:
         super().run()
-        self.new.body.ops[0:0] = self.prologue.ops
+        for i, op in enumerate(list(self.prologue.ops)):
+            self.new.body.insert(i, op.detach())
         self.new.num_subgroups = self.subgroups
         self.subgroup_layouts()
         return self.new
@@ -151,6 +155,7 @@ class WgToSg(PiecewiseConversion):
         return list(grid.offsets)
 
     # ---- memory ----------------------------------------------------------------------------------
+    @converts(G.AtomicRMWOp)
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
         dist = self.grid_of(op.operands[1])
         if not dist.wrapped:
@@ -165,7 +170,7 @@ class WgToSg(PiecewiseConversion):
                     self.slm_store(slm, old, offsets)
             self.emit(C.YieldOp, [])
         else_block = Block()
-        else_block.ops.append(C.YieldOp([], loc=op.loc))
+        else_block.append(C.YieldOp([], loc=op.loc))
         self.emit(C.IfOp, self.owner(dist), [], then_block, else_block)
         if slm is None:
             return self.set(op.result, [])
@@ -187,6 +192,7 @@ class WgToSg(PiecewiseConversion):
         return self.emit(G.LoadNdOp, tile).result
 
     # ---- compute -----------------------------------------------------------------------------
+    @converts(G.DpasOp)
     def convert_DpasOp(self, op: G.DpasOp) -> None:
         a, b, *c = (self.get(v) for v in op.operands)
         out = self.grid_of(op.result)
@@ -197,6 +203,7 @@ class WgToSg(PiecewiseConversion):
                    for i, j in out.cells()]
         self.set(op.result, results)
 
+    @converts(G.MultiReductionOp)
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
         v = op.operands[0]
         layout, src = wg_layout(v), self.grid_of(v)
@@ -233,6 +240,7 @@ class WgToSg(PiecewiseConversion):
             groups.setdefault(key, (offsets, []))[1].append(reduced)
         return [(self.fold(op.kind, reduced), offsets) for offsets, reduced in groups.values()]
 
+    @converts(G.XeGPUConvertLayoutOp)
     def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
         """Through SLM: every subgroup stores what it has, then loads what it needs; a conversion that keeps how
         subgroups share the value (only inst_data or lanes change) stays in each subgroup's registers."""

@@ -28,9 +28,11 @@ from ..ir.types import TileType, VectorType
 from .targets import Target
 
 
-def convert_operand(func, op, index, layout):  # imported late: propagation imports this module
-    from .xetile_layout_propagation import convert_operand as convert
-    convert(func, op, index, layout)
+def convert_operand(op: Operation, index: int, layout: Layout) -> None:
+    """Operand `index` of `op` through a tile_conv_layout to `layout`, inserted right before `op`."""
+    convert = X.ConvertLayoutOp(op.operands[index], layout, loc=op.loc)
+    op.parent.insert_before(op, convert)
+    op.set_operand(index, convert.result)
 
 INST_RULE = "inst_data fits the target's instruction blocks"
 LANE_RULE = "lane_layout and lane_data are the target's distribution of inst_data"
@@ -130,7 +132,7 @@ class LayoutCompletion:
                 continue  # DPAS regroups blocks it cannot take as whole values (8-bit B, odd shapes) itself
             lane_layout, lane_data = self.target.lane_fields(block)
             wanted = dataclasses.replace(v.layout, inst_data=block, lane_layout=lane_layout, lane_data=lane_data)
-            convert_operand(self.func, op, index, wanted)
+            convert_operand(op, index, wanted)
 
 
 def divides(block, piece) -> bool:

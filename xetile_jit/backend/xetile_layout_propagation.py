@@ -25,11 +25,11 @@ from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.analysis import UnionFind, carried_groups
 from ..ir.attrs import Layout
-from ..ir.core import Block, FuncOp, Operation, Value, walk
+from ..ir.core import FuncOp, Operation, Value, walk
 from ..ir.types import ROW_MAJOR, TileType, VectorType
 from ..ir.verifier import verify
 from .targets import Target
-from .xetile_layout_completion import complete_layouts
+from .xetile_layout_completion import complete_layouts, convert_operand
 
 
 def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
@@ -209,7 +209,7 @@ class LayoutPropagation:
             if have.workgroup_level() != wanted.workgroup_level() and not (
                     edge.fits and edge.fits(have, self.layout(edge.src))):
                 op, index = edge.use
-                convert_operand(self.func, op, index, wanted)
+                convert_operand(op, index, wanted)
 
     def write_back(self, ops) -> None:
         values = [v for op in ops for v in op.results] + [a for op in ops for r in op.regions for a in r.block.args]
@@ -221,19 +221,6 @@ class LayoutPropagation:
                 v.type = TileType(v.type.shape, v.type.dtype, v.type.order, layout)
             else:
                 v.layout = layout
-
-
-def convert_operand(func: FuncOp, op: Operation, index: int, layout: Layout) -> None:
-    """Operand `index` of `op` through a tile_conv_layout to `layout`, inserted right before `op`."""
-    convert = X.ConvertLayoutOp(op.operands[index], layout, loc=op.loc)
-    block = block_of(func, op)
-    block.ops.insert(block.ops.index(op), convert)
-    op.operands[index] = convert.result
-
-
-def block_of(func: FuncOp, op: Operation) -> Block:
-    blocks = [func.body] + [r.block for o in walk(func.body) for r in o.regions]
-    return next(b for b in blocks if op in b.ops)
 
 
 def same(layout: Layout) -> Layout:

@@ -9,9 +9,10 @@ RFC Appendix 1) becomes a descriptor of the transposed matrix: offsets, shape an
 """
 from __future__ import annotations
 
+from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir import xetile_ops as X
-from ..ir.conversion import Conversion
+from ..ir.conversion import Conversion, converts
 from ..ir.core import FuncOp, Value
 from ..ir.types import COL_MAJOR, TileType
 from .xetile_layout_propagation import swapped
@@ -29,6 +30,8 @@ def tdesc_type(t: TileType) -> G.TensorDescType:
 
 class XeTileToXeGPU(Conversion):
     dialect = "xegpu"
+    legal = C.SHARED_OPS
+    illegal = X.XETILE_OPS
 
     def __init__(self, func: FuncOp):
         super().__init__(func)
@@ -39,7 +42,7 @@ class XeTileToXeGPU(Conversion):
             return base
         if base not in self.physical:  # defined first in the kernel, so it dominates every use
             op = G.MemRefTransposeOp(base, loc=self.new.loc)
-            self.new.body.ops.insert(0, op)
+            self.new.body.prepend(op)
             self.physical[base] = op.result
         return self.physical[base]
 
@@ -52,21 +55,25 @@ class XeTileToXeGPU(Conversion):
         op.result.layout = swapped(v.layout) if v.layout else None
         return op.result
 
+    @converts(X.InitTileOp)
     def convert_InitTileOp(self, op: X.InitTileOp) -> None:
         base = self.row_major_base(self.one(op.operands[0]))
         new = self.emit(G.CreateNdDescOp, base, self.offsets(op.result, op.operands[1:]), tdesc_type(op.result.type))
         self.set(op.result, new.result)
 
+    @converts(X.LoadTileOp)
     def convert_LoadTileOp(self, op: X.LoadTileOp) -> None:
         tile = op.operands[0]
         new = self.emit(G.LoadNdOp, self.one(tile), (1, 0) if is_col_major(tile) else None, op.padding)
         new.result.layout = op.result.layout
         self.set(op.result, new.result)
 
+    @converts(X.StoreTileOp)
     def convert_StoreTileOp(self, op: X.StoreTileOp) -> None:
         value, tile = self.one(op.operands[0]), op.operands[1]
         self.emit(G.StoreNdOp, self.transposed(value) if is_col_major(tile) else value, self.one(tile))
 
+    @converts(X.AtomicRMWTileOp)
     def convert_AtomicRMWTileOp(self, op: X.AtomicRMWTileOp) -> None:
         value, tile = self.one(op.operands[0]), op.operands[1]
         col = is_col_major(tile)
@@ -74,14 +81,17 @@ class XeTileToXeGPU(Conversion):
         new.result.layout = swapped(op.result.layout) if col and op.result.layout else op.result.layout
         self.set(op.result, self.transposed(new.result) if col else new.result)
 
+    @converts(X.UpdateTileOffsetOp)
     def convert_UpdateTileOffsetOp(self, op: X.UpdateTileOffsetOp) -> None:
         tile = op.operands[0]
         new = self.emit(G.UpdateNdOffsetOp, self.one(tile), self.offsets(tile, op.operands[1:]))
         self.set(op.result, new.result)
 
+    @converts(X.PrefetchTileOp)
     def convert_PrefetchTileOp(self, op: X.PrefetchTileOp) -> None:
         self.emit(G.PrefetchNdOp, self.one(op.operands[0]), op.locality)
 
+    @converts(X.TileMMAOp)
     def convert_TileMMAOp(self, op: X.TileMMAOp) -> None:
         a, b, *c = (self.one(v) for v in op.operands)
         new = self.emit(G.DpasOp, a, b, c[0] if c else None, op.result.type, layout=op.result.layout)
@@ -92,17 +102,21 @@ class XeTileToXeGPU(Conversion):
         new.result.layout = op.result.layout
         self.set(op.result, new.result)
 
+    @converts(X.TileReduceOp)
     def convert_TileReduceOp(self, op: X.TileReduceOp) -> None:
         new = self.emit(G.MultiReductionOp, op.kind, self.one(op.operands[0]), op.dims)
         new.result.layout = op.result.layout
         self.set(op.result, new.result)
 
+    @converts(X.TileBroadcastOp)
     def convert_TileBroadcastOp(self, op: X.TileBroadcastOp) -> None:
         self.renamed(op, G.VectorBroadcastOp, op.dims, op.result.type.shape)
 
+    @converts(X.TileTransposeOp)
     def convert_TileTransposeOp(self, op: X.TileTransposeOp) -> None:
         self.renamed(op, G.VectorTransposeOp, op.perm)
 
+    @converts(X.ConvertLayoutOp)
     def convert_ConvertLayoutOp(self, op: X.ConvertLayoutOp) -> None:
         self.renamed(op, G.XeGPUConvertLayoutOp, op.result.layout)
 

@@ -14,6 +14,7 @@ from ..errors import CompilationError
 from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.core import Builder, Value
+from ..ir.elementwise import FLOAT, UNARY
 from ..ir.verifier import verify_op
 from ..ir.types import (DType, IndexType, ScalarType, VectorType, bool_, float32, int32, int64)
 
@@ -251,7 +252,7 @@ class Semantic:
 
     def unary(self, name: str, x) -> Value:
         v = self.to_value(x)
-        if C.UNARY_OPS[name][0] == C.FLOAT and not v.type.dtype.is_float:
+        if UNARY[name].kinds == FLOAT and not v.type.dtype.is_float:
             v = self.cast(v, float32)
         return self.create(C.UnaryOp, name, v).result
 

@@ -1,29 +1,38 @@
 """Dialect conversion: builds a new function from an old one, op by op, like MLIR's 1:N conversion.
 
-A pass subclasses `Conversion` and defines `convert_<OpClassName>(op)` for the ops it rewrites; other ops
-are cloned. Each old value maps to a list of new values (one for 1:1 passes, several when a workgroup
+A pass subclasses `Conversion` and registers a handler per op class it rewrites with `@converts(OpClass)`
+(dispatch by type, the most specific class first; subclasses inherit their base's handlers). Ops of the
+classes in `legal` are cloned as they are. Any other op is an error of this pass, naming the op (MLIR's
+ConversionTarget): a forgotten handler fails here, not passes later. After the pass no op of a class in
+`illegal` may remain. Each old value maps to a list of new values (one for 1:1 passes, several when a workgroup
 value becomes several subgroup pieces); scf.for and scf.if carry the flattened lists through their regions.
 """
 from __future__ import annotations
 
-import copy
+from typing import Callable, ClassVar
 
-from .core import Block, Builder, FuncOp, Operation, Value
+from ..errors import CompilationError
+from .core import Block, Builder, FuncOp, Operation, Value, walk
 from .core_ops import ForOp, IfOp, ReturnOp, YieldOp
 
 
-def clone_op(op: Operation, operands, result_types=None) -> Operation:
-    """A copy of `op` with new operands and fresh results (same attributes; no regions)."""
-    new = copy.copy(op)
-    new.operands = list(operands)
-    types = [v.type for v in op.results] if result_types is None else result_types
-    new.results = [Value(t, new) for t in types]
-    new.regions = []
-    return new
+def converts(*op_classes: type) -> Callable:
+    """Marks a Conversion method as the handler of ops of `op_classes` (and their subclasses)."""
+    def mark(method):
+        method.converted_classes = op_classes
+        return method
+    return mark
 
 
 class Conversion:
     dialect = "xetile"
+    legal: ClassVar[tuple[type, ...]] = ()  # op classes this pass keeps as they are (cloned), subclasses too
+    illegal: ClassVar[tuple[type, ...]] = ()  # op classes (exactly these) that must be gone after this pass
+    handlers: ClassVar[dict[type, str]] = {}  # op class -> name of its handler method
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        register_handlers(cls)
 
     def __init__(self, func: FuncOp):
         self.old = func
@@ -40,7 +49,29 @@ class Conversion:
         for old, new in zip(self.old.args, self.new.args):
             self.values[old] = [new]
         self.convert_block(self.old.body)
+        self.check_illegal(self.new)
         return self.new
+
+    @property
+    def pass_name(self) -> str:
+        return type(self).__name__
+
+    def handler(self, op: Operation) -> Callable[[Operation], None]:
+        """The registered handler of the most specific class of `op`, else `clone` if the op is legal."""
+        for op_class in type(op).__mro__:
+            name = self.handlers.get(op_class)
+            if name is not None:
+                return getattr(self, name)
+        if isinstance(op, self.legal):
+            return self.clone
+        raise CompilationError(f"{self.pass_name}: no conversion for {op.name} ({type(op).__name__}); register "
+                               f"a @converts handler or declare it legal", op.loc)
+
+    def check_illegal(self, func: FuncOp) -> None:
+        for op in walk(func.body):
+            if type(op) in self.illegal:  # exactly: an XeGPU op may subclass the XeTile op it replaces
+                raise CompilationError(f"{self.pass_name}: {op.name} ({type(op).__name__}) is left after the "
+                                       f"pass that must eliminate it", op.loc)
 
     # ---- value mapping -------------------------------------------------------------------------
     def get(self, v: Value) -> list[Value]:
@@ -70,7 +101,7 @@ class Conversion:
     def convert_block(self, block: Block) -> None:
         for op in block.ops:
             self.builder.loc = op.loc
-            getattr(self, f"convert_{type(op).__name__}", self.clone)(op)
+            self.handler(op)(op)
 
     def clone(self, op: Operation) -> None:
         """The op itself on the mapped operands, one copy per piece when operands come in pieces."""
@@ -79,10 +110,10 @@ class Conversion:
         copies = []
         for i in range(count):
             operands = [p[i] if len(p) > 1 else p[0] for p in pieces]
-            new = clone_op(op, operands, [self.result_type(v, i) for v in op.results])
+            new = op.copy_with(operands, [self.result_type(v, i) for v in op.results])
             for old_v, new_v in zip(op.results, new.results):
                 new_v.layout = self.result_layout(old_v, i)
-            self.builder.block.ops.append(new)
+            self.builder.block.append(new)
             copies.append(new)
         for j, v in enumerate(op.results):
             self.set(v, [c.results[j] for c in copies])
@@ -93,6 +124,7 @@ class Conversion:
     def result_layout(self, v: Value, piece: int):
         return v.layout
 
+    @converts(ForOp)
     def convert_ForOp(self, op: ForOp) -> None:
         lower, upper, step = (self.one(v) for v in op.operands[:3])
         counts = [self.carried_count(v) for v in op.operands[3:]]
@@ -107,6 +139,7 @@ class Conversion:
             self.convert_block(op.body)
         self.map_groups(op.results, new.results, counts)
 
+    @converts(IfOp)
     def convert_IfOp(self, op: IfOp) -> None:
         blocks = [Block(), Block()]
         for region, block in zip(op.regions, blocks):
@@ -119,9 +152,11 @@ class Conversion:
         counts = [self.carried_count(v) for v in op.regions[0].block.terminator.operands]
         self.map_groups(op.results, new.results, counts)
 
+    @converts(ReturnOp)
     def convert_ReturnOp(self, op: ReturnOp) -> None:
         self.emit(ReturnOp)
 
+    @converts(YieldOp)
     def convert_YieldOp(self, op: YieldOp) -> None:
         self.emit(YieldOp, self.flat(op.operands))
 
@@ -136,3 +171,14 @@ class Conversion:
     def map_groups(self, olds, news, counts) -> None:
         for old, group in zip(olds, self.group(list(news), counts)):
             self.values[old] = group
+
+
+def register_handlers(cls: type) -> None:
+    """The handlers of `cls`: its base's, then its own @converts methods (which win)."""
+    cls.handlers = dict(cls.handlers)
+    for name, member in vars(cls).items():
+        for op_class in getattr(member, "converted_classes", ()):
+            cls.handlers[op_class] = name
+
+
+register_handlers(Conversion)

@@ -1,6 +1,6 @@
 """Core ops beside XeTile: arith, math, vector.broadcast, gpu ids and the scf region ops.
 
-Element-wise ops are table-driven: each table row is the op's whole semantics (operand kinds, numpy rule).
+Element-wise ops are table-driven: their rows in ir/elementwise.py hold their operand kinds and numpy rules.
 """
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import numpy as np
 
 from . import numeric
 from .core import Block, Operation, Region, Value
+from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
+from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, UNARY
 from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
 
@@ -40,6 +42,7 @@ def check_kind(op: Operation, t: Type, kinds: str) -> None:
 
 class ConstantOp(Operation):
     name = "arith.constant"
+    effects = ()
 
     def __init__(self, value, type: Type, loc=None):
         super().__init__(result_types=[type], loc=loc)
@@ -62,6 +65,8 @@ class ConstantOp(Operation):
 
 class GridQueryOp(Operation):
     """gpu.block_id / gpu.grid_dim: the workgroup's id and the grid's size along an axis."""
+
+    effects = ()
 
     AXES = "xyz"
 
@@ -91,41 +96,9 @@ class NumProgramsOp(GridQueryOp):
         return np.int32(interp.grid[self.axis])
 
 
-FLOAT, INT, INT_OR_BOOL = "f", "iu", "iub"
-
-# name -> (operand kinds, numpy rule)
-BINARY_OPS = {
-    "arith.addf": (FLOAT, np.add),
-    "arith.addi": (INT, np.add),
-    "arith.subf": (FLOAT, np.subtract),
-    "arith.subi": (INT, np.subtract),
-    "arith.mulf": (FLOAT, np.multiply),
-    "arith.muli": (INT, np.multiply),
-    "arith.divf": (FLOAT, np.divide),
-    "arith.divsi": ("i", numeric.div_trunc),
-    "arith.divui": ("u", np.floor_divide),
-    "arith.remf": (FLOAT, np.fmod),
-    "arith.remsi": ("i", np.fmod),
-    "arith.remui": ("u", np.remainder),
-    "arith.andi": (INT_OR_BOOL, np.bitwise_and),
-    "arith.ori": (INT_OR_BOOL, np.bitwise_or),
-    "arith.xori": (INT_OR_BOOL, np.bitwise_xor),
-    "arith.shli": (INT, np.left_shift),
-    "arith.shrsi": ("i", np.right_shift),
-    "arith.shrui": ("u", np.right_shift),
-    "arith.maximumf": (FLOAT, np.maximum),
-    "arith.minimumf": (FLOAT, np.minimum),
-    "arith.maxnumf": (FLOAT, np.fmax),
-    "arith.minnumf": (FLOAT, np.fmin),
-    "arith.maxsi": ("i", np.maximum),
-    "arith.minsi": ("i", np.minimum),
-    "arith.maxui": ("u", np.maximum),
-    "arith.minui": ("u", np.minimum),
-    "math.powf": (FLOAT, np.power),
-}
-
-
 class BinaryOp(Operation):
+    effects = ()
+
     def __init__(self, name: str, lhs: Value, rhs: Value, loc=None):
         super().__init__([lhs, rhs], [lhs.type], loc=loc)
         self.name = name
@@ -134,47 +107,31 @@ class BinaryOp(Operation):
         lhs, rhs = self.operands
         if lhs.type != rhs.type:
             raise self.error(f"operand types differ: {lhs.type} vs {rhs.type}", "element-wise op operand types")
-        check_kind(self, lhs.type, BINARY_OPS[self.name][0])
+        check_kind(self, lhs.type, BINARY[self.name].kinds)
 
     def format(self, p) -> str:
         lhs, rhs = self.operands
         return f" {p.name(lhs)}, {p.name(rhs)}{p.attr_dict(self)} : {lhs.type}"
 
     def interpret(self, interp, lhs, rhs):
-        return numeric.apply(self.result.type.dtype, BINARY_OPS[self.name][1], lhs, rhs)
-
-
-def _rsqrt(x):
-    return 1.0 / np.sqrt(x)
-
-
-UNARY_OPS = {
-    "arith.negf": (FLOAT, np.negative),
-    "math.exp": (FLOAT, np.exp),
-    "math.exp2": (FLOAT, np.exp2),
-    "math.log": (FLOAT, np.log),
-    "math.sqrt": (FLOAT, np.sqrt),
-    "math.rsqrt": (FLOAT, _rsqrt),
-    "math.absf": (FLOAT, np.abs),
-    "math.absi": ("i", np.abs),
-    "math.tanh": (FLOAT, np.tanh),
-    "math.floor": (FLOAT, np.floor),
-}
+        return numeric.apply(self.result.type.dtype, BINARY[self.name].numpy, lhs, rhs)
 
 
 class UnaryOp(Operation):
+    effects = ()
+
     def __init__(self, name: str, x: Value, loc=None):
         super().__init__([x], [x.type], loc=loc)
         self.name = name
 
     def verify(self):
-        check_kind(self, self.operands[0].type, UNARY_OPS[self.name][0])
+        check_kind(self, self.operands[0].type, UNARY[self.name].kinds)
 
     def format(self, p) -> str:
         return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.result.type}"
 
     def interpret(self, interp, x):
-        return numeric.apply(self.result.type.dtype, UNARY_OPS[self.name][1], x)
+        return numeric.apply(self.result.type.dtype, UNARY[self.name].numpy, x)
 
 
 CMP_PREDICATES = {
@@ -187,6 +144,8 @@ CMP_PREDICATES = {
 
 
 class CmpOp(Operation):
+    effects = ()
+
     def __init__(self, name: str, predicate: str, lhs: Value, rhs: Value, loc=None):
         super().__init__([lhs, rhs], [with_dtype(lhs.type, i1.dtype)], loc=loc)
         self.name = name
@@ -210,6 +169,7 @@ class CmpOp(Operation):
 
 class SelectOp(Operation):
     name = "arith.select"
+    effects = ()
 
     def __init__(self, cond: Value, a: Value, b: Value, loc=None):
         super().__init__([cond, a, b], [a.type], loc=loc)
@@ -229,29 +189,17 @@ class SelectOp(Operation):
         return np.where(cond, a, b).astype(self.result.type.dtype.np_dtype)
 
 
-# name -> (source kinds, destination kinds, width relation); width relation is checked by the verifier
-CAST_OPS = {
-    "arith.extf": ("f", "f", "wider"),
-    "arith.truncf": ("f", "f", "narrower"),
-    "arith.sitofp": ("i", "f", None),
-    "arith.uitofp": ("ub", "f", None),
-    "arith.fptosi": ("f", "i", None),
-    "arith.fptoui": ("f", "u", None),
-    "arith.extsi": ("i", "iu", "wider"),
-    "arith.extui": ("ub", "iu", "wider"),
-    "arith.trunci": ("iu", "iu", "narrower"),
-    "arith.bitcast": ("iu", "iu", "same"),
-}
-
-
 class CastOp(Operation):
+    effects = ()
+
     def __init__(self, name: str, x: Value, to: Type, loc=None):
         super().__init__([x], [to], loc=loc)
         self.name = name
 
     def verify(self):
         src, dst = self.operands[0].type, self.result.type
-        src_kinds, dst_kinds, width = CAST_OPS[self.name]
+        rule = CASTS[self.name]
+        src_kinds, dst_kinds, width = rule.source_kinds, rule.dest_kinds, rule.width
         if src.dtype.kind not in src_kinds or dst.dtype.kind not in dst_kinds or shape_of(src) != shape_of(dst):
             raise self.error(f"cannot cast {src} to {dst}", "arith cast operand types")
         if width == "wider" and not dst.dtype.bits > src.dtype.bits:
@@ -270,6 +218,7 @@ class CastOp(Operation):
 
 class IndexCastOp(Operation):
     name = "arith.index_cast"
+    effects = ()
 
     def __init__(self, x: Value, loc=None):
         super().__init__([x], [IndexType()], loc=loc)
@@ -288,6 +237,7 @@ class SplatOp(Operation):
     """vector.broadcast of a scalar to every element of a vector."""
 
     name = "vector.broadcast"
+    effects = ()
 
     def __init__(self, x: Value, shape, loc=None):
         super().__init__([x], [VectorType(tuple(shape), x.type.dtype)], loc=loc)
@@ -306,6 +256,7 @@ class SplatOp(Operation):
 
 class YieldOp(Operation):
     name = "scf.yield"
+    effects = ()
 
     def format(self, p) -> str:
         if not self.operands:
@@ -316,6 +267,7 @@ class YieldOp(Operation):
 
 class ReturnOp(Operation):
     name = "func.return"
+    effects = ()
 
     def format(self, p) -> str:
         return ""
@@ -332,6 +284,7 @@ class ForOp(Operation):
     """scf.for: a real loop with loop-carried values (iter_args)."""
 
     name = "scf.for"
+    effects = ()  # the ops of its body declare their own
 
     def __init__(self, lower: Value, upper: Value, step: Value, inits, iv_name=None, carried_names=(), loc=None):
         types = [v.type for v in inits]
@@ -370,6 +323,7 @@ class ForOp(Operation):
 
 class IfOp(Operation):
     name = "scf.if"
+    effects = ()  # the ops of its regions declare their own
     region_separator = " else "
 
     def __init__(self, cond: Value, result_types, then_block: Block, else_block: Block, loc=None):
@@ -393,6 +347,8 @@ class IfOp(Operation):
 
 class IndexQueryOp(Operation):
     """An index the running thread knows; the interpreter holds it as `attribute`."""
+
+    effects = ()
 
     attribute = ""
 
@@ -424,6 +380,7 @@ class BarrierOp(Operation):
     """gpu.barrier: every subgroup of the workgroup arrives before any goes on; orders SLM accesses."""
 
     name = "gpu.barrier"
+    effects = (Effect(SYNC, GLOBAL), Effect(SYNC, SLM))
 
     def format(self, p) -> str:
         return ""
@@ -436,6 +393,7 @@ class SlmAllocOp(Operation):
     """memref.alloc in shared local memory: one buffer per workgroup, seen by all its subgroups."""
 
     name = "memref.alloc"
+    effects = (Effect(ALLOC, SLM),)
 
     def __init__(self, type: SlmMemRefType, loc=None):
         super().__init__(result_types=[type], loc=loc)
@@ -451,6 +409,7 @@ class ExtractStridedSliceOp(Operation):
     """vector.extract_strided_slice: the `sizes` block at `offsets`, every `strides`-th element along each dim."""
 
     name = "vector.extract_strided_slice"
+    effects = ()
 
     def __init__(self, v: Value, offsets, sizes, strides=(1, 1), loc=None):
         super().__init__([v], [VectorType(tuple(sizes), v.type.dtype)], loc=loc)
@@ -477,6 +436,7 @@ class ConstantMaskOp(Operation):
     a block that reaches past its value's shape)."""
 
     name = "vector.constant_mask"
+    effects = ()
 
     def __init__(self, sizes, shape, loc=None):
         super().__init__(result_types=[VectorType(tuple(shape), bool_)], loc=loc)
@@ -499,6 +459,7 @@ class InsertStridedSliceOp(Operation):
     """vector.insert_strided_slice: `dest` with the block `src` written at `offsets` (unit strides)."""
 
     name = "vector.insert_strided_slice"
+    effects = ()
 
     def __init__(self, src: Value, dest: Value, offsets, loc=None):
         super().__init__([src, dest], [dest.type], loc=loc)
@@ -518,3 +479,8 @@ class InsertStridedSliceOp(Operation):
         out = dest.copy()
         out[tuple(slice(o, o + s) for o, s in zip(self.offsets, src.shape))] = src
         return out
+
+
+# The ops every level shares: a conversion keeps them as they are unless it registers a handler.
+SHARED_OPS = (ConstantOp, GridQueryOp, BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IndexQueryOp,
+              BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp)

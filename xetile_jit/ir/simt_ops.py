@@ -20,9 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import Operation, Value
+from .effects import reads, writes
 from .types import DType, ScalarType, VectorType, bool_
 from .xegpu_ops import vnni_unpack
-from .xetile_ops import REDUCE_KINDS, TileRef, format_atomic, mma_accumulator_dtype, valid_attr
+from .elementwise import REDUCE_KINDS
+from .xetile_ops import TileRef, format_atomic, mma_accumulator_dtype, valid_attr
 
 
 def elements(t) -> int:
@@ -111,6 +113,7 @@ class SimtLoadNdOp(Operation):
     """xegpu.load_nd, SIMT flavor: each lane receives its part of the block (transposed first if asked)."""
 
     name = "xegpu.load_nd"
+    effects = (reads(0),)
 
     def __init__(self, tdesc: Value, layout: LaneLayout, transpose=None, padding=0, loc=None):
         super().__init__([tdesc], [layout.lane_type(tdesc.type.dtype)], loc=loc)
@@ -130,6 +133,7 @@ class SimtLoadNdOp(Operation):
 
 class SimtStoreNdOp(Operation):
     name = "xegpu.store_nd"
+    effects = (writes(1),)
 
     def __init__(self, value: Value, tdesc: Value, layout: LaneLayout, valid=None, loc=None):
         super().__init__([value, tdesc], [], loc=loc)
@@ -147,6 +151,7 @@ class SimtAtomicRMWOp(Operation):
     """xegpu.atomic_rmw, SIMT flavor; the rule is the XeTile op's (ATOMIC_KINDS)."""
 
     name = "xegpu.atomic_rmw"
+    effects = (reads(1), writes(1))
 
     def __init__(self, kind: str, value: Value, tdesc: Value, layout: LaneLayout, valid=None, loc=None):
         super().__init__([value, tdesc], [value.type], loc=loc)
@@ -163,6 +168,7 @@ class SimtConstantMaskOp(Operation):
     """vector.constant_mask, SIMT flavor: each lane's part of the mask in its lane layout."""
 
     name = "vector.constant_mask"
+    effects = ()
 
     def __init__(self, sizes, layout: LaneLayout, loc=None):
         super().__init__(result_types=[layout.lane_type(bool_)], loc=loc)
@@ -180,6 +186,7 @@ class SimtDpasOp(Operation):
     """xegpu.dpas, SIMT flavor: A [M, K], B [K, N], C [M, N] in their lane layouts (reference note §1.3)."""
 
     name = "xegpu.dpas"
+    effects = ()
 
     def __init__(self, a: Value, b: Value, c: Value | None, layouts: tuple[LaneLayout, LaneLayout, LaneLayout],
                  result_dtype: DType, vnni_b: DType | None = None, loc=None):
@@ -211,6 +218,7 @@ class ShuffleOp(Operation):
     """vector.shuffle: result[i] = concat(a, b)[mask[i]], within each lane."""
 
     name = "vector.shuffle"
+    effects = ()
 
     def __init__(self, a: Value, b: Value, mask, loc=None):
         mask = tuple(mask)
@@ -233,6 +241,7 @@ class LaneReduceOp(Operation):
     """vector.multi_reduction within each lane: the lane's elements seen as `shape`, reduced over `dims`."""
 
     name = "vector.multi_reduction"
+    effects = ()
 
     def __init__(self, kind: str, v: Value, shape, dims, loc=None):
         shape, dims = tuple(shape), tuple(dims)
@@ -244,7 +253,7 @@ class LaneReduceOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        kind = REDUCE_KINDS[self.kind][v.type.dtype.kind][0]
+        kind = REDUCE_KINDS[self.kind][v.type.dtype.kind].rfc
         return (f" <{kind}> {p.name(v)} {list(self.dims)} {{shape = {list(self.shape)}}} : {v.type} "
                 f"to {self.result.type}")
 
@@ -253,7 +262,7 @@ class LaneReduceOp(Operation):
         data = to_lanes(v, elements(self.operands[0].type), interp.lanes).reshape((interp.lanes,) + self.shape)
         wide = data.astype(np.float32) if dtype.is_float else data
         with np.errstate(all="ignore"):
-            out = REDUCE_KINDS[self.kind][dtype.kind][1](wide, axis=tuple(d + 1 for d in self.dims))
+            out = REDUCE_KINDS[self.kind][dtype.kind].numpy(wide, axis=tuple(d + 1 for d in self.dims))
         out = out.reshape(interp.lanes, -1).astype(dtype.np_dtype)
         return out[:, 0] if out.shape[1] == 1 else out
 
@@ -263,6 +272,7 @@ class SubgroupReduceOp(Operation):
     `cluster_size` lanes `cluster_stride` apart (MLIR's clustered form; size N, stride 1 is the subgroup)."""
 
     name = "gpu.subgroup_reduce"
+    effects = ()
 
     def __init__(self, kind: str, v: Value, cluster_size: int, cluster_stride: int = 1, loc=None):
         super().__init__([v], [v.type], loc=loc)
@@ -270,7 +280,7 @@ class SubgroupReduceOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        return (f" {REDUCE_KINDS[self.kind][v.type.dtype.kind][0]} {p.name(v)} cluster(size = {self.cluster_size}, "
+        return (f" {REDUCE_KINDS[self.kind][v.type.dtype.kind].rfc} {p.name(v)} cluster(size = {self.cluster_size}, "
                 f"stride = {self.cluster_stride}) : ({v.type}) -> {v.type}")
 
     def interpret(self, interp, v):
@@ -281,7 +291,7 @@ class SubgroupReduceOp(Operation):
         grouped = data.reshape(interp.lanes // (size * stride), size, stride, -1)
         wide = grouped.astype(np.float32) if t.dtype.is_float else grouped
         with np.errstate(all="ignore"):
-            out = REDUCE_KINDS[self.kind][t.dtype.kind][1](wide, axis=1, keepdims=True).astype(t.dtype.np_dtype)
+            out = REDUCE_KINDS[self.kind][t.dtype.kind].numpy(wide, axis=1, keepdims=True).astype(t.dtype.np_dtype)
         out = np.ascontiguousarray(np.broadcast_to(out, grouped.shape)).reshape(data.shape)
         return out[:, 0] if elements(t) == 1 else out
 
@@ -292,6 +302,7 @@ class LaneGatherOp(Operation):
     Lowered with subgroup shuffles."""
 
     name = "xegpu.lane_gather"
+    effects = ()
 
     def __init__(self, sources, result_type, source_lanes, components, loc=None):
         super().__init__(list(sources), [result_type], loc=loc)

@@ -62,6 +62,8 @@ def dtype_of_numpy(np_dtype) -> DType | None:
 class Type:
     """Base of IR types; subclasses are frozen dataclasses so types compare by value."""
 
+    addresses_memory = False  # a memory effect (ir/effects.py) may name an operand of this type
+
 
 @dataclass(frozen=True)
 class ScalarType(Type):
@@ -104,6 +106,7 @@ class TileType(Type):
     dtype: DType
     order: tuple[int, ...] = ROW_MAJOR
     layout: Layout | None = None
+    addresses_memory = True
 
     def attr_text(self) -> str:
         fields = []
@@ -127,6 +130,7 @@ class MemRefType(Type):
     dtype: DType
     order: tuple[int, ...] = ROW_MAJOR
     block_io: bool = True
+    addresses_memory = True
 
     def __str__(self) -> str:
         strides = "[?, 1]" if self.order == ROW_MAJOR else "[1, ?]"

@@ -1,8 +1,9 @@
-"""Verifier driver: every op's own rules (`Operation.verify`), the layout rules on every value it produces,
+"""Verifier driver: every op's declared memory effects (ir/effects.py), its own rules (`Operation.verify`), the layout rules on every value it produces,
 then the kernel-wide rule that all layouts agree on the number of subgroups."""
 from __future__ import annotations
 
 from .core import FuncOp, Operation, walk
+from .effects import check_effects
 from .xetile_ops import check_result_layouts, layout_of
 
 
@@ -13,6 +14,7 @@ def verify(func: FuncOp) -> None:
 
 
 def verify_op(op: Operation) -> None:
+    check_effects(op)
     op.verify()
     check_result_layouts(op)
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .attrs import Layout, format_list
 from .core import Operation, Value
+from .effects import ADDRESSED, PREFETCH, Effect, reads, writes
 from .types import ROW_MAJOR, DType, MemRefType, Type, VectorType, int32
 from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, TileMMAOp, TileRef, TileReduceOp,
                          TileTransposeOp, check_offsets, valid_attr)
@@ -24,6 +25,7 @@ class TensorDescType(Type):
     shape: tuple[int, ...]
     dtype: DType
     layout: Layout | None = None
+    addresses_memory = True
 
     def __str__(self) -> str:
         body = f"{'x'.join(map(str, self.shape))}x{self.dtype.mlir}"
@@ -35,6 +37,7 @@ class MemRefTransposeOp(Operation):
     """memref.transpose: the row-major physical matrix under a column-major view."""
 
     name = "memref.transpose"
+    effects = ()
 
     def __init__(self, base: Value, loc=None):
         super().__init__([base], [dataclasses.replace(base.type, order=ROW_MAJOR)], loc=loc)
@@ -57,6 +60,7 @@ def check_tdesc(op: Operation, t, what="operand") -> None:
 
 class CreateNdDescOp(Operation):
     name = "xegpu.create_nd_tdesc"
+    effects = ()
 
     def __init__(self, base: Value, offsets, tdesc_type: TensorDescType, loc=None):
         super().__init__([base, *offsets], [tdesc_type], loc=loc)
@@ -82,6 +86,7 @@ class LoadNdOp(Operation):
     """load_nd; `padding` (ours) is what out-of-bounds elements read, 0 being the hardware's own."""
 
     name = "xegpu.load_nd"
+    effects = (reads(0),)
 
     def __init__(self, tdesc: Value, transpose=None, padding=0, loc=None):
         shape = tdesc.type.shape[::-1] if transpose else tdesc.type.shape
@@ -110,6 +115,7 @@ class LoadNdOp(Operation):
 
 class StoreNdOp(Operation):
     name = "xegpu.store_nd"
+    effects = (writes(1),)
 
     def __init__(self, value: Value, tdesc: Value, valid=None, loc=None):
         super().__init__([value, tdesc], [], loc=loc)
@@ -131,6 +137,7 @@ class StoreNdOp(Operation):
 
 class PrefetchNdOp(Operation):
     name = "xegpu.prefetch_nd"
+    effects = (Effect(PREFETCH, ADDRESSED, 0),)
 
     def __init__(self, tdesc: Value, locality: int = 3, loc=None):
         super().__init__([tdesc], [], loc=loc)
@@ -149,6 +156,7 @@ class PrefetchNdOp(Operation):
 
 class UpdateNdOffsetOp(Operation):
     name = "xegpu.update_nd_offset"
+    effects = ()
 
     def __init__(self, tdesc: Value, offsets, loc=None):
         super().__init__([tdesc, *offsets], [tdesc.type], loc=loc)
@@ -169,6 +177,7 @@ class AtomicRMWOp(AtomicRMWTileOp):
     """xegpu.atomic_rmw on an nd descriptor: the XeTile op's rules and semantics at the XeGPU level."""
 
     name = "xegpu.atomic_rmw"
+    effects = (reads(1), writes(1))
 
     def __init__(self, kind: str, value: Value, tile: Value, valid=None, loc=None):
         super().__init__(kind, value, tile, loc=loc)

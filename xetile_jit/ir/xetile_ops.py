@@ -14,6 +14,8 @@ from . import numeric
 from .attrs import Layout, format_list
 from .core import Operation, Value, walk
 from .analysis import sources
+from .elementwise import ATOMIC_DTYPES, ATOMIC_KINDS, REDUCE_KINDS
+from .effects import GLOBAL, PREFETCH, SLM, WRITE, Effect, memory_accesses, reads, writes
 from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType, dtype_of_numpy, float32, int32
 
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
@@ -56,7 +58,7 @@ class TileRef:
         """The atomic_rmw rule (ATOMIC_KINDS): the tile becomes kind(old, value); returns the old values."""
         old = self.load(0)
         dtype = dtype_of_numpy(self.base.dtype)
-        self.store(numeric.apply(dtype, ATOMIC_KINDS[kind][dtype.kind][1], old, value), valid)
+        self.store(numeric.apply(dtype, ATOMIC_KINDS[kind][dtype.kind].numpy, old, value), valid)
         return old
 
 
@@ -117,6 +119,7 @@ def check_offsets(op: Operation, offsets) -> None:
 
 class InitTileOp(Operation):
     name = "xetile.init_tile"
+    effects = ()
 
     def __init__(self, base: Value, offsets, tile_type: TileType, loc=None):
         super().__init__([base, *offsets], [tile_type], loc=loc)
@@ -150,6 +153,7 @@ class InitTileOp(Operation):
 
 class LoadTileOp(Operation):
     name = "xetile.load_tile"
+    effects = (reads(0, GLOBAL),)
 
     def __init__(self, tile: Value, padding=0, loc=None):
         t = tile.type
@@ -187,6 +191,7 @@ def check_value_fits_tile(op: Operation, value: Value, tile: Value) -> None:
 
 class StoreTileOp(Operation):
     name = "xetile.store_tile"
+    effects = (writes(1, GLOBAL),)
 
     def __init__(self, value: Value, tile: Value, loc=None):
         super().__init__([value, tile], [], loc=loc)
@@ -204,6 +209,7 @@ class StoreTileOp(Operation):
 
 class UpdateTileOffsetOp(Operation):
     name = "xetile.update_tile_offset"
+    effects = ()
 
     def __init__(self, tile: Value, offsets, loc=None):
         super().__init__([tile, *offsets], [tile.type], loc=loc)
@@ -224,6 +230,7 @@ class UpdateTileOffsetOp(Operation):
 
 class PrefetchTileOp(Operation):
     name = "xetile.prefetch_tile"
+    effects = (Effect(PREFETCH, GLOBAL, 0),)
 
     def __init__(self, tile: Value, locality: int = 3, loc=None):
         super().__init__([tile], [], loc=loc)
@@ -254,6 +261,7 @@ def mma_accumulator_dtype(a: DType, b: DType) -> DType | None:
 
 class TileMMAOp(Operation):
     name = "xetile.tile_mma"
+    effects = ()
 
     def __init__(self, a: Value, b: Value, c: Value | None, result_type: VectorType, layout: Layout | None = None,
                  loc=None):
@@ -303,6 +311,7 @@ class TileMMAOp(Operation):
 
 class TileTransposeOp(Operation):
     name = "xetile.tile_transpose"
+    effects = ()
 
     def __init__(self, v: Value, perm, loc=None):
         perm = tuple(perm)
@@ -326,47 +335,13 @@ class TileTransposeOp(Operation):
         return np.ascontiguousarray(np.transpose(v, self.perm))
 
 
-def _float_reducer(maximum: bool):
-    """maxnumf/minnumf: a NaN loses against any number."""
-    return np.fmax.reduce if maximum else np.fmin.reduce
-
-
-# user kind -> {dtype kind: (RFC kind name, numpy reduction, arith op combining two partial results)}
-REDUCE_KINDS = {
-    "add": {"f": ("add", np.add.reduce, "arith.addf"), "i": ("add", np.add.reduce, "arith.addi"),
-            "u": ("add", np.add.reduce, "arith.addi")},
-    "mul": {"f": ("mul", np.multiply.reduce, "arith.mulf"), "i": ("mul", np.multiply.reduce, "arith.muli"),
-            "u": ("mul", np.multiply.reduce, "arith.muli")},
-    "max": {"f": ("maxnumf", _float_reducer(True), "arith.maxnumf"), "i": ("maxsi", np.maximum.reduce, "arith.maxsi"),
-            "u": ("maxui", np.maximum.reduce, "arith.maxui"), "b": ("maxui", np.maximum.reduce, "arith.ori")},
-    "min": {"f": ("minnumf", _float_reducer(False), "arith.minnumf"), "i": ("minsi", np.minimum.reduce, "arith.minsi"),
-            "u": ("minui", np.minimum.reduce, "arith.minui"), "b": ("minui", np.minimum.reduce, "arith.andi")},
-    "and": {k: ("and", np.bitwise_and.reduce, "arith.andi") for k in "iub"},
-    "or": {k: ("or", np.bitwise_or.reduce, "arith.ori") for k in "iub"},
-    "xor": {k: ("xor", np.bitwise_xor.reduce, "arith.xori") for k in "iub"},
-}
-
-
-def reduce_identity(kind: str, dtype: DType):
-    """The value that leaves a `kind` reduction over `dtype` unchanged (the padding of a padded block)."""
-    if kind in ("add", "or", "xor"):
-        return 0
-    if kind == "mul":
-        return 1
-    if dtype.is_bool:
-        return kind != "max"
-    if dtype.is_float:
-        return {"max": -np.inf, "min": np.inf}[kind]
-    info = np.iinfo(dtype.np_dtype)
-    return {"max": int(info.min), "min": int(info.max), "and": -1 if dtype.kind == "i" else int(info.max)}[kind]
-
-
 def reduced_shape(shape, dims) -> tuple[int, ...]:
     return tuple(1 if i in dims else n for i, n in enumerate(shape))
 
 
 class TileReduceOp(Operation):
     name = "xetile.tile_reduce"
+    effects = ()
 
     def __init__(self, kind: str, v: Value, dims, loc=None):
         dims = tuple(dims)
@@ -387,7 +362,7 @@ class TileReduceOp(Operation):
 
     @property
     def rfc_kind(self) -> str:
-        return REDUCE_KINDS[self.kind][self.operands[0].type.dtype.kind][0]
+        return REDUCE_KINDS[self.kind][self.operands[0].type.dtype.kind].rfc
 
     def format(self, p) -> str:
         v = self.operands[0]
@@ -396,7 +371,7 @@ class TileReduceOp(Operation):
 
     def interpret(self, interp, v):
         dtype = self.result.type.dtype
-        reduce = REDUCE_KINDS[self.kind][dtype.kind][1]
+        reduce = REDUCE_KINDS[self.kind][dtype.kind].numpy
         wide = v.astype(np.float32) if dtype.is_float else v
         with np.errstate(all="ignore"):
             out = reduce(wide, axis=self.dims, keepdims=True)
@@ -405,6 +380,7 @@ class TileReduceOp(Operation):
 
 class TileBroadcastOp(Operation):
     name = "xetile.tile_broadcast"
+    effects = ()
 
     def __init__(self, v: Value, dims, shape, loc=None):
         super().__init__([v], [VectorType(tuple(shape), v.type.dtype)], loc=loc)
@@ -432,20 +408,9 @@ class TileBroadcastOp(Operation):
         return np.ascontiguousarray(np.broadcast_to(v, self.result.type.shape))
 
 
-# user kind -> {dtype kind: (arith.atomic_rmw kind, numpy rule combining old and new)}
-ATOMIC_KINDS = {
-    "add": {"f": ("addf", np.add), "i": ("addi", np.add)},
-    "max": {"f": ("maximumf", np.maximum), "i": ("maxs", np.maximum)},
-    "min": {"f": ("minimumf", np.minimum), "i": ("mins", np.minimum)},
-    "and": {"i": ("andi", np.bitwise_and)},
-    "or": {"i": ("ori", np.bitwise_or)},
-    "xchg": {"f": ("assign", lambda old, new: new), "i": ("assign", lambda old, new: new)},
-}
-ATOMIC_DTYPES = ("f32", "i32", "i64")
-
-
 class AtomicRMWTileOp(Operation):
     name = "xetile.atomic_rmw_tile"
+    effects = (reads(1, GLOBAL), writes(1, GLOBAL))
     valid = None  # the leading block it writes (TileRef.store); XeGPU's blocked ops set it
 
     def __init__(self, kind: str, value: Value, tile: Value, loc=None):
@@ -474,7 +439,7 @@ class AtomicRMWTileOp(Operation):
 def format_atomic(op: Operation, p) -> str:
     """`<kind> value, tile {valid} : types -> result`, at every level."""
     value, tile = op.operands
-    kind = ATOMIC_KINDS[op.kind][tile.type.dtype.kind][0]
+    kind = ATOMIC_KINDS[op.kind][tile.type.dtype.kind].rmw
     return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(op, valid_attr(op))} : {value.type}, "
             f"{tile.type} -> {op.result.type}")
 
@@ -484,6 +449,7 @@ class ConvertLayoutOp(Operation):
     """Redistributes a workgroup-level vector between subgroups (lowered through SLM); values are unchanged."""
 
     name = "xetile.tile_conv_layout"
+    effects = ()  # a value op here; its SLM round trip comes with wg-to-sg
 
     def __init__(self, v: Value, layout: Layout, loc=None):
         super().__init__([v], [v.type], loc=loc)
@@ -517,10 +483,16 @@ def check_result_layouts(op: Operation) -> None:
 
 
 def written_arrays(func) -> set:
-    """The array arguments that store_tile or atomic_rmw_tile writes, following tiles through loops and ifs."""
+    """The array arguments that an op with a global write effect (ir/effects.py) writes, following tiles
+    through loops and ifs: the arrays the host copies back."""
     bases = sources(func, InitTileOp, UpdateTileOffsetOp)
     written = set()
     for op in walk(func.body):
-        if isinstance(op, (StoreTileOp, AtomicRMWTileOp)):
-            written |= bases.get(op.operands[1], frozenset())
+        for effect, tile in memory_accesses(op):
+            if effect.kind == WRITE and effect.memory != SLM:
+                written |= bases.get(tile, frozenset())
     return written
+
+
+XETILE_OPS = (InitTileOp, LoadTileOp, StoreTileOp, UpdateTileOffsetOp, PrefetchTileOp, TileMMAOp, TileTransposeOp,
+              TileReduceOp, TileBroadcastOp, AtomicRMWTileOp, ConvertLayoutOp)

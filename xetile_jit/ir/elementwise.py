@@ -1,0 +1,156 @@
+"""The element-wise kinds, one row each (issue 7: one table, not five). An arith/math op's row holds its operand
+kinds, its numpy rule and its LLVM rule; a reduction kind's row its RFC name, numpy reduction and the op folding
+two partial results (whose row gives the rest); an atomic kind's row its atomic_rmw name, the op combining old
+and new, and the LLVM atomicrmw operation for integers. The interpreter (core_ops, xetile_ops, simt_ops), the
+passes and to-llvm all read these rows. An LLVM rule is data, `(rule, argument)`, that to_llvm.py interprets
+with its `rule_<rule>` method, so ir/ does not import llvmlite.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import numeric
+from .types import DType
+
+FLOAT, INT, INT_OR_BOOL = "f", "iu", "iub"
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    kinds: str  # the dtype kinds its operands may have
+    numpy: Callable
+    llvm: tuple[str, str]  # (to_llvm rule method, its argument); rules compute in f32 for every float
+
+
+def _rsqrt(x):
+    return 1.0 / np.sqrt(x)
+
+
+BINARY = {
+    "arith.addf": Elementwise(FLOAT, np.add, ("instruction", "fadd")),
+    "arith.addi": Elementwise(INT, np.add, ("instruction", "add")),
+    "arith.subf": Elementwise(FLOAT, np.subtract, ("instruction", "fsub")),
+    "arith.subi": Elementwise(INT, np.subtract, ("instruction", "sub")),
+    "arith.mulf": Elementwise(FLOAT, np.multiply, ("instruction", "fmul")),
+    "arith.muli": Elementwise(INT, np.multiply, ("instruction", "mul")),
+    "arith.divf": Elementwise(FLOAT, np.divide, ("instruction", "fdiv")),
+    "arith.divsi": Elementwise("i", numeric.div_trunc, ("int_division", "sdiv")),
+    "arith.divui": Elementwise("u", np.floor_divide, ("int_division", "udiv")),
+    "arith.remf": Elementwise(FLOAT, np.fmod, ("instruction", "frem")),
+    "arith.remsi": Elementwise("i", np.fmod, ("int_division", "srem")),
+    "arith.remui": Elementwise("u", np.remainder, ("int_division", "urem")),
+    "arith.andi": Elementwise(INT_OR_BOOL, np.bitwise_and, ("instruction", "and_")),
+    "arith.ori": Elementwise(INT_OR_BOOL, np.bitwise_or, ("instruction", "or_")),
+    "arith.xori": Elementwise(INT_OR_BOOL, np.bitwise_xor, ("instruction", "xor")),
+    "arith.shli": Elementwise(INT, np.left_shift, ("shift", "shl")),
+    "arith.shrsi": Elementwise("i", np.right_shift, ("shift", "ashr")),
+    "arith.shrui": Elementwise("u", np.right_shift, ("shift", "lshr")),
+    "arith.maximumf": Elementwise(FLOAT, np.maximum, ("float_extreme", ">=")),
+    "arith.minimumf": Elementwise(FLOAT, np.minimum, ("float_extreme", "<=")),
+    "arith.maxnumf": Elementwise(FLOAT, np.fmax, ("opencl", "fmax")),  # a NaN loses, in both rules
+    "arith.minnumf": Elementwise(FLOAT, np.fmin, ("opencl", "fmin")),
+    "arith.maxsi": Elementwise("i", np.maximum, ("int_extreme", ">")),
+    "arith.minsi": Elementwise("i", np.minimum, ("int_extreme", "<")),
+    "arith.maxui": Elementwise("u", np.maximum, ("int_extreme", ">")),
+    "arith.minui": Elementwise("u", np.minimum, ("int_extreme", "<")),
+    "math.powf": Elementwise(FLOAT, np.power, ("opencl", "pow")),
+}
+
+UNARY = {
+    "arith.negf": Elementwise(FLOAT, np.negative, ("instruction", "fneg")),
+    "math.exp": Elementwise(FLOAT, np.exp, ("opencl", "exp")),
+    "math.exp2": Elementwise(FLOAT, np.exp2, ("opencl", "exp2")),
+    "math.log": Elementwise(FLOAT, np.log, ("opencl", "log")),
+    "math.sqrt": Elementwise(FLOAT, np.sqrt, ("opencl", "sqrt")),
+    "math.rsqrt": Elementwise(FLOAT, _rsqrt, ("opencl", "rsqrt")),
+    "math.absf": Elementwise(FLOAT, np.abs, ("opencl", "fabs")),
+    "math.absi": Elementwise("i", np.abs, ("opencl", "s_abs")),
+    "math.tanh": Elementwise(FLOAT, np.tanh, ("opencl", "tanh")),
+    "math.floor": Elementwise(FLOAT, np.floor, ("opencl", "floor")),
+}
+
+
+@dataclass(frozen=True)
+class Cast:
+    source_kinds: str
+    dest_kinds: str
+    width: str | None  # "wider", "narrower" or "same": the verifier checks it
+    llvm: str | None  # the LLVM cast between the compute types (None: they already agree, rounding does the rest)
+
+
+CASTS = {
+    "arith.extf": Cast("f", "f", "wider", None),
+    "arith.truncf": Cast("f", "f", "narrower", None),
+    "arith.sitofp": Cast("i", "f", None, "sitofp"),
+    "arith.uitofp": Cast("ub", "f", None, "uitofp"),
+    "arith.fptosi": Cast("f", "i", None, "fptosi"),
+    "arith.fptoui": Cast("f", "u", None, "fptoui"),
+    "arith.extsi": Cast("i", "iu", "wider", "sext"),
+    "arith.extui": Cast("ub", "iu", "wider", "zext"),
+    "arith.trunci": Cast("iu", "iu", "narrower", "trunc"),
+    "arith.bitcast": Cast("iu", "iu", "same", None),
+}
+
+
+@dataclass(frozen=True)
+class Reduction:
+    rfc: str  # the RFC's name of the kind for this element type
+    numpy: Callable  # reduces along the given axes
+    combine: str  # the element-wise op folding two partial results (a row of BINARY)
+
+
+REDUCE_KINDS = {  # user kind -> {dtype kind: Reduction}
+    "add": {"f": Reduction("add", np.add.reduce, "arith.addf"),
+            **{k: Reduction("add", np.add.reduce, "arith.addi") for k in "iu"}},
+    "mul": {"f": Reduction("mul", np.multiply.reduce, "arith.mulf"),
+            **{k: Reduction("mul", np.multiply.reduce, "arith.muli") for k in "iu"}},
+    "max": {"f": Reduction("maxnumf", np.fmax.reduce, "arith.maxnumf"),  # a NaN loses against any number
+            "i": Reduction("maxsi", np.maximum.reduce, "arith.maxsi"),
+            "u": Reduction("maxui", np.maximum.reduce, "arith.maxui"),
+            "b": Reduction("maxui", np.maximum.reduce, "arith.ori")},
+    "min": {"f": Reduction("minnumf", np.fmin.reduce, "arith.minnumf"),
+            "i": Reduction("minsi", np.minimum.reduce, "arith.minsi"),
+            "u": Reduction("minui", np.minimum.reduce, "arith.minui"),
+            "b": Reduction("minui", np.minimum.reduce, "arith.andi")},
+    "and": {k: Reduction("and", np.bitwise_and.reduce, "arith.andi") for k in "iub"},
+    "or": {k: Reduction("or", np.bitwise_or.reduce, "arith.ori") for k in "iub"},
+    "xor": {k: Reduction("xor", np.bitwise_xor.reduce, "arith.xori") for k in "iub"},
+}
+
+
+def reduce_identity(kind: str, dtype: DType):
+    """The value that leaves a `kind` reduction over `dtype` unchanged (the padding of a padded block)."""
+    if kind in ("add", "or", "xor"):
+        return 0
+    if kind == "mul":
+        return 1
+    if dtype.is_bool:
+        return kind != "max"
+    if dtype.is_float:
+        return {"max": -np.inf, "min": np.inf}[kind]
+    info = np.iinfo(dtype.np_dtype)
+    return {"max": int(info.min), "min": int(info.max), "and": -1 if dtype.kind == "i" else int(info.max)}[kind]
+
+
+@dataclass(frozen=True)
+class Atomic:
+    rmw: str  # the arith.atomic_rmw kind
+    combine: str | None  # the element-wise op giving the new contents from old and value; None: the value
+    llvm_int: str  # LLVM's atomicrmw operation for integers (floats loop on compare-exchange with `combine`)
+
+    def numpy(self, old, value):
+        return value if self.combine is None else BINARY[self.combine].numpy(old, value)
+
+
+ATOMIC_KINDS = {  # user kind -> {dtype kind: Atomic}
+    "add": {"f": Atomic("addf", "arith.addf", "add"), "i": Atomic("addi", "arith.addi", "add")},
+    "max": {"f": Atomic("maximumf", "arith.maximumf", "max"), "i": Atomic("maxs", "arith.maxsi", "max")},
+    "min": {"f": Atomic("minimumf", "arith.minimumf", "min"), "i": Atomic("mins", "arith.minsi", "min")},
+    "and": {"i": Atomic("andi", "arith.andi", "and")},
+    "or": {"i": Atomic("ori", "arith.ori", "or")},
+    "xchg": {k: Atomic("assign", None, "xchg") for k in "fi"},
+}
+ATOMIC_DTYPES = ("f32", "i32", "i64")
