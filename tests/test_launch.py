@@ -662,7 +662,8 @@ def test_negative_zero_constexpr_is_its_own_kernel(traces):
 
 
 @pytest.mark.parametrize("value, type_name", [({"a": 1}, "dict"), ({1, 2}, "set"), (np.zeros(2), "ndarray"),
-                                              (object(), "object"), ((1, [2, {3}]), "set")], ids=repr)
+                                              (object(), "object"), ((1, [2, {3}]), "set")],
+                         ids=["dict", "set", "ndarray", "object", "nested-set"])  # stable ids: xdist compares them
 def test_constexpr_of_an_unsupported_type(xy, value, type_name):
     x, y = xy
     expect_launch_error(f"constexpr 'PAD' is a {type_name}; constexprs must be int, float, bool, str, None, an "
