@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from conftest import rand
 from spirv_tools import cpu_queue
+from test_passes import gemm
 
 import xetile_jit as xetile
 from xetile_jit.backend import ocloc
@@ -13,21 +14,6 @@ from xetile_jit.backend.pipeline import lower
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.xetile_ops import ConvertLayoutOp
-
-
-@xetile.kernel
-def gemm(a, b, c, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr, LA: xetile.constexpr,
-         LB: xetile.constexpr):
-    m = xetile.program_id(0) * BM
-    n = xetile.program_id(1) * BN
-    ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)
-    tb = xetile.init_tile(b, [0, n], [BK, BN], layout=LB)
-    acc = xetile.zeros([BM, BN], xetile.float32)
-    for k in range(0, K, BK):
-        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
-        ta = xetile.update_tile_offset(ta, [0, BK])
-        tb = xetile.update_tile_offset(tb, [BK, 0])
-    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
 
 
 SMALL = dict(BM=64, BN=64, BK=32, sg_layout=[2, 2], sg_data=[32, 32])
@@ -50,7 +36,7 @@ def block_loads(llir: str) -> list[str]:
 
 def test_default_completion_loads_dpas_blocks(rng):
     a, b, c, k = small_args(rng)
-    compiled = gemm.warmup(a, b, c, k, **SMALL, **layouts(), target="cpu")
+    compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="cpu")
     loads = block_loads(compiled.asm["llir"])
     # per subgroup and K step: A 32x32 in 8x16 blocks (8), B 32x32 in 16x16 DPAS B blocks (4)
     assert sorted(set(loads)) == ["d16_1x16x16nn", "d16_1x16x8nn"]
@@ -62,15 +48,16 @@ def test_user_inst_data_is_honoured_and_converted_in_registers(rng):
     DPAS's [8, 16] follows in the XeTile IR and costs no shared local memory; the numbers do not change."""
     a, b, c, k = small_args(rng)
     kwargs = dict(**SMALL, **layouts(inst_a=[16, 16], inst_b=[16, 16]))
-    compiled = gemm.warmup(a, b, c, k, **kwargs, target="cpu")
+    compiled = gemm.warmup(a, b, c, 128, 128, k, **kwargs, target="cpu")
     assert block_loads(compiled.asm["llir"]).count("d16_1x16x16nn") == 4 + 4
     assert "xe_block2d_load_d16_1x16x8nn" not in compiled.asm["llir"]
     assert "memref.alloc" not in compiled.asm["xegpu-sg"] and "gpu.barrier" not in compiled.asm["xegpu-sg"]
-    func = lower(gemm.warmup(a, b, c, k, **kwargs, target="numpy").func, "xetile-layouts")["xetile-layouts"]
+    traced = gemm.warmup(a, b, c, 128, 128, k, **kwargs, target="numpy").func
+    func = lower(traced, "xetile-layouts")["xetile-layouts"]
     (convert,) = [op for op in walk(func.body) if isinstance(op, ConvertLayoutOp)]
     assert convert.operands[0].layout.inst_data == (16, 16) and convert.result.layout.inst_data == (8, 16)
     assert "inst_data = [16, 16]" in print_func(func)
-    gemm[(2, 2)](a, b, c, k, **kwargs, device=cpu_queue())
+    gemm[(2, 2)](a, b, c, 128, 128, k, **kwargs, device=cpu_queue())
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 
 
@@ -85,9 +72,9 @@ def test_illegal_inst_data_names_the_rule(rng, inst, detail):
     la = xetile.Layout([2, 1], [64, 64], inst_data=inst)
     with pytest.raises(xetile.CompilationError, match=re.escape(f"{detail} [inst_data fits the target's "
                                                                 "instruction blocks]")) as info:
-        gemm.warmup(a, b, np.zeros((128, 128), np.float32), 64, BM=128, BN=64, BK=64, LA=la, LB=None,
+        gemm.warmup(a, b, np.zeros((128, 128), np.float32), 128, 128, 64, BM=128, BN=64, BK=64, LA=la, LB=None,
                     sg_layout=[2, 1], sg_data=[64, 64], target="cpu")
-    assert "ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)" in str(info.value)
+    assert "ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)" in str(info.value)  # test_passes.gemm
 
 
 def test_lane_fields_other_than_the_targets_are_rejected(rng):
@@ -95,8 +82,9 @@ def test_lane_fields_other_than_the_targets_are_rejected(rng):
     with pytest.raises(xetile.CompilationError, match=re.escape(
             "lane_layout [4, 4] with lane_data [1, 4] is not how target cpu distributes a 8x16 block (lane_layout "
             "[1, 16], lane_data [1, 1]) [lane_layout and lane_data are the target's distribution of inst_data]")):
-        gemm.warmup(a, b, c, k, **SMALL, **layouts(lane_layout=[4, 4], lane_data=[1, 4]), target="cpu")
-    compiled = gemm.warmup(a, b, c, k, **SMALL, **layouts(lane_layout=[1, 16], lane_data=[1, 1]), target="cpu")
+        gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(lane_layout=[4, 4], lane_data=[1, 4]), target="cpu")
+    compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(lane_layout=[1, 16], lane_data=[1, 1]),
+                           target="cpu")
     assert "inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]" in compiled.asm["xegpu"]
 
 
@@ -110,7 +98,7 @@ def test_pvc_isa_follows_inst_data():
     counts = {}
     for inst in ([8, 16], [16, 16]):
         la = xetile.Layout([8, 4], [32, 32], inst_data=inst)
-        isa = gemm.warmup(a, b, c, 512, LA=la, LB=lb, **base).asm["isa"]
+        isa = gemm.warmup(a, b, c, 512, 512, 512, LA=la, LB=lb, **base).asm["isa"]
         loads = [line for line in isa.splitlines() if "load_block2d" in line]
         counts[tuple(inst)] = len(loads)
         assert isa.count("dpas.8x8 (16|M0)") == 32 and "calla" not in isa and "scratch" not in isa

@@ -13,11 +13,12 @@ from xetile_jit.ir.printer import print_func
 
 @xetile.kernel
 def gemm(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr,
-         B_ORDER: xetile.constexpr):
+         B_ORDER: xetile.constexpr = None, LA: xetile.constexpr = None, LB: xetile.constexpr = None):
+    """The tutorial GEMM; LA and LB are optional layouts of the A and B tiles."""
     m = xetile.program_id(0) * BM
     n = xetile.program_id(1) * BN
-    ta = xetile.init_tile(a, [m, 0], [BM, BK])
-    tb = xetile.init_tile(b, [0, n], [BK, BN], order=B_ORDER)
+    ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)
+    tb = xetile.init_tile(b, [0, n], [BK, BN], order=B_ORDER, layout=LB)
     acc = xetile.zeros([BM, BN], xetile.float32)
     for k in range(0, K, BK):
         acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)

@@ -7,24 +7,10 @@ import numpy as np
 import pytest
 from spirv_tools import cpu_queue
 
-import xetile_jit as xetile
+from test_passes import gemm
 from xetile_jit.backend import targets
 from xetile_jit.backend.targets import BlockIO, Target, dpas_shapes, get_target
 from xetile_jit.errors import LaunchError
-
-
-@xetile.kernel
-def gemm(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr):
-    m = xetile.program_id(0) * BM
-    n = xetile.program_id(1) * BN
-    ta = xetile.init_tile(a, [m, 0], [BM, BK])
-    tb = xetile.init_tile(b, [0, n], [BK, BN])
-    acc = xetile.zeros([BM, BN], xetile.float32)
-    for k in range(0, K, BK):
-        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
-        ta = xetile.update_tile_offset(ta, [0, BK])
-        tb = xetile.update_tile_offset(tb, [BK, 0])
-    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
 
 
 def block_messages(llir: str, kind: str) -> set[str]:

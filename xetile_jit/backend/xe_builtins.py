@@ -14,8 +14,9 @@ Every target calls the same function names with the same LLVM signatures and per
 API: a key names what the lowering needs (`Dpas(a, b, m)`, `BlockLoad(bits, rows, cols, blocks, vnni,
 transpose)`, `BlockStore(bits, rows, cols)`, `BlockPrefetch(bits, rows, cols, blocks)`); the tables `DPAS_TABLE`
 (per sub-group size) and `BLOCK2D_TABLE` map the supported keys to their descriptions (`DpasBuiltin`,
-`Block2DBuiltin`: name, kind, shape, layout, LLVM signature, vISA text); `describe(target, key)` gives the row (a key must
-also fit the Target's `BlockIO` limits: `block_rule` names the one it breaks) and `builtin(module, target, key)` the
+`Block2DBuiltin`: name, kind, shape, layout, LLVM signature, vISA text); `describe(target, key)` gives the row
+(a key must also fit the Target's `BlockIO` limits: `block_rule` names the one it breaks) and
+`builtin(module, target, key)` the
 function, declared or defined once per module; `target.builtins` says which way. tf32 is not in the table: this
 IGC's tf32 builtin has an early signature whose A layout is undocumented.
 

@@ -1,5 +1,5 @@
-"""Verifier driver: every op's declared memory effects (ir/effects.py), its own rules (`Operation.verify`), the layout rules on every value it produces,
-then the kernel-wide rule that all layouts agree on the number of subgroups."""
+"""Verifier driver: every op's declared memory effects (ir/effects.py), its own rules (`Operation.verify`), the
+layout rules on every value it produces, then the kernel-wide rule that all layouts agree on the number of subgroups."""
 from __future__ import annotations
 
 from .core import FuncOp, Operation, walk
