@@ -8,9 +8,9 @@ never seen: stores and atomics write only each block's `valid` part, reductions 
 identity, and DPAS with zeros along K. Values that must agree (loop-carried, element-wise operands) share one
 layout and so one cut. A transposed load reads descriptor block (j, i) into value block (i, j). Every block
 gets the lane fields of the target's distribution (Target.lane_fields). DPAS runs on [M, K] x [K, N] blocks
-of the target's shape, accumulating over the K blocks; a reduction reduces each block and folds the partial results element-wise. Where an op
-needs other blocks than its operand has (DPAS A and B, transposes, stores), the operand is regrouped with
-vector.insert/extract_strided_slice.
+of the target's shape, accumulating over the K blocks; a reduction reduces each block and folds the partial
+results element-wise. Where an op needs other blocks than its operand has (DPAS A and B, transposes, stores,
+a convert_layout within a subgroup), the operand is regrouped with vector.insert/extract_strided_slice.
 """
 from __future__ import annotations
 
