@@ -127,6 +127,6 @@ def test_column_major_tile_becomes_a_transposed_descriptor(rng):
            "memref<?x?xf16, strided<[?, 1]>>" in text
     load_b = [line for line in text.splitlines() if "transpose = [1, 0]" in line]
     assert len(load_b) == 1 and "-> vector<16x32xf16>" in load_b[0]
-    assert "!xegpu.tensor_desc<32x16xf16, #xegpu.layout<sg_layout = [2, 2], sg_data = [16, 16], inst_data = [16, 16], " \
-           "order = [0, 1]>>" in load_b[0]
+    assert ("!xegpu.tensor_desc<32x16xf16, #xegpu.layout<sg_layout = [2, 2], sg_data = [16, 16], "
+            "inst_data = [16, 16], order = [0, 1]>>") in load_b[0]
     assert "xegpu.dpas" in text and "xetile." not in text

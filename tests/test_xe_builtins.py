@@ -97,11 +97,12 @@ def test_table_names_are_the_builtins_igc_defines():
     reads = _names("igc12504_blockread_names.txt")
     assert {d.igc_name for d in xb.BLOCK2D_TABLE.values() if d.igc_name} == reads
     # the verified rows of reference §1.2
-    assert xb.describe(get_target("xe-hpc"), xb.Dpas("f16")).name == "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_sDv8_iDv8_f"
-    assert xb.describe(get_target("xe-hpc"), xb.Dpas("i8")).name == "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_sDv8_iS0_"
-    assert xb.describe(get_target("xe-hpc"), xb.Dpas("ui8")).name == "_Z36intel_sub_group_u8_u8_matrix_mad_k32Dv8_tDv8_jDv8_i"
-    assert xb.describe(get_target("xe-hpg"), xb.Dpas("bf16")).name == "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f"
-    assert xb.describe(get_target("xe-hpc"), xb.Dpas("f16", m=1)).name == "_Z38intel_sub_group_f16_f16_matrix_mad_k16sDv8_if"
+    hpc, hpg = get_target("xe-hpc"), get_target("xe-hpg")
+    assert xb.describe(hpc, xb.Dpas("f16")).name == "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_sDv8_iDv8_f"
+    assert xb.describe(hpc, xb.Dpas("i8")).name == "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_sDv8_iS0_"
+    assert xb.describe(hpc, xb.Dpas("ui8")).name == "_Z36intel_sub_group_u8_u8_matrix_mad_k32Dv8_tDv8_jDv8_i"
+    assert xb.describe(hpg, xb.Dpas("bf16")).name == "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_iS_Dv8_f"
+    assert xb.describe(hpc, xb.Dpas("f16", m=1)).name == "_Z38intel_sub_group_f16_f16_matrix_mad_k16sDv8_if"
 
 
 def test_builtin_api_per_target():

@@ -97,8 +97,8 @@ class LayoutCompletion:
                 lane_layout, lane_data):
             given = f"{format_list(layout.lane_layout)} with lane_data {format_list(layout.lane_data or (1, 1))}"
             raise group.owner.error(
-                f"lane_layout {given} is not how target {self.target.name} distributes a {inst[0]}x{inst[1]} block (lane_layout "
-                f"{format_list(lane_layout)}, lane_data {format_list(lane_data)})", LANE_RULE)
+                f"lane_layout {given} is not how target {self.target.name} distributes a {inst[0]}x{inst[1]} block "
+                f"(lane_layout {format_list(lane_layout)}, lane_data {format_list(lane_data)})", LANE_RULE)
         for v in group.values:
             if isinstance(v.type, TileType):
                 v.type = dataclasses.replace(v.type, layout=dataclasses.replace(layout, inst_data=inst))
