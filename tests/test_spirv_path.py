@@ -1,6 +1,9 @@
 """Differential tests: the same kernels through the numpy interpreter and as SPIR-V on opencl:cpu (the exact
 GPU code path with emulated Xe builtins), compared; every module passes spirv-val."""
 import copy
+import os
+import subprocess
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -179,3 +182,64 @@ def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched):
         expected = np.zeros((8, 64), dtype)
         expected[:, col:col + 32] = (x[:, col:col + 32].astype(np.float32) + 1).astype(dtype)
         assert_close(y, expected)
+
+
+@xetile.kernel
+def far_tile(x, y, out, row, col, UPDATE: xetile.constexpr):
+    """Reads x and writes y at (row, col), reached by init_tile or (UPDATE) by an offset update from (0, 0)."""
+    if UPDATE:
+        tx = xetile.update_tile_offset(xetile.init_tile(x, [0, 0], [8, 16]), [row, col])
+        ty = xetile.update_tile_offset(xetile.init_tile(y, [0, 0], [8, 16]), [row, col])
+    else:
+        tx, ty = xetile.init_tile(x, [row, col], [8, 16]), xetile.init_tile(y, [row, col], [8, 16])
+    v = xetile.load_tile(tx, padding=5)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), v)
+    xetile.store_tile(ty, v + 1)
+
+
+def check_far_tile(dtype, row: int, col: int, update: bool) -> None:
+    """far_tile at (row, col) on the device equals the interpreter; a tile wholly outside reads padding only and
+    leaves y untouched."""
+    rng = np.random.default_rng(0)
+    x, y = rand(rng, (16, 32), dtype), rand(rng, (16, 32), dtype)
+    args = [x, y, np.zeros((8, 16), dtype), np.int64(row), np.int64(col)]
+    reference, device = run_both(far_tile, args, dict(UPDATE=update), (1,))
+    for got, want in zip(device, reference):
+        np.testing.assert_array_equal(got, want)
+    if not (-8 < row < 16 and -16 < col < 32):
+        np.testing.assert_array_equal(device[1], y)
+        np.testing.assert_array_equal(device[2], np.full((8, 16), 5, dtype))
+
+
+def check_far_tiles(cases) -> None:
+    """check_far_tile for each (dtype name, row, col, update); the case is printed first, so a crash names it."""
+    for dtype, row, col, update in cases:
+        print("far_tile", dtype, row, col, update, flush=True)
+        check_far_tile(np.dtype(dtype), row, col, update)
+
+
+def run_isolated(cases) -> None:
+    """check_far_tiles in a subprocess: a crash (the bugs of issue 8 were SIGSEGVs) fails the test, not pytest."""
+    tests = os.path.dirname(__file__)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(tests), tests]))
+    code = f"import test_spirv_path as t; t.check_far_tiles({cases!r})"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tests, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-300:]}\n{done.stderr[-2000:]}"
+
+
+FAR = [2**32, 2**62, -2**32, 2**31 - 1, -1, -2**63]
+
+
+def test_offsets_beyond_i32():
+    """Issue 8: i64 offsets were truncated to i32, so 2**32 read and wrote real data (the index-width rule,
+    to_llvm_xegpu.py); rows and columns, f32 (block messages) and f16 (odd columns: the element path), set by
+    init_tile and by an offset update."""
+    run_isolated([(dtype, *where, update) for dtype in ("float32", "float16") for update in (False, True)
+                  for where in [(0, f) for f in FAR] + [(f, 0) for f in FAR]])
+
+
+def test_far_column_does_not_crash():
+    """Issue 8: the emulated block message's column check (col + 1) * size <= width overflowed i32 and the
+    emulation read far outside the array (SIGSEGV)."""
+    run_isolated([("float32", 0, 2**29, False), ("float32", 0, 2**31 - 16, False), ("float16", 0, 2**30, False)])
