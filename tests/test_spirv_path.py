@@ -243,3 +243,19 @@ def test_far_column_does_not_crash():
     """Issue 8: the emulated block message's column check (col + 1) * size <= width overflowed i32 and the
     emulation read far outside the array (SIGSEGV)."""
     run_isolated([("float32", 0, 2**29, False), ("float32", 0, 2**31 - 16, False), ("float16", 0, 2**30, False)])
+
+
+@xetile.kernel
+def bytes_at(x, out, col):
+    v = xetile.load_tile(xetile.init_tile(x, [0, col], [1, 64]), padding=7)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 64]), v)
+
+
+def test_columns_past_2_31():
+    """Issue 8: data past column 2**31 of a big array read as padding. A 2 GB uint8 row (the smallest array
+    with such columns; about 5 s) read across column 2**31 by the element path (too wide for block messages)."""
+    x = np.zeros((1, 2**31 + 32), np.uint8)
+    x[0, 2**31:] = np.arange(1, 33)
+    out = np.zeros((1, 64), np.uint8)
+    bytes_at[(1,)](x, out, 2**31 - 16, device=DEVICE)
+    np.testing.assert_array_equal(out[0], np.concatenate([np.zeros(16), np.arange(1, 33), np.full(16, 7)]))
