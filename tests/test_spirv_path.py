@@ -218,31 +218,36 @@ def check_far_tiles(cases) -> None:
         check_far_tile(np.dtype(dtype), row, col, update)
 
 
-def run_isolated(cases) -> None:
-    """check_far_tiles in a subprocess: a crash (the bugs of issue 8 were SIGSEGVs) fails the test, not pytest."""
+def run_isolated(call: str) -> None:
+    """`call` (a call of this module's functions) in a subprocess: a crash (the bugs of issue 8 were SIGSEGVs)
+    or a hang fails the test, not pytest."""
     tests = os.path.dirname(__file__)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(tests), tests]))
-    code = f"import test_spirv_path as t; t.check_far_tiles({cases!r})"
-    done = subprocess.run([sys.executable, "-c", code], cwd=tests, env=env, capture_output=True, text=True,
-                          timeout=600)
+    try:
+        done = subprocess.run([sys.executable, "-c", f"import test_spirv_path as t; t.{call}"], cwd=tests, env=env,
+                              capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired as hung:
+        raise AssertionError(f"{call[:80]} did not finish in {hung.timeout} s:\n{hung.stdout}") from None
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-300:]}\n{done.stderr[-2000:]}"
 
 
 FAR = [2**32, 2**62, -2**32, 2**31 - 1, -1, -2**63]
+FAR_CASES = [(dtype, *where, update) for dtype in ("float32", "float16") for update in (False, True)
+             for where in [(0, f) for f in FAR] + [(f, 0) for f in FAR]]
+FAR_COLUMNS = [("float32", 0, 2**29, False), ("float32", 0, 2**31 - 16, False), ("float16", 0, 2**30, False)]
 
 
 def test_offsets_beyond_i32():
     """Issue 8: i64 offsets were truncated to i32, so 2**32 read and wrote real data (the index-width rule,
     to_llvm_xegpu.py); rows and columns, f32 (block messages) and f16 (odd columns: the element path), set by
     init_tile and by an offset update."""
-    run_isolated([(dtype, *where, update) for dtype in ("float32", "float16") for update in (False, True)
-                  for where in [(0, f) for f in FAR] + [(f, 0) for f in FAR]])
+    run_isolated("check_far_tiles(t.FAR_CASES)")
 
 
 def test_far_column_does_not_crash():
     """Issue 8: the emulated block message's column check (col + 1) * size <= width overflowed i32 and the
     emulation read far outside the array (SIGSEGV)."""
-    run_isolated([("float32", 0, 2**29, False), ("float32", 0, 2**31 - 16, False), ("float16", 0, 2**30, False)])
+    run_isolated("check_far_tiles(t.FAR_COLUMNS)")
 
 
 @xetile.kernel
@@ -259,3 +264,32 @@ def test_columns_past_2_31():
     out = np.zeros((1, 64), np.uint8)
     bytes_at[(1,)](x, out, 2**31 - 16, device=DEVICE)
     np.testing.assert_array_equal(out[0], np.concatenate([np.zeros(16), np.arange(1, 33), np.full(16, 7)]))
+
+
+@xetile.kernel
+def count_steps(out, lo, hi, step):
+    n = 0
+    total = 0
+    for i in range(lo, hi, step):
+        n = n + 1
+        total = total + i
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), xetile.zeros([1, 16], xetile.int32) + n * 1000 + total)
+
+
+def check_loop_steps(device: str) -> None:
+    """count_steps on `device` for runtime steps of either sign and 0 (the loop rule, ForOp: Python's range,
+    zero iterations for a step of 0), and near the ends of i32, where iv + step would wrap."""
+    cases = [(0, 10, 3), (10, 0, -3), (10, 0, -1), (0, 10, -1), (0, 10, 0), (5, 5, 1),
+             (2**31 - 10, 2**31 - 1, 8), (-2**31 + 9, -2**31, -4)]
+    for lo, hi, step in cases:
+        out = np.zeros((1, 16), np.int32)
+        count_steps[(1,)](out, lo, hi, step, device=device)
+        steps = range(lo, hi, step) if step else range(0)
+        expected = np.int64(len(steps) * 1000 + sum(steps)).astype(np.int32)  # wraps like the kernel's i32
+        assert (out == expected).all(), f"range({lo}, {hi}, {step}) on {device}: {out[0, 0]}, not {expected}"
+
+
+@pytest.mark.parametrize("device", ["numpy", DEVICE])
+def test_runtime_loop_steps(device):
+    """Issue 8: a runtime step of 0 hung the device (the interpreter raised), a step of -1 ran 2**31 times."""
+    run_isolated(f"check_loop_steps({device!r})")

@@ -211,3 +211,24 @@ def test_while_on_constexpr_runs_at_trace_time():
     out = np.zeros((1, 1), np.int32)
     while_constexpr[(1,)](out, N=6)
     assert out[0, 0] == 15
+
+
+@xetile.kernel
+def countdown(out, STEP: xetile.constexpr):
+    """A loop with a constant step: negative steps count down like Python's range."""
+    n = 0
+    for i in range(10, 0, STEP):
+        n = n * 10 + i
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), xetile.zeros([1, 16], xetile.int64) + n)
+
+
+def test_constant_negative_step_counts_down():
+    """The loop rule (ForOp): range(10, 0, -3) runs i = 10, 7, 4, 1, on every device (was rejected)."""
+    out = np.zeros((1, 16), np.int64)
+    countdown[(1,)](out, STEP=-3)
+    assert (out == 10741).all()
+
+
+def test_constant_zero_step_is_rejected():
+    with pytest.raises(xetile.CompilationError, match=r"test_tracing.py:\d+: range step must not be zero"):
+        countdown[(1,)](np.zeros((1, 16), np.int64), STEP=0)
