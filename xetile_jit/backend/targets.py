@@ -30,6 +30,8 @@ class Target:
     max_store_rows: int = 8
     slm_bytes: int = 128 * 1024
     grf_count: int = 128
+    large_grf_count: int = 256
+    grf_bytes: int = 64
     dpas_build_options: str = ""  # driver options for kernels that use DPAS
 
     def dpas_shape(self, dtype) -> tuple[int, int, int]:
