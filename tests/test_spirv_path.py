@@ -293,3 +293,28 @@ def check_loop_steps(device: str) -> None:
 def test_runtime_loop_steps(device):
     """Issue 8: a runtime step of 0 hung the device (the interpreter raised), a step of -1 ran 2**31 times."""
     run_isolated(f"check_loop_steps({device!r})")
+
+
+@xetile.kernel
+def mma_at(a, b, c, k0):
+    tb = xetile.init_tile(b, [k0, 0], [32, 16])
+    v = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [16, 32])), xetile.load_tile(tb))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [16, 16]), v)
+
+
+def check_column_major_b_at(k0: int) -> None:
+    """mma_at with a column-major f16 B (read by paired d32 transposed messages) starting at row k0, on the
+    device as in the interpreter."""
+    rng = np.random.default_rng(0)
+    a = rand(rng, (16, 32), np.float16)
+    b = np.asfortranarray(rand(rng, (32, 16), np.float16))
+    reference, device = run_both(mma_at, [a, b, np.zeros((16, 16), np.float32), k0], {}, (1,))
+    assert reference[2].any()
+    np.testing.assert_array_equal(device[2], reference[2])
+
+
+@pytest.mark.parametrize("k0", [-8, -2])
+def test_transposed_pairs_at_negative_offsets(k0):
+    """The paired transpose halved the column with a logical shift: at a negative (even) column the block read
+    2**31 - 4 dwords away, all zeros or, with the old column check, out of the array (SIGSEGV)."""
+    run_isolated(f"check_column_major_b_at({k0})")
