@@ -5,8 +5,9 @@ rule:
 * the register budget: a value one subgroup holds (a vector of the subgroup-level IR, i.e. after layout
   propagation and wg-to-sg have fixed its sg_data, before blocking unrolls it) may take at most
   REGISTER_FACTOR times the target's large register file (256 GRF x 64 B = 16 KiB on xe-hpc: 64 KiB, a
-  128x128 f32 tile). The tutorial GEMM holds 8 KiB per value (a 32x64 f32 accumulator), the largest test tiles
-  16 KiB (64x64 f32). The error names the op's source line.
+  128x128 f32 tile). The tutorial GEMM holds 8 KiB per value (a 32x64 f32 accumulator), test_spirv_gemm's
+  4x4 layout 16 KiB (64x64 f32), the softmax tutorial 64 KiB (16 rows of 1024 f32), just within. The error
+  names the op's source line. The numpy interpreter generates no code and takes any tile.
 * the code cap: the LLVM IR of a kernel has at most MAX_LLVM_INSTRUCTIONS instructions (the tutorial GEMM has
   about 9,100).
 """
