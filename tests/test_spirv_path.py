@@ -1,6 +1,9 @@
 """Differential tests: the same kernels through the numpy interpreter and as SPIR-V on opencl:cpu (the exact
 GPU code path with emulated Xe builtins), compared; every module passes spirv-val."""
 import copy
+import os
+import subprocess
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -179,3 +182,139 @@ def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched):
         expected = np.zeros((8, 64), dtype)
         expected[:, col:col + 32] = (x[:, col:col + 32].astype(np.float32) + 1).astype(dtype)
         assert_close(y, expected)
+
+
+@xetile.kernel
+def far_tile(x, y, out, row, col, UPDATE: xetile.constexpr):
+    """Reads x and writes y at (row, col), reached by init_tile or (UPDATE) by an offset update from (0, 0)."""
+    if UPDATE:
+        tx = xetile.update_tile_offset(xetile.init_tile(x, [0, 0], [8, 16]), [row, col])
+        ty = xetile.update_tile_offset(xetile.init_tile(y, [0, 0], [8, 16]), [row, col])
+    else:
+        tx, ty = xetile.init_tile(x, [row, col], [8, 16]), xetile.init_tile(y, [row, col], [8, 16])
+    v = xetile.load_tile(tx, padding=5)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), v)
+    xetile.store_tile(ty, v + 1)
+
+
+def check_far_tile(dtype, row: int, col: int, update: bool) -> None:
+    """far_tile at (row, col) on the device equals the interpreter; a tile wholly outside reads padding only and
+    leaves y untouched."""
+    rng = np.random.default_rng(0)
+    x, y = rand(rng, (16, 32), dtype), rand(rng, (16, 32), dtype)
+    args = [x, y, np.zeros((8, 16), dtype), np.int64(row), np.int64(col)]
+    reference, device = run_both(far_tile, args, dict(UPDATE=update), (1,))
+    for got, want in zip(device, reference):
+        np.testing.assert_array_equal(got, want)
+    if not (-8 < row < 16 and -16 < col < 32):
+        np.testing.assert_array_equal(device[1], y)
+        np.testing.assert_array_equal(device[2], np.full((8, 16), 5, dtype))
+
+
+def check_far_tiles(cases) -> None:
+    """check_far_tile for each (dtype name, row, col, update); the case is printed first, so a crash names it."""
+    for dtype, row, col, update in cases:
+        print("far_tile", dtype, row, col, update, flush=True)
+        check_far_tile(np.dtype(dtype), row, col, update)
+
+
+def run_isolated(call: str) -> None:
+    """`call` (a call of this module's functions) in a subprocess: a crash (the bugs of issue 8 were SIGSEGVs)
+    or a hang fails the test, not pytest."""
+    tests = os.path.dirname(__file__)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(tests), tests]))
+    try:
+        done = subprocess.run([sys.executable, "-c", f"import test_spirv_path as t; t.{call}"], cwd=tests, env=env,
+                              capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired as hung:
+        raise AssertionError(f"{call[:80]} did not finish in {hung.timeout} s:\n{hung.stdout}") from None
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout[-300:]}\n{done.stderr[-2000:]}"
+
+
+FAR = [2**32, 2**62, -2**32, 2**31 - 1, -1, -2**63]
+FAR_CASES = [(dtype, *where, update) for dtype in ("float32", "float16") for update in (False, True)
+             for where in [(0, f) for f in FAR] + [(f, 0) for f in FAR]]
+FAR_COLUMNS = [("float32", 0, 2**29, False), ("float32", 0, 2**31 - 16, False), ("float16", 0, 2**30, False)]
+
+
+def test_offsets_beyond_i32():
+    """Issue 8: i64 offsets were truncated to i32, so 2**32 read and wrote real data (the index-width rule,
+    to_llvm_xegpu.py); rows and columns, f32 (block messages) and f16 (odd columns: the element path), set by
+    init_tile and by an offset update."""
+    run_isolated("check_far_tiles(t.FAR_CASES)")
+
+
+def test_far_column_does_not_crash():
+    """Issue 8: the emulated block message's column check (col + 1) * size <= width overflowed i32 and the
+    emulation read far outside the array (SIGSEGV)."""
+    run_isolated("check_far_tiles(t.FAR_COLUMNS)")
+
+
+@xetile.kernel
+def bytes_at(x, out, col):
+    v = xetile.load_tile(xetile.init_tile(x, [0, col], [1, 64]), padding=7)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 64]), v)
+
+
+def test_columns_past_2_31():
+    """Issue 8: data past column 2**31 of a big array read as padding. A 2 GB uint8 row (the smallest array
+    with such columns; about 5 s) read across column 2**31 by the element path (too wide for block messages)."""
+    x = np.zeros((1, 2**31 + 32), np.uint8)
+    x[0, 2**31:] = np.arange(1, 33)
+    out = np.zeros((1, 64), np.uint8)
+    bytes_at[(1,)](x, out, 2**31 - 16, device=DEVICE)
+    np.testing.assert_array_equal(out[0], np.concatenate([np.zeros(16), np.arange(1, 33), np.full(16, 7)]))
+
+
+@xetile.kernel
+def count_steps(out, lo, hi, step):
+    n = 0
+    total = 0
+    for i in range(lo, hi, step):
+        n = n + 1
+        total = total + i
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), xetile.zeros([1, 16], xetile.int32) + n * 1000 + total)
+
+
+def check_loop_steps(device: str) -> None:
+    """count_steps on `device` for runtime steps of either sign and 0 (the loop rule, ForOp: Python's range,
+    zero iterations for a step of 0), and near the ends of i32, where iv + step would wrap."""
+    cases = [(0, 10, 3), (10, 0, -3), (10, 0, -1), (0, 10, -1), (0, 10, 0), (5, 5, 1),
+             (2**31 - 10, 2**31 - 1, 8), (-2**31 + 9, -2**31, -4)]
+    for lo, hi, step in cases:
+        out = np.zeros((1, 16), np.int32)
+        count_steps[(1,)](out, lo, hi, step, device=device)
+        steps = range(lo, hi, step) if step else range(0)
+        expected = np.int64(len(steps) * 1000 + sum(steps)).astype(np.int32)  # wraps like the kernel's i32
+        assert (out == expected).all(), f"range({lo}, {hi}, {step}) on {device}: {out[0, 0]}, not {expected}"
+
+
+@pytest.mark.parametrize("device", ["numpy", DEVICE])
+def test_runtime_loop_steps(device):
+    """Issue 8: a runtime step of 0 hung the device (the interpreter raised), a step of -1 ran 2**31 times."""
+    run_isolated(f"check_loop_steps({device!r})")
+
+
+@xetile.kernel
+def mma_at(a, b, c, k0):
+    tb = xetile.init_tile(b, [k0, 0], [32, 16])
+    v = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [16, 32])), xetile.load_tile(tb))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [16, 16]), v)
+
+
+def check_column_major_b_at(k0: int) -> None:
+    """mma_at with a column-major f16 B (read by paired d32 transposed messages) starting at row k0, on the
+    device as in the interpreter."""
+    rng = np.random.default_rng(0)
+    a = rand(rng, (16, 32), np.float16)
+    b = np.asfortranarray(rand(rng, (32, 16), np.float16))
+    reference, device = run_both(mma_at, [a, b, np.zeros((16, 16), np.float32), k0], {}, (1,))
+    assert reference[2].any()
+    np.testing.assert_array_equal(device[2], reference[2])
+
+
+@pytest.mark.parametrize("k0", [-8, -2])
+def test_transposed_pairs_at_negative_offsets(k0):
+    """The paired transpose halved the column with a logical shift: at a negative (even) column the block read
+    2**31 - 4 dwords away, all zeros or, with the old column check, out of the array (SIGSEGV)."""
+    run_isolated(f"check_column_major_b_at({k0})")

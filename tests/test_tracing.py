@@ -265,3 +265,24 @@ def test_numpy_integer_globals_as_tile_shapes_and_offsets(rng):
     x, out = rand(rng, (4, 4), np.float32), np.zeros((2, 4), np.float32)
     numpy_int_shapes[(1,)](x, out)
     assert_close(out, x[2:])
+
+
+@xetile.kernel
+def countdown(out, STEP: xetile.constexpr):
+    """A loop with a constant step: negative steps count down like Python's range."""
+    n = 0
+    for i in range(10, 0, STEP):
+        n = n * 10 + i
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), xetile.zeros([1, 16], xetile.int64) + n)
+
+
+def test_constant_negative_step_counts_down():
+    """The loop rule (ForOp): range(10, 0, -3) runs i = 10, 7, 4, 1, on every device (was rejected)."""
+    out = np.zeros((1, 16), np.int64)
+    countdown[(1,)](out, STEP=-3)
+    assert (out == 10741).all()
+
+
+def test_constant_zero_step_is_rejected():
+    with pytest.raises(xetile.CompilationError, match=r"test_tracing.py:\d+: range step must not be zero"):
+        countdown[(1,)](np.zeros((1, 16), np.int64), STEP=0)

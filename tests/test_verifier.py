@@ -3,6 +3,7 @@ the kernel's file:line and the offending source line in the message, raised befo
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import ml_dtypes
@@ -11,6 +12,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, dtype_id, rand
+from xetile_jit.backend import code_budget
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
@@ -835,3 +837,37 @@ def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
 def test_xetile_function_argument_checks(rng, which, line, expected):
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     expect_error(k_bad_arg, (x, out, 3), dict(WHICH=which), expected, line)
+
+
+@xetile.kernel
+def square_copy(x, y, N: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [N, N]))  # one subgroup holds all of it
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [N, N]), v)
+
+
+def test_register_budget_rejects_huge_tiles(rng):
+    """Issue 8: a 4096x4096 f32 tile took 320 s and 8 GB to compile; now code generation rejects it at once, after
+    layout propagation, at its line (backend/code_budget.py). 128x128 f32, 64 KiB per subgroup, is just within.
+    The numpy interpreter generates no code and takes any tile."""
+    x, y = f32_arrays(rng, (8, 8), (8, 8))
+    source = "v = xetile.load_tile(xetile.init_tile(x, [0, 0], [N, N]))  # one subgroup holds all of it"
+    start = time.perf_counter()
+    with pytest.raises(xetile.CompilationError) as info:
+        square_copy.warmup(x, y, N=4096, target="cpu")
+    assert time.perf_counter() - start < 2
+    assert str(info.value) == (
+        f"{Path(__file__)}:{line_of(source)}: xegpu.load_nd: each subgroup holds a 4096x4096 f32 value (65536 KiB); "
+        "the register budget is 4 x target cpu's register file (256 GRF x 64 B) = 64 KiB per value. Use smaller "
+        "tiles or spread them over more subgroups (layout=xetile.Layout(sg_layout, sg_data))\n    " + source)
+    square_copy[(1,)](x, y, N=128)
+    np.testing.assert_array_equal(y, x)
+
+
+def test_code_cap(monkeypatch, tmp_path):
+    """The LLVM IR of a kernel is capped (backend/code_budget.py); here the cap is lowered to 50 instructions."""
+    monkeypatch.setattr(code_budget, "MAX_LLVM_INSTRUCTIONS", 50)
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))  # compile, do not take a cached module
+    x = np.zeros((8, 8), np.float32)
+    with pytest.raises(xetile.CompilationError, match=r"^kernel square_copy: its LLVM IR has \d+ instructions; the "
+                                                      r"code cap is 50\."):
+        square_copy.warmup(x, x, N=8, target="cpu")

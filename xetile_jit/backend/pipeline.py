@@ -14,6 +14,7 @@ from ..ir.core import FuncOp, walk
 from ..ir.core_ops import SlmAllocOp
 from ..ir.simt_ops import SimtDpasOp
 from . import ocloc
+from .code_budget import check_code_size, check_registers
 from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
@@ -49,6 +50,7 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
         verify(current)
         if name == "xegpu-sg":
             check_slm(current, chosen)
+            check_registers(current, chosen)
         results[name] = current
         if os.environ.get("XETILE_DUMP_IR") == "1":
             print(f"// -----// {name}: {func.sym_name} //----- //\n{print_func(current)}", file=sys.stderr)
@@ -75,6 +77,7 @@ def compile_spirv(func: FuncOp, target: Target) -> dict:
     stages = lower(func, target=target)
     simt = stages["xegpu-simt"]
     module = lower_to_llvm(simt, target)
+    check_code_size(module, func.sym_name)
     llir = str(module)
     if os.environ.get("XETILE_DUMP_IR") == "1":
         print(f"// -----// llvm: {func.sym_name} //----- //\n{llir}", file=sys.stderr)

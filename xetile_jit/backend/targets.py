@@ -90,12 +90,6 @@ class Target:
     def emulated(self) -> bool:
         return self.builtins == "emulated"
 
-    @property
-    def register_bytes(self) -> int:
-        """The register file of one subgroup (thread) in the mode kernels with DPAS build in."""
-        count = self.large_grf_count if self.dpas_build_options == LARGE_GRF else self.grf_count
-        return count * self.grf_bytes
-
     # ---- instruction blocks and lanes: the rules layout completion applies (XeGPU RFC blocking and
     # ---- "subgroup to work item distribution" rules); blocking and lane distribution read what it wrote
     @property

@@ -365,18 +365,31 @@ class LLVMLowering:
         return phis
 
     def lower_ForOp(self, op):
-        """header: phis of the iv and carried values, exit test; body: the region, then iv += step."""
+        """Python's range(lower, upper, step) for either sign of step, and no iteration for a step of 0 (the
+        loop rule, ForOp). header: phis of `more`, the iv and the carried values, exit test on `more`; body:
+        the region, then whether upper is more than one stride away, tested unsigned on the distance left:
+        the iv never steps past upper, so it cannot wrap around and loop again (or forever)."""
         b = self.builder
         lower, upper, step, *inits = self.operands(op)
+        dtype = op.operands[0].type.dtype
+        zero = ir.Constant(step.type, 0)
+        up, down = self.icmp(">", step, zero, dtype), self.icmp("<", step, zero, dtype)
+        enter = b.or_(b.and_(up, self.icmp("<", lower, upper, dtype)),
+                      b.and_(down, self.icmp(">", lower, upper, dtype)))
         header, body, end = (b.append_basic_block(f"for.{part}") for part in ("header", "body", "end"))
         entry = b.block
         b.branch(header)
         b.position_at_end(header)
+        more = b.phi(ir.IntType(1))
+        more.add_incoming(enter, entry)
         carried = self.phis(op.body.args, [([lower, *inits], entry)])
-        b.cbranch(self.icmp("<", carried[0], upper, op.operands[0].type.dtype), body, end)
+        b.cbranch(more, body, end)
         b.position_at_end(body)
         yielded = self.lower_block(op.body, carried)
-        for phi, value in zip(carried, [b.add(carried[0], step), *yielded]):
+        iv = carried[0]
+        left = b.select(up, b.sub(upper, iv), b.sub(iv, upper))
+        stride = b.select(up, step, b.sub(zero, step))
+        for phi, value in zip([more, *carried], [b.icmp_unsigned(">", left, stride), b.add(iv, step), *yielded]):
             phi.add_incoming(value, b.block)
         b.branch(header)
         b.position_at_end(end)

@@ -3,13 +3,21 @@
 block message fits (another block shape, a transposed read, shared local memory, bools) goes element by
 element: reads from addresses clamped into the array, keeping the padding outside it; writes only inside.
 
-A tensor descriptor is its coordinates, <x = column, y = row> as <2 x i32>; the surface the builtins read
+A tensor descriptor is its coordinates, <x = column, y = row> as <2 x i64>; the surface the builtins read
 (base address, width and pitch in bytes, height in rows) is that of the memref the descriptor was created
 on, known statically (ir/analysis.py) or, where a tile may come from several arrays, chosen by a third
 component, the array's index. Block messages are used only where the reference note's rules hold: a
 surface the launch checked (MemRefType.block_io) and, for 8/16-bit data, a start on a 4-byte boundary
 (checked here, with the element path as the other branch). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
 lane taking the rows of A from the lane that holds them (targets.py says why).
+
+The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
+element address and bounds check (the element path), so no offset or extent wraps. Block messages take i32
+coordinates: each is clamped into [-BLOCK_COORD_LIMIT, BLOCK_COORD_LIMIT] on its way to the message. A block
+message's surface is at most 2**24 bytes or rows (launch-checked, BLOCK_MAX_EXTENT), so a coordinate the clamp
+changes lies, like the clamped one, so far outside the surface that the whole block is: every element reads
+padding and every write is dropped either way. Inside the clamp, the emulation's and the padding's arithmetic
+cannot overflow i32 (block sizes are far below 2**30).
 """
 from __future__ import annotations
 
@@ -29,6 +37,7 @@ from .to_llvm import (I32, I64, LLVMLowering, MemRef, from_storage, literal, llv
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
+BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
 class XeGPULowering(LLVMLowering):
@@ -40,7 +49,7 @@ class XeGPULowering(LLVMLowering):
         arrays = [op.operands[0] for op in walk(func.body) if isinstance(op, G.CreateNdDescOp)]
         self.array_index = {array: i for i, array in enumerate(dict.fromkeys(arrays))}
         self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
-        self.coord_type = ir.VectorType(I32, 3 if self.chosen_at_run_time else 2)
+        self.coord_type = ir.VectorType(I64, 3 if self.chosen_at_run_time else 2)
 
     def value_type(self, t) -> ir.Type:
         return self.coord_type if isinstance(t, G.TensorDescType) else llvm_type(t)
@@ -91,24 +100,33 @@ class XeGPULowering(LLVMLowering):
         return MemRef(m.pointer, m.dtype, m.cols, m.rows, m.col_stride, m.row_stride)
 
     def lower_CreateNdDescOp(self, op):
-        row, col = (self.builder.trunc(self.values[v], I32) for v in op.operands[1:])
+        row, col = (self.values[v] for v in op.operands[1:])  # index: i64, kept whole (the index-width rule)
         return self.coord(col, row, self.array_index[op.operands[0]])
 
     def lower_UpdateNdOffsetOp(self, op):
-        drow, dcol = (self.builder.trunc(self.values[v], I32) for v in op.operands[1:])
+        drow, dcol = (self.values[v] for v in op.operands[1:])
         return self.builder.add(self.values[op.operands[0]], self.coord(dcol, drow))
 
     def coord(self, x: ir.Value, y: ir.Value, array: int = 0) -> ir.Value:
         """A descriptor: <x, y>, and the index of its array when a tile may come from several (chosen at run
         time); an offset update adds a descriptor whose index is 0."""
-        return self.assemble([x, y] + ([ir.Constant(I32, array)] if self.chosen_at_run_time else []))
+        return self.assemble([x, y] + ([ir.Constant(I64, array)] if self.chosen_at_run_time else []))
+
+    def offset(self, tdesc, axis: int) -> ir.Value:
+        """Coordinate `axis` (0: x, the column; 1: y, the row) of the descriptor, i64."""
+        return self.builder.extract_element(self.values[tdesc], ir.Constant(I32, axis))
+
+    def block_coord(self, tdesc, axis: int) -> ir.Value:
+        """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32."""
+        b = self.builder
+        value = self.offset(tdesc, axis)
+        low, high = ir.Constant(I64, -BLOCK_COORD_LIMIT), ir.Constant(I64, BLOCK_COORD_LIMIT)
+        value = b.select(b.icmp_signed("<", value, low), low, b.select(b.icmp_signed(">", value, high), high, value))
+        return b.trunc(value, I32)
 
     def xy(self, tdesc) -> ir.Value:
         """The <x, y> the block builtins take."""
-        coord = self.values[tdesc]
-        if not self.chosen_at_run_time:
-            return coord
-        return self.builder.shuffle_vector(coord, coord, ir.Constant(ir.VectorType(I32, 2), [0, 1]))
+        return self.assemble([self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)])
 
     def in_slm(self, tdesc) -> bool:
         kinds = {isinstance(array.type, SlmMemRefType) for array in self.bases[tdesc]}
@@ -125,8 +143,7 @@ class XeGPULowering(LLVMLowering):
         b = self.builder
         for array in arrays[1:]:
             m: MemRef = self.values[array]
-            this = b.icmp_unsigned("==", b.extract_element(self.values[tdesc], ir.Constant(I32, 2)),
-                                   ir.Constant(I32, self.array_index[array]))
+            this = b.icmp_unsigned("==", self.offset(tdesc, 2), ir.Constant(I64, self.array_index[array]))
             chosen = MemRef(b.select(this, m.pointer, chosen.pointer), m.dtype,
                             *(b.select(this, getattr(m, f), getattr(chosen, f))
                               for f in ("rows", "cols", "row_stride", "col_stride")))
@@ -167,8 +184,8 @@ class XeGPULowering(LLVMLowering):
         if bytes_per >= 4:
             return None
         b = self.builder
-        x = b.extract_element(self.values[tdesc], ir.Constant(I32, 0))
-        return b.icmp_unsigned("==", b.and_(x, ir.Constant(I32, 4 // bytes_per - 1)), ir.Constant(I32, 0))
+        x = self.offset(tdesc, 0)
+        return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, 4 // bytes_per - 1)), ir.Constant(I64, 0))
 
     def by_message(self, tdesc, message, elements):
         """message() where the block's start lets a 2D block message address it, else elements(); the value
@@ -210,10 +227,9 @@ class XeGPULowering(LLVMLowering):
         the element really is inside it (and inside the block's `valid` part, when given)."""
         b = self.builder
         m = self.memref(tdesc)
-        coord = self.values[tdesc]
         inside = ir.Constant(ir.IntType(1), 1) if valid is None else self.in_block(row, col, valid)
-        row = b.add(b.sext(b.extract_element(coord, ir.Constant(I32, 1)), I64), row)
-        col = b.add(b.sext(b.extract_element(coord, ir.Constant(I32, 0)), I64), col)
+        row = b.add(self.offset(tdesc, 1), row)
+        col = b.add(self.offset(tdesc, 0), col)
         inside = b.and_(inside, b.and_(self.within(row, m.rows), self.within(col, m.cols)))
         return m.element_pointer(b, self.clamp(row, m.rows), self.clamp(col, m.cols)), inside
 
@@ -337,8 +353,8 @@ class XeGPULowering(LLVMLowering):
     def paired_transpose_load(self, op) -> ir.Value:
         tdesc = op.operands[0]
         b = self.builder
-        x, y = (b.extract_element(self.values[tdesc], ir.Constant(I32, i)) for i in range(2))
-        words = self.assemble([b.lshr(x, ir.Constant(I32, 1)), y])
+        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        words = self.assemble([b.ashr(x, ir.Constant(I32, 1)), y])  # x is even (x_aligned) and may be negative
         return b.bitcast(self.block_call(PAIRED_TRANSPOSE, tdesc, xy=words), llvm_type(op.result.type))
 
     def block_load(self, key, op) -> ir.Value:
@@ -347,15 +363,16 @@ class XeGPULowering(LLVMLowering):
         return self.padded(value, op, tdesc) if op.padding != 0 else value
 
     def padded(self, value: ir.Value, op, tdesc) -> ir.Value:
-        """Elements outside the surface read as `padding` instead of the hardware's 0."""
+        """Elements outside the surface read as `padding` instead of the hardware's 0. The coordinates are the
+        message's (clamped, i32); the column test divides the width rather than multiply the column, which
+        could overflow."""
         b = self.builder
         _, width, height, _ = self.surface(tdesc)
         bytes_per = max(1, op.result.type.dtype.bits // 8)
-        coord = self.values[tdesc]
-        x = b.add(b.extract_element(coord, ir.Constant(I32, 0)), self.lane_id())
-        y = b.extract_element(coord, ir.Constant(I32, 1))
+        x = b.add(self.block_coord(tdesc, 0), self.lane_id())
+        y = self.block_coord(tdesc, 1)
         column_in = b.and_(b.icmp_signed(">=", x, ir.Constant(I32, 0)),
-                           b.icmp_signed("<", b.mul(x, ir.Constant(I32, bytes_per)), width))
+                           b.icmp_signed("<", x, b.udiv(width, ir.Constant(I32, bytes_per))))
         pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, op.result.type.dtype))
         items = []
         for r, item in enumerate(self.elements(value)):

@@ -461,11 +461,13 @@ class _Surface:
 
     def element(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value, bits: int) -> tuple[ir.Value, ir.Value]:
         """(in bounds, pointer) of element (row, col); the pointer is the base when out of bounds, so that a load
-        through it is always safe."""
+        through it is always safe. The test multiplies nothing: `col < width // size` is `(col + 1) * size <=
+        width` without its i32 overflow (a column near 2**31 / size would wrap into range). A row or column that
+        wrapped while adding the block position to the coordinate is negative, hence outside too."""
         size = bits // 8
+        width = self.width if size == 1 else b.udiv(self.width, _i32(size))
         inside = b.and_(b.and_(b.icmp_signed(">=", row, _i32(0)), b.icmp_signed("<", row, self.height)),
-                        b.and_(b.icmp_signed(">=", col, _i32(0)),
-                               b.icmp_signed("<=", b.mul(b.add(col, _i32(1)), _i32(size)), self.width)))
+                        b.and_(b.icmp_signed(">=", col, _i32(0)), b.icmp_signed("<", col, width)))
         offset = b.add(b.mul(b.sext(row, I64), b.sext(self.pitch, I64)),
                        b.mul(b.sext(col, I64), ir.Constant(I64, size)))
         offset = b.select(inside, offset, ir.Constant(I64, 0))

@@ -298,8 +298,8 @@ class Tracer(ast.NodeVisitor):
             lower, upper, step = 0, args[0], 1
         else:
             lower, upper, step = args[0], args[1], args[2] if len(args) == 3 else 1
-        if is_py_scalar(step) and step <= 0:
-            raise self.error(node, f"range step must be positive in a kernel loop, got {step}")
+        if is_py_scalar(step) and step == 0:
+            raise self.error(node, "range step must not be zero (a runtime step of 0 runs the loop zero times)")
         lower, upper, step = self.sem.unify(lower, upper, step)
         if not isinstance(lower.type, ScalarType) or not lower.type.dtype.is_int:
             raise self.error(node, f"range bounds must be integer scalars, got {lower.type}")

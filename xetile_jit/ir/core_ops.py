@@ -281,7 +281,9 @@ def check_yield(op: Operation, block: Block, types) -> None:
 
 
 class ForOp(Operation):
-    """scf.for: a real loop with loop-carried values (iter_args)."""
+    """scf.for: a real loop with loop-carried values (iter_args). The loop rule: the iv takes the values of
+    Python's range(lower, upper, step), for a negative step too; a step of 0 (only possible at run time: the
+    tracer rejects a constant 0) runs the body zero times, since a kernel cannot raise (issue 8: never hang)."""
 
     name = "scf.for"
     effects = ()  # the ops of its body declare their own
@@ -312,9 +314,9 @@ class ForOp(Operation):
         return text + f" : {lower.type}"
 
     def interpret(self, interp, lower, upper, step, *inits):
-        if step <= 0:
-            raise RuntimeError(f"{self.loc}: scf.for step must be positive, got {step}")
         values = list(inits)
+        if step == 0:
+            return values
         dtype = self.operands[0].type.dtype.np_dtype
         for i in range(int(lower), int(upper), int(step)):
             values = interp.run_block(self.body, [dtype.type(i)] + values)

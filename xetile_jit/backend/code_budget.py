@@ -1,0 +1,58 @@
+"""Size limits a kernel must keep (issue 8: a 4096x4096 f32 tile took 320 s and 8 GB to compile, and the
+driver's build of a 256x256 tile per subgroup did not finish in 300 s). Both raise CompilationError naming the
+rule:
+
+* the register budget: a value one subgroup holds (a vector of the subgroup-level IR, i.e. after layout
+  propagation and wg-to-sg have fixed its sg_data, before blocking unrolls it) may take at most
+  REGISTER_FACTOR times the target's large register file (256 GRF x 64 B = 16 KiB on xe-hpc: 64 KiB, a
+  128x128 f32 tile). The tutorial GEMM holds 8 KiB per value (a 32x64 f32 accumulator), test_spirv_gemm's
+  4x4 layout 16 KiB (64x64 f32), the softmax tutorial 64 KiB (16 rows of 1024 f32), just within. The error
+  names the op's source line. The numpy interpreter generates no code and takes any tile.
+* the code cap: the LLVM IR of a kernel has at most MAX_LLVM_INSTRUCTIONS instructions (the tutorial GEMM has
+  about 9,100).
+"""
+from __future__ import annotations
+
+from math import prod
+
+from llvmlite import ir
+
+from ..errors import CompilationError
+from ..ir.core import FuncOp, walk
+from ..ir.types import VectorType
+from .targets import Target
+
+REGISTER_FACTOR = 4
+MAX_LLVM_INSTRUCTIONS = 250_000
+
+
+def register_budget(target: Target) -> int:
+    """Bytes one subgroup's value may take on `target` (the register budget)."""
+    return REGISTER_FACTOR * target.large_grf_count * target.grf_bytes
+
+
+def check_registers(func: FuncOp, target: Target) -> None:
+    """The register budget, on subgroup-level IR: the first op whose result exceeds it is named."""
+    budget = register_budget(target)
+    for op in walk(func.body):
+        for result in op.results:
+            t = result.type
+            if not isinstance(t, VectorType):
+                continue
+            size = prod(t.shape) * max(1, t.dtype.bits // 8)
+            if size > budget:
+                shape = "x".join(map(str, t.shape))
+                raise CompilationError(
+                    f"{op.name}: each subgroup holds a {shape} {t.dtype} value ({size // 1024} KiB); the register "
+                    f"budget is {REGISTER_FACTOR} x target {target.name}'s register file ({target.large_grf_count} "
+                    f"GRF x {target.grf_bytes} B) = {budget // 1024} KiB per value. Use smaller tiles or spread "
+                    "them over more subgroups (layout=xetile.Layout(sg_layout, sg_data))", op.loc)
+
+
+def check_code_size(module: ir.Module, kernel: str) -> None:
+    """The code cap on the LLVM module of `kernel`."""
+    count = sum(len(block.instructions) for fn in module.functions for block in fn.blocks)
+    if count > MAX_LLVM_INSTRUCTIONS:
+        raise CompilationError(f"kernel {kernel}: its LLVM IR has {count} instructions; the code cap is "
+                               f"{MAX_LLVM_INSTRUCTIONS}. Use smaller tiles or fewer unrolled iterations "
+                               "(static_range)")
