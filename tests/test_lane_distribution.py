@@ -25,7 +25,7 @@ def test_lane_layouts_round_trip(rng, block):
     layout = lane_layout(block, 16)
     data = rand(rng, block, np.float32)
     per_lane = layout.distribute(data)
-    assert per_lane.shape == (16, layout.per_lane)
+    assert per_lane.shape == ((16,) if layout.per_lane == 1 else (16, layout.per_lane))
     np.testing.assert_array_equal(layout.gather(per_lane), data)
 
 
@@ -89,3 +89,19 @@ def test_int8_dpas_takes_vnni_packed_b(rng, a_dtype, b_dtype):
     full = a.astype(np.int64) @ b.astype(np.int64)
     np.testing.assert_array_equal(c, full - full.max(1, keepdims=True))
     np.testing.assert_array_equal(rows, full.sum(1, keepdims=True))
+
+
+@xetile.kernel
+def broadcast_max(x, y, out):
+    a = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 2]))
+    b = xetile.load_tile(xetile.init_tile(y, [0, 0], [1, 2]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 2]), xetile.maximum(b, a))
+
+
+def test_narrow_row_broadcast_at_the_work_item_level():
+    """Fuzzer case: a [1, 2] row (every lane holds it) broadcast against an [8, 2] block (one element a lane); the
+    lane gather's one-element result and the load's must combine element-wise (both are (lanes,) arrays)."""
+    x, y = np.arange(16, dtype=np.int32).reshape(8, 2), np.array([[5, 6]], np.int32)
+    out = np.zeros_like(x)
+    run_ir(lower(broadcast_max.warmup(x, y, out, target="numpy").func)["xegpu-simt"], (1, 1, 1), [x, y, out])
+    np.testing.assert_array_equal(out, np.maximum(y, x))

@@ -31,6 +31,12 @@ def elements(t) -> int:
     return t.shape[0] if isinstance(t, VectorType) else 1
 
 
+def per_lane_form(array: np.ndarray) -> np.ndarray:
+    """A (lanes, n) array as the interpreter holds a per-lane value: (lanes,) when each lane has one element
+    (a scalar per lane), so that it combines element-wise with every other one-element value."""
+    return array[:, 0] if array.shape[1] == 1 else array
+
+
 def to_lanes(x, count: int, lanes: int) -> np.ndarray:
     """A per-lane value as a (lanes, count) array; a uniform value (no lane axis) is repeated in every lane."""
     x = np.asarray(x)
@@ -96,8 +102,8 @@ class LaneLayout:
         return table[..., 0], table[..., 1]
 
     def distribute(self, block: np.ndarray) -> np.ndarray:
-        """[R, C] block -> (lanes, per_lane) array."""
-        return np.ascontiguousarray(block[self.indices()])
+        """[R, C] block -> (lanes, per_lane) array, (lanes,) for one element a lane (per_lane_form)."""
+        return per_lane_form(np.ascontiguousarray(block[self.indices()]))
 
     def gather(self, per_lane: np.ndarray) -> np.ndarray:
         """(lanes, per_lane) array -> [R, C] block (lane 0's copy for a replicated block)."""
@@ -179,7 +185,7 @@ class SimtConstantMaskOp(Operation):
 
     def interpret(self, interp):
         rows, cols = self.layout.indices()
-        return (rows < self.sizes[0]) & (cols < self.sizes[1])
+        return per_lane_form((rows < self.sizes[0]) & (cols < self.sizes[1]))
 
 
 class SimtDpasOp(Operation):
@@ -233,8 +239,7 @@ class ShuffleOp(Operation):
     def interpret(self, interp, a, b):
         both = np.concatenate([to_lanes(x, elements(v.type), interp.lanes) for x, v in zip((a, b), self.operands)],
                               axis=1)
-        out = both[:, list(self.mask)]
-        return out[:, 0] if len(self.mask) == 1 else out
+        return per_lane_form(both[:, list(self.mask)])
 
 
 class LaneReduceOp(Operation):
@@ -263,8 +268,7 @@ class LaneReduceOp(Operation):
         wide = data.astype(np.float32) if dtype.is_float else data
         with np.errstate(all="ignore"):
             out = REDUCE_KINDS[self.kind][dtype.kind].numpy(wide, axis=tuple(d + 1 for d in self.dims))
-        out = out.reshape(interp.lanes, -1).astype(dtype.np_dtype)
-        return out[:, 0] if out.shape[1] == 1 else out
+        return per_lane_form(out.reshape(interp.lanes, -1).astype(dtype.np_dtype))
 
 
 class SubgroupReduceOp(Operation):
@@ -292,8 +296,7 @@ class SubgroupReduceOp(Operation):
         wide = grouped.astype(np.float32) if t.dtype.is_float else grouped
         with np.errstate(all="ignore"):
             out = REDUCE_KINDS[self.kind][t.dtype.kind].numpy(wide, axis=1, keepdims=True).astype(t.dtype.np_dtype)
-        out = np.ascontiguousarray(np.broadcast_to(out, grouped.shape)).reshape(data.shape)
-        return out[:, 0] if elements(t) == 1 else out
+        return per_lane_form(np.ascontiguousarray(np.broadcast_to(out, grouped.shape)).reshape(data.shape))
 
 
 class LaneGatherOp(Operation):
@@ -322,5 +325,4 @@ class LaneGatherOp(Operation):
     def interpret(self, interp, *sources):
         both = np.concatenate([to_lanes(x, elements(v.type), interp.lanes) for x, v in zip(sources, self.operands)],
                               axis=1)
-        out = both[self.source_lanes.T, self.components.T]
-        return out[:, 0] if out.shape[1] == 1 else out
+        return per_lane_form(both[self.source_lanes.T, self.components.T])
