@@ -1,5 +1,7 @@
 """Tracing Python control flow: real loops (scf.for), conditionals (scf.if), unrolling, constexpr branches,
 early return, helper kernels, and how the IR shows each."""
+import re
+
 import numpy as np
 import pytest
 
@@ -286,3 +288,19 @@ def test_constant_negative_step_counts_down():
 def test_constant_zero_step_is_rejected():
     with pytest.raises(xetile.CompilationError, match=r"test_tracing.py:\d+: range step must not be zero"):
         countdown[(1,)](np.zeros((1, 16), np.int64), STEP=0)
+
+
+@xetile.kernel
+def adds_an_array(x, out, n):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), v + n)
+
+
+def test_array_used_as_a_number_is_a_compilation_error():
+    """Fuzzer case (bad inputs): an array passed where the kernel adds a number is refused with the rule."""
+    x, out = np.ones((8, 16), np.float32), np.zeros((8, 16), np.float32)
+    with pytest.raises(xetile.CompilationError, match=re.escape(
+            "expected a number or a vector, got memref<?x?xf32, strided<[?, 1]>> (arrays are the bases of "
+            "init_tile, tiles are read with load_tile)")):
+        adds_an_array[(1,)](x, out, x)
+    assert (out == 0).all()
