@@ -152,3 +152,21 @@ def test_unanchored_values_use_the_kernels_subgroup_count():
     text = print_func(propagated(mma_then_elementwise, a, b, c, d, sg_layout=[2, 2], sg_data=[16, 16]))
     assert f"wg = {wg([2, 2], [16, 16])}" in lines_with(text, "init_tile %c")[0]
     assert f"wg = {wg([4, 1], [2, 32])}" in lines_with(text, "init_tile %d")[0]
+
+
+@xetile.kernel
+def two_anchors(x, y, out):
+    a = xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 8], layout=xetile.Layout([4, 1], [4, 8])))
+    b = xetile.load_tile(xetile.init_tile(y, [0, 0], [16, 8], layout=xetile.Layout([1, 4], [16, 2])))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [16, 8]), a + b)
+
+
+def test_two_anchored_tiles_meet_through_a_conversion(rng):
+    """Fuzzer case: element-wise operands with two user layouts are not forced into one class; the second is
+    converted to the first's layout where they meet, and the numbers hold."""
+    x, y, out = rand(rng, (16, 8), np.float32), rand(rng, (16, 8), np.float32), np.zeros((16, 8), np.float32)
+    func = propagated(two_anchors, x, y, out)
+    (convert,) = [op for op in walk(func.body) if isinstance(op, ConvertLayoutOp)]
+    assert convert.result.layout.workgroup_level() == Layout([4, 1], [4, 8])
+    run_ir(func, (1,), [x, y, out])
+    assert_close(out, x + y, np.float32)

@@ -133,7 +133,7 @@ class LayoutPropagation:
         elif isinstance(op, X.StoreTileOp):
             self.both_ways(op, 0, op.operands[1], same, same)
         elif isinstance(op, (C.BinaryOp, C.UnaryOp, C.CmpOp, C.SelectOp, C.CastOp)):
-            self.union(*op.operands, op.result)
+            self.relate_elementwise(op)
         elif isinstance(op, (C.ForOp, C.IfOp)):
             for group in carried_groups(op):
                 self.union(*group)
@@ -153,6 +153,17 @@ class LayoutPropagation:
         operand = op.operands[index]
         self.edges.append(Edge(other, operand, to_operand, (op, index)))
         self.edges.append(Edge(operand, other, from_operand))
+
+    def relate_elementwise(self, op: Operation) -> None:
+        """The result shares the first vector operand's layout; another operand is converted to it where its own
+        layout differs (two anchored tiles meeting in `a + b`), so each operand keeps the layout it came with."""
+        vectors = [v for v in op.operands if has_layout(v)]
+        if not vectors:
+            return
+        self.union(vectors[0], op.result)
+        for index, v in enumerate(op.operands):
+            if has_layout(v) and v is not vectors[0]:
+                self.both_ways(op, index, op.result, same, same)
 
     def relate_mma(self, op: X.TileMMAOp) -> None:
         k = op.operands[0].type.shape[1]
