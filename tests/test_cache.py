@@ -365,3 +365,21 @@ def test_edited_helper_and_constant_recompile_in_a_fresh_process(tmp_path):
     assert run(5.0, "*") == (5.0, 1)                    # the helper's source changed
     assert run(5.0, "*") == (5.0, 0)
     assert len(list((tmp_path / "cache").iterdir())) == 1  # stale entries were overwritten
+
+
+def test_dump_ir_prints_every_level_on_a_disk_cache_hit(tmp_path):
+    """XETILE_DUMP_IR=1 in a fresh process whose kernel is in the disk cache still prints every level (issue 14:
+    the README's dump command printed nothing after the demo had run once)."""
+    (tmp_path / "main.py").write_text(MAIN)
+    (tmp_path / "helpers.py").write_text(HELPERS.format(offset=1.0, op="+"))
+
+    def run(dump: str) -> str:
+        result = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                                env=os.environ | {"XETILE_CACHE_DIR": str(tmp_path / "cache"), "XETILE_DUMP_IR": dump})
+        assert result.returncode == 0, result.stderr
+        return result.stderr
+
+    assert run("0") == ""                               # fills the cache
+    dumped = run("1")
+    for level in ("XeTile IR", "xetile-layouts", "xegpu-wg", "xegpu-sg", "xegpu-blocked", "xegpu-simt", "llvm"):
+        assert f"// -----// {level}: apply //----- //" in dumped

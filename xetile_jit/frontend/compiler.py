@@ -86,13 +86,18 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     target = get_target(options.target)
     cache = DiskCache()
     key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options)
-    cached = load(cache.get(key), kernel)
+    cached = None if dumping_ir() else load(cache.get(key), kernel)  # a dump shows every level: compile again
     if cached is not None:
         return cached
     func, reads = trace(kernel, specs, consts, options.mma_layout)
     artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target), reads)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())
+
+
+def dumping_ir() -> bool:
+    """XETILE_DUMP_IR=1: print every level of each kernel compiled, also when the disk cache has it."""
+    return os.environ.get("XETILE_DUMP_IR") == "1"
 
 
 def load(entry: dict | None, kernel) -> Compiled | None:
@@ -126,6 +131,6 @@ def trace(kernel, specs: dict, consts: dict, layout) -> tuple[FuncOp, Reads]:
         raise CompilationError(f"kernel {kernel.__name__} must not return a value", builder.loc)
     builder.create(ReturnOp)
     verify(func)
-    if os.environ.get("XETILE_DUMP_IR") == "1":
+    if dumping_ir():
         print(f"// -----// XeTile IR: {kernel.__name__} //----- //\n{print_func(func)}", file=sys.stderr)
     return func, tracer.reads
