@@ -767,3 +767,13 @@ def test_bad_build_options_are_a_launch_error(monkeypatch):
     expect_launch_error("the SYCL driver could not build kernel fill_two for opencl:cpu:0 with the build options "
                         "'' and XETILE_BUILD_OPTIONS='-no-such-option'",
                         lambda: fill_two[(1,)](x, device="opencl:cpu"), x)
+
+
+def test_unoptimized_cpu_builds_are_refused(monkeypatch):
+    """Fuzzer finding: with -cl-opt-disable the OpenCL CPU runtime gives every work-item lane 0 (its sub-groups come
+    from the vectorizer), so every kernel computed wrong numbers silently; the option is a LaunchError there."""
+    fill_two.cache.clear()
+    monkeypatch.setenv("XETILE_BUILD_OPTIONS", "-cl-opt-disable")
+    x = np.zeros((2, 2), np.float32)
+    expect_launch_error("build option -cl-opt-disable on opencl:cpu:0: unoptimized, the OpenCL CPU runtime has no "
+                        "sub-groups (every work-item reads lane 0)", lambda: fill_two[(1,)](x, device="opencl:cpu"), x)

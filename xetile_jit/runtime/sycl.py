@@ -15,9 +15,25 @@ import dpctl.memory
 import dpctl.program
 import numpy as np
 
+from ..errors import LaunchError
+
 CTYPE_OF_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
 _NATIVE_ARGS = (dpctl.memory.MemoryUSMDevice, dpctl.memory.MemoryUSMShared, dpctl.memory.MemoryUSMHost,
                 ctypes._SimpleCData, dpctl.LocalAccessor, dpctl.RawKernelArg)
+
+
+# Options a device builds kernels wrongly with: the OpenCL CPU runtime makes sub-groups with its vectorizer, so
+# unoptimized every work-item is lane 0 of its own sub-group (measured: SubgroupLocalInvocationId reads 0 in all).
+CPU_REFUSED_OPTIONS = {"-cl-opt-disable": "unoptimized, the OpenCL CPU runtime has no sub-groups (every work-item "
+                                          "reads lane 0), and every xetile kernel works in sub-groups of 16"}
+
+
+def check_options(device: dpctl.SyclDevice, options: str) -> None:
+    if not device.is_cpu:
+        return
+    for option in options.split():
+        if option in CPU_REFUSED_OPTIONS:
+            raise LaunchError(f"build option {option} on {device.filter_string}: {CPU_REFUSED_OPTIONS[option]}")
 
 
 class SyclProgram:
@@ -27,6 +43,7 @@ class SyclProgram:
     def __init__(self, spirv: bytes, queue: dpctl.SyclQueue, options: str = ""):
         self.queue = queue
         options = " ".join(filter(None, [options, os.environ.get("XETILE_BUILD_OPTIONS", "")]))
+        check_options(queue.sycl_device, options)
         self.program = dpctl.program.create_program_from_spirv(queue, spirv, options)
         self._kernels: dict[str, dpctl.program.SyclKernel] = {}
 
