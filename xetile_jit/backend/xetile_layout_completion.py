@@ -61,11 +61,13 @@ class LayoutCompletion:
     def __init__(self, func: FuncOp, target: Target, classes: UnionFind):
         self.func = func
         self.target = target
+        self.union_find = classes
         self.classes: dict[Value, LayoutClass] = {}
         for v in values_with_layouts(func):
-            root = classes.find(v)
-            self.classes.setdefault(root, LayoutClass([])).values.append(v)
-        self.find = lambda v: self.classes[classes.find(v)]
+            self.classes.setdefault(classes.find(v), LayoutClass([])).values.append(v)
+
+    def find(self, v: Value) -> LayoutClass:
+        return self.classes[self.union_find.find(v)]
 
     def run(self) -> None:
         ops = list(walk(self.func.body))
