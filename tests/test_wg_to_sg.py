@@ -82,3 +82,28 @@ def test_atomic_on_shared_data_is_done_once(rng):
     expected = z + x
     run_ir(lower(shared_atomic.warmup(x, z, target="numpy").func)["xegpu-sg"], (1, 1, 1), [x, z])
     assert_close(z, expected)
+
+
+@xetile.kernel
+def shared_rows_atomic(mem, val):
+    v = xetile.load_tile(xetile.init_tile(val, [0, 0], [2, 7], layout=xetile.Layout([1, 2], [1, 7])))
+    xetile.atomic_rmw_tile("max", v, xetile.init_tile(mem, [0, 0], [2, 7]))
+
+
+def test_atomic_on_shared_pieces_has_no_barrier_inside_the_owner_branch(rng):
+    """Fuzzer case: both subgroups hold both rows (two pieces each); only the first updates memory, in a branch
+    on the subgroup id. A barrier between its two pieces inside that branch made the other subgroup wait forever:
+    the branch is ordered as a whole. Every level and SPIR-V give max(mem, val) once."""
+    import threading
+    mem0 = rng.integers(-8, 8, (2, 7)).astype(np.int64)
+    val = rng.integers(-8, 8, (2, 7)).astype(np.int64)
+    for stage, func in lower(shared_rows_atomic.warmup(mem0, val, target="numpy").func).items():
+        mem = mem0.copy()
+        worker = threading.Thread(target=run_ir, args=(func, (1, 1, 1), [mem, val]), daemon=True)
+        worker.start()
+        worker.join(60)
+        assert not worker.is_alive(), f"{stage} hangs"
+        np.testing.assert_array_equal(mem, np.maximum(mem0, val), err_msg=stage)
+    mem = mem0.copy()
+    shared_rows_atomic[(1,)](mem, val, device="opencl:cpu")
+    np.testing.assert_array_equal(mem, np.maximum(mem0, val))

@@ -6,6 +6,9 @@ gpu.barrier for the earlier: a tile loaded and stored back through the same desc
 needs none. A loop whose body writes an array also orders its iterations. Different array arguments are
 taken not to alias (as C's `restrict`); shared local memory is ordered by the layout conversions' own
 barriers. Which ops read or write memory, and through which operand, is what they declare (ir/effects.py).
+A branch on a value that depends on the subgroup id (wg-to-sg's "first subgroup that shares the data") runs in
+some subgroups only, so a barrier inside it would wait forever: such a branch is ordered as one access, with the
+barrier before it; inside, one subgroup runs its accesses in program order.
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ class Barriers:
     def __init__(self, func: FuncOp):
         self.func = func
         self.arrays = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
+        self.divergent = subgroup_dependent(func)
 
     def access(self, op) -> list[Access]:
         """The global memory `op` reads or writes, through which descriptors."""
@@ -56,6 +60,12 @@ class Barriers:
             elif isinstance(op, C.ForOp):
                 body = op.regions[0].block
                 pending = pending + self.order(body, pending + self.accesses(body))
+            elif isinstance(op, C.IfOp) and op.operands[0] in self.divergent:
+                inside = [a for region in op.regions for a in self.accesses(region.block)]
+                if any(access.conflicts(earlier) for access in inside for earlier in pending):
+                    block.insert_before(op, C.BarrierOp(loc=op.loc))
+                    pending = []
+                pending = pending + inside
             elif op.regions:
                 pending = pending + [a for region in op.regions for a in self.order(region.block, list(pending))]
             accesses = self.access(op)
@@ -68,6 +78,15 @@ class Barriers:
     def accesses(self, block: Block) -> list[Access]:
         """Every access in `block`, nested ones too: what the previous iteration of a loop left unordered."""
         return [a for op in walk(block) for a in self.access(op)]
+
+
+def subgroup_dependent(func: FuncOp) -> set[Value]:
+    """The values computed from the subgroup id: they may differ between the subgroups of a workgroup."""
+    found: set[Value] = set()
+    for op in walk(func.body):
+        if isinstance(op, C.SubgroupIdOp) or any(v in found for v in op.operands):
+            found.update(op.results)
+    return found
 
 
 def insert_barriers(func: FuncOp) -> FuncOp:
