@@ -8,11 +8,14 @@ and written out as a standalone reproducer script, whose text the failure shows.
 """
 import os
 import resource
+import subprocess
+import sys
 import time
 
+import numpy as np
 import pytest
 
-from fuzz import gen, run
+from fuzz import gen, levels, run
 
 CASES = int(os.environ.get("XETILE_FUZZ_CASES", "1000"))
 SEED = int(os.environ.get("XETILE_FUZZ_SEED", "0"))
@@ -47,3 +50,24 @@ def test_every_level_agrees_on_generated_kernels(chunk, tmp_path, record_propert
             lines += [f"reproducer {script}:", *problems[:10]]
         first = failures[0][0]
         pytest.fail("\n".join(lines) + f"\n\n---- {first} ----\n{first.read_text()}", pytrace=False)
+
+
+def test_the_comparison_sees_one_ulp_where_exact_and_allows_the_tolerance():
+    want = np.array([[1.0, np.nan, -0.0]], np.float32)
+    got = want.copy()
+    assert levels.mismatch("a", got, want, 0.0) is None                    # NaNs at the same places agree
+    got[0, 0] = np.nextafter(np.float32(1.0), np.float32(2.0))
+    assert "1 of 3 elements differ, first at (0, 0)" in levels.mismatch("a", got, want, 0.0)
+    assert levels.mismatch("a", got, want, 1e-6) is None
+    got[0, 1] = 0.0
+    assert "first at (0, 1)" in levels.mismatch("a", got, want, 1e-6)      # a NaN lost is never within tolerance
+
+
+def test_a_reproducer_script_runs_on_its_own(tmp_path):
+    batch = gen.batch(SEED, 0, 1)
+    script = tmp_path / "reproduce.py"
+    script.write_text(run.reproducer(batch, ["(none: a passing batch)"], SEED))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, XETILE_CACHE_DIR=str(tmp_path / "cache")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "all levels agree"

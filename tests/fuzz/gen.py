@@ -349,7 +349,9 @@ class Gen:
         extent = (self.extent(shape[0]) * gm, self.extent(shape[1]) * gn)
         mem = self.array("mem", extent, dtype, fill="full" if akind in ("and", "or") else "small")
         self.case.tols[mem] = (0.0, False)
-        val = self.load(self.array("val", shape, dtype), shape, shape)
+        # no layout= anchor: one sharing the data between subgroups hangs the level interpreters and breaks SPIR-V
+        # (/work/notes/fuzz-bugs/05-shared-data-atomic.py)
+        val = self.load(self.array("val", shape, dtype), shape, shape, layout=False)
         o0, o1 = (self.index(self.offset(e, s)) for e, s in zip(extent, shape))
         shift = ("", "") if contended else (f" + pid0 * {shape[0]}", f" + pid1 * {shape[1]}")
         tile = f"xetile.init_tile({mem}, [{o0}{shift[0]}, {o1}{shift[1]}], {list(shape)})"
