@@ -98,7 +98,7 @@ class Case:
 class Batch:
     name: str
     cases: list[Case]
-    grid: tuple[int, ...]
+    grid: tuple[int, int]
     options: dict
 
     def args(self) -> list:
@@ -107,8 +107,8 @@ class Batch:
     def source(self) -> str:
         params = ", ".join(a.name for a in self.args())
         body = ["    pid0 = xetile.program_id(0)", "    pid1 = xetile.program_id(1)"]
-        for i, case in enumerate(self.cases):
-            body += [f"    # case {i}: {case.kind}"] + ["    " + line for line in case.lines]
+        for case in self.cases:
+            body += [f"    # {case.kind}"] + ["    " + line for line in case.lines]
         return "\n".join(["@xetile.kernel", f"def {self.name}({params}):", *body]) + "\n"
 
     def args_code(self) -> str:
@@ -212,7 +212,7 @@ class Gen:
 
     def store(self, dtype: str, shape, value: str, tol=(0.0, False), stem: str = "out") -> None:
         """Stores `value` through a tile of a new output array; workgroups write disjoint blocks."""
-        gm, gn = self.grid[0], self.grid[1] if len(self.grid) > 1 else 1
+        gm, gn = self.grid
         extent = (self.extent(shape[0]) * gm, self.extent(shape[1]) * gn)
         out = self.array(stem, extent, dtype)
         offs = [self.index(self.offset(e, s)) for e, s in zip(extent, shape)]
@@ -343,7 +343,7 @@ class Gen:
     def atomic(self) -> None:
         akind, dtype = self.pick(ATOMIC_CASES)
         shape = self.tile_shape(32)
-        gm, gn = self.grid[0], self.grid[1] if len(self.grid) > 1 else 1
+        gm, gn = self.grid
         contended = akind in ("max", "min", "and", "or") or (akind == "add" and dtype != "float32")
         contended = contended and self.chance(0.3)   # every workgroup on one tile: old values not kept
         extent = (self.extent(shape[0]) * gm, self.extent(shape[1]) * gn)
@@ -507,8 +507,8 @@ class Expr:
 # (literal, scalar, broadcast vector); the others two vector subtrees.
 NODES = {
     "add": ("plain:({a} + {b})", 2, True, False), "sub": ("plain:({a} - {b})", 2, True, False),
-    "fmax": ("plain:xetile.maximum({a}, {b})", 2, True, False),
-    "fmin": ("plain:xetile.minimum({a}, {b})", 2, True, False),
+    "max": ("plain:xetile.maximum({a}, {b})", 2, True, False),
+    "min": ("plain:xetile.minimum({a}, {b})", 2, True, False),
     "fmul": (f"({clamp('{a}')} * {clamp('{b}')})", 2, True, False),
     "fdiv": ("({a} / (xetile.abs({b}) + 1.0))", 2, True, False),
     "fpow": (f"((xetile.abs({{a}}) + 0.5) ** {clamp('{b}', 3.0)})", 2, False, False),
@@ -528,9 +528,9 @@ NODES = {
     "shl": ("({a} << ({b} & {mask}))", 2, True, False), "shr": ("({a} >> ({b} & {mask}))", 2, True, False),
     "not": ("(~{a})", 1, True, False),
 }
-FLOAT_NODES = ["add", "sub", "fmax", "fmin", "fmul", "fdiv", "fpow", "ffloordiv", "fmod", "neg", "abs", "exp", "exp2",
+FLOAT_NODES = ["add", "sub", "max", "min", "fmul", "fdiv", "fpow", "ffloordiv", "fmod", "neg", "abs", "exp", "exp2",
                "log", "sqrt", "rsqrt", "tanh", "where", "cast"]
-INT_NODES = ["add", "sub", "mul", "and", "or", "xor", "fmax", "fmin", "floordiv", "mod", "shl", "shr", "neg", "not",
+INT_NODES = ["add", "sub", "mul", "and", "or", "xor", "max", "min", "floordiv", "mod", "shl", "shr", "neg", "not",
              "abs", "where", "cast"]
 BOOL_NODES = ["and", "or", "xor", "not", "where", "cmp", "cast"]
 # tile_mma cases cost the most to build (the emulated DPAS): one in 17
