@@ -106,3 +106,16 @@ def every_cpu_module_passes_spirv_val(monkeypatch):
         return result
 
     monkeypatch.setattr("xetile_jit.frontend.compiler.compile_spirv", validated)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The differential fuzzer's run (test_fuzz.py `xetile_fuzz` properties, also from pytest-xdist workers): case
+    count, seed, failing cases and time, in the CI log."""
+    runs = [value for reports in terminalreporter.stats.values() for r in reports
+            if getattr(r, "when", None) == "call" for name, value in r.user_properties if name == "xetile_fuzz"]
+    if runs:
+        total = {k: round(sum(r[k] for r in runs), 1) for k in ("cases", "failing_cases", "wall_s", "cpu_s")}
+        terminalreporter.write_line(
+            f"xetile fuzz: {total['cases']} cases (XETILE_FUZZ_SEED={runs[0]['seed']}), each in the numpy "
+            f"interpreter at every level and as SPIR-V on opencl:cpu; {total['failing_cases']} failing; "
+            f"{total['wall_s']} s wall, {total['cpu_s']} s CPU")

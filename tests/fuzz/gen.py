@@ -1,0 +1,549 @@
+"""A seeded generator of random, valid kernels and launches for the differential fuzzer (issue 8).
+
+A batch is one generated `@xetile.kernel` holding several independent cases (element-wise expression trees over
+every dtype, reductions, broadcasts, transposes, tile_mma of every operand type with loops over K, loops with
+carried tiles, atomics), each reading its own arrays and writing its own outputs, so that one device build checks
+many cases. Arrays are row- or column-major pitched views at random origins of bigger allocations; tiles take
+boundary shapes and sit inside, across, beyond and before the arrays' edges. Every choice comes from one
+`numpy.random.Generator`, so a (seed, batch) pair gives the same kernel and inputs on every machine.
+
+The expression trees keep values finite and the comparisons meaningful: operands of `*`, `exp` and `**` are
+clamped, divisors are kept away from zero, integer divisors are 1..8 and shift amounts below the bit width (no
+undefined behaviour), and operations whose result jumps with the last bit of their inputs (comparisons, float
+`//` and `%`, float -> int casts) only take operands every level computes bit for bit ("exact" subtrees).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FLOATS = ["float16", "bfloat16", "float32"]
+INTS = ["int8", "uint8", "int16", "int32", "int64"]
+DTYPES = FLOATS + INTS + ["bool"]
+BITS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64}
+BOUNDARY = (1, 2, 7, 8, 13, 16, 17, 31, 32, 33)   # tile dims: around the 8/16/32 block and subgroup sizes
+# The driver's build of the unrolled SPIR-V dominates the fuzzer's time and grows faster than linearly with it: small
+# tiles. (-cl-opt-disable would build 10x faster but gives wrong results: /work/notes/fuzz-bugs/03-*.)
+MAX_TILE_ELEMENTS = 48
+# Offsets near 2**31 and 2**32 (the index-width rule: 64-bit offsets, clamped block coordinates).
+HUGE_OFFSETS = True
+# Int -> float mixing only from types whose values f16/bf16 hold without overflow.
+SMALL_INTS = ["int8", "uint8", "int16", "bool"]
+MMA_TYPES = [("float16", "float16"), ("bfloat16", "bfloat16"), ("float32", "float32"), ("int8", "int8"),
+             ("uint8", "uint8"), ("int8", "uint8"), ("uint8", "int8")]
+REDUCE_KINDS = {"f": ["add", "mul", "max", "min"], "i": ["add", "mul", "max", "min", "and", "or", "xor"],
+                "b": ["max", "min", "and", "or", "xor"]}
+ATOMIC_CASES = [(k, d) for k in ("add", "max", "min", "xchg") for d in ("float32", "int32", "int64")] + \
+               [(k, d) for k in ("and", "or") for d in ("int32", "int64")]
+LITERALS = {"f": [1.5, -0.25, 3.0, 0.5, 2.0], "i": [1, 3, -2, 7, 100], "u": [1, 3, 7, 100, 255], "b": [True, False]}
+TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5}
+
+
+def kind(dtype: str) -> str:
+    return "f" if dtype in FLOATS else "b" if dtype == "bool" else "u" if dtype == "uint8" else "i"
+
+
+def promote(a: str, b: str) -> str:
+    """The DSL's promotion (README "Types"): float beats int, wider beats narrower, unsigned wins a tie."""
+    if a == b:
+        return a
+    if kind(a) == "f" or kind(b) == "f":
+        if kind(a) == "f" and kind(b) == "f":
+            return "float32" if {a, b} == {"float16", "bfloat16"} else max(a, b, key=FLOATS.index)
+        return a if kind(a) == "f" else b
+    if "bool" in (a, b):
+        return b if a == "bool" else a
+    if BITS[a] != BITS[b]:
+        return max(a, b, key=BITS.get)
+    return a if kind(a) == "u" else b
+
+
+@dataclass
+class Array:
+    name: str
+    shape: tuple[int, int]
+    dtype: str
+    seed: int
+    col_major: bool = False
+    pitch: int = 0
+    origin: tuple[int, int] = (0, 0)
+    fill: str = "small"
+
+    def code(self) -> str:
+        return (f"make_array({self.seed}, {self.shape}, {self.dtype!r}, col_major={self.col_major}, "
+                f"pitch={self.pitch}, origin={self.origin}, fill={self.fill!r})")
+
+
+@dataclass
+class Scalar:
+    name: str
+    dtype: str | None   # None: a Python number
+    value: object
+
+    def code(self) -> str:
+        return f"scalar({self.dtype!r}, {self.value!r})"
+
+
+@dataclass
+class Case:
+    kind: str
+    args: list = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    tols: dict = field(default_factory=dict)   # output array name -> (device tolerance, interpreters reorder)
+
+
+@dataclass
+class Batch:
+    name: str
+    cases: list[Case]
+    grid: tuple[int, int]
+    options: dict
+
+    def args(self) -> list:
+        return [a for c in self.cases for a in c.args]
+
+    def source(self) -> str:
+        params = ", ".join(a.name for a in self.args())
+        body = ["    pid0 = xetile.program_id(0)", "    pid1 = xetile.program_id(1)"]
+        for case in self.cases:
+            body += [f"    # {case.kind}"] + ["    " + line for line in case.lines]
+        return "\n".join(["@xetile.kernel", f"def {self.name}({params}):", *body]) + "\n"
+
+    def args_code(self) -> str:
+        return "[" + ",\n            ".join(a.code() for a in self.args()) + "]"
+
+    def tols(self) -> dict:
+        return {k: v for c in self.cases for k, v in c.tols.items()}
+
+    def array_names(self) -> list[str]:
+        return [a.name for a in self.args() if isinstance(a, Array)]
+
+
+def xt(dtype: str) -> str:
+    return "xetile.bool" if dtype == "bool" else f"xetile.{dtype}"
+
+
+def clamp(code: str, bound: float = 8.0) -> str:
+    return f"xetile.minimum(xetile.maximum({code}, {-bound}), {bound})"
+
+
+class Gen:
+    """Draws the cases of one batch. `subgroups` is the batch's subgroup count; `mma` its tile_mma layout."""
+
+    def __init__(self, rng: np.random.Generator, subgroups: int, mma: tuple | None, grid):
+        self.rng = rng
+        self.subgroups = subgroups
+        self.mma_layout = mma
+        self.grid = grid
+        self.case: Case | None = None
+        self.prefix = ""
+        self.counter = 0
+
+    # ---- small draws --------------------------------------------------------------------------------
+    def pick(self, seq):
+        return seq[int(self.rng.integers(len(seq)))]
+
+    def chance(self, p: float) -> bool:
+        return bool(self.rng.random() < p)
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{self.prefix}{stem}{self.counter}"
+
+    def tile_shape(self, cap: int = MAX_TILE_ELEMENTS) -> tuple[int, int]:
+        m = self.pick([d for d in BOUNDARY if d <= cap])
+        n = self.pick([d for d in BOUNDARY if m * d <= cap])
+        return (m, n) if self.chance(0.5) else (n, m)
+
+    def extent(self, tile: int) -> int:
+        return int(self.pick([tile, tile + 1, max(1, tile - 1), self.rng.integers(1, 41)]))
+
+    def offset(self, extent: int, size: int) -> int:
+        where = self.pick(["inside", "inside", "edge", "past", "negative", "far"] + (["huge"] if HUGE_OFFSETS else []))
+        if where == "inside":
+            return int(self.rng.integers(0, extent))
+        if where == "edge":
+            return extent - size + int(self.rng.integers(-1, 2))
+        if where == "past":
+            return extent + int(self.rng.integers(0, 3))
+        if where == "negative":
+            return -int(self.rng.integers(1, size + 1))
+        if where == "huge":
+            return self.pick([2**31 - 1, 2**31 - size, -2**31, 2**32 - size, 2**32 + 1])
+        return int(self.pick([-1, 1]) * self.rng.integers(size + 1, 200))
+
+    def array(self, stem: str, shape, dtype: str, fill: str = "small", col_major: bool | None = None) -> str:
+        name = self.fresh(stem)
+        col = self.chance(0.3) if col_major is None else col_major
+        pitch = int(self.pick([0, 0, 1, 5, 16]))
+        origin = (int(self.pick([0, 0, 2])), int(self.pick([0, 0, 3])))
+        self.case.args.append(Array(name, tuple(shape), dtype, int(self.rng.integers(2**31)), col, pitch, origin,
+                                    fill))
+        return name
+
+    def index(self, value: int) -> str:
+        """An offset in the kernel: a literal or a runtime scalar (Python int, or an i16/i32/i64 numpy scalar)."""
+        if self.chance(0.5):
+            return str(value)
+        name = self.fresh("s")
+        dtype = self.pick([None, "int32", "int64"] + (["int16"] if -2**15 <= value < 2**15 else []))
+        self.case.args.append(Scalar(name, dtype, value))
+        return name
+
+    def layout(self, shape) -> str:
+        """`, layout=...` with a random legal (sg_layout, sg_data) of the batch's subgroup count, or nothing.
+        (xetile.layouts, which will list the legal layouts, does not exist yet: they are drawn here.)"""
+        if self.subgroups == 1 or self.chance(0.5):
+            return ""
+        sg_layout, sg_data = random_layout(self.rng, shape, self.subgroups)
+        return f", layout=xetile.Layout({list(sg_layout)}, {list(sg_data)})"
+
+    def load(self, array: str, extent, shape, *, pad: str = "", layout: bool = True) -> str:
+        offs = [self.index(self.offset(e, s)) for e, s in zip(extent, shape)]
+        lay = self.layout(shape) if layout else ""
+        name = self.fresh("v")
+        self.case.lines.append(f"{name} = xetile.load_tile(xetile.init_tile({array}, [{offs[0]}, {offs[1]}], "
+                               f"{list(shape)}{lay}){pad})")
+        return name
+
+    def store(self, dtype: str, shape, value: str, tol=(0.0, False), stem: str = "out") -> None:
+        """Stores `value` through a tile of a new output array; workgroups write disjoint blocks."""
+        gm, gn = self.grid
+        extent = (self.extent(shape[0]) * gm, self.extent(shape[1]) * gn)
+        out = self.array(stem, extent, dtype)
+        offs = [self.index(self.offset(e, s)) for e, s in zip(extent, shape)]
+        self.case.lines.append(f"xetile.store_tile(xetile.init_tile({out}, [{offs[0]} + pid0 * {shape[0]}, "
+                               f"{offs[1]} + pid1 * {shape[1]}], {list(shape)}), {value})")
+        self.case.tols[out] = tol
+
+    # ---- cases --------------------------------------------------------------------------------------
+    def make(self, index: int, kind_: str) -> Case:
+        self.case = Case(kind_)
+        self.prefix = f"c{index}_"
+        getattr(self, kind_)()
+        return self.case
+
+    def elementwise(self) -> None:
+        dtype = self.pick(DTYPES)
+        shape = self.tile_shape()
+        expr = Expr(self, shape)
+        code, exact, ops = expr.tree(dtype, int(self.rng.integers(1, 4)))
+        out = dtype
+        if kind(dtype) in "iub" and self.chance(0.2):   # store_tile converts: to a type holding every value
+            out = self.pick([promote(dtype, "int64"), "float32"] if dtype != "int64" else ["int64"])
+        tol = 0.0 if exact else max(TOLERANCE.get(dtype, 0), TOLERANCE.get(out, 0)) * (2 + ops)
+        self.store(out, shape, code, (tol, False))
+
+    def reduce(self) -> None:
+        dtype = self.pick(DTYPES)
+        shape = self.tile_shape()
+        dims = self.pick([[0], [1], [0, 1]])
+        count = int(np.prod([shape[d] for d in dims]))
+        kinds = [k for k in REDUCE_KINDS[kind(dtype) if kind(dtype) != "u" else "i"]
+                 if not (k == "mul" and kind(dtype) == "f" and count > 8)]   # long float products overflow
+        rkind = self.pick(kinds)
+        special = kind(dtype) == "f" and rkind in ("max", "min") and self.chance(0.5)
+        extent = (self.extent(shape[0]), self.extent(shape[1]))
+        src = self.array("x", extent, dtype, fill="special" if special else self.pick(["small", "full"]))
+        pad = self.pick(["", f", padding={self.pick(LITERALS[kind(dtype)])}"])
+        v = self.load(src, extent, shape, pad=pad)
+        kept = tuple(1 if d in dims else n for d, n in enumerate(shape))
+        reorders = kind(dtype) == "f" and rkind in ("add", "mul")
+        tol = TOLERANCE[dtype] * count if reorders else 0.0
+        self.store(dtype, kept, f"xetile.tile_reduce({rkind!r}, {v}, {dims})", (tol, reorders))
+
+    def transpose(self) -> None:
+        dtype = self.pick(DTYPES)
+        shape = self.tile_shape()
+        extent = (self.extent(shape[0]), self.extent(shape[1]))
+        v = self.load(self.array("x", extent, dtype), extent, shape)
+        code = f"{v}.T" if self.chance(0.5) else f"xetile.tile_transpose({v}, [1, 0])"
+        self.store(dtype, shape[::-1], code)
+
+    def broadcast(self) -> None:
+        dtype = self.pick(DTYPES)
+        shape = self.tile_shape()
+        dims = self.pick([[0], [1], [0, 1]])
+        small = tuple(1 if d in dims else n for d, n in enumerate(shape))
+        extent = (self.extent(small[0]), self.extent(small[1]))
+        v = self.load(self.array("x", extent, dtype), extent, small)
+        self.store(dtype, shape, f"xetile.tile_broadcast({v}, {dims}, {list(shape)})")
+
+    def mma(self) -> None:
+        a_dt, b_dt = self.pick(MMA_TYPES)
+        acc = "float32" if kind(a_dt) == "f" else "int32"
+        m, n = mma_shape(self.rng, self.mma_layout)
+        bk = int(self.pick([k for k in (1, 7, 8, 16, 17, 32) if m * n * k <= 512]))
+        steps = int(self.pick([1, 1, 2, 3]))
+        k_total = bk * steps - int(self.rng.integers(0, bk))   # the last K step may be partial
+        fill = "full" if kind(a_dt) != "f" else "small"
+        a = self.array("a", (m, k_total), a_dt, fill=fill)
+        b_form = self.pick(["row", "order", "transpose"])
+        b = self.array("b", (n, k_total) if b_form == "transpose" else (k_total, n), b_dt, fill=fill,
+                       col_major=b_form == "order")
+        ta, tb = self.fresh("ta"), self.fresh("tb")
+        lines = self.case.lines
+        lines.append(f"{ta} = xetile.init_tile({a}, [0, 0], [{m}, {bk}])")
+        if b_form == "transpose":
+            lines.append(f"{tb} = xetile.init_tile({b}, [0, 0], [{n}, {bk}])")
+        else:
+            lines.append(f"{tb} = xetile.init_tile({b}, [0, 0], [{bk}, {n}])")
+        acc_name = self.fresh("acc")
+        init = self.pick(["zeros", "load", "none"])
+        if init == "load":
+            c = self.array("c", (m, n), acc)
+            lines.append(f"{acc_name} = xetile.load_tile(xetile.init_tile({c}, [0, 0], [{m}, {n}]))")
+        else:
+            lines.append(f"{acc_name} = xetile.zeros([{m}, {n}], {xt(acc)})")
+        vb = f"xetile.tile_transpose(xetile.load_tile({tb}), [1, 0])" if b_form == "transpose" else \
+            f"xetile.load_tile({tb})"
+        step_b = "[0, %d]" % bk if b_form == "transpose" else "[%d, 0]" % bk
+        mma_args = f"xetile.load_tile({ta}), {vb}" + ("" if init == "none" and steps == 1 else f", {acc_name}")
+        if steps == 1 and self.chance(0.5):
+            lines.append(f"{acc_name} = xetile.tile_mma({mma_args})")
+        else:
+            k = self.index(k_total)
+            lines += [f"for k in range(0, {k}, {bk}):",
+                      f"    {acc_name} = xetile.tile_mma(xetile.load_tile({ta}), {vb}, {acc_name})",
+                      f"    {ta} = xetile.update_tile_offset({ta}, [0, {bk}])",
+                      f"    {tb} = xetile.update_tile_offset({tb}, {step_b})"]
+        reorders = acc == "float32"
+        self.store(acc, (m, n), acc_name, (1e-5 * (k_total + 8) if reorders else 0.0, reorders))
+
+    def loop(self) -> None:
+        """Tiles and an accumulator carried through an scf.for; each iteration stores a block."""
+        dtype = self.pick(DTYPES)
+        shape = self.tile_shape(32)
+        extent = (self.extent(shape[0]) + 8, self.extent(shape[1]) + 8)
+        src = self.array("x", extent, dtype)
+        steps = int(self.rng.integers(0, 4))
+        gm = self.grid[0]
+        seq = self.array("seq", (4 * gm * shape[0], shape[1]), dtype)
+        self.case.tols[seq] = (0.0, False)
+        t, ts, acc = self.fresh("t"), self.fresh("ts"), self.fresh("acc")
+        dm, dn = (int(self.rng.integers(-9, 10)) for _ in range(2))
+        op = {"f": "({a} + {b})", "i": "({a} ^ {b})", "u": "({a} + {b})", "b": "({a} | {b})"}[kind(dtype)]
+        o0, o1 = (self.index(self.offset(e, s)) for e, s in zip(extent, shape))
+        self.case.lines += [
+            f"{t} = xetile.init_tile({src}, [{o0}, {o1}], {list(shape)})",
+            f"{ts} = xetile.init_tile({seq}, [pid0 * {4 * shape[0]}, 0], {list(shape)})",
+            f"{acc} = xetile.load_tile({t})",
+            f"for i in range({self.index(steps)}):",
+            f"    {t} = xetile.update_tile_offset({t}, [{dm}, {dn}])",
+            f"    {acc} = " + op.format(a=acc, b=f"xetile.load_tile({t})"),
+            f"    xetile.store_tile({ts}, {acc})",
+            f"    {ts} = xetile.update_tile_offset({ts}, [{shape[0]}, 0])"]
+        self.store(dtype, shape, acc)
+
+    def atomic(self) -> None:
+        akind, dtype = self.pick(ATOMIC_CASES)
+        shape = self.tile_shape(32)
+        gm, gn = self.grid
+        contended = akind in ("max", "min", "and", "or") or (akind == "add" and dtype != "float32")
+        contended = contended and self.chance(0.3)   # every workgroup on one tile: old values not kept
+        extent = (self.extent(shape[0]) * gm, self.extent(shape[1]) * gn)
+        mem = self.array("mem", extent, dtype, fill="full" if akind in ("and", "or") else "small")
+        self.case.tols[mem] = (0.0, False)
+        val = self.load(self.array("val", shape, dtype), shape, shape)
+        o0, o1 = (self.index(self.offset(e, s)) for e, s in zip(extent, shape))
+        shift = ("", "") if contended else (f" + pid0 * {shape[0]}", f" + pid1 * {shape[1]}")
+        tile = f"xetile.init_tile({mem}, [{o0}{shift[0]}, {o1}{shift[1]}], {list(shape)})"
+        call = f"xetile.atomic_rmw_tile({akind!r}, {val}, {tile})"
+        if contended:
+            self.case.lines.append(call)
+        else:
+            self.store(dtype, shape, call, stem="old")
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def random_layout(rng, shape, subgroups: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A legal (sg_layout, sg_data) for `shape` with `subgroups` subgroups: sg_data divides each dim, and
+    sg_layout x sg_data divides it or is a multiple of it (then subgroups wrap around or share data)."""
+    factors = [(f, subgroups // f) for f in divisors(subgroups)]
+    sg_layout = factors[int(rng.integers(len(factors)))]
+    data = []
+    for dim, lay in zip(shape, sg_layout):
+        legal = [d for d in divisors(dim) if dim % (lay * d) == 0 or (lay * d) % dim == 0]
+        data.append(legal[int(rng.integers(len(legal)))])
+    return sg_layout, tuple(data)
+
+
+def mma_shape(rng, mma) -> tuple[int, int]:
+    """An M x N result shape the batch's tile_mma layout fits (any small shape without one)."""
+    if mma is None:
+        return int(rng.choice([1, 7, 8, 13, 16])), int(rng.choice([1, 7, 8, 16, 17]))
+    (l0, l1), (d0, d1) = mma
+    m = d0 * int(rng.choice([r for r in divisors(l0) + [l0 * 2] if d0 * r <= 16] or [1]))
+    n = d1 * int(rng.choice([r for r in divisors(l1) if d1 * r <= 32] or [1]))
+    return m, n
+
+
+class Expr:
+    """Element-wise expression trees of one shape; each node is (code, exact, number of ops)."""
+
+    def __init__(self, gen: Gen, shape):
+        self.gen = gen
+        self.shape = shape
+        self.extent = (gen.extent(shape[0]), gen.extent(shape[1]))
+        self.inputs: dict[str, list[str]] = {}
+
+    def leaf(self, dtype: str) -> str:
+        g = self.gen
+        have = self.inputs.setdefault(dtype, [])
+        if have and g.chance(0.4):
+            return g.pick(have)
+        if g.chance(0.1):
+            return f"xetile.full({list(self.shape)}, {g.pick(LITERALS[kind(dtype)])}, {xt(dtype)})"
+        arr = g.array("x", self.extent, dtype, fill=g.pick(["small", "full"]) if kind(dtype) in "iu" else "small")
+        pad = f", padding={g.pick(LITERALS[kind(dtype)])}" if g.chance(0.3) else ""
+        have.append(g.load(arr, self.extent, self.shape, pad=pad))
+        return have[-1]
+
+    def operand(self, dtype: str) -> str:
+        """The right operand of a plain binary op: a vector, a literal, a runtime scalar or a row/column vector
+        (implicitly broadcast)."""
+        g = self.gen
+        choice = g.pick(["vector", "vector", "literal", "scalar", "broadcast"])
+        if choice == "literal":
+            return repr(g.pick(LITERALS[kind(dtype)]))
+        if choice == "scalar":
+            name = g.fresh("s")
+            py = (dtype == "int32" and g.chance(0.5)) or (dtype == "float32" and g.chance(0.5))
+            g.case.args.append(Scalar(name, None if py else dtype, g.pick(LITERALS[kind(dtype)])))
+            return name
+        if choice == "broadcast":
+            small = g.pick([(self.shape[0], 1), (1, self.shape[1])])
+            extent = (g.extent(small[0]), g.extent(small[1]))
+            return g.load(g.array("x", extent, dtype), extent, small)
+        return self.leaf(dtype)
+
+    def exact(self, dtype: str, depth: int) -> str:
+        """A subtree every level computes bit for bit (a leaf if the drawn tree is not)."""
+        code, exact, _ = self.tree(dtype, depth)
+        return code if exact else self.leaf(dtype)
+
+    def cond(self, depth: int) -> str:
+        g = self.gen
+        dtype = g.pick(DTYPES)
+        ops = ["==", "!="] if dtype == "bool" else ["<", "<=", ">", ">=", "==", "!="]
+        return f"({self.exact(dtype, depth)} {g.pick(ops)} {self.exact(dtype, depth)})"
+
+    def tree(self, dtype: str, depth: int) -> tuple[str, bool, int]:
+        g = self.gen
+        if depth <= 0 or g.chance(0.15):
+            return self.leaf(dtype), True, 0
+        k = kind(dtype)
+        node = g.pick({"f": FLOAT_NODES, "i": INT_NODES, "u": INT_NODES, "b": BOOL_NODES}[k])
+        if node == "where":
+            a, ea, na = self.tree(dtype, depth - 1)
+            b, eb, nb = self.tree(dtype, depth - 1)
+            return f"xetile.where({self.cond(depth - 1)}, {a}, {b})", ea and eb, na + nb + 1
+        if node == "cmp":
+            return self.cond(depth - 1), True, 1
+        if node == "cast":
+            return self.cast(dtype, depth)
+        template, arity, exact_op, needs_exact = NODES[node]
+        if arity == 1:
+            a, ea, na = (self.exact(dtype, depth - 1), True, 0) if needs_exact else self.tree(dtype, depth - 1)
+            bits = BITS.get(dtype, 8)
+            return template.format(a=a, mask=bits - 1), ea and exact_op, na + 1
+        if needs_exact:
+            a, b, e, n = self.exact(dtype, depth - 1), self.exact(dtype, depth - 1), True, 0
+        else:
+            a, ea, na = self.tree(dtype, depth - 1)
+            if template.startswith("plain"):
+                b, eb, nb = self.operand(self.mixed(dtype)), True, 0
+            else:
+                b, eb, nb = self.tree(dtype, depth - 1)
+            e, n = ea and eb, na + nb
+        if g.chance(0.5) and template.startswith("plain"):
+            a, b = b, a
+        return template.split(":", 1)[-1].format(a=a, b=b, mask=BITS.get(dtype, 8) - 1), e and exact_op, n + 1
+
+    def mixed(self, dtype: str) -> str:
+        """Usually `dtype`; sometimes a type that promotes to it (a narrower int, a small int into a float)."""
+        g = self.gen
+        if not g.chance(0.2):
+            return dtype
+        others = [o for o in DTYPES if o != dtype and promote(dtype, o) == dtype
+                  and (kind(dtype) != "f" or kind(o) == "f" or o in SMALL_INTS)]
+        return g.pick(others) if others else dtype
+
+    def cast(self, dtype: str, depth: int) -> tuple[str, bool, int]:
+        g = self.gen
+        k = kind(dtype)
+        if k == "f":
+            src = g.pick([f for f in FLOATS if f != dtype] + SMALL_INTS)
+            code, exact, n = self.tree(src, depth - 1)
+            if kind(src) == "f" and dtype != "float32":
+                code = clamp(code, 1000.0)   # f32 -> f16 stays finite
+            return f"{code}.to({xt(dtype)})", exact, n + 1
+        if k == "b":
+            return f"{self.exact(g.pick(INTS), depth - 1)}.to(xetile.bool)", True, 1
+        src = g.pick(DTYPES)
+        if kind(src) == "f":   # float -> int only of values in range, computed bit for bit
+            bound = 100.0 if BITS[dtype] == 8 else 1000.0
+            low = 0.0 if dtype == "uint8" else -bound
+            code = f"xetile.minimum(xetile.maximum({self.exact(src, depth - 1)}, {low}), {bound})"
+            return f"{code}.to({xt(dtype)})", True, 1
+        code, exact, n = self.tree(src, depth - 1)
+        return f"{code}.to({xt(dtype)})", exact, n + 1
+
+
+# node name: (template, arity, the op is exact, operands must be exact). "plain:" templates take any right operand
+# (literal, scalar, broadcast vector); the others two vector subtrees.
+NODES = {
+    "add": ("plain:({a} + {b})", 2, True, False), "sub": ("plain:({a} - {b})", 2, True, False),
+    "max": ("plain:xetile.maximum({a}, {b})", 2, True, False),
+    "min": ("plain:xetile.minimum({a}, {b})", 2, True, False),
+    "fmul": (f"({clamp('{a}')} * {clamp('{b}')})", 2, True, False),
+    "fdiv": ("({a} / (xetile.abs({b}) + 1.0))", 2, True, False),
+    "fpow": (f"((xetile.abs({{a}}) + 0.5) ** {clamp('{b}', 3.0)})", 2, False, False),
+    "ffloordiv": ("({a} // (xetile.abs({b}) + 1.0))", 2, True, True),
+    "fmod": ("({a} % (xetile.abs({b}) + 1.0))", 2, True, True),
+    "neg": ("(-{a})", 1, True, False), "abs": ("xetile.abs({a})", 1, True, False),
+    "exp": ("xetile.exp(xetile.minimum({a}, 4.0))", 1, False, False),
+    "exp2": ("xetile.exp2(xetile.minimum({a}, 6.0))", 1, False, False),
+    "log": ("xetile.log(xetile.abs({a}) + 1.0)", 1, False, False),
+    "sqrt": ("xetile.sqrt(xetile.abs({a}))", 1, True, False),
+    "rsqrt": ("xetile.rsqrt(xetile.abs({a}) + 1.0)", 1, False, False),
+    "tanh": ("xetile.tanh({a})", 1, False, False),
+    "mul": ("plain:({a} * {b})", 2, True, False),
+    "and": ("plain:({a} & {b})", 2, True, False), "or": ("plain:({a} | {b})", 2, True, False),
+    "xor": ("plain:({a} ^ {b})", 2, True, False),
+    "floordiv": ("({a} // (({b} & 7) + 1))", 2, True, False), "mod": ("({a} % (({b} & 7) + 1))", 2, True, False),
+    "shl": ("({a} << ({b} & {mask}))", 2, True, False), "shr": ("({a} >> ({b} & {mask}))", 2, True, False),
+    "not": ("(~{a})", 1, True, False),
+}
+FLOAT_NODES = ["add", "sub", "max", "min", "fmul", "fdiv", "fpow", "ffloordiv", "fmod", "neg", "abs", "exp", "exp2",
+               "log", "sqrt", "rsqrt", "tanh", "where", "cast"]
+INT_NODES = ["add", "sub", "mul", "and", "or", "xor", "max", "min", "floordiv", "mod", "shl", "shr", "neg", "not",
+             "abs", "where", "cast"]
+BOOL_NODES = ["and", "or", "xor", "not", "where", "cmp", "cast"]
+# tile_mma cases cost the most to build (the emulated DPAS): one in 17
+CASE_KINDS = ["elementwise"] * 7 + ["reduce", "reduce", "reduce", "transpose", "transpose", "broadcast", "mma", "loop",
+                                    "loop", "atomic"]
+
+
+def batch(seed: int, index: int, cases: int) -> Batch:
+    """Batch `index` of the run with `seed`: one kernel holding `cases` cases."""
+    rng = np.random.default_rng([seed, index])
+    grid = (int(rng.choice([1, 1, 2])), int(rng.choice([1, 1, 2])))
+    subgroups = int(rng.choice([1, 1, 1, 1, 2, 4]))
+    mma = None
+    if subgroups > 1:
+        factors = [(f, subgroups // f) for f in divisors(subgroups)]
+        sg_layout = factors[int(rng.integers(len(factors)))]
+        sg_data = (int(rng.choice([1, 2, 7, 8])), int(rng.choice([1, 7, 8, 16])))
+        mma = (sg_layout, sg_data)
+    gen = Gen(rng, subgroups, mma, grid)
+    kinds = [gen.pick(CASE_KINDS) for _ in range(cases)]
+    if mma is not None and "mma" not in kinds:
+        kinds[0] = "mma"   # the layout option anchors at a tile_mma
+    made = [gen.make(i, k) for i, k in enumerate(kinds)]
+    options = {} if mma is None else {"sg_layout": list(mma[0]), "sg_data": list(mma[1])}
+    return Batch(f"fuzz_{seed}_{index}", made, grid, options)
