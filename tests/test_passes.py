@@ -130,3 +130,20 @@ def test_column_major_tile_becomes_a_transposed_descriptor(rng):
     assert ("!xegpu.tensor_desc<32x16xf16, #xegpu.layout<sg_layout = [2, 2], sg_data = [16, 16], "
             "inst_data = [16, 16], order = [0, 1]>>") in load_b[0]
     assert "xegpu.dpas" in text and "xetile." not in text
+
+
+@xetile.kernel
+def long_chain(x, out, N: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16]))
+    for i in xetile.static_range(N):
+        v = v + 1.0
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), v)
+
+
+def test_a_long_kernel_lowers_without_deep_recursion(rng):
+    """Fuzzer finding: the pipeline copied the kernel with copy.deepcopy, which follows use lists op to op and ran
+    out of recursion on a long kernel; it clones instead."""
+    x, out = rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
+    func = long_chain.warmup(x, out, N=2000, target="numpy").func
+    run_ir(lower(func, "xegpu-wg")["xegpu-wg"], (1, 1, 1), [x, out])
+    assert_close(out, x + 2000, np.float32)

@@ -187,7 +187,8 @@ class Gen:
         if self.chance(0.5):
             return str(value)
         name = self.fresh("s")
-        dtype = self.pick([None, "int32", "int64"] + (["int16"] if -2**15 <= value < 2**15 else []))
+        dtype = self.pick([None, "int64"] + (["int32"] if -2**31 <= value < 2**31 else [])
+                          + (["int16"] if -2**15 <= value < 2**15 else []))
         self.case.args.append(Scalar(name, dtype, value))
         return name
 

@@ -3,7 +3,6 @@ verified, and printed to stderr when XETILE_DUMP_IR=1. `compile_spirv` runs it t
 then the SPIR-V binary."""
 from __future__ import annotations
 
-import copy
 import os
 import sys
 
@@ -44,7 +43,7 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
     chosen = get_target(target) if isinstance(target, str) else target
     results = {}
-    current = copy.deepcopy(func)
+    current = func.clone()  # not copy.deepcopy: use lists make the graph as deep as the kernel is long
     for name, stage in STAGES:
         current = stage(current, chosen)
         verify(current)
