@@ -2,6 +2,7 @@
 GPU code path with emulated Xe builtins), compared; every module passes spirv-val."""
 import copy
 import os
+import re
 import subprocess
 import sys
 
@@ -267,10 +268,10 @@ def test_columns_past_2_31():
 
 
 @xetile.kernel
-def count_steps(out, lo, hi, step):
+def count_steps(out, lo, hi, step, scale):
     n = 0
     total = 0
-    for i in range(lo, hi, step):
+    for i in range(lo, hi, step * scale):  # a computed step: the kernel's own rule, not the launch check
         n = n + 1
         total = total + i
     xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), xetile.zeros([1, 16], xetile.int32) + n * 1000 + total)
@@ -283,7 +284,7 @@ def check_loop_steps(device: str) -> None:
              (2**31 - 10, 2**31 - 1, 8), (-2**31 + 9, -2**31, -4)]
     for lo, hi, step in cases:
         out = np.zeros((1, 16), np.int32)
-        count_steps[(1,)](out, lo, hi, step, device=device)
+        count_steps[(1,)](out, lo, hi, step, 1, device=device)
         steps = range(lo, hi, step) if step else range(0)
         expected = np.int64(len(steps) * 1000 + sum(steps)).astype(np.int32)  # wraps like the kernel's i32
         assert (out == expected).all(), f"range({lo}, {hi}, {step}) on {device}: {out[0, 0]}, not {expected}"
@@ -293,6 +294,27 @@ def check_loop_steps(device: str) -> None:
 def test_runtime_loop_steps(device):
     """Issue 8: a runtime step of 0 hung the device (the interpreter raised), a step of -1 ran 2**31 times."""
     run_isolated(f"check_loop_steps({device!r})")
+
+
+@xetile.kernel
+def steps_by(out, step):
+    n = 0
+    for i in range(0, 10, step):
+        n = n + 1
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), xetile.zeros([1, 16], xetile.int32) + n)
+
+
+@pytest.mark.parametrize("device", ["numpy", DEVICE])
+def test_a_step_argument_of_zero_is_refused_at_launch(device):
+    """Issue 8: where a loop's step is a scalar argument, a step of 0 is a LaunchError before anything runs."""
+    out = np.full((1, 16), 7, np.int32)
+    steps_by[(1,)](out, 3, device=device)
+    assert (out == 4).all()
+    out[:] = 7
+    with pytest.raises(xetile.LaunchError, match=re.escape("argument 'step' is the step of a range() loop in the "
+                                                           "kernel and must not be 0")):
+        steps_by[(1,)](out, 0, device=device)
+    assert (out == 7).all()
 
 
 @xetile.kernel

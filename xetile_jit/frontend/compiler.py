@@ -19,8 +19,8 @@ from ..backend.pipeline import compile_spirv
 from ..backend.targets import get_target
 from ..errors import CompilationError
 from ..ir.attrs import Layout
-from ..ir.core import Builder, FuncOp
-from ..ir.core_ops import ReturnOp
+from ..ir.core import Builder, FuncOp, walk
+from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
@@ -52,11 +52,12 @@ class CompiledArtifact:
     lanes: int = 1
     build_options: str = ""
     dependencies: tuple[Dependency, ...] = ()
+    loop_steps: tuple[str, ...] = ()  # scalar arguments a runtime loop steps by: a launch refuses 0 for them
 
     def to_entry(self) -> dict:
         meta = {"name": self.name, "written": sorted(self.written), "num_subgroups": self.num_subgroups,
                 "lanes": self.lanes, "build_options": self.build_options,
-                "dependencies": [d.to_json() for d in self.dependencies]}
+                "dependencies": [d.to_json() for d in self.dependencies], "loop_steps": list(self.loop_steps)}
         return {**self.asm, META_FIELD: json.dumps(meta)}
 
     @classmethod
@@ -65,7 +66,8 @@ class CompiledArtifact:
         meta = json.loads(entry[META_FIELD])
         return cls(str(meta["name"]), {k: v for k, v in entry.items() if k != META_FIELD},
                    frozenset(map(str, meta["written"])), int(meta["num_subgroups"]), int(meta["lanes"]),
-                   str(meta["build_options"]), tuple(Dependency(*map(str, d)) for d in meta["dependencies"]))
+                   str(meta["build_options"]), tuple(Dependency(*map(str, d)) for d in meta["dependencies"]),
+                   tuple(map(str, meta["loop_steps"])))
 
 
 @dataclass
@@ -117,7 +119,21 @@ def artifact_of(name: str, func: FuncOp, backend: dict, reads: Reads) -> Compile
     launch = {k: backend[k] for k in LAUNCH_FIELDS if k in backend}
     asm = {"xetile": print_func(func)} | {k: v for k, v in backend.items() if k not in LAUNCH_FIELDS}
     return CompiledArtifact(name, asm, frozenset(a.name_hint for a in written_arrays(func)), **launch,
-                            dependencies=reads.dependencies)
+                            dependencies=reads.dependencies, loop_steps=loop_step_arguments(func))
+
+
+def loop_step_arguments(func: FuncOp) -> tuple[str, ...]:
+    """The scalar arguments some scf.for steps by, as they are (through index casts): a step of 0 would run the
+    loop zero times (ForOp), so a launch refuses it instead (issue 8: never hang, never silently skip)."""
+    names = []
+    for op in walk(func.body):
+        if isinstance(op, ForOp):
+            step = op.operands[2]
+            while isinstance(step.owner, IndexCastOp):
+                step = step.owner.operands[0]
+            if step in func.args and step.name_hint not in names:
+                names.append(step.name_hint)
+    return tuple(names)
 
 
 def trace(kernel, specs: dict, consts: dict, layout) -> tuple[FuncOp, Reads]:

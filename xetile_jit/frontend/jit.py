@@ -200,6 +200,9 @@ class Kernel:
         for name in compiled.written:
             if read_only(values[name]):
                 raise LaunchError(f"argument '{name}' is read-only but the kernel writes it")
+        for name in compiled.artifact.loop_steps:
+            if values[name] == 0:
+                raise LaunchError(f"argument '{name}' is the step of a range() loop in the kernel and must not be 0")
         if device.kind == NUMPY:
             compiled.run(grid, values)  # the interpreter checks its grid limit before the first workgroup
         elif all(grid):
