@@ -37,16 +37,16 @@ ARRAY = [("{a}.astype(np.float64)", True), ("{a}.astype(np.complex64)", True), (
          ("readonly({a})", None)]   # None: must fail only for the array the kernel writes
 SCALAR = [("'3'", True), ("None", True), ("[3]", True), ("2**70", True), ("np.uint16(3)", True),
           ("np.complex64(1)", True), ("3.5", False), ("np.float64(3)", False), ("True", False),
-          ("2**40", False), ("np.int8(-3)", False)]
-# ("x", True), an array for the number n, raises a raw AttributeError: /work/notes/fuzz-bugs/04-*, left out until fixed
+          ("2**40", False), ("np.int8(-3)", False), ("x", True)]
 GRID = [("(-1,)", True), ("(2.0,)", True), ("('2',)", True), ("None", True), ("(1, 1, 1, 1)", True), ("()", True),
         ("-1", True), ("1.5", True), ("(True,)", True), ("lambda meta: (-1,)", True), ("lambda meta: 'x'", True),
         ("(2, -1)", True), ("lambda meta: (meta['BM'] // 4,)", False), ("(0,)", False), ("[2]", False),
-        ("(1, 2, 1)", False)]
-# Left out until fixed (known bugs being fixed): NaN and -0.0 constexprs, dict/set/ndarray constexprs (raw
-# TypeError), numpy integers as grid or tile sizes (rejected), huge grids and tiles (launch limits).
+        ("(1, 2, 1)", False), ("(np.int64(2),)", False), ("np.int32(1)", False), ("(2**40,)", True),
+        ("(2**31, 2**31)", True)]
 CONSTEXPR = [("'8'", True), ("8.5", True), ("None", True), ("[8]", True), ("-1", True), ("0", True), ("True", True),
-             ("(8,)", True), ("xetile.float32", True), ("8.0", None)]
+             ("(8,)", True), ("xetile.float32", True), ("8.0", None), ("{'a': 8}", True), ("{8}", True),
+             ("np.zeros(2)", True), ("object()", True), ("np.int64(8)", False),
+             ("4096", None)]   # an 8x4096 f32 tile: over the register budget on a device, fine in the interpreter
 CALL = [("target[{grid}]({x}, {y}, {out}, BM={BM}, BN={BN}, device={device!r})", True),        # missing n
         ("target[{grid}]({x}, {y}, {out}, {n}, 7, BM={BM}, BN={BN}, device={device!r})", True),  # extra argument
         ("target[{grid}]({x}, {y}, {out}, {n}, BM={BM}, BN={BN}, BK=3, device={device!r})", True),
