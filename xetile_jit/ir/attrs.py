@@ -3,7 +3,7 @@
 The XeTile RFC calls it `wg_map` (sg_layout, sg_data); the XeGPU RFC's `xegpu.layout` adds inst_data,
 lane_layout, lane_data and order. One class carries all six; unset fields stay None. As the RFC's distribution
 goes down the levels, each level drops the fields it has used: a subgroup-level value keeps inst_data and the
-lane fields (`subgroup_level`), a blocked one the lane fields only (`lane_level`).
+lane fields (`subgroup_level`), a blocked one the lane fields only (blocking writes them).
 """
 from __future__ import annotations
 
@@ -69,10 +69,6 @@ class Layout:
     def subgroup_level(self) -> Layout | None:
         """What a subgroup's piece keeps after wg-to-sg: inst_data and the lane fields (None when unset)."""
         return self._only("inst_data", "lane_layout", "lane_data")
-
-    def lane_level(self) -> Layout | None:
-        """What an instruction block keeps after blocking: the lane fields."""
-        return self._only("lane_layout", "lane_data")
 
     def _only(self, *names: str) -> Layout | None:
         kept = {name: getattr(self, name) for name in names if getattr(self, name) is not None}
