@@ -142,6 +142,7 @@ def divides(block, piece) -> bool:
 
 
 def values_with_layouts(func: FuncOp):
+    """Every tile and vector `func` defines: op results and region arguments, in program order."""
     for op in walk(func.body):
         yield from (v for v in op.results if isinstance(v.type, (TileType, VectorType)))
         for region in op.regions:

@@ -29,7 +29,7 @@ from ..ir.core import FuncOp, Operation, Value, walk
 from ..ir.types import ROW_MAJOR, TileType, VectorType
 from ..ir.verifier import verify
 from .targets import Target
-from .xetile_layout_completion import complete_layouts, convert_operand
+from .xetile_layout_completion import complete_layouts, convert_operand, values_with_layouts
 
 
 def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
@@ -121,7 +121,7 @@ class LayoutPropagation:
         while self.propagate() or self.default_one(ops):
             pass
         self.insert_conversions()
-        self.write_back(ops)
+        self.write_back()
 
     def relate(self, op: Operation) -> None:
         """Hard equalities (one layout) and soft edges (a rule; a conversion where it does not hold)."""
@@ -222,10 +222,9 @@ class LayoutPropagation:
                 op, index = edge.use
                 convert_operand(op, index, wanted)
 
-    def write_back(self, ops) -> None:
-        values = [v for op in ops for v in op.results] + [a for op in ops for r in op.regions for a in r.block.args]
-        for v in values:
-            if not has_layout(v) or isinstance(v.owner, X.ConvertLayoutOp):
+    def write_back(self) -> None:
+        for v in values_with_layouts(self.func):
+            if isinstance(v.owner, X.ConvertLayoutOp):  # its layout is the one it converts to
                 continue
             layout = self.layout(v)
             if isinstance(v.type, TileType):
