@@ -9,7 +9,7 @@ import pytest
 from spirv_tools import validate
 
 import xetile_jit as xetile
-from xetile_jit.backend import pipeline
+from xetile_jit.backend import ocloc, pipeline
 
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32]
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64]
@@ -92,17 +92,17 @@ def private_cache_dir(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def every_cpu_module_passes_spirv_val(monkeypatch):
-    """Every SPIR-V module the tests build for the `cpu` target passes spirv-val (GPU-target modules hold inline
-    vISA, which spirv-val cannot check: ocloc checks those)."""
-    if shutil.which("spirv-val") is None:
-        return
+def every_module_passes_spirv_val(monkeypatch):
+    """Every SPIR-V module the tests build passes spirv-val: the PATH's for the `cpu` target, the current stack's
+    (2025 extensions) for the GPU targets' "spirv" ABI. "legacy"-ABI modules hold inline vISA, which spirv-val
+    cannot check (ocloc checks those)."""
     compile_spirv = pipeline.compile_spirv
 
     def validated(func, target):
         result = compile_spirv(func, target)
-        if target.name == "cpu":
-            validate(result["spirv"])
+        tool = ocloc.spirv_validator(target) if target.builtins != "legacy" else None
+        if tool is not None and shutil.which(tool) is not None:
+            validate(result["spirv"], tool=tool)
         return result
 
     monkeypatch.setattr("xetile_jit.frontend.compiler.compile_spirv", validated)

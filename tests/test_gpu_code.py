@@ -1,5 +1,6 @@
 """The GPU code path, checked by the Intel GPU compiler offline (ocloc for PVC): the tutorial kernels
-compiled for xe-hpc hold the DPAS and 2D block instructions they were lowered to, and no unresolved call."""
+compiled for xe-hpc, with either builtin ABI (each checked by its compiler), hold the DPAS and 2D block
+instructions they were lowered to, and no unresolved call."""
 import importlib.util
 import pathlib
 
@@ -7,9 +8,18 @@ import numpy as np
 import pytest
 
 from xetile_jit.backend import ocloc
+from xetile_jit.backend.targets import get_target
 
-pytestmark = pytest.mark.skipif(not ocloc.available(), reason="ocloc / iga64 are not installed")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(params=["spirv", "legacy"])
+def abi(request, monkeypatch):
+    """The builtin ABI the kernels are compiled with for xe-hpc; skips without the compiler that checks it."""
+    if not ocloc.available(get_target("xe-hpc", request.param)):
+        pytest.skip(f"no GPU compiler for the {request.param} ABI is installed")
+    monkeypatch.setenv("XETILE_XE_ABI", request.param)
+    return request.param
 
 
 def tutorial(name: str):
@@ -20,7 +30,7 @@ def tutorial(name: str):
 
 
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
-def test_gemm_for_pvc_uses_dpas_and_block_io(dtype):
+def test_gemm_for_pvc_uses_dpas_and_block_io(dtype, abi):
     import ml_dtypes
     dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
     mm = tutorial("03-matrix-multiplication")
@@ -36,7 +46,7 @@ def test_gemm_for_pvc_uses_dpas_and_block_io(dtype):
     assert compiled.build_options == "-ze-opt-large-register-file" and "scratch" not in isa  # no spills
 
 
-def test_column_major_b_is_read_by_d32_transposed_messages():
+def test_column_major_b_is_read_by_d32_transposed_messages(abi):
     """A column-major f16 B (order=[0, 1]) is read 16x16 at a time as d32 transposed pairs, which DPAS takes as
     they come (the same kernels run, emulated, in test_spirv_gemm's "order" cases)."""
     mm = tutorial("03-matrix-multiplication")

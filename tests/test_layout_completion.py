@@ -1,6 +1,7 @@
 """Layout completion: inst_data and the lane fields decide blocking and lane distribution. A user's inst_data is
 honoured (the load messages follow it, a convert_layout regroups in registers for DPAS) or rejected naming the rule."""
 import re
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -10,6 +11,8 @@ from test_passes import gemm
 
 import xetile_jit as xetile
 from xetile_jit.backend import ocloc
+from xetile_jit.backend.isa_stats import block_messages, dpas_count
+from xetile_jit.backend.targets import get_target
 from xetile_jit.backend.pipeline import lower
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
@@ -43,28 +46,28 @@ def test_default_completion_loads_dpas_blocks(rng):
     assert loads.count("d16_1x16x8nn") == 8 and loads.count("d16_1x16x16nn") == 4
 
 
-def test_user_inst_data_is_honoured_and_converted_in_registers(rng):
-    """inst_data [16, 16] on A: the loads read 16x16 blocks (half the messages of 8x16), a tile_conv_layout to
-    DPAS's [8, 16] follows in the XeTile IR and costs no shared local memory; the numbers do not change."""
+@pytest.mark.parametrize("rows", [16, 32])
+def test_user_inst_data_is_honoured_and_converted_in_registers(rng, rows):
+    """inst_data [16, 16] / [32, 16] on A: the loads read 16x16 / 32x16 blocks (1/2, 1/4 of the messages of 8x16;
+    a lane's 32 elements of a 32x16 block are kept in private memory), a tile_conv_layout to DPAS's [8, 16] follows
+    in the XeTile IR and costs no shared local memory; the numbers do not change."""
     a, b, c, k = small_args(rng)
-    kwargs = dict(**SMALL, **layouts(inst_a=[16, 16], inst_b=[16, 16]))
+    kwargs = dict(**SMALL, **layouts(inst_a=[rows, 16], inst_b=[16, 16]))
     compiled = gemm.warmup(a, b, c, 128, 128, k, **kwargs, target="cpu")
-    assert block_loads(compiled.asm["llir"]).count("d16_1x16x16nn") == 4 + 4
-    assert "xe_block2d_load_d16_1x16x8nn" not in compiled.asm["llir"]
+    loads = Counter(block_loads(compiled.asm["llir"]))
+    assert loads == Counter({"d16_1x16x16nn": 4}) + Counter({f"d16_1x16x{rows}nn": 32 * 32 // (rows * 16)})
     assert "memref.alloc" not in compiled.asm["xegpu-sg"] and "gpu.barrier" not in compiled.asm["xegpu-sg"]
     traced = gemm.warmup(a, b, c, 128, 128, k, **kwargs, target="numpy").func
     func = lower(traced, "xetile-layouts")["xetile-layouts"]
     (convert,) = [op for op in walk(func.body) if isinstance(op, ConvertLayoutOp)]
-    assert convert.operands[0].layout.inst_data == (16, 16) and convert.result.layout.inst_data == (8, 16)
-    assert "inst_data = [16, 16]" in print_func(func)
+    assert convert.operands[0].layout.inst_data == (rows, 16) and convert.result.layout.inst_data == (8, 16)
+    assert f"inst_data = [{rows}, 16]" in print_func(func)
     gemm[(2, 2)](a, b, c, 128, 128, k, **kwargs, device=cpu_queue())
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 
 
 @pytest.mark.parametrize("inst, detail", [
     ([64, 16], "inst_data [64, 16] on target cpu: a 2D block load is at most 32 rows high, not 64"),
-    ([32, 16], "inst_data [32, 16] on target cpu: a lane holds 32 elements of a 32x16 block on sub-group 16; "
-               "SPIR-V vectors have at most 16"),
     ([16, 64], "inst_data [16, 64] on target cpu: a 2D block is 4 to 64 bytes wide (array length included), not 128"),
 ])
 def test_illegal_inst_data_names_the_rule(rng, inst, detail):
@@ -88,19 +91,40 @@ def test_lane_fields_other_than_the_targets_are_rejected(rng):
     assert "inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]" in compiled.asm["xegpu"]
 
 
-@pytest.mark.skipif(not ocloc.available(), reason="ocloc / iga64 are not installed")
-def test_pvc_isa_follows_inst_data():
-    """The tutorial GEMM for xe-hpc (256x256 tile, sg_layout [8, 4]): with A in 16x16 blocks the main loop sends
-    half the A load messages of the default 8x16 blocks; B is read in 16x16 DPAS B blocks either way."""
+def pvc_gemm_isa(inst_a, abi: str, monkeypatch) -> str:
+    """The tutorial GEMM for xe-hpc (256x256 tile, sg_layout [8, 4]) with A in `inst_a` blocks and B in 16x16."""
+    if not ocloc.available(get_target("xe-hpc", abi)):
+        pytest.skip(f"no GPU compiler for the {abi} ABI is installed")
+    monkeypatch.setenv("XETILE_XE_ABI", abi)
     a, b, c = (np.zeros((512, 512), t) for t in (np.float16, np.float16, np.float32))
-    base = dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64], target="xe-hpc")
+    la = xetile.Layout([8, 4], [32, 32], inst_data=inst_a)
     lb = xetile.Layout([8, 4], [32, 64], inst_data=[16, 16])
-    counts = {}
-    for inst in ([8, 16], [16, 16]):
-        la = xetile.Layout([8, 4], [32, 32], inst_data=inst)
-        isa = gemm.warmup(a, b, c, 512, 512, 512, LA=la, LB=lb, **base).asm["isa"]
-        loads = [line for line in isa.splitlines() if "load_block2d" in line]
-        counts[tuple(inst)] = len(loads)
-        assert isa.count("dpas.8x8 (16|M0)") == 32 and "calla" not in isa and "scratch" not in isa
-    # B: 32x64 per subgroup in 16x16 blocks = 8; A: 32x32 in 8x16 = 8, in 16x16 = 4
-    assert counts == {(8, 16): 8 + 8, (16, 16): 4 + 8}
+    return gemm.warmup(a, b, c, 512, 512, 512, LA=la, LB=lb, BM=256, BN=256, BK=32, sg_layout=[8, 4],
+                       sg_data=[32, 64], target="xe-hpc").asm["isa"]
+
+
+@pytest.mark.parametrize("abi, insts", [("legacy", ([8, 16], [16, 16])), ("spirv", ([8, 16], [16, 16], [32, 16]))])
+def test_pvc_isa_follows_inst_data(abi, insts, monkeypatch):
+    """The main loop's A load messages follow A's inst_data: a 32x32 A piece is 8 messages of 8x16 (4 GRFs each),
+    4 of 16x16 (8 GRFs) or, where the ABI reads into private memory, 2 of 32x16 (16 GRFs: 4x fewer than 8x16);
+    B (32x64 in 16x16 blocks) is 8 messages of 8 GRFs every time. Same 32 DPAS, no spill."""
+    for inst in insts:
+        isa = pvc_gemm_isa(inst, abi, monkeypatch)
+        loads = Counter(m.grfs for m in block_messages(isa) if m.kind == "load")
+        a_grfs = inst[0] * inst[1] * 2 // 64
+        a_messages = 32 * 32 // (inst[0] * inst[1])
+        expected = Counter({8: 8}) + Counter({a_grfs: a_messages})
+        assert loads == expected, (inst, loads)
+        assert dpas_count(isa) == 32 and "calla" not in isa and "scratch" not in isa
+
+
+def test_legacy_abi_rejects_a_block_larger_than_a_vector(monkeypatch):
+    """The legacy ABI returns a lane's load as one SPIR-V vector: 32x16 (32 elements a lane) is refused, naming
+    the rule."""
+    monkeypatch.setenv("XETILE_XE_ABI", "legacy")
+    a, b, c = (np.zeros((512, 512), t) for t in (np.float16, np.float16, np.float32))
+    with pytest.raises(xetile.CompilationError, match=re.escape(
+            "inst_data [32, 16] on target xe-hpc: a lane holds 32 elements of a 32x16 block on sub-group 16; SPIR-V "
+            "vectors have at most 16 (with the legacy builtin ABI)")):
+        gemm.warmup(a, b, c, 512, 512, 512, LA=xetile.Layout([8, 4], [32, 32], inst_data=[32, 16]), LB=None,
+                    BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64], target="xe-hpc")

@@ -29,7 +29,7 @@ def test_block_io_rules_name_the_limit():
 
 
 def test_unknown_target_is_a_launch_error_listing_the_targets():
-    with pytest.raises(LaunchError, match=r"unknown target 'xe9'; targets: numpy, xe-hpc, xe2, xe-hpg, cpu"):
+    with pytest.raises(LaunchError, match=r"unknown target 'xe9'; targets: numpy, xe-hpc, xe2, xe3, xe-hpg, cpu"):
         get_target("xe9")
 
 
@@ -57,3 +57,21 @@ def test_targets_differ_only_in_their_entries():
     hpc, xe2 = get_target("xe-hpc"), get_target("xe2")
     assert replace(xe2, name="xe-hpc", ocloc_device="pvc", iga_platform="12p72") == hpc
     assert get_target("cpu").emulated and not hpc.emulated and get_target("xe-hpg").block_io is None
+
+
+def test_the_builtin_abi_is_chosen_per_target_and_by_xetile_xe_abi(monkeypatch):
+    """Xe-HPC and newer default to the 2025 SPIR-V extensions; XETILE_XE_ABI=legacy asks for the 2022 ABI, which
+    changes the SPIR-V and so the cache key; the cpu emulation and xe-hpg (no 2D block IO) keep their own."""
+    assert [get_target(name).builtins for name in ("xe-hpc", "xe2", "xe3", "xe-hpg", "cpu")] == [
+        "spirv", "spirv", "spirv", "legacy", "emulated"]
+    assert get_target("xe-hpc", "legacy").builtins == "legacy" and get_target("cpu", "legacy").emulated
+    a, b, c = (np.zeros((64, 64), t) for t in (np.float16, np.float16, np.float32))
+    args = dict(BM=64, BN=64, BK=32, LA=None, LB=None, sg_layout=[2, 2], sg_data=[32, 32], target="xe-hpc")
+    spirv = gemm.warmup(a, b, c, 64, 64, 64, **args).asm["llir"]
+    monkeypatch.setenv("XETILE_XE_ABI", "legacy")
+    legacy = gemm.warmup(a, b, c, 64, 64, 64, **args).asm["llir"]
+    assert "__spirv_Subgroup2DBlockLoadINTEL" in spirv and "lsc_load_block2d" not in spirv
+    assert "__spirv_Subgroup2DBlockLoadINTEL" not in legacy and "lsc_load_block2d" in legacy
+    monkeypatch.setenv("XETILE_XE_ABI", "vISA")
+    with pytest.raises(LaunchError, match=r"XETILE_XE_ABI='vISA': the builtin ABIs are spirv, legacy"):
+        gemm.warmup(a, b, c, 64, 64, 64, **args)

@@ -14,6 +14,7 @@ from llvmlite import ir
 from spirv_tools import cpu_queue, validate
 
 from xetile_jit.backend import ocloc
+from xetile_jit.backend.isa_stats import block_messages
 from xetile_jit.backend import xe_builtins as xb
 from xetile_jit.backend.spirv import emit_spirv, spec
 from xetile_jit.backend.targets import get_target
@@ -53,8 +54,21 @@ def i32(value: int) -> ir.Constant:
     return ir.Constant(I32, value)
 
 
+# the builtin ABIs: the cpu emulation and the two of xe-hpc
+ABI_TARGETS = {"cpu": get_target("cpu"), "spirv": get_target("xe-hpc", "spirv"),
+               "legacy": get_target("xe-hpc", "legacy")}
+
+
 def call(b: ir.IRBuilder, target: str, key, *args: ir.Value) -> ir.Value:
-    return b.call(xb.builtin(b.module, get_target(target), key), args)
+    return b.call(xb.builtin(b.module, ABI_TARGETS.get(target) or get_target(target), key), args)
+
+
+def load(b: ir.IRBuilder, target: str, key, *args: ir.Value) -> ir.Value:
+    """A block load's lane vector (straight-line code: the private variable may sit anywhere in the entry)."""
+    data_type = xb.describe(ABI_TARGETS[target], key).data_type
+    dst = b.alloca(data_type)
+    call(b, target, key, *args, dst)
+    return b.load(b.bitcast(dst, ir.VectorType(data_type.element, data_type.count).as_pointer()))
 
 
 def surface_args(width_bytes: int, height: int, pitch: int) -> list[ir.Constant]:
@@ -108,12 +122,13 @@ def test_table_names_are_the_builtins_igc_defines():
 def test_builtin_api_per_target():
     """Same signatures everywhere; Imports of IGC builtins and vISA wrappers on GPU targets, bodies on cpu."""
     keys = [xb.Dpas("bf16"), xb.BlockLoad(16, 8, 16, 2), xb.BlockStore(32, 8, 16)]
-    for target in ("xe-hpc", "xe2", "cpu"):
+    for target in ("spirv", "legacy", "cpu"):
         module = ir.Module()
-        fns = [xb.builtin(module, get_target(target), key) for key in keys]
-        assert [xb.builtin(module, get_target(target), key) for key in keys] == fns  # created once per module
-        assert [fn.is_declaration for fn in fns] == ([False] * 3 if target == "cpu" else [True, True, False])
-        assert str(fns[1].function_type) == "<16 x i16> (i8 addrspace(1)*, i32, i32, i32, <2 x i32>)"
+        fns = [xb.builtin(module, ABI_TARGETS[target], key) for key in keys]
+        assert [xb.builtin(module, ABI_TARGETS[target], key) for key in keys] == fns  # created once per module
+        assert [fn.is_declaration for fn in fns] == ([False] * 3 if target == "cpu" else [True, False, False])
+        assert str(fns[1].function_type) == "void (i8 addrspace(1)*, i32, i32, i32, <2 x i32>, [16 x i16]*)"
+    assert xb.builtin(ir.Module(), get_target("xe2"), keys[1]).function_type == fns[1].function_type
     assert xb.builtin(ir.Module(), get_target("xe-hpg"), xb.Dpas("f16")).args[0].type == ir.VectorType(I32, 8)
     with pytest.raises(NotImplementedError, match="xe-hpg has no 2D block IO"):
         xb.builtin(ir.Module(), get_target("xe-hpg"), xb.BlockLoad(16, 8, 16, 2))
@@ -121,8 +136,8 @@ def test_builtin_api_per_target():
         xb.builtin(ir.Module(), get_target("cpu"), xb.BlockLoad(16, 8, 16, 4))
     with pytest.raises(NotImplementedError, match="at most 8 rows high, not 16"):
         xb.builtin(ir.Module(), get_target("xe-hpc"), xb.BlockStore(16, 16, 16))
-    with pytest.raises(NotImplementedError, match="no Xe builtin for BlockLoad"):  # legal, but not a builtin here
-        xb.builtin(ir.Module(), get_target("cpu"), xb.BlockLoad(8, 4, 16))
+    with pytest.raises(NotImplementedError, match="no Xe builtin for BlockLoad"):  # legal, but not in IGC 2022
+        xb.builtin(ir.Module(), ABI_TARGETS["legacy"], xb.BlockLoad(8, 4, 16))
 
 
 def instructions(binary: bytes):
@@ -145,10 +160,10 @@ def test_inline_asm_encoding():
     module = ir.Module()
     fn, b = kernel(module, "asm", BYTES)
     where = [fn.args[0], *surface_args(64, 8, 64), coord(b, i32(0), i32(0))]
-    tile = call(b, "xe-hpc", xb.BlockLoad(16, 8, 16), *where)
-    call(b, "xe-hpc", xb.BlockStore(16, 8, 16), *where, tile)
-    call(b, "xe-hpc", xb.BlockStore(16, 8, 16), *where, tile)
-    call(b, "xe-hpc", xb.BlockPrefetch(16, 8, 16, 2), *where)
+    tile = load(b, "legacy", xb.BlockLoad(16, 8, 16), *where)
+    call(b, "legacy", xb.BlockStore(16, 8, 16), *where, tile)
+    call(b, "legacy", xb.BlockStore(16, 8, 16), *where, tile)
+    call(b, "legacy", xb.BlockPrefetch(16, 8, 16, 2), *where)
     b.ret_void()
     code = list(instructions(emit_spirv(module, subgroup_size=SG)))
     ops = [op for op, _ in code]
@@ -195,14 +210,14 @@ class Gemm:
         a_surface = [pa, *surface_args(self.K * self.esize, self.M, self.pitch_a * self.esize)]
         b_surface = [pb, *surface_args(self.N * self.esize, self.K, self.pitch_b * self.esize)]
         c_surface = [pc, *surface_args(self.N * 4, self.M, self.pitch_c * 4)]
-        c_tile = call(b, target, xb.BlockLoad(32, 8, 16), *c_surface, coord(b, n0, m0))
-        acc = b.bitcast(c_tile, xb.describe(get_target(target), self.dpas).signature.return_type)
+        c_tile = load(b, target, xb.BlockLoad(32, 8, 16), *c_surface, coord(b, n0, m0))
+        acc = b.bitcast(c_tile, xb.describe(ABI_TARGETS[target], self.dpas).signature.return_type)
         for k in range(0, self.K, 2 * self.kd):
-            a_tile = call(b, target, self.a_key, *a_surface, coord(b, i32(k), m0))
+            a_tile = load(b, target, self.a_key, *a_surface, coord(b, i32(k), m0))
             call(b, target, self.prefetch_key, *a_surface, coord(b, i32(k + 2 * self.kd), m0))
             for half in range(2):
                 a_half = b.shuffle_vector(a_tile, a_tile, ir.Constant(HALF_MASK, [*range(8 * half, 8 * half + 8)]))
-                b_tile = call(b, target, self.b_key, *b_surface, coord(b, n0, i32(k + half * self.kd)))
+                b_tile = load(b, target, self.b_key, *b_surface, coord(b, n0, i32(k + half * self.kd)))
                 acc = call(b, target, self.dpas, a_half, b_tile, acc)
         call(b, target, xb.BlockStore(32, 8, 16), *c_surface, coord(b, n0, m0), b.bitcast(acc, c_tile.type))
         b.ret_void()
@@ -289,7 +304,10 @@ def test_cpu_dpas_every_row_of_the_table(rng):
 
 
 # --- 2D block load / store layouts (reference §2, §5) -------------------------------------------------------------
-LOADS = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockLoad)]
+LEGACY_LOADS = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockLoad)]
+# and shapes only the spirv ABI and the emulation give: a lane's 32 (or 64) components go through private memory
+LOADS = LEGACY_LOADS + [xb.BlockLoad(16, 32, 16), xb.BlockLoad(16, 32, 16, 2), xb.BlockLoad(16, 32, 16, vnni=True),
+                        xb.BlockLoad(8, 32, 32, 2), xb.BlockLoad(32, 32, 16)]
 STORES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockStore)]
 PREFETCHES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockPrefetch)]
 WIDTH, HEIGHT, PITCH = 75, 37, 82  # surface in elements; odd width and pitch
@@ -297,22 +315,23 @@ COORDS = [(4, 3), (WIDTH - 9, HEIGHT - 5), (-3, -2)]  # inside, over the bottom-
 
 
 def block_module(target: str) -> ir.Module:
-    """Kernels `load<i>` (surface -> lane-major registers), `store<i>` (registers -> surface) per table row, and
-    `prefetch` calling every prefetch; the block coordinate is read from a 2 x i32 buffer."""
+    """Kernels `load<i>` (surface -> lane-major registers), `store<i>` (registers -> surface) per load and store
+    the ABI has, and `prefetch` calling every prefetch; the block coordinate is read from a 2 x i32 buffer."""
     module = ir.Module()
-    for kind, keys in (("load", LOADS), ("store", STORES)):
+    for kind, keys in (("load", LEGACY_LOADS if target == "legacy" else LOADS), ("store", STORES)):
         for index, key in enumerate(keys):
             fn, b = kernel(module, f"{kind}{index}", BYTES, BYTES, BYTES)
             surface, registers, xy = fn.args
-            desc = xb.describe(get_target(target), key)
-            data_type = desc.signature.return_type if kind == "load" else desc.signature.args[5]
+            data_type = xb.describe(ABI_TARGETS[target], key).data_type
             lane = spirv_builtin(b, "SubgroupLocalInvocationId")
             slot = b.gep(b.bitcast(registers, ir.PointerType(data_type, 1)), [lane])
             xy = b.bitcast(xy, ir.PointerType(I32, 1))
             where = [*surface_args(WIDTH * key.bits // 8, HEIGHT, PITCH * key.bits // 8),
                      coord(b, b.load(xy), b.load(b.gep(xy, [i32(1)])))]
             if kind == "load":
-                b.store(call(b, target, key, surface, *where), slot)
+                dst = b.alloca(data_type)
+                call(b, target, key, surface, *where, dst)
+                b.store(b.load(dst), slot)
             else:
                 call(b, target, key, surface, *where, b.load(slot))
             b.ret_void()
@@ -383,20 +402,23 @@ def test_cpu_block_loads_and_stores(rng):
 
 # --- GPU targets: ocloc ----------------------------------------------------------------------------------------
 def gpu_isa(binary: bytes, target: str) -> str:
-    if not ocloc.available():
-        pytest.skip("ocloc / iga64 are not installed")
-    return ocloc.gpu_isa(binary, get_target(target))
+    chosen = ABI_TARGETS.get(target) or get_target(target)
+    if not ocloc.available(chosen):
+        pytest.skip(f"no GPU compiler for the {chosen.builtins} ABI of {chosen.name} is installed")
+    if chosen.builtins == "spirv":
+        validate(binary, tool=ocloc.spirv_validator(chosen))
+    return ocloc.gpu_isa(binary, chosen)
 
 
+@pytest.mark.parametrize("abi", ["spirv", "legacy"])
 @pytest.mark.parametrize("gemm", GEMMS, ids=lambda g: f"{g.dpas.a}x{g.dpas.b}")
-def test_pvc_gemm_tile_isa(gemm):
-    isa = gpu_isa(emit_spirv(gemm.module("xe-hpc"), subgroup_size=SG), "xe-hpc")
-    sends = [line for line in isa.splitlines() if "send" in line]
+def test_pvc_gemm_tile_isa(gemm, abi):
+    isa = gpu_isa(emit_spirv(gemm.module(abi), subgroup_size=SG), abi)
+    kinds = [m.kind for m in block_messages(isa)]
     steps = math.ceil(gemm.K / (2 * gemm.kd))
     assert isa.count("dpas.8x8 (16|M0)") == 2 * steps
-    assert sum("load_block2d" in s and not s.split()[2] == "null" for s in sends) == 1 + 3 * steps  # C, A, 2 B
-    assert sum("load_block2d" in s and s.split()[2] == "null" for s in sends) == steps  # prefetches
-    assert sum("store_block2d.ugm.d32" in s for s in sends) == 1
+    assert kinds.count("load") == 1 + 3 * steps  # C, then A and 2 B per step
+    assert kinds.count("prefetch") == steps and kinds.count("store") == 1
     assert "calla" not in isa
 
 
@@ -409,11 +431,12 @@ def test_gpu_dpas_isa(target, sg):
     assert "calla" not in isa
 
 
-def test_pvc_block_messages_isa():
-    """One block2d send per load, store and prefetch of the table: both the IGC builtins and the vISA wrappers."""
-    isa = gpu_isa(emit_spirv(block_module("xe-hpc"), subgroup_size=SG), "xe-hpc")
-    sends = [line.split() for line in isa.splitlines() if "_block2d" in line]
-    assert sum("load_block2d" in s[-1] and s[2] != "null" for s in sends) == len(LOADS)
-    assert sum("load_block2d" in s[-1] and s[2] == "null" for s in sends) == len(PREFETCHES)
-    assert sum("store_block2d" in s[-1] for s in sends) == len(STORES)
+@pytest.mark.parametrize("abi", ["spirv", "legacy"])
+def test_pvc_block_messages_isa(abi):
+    """One block2d send per load, store and prefetch the ABI has: the 2025 extension's instructions; the IGC 2022
+    builtins and the vISA wrappers."""
+    isa = gpu_isa(emit_spirv(block_module(abi), subgroup_size=SG), abi)
+    kinds = [m.kind for m in block_messages(isa)]
+    assert kinds.count("load") == len(LOADS if abi == "spirv" else LEGACY_LOADS)
+    assert kinds.count("prefetch") == len(PREFETCHES) and kinds.count("store") == len(STORES)
     assert "calla" not in isa

@@ -1,5 +1,7 @@
-"""The Intel GPU compiler, offline: SPIR-V -> ISA for an Xe target with `ocloc`, disassembled with `iga64`
-(Debian intel-opencl-icd and libigc-tools). Used to check the GPU code on machines without a GPU."""
+"""The Intel GPU compiler, offline: SPIR-V -> ISA for an Xe target, to check the GPU code on machines without a
+GPU. The builtin ABI picks the compiler: "legacy" modules go to Debian 12's 2022 stack (`ocloc`, disassembled with
+`iga64`, on the PATH), "spirv" modules to the current stack (gpu_compiler.py), whose `ocloc disasm` writes the
+ISA text itself and whose `spirv-val` knows the 2025 extensions."""
 from __future__ import annotations
 
 import glob
@@ -8,30 +10,50 @@ import shutil
 import subprocess
 import tempfile
 
+from . import gpu_compiler
 from .targets import Target
 
 
-def available() -> bool:
-    return all(shutil.which(tool) for tool in ("ocloc", "iga64"))
+def tools(target: Target) -> dict[str, str] | None:
+    """The executables that check `target`'s code ("ocloc", and "iga64" for the legacy stack), None when not
+    installed."""
+    if target.builtins == "legacy":
+        found = {tool: shutil.which(tool) for tool in ("ocloc", "iga64")}
+    else:
+        found = {"ocloc": gpu_compiler.find_tool("ocloc")}
+    return found if all(found.values()) else None
+
+
+def available(target: Target) -> bool:
+    return target.ocloc_device is not None and tools(target) is not None
+
+
+def spirv_validator(target: Target) -> str | None:
+    """The spirv-val that knows `target`'s SPIR-V: the current stack's for the 2025 extensions, else the PATH's."""
+    if target.builtins == "spirv":
+        return gpu_compiler.find_tool("spirv-val")
+    return shutil.which("spirv-val")
 
 
 def gpu_isa(spirv: bytes, target: Target, options: str = "") -> str | None:
     """The disassembly of every kernel in `spirv` built for `target` with the driver `options`; None without the
-    tools or without an ocloc device for the target (this ocloc knows no Xe2 device)."""
-    if target.ocloc_device is None or not available():
+    tools or without an ocloc device for the target."""
+    if not available(target):
         return None
-    device, platform = target.ocloc_device, target.iga_platform
+    found = tools(target)
     with tempfile.TemporaryDirectory() as work:
         with open(os.path.join(work, "x.spv"), "wb") as f:
             f.write(spirv)
-        build = subprocess.run(["ocloc", "compile", "-file", "x.spv", "-spirv_input", "-device", device,
-                                "-output", "o"] + (["-options", options] if options else []),
+        build = subprocess.run([found["ocloc"], "compile", "-file", "x.spv", "-spirv_input", "-device",
+                                target.ocloc_device, "-output", "o"] + (["-options", options] if options else []),
                                cwd=work, capture_output=True, text=True)
         if "Build succeeded" not in build.stdout:
             raise RuntimeError(f"ocloc could not build the {target.name} SPIR-V:\n{build.stdout}{build.stderr}")
         (program,) = glob.glob(os.path.join(work, "o*.bin"))
-        subprocess.run(["ocloc", "disasm", "-file", program, "-device", device, "-dump", "dis"], cwd=work,
-                       capture_output=True, check=True)
+        subprocess.run([found["ocloc"], "disasm", "-file", program, "-device", target.ocloc_device, "-dump", "dis"],
+                       cwd=work, capture_output=True, check=True)
+        if "iga64" not in found:
+            return "\n".join(open(path).read() for path in sorted(glob.glob(os.path.join(work, "dis", ".text.*.asm"))))
         heaps = sorted(glob.glob(os.path.join(work, "dis", "*_KernelHeap.dat")))
-        return "\n".join(subprocess.run(["iga64", "-d", f"-p={platform}", heap], capture_output=True, text=True,
-                                        check=True).stdout for heap in heaps)
+        return "\n".join(subprocess.run([found["iga64"], "-d", f"-p={target.iga_platform}", heap],
+                                        capture_output=True, text=True, check=True).stdout for heap in heaps)

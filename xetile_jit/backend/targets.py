@@ -2,9 +2,16 @@
 (`get_target`) and passed by reference; every stage reads it and no other module keeps a per-target table.
 
 A `Target` holds the subgroup size, the DPAS shapes per operand dtype, the 2D block-IO limits (`BlockIO`), the
-shared local memory and register file sizes, how Xe builtins are provided (`builtins`: "emulated" defines them in
-the module, bit for bit; "legacy" imports IGC's names and wraps inline vISA), the ocloc device and iga platform
-that check its code, and the driver options for kernels that use DPAS.
+shared local memory and register file sizes, how Xe builtins are provided (`builtins`, the builtin ABI), the ocloc
+device and iga platform that check its code, and the driver options for kernels that use DPAS.
+
+Builtin ABIs: "emulated" defines every builtin in the module, bit for bit (the `cpu` target); "spirv" uses the
+standard 2025 SPIR-V extensions (SPV_INTEL_2d_block_io: block messages read into and write from private memory),
+which current drivers take, the default on Xe-HPC and newer; "legacy" imports IGC's 2022 names and wraps inline
+vISA, for drivers that predate the extensions (`XETILE_XE_ABI=legacy`). The ABI decides how large a block one
+load may give a lane: a SPIR-V vector has at most 16 components, private memory holds any block (a 32x16 f16 A
+load is 32 elements a lane), so "spirv" and "emulated" load blocks of up to the message limits where only layout
+conversions use them (`Target.private_blocks`).
 
 DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction), N the subgroup
 size (columns of B and C), K from the builtin (reference note §1). f32 x f32 is not run on tf32 DPAS, whose
@@ -15,7 +22,8 @@ in 128.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from math import gcd
 
 from ..errors import LaunchError
@@ -74,7 +82,7 @@ class Target:
     subgroup_size: int
     dpas: dict = field(hash=False)
     block_io: BlockIO | None = None  # None: no 2D block messages
-    builtins: str = "legacy"  # "emulated" (defined in the module) or "legacy" (IGC imports and inline vISA)
+    builtins: str = "spirv"  # the builtin ABI: "spirv", "legacy" or "emulated" (module docstring)
     slm_bytes: int = 128 * 1024
     grf_count: int = 128
     large_grf_count: int = 256
@@ -89,6 +97,11 @@ class Target:
     @property
     def emulated(self) -> bool:
         return self.builtins == "emulated"
+
+    @property
+    def private_blocks(self) -> bool:
+        """Whether a 2D block load may give a lane more than a SPIR-V vector holds (read into private memory)."""
+        return self.builtins in ("spirv", "emulated")
 
     # ---- instruction blocks and lanes: the rules layout completion applies (XeGPU RFC blocking and
     # ---- "subgroup to work item distribution" rules); blocking and lane distribution read what it wrote
@@ -139,17 +152,20 @@ class Target:
 
     def inst_rule(self, kinds, inst, dtype) -> str | None:
         """Why `inst` cannot be the instruction block of a value or tile of `dtype` used by ops of `kinds`
-        ("load", "store", "prefetch", "value"): the 2D block limits first, then the lanes; None when it can."""
+        ("load", "store", "prefetch", "value": a vector some op other than a layout conversion uses): the 2D block
+        limits first, then the lanes; None when it can."""
         if self.block_io is not None and not dtype.is_bool:
             if "store" in kinds and (rule := self.block_io.store_rule(dtype.bits, *inst)):
                 return rule
             if {"load", "prefetch"} & set(kinds) and (rule := self.block_io.load_rule(dtype.bits, *inst)):
                 return rule
         components = self.lane_components(inst)
-        if components > MAX_VECTOR_COMPONENTS:
-            return (f"a lane holds {components} elements of a {inst[0]}x{inst[1]} block on sub-group "
-                    f"{self.subgroup_size}; SPIR-V vectors have at most {MAX_VECTOR_COMPONENTS}")
-        return None
+        if components <= MAX_VECTOR_COMPONENTS or (self.private_blocks and "value" not in kinds):
+            return None
+        where = ("used by other ops than layout conversions" if self.private_blocks else
+                 f"with the {self.builtins} builtin ABI")
+        return (f"a lane holds {components} elements of a {inst[0]}x{inst[1]} block on sub-group "
+                f"{self.subgroup_size}; SPIR-V vectors have at most {MAX_VECTOR_COMPONENTS} ({where})")
 
 
 MAX_VECTOR_COMPONENTS = 16  # SPIR-V (Kernel) vectors: 2, 3, 4, 8 or 16 components
@@ -166,16 +182,30 @@ LARGE_GRF = "-ze-opt-large-register-file"
 TARGETS = {target.name: target for target in (
     Target("xe-hpc", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="pvc",
            iga_platform="12p72"),
-    Target("xe2", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF),
-    Target("xe-hpg", 8, dpas_shapes(8), None, slm_bytes=64 * 1024, ocloc_device="acm-g10", iga_platform="12p71"),
+    Target("xe2", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="bmg"),
+    Target("xe3", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="ptl"),
+    Target("xe-hpg", 8, dpas_shapes(8), None, builtins="legacy", slm_bytes=64 * 1024, ocloc_device="acm-g10",
+           iga_platform="12p71"),
     Target("cpu", 16, dpas_shapes(16), BlockIO(), builtins="emulated"),
 )}
+ABIS = ("spirv", "legacy")  # the builtin ABIs a GPU target may be given (XETILE_XE_ABI)
 
 
-def get_target(name: str) -> Target:
-    """The target named `name`; a LaunchError listing the names otherwise ("numpy", the interpreter, is a device
-    with no target)."""
+def xe_abi() -> str:
+    """The builtin ABI XETILE_XE_ABI asks for GPU targets ("" for each target's own)."""
+    abi = os.environ.get("XETILE_XE_ABI", "")
+    if abi and abi not in ABIS:
+        raise LaunchError(f"XETILE_XE_ABI={abi!r}: the builtin ABIs are {', '.join(ABIS)}")
+    return abi
+
+
+def get_target(name: str, abi: str = "") -> Target:
+    """The target named `name`, with the builtin ABI `abi` when given (GPU targets only); a LaunchError listing
+    the names otherwise ("numpy", the interpreter, is a device with no target)."""
     try:
-        return TARGETS[name]
+        target = TARGETS[name]
     except KeyError:
         raise LaunchError(f"unknown target {name!r}; targets: numpy, {', '.join(TARGETS)}") from None
+    if not abi or target.emulated or (abi == "spirv" and target.block_io is None):
+        return target
+    return replace(target, builtins=abi)

@@ -21,6 +21,8 @@ cannot overflow i32 (block sizes are far below 2**30).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from llvmlite import ir
 
@@ -81,18 +83,40 @@ class XeGPULowering(LLVMLowering):
             moved = self.call(SHUFFLE, I32, raw, lane)
         return b.bitcast(moved, ty) if moved.type != ty else moved
 
-    def elements(self, v: ir.Value) -> list[ir.Value]:
+    def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
+        b = self.builder
+        if isinstance(v, PrivateBlock):
+            return [b.load(b.gep(v.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])) for i in range(v.count)]
         if isinstance(v.type, ir.VectorType):
-            return [self.builder.extract_element(v, ir.Constant(I32, i)) for i in range(v.type.count)]
+            return [b.extract_element(v, ir.Constant(I32, i)) for i in range(v.type.count)]
         return [v]
 
-    def assemble(self, items: list[ir.Value]) -> ir.Value:
+    def assemble(self, items: list[ir.Value], into: PrivateBlock | None = None) -> ir.Value | PrivateBlock:
+        """One lane value of `items`: a vector, or a PrivateBlock (`into`, or a new one) beyond a vector's size."""
+        if len(items) > X.MAX_VECTOR_COMPONENTS or into is not None:
+            block = into or PrivateBlock(self.private(ir.ArrayType(items[0].type, len(items))))
+            for i, item in enumerate(items):
+                self.builder.store(item, self.builder.gep(block.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)]))
+            return block
         if len(items) == 1:
             return items[0]
         result = ir.Constant(ir.VectorType(items[0].type, len(items)), ir.Undefined)
         for i, item in enumerate(items):
             result = self.builder.insert_element(result, item, ir.Constant(I32, i))
         return result
+
+    def private(self, ty: ir.Type) -> ir.Value:
+        """A new variable of type `ty` in private memory; in the entry block, as SPIR-V wants."""
+        with self.builder.goto_entry_block():
+            return self.builder.alloca(ty)
+
+    def reinterpret(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value | PrivateBlock:
+        """`value`'s bits as `ty` (a vector type; a PrivateBlock stays in private memory)."""
+        if isinstance(value, PrivateBlock):  # next to the variable, which dominates every use
+            with self.builder.goto_entry_block():
+                pointer = self.builder.bitcast(value.pointer, ir.ArrayType(ty.element, ty.count).as_pointer())
+            return PrivateBlock(pointer)
+        return self.builder.bitcast(value, ty)
 
     # ---- descriptors ---------------------------------------------------------------------------------
     def lower_MemRefTransposeOp(self, op):
@@ -198,9 +222,14 @@ class XeGPULowering(LLVMLowering):
             with then:
                 by_block, block_end = message(), b.block
             with otherwise:
-                one_by_one, elements_end = elements(), b.block
+                one_by_one = elements()
+                if isinstance(by_block, PrivateBlock):  # both write one variable: no phi of pointers
+                    self.assemble(self.elements(one_by_one), into=by_block)
+                elements_end = b.block
         if by_block is None:
             return None
+        if isinstance(by_block, PrivateBlock):
+            return by_block
         merged = b.phi(by_block.type)
         merged.add_incoming(by_block, block_end)
         merged.add_incoming(one_by_one, elements_end)
@@ -355,12 +384,23 @@ class XeGPULowering(LLVMLowering):
         b = self.builder
         x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
         words = self.assemble([b.ashr(x, ir.Constant(I32, 1)), y])  # x is even (x_aligned) and may be negative
-        return b.bitcast(self.block_call(PAIRED_TRANSPOSE, tdesc, xy=words), llvm_type(op.result.type))
+        return self.reinterpret(self.block_read(PAIRED_TRANSPOSE, tdesc, words), llvm_type(op.result.type))
 
-    def block_load(self, key, op) -> ir.Value:
+    def block_load(self, key, op) -> ir.Value | PrivateBlock:
         tdesc = op.operands[0]
-        value = self.builder.bitcast(self.block_call(key, tdesc), llvm_type(op.result.type))
+        value = self.reinterpret(self.block_read(key, tdesc), llvm_type(op.result.type))
         return self.padded(value, op, tdesc) if op.padding != 0 else value
+
+    def block_read(self, key, tdesc, xy: ir.Value | None = None) -> ir.Value | PrivateBlock:
+        """A lane's data of the block load `key`: the builtin writes it to private memory, from where a vector
+        is read, or which is kept as a PrivateBlock when larger than a vector."""
+        data_type = X.describe(self.target, key).data_type
+        dst = self.private(data_type)
+        self.block_call(key, tdesc, dst, xy=xy)
+        if data_type.count > X.MAX_VECTOR_COMPONENTS:
+            return PrivateBlock(dst)
+        lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
+        return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
 
     def padded(self, value: ir.Value, op, tdesc) -> ir.Value:
         """Elements outside the surface read as `padding` instead of the hardware's 0. The coordinates are the
@@ -482,6 +522,18 @@ class XeGPULowering(LLVMLowering):
 
     def table(self, row) -> ir.Constant:
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
+
+
+@dataclass(frozen=True)
+class PrivateBlock:
+    """A lane's part of a loaded block with more elements than a SPIR-V vector holds, kept in private memory
+    (Target.private_blocks): layout completion lets only layout conversions use such a block, which read it
+    element by element (`elements`)."""
+    pointer: ir.Value  # [count x T]*
+
+    @property
+    def count(self) -> int:
+        return self.pointer.type.pointee.count
 
 
 def lower_to_llvm(func: FuncOp, target: Target) -> ir.Module:

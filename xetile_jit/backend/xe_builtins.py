@@ -3,10 +3,13 @@
 Every target calls the same function names with the same LLVM signatures and per-lane layouts (reference note
 `xe_builtins.md` §1.3, §2 and §5); only the definition differs (DESIGN §3):
 
-* "xe-hpc", "xe2": DPAS and the 2D block reads IGC defines are Imports of the Intel names (mangled
-  `intel_sub_group_*_matrix_mad_k*`, §1.2; unmangled `intel_subgroup_block_read_*`, §2). The other block loads,
-  the stores and the prefetches are small functions around one inline-vISA `lsc_*_block2d` message (§5), which
-  IGC inlines.
+* ABI "spirv" (Xe-HPC and newer, current drivers): every 2D block message is a small function around one
+  instruction of SPV_INTEL_2d_block_io (`OpSubgroup2DBlock{Load,LoadTransform,LoadTranspose,Store,Prefetch}INTEL`,
+  §4), which reads into and writes from private memory; any shape the target's BlockIO allows. DPAS as below.
+* ABI "legacy" (drivers before the extensions): DPAS and the 2D block reads IGC 2022 defines are Imports of the
+  Intel names (mangled `intel_sub_group_*_matrix_mad_k*`, §1.2; unmangled `intel_subgroup_block_read_*`, §2). The
+  other block loads, the stores and the prefetches are small functions around one inline-vISA `lsc_*_block2d`
+  message (§5), which IGC inlines. A load gives a lane at most one SPIR-V vector (16 components).
 * "xe-hpg" (DG2): DPAS Imports with the sub-group 8 signatures (A carries 32 bits per lane); no 2D block IO.
 * "cpu": the same functions defined in the module, emulating the hardware bit-exactly with what the SPIR-V
   emitter supports (`__spirv_SubgroupShuffleINTEL`, the lane id, global loads and stores, arithmetic, loops).
@@ -25,14 +28,15 @@ Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
 * DPAS: `C dpas(A a, <8 x i32> b, C c)` computes D = A*B + C for M x N x K (N = sub-group size, M = components
   of `c`). Lane n holds column n of B (VNNI-packed in 32-bit words) and of C/D (component r = row r); A's K
   columns are spread over the lanes (§1.3).
-* block load: `T load(i8 addrspace(1)* base, i32 width, i32 height, i32 pitch, <2 x i32> coord)`; width and pitch
-  in bytes, height in rows, coord = (x in elements, y in rows). Plain layout: component `v * rows + r` holds
+* block load: `void load(i8 addrspace(1)* base, i32 width, i32 height, i32 pitch, <2 x i32> coord, [n x T]* dst)`
+  writes a lane's n components to private memory (as the 2025 extension does; n may exceed a vector's 16); width
+  and pitch in bytes, height in rows, coord = (x in elements, y in rows). Plain layout: component `v * rows + r` holds
   row y + r of block v and lane i its columns `x + v * cols + i * p .. + p - 1` (p = cols / sub-group size,
   lower column in the lower bits); VNNI: component k holds rows `y + k * p .. + p - 1` (p = 32 / bits) of column
   x + i; transpose: component c holds column x + c of row y + i. Elements outside width x height read 0.
 * block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
   width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on "cpu".
-* T is an integer vector (bitcast f16 / bf16 / f32 data). As on the hardware, the surface operands must be
+* T is an integer (vector, for stores; bitcast f16 / bf16 / f32 data). As on the hardware, the surface operands must be
   sub-group uniform and the calls made by the whole sub-group (the emulation shuffles between lanes).
 
 DPAS emulation numerics: bf16, f16 and 8-bit inputs are converted exactly to f32 / i32; each product is exact in
@@ -47,7 +51,7 @@ from typing import Callable, Union
 
 from llvmlite import ir
 
-from .targets import Target
+from .targets import MAX_VECTOR_COMPONENTS, Target
 
 VOID = ir.VoidType()
 I8, I32, I64 = (ir.IntType(w) for w in (8, 32, 64))
@@ -226,14 +230,25 @@ class Block2DBuiltin:
 
     @property
     def name(self) -> str:
-        return self.igc_name or f"xe_block2d_{self.kind}_{self.shape.replace('.', '_')}"
+        return f"xe_block2d_{self.kind}_{self.shape.replace('.', '_')}"
+
+    @property
+    def data_type(self) -> ir.Type:
+        """A lane's data: a vector (or scalar) for stores, an array in private memory for loads."""
+        if self.kind == "load":
+            return ir.ArrayType(self.lane_type, self.components)
+        return _vector(self.lane_type, self.components)
 
     @property
     def signature(self) -> ir.FunctionType:
-        data = _vector(self.lane_type, self.components)
-        if self.kind == "load":
-            return ir.FunctionType(data, SURFACE_ARGS)
-        return ir.FunctionType(VOID, SURFACE_ARGS + ([data] if self.kind == "store" else []))
+        data = {"load": [ir.PointerType(self.data_type)], "store": [self.data_type], "prefetch": []}[self.kind]
+        return ir.FunctionType(VOID, SURFACE_ARGS + data)
+
+    @property
+    def spirv_op(self) -> str:
+        """The SPV_INTEL_2d_block_io instruction, as the emitter's `__spirv_` name."""
+        variant = "Transform" if self.vnni else "Transpose" if self.transpose else ""
+        return f"__spirv_Subgroup2DBlock{self.kind.capitalize()}{variant}INTEL"
 
     @property
     def visa(self) -> str:
@@ -280,8 +295,9 @@ def block_rule(target: Target, key: Key) -> str | None:
 
 
 def provides(target: Target, key: Key) -> bool:
-    """Whether the lowering may call `key` on `target`: the target has the message and this module the builtin."""
-    return key in BLOCK2D_TABLE and block_rule(target, key) is None
+    """Whether the lowering may call `key` on `target`: the target has the message and its ABI the builtin (the
+    legacy ABI only the shapes of BLOCK2D_TABLE)."""
+    return (key in BLOCK2D_TABLE or target.builtins != "legacy") and block_rule(target, key) is None
 
 
 def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
@@ -292,6 +308,8 @@ def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
         rule = block_rule(target, key)
         if rule is not None:
             raise NotImplementedError(f"no 2D block message {key} on target {target.name}: {rule}")
+        if target.builtins != "legacy":
+            return Block2DBuiltin.of(key)
         table = BLOCK2D_TABLE
     if key not in table:
         raise NotImplementedError(f"no Xe builtin for {key} on target {target.name}")
@@ -306,8 +324,8 @@ def builtin(module: ir.Module, target: Target, key: Key) -> ir.Function:
     fn = ir.Function(module, desc.signature, desc.name)
     if target.emulated:
         _define(fn, _EMULATIONS[desc.kind], desc)
-    elif isinstance(desc, Block2DBuiltin) and not desc.igc_name:
-        _define(fn, _visa_wrapper, desc)
+    elif isinstance(desc, Block2DBuiltin):
+        _define(fn, _spirv_wrapper if target.builtins == "spirv" else _legacy_wrapper, desc)
     return fn
 
 
@@ -320,24 +338,58 @@ def _i32(value: int) -> ir.Constant:
     return ir.Constant(I32, value)
 
 
-# --- GPU: inline vISA wrappers ------------------------------------------------------------------------------
-def _visa_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
-    """One `lsc_*_block2d` message; vISA takes the base as u64 and width, height and pitch minus one. The
-    address operands are uniform (`rw.u`), the data operand per lane (`rw`)."""
-    base, width, height, pitch, coord = fn.args[:5]
+# --- GPU, ABI "spirv": SPV_INTEL_2d_block_io ----------------------------------------------------------------
+def _spirv_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
+    """One SPV_INTEL_2d_block_io instruction: element size in bytes, block width, height and count (32-bit
+    constants), the surface (real width, height and pitch), the coordinate, and a lane's data in private memory
+    (a store's data is put there first)."""
+    shape = [_i32(msg.bits // 8), _i32(msg.cols), _i32(msg.rows), _i32(msg.blocks)]
+    base, *surface = fn.args[:5]
+    data = []
+    if msg.kind == "load":
+        data = [b.bitcast(fn.args[5], ir.PointerType(I8))]
+    elif msg.kind == "store":
+        source = b.alloca(msg.data_type)
+        b.store(fn.args[5], source)
+        data = [b.bitcast(source, ir.PointerType(I8))]
+    operands = shape + (data + [base] if msg.kind == "store" else [base]) + surface + (
+        data if msg.kind == "load" else [])
+    op = _declared(b.module, msg.spirv_op, ir.FunctionType(VOID, [v.type for v in operands]))
+    b.call(op, operands)
+    b.ret_void()
+
+
+# --- GPU, ABI "legacy": IGC 2022 imports and inline vISA -----------------------------------------------------
+def _legacy_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
+    """A load calls IGC's builtin when it has one, else one inline-vISA message, and stores the lane's vector at
+    `dst`; stores and prefetches are one inline-vISA message."""
+    if msg.kind != "load":
+        _visa_message(b, fn.args[:5], msg, list(fn.args[5:]))
+        b.ret_void()
+        return
+    vector = _vector(msg.lane_type, msg.components)
+    if msg.igc_name:
+        value = b.call(_declared(b.module, msg.igc_name, ir.FunctionType(vector, SURFACE_ARGS)), fn.args[:5])
+    else:
+        value = _visa_message(b, fn.args[:5], msg, [])
+    b.store(value, b.bitcast(fn.args[5], ir.PointerType(vector)))
+    b.ret_void()
+
+
+def _visa_message(b: ir.IRBuilder, surface, msg: Block2DBuiltin, data: list) -> ir.Value:
+    """One `lsc_*_block2d` message (a load's result); vISA takes the base as u64 and width, height and pitch minus
+    one. The address operands are uniform (`rw.u`), the data operand per lane (`rw`)."""
+    base, width, height, pitch, coord = surface
     address = [b.ptrtoint(base, I64), b.sub(width, _i32(1)), b.sub(height, _i32(1)), b.sub(pitch, _i32(1)),
                b.extract_element(coord, _i32(0)), b.extract_element(coord, _i32(1))]
     uniform = ["rw.u"] * len(address)
     if msg.kind == "load":
-        asm = ir.InlineAsm(ir.FunctionType(msg.signature.return_type, [a.type for a in address]), msg.visa,
-                           ",".join(["=rw", *uniform]))
-        b.ret(b.call(asm, address))
-        return
-    data = [fn.args[5]] if msg.kind == "store" else []
+        asm = ir.InlineAsm(ir.FunctionType(_vector(msg.lane_type, msg.components), [a.type for a in address]),
+                           msg.visa, ",".join(["=rw", *uniform]))
+        return b.call(asm, address)
     asm = ir.InlineAsm(ir.FunctionType(VOID, [a.type for a in data + address]), msg.visa,
                        ",".join(["rw"] * len(data) + uniform), side_effect=True)
-    b.call(asm, data + address)
-    b.ret_void()
+    return b.call(asm, data + address)
 
 
 # --- cpu: emulation helpers ---------------------------------------------------------------------------------
@@ -487,7 +539,7 @@ class _Surface:
 def _emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
     surface, lane = _Surface.of(b, fn), _lane_id(b)
 
-    def component(b, index, data):
+    def component(b, index, _):
         word = ir.Constant(msg.lane_type, 0)
         for part in range(msg.per_lane):
             inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
@@ -495,9 +547,10 @@ def _emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None
             if msg.per_lane > 1:
                 value = b.shl(b.zext(value, msg.lane_type), ir.Constant(msg.lane_type, part * msg.bits))
             word = b.or_(word, value)
-        return b.insert_element(data, word, index)
+        b.store(word, b.gep(fn.args[5], [_i32(0), index]))
 
-    b.ret(_loop(b, msg.components, ir.Constant(msg.signature.return_type, None), component))
+    _loop(b, msg.components, None, component)
+    b.ret_void()
 
 
 def _emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:

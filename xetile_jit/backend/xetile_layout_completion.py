@@ -44,7 +44,7 @@ class LayoutClass:
     """Values sharing one layout, and what the target must allow for them."""
 
     values: list[Value]
-    kinds: set[str] = dataclasses.field(default_factory=lambda: {"value"})
+    kinds: set[str] = dataclasses.field(default_factory=set)  # "value": a vector other ops than conversions use
     mma_operand: int | None = None  # 0 (A) or 1 (B) when the class feeds a tile_mma operand
 
     @property
@@ -80,6 +80,12 @@ class LayoutCompletion:
                 self.convert_mma_operands(op)
 
     def note_use(self, op: Operation) -> None:
+        for v in op.results + [a for region in op.regions for a in region.block.args]:
+            if isinstance(v.type, VectorType) and not isinstance(op, X.LoadTileOp):
+                self.find(v).kinds.add("value")
+        for index, v in enumerate(op.operands):
+            if isinstance(v.type, VectorType) and not converts_use(op, index):
+                self.find(v).kinds.add("value")
         kind = USE_KINDS.get(type(op))
         if kind is not None:
             tile = op.operands[1] if isinstance(op, X.StoreTileOp) else op.operands[0]
@@ -135,6 +141,12 @@ class LayoutCompletion:
             lane_layout, lane_data = self.target.lane_fields(block)
             wanted = dataclasses.replace(v.layout, inst_data=block, lane_layout=lane_layout, lane_data=lane_data)
             convert_operand(op, index, wanted)
+
+
+def converts_use(op: Operation, index: int) -> bool:
+    """Whether operand `index` of `op` is only regrouped into other blocks: a tile_conv_layout, or a tile_mma A or
+    B operand (converted to DPAS blocks below). A load block larger than a vector may have only such uses."""
+    return isinstance(op, X.ConvertLayoutOp) or (isinstance(op, X.TileMMAOp) and index < 2)
 
 
 def divides(block, piece) -> bool:

@@ -39,6 +39,7 @@ class CompileOptions:
     """Everything besides the kernel's specialization that changes what a compile produces."""
     target: str                      # "numpy" or the name of a Target (backend/targets.py)
     mma_layout: Layout | None = None  # the tile_mma anchor layout (sg_layout, sg_data launch options)
+    abi: str = ""  # the Xe builtin ABI asked for (XETILE_XE_ABI), "" for the target's own
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     if options.target == NUMPY:
         func, reads = trace(kernel, specs, consts, options.mma_layout)
         return Compiled(artifact_of(kernel.__name__, func, {}, reads), func, reads.rereads())
-    target = get_target(options.target)
+    target = get_target(options.target, options.abi)
     cache = DiskCache()
     key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options)
     cached = None if dumping_ir() else load(cache.get(key), kernel)  # a dump shows every level: compile again

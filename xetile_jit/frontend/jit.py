@@ -18,6 +18,7 @@ import struct
 import dpctl.program
 
 from ..backend.interpreter import Interpreter
+from ..backend.targets import xe_abi
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.types import DType
@@ -180,7 +181,7 @@ class Kernel:
         specs = {n: classify(n, v) for n, v in values.items() if n not in self.constexprs}
         consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
         key_consts = tuple(hashable(v) for v in consts.values())
-        compile_options = CompileOptions(target, mma_layout(options))
+        compile_options = CompileOptions(target, mma_layout(options), xe_abi())
         return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
 
     def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:

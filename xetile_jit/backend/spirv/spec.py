@@ -134,6 +134,11 @@ OpSubgroupShuffleINTEL = 5571
 OpAsmTargetINTEL = 5609  # SPV_INTEL_inline_assembly; encoded without a result type (see emitter)
 OpAsmINTEL = 5610
 OpAsmCallINTEL = 5611
+OpSubgroup2DBlockLoadINTEL = 6231  # SPV_INTEL_2d_block_io
+OpSubgroup2DBlockLoadTransformINTEL = 6232
+OpSubgroup2DBlockLoadTransposeINTEL = 6233
+OpSubgroup2DBlockPrefetchINTEL = 6234
+OpSubgroup2DBlockStoreINTEL = 6235
 
 # --- enumerants -----------------------------------------------------------------------------------
 AddressingPhysical64 = 2
@@ -184,6 +189,9 @@ CapabilitySubgroupDispatch = 58
 CapabilityGroupNonUniformBallot = 64
 CapabilitySubgroupShuffleINTEL = 5568
 CapabilityAsmINTEL = 5606
+CapabilitySubgroup2DBlockIOINTEL = 6228
+CapabilitySubgroup2DBlockTransformINTEL = 6229
+CapabilitySubgroup2DBlockTransposeINTEL = 6230
 
 INT_CAPABILITY = {8: CapabilityInt8, 16: CapabilityInt16, 64: CapabilityInt64}
 FLOAT_CAPABILITY = {16: CapabilityFloat16, 64: CapabilityFloat64}
@@ -217,4 +225,5 @@ OPENCL_STD = {
 
 # --- SPV_INTEL_inline_assembly ----------------------------------------------------------------------
 INLINE_ASSEMBLY_EXTENSION = "SPV_INTEL_inline_assembly"
+BLOCK_IO_EXTENSION = "SPV_INTEL_2d_block_io"
 ASM_TARGET = "spirv64-unknown-unknown"  # the target string the Khronos translator writes
