@@ -206,7 +206,7 @@ def test_install_names_the_tool_that_fails(tmp_path):
 def test_install_needs_one_ocloc(tmp_path):
     two = {**FAKE_FILES, "intel-ocloc": {"usr/bin/ocloc-9.9.1": "#!/bin/sh\n", "usr/bin/ocloc-9.9.2": "#!/bin/sh\n"}}
     build_debs(tmp_path / "downloads", two)
-    with pytest.raises(InstallError, match=r"expected one .*/usr/bin/ocloc-\* for ocloc, found 2"):
+    with pytest.raises(InstallError, match=r"expected one .*/usr/bin/ocloc-\* for ocloc, found 2; remove .* and install again"):
         gpu_compiler.install(tmp_path, log=lambda line: None)
 
 
@@ -221,7 +221,8 @@ def test_cli_devices(monkeypatch, tmp_path, capsys):
                                vendor="Intel(R) Corporation"),
                SimpleNamespace(filter_string="opencl:cpu:0", name="Some CPU", is_gpu=False, vendor="Intel(R) Corp")]
     monkeypatch.setattr(cli.dpctl, "get_devices", lambda: devices)
-    monkeypatch.setattr(cli.shutil, "which", lambda tool: "/usr/bin/ocloc" if tool == "ocloc" else None)
+    system_ocloc = make_executable(tmp_path / "path" / "ocloc")
+    monkeypatch.setenv("PATH", str(system_ocloc.parent))
     monkeypatch.setenv("XETILE_OCLOC", str(make_executable(tmp_path / "ocloc")))
     assert cli.main([]) == 0
     assert capsys.readouterr().out.splitlines() == [
@@ -230,7 +231,7 @@ def test_cli_devices(monkeypatch, tmp_path, capsys):
         "  opencl:cpu:0     Some CPU  ->  target cpu",
         "GPU compilers:",
         "  2022 stack on the PATH (legacy builtin ABI):",
-        "    ocloc      /usr/bin/ocloc",
+        f"    ocloc      {system_ocloc}",
         "    iga64      not found",
         "  current stack (spirv builtin ABI, Xe2/Xe3):",
         f"    ocloc      {tmp_path / 'ocloc'}",

@@ -176,7 +176,8 @@ def write_launchers(root: Path, sysroot: Path) -> None:
     for tool, pattern in BINARIES.items():
         matches = sorted((sysroot / "usr" / "bin").glob(pattern))
         if len(matches) != 1:
-            raise InstallError(f"expected one {sysroot}/usr/bin/{pattern} for {tool}, found {len(matches)}")
+            raise InstallError(f"expected one {sysroot}/usr/bin/{pattern} for {tool}, found {len(matches)}; remove "
+                               f"{root} and install again")
         launcher = root / "bin" / tool
         launcher.write_text(launcher_script(sysroot, matches[0]))
         launcher.chmod(0o755)
