@@ -1,0 +1,75 @@
+"""`python -m xetile_jit`: the command line (issue 12, item 8).
+
+    python -m xetile_jit [devices]                         the SYCL devices dpctl sees, the xetile target each
+                                                           compiles for (runtime/device.py), and the Intel GPU
+                                                           compilers installed
+    python -m xetile_jit install-gpu-compiler [--root DIR] fetch the current Intel GPU compiler stack into DIR
+                                                           (default: backend/gpu_compiler.py's root())
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+import dpctl
+
+from .backend import gpu_compiler
+from .runtime.device import device_target
+
+SYSTEM_TOOLS = ("ocloc", "iga64")  # Debian 12's 2022 stack, on the PATH
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "install-gpu-compiler":
+        return install_gpu_compiler(args.root)
+    print("\n".join(device_lines() + compiler_lines()))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m xetile_jit", description="xetile_jit: devices and GPU compilers")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("devices", help="list the SYCL devices, their targets and the GPU compilers (the default)")
+    install = commands.add_parser("install-gpu-compiler", help="fetch the current Intel GPU compiler stack")
+    install.add_argument("--root", type=Path, default=None, metavar="DIR",
+                         help=f"install directory (default {gpu_compiler.root()})")
+    return parser
+
+
+def install_gpu_compiler(root: Path | None) -> int:
+    try:
+        installed = gpu_compiler.install(root)
+    except gpu_compiler.InstallError as e:
+        print(f"install-gpu-compiler: {e}", file=sys.stderr)
+        return 1
+    print(f"installed in {installed}; launchers in {installed / 'bin'}")
+    return 0
+
+
+def device_lines() -> list[str]:
+    devices = dpctl.get_devices()
+    rows = [f"  {d.filter_string:<16} {d.name}  ->  target {device_target(d)}" for d in devices]
+    return ["SYCL devices (filter string, name -> xetile target):", *(rows or ["  (none)"])]
+
+
+def compiler_lines() -> list[str]:
+    """The 2022 system stack (legacy ABI) and the current stack (spirv ABI, Xe2/Xe3), tool by tool."""
+    system = {tool: shutil.which(tool) for tool in SYSTEM_TOOLS}
+    current = {tool: gpu_compiler.find_tool(tool) for tool in gpu_compiler.TOOLS}
+    hint = "" if current["ocloc"] else "  (python -m xetile_jit install-gpu-compiler, or set XETILE_OCLOC)"
+    return ["GPU compilers:",
+            "  2022 stack on the PATH (legacy builtin ABI):",
+            *tool_lines(system),
+            f"  current stack (spirv builtin ABI, Xe2/Xe3){hint}:",
+            *tool_lines(current)]
+
+
+def tool_lines(tools: dict[str, str | None]) -> list[str]:
+    return [f"    {tool:<10} {path or 'not found'}" for tool, path in tools.items()]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
