@@ -126,7 +126,7 @@ def test_builtin_api_per_target():
         module = ir.Module()
         fns = [xb.builtin(module, ABI_TARGETS[target], key) for key in keys]
         assert [xb.builtin(module, ABI_TARGETS[target], key) for key in keys] == fns  # created once per module
-        assert [fn.is_declaration for fn in fns] == ([False] * 3 if target == "cpu" else [True, False, False])
+        assert [fn.is_declaration for fn in fns] == [target == "legacy", False, False]
         assert str(fns[1].function_type) == "void (i8 addrspace(1)*, i32, i32, i32, <2 x i32>, [16 x i16]*)"
     assert xb.builtin(ir.Module(), get_target("xe2"), keys[1]).function_type == fns[1].function_type
     assert xb.builtin(ir.Module(), get_target("xe-hpg"), xb.Dpas("f16")).args[0].type == ir.VectorType(I32, 8)
@@ -270,7 +270,7 @@ def dpas_module(target: str, keys) -> ir.Module:
     module = ir.Module()
     for index, key in enumerate(keys):
         fn, b = kernel(module, f"dpas{index}", BYTES, BYTES, BYTES, BYTES)
-        mad = xb.builtin(module, get_target(target), key)
+        mad = xb.builtin(module, ABI_TARGETS.get(target) or get_target(target), key)
         lane = spirv_builtin(b, "SubgroupLocalInvocationId")
         types = [*mad.function_type.args, mad.function_type.return_type]
         ptrs = [b.gep(b.bitcast(arg, ir.PointerType(ty, 1)), [lane]) for arg, ty in zip(fn.args, types)]
@@ -422,7 +422,7 @@ def test_pvc_gemm_tile_isa(gemm, abi):
     assert "calla" not in isa
 
 
-@pytest.mark.parametrize("target, sg", [("xe-hpc", 16), ("xe-hpg", 8)])
+@pytest.mark.parametrize("target, sg", [("spirv", 16), ("legacy", 16), ("xe-hpg", 8)])
 def test_gpu_dpas_isa(target, sg):
     keys = list(xb.DPAS_TABLE[sg])
     isa = gpu_isa(emit_spirv(dpas_module(target, keys), subgroup_size=sg), target)

@@ -5,7 +5,9 @@ Every target calls the same function names with the same LLVM signatures and per
 
 * ABI "spirv" (Xe-HPC and newer, current drivers): every 2D block message is a small function around one
   instruction of SPV_INTEL_2d_block_io (`OpSubgroup2DBlock{Load,LoadTransform,LoadTranspose,Store,Prefetch}INTEL`,
-  §4), which reads into and writes from private memory; any shape the target's BlockIO allows. DPAS as below.
+  §4), which reads into and writes from private memory; any shape the target's BlockIO allows. DPAS is a small
+  function around `OpSubgroupMatrixMultiplyAccumulateINTEL` (SPV_INTEL_subgroup_matrix_multiply_accumulate) with
+  the operand mask of its dtypes; same per-lane layouts.
 * ABI "legacy" (drivers before the extensions): DPAS and the 2D block reads IGC 2022 defines are Imports of the
   Intel names (mangled `intel_sub_group_*_matrix_mad_k*`, §1.2; unmangled `intel_subgroup_block_read_*`, §2). The
   other block loads, the stores and the prefetches are small functions around one inline-vISA `lsc_*_block2d`
@@ -61,6 +63,7 @@ COORD = ir.VectorType(I32, 2)
 SURFACE_ARGS = [GLOBAL_BYTES, I32, I32, I32, COORD]  # base, width bytes, height rows, pitch bytes, (x, y)
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
+MATRIX_MULTIPLY = "__spirv_SubgroupMatrixMultiplyAccumulateINTEL"
 
 
 # --- keys: what the lowering asks for -----------------------------------------------------------------------
@@ -180,6 +183,14 @@ class DpasBuiltin:
         return _mangle(f"intel_sub_group_{_INTEL_DTYPE[self.a]}_{_INTEL_DTYPE[self.b]}_matrix_mad_k{self.k}",
                        [_mangled_type(sign(self.a), self.a_lane_bits, self.m), _mangled_type(sign(self.b), 32, 8),
                         _mangled_type(acc_kind, 32, self.m)])
+
+    @property
+    def operands_mask(self) -> int:
+        """SPV_INTEL_subgroup_matrix_multiply_accumulate's Matrix Multiply Accumulate Operands of the dtypes."""
+        if self.is_float:
+            return {"f16": 0x400 | 0x800, "bf16": 0x1000 | 0x2000}[self.a]  # A and B packed f16 / bf16
+        signed = (0x1 if self.a == "i8" else 0) | (0x2 if self.b == "i8" else 0)
+        return 0x10 | 0x20 | signed  # A and B packed int8
 
     @property
     def signature(self) -> ir.FunctionType:
@@ -324,8 +335,10 @@ def builtin(module: ir.Module, target: Target, key: Key) -> ir.Function:
     fn = ir.Function(module, desc.signature, desc.name)
     if target.emulated:
         _define(fn, _EMULATIONS[desc.kind], desc)
+    elif target.builtins == "spirv":
+        _define(fn, _spirv_dpas if isinstance(desc, DpasBuiltin) else _spirv_wrapper, desc)
     elif isinstance(desc, Block2DBuiltin):
-        _define(fn, _spirv_wrapper if target.builtins == "spirv" else _legacy_wrapper, desc)
+        _define(fn, _legacy_wrapper, desc)
     return fn
 
 
@@ -357,6 +370,14 @@ def _spirv_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> Non
     op = _declared(b.module, msg.spirv_op, ir.FunctionType(VOID, [v.type for v in operands]))
     b.call(op, operands)
     b.ret_void()
+
+
+def _spirv_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
+    """OpSubgroupMatrixMultiplyAccumulateINTEL: K, A, B, C and the operand mask of the dtypes."""
+    operands = [_i32(mad.k), *fn.args, _i32(mad.operands_mask)]
+    overload = f"{MATRIX_MULTIPLY}.{mad.a}_{mad.b}_m{mad.m}"  # one LLVM signature per name
+    op = _declared(b.module, overload, ir.FunctionType(fn.function_type.return_type, [v.type for v in operands]))
+    b.ret(b.call(op, operands))
 
 
 # --- GPU, ABI "legacy": IGC 2022 imports and inline vISA -----------------------------------------------------

@@ -139,6 +139,7 @@ OpSubgroup2DBlockLoadTransformINTEL = 6232
 OpSubgroup2DBlockLoadTransposeINTEL = 6233
 OpSubgroup2DBlockPrefetchINTEL = 6234
 OpSubgroup2DBlockStoreINTEL = 6235
+OpSubgroupMatrixMultiplyAccumulateINTEL = 6237  # SPV_INTEL_subgroup_matrix_multiply_accumulate
 
 # --- enumerants -----------------------------------------------------------------------------------
 AddressingPhysical64 = 2
@@ -192,6 +193,7 @@ CapabilityAsmINTEL = 5606
 CapabilitySubgroup2DBlockIOINTEL = 6228
 CapabilitySubgroup2DBlockTransformINTEL = 6229
 CapabilitySubgroup2DBlockTransposeINTEL = 6230
+CapabilitySubgroupMatrixMultiplyAccumulateINTEL = 6236
 
 INT_CAPABILITY = {8: CapabilityInt8, 16: CapabilityInt16, 64: CapabilityInt64}
 FLOAT_CAPABILITY = {16: CapabilityFloat16, 64: CapabilityFloat64}
@@ -226,4 +228,5 @@ OPENCL_STD = {
 # --- SPV_INTEL_inline_assembly ----------------------------------------------------------------------
 INLINE_ASSEMBLY_EXTENSION = "SPV_INTEL_inline_assembly"
 BLOCK_IO_EXTENSION = "SPV_INTEL_2d_block_io"
+MATRIX_MULTIPLY_EXTENSION = "SPV_INTEL_subgroup_matrix_multiply_accumulate"
 ASM_TARGET = "spirv64-unknown-unknown"  # the target string the Khronos translator writes
