@@ -42,8 +42,8 @@ def test_default_completion_loads_dpas_blocks(rng):
     compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="cpu")
     loads = block_loads(compiled.asm["llir"])
     # per subgroup and K step: A 32x32 in 8x16 blocks (8), B 32x32 in 16x16 DPAS B blocks (4)
-    assert sorted(set(loads)) == ["d16_1x16x16nn", "d16_1x16x8nn"]
-    assert loads.count("d16_1x16x8nn") == 8 and loads.count("d16_1x16x16nn") == 4
+    assert sorted(set(loads)) == ["d16_1x16x16nt", "d16_1x16x8nn"]
+    assert loads.count("d16_1x16x8nn") == 8 and loads.count("d16_1x16x16nt") == 4
 
 
 @pytest.mark.parametrize("rows", [16, 32])
@@ -55,7 +55,7 @@ def test_user_inst_data_is_honoured_and_converted_in_registers(rng, rows):
     kwargs = dict(**SMALL, **layouts(inst_a=[rows, 16], inst_b=[16, 16]))
     compiled = gemm.warmup(a, b, c, 128, 128, k, **kwargs, target="cpu")
     loads = Counter(block_loads(compiled.asm["llir"]))
-    assert loads == Counter({"d16_1x16x16nn": 4}) + Counter({f"d16_1x16x{rows}nn": 32 * 32 // (rows * 16)})
+    assert loads == Counter({"d16_1x16x16nt": 4}) + Counter({f"d16_1x16x{rows}nn": 32 * 32 // (rows * 16)})
     assert "memref.alloc" not in compiled.asm["xegpu-sg"] and "gpu.barrier" not in compiled.asm["xegpu-sg"]
     traced = gemm.warmup(a, b, c, 128, 128, k, **kwargs, target="numpy").func
     func = lower(traced, "xetile-layouts")["xetile-layouts"]
@@ -78,6 +78,19 @@ def test_illegal_inst_data_names_the_rule(rng, inst, detail):
         gemm.warmup(a, b, np.zeros((128, 128), np.float32), 128, 128, 64, BM=128, BN=64, BK=64, LA=la, LB=None,
                     sg_layout=[2, 1], sg_data=[64, 64], target="cpu")
     assert "ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)" in str(info.value)  # test_passes.gemm
+
+
+def test_dpas_b_packs_two_rows_a_lane_word_and_loads_them_vnni_transformed(rng):
+    """A 16-bit tile_mma B operand's lanes hold two K rows in a 32-bit word (lane_data [2, 1], as DPAS takes B):
+    its loads are VNNI-transform messages (vISA shape ..nt), which give each lane the same elements as a plain
+    load in that form; the numbers do not change."""
+    a, b, c, k = small_args(rng)
+    compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="cpu")
+    a_load, b_load = [line for line in compiled.asm["xegpu"].splitlines() if "xegpu.load_nd" in line]
+    assert "lane_data = [1, 1]" in a_load and "lane_data = [2, 1]" in b_load
+    assert "xe_block2d_load_d16_1x16x16nt" in compiled.asm["llir"]
+    gemm[(2, 2)](a, b, c, 128, 128, k, **SMALL, **layouts(), device=cpu_queue())
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 
 
 def test_lane_fields_other_than_the_targets_are_rejected(rng):

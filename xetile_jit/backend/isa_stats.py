@@ -33,3 +33,46 @@ def block_messages(isa: str) -> list[BlockMessage]:
 
 def dpas_count(isa: str) -> int:
     return len(re.findall(r"^\s*(?:\(\W*f\d+\.\d+\)\s*)?dpas\.", isa, re.MULTILINE))
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The instructions of a stretch of ISA: DPAS, 2D block messages by kind, other sends, and everything else
+    that executes (ALU, moves, branches; `sync` and `nop` scheduling marks excluded)."""
+    dpas: int
+    loads: int
+    prefetches: int
+    stores: int
+    other_sends: int
+    other: int
+
+    @property
+    def other_per_dpas(self) -> float:
+        return self.other / self.dpas if self.dpas else float("inf")
+
+
+_LABEL = re.compile(r"^\s*(L\d+):\s*$")
+_JUMP = re.compile(r"\b(?:jmpi|goto|while)\b.*\b(L\d+)\b")
+_MARK = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:sync|nop|illegal)\b")
+
+
+def counts(lines: list[str]) -> Counts:
+    messages = block_messages("\n".join(lines))
+    kinds = [m.kind for m in messages]
+    instructions = [line for line in lines if line.strip() and not line.strip().startswith("//")
+                    and not _LABEL.match(line) and not _MARK.match(line)]
+    sends = [line for line in instructions if re.search(r"\bsends?c?\.", line)]
+    dpas = dpas_count("\n".join(lines))
+    return Counts(dpas, kinds.count("load"), kinds.count("prefetch"), kinds.count("store"),
+                  len(sends) - len(messages), len(instructions) - len(sends) - dpas)
+
+
+def innermost_loops(isa: str) -> list[Counts]:
+    """The counts of each innermost loop body: from a label to the backward jump to it, holding no other
+    backward jump's target."""
+    lines = isa.splitlines()
+    labels = {m.group(1): i for i, line in enumerate(lines) if (m := _LABEL.match(line))}
+    loops = sorted((labels[m.group(1)], i) for i, line in enumerate(lines)
+                   if (m := _JUMP.search(line)) and labels.get(m.group(1), i) < i)
+    innermost = [(s, e) for s, e in loops if not any(s < s2 and e2 < e for s2, e2 in loops)]
+    return [counts(lines[s:e + 1]) for s, e in innermost]

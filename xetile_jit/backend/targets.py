@@ -134,17 +134,25 @@ class Target:
         m, n, k = self.dpas_shape(dtype)
         return (m, k), (k, n), (m, n)
 
-    def lane_fields(self, block) -> tuple[tuple[int, int], tuple[int, int]]:
-        """(lane_layout, lane_data) of a block: [1, N] lanes with [1, C/N] each when N divides C (DPAS C, 2D block
-        messages); [N/C, C] lanes of one element when C divides N and N/C divides R; otherwise [1, 1] lanes of
-        [1, 1]: every lane holds the whole block (the RFC's broadcast of a value smaller than the lanes)."""
+    def lane_fields(self, block, packed_rows: int = 1) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(lane_layout, lane_data) of a block: [1, N] lanes with [packed_rows, C/N] each when N divides C (DPAS C,
+        2D block messages; `packed_rows` > 1, DPAS B's VNNI form: a lane's consecutive rows in one 32-bit word, as
+        a VNNI-transform load gives them); [N/C, C] lanes of one element when C divides N and N/C divides R;
+        otherwise [1, 1] lanes of [1, 1]: every lane holds the whole block (the RFC's broadcast of a value smaller
+        than the lanes)."""
         rows, cols = block
         n = self.subgroup_size
         if cols % n == 0:
-            return (1, n), (1, cols // n)
+            return (1, n), (packed_rows if rows % packed_rows == 0 else 1, cols // n)
         if n % cols == 0 and rows % (n // cols) == 0:
             return (n // cols, cols), (1, 1)
         return (1, 1), (1, 1)
+
+    @staticmethod
+    def packed_rows(dtype, mma_operand: int | None) -> int:
+        """Rows a lane packs into one 32-bit word: 2 for a 16-bit DPAS B operand (VNNI), else 1. (8-bit B is
+        packed from DPAS C-shaped blocks by blocking.)"""
+        return 32 // dtype.bits if mma_operand == 1 and dtype.bits == 16 else 1
 
     def lane_components(self, block) -> int:
         lane_layout, _ = self.lane_fields(block)

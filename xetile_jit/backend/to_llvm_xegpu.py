@@ -187,13 +187,17 @@ class XeGPULowering(LLVMLowering):
         return self.builder.call(fn, self.surface(tdesc) + [xy or self.xy(tdesc), *data])
 
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
-        """The 2D block message for this access, or None when none fits: the general path does it then."""
+        """The 2D block message for this access, or None when none fits: the general path does it then. A load
+        whose lanes pack two rows a word (lane_data [2, 1]) is a VNNI-transform read where the target has it: the
+        same elements in each lane, in the register form DPAS B takes."""
         rows, cols = layout.block
         dtype = tdesc.type.dtype
         if transpose or layout.grid != (1, self.lanes, 1) or dtype.is_bool or not self.block_surface(tdesc):
             return None
-        key = kind(dtype.bits, rows, cols)
-        return key if X.provides(self.target, key) else None
+        keys = [kind(dtype.bits, rows, cols)]
+        if kind is X.BlockLoad and layout.lane_data[0] == 32 // dtype.bits > 1:
+            keys.insert(0, X.BlockLoad(dtype.bits, rows, cols, vnni=True))
+        return next((key for key in keys if X.provides(self.target, key)), None)
 
     def block_surface(self, tdesc) -> bool:
         """Whether 2D block messages may address `tdesc`'s memory: global memory whose surface passed the

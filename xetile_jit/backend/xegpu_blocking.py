@@ -47,12 +47,13 @@ class Blocking(PiecewiseConversion):
         return self.new
 
     def lane_layouts(self) -> None:
-        """Every block carries its lane fields (RFC: after blocking a layout keeps lane_layout and lane_data): the
-        target's distribution of the block, which layout completion held the user's lane fields to."""
+        """Every block carries its lane fields (RFC: after blocking a layout keeps lane_layout and lane_data): a
+        loaded block cut by its inst_data the ones completion gave it (convert_LoadNdOp), every other block the
+        target's distribution of its shape, which completion held the user's lane fields to."""
         for op in walk(self.new.body):
             args = [a for region in op.regions for a in region.block.args]
             for v in op.results + args:
-                if isinstance(v.type, VectorType):
+                if isinstance(v.type, VectorType) and (v.layout is None or v.layout.lane_layout is None):
                     lane_layout, lane_data = self.target.lane_fields(v.type.shape)
                     v.layout = Layout(lane_layout=lane_layout, lane_data=lane_data)
 
@@ -113,6 +114,11 @@ class Blocking(PiecewiseConversion):
         src = self.grid_of(op.operands[0])
         self.grids[op.result] = Grid(src.counts[::-1], src.shape[::-1]) if op.transpose else src
         super().convert_LoadNdOp(op)
+        layout = op.result.layout
+        if not op.transpose and layout is not None and layout.lane_layout is not None and \
+                src.shape == tuple(layout.inst_data or ()):
+            for block in self.get(op.result):
+                block.layout = Layout(lane_layout=layout.lane_layout, lane_data=layout.lane_data)
 
     @converts(G.StoreNdOp)
     def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:

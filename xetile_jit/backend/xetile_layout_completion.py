@@ -100,7 +100,7 @@ class LayoutCompletion:
         piece = layout.sg_data
         inst = layout.inst_data or self.default_inst(group, piece, dtype)
         self.check_inst(group, piece, inst, dtype)
-        lane_layout, lane_data = self.target.lane_fields(inst)
+        lane_layout, lane_data = self.target.lane_fields(inst, self.target.packed_rows(dtype, group.mma_operand))
         if layout.lane_layout is not None and (layout.lane_layout, layout.lane_data or (1, 1)) != (
                 lane_layout, lane_data):
             given = f"{format_list(layout.lane_layout)} with lane_data {format_list(layout.lane_data or (1, 1))}"
@@ -138,7 +138,7 @@ class LayoutCompletion:
             if inst == block or not divides(block, v.layout.sg_data) or \
                     self.target.inst_rule(("value",), block, v.type.dtype) is not None:
                 continue  # DPAS regroups blocks it cannot take as whole values (8-bit B, odd shapes) itself
-            lane_layout, lane_data = self.target.lane_fields(block)
+            lane_layout, lane_data = self.target.lane_fields(block, self.target.packed_rows(v.type.dtype, index))
             wanted = dataclasses.replace(v.layout, inst_data=block, lane_layout=lane_layout, lane_data=lane_data)
             convert_operand(op, index, wanted)
 

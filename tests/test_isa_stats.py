@@ -1,0 +1,34 @@
+"""isa_stats: the counts read from the ISA text of both Intel compiler stacks (the lines below are theirs, as
+ocloc/iga print them)."""
+from xetile_jit.backend.isa_stats import BlockMessage, block_messages, dpas_count, innermost_loops
+
+ISA = """\
+L0:
+(W)     mov (16|M0)              r3.0<1>:ud    0x0:ud
+L100:
+(W)     mov (1|M0)               r13.6<1>:d    r2.12<0;1,0>:d                   {I@5}
+        send.ugm (1|M0)          r4       r13     null:0  0x0            0x02800283           {I@5,$3} // wr:1+0, rd:8; load_block2d.ugm.d16v.a64
+        send.ugm (1|M0)          r19      r253    null:0  0x0            0x03000203           {I@4,$4} // wr:1+0, rd:16; load_block2d.ugm.d16.a64
+        send.ugm (1|M0)          null     r9      null:0  0x0            0x02800283           {$5} // wr:1+0, rd:0; load_block2d.ugm.d16.a64.ca.ca
+(W)     sync.nop                             null                             {Compacted,$3.dst}
+        dpas.8x8 (16|M0)         r136:f        r136:f            r78:hf            r95.0:hf         {Atomic,Compacted}
+        dpas.8x8 (16|M0)         r168:f        r168:f            r78:hf            r99.0:hf         {Compacted,$2}
+(W&~f0.0) jmpi                               L200
+(W)     add (1|M0)               r254.4<1>:q   r254.4<0;1,0>:q   32:w
+(W)     jmpi                                 L100
+L200:
+        send.ugm (1|M0)          null     r4      r46:8   0x0            0x02000407           {I@3,$3} // wr:1+8, rd:0; store_block2d.ugm.d32.a64
+"""
+
+
+def test_block_messages_by_kind_data_and_size():
+    assert block_messages(ISA) == [BlockMessage("load", "d16v", 8), BlockMessage("load", "d16", 16),
+                                   BlockMessage("prefetch", "d16", 0), BlockMessage("store", "d32", 0)]
+    assert dpas_count(ISA) == 2
+
+
+def test_innermost_loop_counts():
+    (loop,) = innermost_loops(ISA)
+    assert (loop.dpas, loop.loads, loop.prefetches, loop.stores, loop.other_sends) == (2, 2, 1, 0, 0)
+    assert loop.other == 4  # mov, the exit jmpi, add, the back jmpi (sync marks are not instructions)
+    assert loop.other_per_dpas == 2
