@@ -1,4 +1,5 @@
-"""Helpers the benchmarks share: the tutorial GEMM as a module, and the best time of repeated runs."""
+"""Helpers the benchmarks share: a repository file (the tutorial GEMM) as a module, and the best time of repeated
+runs."""
 import importlib.util
 import pathlib
 import time
@@ -6,12 +7,18 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def load_tutorial():
-    """tutorials/03-matrix-multiplication.py (its name is not an importable module name)."""
-    spec = importlib.util.spec_from_file_location("tutorial_matmul", ROOT / "tutorials" / "03-matrix-multiplication.py")
+def load_module(name: str, relative_path: str):
+    """The Python file at `relative_path` under the repository root, imported as `name` (a file name need not be an
+    importable module name)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / relative_path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_tutorial():
+    """tutorials/03-matrix-multiplication.py."""
+    return load_module("tutorial_matmul", "tutorials/03-matrix-multiplication.py")
 
 
 def best_time(fn, repeat: int) -> float:
