@@ -25,7 +25,7 @@ import numpy as np
 from llvmlite import binding, ir
 
 from ..ir.core import Block, FuncOp, Operation, Value
-from ..ir.elementwise import BINARY, CASTS, UNARY
+from ..ir.elementwise import CASTS
 from ..ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
 
 VOID = ir.VoidType()
@@ -255,7 +255,7 @@ class LLVMLowering:
 
     # --- element-wise rules ----------------------------------------------------------------------------------
     def elementwise(self, rule: tuple[str, str], dtype: DType, *xs: ir.Value) -> ir.Value:
-        """An LLVM rule of ir/elementwise.py (BINARY, UNARY) on LLVM values of `dtype` (computed in `compute_type`)."""
+        """An LLVM rule of ir/elementwise.py (UNARY, BINARY, TERNARY) on LLVM values of `dtype` (computed in `compute_type`)."""
         method, arg = rule
         wide = [self.to_compute(x, dtype) for x in xs]
         return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
@@ -265,6 +265,12 @@ class LLVMLowering:
 
     def rule_opencl(self, function: str, dtype: DType, *xs: ir.Value) -> ir.Value:
         return self.opencl(function, *xs)
+
+    def rule_sigmoid(self, _: str, dtype: DType, x: ir.Value) -> ir.Value:
+        """1 / (1 + exp(-x)), as the numpy rule."""
+        b = self.builder
+        one = splat(x.type, 1.0)
+        return b.fdiv(one, b.fadd(one, self.opencl("exp", b.fneg(x))))
 
     def rule_shift(self, instruction: str, dtype: DType, x: ir.Value, amount: ir.Value) -> ir.Value:
         """numpy's shift: an amount outside [0, bits) shifts every bit out (leaving the sign for ashr)."""
@@ -316,11 +322,10 @@ class LLVMLowering:
             return self.builder.trunc(wide, ty)
         return self.call(f"__spirv_ocl_{function}", ty, *xs)
 
-    def lower_BinaryOp(self, op):
-        return self.elementwise(BINARY[op.name].llvm, op.result.type.dtype, *self.operands(op))
+    def lower_elementwise_op(self, op):
+        return self.elementwise(op.table[op.name].llvm, op.result.type.dtype, *self.operands(op))
 
-    def lower_UnaryOp(self, op):
-        return self.elementwise(UNARY[op.name].llvm, op.result.type.dtype, *self.operands(op))
+    lower_UnaryOp = lower_BinaryOp = lower_TernaryOp = lower_elementwise_op
 
     def lower_CmpOp(self, op):
         dtype = op.operands[0].type.dtype

@@ -238,6 +238,19 @@ log = _math("math.log", "natural logarithm")
 sqrt = _math("math.sqrt", "square root")
 rsqrt = _math("math.rsqrt", "1 / sqrt(x)")
 tanh = _math("math.tanh", "hyperbolic tangent")
+sin = _math("math.sin", "sine (radians)")
+cos = _math("math.cos", "cosine (radians)")
+erf = _math("math.erf", "the error function")
+sigmoid = _math("math.sigmoid", "1 / (1 + exp(-x))")
+floor = _math("math.floor", "the largest integer <= x")
+ceil = _math("math.ceil", "the smallest integer >= x")
+log2 = _math("math.log2", "base-2 logarithm")
+
+
+@builtin
+def fma(a, b, c):
+    """a * b + c rounded once (computed in f32 for f16/bf16, rounded once more to their type)."""
+    return current().ternary("math.fma", a, b, c)
 
 
 @builtin

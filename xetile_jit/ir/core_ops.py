@@ -9,7 +9,7 @@ import numpy as np
 from . import numeric
 from .core import Block, Operation, Region, Value
 from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
-from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, UNARY
+from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, TERNARY, UNARY
 from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
 
@@ -96,42 +96,41 @@ class NumProgramsOp(GridQueryOp):
         return np.int32(interp.grid[self.axis])
 
 
-class BinaryOp(Operation):
-    effects = ()
+class ElementwiseOp(Operation):
+    """An op of an element-wise table (`table`: BINARY, UNARY or TERNARY of ir/elementwise.py): operands of one
+    type, a result of that type."""
 
-    def __init__(self, name: str, lhs: Value, rhs: Value, loc=None):
-        super().__init__([lhs, rhs], [lhs.type], loc=loc)
+    effects = ()
+    table: dict = {}
+
+    def __init__(self, name: str, *operands: Value, loc=None):
+        super().__init__(list(operands), [operands[0].type], loc=loc)
         self.name = name
 
     def verify(self):
-        lhs, rhs = self.operands
-        if lhs.type != rhs.type:
-            raise self.error(f"operand types differ: {lhs.type} vs {rhs.type}", "element-wise op operand types")
-        check_kind(self, lhs.type, BINARY[self.name].kinds)
+        first, *others = self.operands
+        for other in others:
+            if other.type != first.type:
+                raise self.error(f"operand types differ: {first.type} vs {other.type}", "element-wise op operand types")
+        check_kind(self, first.type, self.table[self.name].kinds)
 
     def format(self, p) -> str:
-        lhs, rhs = self.operands
-        return f" {p.name(lhs)}, {p.name(rhs)}{p.attr_dict(self)} : {lhs.type}"
+        return f" {', '.join(p.name(v) for v in self.operands)}{p.attr_dict(self)} : {self.result.type}"
 
-    def interpret(self, interp, lhs, rhs):
-        return numeric.apply(self.result.type.dtype, BINARY[self.name].numpy, lhs, rhs)
+    def interpret(self, interp, *xs):
+        return numeric.apply(self.result.type.dtype, self.table[self.name].numpy, *xs)
 
 
-class UnaryOp(Operation):
-    effects = ()
+class UnaryOp(ElementwiseOp):
+    table = UNARY
 
-    def __init__(self, name: str, x: Value, loc=None):
-        super().__init__([x], [x.type], loc=loc)
-        self.name = name
 
-    def verify(self):
-        check_kind(self, self.operands[0].type, UNARY[self.name].kinds)
+class BinaryOp(ElementwiseOp):
+    table = BINARY
 
-    def format(self, p) -> str:
-        return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.result.type}"
 
-    def interpret(self, interp, x):
-        return numeric.apply(self.result.type.dtype, UNARY[self.name].numpy, x)
+class TernaryOp(ElementwiseOp):
+    table = TERNARY
 
 
 CMP_PREDICATES = {
@@ -484,5 +483,5 @@ class InsertStridedSliceOp(Operation):
 
 
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
-SHARED_OPS = (ConstantOp, GridQueryOp, BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IndexQueryOp,
+SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IndexQueryOp,
               BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp)
