@@ -3,11 +3,11 @@ from .runtime.ocl_icd import expose_cpu_runtime
 
 expose_cpu_runtime()  # before anything imports dpctl (DESIGN 4)
 
-from .errors import CompilationError, LaunchError
-from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, ceil, constexpr, cos, erf, exp, exp2, floor, fma, full,
-                           init_tile, load_tile, log, log2, maximum, minimum, num_programs, prefetch_tile, program_id,
-                           rsqrt, sigmoid, sin, sqrt, static_range, store_tile, tanh, tile_broadcast, tile_mma,
-                           tile_reduce, tile_transpose, update_tile_offset, where, zeros)
+from .errors import CompilationError, DeviceAssertionError, LaunchError
+from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, ceil, constexpr, cos, device_assert, erf, exp, exp2,
+                           floor, fma, full, init_tile, load_tile, log, log2, maximum, minimum, num_programs,
+                           prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert, static_range, store_tile,
+                           tanh, tile_broadcast, tile_mma, tile_reduce, tile_transpose, update_tile_offset, where, zeros)
 from .frontend.jit import CompiledKernel, Kernel, kernel
 from .ir.attrs import Layout
 from .runtime.device import default_device
@@ -18,9 +18,11 @@ bool = bool_  # the public spelling of the dtype, as in the issue's dtype list
 from .version import __version__
 
 __all__ = [
-    "__version__", "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
+    "__version__", "CompilationError", "DeviceAssertionError", "LaunchError", "default_device", "CompiledKernel",
+    "Kernel", "kernel", "constexpr", "Layout",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
-    "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "cast", "float16", "bfloat16", "float32", "int8", "uint8", "int16", "int32", "int64", "bool_", "bool",
+    "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "static_assert", "device_assert",
+    "cast", "float16", "bfloat16", "float32", "int8", "uint8", "int16", "int32", "int64", "bool_", "bool",
 ]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 
 from ..ir import core_ops as C
+from ..ir import debug_ops as D
 from ..ir import xetile_ops as X
 from ..ir.attrs import Layout
 from ..ir.core import Value
-from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, float32
+from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, bool_, float32
 from .semantic import current, is_py_scalar
 
 
@@ -263,6 +264,33 @@ def cast(x, dtype: DType):
     """`x` converted to `dtype` (also spelled `x.to(dtype)`)."""
     sem = current()
     return sem.to_value(x, _check_dtype(sem, dtype, "to"))
+
+
+def _message(sem, msg, op: str) -> str:
+    if not isinstance(msg, str):
+        raise sem.error(f"{op}: the message must be a compile-time string, got {_describe(msg)}")
+    return msg
+
+
+@builtin
+def static_assert(cond, msg: str = "") -> None:
+    """Checked while tracing: a false compile-time `cond` is a CompilationError naming this line and `msg`."""
+    sem = current()
+    msg = _message(sem, msg, "static_assert")
+    if isinstance(cond, Value):
+        raise sem.error(f"static_assert: the condition must be a compile-time value, got {_describe(cond)} "
+                        "(use device_assert for runtime values)")
+    if not cond:
+        raise sem.error(f"static_assert failed{': ' + msg if msg else ''}")
+
+
+@builtin
+def device_assert(cond, msg: str = "") -> None:
+    """Every element of `cond` must be true: checked by the numpy interpreter (DeviceAssertionError naming `msg`),
+    not by device code (ir/debug_ops.py)."""
+    sem = current()
+    msg = _message(sem, msg, "device_assert")
+    sem.create(D.DeviceAssertOp, sem.cast(sem.to_value(cond), bool_), msg)
 
 
 class static_range:
