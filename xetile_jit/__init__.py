@@ -9,6 +9,7 @@ from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, ceil, constexpr, co
                            prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert, static_range, store_tile,
                            tanh, tile_broadcast, tile_mma, tile_reduce, tile_transpose, update_tile_offset, where, zeros)
 from .frontend.jit import CompiledKernel, Kernel, kernel
+from .frontend.random import rand, randint, randn
 from .ir.attrs import Layout
 from .runtime.device import default_device
 from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8
@@ -24,5 +25,6 @@ __all__ = [
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
     "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "static_assert", "device_assert",
-    "cast", "float16", "bfloat16", "float32", "int8", "uint8", "int16", "int32", "int64", "bool_", "bool",
+    "rand", "randn", "randint", "cast", "float16", "bfloat16", "float32", "int8", "uint8", "int16", "int32", "int64",
+    "bool_", "bool",
 ]
