@@ -105,6 +105,14 @@ class PiecewiseConversion(Conversion):
             return a
         return self.emit(C.BinaryOp, "arith.addi", a, b).result
 
+    @converts(C.IotaOp)
+    def convert_IotaOp(self, op: C.IotaOp) -> None:
+        """Each piece counts from its own offset in the whole value."""
+        base = self.one(op.operands[0])
+        grid = self.grid_of(op.result)
+        self.set(op.result, [self.emit(C.IotaOp, self.add_index(base, offsets[op.dim]), op.dim, grid.shape).result
+                             for offsets in self.piece_offsets(grid)])
+
     @converts(G.CreateNdDescOp)
     def convert_CreateNdDescOp(self, op: G.CreateNdDescOp) -> None:
         base, *offsets = (self.one(v) for v in op.operands)

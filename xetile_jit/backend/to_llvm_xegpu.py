@@ -242,6 +242,10 @@ class XeGPULowering(LLVMLowering):
     def lower_SimtConstantMaskOp(self, op):
         return self.assemble([self.in_block(row, col, op.sizes) for row, col in self.positions(op.layout)])
 
+    def lower_SimtIotaOp(self, op):
+        b, offset = self.builder, self.values[op.operands[0]]  # index: i64
+        return self.assemble([b.trunc(b.add(position[op.dim], offset), I32) for position in self.positions(op.layout)])
+
     def within(self, i: ir.Value, n: ir.Value) -> ir.Value:
         b = self.builder
         return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))

@@ -100,6 +100,10 @@ class LaneDistribution(Conversion):
         t = self.result_type(op.result, 0)
         self.set(op.result, self.emit(C.SplatOp, scalar, t.shape).result if isinstance(t, VectorType) else scalar)
 
+    @converts(C.IotaOp)
+    def convert_IotaOp(self, op: C.IotaOp) -> None:
+        self.set(op.result, self.emit(S.SimtIotaOp, self.one(op.operands[0]), op.dim, self.layout(op.result)).result)
+
     @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
         new = self.emit(S.SimtLoadNdOp, self.one(op.operands[0]), self.layout(op.result), op.transpose, op.padding)

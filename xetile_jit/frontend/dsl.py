@@ -10,6 +10,7 @@ from ..ir import xetile_ops as X
 from ..ir.attrs import Layout
 from ..ir.core import Value
 from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, bool_, float32
+from . import indexed
 from .semantic import current, is_py_scalar
 
 
@@ -166,9 +167,34 @@ def tile_transpose(v, perm=(1, 0)) -> Value:
 
 @builtin
 def tile_reduce(kind: str, v, dims) -> Value:
-    """Reduces `dims` with `kind` (add, mul, max, min, and, or, xor); reduced dims keep size 1."""
+    """Reduces `dims` with `kind` (add, mul, max, min, and, or, xor; argmax and argmin along one dim give the first
+    index of the extreme as int32); reduced dims keep size 1."""
     sem = current()
-    return sem.create(X.TileReduceOp, kind, _vector(sem, v, "tile_reduce"), _dims(dims)).result
+    v = _vector(sem, v, "tile_reduce")
+    if kind in indexed.ARG_KINDS:
+        return indexed.arg_reduce(sem, kind, v, _dims(dims))
+    return sem.create(X.TileReduceOp, kind, v, _dims(dims)).result
+
+
+@builtin
+def tile_scan(kind: str, v, dim) -> Value:
+    """The inclusive prefix reduction (kinds of tile_reduce) of `v` along `dim`, in v's dtype."""
+    sem = current()
+    v = _vector(sem, v, "tile_scan")
+    return indexed.scan(sem, kind, v, indexed.single_dim(sem, _dims(dim), "tile_scan"))
+
+
+@builtin
+def cumsum(v, dim) -> Value:
+    """The inclusive prefix sum of `v` along `dim` (tile_scan "add")."""
+    return tile_scan("add", v, dim)
+
+
+@builtin
+def iota(shape, dim) -> Value:
+    """An int32 vector of `shape` holding each element's index along `dim`."""
+    sem = current()
+    return indexed.iota(sem, _static_shape(sem, shape, "iota"), indexed.single_dim(sem, _dims(dim), "iota"))
 
 
 @builtin

@@ -253,6 +253,30 @@ class SplatOp(Operation):
         return np.full(t.shape, x, dtype=t.dtype.np_dtype)
 
 
+class IotaOp(Operation):
+    """vector.iota: each element's index along `dim`, plus the index `offset` (an i32 vector). A pass that cuts a
+    vector into pieces gives each piece its offset in the whole (piecewise.py); lanes take theirs (SimtIotaOp)."""
+
+    name = "vector.iota"
+    effects = ()
+
+    def __init__(self, offset: Value, dim: int, shape, loc=None):
+        super().__init__([offset], [VectorType(tuple(shape), i32.dtype)], loc=loc)
+        self.dim = dim
+
+    def verify(self):
+        if not isinstance(self.operands[0].type, IndexType):
+            raise self.error(f"offset must be an index, got {self.operands[0].type}", "vector.iota operands")
+        if len(self.result.type.shape) != 2 or self.dim not in (0, 1):
+            raise self.error(f"dim {self.dim} must be a dim of the 2-D result {self.result.type}", "vector.iota dim")
+
+    def format(self, p) -> str:
+        return f" {p.name(self.operands[0])} [{self.dim}]{p.attr_dict(self)} : {self.result.type}"
+
+    def interpret(self, interp, offset):
+        return (np.indices(self.result.type.shape)[self.dim] + int(offset)).astype(np.int32)
+
+
 class YieldOp(Operation):
     name = "scf.yield"
     effects = ()
@@ -483,5 +507,5 @@ class InsertStridedSliceOp(Operation):
 
 
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
-SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IndexQueryOp,
-              BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp)
+SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IotaOp,
+              IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .core import Operation, Value
 from .effects import reads, writes
-from .types import DType, ScalarType, VectorType, bool_
+from .types import DType, ScalarType, VectorType, bool_, int32
 from .xegpu_ops import vnni_unpack
 from .elementwise import REDUCE_KINDS
 from .xetile_ops import TileRef, format_atomic, mma_accumulator_dtype, valid_attr
@@ -186,6 +186,24 @@ class SimtConstantMaskOp(Operation):
     def interpret(self, interp):
         rows, cols = self.layout.indices()
         return per_lane_form((rows < self.sizes[0]) & (cols < self.sizes[1]))
+
+
+class SimtIotaOp(Operation):
+    """vector.iota, SIMT flavor: each lane's components' indices along `dim` in its block, plus the offset."""
+
+    name = "vector.iota"
+    effects = ()
+
+    def __init__(self, offset: Value, dim: int, layout: LaneLayout, loc=None):
+        super().__init__([offset], [layout.lane_type(int32)], loc=loc)
+        self.dim, self.layout = dim, layout
+
+    def format(self, p) -> str:
+        attrs = {"block": list(self.layout.block)}
+        return f" {p.name(self.operands[0])} [{self.dim}]{p.attr_dict(self, attrs)} : {self.result.type}"
+
+    def interpret(self, interp, offset):
+        return per_lane_form((self.layout.indices()[self.dim] + int(offset)).astype(np.int32))
 
 
 class SimtDpasOp(Operation):
