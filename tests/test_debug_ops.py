@@ -1,13 +1,19 @@
 """Debugging functions (issue 14, item 3): `static_assert` checked while tracing; `device_assert` checked by the
 numpy interpreter, left out of device code, and a NotImplementedError on a device with XETILE_DEBUG=1 (part of
-the compile options, so of the cache key)."""
+the compile options, so of the cache key); `device_print` in the interpreters and through OpenCL printf."""
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from spirv_tools import cpu_queue
 
 import xetile_jit as xetile
+from xetile_jit.backend.interpreter import run_ir
+from xetile_jit.backend.pipeline import lower
 
 BM, BN = 8, 16
 
@@ -96,3 +102,78 @@ def test_device_code_leaves_device_assert_out_unless_xetile_debug(monkeypatch):
         doubled[(3,)](x, out, BM=BM, BN=BN, device="opencl:cpu")
     with pytest.raises(xetile.DeviceAssertionError):  # the interpreter checks, with XETILE_DEBUG or without
         doubled[(3,)](x, out, BM=BM, BN=BN, device="numpy")
+
+
+# ---- device_print ---------------------------------------------------------------------------------------------
+PRINT_SCRIPT = '''
+import sys
+import numpy as np
+import xetile_jit as xetile
+
+@xetile.kernel
+def show(x, n, s, h, BM: xetile.constexpr, VECTORS: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 3]))
+    xetile.device_print("n, s, h, pid*BM, flag (100%):", n, s, h, xetile.program_id(0) * BM, n > 5)
+    if VECTORS:
+        xetile.device_print("v 100%", v, v > 2)
+
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+show[(2, 1)](x, np.int64(2**40), np.float16(2.5), np.int8(-3), BM=4, VECTORS=sys.argv[2] == "1", device=sys.argv[1])
+'''
+SCALAR_LINES = [f"pid ({p}, 0, 0) n, s, h, pid*BM, flag (100%): 1099511627776 2.500000 -3 {4 * p} 1" for p in (0, 1)]
+
+
+def printed(tmp_path, device: str, vectors: bool) -> list[str]:
+    """The lines a kernel's device_print writes to the stdout of a fresh process (OpenCL's printf writes to the
+    process's C stdout, which pytest's capture does not see)."""
+    script = tmp_path / "show.py"
+    script.write_text(PRINT_SCRIPT)
+    root = Path(xetile.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "XETILE_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, str(script), device, "1" if vectors else "0"], capture_output=True,
+                            text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_device_print_in_the_interpreter(tmp_path):
+    lines = printed(tmp_path, "numpy", vectors=True)
+    vector_lines = [f"pid ({p}, 0, 0) idx ({i}, {j}) v 100% {3 * i + j:.6f} {int(3 * i + j > 2)}"
+                    for p in (0, 1) for i in range(2) for j in range(3)]
+    assert lines == [SCALAR_LINES[0], *vector_lines[:6], SCALAR_LINES[1], *vector_lines[6:]]
+
+
+def test_device_print_on_the_device_prints_the_interpreters_text(tmp_path):
+    cpu_queue()
+    assert sorted(printed(tmp_path, "opencl:cpu", vectors=False)) == SCALAR_LINES  # workgroups in any order
+    assert printed(tmp_path, "numpy", vectors=False) == SCALAR_LINES
+
+
+@xetile.kernel
+def print_in_subgroups(x, n, LAYOUT: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 32], layout=LAYOUT))
+    xetile.device_print("sum", n + 1)
+    xetile.store_tile(xetile.init_tile(x, [0, 0], [16, 32]), v + 1.0)
+
+
+def test_device_print_is_once_per_workgroup_at_every_level(capsys):
+    """Four subgroups (and their lanes) hold the scalar: one line per workgroup at every level."""
+    x = np.zeros((16, 32), np.float32)
+    func = print_in_subgroups.warmup(x, 4, LAYOUT=xetile.Layout(sg_layout=[2, 2], sg_data=[8, 16]),
+                                     target="numpy").func
+    for level in [func, *lower(func).values()]:
+        run_ir(level, (2, 1, 1), [x, np.int32(4)])
+        assert capsys.readouterr().out.splitlines() == ["pid (0, 0, 0) sum 5", "pid (1, 0, 0) sum 5"]
+    text = print_in_subgroups.warmup(x, 4, LAYOUT=None, target="cpu").asm["llir"]  # spirv-val checks its SPIR-V
+    assert "__spirv_ocl_printf" in text
+
+
+def test_device_print_of_a_vector_on_a_device_is_not_implemented():
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(NotImplementedError, match=r"device_print of a vector in device code"):
+        show_vector.warmup(x, target="cpu")
+
+
+@xetile.kernel
+def show_vector(x):
+    xetile.device_print("v", xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 3])))

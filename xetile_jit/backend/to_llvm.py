@@ -25,13 +25,14 @@ import numpy as np
 from llvmlite import binding, ir
 
 from ..ir.core import Block, FuncOp, Operation, Value
+from ..ir.debug_ops import printf_conversion
 from ..ir.elementwise import CASTS
 from ..ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
 
 VOID = ir.VoidType()
 I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
 F32 = ir.FloatType()
-GLOBAL, SHARED = 1, 3  # LLVM address spaces of CrossWorkgroup memory and SLM (Workgroup)
+GLOBAL, CONSTANT, SHARED = 1, 2, 3  # LLVM address spaces of CrossWorkgroup memory, UniformConstant and SLM
 ARRAY_FIELDS = ("rows", "cols", "row_stride", "col_stride")  # i64 parameters after an array's pointer (ArrayArg)
 # Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory | CrossWorkgroupMemory (global)
 BARRIER_ARGS = (2, 2, 0x310)
@@ -255,7 +256,8 @@ class LLVMLowering:
 
     # --- element-wise rules ----------------------------------------------------------------------------------
     def elementwise(self, rule: tuple[str, str], dtype: DType, *xs: ir.Value) -> ir.Value:
-        """An LLVM rule of ir/elementwise.py (UNARY, BINARY, TERNARY) on LLVM values of `dtype` (computed in `compute_type`)."""
+        """An LLVM rule of ir/elementwise.py (UNARY, BINARY, TERNARY) on LLVM values of `dtype` (computed in
+        `compute_type`)."""
         method, arg = rule
         wide = [self.to_compute(x, dtype) for x in xs]
         return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
@@ -444,6 +446,44 @@ class LLVMLowering:
 
     def lower_BarrierOp(self, op):
         self.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))
+
+    # --- device_print ------------------------------------------------------------------------------------------
+    def lower_DevicePrintOp(self, op):
+        """OpenCL printf of the workgroup id and the scalars, by the workgroup's first work-item only (they are the
+        same in every work-item); the text is the interpreter's (ir/debug_ops.py)."""
+        b = self.builder
+        first = b.and_(*(b.icmp_unsigned("==", self.builtin(name), ir.Constant(I32, 0))
+                         for name in ("SubgroupId", "SubgroupLocalInvocationId")))
+        with b.if_then(first):
+            ids = [self.builtin("WorkgroupId", axis) for axis in range(3)]
+            values = [self.printf_argument(self.values[v], v.type.dtype) for v in op.operands]
+            conversions = [printf_conversion(v.type.dtype) for v in op.operands]
+            text = " ".join(["pid (%ld, %ld, %ld)", op.prefix.replace("%", "%%"), *conversions]) + "\n"
+            b.call(self.printf(), [self.string_constant(text), *ids, *values])
+
+    def printf_argument(self, x: ir.Value, dtype: DType) -> ir.Value:
+        """As C's variadic arguments: floats as double, bools and integers narrower than 32 bits as i32."""
+        b = self.builder
+        if dtype.is_float:
+            return b.fpext(self.to_compute(x, dtype), ir.DoubleType())
+        if dtype.bits < 32:
+            return (b.sext if dtype.kind == "i" else b.zext)(x, I32)
+        return x
+
+    def printf(self) -> ir.Function:
+        """`i32 __spirv_ocl_printf(i8 addrspace(2)* format, ...)`: OpenCL.std printf."""
+        name = "__spirv_ocl_printf"
+        if name in self.module.globals:
+            return self.module.globals[name]
+        return ir.Function(self.module, ir.FunctionType(I32, [ir.PointerType(I8, CONSTANT)], var_arg=True), name)
+
+    def string_constant(self, text: str) -> ir.Value:
+        """A pointer to `text`, NUL-terminated, in UniformConstant memory (addrspace 2)."""
+        data = bytearray(text.encode() + b"\0")
+        array = ir.Constant(ir.ArrayType(I8, len(data)), data)
+        string = ir.GlobalVariable(self.module, array.type, self.module.get_unique_name("format"), addrspace=CONSTANT)
+        string.linkage, string.global_constant, string.initializer = "internal", True, array
+        return self.builder.gep(string, [ir.Constant(I64, 0)] * 2, inbounds=True)
 
     def lower_SlmAllocOp(self, op):
         """A module-level Workgroup (addrspace 3) array of the buffer's size; a row-major MemRef over it."""

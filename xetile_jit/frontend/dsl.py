@@ -319,6 +319,15 @@ def device_assert(cond, msg: str = "") -> None:
     sem.create(D.DeviceAssertOp, sem.cast(sem.to_value(cond), bool_), msg)
 
 
+@builtin
+def device_print(prefix: str, *values) -> None:
+    """Prints `pid (x, y, z) prefix v1 v2 ...` once per workgroup (scalars: on the device through OpenCL printf),
+    or in the numpy interpreter one line per element of vectors, with `idx (i, j)` (ir/debug_ops.py)."""
+    sem = current()
+    prefix = _message(sem, prefix, "device_print")
+    sem.create(D.DevicePrintOp, prefix, [sem.to_value(v) for v in values])
+
+
 class static_range:
     """`for i in xetile.static_range(...)` unrolls at trace time; `i` is a compile-time int."""
 
