@@ -111,69 +111,76 @@ import numpy as np
 import xetile_jit as xetile
 
 @xetile.kernel
-def show(x, n, s, h, BM: xetile.constexpr, VECTORS: xetile.constexpr):
-    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 3]))
+def show(x, n, s, h, BM: xetile.constexpr, LAYOUT: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 32], layout=LAYOUT), padding=-1.0)
     xetile.device_print("n, s, h, pid*BM, flag (100%):", n, s, h, xetile.program_id(0) * BM, n > 5)
-    if VECTORS:
-        xetile.device_print("v 100%", v, v > 2)
+    xetile.device_print("v", h, v)
 
-x = np.arange(6, dtype=np.float32).reshape(2, 3)
-show[(2, 1)](x, np.int64(2**40), np.float16(2.5), np.int8(-3), BM=4, VECTORS=sys.argv[2] == "1", device=sys.argv[1])
+x = np.arange(60, dtype=np.float32).reshape(3, 20)
+layout = xetile.Layout(sg_layout=[2, 2], sg_data=[4, 16])  # 2 subgroups hold each row: one of them prints
+show[(2, 1)](x, np.int64(2**40), np.float16(2.5), np.int8(-3), BM=4, LAYOUT=layout, device=sys.argv[1])
 '''
 SCALAR_LINES = [f"pid ({p}, 0, 0) n, s, h, pid*BM, flag (100%): 1099511627776 2.500000 -3 {4 * p} 1" for p in (0, 1)]
 
 
-def printed(tmp_path, device: str, vectors: bool) -> list[str]:
+def vector_lines(pid: int) -> list[str]:
+    """x is 3x20, loaded through a 4x32 tile padded with -1."""
+    x = np.full((4, 32), -1.0)
+    x[:3, :20] = np.arange(60).reshape(3, 20)
+    return [f"pid ({pid}, 0, 0) idx ({i}, {j}) v -3 {x[i, j]:.6f}" for i in range(4) for j in range(32)]
+
+
+def printed(tmp_path, device: str) -> list[str]:
     """The lines a kernel's device_print writes to the stdout of a fresh process (OpenCL's printf writes to the
     process's C stdout, which pytest's capture does not see)."""
     script = tmp_path / "show.py"
     script.write_text(PRINT_SCRIPT)
     root = Path(xetile.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root), "XETILE_CACHE_DIR": str(tmp_path / "cache")}
-    result = subprocess.run([sys.executable, str(script), device, "1" if vectors else "0"], capture_output=True,
-                            text=True, env=env, timeout=300)
+    result = subprocess.run([sys.executable, str(script), device], capture_output=True, text=True, env=env,
+                            timeout=300)
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 
 
 def test_device_print_in_the_interpreter(tmp_path):
-    lines = printed(tmp_path, "numpy", vectors=True)
-    vector_lines = [f"pid ({p}, 0, 0) idx ({i}, {j}) v 100% {3 * i + j:.6f} {int(3 * i + j > 2)}"
-                    for p in (0, 1) for i in range(2) for j in range(3)]
-    assert lines == [SCALAR_LINES[0], *vector_lines[:6], SCALAR_LINES[1], *vector_lines[6:]]
+    assert printed(tmp_path, "numpy") == [SCALAR_LINES[0], *vector_lines(0), SCALAR_LINES[1], *vector_lines(1)]
 
 
-def test_device_print_on_the_device_prints_the_interpreters_text(tmp_path):
+def test_device_print_on_the_device_prints_the_interpreters_lines(tmp_path):
+    """Each element once (two subgroups hold each row; blocks are padded), in another order."""
     cpu_queue()
-    assert sorted(printed(tmp_path, "opencl:cpu", vectors=False)) == SCALAR_LINES  # workgroups in any order
-    assert printed(tmp_path, "numpy", vectors=False) == SCALAR_LINES
+    assert sorted(printed(tmp_path, "opencl:cpu")) == sorted(SCALAR_LINES + vector_lines(0) + vector_lines(1))
 
 
 @xetile.kernel
 def print_in_subgroups(x, n, LAYOUT: xetile.constexpr):
-    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 32], layout=LAYOUT))
-    xetile.device_print("sum", n + 1)
-    xetile.store_tile(xetile.init_tile(x, [0, 0], [16, 32]), v + 1.0)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [12, 40], layout=LAYOUT))
+    xetile.device_print("n", n + 1)
+    xetile.device_print("v", v)
 
 
-def test_device_print_is_once_per_workgroup_at_every_level(capsys):
-    """Four subgroups (and their lanes) hold the scalar: one line per workgroup at every level."""
-    x = np.zeros((16, 32), np.float32)
-    func = print_in_subgroups.warmup(x, 4, LAYOUT=xetile.Layout(sg_layout=[2, 2], sg_data=[8, 16]),
-                                     target="numpy").func
+def test_device_print_at_every_level(capsys):
+    """Scalars once per workgroup, each element of a vector once, from the pieces and lanes of every level (a
+    2x2 grid of subgroups of which two hold each row; 12x40 is padded to whole blocks)."""
+    x = np.arange(12 * 40, dtype=np.float32).reshape(12, 40)
+    layout = xetile.Layout(sg_layout=[2, 2], sg_data=[12, 20])
+    func = print_in_subgroups.warmup(x, 4, LAYOUT=layout, target="numpy").func
+    elements = [f"pid ({p}, 0, 0) idx ({i}, {j}) v {x[i, j]:.6f}" for p in (0, 1) for i, j in np.ndindex(12, 40)]
+    expected = sorted([f"pid ({p}, 0, 0) n 5" for p in (0, 1)] + elements)
     for level in [func, *lower(func).values()]:
         run_ir(level, (2, 1, 1), [x, np.int32(4)])
-        assert capsys.readouterr().out.splitlines() == ["pid (0, 0, 0) sum 5", "pid (1, 0, 0) sum 5"]
-    text = print_in_subgroups.warmup(x, 4, LAYOUT=None, target="cpu").asm["llir"]  # spirv-val checks its SPIR-V
+        assert sorted(capsys.readouterr().out.splitlines()) == expected
+    text = print_in_subgroups.warmup(x, 4, LAYOUT=layout, target="cpu").asm["llir"]  # spirv-val checks its SPIR-V
     assert "__spirv_ocl_printf" in text
 
 
-def test_device_print_of_a_vector_on_a_device_is_not_implemented():
-    x = np.zeros((2, 3), np.float32)
-    with pytest.raises(NotImplementedError, match=r"device_print of a vector in device code"):
-        show_vector.warmup(x, target="cpu")
+def test_device_print_takes_one_vector():
+    with pytest.raises(xetile.CompilationError, match=r"device_print: prints at most one vector, got 2"):
+        two_vectors.warmup(np.zeros((2, 3), np.float32), target="numpy")
 
 
 @xetile.kernel
-def show_vector(x):
-    xetile.device_print("v", xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 3])))
+def two_vectors(x):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 3]))
+    xetile.device_print("v", v, v)

@@ -25,7 +25,6 @@ import numpy as np
 from llvmlite import binding, ir
 
 from ..ir.core import Block, FuncOp, Operation, Value
-from ..ir.debug_ops import printf_conversion
 from ..ir.elementwise import CASTS
 from ..ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
 
@@ -154,6 +153,7 @@ class LLVMLowering:
         self.module.triple = "spir64-unknown-unknown"
         self.values: dict[Value, ir.Value | MemRef] = {}
         self.builder: ir.IRBuilder | None = None
+        self.strings: dict[str, ir.GlobalVariable] = {}  # printf formats, one global each
 
     def arg_layout(self) -> list[KernelArg]:
         """What launch passes for each FuncOp argument, in order."""
@@ -449,17 +449,18 @@ class LLVMLowering:
 
     # --- device_print ------------------------------------------------------------------------------------------
     def lower_DevicePrintOp(self, op):
-        """OpenCL printf of the workgroup id and the scalars, by the workgroup's first work-item only (they are the
-        same in every work-item); the text is the interpreter's (ir/debug_ops.py)."""
+        """Scalars, the same in every work-item: printed by the workgroup's first one."""
         b = self.builder
         first = b.and_(*(b.icmp_unsigned("==", self.builtin(name), ir.Constant(I32, 0))
                          for name in ("SubgroupId", "SubgroupLocalInvocationId")))
         with b.if_then(first):
-            ids = [self.builtin("WorkgroupId", axis) for axis in range(3)]
-            values = [self.printf_argument(self.values[v], v.type.dtype) for v in op.operands]
-            conversions = [printf_conversion(v.type.dtype) for v in op.operands]
-            text = " ".join(["pid (%ld, %ld, %ld)", op.prefix.replace("%", "%%"), *conversions]) + "\n"
-            b.call(self.printf(), [self.string_constant(text), *ids, *values])
+            self.call_printf(op, self.operands(op))
+
+    def call_printf(self, op, values: list[ir.Value], index=()) -> None:
+        """OpenCL printf of `op`'s line (ir/debug_ops.py): the workgroup id, `index` (i64) and `values`."""
+        ids = [self.builtin("WorkgroupId", axis) for axis in range(3)]
+        numbers = [self.printf_argument(x, v.type.dtype) for x, v in zip(values, op.values)]
+        self.builder.call(self.printf(), [self.string_constant(op.format_string), *ids, *index, *numbers])
 
     def printf_argument(self, x: ir.Value, dtype: DType) -> ir.Value:
         """As C's variadic arguments: floats as double, bools and integers narrower than 32 bits as i32."""
@@ -479,11 +480,14 @@ class LLVMLowering:
 
     def string_constant(self, text: str) -> ir.Value:
         """A pointer to `text`, NUL-terminated, in UniformConstant memory (addrspace 2)."""
-        data = bytearray(text.encode() + b"\0")
-        array = ir.Constant(ir.ArrayType(I8, len(data)), data)
-        string = ir.GlobalVariable(self.module, array.type, self.module.get_unique_name("format"), addrspace=CONSTANT)
-        string.linkage, string.global_constant, string.initializer = "internal", True, array
-        return self.builder.gep(string, [ir.Constant(I64, 0)] * 2, inbounds=True)
+        if text not in self.strings:
+            data = bytearray(text.encode() + b"\0")
+            array = ir.Constant(ir.ArrayType(I8, len(data)), data)
+            string = ir.GlobalVariable(self.module, array.type, self.module.get_unique_name("format"),
+                                       addrspace=CONSTANT)
+            string.linkage, string.global_constant, string.initializer = "internal", True, array
+            self.strings[text] = string
+        return self.builder.gep(self.strings[text], [ir.Constant(I64, 0)] * 2, inbounds=True)
 
     def lower_SlmAllocOp(self, op):
         """A module-level Workgroup (addrspace 3) array of the buffer's size; a row-major MemRef over it."""

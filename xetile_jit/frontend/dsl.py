@@ -321,11 +321,16 @@ def device_assert(cond, msg: str = "") -> None:
 
 @builtin
 def device_print(prefix: str, *values) -> None:
-    """Prints `pid (x, y, z) prefix v1 v2 ...` once per workgroup (scalars: on the device through OpenCL printf),
-    or in the numpy interpreter one line per element of vectors, with `idx (i, j)` (ir/debug_ops.py)."""
+    """Prints `pid (x, y, z) prefix v1 v2 ...` once per workgroup, or with a vector among the values one line per
+    element, `pid (x, y, z) idx (i, j) prefix ...` (ir/debug_ops.py)."""
     sem = current()
     prefix = _message(sem, prefix, "device_print")
-    sem.create(D.DevicePrintOp, prefix, [sem.to_value(v) for v in values])
+    values = [sem.to_value(v) for v in values]
+    vectors = [v for v in values if isinstance(v.type, VectorType)]
+    if len(vectors) > 1:
+        raise sem.error(f"device_print: prints at most one vector, got {len(vectors)}")
+    valid = vectors[0].type.shape if vectors else None
+    sem.create(D.DevicePrintOp, prefix, values, [sem.index(0)] * 2 * len(vectors), valid)
 
 
 class static_range:
