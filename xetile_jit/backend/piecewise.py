@@ -116,8 +116,9 @@ class PiecewiseConversion(Conversion):
 
     @converts(DevicePrintOp)
     def convert_DevicePrintOp(self, op: DevicePrintOp) -> None:
-        """A vector's pieces print on their own, each from its first element's index in the whole and its part
-        of the valid elements (`grid.origins()` are the pieces' offsets in the value, at least their smallest)."""
+        """A vector's pieces print on their own, each from its first element's index in the whole and with its part
+        of the valid elements: `op.valid` from the piece's start (`grid.origins()`; exact for blocks; a subgroup's
+        piece starts where the subgroup id says, but its vector is valid whole and the piece lies inside it)."""
         if op.vector is None:
             return self.clone(op)
         values = [self.get(v) for v in op.values]
