@@ -3,6 +3,7 @@ full/zeros. Real kernels run (numpy interpreter and SPIR-V) over BM x BN = 13 x 
 M x N views inside bigger arrays, against numpy references written here in the project's semantics:
 f16/bf16 compute in f32 and round once per op, int arithmetic wraps, `/` and `**` on ints give f32,
 `//` on ints truncates toward zero and `%` is the C remainder (np.fmod, for floats too)."""
+import math
 import re
 
 import ml_dtypes
@@ -387,11 +388,22 @@ def test_broadcast_of_incompatible_shapes_is_an_error():
 
 
 # ---- unary operators and math functions ------------------------------------------------------------
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+erf = np.vectorize(math.erf, otypes=[np.float64])
 FLOAT_MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "sqrt": np.sqrt,
               "rsqrt": lambda v: 1 / np.sqrt(v), "tanh": np.tanh}
+TOOLBOX_MATH = {"sin": np.sin, "cos": np.cos, "erf": erf, "sigmoid": sigmoid, "floor": np.floor, "ceil": np.ceil,
+                "log2": np.log2}  # issue 14: each on the floats and one integer type (ints compute in f32 alike)
+FLOAT_MATH.update(TOOLBOX_MATH)
+POSITIVE_ONLY = ("log", "log2", "sqrt", "rsqrt")
 UNARY_CASES = (  # function, dtypes it takes
     [("neg", dt) for dt in FLOAT_DTYPES + INT_DTYPES] + [("invert", dt) for dt in INT_DTYPES + [np.bool_]]
-    + [(fn, dt) for fn in [*FLOAT_MATH, "abs", "builtin_abs"] for dt in FLOAT_DTYPES + INT_DTYPES])
+    + [(fn, dt) for fn in FLOAT_MATH if fn not in TOOLBOX_MATH for dt in FLOAT_DTYPES + INT_DTYPES]
+    + [(fn, dt) for fn in TOOLBOX_MATH for dt in FLOAT_DTYPES + [np.int32]]
+    + [(fn, dt) for fn in ["abs", "builtin_abs"] for dt in FLOAT_DTYPES + INT_DTYPES])
 
 
 @xetile.kernel
@@ -406,12 +418,26 @@ def unary_fn(FN, a):
         return xetile.exp2(a)
     if FN == "log":
         return xetile.log(a)
+    if FN == "log2":
+        return xetile.log2(a)
     if FN == "sqrt":
         return xetile.sqrt(a)
     if FN == "rsqrt":
         return xetile.rsqrt(a)
     if FN == "tanh":
         return xetile.tanh(a)
+    if FN == "sin":
+        return xetile.sin(a)
+    if FN == "cos":
+        return xetile.cos(a)
+    if FN == "erf":
+        return xetile.erf(a)
+    if FN == "sigmoid":
+        return xetile.sigmoid(a)
+    if FN == "floor":
+        return xetile.floor(a)
+    if FN == "ceil":
+        return xetile.ceil(a)
     if FN == "abs":
         return xetile.abs(a)
     if FN == "builtin_abs":
@@ -442,7 +468,7 @@ def unary_ir_op(fn, dtype):
 def test_unary(rng, fn, dtype):
     """-x and ~x keep the dtype (ints wrap); math functions on ints compute in f32; abs on ints stays int."""
     kind = kind_of(dtype)
-    if fn in ("log", "sqrt", "rsqrt"):
+    if fn in POSITIVE_ONLY:
         x = rand(rng, SHAPE, dtype, 0.25, 4) if kind == "f" else rand(rng, SHAPE, dtype, 1, 100)
     elif fn in FLOAT_MATH:
         x = rand(rng, SHAPE, dtype, -4, 4)
@@ -464,6 +490,50 @@ def test_unary(rng, fn, dtype):
         assert "math.abs" not in ir, ir
     else:
         assert has_op(ir, op, compute), ir
+
+
+# ---- fma (ternary) -----------------------------------------------------------------------------------
+@xetile.kernel
+def fma_kernel(x, y, z, out, s, MODE: xetile.constexpr, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    a = xetile.load_tile(xetile.init_tile(x, [m, n], [BM, BN]))
+    b = xetile.load_tile(xetile.init_tile(y, [m, n], [BM, BN]))
+    c = xetile.load_tile(xetile.init_tile(z, [m, n], [BM, BN]))
+    if MODE == "vectors":
+        r = xetile.fma(a, b, c)
+    else:  # a runtime scalar and a literal, of the vector's type
+        r = xetile.fma(a, s, 1.5)
+    xetile.store_tile(xetile.init_tile(out, [m, n], [BM, BN]), r)
+
+
+def fma_reference(a, b, c, dtype):
+    """a * b + c rounded once to f32 (the f32 product is exact in f64), then to `dtype`."""
+    wide = [np.asarray(v).astype(np.float32).astype(np.float64) for v in (a, b, c)]
+    return (wide[0] * wide[1] + wide[2]).astype(np.float32).astype(dtype)
+
+
+@pytest.mark.parametrize("mode", ["vectors", "scalar_literal"])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [np.int32], ids=dtype_id)
+def test_fma(rng, dtype, mode):
+    """xetile.fma on vectors of each float type (ints compute in f32) and on a scalar and a literal."""
+    x, y, z = (rand(rng, SHAPE, dtype) for _ in range(3))
+    compute = dtype if kind_of(dtype) == "f" else np.float32
+    scalar = np.dtype(dtype).type(2)  # the vectors' dtype: the result keeps it (ints: f32)
+    out, ir = launch(fma_kernel, [x, y, z], compute, scalar, MODE=mode)
+    b, c = (y, z) if mode == "vectors" else (scalar, 1.5)
+    assert_close(out, fma_reference(x, b, c, compute))
+    assert has_op(ir, "math.fma", compute), ir
+
+
+def test_fma_rounds_once():
+    """(1 + 2**-12)**2 - (1 + 2**-11) is 2**-24 with one rounding and 0 with two (the product rounds to 1 + 2**-11
+    in f32): the fma is fused in the interpreter and on the device."""
+    a = np.full(SHAPE, 1 + 2**-12, np.float32)
+    c = np.full(SHAPE, -(1 + 2**-11), np.float32)
+    assert (a * a + c == 0).all()  # two roundings
+    out, _ = launch(fma_kernel, [a, a, c], np.float32, np.float32(0), MODE="vectors")
+    np.testing.assert_array_equal(out, np.float32(2**-24))
 
 
 # ---- where -------------------------------------------------------------------------------------------

@@ -65,6 +65,14 @@ def softmax(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), e / xetile.tile_reduce("add", e, [1]))
 
 
+@xetile.kernel
+def indexed(x, am, cs, LAYOUT: xetile.constexpr):
+    """argmax, cumsum and iota: positions that every level counts from its own pieces' offsets."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 32], layout=LAYOUT))
+    xetile.store_tile(xetile.init_tile(am, [0, 0], [16, 1]), xetile.tile_reduce("argmax", v, [1]))
+    xetile.store_tile(xetile.init_tile(cs, [0, 0], [16, 32]), xetile.cumsum(v, 0) + xetile.iota([16, 32], 1))
+
+
 def gemm_case(rng, b_order):
     m, n, k = 70, 50, 40
     a = rand(rng, (m, k), np.float16)
@@ -92,12 +100,19 @@ def softmax_case(rng):
     return softmax, (x, np.zeros((40, 50), np.float32)), dict(BM=16, BN=64), (3,)
 
 
+def indexed_case(rng):
+    x = rand(rng, (13, 27), np.float32)
+    args = (x, np.zeros((16, 1), np.int32), np.zeros((16, 32), np.float32))
+    return indexed, args, dict(LAYOUT=xetile.Layout(sg_layout=[2, 2], sg_data=[8, 16])), (1,)
+
+
 CASES = {
     "gemm": lambda rng: gemm_case(rng, [1, 0]),
     "gemm-bt-order01": lambda rng: gemm_case(rng, [0, 1]),
     "epilogue": epilogue_case,
     "column-major-io": column_major_case,
     "softmax": softmax_case,
+    "indexed": indexed_case,
 }
 
 

@@ -16,14 +16,15 @@ from xetile_jit.backend.to_llvm import LLVMLowering, from_storage, llvm_type, to
 from xetile_jit.errors import CompilationError
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir.core import Block, Builder, FuncOp, Operation
-from xetile_jit.ir.elementwise import BINARY, CASTS, UNARY
+from xetile_jit.ir.elementwise import BINARY, CASTS, TERNARY, UNARY
 from xetile_jit.ir.types import (MemRefType, ScalarType, SlmMemRefType, VectorType, bfloat16, bool_, float32, index,
                                  int32)
 from xetile_jit.runtime import sycl
 from xetile_jit.runtime.memory import stage
 
 N, WG, SG = 256, 32, 16  # work-items per launch; a workgroup is two subgroups
-APPROXIMATE = {"math.powf", "math.exp", "math.exp2", "math.log", "math.rsqrt", "math.tanh"}  # OpenCL ulp bounds
+APPROXIMATE = {"math.powf", "math.exp", "math.exp2", "math.log", "math.log2", "math.rsqrt", "math.tanh", "math.sin",
+               "math.cos", "math.erf", "math.sigmoid"}  # OpenCL ulp bounds
 DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_]
 I32, I64 = ir.IntType(32), ir.IntType(64)
 
@@ -244,7 +245,7 @@ def accepts(kinds, dtype) -> bool:
 # --- element-wise ops ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_elementwise_ops(rng, dtype):
-    """Every BinaryOp, UnaryOp and CmpOp row that takes `dtype`, and a select, in one kernel."""
+    """Every BinaryOp, UnaryOp, TernaryOp and CmpOp row that takes `dtype`, and a select, in one kernel."""
     is_float = XETILE_DTYPE[np.dtype(dtype)].is_float
     cmp = "arith.cmpf" if is_float else "arith.cmpi"
 
@@ -252,8 +253,9 @@ def test_elementwise_ops(rng, dtype):
         binaries = [binary(b, name, x, s if name.startswith("arith.sh") else y)
                     for name, row in BINARY.items() if accepts(row.kinds, dtype)]
         unaries = [unary(b, name, x) for name, row in UNARY.items() if accepts(row.kinds, dtype)]
+        ternaries = [emit(b, C.TernaryOp, name, x, y, x) for name, row in TERNARY.items() if accepts(row.kinds, dtype)]
         compares = [emit(b, C.CmpOp, cmp, predicate, x, y) for predicate in C.CMP_PREDICATES[cmp]]
-        return binaries + unaries + compares + [emit(b, C.SelectOp, compares[2], x, y)]
+        return binaries + unaries + ternaries + compares + [emit(b, C.SelectOp, compares[2], x, y)]
 
     check(run_elementwise(build, list(operands(rng, dtype))))
 

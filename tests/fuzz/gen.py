@@ -513,6 +513,11 @@ NODES = {
     "sqrt": ("xetile.sqrt(xetile.abs({a}))", 1, True, False),
     "rsqrt": ("xetile.rsqrt(xetile.abs({a}) + 1.0)", 1, False, False),
     "tanh": ("xetile.tanh({a})", 1, False, False),
+    "sin": ("xetile.sin({a})", 1, False, False), "cos": ("xetile.cos({a})", 1, False, False),
+    "erf": ("xetile.erf({a})", 1, False, False), "sigmoid": ("xetile.sigmoid({a})", 1, False, False),
+    "floor": ("xetile.floor({a})", 1, True, False), "ceil": ("xetile.ceil({a})", 1, True, False),
+    "log2": ("xetile.log2(xetile.abs({a}) + 1.0)", 1, False, False),
+    "fma": (f"xetile.fma({clamp('{a}')}, {clamp('{b}')}, {{a}})", 2, False, False),
     "mul": ("plain:({a} * {b})", 2, True, False),
     "and": ("plain:({a} & {b})", 2, True, False), "or": ("plain:({a} | {b})", 2, True, False),
     "xor": ("plain:({a} ^ {b})", 2, True, False),
@@ -521,7 +526,8 @@ NODES = {
     "not": ("(~{a})", 1, True, False),
 }
 FLOAT_NODES = ["add", "sub", "max", "min", "fmul", "fdiv", "fpow", "ffloordiv", "fmod", "neg", "abs", "exp", "exp2",
-               "log", "sqrt", "rsqrt", "tanh", "where", "cast"]
+               "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "where",
+               "cast"]
 INT_NODES = ["add", "sub", "mul", "and", "or", "xor", "max", "min", "floordiv", "mod", "shl", "shr", "neg", "not",
              "abs", "where", "cast"]
 BOOL_NODES = ["and", "or", "xor", "not", "where", "cmp", "cast"]

@@ -13,6 +13,7 @@ from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.conversion import Conversion, converts
 from ..ir.core import Operation, Value
+from ..ir.debug_ops import DevicePrintOp
 from ..ir.types import VectorType, float32
 from ..ir.elementwise import REDUCE_KINDS
 
@@ -104,6 +105,30 @@ class PiecewiseConversion(Conversion):
         if is_zero(b):
             return a
         return self.emit(C.BinaryOp, "arith.addi", a, b).result
+
+    @converts(C.IotaOp)
+    def convert_IotaOp(self, op: C.IotaOp) -> None:
+        """Each piece counts from its own offset in the whole value."""
+        base = self.one(op.operands[0])
+        grid = self.grid_of(op.result)
+        self.set(op.result, [self.emit(C.IotaOp, self.add_index(base, offsets[op.dim]), op.dim, grid.shape).result
+                             for offsets in self.piece_offsets(grid)])
+
+    @converts(DevicePrintOp)
+    def convert_DevicePrintOp(self, op: DevicePrintOp) -> None:
+        """A vector's pieces print on their own, each from its first element's index in the whole and with its part
+        of the valid elements: `op.valid` from the piece's start (`grid.origins()`; exact for blocks; a subgroup's
+        piece starts where the subgroup id says, but its vector is valid whole and the piece lies inside it)."""
+        if op.vector is None:
+            return self.clone(op)
+        values = [self.get(v) for v in op.values]
+        origin = [self.one(v) for v in op.origin]
+        grid = self.grid_of(op.values[op.vector])
+        for k, (offsets, start) in enumerate(zip(self.piece_offsets(grid), grid.origins())):
+            pieces = [v[k] if i == op.vector else v[0] for i, v in enumerate(values)]
+            valid = tuple(min(n, v - o) for n, v, o in zip(grid.shape, op.valid, start))
+            if min(valid) > 0:
+                self.emit(DevicePrintOp, op.prefix, pieces, map(self.add_index, origin, offsets), valid)
 
     @converts(G.CreateNdDescOp)
     def convert_CreateNdDescOp(self, op: G.CreateNdDescOp) -> None:

@@ -11,6 +11,7 @@ from math import prod
 from ..errors import CompilationError
 from ..ir.core import FuncOp, walk
 from ..ir.core_ops import SlmAllocOp
+from ..ir.debug_ops import DeviceAssertOp
 from ..ir.simt_ops import SimtDpasOp
 from . import ocloc
 from .code_budget import check_code_size, check_registers
@@ -43,7 +44,8 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
     chosen = get_target(target) if isinstance(target, str) else target
     results = {}
-    current = func.clone()  # not copy.deepcopy: use lists make the graph as deep as the kernel is long
+    # func.clone, not copy.deepcopy: use lists make the graph as deep as the kernel is long
+    current = drop_device_asserts(func.clone())
     for name, stage in STAGES:
         current = stage(current, chosen)
         verify(current)
@@ -56,6 +58,13 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
         if name == until:
             break
     return results
+
+
+def drop_device_asserts(func: FuncOp) -> FuncOp:
+    """Device code checks no device_assert (ir/debug_ops.py); they go before the layouts are chosen."""
+    for op in [op for op in walk(func.body) if isinstance(op, DeviceAssertOp)]:
+        op.erase()
+    return func
 
 
 def check_slm(func: FuncOp, target: Target) -> None:

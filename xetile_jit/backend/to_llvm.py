@@ -25,13 +25,13 @@ import numpy as np
 from llvmlite import binding, ir
 
 from ..ir.core import Block, FuncOp, Operation, Value
-from ..ir.elementwise import BINARY, CASTS, UNARY
+from ..ir.elementwise import CASTS
 from ..ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
 
 VOID = ir.VoidType()
 I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
 F32 = ir.FloatType()
-GLOBAL, SHARED = 1, 3  # LLVM address spaces of CrossWorkgroup memory and SLM (Workgroup)
+GLOBAL, CONSTANT, SHARED = 1, 2, 3  # LLVM address spaces of CrossWorkgroup memory, UniformConstant and SLM
 ARRAY_FIELDS = ("rows", "cols", "row_stride", "col_stride")  # i64 parameters after an array's pointer (ArrayArg)
 # Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory | CrossWorkgroupMemory (global)
 BARRIER_ARGS = (2, 2, 0x310)
@@ -153,6 +153,7 @@ class LLVMLowering:
         self.module.triple = "spir64-unknown-unknown"
         self.values: dict[Value, ir.Value | MemRef] = {}
         self.builder: ir.IRBuilder | None = None
+        self.strings: dict[str, ir.GlobalVariable] = {}  # printf formats, one global each
 
     def arg_layout(self) -> list[KernelArg]:
         """What launch passes for each FuncOp argument, in order."""
@@ -255,7 +256,8 @@ class LLVMLowering:
 
     # --- element-wise rules ----------------------------------------------------------------------------------
     def elementwise(self, rule: tuple[str, str], dtype: DType, *xs: ir.Value) -> ir.Value:
-        """An LLVM rule of ir/elementwise.py (BINARY, UNARY) on LLVM values of `dtype` (computed in `compute_type`)."""
+        """An LLVM rule of ir/elementwise.py (UNARY, BINARY, TERNARY) on LLVM values of `dtype` (computed in
+        `compute_type`)."""
         method, arg = rule
         wide = [self.to_compute(x, dtype) for x in xs]
         return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
@@ -265,6 +267,12 @@ class LLVMLowering:
 
     def rule_opencl(self, function: str, dtype: DType, *xs: ir.Value) -> ir.Value:
         return self.opencl(function, *xs)
+
+    def rule_sigmoid(self, _: str, dtype: DType, x: ir.Value) -> ir.Value:
+        """1 / (1 + exp(-x)), as the numpy rule."""
+        b = self.builder
+        one = splat(x.type, 1.0)
+        return b.fdiv(one, b.fadd(one, self.opencl("exp", b.fneg(x))))
 
     def rule_shift(self, instruction: str, dtype: DType, x: ir.Value, amount: ir.Value) -> ir.Value:
         """numpy's shift: an amount outside [0, bits) shifts every bit out (leaving the sign for ashr)."""
@@ -316,11 +324,10 @@ class LLVMLowering:
             return self.builder.trunc(wide, ty)
         return self.call(f"__spirv_ocl_{function}", ty, *xs)
 
-    def lower_BinaryOp(self, op):
-        return self.elementwise(BINARY[op.name].llvm, op.result.type.dtype, *self.operands(op))
+    def lower_elementwise_op(self, op):
+        return self.elementwise(op.table[op.name].llvm, op.result.type.dtype, *self.operands(op))
 
-    def lower_UnaryOp(self, op):
-        return self.elementwise(UNARY[op.name].llvm, op.result.type.dtype, *self.operands(op))
+    lower_UnaryOp = lower_BinaryOp = lower_TernaryOp = lower_elementwise_op
 
     def lower_CmpOp(self, op):
         dtype = op.operands[0].type.dtype
@@ -439,6 +446,48 @@ class LLVMLowering:
 
     def lower_BarrierOp(self, op):
         self.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))
+
+    # --- device_print ------------------------------------------------------------------------------------------
+    def lower_DevicePrintOp(self, op):
+        """Scalars, the same in every work-item: printed by the workgroup's first one."""
+        b = self.builder
+        first = b.and_(*(b.icmp_unsigned("==", self.builtin(name), ir.Constant(I32, 0))
+                         for name in ("SubgroupId", "SubgroupLocalInvocationId")))
+        with b.if_then(first):
+            self.call_printf(op, self.operands(op))
+
+    def call_printf(self, op, values: list[ir.Value], index=()) -> None:
+        """OpenCL printf of `op`'s line (ir/debug_ops.py): the workgroup id, `index` (i64) and `values`."""
+        ids = [self.builtin("WorkgroupId", axis) for axis in range(3)]
+        numbers = [self.printf_argument(x, v.type.dtype) for x, v in zip(values, op.values)]
+        self.builder.call(self.printf(), [self.string_constant(op.format_string), *ids, *index, *numbers])
+
+    def printf_argument(self, x: ir.Value, dtype: DType) -> ir.Value:
+        """As C's variadic arguments: floats as double, bools and integers narrower than 32 bits as i32."""
+        b = self.builder
+        if dtype.is_float:
+            return b.fpext(self.to_compute(x, dtype), ir.DoubleType())
+        if dtype.bits < 32:
+            return (b.sext if dtype.kind == "i" else b.zext)(x, I32)
+        return x
+
+    def printf(self) -> ir.Function:
+        """`i32 __spirv_ocl_printf(i8 addrspace(2)* format, ...)`: OpenCL.std printf."""
+        name = "__spirv_ocl_printf"
+        if name in self.module.globals:
+            return self.module.globals[name]
+        return ir.Function(self.module, ir.FunctionType(I32, [ir.PointerType(I8, CONSTANT)], var_arg=True), name)
+
+    def string_constant(self, text: str) -> ir.Value:
+        """A pointer to `text`, NUL-terminated, in UniformConstant memory (addrspace 2)."""
+        if text not in self.strings:
+            data = bytearray(text.encode() + b"\0")
+            array = ir.Constant(ir.ArrayType(I8, len(data)), data)
+            string = ir.GlobalVariable(self.module, array.type, self.module.get_unique_name("format"),
+                                       addrspace=CONSTANT)
+            string.linkage, string.global_constant, string.initializer = "internal", True, array
+            self.strings[text] = string
+        return self.builder.gep(self.strings[text], [ir.Constant(I64, 0)] * 2, inbounds=True)
 
     def lower_SlmAllocOp(self, op):
         """A module-level Workgroup (addrspace 3) array of the buffer's size; a row-major MemRef over it."""

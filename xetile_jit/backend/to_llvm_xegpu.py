@@ -275,6 +275,26 @@ class XeGPULowering(LLVMLowering):
     def lower_SimtConstantMaskOp(self, op):
         return self.assemble([self.in_block(row, col, op.sizes) for row, col in self.positions(op.layout)])
 
+    def lower_SimtIotaOp(self, op):
+        b, offset = self.builder, self.values[op.operands[0]]  # index: i64
+        return self.assemble([b.trunc(b.add(position[op.dim], offset), I32) for position in self.positions(op.layout)])
+
+    def lower_SimtPrintOp(self, op):
+        """Each component in the valid part of the block (not its padding), at its index in the whole vector; in a
+        replicated block lane 0 alone prints."""
+        b = self.builder
+        values = self.operands(op)
+        origin = values[op.count:]
+        vector = values[op.vector]
+        lane_zero = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
+        for k, position in enumerate(self.positions(op.layout)):
+            index = [b.add(p, o) for p, o in zip(position, origin)]
+            show = b.and_(*(b.icmp_signed("<", p, ir.Constant(I64, n)) for p, n in zip(position, op.valid)))
+            with b.if_then(b.and_(show, lane_zero) if op.layout.replicated else show):
+                element = b.extract_element(vector, ir.Constant(I32, k)) if op.layout.per_lane > 1 else vector
+                self.call_printf(op, [element if i == op.vector else v for i, v in enumerate(values[:op.count])],
+                                 index)
+
     def within(self, i: ir.Value, n: ir.Value) -> ir.Value:
         b = self.builder
         return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))

@@ -21,6 +21,7 @@ from ..ir import xegpu_ops as G
 from ..errors import CompilationError
 from ..ir.conversion import Conversion, converts
 from ..ir.core import FuncOp, Operation, Value
+from ..ir.debug_ops import DevicePrintOp
 from ..ir.types import VectorType
 from ..ir.verifier import verify
 from .targets import Target
@@ -99,6 +100,18 @@ class LaneDistribution(Conversion):
         scalar = self.one(op.operands[0])
         t = self.result_type(op.result, 0)
         self.set(op.result, self.emit(C.SplatOp, scalar, t.shape).result if isinstance(t, VectorType) else scalar)
+
+    @converts(C.IotaOp)
+    def convert_IotaOp(self, op: C.IotaOp) -> None:
+        self.set(op.result, self.emit(S.SimtIotaOp, self.one(op.operands[0]), op.dim, self.layout(op.result)).result)
+
+    @converts(DevicePrintOp)
+    def convert_DevicePrintOp(self, op: DevicePrintOp) -> None:
+        if op.vector is None:
+            return self.clone(op)
+        values = [self.one(v) for v in op.values]
+        self.emit(S.SimtPrintOp, op.prefix, values, [self.one(v) for v in op.origin], op.valid,
+                  self.layout(op.values[op.vector]))
 
     @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:

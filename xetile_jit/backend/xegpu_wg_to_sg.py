@@ -21,6 +21,7 @@ from ..ir import xegpu_ops as G
 from ..ir.attrs import Layout
 from ..ir.conversion import converts
 from ..ir.core import Block, Builder, FuncOp, Value, walk
+from ..ir.debug_ops import DevicePrintOp
 from ..ir.types import IndexType, SlmMemRefType, VectorType
 from ..ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
@@ -162,22 +163,38 @@ class WgToSg(PiecewiseConversion):
             return self.clone(op)
         value_type = op.result.type
         slm = self.slm(value_type.dtype, value_type.shape) if op.result in self.used else None
-        then_block = Block()
-        with self.builder.at_end_of(then_block):
+
+        def atomics():
             for value, tile, offsets in zip(self.get(op.operands[0]), self.get(op.operands[1]), dist.offsets):
                 old = self.emit(G.AtomicRMWOp, op.kind, value, tile).result
                 if slm is not None:
                     self.slm_store(slm, old, offsets)
-            self.emit(C.YieldOp, [])
-        else_block = Block()
-        else_block.append(C.YieldOp([], loc=op.loc))
-        self.emit(C.IfOp, self.owner(dist), [], then_block, else_block)
+
+        self.only_owner(dist, atomics)
         if slm is None:
             return self.set(op.result, [])
         self.emit(C.BarrierOp)
         olds = [self.slm_load(slm, offsets, dist.shape, value_type.dtype) for offsets in dist.offsets]
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
         self.set(op.result, olds)
+
+    @converts(DevicePrintOp)
+    def convert_DevicePrintOp(self, op: DevicePrintOp) -> None:
+        """A vector several subgroups hold is printed by one of them."""
+        dist = None if op.vector is None else self.grid_of(op.values[op.vector])
+        if dist is None or not dist.wrapped:
+            return super().convert_DevicePrintOp(op)
+        self.only_owner(dist, lambda: super(WgToSg, self).convert_DevicePrintOp(op))
+
+    def only_owner(self, dist: Distribution, body) -> None:
+        """The ops `body()` emits, run by the first of the subgroups that share `dist`'s data (scf.if owner)."""
+        then_block = Block()
+        with self.builder.at_end_of(then_block):
+            body()
+            self.emit(C.YieldOp, [])
+        else_block = Block()
+        else_block.append(C.YieldOp([], loc=self.builder.loc))
+        self.emit(C.IfOp, self.owner(dist), [], then_block, else_block)
 
     # ---- shared local memory ---------------------------------------------------------------------
     def slm(self, dtype, shape) -> Value:

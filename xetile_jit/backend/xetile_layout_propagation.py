@@ -132,7 +132,7 @@ class LayoutPropagation:
             self.both_ways(op, 0, op.operands[1], same, same)
         elif isinstance(op, X.StoreTileOp):
             self.both_ways(op, 0, op.operands[1], same, same)
-        elif isinstance(op, (C.BinaryOp, C.UnaryOp, C.CmpOp, C.SelectOp, C.CastOp)):
+        elif isinstance(op, (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)):
             self.relate_elementwise(op)
         elif isinstance(op, (C.ForOp, C.IfOp)):
             for group in carried_groups(op):

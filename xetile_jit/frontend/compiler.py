@@ -21,6 +21,7 @@ from ..errors import CompilationError
 from ..ir.attrs import Layout
 from ..ir.core import Builder, FuncOp, walk
 from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp
+from ..ir.debug_ops import DeviceAssertOp
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
@@ -40,6 +41,7 @@ class CompileOptions:
     target: str                      # "numpy" or the name of a Target (backend/targets.py)
     mma_layout: Layout | None = None  # the tile_mma anchor layout (sg_layout, sg_data launch options)
     abi: str = ""  # the Xe builtin ABI asked for (XETILE_XE_ABI), "" for the target's own
+    debug: bool = False  # XETILE_DEBUG=1: device_assert in device code (not implemented: check_debug)
 
 
 @dataclass(frozen=True)
@@ -93,9 +95,23 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     if cached is not None:
         return cached
     func, reads = trace(kernel, specs, consts, options.mma_layout)
+    check_debug(func, options)
     artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target), reads)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())
+
+
+def debugging() -> bool:
+    """XETILE_DEBUG=1: device_assert in device code as well (CompileOptions.debug)."""
+    return os.environ.get("XETILE_DEBUG") == "1"
+
+
+def check_debug(func: FuncOp, options: CompileOptions) -> None:
+    """The SPIR-V path cannot stop a kernel and report, so a device_assert in device code is not implemented."""
+    if options.debug and any(isinstance(op, DeviceAssertOp) for op in walk(func.body)):
+        raise NotImplementedError(f"kernel {func.sym_name}: device_assert in device code (XETILE_DEBUG=1, target "
+                                  f"{options.target}); the numpy interpreter checks it (device='numpy'), device code "
+                                  "leaves it out without XETILE_DEBUG")
 
 
 def dumping_ir() -> bool:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 
 from ..ir import core_ops as C
+from ..ir import debug_ops as D
 from ..ir import xetile_ops as X
 from ..ir.attrs import Layout
 from ..ir.core import Value
-from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, float32
+from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, bool_, float32
+from . import indexed
 from .semantic import current, is_py_scalar
 
 
@@ -165,9 +167,34 @@ def tile_transpose(v, perm=(1, 0)) -> Value:
 
 @builtin
 def tile_reduce(kind: str, v, dims) -> Value:
-    """Reduces `dims` with `kind` (add, mul, max, min, and, or, xor); reduced dims keep size 1."""
+    """Reduces `dims` with `kind` (add, mul, max, min, and, or, xor; argmax and argmin along one dim give the first
+    index of the extreme as int32); reduced dims keep size 1."""
     sem = current()
-    return sem.create(X.TileReduceOp, kind, _vector(sem, v, "tile_reduce"), _dims(dims)).result
+    v = _vector(sem, v, "tile_reduce")
+    if kind in indexed.ARG_KINDS:
+        return indexed.arg_reduce(sem, kind, v, _dims(dims))
+    return sem.create(X.TileReduceOp, kind, v, _dims(dims)).result
+
+
+@builtin
+def tile_scan(kind: str, v, dim) -> Value:
+    """The inclusive prefix reduction (kinds of tile_reduce) of `v` along `dim`, in v's dtype."""
+    sem = current()
+    v = _vector(sem, v, "tile_scan")
+    return indexed.scan(sem, kind, v, indexed.single_dim(sem, _dims(dim), "tile_scan"))
+
+
+@builtin
+def cumsum(v, dim) -> Value:
+    """The inclusive prefix sum of `v` along `dim` (tile_scan "add")."""
+    return tile_scan("add", v, dim)
+
+
+@builtin
+def iota(shape, dim) -> Value:
+    """An int32 vector of `shape` holding each element's index along `dim`."""
+    sem = current()
+    return indexed.iota(sem, _static_shape(sem, shape, "iota"), indexed.single_dim(sem, _dims(dim), "iota"))
 
 
 @builtin
@@ -238,6 +265,19 @@ log = _math("math.log", "natural logarithm")
 sqrt = _math("math.sqrt", "square root")
 rsqrt = _math("math.rsqrt", "1 / sqrt(x)")
 tanh = _math("math.tanh", "hyperbolic tangent")
+sin = _math("math.sin", "sine (radians)")
+cos = _math("math.cos", "cosine (radians)")
+erf = _math("math.erf", "the error function")
+sigmoid = _math("math.sigmoid", "1 / (1 + exp(-x))")
+floor = _math("math.floor", "the largest integer <= x")
+ceil = _math("math.ceil", "the smallest integer >= x")
+log2 = _math("math.log2", "base-2 logarithm")
+
+
+@builtin
+def fma(a, b, c):
+    """a * b + c rounded once (computed in f32 for f16/bf16, rounded once more to their type)."""
+    return current().ternary("math.fma", a, b, c)
 
 
 @builtin
@@ -250,6 +290,47 @@ def cast(x, dtype: DType):
     """`x` converted to `dtype` (also spelled `x.to(dtype)`)."""
     sem = current()
     return sem.to_value(x, _check_dtype(sem, dtype, "to"))
+
+
+def _message(sem, msg, op: str) -> str:
+    if not isinstance(msg, str):
+        raise sem.error(f"{op}: the message must be a compile-time string, got {_describe(msg)}")
+    return msg
+
+
+@builtin
+def static_assert(cond, msg: str = "") -> None:
+    """Checked while tracing: a false compile-time `cond` is a CompilationError naming this line and `msg`."""
+    sem = current()
+    msg = _message(sem, msg, "static_assert")
+    if isinstance(cond, Value):
+        raise sem.error(f"static_assert: the condition must be a compile-time value, got {_describe(cond)} "
+                        "(use device_assert for runtime values)")
+    if not cond:
+        raise sem.error(f"static_assert failed{': ' + msg if msg else ''}")
+
+
+@builtin
+def device_assert(cond, msg: str = "") -> None:
+    """Every element of `cond` must be true: checked by the numpy interpreter (DeviceAssertionError naming `msg`),
+    not by device code (ir/debug_ops.py)."""
+    sem = current()
+    msg = _message(sem, msg, "device_assert")
+    sem.create(D.DeviceAssertOp, sem.cast(sem.to_value(cond), bool_), msg)
+
+
+@builtin
+def device_print(prefix: str, *values) -> None:
+    """Prints `pid (x, y, z) prefix v1 v2 ...` once per workgroup, or with a vector among the values one line per
+    element, `pid (x, y, z) idx (i, j) prefix ...` (ir/debug_ops.py)."""
+    sem = current()
+    prefix = _message(sem, prefix, "device_print")
+    values = [sem.to_value(v) for v in values]
+    vectors = [v for v in values if isinstance(v.type, VectorType)]
+    if len(vectors) > 1:
+        raise sem.error(f"device_print: prints at most one vector, got {len(vectors)}")
+    valid = vectors[0].type.shape if vectors else None
+    sem.create(D.DevicePrintOp, prefix, values, [sem.index(0)] * 2 * len(vectors), valid)
 
 
 class static_range:

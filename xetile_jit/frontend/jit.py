@@ -26,7 +26,7 @@ from ..runtime.args import classify, python_scalar, read_only, runtime_value
 from ..runtime.device import NUMPY, Device, check_launch, select_device
 from ..runtime.memory import prepare_arguments
 from ..runtime.sycl import SyclProgram, launch
-from .compiler import Compiled, CompileOptions, compile_kernel
+from .compiler import Compiled, CompileOptions, compile_kernel, debugging
 from .dependencies import all_unchanged
 from .dsl import constexpr
 from .tracer import Function
@@ -181,7 +181,7 @@ class Kernel:
         specs = {n: classify(n, v) for n, v in values.items() if n not in self.constexprs}
         consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
         key_consts = tuple(hashable(v) for v in consts.values())
-        compile_options = CompileOptions(target, mma_layout(options), xe_abi())
+        compile_options = CompileOptions(target, mma_layout(options), xe_abi(), debugging())
         return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
 
     def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:

@@ -14,7 +14,7 @@ from ..errors import CompilationError
 from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.core import Builder, Value
-from ..ir.elementwise import FLOAT, UNARY
+from ..ir.elementwise import FLOAT, TERNARY, UNARY
 from ..ir.verifier import verify_op
 from ..ir.types import (DType, IndexType, ScalarType, VectorType, bool_, float32, int32, int64)
 
@@ -258,6 +258,13 @@ class Semantic:
         if UNARY[name].kinds == FLOAT and not v.type.dtype.is_float:
             v = self.cast(v, float32)
         return self.create(C.UnaryOp, name, v).result
+
+    def ternary(self, name: str, a, b, c) -> Value:
+        """A TERNARY row on `a, b, c` unified to one type and shape (float-only rows take integers as f32)."""
+        dtype = common_dtype((a, b, c))
+        if TERNARY[name].kinds == FLOAT and not dtype.is_float:
+            dtype = float32
+        return self.create(C.TernaryOp, name, *self.unify(a, b, c, dtype=dtype)).result
 
     def negate(self, x) -> Value:
         v = self.to_value(x)

@@ -8,8 +8,9 @@ import numpy as np
 
 from . import numeric
 from .core import Block, Operation, Region, Value
+from .debug_ops import DevicePrintOp
 from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
-from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, UNARY
+from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, TERNARY, UNARY
 from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
 
@@ -96,42 +97,41 @@ class NumProgramsOp(GridQueryOp):
         return np.int32(interp.grid[self.axis])
 
 
-class BinaryOp(Operation):
-    effects = ()
+class ElementwiseOp(Operation):
+    """An op of an element-wise table (`table`: BINARY, UNARY or TERNARY of ir/elementwise.py): operands of one
+    type, a result of that type."""
 
-    def __init__(self, name: str, lhs: Value, rhs: Value, loc=None):
-        super().__init__([lhs, rhs], [lhs.type], loc=loc)
+    effects = ()
+    table: dict = {}
+
+    def __init__(self, name: str, *operands: Value, loc=None):
+        super().__init__(list(operands), [operands[0].type], loc=loc)
         self.name = name
 
     def verify(self):
-        lhs, rhs = self.operands
-        if lhs.type != rhs.type:
-            raise self.error(f"operand types differ: {lhs.type} vs {rhs.type}", "element-wise op operand types")
-        check_kind(self, lhs.type, BINARY[self.name].kinds)
+        first, *others = self.operands
+        for other in others:
+            if other.type != first.type:
+                raise self.error(f"operand types differ: {first.type} vs {other.type}", "element-wise op operand types")
+        check_kind(self, first.type, self.table[self.name].kinds)
 
     def format(self, p) -> str:
-        lhs, rhs = self.operands
-        return f" {p.name(lhs)}, {p.name(rhs)}{p.attr_dict(self)} : {lhs.type}"
+        return f" {', '.join(p.name(v) for v in self.operands)}{p.attr_dict(self)} : {self.result.type}"
 
-    def interpret(self, interp, lhs, rhs):
-        return numeric.apply(self.result.type.dtype, BINARY[self.name].numpy, lhs, rhs)
+    def interpret(self, interp, *xs):
+        return numeric.apply(self.result.type.dtype, self.table[self.name].numpy, *xs)
 
 
-class UnaryOp(Operation):
-    effects = ()
+class UnaryOp(ElementwiseOp):
+    table = UNARY
 
-    def __init__(self, name: str, x: Value, loc=None):
-        super().__init__([x], [x.type], loc=loc)
-        self.name = name
 
-    def verify(self):
-        check_kind(self, self.operands[0].type, UNARY[self.name].kinds)
+class BinaryOp(ElementwiseOp):
+    table = BINARY
 
-    def format(self, p) -> str:
-        return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.result.type}"
 
-    def interpret(self, interp, x):
-        return numeric.apply(self.result.type.dtype, UNARY[self.name].numpy, x)
+class TernaryOp(ElementwiseOp):
+    table = TERNARY
 
 
 CMP_PREDICATES = {
@@ -252,6 +252,30 @@ class SplatOp(Operation):
     def interpret(self, interp, x):
         t = self.result.type
         return np.full(t.shape, x, dtype=t.dtype.np_dtype)
+
+
+class IotaOp(Operation):
+    """vector.iota: each element's index along `dim`, plus the index `offset` (an i32 vector). A pass that cuts a
+    vector into pieces gives each piece its offset in the whole (piecewise.py); lanes take theirs (SimtIotaOp)."""
+
+    name = "vector.iota"
+    effects = ()
+
+    def __init__(self, offset: Value, dim: int, shape, loc=None):
+        super().__init__([offset], [VectorType(tuple(shape), i32.dtype)], loc=loc)
+        self.dim = dim
+
+    def verify(self):
+        if not isinstance(self.operands[0].type, IndexType):
+            raise self.error(f"offset must be an index, got {self.operands[0].type}", "vector.iota operands")
+        if len(self.result.type.shape) != 2 or self.dim not in (0, 1):
+            raise self.error(f"dim {self.dim} must be a dim of the 2-D result {self.result.type}", "vector.iota dim")
+
+    def format(self, p) -> str:
+        return f" {p.name(self.operands[0])} [{self.dim}]{p.attr_dict(self)} : {self.result.type}"
+
+    def interpret(self, interp, offset):
+        return (np.indices(self.result.type.shape)[self.dim] + int(offset)).astype(np.int32)
 
 
 class YieldOp(Operation):
@@ -484,5 +508,6 @@ class InsertStridedSliceOp(Operation):
 
 
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
-SHARED_OPS = (ConstantOp, GridQueryOp, BinaryOp, UnaryOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IndexQueryOp,
-              BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp)
+SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IotaOp,
+              IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp,
+              DevicePrintOp)

@@ -7,6 +7,7 @@ with its `rule_<rule>` method, so ir/ does not import llvmlite.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -27,6 +28,25 @@ class Elementwise:
 
 def _rsqrt(x):
     return 1.0 / np.sqrt(x)
+
+
+def _sigmoid(x):
+    """Triton's sigmoid, 1 / (1 + exp(-x)), one rounding per step as the LLVM rule computes it."""
+    one = x.dtype.type(1)
+    return one / (one + np.exp(-x))
+
+
+_erf_f64 = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf(x):
+    return _erf_f64(x).astype(x.dtype)
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once: the f32 product is exact in f64 (48 significant bits)."""
+    wide = np.float64
+    return (a.astype(wide) * b.astype(wide) + c.astype(wide)).astype(a.dtype)
 
 
 BINARY = {
@@ -70,6 +90,16 @@ UNARY = {
     "math.absi": Elementwise("i", np.abs, ("opencl", "s_abs")),
     "math.tanh": Elementwise(FLOAT, np.tanh, ("opencl", "tanh")),
     "math.floor": Elementwise(FLOAT, np.floor, ("opencl", "floor")),
+    "math.ceil": Elementwise(FLOAT, np.ceil, ("opencl", "ceil")),
+    "math.log2": Elementwise(FLOAT, np.log2, ("opencl", "log2")),
+    "math.sin": Elementwise(FLOAT, np.sin, ("opencl", "sin")),
+    "math.cos": Elementwise(FLOAT, np.cos, ("opencl", "cos")),
+    "math.erf": Elementwise(FLOAT, _erf, ("opencl", "erf")),
+    "math.sigmoid": Elementwise(FLOAT, _sigmoid, ("sigmoid", "")),
+}
+
+TERNARY = {
+    "math.fma": Elementwise(FLOAT, _fma, ("opencl", "fma")),
 }
 
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import Operation, Value
+from .debug_ops import DevicePrintOp
 from .effects import reads, writes
-from .types import DType, ScalarType, VectorType, bool_
+from .types import DType, ScalarType, VectorType, bool_, int32
 from .xegpu_ops import vnni_unpack
 from .elementwise import REDUCE_KINDS
 from .xetile_ops import TileRef, format_atomic, mma_accumulator_dtype, valid_attr
@@ -186,6 +187,44 @@ class SimtConstantMaskOp(Operation):
     def interpret(self, interp):
         rows, cols = self.layout.indices()
         return per_lane_form((rows < self.sizes[0]) & (cols < self.sizes[1]))
+
+
+class SimtIotaOp(Operation):
+    """vector.iota, SIMT flavor: each lane's components' indices along `dim` in its block, plus the offset."""
+
+    name = "vector.iota"
+    effects = ()
+
+    def __init__(self, offset: Value, dim: int, layout: LaneLayout, loc=None):
+        super().__init__([offset], [layout.lane_type(int32)], loc=loc)
+        self.dim, self.layout = dim, layout
+
+    def format(self, p) -> str:
+        attrs = {"block": list(self.layout.block)}
+        return f" {p.name(self.operands[0])} [{self.dim}]{p.attr_dict(self, attrs)} : {self.result.type}"
+
+    def interpret(self, interp, offset):
+        return per_lane_form((self.layout.indices()[self.dim] + int(offset)).astype(np.int32))
+
+
+class SimtPrintOp(DevicePrintOp):
+    """gpu.printf of a vector, SIMT flavor: each lane prints its components at their indices in its block (lane 0
+    alone when every lane holds the whole block)."""
+
+    def __init__(self, prefix: str, values, origin, valid, layout: LaneLayout, loc=None):
+        super().__init__(prefix, values, origin, valid, loc=loc)
+        self.layout = layout
+
+    def interpret(self, interp, *operands):
+        values, origin = operands[:self.count], operands[self.count:]
+        layout = self.layout
+        elements = to_lanes(values[self.vector], layout.per_lane, layout.lanes)
+        rows, cols = layout.indices()
+        for lane in range(1 if layout.replicated else layout.lanes):
+            for k in range(layout.per_lane):
+                if rows[lane, k] < self.valid[0] and cols[lane, k] < self.valid[1]:
+                    index = (int(origin[0]) + int(rows[lane, k]), int(origin[1]) + int(cols[lane, k]))
+                    self.write_element(interp, values, index, elements[lane, k])
 
 
 class SimtDpasOp(Operation):

@@ -222,7 +222,7 @@ OPENCL_STD = {
     "sinh": 59, "sqrt": 61, "tan": 62, "tanh": 63, "trunc": 66, "native_exp": 83, "native_exp2": 84,
     "native_log": 86, "native_log2": 87, "native_recip": 90, "native_rsqrt": 91, "native_sqrt": 93,
     "fclamp": 95, "s_abs": 141, "s_clamp": 149, "u_clamp": 150, "clz": 151, "ctz": 152, "s_max": 156,
-    "u_max": 157, "s_min": 158, "u_min": 159, "s_mul_hi": 160, "popcount": 166, "u_mul_hi": 203,
+    "u_max": 157, "s_min": 158, "u_min": 159, "s_mul_hi": 160, "popcount": 166, "printf": 184, "u_mul_hi": 203,
 }
 
 # --- SPV_INTEL_inline_assembly ----------------------------------------------------------------------
