@@ -8,17 +8,21 @@ from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, constexpr, exp, exp
                            maximum, minimum, num_programs, prefetch_tile, program_id, rsqrt, sqrt, static_range,
                            store_tile, tanh, tile_broadcast, tile_mma, tile_reduce, tile_transpose, update_tile_offset,
                            where, zeros)
+from .frontend.autotune import Config, autotune
 from .frontend.jit import CompiledKernel, Kernel, kernel
+from .frontend.layout_space import layouts
 from .ir.attrs import Layout
 from .runtime.device import default_device
 from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8
 
 bool = bool_  # the public spelling of the dtype, as in the dtype list
 
+from . import testing
 from .version import __version__
 
 __all__ = [
     "__version__", "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
+    "Config", "autotune", "layouts", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
