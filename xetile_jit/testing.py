@@ -14,12 +14,11 @@ do_bench says so: a `WallClockWarning`, and every time it returns has `.clock ==
 from __future__ import annotations
 
 import functools
-import glob
+import pathlib
 import statistics
 import time
 import warnings
 
-import dpctl
 import dpctl.memory
 import numpy as np
 
@@ -108,12 +107,12 @@ def cache_flusher(run: Recording):
 @functools.cache
 def host_cache_bytes() -> int:
     """The largest cache of CPU 0 (sysfs), or DEFAULT_CACHE_BYTES where the system does not say."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
     sizes = []
-    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+    for path in pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
         try:
-            text = open(path).read().strip()
+            text = path.read_text().strip()
         except OSError:
             continue
-        units = {"K": 2**10, "M": 2**20, "G": 2**30}
         sizes.append(int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text))
     return max(sizes, default=DEFAULT_CACHE_BYTES)

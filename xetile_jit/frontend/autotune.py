@@ -214,18 +214,12 @@ class Autotuner:
 
     def legal(self, tuning: Tuning, config: Config) -> bool:
         """Whether `config` keeps the rules (module docstring, step 2); a Trial with the reason when not."""
-        unsupported = set(config.options()) - set(jit.LAUNCH_OPTIONS)
-        if unsupported:
-            reason = f"this xetile_jit has no launch option {', '.join(sorted(unsupported))}"
-        else:
-            try:
-                check_rules(self.kernel, tuning, config)
-                return True
-            except (CompilationError, LaunchError) as e:
-                tuning.trials.append(Trial(config, stage="rules", reason=str(e), error=e))
-                return False
-        tuning.trials.append(Trial(config, stage="rules", reason=reason))
-        return False
+        try:
+            check_rules(self.kernel, tuning, config)
+            return True
+        except (CompilationError, LaunchError) as e:
+            tuning.trials.append(Trial(config, stage="rules", reason=str(e), error=e))
+            return False
 
     def ranked(self, tuning: Tuning, configs: list[Config]) -> list[Config]:
         model = self.prune.get("perf_model")
@@ -246,7 +240,7 @@ class Autotuner:
     def time_all(self, tuning: Tuning, configs: list[Config]) -> None:
         device = tuning.device
         options = {} if device.queue is None else {"device": profiling_queue(device.queue)}
-        with progress(len(configs), self.__name__) as step:
+        with Progress(len(configs), self.__name__) as step:
             for config in configs:
                 kwargs = with_config(tuning.kwargs, config) | options
                 tuning.trials.append(self.timed(tuning, config, kwargs))
@@ -267,7 +261,11 @@ class Autotuner:
 
 def check_rules(kernel, tuning: Tuning, config: Config) -> None:
     """Traces `config` and lowers it to subgroup-level IR for the device's target, which raises the
-    CompilationError of a broken rule; then the target's workgroup size."""
+    CompilationError of a broken rule; then the target's workgroup size. A launch option the kernels of this
+    version do not take (num_subgroups, before it exists) is a LaunchError."""
+    unsupported = set(config.options()) - set(jit.LAUNCH_OPTIONS)  # read now: LAUNCH_OPTIONS may grow
+    if unsupported:
+        raise LaunchError(f"this xetile_jit has no launch option {', '.join(sorted(unsupported))}")
     values, options = kernel.bind(tuning.args, with_config(tuning.kwargs, config))
     target = RULE_TARGET_OF_INTERPRETER if tuning.device.kind == NUMPY else tuning.device.target
     key, specs, consts, compile_options = kernel.specialize(values, options, target)
@@ -298,7 +296,7 @@ def report(line: str) -> None:
         print(line, flush=True)
 
 
-class progress:
+class Progress:
     """A progress display over `total` configs on stderr (module docstring): tqdm, else a counter line."""
 
     def __init__(self, total: int, name: str):
