@@ -17,12 +17,12 @@ from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int
 
 bool = bool_  # the public spelling of the dtype, as in the dtype list
 
-from . import testing
+from . import ops, testing
 from .version import __version__
 
 __all__ = [
     "__version__", "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
-    "Config", "autotune", "layouts", "testing",
+    "Config", "autotune", "layouts", "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",

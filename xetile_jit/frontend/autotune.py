@@ -2,7 +2,7 @@
 and the tile_mma anchor layout), each timed with `xetile.testing.do_bench`, the fastest kept per tuning key.
 
 A launch computes its key (the values of the `key` arguments, an array's by its shape, plus every array's dtype
-and the device). A seen key runs its winner with no timing: from memory, else from the disk cache
+and memory order, and the device). A seen key runs its winner with no timing: from memory, else from the disk cache
 (autotune_cache.py). A new key tunes, in this order:
 1. `prune_configs_by["early_config_prune"](configs, named_args, **kwargs)` (as Triton) keeps a subset;
 2. the rules: each config is traced and lowered to subgroup-level IR for the device's target (the numpy
@@ -163,14 +163,15 @@ class Autotuner:
         return Tuning(grid, args, kwargs, dict(named), select_device(kwargs.get("device"), arrays))
 
     def tuning_key(self, tuning: Tuning) -> tuple:
-        """The key argument values (an array by its shape), every array's dtype, and the device."""
+        """The key argument values (an array by its shape), every array's dtype and memory order, and the device."""
         missing = [k for k in self.key if k not in tuning.named]
         if missing:
             raise LaunchError(f"autotuned kernel {self.__name__}: the key arguments {missing} were not given")
         values = tuple(array_layout(v)[0] if is_array(v) else v for v in map(tuning.named.get, self.key))
-        dtypes = tuple((n, str(classify(n, v).dtype)) for n, v in tuning.named.items() if is_array(v))
+        arrays = tuple((n, str(spec.dtype), spec.order) for n, v in tuning.named.items()
+                       if is_array(v) and (spec := classify(n, v)))
         device = tuning.device
-        return values, dtypes, NUMPY if device.queue is None else device.queue.sycl_device.filter_string
+        return values, arrays, NUMPY if device.queue is None else device.queue.sycl_device.filter_string
 
     def cached_or_tuned(self, tuning: Tuning, key: tuple) -> Config:
         cache_key = winner_key(self.kernel, self.configs, key, tuning.device) if self.cache_results else None
