@@ -32,6 +32,8 @@ def configs() -> list[Config]:
     result = []
     for (bm, bn), piece, bk in SHAPES:
         count = bm * bn // (piece[0] * piece[1])
+        # the portable target's rules: built at import, before any device is chosen (each device's own rules
+        # prune at the first launch)
         for sg_layout, sg_data in layouts([bm, bn], num_subgroups=count, target="cpu"):
             if list(sg_data) == list(piece) and [s * d for s, d in zip(sg_layout, sg_data)] == [bm, bn]:
                 result.append(Config(BM=bm, BN=bn, BK=bk, sg_layout=sg_layout, sg_data=sg_data))
