@@ -306,14 +306,14 @@ def test_do_bench_times_the_host_with_the_wall_clock_and_says_so():
     with pytest.warns(xetile.testing.WallClockWarning, match="launched no SYCL kernel"):
         mean = xetile.testing.do_bench(sleep, warmup=5, rep=20)
     assert mean.clock == "wall" and 2 <= mean < 20
-    assert 1 + 2 + 5 <= len(calls) <= 1 + 5 + 3 + 10 + 2  # first run, estimate, warmup (>= 1), ~rep / 2 ms runs
+    assert 4 <= len(calls) <= 1 + 5 + 3 + 10 + 2  # first run, estimate (<= 5), warmup (>= 1), ~rep / 2 ms runs
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", xetile.testing.WallClockWarning)
         low, median, high = xetile.testing.do_bench(sleep, warmup=1, rep=20, quantiles=[0.1, 0.5, 0.9])
         everything = xetile.testing.do_bench(sleep, warmup=1, rep=20, return_mode="all")
         assert xetile.testing.do_bench(sleep, rep=4, quantiles=[0.5]) >= 2
     assert 2 <= low <= median <= high < 20
-    assert 5 <= len(everything) <= 12 and all(t >= 2 for t in everything)
+    assert 1 <= len(everything) <= 12 and all(t >= 2 and t.clock == "wall" for t in everything)
     with pytest.raises(ValueError, match="return_mode"):
         xetile.testing.do_bench(sleep, return_mode="average")
 
