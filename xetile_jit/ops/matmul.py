@@ -6,8 +6,9 @@ default the accumulator's. `bias` is a length-N vector or a (1, N) array, added 
 `activation` is None, "relu", "gelu" (the tanh form) or "silu", the last two on float accumulators.
 
 Tuned over the workgroup tile, its split between subgroups (sg_layout, sg_data, generated with xetile.layouts:
-one piece per subgroup, made of whole DPAS C blocks) and the K tile, per M, N, K, dtypes, memory orders, bias
-and activation. Not yet tuned: the load and DPAS blocks (inst_data) and cooperative prefetch tiles.
+one piece per subgroup, made of whole DPAS C blocks), the K tile and, for the tutorial's shape, A's load block
+(inst_data: the default DPAS A block, or 16x16 messages that halve A's loads on PVC, then regrouped in registers),
+per M, N, K, dtypes, memory orders, bias and activation. Not yet tuned: B's blocks and cooperative prefetch tiles.
 """
 from __future__ import annotations
 
@@ -17,36 +18,45 @@ from ..frontend import dsl as xt
 from ..frontend.autotune import Config, autotune
 from ..frontend.jit import kernel
 from ..frontend.layout_space import layouts
+from ..ir.attrs import Layout
 from ..ir.types import dtype_of_numpy, float32, int32
 from ..runtime.args import usm_interface
 
 ACTIVATIONS = (None, "relu", "gelu", "silu")
 GELU_C = 0.7978845608028654  # sqrt(2 / pi)
-# (workgroup tile, piece of one subgroup, K tile): the tutorial's 256x256 split in 32x64 pieces, and smaller ones
-SHAPES = (((256, 256), (32, 64), 32), ((128, 256), (32, 64), 32), ((256, 128), (32, 64), 32),
-          ((128, 128), (32, 32), 32), ((64, 64), (16, 16), 16))
+# (workgroup tile, piece of one subgroup, K tile, A's load blocks to try): the tutorial's 256x256 split in 32x64
+# pieces, and smaller ones; None is the default block (layout completion's)
+SHAPES = (((256, 256), (32, 64), 32, (None, (16, 16))), ((128, 256), (32, 64), 32, (None,)),
+          ((256, 128), (32, 64), 32, (None,)), ((128, 128), (32, 32), 32, (None,)), ((64, 64), (16, 16), 16, (None,)))
 
 
 def configs() -> list[Config]:
     """The search space: for each of SHAPES, the layouts of xetile.layouts that give each subgroup that piece."""
     result = []
-    for (bm, bn), piece, bk in SHAPES:
+    for (bm, bn), piece, bk, a_blocks in SHAPES:
         count = bm * bn // (piece[0] * piece[1])
         # the portable target's rules: built at import, before any device is chosen (each device's own rules
         # prune at the first launch)
         for sg_layout, sg_data in layouts([bm, bn], num_subgroups=count, target="cpu"):
             if list(sg_data) == list(piece) and [s * d for s, d in zip(sg_layout, sg_data)] == [bm, bn]:
-                result.append(Config(BM=bm, BN=bn, BK=bk, sg_layout=sg_layout, sg_data=sg_data))
+                result += [Config(BM=bm, BN=bn, BK=bk, A_LAYOUT=a_layout(sg_layout, sg_data, bk, block),
+                                  sg_layout=sg_layout, sg_data=sg_data) for block in a_blocks]
     return result
+
+
+def a_layout(sg_layout, sg_data, bk: int, block) -> Layout | None:
+    """A's tile layout with load block `block` (None: none given, the compiler's default): each subgroup reads
+    the rows of its C piece, the whole K tile (as propagation from tile_mma gives A)."""
+    return None if block is None else Layout(sg_layout, [sg_data[0], bk], inst_data=list(block))
 
 
 @autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION"])
 @kernel
 def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
-                  ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
+                  A_LAYOUT: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
     m = xt.program_id(0) * BM
     n = xt.program_id(1) * BN
-    ta = xt.init_tile(a, [m, 0], [BM, BK])
+    ta = xt.init_tile(a, [m, 0], [BM, BK], layout=A_LAYOUT)
     tb = xt.init_tile(b, [0, n], [BK, BN])
     acc = xt.zeros([BM, BN], ACC)
     for k in range(0, K, BK):
