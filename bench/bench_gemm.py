@@ -1,21 +1,25 @@
 """GEMM speed on the SYCL CPU device: the tutorial kernel as SPIR-V, beside numpy and dpnp.matmul.
 
-    python bench/bench_gemm.py [--sizes 512 1024 2048] [--repeat 3] [--json out.json] [--png out.png]
+    python bench/bench_gemm.py [--sizes 512 1024 2048] [--dtypes float32 float16 bfloat16] [--autotune]
+                               [--repeat 3] [--json out.json] [--png out.png]
 
 All three columns run in the same process on the same machine. The xetile kernel and dpnp.matmul use one
 `opencl:cpu` queue with the operands already in USM memory (dpnp arrays, zero copy); numpy runs OpenBLAS on
 host arrays. f16 inputs accumulate in f32 everywhere (numpy and dpnp on f32 copies of the inputs).
 dpnp is the `bench` extra (`pip install -e ".[bench]"`); without it the dpnp column is empty and xetile
-reads numpy arrays (copied to the device on each launch).
+reads numpy arrays (copied to the device on each launch), as it does for bfloat16, which dpnp has no arrays of.
+`--autotune` adds the `tuned` column: `xetile.ops.matmul`, autotuned per size (its tuning, in the first call,
+is not timed; its search space includes the tutorial's fixed config).
 """
 import argparse
 import json
 import pathlib
 
+import ml_dtypes
 import numpy as np
 from common import best_time, load_tutorial
 
-import xetile_jit  # noqa: F401  (exposes the OpenCL CPU runtime before dpnp imports dpctl)
+import xetile_jit  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 
 DEVICE = "opencl:cpu"
 
@@ -28,24 +32,30 @@ def dpnp_or_none():
     return dpnp
 
 
-def measure(tutorial, dpnp, n: int, dtype, repeat: int) -> dict:
+DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+
+def measure(tutorial, dpnp, n: int, dtype, repeat: int, tuned: bool) -> dict:
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((n, n), dtype=np.float32).astype(dtype) for _ in range(2))
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     flops = 2 * n ** 3
     row = {"size": n, "dtype": np.dtype(dtype).name, "numpy": flops / best_time(lambda: a32 @ b32, repeat) / 1e9}
-    if dpnp is None:
-        c = np.empty((n, n), np.float32)
-        run = lambda: tutorial.matmul(a, b, c=c, device=DEVICE)  # noqa: E731
-        row["dpnp"] = None
+    row["dpnp"] = None
+    if dpnp is None or dtype == ml_dtypes.bfloat16:
+        operands = a, b, np.empty((n, n), np.float32)
     else:
-        da, db = dpnp.asarray(a, device=DEVICE), dpnp.asarray(b, device=DEVICE)
-        dc = dpnp.empty((n, n), dtype=np.float32, device=DEVICE)
-        run = lambda: tutorial.matmul(da, db, c=dc, device=DEVICE)  # noqa: E731
+        operands = (dpnp.asarray(a, device=DEVICE), dpnp.asarray(b, device=DEVICE),
+                    dpnp.empty((n, n), dtype=np.float32, device=DEVICE))
+    if dpnp is not None:
         da32, db32 = dpnp.asarray(a32, device=DEVICE), dpnp.asarray(b32, device=DEVICE)
         row["dpnp"] = flops / best_time(lambda: dpnp.matmul(da32, db32).sycl_queue.wait(), repeat) / 1e9
+    run = lambda: tutorial.matmul(*operands[:2], c=operands[2], device=DEVICE)  # noqa: E731
     row["xetile"] = flops / best_time(run, repeat) / 1e9
-    result = np.asarray(run() if dpnp is None else dpnp.asnumpy(run()))
+    row["tuned"] = None
+    if tuned:
+        row["tuned"] = flops / best_time(lambda: xetile_jit.ops.matmul(*operands, device=DEVICE), repeat) / 1e9
+    result = np.asarray(run() if isinstance(operands[2], np.ndarray) else dpnp.asnumpy(run()))
     row["max_rel_error"] = float(np.abs(result - a32 @ b32).max() / np.abs(a32 @ b32).max())
     return row
 
@@ -55,8 +65,8 @@ def plot(rows, path: pathlib.Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     labels = [f"{r['dtype']} {r['size']}" for r in rows]
     x = np.arange(len(rows))
-    for i, column in enumerate(("xetile", "dpnp", "numpy")):
-        ax.bar(x + (i - 1) * 0.27, [r[column] or 0 for r in rows], 0.27, label=column)
+    for i, column in enumerate(("xetile", "tuned", "dpnp", "numpy")):
+        ax.bar(x + (i - 1.5) * 0.2, [r[column] or 0 for r in rows], 0.2, label=column)
     ax.set_xticks(x, labels, rotation=30)
     ax.set_ylabel("GFLOP/s")
     ax.legend()
@@ -67,21 +77,24 @@ def plot(rows, path: pathlib.Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
+    parser.add_argument("--dtypes", nargs="+", choices=list(DTYPES), default=["float32", "float16"])
+    parser.add_argument("--autotune", action="store_true", help="add the column of xetile.ops.matmul, autotuned")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--png", type=pathlib.Path)
     args = parser.parse_args()
     tutorial, dpnp = load_tutorial(), dpnp_or_none()
     print(f"device {DEVICE}; GFLOP/s (higher is better); ratios are xetile over the baseline, same run")
-    print(f"{'size':>6} {'dtype':>8} {'xetile':>8} {'dpnp':>8} {'numpy':>8} {'x/dpnp':>7} {'x/numpy':>8} {'rel.err':>8}")
+    print(f"{'size':>6} {'dtype':>8} {'xetile':>8} {'tuned':>8} {'dpnp':>8} {'numpy':>8} {'x/dpnp':>7} {'x/numpy':>8} "
+          f"{'rel.err':>8}")
     rows = []
     for n in args.sizes:
-        for dtype in (np.float32, np.float16):
-            r = measure(tutorial, dpnp, n, dtype, args.repeat)
+        for dtype in map(DTYPES.get, args.dtypes):
+            r = measure(tutorial, dpnp, n, dtype, args.repeat, args.autotune)
             rows.append(r)
-            dp = f"{r['dpnp']:8.1f}" if r["dpnp"] else f"{'-':>8}"
+            dp, tuned = (f"{r[k]:8.1f}" if r[k] else f"{'-':>8}" for k in ("dpnp", "tuned"))
             ratio = f"{r['xetile'] / r['dpnp']:7.2f}" if r["dpnp"] else f"{'-':>7}"
-            print(f"{n:>6} {r['dtype']:>8} {r['xetile']:8.1f} {dp} {r['numpy']:8.1f} {ratio} "
+            print(f"{n:>6} {r['dtype']:>8} {r['xetile']:8.1f} {tuned} {dp} {r['numpy']:8.1f} {ratio} "
                   f"{r['xetile'] / r['numpy']:8.2f} {r['max_rel_error']:8.1e}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

@@ -4,12 +4,14 @@ from .runtime.ocl_icd import expose_cpu_runtime
 expose_cpu_runtime()  # before anything imports dpctl (DESIGN 4)
 
 from .errors import CompilationError, DeviceAssertionError, LaunchError
+from .frontend.autotune import Config, autotune
 from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, ceil, constexpr, cos, cumsum, device_assert, device_print,
                            erf, exp, exp2, floor, fma, full, init_tile, iota, load_tile, log, log2, maximum, minimum,
                            num_programs, prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert,
                            static_range, store_tile, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
                            tile_transpose, update_tile_offset, where, zeros)
 from .frontend.jit import CompiledKernel, Kernel, kernel
+from .frontend.layout_space import layouts
 from .frontend.random import rand, randint, randn
 from .ir.attrs import Layout
 from .runtime.device import default_device
@@ -17,11 +19,12 @@ from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int
 
 bool = bool_  # the public spelling of the dtype, as in the dtype list
 
+from . import ops, testing
 from .version import __version__
 
 __all__ = [
     "__version__", "CompilationError", "DeviceAssertionError", "LaunchError", "default_device", "CompiledKernel",
-    "Kernel", "kernel", "constexpr", "Layout",
+    "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune", "layouts", "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",

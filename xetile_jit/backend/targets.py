@@ -87,9 +87,18 @@ class Target:
     grf_count: int = 128
     large_grf_count: int = 256
     grf_bytes: int = 64
+    max_workgroup_size: int = 1024  # work-items (PVC, Xe2, DG2); a launch checks its device's own (check_launch)
     dpas_build_options: str = ""  # driver options for kernels that use DPAS
     ocloc_device: str | None = None  # the offline compiler's device name (None: no ISA check)
     iga_platform: str | None = None
+
+    def workgroup_rule(self, num_subgroups: int) -> str | None:
+        """Why a workgroup of `num_subgroups` subgroups cannot run here (None: it can)."""
+        work_items = num_subgroups * self.subgroup_size
+        if work_items > self.max_workgroup_size:
+            return (f"{num_subgroups} subgroups of {self.subgroup_size} lanes are {work_items} work-items; a "
+                    f"workgroup on target {self.name} has at most {self.max_workgroup_size}")
+        return None
 
     def dpas_shape(self, dtype) -> tuple[int, int, int]:
         return self.dpas[dtype.mlir]
@@ -194,7 +203,7 @@ TARGETS = {target.name: target for target in (
     Target("xe3", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="ptl"),
     Target("xe-hpg", 8, dpas_shapes(8), None, builtins="legacy", slm_bytes=64 * 1024, ocloc_device="acm-g10",
            iga_platform="12p71"),
-    Target("cpu", 16, dpas_shapes(16), BlockIO(), builtins="emulated"),
+    Target("cpu", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192),  # OpenCL CPU
 )}
 ABIS = ("spirv", "legacy")  # the builtin ABIs a GPU target may be given (XETILE_XE_ABI)
 

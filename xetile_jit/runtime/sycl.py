@@ -16,6 +16,7 @@ import dpctl.program
 import numpy as np
 
 from ..errors import LaunchError
+from .profiling import record
 
 CTYPE_OF_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
 _NATIVE_ARGS = (dpctl.memory.MemoryUSMDevice, dpctl.memory.MemoryUSMShared, dpctl.memory.MemoryUSMHost,
@@ -76,7 +77,8 @@ def kernel_arg(value):
 
 def launch(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size, local_size, args) -> None:
     """Run `kernel` over `global_size` work-items in workgroups of `local_size` (None: the runtime picks)
-    and wait for it; both sizes in SPIR-V dimension order."""
+    and wait for it; both sizes in SPIR-V dimension order. Its event goes to `profiling.record`."""
     local_range = None if local_size is None else list(reversed(local_size))
     # submit (unlike submit_async) returns only once the kernel has finished
-    queue.submit(kernel, [kernel_arg(a) for a in args], list(reversed(global_size)), local_range)
+    event = queue.submit(kernel, [kernel_arg(a) for a in args], list(reversed(global_size)), local_range)
+    record(queue, event)

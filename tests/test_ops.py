@@ -1,0 +1,81 @@
+"""xetile.ops.matmul (issue 9): activation(A @ B + bias), autotuned, against numpy in float64, in the numpy
+interpreter (each call tunes the template's configs there, so the shapes are small)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from xetile_jit.ops.matmul import configs
+
+M, N, K = 70, 45, 33
+
+
+@pytest.fixture(autouse=True)
+def numpy_device(monkeypatch):
+    monkeypatch.setenv("XETILE_DEVICE", "numpy")
+
+
+def reference(a, b, bias, activation):
+    r = a.astype(np.float64) @ b.astype(np.float64)
+    if bias is not None:
+        r = r + np.reshape(bias, (1, -1)).astype(np.float64)
+    if activation == "relu":
+        r = np.maximum(r, 0)
+    if activation == "gelu":
+        r = 0.5 * r * (1 + np.tanh(np.sqrt(2 / np.pi) * (r + 0.044715 * r ** 3)))
+    if activation == "silu":
+        r = r / (1 + np.exp(-r))
+    return r
+
+
+@pytest.mark.parametrize("dtype, activation, b_order, bias_shape", [
+    (np.float16, None, "row", None),
+    (ml_dtypes.bfloat16, "gelu", "col", (N,)),
+    (np.float32, "silu", "row", (1, N)),
+    (np.int8, "relu", "col", (N,)),
+])
+def test_matmul_matches_numpy(rng, dtype, activation, b_order, bias_shape):
+    a = rng.uniform(-3, 3, (M, K)).astype(dtype)
+    b = rng.uniform(-3, 3, (K, N)).astype(dtype) if b_order == "row" else rng.uniform(-3, 3, (N, K)).astype(dtype).T
+    integer = np.dtype(dtype) == np.int8
+    bias = None if bias_shape is None else rng.uniform(-3, 3, bias_shape).astype(np.int32 if integer else np.float32)
+    c = xetile.ops.matmul(a, b, bias=bias, activation=activation)
+    assert isinstance(c, np.ndarray) and c.dtype == (np.int32 if integer else np.float32)
+    expected = reference(a, b, bias, activation)
+    if integer:
+        np.testing.assert_array_equal(c, expected.astype(np.int32))
+    else:
+        np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def test_matmul_into_c_with_an_out_dtype(rng):
+    a, b = (rng.uniform(-1, 1, s).astype(np.float16) for s in ((M, K), (K, N)))
+    out = xetile.ops.matmul(a, b, out_dtype=np.float16)
+    assert out.dtype == np.float16
+    np.testing.assert_allclose(out, reference(a, b, None, None), rtol=2e-3, atol=2e-3)
+    c = np.zeros((M, N), np.float32)
+    assert xetile.ops.matmul(a, b, c) is c
+    np.testing.assert_allclose(c, reference(a, b, None, None), rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_rejects_what_it_cannot_do(rng):
+    a, b = np.zeros((M, K), np.float16), np.zeros((K, N), np.float16)
+    with pytest.raises(ValueError, match="the same K and dtype"):
+        xetile.ops.matmul(a, b.astype(np.float32))
+    with pytest.raises(ValueError, match="activation is one of"):
+        xetile.ops.matmul(a, b, activation="tanh")
+    with pytest.raises(ValueError, match="gelu needs a float accumulator"):
+        xetile.ops.matmul(a.astype(np.int8), b.astype(np.int8), activation="gelu")
+    with pytest.raises(ValueError, match=r"bias is a length-45 vector or a \(1, 45\) array"):
+        xetile.ops.matmul(a, b, bias=np.zeros(K, np.float32))
+
+
+def test_the_search_space_is_generated_with_layouts():
+    found = configs()
+    assert len(found) == 6 and sum(c.kwargs["A_LAYOUT"] is not None for c in found) == 1
+    for config in found:
+        assert (config.sg_layout, config.sg_data) in xetile.layouts([config.kwargs["BM"], config.kwargs["BN"]],
+                                                                    num_subgroups=np.prod(config.sg_layout))
+    assert xetile.Config(BM=256, BN=256, BK=32, A_LAYOUT=None, sg_layout=[8, 4], sg_data=[32, 64]) in found  # tutorial

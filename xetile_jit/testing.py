@@ -1,0 +1,118 @@
+"""`xetile.testing.do_bench`: the time of a function that launches kernels, as Triton's (issue 9).
+
+`fn` runs once first (it compiles and warms up), then up to five times to estimate its time (stopping once they
+take longer than `rep`), which sizes the loops: `warmup` ms of untimed runs, then `rep` ms of timed runs (at least
+one of each). Before every timed run a buffer twice the size of the largest cache is written, so no run finds the
+previous one's data in the cache (on a GPU queue, device memory of twice the device's cache; the OpenCL CPU
+device shares the host's caches).
+
+The clock: where every kernel `fn` launched ran on a profiling queue (`dpctl.SyclQueue(..., property=
+"enable_profiling")`, runtime/profiling.py), a run's time is its kernels' device time, from their SYCL events.
+Otherwise (no kernels: the numpy interpreter; a queue without profiling) it is the wall time of the run, and
+do_bench says so: a `WallClockWarning`, and every time it returns has `.clock == "wall"` (else "device").
+"""
+from __future__ import annotations
+
+import functools
+import pathlib
+import statistics
+import time
+import warnings
+
+import dpctl.memory
+import numpy as np
+
+from .runtime.profiling import Recording, recording
+
+RETURN_MODES = ("min", "max", "mean", "median", "all")
+ESTIMATE_RUNS = 5
+DEFAULT_CACHE_BYTES = 32 * 2**20
+
+
+class WallClockWarning(UserWarning):
+    """do_bench timed with the host's wall clock, not the device's (the module docstring says when)."""
+
+
+class Timing(float):
+    """A time in ms that knows its clock: "device" (SYCL event profiling) or "wall"."""
+
+    def __new__(cls, ms: float, clock: str):
+        value = super().__new__(cls, ms)
+        value.clock = clock
+        return value
+
+
+def do_bench(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mode: str = "mean"):
+    """The time of `fn()` in ms: by `return_mode` ("min", "max", "mean", "median", or "all": the list of every
+    run's), or, with `quantiles` (a list of numbers in [0, 1]), the list of those quantiles (one value when the
+    list has one)."""
+    if return_mode not in RETURN_MODES:
+        raise ValueError(f"return_mode must be one of {RETURN_MODES}, got {return_mode!r}")
+    with recording() as first:
+        fn()
+    flush = cache_flusher(first)
+    estimate = []
+    while len(estimate) < ESTIMATE_RUNS and sum(estimate) <= rep:
+        estimate.append(timed(fn, flush)[0])
+    per_run = max(statistics.fmean(estimate), 1e-6)
+    for _ in range(max(1, int(warmup / per_run))):
+        fn()
+    runs = [timed(fn, flush) for _ in range(max(1, int(rep / per_run)))]
+    clock = "device" if all(r.profiled for _, r in runs) else "wall"
+    if clock == "wall":
+        warnings.warn(f"do_bench: timed with the wall clock: {wall_clock_reason(first)}", WallClockWarning,
+                      stacklevel=2)
+    times = np.array([r.device_ms() if clock == "device" else wall for wall, r in runs])
+    return summarize(times, clock, quantiles, return_mode)
+
+
+def timed(fn, flush) -> tuple[float, Recording]:
+    """One run after a cache flush: its wall time in ms and the kernels it launched."""
+    flush()
+    with recording() as kernels:
+        start = time.perf_counter()
+        fn()
+        wall = (time.perf_counter() - start) * 1e3
+    return wall, kernels
+
+
+def wall_clock_reason(run: Recording) -> str:
+    if not run.events:
+        return "fn launched no SYCL kernel (the numpy interpreter runs on the host)"
+    queue = next(q for q, _ in run.events if not q.has_enable_profiling)
+    return (f"its kernels ran on a queue of {queue.sycl_device.filter_string} without event profiling "
+            "(launch on dpctl.SyclQueue(..., property='enable_profiling') for device times)")
+
+
+def summarize(times: np.ndarray, clock: str, quantiles, return_mode: str):
+    if quantiles is not None:
+        values = [Timing(v, clock) for v in np.quantile(times, list(quantiles))]
+        return values[0] if len(values) == 1 else values
+    if return_mode == "all":
+        return [Timing(v, clock) for v in times]
+    return Timing(getattr(np, return_mode)(times), clock)
+
+
+def cache_flusher(run: Recording):
+    """A function that evicts the caches `fn`'s kernels use: device memory on a GPU queue, host memory otherwise."""
+    gpu_queues = [q for q, _ in run.events if not q.sycl_device.is_cpu]
+    if gpu_queues:
+        queue = gpu_queues[0]
+        memory = dpctl.memory.MemoryUSMDevice(2 * queue.sycl_device.global_mem_cache_size, queue=queue)
+        return memory.memset
+    buffer = np.empty(2 * host_cache_bytes(), np.uint8)
+    return lambda: buffer.fill(0)
+
+
+@functools.cache
+def host_cache_bytes() -> int:
+    """The largest cache of CPU 0 (sysfs), or DEFAULT_CACHE_BYTES where the system does not say."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
+    sizes = []
+    for path in pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            continue
+        sizes.append(int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text))
+    return max(sizes, default=DEFAULT_CACHE_BYTES)
