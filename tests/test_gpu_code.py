@@ -57,3 +57,18 @@ def test_column_major_b_is_read_by_d32_transposed_messages(abi):
     # per subgroup and K step: B is 32x64, four 16x16 blocks along N, two along K
     assert sum("load_block2d.ugm.d32t" in line for line in loads) == 4 * 2
     assert compiled.asm["isa"].count("dpas.8x8 (16|M0)") == 4 * 4 * 2 and "scratch" not in compiled.asm["isa"]
+
+
+def test_a_cached_compile_made_without_the_gpu_compiler_is_not_reused_once_it_is_installed(tmp_path, monkeypatch):
+    """The ISA belongs to the compiler installed at compile time: which one is part of the cache key."""
+    if not ocloc.available(get_target("xe-hpc")):
+        pytest.skip("no GPU compiler for the spirv ABI is installed")
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    mm = tutorial("03-matrix-multiplication")
+    a, b, c = np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float32)
+    args = dict(BM=64, BN=64, BK=32, target="xe-hpc", sg_layout=[2, 2], sg_data=[32, 32])
+    monkeypatch.setenv("XETILE_OCLOC", str(tmp_path / "no-ocloc"))
+    assert "isa" not in mm.matmul_kernel.warmup(a, b, c, 64, 64, 64, **args).asm
+    monkeypatch.delenv("XETILE_OCLOC")
+    mm = tutorial("03-matrix-multiplication")  # a new kernel object: its in-memory cache is empty, the disk's is not
+    assert "dpas" in mm.matmul_kernel.warmup(a, b, c, 64, 64, 64, **args).asm["isa"]

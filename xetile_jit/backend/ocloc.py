@@ -28,6 +28,15 @@ def available(target: Target) -> bool:
     return target.ocloc_device is not None and tools(target) is not None
 
 
+def identity(target: Target) -> str:
+    """Which compiler makes `target`'s ISA, as a cache key part: its ocloc's path and modification time, "" when
+    none is installed (a compile then has no "isa")."""
+    if not available(target):
+        return ""
+    path = tools(target)["ocloc"]
+    return f"{path}@{os.stat(path).st_mtime_ns}"
+
+
 def spirv_validator(target: Target) -> str | None:
     """The spirv-val that knows `target`'s SPIR-V: the current stack's for the 2025 extensions, else the PATH's."""
     if target.builtins == "spirv":

@@ -15,6 +15,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from ..backend import ocloc
 from ..backend.pipeline import compile_spirv
 from ..backend.targets import get_target
 from ..errors import CompilationError
@@ -90,7 +91,8 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         return Compiled(artifact_of(kernel.__name__, func, {}, reads), func, reads.rereads())
     target = get_target(options.target, options.abi)
     cache = DiskCache()
-    key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options)
+    key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options,
+                    ocloc.identity(target))  # an entry holds the ISA of the GPU compiler installed when it was made
     cached = None if dumping_ir() else load(cache.get(key), kernel)  # a dump shows every level: compile again
     if cached is not None:
         return cached
