@@ -578,7 +578,7 @@ def _emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> Non
     surface, lane, data = _Surface.of(b, fn), _lane_id(b), fn.args[5]
 
     def component(b, index, _):
-        word = b.extract_element(data, index)
+        word = b.extract_element(data, index) if msg.components > 1 else data
         for part in range(msg.per_lane):
             inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
             with b.if_then(inside):
