@@ -99,8 +99,8 @@ def every_cpu_module_passes_spirv_val(monkeypatch):
         return
     compile_spirv = pipeline.compile_spirv
 
-    def validated(func, target):
-        result = compile_spirv(func, target)
+    def validated(func, target, num_subgroups=None):
+        result = compile_spirv(func, target, num_subgroups)
         if target.name == "cpu":
             validate(result["spirv"])
         return result

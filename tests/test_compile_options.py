@@ -2,6 +2,8 @@
 and CompiledArtifact, which owns its serialisation to a disk cache entry."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -78,3 +80,24 @@ def test_an_entry_of_another_layout_is_compiled_again_and_overwritten(traces, tm
     assert "spirv" in mma_copy.warmup(x, y, BM=8, target="cpu").asm
     assert traces == ["mma_copy", "mma_copy"]
     assert CompiledArtifact.from_entry(cache.get(path.stem)).name == "mma_copy"
+
+
+def test_num_subgroups_is_part_of_both_cache_keys(traces):
+    """Issue 14: the launch option num_subgroups (Triton's num_warps) is a CompileOptions field, so it keys the
+    in-memory and the disk cache, and the artifact has that many subgroups."""
+    mma_copy.cache.clear()
+    x, y = np.zeros((64, 16), np.float32), np.zeros((64, 16), np.float32)
+    default = mma_copy.warmup(x, y, BM=64, target="cpu")
+    four = mma_copy.warmup(x, y, BM=64, target="cpu", num_subgroups=4)
+    assert [key[-1] for key in mma_copy.cache] == [CompileOptions("cpu"), CompileOptions("cpu", num_subgroups=4)]
+    assert (default.artifact.num_subgroups, four.artifact.num_subgroups) == (1, 4)  # 4 KiB: one subgroup by default
+    assert len(list(DiskCache().directory.iterdir())) == 2 and traces == ["mma_copy", "mma_copy"]
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.0, "4", True, [4]])
+def test_num_subgroups_must_be_a_positive_int(bad):
+    x = np.zeros((16, 16), np.float32)
+    with pytest.raises(xetile.LaunchError, match=r"num_subgroups must be a positive int \(the subgroups of a "
+                                                 rf"workgroup\), got {re.escape(repr(bad))}"):
+        mma_copy.warmup(x, x, BM=16, target="cpu", num_subgroups=bad)
+

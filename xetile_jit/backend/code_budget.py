@@ -46,7 +46,8 @@ def check_registers(func: FuncOp, target: Target) -> None:
                     f"{op.name}: each subgroup holds a {shape} {t.dtype} value ({size // 1024} KiB); the register "
                     f"budget is {REGISTER_FACTOR} x target {target.name}'s register file ({target.large_grf_count} "
                     f"GRF x {target.grf_bytes} B) = {budget // 1024} KiB per value. Use smaller tiles or spread "
-                    "them over more subgroups (layout=xetile.Layout(sg_layout, sg_data))", op.loc)
+                    "them over more subgroups (the launch option num_subgroups=, or layout=xetile.Layout(sg_layout, "
+                    "sg_data))", op.loc)
 
 
 def check_code_size(module: ir.Module, kernel: str) -> None:

@@ -26,26 +26,27 @@ from .xegpu_wg_to_sg import wg_to_sg
 from .xetile_layout_propagation import propagate_layouts
 from .xetile_to_xegpu import xetile_to_xegpu
 
-STAGES = [  # (name, stage(func, target))
+STAGES = [  # (name, stage(func, target, num_subgroups)): only layout propagation decides the subgroup count
     ("xetile-layouts", propagate_layouts),
-    ("xegpu-wg", lambda func, target: xetile_to_xegpu(func)),
-    ("xegpu-sg", lambda func, target: insert_barriers(wg_to_sg(func, target))),
-    ("xegpu-blocked", block),
-    ("xegpu-simt", distribute_lanes),
+    ("xegpu-wg", lambda func, target, _: xetile_to_xegpu(func)),
+    ("xegpu-sg", lambda func, target, _: insert_barriers(wg_to_sg(func, target))),
+    ("xegpu-blocked", lambda func, target, _: block(func, target)),
+    ("xegpu-simt", lambda func, target, _: distribute_lanes(func, target)),
 ]
 STAGE_NAMES = [name for name, _ in STAGES]
 
 
-def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu") -> dict[str, FuncOp]:
+def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu",
+          num_subgroups: int | None = None) -> dict[str, FuncOp]:
     """The IR after each stage up to `until`, by stage name; `func` itself is left as it was. `target` is the
-    Target, or its name (resolved here, once)."""
+    Target, or its name (resolved here, once); `num_subgroups` the launch option (layout propagation's input)."""
     if until not in STAGE_NAMES:
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
     chosen = get_target(target) if isinstance(target, str) else target
     results = {}
     current = func.clone()  # not copy.deepcopy: use lists make the graph as deep as the kernel is long
     for name, stage in STAGES:
-        current = stage(current, chosen)
+        current = stage(current, chosen, num_subgroups)
         verify(current)
         if name == "xegpu-sg":
             check_slm(current, chosen)
@@ -69,11 +70,11 @@ def check_slm(func: FuncOp, target: Target) -> None:
                                "or smaller workgroup tiles", func.loc)
 
 
-def compile_spirv(func: FuncOp, target: Target) -> dict:
+def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
     for Xe targets the GPU ISA when ocloc is installed ("isa"), and what launch needs: "num_subgroups" and
     "lanes" of a workgroup, and the driver's "build_options"."""
-    stages = lower(func, target=target)
+    stages = lower(func, target=target, num_subgroups=num_subgroups)
     simt = stages["xegpu-simt"]
     module = lower_to_llvm(simt, target)
     check_code_size(module, func.sym_name)

@@ -79,9 +79,27 @@ class Target:
     grf_count: int = 128
     large_grf_count: int = 256
     grf_bytes: int = 64
+    max_workgroup_size: int = 1024  # work-items: a workgroup has at most this / subgroup_size subgroups
     dpas_build_options: str = ""  # driver options for kernels that use DPAS
     ocloc_device: str | None = None  # the offline compiler's device name (None: no ISA check)
     iga_platform: str | None = None
+
+    # ---- how many subgroups a kernel without an anchor layout gets (xetile_layout_propagation.py)
+    @property
+    def max_subgroups(self) -> int:
+        return self.max_workgroup_size // self.subgroup_size
+
+    @property
+    def subgroup_value_bytes(self) -> int:
+        """The modest per-subgroup footprint of one value the default subgroup count aims at: half the small
+        register file (4 KiB on every target here), so that the few values live at once stay in registers."""
+        return self.grf_count * self.grf_bytes // 2
+
+    def default_subgroups(self, value_bytes: int) -> int:
+        """The smallest power of two of subgroups that brings a value of `value_bytes` to subgroup_value_bytes
+        each, at most max_subgroups."""
+        wanted = -(-value_bytes // self.subgroup_value_bytes)
+        return min(1 << max(0, wanted - 1).bit_length(), self.max_subgroups)
 
     def dpas_shape(self, dtype) -> tuple[int, int, int]:
         return self.dpas[dtype.mlir]

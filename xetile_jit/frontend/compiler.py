@@ -1,7 +1,8 @@
 """The compiler driver (issue 7, item 6): a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
 out, through the trace, the backend and the on-disk cache (DESIGN 4).
 
-`CompileOptions` (target, tile_mma anchor layout) is the one source of the options' part of both cache keys.
+`CompileOptions` (target, tile_mma anchor layout, subgroup count) is the one source of the options' part of both
+cache keys.
 `CompiledArtifact` is what a compile produces and what the disk cache holds; it owns its serialisation to the
 cache's entry format (a dict of str and bytes fields). The disk key covers the compiler, the kernel's source,
 the specialization and the options; what the trace read besides (globals, closure cells, module attributes,
@@ -39,6 +40,7 @@ class CompileOptions:
     """Everything besides the kernel's specialization that changes what a compile produces."""
     target: str                      # "numpy" or the name of a Target (backend/targets.py)
     mma_layout: Layout | None = None  # the tile_mma anchor layout (sg_layout, sg_data launch options)
+    num_subgroups: int | None = None  # subgroups of a kernel without anchors (None: layout propagation chooses)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     if cached is not None:
         return cached
     func, reads = trace(kernel, specs, consts, options.mma_layout)
-    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target), reads)
+    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups), reads)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())
 
