@@ -34,3 +34,9 @@ class CompilationError(Exception):
 
 class LaunchError(Exception):
     """A launch whose arguments, grid or options do not fit the kernel. Raised before anything runs."""
+
+
+class BlockIOFallbackWarning(UserWarning):
+    """An array the kernel reads or writes whose memory 2D block messages cannot address (base alignment, row pitch,
+    width: runtime/args.py names the rule), so its tiles go element by element: slower, and on GPUs more registers.
+    Given once per kernel compile; XETILE_QUIET=1 silences it."""

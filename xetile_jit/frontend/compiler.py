@@ -14,14 +14,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 
 from ..backend.pipeline import compile_spirv
 from ..backend.targets import get_target
-from ..errors import CompilationError
+from ..errors import BlockIOFallbackWarning, CompilationError
 from ..ir.attrs import Layout
 from ..ir.core import Builder, FuncOp, walk
 from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp
+from ..ir.types import MemRefType
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
@@ -95,8 +97,25 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         return cached
     func, reads = trace(kernel, specs, consts, options.mma_layout)
     artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups), reads)
+    if target.block_io is not None:
+        warn_block_io_fallback(func, specs)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())
+
+
+def warn_block_io_fallback(func: FuncOp, specs: dict) -> None:
+    """One BlockIOFallbackWarning for a kernel compiled for a target with 2D block messages, naming each array it
+    uses that the messages cannot address and the surface rule the array breaks (ArraySpec.block_io_rule);
+    XETILE_QUIET=1 silences it."""
+    broken = [f"'{a.name_hint}' (rule: {specs[a.name_hint].block_io_rule})" for a in func.args
+              if isinstance(a.type, MemRefType) and not a.type.block_io and a.uses]
+    if not broken or os.environ.get("XETILE_QUIET") == "1":
+        return
+    arrays = f"array {broken[0]}" if len(broken) == 1 else f"arrays {', '.join(broken[:-1])} and {broken[-1]}"
+    warnings.warn(f"xetile_jit: kernel {func.sym_name}: 2D block messages cannot address {arrays}; loads and "
+                  "stores there go element by element (slower; on GPUs more registers, possibly spills). The rules: "
+                  "a 64-byte aligned base, a row pitch of 16-byte units, rows 64 bytes to 2**24 bytes wide "
+                  "(README, 'SPIR-V and GPU builds'). XETILE_QUIET=1 silences this.", BlockIOFallbackWarning)
 
 
 def dumping_ir() -> bool:
