@@ -239,3 +239,23 @@ def test_default_layout_keeps_the_numbers_on_each_device(rng, num_subgroups):
         compiled = layer_norm.warmup(x, w, y, 200, BM=16, BN=256, **options)
         assert compiled.artifact.num_subgroups == (num_subgroups or 4)
         assert f"num_subgroups = {num_subgroups or 4}" in compiled.asm["xegpu-sg"]
+
+
+@xetile.kernel
+def weight_first(x, w, y):
+    weight = xetile.load_tile(xetile.init_tile(w, [0, 0], [1, 256]))
+    rows = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 256]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 256]), rows / xetile.tile_reduce("add", rows, [1]) * weight)
+
+
+def test_the_largest_value_takes_the_default_layout(rng):
+    """The [1, 256] weight comes first in the kernel, but the 32x256 rows decide: split by rows over 8 subgroups,
+    the weight broadcast to each, the row sums inside each subgroup (no shared local memory)."""
+    x, w, y = rand(rng, (32, 256), np.float32, 1, 4), rand(rng, (1, 256), np.float32), np.zeros((32, 256), np.float32)
+    levels = lower(weight_first.warmup(x, w, y, target="numpy").func, "xegpu-sg", "cpu")
+    text = print_func(levels["xetile-layouts"])
+    assert f"wg = {wg([8, 1], [4, 256])}" in lines_with(text, "init_tile %x")[0]
+    assert f"wg = {wg([8, 1], [1, 256])}" in lines_with(text, "init_tile %w")[0]
+    assert "slm" not in print_func(levels["xegpu-sg"])
+    interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, w, y])
+    assert_close(y, x / x.sum(1, keepdims=True) * w, np.float32)

@@ -246,13 +246,15 @@ class LayoutPropagation:
         return changed
 
     def default_one(self, ops) -> bool:
-        """Gives the first value without a layout the default one; propagation then goes on from it."""
-        for op in ops:
-            for v in op.results:
-                if has_layout(v) and self.layout(v) is None:
-                    self.layouts[self.find(v)] = default_layout(v.type.shape, self.subgroups)
-                    return True
-        return False
+        """Gives the largest value without a layout (the first of them in program order) the default one, so that
+        the rows of the data a kernel works on are split, not those of a [1, N] vector it broadcasts; propagation
+        then goes on from it."""
+        open_values = [v for op in ops for v in op.results if has_layout(v) and self.layout(v) is None]
+        if not open_values:
+            return False
+        v = max(open_values, key=value_bytes)
+        self.layouts[self.find(v)] = default_layout(v.type.shape, self.subgroups)
+        return True
 
     def insert_conversions(self) -> None:
         for edge in self.edges:
