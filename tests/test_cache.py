@@ -1,4 +1,4 @@
-"""DESIGN 4 on-disk compile cache: round trips, stable keys across processes, atomic writes, corrupt entries
+"""docs/DESIGN.md §4 on-disk compile cache: round trips, stable keys across processes, atomic writes, corrupt entries
 rejected and removed, XETILE_CACHE_DIR; a private directory (owner and mode checked, no links or FIFOs
 followed) and a size cap with LRU eviction (XETILE_CACHE_MAX_MB)."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """xetile_jit: a Triton-like Python DSL for XeTile kernels (workgroup-level tiles) on Intel GPUs."""
 from .runtime.ocl_icd import expose_cpu_runtime
 
-expose_cpu_runtime()  # before anything imports dpctl (DESIGN 4)
+expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 
 from .errors import BlockIOFallbackWarning, CompilationError, LaunchError
 from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, constexpr, exp, exp2, full, init_tile, load_tile, log,
@@ -18,7 +18,8 @@ bool = bool_  # the public spelling of the dtype, as in the issue's dtype list
 from .version import __version__
 
 __all__ = [
-    "__version__", "BlockIOFallbackWarning", "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
+    "__version__", "BlockIOFallbackWarning",
+    "CompilationError", "LaunchError", "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",

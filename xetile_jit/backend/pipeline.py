@@ -1,4 +1,4 @@
-"""The lowering pipeline (DESIGN 2): one function per stage, run in order; every stage's output is
+"""The lowering pipeline (docs/DESIGN.md §2): one function per stage, run in order; every stage's output is
 verified, and printed to stderr when XETILE_DUMP_IR=1. `compile_spirv` runs it to the end: LLVM IR,
 then the SPIR-V binary."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Targets as data (DESIGN 3): the one object that says what a target has. Made once per compile
+"""Targets as data (docs/DESIGN.md §3): the one object that says what a target has. Made once per compile
 (`get_target`) and passed by reference; every stage reads it and no other module keeps a per-target table.
 
 A `Target` holds the subgroup size, the DPAS shapes per operand dtype, the 2D block-IO limits (`BlockIO`), the
@@ -7,11 +7,11 @@ the module, bit for bit; "legacy" imports IGC's names and wraps inline vISA), th
 that check its code, and the driver options for kernels that use DPAS.
 
 DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction), N the subgroup
-size (columns of B and C), K from the builtin (reference note §1). f32 x f32 is not run on tf32 DPAS, whose
-rounding would not give f32 results: it is blocked like f16 and computed with f32 multiply-adds. Block-IO limits
-are PVC's (reference note §6). Xe-HPC and Xe2 build kernels with DPAS in the large register file mode (256 GRFs):
-a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the tutorial GEMM has 501 scratch (spill) messages
-in 128.
+size (columns of B and C), K from the builtin (docs/reference/xe_builtins.md §1). f32 x f32 is not run on tf32
+DPAS, whose rounding would not give f32 results: it is blocked like f16 and computed with f32 multiply-adds.
+Block-IO limits are PVC's (docs/reference/xe_builtins.md §6). Xe-HPC and Xe2 build kernels with DPAS in the large
+register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the tutorial GEMM has
+501 scratch (spill) messages in 128.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
 
 @dataclass(frozen=True)
 class BlockIO:
-    """The 2D block messages a target has (reference note §6): a block is at most `max_width_bytes` wide
+    """The 2D block messages a target has (docs/reference/xe_builtins.md §6): a block is at most `max_width_bytes` wide
     (width x element size x array length), at most `max_load_rows` high for loads and prefetches and
     `max_store_rows` for stores; `array_lengths` per element size in bits; VNNI-transform loads for the
     `vnni_bits` sizes, transposed loads for `transpose_bits`."""

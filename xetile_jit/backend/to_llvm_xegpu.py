@@ -6,9 +6,10 @@ element: reads from addresses clamped into the array, keeping the padding outsid
 A tensor descriptor is its coordinates, <x = column, y = row> as <2 x i64>; the surface the builtins read
 (base address, width and pitch in bytes, height in rows) is that of the memref the descriptor was created
 on, known statically (ir/analysis.py) or, where a tile may come from several arrays, chosen by a third
-component, the array's index. Block messages are used only where the reference note's rules hold: a
-surface the launch checked (MemRefType.block_io) and, for 8/16-bit data, a start on a 4-byte boundary
-(checked here, with the element path as the other branch). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
+component, the array's index. Block messages are used only where the rules of docs/reference/xe_builtins.md §6
+hold: a surface the launch checked (MemRefType.block_io; the compiler driver warns once per kernel for an array
+that fails it) and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the element path as the
+other branch). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
 lane taking the rows of A from the lane that holds them (targets.py says why).
 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every

@@ -1,5 +1,5 @@
 """The compiler driver (issue 7, item 6): a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
-out, through the trace, the backend and the on-disk cache (DESIGN 4).
+out, through the trace, the backend and the on-disk cache (docs/DESIGN.md §4).
 
 `CompileOptions` (target, tile_mma anchor layout, subgroup count) is the one source of the options' part of both
 cache keys.

@@ -4,7 +4,7 @@ Arrays are 2-D with unit stride along one dim: row-major (stride 1 along dim 1) 
 as `bt.T` (stride 1 along dim 0), which `order=[0, 1]` tiles read (RFC Appendix 1). A row pitch larger
 than the width is fine. Python ints are i32 (i64 when they do not fit), floats f32, bools i1.
 
-Array arguments (DESIGN 1) are numpy arrays, USM arrays (objects with `__sycl_usm_array_interface__`, such as
+Array arguments (docs/DESIGN.md §1) are numpy arrays, USM arrays (objects with `__sycl_usm_array_interface__`, such as
 dpnp arrays: dtype from its typestr, memory order from its strides, which are in elements and None when
 C-contiguous) and DLPack producers, imported as numpy arrays (`np.from_dlpack`) when they live on the host and as
 USM arrays (`dpnp.tensor.from_dlpack`; dpctl 0.22 moved dpctl.tensor into dpnp) when they live on a SYCL device.
@@ -24,8 +24,8 @@ SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
 
 
-# 2D block message surface rules (reference note, "Restrictions"): base alignment, pitch unit, width limits. A
-# memory row is a row of a row-major array, a column of a column-major one. The rules are named without the
+# 2D block message surface rules (docs/reference/xe_builtins.md §6, "Surface"): base alignment, pitch unit, width
+# limits. A memory row is a row of a row-major array, a column of a column-major one. The rules are named without the
 # array's numbers: the name is part of the cache key.
 BLOCK_BASE_ALIGN, BLOCK_PITCH_UNIT, BLOCK_MIN_WIDTH, BLOCK_MAX_EXTENT = 64, 16, 64, 2**24
 BASE_RULE = f"the base address is {BLOCK_BASE_ALIGN}-byte aligned"
