@@ -102,12 +102,12 @@ def test_propagation_keeps_the_numbers(rng):
     assert_close(rs, expected.sum(1, keepdims=True), np.float32, scale=4000)
 
 
-def test_without_layouts_every_value_gets_the_one_subgroup_default():
-    x = np.zeros((16, 64), np.float32)
-    func = propagated(softmax, x, x.copy(), BM=16, BN=64)
+def test_without_layouts_small_values_get_the_one_subgroup_default():
+    x = np.zeros((8, 32), np.float32)  # 1 KiB: Target.subgroup_value_bytes
+    func = propagated(softmax, x, x.copy(), BM=8, BN=32)
     layouts = {layout_of(v).workgroup_level() for op in walk(func.body) for v in op.results
                if hasattr(v.type, "shape") and v.type.shape}
-    assert layouts == {Layout([1, 1], [16, 64]), Layout([1, 1], [16, 1])}
+    assert layouts == {Layout([1, 1], [8, 32]), Layout([1, 1], [8, 1])}
     assert not any(isinstance(op, ConvertLayoutOp) for op in walk(func.body))
 
 
@@ -200,7 +200,7 @@ def layer_norm_reference(x, w):
 
 
 @pytest.mark.parametrize("num_subgroups, sg_layout, sg_data", [
-    (None, [8, 1], [4, 256]),   # 32x256 f32 is 32 KiB: 8 subgroups of 4 KiB, whole rows each
+    (None, [32, 1], [1, 256]),  # 32x256 f32 is 32 KiB: 32 subgroups of 1 KiB, whole rows each
     (2, [2, 1], [16, 256]),
     (64, [32, 2], [1, 128])])   # more subgroups than rows: the row reductions exchange partial sums
 def test_kernels_without_anchors_spread_over_subgroups(rng, num_subgroups, sg_layout, sg_data):
@@ -227,7 +227,7 @@ def test_num_subgroups_must_match_the_anchors():
 @pytest.mark.parametrize("num_subgroups", [None, 8])
 def test_default_layout_keeps_the_numbers_on_each_device(rng, num_subgroups):
     """Layer norm and softmax, launched with no layout: in the interpreter and as SPIR-V. On a device the artifact
-    has the subgroups the rule gives (16x256 f32: 16 KiB, 4 subgroups) or num_subgroups asks for."""
+    has the subgroups the rule gives (16x256 f32: 16 KiB, 16 subgroups of a row) or num_subgroups asks for."""
     x, w = rand(rng, (40, 200), np.float32), rand(rng, (1, 200), np.float32)
     y, z = np.zeros_like(x), np.zeros_like(x)
     options = {} if num_subgroups is None else {"num_subgroups": num_subgroups}
@@ -237,8 +237,8 @@ def test_default_layout_keeps_the_numbers_on_each_device(rng, num_subgroups):
     assert_close(z, softmax_reference(x), np.float32)
     if xetile.default_device() != "numpy":
         compiled = layer_norm.warmup(x, w, y, 200, BM=16, BN=256, **options)
-        assert compiled.artifact.num_subgroups == (num_subgroups or 4)
-        assert f"num_subgroups = {num_subgroups or 4}" in compiled.asm["xegpu-sg"]
+        assert compiled.artifact.num_subgroups == (num_subgroups or 16)
+        assert f"num_subgroups = {num_subgroups or 16}" in compiled.asm["xegpu-sg"]
 
 
 @xetile.kernel
@@ -249,13 +249,13 @@ def weight_first(x, w, y):
 
 
 def test_the_largest_value_takes_the_default_layout(rng):
-    """The [1, 256] weight comes first in the kernel, but the 32x256 rows decide: split by rows over 8 subgroups,
+    """The [1, 256] weight comes first in the kernel, but the 32x256 rows decide: split by rows over 32 subgroups,
     the weight broadcast to each, the row sums inside each subgroup (no shared local memory)."""
     x, w, y = rand(rng, (32, 256), np.float32, 1, 4), rand(rng, (1, 256), np.float32), np.zeros((32, 256), np.float32)
     levels = lower(weight_first.warmup(x, w, y, target="numpy").func, "xegpu-sg", "cpu")
     text = print_func(levels["xetile-layouts"])
-    assert f"wg = {wg([8, 1], [4, 256])}" in lines_with(text, "init_tile %x")[0]
-    assert f"wg = {wg([8, 1], [1, 256])}" in lines_with(text, "init_tile %w")[0]
+    assert f"wg = {wg([32, 1], [1, 256])}" in lines_with(text, "init_tile %x")[0]
+    assert f"wg = {wg([32, 1], [1, 256])}" in lines_with(text, "init_tile %w")[0]
     assert "slm" not in print_func(levels["xegpu-sg"])
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, w, y])
     assert_close(y, x / x.sum(1, keepdims=True) * w, np.float32)

@@ -17,8 +17,8 @@ over the subgroups first, so that a reduction along rows stays inside each subgr
 the rows cannot take. S is prod(sg_layout) of the anchors; without any, the launch's `num_subgroups`, or else
 `default_subgroup_count`: enough subgroups that the kernel's largest value takes at most
 Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size / subgroup size),
-halved while that value would not split exactly. The layout is the contract: wg-to-sg and the later passes read
-S from it.
+halved while that value would not split exactly; 1 for a kernel with a tile_mma. The layout is the contract:
+wg-to-sg and the later passes read S from it.
 """
 from __future__ import annotations
 
@@ -75,10 +75,13 @@ def value_bytes(v: Value) -> int:
     return prod(v.type.shape) * max(1, v.type.dtype.bits // 8)
 
 
-def default_subgroup_count(values: list[Value], target: Target) -> int:
+def default_subgroup_count(ops: list[Operation], target: Target) -> int:
     """The subgroups of a kernel without anchors or `num_subgroups`: Target.default_subgroups of its largest value,
-    halved while that value's default layout would hold copies (an odd shape is better on fewer subgroups)."""
-    if not values:
+    halved while that value's default layout would hold copies (an odd shape is better on fewer subgroups). A
+    kernel with a tile_mma keeps one subgroup: rows split for a row reduction are not DPAS blocks, so its layout
+    is the launch's sg_layout/sg_data (or num_subgroups) to give."""
+    values = [v for op in ops for v in op.results if has_layout(v)]
+    if not values or any(isinstance(op, X.TileMMAOp) for op in ops):
         return 1
     largest = max(values, key=value_bytes)
     subgroups = target.default_subgroups(value_bytes(largest))
@@ -228,8 +231,7 @@ class LayoutPropagation:
 
     def subgroup_count(self, anchors, ops) -> int:
         if not anchors:
-            values = [v for op in ops for v in op.results if has_layout(v)]
-            return self.requested or default_subgroup_count(values, self.target)
+            return self.requested or default_subgroup_count(ops, self.target)
         op, _, layout = anchors[0]
         if self.requested is not None and self.requested != layout.num_subgroups:
             raise op.error(f"num_subgroups={self.requested} but layout {layout} has {layout.num_subgroups} "
@@ -246,13 +248,13 @@ class LayoutPropagation:
         return changed
 
     def default_one(self, ops) -> bool:
-        """Gives the largest value without a layout (the first of them in program order) the default one, so that
-        the rows of the data a kernel works on are split, not those of a [1, N] vector it broadcasts; propagation
-        then goes on from it."""
+        """Gives a value without a layout the default one: a tile_mma result first (the anchor the launch did not
+        give), else the largest value (the first of them in program order), so that the rows of the data a kernel
+        works on are split, not those of a [1, N] vector it broadcasts; propagation then goes on from it."""
         open_values = [v for op in ops for v in op.results if has_layout(v) and self.layout(v) is None]
         if not open_values:
             return False
-        v = max(open_values, key=value_bytes)
+        v = max(open_values, key=lambda v: (isinstance(v.owner, X.TileMMAOp), value_bytes(v)))
         self.layouts[self.find(v)] = default_layout(v.type.shape, self.subgroups)
         return True
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import warnings
 from dataclasses import dataclass
 
 from ..backend.pipeline import compile_spirv
 from ..backend.targets import get_target
-from ..errors import BlockIOFallbackWarning, CompilationError
+from ..errors import BlockIOFallbackWarning, CompilationError, warn
 from ..ir.attrs import Layout
 from ..ir.core import Builder, FuncOp, walk
 from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp
@@ -112,10 +111,10 @@ def warn_block_io_fallback(func: FuncOp, specs: dict) -> None:
     if not broken or os.environ.get("XETILE_QUIET") == "1":
         return
     arrays = f"array {broken[0]}" if len(broken) == 1 else f"arrays {', '.join(broken[:-1])} and {broken[-1]}"
-    warnings.warn(f"xetile_jit: kernel {func.sym_name}: 2D block messages cannot address {arrays}; loads and "
-                  "stores there go element by element (slower; on GPUs more registers, possibly spills). The rules: "
-                  "a 64-byte aligned base, a row pitch of 16-byte units, rows 64 bytes to 2**24 bytes wide "
-                  "(README, 'SPIR-V and GPU builds'). XETILE_QUIET=1 silences this.", BlockIOFallbackWarning)
+    warn(f"xetile_jit: kernel {func.sym_name}: 2D block messages cannot address {arrays}; loads and stores there go "
+         "element by element (slower; on GPUs more registers, possibly spills). The rules: a 64-byte aligned base, a "
+         "row pitch of 16-byte units, rows 64 bytes to 2**24 bytes wide (README, 'SPIR-V and GPU builds'). "
+         "XETILE_QUIET=1 silences this.", BlockIOFallbackWarning)
 
 
 def dumping_ir() -> bool:
