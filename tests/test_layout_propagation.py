@@ -259,3 +259,14 @@ def test_the_largest_value_takes_the_default_layout(rng):
     assert "slm" not in print_func(levels["xegpu-sg"])
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, w, y])
     assert_close(y, x / x.sum(1, keepdims=True) * w, np.float32)
+
+
+@pytest.mark.parametrize("num_subgroups, mma_layout", [(None, ([1, 1], [32, 32])), (2, ([2, 1], [16, 32]))])
+def test_a_tile_mma_without_anchor_keeps_one_subgroup_unless_asked(rng, num_subgroups, mma_layout):
+    a, b = rand(rng, (32, 16), np.float16), rand(rng, (16, 32), np.float16)
+    c, d = np.zeros((32, 32), np.float32), np.zeros((8, 32), np.float32)
+    levels = lower(mma_then_elementwise.warmup(a, b, c, d, target="numpy").func, "xegpu-sg", "cpu", num_subgroups)
+    assert f"wg_map = {wg(*mma_layout)}" in lines_with(print_func(levels["xetile-layouts"]), "tile_mma")[0]
+    interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [a, b, c, d])
+    assert_close(c, np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0), np.float32, scale=16)
+    np.testing.assert_array_equal(d, 1.0)
