@@ -26,6 +26,11 @@ REGISTER_FACTOR = 4
 MAX_LLVM_INSTRUCTIONS = 250_000
 
 
+def type_bytes(t) -> int:
+    """The bytes of a tile or vector type's elements (a bool takes one)."""
+    return prod(t.shape) * max(1, t.dtype.bits // 8)
+
+
 def register_budget(target: Target) -> int:
     """Bytes one subgroup's value may take on `target` (the register budget)."""
     return REGISTER_FACTOR * target.large_grf_count * target.grf_bytes
@@ -39,7 +44,7 @@ def check_registers(func: FuncOp, target: Target) -> None:
             t = result.type
             if not isinstance(t, VectorType):
                 continue
-            size = prod(t.shape) * max(1, t.dtype.bits // 8)
+            size = type_bytes(t)
             if size > budget:
                 shape = "x".join(map(str, t.shape))
                 raise CompilationError(

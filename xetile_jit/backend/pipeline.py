@@ -6,14 +6,12 @@ from __future__ import annotations
 import os
 import sys
 
-from math import prod
-
 from ..errors import CompilationError
 from ..ir.core import FuncOp, walk
 from ..ir.core_ops import SlmAllocOp
 from ..ir.simt_ops import SimtDpasOp
 from . import ocloc
-from .code_budget import check_code_size, check_registers
+from .code_budget import check_code_size, check_registers, type_bytes
 from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
@@ -61,8 +59,7 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
 
 def check_slm(func: FuncOp, target: Target) -> None:
     """The layout conversions' shared local memory must fit the target's."""
-    used = sum(prod(op.result.type.shape) * max(1, op.result.type.dtype.bits // 8)
-               for op in walk(func.body) if isinstance(op, SlmAllocOp))
+    used = sum(type_bytes(op.result.type) for op in walk(func.body) if isinstance(op, SlmAllocOp))
     if used > target.slm_bytes:
         raise CompilationError(f"kernel {func.sym_name}: its layout conversions need {used // 1024} KiB of shared "
                                f"local memory; target {target.name} has {target.slm_bytes // 1024} KiB. Choose "

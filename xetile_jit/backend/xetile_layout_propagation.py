@@ -33,6 +33,7 @@ from ..ir.attrs import Layout
 from ..ir.core import FuncOp, Operation, Value, walk
 from ..ir.types import ROW_MAJOR, TileType, VectorType
 from ..ir.verifier import verify
+from .code_budget import type_bytes
 from .targets import Target
 from .xetile_layout_completion import complete_layouts, convert_operand, values_with_layouts
 
@@ -72,7 +73,7 @@ def copies(layout: Layout, shape) -> int:
 
 
 def value_bytes(v: Value) -> int:
-    return prod(v.type.shape) * max(1, v.type.dtype.bits // 8)
+    return type_bytes(v.type)
 
 
 def default_subgroup_count(ops: list[Operation], target: Target) -> int:
