@@ -98,8 +98,8 @@ def every_module_passes_spirv_val(monkeypatch):
     cannot check (ocloc checks those)."""
     compile_spirv = pipeline.compile_spirv
 
-    def validated(func, target):
-        result = compile_spirv(func, target)
+    def validated(func, target, num_subgroups=None):
+        result = compile_spirv(func, target, num_subgroups)
         tool = ocloc.spirv_validator(target) if target.builtins != "legacy" else None
         if tool is not None and shutil.which(tool) is not None:
             validate(result["spirv"], tool=tool)

@@ -2,6 +2,9 @@
 and CompiledArtifact, which owns its serialisation to a disk cache entry."""
 from __future__ import annotations
 
+import re
+import warnings
+
 import numpy as np
 import pytest
 
@@ -78,3 +81,57 @@ def test_an_entry_of_another_layout_is_compiled_again_and_overwritten(traces, tm
     assert "spirv" in mma_copy.warmup(x, y, BM=8, target="cpu").asm
     assert traces == ["mma_copy", "mma_copy"]
     assert CompiledArtifact.from_entry(cache.get(path.stem)).name == "mma_copy"
+
+
+def test_num_subgroups_is_part_of_both_cache_keys(traces):
+    """Issue 14: the launch option num_subgroups (Triton's num_warps) is a CompileOptions field, so it keys the
+    in-memory and the disk cache, and the artifact has that many subgroups."""
+    mma_copy.cache.clear()
+    x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    default = mma_copy.warmup(x, y, BM=16, target="cpu")
+    four = mma_copy.warmup(x, y, BM=16, target="cpu", num_subgroups=4)
+    assert [key[-1] for key in mma_copy.cache] == [CompileOptions("cpu"), CompileOptions("cpu", num_subgroups=4)]
+    assert (default.artifact.num_subgroups, four.artifact.num_subgroups) == (1, 4)  # 1 KiB: one subgroup by default
+    assert len(list(DiskCache().directory.iterdir())) == 2 and traces == ["mma_copy", "mma_copy"]
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.0, "4", True, [4]])
+def test_num_subgroups_must_be_a_positive_int(bad):
+    x = np.zeros((16, 16), np.float32)
+    with pytest.raises(xetile.LaunchError, match=r"num_subgroups must be a positive int \(the subgroups of a "
+                                                 rf"workgroup\), got {re.escape(repr(bad))}"):
+        mma_copy.warmup(x, x, BM=16, target="cpu", num_subgroups=bad)
+
+
+@xetile.kernel
+def two_copies(x, y, z, w):
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 8]), xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])))
+    xetile.store_tile(xetile.init_tile(w, [0, 0], [8, 8]), xetile.load_tile(xetile.init_tile(z, [0, 0], [8, 8])))
+
+
+def block_io_warnings(monkeypatch, tmp_path, quiet: str | None, *args) -> list:
+    """The BlockIOFallbackWarnings of compiling two_copies for `args` (a fresh cache: it compiles)."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path / f"cache-{quiet}"))
+    if quiet is not None:
+        monkeypatch.setenv("XETILE_QUIET", quiet)
+    two_copies.cache.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        two_copies.warmup(*args, target="cpu")
+    return [w for w in caught if issubclass(w.category, xetile.BlockIOFallbackWarning)]
+
+
+def test_block_io_fallback_warns_once_per_compile_naming_arrays_and_rules(monkeypatch, tmp_path):
+    """Issue 14, item 4: arrays 2D block messages cannot address are named, with the rule, in one warning."""
+    pitched = np.zeros((16, 45), np.float32)[:, 3:40]  # a 180-byte row pitch
+    narrow, good = np.zeros((8, 8), np.float32), np.zeros((16, 16), np.float32)  # 32 bytes wide; 64 bytes wide
+    (warning,) = block_io_warnings(monkeypatch, tmp_path, None, pitched, good, narrow, good)
+    assert str(warning.message).startswith(
+        "xetile_jit: kernel two_copies: 2D block messages cannot address arrays 'x' (rule: the pitch between memory "
+        "rows is a multiple of 16 bytes) and 'z' (rule: a memory row is 64 bytes to 2**24 bytes wide, in whole 4-byte "
+        "units); "
+        "loads and stores there go element by element")
+    assert "XETILE_QUIET=1 silences this" in str(warning.message)
+    assert warning.filename == __file__  # attributed to the warmup line, not to xetile_jit's own code
+    assert block_io_warnings(monkeypatch, tmp_path, "1", pitched, good, narrow, good) == []
+    assert block_io_warnings(monkeypatch, tmp_path, None, good, good, good, good) == []

@@ -1,6 +1,6 @@
-"""DESIGN 4 device selection on the real opencl:cpu device: device= -> the arrays' queue -> XETILE_DEVICE -> a Level
-Zero GPU -> opencl:cpu -> numpy (warned once); targets from device names; LaunchError for bad devices and for launches
-beyond a device's limits."""
+"""Device selection (docs/DESIGN.md §4) on the real opencl:cpu device: device= -> the arrays' queue -> XETILE_DEVICE
+-> a Level Zero GPU -> opencl:cpu -> numpy (warned once); targets from device names; LaunchError for bad devices and
+for launches beyond a device's limits."""
 from __future__ import annotations
 
 import re
@@ -150,7 +150,7 @@ def plus_one(x, y):
 
 
 def test_a_launch_naming_no_device_runs_spirv_on_the_automatic_device():
-    """DESIGN 4: with no device=, no USM array and no XETILE_DEVICE, the first SYCL device found runs the
+    """docs/DESIGN.md §4: with no device=, no USM array and no XETILE_DEVICE, the first SYCL device found runs the
     SPIR-V (opencl:cpu on the CI machines)."""
     plus_one.cache.clear()
     x, y = np.arange(128, dtype=np.float32).reshape(8, 16), np.zeros((8, 16), np.float32)

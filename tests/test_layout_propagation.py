@@ -6,6 +6,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
+from xetile_jit.backend import interpreter
 from xetile_jit.backend.interpreter import Interpreter
 from xetile_jit.backend.pipeline import lower
 from xetile_jit.backend.xetile_layout_propagation import default_layout
@@ -101,12 +102,12 @@ def test_propagation_keeps_the_numbers(rng):
     assert_close(rs, expected.sum(1, keepdims=True), np.float32, scale=4000)
 
 
-def test_without_layouts_every_value_gets_the_one_subgroup_default():
-    x = np.zeros((16, 64), np.float32)
-    func = propagated(softmax, x, x.copy(), BM=16, BN=64)
+def test_without_layouts_small_values_get_the_one_subgroup_default():
+    x = np.zeros((8, 32), np.float32)  # 1 KiB: Target.subgroup_value_bytes
+    func = propagated(softmax, x, x.copy(), BM=8, BN=32)
     layouts = {layout_of(v).workgroup_level() for op in walk(func.body) for v in op.results
                if hasattr(v.type, "shape") and v.type.shape}
-    assert layouts == {Layout([1, 1], [16, 64]), Layout([1, 1], [16, 1])}
+    assert layouts == {Layout([1, 1], [8, 32]), Layout([1, 1], [8, 1])}
     assert not any(isinstance(op, ConvertLayoutOp) for op in walk(func.body))
 
 
@@ -131,10 +132,15 @@ def test_conflicting_layouts_meet_through_a_conversion(rng):
 
 
 @pytest.mark.parametrize("shape, subgroups, expected", [
-    ((64, 32), 4, ([4, 1], [16, 32])), ((6, 32), 4, ([1, 4], [6, 8])), ((6, 10), 4, ([4, 1], [6, 10])),
-    ((16, 16), 1, ([1, 1], [16, 16]))])
+    ((64, 32), 4, ([4, 1], [16, 32])), ((16, 1024), 16, ([16, 1], [1, 1024])),  # rows only: row reductions stay
+    ((6, 32), 4, ([2, 2], [3, 16])), ((6, 10), 4, ([2, 2], [3, 5])), ((1, 1024), 16, ([1, 16], [1, 64])),
+    ((16, 1024), 32, ([16, 2], [1, 512])), ((12, 6), 8, ([4, 2], [3, 3])),  # columns take what rows cannot
+    ((6, 7), 4, ([4, 1], [3, 7])), ((7, 6), 4, ([1, 4], [7, 3])),  # rows or columns as far as they divide, copies
+    ((5, 7), 4, ([4, 1], [5, 7])), ((16, 16), 1, ([1, 1], [16, 16]))])
 def test_default_layout(shape, subgroups, expected):
-    assert default_layout(shape, subgroups) == Layout(*expected)
+    layout = default_layout(shape, subgroups)
+    assert layout == Layout(*expected)
+    assert layout.num_subgroups == subgroups
 
 
 @xetile.kernel
@@ -170,3 +176,97 @@ def test_two_anchored_tiles_meet_through_a_conversion(rng):
     assert convert.result.layout.workgroup_level() == Layout([4, 1], [4, 8])
     run_ir(func, (1,), [x, y, out])
     assert_close(out, x + y, np.float32)
+
+
+# ---- kernels without anchors (issue 14, item 1): spread over subgroups, rows first ---------------------------------
+
+@xetile.kernel
+def layer_norm(x, w, y, N, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]))
+    mean = xetile.tile_reduce("add", rows, [1]) / N
+    var = xetile.tile_reduce("add", rows * rows, [1]) / N - mean * mean
+    weight = xetile.load_tile(xetile.init_tile(w, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), (rows - mean) * xetile.rsqrt(var + 1e-5) * weight)
+
+
+def softmax_reference(x):
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def layer_norm_reference(x, w):
+    return (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * w
+
+
+@pytest.mark.parametrize("num_subgroups, sg_layout, sg_data", [
+    (None, [32, 1], [1, 256]),  # 32x256 f32 is 32 KiB: 32 subgroups of 1 KiB, whole rows each
+    (2, [2, 1], [16, 256]),
+    (64, [32, 2], [1, 128])])   # more subgroups than rows: the row reductions exchange partial sums
+def test_kernels_without_anchors_spread_over_subgroups(rng, num_subgroups, sg_layout, sg_data):
+    x = rand(rng, (40, 200), np.float32)
+    y = np.zeros_like(x)
+    levels = lower(softmax.warmup(x, y, BM=32, BN=256, target="numpy").func, "xegpu-sg", "cpu", num_subgroups)
+    loads = lines_with(print_func(levels["xetile-layouts"]), "xetile.load_tile")
+    assert loads and all(f"wg = {wg(sg_layout, sg_data)}" in line for line in loads)
+    assert levels["xegpu-sg"].num_subgroups == np.prod(sg_layout)
+    interpreter.run_ir(levels["xegpu-sg"], (2, 1, 1), [x, y])
+    assert_close(y, softmax_reference(x), np.float32)
+
+
+def test_num_subgroups_must_match_the_anchors():
+    a, b = np.zeros((32, 16), np.float16), np.zeros((16, 32), np.float16)
+    c, d = np.zeros((32, 32), np.float32), np.zeros((8, 32), np.float32)
+    func = mma_then_elementwise.warmup(a, b, c, d, sg_layout=[2, 2], sg_data=[16, 16], target="numpy").func
+    assert lower(func, "xetile-layouts", "cpu", 4)["xetile-layouts"] is not None
+    with pytest.raises(xetile.CompilationError, match=r"num_subgroups=8 but layout .* has 4 subgroups"):
+        lower(func, "xetile-layouts", "cpu", 8)
+
+
+@pytest.mark.usefixtures("on_each_device")
+@pytest.mark.parametrize("num_subgroups", [None, 8])
+def test_default_layout_keeps_the_numbers_on_each_device(rng, num_subgroups):
+    """Layer norm and softmax, launched with no layout: in the interpreter and as SPIR-V. On a device the artifact
+    has the subgroups the rule gives (16x256 f32: 16 KiB, 16 subgroups of a row) or num_subgroups asks for."""
+    x, w = rand(rng, (40, 200), np.float32), rand(rng, (1, 200), np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    options = {} if num_subgroups is None else {"num_subgroups": num_subgroups}
+    layer_norm[(3,)](x, w, y, 200, BM=16, BN=256, **options)
+    softmax[(3,)](x, z, BM=16, BN=256, **options)
+    assert_close(y, layer_norm_reference(x, w), np.float32, scale=10)
+    assert_close(z, softmax_reference(x), np.float32)
+    if xetile.default_device() != "numpy":
+        compiled = layer_norm.warmup(x, w, y, 200, BM=16, BN=256, **options)
+        assert compiled.artifact.num_subgroups == (num_subgroups or 16)
+        assert f"num_subgroups = {num_subgroups or 16}" in compiled.asm["xegpu-sg"]
+
+
+@xetile.kernel
+def weight_first(x, w, y):
+    weight = xetile.load_tile(xetile.init_tile(w, [0, 0], [1, 256]))
+    rows = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 256]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 256]), rows / xetile.tile_reduce("add", rows, [1]) * weight)
+
+
+def test_the_largest_value_takes_the_default_layout(rng):
+    """The [1, 256] weight comes first in the kernel, but the 32x256 rows decide: split by rows over 32 subgroups,
+    the weight broadcast to each, the row sums inside each subgroup (no shared local memory)."""
+    x, w, y = rand(rng, (32, 256), np.float32, 1, 4), rand(rng, (1, 256), np.float32), np.zeros((32, 256), np.float32)
+    levels = lower(weight_first.warmup(x, w, y, target="numpy").func, "xegpu-sg", "cpu")
+    text = print_func(levels["xetile-layouts"])
+    assert f"wg = {wg([32, 1], [1, 256])}" in lines_with(text, "init_tile %x")[0]
+    assert f"wg = {wg([32, 1], [1, 256])}" in lines_with(text, "init_tile %w")[0]
+    assert "slm" not in print_func(levels["xegpu-sg"])
+    interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, w, y])
+    assert_close(y, x / x.sum(1, keepdims=True) * w, np.float32)
+
+
+@pytest.mark.parametrize("num_subgroups, mma_layout", [(None, ([1, 1], [32, 32])), (2, ([2, 1], [16, 32]))])
+def test_a_tile_mma_without_anchor_keeps_one_subgroup_unless_asked(rng, num_subgroups, mma_layout):
+    a, b = rand(rng, (32, 16), np.float16), rand(rng, (16, 32), np.float16)
+    c, d = np.zeros((32, 32), np.float32), np.zeros((8, 32), np.float32)
+    levels = lower(mma_then_elementwise.warmup(a, b, c, d, target="numpy").func, "xegpu-sg", "cpu", num_subgroups)
+    assert f"wg_map = {wg(*mma_layout)}" in lines_with(print_func(levels["xetile-layouts"]), "tile_mma")[0]
+    interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [a, b, c, d])
+    assert_close(c, np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0), np.float32, scale=16)
+    np.testing.assert_array_equal(d, 1.0)

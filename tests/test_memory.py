@@ -18,7 +18,8 @@ import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
-from xetile_jit.runtime.args import ArraySpec, ScalarSpec, classify, runtime_value
+from xetile_jit.runtime.args import (BASE_RULE, PITCH_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify,
+                                     runtime_value)
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 
 ARRAY = "__global {0} *{1}, long {1}_rows, long {1}_cols, long {1}_rs, long {1}_cs"
@@ -178,8 +179,8 @@ def test_dpnp_arrays_zero_copy(queue, program, rng):
     parent = dpnp.asarray(host, sycl_queue=queue)
     a = parent[1:6, 2:9]  # pitched, with an offset
     b = dpnp.zeros((7, 5), dtype=dpnp.float32, sycl_queue=queue).T  # column-major
-    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR, block_io=False)  # under 64 bytes wide
-    assert classify("b", b) == ArraySpec(float32, COL_MAJOR, block_io=False)
+    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR, block_io_rule=BASE_RULE)  # 44 bytes into the array
+    assert classify("b", b) == ArraySpec(float32, COL_MAJOR, block_io_rule=WIDTH_RULE)
     args = launch(queue, program, dict(a=a, b=b, s=1.5), {"a", "b"}, (5, 7))
     usm = a.__sycl_usm_array_interface__
     assert args[0].__sycl_usm_array_interface__["data"][0] == usm["data"][0] + 4 * usm["offset"]
@@ -196,8 +197,8 @@ def test_dlpack_host_round_trip(queue, program, rng):
     b_host = np.zeros((5, 7), np.float32)
     a0 = a_host.copy()
     a, b = DLPackOnly(a_host), DLPackOnly(b_host)
-    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR, block_io=False)  # 28 bytes wide: under 64
-    assert classify("t", DLPackOnly(a_host.T)) == ArraySpec(float32, COL_MAJOR, block_io=False)
+    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR, block_io_rule=WIDTH_RULE)  # 28 bytes wide: under 64
+    assert classify("t", DLPackOnly(a_host.T)) == ArraySpec(float32, COL_MAJOR, block_io_rule=WIDTH_RULE)
     launch(queue, program, dict(a=a, b=b, s=1.5), {"b"}, (5, 7))
     np.testing.assert_array_equal(a_host, a0)  # not written: not copied back
     np.testing.assert_array_equal(b_host, 2 * (a0 + 1.5))  # written into the producer's memory
@@ -274,10 +275,10 @@ def test_block_io_surface_rules(queue):
     """Reference note "Restrictions": a 64-byte aligned base, a pitch of 16-byte units, 64 bytes to 2^24 wide.
     numpy arrays are staged at the start of an allocation; USM arrays are used where they are."""
     assert classify("a", np.zeros((16, 32), np.float32)).block_io
-    assert not classify("a", np.zeros((16, 8), np.float32)).block_io             # 32 bytes wide
-    assert not classify("a", np.zeros((16, 45), np.float32)[:, 3:40]).block_io   # a pitch of 180 bytes
+    assert classify("a", np.zeros((16, 8), np.float32)).block_io_rule == WIDTH_RULE            # 32 bytes wide
+    assert classify("a", np.zeros((16, 45), np.float32)[:, 3:40]).block_io_rule == PITCH_RULE  # a 180-byte pitch
     assert classify("a", np.zeros((16, 48), np.float16)[:, 8:40]).block_io        # 96-byte pitch, 64 wide
     assert classify("t", np.zeros((32, 16), np.float32).T).block_io               # column-major: 16 x 32 rows
     base = np.zeros((16, 64), np.float32)
     assert classify("u", UsmArray(queue, base, (16, 32), (64, 1))).block_io
-    assert not classify("u", UsmArray(queue, base, (16, 32), (64, 1), offset=1)).block_io  # base 4 bytes off
+    assert classify("u", UsmArray(queue, base, (16, 32), (64, 1), offset=1)).block_io_rule == BASE_RULE  # 4 B off

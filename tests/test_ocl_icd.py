@@ -1,4 +1,4 @@
-"""DESIGN 4: importing xetile_jit makes PyPI's OpenCL CPU runtime visible to dpctl, and leaves a user's
+"""docs/DESIGN.md §4: importing xetile_jit makes PyPI's OpenCL CPU runtime visible to dpctl, and leaves a user's
 OCL_ICD_FILENAMES alone."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The Target contract (DESIGN 3): one object per target, read by every stage. Its 2D block-IO limits decide which
-messages the lowering may use, and a new target is one `Target(...)` entry."""
+"""The Target contract (docs/DESIGN.md §3): one object per target, read by every stage. Its 2D block-IO limits
+decide which messages the lowering may use, and a new target is one `Target(...)` entry."""
 import re
 from dataclasses import replace
 

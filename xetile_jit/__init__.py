@@ -1,9 +1,9 @@
 """xetile_jit: a Triton-like Python DSL for XeTile kernels (workgroup-level tiles) on Intel GPUs."""
 from .runtime.ocl_icd import expose_cpu_runtime
 
-expose_cpu_runtime()  # before anything imports dpctl (DESIGN 4)
+expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 
-from .errors import CompilationError, DeviceAssertionError, LaunchError
+from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, LaunchError
 from .frontend.autotune import Config, autotune
 from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, ceil, constexpr, cos, cumsum, device_assert, device_print,
                            erf, exp, exp2, floor, fma, full, init_tile, iota, load_tile, log, log2, maximum, minimum,
@@ -23,8 +23,9 @@ from . import ops, testing
 from .version import __version__
 
 __all__ = [
-    "__version__", "CompilationError", "DeviceAssertionError", "LaunchError", "default_device", "CompiledKernel",
-    "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune", "layouts", "ops", "testing",
+    "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "LaunchError",
+    "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune", "layouts",
+    "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",

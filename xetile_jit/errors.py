@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import linecache
+import os
+import sys
+import warnings
 from dataclasses import dataclass
 
 
@@ -47,3 +50,19 @@ class DeviceAssertionError(AssertionError):
 
 class LaunchError(Exception):
     """A launch whose arguments, grid or options do not fit the kernel. Raised before anything runs."""
+
+
+class BlockIOFallbackWarning(UserWarning):
+    """An array the kernel reads or writes whose memory 2D block messages cannot address (base alignment, row pitch,
+    width: runtime/args.py names the rule), so its tiles go element by element: slower, and on GPUs more registers.
+    Given once per kernel compile; XETILE_QUIET=1 silences it."""
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """warnings.warn, attributed to the first frame outside xetile_jit (the user's launch or warmup line), so that
+    the warning shows the user's source line and Python's filters see the user's module."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

@@ -26,6 +26,11 @@ REGISTER_FACTOR = 4
 MAX_LLVM_INSTRUCTIONS = 250_000
 
 
+def type_bytes(t) -> int:
+    """The bytes of a tile or vector type's elements (a bool takes one)."""
+    return prod(t.shape) * max(1, t.dtype.bits // 8)
+
+
 def register_budget(target: Target) -> int:
     """Bytes one subgroup's value may take on `target` (the register budget)."""
     return REGISTER_FACTOR * target.large_grf_count * target.grf_bytes
@@ -39,14 +44,15 @@ def check_registers(func: FuncOp, target: Target) -> None:
             t = result.type
             if not isinstance(t, VectorType):
                 continue
-            size = prod(t.shape) * max(1, t.dtype.bits // 8)
+            size = type_bytes(t)
             if size > budget:
                 shape = "x".join(map(str, t.shape))
                 raise CompilationError(
                     f"{op.name}: each subgroup holds a {shape} {t.dtype} value ({size // 1024} KiB); the register "
                     f"budget is {REGISTER_FACTOR} x target {target.name}'s register file ({target.large_grf_count} "
                     f"GRF x {target.grf_bytes} B) = {budget // 1024} KiB per value. Use smaller tiles or spread "
-                    "them over more subgroups (layout=xetile.Layout(sg_layout, sg_data))", op.loc)
+                    "them over more subgroups (the launch option num_subgroups=, or layout=xetile.Layout(sg_layout, "
+                    "sg_data))", op.loc)
 
 
 def check_code_size(module: ir.Module, kernel: str) -> None:

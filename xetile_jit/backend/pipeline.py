@@ -1,4 +1,4 @@
-"""The lowering pipeline (DESIGN 2): one function per stage, run in order; every stage's output is
+"""The lowering pipeline (docs/DESIGN.md §2): one function per stage, run in order; every stage's output is
 verified, and printed to stderr when XETILE_DUMP_IR=1. `compile_spirv` runs it to the end: LLVM IR,
 then the SPIR-V binary."""
 from __future__ import annotations
@@ -6,15 +6,13 @@ from __future__ import annotations
 import os
 import sys
 
-from math import prod
-
 from ..errors import CompilationError
 from ..ir.core import FuncOp, walk
 from ..ir.core_ops import SlmAllocOp
 from ..ir.debug_ops import DeviceAssertOp
 from ..ir.simt_ops import SimtDpasOp
 from . import ocloc
-from .code_budget import check_code_size, check_registers
+from .code_budget import check_code_size, check_registers, type_bytes
 from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
@@ -27,19 +25,20 @@ from .xegpu_wg_to_sg import wg_to_sg
 from .xetile_layout_propagation import propagate_layouts
 from .xetile_to_xegpu import xetile_to_xegpu
 
-STAGES = [  # (name, stage(func, target))
+STAGES = [  # (name, stage(func, target, num_subgroups)): only layout propagation decides the subgroup count
     ("xetile-layouts", propagate_layouts),
-    ("xegpu-wg", lambda func, target: xetile_to_xegpu(func)),
-    ("xegpu-sg", lambda func, target: insert_barriers(wg_to_sg(func, target))),
-    ("xegpu-blocked", block),
-    ("xegpu-simt", distribute_lanes),
+    ("xegpu-wg", lambda func, target, _: xetile_to_xegpu(func)),
+    ("xegpu-sg", lambda func, target, _: insert_barriers(wg_to_sg(func, target))),
+    ("xegpu-blocked", lambda func, target, _: block(func, target)),
+    ("xegpu-simt", lambda func, target, _: distribute_lanes(func, target)),
 ]
 STAGE_NAMES = [name for name, _ in STAGES]
 
 
-def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu") -> dict[str, FuncOp]:
+def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu",
+          num_subgroups: int | None = None) -> dict[str, FuncOp]:
     """The IR after each stage up to `until`, by stage name; `func` itself is left as it was. `target` is the
-    Target, or its name (resolved here, once)."""
+    Target, or its name (resolved here, once); `num_subgroups` the launch option (layout propagation's input)."""
     if until not in STAGE_NAMES:
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
     chosen = get_target(target) if isinstance(target, str) else target
@@ -47,7 +46,7 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
     # func.clone, not copy.deepcopy: use lists make the graph as deep as the kernel is long
     current = drop_device_asserts(func.clone())
     for name, stage in STAGES:
-        current = stage(current, chosen)
+        current = stage(current, chosen, num_subgroups)
         verify(current)
         if name == "xegpu-sg":
             check_slm(current, chosen)
@@ -69,8 +68,7 @@ def drop_device_asserts(func: FuncOp) -> FuncOp:
 
 def check_slm(func: FuncOp, target: Target) -> None:
     """The layout conversions' shared local memory must fit the target's."""
-    used = sum(prod(op.result.type.shape) * max(1, op.result.type.dtype.bits // 8)
-               for op in walk(func.body) if isinstance(op, SlmAllocOp))
+    used = sum(type_bytes(op.result.type) for op in walk(func.body) if isinstance(op, SlmAllocOp))
     if used > target.slm_bytes:
         raise CompilationError(f"kernel {func.sym_name}: its layout conversions need {used // 1024} KiB of shared "
                                f"local memory; target {target.name} has {target.slm_bytes // 1024} KiB. Choose "
@@ -78,11 +76,11 @@ def check_slm(func: FuncOp, target: Target) -> None:
                                "or smaller workgroup tiles", func.loc)
 
 
-def compile_spirv(func: FuncOp, target: Target) -> dict:
+def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
     for Xe targets the GPU ISA when ocloc is installed ("isa"), and what launch needs: "num_subgroups" and
     "lanes" of a workgroup, and the driver's "build_options"."""
-    stages = lower(func, target=target)
+    stages = lower(func, target=target, num_subgroups=num_subgroups)
     simt = stages["xegpu-simt"]
     module = lower_to_llvm(simt, target)
     check_code_size(module, func.sym_name)

@@ -1,4 +1,4 @@
-"""Targets as data (DESIGN 3): the one object that says what a target has. Made once per compile
+"""Targets as data (docs/DESIGN.md §3): the one object that says what a target has. Made once per compile
 (`get_target`) and passed by reference; every stage reads it and no other module keeps a per-target table.
 
 A `Target` holds the subgroup size, the DPAS shapes per operand dtype, the 2D block-IO limits (`BlockIO`), the
@@ -14,11 +14,11 @@ load is 32 elements a lane), so "spirv" and "emulated" load blocks of up to the 
 conversions use them (`Target.private_blocks`).
 
 DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction), N the subgroup
-size (columns of B and C), K from the builtin (reference note §1). f32 x f32 is not run on tf32 DPAS, whose
-rounding would not give f32 results: it is blocked like f16 and computed with f32 multiply-adds. Block-IO limits
-are PVC's (reference note §6). Xe-HPC and Xe2 build kernels with DPAS in the large register file mode (256 GRFs):
-a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the tutorial GEMM has 501 scratch (spill) messages
-in 128.
+size (columns of B and C), K from the builtin (docs/reference/xe_builtins.md §1). f32 x f32 is not run on tf32
+DPAS, whose rounding would not give f32 results: it is blocked like f16 and computed with f32 multiply-adds.
+Block-IO limits are PVC's (docs/reference/xe_builtins.md §6). Xe-HPC and Xe2 build kernels with DPAS in the large
+register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the tutorial GEMM has
+501 scratch (spill) messages in 128.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
 
 @dataclass(frozen=True)
 class BlockIO:
-    """The 2D block messages a target has (reference note §6): a block is at most `max_width_bytes` wide
+    """The 2D block messages a target has (docs/reference/xe_builtins.md §6): a block is at most `max_width_bytes` wide
     (width x element size x array length), at most `max_load_rows` high for loads and prefetches and
     `max_store_rows` for stores; `array_lengths` per element size in bits; VNNI-transform loads for the
     `vnni_bits` sizes, transposed loads for `transpose_bits`."""
@@ -99,6 +99,25 @@ class Target:
             return (f"{num_subgroups} subgroups of {self.subgroup_size} lanes are {work_items} work-items; a "
                     f"workgroup on target {self.name} has at most {self.max_workgroup_size}")
         return None
+
+    # ---- how many subgroups a kernel without an anchor layout gets (xetile_layout_propagation.py)
+    @property
+    def max_subgroups(self) -> int:
+        return self.max_workgroup_size // self.subgroup_size
+
+    @property
+    def subgroup_value_bytes(self) -> int:
+        """The modest per-subgroup footprint of one value the default subgroup count aims at: an eighth of the small
+        register file (16 GRFs, 1 KiB, on every target here), so that the values live at once stay in registers and
+        each subgroup's code is short: the driver's build time grows with it (a 16x1024 f32 softmax builds in 0.8 s
+        on 64 subgroups of 1 KiB, 3.8 s on 16 of 4 KiB)."""
+        return self.grf_count * self.grf_bytes // 8
+
+    def default_subgroups(self, value_bytes: int) -> int:
+        """The smallest power of two of subgroups that brings a value of `value_bytes` to subgroup_value_bytes
+        each, at most max_subgroups."""
+        wanted = -(-value_bytes // self.subgroup_value_bytes)
+        return min(1 << max(0, wanted - 1).bit_length(), self.max_subgroups)
 
     def dpas_shape(self, dtype) -> tuple[int, int, int]:
         return self.dpas[dtype.mlir]

@@ -1,4 +1,4 @@
-"""The to-llvm stage (DESIGN 2): work-item (SIMT) IR -> an LLVM IR module built with llvmlite, holding one
+"""The to-llvm stage (docs/DESIGN.md §2): work-item (SIMT) IR -> an LLVM IR module built with llvmlite, holding one
 `spir_kernel` function per FuncOp and verified by llvmlite's parser; the SPIR-V emitter takes it from there.
 
 Values are scalars or 1-D vectors (one work-item's share). Element types become i1, i8 (ui8 too), i16, i32,

@@ -6,9 +6,10 @@ element: reads from addresses clamped into the array, keeping the padding outsid
 A tensor descriptor is its coordinates, <x = column, y = row> as <2 x i64>; the surface the builtins read
 (base address, width and pitch in bytes, height in rows) is that of the memref the descriptor was created
 on, known statically (ir/analysis.py) or, where a tile may come from several arrays, chosen by a third
-component, the array's index. Block messages are used only where the reference note's rules hold: a
-surface the launch checked (MemRefType.block_io) and, for 8/16-bit data, a start on a 4-byte boundary
-(checked here, with the element path as the other branch). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
+component, the array's index. Block messages are used only where the rules of docs/reference/xe_builtins.md §6
+hold: a surface the launch checked (MemRefType.block_io; the compiler driver warns once per kernel for an array
+that fails it) and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the element path as the
+other branch). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
 lane taking the rows of A from the lane that holds them (targets.py says why).
 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
@@ -33,7 +34,7 @@ from ..ir.core import FuncOp, walk
 from ..ir.types import ScalarType, SlmMemRefType
 from ..ir.elementwise import ATOMIC_KINDS, BINARY, REDUCE_KINDS
 from . import xe_builtins as X
-from .targets import Target
+from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm import (I32, I64, LLVMLowering, MemRef, from_storage, literal, llvm_type, splat,
                       to_storage)
 
@@ -93,7 +94,7 @@ class XeGPULowering(LLVMLowering):
 
     def assemble(self, items: list[ir.Value], into: PrivateBlock | None = None) -> ir.Value | PrivateBlock:
         """One lane value of `items`: a vector, or a PrivateBlock (`into`, or a new one) beyond a vector's size."""
-        if len(items) > X.MAX_VECTOR_COMPONENTS or into is not None:
+        if len(items) > MAX_VECTOR_COMPONENTS or into is not None:
             block = into or PrivateBlock(self.private(ir.ArrayType(items[0].type, len(items))))
             for i, item in enumerate(items):
                 self.builder.store(item, self.builder.gep(block.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)]))
@@ -421,7 +422,7 @@ class XeGPULowering(LLVMLowering):
         data_type = X.describe(self.target, key).data_type
         dst = self.private(data_type)
         self.block_call(key, tdesc, dst, xy=xy)
-        if data_type.count > X.MAX_VECTOR_COMPONENTS:
+        if data_type.count > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
         return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))

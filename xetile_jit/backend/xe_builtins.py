@@ -1,7 +1,7 @@
 """Xe builtins the LLVM lowering calls: DPAS and 2D block load / store / prefetch, provided as the Target says.
 
-Every target calls the same function names with the same LLVM signatures and per-lane layouts (reference note
-`xe_builtins.md` §1.3, §2 and §5); only the definition differs (DESIGN §3):
+Every target calls the same function names with the same LLVM signatures and per-lane layouts
+(docs/reference/xe_builtins.md §1.3, §2 and §5); only the definition differs (docs/DESIGN.md §3):
 
 * ABI "spirv" (Xe-HPC and newer, current drivers): every 2D block message is a small function around one
   instruction of SPV_INTEL_2d_block_io (`OpSubgroup2DBlock{Load,LoadTransform,LoadTranspose,Store,Prefetch}INTEL`,
@@ -53,7 +53,7 @@ from typing import Callable, Union
 
 from llvmlite import ir
 
-from .targets import MAX_VECTOR_COMPONENTS, Target
+from .targets import Target
 
 VOID = ir.VoidType()
 I8, I32, I64 = (ir.IntType(w) for w in (8, 32, 64))
@@ -111,7 +111,7 @@ Key = Union[Dpas, BlockLoad, BlockStore, BlockPrefetch]
 
 
 # --- descriptions: the table rows ---------------------------------------------------------------------------
-BLOCK_IO_SUBGROUP = 16  # the 2D block messages' layouts are those of a sub-group of 16 (reference note §6)
+BLOCK_IO_SUBGROUP = 16  # 2D block messages' layouts are a sub-group of 16's (docs/reference/xe_builtins.md §6)
 _FLOAT_DTYPES = ("f16", "bf16")
 _DTYPE_BITS = {"f16": 16, "bf16": 16, "i8": 8, "ui8": 8}
 _INTEL_DTYPE = {"f16": "f16", "bf16": "bf16", "i8": "i8", "ui8": "u8"}  # as spelled in the builtin names

@@ -12,13 +12,18 @@ Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
   share one layout; where two layouts meet at a use, `tile_conv_layout` converts (RFC `convert_layout`).
   Propagation decides sg_layout, sg_data and order; layout completion (xetile_layout_completion.py) then adds
   inst_data and the lane fields for the target.
-Values no rule reaches get the default layout for the kernel's subgroup count S (prod(sg_layout) of its
-layouts, 1 without any): rows split over S subgroups when S divides them, else columns, else every
-subgroup holds the whole value.
+Values no rule reaches get the default layout (`default_layout`) for the kernel's subgroup count S: rows split
+over the subgroups first, so that a reduction along rows stays inside each subgroup, columns over the subgroups
+the rows cannot take. S is prod(sg_layout) of the anchors; without any, the launch's `num_subgroups`, or else
+`default_subgroup_count`: enough subgroups that the kernel's largest value takes at most
+Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size / subgroup size),
+halved while that value would not split exactly; 1 for a kernel with a tile_mma. The layout is the contract:
+wg-to-sg and the later passes read S from it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import gcd, prod
 from typing import Callable
 
 from ..ir import core_ops as C
@@ -28,6 +33,7 @@ from ..ir.attrs import Layout
 from ..ir.core import FuncOp, Operation, Value, walk
 from ..ir.types import ROW_MAJOR, TileType, VectorType
 from ..ir.verifier import verify
+from .code_budget import type_bytes
 from .targets import Target
 from .xetile_layout_completion import complete_layouts, convert_operand, values_with_layouts
 
@@ -48,12 +54,41 @@ def swapped(layout: Layout) -> Layout:
 
 
 def default_layout(shape, subgroups: int) -> Layout:
+    """`subgroups` over `shape`: rows first, columns taking the subgroups the rows cannot (splitting columns first
+    would be exact for exactly the same shapes). When that is not exact, the dim that divides among more subgroups
+    is split as far as it does, and the rest of the subgroups hold copies (sg_layout x sg_data a multiple of the
+    dim: the RFC's wrap-around), as every subgroup holds the whole value when nothing divides."""
     rows, cols = shape
-    if rows % subgroups == 0:
-        return Layout((subgroups, 1), (rows // subgroups, cols))
-    if cols % subgroups == 0:
-        return Layout((1, subgroups), (rows, cols // subgroups))
-    return Layout((subgroups, 1), (rows, cols))
+    down, across = gcd(rows, subgroups), gcd(cols, subgroups)
+    if cols % (subgroups // down) == 0:
+        return Layout((down, subgroups // down), (rows // down, cols * down // subgroups))
+    if down >= across:
+        return Layout((subgroups, 1), (rows // down, cols))
+    return Layout((1, subgroups), (rows, cols // across))
+
+
+def copies(layout: Layout, shape) -> int:
+    """How many subgroups hold each element of `shape` under `layout`."""
+    return prod(max(1, n * d // w) for n, d, w in zip(layout.sg_layout, layout.sg_data, shape))
+
+
+def value_bytes(v: Value) -> int:
+    return type_bytes(v.type)
+
+
+def default_subgroup_count(ops: list[Operation], target: Target) -> int:
+    """The subgroups of a kernel without anchors or `num_subgroups`: Target.default_subgroups of its largest value,
+    halved while that value's default layout would hold copies (an odd shape is better on fewer subgroups). A
+    kernel with a tile_mma keeps one subgroup: rows split for a row reduction are not DPAS blocks, so its layout
+    is the launch's sg_layout/sg_data (or num_subgroups) to give."""
+    values = [v for op in ops for v in op.results if has_layout(v)]
+    if not values or any(isinstance(op, X.TileMMAOp) for op in ops):
+        return 1
+    largest = max(values, key=value_bytes)
+    subgroups = target.default_subgroups(value_bytes(largest))
+    while subgroups > 1 and copies(default_layout(largest.type.shape, subgroups), largest.type.shape) > 1:
+        subgroups //= 2
+    return subgroups
 
 
 def reducible(layout: Layout, dims, shape) -> bool:
@@ -87,8 +122,10 @@ class Edge:
 
 
 class LayoutPropagation:
-    def __init__(self, func: FuncOp):
+    def __init__(self, func: FuncOp, target: Target, num_subgroups: int | None = None):
         self.func = func
+        self.target = target
+        self.requested = num_subgroups
         self.classes = UnionFind(has_layout)
         self.layouts: dict[Value, Layout] = {}
         self.edges: list[Edge] = []
@@ -189,10 +226,18 @@ class LayoutPropagation:
 
     def seed(self, ops) -> None:
         anchors = [(op, v, X.layout_of(v)) for op in ops for v in op.results if X.layout_of(v) is not None]
-        if anchors:
-            self.subgroups = anchors[0][2].num_subgroups
+        self.subgroups = self.subgroup_count(anchors, ops)
         for op, v, layout in anchors:
             self.assign(v, layout, op)
+
+    def subgroup_count(self, anchors, ops) -> int:
+        if not anchors:
+            return self.requested or default_subgroup_count(ops, self.target)
+        op, _, layout = anchors[0]
+        if self.requested is not None and self.requested != layout.num_subgroups:
+            raise op.error(f"num_subgroups={self.requested} but layout {layout} has {layout.num_subgroups} "
+                           "subgroups", "prod(sg_layout) is the same for every layout of a kernel")
+        return layout.num_subgroups
 
     def propagate(self) -> bool:
         changed = False
@@ -204,13 +249,15 @@ class LayoutPropagation:
         return changed
 
     def default_one(self, ops) -> bool:
-        """Gives the first value without a layout the default one; propagation then goes on from it."""
-        for op in ops:
-            for v in op.results:
-                if has_layout(v) and self.layout(v) is None:
-                    self.layouts[self.find(v)] = default_layout(v.type.shape, self.subgroups)
-                    return True
-        return False
+        """Gives a value without a layout the default one: a tile_mma result first (the anchor the launch did not
+        give), else the largest value (the first of them in program order), so that the rows of the data a kernel
+        works on are split, not those of a [1, N] vector it broadcasts; propagation then goes on from it."""
+        open_values = [v for op in ops for v in op.results if has_layout(v) and self.layout(v) is None]
+        if not open_values:
+            return False
+        v = max(open_values, key=lambda v: (isinstance(v.owner, X.TileMMAOp), value_bytes(v)))
+        self.layouts[self.find(v)] = default_layout(v.type.shape, self.subgroups)
+        return True
 
     def insert_conversions(self) -> None:
         for edge in self.edges:
@@ -246,9 +293,10 @@ def has_layout(v: Value) -> bool:
     return isinstance(v.type, (TileType, VectorType))
 
 
-def propagate_layouts(func: FuncOp, target: Target) -> FuncOp:
-    """Annotates `func` in place, completes every layout for `target` and verifies it; returns it for chaining."""
-    propagation = LayoutPropagation(func)
+def propagate_layouts(func: FuncOp, target: Target, num_subgroups: int | None = None) -> FuncOp:
+    """Annotates `func` in place, completes every layout for `target` and verifies it; returns it for chaining.
+    `num_subgroups` (the launch option) is the subgroup count of a kernel without anchors; None chooses it."""
+    propagation = LayoutPropagation(func, target, num_subgroups)
     propagation.run()
     complete_layouts(func, target, propagation.classes)
     verify(func)

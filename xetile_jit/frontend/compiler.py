@@ -1,7 +1,8 @@
 """The compiler driver (issue 7, item 6): a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
-out, through the trace, the backend and the on-disk cache (DESIGN 4).
+out, through the trace, the backend and the on-disk cache (docs/DESIGN.md §4).
 
-`CompileOptions` (target, tile_mma anchor layout) is the one source of the options' part of both cache keys.
+`CompileOptions` (target, tile_mma anchor layout, subgroup count) is the one source of the options' part of both
+cache keys.
 `CompiledArtifact` is what a compile produces and what the disk cache holds; it owns its serialisation to the
 cache's entry format (a dict of str and bytes fields). The disk key covers the compiler, the kernel's source,
 the specialization and the options; what the trace read besides (globals, closure cells, module attributes,
@@ -18,11 +19,12 @@ from dataclasses import dataclass
 from ..backend import ocloc
 from ..backend.pipeline import compile_spirv
 from ..backend.targets import get_target
-from ..errors import CompilationError
+from ..errors import BlockIOFallbackWarning, CompilationError, warn
 from ..ir.attrs import Layout
 from ..ir.core import Builder, FuncOp, walk
 from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp
 from ..ir.debug_ops import DeviceAssertOp
+from ..ir.types import MemRefType
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
@@ -43,6 +45,7 @@ class CompileOptions:
     mma_layout: Layout | None = None  # the tile_mma anchor layout (sg_layout, sg_data launch options)
     abi: str = ""  # the Xe builtin ABI asked for (XETILE_XE_ABI), "" for the target's own
     debug: bool = False  # XETILE_DEBUG=1: device_assert in device code (not implemented: check_debug)
+    num_subgroups: int | None = None  # subgroups of a kernel without anchors (None: layout propagation chooses)
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,9 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         return cached
     func, reads = trace(kernel, specs, consts, options.mma_layout)
     check_debug(func, options)
-    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target), reads)
+    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups), reads)
+    if target.block_io is not None:
+        warn_block_io_fallback(func, specs)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())
 
@@ -114,6 +119,21 @@ def check_debug(func: FuncOp, options: CompileOptions) -> None:
         raise NotImplementedError(f"kernel {func.sym_name}: device_assert in device code (XETILE_DEBUG=1, target "
                                   f"{options.target}); the numpy interpreter checks it (device='numpy'), device code "
                                   "leaves it out without XETILE_DEBUG")
+
+
+def warn_block_io_fallback(func: FuncOp, specs: dict) -> None:
+    """One BlockIOFallbackWarning for a kernel compiled for a target with 2D block messages, naming each array it
+    uses that the messages cannot address and the surface rule the array breaks (ArraySpec.block_io_rule);
+    XETILE_QUIET=1 silences it."""
+    broken = [f"'{a.name_hint}' (rule: {specs[a.name_hint].block_io_rule})" for a in func.args
+              if isinstance(a.type, MemRefType) and not a.type.block_io and a.uses]
+    if not broken or os.environ.get("XETILE_QUIET") == "1":
+        return
+    arrays = f"array {broken[0]}" if len(broken) == 1 else f"arrays {', '.join(broken[:-1])} and {broken[-1]}"
+    warn(f"xetile_jit: kernel {func.sym_name}: 2D block messages cannot address {arrays}; loads and stores there go "
+         "element by element (slower; on GPUs more registers, possibly spills). The rules: a 64-byte aligned base, a "
+         "row pitch of 16-byte units, rows 64 bytes to 2**24 bytes wide (README, 'SPIR-V and GPU builds'). "
+         "XETILE_QUIET=1 silences this.", BlockIOFallbackWarning)
 
 
 def dumping_ir() -> bool:

@@ -31,7 +31,7 @@ from .dependencies import all_unchanged
 from .dsl import constexpr
 from .tracer import Function
 
-LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data")
+LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data", "num_subgroups")
 CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
 CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
                   "of these (numpy numbers count as Python ones)")
@@ -88,6 +88,15 @@ def mma_layout(options: dict) -> Layout | None:
                         for v in (sg_layout, sg_data)))
     except (TypeError, ValueError) as e:
         raise LaunchError(f"bad tile_mma layout: {e}") from None
+
+
+def subgroup_count(options: dict) -> int | None:
+    """The `num_subgroups` launch option (Triton's num_warps): a positive int, or None to let layout propagation
+    choose."""
+    count = python_scalar(options.get("num_subgroups"))
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
+        raise LaunchError(f"num_subgroups must be a positive int (the subgroups of a workgroup), got {count!r}")
+    return count
 
 
 class CompiledKernel:
@@ -181,7 +190,8 @@ class Kernel:
         specs = {n: classify(n, v) for n, v in values.items() if n not in self.constexprs}
         consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
         key_consts = tuple(hashable(v) for v in consts.values())
-        compile_options = CompileOptions(target, mma_layout(options), xe_abi(), debugging())
+        compile_options = CompileOptions(target, mma_layout(options), xe_abi(), debugging(),
+                                         subgroup_count(options))
         return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
 
     def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:

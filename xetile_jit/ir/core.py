@@ -189,7 +189,7 @@ class Region:
 
 
 class FuncOp(Operation):
-    """`func.func`: the kernel. One program instance is one workgroup (DESIGN 1)."""
+    """`func.func`: the kernel. One program instance is one workgroup (docs/DESIGN.md §1)."""
 
     name = "func.func"
     effects = ()  # its body's ops declare their own

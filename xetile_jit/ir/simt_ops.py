@@ -228,7 +228,8 @@ class SimtPrintOp(DevicePrintOp):
 
 
 class SimtDpasOp(Operation):
-    """xegpu.dpas, SIMT flavor: A [M, K], B [K, N], C [M, N] in their lane layouts (reference note §1.3)."""
+    """xegpu.dpas, SIMT flavor: A [M, K], B [K, N], C [M, N] in their lane layouts (docs/reference/xe_builtins.md
+    §1.3)."""
 
     name = "xegpu.dpas"
     effects = ()

@@ -4,7 +4,7 @@ Arrays are 2-D with unit stride along one dim: row-major (stride 1 along dim 1) 
 as `bt.T` (stride 1 along dim 0), which `order=[0, 1]` tiles read (RFC Appendix 1). A row pitch larger
 than the width is fine. Python ints are i32 (i64 when they do not fit), floats f32, bools i1.
 
-Array arguments (DESIGN 1) are numpy arrays, USM arrays (objects with `__sycl_usm_array_interface__`, such as
+Array arguments (docs/DESIGN.md §1) are numpy arrays, USM arrays (objects with `__sycl_usm_array_interface__`, such as
 dpnp arrays: dtype from its typestr, memory order from its strides, which are in elements and None when
 C-contiguous) and DLPack producers, imported as numpy arrays (`np.from_dlpack`) when they live on the host and as
 USM arrays (`dpnp.tensor.from_dlpack`; dpctl 0.22 moved dpctl.tensor into dpnp) when they live on a SYCL device.
@@ -24,15 +24,25 @@ SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
 
 
-# 2D block message surface rules (reference note, "Restrictions"): base alignment, pitch unit, width limits
+# 2D block message surface rules (docs/reference/xe_builtins.md §6, "Surface"): base alignment, pitch unit, width
+# limits. A memory row is a row of a row-major array, a column of a column-major one. The rules are named without the
+# array's numbers: the name is part of the cache key.
 BLOCK_BASE_ALIGN, BLOCK_PITCH_UNIT, BLOCK_MIN_WIDTH, BLOCK_MAX_EXTENT = 64, 16, 64, 2**24
+BASE_RULE = f"the base address is {BLOCK_BASE_ALIGN}-byte aligned"
+WIDTH_RULE = f"a memory row is {BLOCK_MIN_WIDTH} bytes to 2**24 bytes wide, in whole 4-byte units"
+PITCH_RULE = f"the pitch between memory rows is a multiple of {BLOCK_PITCH_UNIT} bytes"
+HEIGHT_RULE = "there are at most 2**24 memory rows"
 
 
 @dataclass(frozen=True)
 class ArraySpec:
     dtype: DType
     order: tuple[int, int]
-    block_io: bool = True  # its memory meets the 2D block surface rules (block_io_surface)
+    block_io_rule: str | None = None  # the 2D block surface rule its memory breaks (None: it meets them all)
+
+    @property
+    def block_io(self) -> bool:
+        return self.block_io_rule is None
 
     def ir_type(self):
         return MemRefType(self.dtype, self.order, self.block_io)
@@ -113,19 +123,22 @@ def classify_array(name: str, array) -> ArraySpec:
     if dtype is None:
         raise LaunchError(f"argument '{name}': dtype {np_dtype} is not supported (supported: {SUPPORTED})")
     order = array_order(name, shape, strides, np_dtype.itemsize)
-    return ArraySpec(dtype, order, block_io_surface(array, shape, strides, order, np_dtype.itemsize))
+    return ArraySpec(dtype, order, block_io_rule(array, shape, strides, order, np_dtype.itemsize))
 
 
-def block_io_surface(array, shape, strides, order, item: int) -> bool:
-    """Whether the array's memory, as the kernel sees it, is a surface 2D block messages take. numpy arrays are
-    staged at the start of a new allocation (memory.py), so only USM arrays can be misaligned."""
+def block_io_rule(array, shape, strides, order, item: int) -> str | None:
+    """The first 2D block surface rule the array's memory, as the kernel sees it, breaks (None: messages can
+    address it). numpy arrays are staged at the start of a new allocation (memory.py), so only USM arrays can be
+    misaligned."""
     rows, cols = shape if order == ROW_MAJOR else shape[::-1]
     pitch = strides[0] if order == ROW_MAJOR else strides[1]
     width = cols * item
     usm = usm_interface(array)
     aligned = usm is None or (usm["data"][0] + usm.get("offset", 0) * item) % BLOCK_BASE_ALIGN == 0
-    return (aligned and BLOCK_MIN_WIDTH <= width <= BLOCK_MAX_EXTENT and width % max(4, item) == 0
-            and pitch % BLOCK_PITCH_UNIT == 0 and pitch >= width and rows <= BLOCK_MAX_EXTENT)
+    rules = ((aligned, BASE_RULE), (BLOCK_MIN_WIDTH <= width <= BLOCK_MAX_EXTENT and width % max(4, item) == 0,
+                                    WIDTH_RULE),
+             (pitch % BLOCK_PITCH_UNIT == 0 and pitch >= width, PITCH_RULE), (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE))
+    return next((rule for holds, rule in rules if not holds), None)
 
 
 def scalar_dtype(name: str, x) -> DType:

@@ -1,4 +1,4 @@
-"""The on-disk compile cache (DESIGN 4, "Compile cache").
+"""The on-disk compile cache (docs/DESIGN.md §4 Runtime, "Compile cache").
 
 Entries live in `XETILE_CACHE_DIR` (default `~/.cache/xetile_jit`), one file per key. A key is the sha256 of a
 stable text form of its parts (the compiler's own hash, source hash, signature, constexprs, target, options): the

@@ -1,6 +1,7 @@
-"""Which device runs a launch (DESIGN 4, first rule) and which target it compiles for (DESIGN 3).
+"""Which device runs a launch (docs/DESIGN.md §4 Runtime, first rule) and which target it compiles for
+(docs/DESIGN.md §3 Targets).
 
-`select_device(device, arrays)` follows DESIGN 4's order: the explicit `device=` launch option (a dpctl filter
+`select_device(device, arrays)` follows docs/DESIGN.md §4's order: the explicit `device=` launch option (a dpctl filter
 string, a `dpctl.SyclDevice`, a `dpctl.SyclQueue`, or "numpy") -> the queue of the USM array arguments (their
 `__sycl_usm_array_interface__["syclobj"]`; arrays on two different queues are a LaunchError; DLPack producers
 are not consulted) -> the `XETILE_DEVICE` environment variable (a filter string or "numpy") -> a Level Zero GPU

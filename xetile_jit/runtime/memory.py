@@ -1,4 +1,4 @@
-"""Argument marshalling for SYCL launches (DESIGN 1 "Array arguments", DESIGN 4 "Launch").
+"""Argument marshalling for SYCL launches (docs/DESIGN.md §1 "Array arguments", §4 "Launch").
 
 Kernel ABI of an array argument (`ArrayArg`): five kernel parameters, a global pointer to element [0, 0] followed
 by `rows`, `cols`, `row_stride` and `col_stride` as i64, strides in elements. Element [i, j] is at

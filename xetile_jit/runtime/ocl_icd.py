@@ -1,4 +1,4 @@
-"""Make the OpenCL CPU runtime from PyPI visible to dpctl (DESIGN 4, second rule).
+"""Make the OpenCL CPU runtime from PyPI visible to dpctl (docs/DESIGN.md §4 Runtime, second rule).
 
 `intel-opencl-rt` installs `lib/libintelocl.so` into the environment (`sys.prefix`), but the ICD file it
 installs next to it (`etc/OpenCL/vendors/intel-cpu.icd`) names a build-machine placeholder path, so the

@@ -1,0 +1,100 @@
+"""First-launch time (compile + run) of the tutorials and of two kernels written from the README alone, each in a
+fresh process with an empty compile cache (issue 14, item 1).
+
+    python bench/bench_first_launch.py [--timeout 200] [--cases softmax layernorm tutorial-01 ...]
+
+Each case runs in a child process with XETILE_CACHE_DIR set to a new temporary directory, so nothing is reused;
+the time is the child's wall time, start to exit (import, trace, compile, driver build, run, check). The child
+imports the xetile_jit its PYTHONPATH finds, so `PYTHONPATH=/other/checkout` times another version.
+"""
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TUTORIALS = {"tutorial-01": "01-vector-add.py", "tutorial-02": "02-fused-softmax.py",
+             "tutorial-03": "03-matrix-multiplication.py"}
+
+
+def softmax() -> None:
+    """Row softmax of a 1000x781 f32 array, 16 rows a workgroup, as the README's API section has it."""
+    import xetile_jit as xetile
+
+    @xetile.kernel
+    def softmax_kernel(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+        m = xetile.program_id(0) * BM
+        rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]), padding=float("-inf"))
+        e = xetile.exp(rows - xetile.tile_reduce("max", rows, [1]))
+        xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), e / xetile.tile_reduce("add", e, [1]))
+
+    x = np.random.default_rng(0).standard_normal((1000, 781)).astype(np.float32)
+    y = np.empty_like(x)
+    softmax_kernel[(xetile.cdiv(1000, 16),)](x, y, BM=16, BN=1024)
+    e = np.exp(x - x.max(1, keepdims=True))
+    assert np.allclose(y, e / e.sum(1, keepdims=True), atol=1e-6)
+
+
+def layernorm() -> None:
+    """Layer norm of a 512x768 f32 array over its rows (weight and bias 1x768), 16 rows a workgroup."""
+    import xetile_jit as xetile
+
+    @xetile.kernel
+    def layernorm_kernel(x, w, b, y, N, BM: xetile.constexpr, BN: xetile.constexpr):
+        m = xetile.program_id(0) * BM
+        rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]))
+        mean = xetile.tile_reduce("add", rows, [1]) / N
+        var = xetile.tile_reduce("add", rows * rows, [1]) / N - mean * mean
+        weight = xetile.load_tile(xetile.init_tile(w, [0, 0], [1, BN]))
+        bias = xetile.load_tile(xetile.init_tile(b, [0, 0], [1, BN]))
+        out = (rows - mean) * xetile.rsqrt(var + 1e-5) * weight + bias
+        xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), out)
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((512, 768)).astype(np.float32)
+    w, b = rng.standard_normal((2, 1, 768)).astype(np.float32)
+    y = np.empty_like(x)
+    layernorm_kernel[(xetile.cdiv(512, 16),)](x, w, b, y, 768, BM=16, BN=1024)
+    expected = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * w + b
+    assert np.allclose(y, expected, atol=1e-4)
+
+
+KERNELS = {"softmax": softmax, "layernorm": layernorm}
+
+
+def first_launch(case: str, timeout: float) -> str:
+    """The wall time of `case` in a fresh process with an empty cache, as text ("> timeout s" if it ran over)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, XETILE_CACHE_DIR=cache)
+        command = [sys.executable, str(ROOT / "tutorials" / TUTORIALS[case])] if case in TUTORIALS else \
+            [sys.executable, __file__, "--run", case]
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return f"> {timeout:.0f} s"
+        elapsed = time.perf_counter() - start
+        if done.returncode != 0:
+            return f"failed ({done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode})"
+        return f"{elapsed:.1f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=[*TUTORIALS, *KERNELS])
+    parser.add_argument("--timeout", type=float, default=200)
+    parser.add_argument("--run", choices=KERNELS, help=argparse.SUPPRESS)  # the child's side
+    args = parser.parse_args()
+    if args.run:
+        return KERNELS[args.run]()
+    for case in args.cases:
+        print(f"{case:<12} {first_launch(case, args.timeout)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
