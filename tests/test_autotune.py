@@ -20,22 +20,13 @@ from xetile_jit.frontend import jit
 from xetile_jit.ir.xetile_ops import check_distribution
 from xetile_jit.runtime.profiling import profiling_queue
 
+from test_gpu_code import tutorial
+
 M, N, K = 40, 24, 20
 FAST = {"warmup": 0.1, "rep": 0.1}
 
 
-@xetile.kernel
-def gemm(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr):
-    m = xetile.program_id(0) * BM
-    n = xetile.program_id(1) * BN
-    ta = xetile.init_tile(a, [m, 0], [BM, BK])
-    tb = xetile.init_tile(b, [0, n], [BK, BN])
-    acc = xetile.zeros([BM, BN], xetile.float32)
-    for k in range(0, K, BK):
-        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
-        ta = xetile.update_tile_offset(ta, [0, BK])
-        tb = xetile.update_tile_offset(tb, [BK, 0])
-    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
+gemm = tutorial("03-matrix-multiplication").matmul_kernel
 
 
 GOOD = [xetile.Config({"BM": 16, "BN": 16, "BK": 16}, sg_layout=[1, 1], sg_data=[16, 16]),
@@ -231,7 +222,7 @@ def test_launch_errors(numpy_device, rng):
         tuned(GOOD)[grid](a, b, c, M, N, K, BM=16)
     with pytest.raises(xetile.LaunchError, match=r"key arguments \['K'\] were not given"):
         xetile.autotune(GOOD, key=["K"])(gemm)[grid](a, b, c, M, N)
-    with pytest.raises(ValueError, match="not parameters of gemm"):
+    with pytest.raises(ValueError, match="not parameters of matmul_kernel"):
         xetile.autotune(GOOD, key=["X"])(gemm)
     with pytest.raises(TypeError, match="above @xetile.kernel"):
         xetile.autotune(GOOD, key=["M"])(lambda: None)
@@ -261,7 +252,7 @@ def test_progress_on_a_terminal(numpy_device, rng, monkeypatch, setting, shown):
     configs = GOOD + [xetile.Config(BM=16, BN=32, BK=16, sg_layout=[1, 2], sg_data=[16, 16]),
                       xetile.Config(BM=16, BN=16, BK=8, sg_layout=[1, 1], sg_data=[16, 16])]
     tuned(configs)[grid](a, b, c, M, N, K)
-    assert ("autotune gemm: 5/5 configs" in terminal.getvalue()) == shown
+    assert ("autotune matmul_kernel: 5/5 configs" in terminal.getvalue()) == shown
 
 
 # ---- xetile.layouts ----------------------------------------------------------------------------------------
