@@ -470,7 +470,7 @@ def test_device_must_be_a_string(xy):
 
 def test_warmup_unknown_target(xy):
     x, y = xy
-    with pytest.raises(xetile.LaunchError, match=re.escape("unknown target 'spirv'; targets: numpy, xe-hpc, xe2, "
+    with pytest.raises(xetile.LaunchError, match=re.escape("unknown target 'spirv'; targets: numpy, xe-hpc, xe2, xe3, "
                                                            "xe-hpg, cpu")):
         scale_copy.warmup(x, y, 1.0, BM=8, BN=8, target="spirv")
 

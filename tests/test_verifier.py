@@ -841,22 +841,23 @@ def test_xetile_function_argument_checks(rng, which, line, expected):
 
 @xetile.kernel
 def square_copy(x, y, N: xetile.constexpr):
-    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [N, N]))  # 64 subgroups hold N / 64 rows each
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [N, N]))  # 512 subgroups hold N / 512 rows each
     xetile.store_tile(xetile.init_tile(y, [0, 0], [N, N]), v)
 
 
 def test_register_budget_rejects_huge_tiles(rng):
     """Issue 8: a 4096x4096 f32 tile took 320 s and 8 GB to compile; now code generation rejects it at once, after
     layout propagation, at its line (backend/code_budget.py), even spread over the most subgroups a default
-    layout takes (64 on cpu). The numpy interpreter generates no code and takes any tile."""
+    layout takes (512 on cpu, whose workgroups take 8192 work-items). The numpy interpreter generates no code and
+    takes any tile."""
     x, y = f32_arrays(rng, (8, 8), (8, 8))
-    source = "v = xetile.load_tile(xetile.init_tile(x, [0, 0], [N, N]))  # 64 subgroups hold N / 64 rows each"
+    source = "v = xetile.load_tile(xetile.init_tile(x, [0, 0], [N, N]))  # 512 subgroups hold N / 512 rows each"
     start = time.perf_counter()
     with pytest.raises(xetile.CompilationError) as info:
         square_copy.warmup(x, y, N=4096, target="cpu")
     assert time.perf_counter() - start < 2
     assert str(info.value) == (
-        f"{Path(__file__)}:{line_of(source)}: xegpu.load_nd: each subgroup holds a 64x4096 f32 value (1024 KiB); "
+        f"{Path(__file__)}:{line_of(source)}: xegpu.load_nd: each subgroup holds a 8x4096 f32 value (128 KiB); "
         "the register budget is 4 x target cpu's register file (256 GRF x 64 B) = 64 KiB per value. Use smaller "
         "tiles or spread them over more subgroups (the launch option num_subgroups=, or layout=xetile.Layout("
         "sg_layout, sg_data))\n    " + source)
