@@ -57,12 +57,13 @@ _MARK = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:sync|nop|illegal)\b")
 
 
 def counts(lines: list[str]) -> Counts:
-    messages = block_messages("\n".join(lines))
+    text = "\n".join(lines)
+    messages = block_messages(text)
     kinds = [m.kind for m in messages]
     instructions = [line for line in lines if line.strip() and not line.strip().startswith("//")
                     and not _LABEL.match(line) and not _MARK.match(line)]
     sends = [line for line in instructions if re.search(r"\bsends?c?\.", line)]
-    dpas = dpas_count("\n".join(lines))
+    dpas = dpas_count(text)
     return Counts(dpas, kinds.count("load"), kinds.count("prefetch"), kinds.count("store"),
                   len(sends) - len(messages), len(instructions) - len(sends) - dpas)
 

@@ -15,8 +15,10 @@ from .targets import Target
 
 
 def tools(target: Target) -> dict[str, str] | None:
-    """The executables that check `target`'s code ("ocloc", and "iga64" for the legacy stack), None when not
-    installed."""
+    """The executables that check `target`'s code ("ocloc", and "iga64" for the legacy stack), None when they are
+    not installed or the target has no ocloc device."""
+    if target.ocloc_device is None:
+        return None
     if target.builtins == "legacy":
         found = {tool: shutil.which(tool) for tool in ("ocloc", "iga64")}
     else:
@@ -25,16 +27,16 @@ def tools(target: Target) -> dict[str, str] | None:
 
 
 def available(target: Target) -> bool:
-    return target.ocloc_device is not None and tools(target) is not None
+    return tools(target) is not None
 
 
 def identity(target: Target) -> str:
     """Which compiler makes `target`'s ISA, as a cache key part: its ocloc's path and modification time, "" when
     none is installed (a compile then has no "isa")."""
-    if not available(target):
+    found = tools(target)
+    if found is None:
         return ""
-    path = tools(target)["ocloc"]
-    return f"{path}@{os.stat(path).st_mtime_ns}"
+    return f"{found['ocloc']}@{os.stat(found['ocloc']).st_mtime_ns}"
 
 
 def spirv_validator(target: Target) -> str | None:
@@ -47,9 +49,9 @@ def spirv_validator(target: Target) -> str | None:
 def gpu_isa(spirv: bytes, target: Target, options: str = "") -> str | None:
     """The disassembly of every kernel in `spirv` built for `target` with the driver `options`; None without the
     tools or without an ocloc device for the target."""
-    if not available(target):
-        return None
     found = tools(target)
+    if found is None:
+        return None
     with tempfile.TemporaryDirectory() as work:
         with open(os.path.join(work, "x.spv"), "wb") as f:
             f.write(spirv)

@@ -87,7 +87,7 @@ class XeGPULowering(LLVMLowering):
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
         b = self.builder
         if isinstance(v, PrivateBlock):
-            return [b.load(b.gep(v.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])) for i in range(v.count)]
+            return [b.load(v.slot(b, i)) for i in range(v.count)]
         if isinstance(v.type, ir.VectorType):
             return [b.extract_element(v, ir.Constant(I32, i)) for i in range(v.type.count)]
         return [v]
@@ -97,7 +97,7 @@ class XeGPULowering(LLVMLowering):
         if len(items) > MAX_VECTOR_COMPONENTS or into is not None:
             block = into or PrivateBlock(self.private(ir.ArrayType(items[0].type, len(items))))
             for i, item in enumerate(items):
-                self.builder.store(item, self.builder.gep(block.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)]))
+                self.builder.store(item, block.slot(self.builder, i))
             return block
         if len(items) == 1:
             return items[0]
@@ -559,6 +559,10 @@ class PrivateBlock:
     @property
     def count(self) -> int:
         return self.pointer.type.pointee.count
+
+    def slot(self, b: ir.IRBuilder, i: int) -> ir.Value:
+        """The address of component `i`."""
+        return b.gep(self.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])
 
 
 def lower_to_llvm(func: FuncOp, target: Target) -> ir.Module:

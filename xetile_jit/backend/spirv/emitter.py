@@ -334,8 +334,8 @@ class _FunctionEmitter:
             self._builtin_variable(instr, name[len("BuiltIn"):])
         elif name.startswith("ocl_"):
             self._opencl_std(instr, name[len("ocl_"):])
-        elif name.split(".")[0] in _SPIRV_OPS:
-            self._spirv_op(instr, _SPIRV_OPS[name.split(".")[0]])
+        elif (op := _SPIRV_OPS.get(name.split(".")[0])) is not None:  # ".suffix": an overload
+            self._spirv_op(instr, op)
         else:
             raise NotImplementedError(f"SPIR-V emitter: unknown built-in {BUILTIN_PREFIX}{name}")
 
