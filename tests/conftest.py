@@ -19,6 +19,7 @@ XETILE_DTYPE = {
     np.dtype(np.float16): xetile.float16, np.dtype(ml_dtypes.bfloat16): xetile.bfloat16,
     np.dtype(np.float32): xetile.float32, np.dtype(np.int8): xetile.int8, np.dtype(np.uint8): xetile.uint8,
     np.dtype(np.int16): xetile.int16, np.dtype(np.int32): xetile.int32, np.dtype(np.int64): xetile.int64,
+    np.dtype(np.uint16): xetile.uint16, np.dtype(np.uint32): xetile.uint32, np.dtype(np.uint64): xetile.uint64,
     np.dtype(np.bool_): xetile.bool,
 }
 

@@ -246,6 +246,17 @@ def binary_operands(rng, op, dtype):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("op,dtype", BINARY_CASES)
 def test_binary_operator(rng, op, dtype, mode):
+    check_binary_operator(rng, op, dtype, mode)
+
+
+@pytest.mark.parametrize("op", ["+", "//", ">>", "max", "<"])
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64], ids=dtype_id)
+def test_wide_unsigned_dtypes(rng, op, dtype):
+    """uint16/32/64 (the atomics' unsigned types) compute as unsigned: udiv, lshr, umax, ult."""
+    check_binary_operator(rng, op, dtype, "vector")
+
+
+def check_binary_operator(rng, op, dtype, mode):
     dt = np.dtype(dtype)
     lhs, rhs = binary_operands(rng, op, dt)
     x = rhs if mode.endswith("left") else lhs        # the vector takes the role its side of the operator needs
@@ -292,6 +303,8 @@ PROMOTIONS = [  # x dtype, MODE, the other operand (a dtype for "vector", else a
     pytest.param(np.uint8, "vector", np.int8, np.uint8, id="u8+i8->u8"),
     pytest.param(np.int8, "vector", np.uint8, np.uint8, id="i8+u8->u8"),
     pytest.param(np.uint8, "vector", np.int16, np.int16, id="u8+i16->i16"),
+    pytest.param(np.int32, "vector", np.uint32, np.uint32, id="i32+u32->u32"),
+    pytest.param(np.uint32, "vector", np.int64, np.int64, id="u32+i64->i64"),
     pytest.param(np.int8, "literal_right", 3, np.int8, id="i8+3->i8"),
     pytest.param(np.int8, "literal_left", 3, np.int8, id="3+i8->i8"),
     pytest.param(np.uint8, "literal_right", 3, np.uint8, id="u8+3->u8"),

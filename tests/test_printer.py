@@ -220,7 +220,8 @@ def reduce_kind(x, KIND: xetile.constexpr):
     (np.float32, "add", "add"), (np.float16, "mul", "mul"), (np.float32, "max", "maxnumf"),
     (ml_dtypes.bfloat16, "min", "minnumf"), (np.int32, "max", "maxsi"), (np.int8, "min", "minsi"),
     (np.uint8, "max", "maxui"), (np.uint8, "min", "minui"), (np.int16, "and", "and"), (np.int64, "or", "or"),
-    (np.int32, "xor", "xor"), (np.bool_, "max", "maxui"),
+    (np.int32, "xor", "xor"), (np.bool_, "max", "maxui"), (np.float32, "maximum", "maximumf"),
+    (np.float16, "minimum", "minimumf"),
 ], ids=lambda v: dtype_id(v) if isinstance(v, type) else str(v))
 def test_tile_reduce_kinds(dtype, kind, rfc_kind):
     x = np.zeros((4, 8), dtype)
@@ -240,11 +241,14 @@ def atomic_kind(x, KIND: xetile.constexpr):
 @pytest.mark.parametrize("dtype, kind, rfc_kind", [
     (np.float32, "add", "addf"), (np.float32, "max", "maximumf"), (np.float32, "min", "minimumf"),
     (np.float32, "xchg", "assign"), (np.int32, "add", "addi"), (np.int64, "max", "maxs"), (np.int32, "min", "mins"),
-    (np.int32, "and", "andi"), (np.int64, "or", "ori"), (np.int32, "xchg", "assign"),
+    (np.int32, "and", "andi"), (np.int64, "or", "ori"), (np.int32, "xchg", "assign"), (np.float16, "mul", "mulf"),
+    (ml_dtypes.bfloat16, "add", "addf"), (np.uint32, "max", "maxu"), (np.uint64, "min", "minu"),
+    (np.int32, "mul", "muli"), (np.uint32, "xor", "xori"),
 ], ids=lambda v: dtype_id(v) if isinstance(v, type) else str(v))
 def test_atomic_rmw_kinds(dtype, kind, rfc_kind):
     x = np.zeros((4, 8), dtype)
-    t = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}[np.dtype(dtype)]
+    t = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.float16): "f16",
+         np.dtype(ml_dtypes.bfloat16): "bf16", np.dtype(np.uint32): "ui32", np.dtype(np.uint64): "ui64"}[np.dtype(dtype)]
     asm = atomic_kind.warmup(x, KIND=kind).asm["xetile"]
     assert_lines(asm, f"%3 = xetile.atomic_rmw_tile <{rfc_kind}> %2, %1 : vector<4x8x{t}>, !xetile.tile<4x8x{t}> "
                       f"-> vector<4x8x{t}>")

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import ALL_NP_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_close, dtype_id, f32, rand
+from xetile_jit.ir import numeric
+from conftest import ALL_NP_DTYPES, FLOAT_DTYPES, INT_DTYPES, XETILE_DTYPE, assert_close, dtype_id, f32, rand
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
@@ -396,6 +397,19 @@ def test_tile_mma_single_tile(rng, a_dt, b_dt, acc_dt, with_c):
     assert_matmul(c, expected, K)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=dtype_id)
+def test_tile_mma_16_bit_accumulator(rng, dtype):
+    """f16 x f16 + f16 -> f16 (bf16 alike, the RFC's bf16 GEMMs): computed in f32, rounded once at the end."""
+    M, N, K, BM, BN, BK = 20, 27, 13, 32, 32, 16
+    a, b, c = rand(rng, (M, K), dtype), rand(rng, (K, N), dtype), rand(rng, (M, N), dtype)
+    expected = (wide(a) @ wide(b) + wide(c)).astype(np.float32).astype(dtype)
+    consts = dict(BM=BM, BN=BN, BK=BK, WITH_C=True)
+    name = XETILE_DTYPE[np.dtype(dtype)].mlir
+    assert f"into vector<{BM}x{BN}x{name}>" in ir_of(mma_once, a, b, c, **consts)
+    mma_once[(1,)](a, b, c, **consts)
+    assert_close(c, expected, scale=2)
+
+
 @pytest.mark.parametrize("accumulate", [False, True], ids=["c_is_ab", "c_plus_ab"])
 @pytest.mark.parametrize("b_layout", ["row", "order", "transpose"])
 @pytest.mark.parametrize("a_dt, b_dt, acc_dt", MMA_TYPES, ids=MMA_IDS)
@@ -441,7 +455,7 @@ def test_tile_transpose(rng, dtype, shape, use_t):
 # ---- tile_reduce -------------------------------------------------------------------------------------------
 
 REDUCE_SRC = (13, 27)     # loaded through a 16x32 tile padded with the kind's identity
-NAN_KINDS = ("max", "min")
+NAN_KINDS = ("max", "min", "maximum", "minimum")
 
 
 def reduce_identity(kind, dtype):
@@ -449,7 +463,8 @@ def reduce_identity(kind, dtype):
     if dkind(dtype) == "b":
         return {"and": True, "min": True}.get(kind, False)
     if dkind(dtype) == "f":
-        return {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
+        return {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf"), "maximum": float("-inf"),
+                "minimum": float("inf")}[kind]
     info = np.iinfo(dtype)
     return {"add": 0, "mul": 1, "max": int(info.min), "min": int(info.max), "or": 0, "xor": 0,
             "and": -1 if dtype.kind == "i" else int(info.max)}[kind]
@@ -465,7 +480,7 @@ def reduce_input(rng, kind, dtype, shape):
             return rng.uniform(0.8, 1.25, shape).astype(np.float32).astype(dtype)
         x = rand(rng, shape, dtype)
         if kind in NAN_KINDS:
-            x[rng.random(shape) < 0.1] = np.nan           # maxnumf / minnumf ignore NaN
+            x[rng.random(shape) < 0.02] = np.nan   # maxnumf / minnumf ignore NaN, maximumf / minimumf propagate it
         return x
     info, bits = np.iinfo(dtype), dtype.itemsize * 8
     if kind == "mul":
@@ -479,7 +494,8 @@ def reduce_input(rng, kind, dtype, shape):
 def reduce_reference(kind, x, dims):
     axis = tuple(dims)
     if dkind(x.dtype) == "f":
-        fn = {"add": np.sum, "mul": np.prod, "max": np.nanmax, "min": np.nanmin}[kind]
+        fn = {"add": np.sum, "mul": np.prod, "max": np.nanmax, "min": np.nanmin, "maximum": np.max,
+              "minimum": np.min}[kind]
     elif dkind(x.dtype) == "b":
         fn = {"max": np.any, "min": np.all, "and": np.all, "or": np.any, "xor": np.logical_xor.reduce}[kind]
     else:
@@ -490,6 +506,7 @@ def reduce_reference(kind, x, dims):
 
 
 REDUCE_CASES = [(kind, dt) for kind in ("add", "mul", "max", "min") for dt in FLOAT_DTYPES + INT_DTYPES] + \
+               [(kind, dt) for kind in ("maximum", "minimum") for dt in FLOAT_DTYPES] + \
                [(kind, np.bool_) for kind in ("max", "min")] + \
                [(kind, dt) for kind in ("and", "or", "xor") for dt in INT_DTYPES + [np.bool_]]
 
@@ -509,11 +526,14 @@ def test_tile_reduce(rng, kind, dtype, dims):
     assert_close(dst, expected, scale=n if kind in ("add", "mul") and np.dtype(dtype) == np.float32 else 1)
 
 
-@pytest.mark.parametrize("kind, expected", [("max", [[3.0], [-1.0]]), ("min", [[-2.0], [-1.0]])])
-def test_tile_reduce_float_ignores_nan(kind, expected):
-    src = np.array([[np.nan, 3, -2, np.nan], [np.nan, np.nan, -1, np.nan]], np.float32)
-    dst = np.full((2, 1), 99, np.float32)
-    reduce_tile[(1,)](src, dst, KIND=kind, DIMS=[1], PAD=float("nan"), BM=2, BN=4)
+@pytest.mark.parametrize("kind, expected", [("max", [[3.0], [-1.0], [5.0]]), ("min", [[-2.0], [-1.0], [-4.0]]),
+                                            ("maximum", [[np.nan], [np.nan], [5.0]]),
+                                            ("minimum", [[np.nan], [np.nan], [-4.0]])])
+def test_tile_reduce_float_nan(kind, expected):
+    """max/min (the RFC's maxnumf/minnumf) ignore a NaN; maximum/minimum (maximumf/minimumf) propagate it."""
+    src = np.array([[np.nan, 3, -2, np.nan], [np.nan, np.nan, -1, np.nan], [0, 5, -4, 1]], np.float32)
+    dst = np.full((3, 1), 99, np.float32)
+    reduce_tile[(1,)](src, dst, KIND=kind, DIMS=[1], PAD=float("nan"), BM=3, BN=4)
     np.testing.assert_array_equal(dst, np.array(expected, np.float32))
 
 
@@ -540,29 +560,63 @@ def test_tile_broadcast(rng, dtype, case):
 
 # ---- atomic_rmw_tile ------------------------------------------------------------------------------------------
 
-ATOMIC_RULES = {"add": np.add, "max": np.maximum, "min": np.minimum, "xchg": lambda old, new: new,
-                "and": np.bitwise_and, "or": np.bitwise_or}
-ATOMIC_CASES = [(kind, dt) for kind in ("add", "max", "min", "xchg") for dt in (np.float32, np.int32, np.int64)] + \
-               [(kind, dt) for kind in ("and", "or") for dt in (np.int32, np.int64)]
+ATOMIC_RULES = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+                "xchg": lambda old, new: new, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+ATOMIC_FLOATS = (np.float16, ml_dtypes.bfloat16, np.float32)
+ATOMIC_INTS = (np.int32, np.uint32, np.int64, np.uint64)
+ATOMIC_CASES = [(kind, dt) for kind in ("add", "mul", "max", "min", "xchg") for dt in ATOMIC_FLOATS] + \
+               [(kind, dt) for kind in ATOMIC_RULES for dt in ATOMIC_INTS]
 ATOMIC_SHAPE, ATOMIC_TILE = (13, 21), (8, 16)
 
 
 def atomic_operand(rng, shape, dtype):
-    return rand(rng, shape, dtype, -2**20, 2**20) if np.dtype(dtype).kind == "i" else rand(rng, shape, dtype)
+    """Values whose products and sums stay exact in the reference (ints wrap alike anyway)."""
+    if np.dtype(dtype).kind in "iu":
+        return rand(rng, shape, dtype, -2**20, 2**20)
+    return rand(rng, shape, dtype)
 
 
-@pytest.mark.parametrize("offsets", [(0, 0), (8, 10), (-3, -5), (13, 0)], ids=str)
-@pytest.mark.parametrize("kind, dtype", ATOMIC_CASES, ids=[f"{k}-{dtype_id(d)}" for k, d in ATOMIC_CASES])
-def test_atomic_rmw_tile(rng, kind, dtype, offsets):
-    """Returns the old values (0 out of bounds); updates only the in-bounds elements."""
+def atomic_reference(kind, old, val):
+    """The RFC's rule, computed as the IR computes it: 16-bit floats in f32, rounded once."""
+    dtype = XETILE_DTYPE[np.dtype(old.dtype)]
+    return numeric.apply(dtype, ATOMIC_RULES[kind], old, val)
+
+
+def run_atomic(rng, kind, dtype, offsets):
     val = atomic_operand(rng, ATOMIC_TILE, dtype)
     mem = atomic_operand(rng, ATOMIC_SHAPE, dtype)
     old = np.full(ATOMIC_TILE, 99, dtype)
     expected_old = tile_window(mem, offsets, ATOMIC_TILE)
-    expected_mem = after_store(mem, ATOMIC_RULES[kind](expected_old, val), offsets)
+    expected_mem = after_store(mem, atomic_reference(kind, expected_old, val), offsets)
     atomic_tile[(1,)](val, mem, old, *offsets, KIND=kind, BM=ATOMIC_TILE[0], BN=ATOMIC_TILE[1])
-    assert_close(old, expected_old)
-    assert_close(mem, expected_mem)
+    np.testing.assert_array_equal(old, expected_old)
+    np.testing.assert_array_equal(mem, expected_mem)
+
+
+@pytest.mark.parametrize("kind, dtype", ATOMIC_CASES, ids=[f"{k}-{dtype_id(d)}" for k, d in ATOMIC_CASES])
+def test_atomic_rmw_tile(rng, kind, dtype):
+    """Every kind on every element type: returns the old values (0 out of bounds) and updates only the
+    in-bounds elements, bit for bit as the reference rule (16-bit floats combine in f32 and round once)."""
+    run_atomic(rng, kind, dtype, (-3, -5))
+
+
+@pytest.mark.parametrize("offsets", [(0, 0), (8, 10), (13, 0)], ids=str)
+@pytest.mark.parametrize("kind, dtype", [("add", np.float32), ("max", np.float16), ("xor", np.uint64)], ids=str)
+def test_atomic_rmw_tile_at_the_borders(rng, kind, dtype, offsets):
+    run_atomic(rng, kind, dtype, offsets)
+
+
+def test_atomic_rmw_16_bit_neighbours_in_one_word(rng):
+    """Lanes updating the two halves of one 32-bit word at once: the word's compare-exchange retries, and both
+    halves end updated. Four workgroups add into the same tile."""
+    groups, (BM, BN) = 4, ATOMIC_TILE
+    val = np.ones(ATOMIC_TILE, np.float16)
+    mem = np.zeros(ATOMIC_TILE, np.float16)
+    old = np.zeros((groups * BM, BN), np.float16)
+    atomic_tile[(groups,)](val, mem, old, 0, 0, KIND="add", BM=BM, BN=BN)
+    np.testing.assert_array_equal(mem, np.full(ATOMIC_TILE, groups, np.float16))
+    seen = np.sort(old.reshape(groups, BM, BN), axis=0)
+    np.testing.assert_array_equal(seen, np.broadcast_to(np.arange(groups, dtype=np.float16)[:, None, None], seen.shape))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64], ids=dtype_id)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import assert_close, dtype_id, rand
+from conftest import XETILE_DTYPE, assert_close, dtype_id, rand
 from xetile_jit.backend import code_budget
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
@@ -304,8 +304,8 @@ def k_mma_acc(a, b, out, ACC_SHAPE: xetile.constexpr, ACC_TYPE: xetile.constexpr
 
 
 @pytest.mark.parametrize("dtype, acc_shape, acc_type, detail", [
-    (np.float16, [8, 8], xetile.float16, "result vector<8x8xf16> must be vector<8x8xf32>"),
-    (ml_dtypes.bfloat16, [8, 8], xetile.bfloat16, "result vector<8x8xbf16> must be vector<8x8xf32>"),
+    (np.float16, [8, 8], xetile.bfloat16, "result vector<8x8xbf16> must be vector<8x8xf32> or vector<8x8xf16>"),
+    (ml_dtypes.bfloat16, [8, 8], xetile.float16, "result vector<8x8xf16> must be vector<8x8xf32> or vector<8x8xbf16>"),
     (np.int8, [8, 8], xetile.float32, "result vector<8x8xf32> must be vector<8x8xi32>"),
     (np.float16, [8, 4], xetile.float32, "accumulator vector<8x4xf32> must be vector<8x8xf32>"),
 ], ids=["f16-acc", "bf16-acc", "i8-f32-acc", "acc-shape"])
@@ -374,20 +374,21 @@ def test_reduce_control_runs(rng):
     assert_close(out, np.broadcast_to(np.bitwise_and.reduce(x, axis=1, keepdims=True), (8, 8)))
 
 
-@pytest.mark.parametrize("kind", ["and", "or", "xor"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=dtype_id)
+@pytest.mark.parametrize("kind, dtype", [("and", np.float32), ("or", np.float16), ("xor", np.float32),
+                                         ("maximum", np.int32), ("minimum", np.uint8)], ids=str)
 def test_reduce_kind_per_element_type(rng, kind, dtype):
     x, out = rand(rng, (8, 8), dtype), np.zeros((8, 8), dtype)
     msg = expect_error(k_reduce, (x, out), dict(KIND=kind, DIMS=[1]), "[tile_reduce kinds per element type]",
                        "r = xetile.tile_reduce(KIND, v, DIMS)")
-    assert f"xetile.tile_reduce: kind '{kind}' does not apply to {'f32' if dtype == np.float32 else 'f16'}" in msg
+    assert f"xetile.tile_reduce: kind '{kind}' does not apply to {XETILE_DTYPE[np.dtype(dtype)].mlir}" in msg
 
 
 def test_reduce_unknown_kind(rng):
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     msg = expect_error(k_reduce, (x, out), dict(KIND="sum", DIMS=[1]), "[tile_reduce kinds]",
                        "r = xetile.tile_reduce(KIND, v, DIMS)")
-    assert "xetile.tile_reduce: unknown kind 'sum'; kinds are add, mul, max, min, and, or, xor" in msg
+    assert ("xetile.tile_reduce: unknown kind 'sum'; kinds are add, mul, max, min, maximum, minimum, and, or, "
+            "xor") in msg
 
 
 @pytest.mark.parametrize("dims", [[2], [0, 0], []], ids=str)
@@ -448,23 +449,24 @@ def test_atomic_control_runs(rng):
     assert_close(x, expected)
 
 
-@pytest.mark.parametrize("dtype, name", [(np.float16, "f16"), (ml_dtypes.bfloat16, "bf16"), (np.int8, "i8"),
-                                         (np.int16, "i16"), (np.uint8, "ui8")], ids=lambda v: str(v))
+@pytest.mark.parametrize("dtype, name", [(np.int8, "i8"), (np.int16, "i16"), (np.uint8, "ui8"), (np.uint16, "ui16"),
+                                         (np.bool_, "i1")], ids=lambda v: str(v))
 def test_atomic_element_types(rng, dtype, name):
     x, out = rand(rng, (8, 8), dtype), np.zeros((8, 8), np.float32)
     msg = expect_error(k_atomic, (x, out), dict(KIND="add"), "[atomic_rmw_tile element types]",
                        "old = xetile.atomic_rmw_tile(KIND, v, xetile.init_tile(x, [0, 0], [8, 8]))")
-    assert f"xetile.atomic_rmw_tile: element type {name} has no atomics; supported: f32, i32, i64" in msg
+    assert (f"xetile.atomic_rmw_tile: element type {name} has no atomics; supported: f16, bf16, f32, i32, ui32, i64, "
+            "ui64") in msg
 
 
 @pytest.mark.parametrize("dtype, kind, valid", [
-    (np.float32, "and", "add, max, min, xchg"),
-    (np.float32, "or", "add, max, min, xchg"),
-    (np.int32, "mul", "add, max, min, and, or, xchg"),
-], ids=["and-f32", "or-f32", "mul-i32"])
+    (np.float32, "and", "add, mul, max, min, xchg"),
+    (np.float16, "xor", "add, mul, max, min, xchg"),
+    (np.int32, "nand", "add, mul, max, min, and, or, xor, xchg"),
+], ids=["and-f32", "xor-f16", "nand-i32"])
 def test_atomic_kinds(rng, dtype, kind, valid):
     x, out = rand(rng, (8, 8), dtype), np.zeros((8, 8), np.float32)
-    name = "f32" if dtype == np.float32 else "i32"
+    name = XETILE_DTYPE[np.dtype(dtype)].mlir
     msg = expect_error(k_atomic, (x, out), dict(KIND=kind), "[atomic_rmw_tile kinds]",
                        "old = xetile.atomic_rmw_tile(KIND, v, xetile.init_tile(x, [0, 0], [8, 8]))")
     assert f"xetile.atomic_rmw_tile: kind '{kind}' does not apply to {name}; kinds for it: {valid}" in msg

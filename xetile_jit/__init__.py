@@ -15,7 +15,7 @@ from .frontend.layout_space import layouts
 from .frontend.random import rand, randint, randn
 from .ir.attrs import Layout
 from .runtime.device import default_device
-from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8
+from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
 bool = bool_  # the public spelling of the dtype, as in the dtype list
 
@@ -31,5 +31,5 @@ __all__ = [
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
     "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "static_assert", "device_assert",
     "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",
-    "int8", "uint8", "int16", "int32", "int64", "bool_", "bool",
+    "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool_", "bool",
 ]

@@ -358,32 +358,68 @@ class XeGPULowering(LLVMLowering):
         return merged
 
     def atomic(self, kind: str, dtype, address: ir.Value, value: ir.Value) -> ir.Value:
+        """The hardware's atomicrmw on the bits where SPIR-V has the operation on 32 or 64 bits, else a
+        compare-exchange loop: SPIR-V has no float atomics but exchange, no multiply, and no 16-bit atomics (those
+        loop on the 32-bit word that holds the element)."""
         b = self.builder
-        if dtype.is_int:
-            return b.atomic_rmw(ATOMIC_KINDS[kind]["i"].llvm_int, address, value, "seq_cst")
+        rule = ATOMIC_KINDS[kind][dtype.kind]
         bits = ir.IntType(dtype.bits)
         raw = b.bitcast(address, ir.PointerType(bits, address.type.addrspace))
-        if kind == "xchg":
-            return b.bitcast(b.atomic_rmw("xchg", raw, b.bitcast(value, bits), "seq_cst"), value.type)
-        return self.compare_exchange_loop(raw, value, ATOMIC_KINDS[kind]["f"].combine, dtype)
+        if dtype.bits < 32:
+            return self.subword_exchange_loop(raw, value, rule.combine, dtype)
+        if rule.hardware is not None:
+            return self.as_type(b.atomic_rmw(rule.hardware, raw, self.as_type(value, bits), "seq_cst"), value.type)
+        return self.compare_exchange_loop(raw, value, rule.combine, dtype)
 
     def compare_exchange_loop(self, raw: ir.Value, value: ir.Value, name: str, dtype) -> ir.Value:
         """old = *p; retry *p = op(old, value) until no other work-item wrote in between."""
+        def update(expected):
+            old = self.as_type(expected, value.type)
+            return old, self.as_type(self.new_contents(name, dtype, old, value), expected.type)
+        return self.exchange_loop(raw, update)
+
+    def subword_exchange_loop(self, raw: ir.Value, value: ir.Value, name: str | None, dtype) -> ir.Value:
+        """The compare-exchange loop on the aligned 32-bit word holding a 16-bit element: the element's half
+        of the word changes, the other half is what the word held (a neighbour's update makes the exchange
+        retry)."""
+        b = self.builder
+        address = b.ptrtoint(raw, I64)
+        word = b.inttoptr(b.and_(address, ir.Constant(I64, -4)), ir.PointerType(I32, raw.type.addrspace))
+        shift = b.trunc(b.shl(b.and_(address, ir.Constant(I64, 2)), ir.Constant(I64, 3)), I32)
+        half = raw.type.pointee
+        keep = b.xor(b.shl(ir.Constant(I32, (1 << half.width) - 1), shift), ir.Constant(I32, -1))
+
+        def update(expected):
+            old = self.as_type(b.trunc(b.lshr(expected, shift), half), value.type)
+            new = b.zext(self.as_type(self.new_contents(name, dtype, old, value), half), I32)
+            return old, b.or_(b.and_(expected, keep), b.shl(new, shift))
+        return self.exchange_loop(word, update)
+
+    def as_type(self, x: ir.Value, ty: ir.Type) -> ir.Value:
+        """`x`'s bits as `ty` (no instruction when they are already)."""
+        return x if x.type == ty else self.builder.bitcast(x, ty)
+
+    def new_contents(self, name: str | None, dtype, old: ir.Value, value: ir.Value) -> ir.Value:
+        return value if name is None else self.combine(name, dtype, old, value)
+
+    def exchange_loop(self, pointer: ir.Value, update) -> ir.Value:
+        """Retries `*pointer = desired` while another work-item wrote in between; `update(expected)` gives
+        (the old element, desired). Returns the old element of the exchange that took."""
         b = self.builder
         entry = b.block
-        start = b.load(raw)
+        start = b.load(pointer)
         loop, done = b.append_basic_block("atomic.loop"), b.append_basic_block("atomic.done")
         b.branch(loop)
         b.position_at_end(loop)
         expected = b.phi(start.type)
         expected.add_incoming(start, entry)
-        new = b.bitcast(self.combine(name, dtype, b.bitcast(expected, value.type), value), start.type)
-        pair = b.cmpxchg(raw, expected, new, "seq_cst", "seq_cst")
+        old, desired = update(expected)
+        pair = b.cmpxchg(pointer, expected, desired, "seq_cst", "seq_cst")
         seen = b.extract_value(pair, 0)
         expected.add_incoming(seen, loop)
         b.cbranch(b.extract_value(pair, 1), done, loop)
         b.position_at_end(done)
-        return b.bitcast(seen, value.type)
+        return old
 
     # ---- memory ----------------------------------------------------------------------------------------
     def lower_SimtLoadNdOp(self, op):

@@ -14,7 +14,7 @@ from ..ir import xegpu_ops as G
 from ..ir import xetile_ops as X
 from ..ir.conversion import Conversion, converts
 from ..ir.core import FuncOp, Value
-from ..ir.types import COL_MAJOR, TileType
+from ..ir.types import COL_MAJOR, TileType, VectorType
 from .xetile_layout_propagation import swapped
 
 
@@ -93,9 +93,19 @@ class XeTileToXeGPU(Conversion):
 
     @converts(X.TileMMAOp)
     def convert_TileMMAOp(self, op: X.TileMMAOp) -> None:
+        """dpas; a 16-bit float accumulator is extended to f32 before it and truncated after it, so the op rounds
+        once, as its interpreter rule does."""
         a, b, *c = (self.one(v) for v in op.operands)
-        new = self.emit(G.DpasOp, a, b, c[0] if c else None, op.result.type, layout=op.result.layout)
-        self.set(op.result, new.result)
+        result = op.result.type
+        acc = VectorType(result.shape, X.mma_accumulator_dtype(a.type.dtype, b.type.dtype))
+        c = [self.cast("arith.extf", c[0], acc)] if c and acc != result else c
+        new = self.emit(G.DpasOp, a, b, c[0] if c else None, acc, layout=op.result.layout)
+        self.set(op.result, new.result if acc == result else self.cast("arith.truncf", new.result, result))
+
+    def cast(self, name: str, v: Value, t: VectorType) -> Value:
+        new = self.emit(C.CastOp, name, v, t)
+        new.result.layout = v.layout
+        return new.result
 
     def renamed(self, op, op_class, *args) -> None:
         new = self.emit(op_class, self.one(op.operands[0]), *args)

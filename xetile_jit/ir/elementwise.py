@@ -145,6 +145,8 @@ REDUCE_KINDS = {  # user kind -> {dtype kind: Reduction}
             "i": Reduction("minsi", np.minimum.reduce, "arith.minsi"),
             "u": Reduction("minui", np.minimum.reduce, "arith.minui"),
             "b": Reduction("minui", np.minimum.reduce, "arith.andi")},
+    "maximum": {"f": Reduction("maximumf", np.maximum.reduce, "arith.maximumf")},  # a NaN wins
+    "minimum": {"f": Reduction("minimumf", np.minimum.reduce, "arith.minimumf")},
     "and": {k: Reduction("and", np.bitwise_and.reduce, "arith.andi") for k in "iub"},
     "or": {k: Reduction("or", np.bitwise_or.reduce, "arith.ori") for k in "iub"},
     "xor": {k: Reduction("xor", np.bitwise_xor.reduce, "arith.xori") for k in "iub"},
@@ -160,27 +162,35 @@ def reduce_identity(kind: str, dtype: DType):
     if dtype.is_bool:
         return kind != "max"
     if dtype.is_float:
-        return {"max": -np.inf, "min": np.inf}[kind]
+        return {"max": -np.inf, "maximum": -np.inf, "min": np.inf, "minimum": np.inf}[kind]
     info = np.iinfo(dtype.np_dtype)
     return {"max": int(info.min), "min": int(info.max), "and": -1 if dtype.kind == "i" else int(info.max)}[kind]
 
 
 @dataclass(frozen=True)
 class Atomic:
-    rmw: str  # the arith.atomic_rmw kind
+    rmw: str  # the arith.atomic_rmw kind (xori, which arith lacks, is ours)
     combine: str | None  # the element-wise op giving the new contents from old and value; None: the value
-    llvm_int: str  # LLVM's atomicrmw operation for integers (floats loop on compare-exchange with `combine`)
+    hardware: str | None  # LLVM's atomicrmw operation on the bits, where SPIR-V has one; None: compare-exchange
 
     def numpy(self, old, value):
         return value if self.combine is None else BINARY[self.combine].numpy(old, value)
 
 
+def _int_atomics(rmw: str, combine: str, hardware: str | None, kinds: str = INT) -> dict:
+    return {k: Atomic(rmw, combine, hardware) for k in kinds}
+
+
 ATOMIC_KINDS = {  # user kind -> {dtype kind: Atomic}
-    "add": {"f": Atomic("addf", "arith.addf", "add"), "i": Atomic("addi", "arith.addi", "add")},
-    "max": {"f": Atomic("maximumf", "arith.maximumf", "max"), "i": Atomic("maxs", "arith.maxsi", "max")},
-    "min": {"f": Atomic("minimumf", "arith.minimumf", "min"), "i": Atomic("mins", "arith.minsi", "min")},
-    "and": {"i": Atomic("andi", "arith.andi", "and")},
-    "or": {"i": Atomic("ori", "arith.ori", "or")},
-    "xchg": {k: Atomic("assign", None, "xchg") for k in "fi"},
+    "add": {"f": Atomic("addf", "arith.addf", None), **_int_atomics("addi", "arith.addi", "add")},
+    "mul": {"f": Atomic("mulf", "arith.mulf", None), **_int_atomics("muli", "arith.muli", None)},
+    "max": {"f": Atomic("maximumf", "arith.maximumf", None), "i": Atomic("maxs", "arith.maxsi", "max"),
+            "u": Atomic("maxu", "arith.maxui", "umax")},
+    "min": {"f": Atomic("minimumf", "arith.minimumf", None), "i": Atomic("mins", "arith.minsi", "min"),
+            "u": Atomic("minu", "arith.minui", "umin")},
+    "and": _int_atomics("andi", "arith.andi", "and"),
+    "or": _int_atomics("ori", "arith.ori", "or"),
+    "xor": _int_atomics("xori", "arith.xori", "xor"),
+    "xchg": {k: Atomic("assign", None, "xchg") for k in "fiu"},
 }
-ATOMIC_DTYPES = ("f32", "i32", "i64")
+ATOMIC_DTYPES = ("f16", "bf16", "f32", "i32", "ui32", "i64", "ui64")

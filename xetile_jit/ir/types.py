@@ -47,11 +47,14 @@ uint8 = DType("uint8", "ui8", "u", 8, np.dtype(np.uint8))
 int16 = DType("int16", "i16", "i", 16, np.dtype(np.int16))
 int32 = DType("int32", "i32", "i", 32, np.dtype(np.int32))
 int64 = DType("int64", "i64", "i", 64, np.dtype(np.int64))
+uint16 = DType("uint16", "ui16", "u", 16, np.dtype(np.uint16))
+uint32 = DType("uint32", "ui32", "u", 32, np.dtype(np.uint32))
+uint64 = DType("uint64", "ui64", "u", 64, np.dtype(np.uint64))
 bool_ = DType("bool", "i1", "b", 1, np.dtype(np.bool_))
 
 index_dtype = DType("index", "index", "i", 64, np.dtype(np.int64))
 
-ALL_DTYPES = (float16, bfloat16, float32, int8, uint8, int16, int32, int64, bool_)
+ALL_DTYPES = (float16, bfloat16, float32, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool_)
 _BY_NUMPY = {d.np_dtype: d for d in ALL_DTYPES}
 
 

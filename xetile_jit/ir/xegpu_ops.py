@@ -210,6 +210,11 @@ class DpasOp(TileMMAOp):
                              "dpas VNNI operand")
         return [a, VectorType((b.shape[0] * 4, b.shape[1]), self.vnni_b), *c]
 
+    def accumulator_dtypes(self, operand: DType, acc: DType) -> tuple[DType, ...]:
+        """Our DPAS accumulates in f32 (or i32): a 16-bit tile_mma accumulator is widened before it and rounded
+        after it (xetile_to_xegpu)."""
+        return (acc,)
+
     def format_attrs(self) -> dict:
         return {} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir}
 

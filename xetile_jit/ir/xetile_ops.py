@@ -287,10 +287,17 @@ class TileMMAOp(Operation):
             raise self.error(f"unsupported operand types {a.dtype} x {b.dtype}; takes f16 x f16, bf16 x bf16, "
                              "f32 x f32 or 8-bit integers", "tile_mma operand element types")
         r = self.result.type
-        if r.shape != (m, n) or r.dtype != acc:
-            raise self.error(f"result {r} must be vector<{m}x{n}x{acc}>", "tile_mma accumulator type")
+        allowed = self.accumulator_dtypes(a.dtype, acc)
+        if r.shape != (m, n) or r.dtype not in allowed:
+            wanted = " or ".join(f"vector<{m}x{n}x{d}>" for d in allowed)
+            raise self.error(f"result {r} must be {wanted}", "tile_mma accumulator type")
         if c and c[0] != r:
             raise self.error(f"accumulator {c[0]} must be {r}", "tile_mma accumulator type")
+
+    def accumulator_dtypes(self, operand: DType, acc: DType) -> tuple[DType, ...]:
+        """f16 x f16 and bf16 x bf16 may also accumulate in their own type (the RFC's bf16 GEMMs into bf16): the
+        product and sum are computed in f32 and rounded once, at the end of the op."""
+        return (acc, operand) if operand.is_float and operand.bits == 16 else (acc,)
 
     def format_attrs(self) -> dict:
         return {}
