@@ -139,12 +139,13 @@ class MemRefType(Type):
 
 @dataclass(frozen=True)
 class SlmMemRefType(MemRefType):
-    """A statically shaped row-major buffer in shared local memory (address space 3)."""
+    """A statically shaped row-major buffer in shared local memory (address space 3), printed with the XeTile
+    RFC's memory space: `memref<32x64xf16, slm>`."""
 
     shape: tuple[int, ...] = ()
 
     def __str__(self) -> str:
-        return f"memref<{'x'.join(map(str, self.shape))}x{self.dtype.mlir}, 3>"
+        return f"memref<{'x'.join(map(str, self.shape))}x{self.dtype.mlir}, slm>"
 
 
 i1 = ScalarType(bool_)
