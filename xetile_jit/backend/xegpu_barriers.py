@@ -17,9 +17,9 @@ pass still puts its own barriers around them where global accesses conflict.
 
 Named barriers in SPIR-V (`check_named_barriers`): OpenCL's CPU device has none, and spinning on an SLM counter
 would hang the CPU runtime, which runs a workgroup's subgroups one after another between barriers. A named
-barrier that every subgroup of the workgroup meets in uniform control flow is a workgroup barrier (its wait one,
-its arrive nothing); any other use (a subset of subgroups, arrive/wait under a branch on the subgroup id) is a
-NotImplementedError for every SPIR-V target. The numpy interpreter runs every use.
+barrier that every subgroup of the workgroup meets is a workgroup barrier (its wait one, its arrive nothing: kernels
+have no subgroup id, so every subgroup runs the same arrives and waits); one that a subset of the subgroups meets
+is a NotImplementedError for every SPIR-V target. The numpy interpreter runs both.
 """
 from __future__ import annotations
 
@@ -109,14 +109,8 @@ def insert_barriers(func: FuncOp) -> FuncOp:
 
 def check_named_barriers(func: FuncOp) -> None:
     """Subgroup-level `func`'s named barriers are workgroup barriers in SPIR-V (module docstring), or raises."""
-    divergent = subgroup_dependent(func)
     for op in walk(func.body):
         if isinstance(op, S.InitNbarrierOp) and op.participants != func.num_subgroups:
             raise NotImplementedError(f"named barrier {op.id} with {op.participants} of the workgroup's "
                                       f"{func.num_subgroups} subgroups in SPIR-V: only the numpy interpreter runs "
                                       "named barriers met by a subset of subgroups")
-        if op.regions and any(v in divergent for v in op.operands):
-            inside = [o for region in op.regions for o in walk(region.block)]
-            if any(isinstance(o, (S.NbarrierArriveOp, S.NbarrierWaitOp)) for o in inside):
-                raise NotImplementedError(f"named barrier arrive/wait under {op.name} on the subgroup id "
-                                          "(producer/consumer roles) in SPIR-V: only the numpy interpreter runs it")
