@@ -15,15 +15,14 @@ from conftest import assert_close, rand
 from test_gpu_code import tutorial
 from test_passes import run_func
 from test_printer import assert_lines
-from xetile_jit.backend.interpreter import NamedBarrier, Workgroup
+from xetile_jit.backend.interpreter import Workgroup
 from xetile_jit.backend.pipeline import compile_spirv, lower
 from xetile_jit.backend.targets import get_target
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir import sync_ops as S
 from xetile_jit.ir.core import Builder, FuncOp, walk
-from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.types import SlmMemRefType, float32
-from xetile_jit.ir.verifier import verify, verify_op
+from xetile_jit.ir.verifier import verify_op
 
 ROWS = xetile.Layout(sg_layout=[4, 1], sg_data=[8, 32])   # subgroup i: rows 8i..8i+7
 COLS = xetile.Layout(sg_layout=[1, 4], sg_data=[32, 8])   # subgroup j: columns 8j..8j+7
@@ -254,6 +253,13 @@ def k_rewrite(x, SYNC: xetile.constexpr):
     xetile.store_tile(t, xetile.load_tile(t) + 2.0)
 
 
+def test_slm_is_ordered_by_the_users_barriers_only():
+    """The pass adds no barrier for SLM accesses: the exchange keeps just the user's."""
+    x = np.zeros((32, 32), np.float32)
+    sg = lower(exchange.warmup(x, x.copy(), target="numpy").func, "xegpu-sg")["xegpu-sg"]
+    assert sum(isinstance(op, C.BarrierOp) for op in walk(sg.body)) == 1
+
+
 @pytest.mark.parametrize("sync", ["none", "barrier", "fence"])
 def test_user_barrier_replaces_the_pass_barrier_and_a_fence_does_not(sync):
     func = k_rewrite.warmup(np.zeros((32, 32), np.float32), SYNC=sync, target="numpy").func
@@ -271,6 +277,12 @@ def k_subset(x):
     xetile.store_tile(t, xetile.load_tile(t) + 1.0)
     xetile.nbarrier_arrive(nb)
     xetile.nbarrier_wait(nb)
+
+
+def test_subset_named_barrier_runs_in_the_interpreter_at_every_level(rng):
+    """Four subgroups at a barrier of two: two phases, each wait returns once its phase is complete."""
+    x = rand(rng, (32, 32), np.float32)
+    every_level(k_subset, (x,), {}, (1,), [x + 1])
 
 
 def test_subset_named_barrier_is_not_implemented_in_spirv():

@@ -16,7 +16,8 @@ from .core import Operation, Value, walk
 from .analysis import sources
 from .elementwise import ATOMIC_DTYPES, ATOMIC_KINDS, REDUCE_KINDS
 from .effects import GLOBAL, PREFETCH, SLM, WRITE, Effect, memory_accesses, reads, writes
-from .types import ROW_MAJOR, DType, IndexType, MemRefType, SlmMemRefType, TileType, VectorType, dtype_of_numpy, float32, int32
+from .types import (ROW_MAJOR, DType, IndexType, MemRefType, SlmMemRefType, TileType, VectorType, dtype_of_numpy,
+                    float32, int32)
 
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
 
