@@ -52,7 +52,7 @@ def slm_gemm_kernel(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr
     xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
 
 
-def slm_gemm(a, b, bm: int = 64, bn: int = 64, bk: int = 32, device=None) -> np.ndarray:
+def slm_gemm(a, b, bm: int = 32, bn: int = 32, bk: int = 16, device=None) -> np.ndarray:
     """C = A @ B in f32 for f16 `a` and `b`; 2 x 2 subgroups, each computing a (bm/2) x (bn/2) block of C."""
     (m, k), n = a.shape, b.shape[1]
     c = np.empty((m, n), np.float32)
