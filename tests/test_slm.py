@@ -132,6 +132,15 @@ def test_named_barrier_phases_order_producers_before_consumers():
     assert seen == [[10, 11], [10, 11]] and nb.phase == 1 and nb.arrived == 0
 
 
+def test_named_barrier_that_too_few_subgroups_arrive_at_is_a_launch_error(monkeypatch):
+    monkeypatch.setattr("xetile_jit.backend.interpreter.NBARRIER_TIMEOUT", 0.05)
+    workgroup = Workgroup(2)
+    nb = workgroup.named_barrier(0, 2)
+    with pytest.raises(xetile.LaunchError, match=re.escape(
+            "named barrier 0 waited 0.05 s for its 2 participants (1 arrived): fewer subgroups arrive than it counts")):
+        nb.wait(nb.arrive(), workgroup)
+
+
 def test_named_barrier_counting_more_subgroups_than_the_workgroup_has():
     with pytest.raises(xetile.LaunchError, match="counts 5 participants but the workgroup has 4 subgroups"):
         Workgroup(4).named_barrier(0, 5)
