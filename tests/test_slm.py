@@ -20,8 +20,10 @@ from xetile_jit.backend.pipeline import compile_spirv, lower
 from xetile_jit.backend.targets import get_target
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir import sync_ops as S
+from xetile_jit.ir import xegpu_ops as G
 from xetile_jit.ir.core import Builder, FuncOp, walk
-from xetile_jit.ir.types import SlmMemRefType, float32
+from xetile_jit.ir.printer import print_func
+from xetile_jit.ir.types import IndexType, SlmMemRefType, float32
 from xetile_jit.ir.verifier import verify_op
 
 ROWS = xetile.Layout(sg_layout=[4, 1], sg_data=[8, 32])   # subgroup i: rows 8i..8i+7
@@ -159,11 +161,14 @@ def test_printed_ir_in_rfc_syntax():
     """)
     assert re.search(r"xetile.init_tile %1\[%\d+, %\d+\] : memref<32x32xf32, slm> -> !xetile.tile<32x32xf32",
                      asm["xetile"])
-    text = exchange.warmup(x, x.copy(), FENCE="global", target="numpy").asm["xetile"]
-    assert_lines(text, """
+    compiled = exchange.warmup(x, x.copy(), FENCE="global", target="numpy")
+    assert_lines(compiled.asm["xetile"], """
         xegpu.fence {scope = workgroup, memory_kind = global}
         gpu.barrier
     """)
+    xegpu = print_func(lower(compiled.func, "xegpu-wg")["xegpu-wg"])
+    assert re.search(r"xegpu.create_nd_tdesc %0\[%\d+, %\d+\] : memref<32x32xf32, slm> -> "
+                     r"!xegpu.tensor_desc<32x32xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<sg_layout = \[1, 4\]", xegpu)
 
 
 # ---- verifier rules, one test each ----------------------------------------------------------------------------
@@ -204,6 +209,17 @@ def test_nbarrier_arrive_takes_a_named_barrier():
     with pytest.raises(xetile.CompilationError, match=re.escape(
             "operand must be a named barrier, got memref<8x8xf32, slm> [xegpu.nbarrier_arrive takes an "
             "init_nbarrier result]")):
+        verify_op(op)
+
+
+def test_tensor_desc_memory_space_matches_its_base():
+    func = FuncOp("f", [], [], {})
+    b = Builder(func.body)
+    slm = b.create(C.SlmAllocOp, SlmMemRefType(float32, shape=(8, 8))).result
+    zero = b.create(C.ConstantOp, 0, IndexType()).result
+    op = b.create(G.CreateNdDescOp, slm, [zero, zero], G.TensorDescType((8, 8), float32))
+    with pytest.raises(xetile.CompilationError, match=re.escape(
+            "memory_space = global on a base in slm memory [memory_space matches the base's memory]")):
         verify_op(op)
 
 

@@ -131,6 +131,7 @@ class MemRefType(Type):
     order: tuple[int, ...] = ROW_MAJOR
     block_io: bool = True
     addresses_memory = True
+    memory_space = "global"  # the XeGPU RFC's memory_space of descriptors on it
 
     def __str__(self) -> str:
         strides = "[?, 1]" if self.order == ROW_MAJOR else "[1, ?]"
@@ -143,6 +144,7 @@ class SlmMemRefType(MemRefType):
     RFC's memory space: `memref<32x64xf16, slm>`."""
 
     shape: tuple[int, ...] = ()
+    memory_space = "slm"
 
     def __str__(self) -> str:
         return f"memref<{'x'.join(map(str, self.shape))}x{self.dtype.mlir}, slm>"
