@@ -168,7 +168,8 @@ def test_printed_ir_in_rfc_syntax():
     """)
     xegpu = print_func(lower(compiled.func, "xegpu-wg")["xegpu-wg"])
     assert re.search(r"xegpu.create_nd_tdesc %0\[%\d+, %\d+\] : memref<32x32xf32, slm> -> "
-                     r"!xegpu.tensor_desc<32x32xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<sg_layout = \[1, 4\]", xegpu)
+                     r"!xegpu.tensor_desc<32x32xf32, #xegpu.block_tdesc_attr<memory_space = slm>, "
+                     r"#xegpu.layout<sg_layout = \[1, 4\]", xegpu)
 
 
 # ---- verifier rules, one test each ----------------------------------------------------------------------------
