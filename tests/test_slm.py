@@ -15,6 +15,7 @@ from conftest import assert_close, rand
 from test_gpu_code import tutorial
 from test_passes import run_func
 from test_printer import assert_lines
+from xetile_jit.backend import ocloc
 from xetile_jit.backend.interpreter import Workgroup
 from xetile_jit.backend.pipeline import compile_spirv, lower
 from xetile_jit.backend.targets import get_target
@@ -317,6 +318,18 @@ def test_subset_named_barrier_is_not_implemented_in_spirv():
             "named barrier 2 with 2 of the workgroup's 4 subgroups in SPIR-V: only the numpy interpreter runs "
             "named barriers met by a subset of subgroups")):
         compile_spirv(func, get_target("cpu"))
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe-hpg"])
+def test_gpu_isa_of_a_named_barrier_is_the_workgroup_barrier(target):
+    """The Intel GPU compiler builds the SLM exchange behind a named barrier: one sync.bar, SLM stores and loads."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip("ocloc is not installed")
+    x = np.zeros((32, 32), np.float32)
+    isa = compile_spirv(named.warmup(x, x.copy(), target="numpy").func, get_target(target))["isa"]
+    lines = isa.splitlines()
+    assert sum("sync.bar" in line for line in lines) == 1
+    assert any("; store.slm" in line for line in lines) and any("; load.slm" in line for line in lines)
 
 
 # ---- tutorial 8 ------------------------------------------------------------------------------------------------
