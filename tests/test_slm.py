@@ -149,6 +149,13 @@ def test_named_barrier_counting_more_subgroups_than_the_workgroup_has():
         Workgroup(4).named_barrier(0, 5)
 
 
+def test_named_barrier_initialized_with_two_counts():
+    workgroup = Workgroup(4)
+    workgroup.named_barrier(7, 2)
+    with pytest.raises(xetile.LaunchError, match="named barrier 7 initialized with 3 and with 2 participants"):
+        workgroup.named_barrier(7, 3)
+
+
 # ---- printed IR --------------------------------------------------------------------------------------------
 
 def test_printed_ir_in_rfc_syntax():
