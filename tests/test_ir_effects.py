@@ -6,7 +6,7 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.backend.xegpu_barriers import insert_barriers
 from xetile_jit.ir import core_ops as C
-from xetile_jit.ir import simt_ops, xegpu_ops, xetile_ops
+from xetile_jit.ir import simt_ops, sync_ops, xegpu_ops, xetile_ops
 from xetile_jit.ir import xegpu_ops as G
 from xetile_jit.ir.core import Builder, FuncOp, Operation
 from xetile_jit.ir.effects import GLOBAL, writes
@@ -58,7 +58,7 @@ def test_every_op_class_declares_its_effects():
             yield sub
             yield from subclasses(sub)
 
-    modules = {C.__name__, xetile_ops.__name__, xegpu_ops.__name__, simt_ops.__name__}
+    modules = {C.__name__, xetile_ops.__name__, xegpu_ops.__name__, simt_ops.__name__, sync_ops.__name__}
     ops = [cls for cls in subclasses(Operation) if cls.__module__ in modules]
     assert len(ops) > 40
     assert [cls.__name__ for cls in ops if cls.effects is None] == []

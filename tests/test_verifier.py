@@ -826,7 +826,7 @@ def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
 
 @pytest.mark.parametrize("which, line, expected", [
     ("base", "bad = xetile.init_tile(n, [0, 0], [8, 8])",
-     "init_tile: base must be a 2-D array argument of the kernel, got i32"),
+     "init_tile: base must be a 2-D array argument of the kernel or an alloc_slm buffer, got i32"),
     ("tile", "bad = xetile.load_tile(v)", "load_tile: expected a tile made by init_tile, got vector<8x8xf32>"),
     ("vector", "bad = xetile.tile_mma(t, v)", "tile_mma: expected a 2-D vector, got !xetile.tile<8x8xf32>"),
     ("padding", "bad = xetile.load_tile(t, padding=n)", "load_tile: padding must be a compile-time number, got i32"),

@@ -5,8 +5,9 @@ expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, LaunchError
 from .frontend.autotune import Config, autotune
-from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, ceil, constexpr, cos, cumsum, device_assert, device_print,
-                           erf, exp, exp2, floor, fma, full, init_tile, iota, load_tile, log, log2, maximum, minimum,
+from .frontend.dsl import (abs, alloc_slm, atomic_rmw_tile, barrier, cast, cdiv, ceil, constexpr, cos, cumsum,
+                           device_assert, device_print, erf, exp, exp2, fence, floor, fma, full, init_tile, iota,
+                           load_tile, log, log2, maximum, minimum, named_barrier, nbarrier_arrive, nbarrier_wait,
                            num_programs, prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert,
                            static_range, store_tile, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
                            tile_transpose, update_tile_offset, where, zeros)
@@ -28,7 +29,8 @@ __all__ = [
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
-    "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
+    "atomic_rmw_tile", "alloc_slm", "barrier", "fence", "named_barrier", "nbarrier_arrive", "nbarrier_wait",
+    "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
     "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "static_assert", "device_assert",
     "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",
     "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool_", "bool",

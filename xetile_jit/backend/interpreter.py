@@ -1,7 +1,10 @@
 """The numpy interpreter: runs IR op by op, workgroups of the grid one after another.
 
 Each op's numpy rule is its `interpret` method; this module only walks blocks and keeps the values.
-It is the reference every backend is checked against and the device "numpy".
+It is the reference every backend is checked against and the device "numpy". Subgroup-level IR runs each
+workgroup's subgroups as threads sharing its SLM buffers, its barrier and its named barriers (real phases, so
+a subset of subgroups can meet at one); workgroup-level IR runs the workgroup's program in order, where
+barriers have nothing left to order.
 
 Grid limit (issue 8): workgroups run one by one in Python (7 us for an empty one, 22 us for an 8x8 copy), so a
 grid of more than `XETILE_INTERPRETER_MAX_WORKGROUPS` workgroups (default 2**20, a minute or more of work) is a
@@ -20,6 +23,7 @@ from ..ir.core import Block, FuncOp
 from ..ir.core_ops import ReturnOp, YieldOp
 
 DEFAULT_MAX_WORKGROUPS = 2**20
+NBARRIER_TIMEOUT = 10  # seconds a subgroup waits at a named barrier before the launch is a deadlock
 
 
 class Interpreter:
@@ -34,7 +38,27 @@ class Interpreter:
         for program_id in program_ids(grid):
             self.program_id = program_id
             self.env = {}
+            self.buffers = {}  # the workgroup's SLM
             self.run_block(self.func.body, args)
+
+    # The workgroup-level rules: one thread runs the workgroup's program in order, so every access before a
+    # barrier or a named barrier's arrive is done when the ops after it run.
+    def barrier(self) -> None:
+        pass
+
+    def named_barrier(self, id: int, participants: int):
+        return id
+
+    def nbarrier_arrive(self, nbarrier) -> None:
+        pass
+
+    def nbarrier_wait(self, nbarrier) -> None:
+        pass
+
+    def shared_buffer(self, op):
+        if op not in self.buffers:
+            self.buffers[op] = new_buffer(op)
+        return self.buffers[op]
 
     def run_block(self, block: Block, args) -> list:
         env = self.env
@@ -62,6 +86,7 @@ class Subgroup(Interpreter):
         self.grid = grid
         self.lanes = func.lanes  # work-item-level IR keeps one row per lane in every per-lane value
         self.lane_id = None if func.lanes is None else np.arange(func.lanes)
+        self.phases: dict = {}  # named barrier id -> the phase this subgroup last arrived in
 
     def barrier(self) -> None:
         self.workgroup.barrier.wait()
@@ -69,19 +94,82 @@ class Subgroup(Interpreter):
     def shared_buffer(self, op):
         return self.workgroup.buffer(op)
 
+    def named_barrier(self, id: int, participants: int):
+        return self.workgroup.named_barrier(id, participants)
+
+    def nbarrier_arrive(self, nbarrier: "NamedBarrier") -> None:
+        self.phases[nbarrier.id] = nbarrier.arrive()
+
+    def nbarrier_wait(self, nbarrier: "NamedBarrier") -> None:
+        """Waits for the phase this subgroup arrived in (a wait without an arrive: the phase under way)."""
+        nbarrier.wait(self.phases.pop(nbarrier.id, None), self.workgroup)
+
+
+def new_buffer(op) -> np.ndarray:
+    """An SLM buffer; its contents are undefined on the device, zeros here."""
+    t = op.result.type
+    return np.zeros(t.shape, dtype=t.dtype.np_dtype)
+
+
+class NamedBarrier:
+    """A named barrier (XeGPU RFC nbarrier): a phase ends when `participants` subgroups have arrived in it."""
+
+    def __init__(self, id: int, participants: int):
+        self.id, self.participants = id, participants
+        self.arrived, self.phase = 0, 0
+        self.changed = threading.Condition()
+
+    def arrive(self) -> int:
+        with self.changed:
+            phase = self.phase
+            self.arrived += 1
+            if self.arrived == self.participants:
+                self.arrived, self.phase = 0, self.phase + 1
+                self.changed.notify_all()
+            return phase
+
+    def wait(self, phase: int | None, workgroup: "Workgroup") -> None:
+        with self.changed:
+            phase = self.phase if phase is None else phase
+            if not self.changed.wait_for(lambda: self.phase > phase or workgroup.barrier.broken, NBARRIER_TIMEOUT):
+                raise LaunchError(f"named barrier {self.id} waited {NBARRIER_TIMEOUT} s for its {self.participants} "
+                                  f"participants ({self.arrived} arrived): fewer subgroups arrive than it counts")
+            if self.phase <= phase:
+                raise threading.BrokenBarrierError
+
 
 class Workgroup:
     def __init__(self, subgroups: int):
+        self.subgroups = subgroups
         self.barrier = threading.Barrier(subgroups)
         self.buffers: dict = {}
+        self.named: dict = {}
         self.lock = threading.Lock()
 
     def buffer(self, op):
         with self.lock:
             if op not in self.buffers:
-                t = op.result.type
-                self.buffers[op] = np.zeros(t.shape, dtype=t.dtype.np_dtype)
+                self.buffers[op] = new_buffer(op)
             return self.buffers[op]
+
+    def named_barrier(self, id: int, participants: int) -> NamedBarrier:
+        if participants > self.subgroups:
+            raise LaunchError(f"named barrier {id} counts {participants} participants but the workgroup has "
+                              f"{self.subgroups} subgroups")
+        with self.lock:
+            if id not in self.named:
+                self.named[id] = NamedBarrier(id, participants)
+            if self.named[id].participants != participants:
+                raise LaunchError(f"named barrier {id} initialized with {participants} and with "
+                                  f"{self.named[id].participants} participants")
+            return self.named[id]
+
+    def abort(self) -> None:
+        """Wakes every subgroup that waits: one failed."""
+        self.barrier.abort()
+        for nbarrier in list(self.named.values()):
+            with nbarrier.changed:
+                nbarrier.changed.notify_all()
 
 
 class SubgroupInterpreter:
@@ -107,7 +195,7 @@ class SubgroupInterpreter:
                 pass  # another subgroup failed; its error is reported
             except Exception as e:  # noqa: BLE001 - re-raised below, in the caller's thread
                 errors.append(e)
-                workgroup.barrier.abort()
+                workgroup.abort()
 
         threads = [threading.Thread(target=body, args=(sg,)) for sg in range(self.subgroups)]
         for t in threads:

@@ -134,7 +134,7 @@ class PiecewiseConversion(Conversion):
     def convert_CreateNdDescOp(self, op: G.CreateNdDescOp) -> None:
         base, *offsets = (self.one(v) for v in op.operands)
         grid = self.grid_of(op.result)
-        tdesc = G.TensorDescType(grid.shape, op.result.type.dtype)
+        tdesc = G.TensorDescType(grid.shape, op.result.type.dtype, memory_space=op.result.type.memory_space)
         pieces = []
         for piece in self.piece_offsets(grid):
             at = [self.add_index(whole, part) for whole, part in zip(offsets, piece)]

@@ -18,7 +18,7 @@ from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from .targets import Target, get_target
-from .xegpu_barriers import insert_barriers
+from .xegpu_barriers import check_named_barriers, insert_barriers
 from .xegpu_blocking import block
 from .xegpu_lane_distribution import distribute_lanes
 from .xegpu_wg_to_sg import wg_to_sg
@@ -67,13 +67,16 @@ def drop_device_asserts(func: FuncOp) -> FuncOp:
 
 
 def check_slm(func: FuncOp, target: Target) -> None:
-    """The layout conversions' shared local memory must fit the target's."""
-    used = sum(type_bytes(op.result.type) for op in walk(func.body) if isinstance(op, SlmAllocOp))
+    """The kernel's shared local memory (its alloc_slm buffers and the layout conversions') must fit the target's."""
+    sizes = [(op.by_user, type_bytes(op.result.type)) for op in walk(func.body) if isinstance(op, SlmAllocOp)]
+    user = sum(size for by_user, size in sizes if by_user)
+    used = sum(size for _, size in sizes)
     if used > target.slm_bytes:
-        raise CompilationError(f"kernel {func.sym_name}: its layout conversions need {used // 1024} KiB of shared "
-                               f"local memory; target {target.name} has {target.slm_bytes // 1024} KiB. Choose "
-                               "layouts that keep a reduced dimension inside each subgroup (sg_layout 1 along it) "
-                               "or smaller workgroup tiles", func.loc)
+        raise CompilationError(f"kernel {func.sym_name}: needs {used} bytes of shared local memory ({user} in "
+                               f"alloc_slm buffers, {used - user} for layout conversions); target {target.name} "
+                               f"has {target.slm_bytes} [SLM per workgroup fits the target's slm_bytes]. Use "
+                               "smaller buffers or workgroup tiles, or layouts that keep a reduced dimension inside "
+                               "each subgroup (sg_layout 1 along it)", func.loc)
 
 
 def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None) -> dict:
@@ -82,6 +85,7 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     "lanes" of a workgroup, and the driver's "build_options"."""
     stages = lower(func, target=target, num_subgroups=num_subgroups)
     simt = stages["xegpu-simt"]
+    check_named_barriers(simt)
     module = lower_to_llvm(simt, target)
     check_code_size(module, func.sym_name)
     llir = str(module)

@@ -35,6 +35,8 @@ GLOBAL, CONSTANT, SHARED = 1, 2, 3  # LLVM address spaces of CrossWorkgroup memo
 ARRAY_FIELDS = ("rows", "cols", "row_stride", "col_stride")  # i64 parameters after an array's pointer (ArrayArg)
 # Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory | CrossWorkgroupMemory (global)
 BARRIER_ARGS = (2, 2, 0x310)
+FENCE_SCOPES = {"workgroup": 2, "gpu": 1}  # SPIR-V Workgroup and Device scopes
+FENCE_SEMANTICS = {"slm": 0x108, "global": 0x208}  # AcquireRelease | WorkgroupMemory or CrossWorkgroupMemory
 
 ICMP_CONDITIONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}  # by predicate[-2:]
 
@@ -446,6 +448,21 @@ class LLVMLowering:
 
     def lower_BarrierOp(self, op):
         self.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))
+
+    def lower_FenceOp(self, op):
+        scope, semantics = FENCE_SCOPES[op.scope], FENCE_SEMANTICS[op.memory]
+        self.call("__spirv_MemoryBarrier", VOID, ir.Constant(I32, scope), ir.Constant(I32, semantics))
+
+    # Named barriers (xegpu_barriers.check_named_barriers): met by the whole workgroup, in uniform control flow,
+    # an arrive adds nothing to the wait that follows it, which is the workgroup barrier.
+    def lower_InitNbarrierOp(self, op):
+        return ir.Constant(I32, op.id)
+
+    def lower_NbarrierArriveOp(self, op):
+        """Nothing to emit: the wait is a full barrier."""
+
+    def lower_NbarrierWaitOp(self, op):
+        self.lower_BarrierOp(op)
 
     # --- device_print ------------------------------------------------------------------------------------------
     def lower_DevicePrintOp(self, op):

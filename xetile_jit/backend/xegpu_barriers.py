@@ -9,6 +9,17 @@ barriers. Which ops read or write memory, and through which operand, is what the
 A branch on a value that depends on the subgroup id (wg-to-sg's "first subgroup that shares the data") runs in
 some subgroups only, so a barrier inside it would wait forever: such a branch is ordered as one access, with the
 barrier before it; inside, one subgroup runs its accesses in program order.
+
+User synchronization: `xetile.barrier()` is a gpu.barrier, so global accesses before it need no barrier of this
+pass after it; SLM buffers of `alloc_slm` are ordered by the user's barriers only (as in the XeTile RFC's
+cooperative GEMM). A fence or a named barrier (a subset of subgroups may meet there) orders nothing here: the
+pass still puts its own barriers around them where global accesses conflict.
+
+Named barriers in SPIR-V (`check_named_barriers`): OpenCL's CPU device has none, and spinning on an SLM counter
+would hang the CPU runtime, which runs a workgroup's subgroups one after another between barriers. A named
+barrier that every subgroup of the workgroup meets is a workgroup barrier (its wait one, its arrive nothing: kernels
+have no subgroup id, so every subgroup runs the same arrives and waits); one that a subset of the subgroups meets
+is a NotImplementedError for every SPIR-V target. The numpy interpreter runs both.
 """
 from __future__ import annotations
 
@@ -17,6 +28,7 @@ from dataclasses import dataclass
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir.analysis import sources
+from ..ir import sync_ops as S
 from ..ir.core import Block, FuncOp, Value, walk
 from ..ir.effects import SLM, WRITE, memory_accesses, synchronizes
 from ..ir.types import SlmMemRefType
@@ -93,3 +105,12 @@ def insert_barriers(func: FuncOp) -> FuncOp:
     if func.num_subgroups and func.num_subgroups > 1:
         Barriers(func).order(func.body, [])
     return func
+
+
+def check_named_barriers(func: FuncOp) -> None:
+    """Subgroup-level `func`'s named barriers are workgroup barriers in SPIR-V (module docstring), or raises."""
+    for op in walk(func.body):
+        if isinstance(op, S.InitNbarrierOp) and op.participants != func.num_subgroups:
+            raise NotImplementedError(f"named barrier {op.id} with {op.participants} of the workgroup's "
+                                      f"{func.num_subgroups} subgroups in SPIR-V: only the numpy interpreter runs "
+                                      "named barriers met by a subset of subgroups")

@@ -201,11 +201,11 @@ class WgToSg(PiecewiseConversion):
         return self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=tuple(shape))).result
 
     def slm_store(self, slm: Value, value: Value, offsets) -> None:
-        tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(value.type.shape, value.type.dtype))
+        tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(value.type.shape, value.type.dtype))
         self.emit(G.StoreNdOp, value, tile.result)
 
     def slm_load(self, slm: Value, offsets, shape, dtype) -> Value:
-        tile = self.emit(G.CreateNdDescOp, slm, list(offsets), G.TensorDescType(tuple(shape), dtype)).result
+        tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(shape, dtype)).result
         return self.emit(G.LoadNdOp, tile).result
 
     # ---- compute -----------------------------------------------------------------------------
@@ -274,6 +274,10 @@ class WgToSg(PiecewiseConversion):
         loads = [self.slm_load(slm, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
         self.set(op.result, loads)
+
+
+def slm_tdesc_type(shape, dtype) -> G.TensorDescType:
+    return G.TensorDescType(tuple(shape), dtype, memory_space="slm")
 
 
 def set_layout(v: Value, layout: Layout) -> None:

@@ -22,10 +22,10 @@ def is_col_major(tile: Value) -> bool:
     return tile.type.order == COL_MAJOR
 
 
-def tdesc_type(t: TileType) -> G.TensorDescType:
+def tdesc_type(t: TileType, memory_space: str) -> G.TensorDescType:
     if t.order == COL_MAJOR:
-        return G.TensorDescType(t.shape[::-1], t.dtype, swapped(t.layout) if t.layout else None)
-    return G.TensorDescType(t.shape, t.dtype, t.layout)
+        return G.TensorDescType(t.shape[::-1], t.dtype, swapped(t.layout) if t.layout else None, memory_space)
+    return G.TensorDescType(t.shape, t.dtype, t.layout, memory_space)
 
 
 class XeTileToXeGPU(Conversion):
@@ -58,7 +58,8 @@ class XeTileToXeGPU(Conversion):
     @converts(X.InitTileOp)
     def convert_InitTileOp(self, op: X.InitTileOp) -> None:
         base = self.row_major_base(self.one(op.operands[0]))
-        new = self.emit(G.CreateNdDescOp, base, self.offsets(op.result, op.operands[1:]), tdesc_type(op.result.type))
+        new = self.emit(G.CreateNdDescOp, base, self.offsets(op.result, op.operands[1:]),
+                        tdesc_type(op.result.type, base.type.memory_space))
         self.set(op.result, new.result)
 
     @converts(X.LoadTileOp)

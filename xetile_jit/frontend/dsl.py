@@ -6,10 +6,11 @@ import functools
 
 from ..ir import core_ops as C
 from ..ir import debug_ops as D
+from ..ir import sync_ops as S
 from ..ir import xetile_ops as X
 from ..ir.attrs import Layout
 from ..ir.core import Value
-from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, bool_, float32
+from ..ir.types import DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType, bool_, float32
 from . import indexed
 from .semantic import current, is_py_scalar
 
@@ -88,7 +89,8 @@ def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None
     """A `shape` tile of the 2-D `array` at `offsets`. order=[0, 1] views a column-major array (RFC App. 1)."""
     sem = current()
     if not isinstance(array, Value) or not isinstance(array.type, MemRefType):
-        raise sem.error(f"init_tile: base must be a 2-D array argument of the kernel, got {_describe(array)}")
+        raise sem.error("init_tile: base must be a 2-D array argument of the kernel or an alloc_slm buffer, got "
+                        f"{_describe(array)}")
     shape = _static_shape(sem, shape, "init_tile")
     order = array.type.order if order is None else tuple(order)
     if layout is not None and not isinstance(layout, Layout):
@@ -98,6 +100,61 @@ def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None
     if layout is not None and layout.sg_data is not None:
         X.check_inst_divides(op, layout)
     return op.result
+
+
+@builtin
+def alloc_slm(shape, dtype: DType) -> Value:
+    """A buffer in the workgroup's shared local memory, seen by all its subgroups, for `init_tile` (XeTile RFC
+    Appendix 2.4: `memref<..., slm>`). A 1-D shape [N] is the 2-D buffer [1, N]. Its contents start undefined."""
+    sem = current()
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+    shape = _static_shape(sem, (1, *shape) if len(shape) == 1 else shape, "alloc_slm")
+    dtype = _check_dtype(sem, dtype, "alloc_slm")
+    return sem.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=shape), by_user=True).result
+
+
+@builtin
+def barrier() -> None:
+    """gpu.barrier: every subgroup of the workgroup arrives before any goes on; SLM and global accesses before it
+    are seen by all after it (XeTile RFC Appendix 2.4)."""
+    current().create(C.BarrierOp)
+
+
+@builtin
+def fence(scope: str = "workgroup", memory: str = "global") -> None:
+    """xegpu.fence: this subgroup's `memory` ("global" or "slm") accesses before it are seen by `scope`
+    ("workgroup" or "gpu") before those after it. Orders; does not wait for other subgroups."""
+    current().create(S.FenceOp, scope, memory)
+
+
+@builtin
+def named_barrier(id: int, num_subgroups: int) -> Value:
+    """xegpu.init_nbarrier: named barrier `id` (0..31), met by `num_subgroups` subgroups."""
+    sem = current()
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (id, num_subgroups)):
+        raise sem.error(f"named_barrier: id and num_subgroups must be compile-time ints, got {_describe(id)}, "
+                        f"{_describe(num_subgroups)}")
+    return sem.create(S.InitNbarrierOp, id, num_subgroups).result
+
+
+def _nbarrier(sem, nb, op: str) -> Value:
+    if not isinstance(nb, Value) or not isinstance(nb.type, S.NbarrierType):
+        raise sem.error(f"{op}: expected a named barrier made by named_barrier, got {_describe(nb)}")
+    return nb
+
+
+@builtin
+def nbarrier_arrive(nb) -> None:
+    """xegpu.nbarrier_arrive: signals this subgroup's arrival at `nb` and goes on."""
+    sem = current()
+    sem.create(S.NbarrierArriveOp, _nbarrier(sem, nb, "nbarrier_arrive"))
+
+
+@builtin
+def nbarrier_wait(nb) -> None:
+    """xegpu.nbarrier_wait: waits until every participant of `nb` has arrived."""
+    sem = current()
+    sem.create(S.NbarrierWaitOp, _nbarrier(sem, nb, "nbarrier_wait"))
 
 
 @builtin

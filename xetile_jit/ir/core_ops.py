@@ -11,6 +11,7 @@ from .core import Block, Operation, Region, Value
 from .debug_ops import DevicePrintOp
 from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
 from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, TERNARY, UNARY
+from .sync_ops import SYNC_OPS
 from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
 
@@ -416,13 +417,20 @@ class BarrierOp(Operation):
 
 
 class SlmAllocOp(Operation):
-    """memref.alloc in shared local memory: one buffer per workgroup, seen by all its subgroups."""
+    """memref.alloc in shared local memory: one buffer per workgroup, seen by all its subgroups. `by_user`: an
+    `alloc_slm` buffer (else a layout conversion's)."""
 
     name = "memref.alloc"
     effects = (Effect(ALLOC, SLM),)
 
-    def __init__(self, type: SlmMemRefType, loc=None):
+    def __init__(self, type: SlmMemRefType, by_user: bool = False, loc=None):
         super().__init__(result_types=[type], loc=loc)
+        self.by_user = by_user
+
+    def verify(self):
+        shape = self.result.type.shape
+        if len(shape) != 2 or not all(isinstance(n, int) and n > 0 for n in shape):
+            raise self.error(f"shape {list(shape)} must be 2-D and positive", "an SLM buffer has a static 2-D shape")
 
     def format(self, p) -> str:
         return f"() : {self.result.type}"
@@ -510,4 +518,4 @@ class InsertStridedSliceOp(Operation):
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
 SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IotaOp,
               IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp,
-              DevicePrintOp)
+              DevicePrintOp, *SYNC_OPS)

@@ -11,7 +11,8 @@ READ, WRITE = "read", "write"
 PREFETCH = "prefetch"  # a cache hint: no effect on any value, never ordered
 SYNC = "sync"  # orders the accesses before it against those after it (a barrier)
 ALLOC = "alloc"  # gives the op's result fresh memory
-KINDS = (READ, WRITE, PREFETCH, SYNC, ALLOC)
+FENCE = "fence"  # orders this subgroup's own accesses to a memory (xegpu.fence, named barriers); waits for no one
+KINDS = (READ, WRITE, PREFETCH, SYNC, ALLOC, FENCE)
 # memories: where
 GLOBAL, SLM = "global", "slm"
 ADDRESSED = "addressed"  # whichever memory the descriptor operand addresses (global array or SLM buffer)

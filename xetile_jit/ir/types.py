@@ -134,6 +134,7 @@ class MemRefType(Type):
     order: tuple[int, ...] = ROW_MAJOR
     block_io: bool = True
     addresses_memory = True
+    memory_space = "global"  # the XeGPU RFC's memory_space of descriptors on it
 
     def __str__(self) -> str:
         strides = "[?, 1]" if self.order == ROW_MAJOR else "[1, ?]"
@@ -142,12 +143,14 @@ class MemRefType(Type):
 
 @dataclass(frozen=True)
 class SlmMemRefType(MemRefType):
-    """A statically shaped row-major buffer in shared local memory (address space 3)."""
+    """A statically shaped row-major buffer in shared local memory (address space 3), printed with the XeTile
+    RFC's memory space: `memref<32x64xf16, slm>`."""
 
     shape: tuple[int, ...] = ()
+    memory_space = "slm"
 
     def __str__(self) -> str:
-        return f"memref<{'x'.join(map(str, self.shape))}x{self.dtype.mlir}, 3>"
+        return f"memref<{'x'.join(map(str, self.shape))}x{self.dtype.mlir}, slm>"
 
 
 i1 = ScalarType(bool_)

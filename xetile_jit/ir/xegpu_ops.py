@@ -22,15 +22,21 @@ from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, Tile
 
 @dataclass(frozen=True)
 class TensorDescType(Type):
+    """`memory_space`: global or slm (XeGPU RFC block_tdesc_attr; printed when not the default, global)."""
+
     shape: tuple[int, ...]
     dtype: DType
     layout: Layout | None = None
+    memory_space: str = "global"
     addresses_memory = True
 
     def __str__(self) -> str:
-        body = f"{'x'.join(map(str, self.shape))}x{self.dtype.mlir}"
-        return f"!xegpu.tensor_desc<{body}, {self.layout.text('xegpu')}>" if self.layout else \
-            f"!xegpu.tensor_desc<{body}>"
+        parts = [f"{'x'.join(map(str, self.shape))}x{self.dtype.mlir}"]
+        if self.memory_space != "global":
+            parts.append(f"#xegpu.block_tdesc_attr<memory_space = {self.memory_space}>")
+        if self.layout:
+            parts.append(self.layout.text("xegpu"))
+        return f"!xegpu.tensor_desc<{', '.join(parts)}>"
 
 
 class MemRefTransposeOp(Operation):
@@ -73,6 +79,9 @@ class CreateNdDescOp(Operation):
         check_offsets(self, offsets)
         if self.result.type.dtype != base.type.dtype:
             raise self.error("element type differs from the base matrix", "tensor_desc element type")
+        if self.result.type.memory_space != base.type.memory_space:
+            raise self.error(f"memory_space = {self.result.type.memory_space} on a base in "
+                             f"{base.type.memory_space} memory", "memory_space matches the base's memory")
 
     def format(self, p) -> str:
         base, *offsets = self.operands

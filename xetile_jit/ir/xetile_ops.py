@@ -16,7 +16,8 @@ from .core import Operation, Value, walk
 from .analysis import sources
 from .elementwise import ATOMIC_DTYPES, ATOMIC_KINDS, REDUCE_KINDS
 from .effects import GLOBAL, PREFETCH, SLM, WRITE, Effect, memory_accesses, reads, writes
-from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType, dtype_of_numpy, float32, int32
+from .types import (ROW_MAJOR, DType, IndexType, MemRefType, SlmMemRefType, TileType, VectorType, dtype_of_numpy,
+                    float32, int32)
 
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
 
@@ -128,7 +129,8 @@ class InitTileOp(Operation):
         base, *offsets = self.operands
         tile = self.result.type
         if not isinstance(base.type, MemRefType):
-            raise self.error(f"base must be a 2-D array argument, got {base.type}", "init_tile takes a 2-D base matrix")
+            raise self.error(f"base must be a 2-D array argument or SLM buffer, got {base.type}",
+                             "init_tile takes a 2-D base matrix")
         check_offsets(self, offsets)
         check_2d(self, tile, "tile")
         if not all(isinstance(n, int) and n > 0 for n in tile.shape):
@@ -153,7 +155,7 @@ class InitTileOp(Operation):
 
 class LoadTileOp(Operation):
     name = "xetile.load_tile"
-    effects = (reads(0, GLOBAL),)
+    effects = (reads(0),)  # global memory or SLM, as the tile's base is an argument or an alloc_slm buffer
 
     def __init__(self, tile: Value, padding=0, loc=None):
         t = tile.type
@@ -191,7 +193,7 @@ def check_value_fits_tile(op: Operation, value: Value, tile: Value) -> None:
 
 class StoreTileOp(Operation):
     name = "xetile.store_tile"
-    effects = (writes(1, GLOBAL),)
+    effects = (writes(1),)
 
     def __init__(self, value: Value, tile: Value, loc=None):
         super().__init__([value, tile], [], loc=loc)
@@ -417,7 +419,7 @@ class TileBroadcastOp(Operation):
 
 class AtomicRMWTileOp(Operation):
     name = "xetile.atomic_rmw_tile"
-    effects = (reads(1, GLOBAL), writes(1, GLOBAL))
+    effects = (reads(1), writes(1))
     valid = None  # the leading block it writes (TileRef.store); XeGPU's blocked ops set it
 
     def __init__(self, kind: str, value: Value, tile: Value, loc=None):
@@ -491,14 +493,14 @@ def check_result_layouts(op: Operation) -> None:
 
 def written_arrays(func) -> set:
     """The array arguments that an op with a global write effect (ir/effects.py) writes, following tiles
-    through loops and ifs: the arrays the host copies back."""
+    through loops and ifs: the arrays the host copies back (an SLM buffer lives and dies with its workgroup)."""
     bases = sources(func, InitTileOp, UpdateTileOffsetOp)
     written = set()
     for op in walk(func.body):
         for effect, tile in memory_accesses(op):
             if effect.kind == WRITE and effect.memory != SLM:
                 written |= bases.get(tile, frozenset())
-    return written
+    return {array for array in written if not isinstance(array.type, SlmMemRefType)}
 
 
 XETILE_OPS = (InitTileOp, LoadTileOp, StoreTileOp, UpdateTileOffsetOp, PrefetchTileOp, TileMMAOp, TileTransposeOp,

@@ -28,6 +28,7 @@ Built-in naming convention (what the LLVM lowering declares and calls):
   (SPIR-V 1.3; `lane` must be a constant before SPIR-V 1.5, use the shuffle for a dynamic lane).
 * `void __spirv_ControlBarrier(i32 execution_scope, i32 memory_scope, i32 semantics)`: OpControlBarrier;
   the three arguments must be constants (a workgroup barrier over SLM is `(2, 2, 0x110)`).
+* `void __spirv_MemoryBarrier(i32 memory_scope, i32 semantics)`: OpMemoryBarrier (a fence); constant arguments.
 * `void __spirv_Subgroup2DBlock{Load,LoadTransform,LoadTranspose,Store,Prefetch}INTEL(...)`: the
   SPV_INTEL_2d_block_io instruction, operands in its order (the four shape operands i32 constants).
 * `D __spirv_SubgroupMatrixMultiplyAccumulateINTEL(i32 k, A a, B b, D c, i32 operands)`: the
@@ -105,6 +106,7 @@ _SPIRV_OPS = {
     "GroupNonUniformBroadcast": _SpirvOp(spec.OpGroupNonUniformBroadcast, spec.CapabilityGroupNonUniformBallot,
                                          version=spec.VERSION_1_3, scope=spec.ScopeSubgroup),
     "ControlBarrier": _SpirvOp(spec.OpControlBarrier, has_result=False),
+    "MemoryBarrier": _SpirvOp(spec.OpMemoryBarrier, has_result=False),
     **{f"Subgroup2DBlock{name}INTEL": _SpirvOp(getattr(spec, f"OpSubgroup2DBlock{name}INTEL"),
                                                getattr(spec, f"CapabilitySubgroup2DBlock{capability}INTEL"),
                                                spec.BLOCK_IO_EXTENSION, has_result=False)

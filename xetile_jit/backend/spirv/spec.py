@@ -111,6 +111,7 @@ OpBitwiseOr = 197
 OpBitwiseXor = 198
 OpBitwiseAnd = 199
 OpControlBarrier = 224
+OpMemoryBarrier = 225
 OpAtomicExchange = 229
 OpAtomicCompareExchange = 230
 OpAtomicIAdd = 234
