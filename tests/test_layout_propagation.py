@@ -14,7 +14,7 @@ from xetile_jit.ir.attrs import Layout
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.xetile_ops import ConvertLayoutOp, layout_of
-from test_passes import gemm, softmax
+from test_passes import gemm, softmax, two_mma, two_mma_case
 
 
 def wg(sg_layout, sg_data, **fields) -> str:
@@ -270,3 +270,23 @@ def test_a_tile_mma_without_anchor_keeps_one_subgroup_unless_asked(rng, num_subg
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [a, b, c, d])
     assert_close(c, np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0), np.float32, scale=16)
     np.testing.assert_array_equal(d, 1.0)
+
+
+def test_op_layouts_are_anchors(rng):
+    """Each op's `layout=` is its result's wg_map in the IR (the RFC's per-op #mp annotations); a convert_layout
+    is the RFC's tile_conv_layout."""
+    kern, args, layouts, _ = two_mma_case(rng)
+    text = print_func(propagated(kern, *args, **layouts))
+    assert f"{{wg_map = {wg([2, 2], [16, 16])}" in lines_with(text, "tile_mma")[0]
+    assert f"{{wg_map = {wg([4, 1], [8, 32])}" in lines_with(text, "tile_mma")[1]
+    assert f"{{wg_map = {wg([4, 1], [8, 1])}" in lines_with(text, "tile_reduce <add>")[0]
+    assert any(f"wg_map = {wg([4, 1], [8, 32])}" in line for line in lines_with(text, "tile_conv_layout"))
+
+
+def test_two_tile_mma_with_their_own_layouts_on_each_device(rng, on_each_device):
+    kern, (q, kt, v, o), layouts, grid = two_mma_case(rng)
+    kern[grid](q, kt, v, o, **layouts)
+    s = q.astype(np.float32) @ kt.astype(np.float32).T
+    p = np.exp(s - s.max(1, keepdims=True))
+    expected = p.astype(np.float16).astype(np.float32) @ v.astype(np.float32) / p.sum(1, keepdims=True)
+    assert_close(o, expected, np.float32, scale=400)

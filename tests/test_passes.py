@@ -73,6 +73,27 @@ def indexed(x, am, cs, LAYOUT: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(cs, [0, 0], [16, 32]), xetile.cumsum(v, 0) + xetile.iota([16, 32], 1))
 
 
+@xetile.kernel
+def two_mma(q, kt, v, o, LS: xetile.constexpr, LO: xetile.constexpr, LP: xetile.constexpr):
+    """Attention's two products, each with its own layout: S = Q @ K^T on LS, O = softmax-ish(S) @ V on LO, with
+    the probabilities converted to LP in between and their row sums reduced in a layout of their own."""
+    s = xetile.tile_mma(xetile.load_tile(xetile.init_tile(q, [0, 0], [32, 16])),
+                        xetile.tile_transpose(xetile.load_tile(xetile.init_tile(kt, [0, 0], [32, 16]))), layout=LS)
+    p = xetile.exp(s - xetile.tile_reduce("max", s, [1]))
+    rows = xetile.tile_reduce("add", p, [1], layout=xetile.Layout([4, 1], [8, 1]))
+    p = xetile.convert_layout(p.to(xetile.float16), LP)
+    out = xetile.tile_mma(p, xetile.load_tile(xetile.init_tile(v, [0, 0], [32, 32])), layout=LO)
+    xetile.store_tile(xetile.init_tile(o, [0, 0], [32, 32]), out / xetile.tile_broadcast(rows, [1], [32, 32]))
+
+
+def two_mma_case(rng):
+    args = (rand(rng, (32, 16), np.float16), rand(rng, (32, 16), np.float16), rand(rng, (32, 32), np.float16),
+            np.zeros((32, 32), np.float32))
+    layouts = dict(LS=xetile.Layout([2, 2], [16, 16]), LO=xetile.Layout([4, 1], [8, 32]),
+                   LP=xetile.Layout([4, 1], [8, 32]))
+    return two_mma, args, layouts, (1,)
+
+
 def gemm_case(rng, b_order):
     m, n, k = 70, 50, 40
     a = rand(rng, (m, k), np.float16)
@@ -113,6 +134,7 @@ CASES = {
     "column-major-io": column_major_case,
     "softmax": softmax_case,
     "indexed": indexed_case,
+    "two-mma-own-layouts": two_mma_case,
 }
 
 

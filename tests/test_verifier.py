@@ -13,6 +13,7 @@ import pytest
 import xetile_jit as xetile
 from conftest import XETILE_DTYPE, assert_close, dtype_id, rand
 from xetile_jit.backend import code_budget
+from xetile_jit.ir.xetile_ops import DISTRIBUTION_RULE
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
@@ -818,6 +819,10 @@ def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
         bad = xetile.load_tile(t, padding=n)
     if WHICH == "layout":
         bad = xetile.init_tile(x, [0, 0], [8, 8], layout=[2, 2])
+    if WHICH == "op_layout":
+        bad = xetile.tile_reduce("add", v, [1], layout=(2, 2))
+    if WHICH == "convert_layout":
+        bad = xetile.convert_layout(v, None)
     if WHICH == "dtype":
         bad = xetile.zeros([8, 8], "float32")
     if WHICH == "offset":
@@ -832,6 +837,10 @@ def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
     ("padding", "bad = xetile.load_tile(t, padding=n)", "load_tile: padding must be a compile-time number, got i32"),
     ("layout", "bad = xetile.init_tile(x, [0, 0], [8, 8], layout=[2, 2])",
      "init_tile: layout must be an xetile.Layout, got list [2, 2]"),
+    ("op_layout", 'bad = xetile.tile_reduce("add", v, [1], layout=(2, 2))',
+     "tile_reduce: layout must be an xetile.Layout, got tuple (2, 2)"),
+    ("convert_layout", "bad = xetile.convert_layout(v, None)",
+     "convert_layout: layout must be an xetile.Layout, got NoneType None"),
     ("dtype", 'bad = xetile.zeros([8, 8], "float32")',
      "full: dtype must be an xetile dtype such as xetile.float32, got str 'float32'"),
     ("offset", "bad = xetile.init_tile(x, [0, 1.5], [8, 8])", "tile offsets must be integers, got 1.5"),
@@ -875,3 +884,36 @@ def test_code_cap(monkeypatch, tmp_path):
     with pytest.raises(xetile.CompilationError, match=r"^kernel square_copy: its LLVM IR has \d+ instructions; the "
                                                       r"code cap is 50\."):
         square_copy.warmup(x, x, N=8, target="cpu")
+
+
+@xetile.kernel
+def k_op_layouts(x, out, WHICH: xetile.constexpr):
+    mark(out)
+    t = xetile.init_tile(x, [0, 0], [16, 32], layout=xetile.Layout([2, 1], [8, 32]))
+    if WHICH == "rank":
+        r = xetile.tile_reduce("add", xetile.load_tile(t), [1], layout=xetile.Layout([2], [8]))
+    if WHICH == "distribution":
+        r = xetile.tile_transpose(xetile.load_tile(t), layout=xetile.Layout([2, 1], [8, 6]))
+    if WHICH == "tile":
+        r = xetile.load_tile(t, layout=xetile.Layout([1, 2], [16, 16]))
+    if WHICH == "count":
+        r = xetile.tile_reduce("add", xetile.load_tile(t), [1], layout=xetile.Layout([4, 1], [4, 1]))
+
+
+@pytest.mark.parametrize("which, rule, line, detail", [
+    ("rank", "layout rank matches the tile",
+     'r = xetile.tile_reduce("add", xetile.load_tile(t), [1], layout=xetile.Layout([2], [8]))', "has rank 1"),
+    ("distribution", DISTRIBUTION_RULE,
+     "r = xetile.tile_transpose(xetile.load_tile(t), layout=xetile.Layout([2, 1], [8, 6]))",
+     "sg_data[1] = 6 does not divide the result dim 16"),
+    ("tile", "a load shares its tile's layout", "r = xetile.load_tile(t, layout=xetile.Layout([1, 2], [16, 16]))",
+     "the tile's layout is #xetile.wg_map<sg_layout = [2, 1], sg_data = [8, 32]>"),
+    ("count", "prod(sg_layout) is the same for every layout of a kernel",
+     'r = xetile.tile_reduce("add", xetile.load_tile(t), [1], layout=xetile.Layout([4, 1], [4, 1]))',
+     "has 4 subgroups"),
+], ids=["rank", "distribution", "tile", "count"])
+def test_op_layouts_follow_the_layout_rules(rng, which, rule, line, detail):
+    """A layout given to an op is checked like one given to init_tile, at the op."""
+    x, out = rand(rng, (16, 32), np.float32), np.zeros((16, 32), np.float32)
+    msg = expect_error(k_op_layouts, (x, out), dict(WHICH=which), f"[{rule}]", line)
+    assert detail in msg

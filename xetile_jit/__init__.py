@@ -5,8 +5,8 @@ expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, LaunchError
 from .frontend.autotune import Config, autotune
-from .frontend.dsl import (abs, alloc_slm, atomic_rmw_tile, barrier, cast, cdiv, ceil, constexpr, cos, cumsum,
-                           device_assert, device_print, erf, exp, exp2, fence, floor, fma, full, init_tile, iota,
+from .frontend.dsl import (abs, alloc_slm, atomic_rmw_tile, barrier, cast, cdiv, ceil, constexpr, convert_layout, cos,
+                           cumsum, device_assert, device_print, erf, exp, exp2, fence, floor, fma, full, init_tile, iota,
                            load_tile, log, log2, maximum, minimum, named_barrier, nbarrier_arrive, nbarrier_wait,
                            num_programs, prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert,
                            static_range, store_tile, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,

@@ -53,6 +53,24 @@ def _static_shape(sem, shape, op: str) -> tuple[int, ...]:
     return shape
 
 
+def _user_layout(sem, layout, op: str) -> Layout | None:
+    if layout is not None and not isinstance(layout, Layout):
+        raise sem.error(f"{op}: layout must be an xetile.Layout, got {_describe(layout)}")
+    return layout
+
+
+def _anchored(sem, v: Value, layout, op: str) -> Value:
+    """`v` with the layout the user gave its op (XeGPU RFC: a layout on an op's result), an anchor of layout
+    propagation like an init_tile layout; the op's other values follow it by the RFC's propagation rules."""
+    layout = _user_layout(sem, layout, op)
+    if layout is not None:
+        v.layout = layout
+        if layout.sg_data is not None:
+            X.check_inst_divides(v.owner, layout)
+        X.check_result_layouts(v.owner)
+    return v
+
+
 def _dims(dims) -> tuple[int, ...]:
     return tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
 
@@ -93,9 +111,7 @@ def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None
                         f"{_describe(array)}")
     shape = _static_shape(sem, shape, "init_tile")
     order = array.type.order if order is None else tuple(order)
-    if layout is not None and not isinstance(layout, Layout):
-        raise sem.error(f"init_tile: layout must be an xetile.Layout, got {_describe(layout)}")
-    tile_type = TileType(shape, array.type.dtype, order, layout)
+    tile_type = TileType(shape, array.type.dtype, order, _user_layout(sem, layout, "init_tile"))
     op = sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile"), tile_type)
     if layout is not None and layout.sg_data is not None:
         X.check_inst_divides(op, layout)
@@ -158,12 +174,18 @@ def nbarrier_wait(nb) -> None:
 
 
 @builtin
-def load_tile(tile, *, padding=0) -> Value:
-    """The tile's elements as a vector; out-of-bounds elements read as `padding`."""
+def load_tile(tile, *, padding=0, layout: Layout | None = None) -> Value:
+    """The tile's elements as a vector; out-of-bounds elements read as `padding`. `layout` is the vector's (and so
+    the tile's: a load shares its tile's layout)."""
     sem = current()
     if not is_py_scalar(padding):
         raise sem.error(f"load_tile: padding must be a compile-time number, got {_describe(padding)}")
-    return sem.create(X.LoadTileOp, _tile(sem, tile, "load_tile"), padding).result
+    tile = _tile(sem, tile, "load_tile")
+    given = tile.type.layout
+    if layout is not None and given is not None and given != layout:
+        raise sem.error(f"load_tile: layout {layout} differs from the tile's; the tile's layout is {given} "
+                        "[a load shares its tile's layout]")
+    return _anchored(sem, sem.create(X.LoadTileOp, tile, padding).result, layout, "load_tile")
 
 
 def _value_for_tile(sem, tile: Value, value, op: str) -> Value:
@@ -199,8 +221,9 @@ def prefetch_tile(tile, *, locality: int = 3) -> None:
 
 
 @builtin
-def tile_mma(a, b, c=None) -> Value:
-    """a @ b (+ c): f16/bf16/f32 accumulate in f32, int8/uint8 in i32."""
+def tile_mma(a, b, c=None, *, layout: Layout | None = None) -> Value:
+    """a @ b (+ c): f16/bf16/f32 accumulate in f32, int8/uint8 in i32. `layout` is the result's (default: the
+    launch's sg_layout/sg_data); A and B follow it (RFC: A [sg_m, K], B [K, sg_n] on the same sg_layout)."""
     sem = current()
     a, b = _vector(sem, a, "tile_mma"), _vector(sem, b, "tile_mma")
     acc = X.mma_accumulator_dtype(a.type.dtype, b.type.dtype)
@@ -213,24 +236,28 @@ def tile_mma(a, b, c=None) -> Value:
         raise sem.error(f"tile_mma: unsupported operand types {a.type.dtype} x {b.type.dtype}; takes f16 x f16, "
                         "bf16 x bf16, f32 x f32 or 8-bit integers [tile_mma operand element types]")
     result = VectorType((a.type.shape[0], b.type.shape[-1]), dtype)
-    return sem.create(X.TileMMAOp, a, b, c, result, layout=sem.mma_layout).result
+    op = sem.create(X.TileMMAOp, a, b, c, result, layout=_user_layout(sem, layout, "tile_mma") or sem.mma_layout)
+    return _anchored(sem, op.result, layout, "tile_mma")
 
 
 @builtin
-def tile_transpose(v, perm=(1, 0)) -> Value:
+def tile_transpose(v, perm=(1, 0), *, layout: Layout | None = None) -> Value:
+    """`v` transposed; `layout` is the result's (RFC Appendix 2.2's #mp_b: the transpose then moves data between
+    subgroups where the operand's layout is not its swap)."""
     sem = current()
-    return sem.create(X.TileTransposeOp, _vector(sem, v, "tile_transpose"), _dims(perm)).result
+    op = sem.create(X.TileTransposeOp, _vector(sem, v, "tile_transpose"), _dims(perm))
+    return _anchored(sem, op.result, layout, "tile_transpose")
 
 
 @builtin
-def tile_reduce(kind: str, v, dims) -> Value:
-    """Reduces `dims` with `kind` (add, mul, max, min, and, or, xor; argmax and argmin along one dim give the first
-    index of the extreme as int32); reduced dims keep size 1."""
+def tile_reduce(kind: str, v, dims, *, layout: Layout | None = None) -> Value:
+    """Reduces `dims` with `kind` (add, mul, max, min, maximum, minimum, and, or, xor; argmax and argmin along one
+    dim give the first index of the extreme as int32); reduced dims keep size 1. `layout` is the result's."""
     sem = current()
     v = _vector(sem, v, "tile_reduce")
     if kind in indexed.ARG_KINDS:
-        return indexed.arg_reduce(sem, kind, v, _dims(dims))
-    return sem.create(X.TileReduceOp, kind, v, _dims(dims)).result
+        return _anchored(sem, indexed.arg_reduce(sem, kind, v, _dims(dims)), layout, "tile_reduce")
+    return _anchored(sem, sem.create(X.TileReduceOp, kind, v, _dims(dims)).result, layout, "tile_reduce")
 
 
 @builtin
@@ -255,11 +282,23 @@ def iota(shape, dim) -> Value:
 
 
 @builtin
-def tile_broadcast(v, dims, shape) -> Value:
-    """Repeats the size-1 `dims` of `v` to `shape`."""
+def tile_broadcast(v, dims, shape, *, layout: Layout | None = None) -> Value:
+    """Repeats the size-1 `dims` of `v` to `shape`; `layout` is the result's."""
     sem = current()
     v = _vector(sem, v, "tile_broadcast")
-    return sem.create(X.TileBroadcastOp, v, _dims(dims), _static_shape(sem, shape, "tile_broadcast")).result
+    op = sem.create(X.TileBroadcastOp, v, _dims(dims), _static_shape(sem, shape, "tile_broadcast"))
+    return _anchored(sem, op.result, layout, "tile_broadcast")
+
+
+@builtin
+def convert_layout(v, layout: Layout) -> Value:
+    """`v` redistributed to `layout` (the RFC's tile_conv_layout / XeGPU convert_layout): the same values, held by
+    other subgroups (through shared local memory) or cut in other blocks."""
+    sem = current()
+    v = _vector(sem, v, "convert_layout")
+    if not isinstance(layout, Layout):
+        raise sem.error(f"convert_layout: layout must be an xetile.Layout, got {_describe(layout)}")
+    return _anchored(sem, sem.create(X.ConvertLayoutOp, v, layout).result, layout, "convert_layout")
 
 
 @builtin
