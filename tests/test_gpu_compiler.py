@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from xetile_jit import __main__ as cli
-from xetile_jit.backend import gpu_compiler
+from xetile_jit.backend import gpu_compiler, ocloc
+from xetile_jit.backend.targets import get_target
 from xetile_jit.backend.gpu_compiler import AptSource, InstallError
 
 DEB822 = """\
@@ -254,3 +255,34 @@ def test_installed_tools_run():
     assert int(re.match(r"(\d+)\.\d+\.\d+", ocloc.stdout)[1]) >= 24, ocloc.stdout
     spirv_val = subprocess.run([installed_tool("spirv-val"), "--version"], capture_output=True, text=True, timeout=60)
     assert spirv_val.returncode == 0 and spirv_val.stdout.startswith("SPIRV-Tools v"), spirv_val.stdout
+
+
+GEMM_CALL = ("matmul_kernel(f16[512,512], f16[512,512], f32[512,512], 512, 512, 512, BM=256, BN=256, BK=32, "
+             "sg_layout=[8,4], sg_data=[32,64])")
+TUTORIAL_GEMM = str(Path(__file__).parent.parent / "tutorials" / "03-matrix-multiplication.py")
+
+
+@pytest.mark.parametrize("level, expected", [("xetile", "xetile.tile_mma"), ("xegpu-simt", "xegpu.dpas"),
+                                             ("llir", "define spir_kernel void @\"matmul_kernel\"(")])
+def test_cli_compile_prints_a_level(capsys, level, expected):
+    assert cli.main(["compile", TUTORIAL_GEMM, "--call", GEMM_CALL, "--target", "xe2", "--emit", level]) == 0
+    assert expected in capsys.readouterr().out
+
+
+def test_cli_compile_stats(capsys):
+    if not ocloc.available(get_target("xe-hpc")):
+        pytest.skip("the current GPU compiler is not installed")
+    assert cli.main(["compile", TUTORIAL_GEMM, "--call", GEMM_CALL, "--target", "xe-hpc", "--stats"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "GRFs per thread: 256; spilled: 0 B"
+    loop = out[3].split()
+    assert loop[:2] == ["loop", "1"] and loop[2] == "32"  # 32 dpas per K step
+
+
+@pytest.mark.parametrize("call, message", [
+    ("matmul(f16[4,4])", "has no kernel 'matmul'; its kernels: matmul_kernel"),
+    ("matmul_kernel", "--call must be a call of a kernel by name"),
+])
+def test_cli_compile_reports_a_bad_call(capsys, call, message):
+    assert cli.main(["compile", TUTORIAL_GEMM, "--call", call]) == 1
+    assert message in capsys.readouterr().err

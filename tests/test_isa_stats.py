@@ -1,6 +1,9 @@
 """isa_stats: the counts read from the ISA text of both Intel compiler stacks (the lines below are theirs, as
 ocloc/iga print them)."""
-from xetile_jit.backend.isa_stats import BlockMessage, block_messages, dpas_count, innermost_loops
+import json
+
+from xetile_jit.backend.isa_stats import (BlockMessage, block_messages, dpas_count, format_summary, innermost_loops,
+                                         summary)
 
 ISA = """\
 L0:
@@ -32,3 +35,21 @@ def test_innermost_loop_counts():
     assert (loop.dpas, loop.loads, loop.prefetches, loop.stores, loop.other_sends) == (2, 2, 1, 0, 0)
     assert loop.other == 4  # mov, the exit jmpi, add, the back jmpi (sync marks are not instructions)
     assert loop.other_per_dpas == 2
+    assert loop.messages == {"load d16 rd16": 1, "load d16v rd8": 1, "prefetch d16": 1}
+
+
+SPILLS = """\
+(W)     send.dc0 (8|M0)          null     r0      r36:1   0x0            0x020F10D0           {$2} // wr:1h+1, rd:0; hword scratch block write x2
+(W)     send.dc0 (16|M0)         r20      r0      null:0  0x0            0x024C3106           {$3} // wr:1h+0, rd:4; hword scratch block read x8
+"""
+
+
+def test_summary_of_a_kernel_and_its_loops():
+    stats = json.loads(summary(ISA + SPILLS, 128, 8896))
+    assert (stats["grf_count"], stats["spill_bytes"]) == (128, 8896)
+    kernel, (loop,) = stats["kernel"], stats["loops"]
+    assert (kernel["dpas"], kernel["loads"], kernel["stores"], kernel["other_sends"], kernel["scratch"]) == (2, 2, 1, 2, 2)
+    assert loop["scratch"] == 0 and loop["dpas"] == 2
+    table = format_summary(summary(ISA + SPILLS, 128, None)).splitlines()
+    assert table[0] == "GRFs per thread: 128; spilled: unknown"
+    assert table[2].split()[:8] == ["kernel", "2", "2", "1", "1", "2", "2", "5"]

@@ -409,7 +409,7 @@ def gpu_isa(binary: bytes, target: str) -> str:
         pytest.skip(f"no GPU compiler for the {chosen.builtins} ABI of {chosen.name} is installed")
     if chosen.builtins == "spirv":
         validate(binary, tool=ocloc.spirv_validator(chosen))
-    return ocloc.gpu_isa(binary, chosen)
+    return ocloc.gpu_build(binary, chosen).isa
 
 
 @pytest.mark.parametrize("abi", ["spirv", "legacy"])

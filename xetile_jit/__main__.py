@@ -5,6 +5,10 @@
                                                            compilers installed
     python -m xetile_jit install-gpu-compiler [--root DIR] fetch the current Intel GPU compiler stack into DIR
                                                            (default: backend/gpu_compiler.py's root())
+    python -m xetile_jit compile FILE --call CALL [--target T] [--emit LEVEL] [--stats]
+                                                           a kernel of FILE compiled for target T as CALL says, its
+                                                           code at LEVEL (xetile, xegpu, xegpu-sg, xegpu-simt, llir,
+                                                           spirv, isa; default isa) or with --stats its ISA counts
 """
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ from pathlib import Path
 
 import dpctl
 
-from .backend import gpu_compiler
+from .backend import gpu_compiler, isa_stats
+from .frontend.example_call import compile_call
 from .runtime.device import device_target
 
 SYSTEM_TOOLS = ("ocloc", "iga64")  # Debian 12's 2022 stack, on the PATH
@@ -25,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "install-gpu-compiler":
         return install_gpu_compiler(args.root)
+    if args.command == "compile":
+        return compile_command(args)
     print("\n".join(device_lines() + compiler_lines()))
     return 0
 
@@ -36,7 +43,38 @@ def parser() -> argparse.ArgumentParser:
     install = commands.add_parser("install-gpu-compiler", help="fetch the current Intel GPU compiler stack")
     install.add_argument("--root", type=Path, default=None, metavar="DIR",
                          help=f"install directory (default {gpu_compiler.root()})")
+    compile_ = commands.add_parser("compile", help="print a kernel's code for a target without running it")
+    compile_.add_argument("file", type=Path, help="a Python file defining @xetile.kernel functions")
+    compile_.add_argument("--call", required=True, help=(
+        "the launch to compile, written like one: 'matmul_kernel(f16[1024,1024], f16[1024,1024], f32[1024,1024], "
+        "1024, 1024, 1024, BM=256, BN=256, BK=32, sg_layout=[8,4], sg_data=[32,64])'; dtype[shape] is an array "
+        "of that dtype and shape (f16 bf16 f32 i8 u8 i16 u16 i32 u32 i64 u64 bool; dtype[shape].T a column-major "
+        "one), anything else a Python literal"))
+    compile_.add_argument("--target", default="xe-hpc", help="the target (default xe-hpc)")
+    compile_.add_argument("--emit", default="isa", choices=EMIT_LEVELS, help="the code to print (default isa)")
+    compile_.add_argument("--stats", action="store_true", help="print the ISA counts (asm['isa_stats']) instead")
     return parser
+
+
+EMIT_LEVELS = ("xetile", "xegpu", "xegpu-sg", "xegpu-simt", "llir", "spirv", "isa")
+
+
+def compile_command(args) -> int:
+    try:
+        asm = compile_call(args.file, args.call, args.target).asm
+    except Exception as e:  # noqa: BLE001 - a command line reports any failure of the user's file or call
+        print(f"compile: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    level = "isa_stats" if args.stats else args.emit
+    if level not in asm:
+        print(f"compile: no {level!r} for target {args.target} (the ISA needs an Intel GPU compiler: "
+              "python -m xetile_jit devices)", file=sys.stderr)
+        return 1
+    if level == "spirv":
+        sys.stdout.buffer.write(asm["spirv"])
+    else:
+        print(isa_stats.format_summary(asm[level]) if args.stats else asm[level])
+    return 0
 
 
 def install_gpu_compiler(root: Path | None) -> int:

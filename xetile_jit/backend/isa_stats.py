@@ -1,10 +1,14 @@
-"""What Intel's compiler made of a kernel, read from the ISA text `ocloc.gpu_isa` gives (both compiler stacks
+"""What Intel's compiler made of a kernel, read from the ISA text `ocloc.gpu_build` gives (both compiler stacks
 print each send with a `// wr:..., rd:N; <message>` comment): the 2D block messages with their kind and size,
-and the DPAS instructions. Tests and benchmarks count these; they are the "counts, not hopes" of the GPU code."""
+the DPAS instructions, the scratch (spill and fill) messages. Tests and benchmarks count these; they are the "counts,
+not hopes" of the GPU code. `summary` is what a compile keeps as `asm["isa_stats"]` (JSON): the whole kernel's
+counts, each innermost loop's, the register file size and the spilled bytes."""
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass
 
 _SEND = re.compile(r"^\s*(?:\(\W*f\d+\.\d+\)\s*)?sends?c?\.\w+\s+\(\d+\|M\d+\)\s+(\S+)\s.*//.*rd:(\d+);\s*"
                    r"(load|store)_block2d\.\w+\.(d\d+\w*)")
@@ -43,8 +47,10 @@ class Counts:
     loads: int
     prefetches: int
     stores: int
-    other_sends: int
+    other_sends: int  # scratch messages included
+    scratch: int  # spill and fill messages
     other: int
+    messages: dict  # "load d16v rd8" -> count: the 2D block messages by kind, data type and GRFs a load returns
 
     @property
     def other_per_dpas(self) -> float:
@@ -64,8 +70,10 @@ def counts(lines: list[str]) -> Counts:
                     and not _LABEL.match(line) and not _MARK.match(line)]
     sends = [line for line in instructions if re.search(r"\bsends?c?\.", line)]
     dpas = dpas_count(text)
+    scratch = sum("scratch" in line.split("//")[-1] for line in sends)
+    shapes = Counter(f"{m.kind} {m.data} rd{m.grfs}" if m.kind == "load" else f"{m.kind} {m.data}" for m in messages)
     return Counts(dpas, kinds.count("load"), kinds.count("prefetch"), kinds.count("store"),
-                  len(sends) - len(messages), len(instructions) - len(sends) - dpas)
+                  len(sends) - len(messages), scratch, len(instructions) - len(sends) - dpas, dict(sorted(shapes.items())))
 
 
 def innermost_loops(isa: str) -> list[Counts]:
@@ -77,3 +85,25 @@ def innermost_loops(isa: str) -> list[Counts]:
                    if (m := _JUMP.search(line)) and labels.get(m.group(1), i) < i)
     innermost = [(s, e) for s, e in loops if not any(s < s2 and e2 < e for s2, e2 in loops)]
     return [counts(lines[s:e + 1]) for s, e in innermost]
+
+
+def summary(isa: str, grf_count: int, spill_bytes: int | None) -> str:
+    """`asm["isa_stats"]`: JSON of the kernel's counts ("kernel"), each innermost loop's ("loops"), the GRFs per
+    thread ("grf_count") and the spilled bytes per thread ("spill_bytes"; null where the compiler does not say:
+    then "scratch" counts the spill messages)."""
+    return json.dumps({"grf_count": grf_count, "spill_bytes": spill_bytes, "kernel": asdict(counts(isa.splitlines())),
+                       "loops": [asdict(loop) for loop in innermost_loops(isa)]}, indent=1)
+
+
+def format_summary(text: str) -> str:
+    """`summary` as a table for people (python -m xetile_jit compile --stats)."""
+    stats = json.loads(text)
+    spill = "unknown" if stats["spill_bytes"] is None else f"{stats['spill_bytes']} B"
+    lines = [f"GRFs per thread: {stats['grf_count']}; spilled: {spill}",
+             f"{'where':<10} {'dpas':>5} {'loads':>5} {'pref':>5} {'stores':>6} {'sends':>5} {'scratch':>7} "
+             f"{'other':>6}  2D block messages"]
+    for name, c in [("kernel", stats["kernel"])] + [(f"loop {i}", loop) for i, loop in enumerate(stats["loops"], 1)]:
+        shapes = ", ".join(f"{n} x {shape}" for shape, n in c["messages"].items())
+        lines.append(f"{name:<10} {c['dpas']:>5} {c['loads']:>5} {c['prefetches']:>5} {c['stores']:>6} "
+                     f"{c['other_sends']:>5} {c['scratch']:>7} {c['other']:>6}  {shapes}")
+    return "\n".join(lines)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 
 from . import gpu_compiler
-from .targets import Target
+from .targets import LARGE_GRF, Target
 
 
 def tools(target: Target) -> dict[str, str] | None:
@@ -46,9 +48,19 @@ def spirv_validator(target: Target) -> str | None:
     return shutil.which("spirv-val")
 
 
-def gpu_isa(spirv: bytes, target: Target, options: str = "") -> str | None:
-    """The disassembly of every kernel in `spirv` built for `target` with the driver `options`; None without the
-    tools or without an ocloc device for the target."""
+@dataclass(frozen=True)
+class GpuBuild:
+    """What Intel's compiler made of a module: the ISA text of every kernel, the register file size it chose (GRFs
+    per thread) and the bytes a thread spills to scratch (the current stack's zeInfo says; None from the 2022 stack,
+    whose ISA still shows each scratch message)."""
+    isa: str
+    grf_count: int
+    spill_bytes: int | None
+
+
+def gpu_build(spirv: bytes, target: Target, options: str = "") -> GpuBuild | None:
+    """`spirv` built for `target` with the driver `options`, disassembled; None without the tools or without an
+    ocloc device for the target."""
     found = tools(target)
     if found is None:
         return None
@@ -63,8 +75,21 @@ def gpu_isa(spirv: bytes, target: Target, options: str = "") -> str | None:
         (program,) = glob.glob(os.path.join(work, "o*.bin"))
         subprocess.run([found["ocloc"], "disasm", "-file", program, "-device", target.ocloc_device, "-dump", "dis"],
                        cwd=work, capture_output=True, check=True)
+        dump = os.path.join(work, "dis")
         if "iga64" not in found:
-            return "\n".join(open(path).read() for path in sorted(glob.glob(os.path.join(work, "dis", ".text.*.asm"))))
-        heaps = sorted(glob.glob(os.path.join(work, "dis", "*_KernelHeap.dat")))
-        return "\n".join(subprocess.run([found["iga64"], "-d", f"-p={target.iga_platform}", heap],
-                                        capture_output=True, text=True, check=True).stdout for heap in heaps)
+            return current_stack_build(dump)
+        heaps = sorted(glob.glob(os.path.join(dump, "*_KernelHeap.dat")))
+        isa = "\n".join(subprocess.run([found["iga64"], "-d", f"-p={target.iga_platform}", heap],
+                                       capture_output=True, text=True, check=True).stdout for heap in heaps)
+        grfs = target.large_grf_count if LARGE_GRF in options else target.grf_count
+        return GpuBuild(isa, grfs, None)
+
+
+def current_stack_build(dump: str) -> GpuBuild:
+    """The current stack's disassembly dump: `.text.<kernel>.asm` files and the zeInfo, whose execution
+    environment names the GRF count and, when a kernel spills, its `spill_size` (the largest over the kernels)."""
+    isa = "\n".join(open(path).read() for path in sorted(glob.glob(os.path.join(dump, ".text.*.asm"))))
+    info = open(os.path.join(dump, ".ze_info")).read()
+    grfs = max(int(n) for n in re.findall(r"^\s*grf_count:\s*(\d+)", info, re.MULTILINE))
+    spills = [int(n) for n in re.findall(r"^\s*spill_size:\s*(\d+)", info, re.MULTILINE)]
+    return GpuBuild(isa, grfs, max(spills, default=0))

@@ -11,7 +11,7 @@ from ..ir.core import FuncOp, walk
 from ..ir.core_ops import SlmAllocOp
 from ..ir.debug_ops import DeviceAssertOp
 from ..ir.simt_ops import SimtDpasOp
-from . import ocloc
+from . import isa_stats, ocloc
 from .code_budget import check_code_size, check_registers, type_bytes
 from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
@@ -81,7 +81,7 @@ def check_slm(func: FuncOp, target: Target) -> None:
 
 def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
-    for Xe targets the GPU ISA when ocloc is installed ("isa"), and what launch needs: "num_subgroups" and
+    for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats"), and what launch needs: "num_subgroups" and
     "lanes" of a workgroup, and the driver's "build_options"."""
     stages = lower(func, target=target, num_subgroups=num_subgroups)
     simt = stages["xegpu-simt"]
@@ -97,7 +97,8 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     result = {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
               "xegpu-simt": print_func(simt), "llir": llir, "spirv": spirv,
               "num_subgroups": simt.num_subgroups, "lanes": simt.lanes, "build_options": options}
-    isa = ocloc.gpu_isa(spirv, target, options)
-    if isa is not None:
-        result["isa"] = isa
+    build = ocloc.gpu_build(spirv, target, options)
+    if build is not None:
+        result["isa"] = build.isa
+        result["isa_stats"] = isa_stats.summary(build.isa, build.grf_count, build.spill_bytes)
     return result
