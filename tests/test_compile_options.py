@@ -2,6 +2,7 @@
 and CompiledArtifact, which owns its serialisation to a disk cache entry."""
 from __future__ import annotations
 
+import json
 import re
 import warnings
 
@@ -9,6 +10,8 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
+from xetile_jit.backend import ocloc
+from xetile_jit.backend.targets import get_target
 from xetile_jit.frontend import compiler
 from xetile_jit.frontend.compiler import CompiledArtifact, CompileOptions
 from xetile_jit.frontend.dependencies import Dependency
@@ -135,3 +138,15 @@ def test_block_io_fallback_warns_once_per_compile_naming_arrays_and_rules(monkey
     assert warning.filename == __file__  # attributed to the warmup line, not to xetile_jit's own code
     assert block_io_warnings(monkeypatch, tmp_path, "1", pitched, good, narrow, good) == []
     assert block_io_warnings(monkeypatch, tmp_path, None, good, good, good, good) == []
+
+
+def test_block_io_fallback_is_in_the_isa_stats(monkeypatch, tmp_path):
+    if not ocloc.available(get_target("xe-hpc")):
+        pytest.skip("the current GPU compiler is not installed")
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("XETILE_QUIET", "1")
+    pitched, good = np.zeros((16, 45), np.float32)[:, 3:40], np.zeros((16, 16), np.float32)
+    stats = json.loads(two_copies.warmup(pitched, good, good, good, target="xe-hpc").asm["isa_stats"])
+    assert stats["block_io_fallback"] == {"x": "the pitch between memory rows is a multiple of 16 bytes"}
+    assert json.loads(two_copies.warmup(good, good, good, good, target="xe-hpc").asm["isa_stats"])[
+        "block_io_fallback"] == {}

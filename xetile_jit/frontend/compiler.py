@@ -101,9 +101,12 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         return cached
     func, reads = trace(kernel, specs, consts, options.mma_layout)
     check_debug(func, options)
-    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups), reads)
-    if target.block_io is not None:
-        warn_block_io_fallback(func, specs)
+    backend = compile_spirv(func, target, options.num_subgroups)
+    fallbacks = block_io_fallbacks(func, specs) if target.block_io is not None else {}
+    if "isa_stats" in backend:
+        backend["isa_stats"] = json.dumps(json.loads(backend["isa_stats"]) | {"block_io_fallback": fallbacks}, indent=1)
+    artifact = artifact_of(kernel.__name__, func, backend, reads)
+    warn_block_io_fallback(func.sym_name, fallbacks)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())
 
@@ -121,16 +124,21 @@ def check_debug(func: FuncOp, options: CompileOptions) -> None:
                                   "leaves it out without XETILE_DEBUG")
 
 
-def warn_block_io_fallback(func: FuncOp, specs: dict) -> None:
-    """One BlockIOFallbackWarning for a kernel compiled for a target with 2D block messages, naming each array it
-    uses that the messages cannot address and the surface rule the array breaks (ArraySpec.block_io_rule);
-    XETILE_QUIET=1 silences it."""
-    broken = [f"'{a.name_hint}' (rule: {specs[a.name_hint].block_io_rule})" for a in func.args
-              if isinstance(a.type, MemRefType) and not a.type.block_io and a.uses]
+def block_io_fallbacks(func: FuncOp, specs: dict) -> dict[str, str]:
+    """The arrays `func` uses that 2D block messages cannot address, each with the surface rule it breaks
+    (ArraySpec.block_io_rule); `asm["isa_stats"]` lists them as "block_io_fallback"."""
+    return {a.name_hint: specs[a.name_hint].block_io_rule for a in func.args
+            if isinstance(a.type, MemRefType) and not a.type.block_io and a.uses}
+
+
+def warn_block_io_fallback(kernel: str, fallbacks: dict[str, str]) -> None:
+    """One BlockIOFallbackWarning for a kernel compiled for a target with 2D block messages, naming each array of
+    `fallbacks` and its rule; XETILE_QUIET=1 silences it."""
+    broken = [f"'{name}' (rule: {rule})" for name, rule in fallbacks.items()]
     if not broken or os.environ.get("XETILE_QUIET") == "1":
         return
     arrays = f"array {broken[0]}" if len(broken) == 1 else f"arrays {', '.join(broken[:-1])} and {broken[-1]}"
-    warn(f"xetile_jit: kernel {func.sym_name}: 2D block messages cannot address {arrays}; loads and stores there go "
+    warn(f"xetile_jit: kernel {kernel}: 2D block messages cannot address {arrays}; loads and stores there go "
          "element by element (slower; on GPUs more registers, possibly spills). The rules: a 64-byte aligned base, a "
          "row pitch of 16-byte units, rows 64 bytes to 2**24 bytes wide (README, 'SPIR-V and GPU builds'). "
          "XETILE_QUIET=1 silences this.", BlockIOFallbackWarning)
