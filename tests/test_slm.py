@@ -346,3 +346,54 @@ def test_tutorial_slm_gemm(rng, on_each_device):
     gemm = tutorial("08-slm-cooperative-gemm")
     a, b = rand(rng, (72, 56), np.float16), rand(rng, (56, 40), np.float16)
     assert_close(gemm.slm_gemm(a, b), a.astype(np.float32) @ b.astype(np.float32), np.float32)
+
+
+# ---- subgroup_id: roles --------------------------------------------------------------------------------------
+
+WHOLE = xetile.Layout(sg_layout=[4, 1], sg_data=[32, 32])   # every subgroup holds the whole 32x32 tile
+
+
+@xetile.kernel
+def roles(x, y):
+    """Subgroup 2 doubles its rows; every subgroup adds its id to its rows."""
+    t = xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=ROWS))
+    if xetile.subgroup_id() == 2:
+        v = v * 2.0
+    xetile.store_tile(t, v + xetile.cast(xetile.subgroup_id(), xetile.float32))
+
+
+def test_subgroup_id_gives_roles(rng, on_each_device):
+    x, y = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
+    roles[(1,)](x, y)
+    expected = x.copy()
+    expected[16:24] *= 2
+    np.testing.assert_array_equal(y, expected + np.repeat(np.arange(4, dtype=np.float32), 8)[:, None])
+
+
+@xetile.kernel
+def producer_consumer(x, y):
+    """Subgroup 0 alone (it holds the whole tile) stages x in SLM; after the named barrier every subgroup reads its
+    rows of it back."""
+    s = xetile.alloc_slm([32, 32], xetile.float32)
+    nb = xetile.named_barrier(1, 4)
+    if xetile.subgroup_id() == 0:
+        whole = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=WHOLE))
+        xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=WHOLE), whole * 3.0)
+    xetile.nbarrier_arrive(nb)
+    xetile.nbarrier_wait(nb)
+    mine = xetile.load_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=ROWS))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), mine + 1.0)
+
+
+def test_producer_and_consumers_by_subgroup_id(rng, on_each_device):
+    x, y = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
+    producer_consumer[(1,)](x, y)
+    np.testing.assert_array_equal(y, x * 3 + 1)
+
+
+def test_subgroup_id_prints_as_gpu_subgroup_id_and_runs_at_the_subgroup_level():
+    x = np.zeros((32, 32), np.float32)
+    compiled = roles.warmup(x, x.copy(), target="numpy")
+    assert_lines(compiled.asm["xetile"], "%4 = gpu.subgroup_id : index\n%5 = arith.index_cast %4 : index to i32")
+    assert compiled.func.num_subgroups == 4  # the numpy interpreter runs the xegpu-sg level

@@ -9,7 +9,7 @@ from .frontend.dsl import (abs, alloc_slm, atomic_rmw_tile, barrier, cast, cdiv,
                            cumsum, device_assert, device_print, erf, exp, exp2, fence, floor, fma, full, init_tile, iota,
                            load_tile, log, log2, maximum, minimum, named_barrier, nbarrier_arrive, nbarrier_wait,
                            num_programs, prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert,
-                           static_range, store_tile, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
+                           static_range, store_tile, subgroup_id, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
                            tile_transpose, update_tile_offset, where, zeros)
 from .frontend.jit import CompiledKernel, Kernel, kernel
 from .frontend.layout_space import layouts

@@ -348,6 +348,8 @@ class LLVMLowering:
 
     def lower_IndexCastOp(self, op):
         x, dtype = self.values[op.operands[0]], op.operands[0].type.dtype
+        if not isinstance(op.result.type, IndexType):
+            return self.builder.trunc(x, llvm_type(op.result.type)) if op.result.type.dtype.bits < 64 else x
         if dtype.bits == 64:
             return x
         return (self.builder.sext if dtype.kind == "i" else self.builder.zext)(x, I64)

@@ -17,12 +17,12 @@ import sys
 from dataclasses import dataclass
 
 from ..backend import ocloc
-from ..backend.pipeline import compile_spirv
+from ..backend.pipeline import compile_spirv, lower
 from ..backend.targets import get_target
 from ..errors import BlockIOFallbackWarning, CompilationError, warn
 from ..ir.attrs import Layout
 from ..ir.core import Builder, FuncOp, walk
-from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp
+from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp, SubgroupIdOp
 from ..ir.debug_ops import DeviceAssertOp
 from ..ir.types import MemRefType
 from ..ir.printer import print_func
@@ -31,6 +31,7 @@ from ..ir.xetile_ops import written_arrays
 from ..runtime.cache import DiskCache, compiler_hash
 from ..runtime.device import NUMPY
 from .dependencies import Dependency, LiveRead, Reads, resolve
+from .layout_space import INTERPRETER_TARGET
 from .semantic import Semantic
 from .tracer import Tracer
 
@@ -91,7 +92,7 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     `options`; device targets go through the disk cache."""
     if options.target == NUMPY:
         func, reads = trace(kernel, specs, consts, options.mma_layout)
-        return Compiled(artifact_of(kernel.__name__, func, {}, reads), func, reads.rereads())
+        return Compiled(artifact_of(kernel.__name__, func, {}, reads), interpreted(func, options), reads.rereads())
     target = get_target(options.target, options.abi)
     cache = DiskCache()
     key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options,
@@ -109,6 +110,14 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     warn_block_io_fallback(func.sym_name, fallbacks)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())
+
+
+def interpreted(func: FuncOp, options: CompileOptions) -> FuncOp:
+    """The level the numpy interpreter runs: the workgroup level, or the subgroup level for a kernel that asks its
+    subgroup id (each subgroup then runs its own part of the ops in its branches)."""
+    if not any(isinstance(op, SubgroupIdOp) for op in walk(func.body)):
+        return func
+    return lower(func, "xegpu-sg", target=INTERPRETER_TARGET, num_subgroups=options.num_subgroups)["xegpu-sg"]
 
 
 def debugging() -> bool:

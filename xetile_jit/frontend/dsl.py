@@ -10,7 +10,7 @@ from ..ir import sync_ops as S
 from ..ir import xetile_ops as X
 from ..ir.attrs import Layout
 from ..ir.core import Value
-from ..ir.types import DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType, bool_, float32
+from ..ir.types import DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType, bool_, float32, int32
 from . import indexed
 from .semantic import current, is_py_scalar
 
@@ -85,6 +85,16 @@ def _offsets(sem, offsets, op: str):
 def program_id(axis: int) -> Value:
     """The id of this workgroup along grid axis 0, 1 or 2."""
     return current().create(C.ProgramIdOp, axis).result
+
+
+@builtin
+def subgroup_id() -> Value:
+    """This subgroup's id in the workgroup (int32, 0 to the kernel's subgroups - 1, row-major over sg_layout), for
+    roles such as producers and consumers around named barriers. An op in a branch on it is done by the subgroups
+    that take the branch, each its own part of the op as the layout gives it (so a tile one subgroup handles alone has
+    a layout whose sg_data is the whole tile); the numpy interpreter runs such a kernel at the subgroup level."""
+    sem = current()
+    return sem.create(C.IndexCastOp, sem.create(C.SubgroupIdOp).result, ScalarType(int32)).result
 
 
 @builtin

@@ -17,7 +17,7 @@ import struct
 
 import dpctl.program
 
-from ..backend.interpreter import Interpreter
+from ..backend.interpreter import run_ir
 from ..backend.targets import xe_abi
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
@@ -121,7 +121,7 @@ class CompiledKernel:
     def run(self, grid, values: dict) -> None:
         """In the numpy interpreter."""
         args = [runtime_value(self.specs[name], values[name]) for name in self.specs]
-        Interpreter(self.func).run(grid, args)
+        run_ir(self.func, grid, args)
 
     def run_sycl(self, queue, grid, values: dict) -> None:
         """As SPIR-V on `queue`: workgroups of num_subgroups x lanes work-items along dimension 0."""

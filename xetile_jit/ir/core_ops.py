@@ -218,20 +218,27 @@ class CastOp(Operation):
 
 
 class IndexCastOp(Operation):
+    """arith.index_cast: an integer scalar to an index, or an index to an integer scalar type `to`."""
+
     name = "arith.index_cast"
     effects = ()
 
-    def __init__(self, x: Value, loc=None):
-        super().__init__([x], [IndexType()], loc=loc)
+    def __init__(self, x: Value, to: Type = IndexType(), loc=None):
+        super().__init__([x], [to], loc=loc)
 
     def verify(self):
-        check_kind(self, self.operands[0].type, INT)
+        src, dst = self.operands[0].type, self.result.type
+        check_kind(self, src, INT)
+        check_kind(self, dst, INT)
+        if isinstance(src, IndexType) == isinstance(dst, IndexType):
+            raise self.error(f"casts {src} to {dst}; one side must be index", "index_cast between index and ints")
 
     def format(self, p) -> str:
-        return f" {p.name(self.operands[0])} : {self.operands[0].type} to index"
+        return f" {p.name(self.operands[0])} : {self.operands[0].type} to {self.result.type}"
 
     def interpret(self, interp, x):
-        return int(x)
+        dst = self.result.type
+        return int(x) if isinstance(dst, IndexType) else numeric.convert(np.int64(x), dst.dtype)[()]
 
 
 class SplatOp(Operation):
