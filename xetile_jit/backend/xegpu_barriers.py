@@ -8,7 +8,8 @@ taken not to alias (as C's `restrict`); shared local memory is ordered by the la
 barriers. Which ops read or write memory, and through which operand, is what they declare (ir/effects.py).
 A branch on a value that depends on the subgroup id (wg-to-sg's "first subgroup that shares the data") runs in
 some subgroups only, so a barrier inside it would wait forever: such a branch is ordered as one access, with the
-barrier before it; inside, one subgroup runs its accesses in program order.
+barrier before it; inside, one subgroup runs its accesses in program order. Accesses through one scattered
+descriptor (a gather then a scatter) are ordered too: their offsets need not keep to the subgroup's piece.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
+from ..ir import xegpu_scatter_ops as GS
 from ..ir.analysis import sources
 from ..ir.core import Block, FuncOp, Value, walk
 from ..ir.effects import SLM, WRITE, memory_accesses, synchronizes
@@ -29,14 +31,20 @@ class Access:
     writes: bool
 
     def conflicts(self, other: "Access") -> bool:
-        return ((self.writes or other.writes) and self.tdesc is not other.tdesc
+        return ((self.writes or other.writes) and (self.tdesc is not other.tdesc or self.scattered)
                 and not self.arrays.isdisjoint(other.arrays))
+
+    @property
+    def scattered(self) -> bool:
+        """A scattered descriptor's offsets may point anywhere, so one subgroup may touch what another's access
+        through the same descriptor did."""
+        return isinstance(self.tdesc.type, GS.ScatterDescType)
 
 
 class Barriers:
     def __init__(self, func: FuncOp):
         self.func = func
-        self.arrays = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
+        self.arrays = sources(func, (G.CreateNdDescOp, GS.CreateDescOp), (G.UpdateNdOffsetOp, GS.UpdateOffsetOp))
         self.divergent = subgroup_dependent(func)
 
     def access(self, op) -> list[Access]:

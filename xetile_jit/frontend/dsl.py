@@ -8,9 +8,10 @@ from ..ir import core_ops as C
 from ..ir import debug_ops as D
 from ..ir import xetile_ops as X
 from ..ir.attrs import Layout
+from ..ir.scatter_ops import ScatterTileType
 from ..ir.core import Value
 from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, bool_, float32
-from . import indexed
+from . import indexed, scatter
 from .semantic import current, is_py_scalar
 
 
@@ -84,8 +85,12 @@ def cdiv(a, b):
 
 
 @builtin
-def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None) -> Value:
-    """A `shape` tile of the 2-D `array` at `offsets`. order=[0, 1] views a column-major array (RFC App. 1)."""
+def init_tile(array, offsets=None, shape=None, *, order=None, layout: Layout | None = None, indices=None,
+              chunk_size: int = 1) -> Value:
+    """A `shape` tile of the 2-D `array` at `offsets`. order=[0, 1] views a column-major array (RFC App. 1).
+    With `indices` (and optionally `chunk_size`), a #scatter tile of those element offsets (frontend/scatter.py)."""
+    if indices is not None:
+        return scatter.init_scatter_tile(array, indices, shape, chunk_size)
     sem = current()
     if not isinstance(array, Value) or not isinstance(array.type, MemRefType):
         raise sem.error(f"init_tile: base must be a 2-D array argument of the kernel, got {_describe(array)}")
@@ -131,6 +136,8 @@ def update_tile_offset(tile, offsets) -> Value:
     """The tile moved by `offsets` elements (relative)."""
     sem = current()
     tile = _tile(sem, tile, "update_tile_offset")
+    if isinstance(tile.type, ScatterTileType):
+        return scatter.update_scatter_offset(tile, offsets)
     return sem.create(X.UpdateTileOffsetOp, tile, _offsets(sem, offsets, "update_tile_offset")).result
 
 
@@ -206,10 +213,15 @@ def tile_broadcast(v, dims, shape) -> Value:
 
 
 @builtin
-def atomic_rmw_tile(kind: str, value, tile) -> Value:
-    """Atomically combines `value` into the tile's memory (add, max, min, and, or, xchg); returns the old values."""
+def atomic_rmw_tile(kind: str, value, tile, mask=None) -> Value:
+    """Atomically combines `value` into the tile's memory (add, max, min, and, or, xchg); returns the old values.
+    `mask` (#scatter tiles only) leaves the masked-off elements alone."""
     sem = current()
     tile = _tile(sem, tile, "atomic_rmw_tile")
+    if isinstance(tile.type, ScatterTileType):
+        return scatter.atomic_rmw_scatter(kind, value, tile, mask)
+    if mask is not None:
+        raise sem.error("atomic_rmw_tile: mask applies to #scatter tiles only (a block tile is bounds-checked)")
     return sem.create(X.AtomicRMWTileOp, kind, _value_for_tile(sem, tile, value, "atomic_rmw_tile"), tile).result
 
 

@@ -112,6 +112,13 @@ def check_2d(op: Operation, t, what: str) -> None:
         raise op.error(f"{what} must be 2-D, got {t}", "XeTile tiles and vectors are 2-D")
 
 
+def check_block_tile(op: Operation, t) -> None:
+    if not isinstance(t, TileType):
+        raise op.error(f"operand must be a tile, got {t}", f"{op.name} takes a tile")
+    if t.scatter:
+        raise op.error(f"{t} is a #scatter tile; use load_gather, store_scatter", f"{op.name} takes a block tile")
+
+
 def check_offsets(op: Operation, offsets) -> None:
     if len(offsets) != 2 or not all(isinstance(v.type, IndexType) for v in offsets):
         raise op.error("takes two index offsets, one per dimension", "tile offsets are 2-D indices")
@@ -162,8 +169,7 @@ class LoadTileOp(Operation):
 
     def verify(self):
         t = self.operands[0].type
-        if not isinstance(t, TileType):
-            raise self.error(f"operand must be a tile, got {t}", "load_tile loads a tile")
+        check_block_tile(self, t)
         if not numeric.representable(self.padding, t.dtype):
             raise self.error(f"padding {self.padding} is not representable in {t.dtype}",
                              "padding value has the tile's element type")
@@ -198,6 +204,7 @@ class StoreTileOp(Operation):
 
     def verify(self):
         check_value_fits_tile(self, *self.operands)
+        check_block_tile(self, self.operands[1].type)
 
     def format(self, p) -> str:
         value, tile = self.operands
@@ -237,8 +244,7 @@ class PrefetchTileOp(Operation):
         self.locality = locality
 
     def verify(self):
-        if not isinstance(self.operands[0].type, TileType):
-            raise self.error(f"operand must be a tile, got {self.operands[0].type}", "prefetch_tile takes a tile")
+        check_block_tile(self, self.operands[0].type)
         if self.locality not in (0, 1, 2, 3):
             raise self.error(f"locality must be 0..3, got {self.locality}", "prefetch locality hint is 0 to 3")
 
