@@ -29,6 +29,7 @@ class ScatterTileType(TileType):
     """`!xetile.tile<1x256xbf16, #scatter>`; a chunked tile prints `#scatter<chunk_size = 8>`."""
 
     chunk_size: int = 1
+    scatter = True
 
     @property
     def index_shape(self) -> tuple[int, int]:

@@ -431,7 +431,7 @@ class AtomicRMWTileOp(Operation):
         self.kind = kind
 
     def verify(self):
-        value, tile = self.operands
+        value, tile = self.operands[:2]  # a #scatter tile's op has a mask after them
         check_value_fits_tile(self, value, tile)
         dtype = tile.type.dtype
         if dtype.mlir not in ATOMIC_DTYPES:
