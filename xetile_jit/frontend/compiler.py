@@ -26,6 +26,7 @@ from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp
 from ..ir.debug_ops import DeviceAssertOp
 from ..ir.types import MemRefType
 from ..ir.printer import print_func
+from ..ir.scatter_ops import InitScatterTileOp
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
 from ..runtime.cache import DiskCache, compiler_hash
@@ -126,7 +127,7 @@ def warn_block_io_fallback(func: FuncOp, specs: dict) -> None:
     uses that the messages cannot address and the surface rule the array breaks (ArraySpec.block_io_rule);
     XETILE_QUIET=1 silences it."""
     broken = [f"'{a.name_hint}' (rule: {specs[a.name_hint].block_io_rule})" for a in func.args
-              if isinstance(a.type, MemRefType) and not a.type.block_io and a.uses]
+              if isinstance(a.type, MemRefType) and not a.type.block_io and block_tiles_read(a)]
     if not broken or os.environ.get("XETILE_QUIET") == "1":
         return
     arrays = f"array {broken[0]}" if len(broken) == 1 else f"arrays {', '.join(broken[:-1])} and {broken[-1]}"
@@ -134,6 +135,11 @@ def warn_block_io_fallback(func: FuncOp, specs: dict) -> None:
          "element by element (slower; on GPUs more registers, possibly spills). The rules: a 64-byte aligned base, a "
          "row pitch of 16-byte units, rows 64 bytes to 2**24 bytes wide (README, 'SPIR-V and GPU builds'). "
          "XETILE_QUIET=1 silences this.", BlockIOFallbackWarning)
+
+
+def block_tiles_read(array) -> bool:
+    """The array has a use other than a #scatter tile's, which reads element by element whatever the surface."""
+    return any(not isinstance(op, InitScatterTileOp) for op, _ in array.uses)
 
 
 def dumping_ir() -> bool:
