@@ -258,3 +258,14 @@ def test_a_gather_and_a_scatter_through_one_tile_are_ordered():
     assert "num_subgroups = 2" in text
     load, store = text.index("xegpu.load "), text.index("xegpu.store ")
     assert "gpu.barrier" in text[load:store], text
+
+
+@pytest.mark.usefixtures("on_each_device")
+def test_tutorial_embedding_gather(rng):
+    from test_gpu_code import tutorial
+    tut = tutorial("10-embedding-gather")
+    table = rng.standard_normal((40, 96)).astype(np.float32)  # 96 columns: the second 64-column chunk is half out
+    ids = rng.integers(-2, 43, (1, 100)).astype(np.int32)
+    ids[0, ::7] = -1
+    out = tut.embedding(table, ids, np.full((100, 96), 9, np.float32))
+    np.testing.assert_array_equal(out, tut.reference(table, ids[0]))

@@ -3,7 +3,7 @@ lane's descriptor is its elements' offsets (i64, the index-width rule of to_llvm
 plain per-lane load, store or atomic at the element's address (no block message).
 
 An offset k addresses element (k / cols, k % cols) of the array's logical 2-D view (strides from the memref, so
-pitched and column-major arrays work too); it accesses memory only when 0 <= k < rows * cols, its mask bit is set
+pitched and column-major arrays work too; a dense row-major array skips the division); it accesses memory only when 0 <= k < rows * cols, its mask bit is set
 and it lies in the block's `valid` part. Loads read a clamped address and select the padding outside.
 """
 from __future__ import annotations
@@ -58,6 +58,7 @@ class ScatterLowering:
         size = b.mul(m.rows, m.cols)
         masks = self.elements(self.values[op.mask[0]]) if op.mask else None
         positions = self.positions(op.layout) if op.valid is not None else None
+        dense = b.and_(b.icmp_signed("==", m.row_stride, m.cols), b.icmp_signed("==", m.col_stride, ir.Constant(I64, 1)))
         places = []
         for i, k in enumerate(self.elements(self.values[tdesc])):
             inside = self.within(k, size)
@@ -66,8 +67,15 @@ class ScatterLowering:
             if positions is not None:
                 inside = b.and_(inside, self.in_block(*positions[i], op.valid))
             k = self.clamp(k, size)
-            places.append((m.element_pointer(b, b.sdiv(k, m.cols), b.srem(k, m.cols)), inside))
+            places.append((b.gep(m.pointer, [self.guarded(b.not_(dense), lambda: self.strided(m, k), k)],
+                                 inbounds=True), inside))
         return places
+
+    def strided(self, m: MemRef, k: ir.Value) -> ir.Value:
+        """The memory offset of element k of a pitched or column-major array (a dense row-major one: k itself,
+        with no division)."""
+        b = self.builder
+        return b.add(b.mul(b.sdiv(k, m.cols), m.row_stride), b.mul(b.srem(k, m.cols), m.col_stride))
 
     def lower_LoadGatherXOp(self, op):
         b = self.builder
