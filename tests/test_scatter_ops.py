@@ -81,7 +81,25 @@ def strided_case(rng):
     return (src, np.zeros((1, 16), np.float32)), dict(STEPS=steps), 1, expected
 
 
+@xetile.kernel
+def gather_elements(src, idx, out):
+    k = xetile.load_tile(xetile.init_tile(idx, [0, 0], [4, 16]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [4, 16]), xetile.load_gather(xetile.init_tile(src, indices=k)))
+
+
+def view_case(rng, view):
+    """Offsets index the logical row-major view of a pitched or column-major array, not its memory."""
+    big = rng.standard_normal((24, 40)).astype(np.float32)
+    src = {"pitched": big[:, 3:20], "column_major": big[:17, :].T}[view]
+    idx = rng.integers(-5, src.size + 5, (4, 16)).astype(np.int32)
+    flat = np.ascontiguousarray(src).reshape(-1)
+    expected = np.where((idx >= 0) & (idx < src.size), flat[np.clip(idx, 0, src.size - 1)], 0)
+    return (src, idx, np.zeros((4, 16), np.float32)), {}, 2, expected
+
+
 CASES = {
+    "gather_from_pitched_view": (gather_elements, lambda rng: view_case(rng, "pitched")),
+    "gather_from_column_major_view": (gather_elements, lambda rng: view_case(rng, "column_major")),
     "gather_rows_chunked": (gather_rows, gather_case),
     "scatter_masked_1_subgroup": (scatter_transpose, lambda rng: scatter_case(rng, None)),
     "scatter_masked_2x2_subgroups": (scatter_transpose, lambda rng: scatter_case(rng, TWO_BY_TWO)),

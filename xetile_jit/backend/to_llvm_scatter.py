@@ -3,8 +3,9 @@ lane's descriptor is its elements' offsets (i64, the index-width rule of to_llvm
 plain per-lane load, store or atomic at the element's address (no block message).
 
 An offset k addresses element (k / cols, k % cols) of the array's logical 2-D view (strides from the memref, so
-pitched and column-major arrays work too; a dense row-major array skips the division); it accesses memory only when 0 <= k < rows * cols, its mask bit is set
-and it lies in the block's `valid` part. Loads read a clamped address and select the padding outside.
+pitched and column-major arrays work too; a dense row-major array skips the division); it accesses memory only
+when 0 <= k < rows * cols, its mask bit is set and it lies in the block's `valid` part. Loads read a clamped
+address and select the padding outside.
 """
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ class ScatterLowering:
         size = b.mul(m.rows, m.cols)
         masks = self.elements(self.values[op.mask[0]]) if op.mask else None
         positions = self.positions(op.layout) if op.valid is not None else None
-        dense = b.and_(b.icmp_signed("==", m.row_stride, m.cols), b.icmp_signed("==", m.col_stride, ir.Constant(I64, 1)))
+        dense = b.and_(b.icmp_signed("==", m.row_stride, m.cols),
+                       b.icmp_signed("==", m.col_stride, ir.Constant(I64, 1)))
         places = []
         for i, k in enumerate(self.elements(self.values[tdesc])):
             inside = self.within(k, size)
