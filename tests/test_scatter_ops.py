@@ -287,3 +287,19 @@ def test_tutorial_embedding_gather(rng):
     ids[0, ::7] = -1
     out = tut.embedding(table, ids, np.full((100, 96), 9, np.float32))
     np.testing.assert_array_equal(out, tut.reference(table, ids[0]))
+
+
+@pytest.mark.usefixtures("on_each_device")
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.int8, np.uint16, np.int64, np.bool_],
+                         ids=["f16", "bf16", "i8", "ui16", "i64", "bool"])
+def test_scatter_of_each_dtype(rng, dtype):
+    import ml_dtypes
+    dtype = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    src = (rng.integers(0, 2, (16, 32)) if dtype == np.bool_ else rng.integers(-50, 50, (16, 32))).astype(dtype)
+    dst = np.zeros((32, 16), dtype)
+    scatter_transpose[(1,)](src, dst, M=16, N=32, LAYOUT=None)
+    i, j = np.indices((16, 32))
+    keep = (i + j) % 3 != 0
+    expected = np.zeros((32, 16), dtype)
+    expected[j[keep], i[keep]] = src[keep]
+    np.testing.assert_array_equal(dst, expected)
