@@ -12,17 +12,11 @@ from ..ir.scatter_ops import ScatterTileType
 from ..ir.core import Value
 from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, bool_, float32
 from . import indexed, scatter
-from .semantic import current, is_py_scalar
+from .semantic import builtin, current, describe as _describe, is_py_scalar
 
 
 class constexpr:
     """Annotation of a kernel parameter whose value is known at compile time (part of the cache key)."""
-
-
-def builtin(fn):
-    """Marks a function the tracer may call from a kernel."""
-    fn.__xetile_builtin__ = True
-    return fn
 
 
 def _tile(sem, t, op: str) -> Value:
@@ -35,10 +29,6 @@ def _vector(sem, v, op: str) -> Value:
     if not isinstance(v, Value) or not isinstance(v.type, VectorType):
         raise sem.error(f"{op}: expected a 2-D vector, got {_describe(v)}")
     return v
-
-
-def _describe(x) -> str:
-    return str(x.type) if isinstance(x, Value) else f"{type(x).__name__} {x!r}"
 
 
 def _static_shape(sem, shape, op: str) -> tuple[int, ...]:

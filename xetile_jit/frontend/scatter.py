@@ -6,16 +6,7 @@ from __future__ import annotations
 from ..ir import scatter_ops as S
 from ..ir.core import Value
 from ..ir.types import MemRefType, SlmMemRefType, VectorType, bool_, int32
-from .semantic import current, is_py_scalar
-
-
-def builtin(fn):
-    fn.__xetile_builtin__ = True
-    return fn
-
-
-def _describe(x) -> str:
-    return str(x.type) if isinstance(x, Value) else f"{type(x).__name__} {x!r}"
+from .semantic import builtin, current, describe as _describe, is_py_scalar
 
 
 def _scatter_tile(sem, t, op: str) -> Value:
