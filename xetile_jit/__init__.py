@@ -11,6 +11,7 @@ from .frontend.dsl import (abs, alloc_slm, atomic_rmw_tile, barrier, cast, cdiv,
                            num_programs, prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert,
                            static_range, store_tile, subgroup_id, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
                            tile_transpose, update_tile_offset, where, zeros)
+from .frontend.scatter import load_gather, store_scatter
 from .frontend.jit import CompiledKernel, Kernel, kernel
 from .frontend.layout_space import layouts
 from .frontend.random import rand, randint, randn
@@ -28,9 +29,9 @@ __all__ = [
     "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune", "layouts",
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
-    "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",
-    "atomic_rmw_tile", "alloc_slm", "barrier", "fence", "named_barrier", "nbarrier_arrive", "nbarrier_wait",
-    "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
+    "update_tile_offset", "prefetch_tile", "load_gather", "store_scatter", "tile_mma", "tile_transpose", "tile_reduce",
+    "tile_broadcast", "atomic_rmw_tile", "convert_layout", "subgroup_id", "alloc_slm", "barrier", "fence", "named_barrier", "nbarrier_arrive",
+    "nbarrier_wait", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
     "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "static_assert", "device_assert",
     "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",
     "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool_", "bool",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
+from ..ir import xegpu_scatter_ops as GS
 from ..ir.conversion import Conversion, converts
 from ..ir.core import Operation, Value
 from ..ir.debug_ops import DevicePrintOp
@@ -164,6 +165,59 @@ class PiecewiseConversion(Conversion):
     def convert_UpdateNdOffsetOp(self, op: G.UpdateNdOffsetOp) -> None:
         deltas = [self.one(v) for v in op.operands[1:]]
         self.set(op.result, [self.emit(G.UpdateNdOffsetOp, t, deltas).result for t in self.get(op.operands[0])])
+
+    # ---- scattered descriptors: offsets, masks and values cut as the descriptor is ----------------------
+    def valid_of(self, g: Grid, origin, shape):
+        """The leading part of the piece at `origin` inside `shape` that a write may touch (None: all of it)."""
+        return None
+
+    def produced(self, v: Value, g: Grid) -> None:
+        """`v` was made in the cut `g` (blocking records it)."""
+
+    def mask_pieces(self, op, g: Grid) -> list:
+        return self.pieces(op.mask[0], g) if op.mask else [None] * len(list(g.cells()))
+
+    @converts(GS.CreateDescOp)
+    def convert_CreateDescOp(self, op: GS.CreateDescOp) -> None:
+        base, offsets = op.operands
+        g = self.grid_of(op.result)
+        desc = GS.ScatterDescType(g.shape, op.result.type.dtype)
+        self.set(op.result, [self.emit(GS.CreateDescOp, self.one(base), piece, desc).result
+                             for piece in self.pieces(offsets, g)])
+
+    @converts(GS.UpdateOffsetOp)
+    def convert_UpdateOffsetOp(self, op: GS.UpdateOffsetOp) -> None:
+        tdesc, delta = op.operands
+        g = self.grid_of(tdesc)
+        self.set(op.result, [self.emit(GS.UpdateOffsetOp, t, d).result
+                             for t, d in zip(self.get(tdesc), self.pieces(delta, g))])
+
+    @converts(GS.LoadGatherXOp)
+    def convert_LoadGatherXOp(self, op: GS.LoadGatherXOp) -> None:
+        tdesc = op.operands[0]
+        g = self.grid_of(tdesc)
+        piece = VectorType(g.shape, op.result.type.dtype)
+        self.produced(op.result, g)
+        self.set(op.result, [self.emit(GS.LoadGatherXOp, t, m, piece, op.padding,
+                                       self.valid_of(g, origin, tdesc.type.shape)).result
+                             for t, m, origin in zip(self.get(tdesc), self.mask_pieces(op, g), g.origins())])
+
+    @converts(GS.StoreScatterXOp)
+    def convert_StoreScatterXOp(self, op: GS.StoreScatterXOp) -> None:
+        value, tdesc = op.operands[:2]
+        g = self.grid_of(tdesc)
+        for v, t, m, origin in zip(self.pieces(value, g), self.get(tdesc), self.mask_pieces(op, g), g.origins()):
+            self.emit(GS.StoreScatterXOp, v, t, m, self.valid_of(g, origin, tdesc.type.shape))
+
+    @converts(GS.ScatterAtomicRMWOp)
+    def convert_ScatterAtomicRMWOp(self, op: GS.ScatterAtomicRMWOp) -> None:
+        value, tdesc = op.operands[:2]
+        g = self.grid_of(tdesc)
+        self.produced(op.result, g)
+        self.set(op.result, [self.emit(GS.ScatterAtomicRMWOp, op.kind, v, t, m,
+                                       self.valid_of(g, origin, tdesc.type.shape)).result
+                             for v, t, m, origin in zip(self.pieces(value, g), self.get(tdesc),
+                                                        self.mask_pieces(op, g), g.origins())])
 
     @converts(G.VectorBroadcastOp)
     def convert_VectorBroadcastOp(self, op: G.VectorBroadcastOp) -> None:

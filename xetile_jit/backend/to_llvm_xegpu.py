@@ -29,12 +29,14 @@ from llvmlite import ir
 
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
+from ..ir import xegpu_scatter_ops as GS
 from ..ir.analysis import sources
 from ..ir.core import FuncOp, walk
 from ..ir.types import ScalarType, SlmMemRefType
 from ..ir.elementwise import ATOMIC_KINDS, BINARY, REDUCE_KINDS
 from . import xe_builtins as X
 from .targets import MAX_VECTOR_COMPONENTS, Target
+from .to_llvm_scatter import ScatterLowering
 from .to_llvm import (I32, I64, LLVMLowering, MemRef, from_storage, literal, llvm_type, splat,
                       to_storage)
 
@@ -43,7 +45,7 @@ PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
-class XeGPULowering(LLVMLowering):
+class XeGPULowering(ScatterLowering, LLVMLowering):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
@@ -55,6 +57,8 @@ class XeGPULowering(LLVMLowering):
         self.coord_type = ir.VectorType(I64, 3 if self.chosen_at_run_time else 2)
 
     def value_type(self, t) -> ir.Type:
+        if isinstance(t, GS.ScatterDescType):
+            return self.scatter_desc_type(t)
         return self.coord_type if isinstance(t, G.TensorDescType) else llvm_type(t)
 
     # ---- helpers -------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ taken not to alias (as C's `restrict`); shared local memory is ordered by the la
 barriers. Which ops read or write memory, and through which operand, is what they declare (ir/effects.py).
 A branch on a value that depends on the subgroup id (wg-to-sg's "first subgroup that shares the data") runs in
 some subgroups only, so a barrier inside it would wait forever: such a branch is ordered as one access, with the
-barrier before it; inside, one subgroup runs its accesses in program order.
+barrier before it; inside, one subgroup runs its accesses in program order. Accesses through one scattered
+descriptor (a gather then a scatter) are ordered too: their offsets need not keep to the subgroup's piece.
 
 User synchronization: `xetile.barrier()` is a gpu.barrier, so global accesses before it need no barrier of this
 pass after it; SLM buffers of `alloc_slm` are ordered by the user's barriers only (as in the XeTile RFC's
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
+from ..ir import xegpu_scatter_ops as GS
 from ..ir.analysis import sources
 from ..ir import sync_ops as S
 from ..ir.core import Block, FuncOp, Value, walk
@@ -41,14 +43,20 @@ class Access:
     writes: bool
 
     def conflicts(self, other: "Access") -> bool:
-        return ((self.writes or other.writes) and self.tdesc is not other.tdesc
+        return ((self.writes or other.writes) and (self.tdesc is not other.tdesc or self.scattered)
                 and not self.arrays.isdisjoint(other.arrays))
+
+    @property
+    def scattered(self) -> bool:
+        """A scattered descriptor's offsets may point anywhere, so one subgroup may touch what another's access
+        through the same descriptor did."""
+        return isinstance(self.tdesc.type, GS.ScatterDescType)
 
 
 class Barriers:
     def __init__(self, func: FuncOp):
         self.func = func
-        self.arrays = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
+        self.arrays = sources(func, (G.CreateNdDescOp, GS.CreateDescOp), (G.UpdateNdOffsetOp, GS.UpdateOffsetOp))
         self.divergent = subgroup_dependent(func)
 
     def access(self, op) -> list[Access]:

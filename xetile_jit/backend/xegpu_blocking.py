@@ -108,6 +108,12 @@ class Blocking(PiecewiseConversion):
     def result_layout(self, v: Value, piece: int):
         return None
 
+    def valid_of(self, g: Grid, origin, shape):
+        return valid_part(g, origin, shape)
+
+    def produced(self, v: Value, g: Grid) -> None:
+        self.grids[v] = g
+
     # ---- ops -------------------------------------------------------------------------------------
     @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:

@@ -18,6 +18,8 @@ import numpy as np
 from ..ir import core_ops as C
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
+from ..ir import xegpu_scatter_ops as GS
+from ..ir.attrs import Layout
 from ..errors import CompilationError
 from ..ir.conversion import Conversion, converts
 from ..ir.core import FuncOp, Operation, Value
@@ -131,6 +133,64 @@ class LaneDistribution(Conversion):
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
         value, tdesc = op.operands
         new = self.emit(S.SimtAtomicRMWOp, op.kind, self.one(value), self.one(tdesc), self.layout(value), op.valid)
+        self.set(op.result, new.result)
+
+    # ---- scattered descriptors: offsets, masks and values share the block's lane layout ----------------
+    def scatter_layout(self, op, values) -> S.LaneLayout:
+        """The one lane layout of a scattered access's offsets/mask/value blocks (they share one layout class)."""
+        layouts = {self.layout(v) for v in values}
+        if len(layouts) != 1:
+            raise NotImplementedError(f"{op.name}: offsets, mask and value in different lane layouts")
+        return layouts.pop()
+
+    def simt_mask(self, op) -> Value | None:
+        return self.one(op.mask[0]) if op.mask else None
+
+    @converts(GS.CreateDescOp)
+    def convert_CreateDescOp(self, op: GS.CreateDescOp) -> None:
+        base, offsets = op.operands
+        layout = self.layout(offsets)
+        desc = GS.ScatterDescType(layout.block, op.result.type.dtype,
+                                  Layout(lane_layout=layout.lane_layout, lane_data=layout.lane_data))
+        self.set(op.result, self.emit(GS.CreateDescOp, self.one(base), self.one(offsets), desc, layout).result)
+
+    def desc_layout(self, tdesc: Value) -> S.LaneLayout:
+        t = self.one(tdesc).type
+        return S.LaneLayout(tuple(t.shape), self.lanes, t.layout.lane_layout, t.layout.lane_data)
+
+    @converts(GS.UpdateOffsetOp)
+    def convert_UpdateOffsetOp(self, op: GS.UpdateOffsetOp) -> None:
+        tdesc, delta = op.operands
+        layout = self.scatter_layout(op, [delta])
+        if layout != self.desc_layout(tdesc):
+            raise NotImplementedError(f"{op.name}: delta in another lane layout than the offsets")
+        self.set(op.result, self.emit(GS.UpdateOffsetOp, self.one(tdesc), self.one(delta), layout).result)
+
+    @converts(GS.LoadGatherXOp)
+    def convert_LoadGatherXOp(self, op: GS.LoadGatherXOp) -> None:
+        layout = self.scatter_layout(op, [op.result] + op.mask)
+        if layout != self.desc_layout(op.operands[0]):
+            raise NotImplementedError(f"{op.name}: the value in another lane layout than the offsets")
+        new = self.emit(GS.LoadGatherXOp, self.one(op.operands[0]), self.simt_mask(op),
+                        layout.lane_type(op.result.type.dtype), op.padding, op.valid, layout)
+        self.set(op.result, new.result)
+
+    @converts(GS.StoreScatterXOp)
+    def convert_StoreScatterXOp(self, op: GS.StoreScatterXOp) -> None:
+        value, tdesc = op.operands[:2]
+        layout = self.scatter_layout(op, [value] + op.mask)
+        if layout != self.desc_layout(tdesc):
+            raise NotImplementedError(f"{op.name}: the value in another lane layout than the offsets")
+        self.emit(GS.StoreScatterXOp, self.one(value), self.one(tdesc), self.simt_mask(op), op.valid, layout)
+
+    @converts(GS.ScatterAtomicRMWOp)
+    def convert_ScatterAtomicRMWOp(self, op: GS.ScatterAtomicRMWOp) -> None:
+        value, tdesc = op.operands[:2]
+        layout = self.scatter_layout(op, [value] + op.mask)
+        if layout != self.desc_layout(tdesc):
+            raise NotImplementedError(f"{op.name}: the value in another lane layout than the offsets")
+        new = self.emit(GS.ScatterAtomicRMWOp, op.kind, self.one(value), self.one(tdesc), self.simt_mask(op),
+                        op.valid, layout)
         self.set(op.result, new.result)
 
     @converts(G.DpasOp)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
+from ..ir import xegpu_scatter_ops as GS
 from ..ir.attrs import Layout
 from ..ir.conversion import converts
 from ..ir.core import Block, Builder, FuncOp, Value, walk
@@ -177,6 +178,13 @@ class WgToSg(PiecewiseConversion):
         olds = [self.slm_load(slm, offsets, dist.shape, value_type.dtype) for offsets in dist.offsets]
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
         self.set(op.result, olds)
+
+    @converts(GS.ScatterAtomicRMWOp)
+    def convert_ScatterAtomicRMWOp(self, op: GS.ScatterAtomicRMWOp) -> None:
+        if self.grid_of(op.operands[1]).wrapped:
+            raise NotImplementedError("atomic_rmw_tile on a #scatter tile whose elements several subgroups hold "
+                                      "(sg_layout x sg_data past the tile)")
+        super().convert_ScatterAtomicRMWOp(op)
 
     @converts(DevicePrintOp)
     def convert_DevicePrintOp(self, op: DevicePrintOp) -> None:

@@ -22,11 +22,13 @@ wg-to-sg and the later passes read S from it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from math import gcd, prod
 from typing import Callable
 
 from ..ir import core_ops as C
+from ..ir import scatter_ops as SC
 from ..ir import xetile_ops as X
 from ..ir.analysis import UnionFind, carried_groups
 from ..ir.attrs import Layout
@@ -162,6 +164,7 @@ class LayoutPropagation:
 
     def relate(self, op: Operation) -> None:
         """Hard equalities (one layout) and soft edges (a rule; a conversion where it does not hold)."""
+        self.relate_scatter(op)
         if isinstance(op, (X.LoadTileOp, X.UpdateTileOffsetOp)):
             self.union(op.operands[0], op.result)
         elif isinstance(op, X.AtomicRMWTileOp):
@@ -184,6 +187,26 @@ class LayoutPropagation:
                            lambda l: broadcast_result(l, dims, shape))
         elif isinstance(op, X.TileTransposeOp):
             self.both_ways(op, 0, op.result, swapped, swapped)
+
+    def relate_scatter(self, op: Operation) -> None:
+        """A #scatter tile and the value it loads or stores share one layout; its offsets, delta and mask have
+        it too, or, with chunk_size, its sg_data 1 along the chunk (they are broadcast along it)."""
+        found = SC.scatter_operands(op)
+        if found is None:
+            return
+        tile, indexed = found
+        if isinstance(op, SC.LoadGatherOp):
+            self.union(tile, op.result)
+        elif isinstance(op, SC.StoreScatterOp):
+            self.both_ways(op, 0, tile, same, same)
+        shape = tile.type.shape
+        for v in indexed:
+            index = next(i for i, operand in enumerate(op.operands) if operand is v)
+            if tile.type.chunk_size == 1:
+                self.both_ways(op, index, tile, same, same)
+            else:
+                self.both_ways(op, index, tile, lambda l: with_sg_data(l, {1: 1}),
+                               lambda l: broadcast_result(l, (1,), shape))
 
     def both_ways(self, op, index: int, other: Value, to_operand, from_operand) -> None:
         """Operand `index` of `op` relates to `other`: operand = to_operand(other), other = from_operand(operand)."""
@@ -275,7 +298,7 @@ class LayoutPropagation:
                 continue
             layout = self.layout(v)
             if isinstance(v.type, TileType):
-                v.type = TileType(v.type.shape, v.type.dtype, v.type.order, layout)
+                v.type = dataclasses.replace(v.type, layout=layout)
             else:
                 v.layout = layout
 

@@ -6,15 +6,20 @@ tile_broadcast and tile_transpose become vector ops; tile_conv_layout becomes co
 descriptors are row-major (XeGPU RFC: innermost stride 1), so a column-major tile (order = [0, 1], XeTile
 RFC Appendix 1) becomes a descriptor of the transposed matrix: offsets, shape and layout swap, loads use
 `transpose = [1, 0]`, stores and atomics transpose the value first.
+A #scatter tile becomes a scattered descriptor (create_tdesc, load, store, update_offset, atomic_rmw) of one offset
+per element: a chunk's [N, 1] offsets, deltas and mask are broadcast along it, the offsets plus each element's
+place in its chunk (XeGPU RFC chunk_size: consecutive elements per offset).
 """
 from __future__ import annotations
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
+from ..ir import scatter_ops as SC
+from ..ir import xegpu_scatter_ops as GS
 from ..ir import xetile_ops as X
 from ..ir.conversion import Conversion, converts
 from ..ir.core import FuncOp, Value
-from ..ir.types import COL_MAJOR, TileType, VectorType
+from ..ir.types import COL_MAJOR, IndexType, TileType, VectorType
 from .xetile_layout_propagation import swapped
 
 
@@ -31,7 +36,7 @@ def tdesc_type(t: TileType, memory_space: str) -> G.TensorDescType:
 class XeTileToXeGPU(Conversion):
     dialect = "xegpu"
     legal = C.SHARED_OPS
-    illegal = X.XETILE_OPS
+    illegal = X.XETILE_OPS + SC.SCATTER_OPS
 
     def __init__(self, func: FuncOp):
         super().__init__(func)
@@ -81,6 +86,58 @@ class XeTileToXeGPU(Conversion):
         new = self.emit(G.AtomicRMWOp, op.kind, self.transposed(value) if col else value, self.one(tile))
         new.result.layout = swapped(op.result.layout) if col and op.result.layout else op.result.layout
         self.set(op.result, self.transposed(new.result) if col else new.result)
+
+    # ---- #scatter tiles ------------------------------------------------------------------------------
+    def per_element(self, v: Value, tile: SC.ScatterTileType, offsets: bool = False) -> Value:
+        """An index-shaped operand in the tile's shape: broadcast along the chunk; offsets count along it."""
+        if tile.chunk_size == 1:
+            return v
+        wide = self.emit(G.VectorBroadcastOp, v, (1,), tile.shape).result
+        wide.layout = tile.layout
+        if not offsets:
+            return wide
+        place = self.emit(C.IotaOp, self.emit(C.ConstantOp, 0, IndexType()).result, 1, tile.shape).result
+        place.layout = tile.layout
+        if v.type.dtype != place.type.dtype:
+            place = self.cast("arith.extsi", place, VectorType(tile.shape, v.type.dtype))
+        new = self.emit(C.BinaryOp, "arith.addi", wide, place).result
+        new.layout = tile.layout
+        return new
+
+    def mask(self, op, tile: SC.ScatterTileType) -> Value | None:
+        return self.per_element(self.one(op.mask[0]), tile) if op.mask else None
+
+    @converts(SC.InitScatterTileOp)
+    def convert_InitScatterTileOp(self, op: SC.InitScatterTileOp) -> None:
+        tile = op.result.type
+        offsets = self.per_element(self.one(op.operands[1]), tile, offsets=True)
+        desc = GS.ScatterDescType(tile.shape, tile.dtype, tile.layout)
+        self.set(op.result, self.emit(GS.CreateDescOp, self.one(op.operands[0]), offsets, desc).result)
+
+    @converts(SC.LoadGatherOp)
+    def convert_LoadGatherOp(self, op: SC.LoadGatherOp) -> None:
+        tile = op.operands[0]
+        new = self.emit(GS.LoadGatherXOp, self.one(tile), self.mask(op, tile.type), op.result.type, op.padding)
+        new.result.layout = op.result.layout
+        self.set(op.result, new.result)
+
+    @converts(SC.StoreScatterOp)
+    def convert_StoreScatterOp(self, op: SC.StoreScatterOp) -> None:
+        value, tile = op.operands[:2]
+        self.emit(GS.StoreScatterXOp, self.one(value), self.one(tile), self.mask(op, tile.type))
+
+    @converts(SC.UpdateScatterOffsetOp)
+    def convert_UpdateScatterOffsetOp(self, op: SC.UpdateScatterOffsetOp) -> None:
+        tile, delta = op.operands
+        new = self.emit(GS.UpdateOffsetOp, self.one(tile), self.per_element(self.one(delta), tile.type))
+        self.set(op.result, new.result)
+
+    @converts(SC.AtomicRMWScatterOp)
+    def convert_AtomicRMWScatterOp(self, op: SC.AtomicRMWScatterOp) -> None:
+        value, tile = op.operands[:2]
+        new = self.emit(GS.ScatterAtomicRMWOp, op.kind, self.one(value), self.one(tile), self.mask(op, tile.type))
+        new.result.layout = op.result.layout
+        self.set(op.result, new.result)
 
     @converts(X.UpdateTileOffsetOp)
     def convert_UpdateTileOffsetOp(self, op: X.UpdateTileOffsetOp) -> None:

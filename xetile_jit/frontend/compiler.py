@@ -26,6 +26,7 @@ from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp, SubgroupIdOp
 from ..ir.debug_ops import DeviceAssertOp
 from ..ir.types import MemRefType
 from ..ir.printer import print_func
+from ..ir.scatter_ops import InitScatterTileOp
 from ..ir.verifier import verify
 from ..ir.xetile_ops import written_arrays
 from ..runtime.cache import DiskCache, compiler_hash
@@ -137,7 +138,7 @@ def block_io_fallbacks(func: FuncOp, specs: dict) -> dict[str, str]:
     """The arrays `func` uses that 2D block messages cannot address, each with the surface rule it breaks
     (ArraySpec.block_io_rule); `asm["isa_stats"]` lists them as "block_io_fallback"."""
     return {a.name_hint: specs[a.name_hint].block_io_rule for a in func.args
-            if isinstance(a.type, MemRefType) and not a.type.block_io and a.uses}
+            if isinstance(a.type, MemRefType) and not a.type.block_io and block_tiles_read(a)}
 
 
 def warn_block_io_fallback(kernel: str, fallbacks: dict[str, str]) -> None:
@@ -151,6 +152,11 @@ def warn_block_io_fallback(kernel: str, fallbacks: dict[str, str]) -> None:
          "element by element (slower; on GPUs more registers, possibly spills). The rules: a 64-byte aligned base, a "
          "row pitch of 16-byte units, rows 64 bytes to 2**24 bytes wide (README, 'SPIR-V and GPU builds'). "
          "XETILE_QUIET=1 silences this.", BlockIOFallbackWarning)
+
+
+def block_tiles_read(array) -> bool:
+    """The array has a use other than a #scatter tile's, which reads element by element whatever the surface."""
+    return any(not isinstance(op, InitScatterTileOp) for op, _ in array.uses)
 
 
 def dumping_ir() -> bool:

@@ -9,20 +9,15 @@ from ..ir import debug_ops as D
 from ..ir import sync_ops as S
 from ..ir import xetile_ops as X
 from ..ir.attrs import Layout
+from ..ir.scatter_ops import ScatterTileType
 from ..ir.core import Value
 from ..ir.types import DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType, bool_, float32, int32
-from . import indexed
-from .semantic import current, is_py_scalar
+from . import indexed, scatter
+from .semantic import builtin, current, describe as _describe, is_py_scalar
 
 
 class constexpr:
     """Annotation of a kernel parameter whose value is known at compile time (part of the cache key)."""
-
-
-def builtin(fn):
-    """Marks a function the tracer may call from a kernel."""
-    fn.__xetile_builtin__ = True
-    return fn
 
 
 def _tile(sem, t, op: str) -> Value:
@@ -35,10 +30,6 @@ def _vector(sem, v, op: str) -> Value:
     if not isinstance(v, Value) or not isinstance(v.type, VectorType):
         raise sem.error(f"{op}: expected a 2-D vector, got {_describe(v)}")
     return v
-
-
-def _describe(x) -> str:
-    return str(x.type) if isinstance(x, Value) else f"{type(x).__name__} {x!r}"
 
 
 def _static_shape(sem, shape, op: str) -> tuple[int, ...]:
@@ -113,8 +104,12 @@ def cdiv(a, b):
 
 
 @builtin
-def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None) -> Value:
-    """A `shape` tile of the 2-D `array` at `offsets`. order=[0, 1] views a column-major array (RFC App. 1)."""
+def init_tile(array, offsets=None, shape=None, *, order=None, layout: Layout | None = None, indices=None,
+              chunk_size: int = 1) -> Value:
+    """A `shape` tile of the 2-D `array` at `offsets`. order=[0, 1] views a column-major array (RFC App. 1).
+    With `indices` (and optionally `chunk_size`), a #scatter tile of those element offsets (frontend/scatter.py)."""
+    if indices is not None:
+        return scatter.init_scatter_tile(array, indices, shape, chunk_size)
     sem = current()
     if not isinstance(array, Value) or not isinstance(array.type, MemRefType):
         raise sem.error("init_tile: base must be a 2-D array argument of the kernel or an alloc_slm buffer, got "
@@ -220,6 +215,8 @@ def update_tile_offset(tile, offsets) -> Value:
     """The tile moved by `offsets` elements (relative)."""
     sem = current()
     tile = _tile(sem, tile, "update_tile_offset")
+    if isinstance(tile.type, ScatterTileType):
+        return scatter.update_scatter_offset(tile, offsets)
     return sem.create(X.UpdateTileOffsetOp, tile, _offsets(sem, offsets, "update_tile_offset")).result
 
 
@@ -312,10 +309,15 @@ def convert_layout(v, layout: Layout) -> Value:
 
 
 @builtin
-def atomic_rmw_tile(kind: str, value, tile) -> Value:
-    """Atomically combines `value` into the tile's memory (add, max, min, and, or, xchg); returns the old values."""
+def atomic_rmw_tile(kind: str, value, tile, mask=None) -> Value:
+    """Atomically combines `value` into the tile's memory (add, max, min, and, or, xchg); returns the old values.
+    `mask` (#scatter tiles only) leaves the masked-off elements alone."""
     sem = current()
     tile = _tile(sem, tile, "atomic_rmw_tile")
+    if isinstance(tile.type, ScatterTileType):
+        return scatter.atomic_rmw_scatter(kind, value, tile, mask)
+    if mask is not None:
+        raise sem.error("atomic_rmw_tile: mask applies to #scatter tiles only (a block tile is bounds-checked)")
     return sem.create(X.AtomicRMWTileOp, kind, _value_for_tile(sem, tile, value, "atomic_rmw_tile"), tile).result
 
 

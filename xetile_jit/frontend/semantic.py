@@ -40,6 +40,17 @@ def activate(sem: "Semantic"):
         _active.sem = saved
 
 
+def builtin(fn):
+    """Marks a function the tracer may call from a kernel."""
+    fn.__xetile_builtin__ = True
+    return fn
+
+
+def describe(x) -> str:
+    """An argument as an error message names it: its IR type, or its Python type and value."""
+    return str(x.type) if isinstance(x, Value) else f"{type(x).__name__} {x!r}"
+
+
 def is_py_scalar(x) -> bool:
     return isinstance(x, PY_SCALARS)
 

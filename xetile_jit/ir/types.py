@@ -110,6 +110,7 @@ class TileType(Type):
     order: tuple[int, ...] = ROW_MAJOR
     layout: Layout | None = None
     addresses_memory = True
+    scatter = False  # a #scatter tile (ir/scatter_ops.py): element offsets, not a block
 
     def attr_text(self) -> str:
         fields = []

@@ -113,6 +113,13 @@ def check_2d(op: Operation, t, what: str) -> None:
         raise op.error(f"{what} must be 2-D, got {t}", "XeTile tiles and vectors are 2-D")
 
 
+def check_block_tile(op: Operation, t) -> None:
+    if not isinstance(t, TileType):
+        raise op.error(f"operand must be a tile, got {t}", f"{op.name} takes a tile")
+    if t.scatter:
+        raise op.error(f"{t} is a #scatter tile; use load_gather, store_scatter", f"{op.name} takes a block tile")
+
+
 def check_offsets(op: Operation, offsets) -> None:
     if len(offsets) != 2 or not all(isinstance(v.type, IndexType) for v in offsets):
         raise op.error("takes two index offsets, one per dimension", "tile offsets are 2-D indices")
@@ -164,8 +171,7 @@ class LoadTileOp(Operation):
 
     def verify(self):
         t = self.operands[0].type
-        if not isinstance(t, TileType):
-            raise self.error(f"operand must be a tile, got {t}", "load_tile loads a tile")
+        check_block_tile(self, t)
         if not numeric.representable(self.padding, t.dtype):
             raise self.error(f"padding {self.padding} is not representable in {t.dtype}",
                              "padding value has the tile's element type")
@@ -200,6 +206,7 @@ class StoreTileOp(Operation):
 
     def verify(self):
         check_value_fits_tile(self, *self.operands)
+        check_block_tile(self, self.operands[1].type)
 
     def format(self, p) -> str:
         value, tile = self.operands
@@ -239,8 +246,7 @@ class PrefetchTileOp(Operation):
         self.locality = locality
 
     def verify(self):
-        if not isinstance(self.operands[0].type, TileType):
-            raise self.error(f"operand must be a tile, got {self.operands[0].type}", "prefetch_tile takes a tile")
+        check_block_tile(self, self.operands[0].type)
         if self.locality not in (0, 1, 2, 3):
             raise self.error(f"locality must be 0..3, got {self.locality}", "prefetch locality hint is 0 to 3")
 
@@ -427,7 +433,7 @@ class AtomicRMWTileOp(Operation):
         self.kind = kind
 
     def verify(self):
-        value, tile = self.operands
+        value, tile = self.operands[:2]  # a #scatter tile's op has a mask after them
         check_value_fits_tile(self, value, tile)
         dtype = tile.type.dtype
         if dtype.mlir not in ATOMIC_DTYPES:
