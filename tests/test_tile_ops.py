@@ -645,3 +645,24 @@ def test_softmax_unaligned(rng, dtype, M, N, BM, BN):
     softmax[(xetile.cdiv(M, BM),)](x, y, BM=BM, BN=BN)
     e = np.exp(wide(f32(x)) - wide(f32(x)).max(axis=1, keepdims=True))
     assert_close(y, e / e.sum(axis=1, keepdims=True), scale=4)
+
+
+# ---- array elements as scalars (memref.load) -------------------------------------------------------------------
+
+@xetile.kernel
+def pick_tiles(table, x, y):
+    """Workgroup p copies the 8x16 tile of x at the (row, col) of table row p, plus 1 + table[p, 5] (outside the
+    table: 0)."""
+    p = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [table[p, 0], table[p, 1]], [8, 16]))
+    xetile.store_tile(xetile.init_tile(y, [p * 8, 0], [8, 16]), v + xetile.cast(table[p, 5] + 1, xetile.float32))
+
+
+def test_array_elements_are_scalars(on_each_device):
+    table = np.array([[0, 0], [8, 16], [3, 5], [-2, 40]], np.int32)
+    x = np.arange(32 * 48, dtype=np.float32).reshape(32, 48)
+    y = np.zeros((32, 16), np.float32)
+    pick_tiles[(4,)](table, x, y)
+    expected = np.concatenate([tile_window(x, (r, c), (8, 16)) for r, c in table]) + 1
+    np.testing.assert_array_equal(y, expected)
+    assert "memref.load %table[" in ir_of(pick_tiles, table, x, y)

@@ -823,6 +823,8 @@ def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
         bad = xetile.tile_reduce("add", v, [1], layout=(2, 2))
     if WHICH == "convert_layout":
         bad = xetile.convert_layout(v, None)
+    if WHICH == "element":
+        bad = x[1]
     if WHICH == "dtype":
         bad = xetile.zeros([8, 8], "float32")
     if WHICH == "offset":
@@ -841,6 +843,8 @@ def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
      "tile_reduce: layout must be an xetile.Layout, got tuple (2, 2)"),
     ("convert_layout", "bad = xetile.convert_layout(v, None)",
      "convert_layout: layout must be an xetile.Layout, got NoneType None"),
+    ("element", "bad = x[1]", "an array element takes 2 indices, one per dim, got 1 [memref.load has one index per "
+     "array dim]"),
     ("dtype", 'bad = xetile.zeros([8, 8], "float32")',
      "full: dtype must be an xetile dtype such as xetile.float32, got str 'float32'"),
     ("offset", "bad = xetile.init_tile(x, [0, 1.5], [8, 8])", "tile offsets must be integers, got 1.5"),

@@ -508,6 +508,24 @@ class LLVMLowering:
             self.strings[text] = string
         return self.builder.gep(self.strings[text], [ir.Constant(I64, 0)] * 2, inbounds=True)
 
+    def lower_MemRefLoadOp(self, op):
+        """Every work-item reads the same element (the CPU's vectorizer makes it one scalar load); 0 outside."""
+        m, row, col = (self.values[v] for v in op.operands)
+        b = self.builder
+        inside = b.and_(self.within(row, m.rows), self.within(col, m.cols))
+        value = b.load(m.element_pointer(b, self.clamp(row, m.rows), self.clamp(col, m.cols)))
+        return b.select(inside, from_storage(b, value, m.dtype), ir.Constant(element_type(m.dtype), 0))
+
+    def within(self, i: ir.Value, n: ir.Value) -> ir.Value:
+        b = self.builder
+        return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
+
+    def clamp(self, i: ir.Value, n: ir.Value) -> ir.Value:
+        b = self.builder
+        zero = ir.Constant(I64, 0)
+        high = b.sub(n, ir.Constant(I64, 1))
+        return b.select(b.icmp_signed("<", i, zero), zero, b.select(b.icmp_signed(">", i, high), high, i))
+
     def lower_SlmAllocOp(self, op):
         """A module-level Workgroup (addrspace 3) array of the buffer's size; a row-major MemRef over it."""
         t = op.result.type

@@ -300,16 +300,6 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
                 self.call_printf(op, [element if i == op.vector else v for i, v in enumerate(values[:op.count])],
                                  index)
 
-    def within(self, i: ir.Value, n: ir.Value) -> ir.Value:
-        b = self.builder
-        return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
-
-    def clamp(self, i: ir.Value, n: ir.Value) -> ir.Value:
-        b = self.builder
-        zero = ir.Constant(I64, 0)
-        high = b.sub(n, ir.Constant(I64, 1))
-        return b.select(b.icmp_signed("<", i, zero), zero, b.select(b.icmp_signed(">", i, high), high, i))
-
     def scalar_type(self, t):
         return llvm_type(ScalarType(t.dtype))
 

@@ -15,6 +15,7 @@ from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.core import Builder, Value
 from ..ir.elementwise import FLOAT, TERNARY, UNARY
+from ..ir.memref_ops import MemRefLoadOp
 from ..ir.verifier import verify_op
 from ..ir.types import (DType, IndexType, ScalarType, VectorType, bool_, float32, int32, int64)
 
@@ -186,6 +187,14 @@ class Semantic:
         if not isinstance(x, int) or isinstance(x, bool):
             raise self.error(f"tile offsets must be integers, got {x!r}")
         return self.cached_constant(x, IndexType())
+
+    def load_element(self, array: Value, indices) -> Value:
+        """`array[i, j]`: one element as a scalar (memref.load), 0 outside the array."""
+        indices = indices if isinstance(indices, tuple) else (indices,)
+        if len(indices) != 2:
+            raise self.error(f"an array element takes 2 indices, one per dim, got {len(indices)} [memref.load has "
+                             "one index per array dim]")
+        return self.create(MemRefLoadOp, array, [self.index(i) for i in indices]).result
 
     def cast(self, v: Value, dtype: DType) -> Value:
         src = v.type.dtype

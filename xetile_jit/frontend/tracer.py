@@ -17,7 +17,7 @@ import types
 from ..errors import CompilationError, Loc
 from ..ir import core_ops as C
 from ..ir.core import Block, Value
-from ..ir.types import ScalarType, TileType, VectorType, bool_
+from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from ..runtime.args import python_scalar
 from . import dsl
 from .dependencies import Reads
@@ -422,6 +422,8 @@ class Tracer(ast.NodeVisitor):
 
     def visit_Subscript(self, node):
         base = self.visit(node.value)
+        if isinstance(base, Value) and isinstance(base.type, MemRefType):
+            return self.sem.load_element(base, self.visit(node.slice))
         if isinstance(base, Value):
             raise self.error(node, "indexing vectors or tiles is not supported; use tiles and tile ops")
         return base[self.visit(node.slice)]

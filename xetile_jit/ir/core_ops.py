@@ -11,6 +11,7 @@ from .core import Block, Operation, Region, Value
 from .debug_ops import DevicePrintOp
 from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
 from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, TERNARY, UNARY
+from .memref_ops import MemRefLoadOp
 from .sync_ops import SYNC_OPS
 from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
@@ -525,4 +526,4 @@ class InsertStridedSliceOp(Operation):
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
 SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IotaOp,
               IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp,
-              DevicePrintOp, *SYNC_OPS)
+              DevicePrintOp, MemRefLoadOp, *SYNC_OPS)
