@@ -26,9 +26,9 @@ from ..ir.core_ops import ForOp, IndexCastOp, ReturnOp, SubgroupIdOp
 from ..ir.debug_ops import DeviceAssertOp
 from ..ir.types import MemRefType
 from ..ir.printer import print_func
-from ..ir.scatter_ops import InitScatterTileOp
 from ..ir.verifier import verify
-from ..ir.xetile_ops import written_arrays
+from ..ir.scatter_ops import InitScatterTileOp
+from ..ir.xetile_ops import InitTileOp, written_arrays
 from ..runtime.cache import DiskCache, compiler_hash
 from ..runtime.device import NUMPY
 from .dependencies import Dependency, LiveRead, Reads, resolve
@@ -155,8 +155,9 @@ def warn_block_io_fallback(kernel: str, fallbacks: dict[str, str]) -> None:
 
 
 def block_tiles_read(array) -> bool:
-    """The array has a use other than a #scatter tile's, which reads element by element whatever the surface."""
-    return any(not isinstance(op, InitScatterTileOp) for op, _ in array.uses)
+    """The array has a block tile on it: #scatter tiles and element reads (`a[i, j]`) go element by element
+    whatever the surface."""
+    return any(isinstance(op, InitTileOp) and not isinstance(op, InitScatterTileOp) for op, _ in array.uses)
 
 
 def dumping_ir() -> bool:
