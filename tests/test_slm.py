@@ -397,3 +397,41 @@ def test_subgroup_id_prints_as_gpu_subgroup_id_and_runs_at_the_subgroup_level():
     compiled = roles.warmup(x, x.copy(), target="numpy")
     assert_lines(compiled.asm["xetile"], "%4 = gpu.subgroup_id : index\n%5 = arith.index_cast %4 : index to i32")
     assert compiled.func.num_subgroups == 4  # the numpy interpreter runs the xegpu-sg level
+
+
+@xetile.kernel
+def k_divergent(x, y, WHICH: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=ROWS))
+    if xetile.subgroup_id() == 0:
+        if WHICH == "barrier":
+            xetile.barrier()
+        if WHICH == "reduce":
+            v = v + xetile.tile_broadcast(xetile.tile_reduce("add", v, [0]), [0], [32, 32])
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), v)
+
+
+@pytest.mark.parametrize("which, line", [("barrier", "xetile.barrier()"),
+                                         ("reduce", 'v = v + xetile.tile_broadcast(xetile.tile_reduce("add", v, [0]), '
+                                                    '[0], [32, 32])')])
+def test_a_workgroup_barrier_in_a_branch_on_the_subgroup_id_is_an_error(which, line, on_each_device):
+    """It would wait forever for the subgroups that do not take the branch (a reduction across subgroups brings
+    one); the numpy interpreter would hang on it as the device would."""
+    x = np.zeros((32, 32), np.float32)
+    with pytest.raises(xetile.CompilationError, match=r"\[every subgroup reaches a workgroup barrier\]") as info:
+        k_divergent[(1,)](x, x.copy(), WHICH=which)
+    assert str(info.value).endswith(line)
+
+
+@xetile.kernel
+def k_nbarrier_in_branch(x, y):
+    nb = xetile.named_barrier(0, 4)
+    if xetile.subgroup_id() == 0:
+        xetile.nbarrier_arrive(nb)
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS),
+                      xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=ROWS)))
+
+
+def test_a_named_barrier_in_a_branch_on_the_subgroup_id_is_not_in_spirv():
+    x = np.zeros((32, 32), np.float32)
+    with pytest.raises(NotImplementedError, match=r"xegpu.nbarrier_arrive in a branch on subgroup_id\(\) in SPIR-V"):
+        k_nbarrier_in_branch.warmup(x, x.copy(), target="cpu")

@@ -18,7 +18,7 @@ from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from .targets import Target, get_target
-from .xegpu_barriers import check_named_barriers, insert_barriers
+from .xegpu_barriers import check_divergent_barriers, check_named_barriers, insert_barriers
 from .xegpu_blocking import block
 from .xegpu_lane_distribution import distribute_lanes
 from .xegpu_wg_to_sg import wg_to_sg
@@ -49,6 +49,7 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
         current = stage(current, chosen, num_subgroups)
         verify(current)
         if name == "xegpu-sg":
+            check_divergent_barriers(current)
             check_slm(current, chosen)
             check_registers(current, chosen)
         results[name] = current

@@ -18,9 +18,10 @@ pass still puts its own barriers around them where global accesses conflict.
 
 Named barriers in SPIR-V (`check_named_barriers`): OpenCL's CPU device has none, and spinning on an SLM counter
 would hang the CPU runtime, which runs a workgroup's subgroups one after another between barriers. A named
-barrier that every subgroup of the workgroup meets is a workgroup barrier (its wait one, its arrive nothing: kernels
-have no subgroup id, so every subgroup runs the same arrives and waits); one that a subset of the subgroups meets
-is a NotImplementedError for every SPIR-V target. The numpy interpreter runs both.
+barrier that every subgroup of the workgroup meets is a workgroup barrier (its wait one, its arrive nothing), so its
+arrives and waits must be where every subgroup runs them: one that a subset of the subgroups meets, or one in a
+branch on subgroup_id(), is a NotImplementedError for every SPIR-V target. The numpy interpreter runs all of them.
+A workgroup barrier in such a branch is a CompilationError at every level (`check_divergent_barriers`).
 """
 from __future__ import annotations
 
@@ -115,6 +116,28 @@ def insert_barriers(func: FuncOp) -> FuncOp:
     return func
 
 
+def divergent_ops(block: Block, dependent: set[Value], inside: bool = False):
+    """The ops of `block` (nested too) that run in a branch or loop whose condition or bounds depend on the
+    subgroup id: some subgroups of a workgroup may not reach them."""
+    for op in block.ops:
+        if inside:
+            yield op
+        diverges = isinstance(op, (C.IfOp, C.ForOp)) and any(v in dependent for v in op.operands)
+        for region in op.regions:
+            yield from divergent_ops(region.block, dependent, inside or diverges)
+
+
+def check_divergent_barriers(func: FuncOp) -> None:
+    """A workgroup barrier that only some subgroups reach waits forever: a user's barrier() in a branch on
+    subgroup_id(), or one an op there brings (a reduction across subgroups, a layout conversion through SLM)."""
+    for op in divergent_ops(func.body, subgroup_dependent(func)):
+        if isinstance(op, C.BarrierOp):
+            raise op.error("a workgroup barrier in a branch or loop on subgroup_id() waits forever for the subgroups "
+                           "that do not take it: barrier() and ops that exchange data between subgroups (reductions "
+                           "across them, layout conversions) belong outside it",
+                           "every subgroup reaches a workgroup barrier")
+
+
 def check_named_barriers(func: FuncOp) -> None:
     """Subgroup-level `func`'s named barriers are workgroup barriers in SPIR-V (module docstring), or raises."""
     for op in walk(func.body):
@@ -122,3 +145,7 @@ def check_named_barriers(func: FuncOp) -> None:
             raise NotImplementedError(f"named barrier {op.id} with {op.participants} of the workgroup's "
                                       f"{func.num_subgroups} subgroups in SPIR-V: only the numpy interpreter runs "
                                       "named barriers met by a subset of subgroups")
+    for op in divergent_ops(func.body, subgroup_dependent(func)):
+        if isinstance(op, (S.NbarrierArriveOp, S.NbarrierWaitOp)):
+            raise NotImplementedError(f"{op.name} in a branch on subgroup_id() in SPIR-V (a named barrier is a "
+                                      "workgroup barrier there): only the numpy interpreter runs it")
