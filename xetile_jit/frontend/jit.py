@@ -14,21 +14,23 @@ import hashlib
 import inspect
 import os
 import struct
+import threading
 
 import dpctl.program
+from dpnp.tensor import usm_ndarray
 
 from ..backend.interpreter import Interpreter
 from ..backend.targets import xe_abi
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.types import DType
-from ..runtime.args import classify, python_scalar, read_only, runtime_value
-from ..runtime.device import NUMPY, Device, check_launch, select_device
-from ..runtime.memory import prepare_arguments
-from ..runtime.sycl import SyclProgram, launch
+from ..runtime.args import ArraySpec, classify, python_scalar, runtime_value
+from ..runtime.device import Device, select_device
+from ..runtime.sycl import SyclProgram
 from .compiler import Compiled, CompileOptions, compile_kernel, debugging
 from .dependencies import all_unchanged
 from .dsl import constexpr
+from .launch_plan import MAX_PLANS, LaunchPlan, launch_key, make_binder
 from .tracer import Function
 
 LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data", "num_subgroups")
@@ -123,15 +125,12 @@ class CompiledKernel:
         args = [runtime_value(self.specs[name], values[name]) for name in self.specs]
         Interpreter(self.func).run(grid, args)
 
-    def run_sycl(self, queue, grid, values: dict) -> None:
-        """As SPIR-V on `queue`: workgroups of num_subgroups x lanes work-items along dimension 0."""
+    def sycl_kernel(self, queue):
+        """The dpctl SyclKernel on `queue`'s context, its program built once per context."""
         program = self.programs.get(queue.sycl_context)
         if program is None:
             program = self.programs[queue.sycl_context] = self.build(queue)
-        args, finish = prepare_arguments(queue, values, self.specs, self.written)
-        local = (self.workgroup_size, 1, 1)
-        launch(queue, program.kernel(self.name), (grid[0] * local[0], grid[1], grid[2]), local, args)
-        finish()
+        return program.kernel(self.name)
 
     def build(self, queue) -> SyclProgram:
         """The SYCL program; a driver that refuses to build it (bad XETILE_BUILD_OPTIONS, say) is a LaunchError."""
@@ -143,6 +142,19 @@ class CompiledKernel:
                               f"{queue.sycl_device.filter_string} with the build options {self.build_options!r} "
                               f"and XETILE_BUILD_OPTIONS={os.environ.get('XETILE_BUILD_OPTIONS', '')!r}: "
                               f"{log}") from None
+
+
+class CompileCache(dict):
+    """A kernel's in-memory compile cache (specialization key -> CompiledKernel) and, in `plans`, the launch plans
+    made from its kernels (launch_plan.launch_key -> LaunchPlan): clearing it forgets both."""
+
+    def __init__(self):
+        super().__init__()
+        self.plans: dict = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.plans.clear()
 
 
 class Kernel:
@@ -161,7 +173,10 @@ class Kernel:
         if clash:
             raise CompilationError(f"kernel {fn.__name__}: parameter names {sorted(clash)} are reserved for launch "
                                    "options", self.function.loc(self.function.node))
-        self.cache: dict = {}
+        self.cache = CompileCache()  # specialization key -> CompiledKernel
+        self.lock = threading.RLock()
+        self.binder = make_binder(self.signature, LAUNCH_OPTIONS)
+        self.constexpr_flags = tuple(name in self.constexprs for name in self.params)
 
     def __repr__(self) -> str:
         return f"<xetile.kernel {self.__name__}>"
@@ -202,23 +217,56 @@ class Kernel:
             compiled = self.cache[key] = CompiledKernel(specs, target, result)
         return compiled
 
-    # ---- launch -----------------------------------------------------------------------------
-    def run(self, grid, args, kwargs) -> None:
-        values, options = self.bind(args, kwargs)
+    # ---- launch ----------------------------------------------------------------------------
+    def run(self, grid, args, kwargs):
+        """A launch: through the plan of its key (launch_plan.py), made on the slow path on a miss; returns the
+        launch's SYCL event (None on the numpy device)."""
+        bound = self.fast_bind(args, kwargs)
+        try:
+            plan = None if bound is None else self.cache.plans.get(bound[0])
+        except TypeError:  # an unhashable constexpr or option: the slow path refuses it
+            plan, bound = None, None
+        if plan is None or not all_unchanged(plan.compiled.reads):
+            with self.lock:  # one thread compiles; the cache dicts are only written here
+                plan, values = self.make_plan(args, kwargs, bound)
+        else:
+            values = bound[1]
+        compiled, queue = plan.compiled, plan.device.queue
+        return plan.launch(grid, values, normalize_grid, lambda: self.locked(compiled.sycl_kernel, queue))
+
+    def fast_bind(self, args, kwargs):
+        """(plan key, argument values as launched), or None: the slow path binds and reports."""
+        if self.binder is None:
+            return None
+        try:
+            values, options = self.binder(*args, **kwargs)
+        except TypeError:
+            return None
+        return launch_key(self.params, self.constexpr_flags, values, options, hashable)
+
+    def make_plan(self, args, kwargs, bound) -> tuple[LaunchPlan, tuple]:
+        """The slow path: binding through inspect (its errors), device selection, classification, the compile
+        cache; the plan is kept under its key when the launch has one."""
+        values, options = self.bind(args, dict(kwargs))
         device: Device = select_device(options.get("device"), values.values())
         compiled = self.compiled_for(values, options, device.target)
-        grid = normalize_grid(grid, {n: values[n] for n in self.constexprs})
-        for name in compiled.written:
-            if read_only(values[name]):
-                raise LaunchError(f"argument '{name}' is read-only but the kernel writes it")
-        for name in compiled.artifact.loop_steps:
-            if values[name] == 0:
-                raise LaunchError(f"argument '{name}' is the step of a range() loop in the kernel and must not be 0")
-        if device.kind == NUMPY:
-            compiled.run(grid, values)  # the interpreter checks its grid limit before the first workgroup
-        elif all(grid):
-            check_launch(device.queue.sycl_device, grid, compiled.workgroup_size)
-            compiled.run_sycl(device.queue, grid, values)
+        launched = bound[1] if bound is not None else tuple(values.values())
+        position = {name: i for i, name in enumerate(self.params)}
+        arrays = [launched[position[n]] for n, spec in compiled.specs.items() if isinstance(spec, ArraySpec)]
+        plan = LaunchPlan(compiled, device, tuple(self.params), {n: values[n] for n in self.constexprs},
+                          tuple((position[n], spec) for n, spec in compiled.specs.items()),
+                          tuple(position[n] for n in compiled.written),
+                          tuple(position[n] for n in compiled.artifact.loop_steps),
+                          all(type(a) is usm_ndarray for a in arrays))
+        if bound is not None:
+            if len(self.cache.plans) >= MAX_PLANS:
+                self.cache.plans.clear()
+            self.cache.plans[bound[0]] = plan
+        return plan, launched
+
+    def locked(self, fn, *args):
+        with self.lock:
+            return fn(*args)
 
     def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:
         """Compiles for these arguments without running, for `target` (default: the launch's device's).
