@@ -10,7 +10,7 @@ from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, ceil, constexpr, co
                            num_programs, prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert,
                            static_range, store_tile, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
                            tile_transpose, update_tile_offset, where, zeros)
-from .frontend.jit import CompiledKernel, Kernel, kernel
+from .frontend.jit import CompiledKernel, Kernel, kernel, synchronize
 from .frontend.layout_space import layouts
 from .frontend.random import rand, randint, randn
 from .ir.attrs import Layout
@@ -24,7 +24,7 @@ from .version import __version__
 
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "LaunchError",
-    "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune", "layouts",
+    "default_device", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune", "layouts",
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "tile_mma", "tile_transpose", "tile_reduce", "tile_broadcast",

@@ -17,20 +17,20 @@ import struct
 import threading
 
 import dpctl.program
-from dpnp.tensor import usm_ndarray
 
 from ..backend.interpreter import Interpreter
 from ..backend.targets import xe_abi
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.types import DType
-from ..runtime.args import ArraySpec, classify, python_scalar, runtime_value
-from ..runtime.device import Device, select_device
+from ..runtime.args import classify, python_scalar, runtime_value
+from ..runtime import ordering
+from ..runtime.device import Device, named_device, select_device
 from ..runtime.sycl import SyclProgram
 from .compiler import Compiled, CompileOptions, compile_kernel, debugging
 from .dependencies import all_unchanged
 from .dsl import constexpr
-from .launch_plan import MAX_PLANS, LaunchPlan, launch_key, make_binder
+from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer
 from .tracer import Function
 
 LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data", "num_subgroups")
@@ -175,8 +175,7 @@ class Kernel:
                                    "options", self.function.loc(self.function.node))
         self.cache = CompileCache()  # specialization key -> CompiledKernel
         self.lock = threading.RLock()
-        self.binder = make_binder(self.signature, LAUNCH_OPTIONS)
-        self.constexpr_flags = tuple(name in self.constexprs for name in self.params)
+        self.specializer = make_specializer(self.signature, self.constexprs, LAUNCH_OPTIONS, hashable)
 
     def __repr__(self) -> str:
         return f"<xetile.kernel {self.__name__}>"
@@ -236,13 +235,12 @@ class Kernel:
 
     def fast_bind(self, args, kwargs):
         """(plan key, argument values as launched), or None: the slow path binds and reports."""
-        if self.binder is None:
+        if self.specializer is None:
             return None
         try:
-            values, options = self.binder(*args, **kwargs)
-        except TypeError:
+            return self.specializer(*args, **kwargs)
+        except (TypeError, LaunchError):  # the slow path reports it, after the errors it checks first
             return None
-        return launch_key(self.params, self.constexpr_flags, values, options, hashable)
 
     def make_plan(self, args, kwargs, bound) -> tuple[LaunchPlan, tuple]:
         """The slow path: binding through inspect (its errors), device selection, classification, the compile
@@ -251,13 +249,7 @@ class Kernel:
         device: Device = select_device(options.get("device"), values.values())
         compiled = self.compiled_for(values, options, device.target)
         launched = bound[1] if bound is not None else tuple(values.values())
-        position = {name: i for i, name in enumerate(self.params)}
-        arrays = [launched[position[n]] for n, spec in compiled.specs.items() if isinstance(spec, ArraySpec)]
-        plan = LaunchPlan(compiled, device, tuple(self.params), {n: values[n] for n in self.constexprs},
-                          tuple((position[n], spec) for n, spec in compiled.specs.items()),
-                          tuple(position[n] for n in compiled.written),
-                          tuple(position[n] for n in compiled.artifact.loop_steps),
-                          all(type(a) is usm_ndarray for a in arrays))
+        plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched)
         if bound is not None:
             if len(self.cache.plans) >= MAX_PLANS:
                 self.cache.plans.clear()
@@ -287,6 +279,17 @@ class Launcher:
 
     def __call__(self, *args, **kwargs):
         return self.kernel.run(self.grid, args, kwargs)
+
+
+def synchronize(device=None) -> None:
+    """Waits for all work on `device` (as the `device=` launch option takes it; "numpy" has nothing to wait for),
+    or, when None, on every queue a launch ran asynchronously on (runtime/ordering.py)."""
+    if device is None:
+        ordering.synchronize()
+        return
+    queue = named_device(device).queue
+    if queue is not None:
+        ordering.synchronize(queue)
 
 
 def kernel(fn) -> Kernel:

@@ -29,7 +29,7 @@ from dpnp.tensor import usm_ndarray
 from ..errors import LaunchError
 from ..runtime.args import BLOCK_BASE_ALIGN, ArraySpec, as_array, is_array, read_only, runtime_value, scalar_dtype
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
-from ..runtime.memory import prepare_arguments, usm_ndarray_args
+from ..runtime.memory import prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.sycl import scalar_arg, submit
 
 ENVIRONMENT = ("XETILE_DEVICE", "XETILE_XE_ABI", "XETILE_DEBUG")  # read by select_device and CompileOptions
@@ -39,14 +39,19 @@ _ENVIRON_DATA = os.environ._data  # noqa: SLF001 - see environment()
 _ENVIRONMENT_BYTES = tuple(os.fsencode(name) for name in ENVIRONMENT)
 
 
-def make_binder(signature, options: tuple[str, ...]):
-    """A function taking the kernel's parameters and, keyword-only, the launch `options`, returning the tuple of
-    the parameters' values and the tuple of the options' (None when not given); None for a signature with
-    positional-only or variadic parameters (the slow path binds those). A TypeError it raises is a binding error."""
+def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
+    """A function taking the kernel's parameters and, keyword-only, the launch `options` that returns the plan key
+    of a launch (module docstring) and the parameters' values as launched (dpnp arrays as their usm_ndarray,
+    DLPack producers imported), or None when an argument is of a kind only the slow path handles. Generated from
+    the signature, so Python itself binds: a TypeError from a call is a binding error (as is one from an
+    unhashable constexpr or option), for the slow path to report. None for a signature with positional-only or
+    variadic parameters (the slow path binds those)."""
     params = list(signature.parameters.values())
     if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
         return None
-    defaults, pieces, star = {}, [], False
+    namespace = {"DpnpArray": DpnpArray, "usm_ndarray": usm_ndarray, "other_key": other_key, "hashable": hashable,
+                 "environment": environment, "ALIGN": BLOCK_BASE_ALIGN}
+    pieces, star, body, keys = [], False, [], []
     for i, p in enumerate(params):
         if p.kind is Parameter.KEYWORD_ONLY and not star:
             pieces.append("*")
@@ -54,46 +59,46 @@ def make_binder(signature, options: tuple[str, ...]):
         if p.default is Parameter.empty:
             pieces.append(p.name)
         else:
-            defaults[f"__xetile_default_{i}"] = p.default
-            pieces.append(f"{p.name}=__xetile_default_{i}")
+            namespace[f"default_{i}"] = p.default
+            pieces.append(f"{p.name}=default_{i}")
+        keys.append(f"key_{i}")
+        if p.name in constexprs:
+            body.append(f"    key_{i} = hashable({p.name})")
+        else:  # usm_ndarray inline (the hot case), the rest in other_key
+            body += [f"    if type({p.name}) is DpnpArray:", f"        {p.name} = {p.name}.get_array()",
+                     f"    if type({p.name}) is usm_ndarray:",
+                     f"        key_{i} = (usm_ndarray, {p.name}.dtype, {p.name}.shape, {p.name}.strides, "
+                     f"{p.name}._pointer % ALIGN == 0, {p.name}.sycl_queue)",
+                     "    else:", f"        key_{i}, {p.name} = other_key({p.name!r}, {p.name})",
+                     f"        if key_{i} is None:", "            return None"]
     pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
-    names = "".join(f"{p.name}, " for p in params)
-    source = (f"def bind({', '.join(pieces)}):\n"
-              f"    return ({names}), ({''.join(o + ', ' for o in options)})\n")
-    namespace = dict(defaults)
-    exec(source, namespace)  # noqa: S102 - the source is built from parameter names only
-    return namespace["bind"]
+    option_tuple = "".join(f"{o}, " for o in options)
+    source = "\n".join([
+        f"def specialize({', '.join(pieces)}):", *body,
+        f"    options = ({option_tuple})",
+        "    options = options if options.count(None) == len(options) else tuple(map(hashable, options))",
+        f"    return ({''.join(k + ', ' for k in keys)}options, environment()), "
+        f"({''.join(p.name + ', ' for p in params)})"])
+    exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
+    return namespace["specialize"]
 
 
-def launch_key(names, constexpr_flags, values, options, hashable):
-    """The plan cache key of bound `values` (module docstring) and the values as launched (dpnp arrays as
-    usm_ndarray, DLPack producers imported); None when an argument is of a kind only the slow path handles."""
-    launched, parts = list(values), []
-    for i, value in enumerate(values):
-        if constexpr_flags[i]:
-            parts.append(hashable(value))
-            continue
+def other_key(name: str, value):
+    """The key part of an argument that is not a usm_ndarray and the value as launched, or (None, None)."""
+    kind = type(value)
+    if kind is not np.ndarray and not isinstance(value, SCALARS):
+        if not is_array(value) or hasattr(value, "__sycl_usm_array_interface__"):
+            return None, None  # not an array, or a USM array of another kind
+        value = as_array(name, value)  # a DLPack producer
         kind = type(value)
-        if kind is DpnpArray:
-            value = launched[i] = value.get_array()
-            kind = usm_ndarray
-        elif kind is not usm_ndarray and kind is not np.ndarray and not isinstance(value, SCALARS):
-            if not is_array(value) or hasattr(value, "__sycl_usm_array_interface__"):
-                return None
-            value = launched[i] = as_array(names[i], value)  # a DLPack producer
-            kind = type(value)
-            if kind is not usm_ndarray and kind is not np.ndarray:
-                return None
         if kind is usm_ndarray:
-            parts.append((kind, value.dtype, value.shape, value.strides, value._pointer % BLOCK_BASE_ALIGN == 0,
-                          value.sycl_queue))
-        elif kind is np.ndarray:
-            parts.append((kind, value.dtype, value.shape, value.strides))
-        else:
-            parts.append((kind, scalar_dtype(names[i], value)))
-    parts.append(options if options.count(None) == len(options) else tuple(map(hashable, options)))
-    parts.append(environment())
-    return tuple(parts), launched
+            return (kind, value.dtype, value.shape, value.strides, value._pointer % BLOCK_BASE_ALIGN == 0,
+                    value.sycl_queue), value
+    if kind is np.ndarray:
+        return (kind, value.dtype, value.shape, value.strides), value
+    if isinstance(value, SCALARS):
+        return (kind, scalar_dtype(name, value)), value
+    return None, None
 
 
 def environment() -> tuple:
@@ -110,12 +115,25 @@ class LaunchPlan:
     device: Device
     names: tuple[str, ...]  # the kernel's parameters
     constexprs: dict  # name -> value, for a callable grid
-    arguments: tuple[tuple[int, object], ...]  # (position, ArraySpec or ScalarSpec) of each kernel argument
+    # (position, ArraySpec or ScalarSpec, the i64 size arguments of a usm_ndarray: the key fixes its shape and
+    # strides) of each kernel argument
+    arguments: tuple[tuple[int, object, list | None], ...]
     written: tuple[int, ...]  # positions of the arrays the kernel writes
     steps: tuple[int, ...]  # positions of the range() loop steps
     asynchronous: bool
     sycl_kernel: object = None  # dpctl SyclKernel, built at the first non-empty launch
     checked: bool = False  # check_launch's device limits passed once
+
+    @classmethod
+    def of(cls, compiled, device: Device, names, constexprs: dict, values) -> "LaunchPlan":
+        """The plan of `compiled` on `device` for `values` (in parameter order, as launched)."""
+        position = {name: i for i, name in enumerate(names)}
+        arguments = tuple((position[n], spec, size_args(values[position[n]].shape, values[position[n]].strides)
+                           if type(values[position[n]]) is usm_ndarray else None)
+                          for n, spec in compiled.specs.items())
+        asynchronous = all(sizes is not None for _, spec, sizes in arguments if isinstance(spec, ArraySpec))
+        return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
+                   tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous)
 
     def launch(self, grid, values, normalize_grid, build):
         """Runs the plan with `values` (in parameter order, as launch_key gave them); the event of a SYCL launch,
@@ -141,20 +159,23 @@ class LaunchPlan:
         global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
         queue = self.device.queue
         if self.asynchronous:
-            args = [a for i, spec in self.arguments for a in kernel_args(spec, values[i])]
-            return submit(queue, self.sycl_kernel, global_size, local_size, args, wait=False)
-        named = {self.names[i]: values[i] for i, _ in self.arguments}
+            return submit(queue, self.sycl_kernel, global_size, local_size, self.kernel_args(values), wait=False)
+        named = {self.names[i]: values[i] for i, _, _ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
         event = submit(queue, self.sycl_kernel, global_size, local_size, args, wait=True)
         finish()
         return event
 
-
-def kernel_args(spec, value) -> list:
-    """The kernel arguments of a parameter of an asynchronous plan: a usm_ndarray's or a scalar's."""
-    if isinstance(spec, ArraySpec):
-        return usm_ndarray_args(value)
-    return [scalar_arg(runtime_value(spec, value))]
+    def kernel_args(self, values) -> list:
+        """The kernel arguments of an asynchronous plan's launch: usm_ndarray pointers and sizes, scalars."""
+        args = []
+        for i, spec, sizes in self.arguments:
+            if sizes is None:
+                args.append(scalar_arg(runtime_value(spec, values[i])))
+            else:
+                args.append(usm_ndarray_memory(values[i]))
+                args += sizes
+        return args
 
 
 def fast_grid(grid):

@@ -58,11 +58,10 @@ def size_args(shape: tuple, strides: tuple) -> list:
     return args
 
 
-def usm_ndarray_args(array) -> list:
-    """The kernel arguments of a dpnp.tensor.usm_ndarray whose queue is the launch queue (the launch plan's key
+def usm_ndarray_memory(array):
+    """The pointer argument of a dpnp.tensor.usm_ndarray whose queue is the launch queue (the launch plan's key
     says so): its allocation's memory object when the view starts there (`as_usm_memory` costs ~10 us a call)."""
-    memory = array.usm_data if array._element_offset == 0 else dpctl.memory.as_usm_memory(array)
-    return [memory, *size_args(array.shape, array.strides)]
+    return array.usm_data if array._element_offset == 0 else dpctl.memory.as_usm_memory(array)
 
 
 @dataclass(frozen=True)

@@ -40,11 +40,12 @@ def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range
 
 
 def synchronize(queue: dpctl.SyclQueue | None = None) -> None:
-    """Waits for all work on `queue` (None: on every queue a launch ran asynchronously on): the work ordered by the
-    SequentialOrderManager and everything else submitted to the queue."""
+    """Waits for all work on `queue` and on the other queues of its device a launch ran asynchronously on (None:
+    on every queue a launch ran asynchronously on): the work each SequentialOrderManager ordered and everything
+    else submitted to the queue."""
     with _lock:
-        queues = list(_pending) if queue is None else [queue]
-    for q in queues:
+        queues = [q for q in _pending if queue is None or q.sycl_device == queue.sycl_device]
+    for q in queues + ([] if queue is None or queue in queues else [queue]):
         dpctl.utils.SequentialOrderManager[q].wait()
         q.wait()
         with _lock:  # a launch another thread made meanwhile may still run: only the completed ones go
