@@ -59,7 +59,7 @@ def median_us(fn, queue, launches: int) -> float:
 def launch_row(kernel, count: int, launches: int) -> dict:
     import dpctl.utils
     import dpnp
-    queue = xetile.frontend.jit.named_device(DEVICE).queue
+    queue = xetile.runtime.device.named_device(DEVICE).queue
     arrays = [dpnp.ones((1, 16), dtype=np.float32, sycl_queue=queue) for _ in range(count)]
     kernel[(1,)](*arrays)
     xetile.synchronize()

@@ -23,14 +23,14 @@ from ..backend.targets import xe_abi
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.types import DType
+from ..runtime import ordering, timing
 from ..runtime.args import classify, python_scalar, runtime_value
-from ..runtime import ordering
 from ..runtime.device import Device, named_device, select_device
 from ..runtime.sycl import SyclProgram
 from .compiler import Compiled, CompileOptions, compile_kernel, debugging
 from .dependencies import all_unchanged
 from .dsl import constexpr
-from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer
+from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid
 from .tracer import Function
 
 LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data", "num_subgroups")
@@ -63,20 +63,6 @@ def hashable(value):
     if isinstance(value, float):
         return float, struct.pack("<d", value)
     return type(value), value
-
-
-def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:
-    if callable(grid):
-        grid = grid(constexprs)
-    grid = python_scalar(grid)
-    if isinstance(grid, int):
-        grid = (grid,)
-    if isinstance(grid, (tuple, list)):
-        grid = tuple(map(python_scalar, grid))
-    if not isinstance(grid, tuple) or not 1 <= len(grid) <= 3 or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in grid):
-        raise LaunchError(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}")
-    return grid + (1,) * (3 - len(grid))
 
 
 def mma_layout(options: dict) -> Layout | None:
@@ -135,7 +121,8 @@ class CompiledKernel:
     def build(self, queue) -> SyclProgram:
         """The SYCL program; a driver that refuses to build it (bad XETILE_BUILD_OPTIONS, say) is a LaunchError."""
         try:
-            return SyclProgram(self.asm["spirv"], queue, self.build_options)
+            with timing.stage(self.name, f"driver build ({queue.sycl_device.filter_string})"):
+                return SyclProgram(self.asm["spirv"], queue, self.build_options)
         except dpctl.program.SyclProgramCompilationError as e:
             log = str(e).strip() or "the driver gave no build log"
             raise LaunchError(f"the SYCL driver could not build kernel {self.name} for "
@@ -228,10 +215,9 @@ class Kernel:
         if plan is None or not all_unchanged(plan.compiled.reads):
             with self.lock:  # one thread compiles; the cache dicts are only written here
                 plan, values = self.make_plan(args, kwargs, bound)
-        else:
-            values = bound[1]
-        compiled, queue = plan.compiled, plan.device.queue
-        return plan.launch(grid, values, normalize_grid, lambda: self.locked(compiled.sycl_kernel, queue))
+            with timing.stage(self.__name__, "first launch (driver build included)"):
+                return plan.launch(grid, values)
+        return plan.launch(grid, bound[1])
 
     def fast_bind(self, args, kwargs):
         """(plan key, argument values as launched), or None: the slow path binds and reports."""
@@ -249,16 +235,13 @@ class Kernel:
         device: Device = select_device(options.get("device"), values.values())
         compiled = self.compiled_for(values, options, device.target)
         launched = bound[1] if bound is not None else tuple(values.values())
-        plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched)
+        plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched,
+                             self.lock)
         if bound is not None:
             if len(self.cache.plans) >= MAX_PLANS:
                 self.cache.plans.clear()
             self.cache.plans[bound[0]] = plan
         return plan, launched
-
-    def locked(self, fn, *args):
-        with self.lock:
-            return fn(*args)
 
     def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:
         """Compiles for these arguments without running, for `target` (default: the launch's device's).

@@ -27,7 +27,8 @@ from dpnp import ndarray as DpnpArray
 from dpnp.tensor import usm_ndarray
 
 from ..errors import LaunchError
-from ..runtime.args import BLOCK_BASE_ALIGN, ArraySpec, as_array, is_array, read_only, runtime_value, scalar_dtype
+from ..runtime.args import (BLOCK_BASE_ALIGN, ArraySpec, as_array, is_array, python_scalar, read_only, runtime_value,
+                            scalar_dtype)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.sycl import scalar_arg, submit
@@ -122,10 +123,11 @@ class LaunchPlan:
     steps: tuple[int, ...]  # positions of the range() loop steps
     asynchronous: bool
     sycl_kernel: object = None  # dpctl SyclKernel, built at the first non-empty launch
+    lock: object = None  # the kernel's: builds the SYCL program once
     checked: bool = False  # check_launch's device limits passed once
 
     @classmethod
-    def of(cls, compiled, device: Device, names, constexprs: dict, values) -> "LaunchPlan":
+    def of(cls, compiled, device: Device, names, constexprs: dict, values, lock) -> "LaunchPlan":
         """The plan of `compiled` on `device` for `values` (in parameter order, as launched)."""
         position = {name: i for i, name in enumerate(names)}
         arguments = tuple((position[n], spec, size_args(values[position[n]].shape, values[position[n]].strides)
@@ -133,11 +135,11 @@ class LaunchPlan:
                           for n, spec in compiled.specs.items())
         asynchronous = all(sizes is not None for _, spec, sizes in arguments if isinstance(spec, ArraySpec))
         return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
-                   tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous)
+                   tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous, lock=lock)
 
-    def launch(self, grid, values, normalize_grid, build):
-        """Runs the plan with `values` (in parameter order, as launch_key gave them); the event of a SYCL launch,
-        None on the numpy device or for an empty grid. `build()` gives the SYCL kernel on first use."""
+    def launch(self, grid, values):
+        """Runs the plan with `values` (in parameter order, as the specializer gave them); the event of a SYCL
+        launch, None on the numpy device or for an empty grid."""
         grid = fast_grid(grid) or normalize_grid(grid, self.constexprs)
         for i in self.written:
             if read_only(values[i]):
@@ -154,7 +156,8 @@ class LaunchPlan:
         size = self.compiled.workgroup_size
         if not self.checked:
             check_launch(self.device.queue.sycl_device, grid, size)
-            self.sycl_kernel, self.checked = build(), True
+            with self.lock:
+                self.sycl_kernel, self.checked = self.compiled.sycl_kernel(self.device.queue), True
         check_work_items(grid, size)
         global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
         queue = self.device.queue
@@ -176,6 +179,20 @@ class LaunchPlan:
                 args.append(usm_ndarray_memory(values[i]))
                 args += sizes
         return args
+
+
+def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:
+    if callable(grid):
+        grid = grid(constexprs)
+    grid = python_scalar(grid)
+    if isinstance(grid, int):
+        grid = (grid,)
+    if isinstance(grid, (tuple, list)):
+        grid = tuple(map(python_scalar, grid))
+    if not isinstance(grid, tuple) or not 1 <= len(grid) <= 3 or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in grid):
+        raise LaunchError(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}")
+    return grid + (1,) * (3 - len(grid))
 
 
 def fast_grid(grid):
