@@ -8,7 +8,8 @@ Columns of the launch table, all in one process on one `opencl:cpu` queue, in mi
 `xetile` is `kernel[(1,)](*arrays)` (asynchronous: every argument is a dpnp array); `submit` is the raw blocking
 submit; `submit_async` the raw asynchronous one without dependencies; `ordered` is submit_async waiting for and
 recording in `dpctl.utils.SequentialOrderManager[queue]`, what dpnp and an xetile launch do to order work on a
-queue. Asynchronous launches are drained (`queue.wait()`) every 100 launches, outside the timed calls.
+queue. The four take turns in rounds of 100 calls, each round starting on a drained queue (`queue.wait()`, not
+timed), so a passing load on the machine falls on all of them.
 
 The first-launch table runs the tutorial GEMM (256 x 256 x 256 f32, numpy arrays) in child processes: `cold` with
 an empty XETILE_CACHE_DIR, `warm cache` in a new process on the cache `cold` filled, `hot` the second launch in
@@ -43,17 +44,20 @@ def copy20(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,
     xetile.store_tile(xetile.init_tile(a19, [0, 0], [1, 16]), xetile.load_tile(xetile.init_tile(a0, [0, 0], [1, 16])))
 
 
-def median_us(fn, queue, launches: int) -> float:
-    """The median wall time of one call of `fn`, in us."""
-    times = []
-    for i in range(launches):
-        if i % DRAIN_EVERY == 0:
+def median_us(variants: dict, queue, launches: int) -> dict:
+    """The median wall time of one call of each of `variants` (name -> function), in us. The variants take turns in
+    rounds of DRAIN_EVERY calls, each round drained first, so a load that comes and goes on the machine falls on
+    all of them alike."""
+    times = {name: [] for name in variants}
+    for _ in range(max(1, launches // DRAIN_EVERY)):
+        for name, fn in variants.items():
             queue.wait()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
+            for _ in range(DRAIN_EVERY):
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
     queue.wait()
-    return statistics.median(times) * 1e6
+    return {name: statistics.median(t) * 1e6 for name, t in times.items()}
 
 
 def launch_row(kernel, count: int, launches: int) -> dict:
@@ -74,12 +78,11 @@ def launch_row(kernel, count: int, launches: int) -> dict:
         event = queue.submit_async(sycl_kernel, args, global_range, local_range, manager.submitted_events)
         manager.add_event_pair((), (event,))
 
-    row = {"arrays": count,
-           "xetile": median_us(lambda: kernel[(1,)](*arrays), queue, launches),
-           "submit": median_us(lambda: queue.submit(sycl_kernel, args, global_range, local_range), queue, launches),
-           "submit_async": median_us(lambda: queue.submit_async(sycl_kernel, args, global_range, local_range),
-                                     queue, launches),
-           "ordered": median_us(ordered, queue, launches)}
+    row = {"arrays": count, **median_us({
+        "xetile": lambda: kernel[(1,)](*arrays),
+        "submit": lambda: queue.submit(sycl_kernel, args, global_range, local_range),
+        "submit_async": lambda: queue.submit_async(sycl_kernel, args, global_range, local_range),
+        "ordered": ordered}, queue, launches)}
     assert float(dpnp.asnumpy(arrays[-1]).sum()) == 16.0
     return row
 

@@ -1,7 +1,9 @@
 """xetile_jit: a Triton-like Python DSL for XeTile kernels (workgroup-level tiles) on Intel GPUs."""
+from .runtime.driver_cache import enable_gpu_driver_cache
 from .runtime.ocl_icd import expose_cpu_runtime
 
 expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
+enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializes
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, LaunchError
 from .frontend.autotune import Config, autotune
