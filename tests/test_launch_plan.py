@@ -3,6 +3,8 @@ USM arrays ordered with dpnp's work on the queue, numpy arrays synchronous, thre
 device (PyTorch XPU tensors' stand-in), xetile.synchronize and XETILE_TIMING."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import dpctl
@@ -178,3 +180,28 @@ def test_timing_prints_every_stage(queue, monkeypatch, capfd, tmp_path):
               if line.startswith("xetile timing: add_one: ")]
     assert stages == ["disk cache lookup", "trace", *STAGE_NAMES, "llvm-ir", "spirv",
                       "driver build (opencl:cpu:0)", "first launch (driver build included)"]
+
+
+DPNP_LATER = """
+import sys, numpy as np, xetile_jit as xetile
+assert "dpnp" not in sys.modules  # dpnp is optional: importing xetile_jit does not import it
+
+@xetile.kernel
+def inc(x, BN: xetile.constexpr):
+    t = xetile.init_tile(x, [0, 0], [1, BN])
+    xetile.store_tile(t, xetile.load_tile(t) + 1)
+
+import dpnp
+x = dpnp.zeros((1, 16), dtype=np.float32, device="opencl:cpu")
+for _ in range(3):
+    inc[(1,)](x, BN=16)
+(plan,) = inc.cache.plans.values()
+print(plan.asynchronous, dpnp.asnumpy(x)[0, 0])
+"""
+
+
+def test_a_kernel_defined_before_dpnp_is_imported_gets_the_hot_path(tmp_path):
+    script = tmp_path / "dpnp_later.py"  # kernels need their source in a file
+    script.write_text(DPNP_LATER)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert result.stdout.split() == ["True", "3.0"], result.stderr

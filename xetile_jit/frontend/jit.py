@@ -30,7 +30,7 @@ from ..runtime.sycl import SyclProgram
 from .compiler import Compiled, CompileOptions, compile_kernel, debugging
 from .dependencies import all_unchanged
 from .dsl import constexpr
-from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid
+from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
 from .tracer import Function
 
 LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data", "num_subgroups")
@@ -232,6 +232,7 @@ class Kernel:
         """The slow path: binding through inspect (its errors), device selection, classification, the compile
         cache; the plan is kept under its key when the launch has one."""
         values, options = self.bind(args, dict(kwargs))
+        refresh_dpnp_types(self.specializer)
         device: Device = select_device(options.get("device"), values.values())
         compiled = self.compiled_for(values, options, device.target)
         launched = bound[1] if bound is not None else tuple(values.values())

@@ -19,12 +19,11 @@ dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers a
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from inspect import Parameter
 
 import numpy as np
-from dpnp import ndarray as DpnpArray
-from dpnp.tensor import usm_ndarray
 
 from ..errors import LaunchError
 from ..runtime.args import (BLOCK_BASE_ALIGN, ArraySpec, as_array, is_array, python_scalar, read_only, runtime_value,
@@ -40,6 +39,26 @@ _ENVIRON_DATA = os.environ._data  # noqa: SLF001 - see environment()
 _ENVIRONMENT_BYTES = tuple(os.fsencode(name) for name in ENVIRONMENT)
 
 
+class NotImported:
+    """Stands for dpnp's array types until the program imports dpnp: no value is of this type."""
+
+
+def dpnp_types() -> tuple[type, type]:
+    """(dpnp.ndarray, dpnp.tensor.usm_ndarray) once the program has imported dpnp, else NotImported twice: dpnp is
+    optional (the `bench` extra) and takes 0.4 s to import, and a program with dpnp arrays has imported it."""
+    if "dpnp" not in sys.modules:
+        return NotImported, NotImported
+    from dpnp import ndarray
+    from dpnp.tensor import usm_ndarray
+    return ndarray, usm_ndarray
+
+
+def refresh_dpnp_types(specializer) -> None:
+    """Gives a specializer made before the program imported dpnp the real types (the slow path calls it)."""
+    if specializer is not None and specializer.__globals__["usm_ndarray"] is NotImported:
+        specializer.__globals__["DpnpArray"], specializer.__globals__["usm_ndarray"] = dpnp_types()
+
+
 def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     """A function taking the kernel's parameters and, keyword-only, the launch `options` that returns the plan key
     of a launch (module docstring) and the parameters' values as launched (dpnp arrays as their usm_ndarray,
@@ -50,7 +69,8 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     params = list(signature.parameters.values())
     if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
         return None
-    namespace = {"DpnpArray": DpnpArray, "usm_ndarray": usm_ndarray, "other_key": other_key, "hashable": hashable,
+    dpnp_array, usm_ndarray = dpnp_types()
+    namespace = {"DpnpArray": dpnp_array, "usm_ndarray": usm_ndarray, "other_key": other_key, "hashable": hashable,
                  "environment": environment, "ALIGN": BLOCK_BASE_ALIGN}
     pieces, star, body, keys = [], False, [], []
     for i, p in enumerate(params):
@@ -92,7 +112,7 @@ def other_key(name: str, value):
             return None, None  # not an array, or a USM array of another kind
         value = as_array(name, value)  # a DLPack producer
         kind = type(value)
-        if kind is usm_ndarray:
+        if kind is dpnp_types()[1]:
             return (kind, value.dtype, value.shape, value.strides, value._pointer % BLOCK_BASE_ALIGN == 0,
                     value.sycl_queue), value
     if kind is np.ndarray:
@@ -129,7 +149,7 @@ class LaunchPlan:
     @classmethod
     def of(cls, compiled, device: Device, names, constexprs: dict, values, lock) -> "LaunchPlan":
         """The plan of `compiled` on `device` for `values` (in parameter order, as launched)."""
-        position = {name: i for i, name in enumerate(names)}
+        position, usm_ndarray = {name: i for i, name in enumerate(names)}, dpnp_types()[1]
         arguments = tuple((position[n], spec, size_args(values[position[n]].shape, values[position[n]].strides)
                            if type(values[position[n]]) is usm_ndarray else None)
                           for n, spec in compiled.specs.items())
