@@ -205,3 +205,17 @@ def test_a_kernel_defined_before_dpnp_is_imported_gets_the_hot_path(tmp_path):
     script.write_text(DPNP_LATER)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert result.stdout.split() == ["True", "3.0"], result.stderr
+
+
+def test_a_launch_on_another_queue_than_its_arrays_waits(queue):
+    """dpnp orders work per queue: a launch on another queue of the arrays' context does not join their order, so
+    it is synchronous, after the work ordered on the arrays' queue."""
+    add_one.cache.clear()
+    other = dpctl.SyclQueue(queue.sycl_context, queue.sycl_device)
+    x, y = usm(queue, np.zeros((1, 16))), usm(queue, np.zeros((1, 16)))
+    dpnp.add(x, 1, out=x)
+    event = add_one[(1,)](x, y, BM=1, BN=16, device=other)
+    assert event.execution_status == dpctl.event_status_type.complete
+    (plan,) = add_one.cache.plans.values()
+    assert not plan.asynchronous
+    np.testing.assert_array_equal(dpnp.asnumpy(y), np.full((1, 16), 2.0, np.float32))

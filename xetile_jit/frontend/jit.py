@@ -1,12 +1,13 @@
 """`@xetile.kernel`, the JIT front: the kernel object, its launcher `kernel[grid](...)`, argument binding,
 specialization, warmup, the in-memory compile cache and the launch (the compiler driver is compiler.py).
 
-A launch binds the arguments, checks them, picks the device, looks up the compiled kernel by its
-specialization (array dtypes and memory orders, scalar types, constexpr values keyed by type and, for floats,
-by bits) and its CompileOptions, and runs it: in the numpy interpreter, or as SPIR-V on a SYCL queue. An
-in-memory hit re-reads what the trace read (globals, closure cells, helper kernels: dependencies.py) and
-compiles again when any of it changed. Every check happens before anything runs, so a bad launch leaves the
-arrays untouched.
+A launch first looks for its launch plan (launch_plan.py: a generated binder and a cheap key). On a miss, the slow
+path binds the arguments, checks them, picks the device, looks up the compiled kernel by its specialization (array
+dtypes and memory orders, scalar types, constexpr values keyed by type and, for floats, by bits) and its
+CompileOptions, and makes the plan; the plan runs it: in the numpy interpreter, or as SPIR-V on a SYCL queue
+(asynchronously when every array is USM: runtime/ordering.py). Both a plan hit and an in-memory compile hit re-read
+what the trace read (globals, closure cells, helper kernels: dependencies.py) and compile again when any of it
+changed. Every check happens before anything runs, so a bad launch leaves the arrays untouched.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The launch hot path (issue 10, item 1), after Triton's generated binder (docs/DESIGN.md §4 "Launch").
 
-A launch binds its arguments with a function generated from the kernel's signature (`make_binder`: Python itself
-binds, no `inspect`), computes a cheap specialization key (`launch_key`) and looks up a `LaunchPlan` in the kernel's
-plan cache. A miss takes the slow path (jit.py: `inspect` binding, classification, device selection, the compile
+A launch binds its arguments with a function generated from the kernel's signature (`make_specializer`: Python
+itself binds, no `inspect`), which also computes a cheap specialization key, and looks up a `LaunchPlan` in the
+kernel's plan cache. A miss takes the slow path (jit.py: `inspect` binding, classification, device selection, the compile
 cache, every check) and stores the plan it made; an error on the slow path stores nothing.
 
 The key holds whatever decides a check or a choice the slow path makes once per plan:
@@ -15,6 +15,9 @@ The key holds whatever decides a check or a choice the slow path makes once per 
 What can differ between launches with one key is checked at each launch: the grid (and its work-item limit), arrays
 the kernel writes being read-only, zero loop steps, and what the trace read (dependencies.py: jit.py re-checks it).
 dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers as the array they import as.
+
+A plan is asynchronous (runtime/ordering.py) when every array is a usm_ndarray on the launch queue itself: another
+queue's work is ordered by that queue's SequentialOrderManager, which the launch does not join, so it waits.
 """
 from __future__ import annotations
 
@@ -131,7 +134,7 @@ def environment() -> tuple:
 @dataclass
 class LaunchPlan:
     """What a launch with one key does: the compiled kernel, the device, which parameters need a per-launch check,
-    and whether it runs asynchronously (every array is a usm_ndarray: no copy back to wait for)."""
+    and whether it runs asynchronously (module docstring)."""
     compiled: object  # CompiledKernel
     device: Device
     names: tuple[str, ...]  # the kernel's parameters
@@ -142,6 +145,7 @@ class LaunchPlan:
     written: tuple[int, ...]  # positions of the arrays the kernel writes
     steps: tuple[int, ...]  # positions of the range() loop steps
     asynchronous: bool
+    other_queues: tuple = ()  # of usm_ndarray arguments, when not the launch queue: a synchronous launch waits for them
     sycl_kernel: object = None  # dpctl SyclKernel, built at the first non-empty launch
     lock: object = None  # the kernel's: builds the SYCL program once
     checked: bool = False  # check_launch's device limits passed once
@@ -153,9 +157,12 @@ class LaunchPlan:
         arguments = tuple((position[n], spec, size_args(values[position[n]].shape, values[position[n]].strides)
                            if type(values[position[n]]) is usm_ndarray else None)
                           for n, spec in compiled.specs.items())
-        asynchronous = all(sizes is not None for _, spec, sizes in arguments if isinstance(spec, ArraySpec))
+        queues = {values[i].sycl_queue for i, _, sizes in arguments if sizes is not None}
+        asynchronous = all(sizes is not None for _, spec, sizes in arguments if isinstance(spec, ArraySpec)) and \
+            queues <= {device.queue}
         return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
-                   tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous, lock=lock)
+                   tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
+                   tuple(queues - {device.queue}), lock=lock)
 
     def launch(self, grid, values):
         """Runs the plan with `values` (in parameter order, as the specializer gave them); the event of a SYCL
@@ -185,7 +192,7 @@ class LaunchPlan:
             return submit(queue, self.sycl_kernel, global_size, local_size, self.kernel_args(values), wait=False)
         named = {self.names[i]: values[i] for i, _, _ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
-        event = submit(queue, self.sycl_kernel, global_size, local_size, args, wait=True)
+        event = submit(queue, self.sycl_kernel, global_size, local_size, args, wait=True, after=self.other_queues)
         finish()
         return event
 

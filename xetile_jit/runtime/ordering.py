@@ -4,7 +4,7 @@ dpctl queues need not be in order; dpnp orders what it offloads with `dpctl.util
 each operation waits for `submitted_events` and adds its own event with `add_event_pair`. A kernel launch does
 the same, so a dpnp operation after it (and `dpnp.asnumpy`) waits for it, and it waits for the dpnp operations
 before it. A synchronous launch (numpy arguments, copied back after the kernel) waits for the same events and
-then for its own kernel.
+then for its own kernel; a launch on another queue than its USM arrays' waits for their queues' events too.
 
 `SyclQueue.submit_async` leaves the kernel's arguments' lifetime to the caller: an asynchronous launch keeps its
 arguments (USM memory objects) here until its event completes, so an array freed right after the launch is not
@@ -24,10 +24,15 @@ _lock = threading.Lock()
 _pending: dict = {}  # queue -> deque of (event, args) of launches that may still run
 
 
-def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range, wait: bool) -> dpctl.SyclEvent:
-    """`kernel` submitted after the work ordered on `queue`; waited for, or ordered and kept (module docstring)."""
+def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range, wait: bool,
+           after=()) -> dpctl.SyclEvent:
+    """`kernel` submitted after the work ordered on `queue` and on the queues `after` (other queues of the arrays,
+    for a launch that waits); waited for, or ordered and kept (module docstring)."""
     manager = dpctl.utils.SequentialOrderManager[queue]
-    event = queue.submit_async(kernel, args, global_range, local_range, manager.submitted_events)
+    dependencies = manager.submitted_events
+    for other in after:
+        dependencies += dpctl.utils.SequentialOrderManager[other].submitted_events
+    event = queue.submit_async(kernel, args, global_range, local_range, dependencies)
     if wait:
         event.wait()
         return event

@@ -84,12 +84,12 @@ def launch(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size
 
 
 def submit(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size, local_size, args,
-           wait: bool) -> dpctl.SyclEvent:
+           wait: bool, after=()) -> dpctl.SyclEvent:
     """Submit `kernel` with `args` already in a form `SyclQueue.submit` accepts, after the work dpctl and dpnp
-    ordered on `queue` (ordering.py); `wait`: return once it has finished, else record its event in that order.
-    The event goes to `profiling.record`."""
+    ordered on `queue` and on the queues `after` (ordering.py); `wait`: return once it has finished, else record
+    its event in that order. The event goes to `profiling.record`."""
     local_range = None if local_size is None else list(reversed(local_size))
     global_range = list(reversed(global_size))
-    event = ordering.submit(queue, kernel, args, global_range, local_range, wait)
+    event = ordering.submit(queue, kernel, args, global_range, local_range, wait, after)
     record(queue, event)
     return event
