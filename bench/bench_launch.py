@@ -29,6 +29,8 @@ import numpy as np
 from common import load_tutorial
 
 import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
+import dpctl.utils  # noqa: E402
+import dpnp  # noqa: E402
 
 DEVICE = "opencl:cpu"
 DRAIN_EVERY = 100
@@ -61,8 +63,6 @@ def median_us(variants: dict, queue, launches: int) -> dict:
 
 
 def launch_row(kernel, count: int, launches: int) -> dict:
-    import dpctl.utils
-    import dpnp
     queue = xetile.runtime.device.named_device(DEVICE).queue
     arrays = [dpnp.ones((1, 16), dtype=np.float32, sycl_queue=queue) for _ in range(count)]
     kernel[(1,)](*arrays)

@@ -2,8 +2,8 @@
 
 A launch binds its arguments with a function generated from the kernel's signature (`make_specializer`: Python
 itself binds, no `inspect`), which also computes a cheap specialization key, and looks up a `LaunchPlan` in the
-kernel's plan cache. A miss takes the slow path (jit.py: `inspect` binding, classification, device selection, the compile
-cache, every check) and stores the plan it made; an error on the slow path stores nothing.
+kernel's plan cache. A miss takes the slow path (jit.py: `inspect` binding, classification, device selection, the
+compile cache, every check) and stores the plan it made; an error there stores nothing.
 
 The key holds whatever decides a check or a choice the slow path makes once per plan:
 - an array by its type, dtype, shape and strides (they decide the memory order and the 2D block surface width,
