@@ -219,3 +219,18 @@ def test_a_launch_on_another_queue_than_its_arrays_waits(queue):
     (plan,) = add_one.cache.plans.values()
     assert not plan.asynchronous
     np.testing.assert_array_equal(dpnp.asnumpy(y), np.full((1, 16), 2.0, np.float32))
+
+
+@xetile.kernel
+def shadowing(type, options, hashable, BN: xetile.constexpr):
+    """Parameters named like the generated binder's helpers."""
+    v = xetile.load_tile(xetile.init_tile(type, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(options, [0, 0], [1, BN]), v * hashable)
+
+
+def test_parameter_names_do_not_shadow_the_binder(queue):
+    x, y = usm(queue, np.arange(16).reshape(1, 16)), usm(queue, np.zeros((1, 16)))
+    for _ in range(2):  # the second launch is a plan hit
+        shadowing[(1,)](x, y, 3.0, BN=16)
+    assert len(shadowing.cache.plans) == 1
+    np.testing.assert_array_equal(dpnp.asnumpy(y), 3 * np.arange(16).reshape(1, 16))

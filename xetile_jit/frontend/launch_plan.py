@@ -58,8 +58,8 @@ def dpnp_types() -> tuple[type, type]:
 
 def refresh_dpnp_types(specializer) -> None:
     """Gives a specializer made before the program imported dpnp the real types (the slow path calls it)."""
-    if specializer is not None and specializer.__globals__["usm_ndarray"] is NotImported:
-        specializer.__globals__["DpnpArray"], specializer.__globals__["usm_ndarray"] = dpnp_types()
+    if specializer is not None and specializer.__globals__["_xt_usm_ndarray"] is NotImported:
+        specializer.__globals__["_xt_DpnpArray"], specializer.__globals__["_xt_usm_ndarray"] = dpnp_types()
 
 
 def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
@@ -73,8 +73,10 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
         return None
     dpnp_array, usm_ndarray = dpnp_types()
-    namespace = {"DpnpArray": dpnp_array, "usm_ndarray": usm_ndarray, "other_key": other_key, "hashable": hashable,
-                 "environment": environment, "ALIGN": BLOCK_BASE_ALIGN}
+    # the generated code's own names start with "_xt_", so that no parameter name shadows them
+    namespace = {"_xt_DpnpArray": dpnp_array, "_xt_usm_ndarray": usm_ndarray, "_xt_other_key": other_key,
+                 "_xt_hashable": hashable, "_xt_environment": environment, "_xt_ALIGN": BLOCK_BASE_ALIGN,
+                 "_xt_type": type}
     pieces, star, body, keys = [], False, [], []
     for i, p in enumerate(params):
         if p.kind is Parameter.KEYWORD_ONLY and not star:
@@ -83,25 +85,26 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
         if p.default is Parameter.empty:
             pieces.append(p.name)
         else:
-            namespace[f"default_{i}"] = p.default
-            pieces.append(f"{p.name}=default_{i}")
-        keys.append(f"key_{i}")
-        if p.name in constexprs:
-            body.append(f"    key_{i} = hashable({p.name})")
+            namespace[f"_xt_default_{i}"] = p.default
+            pieces.append(f"{p.name}=_xt_default_{i}")
+        key, name = f"_xt_key_{i}", p.name
+        keys.append(key)
+        if name in constexprs:
+            body.append(f"    {key} = _xt_hashable({name})")
         else:  # usm_ndarray inline (the hot case), the rest in other_key
-            body += [f"    if type({p.name}) is DpnpArray:", f"        {p.name} = {p.name}.get_array()",
-                     f"    if type({p.name}) is usm_ndarray:",
-                     f"        key_{i} = (usm_ndarray, {p.name}.dtype, {p.name}.shape, {p.name}.strides, "
-                     f"{p.name}._pointer % ALIGN == 0, {p.name}.sycl_queue)",
-                     "    else:", f"        key_{i}, {p.name} = other_key({p.name!r}, {p.name})",
-                     f"        if key_{i} is None:", "            return None"]
+            body += [f"    if _xt_type({name}) is _xt_DpnpArray:", f"        {name} = {name}.get_array()",
+                     f"    if _xt_type({name}) is _xt_usm_ndarray:",
+                     f"        {key} = (_xt_usm_ndarray, {name}.dtype, {name}.shape, {name}.strides, "
+                     f"{name}._pointer % _xt_ALIGN == 0, {name}.sycl_queue)",
+                     "    else:", f"        {key}, {name} = _xt_other_key({name!r}, {name})",
+                     f"        if {key} is None:", "            return None"]
     pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
-    option_tuple = "".join(f"{o}, " for o in options)
     source = "\n".join([
         f"def specialize({', '.join(pieces)}):", *body,
-        f"    options = ({option_tuple})",
-        "    options = options if options.count(None) == len(options) else tuple(map(hashable, options))",
-        f"    return ({''.join(k + ', ' for k in keys)}options, environment()), "
+        f"    _xt_options = ({''.join(o + ', ' for o in options)})",
+        "    if _xt_options.count(None) != len(_xt_options):",
+        "        _xt_options = tuple(map(_xt_hashable, _xt_options))",
+        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment()), "
         f"({''.join(p.name + ', ' for p in params)})"])
     exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
     return namespace["specialize"]
