@@ -50,11 +50,16 @@ def measure(tutorial, dpnp, n: int, dtype, repeat: int, tuned: bool) -> dict:
     if dpnp is not None:
         da32, db32 = dpnp.asarray(a32, device=DEVICE), dpnp.asarray(b32, device=DEVICE)
         row["dpnp"] = flops / best_time(lambda: dpnp.matmul(da32, db32).sycl_queue.wait(), repeat) / 1e9
-    run = lambda: tutorial.matmul(*operands[:2], c=operands[2], device=DEVICE)  # noqa: E731
+    def run():  # a launch on USM arrays returns before the kernel finishes
+        c = tutorial.matmul(*operands[:2], c=operands[2], device=DEVICE)
+        xetile_jit.synchronize()
+        return c
+
     row["xetile"] = flops / best_time(run, repeat) / 1e9
     row["tuned"] = None
     if tuned:
-        row["tuned"] = flops / best_time(lambda: xetile_jit.ops.matmul(*operands, device=DEVICE), repeat) / 1e9
+        row["tuned"] = flops / best_time(lambda: (xetile_jit.ops.matmul(*operands, device=DEVICE),
+                                                  xetile_jit.synchronize()), repeat) / 1e9
     result = np.asarray(run() if isinstance(operands[2], np.ndarray) else dpnp.asnumpy(run()))
     row["max_rel_error"] = float(np.abs(result - a32 @ b32).max() / np.abs(a32 @ b32).max())
     return row

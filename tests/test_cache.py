@@ -384,3 +384,15 @@ def test_dump_ir_prints_every_level_on_a_disk_cache_hit(tmp_path):
     dumped = run("1")
     for level in ("XeTile IR", "xetile-layouts", "xegpu-wg", "xegpu-sg", "xegpu-blocked", "xegpu-simt", "llvm"):
         assert f"// -----// {level}: apply //----- //" in dumped
+
+
+# ---- the GPU driver's own cache of built programs (runtime/driver_cache.py) ------------------------------------
+
+@pytest.mark.parametrize("given, expected", [(None, "1"), ("0", "0")])
+def test_importing_turns_the_gpu_driver_cache_on_unless_the_user_chose(given, expected):
+    env = {k: v for k, v in os.environ.items() if k != "NEO_CACHE_PERSISTENT"}
+    if given is not None:
+        env["NEO_CACHE_PERSISTENT"] = given
+    probe = "import os, xetile_jit; print(os.environ['NEO_CACHE_PERSISTENT'])"
+    result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == expected, result.stderr

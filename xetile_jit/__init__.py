@@ -1,7 +1,9 @@
 """xetile_jit: a Triton-like Python DSL for XeTile kernels (workgroup-level tiles) on Intel GPUs."""
+from .runtime.driver_cache import enable_gpu_driver_cache
 from .runtime.ocl_icd import expose_cpu_runtime
 
 expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
+enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializes
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, LaunchError
 from .frontend.autotune import Config, autotune
@@ -12,7 +14,7 @@ from .frontend.dsl import (abs, alloc_slm, atomic_rmw_tile, barrier, cast, cdiv,
                            static_range, store_tile, subgroup_id, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
                            tile_transpose, update_tile_offset, where, zeros)
 from .frontend.scatter import load_gather, store_scatter
-from .frontend.jit import CompiledKernel, Kernel, kernel
+from .frontend.jit import CompiledKernel, Kernel, kernel, synchronize
 from .frontend.layout_space import layouts
 from .frontend.random import rand, randint, randn
 from .ir.attrs import Layout
@@ -26,7 +28,8 @@ from .version import __version__
 
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "LaunchError",
-    "default_device", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune", "layouts",
+    "default_device", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune",
+    "layouts",
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "load_gather", "store_scatter", "tile_mma", "tile_transpose", "tile_reduce",

@@ -72,6 +72,7 @@ def timed(fn, flush) -> tuple[float, Recording]:
     with recording() as kernels:
         start = time.perf_counter()
         fn()
+        kernels.wait()  # launches on USM arrays return before their kernels finish
         wall = (time.perf_counter() - start) * 1e3
     return wall, kernels
 

@@ -1,8 +1,9 @@
 """The lowering pipeline (docs/DESIGN.md §2): one function per stage, run in order; every stage's output is
 verified, and printed to stderr when XETILE_DUMP_IR=1. `compile_spirv` runs it to the end: LLVM IR,
-then the SPIR-V binary."""
+then the SPIR-V binary. XETILE_TIMING=1 times each stage (runtime/timing.py)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -17,6 +18,7 @@ from .spirv import emit_spirv
 from .to_llvm_xegpu import lower_to_llvm
 from ..ir.printer import print_func
 from ..ir.verifier import verify
+from ..runtime import timing
 from .targets import Target, get_target
 from .xegpu_barriers import check_divergent_barriers, check_named_barriers, insert_barriers
 from .xegpu_blocking import block
@@ -46,8 +48,9 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
     # func.clone, not copy.deepcopy: use lists make the graph as deep as the kernel is long
     current = drop_device_asserts(func.clone())
     for name, stage in STAGES:
-        current = stage(current, chosen, num_subgroups)
-        verify(current)
+        with timing.stage(func.sym_name, name):
+            current = stage(current, chosen, num_subgroups)
+            verify(current)
         if name == "xegpu-sg":
             check_divergent_barriers(current)
             check_slm(current, chosen)
@@ -82,23 +85,26 @@ def check_slm(func: FuncOp, target: Target) -> None:
 
 def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
-    for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats"), and what launch needs: "num_subgroups" and
-    "lanes" of a workgroup, and the driver's "build_options"."""
+    for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats"), and what launch needs:
+    "num_subgroups" and "lanes" of a workgroup, and the driver's "build_options"."""
     stages = lower(func, target=target, num_subgroups=num_subgroups)
     simt = stages["xegpu-simt"]
     check_named_barriers(simt)
-    module = lower_to_llvm(simt, target)
-    check_code_size(module, func.sym_name)
-    llir = str(module)
+    with timing.stage(func.sym_name, "llvm-ir"):
+        module = lower_to_llvm(simt, target)
+        check_code_size(module, func.sym_name)
+        llir = str(module)
     if os.environ.get("XETILE_DUMP_IR") == "1":
         print(f"// -----// llvm: {func.sym_name} //----- //\n{llir}", file=sys.stderr)
-    spirv = emit_spirv(module, subgroup_size=target.subgroup_size)
+    with timing.stage(func.sym_name, "spirv"):
+        spirv = emit_spirv(module, subgroup_size=target.subgroup_size)
     uses_dpas = any(isinstance(op, SimtDpasOp) for op in walk(simt.body))
     options = target.dpas_build_options if uses_dpas else ""
     result = {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
               "xegpu-simt": print_func(simt), "llir": llir, "spirv": spirv,
               "num_subgroups": simt.num_subgroups, "lanes": simt.lanes, "build_options": options}
-    build = ocloc.gpu_build(spirv, target, options)
+    with timing.stage(func.sym_name, "gpu-isa (ocloc)") if ocloc.tools(target) else contextlib.nullcontext():
+        build = ocloc.gpu_build(spirv, target, options)
     if build is not None:
         result["isa"] = build.isa
         result["isa_stats"] = isa_stats.summary(build.isa, build.grf_count, build.spill_bytes)

@@ -30,6 +30,7 @@ from ..ir.verifier import verify
 from ..ir.scatter_ops import InitScatterTileOp
 from ..ir.xetile_ops import InitTileOp, written_arrays
 from ..runtime.cache import DiskCache, compiler_hash
+from ..runtime import timing
 from ..runtime.device import NUMPY
 from .dependencies import Dependency, LiveRead, Reads, resolve
 from .layout_space import INTERPRETER_TARGET
@@ -98,7 +99,8 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     cache = DiskCache()
     key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options,
                     ocloc.identity(target))  # an entry holds the ISA of the GPU compiler installed when it was made
-    cached = None if dumping_ir() else load(cache.get(key), kernel)  # a dump shows every level: compile again
+    with timing.stage(kernel.__name__, "disk cache lookup"):
+        cached = None if dumping_ir() else load(cache.get(key), kernel)  # a dump shows every level: compile again
     if cached is not None:
         return cached
     func, reads = trace(kernel, specs, consts, options.mma_layout)
@@ -206,10 +208,11 @@ def trace(kernel, specs: dict, consts: dict, layout) -> tuple[FuncOp, Reads]:
                   loc=function.loc(function.node))
     builder = Builder(func.body)
     tracer = Tracer(function, Semantic(builder, layout), dict(zip(specs, func.args)) | consts)
-    if tracer.trace() is not None:
-        raise CompilationError(f"kernel {kernel.__name__} must not return a value", builder.loc)
-    builder.create(ReturnOp)
-    verify(func)
+    with timing.stage(kernel.__name__, "trace"):
+        if tracer.trace() is not None:
+            raise CompilationError(f"kernel {kernel.__name__} must not return a value", builder.loc)
+        builder.create(ReturnOp)
+        verify(func)
     if dumping_ir():
         print(f"// -----// XeTile IR: {kernel.__name__} //----- //\n{print_func(func)}", file=sys.stderr)
     return func, tracer.reads

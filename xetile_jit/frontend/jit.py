@@ -1,12 +1,13 @@
 """`@xetile.kernel`, the JIT front: the kernel object, its launcher `kernel[grid](...)`, argument binding,
 specialization, warmup, the in-memory compile cache and the launch (the compiler driver is compiler.py).
 
-A launch binds the arguments, checks them, picks the device, looks up the compiled kernel by its
-specialization (array dtypes and memory orders, scalar types, constexpr values keyed by type and, for floats,
-by bits) and its CompileOptions, and runs it: in the numpy interpreter, or as SPIR-V on a SYCL queue. An
-in-memory hit re-reads what the trace read (globals, closure cells, helper kernels: dependencies.py) and
-compiles again when any of it changed. Every check happens before anything runs, so a bad launch leaves the
-arrays untouched.
+A launch first looks for its launch plan (launch_plan.py: a generated binder and a cheap key). On a miss, the slow
+path binds the arguments, checks them, picks the device, looks up the compiled kernel by its specialization (array
+dtypes and memory orders, scalar types, constexpr values keyed by type and, for floats, by bits) and its
+CompileOptions, and makes the plan; the plan runs it: in the numpy interpreter, or as SPIR-V on a SYCL queue
+(asynchronously when every array is USM: runtime/ordering.py). Both a plan hit and an in-memory compile hit re-read
+what the trace read (globals, closure cells, helper kernels: dependencies.py) and compile again when any of it
+changed. Every check happens before anything runs, so a bad launch leaves the arrays untouched.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import hashlib
 import inspect
 import os
 import struct
+import threading
 
 import dpctl.program
 
@@ -22,13 +24,14 @@ from ..backend.targets import xe_abi
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.types import DType
-from ..runtime.args import classify, python_scalar, read_only, runtime_value
-from ..runtime.device import NUMPY, Device, check_launch, select_device
-from ..runtime.memory import prepare_arguments
-from ..runtime.sycl import SyclProgram, launch
+from ..runtime import ordering, timing
+from ..runtime.args import classify, python_scalar, runtime_value
+from ..runtime.device import Device, named_device, select_device
+from ..runtime.sycl import SyclProgram
 from .compiler import Compiled, CompileOptions, compile_kernel, debugging
 from .dependencies import all_unchanged
 from .dsl import constexpr
+from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
 from .tracer import Function
 
 LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data", "num_subgroups")
@@ -61,20 +64,6 @@ def hashable(value):
     if isinstance(value, float):
         return float, struct.pack("<d", value)
     return type(value), value
-
-
-def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:
-    if callable(grid):
-        grid = grid(constexprs)
-    grid = python_scalar(grid)
-    if isinstance(grid, int):
-        grid = (grid,)
-    if isinstance(grid, (tuple, list)):
-        grid = tuple(map(python_scalar, grid))
-    if not isinstance(grid, tuple) or not 1 <= len(grid) <= 3 or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in grid):
-        raise LaunchError(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}")
-    return grid + (1,) * (3 - len(grid))
 
 
 def mma_layout(options: dict) -> Layout | None:
@@ -123,26 +112,37 @@ class CompiledKernel:
         args = [runtime_value(self.specs[name], values[name]) for name in self.specs]
         run_ir(self.func, grid, args)
 
-    def run_sycl(self, queue, grid, values: dict) -> None:
-        """As SPIR-V on `queue`: workgroups of num_subgroups x lanes work-items along dimension 0."""
+    def sycl_kernel(self, queue):
+        """The dpctl SyclKernel on `queue`'s context, its program built once per context."""
         program = self.programs.get(queue.sycl_context)
         if program is None:
             program = self.programs[queue.sycl_context] = self.build(queue)
-        args, finish = prepare_arguments(queue, values, self.specs, self.written)
-        local = (self.workgroup_size, 1, 1)
-        launch(queue, program.kernel(self.name), (grid[0] * local[0], grid[1], grid[2]), local, args)
-        finish()
+        return program.kernel(self.name)
 
     def build(self, queue) -> SyclProgram:
         """The SYCL program; a driver that refuses to build it (bad XETILE_BUILD_OPTIONS, say) is a LaunchError."""
         try:
-            return SyclProgram(self.asm["spirv"], queue, self.build_options)
+            with timing.stage(self.name, f"driver build ({queue.sycl_device.filter_string})"):
+                return SyclProgram(self.asm["spirv"], queue, self.build_options)
         except dpctl.program.SyclProgramCompilationError as e:
             log = str(e).strip() or "the driver gave no build log"
             raise LaunchError(f"the SYCL driver could not build kernel {self.name} for "
                               f"{queue.sycl_device.filter_string} with the build options {self.build_options!r} "
                               f"and XETILE_BUILD_OPTIONS={os.environ.get('XETILE_BUILD_OPTIONS', '')!r}: "
                               f"{log}") from None
+
+
+class CompileCache(dict):
+    """A kernel's in-memory compile cache (specialization key -> CompiledKernel) and, in `plans`, the launch plans
+    made from its kernels (launch_plan.launch_key -> LaunchPlan): clearing it forgets both."""
+
+    def __init__(self):
+        super().__init__()
+        self.plans: dict = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.plans.clear()
 
 
 class Kernel:
@@ -161,7 +161,9 @@ class Kernel:
         if clash:
             raise CompilationError(f"kernel {fn.__name__}: parameter names {sorted(clash)} are reserved for launch "
                                    "options", self.function.loc(self.function.node))
-        self.cache: dict = {}
+        self.cache = CompileCache()  # specialization key -> CompiledKernel
+        self.lock = threading.RLock()
+        self.specializer = make_specializer(self.signature, self.constexprs, LAUNCH_OPTIONS, hashable)
 
     def __repr__(self) -> str:
         return f"<xetile.kernel {self.__name__}>"
@@ -202,23 +204,46 @@ class Kernel:
             compiled = self.cache[key] = CompiledKernel(specs, target, result)
         return compiled
 
-    # ---- launch -----------------------------------------------------------------------------
-    def run(self, grid, args, kwargs) -> None:
-        values, options = self.bind(args, kwargs)
+    # ---- launch ----------------------------------------------------------------------------
+    def run(self, grid, args, kwargs):
+        """A launch: through the plan of its key (launch_plan.py), made on the slow path on a miss; returns the
+        launch's SYCL event (None on the numpy device)."""
+        bound = self.fast_bind(args, kwargs)
+        try:
+            plan = None if bound is None else self.cache.plans.get(bound[0])
+        except TypeError:  # an unhashable constexpr or option: the slow path refuses it
+            plan, bound = None, None
+        if plan is None or not all_unchanged(plan.compiled.reads):
+            with self.lock:  # one thread compiles; the cache dicts are only written here
+                plan, values = self.make_plan(args, kwargs, bound)
+            with timing.stage(self.__name__, "first launch (driver build included)"):
+                return plan.launch(grid, values)
+        return plan.launch(grid, bound[1])
+
+    def fast_bind(self, args, kwargs):
+        """(plan key, argument values as launched), or None: the slow path binds and reports."""
+        if self.specializer is None:
+            return None
+        try:
+            return self.specializer(*args, **kwargs)
+        except (TypeError, LaunchError):  # the slow path reports it, after the errors it checks first
+            return None
+
+    def make_plan(self, args, kwargs, bound) -> tuple[LaunchPlan, tuple]:
+        """The slow path: binding through inspect (its errors), device selection, classification, the compile
+        cache; the plan is kept under its key when the launch has one."""
+        values, options = self.bind(args, dict(kwargs))
+        refresh_dpnp_types(self.specializer)
         device: Device = select_device(options.get("device"), values.values())
         compiled = self.compiled_for(values, options, device.target)
-        grid = normalize_grid(grid, {n: values[n] for n in self.constexprs})
-        for name in compiled.written:
-            if read_only(values[name]):
-                raise LaunchError(f"argument '{name}' is read-only but the kernel writes it")
-        for name in compiled.artifact.loop_steps:
-            if values[name] == 0:
-                raise LaunchError(f"argument '{name}' is the step of a range() loop in the kernel and must not be 0")
-        if device.kind == NUMPY:
-            compiled.run(grid, values)  # the interpreter checks its grid limit before the first workgroup
-        elif all(grid):
-            check_launch(device.queue.sycl_device, grid, compiled.workgroup_size)
-            compiled.run_sycl(device.queue, grid, values)
+        launched = bound[1] if bound is not None else tuple(values.values())
+        plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched,
+                             self.lock)
+        if bound is not None:
+            if len(self.cache.plans) >= MAX_PLANS:
+                self.cache.plans.clear()
+            self.cache.plans[bound[0]] = plan
+        return plan, launched
 
     def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:
         """Compiles for these arguments without running, for `target` (default: the launch's device's).
@@ -239,6 +264,17 @@ class Launcher:
 
     def __call__(self, *args, **kwargs):
         return self.kernel.run(self.grid, args, kwargs)
+
+
+def synchronize(device=None) -> None:
+    """Waits for all work on `device` (as the `device=` launch option takes it; "numpy" has nothing to wait for),
+    or, when None, on every queue a launch ran asynchronously on (runtime/ordering.py)."""
+    if device is None:
+        ordering.synchronize()
+        return
+    queue = named_device(device).queue
+    if queue is not None:
+        ordering.synchronize(queue)
 
 
 def kernel(fn) -> Kernel:

@@ -149,6 +149,11 @@ def check_launch(device: dpctl.SyclDevice, grid: tuple[int, int, int], workgroup
         raise LaunchError(f"a workgroup of {workgroup_size} work-items (num_subgroups x lanes) exceeds the {max_size} "
                           f"that {device.filter_string} allows (max_work_group_size {device.max_work_group_size}, "
                           f"max_work_item_sizes3d {device.max_work_item_sizes3d})")
+    check_work_items(grid, workgroup_size)
+
+
+def check_work_items(grid: tuple[int, int, int], workgroup_size: int) -> None:
+    """The part of `check_launch` that depends on the grid alone."""
     work_items = grid[0] * grid[1] * grid[2] * workgroup_size
     if work_items > MAX_WORK_ITEMS:
         raise LaunchError(f"grid {grid} of {workgroup_size}-work-item workgroups is {work_items} work-items; a SYCL "

@@ -26,6 +26,11 @@ class Recording:
         """Whether there were kernels and every one ran on a profiling queue (so its event has device times)."""
         return bool(self.events) and all(queue.has_enable_profiling for queue, _ in self.events)
 
+    def wait(self) -> None:
+        """Until every kernel submitted has finished (asynchronous launches return before)."""
+        for _, event in self.events:
+            event.wait()
+
     def device_ms(self) -> float:
         """The kernels' device time in ms: the sum of each event's end minus start (ns)."""
         return sum(e.profiling_info_end - e.profiling_info_start for _, e in self.events) / 1e6

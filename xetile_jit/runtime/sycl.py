@@ -1,4 +1,5 @@
-"""Minimal SYCL launch of a SPIR-V kernel through dpctl: build a program, look kernels up by name, submit and wait.
+"""Minimal SYCL launch of a SPIR-V kernel through dpctl: build a program, look kernels up by name, submit
+(waiting, or in the queue's order: ordering.py).
 
 dpctl 0.22.1's `SyclQueue.submit` accepts dpctl.memory USM objects, ctypes scalars, `LocalAccessor` and
 `RawKernelArg`; it rejects numpy scalars, Python numbers and USM arrays (`usm_ndarray`), so `kernel_arg`
@@ -16,6 +17,7 @@ import dpctl.program
 import numpy as np
 
 from ..errors import LaunchError
+from . import ordering
 from .profiling import record
 
 CTYPE_OF_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
@@ -77,8 +79,17 @@ def kernel_arg(value):
 
 def launch(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size, local_size, args) -> None:
     """Run `kernel` over `global_size` work-items in workgroups of `local_size` (None: the runtime picks)
-    and wait for it; both sizes in SPIR-V dimension order. Its event goes to `profiling.record`."""
+    and wait for it; both sizes in SPIR-V dimension order."""
+    submit(queue, kernel, global_size, local_size, [kernel_arg(a) for a in args], wait=True)
+
+
+def submit(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size, local_size, args,
+           wait: bool, after=()) -> dpctl.SyclEvent:
+    """Submit `kernel` with `args` already in a form `SyclQueue.submit` accepts, after the work dpctl and dpnp
+    ordered on `queue` and on the queues `after` (ordering.py); `wait`: return once it has finished, else record
+    its event in that order. The event goes to `profiling.record`."""
     local_range = None if local_size is None else list(reversed(local_size))
-    # submit (unlike submit_async) returns only once the kernel has finished
-    event = queue.submit(kernel, [kernel_arg(a) for a in args], list(reversed(global_size)), local_range)
+    global_range = list(reversed(global_size))
+    event = ordering.submit(queue, kernel, args, global_range, local_range, wait, after)
     record(queue, event)
+    return event

@@ -1,0 +1,154 @@
+"""Launch overhead (issue 10): the median time of one launch of an almost empty kernel with 3 and with 20 dpnp array
+arguments, beside a raw `SyclQueue.submit` and `submit_async` of the same SPIR-V kernel with the same kernel
+arguments, and the first launch of the tutorial GEMM cold, from a warm cache in a fresh process, and hot.
+
+    python bench/bench_launch.py [--launches 2000] [--json out.json] [--png out.png]
+
+Columns of the launch table, all in one process on one `opencl:cpu` queue, in microseconds per launch:
+`xetile` is `kernel[(1,)](*arrays)` (asynchronous: every argument is a dpnp array); `submit` is the raw blocking
+submit; `submit_async` the raw asynchronous one without dependencies; `ordered` is submit_async waiting for and
+recording in `dpctl.utils.SequentialOrderManager[queue]`, what dpnp and an xetile launch do to order work on a
+queue. The four take turns in rounds of 100 calls, each round starting on a drained queue (`queue.wait()`, not
+timed), so a passing load on the machine falls on all of them.
+
+The first-launch table runs the tutorial GEMM (256 x 256 x 256 f32, numpy arrays) in child processes: `cold` with
+an empty XETILE_CACHE_DIR, `warm cache` in a new process on the cache `cold` filled, `hot` the second launch in
+that process; each time is the launch alone (not the import), measured in the child.
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from common import load_tutorial
+
+import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
+import dpctl.utils  # noqa: E402
+import dpnp  # noqa: E402
+
+DEVICE = "opencl:cpu"
+DRAIN_EVERY = 100
+
+
+@xetile.kernel
+def copy3(a0, a1, a2):
+    xetile.store_tile(xetile.init_tile(a2, [0, 0], [1, 16]), xetile.load_tile(xetile.init_tile(a0, [0, 0], [1, 16])))
+
+
+@xetile.kernel
+def copy20(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19):
+    xetile.store_tile(xetile.init_tile(a19, [0, 0], [1, 16]), xetile.load_tile(xetile.init_tile(a0, [0, 0], [1, 16])))
+
+
+def median_us(variants: dict, queue, launches: int) -> dict:
+    """The median wall time of one call of each of `variants` (name -> function), in us. The variants take turns in
+    rounds of DRAIN_EVERY calls, each round drained first, so a load that comes and goes on the machine falls on
+    all of them alike."""
+    times = {name: [] for name in variants}
+    for _ in range(max(1, launches // DRAIN_EVERY)):
+        for name, fn in variants.items():
+            queue.wait()
+            for _ in range(DRAIN_EVERY):
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+    queue.wait()
+    return {name: statistics.median(t) * 1e6 for name, t in times.items()}
+
+
+def launch_row(kernel, count: int, launches: int) -> dict:
+    queue = xetile.runtime.device.named_device(DEVICE).queue
+    arrays = [dpnp.ones((1, 16), dtype=np.float32, sycl_queue=queue) for _ in range(count)]
+    kernel[(1,)](*arrays)
+    xetile.synchronize()
+    (plan,) = kernel.cache.plans.values()
+    sycl_kernel = plan.sycl_kernel
+    args = plan.kernel_args([a.get_array() for a in arrays])  # what the launch passes, made once
+    size = plan.compiled.workgroup_size
+    global_range, local_range = [1, 1, size], [1, 1, size]
+
+    def ordered():
+        manager = dpctl.utils.SequentialOrderManager[queue]
+        event = queue.submit_async(sycl_kernel, args, global_range, local_range, manager.submitted_events)
+        manager.add_event_pair((), (event,))
+
+    row = {"arrays": count, **median_us({
+        "xetile": lambda: kernel[(1,)](*arrays),
+        "submit": lambda: queue.submit(sycl_kernel, args, global_range, local_range),
+        "submit_async": lambda: queue.submit_async(sycl_kernel, args, global_range, local_range),
+        "ordered": ordered}, queue, launches)}
+    assert float(dpnp.asnumpy(arrays[-1]).sum()) == 16.0
+    return row
+
+
+def first_launch_child() -> None:
+    """The child's side: two launches of the tutorial GEMM, their times as JSON on stdout."""
+    tutorial = load_tutorial()
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((256, 256), dtype=np.float32) for _ in range(2))
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        c = tutorial.matmul(a, b, device=DEVICE)
+        times.append(time.perf_counter() - start)
+    assert np.abs(c - a @ b).max() < 1e-3
+    print(json.dumps(times))
+
+
+def first_launch_rows() -> dict:
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, XETILE_CACHE_DIR=cache)
+        command = [sys.executable, __file__, "--child"]
+        runs = [json.loads(subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout)
+                for _ in range(2)]
+    return {"cold": runs[0][0], "warm cache": runs[1][0], "hot": runs[1][1]}
+
+
+def plot(rows, path: pathlib.Path) -> None:
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 4))
+    x = np.arange(len(rows))
+    columns = ("xetile", "ordered", "submit", "submit_async")
+    for i, column in enumerate(columns):
+        ax.bar(x + (i - 1.5) * 0.2, [r[column] for r in rows], 0.2, label=column)
+    ax.set_xticks(x, [f"{r['arrays']} arrays" for r in rows])
+    ax.set_ylabel("us per launch (median)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--launches", type=int, default=2000)
+    parser.add_argument("--json", type=pathlib.Path)
+    parser.add_argument("--png", type=pathlib.Path)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return first_launch_child()
+    print(f"device {DEVICE}; median us per launch; overhead = xetile - submit_async")
+    print(f"{'arrays':>6} {'xetile':>8} {'ordered':>8} {'submit':>8} {'submit_async':>12} {'overhead':>8}")
+    rows = []
+    for kernel, count in ((copy3, 3), (copy20, 20)):
+        r = launch_row(kernel, count, args.launches)
+        rows.append(r)
+        print(f"{count:>6} {r['xetile']:8.1f} {r['ordered']:8.1f} {r['submit']:8.1f} {r['submit_async']:12.1f} "
+              f"{r['xetile'] - r['submit_async']:8.1f}", flush=True)
+    first = first_launch_rows()
+    print("tutorial GEMM 256x256x256 f32, first launch in s: " +
+          ", ".join(f"{name} {seconds:.3f}" for name, seconds in first.items()))
+    if args.json:
+        args.json.write_text(json.dumps({"launch": rows, "first_launch": first}, indent=2))
+    if args.png:
+        plot(rows, args.png)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+"""The launch hot path and asynchronous launches (issue 10): plans keyed by what decides each check, launches on
+USM arrays ordered with dpnp's work on the queue, numpy arrays synchronous, threads, DLPack producers on a SYCL
+device (PyTorch XPU tensors' stand-in), xetile.synchronize and XETILE_TIMING."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import dpctl
+import dpnp
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from usm_arrays import DLPackOnly
+from xetile_jit.backend.pipeline import STAGE_NAMES
+from xetile_jit.frontend import jit
+from xetile_jit.runtime.device import named_device
+
+DEVICE = "opencl:cpu"
+
+
+@xetile.kernel
+def add_one(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    """y = x + 1, one BM x BN block per workgroup along dimension 0."""
+    m = xetile.program_id(0) * BM
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), v + 1)
+
+
+@xetile.kernel
+def add(x, y, out, BN: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [1, BN])) + xetile.load_tile(xetile.init_tile(y, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, BN]), v)
+
+
+@pytest.fixture
+def queue():
+    return named_device(DEVICE).queue
+
+
+def usm(queue, values, dtype=np.float32):
+    return dpnp.asarray(np.asarray(values, dtype), sycl_queue=queue)
+
+
+def test_usm_launches_chain_with_dpnp_ops(queue):
+    """100 launches, each followed by a dpnp op on its result, on one out-of-order queue: every step sees the one
+    before, and the launches return their (asynchronous) events."""
+    x, y = usm(queue, np.zeros((8, 16))), dpnp.empty((8, 16), dtype=np.float32, sycl_queue=queue)
+    events = []
+    for _ in range(100):
+        events.append(add_one[(1,)](x, y, BM=8, BN=16))  # y = x + 1
+        dpnp.subtract(y, 0.5, out=x)                      # x = y - 0.5
+    assert all(isinstance(e, dpctl.SyclEvent) for e in events)
+    np.testing.assert_array_equal(dpnp.asnumpy(x), np.full((8, 16), 50.0, np.float32))
+    assert len(add_one.cache.plans) == 1
+
+
+def test_numpy_and_usm_arguments_mixed(queue, rng):
+    """A launch with a numpy argument waits (it copies back), after the asynchronous launch that wrote its USM
+    argument."""
+    a = rng.standard_normal((1, 16)).astype(np.float32)
+    x, out = usm(queue, a), dpnp.empty((1, 16), dtype=np.float32, sycl_queue=queue)
+    add_one[(1,)](x, x, BM=1, BN=16)                  # asynchronous: x += 1
+    b = rng.standard_normal((1, 16)).astype(np.float32)
+    event = add[(1,)](x, b, out, BN=16)               # numpy b: synchronous
+    assert event.execution_status == dpctl.event_status_type.complete
+    host_out = np.zeros((1, 16), np.float32)
+    add[(1,)](x, b, host_out, BN=16)                  # a numpy result, copied back
+    np.testing.assert_array_equal(host_out, a + 1 + b)
+    np.testing.assert_array_equal(dpnp.asnumpy(out), a + 1 + b)
+
+
+def test_launches_from_four_threads(queue):
+    """Four threads launch one kernel with their own specializations (two dtypes, two row counts) at once: each
+    gets its own numbers, and the plan cache holds one plan per specialization."""
+    add_one.cache.clear()
+    cases = [(np.float32, 8), (np.float32, 16), (np.int32, 8), (np.int32, 16)]
+    results, errors = {}, []
+    barrier = threading.Barrier(len(cases))
+
+    def work(dtype, rows):
+        try:
+            x = usm(queue, np.arange(rows * 16).reshape(rows, 16), dtype)
+            barrier.wait()
+            for _ in range(20):
+                add_one[(rows // 8,)](x, x, BM=8, BN=16)
+            results[(dtype, rows)] = dpnp.asnumpy(x)
+        except Exception as e:  # noqa: BLE001 - reported below, with the thread's case
+            errors.append((dtype, rows, e))
+
+    threads = [threading.Thread(target=work, args=case) for case in cases]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for dtype, rows in cases:
+        np.testing.assert_array_equal(results[(dtype, rows)], np.arange(rows * 16).reshape(rows, 16) + 20)
+    assert len(add_one.cache.plans) == 4
+
+
+def test_dlpack_producer_on_a_sycl_device_is_zero_copy_and_asynchronous(queue):
+    """A DLPack producer on a SYCL device (as a PyTorch XPU tensor is) goes in as the USM array it imports as: the
+    kernel writes the producer's own memory, and the launch is asynchronous."""
+    add_one.cache.clear()
+    source, target = usm(queue, np.arange(16).reshape(1, 16)), usm(queue, np.zeros((1, 16)))
+    event = add_one[(1,)](DLPackOnly(source), DLPackOnly(target), BM=1, BN=16)
+    assert isinstance(event, dpctl.SyclEvent)
+    (plan,) = add_one.cache.plans.values()
+    assert plan.asynchronous
+    np.testing.assert_array_equal(dpnp.asnumpy(target), np.arange(16).reshape(1, 16) + 1)
+
+
+def test_dlpack_producer_on_the_host_is_synchronous(rng):
+    x, y = rng.standard_normal((1, 16)).astype(np.float32), np.zeros((1, 16), np.float32)
+    event = add_one[(1,)](DLPackOnly(x), DLPackOnly(y), BM=1, BN=16, device=DEVICE)
+    assert event.execution_status == dpctl.event_status_type.complete
+    np.testing.assert_array_equal(y, x + 1)
+
+
+def test_synchronize_waits_for_every_launch(queue):
+    x = usm(queue, np.zeros((8, 16)))
+    events = [add_one[(1,)](x, x, BM=8, BN=16) for _ in range(10)]
+    xetile.synchronize(DEVICE)
+    assert all(e.execution_status == dpctl.event_status_type.complete for e in events)
+    xetile.synchronize()
+    xetile.synchronize("numpy")  # nothing to wait for
+
+
+def test_a_hit_binds_and_classifies_nothing(queue, monkeypatch):
+    """The second launch with the same key goes through its plan: no inspect binding, no classification."""
+    x, y = usm(queue, np.zeros((8, 16))), usm(queue, np.zeros((8, 16)))
+    add_one[(1,)](x, y, BM=8, BN=16)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the slow path ran on a plan hit")
+
+    monkeypatch.setattr(jit.Kernel, "bind", refuse)
+    monkeypatch.setattr(jit, "classify", refuse)
+    add_one[(1,)](y, x, BM=8, BN=16)
+    np.testing.assert_array_equal(dpnp.asnumpy(x), np.full((8, 16), 2.0, np.float32))
+
+
+def test_a_hit_still_checks_what_can_change(queue):
+    """Checks whose answer the key does not decide run at every launch: a read-only array the kernel writes, the
+    grid."""
+    x, y = np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32)
+    add_one[(1,)](x, y, BM=8, BN=16, device=DEVICE)
+    y.flags.writeable = False
+    with pytest.raises(xetile.LaunchError, match="read-only"):
+        add_one[(1,)](x, y, BM=8, BN=16, device=DEVICE)
+    with pytest.raises(xetile.LaunchError, match="grid must be"):
+        add_one[(-1,)](x, x, BM=8, BN=16, device=DEVICE)
+
+
+def test_a_misaligned_usm_view_gets_its_own_plan(queue):
+    """The 64-byte base alignment decides the 2D block surface rule, so a view one element in is another key (and
+    another compile, without block messages) and still gets the right numbers."""
+    add_one.cache.clear()
+    base = usm(queue, np.arange(2 * 32).reshape(2, 32))
+    aligned, shifted = base[:, :16], base[:, 1:17]
+    out = dpnp.zeros((2, 16), dtype=np.float32, sycl_queue=queue)
+    add_one[(1,)](aligned, out, BM=2, BN=16)
+    add_one[(1,)](shifted, out, BM=2, BN=16)
+    np.testing.assert_array_equal(dpnp.asnumpy(out), np.arange(64).reshape(2, 32)[:, 1:17] + 1)
+    assert len(add_one.cache.plans) == 2
+    specs = [compiled.specs["x"].block_io_rule for compiled in add_one.cache.values()]
+    assert specs.count(None) == 1
+
+
+def test_timing_prints_every_stage(queue, monkeypatch, capfd, tmp_path):
+    monkeypatch.setenv("XETILE_TIMING", "1")
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    add_one.cache.clear()
+    x = usm(queue, np.zeros((8, 16)))
+    add_one[(1,)](x, x, BM=8, BN=16)
+    stages = [line.split(": ")[2].rsplit(" ", 2)[0] for line in capfd.readouterr().err.splitlines()
+              if line.startswith("xetile timing: add_one: ")]
+    assert stages == ["disk cache lookup", "trace", *STAGE_NAMES, "llvm-ir", "spirv",
+                      "driver build (opencl:cpu:0)", "first launch (driver build included)"]
+
+
+DPNP_LATER = """
+import sys, numpy as np, xetile_jit as xetile
+assert "dpnp" not in sys.modules  # dpnp is optional: importing xetile_jit does not import it
+
+@xetile.kernel
+def inc(x, BN: xetile.constexpr):
+    t = xetile.init_tile(x, [0, 0], [1, BN])
+    xetile.store_tile(t, xetile.load_tile(t) + 1)
+
+import dpnp
+x = dpnp.zeros((1, 16), dtype=np.float32, device="opencl:cpu")
+for _ in range(3):
+    inc[(1,)](x, BN=16)
+(plan,) = inc.cache.plans.values()
+print(plan.asynchronous, dpnp.asnumpy(x)[0, 0])
+"""
+
+
+def test_a_kernel_defined_before_dpnp_is_imported_gets_the_hot_path(tmp_path):
+    script = tmp_path / "dpnp_later.py"  # kernels need their source in a file
+    script.write_text(DPNP_LATER)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert result.stdout.split() == ["True", "3.0"], result.stderr
+
+
+def test_a_launch_on_another_queue_than_its_arrays_waits(queue):
+    """dpnp orders work per queue: a launch on another queue of the arrays' context does not join their order, so
+    it is synchronous, after the work ordered on the arrays' queue."""
+    add_one.cache.clear()
+    other = dpctl.SyclQueue(queue.sycl_context, queue.sycl_device)
+    x, y = usm(queue, np.zeros((1, 16))), usm(queue, np.zeros((1, 16)))
+    dpnp.add(x, 1, out=x)
+    event = add_one[(1,)](x, y, BM=1, BN=16, device=other)
+    assert event.execution_status == dpctl.event_status_type.complete
+    (plan,) = add_one.cache.plans.values()
+    assert not plan.asynchronous
+    np.testing.assert_array_equal(dpnp.asnumpy(y), np.full((1, 16), 2.0, np.float32))
+
+
+@xetile.kernel
+def shadowing(type, options, hashable, BN: xetile.constexpr):
+    """Parameters named like the generated binder's helpers."""
+    v = xetile.load_tile(xetile.init_tile(type, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(options, [0, 0], [1, BN]), v * hashable)
+
+
+def test_parameter_names_do_not_shadow_the_binder(queue):
+    x, y = usm(queue, np.arange(16).reshape(1, 16)), usm(queue, np.zeros((1, 16)))
+    for _ in range(2):  # the second launch is a plan hit
+        shadowing[(1,)](x, y, 3.0, BN=16)
+    assert len(shadowing.cache.plans) == 1
+    np.testing.assert_array_equal(dpnp.asnumpy(y), 3 * np.arange(16).reshape(1, 16))

@@ -1,0 +1,235 @@
+"""The launch hot path (issue 10, item 1), after Triton's generated binder (docs/DESIGN.md §4 "Launch").
+
+A launch binds its arguments with a function generated from the kernel's signature (`make_specializer`: Python
+itself binds, no `inspect`), which also computes a cheap specialization key, and looks up a `LaunchPlan` in the
+kernel's plan cache. A miss takes the slow path (jit.py: `inspect` binding, classification, device selection, the
+compile cache, every check) and stores the plan it made; an error there stores nothing.
+
+The key holds whatever decides a check or a choice the slow path makes once per plan:
+- an array by its type, dtype, shape and strides (they decide the memory order and the 2D block surface width,
+  pitch and height rules) and, for USM arrays, whether its first element is 64-byte aligned (the surface's base
+  rule) and its queue (the device choice and the USM context check);
+- a scalar by its type and its dtype (an int's i32 or i64 depends on its value);
+- a constexpr by `hashable` (typed, floats by bits), the launch options likewise;
+- the environment variables that choose the device and the compile options (ENVIRONMENT).
+What can differ between launches with one key is checked at each launch: the grid (and its work-item limit), arrays
+the kernel writes being read-only, zero loop steps, and what the trace read (dependencies.py: jit.py re-checks it).
+dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers as the array they import as.
+
+A plan is asynchronous (runtime/ordering.py) when every array is a usm_ndarray on the launch queue itself: another
+queue's work is ordered by that queue's SequentialOrderManager, which the launch does not join, so it waits.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from inspect import Parameter
+
+import numpy as np
+
+from ..errors import LaunchError
+from ..runtime.args import (BLOCK_BASE_ALIGN, ArraySpec, as_array, is_array, python_scalar, read_only, runtime_value,
+                            scalar_dtype)
+from ..runtime.device import NUMPY, Device, check_launch, check_work_items
+from ..runtime.memory import prepare_arguments, size_args, usm_ndarray_memory
+from ..runtime.sycl import scalar_arg, submit
+
+ENVIRONMENT = ("XETILE_DEVICE", "XETILE_XE_ABI", "XETILE_DEBUG")  # read by select_device and CompileOptions
+MAX_PLANS = 1024  # per kernel; a full cache starts over
+SCALARS = (bool, int, float, np.generic)
+_ENVIRON_DATA = os.environ._data  # noqa: SLF001 - see environment()
+_ENVIRONMENT_BYTES = tuple(os.fsencode(name) for name in ENVIRONMENT)
+
+
+class NotImported:
+    """Stands for dpnp's array types until the program imports dpnp: no value is of this type."""
+
+
+def dpnp_types() -> tuple[type, type]:
+    """(dpnp.ndarray, dpnp.tensor.usm_ndarray) once the program has imported dpnp, else NotImported twice: dpnp is
+    optional (the `bench` extra) and takes 0.4 s to import, and a program with dpnp arrays has imported it."""
+    if "dpnp" not in sys.modules:
+        return NotImported, NotImported
+    from dpnp import ndarray
+    from dpnp.tensor import usm_ndarray
+    return ndarray, usm_ndarray
+
+
+def refresh_dpnp_types(specializer) -> None:
+    """Gives a specializer made before the program imported dpnp the real types (the slow path calls it)."""
+    if specializer is not None and specializer.__globals__["_xt_usm_ndarray"] is NotImported:
+        specializer.__globals__["_xt_DpnpArray"], specializer.__globals__["_xt_usm_ndarray"] = dpnp_types()
+
+
+def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
+    """A function taking the kernel's parameters and, keyword-only, the launch `options` that returns the plan key
+    of a launch (module docstring) and the parameters' values as launched (dpnp arrays as their usm_ndarray,
+    DLPack producers imported), or None when an argument is of a kind only the slow path handles. Generated from
+    the signature, so Python itself binds: a TypeError from a call is a binding error (as is one from an
+    unhashable constexpr or option), for the slow path to report. None for a signature with positional-only or
+    variadic parameters (the slow path binds those)."""
+    params = list(signature.parameters.values())
+    if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
+        return None
+    dpnp_array, usm_ndarray = dpnp_types()
+    # the generated code's own names start with "_xt_", so that no parameter name shadows them
+    namespace = {"_xt_DpnpArray": dpnp_array, "_xt_usm_ndarray": usm_ndarray, "_xt_other_key": other_key,
+                 "_xt_hashable": hashable, "_xt_environment": environment, "_xt_ALIGN": BLOCK_BASE_ALIGN,
+                 "_xt_type": type}
+    pieces, star, body, keys = [], False, [], []
+    for i, p in enumerate(params):
+        if p.kind is Parameter.KEYWORD_ONLY and not star:
+            pieces.append("*")
+            star = True
+        if p.default is Parameter.empty:
+            pieces.append(p.name)
+        else:
+            namespace[f"_xt_default_{i}"] = p.default
+            pieces.append(f"{p.name}=_xt_default_{i}")
+        key, name = f"_xt_key_{i}", p.name
+        keys.append(key)
+        if name in constexprs:
+            body.append(f"    {key} = _xt_hashable({name})")
+        else:  # usm_ndarray inline (the hot case), the rest in other_key
+            body += [f"    if _xt_type({name}) is _xt_DpnpArray:", f"        {name} = {name}.get_array()",
+                     f"    if _xt_type({name}) is _xt_usm_ndarray:",
+                     f"        {key} = (_xt_usm_ndarray, {name}.dtype, {name}.shape, {name}.strides, "
+                     f"{name}._pointer % _xt_ALIGN == 0, {name}.sycl_queue)",
+                     "    else:", f"        {key}, {name} = _xt_other_key({name!r}, {name})",
+                     f"        if {key} is None:", "            return None"]
+    pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
+    source = "\n".join([
+        f"def specialize({', '.join(pieces)}):", *body,
+        f"    _xt_options = ({''.join(o + ', ' for o in options)})",
+        "    if _xt_options.count(None) != len(_xt_options):",
+        "        _xt_options = tuple(map(_xt_hashable, _xt_options))",
+        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment()), "
+        f"({''.join(p.name + ', ' for p in params)})"])
+    exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
+    return namespace["specialize"]
+
+
+def other_key(name: str, value):
+    """The key part of an argument that is not a usm_ndarray and the value as launched, or (None, None)."""
+    kind = type(value)
+    if kind is not np.ndarray and not isinstance(value, SCALARS):
+        if not is_array(value) or hasattr(value, "__sycl_usm_array_interface__"):
+            return None, None  # not an array, or a USM array of another kind
+        value = as_array(name, value)  # a DLPack producer
+        kind = type(value)
+        if kind is dpnp_types()[1]:
+            return (kind, value.dtype, value.shape, value.strides, value._pointer % BLOCK_BASE_ALIGN == 0,
+                    value.sycl_queue), value
+    if kind is np.ndarray:
+        return (kind, value.dtype, value.shape, value.strides), value
+    if isinstance(value, SCALARS):
+        return (kind, scalar_dtype(name, value)), value
+    return None, None
+
+
+def environment() -> tuple:
+    """The values of ENVIRONMENT. os.environ's own lookups encode the name and raise KeyError inside for an unset
+    variable (about 0.8 us each, a tenth of a launch's budget), so the bytes mapping it wraps is read directly."""
+    return tuple(map(_ENVIRON_DATA.get, _ENVIRONMENT_BYTES))
+
+
+@dataclass
+class LaunchPlan:
+    """What a launch with one key does: the compiled kernel, the device, which parameters need a per-launch check,
+    and whether it runs asynchronously (module docstring)."""
+    compiled: object  # CompiledKernel
+    device: Device
+    names: tuple[str, ...]  # the kernel's parameters
+    constexprs: dict  # name -> value, for a callable grid
+    # (position, ArraySpec or ScalarSpec, the i64 size arguments of a usm_ndarray: the key fixes its shape and
+    # strides) of each kernel argument
+    arguments: tuple[tuple[int, object, list | None], ...]
+    written: tuple[int, ...]  # positions of the arrays the kernel writes
+    steps: tuple[int, ...]  # positions of the range() loop steps
+    asynchronous: bool
+    other_queues: tuple = ()  # of usm_ndarray arguments, when not the launch queue: a synchronous launch waits for them
+    sycl_kernel: object = None  # dpctl SyclKernel, built at the first non-empty launch
+    lock: object = None  # the kernel's: builds the SYCL program once
+    checked: bool = False  # check_launch's device limits passed once
+
+    @classmethod
+    def of(cls, compiled, device: Device, names, constexprs: dict, values, lock) -> "LaunchPlan":
+        """The plan of `compiled` on `device` for `values` (in parameter order, as launched)."""
+        position, usm_ndarray = {name: i for i, name in enumerate(names)}, dpnp_types()[1]
+        arguments = tuple((position[n], spec, size_args(values[position[n]].shape, values[position[n]].strides)
+                           if type(values[position[n]]) is usm_ndarray else None)
+                          for n, spec in compiled.specs.items())
+        queues = {values[i].sycl_queue for i, _, sizes in arguments if sizes is not None}
+        asynchronous = all(sizes is not None for _, spec, sizes in arguments if isinstance(spec, ArraySpec)) and \
+            queues <= {device.queue}
+        return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
+                   tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
+                   tuple(queues - {device.queue}), lock=lock)
+
+    def launch(self, grid, values):
+        """Runs the plan with `values` (in parameter order, as the specializer gave them); the event of a SYCL
+        launch, None on the numpy device or for an empty grid."""
+        grid = fast_grid(grid) or normalize_grid(grid, self.constexprs)
+        for i in self.written:
+            if read_only(values[i]):
+                raise LaunchError(f"argument '{self.names[i]}' is read-only but the kernel writes it")
+        for i in self.steps:
+            if values[i] == 0:
+                raise LaunchError(f"argument '{self.names[i]}' is the step of a range() loop in the kernel and must "
+                                  "not be 0")
+        if self.device.kind == NUMPY:
+            self.compiled.run(grid, dict(zip(self.names, values)))  # the interpreter checks its grid limit
+            return None
+        if not all(grid):
+            return None
+        size = self.compiled.workgroup_size
+        if not self.checked:
+            check_launch(self.device.queue.sycl_device, grid, size)
+            with self.lock:
+                self.sycl_kernel, self.checked = self.compiled.sycl_kernel(self.device.queue), True
+        check_work_items(grid, size)
+        global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
+        queue = self.device.queue
+        if self.asynchronous:
+            return submit(queue, self.sycl_kernel, global_size, local_size, self.kernel_args(values), wait=False)
+        named = {self.names[i]: values[i] for i, _, _ in self.arguments}
+        args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
+        event = submit(queue, self.sycl_kernel, global_size, local_size, args, wait=True, after=self.other_queues)
+        finish()
+        return event
+
+    def kernel_args(self, values) -> list:
+        """The kernel arguments of an asynchronous plan's launch: usm_ndarray pointers and sizes, scalars."""
+        args = []
+        for i, spec, sizes in self.arguments:
+            if sizes is None:
+                args.append(scalar_arg(runtime_value(spec, values[i])))
+            else:
+                args.append(usm_ndarray_memory(values[i]))
+                args += sizes
+        return args
+
+
+def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:
+    if callable(grid):
+        grid = grid(constexprs)
+    grid = python_scalar(grid)
+    if isinstance(grid, int):
+        grid = (grid,)
+    if isinstance(grid, (tuple, list)):
+        grid = tuple(map(python_scalar, grid))
+    if not isinstance(grid, tuple) or not 1 <= len(grid) <= 3 or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in grid):
+        raise LaunchError(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}")
+    return grid + (1,) * (3 - len(grid))
+
+
+def fast_grid(grid):
+    """A grid already a tuple of 1 to 3 non-negative Python ints, padded to 3; None for the slow path's rules."""
+    if type(grid) is tuple and 0 < len(grid) <= 3:
+        for n in grid:
+            if type(n) is not int or n < 0:
+                return None
+        return grid + (1,) * (3 - len(grid))
+    return None

@@ -1,0 +1,63 @@
+"""Asynchronous launches in dpctl's and dpnp's order of work on a queue (issue 10, item 2; docs/DESIGN.md §4).
+
+dpctl queues need not be in order; dpnp orders what it offloads with `dpctl.utils.SequentialOrderManager[queue]`:
+each operation waits for `submitted_events` and adds its own event with `add_event_pair`. A kernel launch does
+the same, so a dpnp operation after it (and `dpnp.asnumpy`) waits for it, and it waits for the dpnp operations
+before it. A synchronous launch (numpy arguments, copied back after the kernel) waits for the same events and
+then for its own kernel; a launch on another queue than its USM arrays' waits for their queues' events too.
+
+`SyclQueue.submit_async` leaves the kernel's arguments' lifetime to the caller: an asynchronous launch keeps its
+arguments (USM memory objects) here until its event completes, so an array freed right after the launch is not
+freed under the running kernel. Completed launches are dropped at the next launch on the queue and at
+`synchronize`. Thread safe: one lock guards the pending lists.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+import dpctl
+import dpctl.utils
+
+_COMPLETE = dpctl.event_status_type.complete
+_lock = threading.Lock()
+_pending: dict = {}  # queue -> deque of (event, args) of launches that may still run
+
+
+def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range, wait: bool,
+           after=()) -> dpctl.SyclEvent:
+    """`kernel` submitted after the work ordered on `queue` and on the queues `after` (other queues of the arrays,
+    for a launch that waits); waited for, or ordered and kept (module docstring)."""
+    manager = dpctl.utils.SequentialOrderManager[queue]
+    dependencies = manager.submitted_events
+    for other in after:
+        dependencies += dpctl.utils.SequentialOrderManager[other].submitted_events
+    event = queue.submit_async(kernel, args, global_range, local_range, dependencies)
+    if wait:
+        event.wait()
+        return event
+    manager.add_event_pair((), (event,))
+    with _lock:
+        pending = _pending.setdefault(queue, deque())
+        drop_completed(pending)
+        pending.append((event, args))
+    return event
+
+
+def synchronize(queue: dpctl.SyclQueue | None = None) -> None:
+    """Waits for all work on `queue` and on the other queues of its device a launch ran asynchronously on (None:
+    on every queue a launch ran asynchronously on): the work each SequentialOrderManager ordered and everything
+    else submitted to the queue."""
+    with _lock:
+        queues = [q for q in _pending if queue is None or q.sycl_device == queue.sycl_device]
+    for q in queues + ([] if queue is None or queue in queues else [queue]):
+        dpctl.utils.SequentialOrderManager[q].wait()
+        q.wait()
+        with _lock:  # a launch another thread made meanwhile may still run: only the completed ones go
+            drop_completed(_pending.get(q, ()))
+
+
+def drop_completed(pending: deque) -> None:
+    """Forgets the launches at the front of `pending` that have completed (the caller holds the lock)."""
+    while pending and pending[0][0].execution_status == _COMPLETE:
+        pending.popleft()

@@ -1,0 +1,28 @@
+"""XETILE_TIMING=1: the time of each compile stage on stderr (issue 10, item 3; README "Where the time goes").
+
+One line per stage as it ends, `xetile timing: <kernel>: <stage> <ms> ms`: the trace, each lowering pass
+(backend/pipeline.py), the LLVM IR, the SPIR-V, the GPU ISA (ocloc, GPU targets), the disk cache lookup, the
+driver's build of the SYCL program, and the first launch of each launch plan (a plan's later launches take the
+hot path, which is not timed). Only compiles and first launches read the variable.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+
+
+def enabled() -> bool:
+    return os.environ.get("XETILE_TIMING") == "1"
+
+
+@contextlib.contextmanager
+def stage(kernel: str, name: str):
+    """Times the block as stage `name` of `kernel` when XETILE_TIMING=1; a block that raises prints nothing."""
+    if not enabled():
+        yield
+        return
+    start = time.perf_counter()
+    yield
+    print(f"xetile timing: {kernel}: {name} {(time.perf_counter() - start) * 1e3:.1f} ms", file=sys.stderr)
