@@ -122,9 +122,17 @@ def divergent_ops(block: Block, dependent: set[Value], inside: bool = False):
     for op in block.ops:
         if inside:
             yield op
-        diverges = isinstance(op, (C.IfOp, C.ForOp)) and any(v in dependent for v in op.operands)
+        diverges = any(v in dependent for v in control_operands(op))
         for region in op.regions:
             yield from divergent_ops(region.block, dependent, inside or diverges)
+
+
+def control_operands(op) -> list[Value]:
+    """What decides whether or how often `op`'s regions run: an scf.if's condition, an scf.for's bounds and step
+    (not the values its iterations carry)."""
+    if isinstance(op, C.IfOp):
+        return op.operands[:1]
+    return op.operands[:3] if isinstance(op, C.ForOp) else []
 
 
 def check_divergent_barriers(func: FuncOp) -> None:
