@@ -123,14 +123,17 @@ def test_overlapping_views_of_one_buffer(queue, program, rng):
 
 
 def test_array_abi(queue, rng):
-    """An array is a pointer to element [0, 0], then rows, cols, row_stride, col_stride as i64, in elements."""
+    """An array is a pointer to element [0, ..., 0], then its shape and its strides as i64, in elements: for 2-D
+    rows, cols, row_stride, col_stride."""
     big = rng.standard_normal((6, 40)).astype(np.float32)
     empty = np.zeros((0, 3), np.float32)
-    cases = [(big[:, 3:10], (6, 7, 40, 1)), (big[:4, :9].T, (9, 4, 1, 40)), (empty, (0, 3, 0, 0))]
+    cases = [(big[:, 3:10], (6, 7, 40, 1)), (big[:4, :9].T, (9, 4, 1, 40)), (empty, (0, 3, 0, 0)),
+             (big.reshape(3, 2, 40)[:, :, 1:4], (3, 2, 3, 80, 40, 1)), (big[2, 5:9], (4, 1))]
     for array, abi in cases:
         args, _ = prepare_arguments(queue, {"x": array}, {"x": classify("x", array)}, set())
-        expected = ArrayArg(args[0], *abi).kernel_args()
-        assert isinstance(args[0], dpctl.memory.MemoryUSMDevice) and len(args) == len(expected) == 5
+        rank = array.ndim
+        expected = ArrayArg(args[0], abi[:rank], abi[rank:]).kernel_args()
+        assert isinstance(args[0], dpctl.memory.MemoryUSMDevice) and len(args) == len(expected) == 1 + 2 * rank
         assert [(type(a), a.value) for a in args[1:]] == [(type(a), a.value) for a in expected[1:]]
         assert [a.value for a in args[1:]] == list(abi) and type(args[1]) is ctypes.c_int64
 
@@ -228,11 +231,15 @@ def test_classify_usm_dtype_and_order(queue):
     base = np.zeros((4, 6), np.int16)
     assert classify("x", UsmArray(queue, base, (4, 6), None)) == classify("x", base)
     assert classify("x", UsmArray(queue, base, (6, 4), (1, 6))) == classify("x", base.T)
-    with pytest.raises(xetile.LaunchError, match="argument 'x': expected a 2-D array, got shape \\(24,\\)"):
-        classify("x", UsmArray(queue, base, (24,), None))
+    assert classify("x", UsmArray(queue, base, (24,), None)) == classify("x", base.ravel())
+    assert classify("x", UsmArray(queue, base, (2, 2, 6), (12, 6, 1))).rank == 3
+    with pytest.raises(xetile.LaunchError, match="argument 'x': a 1-D array needs unit stride; got stride 4 bytes"):
+        classify("x", UsmArray(queue, base, (12,), (2,)))
+    with pytest.raises(xetile.LaunchError, match="argument 'x': expected an array of rank >= 1, got a 0-d array"):
+        classify("x", UsmArray(queue, base, (), None))
     with pytest.raises(xetile.LaunchError, match="argument 'x': dtype float64 is not supported"):
         classify("x", UsmArray(queue, np.zeros((2, 2)), (2, 2), None))
-    with pytest.raises(xetile.LaunchError, match="unit stride along one dimension"):
+    with pytest.raises(xetile.LaunchError, match="unit stride along one of its last two dims"):
         classify("x", UsmArray(queue, base, (2, 2), (2, 2)))
 
 

@@ -22,6 +22,7 @@ cannot overflow i32 (block sizes are far below 2**30).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ from ..ir.types import ScalarType, SlmMemRefType
 from ..ir.elementwise import ATOMIC_KINDS, BINARY, REDUCE_KINDS
 from . import xe_builtins as X
 from .targets import MAX_VECTOR_COMPONENTS, Target
-from .to_llvm import (I32, I64, LLVMLowering, MemRef, from_storage, literal, llvm_type, splat,
+from .to_llvm import (I32, I64, LLVMLowering, MemRef, NdMemRef, from_storage, literal, llvm_type, splat,
                       to_storage)
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
@@ -123,6 +124,25 @@ class XeGPULowering(LLVMLowering):
     def lower_MemRefTransposeOp(self, op):
         m = self.values[op.operands[0]]
         return MemRef(m.pointer, m.dtype, m.cols, m.rows, m.col_stride, m.row_stride)
+
+    def lower_MemRefSubviewOp(self, op):
+        """The slice's matrix: the pointer moved along the leading dims; no rows when an offset lies outside them."""
+        m: NdMemRef = self.values[op.operands[0]]
+        b = self.builder
+        if len(m.sizes) == 1:  # one row
+            return MemRef(m.pointer, m.dtype, ir.Constant(I64, 1), m.sizes[0], m.sizes[0], m.strides[0])
+        offsets = [self.values[v] for v in op.operands[1:]]
+        inside = functools.reduce(b.and_, [b.icmp_unsigned("<", o, n) for o, n in zip(offsets, m.sizes)])  # o >= 0 too
+        start = b.select(inside, self.dot(offsets, m.strides), ir.Constant(I64, 0))
+        rows = b.select(inside, m.sizes[-2], ir.Constant(I64, 0))
+        return MemRef(b.gep(m.pointer, [start]), m.dtype, rows, m.sizes[-1], m.strides[-2], m.strides[-1])
+
+    def dot(self, xs, ys) -> ir.Value:
+        b = self.builder
+        total = ir.Constant(I64, 0)
+        for x, y in zip(xs, ys):
+            total = b.add(total, b.mul(x, y))
+        return total
 
     def lower_CreateNdDescOp(self, op):
         row, col = (self.values[v] for v in op.operands[1:])  # index: i64, kept whole (the index-width rule)

@@ -33,6 +33,13 @@ class Access:
                 and not self.arrays.isdisjoint(other.arrays))
 
 
+def array_argument(memref: Value) -> Value:
+    """The array a memref views: slices of one array (memref.subview, memref.transpose) may overlap."""
+    while isinstance(memref.owner, (G.MemRefSubviewOp, G.MemRefTransposeOp)):
+        memref = memref.owner.operands[0]
+    return memref
+
+
 class Barriers:
     def __init__(self, func: FuncOp):
         self.func = func
@@ -47,7 +54,7 @@ class Barriers:
                 found[tdesc] = found.get(tdesc, False) or effect.kind == WRITE
         out = []
         for tdesc, written in found.items():
-            arrays = frozenset(a for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
+            arrays = frozenset(array_argument(a) for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
             if arrays:
                 out.append(Access(tdesc, arrays, written))
         return out

@@ -40,13 +40,14 @@ def _describe(x) -> str:
     return str(x.type) if isinstance(x, Value) else f"{type(x).__name__} {x!r}"
 
 
-def _static_shape(sem, shape, op: str) -> tuple[int, ...]:
+def _static_shape(sem, shape, op: str, ranks=(2,)) -> tuple[int, ...]:
     shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in shape):
         raise sem.error(f"{op}: shape {list(map(_describe, shape))} must be compile-time ints "
                         "(constexpr) [tile shape is static]")
-    if len(shape) != 2:
-        raise sem.error(f"{op}: shape {list(shape)} must be 2-D [XeTile tiles and vectors are 2-D]")
+    if len(shape) not in ranks:
+        dims = " or ".join(f"{r}-D" for r in ranks)
+        raise sem.error(f"{op}: shape {list(shape)} must be {dims} [XeTile tiles and vectors are {dims}]")
     if not all(n > 0 for n in shape):
         raise sem.error(f"{op}: shape {list(shape)} must be positive")
     return shape
@@ -56,9 +57,10 @@ def _dims(dims) -> tuple[int, ...]:
     return tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
 
 
-def _offsets(sem, offsets, op: str):
-    if not isinstance(offsets, (list, tuple)) or len(offsets) != 2:
-        raise sem.error(f"{op}: offsets must be a list of two integers [tile offsets are 2-D indices]")
+def _offsets(sem, offsets, op: str, count: int = 2):
+    if not isinstance(offsets, (list, tuple)) or len(offsets) != count:
+        raise sem.error(f"{op}: offsets must be a list of {count} integers, one per dimension "
+                        "[one tile offset per dimension]")
     return [sem.index(o) for o in offsets]
 
 
@@ -85,16 +87,21 @@ def cdiv(a, b):
 
 @builtin
 def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None) -> Value:
-    """A `shape` tile of the 2-D `array` at `offsets`. order=[0, 1] views a column-major array (RFC App. 1)."""
+    """A `shape` tile (1-D or 2-D, over the array's last dims) of `array` at `offsets`, one per array dim: the
+    leading ones select a slice (a batch, a head), which the tile never reads past. order=[0, 1] views a
+    column-major array (RFC App. 1)."""
     sem = current()
     if not isinstance(array, Value) or not isinstance(array.type, MemRefType):
-        raise sem.error(f"init_tile: base must be a 2-D array argument of the kernel, got {_describe(array)}")
-    shape = _static_shape(sem, shape, "init_tile")
+        raise sem.error(f"init_tile: base must be an array argument of the kernel, got {_describe(array)}")
+    shape = _static_shape(sem, shape, "init_tile", (1, 2))
+    if len(shape) > array.type.rank:
+        raise sem.error(f"init_tile: a {len(shape)}-D tile of a {array.type.rank}-D array [a tile spans at most the "
+                        "array's dims]")
     order = array.type.order if order is None else tuple(order)
     if layout is not None and not isinstance(layout, Layout):
         raise sem.error(f"init_tile: layout must be an xetile.Layout, got {_describe(layout)}")
     tile_type = TileType(shape, array.type.dtype, order, layout)
-    op = sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile"), tile_type)
+    op = sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile", array.type.rank), tile_type)
     if layout is not None and layout.sg_data is not None:
         X.check_inst_divides(op, layout)
     return op.result
@@ -131,7 +138,8 @@ def update_tile_offset(tile, offsets) -> Value:
     """The tile moved by `offsets` elements (relative)."""
     sem = current()
     tile = _tile(sem, tile, "update_tile_offset")
-    return sem.create(X.UpdateTileOffsetOp, tile, _offsets(sem, offsets, "update_tile_offset")).result
+    count = len(tile.type.shape)
+    return sem.create(X.UpdateTileOffsetOp, tile, _offsets(sem, offsets, "update_tile_offset", count)).result
 
 
 @builtin

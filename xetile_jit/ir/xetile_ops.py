@@ -21,11 +21,22 @@ from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
 
 
+def array_slice(base: np.ndarray, offsets, rank: int) -> np.ndarray:
+    """The `rank`-D part of `base` (a view) at `offsets` along its leading dims, a 1-D base as one row for rank 2;
+    empty when an offset lies outside the leading dims (auto-padding per slice)."""
+    if base.ndim < rank:
+        return base[None, :]
+    at = tuple(int(o) for o in offsets)
+    if all(0 <= o < n for o, n in zip(at, base.shape)):
+        return base[at]
+    return np.empty((0,) * rank, base.dtype)
+
+
 @dataclass
 class TileRef:
-    base: np.ndarray
-    offsets: tuple[int, int]
-    shape: tuple[int, int]
+    base: np.ndarray  # the slice of the array the tile reads: as many dims as the tile
+    offsets: tuple[int, ...]
+    shape: tuple[int, ...]
 
     def window(self):
         """(slices into base, slices into the tile) of the in-bounds part, or None if there is none."""
@@ -112,9 +123,15 @@ def check_2d(op: Operation, t, what: str) -> None:
         raise op.error(f"{what} must be 2-D, got {t}", "XeTile tiles and vectors are 2-D")
 
 
-def check_offsets(op: Operation, offsets) -> None:
-    if len(offsets) != 2 or not all(isinstance(v.type, IndexType) for v in offsets):
-        raise op.error("takes two index offsets, one per dimension", "tile offsets are 2-D indices")
+def check_offsets(op: Operation, offsets, count: int = 2) -> None:
+    if len(offsets) != count or not all(isinstance(v.type, IndexType) for v in offsets):
+        raise op.error(f"takes {count} index offsets, one per dimension, got {len(offsets)}",
+                       "one tile offset per dimension")
+
+
+def check_rank(op: Operation, t, what: str) -> None:
+    if len(t.shape) not in (1, 2):
+        raise op.error(f"{what} must be 1-D or 2-D, got {t}", "XeTile tiles are 1-D or 2-D")
 
 
 class InitTileOp(Operation):
@@ -128,9 +145,12 @@ class InitTileOp(Operation):
         base, *offsets = self.operands
         tile = self.result.type
         if not isinstance(base.type, MemRefType):
-            raise self.error(f"base must be a 2-D array argument, got {base.type}", "init_tile takes a 2-D base matrix")
-        check_offsets(self, offsets)
-        check_2d(self, tile, "tile")
+            raise self.error(f"base must be an array argument, got {base.type}", "init_tile takes a base array")
+        check_offsets(self, offsets, base.type.rank)
+        check_rank(self, tile, "tile")
+        if len(tile.shape) > 1 and base.type.rank == 1 and tile.shape[0] != 1:
+            raise self.error(f"a 2-D tile {format_list(tile.shape)} of a 1-D array must have one row",
+                             "a 1-D array is one row")
         if not all(isinstance(n, int) and n > 0 for n in tile.shape):
             raise self.error(f"tile shape {format_list(tile.shape)} must be positive compile-time ints",
                              "tile shape is static")
@@ -147,8 +167,13 @@ class InitTileOp(Operation):
         base, *offsets = self.operands
         return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {self.result.type}"
 
-    def interpret(self, interp, base, row, col):
-        return TileRef(base, (int(row), int(col)), self.result.type.shape)
+    def interpret(self, interp, base, *offsets):
+        shape = self.result.type.shape
+        offsets = tuple(int(o) for o in offsets)
+        if base.ndim < len(shape):  # a 1-D array as one row
+            offsets = (0, *offsets)
+        lead = len(offsets) - len(shape)
+        return TileRef(array_slice(base, offsets[:lead], len(shape)), offsets[lead:], shape)
 
 
 class LoadTileOp(Operation):
@@ -218,14 +243,15 @@ class UpdateTileOffsetOp(Operation):
         tile, *offsets = self.operands
         if not isinstance(tile.type, TileType):
             raise self.error(f"operand must be a tile, got {tile.type}", "update_tile_offset moves a tile")
-        check_offsets(self, offsets)
+        check_offsets(self, offsets, len(tile.type.shape))
 
     def format(self, p) -> str:
         tile, *offsets = self.operands
         return f" {p.name(tile)}, [{', '.join(p.name(v) for v in offsets)}] : {tile.type}"
 
-    def interpret(self, interp, tile: TileRef, d0, d1):
-        return TileRef(tile.base, (tile.offsets[0] + int(d0), tile.offsets[1] + int(d1)), tile.shape)
+    def interpret(self, interp, tile: TileRef, *deltas):
+        """Moves the tile inside its slice: one offset per tile dim."""
+        return TileRef(tile.base, tuple(o + int(d) for o, d in zip(tile.offsets, deltas)), tile.shape)
 
 
 class PrefetchTileOp(Operation):
