@@ -394,7 +394,7 @@ def test_reduce_dims(rng, dims):
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     msg = expect_error(k_reduce, (x, out), dict(KIND="add", DIMS=dims), "[tile_reduce dims]",
                        "r = xetile.tile_reduce(KIND, v, DIMS)")
-    assert f"xetile.tile_reduce: reduction dims {dims} must be distinct dims of a 2-D vector" in msg
+    assert f"xetile.tile_reduce: reduction dims {dims} must be distinct dims of the 2-D vector" in msg
 
 
 @xetile.kernel
@@ -428,7 +428,7 @@ def test_broadcast_dims(rng, dims):
     x, out = rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
     msg = expect_error(k_broadcast, (x, out), dict(SRC=[8, 1], DIMS=dims), "[tile_broadcast dims]",
                        "wide = xetile.tile_broadcast(v, DIMS, [8, 16])")
-    assert f"xetile.tile_broadcast: broadcast dims {dims} must be dims of a 2-D vector" in msg
+    assert f"xetile.tile_broadcast: broadcast dims {dims} must be dims of the 2-D vector" in msg
 
 
 # ---- atomic_rmw_tile ------------------------------------------------------------------------------------

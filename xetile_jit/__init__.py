@@ -5,11 +5,11 @@ expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, LaunchError
 from .frontend.autotune import Config, autotune
-from .frontend.dsl import (abs, atomic_rmw_tile, cast, cdiv, ceil, constexpr, cos, cumsum, device_assert, device_print,
-                           erf, exp, exp2, floor, fma, full, init_tile, iota, load_tile, log, log2, maximum, minimum,
-                           num_programs, prefetch_tile, program_id, rsqrt, sigmoid, sin, sqrt, static_assert,
-                           static_range, store_tile, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
-                           tile_transpose, update_tile_offset, where, zeros)
+from .frontend.dsl import (abs, arange, atomic_rmw_tile, broadcast_to, cast, cdiv, ceil, constexpr, cos, cumsum,
+                           device_assert, device_print, erf, exp, exp2, expand_dims, floor, fma, full, init_tile, iota,
+                           load_tile, log, log2, maximum, minimum, num_programs, prefetch_tile, program_id, reshape,
+                           rsqrt, sigmoid, sin, sqrt, static_assert, static_range, store_tile, tanh, tile_broadcast,
+                           tile_mma, tile_reduce, tile_scan, tile_transpose, update_tile_offset, where, zeros)
 from .frontend.jit import CompiledKernel, Kernel, kernel
 from .frontend.layout_space import layouts
 from .frontend.random import rand, randint, randn
@@ -31,5 +31,5 @@ __all__ = [
     "atomic_rmw_tile", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
     "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "static_assert", "device_assert",
     "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",
-    "int8", "uint8", "int16", "int32", "int64", "bool_", "bool",
+    "int8", "uint8", "int16", "int32", "int64", "bool_", "bool", "arange", "reshape", "expand_dims", "broadcast_to",
 ]

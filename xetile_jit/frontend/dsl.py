@@ -3,10 +3,12 @@ through the active `Semantic`; the op classes in `ir/` hold the rules and the se
 from __future__ import annotations
 
 import functools
+import math
 
 from ..ir import core_ops as C
 from ..ir import debug_ops as D
 from ..ir import xetile_ops as X
+from ..ir.shape_ops import ShapeCastOp
 from ..ir.attrs import Layout
 from ..ir.core import Value
 from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, bool_, float32
@@ -30,9 +32,9 @@ def _tile(sem, t, op: str) -> Value:
     return t
 
 
-def _vector(sem, v, op: str) -> Value:
+def _vector(sem, v, op: str, what: str = "a 2-D vector") -> Value:
     if not isinstance(v, Value) or not isinstance(v.type, VectorType):
-        raise sem.error(f"{op}: expected a 2-D vector, got {_describe(v)}")
+        raise sem.error(f"{op}: expected {what}, got {_describe(v)}")
     return v
 
 
@@ -209,8 +211,61 @@ def iota(shape, dim) -> Value:
 def tile_broadcast(v, dims, shape) -> Value:
     """Repeats the size-1 `dims` of `v` to `shape`."""
     sem = current()
-    v = _vector(sem, v, "tile_broadcast")
-    return sem.create(X.TileBroadcastOp, v, _dims(dims), _static_shape(sem, shape, "tile_broadcast")).result
+    v = _vector(sem, v, "tile_broadcast", "a vector")
+    return sem.create(X.TileBroadcastOp, v, _dims(dims), _static_shape(sem, shape, "tile_broadcast", (1, 2))).result
+
+
+@builtin
+def arange(start, end) -> Value:
+    """The 1-D int32 vector start, start + 1, ..., end - 1 (`iota` gives each element's index along a dim)."""
+    sem = current()
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (start, end)):
+        raise sem.error(f"arange: start and end must be compile-time ints (constexpr), got {_describe(start)} and "
+                        f"{_describe(end)} [vector shape is static]")
+    if end <= start:
+        raise sem.error(f"arange: end {end} must exceed start {start}")
+    return sem.create(C.IotaOp, sem.index(start), 0, (end - start,)).result
+
+
+@builtin
+def reshape(v, shape) -> Value:
+    """`v`'s elements, in row-major order, as a 1-D or 2-D vector of `shape` (vector.shape_cast)."""
+    sem = current()
+    v = _vector(sem, v, "reshape", "a vector")
+    shape = _static_shape(sem, shape, "reshape", (1, 2))
+    if math.prod(shape) != math.prod(v.type.shape):
+        raise sem.error(f"reshape: {v.type} has {math.prod(v.type.shape)} elements, shape {list(shape)} "
+                        f"{math.prod(shape)} [vector.shape_cast keeps the element count]")
+    return v if shape == v.type.shape else sem.create(ShapeCastOp, v, shape).result
+
+
+@builtin
+def expand_dims(v, axis: int) -> Value:
+    """The 1-D vector `v` as a 2-D one with a unit dim at `axis` (0: one row, 1 or -1: one column)."""
+    sem = current()
+    v = _vector(sem, v, "expand_dims", "a 1-D vector")
+    if len(v.type.shape) != 1 or axis not in (0, 1, -1, -2):
+        raise sem.error(f"expand_dims: axis {axis} of {v.type}: takes a 1-D vector and axis 0 or 1 "
+                        "[XeTile tiles and vectors are 1-D or 2-D]")
+    n = v.type.shape[0]
+    return reshape(v, (1, n) if axis in (0, -2) else (n, 1))
+
+
+@builtin
+def broadcast_to(v, shape) -> Value:
+    """`v` repeated to `shape` as numpy broadcasts: a missing leading dim and the size-1 dims repeat (a scalar
+    fills the vector); tile_broadcast after a shape_cast."""
+    sem = current()
+    shape = _static_shape(sem, shape, "broadcast_to", (1, 2))
+    if is_py_scalar(v) or (isinstance(v, Value) and isinstance(v.type, ScalarType)):
+        return full(shape, v, v.type.dtype if isinstance(v, Value) else float32)
+    v = _vector(sem, v, "broadcast_to", "a vector")
+    src = v.type.shape
+    padded = (1,) * (len(shape) - len(src)) + src
+    if len(src) > len(shape) or any(s not in (1, d) for s, d in zip(padded, shape)):
+        raise sem.error(f"broadcast_to: cannot broadcast {v.type} to {list(shape)} [numpy broadcasting: dims "
+                        "equal or 1]")
+    return sem.broadcast_to(reshape(v, padded), shape)
 
 
 @builtin
@@ -230,7 +285,7 @@ def _check_dtype(sem, dtype, op: str) -> DType:
 @builtin
 def full(shape, value, dtype: DType = float32) -> Value:
     sem = current()
-    shape = _static_shape(sem, shape, "full")
+    shape = _static_shape(sem, shape, "full", (1, 2))
     dtype = _check_dtype(sem, dtype, "full")
     if isinstance(value, Value):
         return sem.splat(sem.cast(value, dtype), shape)
@@ -359,6 +414,8 @@ def value_attribute(v: Value, name: str):
         return v.type.dtype
     if name == "to":
         return builtin(functools.partial(cast, v))
+    if name == "reshape" and isinstance(v.type, VectorType):
+        return builtin(functools.partial(reshape, v))
     if name == "T" and isinstance(v.type, VectorType):
         return tile_transpose(v)
     raise current().error(f"{_describe(v)} has no attribute '{name}'")

@@ -268,8 +268,10 @@ class IotaOp(Operation):
     def verify(self):
         if not isinstance(self.operands[0].type, IndexType):
             raise self.error(f"offset must be an index, got {self.operands[0].type}", "vector.iota operands")
-        if len(self.result.type.shape) != 2 or self.dim not in (0, 1):
-            raise self.error(f"dim {self.dim} must be a dim of the 2-D result {self.result.type}", "vector.iota dim")
+        rank = len(self.result.type.shape)
+        if rank not in (1, 2) or not 0 <= self.dim < rank:
+            raise self.error(f"dim {self.dim} must be a dim of the 1-D or 2-D result {self.result.type}",
+                             "vector.iota dim")
 
     def format(self, p) -> str:
         return f" {p.name(self.operands[0])} [{self.dim}]{p.attr_dict(self)} : {self.result.type}"

@@ -377,14 +377,14 @@ class TileReduceOp(Operation):
 
     def verify(self):
         t = self.operands[0].type
-        check_2d(self, t, "operand")
+        check_rank(self, t, "operand")
         if self.kind not in REDUCE_KINDS:
             raise self.error(f"unknown kind '{self.kind}'; kinds are {', '.join(REDUCE_KINDS)}", "tile_reduce kinds")
         if t.dtype.kind not in REDUCE_KINDS[self.kind]:
             raise self.error(f"kind '{self.kind}' does not apply to {t.dtype}", "tile_reduce kinds per element type")
-        if not self.dims or len(set(self.dims)) != len(self.dims) or not set(self.dims) <= {0, 1}:
-            raise self.error(f"reduction dims {format_list(self.dims)} must be distinct dims of a 2-D vector",
-                             "tile_reduce dims")
+        if not self.dims or len(set(self.dims)) != len(self.dims) or not set(self.dims) <= set(range(len(t.shape))):
+            raise self.error(f"reduction dims {format_list(self.dims)} must be distinct dims of the {len(t.shape)}-D "
+                             "vector", "tile_reduce dims")
 
     @property
     def rfc_kind(self) -> str:
@@ -414,10 +414,11 @@ class TileBroadcastOp(Operation):
 
     def verify(self):
         src, dst = self.operands[0].type, self.result.type
-        check_2d(self, src, "operand")
-        check_2d(self, dst, "result")
-        if not self.dims or not set(self.dims) <= {0, 1}:
-            raise self.error(f"broadcast dims {format_list(self.dims)} must be dims of a 2-D vector",
+        check_rank(self, dst, "result")
+        if len(src.shape) != len(dst.shape):
+            raise self.error(f"operand {src} and result {dst} differ in rank", "tile_broadcast keeps the rank")
+        if not self.dims or not set(self.dims) <= set(range(len(dst.shape))):
+            raise self.error(f"broadcast dims {format_list(self.dims)} must be dims of the {len(dst.shape)}-D vector",
                              "tile_broadcast dims")
         for i, (s, d) in enumerate(zip(src.shape, dst.shape)):
             if i in self.dims and s != 1:
