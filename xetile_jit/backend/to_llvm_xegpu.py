@@ -137,6 +137,10 @@ class XeGPULowering(LLVMLowering):
         rows = b.select(inside, m.sizes[-2], ir.Constant(I64, 0))
         return MemRef(b.gep(m.pointer, [start]), m.dtype, rows, m.sizes[-1], m.strides[-2], m.strides[-1])
 
+    def lower_MemRefReinterpretCastOp(self, op):
+        m = self.values[op.operands[0]]
+        return MemRef(m.pointer, m.dtype, *(self.values[v] for v in op.operands[1:]))
+
     def dot(self, xs, ys) -> ir.Value:
         b = self.builder
         total = ir.Constant(I64, 0)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
-from ..ir.analysis import sources
+from ..ir.analysis import sources, viewed_array
 from ..ir.core import Block, FuncOp, Value, walk
 from ..ir.effects import SLM, WRITE, memory_accesses, synchronizes
 from ..ir.types import SlmMemRefType
@@ -33,13 +33,6 @@ class Access:
                 and not self.arrays.isdisjoint(other.arrays))
 
 
-def array_argument(memref: Value) -> Value:
-    """The array a memref views: slices of one array (memref.subview, memref.transpose) may overlap."""
-    while isinstance(memref.owner, (G.MemRefSubviewOp, G.MemRefTransposeOp)):
-        memref = memref.owner.operands[0]
-    return memref
-
-
 class Barriers:
     def __init__(self, func: FuncOp):
         self.func = func
@@ -54,7 +47,7 @@ class Barriers:
                 found[tdesc] = found.get(tdesc, False) or effect.kind == WRITE
         out = []
         for tdesc, written in found.items():
-            arrays = frozenset(array_argument(a) for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
+            arrays = frozenset(viewed_array(a) for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
             if arrays:
                 out.append(Access(tdesc, arrays, written))
         return out

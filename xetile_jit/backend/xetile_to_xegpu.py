@@ -42,7 +42,7 @@ class XeTileToXeGPU(Conversion):
     def row_major_base(self, base: Value) -> Value:
         if base.type.order != COL_MAJOR:
             return base
-        if isinstance(base.owner, G.MemRefSubviewOp):  # a slice: transposed where it is taken
+        if base not in self.new.args:  # a view (subview, reinterpret_cast): transposed where it is taken
             return self.emit(G.MemRefTransposeOp, base).result
         if base not in self.physical:  # defined first in the kernel, so it dominates every use
             op = G.MemRefTransposeOp(base, loc=self.new.loc)

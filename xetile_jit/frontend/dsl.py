@@ -8,10 +8,11 @@ import math
 from ..ir import core_ops as C
 from ..ir import debug_ops as D
 from ..ir import xetile_ops as X
-from ..ir.shape_ops import ShapeCastOp
+from ..ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
 from ..ir.attrs import Layout
 from ..ir.core import Value
-from ..ir.types import DType, MemRefType, ScalarType, TileType, VectorType, bool_, float32
+from ..ir.types import (COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, TileType, VectorType, bool_,
+                        float32)
 from . import indexed
 from .semantic import current, is_py_scalar
 
@@ -88,13 +89,17 @@ def cdiv(a, b):
 
 
 @builtin
-def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None) -> Value:
+def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None, base_shape=None,
+              base_strides=None) -> Value:
     """A `shape` tile (1-D or 2-D, over the array's last dims) of `array` at `offsets`, one per array dim: the
     leading ones select a slice (a batch, a head), which the tile never reads past. order=[0, 1] views a
-    column-major array (RFC App. 1)."""
+    column-major array (RFC App. 1). With `base_shape` and `base_strides` (in elements; one of them the
+    compile-time 1) the tile reads the array's memory as a matrix of that shape (the RFC's dynamic-shape form)."""
     sem = current()
     if not isinstance(array, Value) or not isinstance(array.type, MemRefType):
         raise sem.error(f"init_tile: base must be an array argument of the kernel, got {_describe(array)}")
+    if base_shape is not None or base_strides is not None:
+        array = _reinterpret(sem, array, base_shape, base_strides)
     shape = _static_shape(sem, shape, "init_tile", (1, 2))
     if len(shape) > array.type.rank:
         raise sem.error(f"init_tile: a {len(shape)}-D tile of a {array.type.rank}-D array [a tile spans at most the "
@@ -107,6 +112,23 @@ def init_tile(array, offsets, shape, *, order=None, layout: Layout | None = None
     if layout is not None and layout.sg_data is not None:
         X.check_inst_divides(op, layout)
     return op.result
+
+
+def _reinterpret(sem, array: Value, base_shape, base_strides) -> Value:
+    """`array`'s memory as the matrix of `base_shape` and `base_strides` (memref.reinterpret_cast)."""
+    pairs = [x for x in (base_shape, base_strides) if isinstance(x, (list, tuple)) and len(x) == 2]
+    if len(pairs) != 2:
+        raise sem.error("init_tile: base_shape and base_strides go together, two entries each [the dynamic-shape "
+                        "init_tile views a 2-D matrix]")
+    if base_strides[1] == 1 and not isinstance(base_strides[1], Value):
+        order = ROW_MAJOR
+    elif base_strides[0] == 1 and not isinstance(base_strides[0], Value):
+        order = COL_MAJOR
+    else:
+        raise sem.error(f"init_tile: base_strides {list(map(_describe, base_strides))} need a compile-time 1 "
+                        "[the innermost stride of the base matrix is 1]")
+    sizes = [sem.index(n) for n in (*base_shape, *base_strides)]
+    return sem.create(MemRefReinterpretCastOp, array, sizes[:2], sizes[2:], order).result
 
 
 @builtin

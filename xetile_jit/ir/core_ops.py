@@ -10,6 +10,7 @@ from . import numeric
 from .core import Block, Operation, Region, Value
 from .debug_ops import DevicePrintOp
 from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
+from .shape_ops import MemRefReinterpretCastOp
 from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, TERNARY, UNARY
 from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
@@ -512,4 +513,4 @@ class InsertStridedSliceOp(Operation):
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
 SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IotaOp,
               IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp,
-              DevicePrintOp)
+              DevicePrintOp, MemRefReinterpretCastOp)

@@ -100,7 +100,8 @@ COL_MAJOR = (0, 1)
 
 @dataclass(frozen=True)
 class TileType(Type):
-    """A 1-D or 2-D block of a base array (over its last dims). `order` lists dims fastest-changing first (RFC: order attribute)."""
+    """A 1-D or 2-D block of a base array (over its last dims). `order` lists dims fastest-changing first (RFC:
+    order attribute)."""
 
     shape: tuple[int, ...]
     dtype: DType

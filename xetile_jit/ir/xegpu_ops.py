@@ -38,6 +38,7 @@ class MemRefTransposeOp(Operation):
 
     name = "memref.transpose"
     effects = ()
+    views = True  # analysis.viewed_array
 
     def __init__(self, base: Value, loc=None):
         super().__init__([base], [dataclasses.replace(base.type, order=ROW_MAJOR)], loc=loc)
@@ -60,6 +61,7 @@ class MemRefSubviewOp(Operation):
 
     name = "memref.subview"
     effects = ()
+    views = True  # analysis.viewed_array
 
     def __init__(self, base: Value, offsets, loc=None):
         super().__init__([base, *offsets], [dataclasses.replace(base.type, rank=2)], loc=loc)

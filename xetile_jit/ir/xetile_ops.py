@@ -13,7 +13,7 @@ import numpy as np
 from . import numeric
 from .attrs import Layout, format_list
 from .core import Operation, Value, walk
-from .analysis import sources
+from .analysis import sources, viewed_array
 from .elementwise import ATOMIC_DTYPES, ATOMIC_KINDS, REDUCE_KINDS
 from .effects import GLOBAL, PREFETCH, SLM, WRITE, Effect, memory_accesses, reads, writes
 from .types import ROW_MAJOR, DType, IndexType, MemRefType, TileType, VectorType, dtype_of_numpy, float32, int32
@@ -517,7 +517,7 @@ def written_arrays(func) -> set:
     for op in walk(func.body):
         for effect, tile in memory_accesses(op):
             if effect.kind == WRITE and effect.memory != SLM:
-                written |= bases.get(tile, frozenset())
+                written |= {viewed_array(base) for base in bases.get(tile, frozenset())}
     return written
 
 

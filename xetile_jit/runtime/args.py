@@ -3,7 +3,8 @@
 Arrays have any rank >= 1. The last two dims have unit stride along one of them: row-major (stride 1 along the
 last dim) or column-major views such as `bt.T` (stride 1 along the one before), which `order=[0, 1]` tiles read
 (RFC Appendix 1); a 1-D array has unit stride and is one row. A row pitch larger than the width is fine, and the
-leading dims (a batch, a head) may have any strides: a tile reads one slice along them. Python ints are i32 (i64 when they do not fit), floats f32, bools i1.
+leading dims (a batch, a head) may have any strides: a tile reads one slice along them. Python ints are i32 (i64
+when they do not fit), floats f32, bools i1.
 
 Array arguments (docs/DESIGN.md §1) are numpy arrays, USM arrays (objects with `__sycl_usm_array_interface__`, such as
 dpnp arrays: dtype from its typestr, memory order from its strides, which are in elements and None when

@@ -2,8 +2,9 @@
 
 Kernel ABI of an array argument (`ArrayArg`): a global pointer to element [0, ..., 0] followed by its shape and
 then its strides, one i64 per dim each, strides in elements. For a 2-D array these are `rows`, `cols`, `row_stride`
-and `col_stride`: element [i, j] is at `pointer[i * row_stride + j * col_stride]`: a row-major array has col_stride 1, a column-major view such as
-`bt.T` row_stride 1, and a pitched view such as `big[:, 3:40]` keeps its parent's row pitch.
+and `col_stride`: element [i, j] is at `pointer[i * row_stride + j * col_stride]`: a row-major array has
+col_stride 1, a column-major view such as `bt.T` row_stride 1, and a pitched view such as `big[:, 3:40]` keeps its
+parent's row pitch.
 
 - numpy arrays (and DLPack producers on the host, imported with `np.from_dlpack`) are copied into new USM
   device memory: the minimal buffer covering the elements, from element [0, 0] to the last one, so the element
