@@ -56,8 +56,9 @@ class MemRefTransposeOp(Operation):
 
 class MemRefSubviewOp(Operation):
     """memref.subview, rank-reducing: the 2-D matrix of an array at fixed offsets along its leading dims (a batch,
-    a head), or a 1-D array as one row. Offsets outside the leading dims give an empty matrix, so a tile there
-    reads only padding and writes nothing (auto-padding per slice: a tile never reads across a batch boundary)."""
+    a head), or a 1-D array as one row (printed with its one offset, size and stride; MLIR spells that
+    memref.expand_shape). Offsets outside the leading dims give an empty matrix, so a tile there reads only padding
+    and writes nothing (auto-padding per slice: a tile never reads across a batch boundary)."""
 
     name = "memref.subview"
     effects = ()
@@ -76,8 +77,13 @@ class MemRefSubviewOp(Operation):
                              f"{len(offsets)}", "memref.subview fixes the leading dims")
 
     def format(self, p) -> str:
+        """MLIR's offsets, sizes and strides: the leading dims fixed (size 1), the last two whole."""
         base, *offsets = self.operands
-        return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} to {self.result.type}"
+        kept = min(2, base.type.rank)
+        offsets = [p.name(v) for v in offsets] + ["0"] * kept
+        sizes, strides = ["1"] * (base.type.rank - kept) + ["?"] * kept, ["1"] * base.type.rank
+        return (f" {p.name(base)}[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join(strides)}] : {base.type} "
+                f"to {self.result.type}")
 
     def interpret(self, interp, base, *offsets):
         return array_slice(base, offsets, 2)
