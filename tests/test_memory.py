@@ -18,7 +18,7 @@ import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
-from xetile_jit.runtime.args import (BASE_RULE, PITCH_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify,
+from xetile_jit.runtime.args import (BASE_RULE, PITCH_RULE, SLICE_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify,
                                      runtime_value)
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 
@@ -277,6 +277,18 @@ def test_dlpack_device_types(monkeypatch):
 
 
 # ---- 2D block message surfaces ----------------------------------------------------------------------------------
+
+def test_block_io_rules_of_any_rank():
+    """Each slice along the leading dims starts 64-byte aligned (its matrix is a surface of its own); a 1-D array
+    is one row."""
+    assert classify("a", np.zeros((3, 16, 32), np.float32)).block_io
+    assert classify("a", np.zeros((3, 4, 16, 32), np.float32)[:, ::2]).block_io                 # skips slices
+    assert classify("a", np.zeros((3, 9, 20), np.float32)).block_io_rule == SLICE_RULE           # 720-byte slices
+    assert classify("a", np.zeros((16, 3, 24), np.float32).transpose(1, 0, 2)).block_io_rule == SLICE_RULE  # 96 B
+    assert classify("a", np.zeros(32, np.float16)).block_io and classify("a", np.zeros(32, np.float16)).rank == 1
+    assert classify("a", np.zeros(17, np.float16)).block_io_rule == WIDTH_RULE                  # 34 bytes wide
+    assert classify("t", np.zeros((2, 32, 16), np.float32).transpose(0, 2, 1)).order == COL_MAJOR
+
 
 def test_block_io_surface_rules(queue):
     """Reference note "Restrictions": a 64-byte aligned base, a pitch of 16-byte units, 64 bytes to 2^24 wide.

@@ -31,12 +31,15 @@ def slice_copy(x, y, BATCH_OFFSET: constexpr):
     xetile.store_tile(xetile.init_tile(y, [z, 0, 0], [16, 16]), v)
 
 
-def test_leading_offsets_select_a_slice_and_pad_per_slice(rng):
-    x = rand(rng, (3, 12, 20), np.float32)
+@pytest.mark.parametrize("rows", [12, 9], ids=["block-io", "unaligned-slices"])
+def test_leading_offsets_select_a_slice_and_pad_per_slice(rng, rows):
+    """12 rows of 80 bytes: every slice starts 64-byte aligned, 2D block messages read it; 9 rows: they do not
+    (SLICE_RULE), so the loads go element by element."""
+    x = rand(rng, (3, rows, 20), np.float32)
     y = np.zeros((3, 16, 16), np.float32)
     slice_copy[(3,)](x, y, BATCH_OFFSET=0)
     expected = np.full((3, 16, 16), -1.0, np.float32)
-    expected[:, :8, :12] = x[:, 4:, 8:]  # the rest is padding: never the next batch's rows
+    expected[:, :rows - 4, :12] = x[:, 4:, 8:]  # the rest is padding: never the next batch's rows
     assert_close(y, expected)
 
 
