@@ -407,10 +407,12 @@ def device_assert(cond, msg: str = "") -> None:
 @builtin
 def device_print(prefix: str, *values) -> None:
     """Prints `pid (x, y, z) prefix v1 v2 ...` once per workgroup, or with a vector among the values one line per
-    element, `pid (x, y, z) idx (i, j) prefix ...` (ir/debug_ops.py)."""
+    element, `pid (x, y, z) idx (i, j) prefix ...` (ir/debug_ops.py); a 1-D vector prints as its one row, (0, j)."""
     sem = current()
     prefix = _message(sem, prefix, "device_print")
     values = [sem.to_value(v) for v in values]
+    values = [reshape(v, (1, *v.type.shape)) if isinstance(v.type, VectorType) and len(v.type.shape) == 1 else v
+              for v in values]
     vectors = [v for v in values if isinstance(v.type, VectorType)]
     if len(vectors) > 1:
         raise sem.error(f"device_print: prints at most one vector, got {len(vectors)}")
