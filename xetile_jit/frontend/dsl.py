@@ -120,9 +120,10 @@ def _reinterpret(sem, array: Value, base_shape, base_strides) -> Value:
     if len(pairs) != 2:
         raise sem.error("init_tile: base_shape and base_strides go together, two entries each [the dynamic-shape "
                         "init_tile views a 2-D matrix]")
-    if base_strides[1] == 1 and not isinstance(base_strides[1], Value):
+    unit = [not isinstance(s, Value) and s == 1 for s in base_strides]
+    if unit[1]:
         order = ROW_MAJOR
-    elif base_strides[0] == 1 and not isinstance(base_strides[0], Value):
+    elif unit[0]:
         order = COL_MAJOR
     else:
         raise sem.error(f"init_tile: base_strides {list(map(_describe, base_strides))} need a compile-time 1 "

@@ -67,6 +67,11 @@ class MemRefSubviewOp(Operation):
     def __init__(self, base: Value, offsets, loc=None):
         super().__init__([base, *offsets], [dataclasses.replace(base.type, rank=2)], loc=loc)
 
+    @property
+    def may_be_empty(self) -> bool:
+        """analysis.may_be_empty: leading offsets may lie outside the array (a 1-D array's row is always there)."""
+        return self.operands[0].type.rank > 2
+
     def verify(self):
         base, *offsets = self.operands
         if not isinstance(base.type, MemRefType) or base.type.rank == 2:
