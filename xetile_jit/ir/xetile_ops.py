@@ -1,8 +1,10 @@
-"""XeTile ops (XeTile RFC, "XeTile Dialect" op table): workgroup-level tiles and 2-D vectors.
+"""XeTile ops (XeTile RFC, "XeTile Dialect" op table): workgroup-level tiles and vectors, 2-D (the RFC's) or 1-D
+(issue 13: a tile over an array's last dim).
 
-The numpy rule of each op works on whole tiles. A tile value in the interpreter is a `TileRef`: the base
-array (its logical 2-D view), the tile's offsets and shape. Out-of-bounds elements read as `padding` and
-are dropped on store: the RFC's hardware auto-padding, so kernels never check bounds.
+The numpy rule of each op works on whole tiles. A tile value in the interpreter is a `TileRef`: the slice of
+the base array the tile reads (its logical view, picked by the leading offsets of an array of higher rank), the
+tile's offsets in it and its shape. Out-of-bounds elements read as `padding` and are dropped on store: the RFC's
+hardware auto-padding, per slice, so kernels never check bounds.
 """
 from __future__ import annotations
 
