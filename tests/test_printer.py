@@ -1,6 +1,8 @@
 """Golden text of the printed XeTile IR (`kern.warmup(...).asm["xetile"]`), op by op, in the RFC syntax."""
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -686,3 +688,16 @@ def test_subview_and_reinterpret_cast_at_the_xegpu_level():
         f"to {matrix}",
         f"memref.subview %y[%27, 0, 0] [1, ?, ?] [1, 1, 1] : memref<?x?x?xf32, strided<[?, ?, 1]>> to {matrix}",
     ]
+
+
+def test_one_d_values_are_one_row_from_layout_propagation_on():
+    """xetile_rank2.py: 1-D tiles and vectors become 1xN, iota and reduction dims shift, N -> Nx1 is a transpose."""
+    func = shapes.warmup(*shapes_args(), target="numpy").func
+    lines = ir_lines(print_func(lower(func, "xetile-layouts")["xetile-layouts"]))
+    ops = [re.sub(r" \{wg_map = #xetile\.wg_map<[^>]*>\}", "", line) for line in lines]
+    for want in ["%5 = xetile.init_tile %w[%2] : memref<?xf32, strided<[1]>> -> !xetile.tile<1x8xf32, ",
+                 "%7 = vector.iota %2 [1] : vector<1x8xi32>",
+                 "%12 = xetile.tile_transpose %11 [1, 0] : vector<1x8xf32> into vector<8x1xf32>",
+                 "%13 = xetile.tile_broadcast %6 [0] : vector<1x8xf32> into vector<4x8xf32>"]:
+        assert any(op.startswith(want) for op in ops), want
+    assert not any("vector.shape_cast" in line or "vector<8xf32>" in line for line in lines)
