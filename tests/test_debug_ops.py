@@ -175,6 +175,21 @@ def test_device_print_at_every_level(capsys):
     assert "__spirv_ocl_printf" in text
 
 
+@xetile.kernel
+def print_1d(x):
+    xetile.device_print("v", xetile.load_tile(xetile.init_tile(x, [0], [8])))
+
+
+def test_device_print_of_a_1d_vector_at_every_level(capsys):
+    """A 1-D vector prints as its one row (the interpreter's and every level's lines)."""
+    x = np.arange(5, dtype=np.float32)
+    func = print_1d.warmup(x, target="numpy").func
+    expected = [f"pid (0, 0, 0) idx (0, {j}) v {float(j) if j < 5 else 0.0:.6f}" for j in range(8)]
+    for level in [func, *lower(func).values()]:
+        run_ir(level, (1, 1, 1), [x])
+        assert sorted(capsys.readouterr().out.splitlines()) == expected
+
+
 def test_device_print_takes_one_vector():
     with pytest.raises(xetile.CompilationError, match=r"device_print: prints at most one vector, got 2"):
         two_vectors.warmup(np.zeros((2, 3), np.float32), target="numpy")

@@ -18,7 +18,7 @@ import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
-from xetile_jit.runtime.args import (BASE_RULE, PITCH_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify,
+from xetile_jit.runtime.args import (BASE_RULE, PITCH_RULE, SLICE_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify,
                                      runtime_value)
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 
@@ -123,14 +123,17 @@ def test_overlapping_views_of_one_buffer(queue, program, rng):
 
 
 def test_array_abi(queue, rng):
-    """An array is a pointer to element [0, 0], then rows, cols, row_stride, col_stride as i64, in elements."""
+    """An array is a pointer to element [0, ..., 0], then its shape and its strides as i64, in elements: for 2-D
+    rows, cols, row_stride, col_stride."""
     big = rng.standard_normal((6, 40)).astype(np.float32)
     empty = np.zeros((0, 3), np.float32)
-    cases = [(big[:, 3:10], (6, 7, 40, 1)), (big[:4, :9].T, (9, 4, 1, 40)), (empty, (0, 3, 0, 0))]
+    cases = [(big[:, 3:10], (6, 7, 40, 1)), (big[:4, :9].T, (9, 4, 1, 40)), (empty, (0, 3, 0, 0)),
+             (big.reshape(3, 2, 40)[:, :, 1:4], (3, 2, 3, 80, 40, 1)), (big[2, 5:9], (4, 1))]
     for array, abi in cases:
         args, _ = prepare_arguments(queue, {"x": array}, {"x": classify("x", array)}, set())
-        expected = ArrayArg(args[0], *abi).kernel_args()
-        assert isinstance(args[0], dpctl.memory.MemoryUSMDevice) and len(args) == len(expected) == 5
+        rank = array.ndim
+        expected = ArrayArg(args[0], abi[:rank], abi[rank:]).kernel_args()
+        assert isinstance(args[0], dpctl.memory.MemoryUSMDevice) and len(args) == len(expected) == 1 + 2 * rank
         assert [(type(a), a.value) for a in args[1:]] == [(type(a), a.value) for a in expected[1:]]
         assert [a.value for a in args[1:]] == list(abi) and type(args[1]) is ctypes.c_int64
 
@@ -228,11 +231,15 @@ def test_classify_usm_dtype_and_order(queue):
     base = np.zeros((4, 6), np.int16)
     assert classify("x", UsmArray(queue, base, (4, 6), None)) == classify("x", base)
     assert classify("x", UsmArray(queue, base, (6, 4), (1, 6))) == classify("x", base.T)
-    with pytest.raises(xetile.LaunchError, match="argument 'x': expected a 2-D array, got shape \\(24,\\)"):
-        classify("x", UsmArray(queue, base, (24,), None))
+    assert classify("x", UsmArray(queue, base, (24,), None)) == classify("x", base.ravel())
+    assert classify("x", UsmArray(queue, base, (2, 2, 6), (12, 6, 1))).rank == 3
+    with pytest.raises(xetile.LaunchError, match="argument 'x': a 1-D array needs unit stride; got stride 4 bytes"):
+        classify("x", UsmArray(queue, base, (12,), (2,)))
+    with pytest.raises(xetile.LaunchError, match="argument 'x': expected an array of rank >= 1, got a 0-d array"):
+        classify("x", UsmArray(queue, base, (), None))
     with pytest.raises(xetile.LaunchError, match="argument 'x': dtype float64 is not supported"):
         classify("x", UsmArray(queue, np.zeros((2, 2)), (2, 2), None))
-    with pytest.raises(xetile.LaunchError, match="unit stride along one dimension"):
+    with pytest.raises(xetile.LaunchError, match="unit stride along one of its last two dims"):
         classify("x", UsmArray(queue, base, (2, 2), (2, 2)))
 
 
@@ -270,6 +277,18 @@ def test_dlpack_device_types(monkeypatch):
 
 
 # ---- 2D block message surfaces ----------------------------------------------------------------------------------
+
+def test_block_io_rules_of_any_rank():
+    """Each slice along the leading dims starts 64-byte aligned (its matrix is a surface of its own); a 1-D array
+    is one row."""
+    assert classify("a", np.zeros((3, 16, 32), np.float32)).block_io
+    assert classify("a", np.zeros((3, 4, 16, 32), np.float32)[:, ::2]).block_io                 # skips slices
+    assert classify("a", np.zeros((3, 9, 20), np.float32)).block_io_rule == SLICE_RULE           # 720-byte slices
+    assert classify("a", np.zeros((16, 3, 24), np.float32).transpose(1, 0, 2)).block_io_rule == SLICE_RULE  # 96 B
+    assert classify("a", np.zeros(32, np.float16)).block_io and classify("a", np.zeros(32, np.float16)).rank == 1
+    assert classify("a", np.zeros(17, np.float16)).block_io_rule == WIDTH_RULE                  # 34 bytes wide
+    assert classify("t", np.zeros((2, 32, 16), np.float32).transpose(0, 2, 1)).order == COL_MAJOR
+
 
 def test_block_io_surface_rules(queue):
     """Reference note "Restrictions": a 64-byte aligned base, a pitch of 16-byte units, 64 bytes to 2^24 wide.

@@ -94,6 +94,48 @@ def two_mma_case(rng):
     return two_mma, args, layouts, (1,)
 
 
+@xetile.kernel
+def batched_gemm(a, b, c, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr):
+    """The GEMM on 3-D arrays: the batch a leading offset."""
+    z = xetile.program_id(2)
+    ta = xetile.init_tile(a, [z, xetile.program_id(0) * BM, 0], [BM, BK])
+    tb = xetile.init_tile(b, [z, 0, xetile.program_id(1) * BN], [BK, BN], order=[0, 1])
+    acc = xetile.zeros([BM, BN], xetile.float32)
+    for k in range(0, K, BK):
+        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
+        ta = xetile.update_tile_offset(ta, [0, BK])
+        tb = xetile.update_tile_offset(tb, [BK, 0])
+    xetile.store_tile(xetile.init_tile(c, [z, xetile.program_id(0) * BM, xetile.program_id(1) * BN], [BM, BN]), acc)
+
+
+@xetile.kernel
+def rows_1d(x, w, y, flat, N, BLOCK: xetile.constexpr):
+    """1-D tiles and vectors (a row of x, the 1-D w), an arange mask, a reduction to vector<1xf32>, broadcast_to,
+    expand_dims and a base_shape/base_strides view."""
+    row = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [row, 0], [BLOCK]))
+    inside = xetile.arange(0, BLOCK) < N
+    centered = xetile.where(inside, v - xetile.broadcast_to(xetile.tile_reduce("add", v, [0]) / N, [BLOCK]), 0.0)
+    out = centered * xetile.load_tile(xetile.init_tile(w, [0], [BLOCK]))
+    xetile.store_tile(xetile.init_tile(y, [row, 0], [BLOCK]), out)
+    col = xetile.expand_dims(out, 1)
+    t = xetile.init_tile(flat, [row * BLOCK, 0], [BLOCK, 1], base_shape=[4 * BLOCK, 1], base_strides=[1, 1])
+    xetile.store_tile(t, col * 2.0)
+
+
+def batched_gemm_case(rng):
+    a = rand(rng, (3, 40, 32), np.float16)
+    b = rand(rng, (3, 48, 32), np.float16).transpose(0, 2, 1)
+    return batched_gemm, (a, b, np.zeros((3, 40, 48), np.float32), 32), dict(BM=32, BN=32, BK=16, sg_layout=[2, 2],
+                                                                              sg_data=[16, 16]), (2, 2, 3)
+
+
+def rows_1d_case(rng):
+    args = (rand(rng, (4, 27), np.float32), rand(rng, 27, np.float32), np.zeros((4, 27), np.float32),
+            np.zeros(4 * 32, np.float32), 27)
+    return rows_1d, args, dict(BLOCK=32), (4,)
+
+
 def gemm_case(rng, b_order):
     m, n, k = 70, 50, 40
     a = rand(rng, (m, k), np.float16)
@@ -135,6 +177,8 @@ CASES = {
     "softmax": softmax_case,
     "indexed": indexed_case,
     "two-mma-own-layouts": two_mma_case,
+    "batched-gemm": batched_gemm_case,
+    "rows-1d": rows_1d_case,
 }
 
 

@@ -1,13 +1,16 @@
 """Golden text of the printed XeTile IR (`kern.warmup(...).asm["xetile"]`), op by op, in the RFC syntax."""
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 import xetile_jit as xetile
 from conftest import dtype_id
-from xetile_jit.backend.pipeline import STAGE_NAMES
+from xetile_jit.backend.pipeline import STAGE_NAMES, lower
+from xetile_jit.ir.printer import print_func
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
@@ -616,3 +619,89 @@ def test_no_dump_without_env(monkeypatch, capsys):
     dumped[(1,)](x)
     assert capsys.readouterr().err == ""
     np.testing.assert_array_equal(x, np.full((2, 2), 3.0, np.float32))
+
+
+# ---- issue 13: arrays of any rank, 1-D tiles and vectors, arange, shape casts, base_shape/base_strides -----------
+
+@xetile.kernel
+def shapes(x, w, flat, y, R):
+    z = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [z, 0, 0], [4, 8]))
+    row = xetile.load_tile(xetile.init_tile(w, [0], [8]))
+    col = xetile.expand_dims(xetile.where(xetile.arange(0, 8) < R, row, 0.0), 1)
+    s = v + xetile.broadcast_to(row, [4, 8]) + xetile.tile_reduce("add", col.reshape([1, 8]), [0])
+    t = xetile.init_tile(flat, [0, 0], [4, 8], base_shape=[R, 8], base_strides=[8, 1])
+    xetile.store_tile(t, s)
+    xetile.store_tile(xetile.init_tile(y, [z, 0, 0], [4, 8]), xetile.load_tile(t))
+
+
+SHAPES_IR = """\
+func.func @shapes(%x: memref<?x?x?xf32, strided<[?, ?, 1]>>, %w: memref<?xf32, strided<[1]>>, %flat: memref<?xf32, strided<[1]>>, %y: memref<?x?x?xf32, strided<[?, ?, 1]>>, %R: i32) {
+  %0 = gpu.block_id x : i32
+  %1 = arith.index_cast %0 : i32 to index
+  %2 = arith.constant 0 : index
+  %3 = xetile.init_tile %x[%1, %2, %2] : memref<?x?x?xf32, strided<[?, ?, 1]>> -> !xetile.tile<4x8xf32>
+  %4 = xetile.load_tile %3 : !xetile.tile<4x8xf32> -> vector<4x8xf32>
+  %5 = xetile.init_tile %w[%2] : memref<?xf32, strided<[1]>> -> !xetile.tile<8xf32>
+  %6 = xetile.load_tile %5 : !xetile.tile<8xf32> -> vector<8xf32>
+  %7 = vector.iota %2 [0] : vector<8xi32>
+  %8 = vector.broadcast %R : i32 to vector<8xi32>
+  %9 = arith.cmpi slt, %7, %8 : vector<8xi32>
+  %10 = arith.constant dense<0.000000e+00> : vector<8xf32>
+  %11 = arith.select %9, %6, %10 : vector<8xi1>, vector<8xf32>
+  %12 = vector.shape_cast %11 : vector<8xf32> to vector<8x1xf32>
+  %13 = vector.shape_cast %6 : vector<8xf32> to vector<1x8xf32>
+  %14 = xetile.tile_broadcast %13 [0] : vector<1x8xf32> into vector<4x8xf32>
+  %15 = arith.addf %4, %14 : vector<4x8xf32>
+  %16 = vector.shape_cast %12 : vector<8x1xf32> to vector<1x8xf32>
+  %17 = xetile.tile_reduce <add> %16 [0] : vector<1x8xf32> into vector<1x8xf32>
+  %18 = xetile.tile_broadcast %17 [0] : vector<1x8xf32> into vector<4x8xf32>
+  %19 = arith.addf %15, %18 : vector<4x8xf32>
+  %20 = arith.index_cast %R : i32 to index
+  %21 = arith.constant 8 : index
+  %22 = arith.constant 1 : index
+  %23 = memref.reinterpret_cast %flat to sizes: [%20, %21], strides: [%21, %22] : memref<?xf32, strided<[1]>> to memref<?x?xf32, strided<[?, 1]>>
+  %24 = xetile.init_tile %23[%2, %2] : memref<?x?xf32, strided<[?, 1]>> -> !xetile.tile<4x8xf32>
+  xetile.store_tile %19, %24 : vector<4x8xf32>, !xetile.tile<4x8xf32>
+  %25 = arith.index_cast %0 : i32 to index
+  %26 = xetile.init_tile %y[%25, %2, %2] : memref<?x?x?xf32, strided<[?, ?, 1]>> -> !xetile.tile<4x8xf32>
+  %27 = xetile.load_tile %24 : !xetile.tile<4x8xf32> -> vector<4x8xf32>
+  xetile.store_tile %27, %26 : vector<4x8xf32>, !xetile.tile<4x8xf32>
+  func.return
+}"""
+
+
+def shapes_args():
+    return (np.zeros((2, 4, 8), np.float32), np.zeros(8, np.float32), np.zeros(64, np.float32),
+            np.zeros((2, 4, 8), np.float32), 3)
+
+
+def test_any_rank_arrays_one_d_vectors_and_shape_ops_whole_text():
+    assert shapes.warmup(*shapes_args()).asm["xetile"] == SHAPES_IR
+
+
+def test_subview_and_reinterpret_cast_at_the_xegpu_level():
+    func = shapes.warmup(*shapes_args(), target="numpy").func
+    asm = print_func(lower(func, "xegpu-wg")["xegpu-wg"])
+    matrix = "memref<?x?xf32, strided<[?, 1]>>"
+    views = [line.split(" = ", 1)[1] for line in ir_lines(asm) if " = memref." in line]
+    assert views == [
+        f"memref.subview %x[%1, 0, 0] [1, ?, ?] [1, 1, 1] : memref<?x?x?xf32, strided<[?, ?, 1]>> to {matrix}",
+        f"memref.subview %w[0] [?] [1] : memref<?xf32, strided<[1]>> to {matrix}",
+        f"memref.reinterpret_cast %flat to sizes: [%22, %23], strides: [%23, %24] : memref<?xf32, strided<[1]>> "
+        f"to {matrix}",
+        f"memref.subview %y[%27, 0, 0] [1, ?, ?] [1, 1, 1] : memref<?x?x?xf32, strided<[?, ?, 1]>> to {matrix}",
+    ]
+
+
+def test_one_d_values_are_one_row_from_layout_propagation_on():
+    """xetile_rank2.py: 1-D tiles and vectors become 1xN, iota and reduction dims shift, N -> Nx1 is a transpose."""
+    func = shapes.warmup(*shapes_args(), target="numpy").func
+    lines = ir_lines(print_func(lower(func, "xetile-layouts")["xetile-layouts"]))
+    ops = [re.sub(r" \{wg_map = #xetile\.wg_map<[^>]*>\}", "", line) for line in lines]
+    for want in ["%5 = xetile.init_tile %w[%2] : memref<?xf32, strided<[1]>> -> !xetile.tile<1x8xf32, ",
+                 "%7 = vector.iota %2 [1] : vector<1x8xi32>",
+                 "%12 = xetile.tile_transpose %11 [1, 0] : vector<1x8xf32> into vector<8x1xf32>",
+                 "%13 = xetile.tile_broadcast %6 [0] : vector<1x8xf32> into vector<4x8xf32>"]:
+        assert any(op.startswith(want) for op in ops), want
+    assert not any("vector.shape_cast" in line or "vector<8xf32>" in line for line in lines)

@@ -666,3 +666,18 @@ def test_array_elements_are_scalars(on_each_device):
     expected = np.concatenate([tile_window(x, (r, c), (8, 16)) for r, c in table]) + 1
     np.testing.assert_array_equal(y, expected)
     assert "memref.load %table[" in ir_of(pick_tiles, table, x, y)
+
+
+@xetile.kernel
+def lengths_of(batch, counts, out):
+    """An element of a 3-D and of a 1-D array."""
+    p = xetile.program_id(0)
+    row = xetile.full([1, 16], batch[p, 1, 2] * 10 + counts[p], xetile.int32)
+    xetile.store_tile(xetile.init_tile(out, [p, 0], [1, 16]), row)
+
+
+def test_elements_of_arrays_of_any_rank(on_each_device):
+    batch = np.arange(2 * 3 * 4, dtype=np.int32).reshape(2, 3, 4)
+    counts, out = np.array([7, 9], np.int32), np.zeros((2, 16), np.int32)
+    lengths_of[(2,)](batch, counts, out)
+    np.testing.assert_array_equal(out[:, 0], batch[:, 1, 2] * 10 + counts)

@@ -512,6 +512,14 @@ def test_signature_and_arg_layout():
     assert [p.name for p in fn.args][:5] == ["a", "a.rows", "a.cols", "a.row_stride", "a.col_stride"]
 
 
+def test_arrays_of_other_ranks_pass_their_shape_then_their_strides():
+    func, b, _ = new_func("ranks", x=MemRefType(float32, rank=3), w=MemRefType(float32, rank=1))
+    b.create(C.ReturnOp)
+    fn = LLVMLowering(func).lower().get_global("ranks")
+    assert [p.name for p in fn.args] == ["x", "x.size0", "x.size1", "x.size2", "x.stride0", "x.stride1", "x.stride2",
+                                         "w", "w.size0", "w.stride0"]
+
+
 def test_op_without_rule_is_named():
     func, b, (a,) = new_func("norule", a=MemRefType(float32))
     emit(b, LoadOp, a, const(b, 0), const(b, 0))

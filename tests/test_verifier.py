@@ -76,12 +76,11 @@ def k_shape_rank(x, out, SHAPE: xetile.constexpr):
     xetile.store_tile(t, 1.0)
 
 
-@pytest.mark.parametrize("shape", [[8], [8, 8, 1]], ids=str)
-def test_tile_shape_2d(rng, shape):
+def test_tile_shape_1d_or_2d(rng):
     x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
-    msg = expect_error(k_shape_rank, (x, out), dict(SHAPE=shape), "[XeTile tiles and vectors are 2-D]",
+    msg = expect_error(k_shape_rank, (x, out), dict(SHAPE=[8, 8, 1]), "[XeTile tiles and vectors are 1-D or 2-D]",
                        "t = xetile.init_tile(x, [0, 0], SHAPE)")
-    assert f"init_tile: shape {shape} must be 2-D" in msg
+    assert "init_tile: shape [8, 8, 1] must be 1-D or 2-D" in msg
 
 
 @xetile.kernel
@@ -91,11 +90,11 @@ def k_vector_rank(x, out):
     xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), z)
 
 
-def test_vector_shape_2d(rng):
+def test_vector_shape_1d_or_2d(rng):
     x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
-    msg = expect_error(k_vector_rank, (x, out), {}, "[XeTile tiles and vectors are 2-D]",
+    msg = expect_error(k_vector_rank, (x, out), {}, "[XeTile tiles and vectors are 1-D or 2-D]",
                        "z = xetile.zeros([8, 8, 2], xetile.float32)")
-    assert "full: shape [8, 8, 2] must be 2-D" in msg
+    assert "full: shape [8, 8, 2] must be 1-D or 2-D" in msg
 
 
 @xetile.kernel
@@ -144,14 +143,14 @@ def k_one_update_offset(x, out):
     xetile.store_tile(t, 1.0)
 
 
-def test_tile_offsets_2d(rng):
+def test_tile_offsets_one_per_dim(rng):
     x, out = rand(rng, (16, 16), np.float32), np.zeros((8, 8), np.float32)
-    msg = expect_error(k_three_offsets, (x, out), {}, "[tile offsets are 2-D indices]",
+    msg = expect_error(k_three_offsets, (x, out), {}, "[one tile offset per dimension]",
                        "t = xetile.init_tile(x, [0, 0, 0], [8, 8])")
-    assert "init_tile: offsets must be a list of two integers" in msg
-    msg = expect_error(k_one_update_offset, (x, out), {}, "[tile offsets are 2-D indices]",
+    assert "init_tile: offsets must be a list of 2 integers, one per dimension" in msg
+    msg = expect_error(k_one_update_offset, (x, out), {}, "[one tile offset per dimension]",
                        "t = xetile.update_tile_offset(t, [8])")
-    assert "update_tile_offset: offsets must be a list of two integers" in msg
+    assert "update_tile_offset: offsets must be a list of 2 integers" in msg
 
 
 def test_tile_element_type_rule_on_hand_built_ir():
@@ -397,7 +396,7 @@ def test_reduce_dims(rng, dims):
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     msg = expect_error(k_reduce, (x, out), dict(KIND="add", DIMS=dims), "[tile_reduce dims]",
                        "r = xetile.tile_reduce(KIND, v, DIMS)")
-    assert f"xetile.tile_reduce: reduction dims {dims} must be distinct dims of a 2-D vector" in msg
+    assert f"xetile.tile_reduce: reduction dims {dims} must be distinct dims of the 2-D vector" in msg
 
 
 @xetile.kernel
@@ -431,7 +430,7 @@ def test_broadcast_dims(rng, dims):
     x, out = rand(rng, (8, 16), np.float32), np.zeros((8, 16), np.float32)
     msg = expect_error(k_broadcast, (x, out), dict(SRC=[8, 1], DIMS=dims), "[tile_broadcast dims]",
                        "wide = xetile.tile_broadcast(v, DIMS, [8, 16])")
-    assert f"xetile.tile_broadcast: broadcast dims {dims} must be dims of a 2-D vector" in msg
+    assert f"xetile.tile_broadcast: broadcast dims {dims} must be dims of the 2-D vector" in msg
 
 
 # ---- atomic_rmw_tile ------------------------------------------------------------------------------------
@@ -833,7 +832,7 @@ def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
 
 @pytest.mark.parametrize("which, line, expected", [
     ("base", "bad = xetile.init_tile(n, [0, 0], [8, 8])",
-     "init_tile: base must be a 2-D array argument of the kernel or an alloc_slm buffer, got i32"),
+     "init_tile: base must be an array argument of the kernel or an alloc_slm buffer, got i32"),
     ("tile", "bad = xetile.load_tile(v)", "load_tile: expected a tile made by init_tile, got vector<8x8xf32>"),
     ("vector", "bad = xetile.tile_mma(t, v)", "tile_mma: expected a 2-D vector, got !xetile.tile<8x8xf32>"),
     ("padding", "bad = xetile.load_tile(t, padding=n)", "load_tile: padding must be a compile-time number, got i32"),
@@ -843,8 +842,8 @@ def k_bad_arg(x, out, n, WHICH: xetile.constexpr):
      "tile_reduce: layout must be an xetile.Layout, got tuple (2, 2)"),
     ("convert_layout", "bad = xetile.convert_layout(v, None)",
      "convert_layout: layout must be an xetile.Layout, got NoneType None"),
-    ("element", "bad = x[1]", "an array element takes 2 indices, one per dim, got 1 [memref.load has one index per "
-     "array dim]"),
+    ("element", "bad = x[1]", "an element of a 2-D array takes 2 indices, one per dim, got 1 [memref.load has one "
+     "index per array dim]"),
     ("dtype", 'bad = xetile.zeros([8, 8], "float32")',
      "full: dtype must be an xetile dtype such as xetile.float32, got str 'float32'"),
     ("offset", "bad = xetile.init_tile(x, [0, 1.5], [8, 8])", "tile offsets must be integers, got 1.5"),
@@ -921,3 +920,200 @@ def test_op_layouts_follow_the_layout_rules(rng, which, rule, line, detail):
     x, out = rand(rng, (16, 32), np.float32), np.zeros((16, 32), np.float32)
     msg = expect_error(k_op_layouts, (x, out), dict(WHICH=which), f"[{rule}]", line)
     assert detail in msg
+
+
+# ---- issue 13: arrays of any rank, 1-D tiles, arange, shape casts, base_shape/base_strides ----------------------
+
+@xetile.kernel
+def k_tile_rank_over_array(w, out):
+    mark(out)
+    t = xetile.init_tile(w, [0], [8, 8])
+    xetile.store_tile(t, 1.0)
+
+
+def test_tile_spans_at_most_the_array_dims(rng):
+    w, out = rand(rng, 16, np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_tile_rank_over_array, (w, out), {}, "[a tile spans at most the array's dims]",
+                       "t = xetile.init_tile(w, [0], [8, 8])")
+    assert "init_tile: a 2-D tile of a 1-D array" in msg
+
+
+@xetile.kernel
+def k_arange(out, START: xetile.constexpr, END: xetile.constexpr):
+    mark(out)
+    r = xetile.arange(START, END)
+
+
+@xetile.kernel
+def k_runtime_arange(out, n):
+    mark(out)
+    r = xetile.arange(0, n)
+
+
+def test_arange_bounds_static_and_ordered():
+    out = np.zeros((8, 8), np.float32)
+    msg = expect_error(k_runtime_arange, (out, 8), {}, "[vector shape is static]", "r = xetile.arange(0, n)")
+    assert "arange: start and end must be compile-time ints (constexpr), got int 0 and i32" in msg
+    msg = expect_error(k_arange, (out,), dict(START=4, END=4), "arange: end 4 must exceed start 4",
+                       "r = xetile.arange(START, END)")
+
+
+@xetile.kernel
+def k_reshape(x, out, SHAPE: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 8]))
+    r = v.reshape(SHAPE)
+
+
+def test_reshape_keeps_the_element_count(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_reshape, (x, out), dict(SHAPE=[4, 4]), "[vector.shape_cast keeps the element count]",
+                       "r = v.reshape(SHAPE)")
+    assert "reshape: vector<4x8xf32> has 32 elements, shape [4, 4] 16" in msg
+    msg = expect_error(k_reshape, (x, out), dict(SHAPE=[2, 2, 8]), "[XeTile tiles and vectors are 1-D or 2-D]",
+                       "r = v.reshape(SHAPE)")
+    assert "reshape: shape [2, 2, 8] must be 1-D or 2-D" in msg
+
+
+@xetile.kernel
+def k_expand_dims(x, out, AXIS: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 8]))
+    e = xetile.expand_dims(v, AXIS)
+
+
+def test_expand_dims_takes_a_1d_vector(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_expand_dims, (x, out), dict(AXIS=0), "[XeTile tiles and vectors are 1-D or 2-D]",
+                       "e = xetile.expand_dims(v, AXIS)")
+    assert "expand_dims: axis 0 of vector<4x8xf32>: takes a 1-D vector and axis 0 or 1" in msg
+
+
+@xetile.kernel
+def k_broadcast_to(x, out, SHAPE: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 1]))
+    b = xetile.broadcast_to(v, SHAPE)
+
+
+@pytest.mark.parametrize("shape", [[4, 8, 2], [8, 8], [4]], ids=str)
+def test_broadcast_to_follows_numpy(rng, shape):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    rule = "[XeTile tiles and vectors are 1-D or 2-D]" if len(shape) == 3 else "[numpy broadcasting: dims equal or 1]"
+    msg = expect_error(k_broadcast_to, (x, out), dict(SHAPE=shape), rule, "b = xetile.broadcast_to(v, SHAPE)")
+    if len(shape) < 3:
+        assert f"broadcast_to: cannot broadcast vector<4x1xf32> to {shape}" in msg
+
+
+@xetile.kernel
+def k_base_view(flat, out, SHAPE: xetile.constexpr, STRIDES: xetile.constexpr):
+    mark(out)
+    t = xetile.init_tile(flat, [0, 0], [8, 8], base_shape=SHAPE, base_strides=STRIDES)
+
+
+def test_base_shape_and_strides_rules(rng):
+    flat, out = rand(rng, 64, np.float32), np.zeros((8, 8), np.float32)
+    line = "t = xetile.init_tile(flat, [0, 0], [8, 8], base_shape=SHAPE, base_strides=STRIDES)"
+    msg = expect_error(k_base_view, (flat, out), dict(SHAPE=[8, 8], STRIDES=None),
+                       "[the dynamic-shape init_tile views a 2-D matrix]", line)
+    assert "init_tile: base_shape and base_strides go together, two entries each" in msg
+    msg = expect_error(k_base_view, (flat, out), dict(SHAPE=[4, 4], STRIDES=[8, 2]),
+                       "[the innermost stride of the base matrix is 1]", line)
+    assert "init_tile: base_strides ['int 8', 'int 2'] need a compile-time 1" in msg
+
+
+@xetile.kernel
+def k_view_past_the_array(flat, out):
+    t = xetile.init_tile(flat, [0, 0], [8, 8], base_shape=[8, 8], base_strides=[8, 1])
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), xetile.load_tile(t))
+
+
+def test_a_view_past_the_array_is_reported_by_the_interpreter(rng, on_each_device):
+    if on_each_device != "numpy":
+        pytest.skip("a view past the array is the kernel's bug; only the interpreter checks it")
+    flat, out = rand(rng, 60, np.float32), np.zeros((8, 8), np.float32)
+    with pytest.raises(xetile.CompilationError, match=re.escape(
+            "memref.reinterpret_cast: sizes [8, 8] and strides [8, 1] reach element 63 of an array of 60 "
+            "[the view stays inside the array]")):
+        k_view_past_the_array[(1,)](flat, out)
+
+
+def hand_built(*arg_types):
+    from xetile_jit.ir.core import Builder, FuncOp
+    from xetile_jit.ir.types import IndexType
+    from xetile_jit.ir import core_ops as C
+    func = FuncOp("f", list(arg_types), [f"a{i}" for i in range(len(arg_types))], {})
+    b = Builder(func.body)
+    return func, b, b.create(C.ConstantOp, 0, IndexType()).result
+
+
+def expect_rule(op, message: str) -> None:
+    with pytest.raises(xetile.CompilationError, match=re.escape(message)):
+        op.verify()
+
+
+def test_init_tile_rank_rules_on_hand_built_ir():
+    """The front end never builds these: one offset per array dim, tiles of rank 1 or 2, a 1-D array as one row."""
+    from xetile_jit.ir.types import MemRefType, TileType
+    from xetile_jit.ir.xetile_ops import InitTileOp
+    func, b, zero = hand_built(MemRefType(xetile.float32, rank=3), MemRefType(xetile.float32, rank=1))
+    batched, flat = func.args
+    expect_rule(b.create(InitTileOp, batched, [zero, zero], TileType((8, 8), xetile.float32)),
+                "xetile.init_tile: takes 3 index offsets, one per dimension, got 2 [one tile offset per dimension]")
+    expect_rule(b.create(InitTileOp, batched, [zero] * 3, TileType((2, 8, 8), xetile.float32)),
+                "xetile.init_tile: tile must be 1-D or 2-D, got !xetile.tile<2x8x8xf32> [XeTile tiles are 1-D or 2-D]")
+    expect_rule(b.create(InitTileOp, flat, [zero], TileType((2, 8), xetile.float32)),
+                "xetile.init_tile: a 2-D tile [2, 8] of a 1-D array must have one row [a 1-D array is one row]")
+
+
+def test_view_op_rules_on_hand_built_ir():
+    from xetile_jit.ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
+    from xetile_jit.ir.types import MemRefType, VectorType
+    from xetile_jit.ir.xegpu_ops import MemRefSubviewOp
+    from xetile_jit.ir import core_ops as C
+    func, b, zero = hand_built(MemRefType(xetile.float32), MemRefType(xetile.float32, rank=3))
+    matrix, batched = func.args
+    expect_rule(b.create(MemRefSubviewOp, matrix, []),
+                "memref.subview: the source must be an array of rank 1 or > 2, got memref<?x?xf32, strided<[?, 1]>> "
+                "[memref.subview of a batched or 1-D array]")
+    expect_rule(b.create(MemRefSubviewOp, batched, [zero, zero]),
+                "memref.subview: takes 1 index offsets, one per leading dim, got 2 [memref.subview fixes the leading "
+                "dims]")
+    expect_rule(b.create(MemRefReinterpretCastOp, matrix, [zero], [zero, zero]),
+                "memref.reinterpret_cast: takes two index sizes and two index strides, got 3 operands "
+                "[memref.reinterpret_cast to a 2-D matrix]")
+    v = b.create(C.ConstantOp, 0.0, VectorType((4, 8), xetile.float32)).result
+    expect_rule(b.create(ShapeCastOp, v, (4, 4)),
+                "vector.shape_cast: vector<4x8xf32> has 32 elements, vector<4x4xf32> 16 "
+                "[vector.shape_cast keeps the element count]")
+    expect_rule(b.create(ShapeCastOp, zero, (1,)),
+                "vector.shape_cast: source must be a vector, got index [vector.shape_cast of a vector]")
+
+
+def test_broadcast_keeps_the_rank_on_hand_built_ir():
+    from xetile_jit.ir.types import VectorType
+    from xetile_jit.ir.xetile_ops import TileBroadcastOp
+    from xetile_jit.ir import core_ops as C
+    func, b, zero = hand_built()
+    v = b.create(C.ConstantOp, 0.0, VectorType((1,), xetile.float32)).result
+    expect_rule(b.create(TileBroadcastOp, v, [0], (4, 8)),
+                "xetile.tile_broadcast: operand vector<1xf32> and result vector<4x8xf32> differ in rank "
+                "[tile_broadcast keeps the rank]")
+
+
+@xetile.kernel
+def k_reshape_on_device(x, out):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 8]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 4]), v.reshape([8, 4]))
+
+
+def test_shape_casts_that_move_elements_between_rows_run_in_the_interpreter_only(rng, on_each_device):
+    x, out = rand(rng, (4, 8), np.float32), np.zeros((8, 4), np.float32)
+    if on_each_device == "numpy":
+        k_reshape_on_device[(1,)](x, out)
+        assert_close(out, x.reshape(8, 4))
+    else:
+        with pytest.raises(NotImplementedError, match=re.escape(
+                "vector.shape_cast from vector<4x8xf32> to vector<8x4xf32> on devices (only unit dims may be added "
+                "or removed)")):
+            k_reshape_on_device[(1,)](x, out)

@@ -41,7 +41,7 @@ def is_zero(v: Value) -> bool:
 
 class PiecewiseConversion(Conversion):
     dialect = "xegpu"
-    legal = C.SHARED_OPS + (G.MemRefTransposeOp,)
+    legal = C.SHARED_OPS + (G.MemRefTransposeOp, G.MemRefSubviewOp)
 
     def grid_of(self, v: Value) -> Grid:
         raise NotImplementedError(f"{type(self).__name__} must say how values are cut into pieces")

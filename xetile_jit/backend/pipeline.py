@@ -25,10 +25,11 @@ from .xegpu_blocking import block
 from .xegpu_lane_distribution import distribute_lanes
 from .xegpu_wg_to_sg import wg_to_sg
 from .xetile_layout_propagation import propagate_layouts
+from .xetile_rank2 import as_rank2
 from .xetile_to_xegpu import xetile_to_xegpu
 
 STAGES = [  # (name, stage(func, target, num_subgroups)): only layout propagation decides the subgroup count
-    ("xetile-layouts", propagate_layouts),
+    ("xetile-layouts", lambda func, target, subgroups: propagate_layouts(as_rank2(func), target, subgroups)),
     ("xegpu-wg", lambda func, target, _: xetile_to_xegpu(func)),
     ("xegpu-sg", lambda func, target, _: insert_barriers(wg_to_sg(func, target))),
     ("xegpu-blocked", lambda func, target, _: block(func, target)),

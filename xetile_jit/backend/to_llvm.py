@@ -119,14 +119,21 @@ class KernelArg:
         return isinstance(self.type, MemRefType)
 
     @property
+    def fields(self) -> tuple[str, ...]:
+        """The i64 parameters after an array's pointer: its shape, then its strides (ARRAY_FIELDS for 2-D)."""
+        if not self.is_array:
+            return ()
+        rank = self.type.rank
+        return ARRAY_FIELDS if rank == 2 else tuple(f"{what}{d}" for what in ("size", "stride") for d in range(rank))
+
+    @property
     def llvm_types(self) -> tuple[ir.Type, ...]:
         storage = storage_type(self.type.dtype)
-        return (ir.PointerType(storage, GLOBAL),) + (I64,) * len(ARRAY_FIELDS) if self.is_array else (storage,)
+        return (ir.PointerType(storage, GLOBAL),) + (I64,) * len(self.fields) if self.is_array else (storage,)
 
     @property
     def param_names(self) -> tuple[str, ...]:
-        fields = ARRAY_FIELDS if self.is_array else ()
-        return (self.name,) + tuple(f"{self.name}.{field}" for field in fields)
+        return (self.name,) + tuple(f"{self.name}.{field}" for field in self.fields)
 
 
 @dataclass(frozen=True)
@@ -145,6 +152,17 @@ class MemRef:
         return b.gep(self.pointer, [b.add(b.mul(row, self.row_stride), b.mul(col, self.col_stride))], inbounds=True)
 
 
+@dataclass(frozen=True)
+class NdMemRef:
+    """An array argument of rank other than 2: the pointer to element [0, ..., 0], sizes and strides in elements
+    (i64). Tiles read it through memref.subview, a MemRef."""
+
+    pointer: ir.Value
+    dtype: DType
+    sizes: tuple[ir.Value, ...]
+    strides: tuple[ir.Value, ...]
+
+
 # --- the lowering ----------------------------------------------------------------------------------------------
 class LLVMLowering:
     """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module."""
@@ -153,7 +171,7 @@ class LLVMLowering:
         self.func = func
         self.module = ir.Module(name=func.sym_name)
         self.module.triple = "spir64-unknown-unknown"
-        self.values: dict[Value, ir.Value | MemRef] = {}
+        self.values: dict[Value, ir.Value | MemRef | NdMemRef] = {}
         self.builder: ir.IRBuilder | None = None
         self.strings: dict[str, ir.GlobalVariable] = {}  # printf formats, one global each
 
@@ -177,13 +195,16 @@ class LLVMLowering:
         verify(self.module)
         return self.module
 
-    def bind_arg(self, arg: KernelArg, params) -> ir.Value | MemRef:
+    def bind_arg(self, arg: KernelArg, params) -> ir.Value | MemRef | NdMemRef:
         """The value of `arg` from its next parameters, which get its name."""
         mine = [next(params) for _ in arg.llvm_types]
         for param, name in zip(mine, arg.param_names):
             param.name = name
-        if arg.is_array:
+        if arg.is_array and arg.type.rank == 2:
             return MemRef(mine[0], arg.type.dtype, *mine[1:])
+        if arg.is_array:
+            rank = arg.type.rank
+            return NdMemRef(mine[0], arg.type.dtype, tuple(mine[1:1 + rank]), tuple(mine[1 + rank:]))
         return from_storage(self.builder, mine[0], arg.type.dtype)
 
     def value_type(self, t: Type) -> ir.Type:
@@ -510,10 +531,16 @@ class LLVMLowering:
 
     def lower_MemRefLoadOp(self, op):
         """Every work-item reads the same element (the CPU's vectorizer makes it one scalar load); 0 outside."""
-        m, row, col = (self.values[v] for v in op.operands)
+        m, *indices = (self.values[v] for v in op.operands)
+        sizes, strides = ((m.rows, m.cols), (m.row_stride, m.col_stride)) if isinstance(m, MemRef) else (
+            m.sizes, m.strides)
         b = self.builder
-        inside = b.and_(self.within(row, m.rows), self.within(col, m.cols))
-        value = b.load(m.element_pointer(b, self.clamp(row, m.rows), self.clamp(col, m.cols)))
+        inside = ir.Constant(ir.IntType(1), 1)
+        offset = ir.Constant(I64, 0)
+        for i, n, stride in zip(indices, sizes, strides):
+            inside = b.and_(inside, self.within(i, n))
+            offset = b.add(offset, b.mul(self.clamp(i, n), stride))
+        value = b.load(b.gep(m.pointer, [offset], inbounds=True))
         return b.select(inside, from_storage(b, value, m.dtype), ir.Constant(element_type(m.dtype), 0))
 
     def within(self, i: ir.Value, n: ir.Value) -> ir.Value:

@@ -22,6 +22,7 @@ cannot overflow i32 (block sizes are far below 2**30).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,14 +31,14 @@ from llvmlite import ir
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
 from ..ir import xegpu_scatter_ops as GS
-from ..ir.analysis import sources
+from ..ir.analysis import may_be_empty, sources
 from ..ir.core import FuncOp, walk
 from ..ir.types import ScalarType, SlmMemRefType
 from ..ir.elementwise import ATOMIC_KINDS, BINARY, REDUCE_KINDS
 from . import xe_builtins as X
 from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm_scatter import ScatterLowering
-from .to_llvm import (I32, I64, LLVMLowering, MemRef, from_storage, literal, llvm_type, splat,
+from .to_llvm import (I32, I64, LLVMLowering, MemRef, NdMemRef, from_storage, literal, llvm_type, splat,
                       to_storage)
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
@@ -127,6 +128,23 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
     def lower_MemRefTransposeOp(self, op):
         m = self.values[op.operands[0]]
         return MemRef(m.pointer, m.dtype, m.cols, m.rows, m.col_stride, m.row_stride)
+
+    def lower_MemRefSubviewOp(self, op):
+        """The slice's matrix: the pointer moved along the leading dims; no rows when an offset lies outside them."""
+        m: NdMemRef = self.values[op.operands[0]]
+        b = self.builder
+        if len(m.sizes) == 1:  # one row
+            return MemRef(m.pointer, m.dtype, ir.Constant(I64, 1), m.sizes[0], m.sizes[0], m.strides[0])
+        offsets = [self.values[v] for v in op.operands[1:]]
+        inside = functools.reduce(b.and_, [b.icmp_unsigned("<", o, n) for o, n in zip(offsets, m.sizes)])  # o >= 0 too
+        start = functools.reduce(b.add, [b.mul(o, stride) for o, stride in zip(offsets, m.strides)])
+        start = b.select(inside, start, ir.Constant(I64, 0))
+        rows = b.select(inside, m.sizes[-2], ir.Constant(I64, 0))
+        return MemRef(b.gep(m.pointer, [start]), m.dtype, rows, m.sizes[-1], m.strides[-2], m.strides[-1])
+
+    def lower_MemRefReinterpretCastOp(self, op):
+        m = self.values[op.operands[0]]
+        return MemRef(m.pointer, m.dtype, *(self.values[v] for v in op.operands[1:]))
 
     def lower_CreateNdDescOp(self, op):
         row, col = (self.values[v] for v in op.operands[1:])  # index: i64, kept whole (the index-width rule)
@@ -220,10 +238,20 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
         x = self.offset(tdesc, 0)
         return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, 4 // bytes_per - 1)), ir.Constant(I64, 0))
 
+    def has_area(self, tdesc) -> ir.Value | None:
+        """i1: the surface has rows and columns, as a message's needs; a slice outside a batched array has none
+        (memref.subview). None: not a slice, the launch checked the surface."""
+        if not any(may_be_empty(array) for array in self.bases[tdesc]):
+            return None
+        b, m = self.builder, self.memref(tdesc)
+        zero = ir.Constant(I64, 0)
+        return b.and_(b.icmp_unsigned("!=", m.rows, zero), b.icmp_unsigned("!=", m.cols, zero))
+
     def by_message(self, tdesc, message, elements):
-        """message() where the block's start lets a 2D block message address it, else elements(); the value
-        they give, if any."""
-        aligned = self.x_aligned(tdesc)
+        """message() where the block's start and surface let a 2D block message address it, else elements(); the
+        value they give, if any."""
+        conditions = [c for c in (self.x_aligned(tdesc), self.has_area(tdesc)) if c is not None]
+        aligned = functools.reduce(self.builder.and_, conditions) if conditions else None
         if aligned is None:
             return message()
         b = self.builder

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir import xegpu_scatter_ops as GS
-from ..ir.analysis import sources
+from ..ir.analysis import sources, viewed_array
 from ..ir import sync_ops as S
 from ..ir.core import Block, FuncOp, Value, walk
 from ..ir.effects import SLM, WRITE, memory_accesses, synchronizes
@@ -68,7 +68,7 @@ class Barriers:
                 found[tdesc] = found.get(tdesc, False) or effect.kind == WRITE
         out = []
         for tdesc, written in found.items():
-            arrays = frozenset(a for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
+            arrays = frozenset(viewed_array(a) for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
             if arrays:
                 out.append(Access(tdesc, arrays, written))
         return out

@@ -31,7 +31,8 @@ from .targets import Target
 
 class LaneDistribution(Conversion):
     dialect = "xegpu"
-    legal = C.SHARED_OPS + (G.MemRefTransposeOp, G.CreateNdDescOp, G.UpdateNdOffsetOp, G.PrefetchNdOp)
+    legal = C.SHARED_OPS + (G.MemRefTransposeOp, G.MemRefSubviewOp, G.CreateNdDescOp, G.UpdateNdOffsetOp,
+                            G.PrefetchNdOp)
     illegal = (G.LoadNdOp, G.StoreNdOp, G.AtomicRMWOp, G.DpasOp, G.MultiReductionOp, G.VectorBroadcastOp,
                G.VectorTransposeOp, C.ConstantMaskOp, C.ExtractStridedSliceOp, C.InsertStridedSliceOp)
 

@@ -5,7 +5,9 @@ load_nd, store_nd, update_nd_offset, prefetch_nd and atomic_rmw; tile_mma become
 tile_broadcast and tile_transpose become vector ops; tile_conv_layout becomes convert_layout. Tensor
 descriptors are row-major (XeGPU RFC: innermost stride 1), so a column-major tile (order = [0, 1], XeTile
 RFC Appendix 1) becomes a descriptor of the transposed matrix: offsets, shape and layout swap, loads use
-`transpose = [1, 0]`, stores and atomics transpose the value first.
+`transpose = [1, 0]`, stores and atomics transpose the value first. Descriptors address 2-D matrices: a tile of
+an array of rank > 2 reads the matrix memref.subview takes at its leading offsets, a tile of a 1-D array that
+array as one row.
 A #scatter tile becomes a scattered descriptor (create_tdesc, load, store, update_offset, atomic_rmw) of one offset
 per element: a chunk's [N, 1] offsets, deltas and mask are broadcast along it, the offsets plus each element's
 place in its chunk (XeGPU RFC chunk_size: consecutive elements per offset).
@@ -45,6 +47,8 @@ class XeTileToXeGPU(Conversion):
     def row_major_base(self, base: Value) -> Value:
         if base.type.order != COL_MAJOR:
             return base
+        if base not in self.new.args:  # a view (subview, reinterpret_cast): transposed where it is taken
+            return self.emit(G.MemRefTransposeOp, base).result
         if base not in self.physical:  # defined first in the kernel, so it dominates every use
             op = G.MemRefTransposeOp(base, loc=self.new.loc)
             self.new.body.prepend(op)
@@ -55,6 +59,17 @@ class XeTileToXeGPU(Conversion):
         mapped = [self.one(v) for v in offsets]
         return mapped[::-1] if is_col_major(tile) else mapped
 
+    def matrix(self, base: Value, offsets: list[Value]) -> tuple[Value, list[Value]]:
+        """The 2-D matrix a tile of `base` at `offsets` reads, and the tile's two offsets in it."""
+        rank = base.type.rank
+        if rank == 2:
+            return base, offsets
+        lead = max(0, rank - 2)
+        view = self.emit(G.MemRefSubviewOp, base, offsets[:lead]).result
+        if rank == 1:  # one row
+            return view, [self.emit(C.ConstantOp, 0, IndexType()).result, *offsets]
+        return view, offsets[lead:]
+
     def transposed(self, v: Value) -> Value:
         op = self.emit(G.VectorTransposeOp, v, (1, 0))
         op.result.layout = swapped(v.layout) if v.layout else None
@@ -62,8 +77,9 @@ class XeTileToXeGPU(Conversion):
 
     @converts(X.InitTileOp)
     def convert_InitTileOp(self, op: X.InitTileOp) -> None:
-        base = self.row_major_base(self.one(op.operands[0]))
-        new = self.emit(G.CreateNdDescOp, base, self.offsets(op.result, op.operands[1:]),
+        base, offsets = self.matrix(self.one(op.operands[0]), [self.one(v) for v in op.operands[1:]])
+        offsets = offsets[::-1] if is_col_major(op.result) else offsets
+        new = self.emit(G.CreateNdDescOp, self.row_major_base(base), offsets,
                         tdesc_type(op.result.type, base.type.memory_space))
         self.set(op.result, new.result)
 

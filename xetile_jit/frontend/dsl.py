@@ -3,15 +3,18 @@ through the active `Semantic`; the op classes in `ir/` hold the rules and the se
 from __future__ import annotations
 
 import functools
+import math
 
 from ..ir import core_ops as C
 from ..ir import debug_ops as D
 from ..ir import sync_ops as S
 from ..ir import xetile_ops as X
+from ..ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
 from ..ir.attrs import Layout
 from ..ir.scatter_ops import ScatterTileType
 from ..ir.core import Value
-from ..ir.types import DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType, bool_, float32, int32
+from ..ir.types import (COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType,
+                        bool_, float32, int32)
 from . import indexed, scatter
 from .semantic import builtin, current, describe as _describe, is_py_scalar
 
@@ -26,19 +29,20 @@ def _tile(sem, t, op: str) -> Value:
     return t
 
 
-def _vector(sem, v, op: str) -> Value:
+def _vector(sem, v, op: str, what: str = "a 2-D vector") -> Value:
     if not isinstance(v, Value) or not isinstance(v.type, VectorType):
-        raise sem.error(f"{op}: expected a 2-D vector, got {_describe(v)}")
+        raise sem.error(f"{op}: expected {what}, got {_describe(v)}")
     return v
 
 
-def _static_shape(sem, shape, op: str) -> tuple[int, ...]:
+def _static_shape(sem, shape, op: str, ranks=(2,)) -> tuple[int, ...]:
     shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in shape):
         raise sem.error(f"{op}: shape {list(map(_describe, shape))} must be compile-time ints "
                         "(constexpr) [tile shape is static]")
-    if len(shape) != 2:
-        raise sem.error(f"{op}: shape {list(shape)} must be 2-D [XeTile tiles and vectors are 2-D]")
+    if len(shape) not in ranks:
+        dims = " or ".join(f"{r}-D" for r in ranks)
+        raise sem.error(f"{op}: shape {list(shape)} must be {dims} [XeTile tiles and vectors are {dims}]")
     if not all(n > 0 for n in shape):
         raise sem.error(f"{op}: shape {list(shape)} must be positive")
     return shape
@@ -66,9 +70,10 @@ def _dims(dims) -> tuple[int, ...]:
     return tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
 
 
-def _offsets(sem, offsets, op: str):
-    if not isinstance(offsets, (list, tuple)) or len(offsets) != 2:
-        raise sem.error(f"{op}: offsets must be a list of two integers [tile offsets are 2-D indices]")
+def _offsets(sem, offsets, op: str, count: int = 2):
+    if not isinstance(offsets, (list, tuple)) or len(offsets) != count:
+        raise sem.error(f"{op}: offsets must be a list of {count} integers, one per dimension "
+                        "[one tile offset per dimension]")
     return [sem.index(o) for o in offsets]
 
 
@@ -104,23 +109,49 @@ def cdiv(a, b):
 
 
 @builtin
-def init_tile(array, offsets=None, shape=None, *, order=None, layout: Layout | None = None, indices=None,
-              chunk_size: int = 1) -> Value:
-    """A `shape` tile of the 2-D `array` at `offsets`. order=[0, 1] views a column-major array (RFC App. 1).
+def init_tile(array, offsets=None, shape=None, *, order=None, layout: Layout | None = None, base_shape=None,
+              base_strides=None, indices=None, chunk_size: int = 1) -> Value:
+    """A `shape` tile (1-D or 2-D, over the array's last dims) of `array` at `offsets`, one per array dim: the
+    leading ones select a slice (a batch, a head), which the tile never reads past. order=[0, 1] views a
+    column-major array (RFC App. 1). With `base_shape` and `base_strides` (in elements; one of them the
+    compile-time 1) the tile reads the array's memory as a matrix of that shape (the RFC's dynamic-shape form).
     With `indices` (and optionally `chunk_size`), a #scatter tile of those element offsets (frontend/scatter.py)."""
     if indices is not None:
         return scatter.init_scatter_tile(array, indices, shape, chunk_size)
     sem = current()
     if not isinstance(array, Value) or not isinstance(array.type, MemRefType):
-        raise sem.error("init_tile: base must be a 2-D array argument of the kernel or an alloc_slm buffer, got "
+        raise sem.error("init_tile: base must be an array argument of the kernel or an alloc_slm buffer, got "
                         f"{_describe(array)}")
-    shape = _static_shape(sem, shape, "init_tile")
+    if base_shape is not None or base_strides is not None:
+        array = _reinterpret(sem, array, base_shape, base_strides)
+    shape = _static_shape(sem, shape, "init_tile", (1, 2))
+    if len(shape) > array.type.rank:
+        raise sem.error(f"init_tile: a {len(shape)}-D tile of a {array.type.rank}-D array [a tile spans at most the "
+                        "array's dims]")
     order = array.type.order if order is None else tuple(order)
     tile_type = TileType(shape, array.type.dtype, order, _user_layout(sem, layout, "init_tile"))
-    op = sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile"), tile_type)
+    op = sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile", array.type.rank), tile_type)
     if layout is not None and layout.sg_data is not None:
         X.check_inst_divides(op, layout)
     return op.result
+
+
+def _reinterpret(sem, array: Value, base_shape, base_strides) -> Value:
+    """`array`'s memory as the matrix of `base_shape` and `base_strides` (memref.reinterpret_cast)."""
+    pairs = [x for x in (base_shape, base_strides) if isinstance(x, (list, tuple)) and len(x) == 2]
+    if len(pairs) != 2:
+        raise sem.error("init_tile: base_shape and base_strides go together, two entries each [the dynamic-shape "
+                        "init_tile views a 2-D matrix]")
+    unit = [not isinstance(s, Value) and s == 1 for s in base_strides]
+    if unit[1]:
+        order = ROW_MAJOR
+    elif unit[0]:
+        order = COL_MAJOR
+    else:
+        raise sem.error(f"init_tile: base_strides {list(map(_describe, base_strides))} need a compile-time 1 "
+                        "[the innermost stride of the base matrix is 1]")
+    sizes = [sem.index(n) for n in (*base_shape, *base_strides)]
+    return sem.create(MemRefReinterpretCastOp, array, sizes[:2], sizes[2:], order).result
 
 
 @builtin
@@ -217,7 +248,8 @@ def update_tile_offset(tile, offsets) -> Value:
     tile = _tile(sem, tile, "update_tile_offset")
     if isinstance(tile.type, ScatterTileType):
         return scatter.update_scatter_offset(tile, offsets)
-    return sem.create(X.UpdateTileOffsetOp, tile, _offsets(sem, offsets, "update_tile_offset")).result
+    count = len(tile.type.shape)
+    return sem.create(X.UpdateTileOffsetOp, tile, _offsets(sem, offsets, "update_tile_offset", count)).result
 
 
 @builtin
@@ -292,9 +324,62 @@ def iota(shape, dim) -> Value:
 def tile_broadcast(v, dims, shape, *, layout: Layout | None = None) -> Value:
     """Repeats the size-1 `dims` of `v` to `shape`; `layout` is the result's."""
     sem = current()
-    v = _vector(sem, v, "tile_broadcast")
-    op = sem.create(X.TileBroadcastOp, v, _dims(dims), _static_shape(sem, shape, "tile_broadcast"))
+    v = _vector(sem, v, "tile_broadcast", "a vector")
+    op = sem.create(X.TileBroadcastOp, v, _dims(dims), _static_shape(sem, shape, "tile_broadcast", (1, 2)))
     return _anchored(sem, op.result, layout, "tile_broadcast")
+
+
+@builtin
+def arange(start, end) -> Value:
+    """The 1-D int32 vector start, start + 1, ..., end - 1 (`iota` gives each element's index along a dim)."""
+    sem = current()
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (start, end)):
+        raise sem.error(f"arange: start and end must be compile-time ints (constexpr), got {_describe(start)} and "
+                        f"{_describe(end)} [vector shape is static]")
+    if end <= start:
+        raise sem.error(f"arange: end {end} must exceed start {start}")
+    return sem.create(C.IotaOp, sem.index(start), 0, (end - start,)).result
+
+
+@builtin
+def reshape(v, shape) -> Value:
+    """`v`'s elements, in row-major order, as a 1-D or 2-D vector of `shape` (vector.shape_cast)."""
+    sem = current()
+    v = _vector(sem, v, "reshape", "a vector")
+    shape = _static_shape(sem, shape, "reshape", (1, 2))
+    if math.prod(shape) != math.prod(v.type.shape):
+        raise sem.error(f"reshape: {v.type} has {math.prod(v.type.shape)} elements, shape {list(shape)} "
+                        f"{math.prod(shape)} [vector.shape_cast keeps the element count]")
+    return v if shape == v.type.shape else sem.create(ShapeCastOp, v, shape).result
+
+
+@builtin
+def expand_dims(v, axis: int) -> Value:
+    """The 1-D vector `v` as a 2-D one with a unit dim at `axis` (0: one row, 1 or -1: one column)."""
+    sem = current()
+    v = _vector(sem, v, "expand_dims", "a 1-D vector")
+    if len(v.type.shape) != 1 or axis not in (0, 1, -1, -2):
+        raise sem.error(f"expand_dims: axis {axis} of {v.type}: takes a 1-D vector and axis 0 or 1 "
+                        "[XeTile tiles and vectors are 1-D or 2-D]")
+    n = v.type.shape[0]
+    return reshape(v, (1, n) if axis in (0, -2) else (n, 1))
+
+
+@builtin
+def broadcast_to(v, shape) -> Value:
+    """`v` repeated to `shape` as numpy broadcasts: a missing leading dim and the size-1 dims repeat (a scalar
+    fills the vector); tile_broadcast after a shape_cast."""
+    sem = current()
+    shape = _static_shape(sem, shape, "broadcast_to", (1, 2))
+    if is_py_scalar(v) or (isinstance(v, Value) and isinstance(v.type, ScalarType)):
+        return full(shape, v, v.type.dtype if isinstance(v, Value) else float32)
+    v = _vector(sem, v, "broadcast_to", "a vector")
+    src = v.type.shape
+    padded = (1,) * (len(shape) - len(src)) + src
+    if len(src) > len(shape) or any(s not in (1, d) for s, d in zip(padded, shape)):
+        raise sem.error(f"broadcast_to: cannot broadcast {v.type} to {list(shape)} [numpy broadcasting: dims "
+                        "equal or 1]")
+    return sem.broadcast_to(reshape(v, padded), shape)
 
 
 @builtin
@@ -330,7 +415,7 @@ def _check_dtype(sem, dtype, op: str) -> DType:
 @builtin
 def full(shape, value, dtype: DType = float32) -> Value:
     sem = current()
-    shape = _static_shape(sem, shape, "full")
+    shape = _static_shape(sem, shape, "full", (1, 2))
     dtype = _check_dtype(sem, dtype, "full")
     if isinstance(value, Value):
         return sem.splat(sem.cast(value, dtype), shape)
@@ -430,10 +515,12 @@ def device_assert(cond, msg: str = "") -> None:
 @builtin
 def device_print(prefix: str, *values) -> None:
     """Prints `pid (x, y, z) prefix v1 v2 ...` once per workgroup, or with a vector among the values one line per
-    element, `pid (x, y, z) idx (i, j) prefix ...` (ir/debug_ops.py)."""
+    element, `pid (x, y, z) idx (i, j) prefix ...` (ir/debug_ops.py); a 1-D vector prints as its one row, (0, j)."""
     sem = current()
     prefix = _message(sem, prefix, "device_print")
     values = [sem.to_value(v) for v in values]
+    values = [reshape(v, (1, *v.type.shape)) if isinstance(v.type, VectorType) and len(v.type.shape) == 1 else v
+              for v in values]
     vectors = [v for v in values if isinstance(v.type, VectorType)]
     if len(vectors) > 1:
         raise sem.error(f"device_print: prints at most one vector, got {len(vectors)}")
@@ -459,6 +546,8 @@ def value_attribute(v: Value, name: str):
         return v.type.dtype
     if name == "to":
         return builtin(functools.partial(cast, v))
+    if name == "reshape" and isinstance(v.type, VectorType):
+        return builtin(functools.partial(reshape, v))
     if name == "T" and isinstance(v.type, VectorType):
         return tile_transpose(v)
     raise current().error(f"{_describe(v)} has no attribute '{name}'")

@@ -191,9 +191,10 @@ class Semantic:
     def load_element(self, array: Value, indices) -> Value:
         """`array[i, j]`: one element as a scalar (memref.load), 0 outside the array."""
         indices = indices if isinstance(indices, tuple) else (indices,)
-        if len(indices) != 2:
-            raise self.error(f"an array element takes 2 indices, one per dim, got {len(indices)} [memref.load has "
-                             "one index per array dim]")
+        rank = array.type.rank
+        if len(indices) != rank:
+            raise self.error(f"an element of a {rank}-D array takes {rank} indices, one per dim, got {len(indices)} "
+                             "[memref.load has one index per array dim]")
         return self.create(MemRefLoadOp, array, [self.index(i) for i in indices]).result
 
     def cast(self, v: Value, dtype: DType) -> Value:

@@ -6,6 +6,24 @@ from .core import FuncOp, Value, walk
 from .core_ops import ForOp, IfOp
 
 
+def viewed_array(memref: Value) -> Value:
+    """The array argument a memref views, through the view ops (`views = True`: memref.transpose, memref.subview,
+    memref.reinterpret_cast). Views of one array may overlap."""
+    while getattr(memref.owner, "views", False):
+        memref = memref.owner.operands[0]
+    return memref
+
+
+def may_be_empty(memref: Value) -> bool:
+    """Whether `memref` views a slice that may lie outside its array (`may_be_empty`: memref.subview of a batched
+    array): its matrix then has no rows."""
+    while getattr(memref.owner, "views", False):
+        if getattr(memref.owner, "may_be_empty", False):
+            return True
+        memref = memref.owner.operands[0]
+    return False
+
+
 def carried_groups(op):
     """The values a loop or branch makes one: each init, body argument, yielded value and result of an
     scf.for; each result of an scf.if with what both regions yield for it."""

@@ -10,6 +10,7 @@ from . import numeric
 from .core import Block, Operation, Region, Value
 from .debug_ops import DevicePrintOp
 from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
+from .shape_ops import MemRefReinterpretCastOp
 from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, TERNARY, UNARY
 from .memref_ops import MemRefLoadOp
 from .sync_ops import SYNC_OPS
@@ -277,8 +278,10 @@ class IotaOp(Operation):
     def verify(self):
         if not isinstance(self.operands[0].type, IndexType):
             raise self.error(f"offset must be an index, got {self.operands[0].type}", "vector.iota operands")
-        if len(self.result.type.shape) != 2 or self.dim not in (0, 1):
-            raise self.error(f"dim {self.dim} must be a dim of the 2-D result {self.result.type}", "vector.iota dim")
+        rank = len(self.result.type.shape)
+        if rank not in (1, 2) or not 0 <= self.dim < rank:
+            raise self.error(f"dim {self.dim} must be a dim of the 1-D or 2-D result {self.result.type}",
+                             "vector.iota dim")
 
     def format(self, p) -> str:
         return f" {p.name(self.operands[0])} [{self.dim}]{p.attr_dict(self)} : {self.result.type}"
@@ -526,4 +529,4 @@ class InsertStridedSliceOp(Operation):
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
 SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IotaOp,
               IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp,
-              DevicePrintOp, MemRefLoadOp, *SYNC_OPS)
+              DevicePrintOp, MemRefLoadOp, MemRefReinterpretCastOp, *SYNC_OPS)

@@ -1,5 +1,5 @@
 """memref.load: one element of an array argument or SLM buffer as a scalar, the same for every work-item (MLIR's
-`memref.load %a[%i, %j]`, written `a[i, j]` in a kernel). It reads sizes and offsets a kernel takes from memory:
+`memref.load %a[%i, %j]`, written `a[i, j]` in a kernel, one index per array dim). It reads sizes and offsets a kernel takes from memory:
 a grouped GEMM's table of problems, a batch's lengths. An index outside the array reads 0, as a tile's padding does.
 Shared by every IR level: a uniform read needs no distribution."""
 from __future__ import annotations
@@ -22,8 +22,9 @@ class MemRefLoadOp(Operation):
         array, *indices = self.operands
         if not isinstance(array.type, MemRefType):
             raise self.error(f"operand 0 must be an array, got {array.type}", "memref.load reads an array")
-        if len(indices) != 2 or not all(isinstance(i.type, IndexType) for i in indices):
-            raise self.error(f"takes 2 index operands (one per array dim), got {len(indices)}",
+        rank = array.type.rank
+        if len(indices) != rank or not all(isinstance(i.type, IndexType) for i in indices):
+            raise self.error(f"takes {rank} index operands (one per array dim), got {len(indices)}",
                              "memref.load has one index per array dim")
 
     def format(self, p) -> str:

@@ -103,7 +103,8 @@ COL_MAJOR = (0, 1)
 
 @dataclass(frozen=True)
 class TileType(Type):
-    """A 2-D block of a base array. `order` lists dims fastest-changing first (RFC: order attribute)."""
+    """A 1-D or 2-D block of a base array (over its last dims). `order` lists dims fastest-changing first (RFC:
+    order attribute)."""
 
     shape: tuple[int, ...]
     dtype: DType
@@ -128,18 +129,21 @@ class TileType(Type):
 
 @dataclass(frozen=True)
 class MemRefType(Type):
-    """A 2-D array argument of dynamic shape; `order` is its memory layout (row- or column-major). `block_io`:
-    its memory meets the surface rules of 2D block messages (alignment, pitch, width), checked at launch."""
+    """An array argument of dynamic shape and any `rank` >= 1; `order` is the memory layout of its last two dims
+    (row- or column-major; a 1-D array is one row). `block_io`: its memory, and every slice along its leading
+    dims, meets the surface rules of 2D block messages (alignment, pitch, width), checked at launch."""
 
     dtype: DType
     order: tuple[int, ...] = ROW_MAJOR
     block_io: bool = True
+    rank: int = 2
     addresses_memory = True
     memory_space = "global"  # the XeGPU RFC's memory_space of descriptors on it
 
     def __str__(self) -> str:
-        strides = "[?, 1]" if self.order == ROW_MAJOR else "[1, ?]"
-        return f"memref<?x?x{self.dtype.mlir}, strided<{strides}>>"
+        inner = ["1"] if self.rank == 1 else ["?", "1"] if self.order == ROW_MAJOR else ["1", "?"]
+        strides = ["?"] * (self.rank - len(inner)) + inner
+        return f"memref<{'?x' * self.rank}{self.dtype.mlir}, strided<[{', '.join(strides)}]>>"
 
 
 @dataclass(frozen=True)

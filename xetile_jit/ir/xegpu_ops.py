@@ -15,9 +15,9 @@ import numpy as np
 from .attrs import Layout, format_list
 from .core import Operation, Value
 from .effects import ADDRESSED, PREFETCH, Effect, reads, writes
-from .types import ROW_MAJOR, DType, MemRefType, Type, VectorType, int32
+from .types import ROW_MAJOR, DType, IndexType, MemRefType, Type, VectorType, int32
 from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, TileMMAOp, TileRef, TileReduceOp,
-                         TileTransposeOp, check_offsets, valid_attr)
+                         TileTransposeOp, array_slice, check_offsets, valid_attr)
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class MemRefTransposeOp(Operation):
 
     name = "memref.transpose"
     effects = ()
+    views = True  # analysis.viewed_array
 
     def __init__(self, base: Value, loc=None):
         super().__init__([base], [dataclasses.replace(base.type, order=ROW_MAJOR)], loc=loc)
@@ -57,6 +58,46 @@ class MemRefTransposeOp(Operation):
 
     def interpret(self, interp, base):
         return base.T
+
+
+class MemRefSubviewOp(Operation):
+    """memref.subview, rank-reducing: the 2-D matrix of an array at fixed offsets along its leading dims (a batch,
+    a head), or a 1-D array as one row (printed with its one offset, size and stride; MLIR spells that
+    memref.expand_shape). Offsets outside the leading dims give an empty matrix, so a tile there reads only padding
+    and writes nothing (auto-padding per slice: a tile never reads across a batch boundary)."""
+
+    name = "memref.subview"
+    effects = ()
+    views = True  # analysis.viewed_array
+
+    def __init__(self, base: Value, offsets, loc=None):
+        super().__init__([base, *offsets], [dataclasses.replace(base.type, rank=2)], loc=loc)
+
+    @property
+    def may_be_empty(self) -> bool:
+        """analysis.may_be_empty: leading offsets may lie outside the array (a 1-D array's row is always there)."""
+        return self.operands[0].type.rank > 2
+
+    def verify(self):
+        base, *offsets = self.operands
+        if not isinstance(base.type, MemRefType) or base.type.rank == 2:
+            raise self.error(f"the source must be an array of rank 1 or > 2, got {base.type}",
+                             "memref.subview of a batched or 1-D array")
+        if len(offsets) != max(0, base.type.rank - 2) or not all(isinstance(v.type, IndexType) for v in offsets):
+            raise self.error(f"takes {max(0, base.type.rank - 2)} index offsets, one per leading dim, got "
+                             f"{len(offsets)}", "memref.subview fixes the leading dims")
+
+    def format(self, p) -> str:
+        """MLIR's offsets, sizes and strides: the leading dims fixed (size 1), the last two whole."""
+        base, *offsets = self.operands
+        kept = min(2, base.type.rank)
+        offsets = [p.name(v) for v in offsets] + ["0"] * kept
+        sizes, strides = ["1"] * (base.type.rank - kept) + ["?"] * kept, ["1"] * base.type.rank
+        return (f" {p.name(base)}[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join(strides)}] : {base.type} "
+                f"to {self.result.type}")
+
+    def interpret(self, interp, base, *offsets):
+        return array_slice(base, offsets, 2)
 
 
 def check_tdesc(op: Operation, t, what="operand") -> None:

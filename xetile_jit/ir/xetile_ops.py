@@ -1,8 +1,10 @@
-"""XeTile ops (XeTile RFC, "XeTile Dialect" op table): workgroup-level tiles and 2-D vectors.
+"""XeTile ops (XeTile RFC, "XeTile Dialect" op table): workgroup-level tiles and vectors, 2-D (the RFC's) or 1-D
+(issue 13: a tile over an array's last dim).
 
-The numpy rule of each op works on whole tiles. A tile value in the interpreter is a `TileRef`: the base
-array (its logical 2-D view), the tile's offsets and shape. Out-of-bounds elements read as `padding` and
-are dropped on store: the RFC's hardware auto-padding, so kernels never check bounds.
+The numpy rule of each op works on whole tiles. A tile value in the interpreter is a `TileRef`: the slice of
+the base array the tile reads (its logical view, picked by the leading offsets of an array of higher rank), the
+tile's offsets in it and its shape. Out-of-bounds elements read as `padding` and are dropped on store: the RFC's
+hardware auto-padding, per slice, so kernels never check bounds.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 from . import numeric
 from .attrs import Layout, format_list
 from .core import Operation, Value, walk
-from .analysis import sources
+from .analysis import sources, viewed_array
 from .elementwise import ATOMIC_DTYPES, ATOMIC_KINDS, REDUCE_KINDS
 from .effects import GLOBAL, PREFETCH, SLM, WRITE, Effect, memory_accesses, reads, writes
 from .types import (ROW_MAJOR, DType, IndexType, MemRefType, SlmMemRefType, TileType, VectorType, dtype_of_numpy,
@@ -22,11 +24,22 @@ from .types import (ROW_MAJOR, DType, IndexType, MemRefType, SlmMemRefType, Tile
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
 
 
+def array_slice(base: np.ndarray, offsets, rank: int) -> np.ndarray:
+    """The `rank`-D part of `base` (a view) at `offsets` along its leading dims, a 1-D base as one row for rank 2;
+    empty when an offset lies outside the leading dims (auto-padding per slice)."""
+    if base.ndim < rank:
+        return base[None, :]
+    at = tuple(int(o) for o in offsets)
+    if all(0 <= o < n for o, n in zip(at, base.shape)):
+        return base[at]
+    return np.empty((0,) * rank, base.dtype)
+
+
 @dataclass
 class TileRef:
-    base: np.ndarray
-    offsets: tuple[int, int]
-    shape: tuple[int, int]
+    base: np.ndarray  # the slice of the array the tile reads: as many dims as the tile
+    offsets: tuple[int, ...]
+    shape: tuple[int, ...]
 
     def window(self):
         """(slices into base, slices into the tile) of the in-bounds part, or None if there is none."""
@@ -120,9 +133,15 @@ def check_block_tile(op: Operation, t) -> None:
         raise op.error(f"{t} is a #scatter tile; use load_gather, store_scatter", f"{op.name} takes a block tile")
 
 
-def check_offsets(op: Operation, offsets) -> None:
-    if len(offsets) != 2 or not all(isinstance(v.type, IndexType) for v in offsets):
-        raise op.error("takes two index offsets, one per dimension", "tile offsets are 2-D indices")
+def check_offsets(op: Operation, offsets, count: int = 2) -> None:
+    if len(offsets) != count or not all(isinstance(v.type, IndexType) for v in offsets):
+        raise op.error(f"takes {count} index offsets, one per dimension, got {len(offsets)}",
+                       "one tile offset per dimension")
+
+
+def check_rank(op: Operation, t, what: str) -> None:
+    if len(t.shape) not in (1, 2):
+        raise op.error(f"{what} must be 1-D or 2-D, got {t}", "XeTile tiles are 1-D or 2-D")
 
 
 class InitTileOp(Operation):
@@ -136,10 +155,13 @@ class InitTileOp(Operation):
         base, *offsets = self.operands
         tile = self.result.type
         if not isinstance(base.type, MemRefType):
-            raise self.error(f"base must be a 2-D array argument or SLM buffer, got {base.type}",
-                             "init_tile takes a 2-D base matrix")
-        check_offsets(self, offsets)
-        check_2d(self, tile, "tile")
+            raise self.error(f"base must be an array argument or SLM buffer, got {base.type}",
+                             "init_tile takes a base array")
+        check_offsets(self, offsets, base.type.rank)
+        check_rank(self, tile, "tile")
+        if len(tile.shape) > 1 and base.type.rank == 1 and tile.shape[0] != 1:
+            raise self.error(f"a 2-D tile {format_list(tile.shape)} of a 1-D array must have one row",
+                             "a 1-D array is one row")
         if not all(isinstance(n, int) and n > 0 for n in tile.shape):
             raise self.error(f"tile shape {format_list(tile.shape)} must be positive compile-time ints",
                              "tile shape is static")
@@ -156,8 +178,13 @@ class InitTileOp(Operation):
         base, *offsets = self.operands
         return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {self.result.type}"
 
-    def interpret(self, interp, base, row, col):
-        return TileRef(base, (int(row), int(col)), self.result.type.shape)
+    def interpret(self, interp, base, *offsets):
+        shape = self.result.type.shape
+        offsets = tuple(int(o) for o in offsets)
+        if base.ndim < len(shape):  # a 1-D array as one row
+            offsets = (0, *offsets)
+        lead = len(offsets) - len(shape)
+        return TileRef(array_slice(base, offsets[:lead], len(shape)), offsets[lead:], shape)
 
 
 class LoadTileOp(Operation):
@@ -227,14 +254,15 @@ class UpdateTileOffsetOp(Operation):
         tile, *offsets = self.operands
         if not isinstance(tile.type, TileType):
             raise self.error(f"operand must be a tile, got {tile.type}", "update_tile_offset moves a tile")
-        check_offsets(self, offsets)
+        check_offsets(self, offsets, len(tile.type.shape))
 
     def format(self, p) -> str:
         tile, *offsets = self.operands
         return f" {p.name(tile)}, [{', '.join(p.name(v) for v in offsets)}] : {tile.type}"
 
-    def interpret(self, interp, tile: TileRef, d0, d1):
-        return TileRef(tile.base, (tile.offsets[0] + int(d0), tile.offsets[1] + int(d1)), tile.shape)
+    def interpret(self, interp, tile: TileRef, *deltas):
+        """Moves the tile inside its slice: one offset per tile dim."""
+        return TileRef(tile.base, tuple(o + int(d) for o, d in zip(tile.offsets, deltas)), tile.shape)
 
 
 class PrefetchTileOp(Operation):
@@ -366,14 +394,14 @@ class TileReduceOp(Operation):
 
     def verify(self):
         t = self.operands[0].type
-        check_2d(self, t, "operand")
+        check_rank(self, t, "operand")
         if self.kind not in REDUCE_KINDS:
             raise self.error(f"unknown kind '{self.kind}'; kinds are {', '.join(REDUCE_KINDS)}", "tile_reduce kinds")
         if t.dtype.kind not in REDUCE_KINDS[self.kind]:
             raise self.error(f"kind '{self.kind}' does not apply to {t.dtype}", "tile_reduce kinds per element type")
-        if not self.dims or len(set(self.dims)) != len(self.dims) or not set(self.dims) <= {0, 1}:
-            raise self.error(f"reduction dims {format_list(self.dims)} must be distinct dims of a 2-D vector",
-                             "tile_reduce dims")
+        if not self.dims or len(set(self.dims)) != len(self.dims) or not set(self.dims) <= set(range(len(t.shape))):
+            raise self.error(f"reduction dims {format_list(self.dims)} must be distinct dims of the {len(t.shape)}-D "
+                             "vector", "tile_reduce dims")
 
     @property
     def rfc_kind(self) -> str:
@@ -403,10 +431,11 @@ class TileBroadcastOp(Operation):
 
     def verify(self):
         src, dst = self.operands[0].type, self.result.type
-        check_2d(self, src, "operand")
-        check_2d(self, dst, "result")
-        if not self.dims or not set(self.dims) <= {0, 1}:
-            raise self.error(f"broadcast dims {format_list(self.dims)} must be dims of a 2-D vector",
+        check_rank(self, dst, "result")
+        if len(src.shape) != len(dst.shape):
+            raise self.error(f"operand {src} and result {dst} differ in rank", "tile_broadcast keeps the rank")
+        if not self.dims or not set(self.dims) <= set(range(len(dst.shape))):
+            raise self.error(f"broadcast dims {format_list(self.dims)} must be dims of the {len(dst.shape)}-D vector",
                              "tile_broadcast dims")
         for i, (s, d) in enumerate(zip(src.shape, dst.shape)):
             if i in self.dims and s != 1:
@@ -505,7 +534,7 @@ def written_arrays(func) -> set:
     for op in walk(func.body):
         for effect, tile in memory_accesses(op):
             if effect.kind == WRITE and effect.memory != SLM:
-                written |= bases.get(tile, frozenset())
+                written |= {viewed_array(base) for base in bases.get(tile, frozenset())}
     return {array for array in written if not isinstance(array.type, SlmMemRefType)}
 
 

@@ -1,8 +1,10 @@
 """Kernel arguments: what each one is (array, scalar, constexpr), its IR type, and the checks of a launch.
 
-Arrays are 2-D with unit stride along one dim: row-major (stride 1 along dim 1) or column-major views such
-as `bt.T` (stride 1 along dim 0), which `order=[0, 1]` tiles read (RFC Appendix 1). A row pitch larger
-than the width is fine. Python ints are i32 (i64 when they do not fit), floats f32, bools i1.
+Arrays have any rank >= 1. The last two dims have unit stride along one of them: row-major (stride 1 along the
+last dim) or column-major views such as `bt.T` (stride 1 along the one before), which `order=[0, 1]` tiles read
+(RFC Appendix 1); a 1-D array has unit stride and is one row. A row pitch larger than the width is fine, and the
+leading dims (a batch, a head) may have any strides: a tile reads one slice along them. Python ints are i32 (i64
+when they do not fit), floats f32, bools i1.
 
 Array arguments (docs/DESIGN.md §1) are numpy arrays, USM arrays (objects with `__sycl_usm_array_interface__`, such as
 dpnp arrays: dtype from its typestr, memory order from its strides, which are in elements and None when
@@ -32,6 +34,7 @@ BASE_RULE = f"the base address is {BLOCK_BASE_ALIGN}-byte aligned"
 WIDTH_RULE = f"a memory row is {BLOCK_MIN_WIDTH} bytes to 2**24 bytes wide, in whole 4-byte units"
 PITCH_RULE = f"the pitch between memory rows is a multiple of {BLOCK_PITCH_UNIT} bytes"
 HEIGHT_RULE = "there are at most 2**24 memory rows"
+SLICE_RULE = f"the strides of the leading dims are multiples of {BLOCK_BASE_ALIGN} bytes (each slice is aligned)"
 
 
 @dataclass(frozen=True)
@@ -39,13 +42,14 @@ class ArraySpec:
     dtype: DType
     order: tuple[int, int]
     block_io_rule: str | None = None  # the 2D block surface rule its memory breaks (None: it meets them all)
+    rank: int = 2
 
     @property
     def block_io(self) -> bool:
         return self.block_io_rule is None
 
     def ir_type(self):
-        return MemRefType(self.dtype, self.order, self.block_io)
+        return MemRefType(self.dtype, self.order, self.block_io, self.rank)
 
 
 @dataclass(frozen=True)
@@ -56,14 +60,19 @@ class ScalarSpec:
         return ScalarType(self.dtype)
 
 
-def array_order(name: str, shape: tuple[int, int], strides: tuple[int, int], item: int) -> tuple[int, int]:
-    """The memory order of a 2-D array from its strides in bytes."""
-    (rows, cols), (s0, s1) = shape, strides
+def array_order(name: str, shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tuple[int, int]:
+    """The memory order of an array's last two dims from its strides in bytes; a 1-D array is one row."""
+    if len(shape) == 1:
+        if shape[0] <= 1 or strides[0] == item:
+            return ROW_MAJOR
+        raise LaunchError(f"argument '{name}': a 1-D array needs unit stride; got stride {strides[0]} bytes "
+                          f"(itemsize {item}); pass np.ascontiguousarray(...)")
+    (rows, cols), (s0, s1) = shape[-2:], strides[-2:]
     if (s1 == item or cols <= 1) and s0 >= cols * item:
         return ROW_MAJOR
     if (s0 == item or rows <= 1) and s1 >= rows * item:
         return COL_MAJOR
-    raise LaunchError(f"argument '{name}': a 2-D array needs unit stride along one dimension (row- or "
+    raise LaunchError(f"argument '{name}': an array needs unit stride along one of its last two dims (row- or "
                       f"column-major, no overlap); got strides {strides} for shape {shape} "
                       f"(itemsize {item}); pass np.ascontiguousarray(...)")
 
@@ -117,27 +126,30 @@ def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
 
 def classify_array(name: str, array) -> ArraySpec:
     shape, strides, np_dtype = array_layout(array)
-    if len(shape) != 2:
-        raise LaunchError(f"argument '{name}': expected a 2-D array, got shape {shape}")
+    if len(shape) < 1:
+        raise LaunchError(f"argument '{name}': expected an array of rank >= 1, got a 0-d array")
     dtype = dtype_of_numpy(np_dtype)
     if dtype is None:
         raise LaunchError(f"argument '{name}': dtype {np_dtype} is not supported (supported: {SUPPORTED})")
     order = array_order(name, shape, strides, np_dtype.itemsize)
-    return ArraySpec(dtype, order, block_io_rule(array, shape, strides, order, np_dtype.itemsize))
+    return ArraySpec(dtype, order, block_io_rule(array, shape, strides, order, np_dtype.itemsize), len(shape))
 
 
 def block_io_rule(array, shape, strides, order, item: int) -> str | None:
     """The first 2D block surface rule the array's memory, as the kernel sees it, breaks (None: messages can
     address it). numpy arrays are staged at the start of a new allocation (memory.py), so only USM arrays can be
     misaligned."""
-    rows, cols = shape if order == ROW_MAJOR else shape[::-1]
-    pitch = strides[0] if order == ROW_MAJOR else strides[1]
+    if len(shape) == 1:  # one row
+        shape, strides = (1, *shape), (shape[0] * item, *strides)
+    rows, cols = shape[-2:] if order == ROW_MAJOR else shape[-2:][::-1]
+    pitch = strides[-2] if order == ROW_MAJOR else strides[-1]
     width = cols * item
     usm = usm_interface(array)
     aligned = usm is None or (usm["data"][0] + usm.get("offset", 0) * item) % BLOCK_BASE_ALIGN == 0
     rules = ((aligned, BASE_RULE), (BLOCK_MIN_WIDTH <= width <= BLOCK_MAX_EXTENT and width % max(4, item) == 0,
                                     WIDTH_RULE),
-             (pitch % BLOCK_PITCH_UNIT == 0 and pitch >= width, PITCH_RULE), (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE))
+             (pitch % BLOCK_PITCH_UNIT == 0 and pitch >= width, PITCH_RULE), (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE),
+             (all(s % BLOCK_BASE_ALIGN == 0 for s in strides[:-2]), SLICE_RULE))
     return next((rule for holds, rule in rules if not holds), None)
 
 
@@ -165,7 +177,7 @@ def classify(name: str, value):
         return ScalarSpec(scalar_dtype(name, value))
     if is_array(value):
         return classify_array(name, as_array(name, value))
-    raise LaunchError(f"argument '{name}': expected a 2-D numpy array or a number, got {type(value).__name__} "
+    raise LaunchError(f"argument '{name}': expected a numpy array or a number, got {type(value).__name__} "
                       "(USM arrays such as dpnp arrays and DLPack producers are arrays too)")
 
 

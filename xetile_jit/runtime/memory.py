@@ -1,9 +1,10 @@
 """Argument marshalling for SYCL launches (docs/DESIGN.md §1 "Array arguments", §4 "Launch").
 
-Kernel ABI of an array argument (`ArrayArg`): five kernel parameters, a global pointer to element [0, 0] followed
-by `rows`, `cols`, `row_stride` and `col_stride` as i64, strides in elements. Element [i, j] is at
-`pointer[i * row_stride + j * col_stride]`: a row-major array has col_stride 1, a column-major view such as
-`bt.T` row_stride 1, and a pitched view such as `big[:, 3:40]` keeps its parent's row pitch.
+Kernel ABI of an array argument (`ArrayArg`): a global pointer to element [0, ..., 0] followed by its shape and
+then its strides, one i64 per dim each, strides in elements. For a 2-D array these are `rows`, `cols`, `row_stride`
+and `col_stride`: element [i, j] is at `pointer[i * row_stride + j * col_stride]`: a row-major array has
+col_stride 1, a column-major view such as `bt.T` row_stride 1, and a pitched view such as `big[:, 3:40]` keeps its
+parent's row pitch.
 
 - numpy arrays (and DLPack producers on the host, imported with `np.from_dlpack`) are copied into new USM
   device memory: the minimal buffer covering the elements, from element [0, 0] to the last one, so the element
@@ -37,19 +38,17 @@ MAX_SIZE_ARGS = 4096
 
 @dataclass(frozen=True)
 class ArrayArg:
-    pointer: object  # a dpctl.memory USM object whose first byte is element [0, 0]
-    rows: int
-    cols: int
-    row_stride: int  # in elements
-    col_stride: int  # in elements
+    pointer: object  # a dpctl.memory USM object whose first byte is element [0, ..., 0]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in elements
 
     def kernel_args(self) -> list:
-        return [self.pointer, *size_args((self.rows, self.cols), (self.row_stride, self.col_stride))]
+        return [self.pointer, *size_args(self.shape, self.strides)]
 
 
 def size_args(shape: tuple, strides: tuple) -> list:
-    """`rows`, `cols`, `row_stride`, `col_stride` as ctypes i64, made once per shape and strides (the launch hot
-    path: four new ctypes objects cost 0.6 us, the lookup 0.1 us)."""
+    """The shape and strides as ctypes i64, made once per shape and strides (the launch hot path: four new ctypes
+    objects cost 0.6 us, the lookup 0.1 us)."""
     key = (shape, strides)
     args = _SIZE_ARGS.get(key)
     if args is None:
@@ -112,21 +111,21 @@ def usm_arg(queue: dpctl.SyclQueue, name: str, array) -> ArrayArg:
         raise LaunchError(f"argument '{name}' is USM memory of another SYCL context ({memory.sycl_device.name}) "
                           f"than the launch queue's ({queue.sycl_device.name}); launch on the array's queue")
     usm = usm_interface(array)
-    return ArrayArg(memory, *usm["shape"], *usm_strides(usm))
+    return ArrayArg(memory, tuple(usm["shape"]), usm_strides(usm))
 
 
 def stage(queue: dpctl.SyclQueue, name: str, array: np.ndarray) -> tuple[ArrayArg, HostCopy | None]:
     """Copies a numpy array to new device memory (see the module docstring)."""
     strides = element_strides(name, array)
     if array.size == 0:  # nothing to copy, but a USM allocation must not be empty
-        return ArrayArg(dpctl.memory.MemoryUSMDevice(array.itemsize, queue=queue), *array.shape, *strides), None
+        return ArrayArg(dpctl.memory.MemoryUSMDevice(array.itemsize, queue=queue), array.shape, strides), None
     covering = as_strided(array, (1 + sum((n - 1) * s for n, s in zip(array.shape, strides)),), (array.itemsize,))
     memory = dpctl.memory.MemoryUSMDevice(covering.nbytes, queue=queue)
     memory.copy_from_host(covering.view(np.uint8))
-    return ArrayArg(memory, *array.shape, *strides), HostCopy(array, covering, memory)
+    return ArrayArg(memory, array.shape, strides), HostCopy(array, covering, memory)
 
 
-def element_strides(name: str, array: np.ndarray) -> tuple[int, int]:
+def element_strides(name: str, array: np.ndarray) -> tuple[int, ...]:
     if any(s % array.itemsize for s in array.strides):
         raise LaunchError(f"argument '{name}': strides {array.strides} are not multiples of the itemsize "
                           f"{array.itemsize}; pass np.ascontiguousarray(...)")

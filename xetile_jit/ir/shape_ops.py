@@ -1,0 +1,79 @@
+"""Shape ops of issue 13.
+
+- vector.shape_cast at the XeTile level (XeGPU RFC: vector ops on XeTile vectors): the same elements, in row-major
+  order, in another shape of rank 1 or 2. `v.reshape(shape)` and `xetile.expand_dims(v, axis)` trace to it. Devices
+  run the shape casts that add or remove unit dims (backend/xetile_rank2.py); the numpy interpreter runs every one.
+- memref.reinterpret_cast: an array's memory, from its element [0, ..., 0], as a 2-D matrix of runtime sizes and
+  strides (in elements): the XeTile RFC's init_tile on a raw address with dynamic shape and strides, for packed or
+  strided layouts (`init_tile(..., base_shape=, base_strides=)`). One stride is the compile-time 1 (the `order`).
+  The launch checked nothing about this view, so tiles on it go element by element (block_io False); a view that
+  reaches past the array is the kernel's bug, which the interpreter reports.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .attrs import format_list
+from .core import Operation, Value
+from .types import ROW_MAJOR, IndexType, MemRefType, VectorType
+
+
+class ShapeCastOp(Operation):
+    name = "vector.shape_cast"
+    effects = ()
+
+    def __init__(self, v: Value, shape, loc=None):
+        super().__init__([v], [VectorType(tuple(shape), v.type.dtype)], loc=loc)
+
+    def verify(self):
+        src, dst = self.operands[0].type, self.result.type
+        if not isinstance(src, VectorType):
+            raise self.error(f"source must be a vector, got {src}", "vector.shape_cast of a vector")
+        if len(dst.shape) not in (1, 2) or not all(isinstance(n, int) and n > 0 for n in dst.shape):
+            raise self.error(f"result shape {format_list(dst.shape)} must be 1-D or 2-D and positive",
+                             "XeTile tiles and vectors are 1-D or 2-D")
+        if math.prod(src.shape) != math.prod(dst.shape):
+            raise self.error(f"{src} has {math.prod(src.shape)} elements, {dst} {math.prod(dst.shape)}",
+                             "vector.shape_cast keeps the element count")
+
+    def format(self, p) -> str:
+        v = self.operands[0]
+        return f" {p.name(v)}{p.attr_dict(self)} : {v.type} to {self.result.type}"
+
+    def interpret(self, interp, v):
+        return v.reshape(self.result.type.shape)
+
+
+class MemRefReinterpretCastOp(Operation):
+    name = "memref.reinterpret_cast"
+    effects = ()
+    views = True  # analysis.viewed_array
+
+    def __init__(self, base: Value, sizes, strides, order=ROW_MAJOR, loc=None):
+        view = dataclasses.replace(base.type, order=tuple(order), block_io=False, rank=2)
+        super().__init__([base, *sizes, *strides], [view], loc=loc)
+
+    def verify(self):
+        base, *rest = self.operands
+        if not isinstance(base.type, MemRefType):
+            raise self.error(f"the source must be an array, got {base.type}", "memref.reinterpret_cast of an array")
+        if len(rest) != 4 or not all(isinstance(v.type, IndexType) for v in rest):
+            raise self.error(f"takes two index sizes and two index strides, got {len(rest)} operands",
+                             "memref.reinterpret_cast to a 2-D matrix")
+
+    def format(self, p) -> str:
+        base, s0, s1, t0, t1 = self.operands
+        return (f" {p.name(base)} to sizes: [{p.name(s0)}, {p.name(s1)}], strides: [{p.name(t0)}, {p.name(t1)}] : "
+                f"{base.type} to {self.result.type}")
+
+    def interpret(self, interp, base, *sizes_and_strides):
+        sizes, strides = [int(n) for n in sizes_and_strides[:2]], [int(n) for n in sizes_and_strides[2:]]
+        span = 1 + sum((n - 1) * abs(s) for n, s in zip(base.shape, base.strides)) // base.itemsize
+        reach = sum((n - 1) * s for n, s in zip(sizes, strides)) if all(sizes) else -1
+        if min(strides) < 0 or reach >= span:
+            raise self.error(f"sizes {sizes} and strides {strides} reach element {reach} of an array of {span}",
+                             "the view stays inside the array")
+        return np.lib.stride_tricks.as_strided(base, sizes, [s * base.itemsize for s in strides])
