@@ -34,7 +34,7 @@ from ..ir.analysis import sources, viewed_array
 from ..ir import sync_ops as S
 from ..ir.core import Block, FuncOp, Value, walk
 from ..ir.effects import SLM, WRITE, memory_accesses, synchronizes
-from ..ir.types import SlmMemRefType
+from ..ir.types import MemRefType, SlmMemRefType
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,8 @@ class Barriers:
                 found[tdesc] = found.get(tdesc, False) or effect.kind == WRITE
         out = []
         for tdesc, written in found.items():
-            arrays = frozenset(viewed_array(a) for a in self.arrays[tdesc] if not isinstance(a.type, SlmMemRefType))
+            bases = {tdesc} if isinstance(tdesc.type, MemRefType) else self.arrays[tdesc]  # memref.load: the array
+            arrays = frozenset(viewed_array(a) for a in bases if not isinstance(a.type, SlmMemRefType))
             if arrays:
                 out.append(Access(tdesc, arrays, written))
         return out
