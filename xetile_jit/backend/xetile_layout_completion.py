@@ -24,7 +24,7 @@ from ..ir import xetile_ops as X
 from ..ir.analysis import UnionFind
 from ..ir.attrs import Layout, format_list
 from ..ir.core import FuncOp, Operation, Value, walk
-from ..ir.types import TileType, VectorType
+from ..ir.types import DType, TileType, VectorType
 from .targets import Target
 
 
@@ -46,6 +46,7 @@ class LayoutClass:
     values: list[Value]
     kinds: set[str] = dataclasses.field(default_factory=set)  # "value": a vector other ops than conversions use
     mma_operand: int | None = None  # 0 (A) or 1 (B) when the class feeds a tile_mma operand
+    mma_dtype: DType | None = None  # that operand's element type (a class may mix types: a mask, the scores)
 
     @property
     def layout(self) -> Layout:
@@ -92,11 +93,12 @@ class LayoutCompletion:
             self.find(tile).kinds.add(kind)
         if isinstance(op, X.TileMMAOp):
             for index in (0, 1):
-                self.find(op.operands[index]).mma_operand = index
+                group = self.find(op.operands[index])
+                group.mma_operand, group.mma_dtype = index, op.operands[index].type.dtype
 
     # ---- one class -------------------------------------------------------------------------------------
     def complete(self, group: LayoutClass) -> None:
-        layout, dtype = group.layout, group.values[0].type.dtype
+        layout, dtype = group.layout, group.mma_dtype or group.values[0].type.dtype
         piece = layout.sg_data
         inst = layout.inst_data or self.default_inst(group, piece, dtype)
         self.check_inst(group, piece, inst, dtype)

@@ -1,0 +1,113 @@
+"""Tutorial 6: fused attention (flash-attention forward).
+
+O = softmax(Q K^T * scale) V for (batch, heads, seq, head_dim) arrays, causal or not, without ever writing the
+seq x seq scores: a workgroup takes BM query rows of one head and walks the keys in blocks of BN, keeping the running
+row maximum `m_i`, the running row sum `l_i` and the unnormalized output `acc` (the online softmax): for each block,
+
+    s = Q K_blk^T * scale (masked: keys past seq, and in causal attention keys after the query)
+    m_new = max(m_i, rowmax(s));  p = exp(s - m_new);  alpha = exp(m_i - m_new)
+    l_i = l_i * alpha + rowsum(p);  acc = acc * alpha + p V_blk;  m_i = m_new
+
+and O = acc / l_i at the end. The arrays are 4-D: `init_tile(q, [b, h, m, 0], [BM, D])` takes the batch and head as
+leading offsets (one per array dim), and a tile never reads past its head's matrix. The two `tile_mma`s have layouts
+of their own (`layout=`): both split the query rows over the subgroups, so each subgroup's row maxima and sums stay
+inside it, and S (BM x BN) and O (BM x D) are cut differently. The masks come from `arange`: key columns
+`n + arange(0, BN)` against `seq` and against the query rows `m + arange(0, BM)`.
+
+Run: python tutorials/06-fused-attention.py
+"""
+import math
+import time
+
+import numpy as np
+
+import xetile_jit as xetile
+from xetile_jit import Layout
+
+SUBGROUPS = 4
+
+
+@xetile.kernel
+def attention_kernel(q, k, v, o, seq, scale, CAUSAL: xetile.constexpr, BM: xetile.constexpr,
+                     BN: xetile.constexpr, D: xetile.constexpr, LS: xetile.constexpr, LO: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    h = xetile.program_id(1)
+    b = xetile.program_id(2)
+    queries = xetile.load_tile(xetile.init_tile(q, [b, h, m, 0], [BM, D]))
+    tk = xetile.init_tile(k, [b, h, 0, 0], [BN, D])
+    tv = xetile.init_tile(v, [b, h, 0, 0], [BN, D])
+    rows = xetile.broadcast_to(xetile.expand_dims(m + xetile.arange(0, BM), 1), [BM, BN])
+    m_i = xetile.full([BM, 1], float("-inf"), xetile.float32)
+    l_i = xetile.zeros([BM, 1], xetile.float32)
+    acc = xetile.zeros([BM, D], xetile.float32)
+    end = min(seq, m + BM) if CAUSAL else seq
+    for n in range(0, end, BN):
+        s = xetile.tile_mma(queries, xetile.tile_transpose(xetile.load_tile(tk)), layout=LS) * scale
+        cols = xetile.broadcast_to(n + xetile.arange(0, BN), [BM, BN])
+        keep = (cols <= rows) & (cols < seq) if CAUSAL else cols < seq
+        s = xetile.where(keep, s, float("-inf"))
+        m_new = xetile.maximum(m_i, xetile.tile_reduce("max", s, [1]))
+        p = xetile.exp(s - xetile.tile_broadcast(m_new, [1], [BM, BN]))
+        alpha = xetile.exp(m_i - m_new)
+        l_i = l_i * alpha + xetile.tile_reduce("add", p, [1])
+        pv = xetile.tile_mma(p.to(xetile.float16), xetile.load_tile(tv), layout=LO)
+        acc = acc * xetile.tile_broadcast(alpha, [1], [BM, D]) + pv
+        m_i = m_new
+        tk = xetile.update_tile_offset(tk, [BN, 0])
+        tv = xetile.update_tile_offset(tv, [BN, 0])
+    xetile.store_tile(xetile.init_tile(o, [b, h, m, 0], [BM, D]), acc / xetile.tile_broadcast(l_i, [1], [BM, D]))
+
+
+def attention(q, k, v, causal: bool = False, bm: int = 32, bn: int = 32, device=None) -> np.ndarray:
+    """softmax(q k^T / sqrt(head_dim)) v per (batch, head), f16 in and out; q, k, v are (batch, heads, seq, dim)."""
+    batch, heads, seq, dim = q.shape
+    o = np.zeros_like(q)
+    rows = [SUBGROUPS, 1]  # query rows over the subgroups: row maxima and sums stay inside each
+    layouts = dict(LS=Layout(rows, [bm // SUBGROUPS, bn]), LO=Layout(rows, [bm // SUBGROUPS, dim]))
+    grid = (xetile.cdiv(seq, bm), heads, batch)
+    attention_kernel[grid](q, k, v, o, seq, 1.0 / math.sqrt(dim), CAUSAL=causal, BM=bm, BN=bn, D=dim, **layouts,
+                           device=device)
+    return o
+
+
+def reference(q, k, v, causal: bool) -> np.ndarray:
+    q, k, v = (x.astype(np.float32) for x in (q, k, v))
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(q.shape[-1])
+    if causal:
+        seq = q.shape[2]
+        s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (p / p.sum(axis=-1, keepdims=True)) @ v
+
+
+def inputs(batch: int, heads: int, seq: int, dim: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((batch, heads, seq, dim), dtype=np.float32).astype(np.float16) for _ in range(3)]
+
+
+def check(batch: int, heads: int, seq: int, dim: int, causal: bool) -> bool:
+    q, k, v = inputs(batch, heads, seq, dim)
+    attention(q, k, v, causal)  # compile once
+    start = time.perf_counter()
+    o = attention(q, k, v, causal)
+    elapsed = time.perf_counter() - start
+    error = np.abs(o.astype(np.float32) - reference(q, k, v, causal)).max()
+    flops = 4 * batch * heads * seq * seq * dim // (2 if causal else 1)
+    ok = error < 1e-2
+    print(f"{batch:>5} {heads:>5} {seq:>5} {dim:>4} {'yes' if causal else 'no':>6}  {error:>9.2e}  "
+          f"{elapsed * 1e3:>8.1f}  {flops / elapsed / 1e9:>7.2f}  {'ok' if ok else 'FAILED'}")
+    return ok
+
+
+def main() -> None:
+    print(f"device: {xetile.default_device()}")
+    print(f"{'batch':>5} {'heads':>5} {'seq':>5} {'dim':>4} {'causal':>6}  {'max.error':>9}  {'ms':>8}  {'GFLOP/s':>7}")
+    results = [check(2, 2, 128, 64, False), check(1, 2, 1000, 64, True), check(1, 1, 200, 128, False),
+               check(2, 1, 77, 128, True)]
+    if not all(results):
+        raise SystemExit("FAILED: result differs from numpy")
+    print("OK: every result matches numpy")
+
+
+if __name__ == "__main__":
+    main()
