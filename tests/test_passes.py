@@ -6,6 +6,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
+from test_gpu_code import tutorial
 from xetile_jit.backend.interpreter import run_ir
 from xetile_jit.backend.pipeline import STAGE_NAMES, lower
 from xetile_jit.ir.printer import print_func
@@ -136,6 +137,15 @@ def rows_1d_case(rng):
     return rows_1d, args, dict(BLOCK=32), (4,)
 
 
+def attention_case(rng):
+    """Tutorial 6's flash attention: 4-D arrays, arange masks, the online softmax, two products' own layouts."""
+    t = tutorial("06-fused-attention")
+    q, k, v = t.inputs(1, 2, 40, 64)
+    rows = [t.SUBGROUPS, 1]
+    consts = dict(CAUSAL=True, BM=32, BN=32, D=64, LS=xetile.Layout(rows, [8, 32]), LO=xetile.Layout(rows, [8, 64]))
+    return t.attention_kernel, (q, k, v, np.zeros_like(q), 40, np.float32(0.125)), consts, (2, 2, 1)
+
+
 def gemm_case(rng, b_order):
     m, n, k = 70, 50, 40
     a = rand(rng, (m, k), np.float16)
@@ -177,6 +187,7 @@ CASES = {
     "softmax": softmax_case,
     "indexed": indexed_case,
     "two-mma-own-layouts": two_mma_case,
+    "causal-attention": attention_case,
     "batched-gemm": batched_gemm_case,
     "rows-1d": rows_1d_case,
 }

@@ -1,5 +1,6 @@
 """The tutorials run and match numpy on each device, at sizes small enough for CI."""
 import numpy as np
+import pytest
 
 from conftest import assert_close
 from test_gpu_code import tutorial
@@ -23,3 +24,16 @@ def test_grouped_gemm_tutorial(on_each_device):
         pairs = t.problems_of(sizes, dtype)
         for (a, b), c in zip(pairs, t.grouped_gemm(pairs)):
             assert_close(c, a.astype(np.float32) @ b.astype(np.float32), np.float32, scale=a.shape[1])
+
+
+ATTENTION_SHAPES = [((2, 2, 128, 64), False), ((1, 2, 1000, 64), True), ((1, 1, 200, 128), False),
+                    ((2, 1, 77, 128), True)]
+
+
+@pytest.mark.parametrize("shape, causal", ATTENTION_SHAPES, ids=str)
+def test_attention_tutorial_in_the_interpreter(shape, causal):
+    """Head dims 64 and 128, causal and not, a sequence of 1000 (not a multiple of the blocks)."""
+    t = tutorial("06-fused-attention")
+    q, k, v = t.inputs(*shape)
+    o = t.attention(q, k, v, causal, device="numpy")
+    assert_close(o, t.reference(q, k, v, causal), np.float16, scale=4)
