@@ -14,7 +14,7 @@ from llvmlite import ir
 from ..ir import xegpu_scatter_ops as GS
 from ..ir.analysis import sources
 from ..ir.simt_ops import LaneLayout
-from .to_llvm import I32, I64, MemRef, from_storage, literal, llvm_type, to_storage
+from .to_llvm import I64, MemRef, from_storage, literal, llvm_type, to_storage
 from ..ir.types import ScalarType
 
 
@@ -94,16 +94,4 @@ class ScatterLowering:
                 b.store(to_storage(b, item, dtype), address)
 
     def lower_ScatterAtomicRMWOp(self, op):
-        """Element by element; a block every lane holds is updated by lane 0 alone, which shares the old values."""
-        b = self.builder
-        value = op.operands[0]
-        dtype = value.type.dtype
-        first_lane = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
-        olds = []
-        for (address, inside), item in zip(self.scatter_places(op), self.elements(self.values[value])):
-            if op.layout.replicated:
-                inside = b.and_(inside, first_lane)
-            olds.append(self.guarded(inside, lambda: self.atomic(op.kind, dtype, address, item),
-                                     ir.Constant(item.type, 0)))
-        old = self.assemble(olds)
-        return self.shuffle(old, ir.Constant(I32, 0)) if op.layout.replicated else old
+        return self.atomic_elements(op, self.scatter_places(op))

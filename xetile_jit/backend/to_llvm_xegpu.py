@@ -351,15 +351,19 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
                 self.builder.store(to_storage(self.builder, item, dtype), address)
 
     def lower_SimtAtomicRMWOp(self, op):
-        """Element by element; a block every lane holds is updated by lane 0 alone, which then shares the
-        old values."""
-        value, tdesc = op.operands
+        tdesc = op.operands[1]
+        return self.atomic_elements(op, (self.element(tdesc, row, col, op.valid) for row, col in
+                                         self.positions(op.layout)))
+
+    def atomic_elements(self, op, places) -> ir.Value:
+        """`op`'s atomic element by element at `places` ((address, inside) per element, made as they are used); a
+        block every lane holds is updated by lane 0 alone, which then shares the old values."""
+        value = op.operands[0]
         dtype = value.type.dtype
         b = self.builder
         first_lane = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
         olds = []
-        for (row, col), item in zip(self.positions(op.layout), self.elements(self.values[value])):
-            address, inside = self.element(tdesc, row, col, op.valid)
+        for (address, inside), item in zip(places, self.elements(self.values[value])):
             if op.layout.replicated:
                 inside = b.and_(inside, first_lane)
             olds.append(self.guarded(inside, lambda: self.atomic(op.kind, dtype, address, item),
