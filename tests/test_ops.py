@@ -2,12 +2,16 @@
 interpreter (each call tunes the template's configs there, so the shapes are small)."""
 from __future__ import annotations
 
+import json
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.ops.matmul import configs
+from xetile_jit.backend import ocloc
+from xetile_jit.backend.targets import get_target
+from xetile_jit.ops.matmul import configs, matmul_kernel
 
 M, N, K = 70, 45, 33
 
@@ -74,8 +78,34 @@ def test_matmul_rejects_what_it_cannot_do(rng):
 
 def test_the_search_space_is_generated_with_layouts():
     found = configs()
-    assert len(found) == 6 and sum(c.kwargs["A_LAYOUT"] is not None for c in found) == 1
+    assert len(found) == 15
+    assert sum(c.kwargs["A_LAYOUT"] is not None for c in found) == 4  # 16x16 A blocks on the 256x256 tile
+    assert sum(c.kwargs["B_LAYOUT"] is not None for c in found) == 6  # 32x16 B blocks on the 256 and 128 tiles
+    assert sum(c.kwargs["PREFETCH"] > 0 for c in found) == 6
     for config in found:
         assert (config.sg_layout, config.sg_data) in xetile.layouts([config.kwargs["BM"], config.kwargs["BN"]],
                                                                     num_subgroups=np.prod(config.sg_layout))
-    assert xetile.Config(BM=256, BN=256, BK=32, A_LAYOUT=None, sg_layout=[8, 4], sg_data=[32, 64]) in found  # tutorial
+    tutorial = [c for c in found if (c.kwargs["BM"], c.kwargs["BN"], c.sg_layout, c.kwargs["A_LAYOUT"],
+                                     c.kwargs["B_LAYOUT"], c.kwargs["PREFETCH"]) == (256, 256, [8, 4], None, None, 0)]
+    assert len(tutorial) == 1 and tutorial[0].sg_data == [32, 64]
+
+
+def test_prefetch_configs_are_pruned_where_prefetch_is_dropped(rng):
+    """In the interpreter (and on the CPU targets) a prefetch config is the no-prefetch code: not timed."""
+    a, b = rng.uniform(-3, 3, (M, K)).astype(np.float16), rng.uniform(-3, 3, (K, N + 1)).astype(np.float16)
+    xetile.ops.matmul(a, b)
+    pruned = [t for t in matmul_kernel.trials if t.stage == "early_config_prune"]
+    assert len(pruned) == 6 and all(t.config.kwargs["PREFETCH"] > 0 for t in pruned)
+
+
+def test_prefetch_config_prefetches_on_pvc():
+    """RFC Appendix 2.1's cooperative prefetch: each K step prefetches the A and B tiles 3 steps ahead."""
+    if not ocloc.available(get_target("xe-hpc")):
+        pytest.skip("the current GPU compiler is not installed")
+    config = next(c for c in configs() if c.kwargs["PREFETCH"] == 3 and c.kwargs["A_LAYOUT"] is None
+                  and c.kwargs["B_LAYOUT"] is None)
+    a, b, c = np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float32)
+    compiled = matmul_kernel.kernel.warmup(a, b, c, c, 512, 512, 512, ACC=xetile.float32, HAS_BIAS=False,
+                                           ACTIVATION="", target="xe-hpc", **config.all_kwargs())
+    (loop,) = json.loads(compiled.asm["isa_stats"])["loops"]
+    assert loop["dpas"] == 32 and loop["prefetches"] >= 2 and loop["scratch"] == 0

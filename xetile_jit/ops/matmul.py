@@ -5,61 +5,103 @@ in its memory order, so `bt.T` needs no copy). Accumulation is f32 (int8: i32); 
 default the accumulator's. `bias` is a length-N vector or a (1, N) array, added in the accumulator's type;
 `activation` is None, "relu", "gelu" (the tanh form) or "silu", the last two on float accumulators.
 
-Tuned over the workgroup tile, its split between subgroups (sg_layout, sg_data, generated with xetile.layouts:
-one piece per subgroup, made of whole DPAS C blocks), the K tile and, for the tutorial's shape, A's load block
-(inst_data: the default DPAS A block, or 16x16 messages that halve A's loads on PVC, then regrouped in registers),
-per M, N, K, dtypes, memory orders, bias and activation. Not yet tuned: B's blocks and cooperative prefetch tiles.
+Tuned over the seed PR's knobs: the workgroup tile, its split between subgroups (sg_layout, sg_data, generated with
+xetile.layouts: one piece per subgroup, made of whole DPAS C blocks), the K tile, the load blocks of A and B
+(inst_data: the default DPAS blocks, or taller messages regrouped in registers: A 16x16 halves A's loads on PVC, B
+32x16 VNNI halves B's) and the cooperative prefetch of the A and B tiles PREFETCH K steps ahead (the RFC Appendix
+2.1 schedule: the prefetch tiles have layouts of their own, all subgroups sharing each tile), per M, N, K, dtypes,
+memory orders, bias and activation. On targets whose prefetch is a no-op (the CPU ones) the prefetch configs are
+pruned before timing: their code is the same as without.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ..backend.targets import TARGETS
 from ..frontend import dsl as xt
 from ..frontend.autotune import Config, autotune
 from ..frontend.jit import kernel
 from ..frontend.layout_space import layouts
 from ..ir.attrs import Layout
 from ..ir.types import dtype_of_numpy, float32, int32
-from ..runtime.args import usm_interface
+from ..runtime.args import is_array, usm_interface
+from ..runtime.device import select_device
 
 ACTIVATIONS = (None, "relu", "gelu", "silu")
 GELU_C = 0.7978845608028654  # sqrt(2 / pi)
-# (workgroup tile, piece of one subgroup, K tile, A's load blocks to try): the tutorial's 256x256 split in 32x64
-# pieces, and smaller ones; None is the default block (layout completion's)
-SHAPES = (((256, 256), (32, 64), 32, (None, (16, 16))), ((128, 256), (32, 64), 32, (None,)),
-          ((256, 128), (32, 64), 32, (None,)), ((128, 128), (32, 32), 32, (None,)), ((64, 64), (16, 16), 16, (None,)))
+# (workgroup tile, piece of one subgroup, K tile, A's load blocks, B's load blocks, prefetch distances): the tutorial's
+# 256x256 split in 32x64 pieces, and smaller ones; None is the default block (layout completion's)
+SHAPES = (((256, 256), (32, 64), 32, (None, (16, 16)), (None, (32, 16)), (0, 3)),
+          ((128, 256), (32, 64), 32, (None,), (None,), (0,)), ((256, 128), (32, 64), 32, (None,), (None,), (0,)),
+          ((128, 128), (32, 32), 32, (None,), (None, (32, 16)), (0, 2)), ((64, 64), (16, 16), 16, (None,), (None,), (0,)))
 
 
 def configs() -> list[Config]:
-    """The search space: for each of SHAPES, the layouts of xetile.layouts that give each subgroup that piece."""
+    """The search space: for each of SHAPES, the layouts of xetile.layouts that give each subgroup that piece, with
+    each of its A and B load blocks and prefetch distances."""
     result = []
-    for (bm, bn), piece, bk, a_blocks in SHAPES:
+    for (bm, bn), piece, bk, a_blocks, b_blocks, distances in SHAPES:
         count = bm * bn // (piece[0] * piece[1])
         # the portable target's rules: built at import, before any device is chosen (each device's own rules
         # prune at the first launch)
         for sg_layout, sg_data in layouts([bm, bn], num_subgroups=count, target="cpu"):
-            if list(sg_data) == list(piece) and [s * d for s, d in zip(sg_layout, sg_data)] == [bm, bn]:
-                result += [Config(BM=bm, BN=bn, BK=bk, A_LAYOUT=a_layout(sg_layout, sg_data, bk, block),
-                                  sg_layout=sg_layout, sg_data=sg_data) for block in a_blocks]
+            if list(sg_data) != list(piece) or [s * d for s, d in zip(sg_layout, sg_data)] != [bm, bn]:
+                continue
+            result += [Config(BM=bm, BN=bn, BK=bk, A_LAYOUT=operand_layout(sg_layout, [sg_data[0], bk], a_block),
+                              B_LAYOUT=operand_layout(sg_layout, [bk, sg_data[1]], b_block), PREFETCH=distance,
+                              PA=Layout([count, 1], [bm // count, bk]), PB=prefetch_b(count, bk, bn),
+                              sg_layout=sg_layout, sg_data=sg_data)
+                       for a_block in a_blocks for b_block in b_blocks for distance in distances]
     return result
 
 
-def a_layout(sg_layout, sg_data, bk: int, block) -> Layout | None:
-    """A's tile layout with load block `block` (None: none given, the compiler's default): each subgroup reads
-    the rows of its C piece, the whole K tile (as propagation from tile_mma gives A)."""
-    return None if block is None else Layout(sg_layout, [sg_data[0], bk], inst_data=list(block))
+def operand_layout(sg_layout, piece, block) -> Layout | None:
+    """A tile_mma operand's tile layout with load block `block` (None: none given, the compiler's default): each
+    subgroup reads the piece propagation from tile_mma gives it (A: its C rows and the whole K tile; B: the K tile
+    and its C columns)."""
+    return None if block is None else Layout(sg_layout, piece, inst_data=list(block))
 
 
-@autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION"])
+def prefetch_b(count: int, bk: int, bn: int) -> Layout:
+    """B's prefetch tile split between all `count` subgroups, rows first (RFC Appendix 2.1: [4, 8] for 32)."""
+    rows = math.gcd(bk // 8, count)
+    return Layout([rows, count // rows], [bk // rows, bn * rows // count])
+
+
+def no_prefetch_where_it_is_dropped(configs, named, **kwargs) -> list[Config]:
+    """Prefetch configs compile to the no-prefetch code on targets without 2D block prefetch (the CPU ones)."""
+    arrays = [v for v in named.values() if is_array(v)]
+    if has_prefetch(select_device(kwargs.get("device"), arrays).target):
+        return configs
+    return [c for c in configs if c.kwargs["PREFETCH"] == 0]
+
+
+def has_prefetch(target: str) -> bool:
+    return target in TARGETS and TARGETS[target].block_io is not None and not TARGETS[target].emulated
+
+
+@autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION"],
+          prune_configs_by={"early_config_prune": no_prefetch_where_it_is_dropped})
 @kernel
 def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
-                  A_LAYOUT: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
+                  A_LAYOUT: xt.constexpr, B_LAYOUT: xt.constexpr, PREFETCH: xt.constexpr, PA: xt.constexpr,
+                  PB: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
     m = xt.program_id(0) * BM
     n = xt.program_id(1) * BN
     ta = xt.init_tile(a, [m, 0], [BM, BK], layout=A_LAYOUT)
-    tb = xt.init_tile(b, [0, n], [BK, BN])
+    tb = xt.init_tile(b, [0, n], [BK, BN], layout=B_LAYOUT)
+    if PREFETCH:
+        pa = xt.init_tile(a, [m, PREFETCH * BK], [BM, BK], layout=PA)
+        pb = xt.init_tile(b, [PREFETCH * BK, n], [BK, BN], layout=PB)
     acc = xt.zeros([BM, BN], ACC)
     for k in range(0, K, BK):
+        if PREFETCH:
+            xt.prefetch_tile(pa)
+            xt.prefetch_tile(pb)
+            pa = xt.update_tile_offset(pa, [0, BK])
+            pb = xt.update_tile_offset(pb, [BK, 0])
         acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
         ta = xt.update_tile_offset(ta, [0, BK])
         tb = xt.update_tile_offset(tb, [BK, 0])
