@@ -31,7 +31,7 @@ from llvmlite import ir
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
 from ..ir import xegpu_scatter_ops as GS
-from ..ir.analysis import may_be_empty, sources
+from ..ir.analysis import known_multiples, may_be_empty, sources
 from ..ir.core import FuncOp, walk
 from ..ir.types import ScalarType, SlmMemRefType
 from ..ir.elementwise import ATOMIC_KINDS, BINARY, REDUCE_KINDS
@@ -52,6 +52,7 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
         self.target = target
         self.lanes = func.lanes
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
+        self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
         arrays = [op.operands[0] for op in walk(func.body) if isinstance(op, G.CreateNdDescOp)]
         self.array_index = {array: i for i, array in enumerate(dict.fromkeys(arrays))}
         self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
@@ -229,10 +230,11 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
                 and all(array.type.block_io for array in self.bases[tdesc]))
 
     def x_aligned(self, tdesc) -> ir.Value | None:
-        """i1: the block starts on a 4-byte boundary, as 8- and 16-bit messages need (None: 32- and 64-bit data
-        always do). Known at compile time wherever the offsets are multiples of the tile, so free there."""
+        """i1: the block starts on a 4-byte boundary, as 8- and 16-bit messages need (None: it does for sure: 32-
+        and 64-bit data, or a column offset the IR shows to be a multiple of the 4 bytes: no element-by-element
+        path to generate, the tutorial GEMM's case)."""
         bytes_per = tdesc.type.dtype.bits // 8
-        if bytes_per >= 4:
+        if bytes_per >= 4 or self.x_multiples.get(tdesc, 1) * bytes_per % 4 == 0:
             return None
         b = self.builder
         x = self.offset(tdesc, 0)

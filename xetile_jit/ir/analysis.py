@@ -2,8 +2,11 @@
 which values loops and branches make one (they must share a layout or a cut)."""
 from __future__ import annotations
 
+from math import gcd
+from numbers import Integral
+
 from .core import FuncOp, Value, walk
-from .core_ops import ForOp, IfOp
+from .core_ops import BinaryOp, CastOp, ConstantOp, ForOp, IfOp, IndexCastOp
 
 
 def viewed_array(memref: Value) -> Value:
@@ -83,3 +86,66 @@ def sources(func: FuncOp, creators, updaters) -> dict[Value, frozenset]:
                     for value in group[1:]:
                         changed |= flow(value, group[0])
     return found
+
+
+def known_multiples(func: FuncOp, creators, updaters, axis: int) -> dict[Value, int]:
+    """For integer scalars and index values: a number each is known to be a multiple of (0: it is 0; 1: nothing
+    known), from constants through +, -, *, % and casts, loop induction variables and loop-carried values; and for
+    the descriptors the `creators` ops make and the `updaters` move, the multiple of their offset operand `axis`
+    (what a 2D block message's alignment depends on). Optimistic for loops: every value starts as 0 and takes the
+    gcd of what its rule or its loop joins say until nothing changes."""
+    found: dict[Value, int] = {}
+    arguments = set(func.args)
+
+    def of(v: Value) -> int:
+        """What is known of `v` so far: nothing of a kernel argument; anything (0) of a value no rule has reached
+        yet: a loop-carried one (a fixed point from the top)."""
+        return found.get(v, 1 if v in arguments else 0)
+
+    def rule(op) -> int | None:
+        if isinstance(op, ConstantOp) and isinstance(op.value, Integral) and not isinstance(op.value, bool):
+            return abs(int(op.value))
+        if isinstance(op, BinaryOp) and op.name in ("arith.addi", "arith.subi", "arith.remsi", "arith.remui"):
+            return gcd(of(op.operands[0]), of(op.operands[1]))  # a % b = a - q * b
+        if isinstance(op, BinaryOp) and op.name == "arith.muli":
+            return of(op.operands[0]) * of(op.operands[1])
+        if isinstance(op, (IndexCastOp, CastOp)) and op.name in ("arith.index_cast", "arith.extsi", "arith.extui"):
+            return of(op.operands[0])
+        if isinstance(op, creators):
+            return of(op.operands[1 + axis])
+        if isinstance(op, updaters):
+            return gcd(of(op.operands[0]), of(op.operands[1 + axis]))
+        return None
+
+    changed = True
+    while changed:
+        changed = False
+        for op in walk(func.body):
+            if isinstance(op, ForOp):
+                changed |= settle(found, [op.body.args[0]], gcd(of(op.operands[0]), of(op.operands[2])))
+            for joined, *incoming in joins(op):
+                changed |= settle(found, joined, gcd(*map(of, incoming)))
+            value = rule(op)
+            if value is None and not isinstance(op, (ForOp, IfOp)):
+                value = 1  # an op no rule knows (a program id, a division, a load): nothing known
+            if value is not None:
+                changed |= settle(found, op.results, value)
+    return found
+
+
+def joins(op):
+    """(the values a loop or branch defines, the values that flow into them): an scf.for's body argument and
+    result take its init and what the body yields; an scf.if's result what each region yields."""
+    if isinstance(op, ForOp):
+        yields = op.body.terminator.operands
+        yield from (([arg, result], init, value) for init, arg, value, result in
+                    zip(op.operands[3:], op.body.args[1:], yields, op.results))
+    elif isinstance(op, IfOp):
+        for i, result in enumerate(op.results):
+            yield ([result], *(region.block.terminator.operands[i] for region in op.regions))
+
+
+def settle(found: dict, values, multiple: int) -> bool:
+    changed = any(found.get(v) != multiple for v in values)
+    found.update((v, multiple) for v in values)
+    return changed
