@@ -206,20 +206,22 @@ class XeGPULowering(LLVMLowering):
         return (self.target.block_io is not None and not self.in_slm(tdesc)
                 and all(array.type.block_io for array in self.bases[tdesc]))
 
-    def x_aligned(self, tdesc) -> ir.Value | None:
-        """i1: the block starts on a 4-byte boundary, as 8- and 16-bit messages need (None: 32- and 64-bit data
-        always do). Known at compile time wherever the offsets are multiples of the tile, so free there."""
+    def x_aligned(self, tdesc, unit: int = 0) -> ir.Value | None:
+        """i1: the block starts on a multiple of `unit` bytes (default: the target's BlockIO.start_bytes, 4 on Xe, as
+        8- and 16-bit messages need); None when every start is (32- and 64-bit data on Xe, any on a CPU). Known at
+        compile time wherever the offsets are multiples of the tile, so free there."""
         bytes_per = tdesc.type.dtype.bits // 8
-        if bytes_per >= 4:
+        unit = unit or self.target.block_io.start_bytes
+        if bytes_per >= unit:
             return None
         b = self.builder
         x = self.offset(tdesc, 0)
-        return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, 4 // bytes_per - 1)), ir.Constant(I64, 0))
+        return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, unit // bytes_per - 1)), ir.Constant(I64, 0))
 
-    def by_message(self, tdesc, message, elements):
-        """message() where the block's start lets a 2D block message address it, else elements(); the value
-        they give, if any."""
-        aligned = self.x_aligned(tdesc)
+    def by_message(self, tdesc, message, elements, unit: int = 0):
+        """message() where the block's start lets a 2D block message address it (x_aligned to `unit`), else
+        elements(); the value they give, if any."""
+        aligned = self.x_aligned(tdesc, unit)
         if aligned is None:
             return message()
         b = self.builder
@@ -389,7 +391,8 @@ class XeGPULowering(LLVMLowering):
     def lower_SimtLoadNdOp(self, op):
         tdesc = op.operands[0]
         if op.transpose and self.pairs_transpose(op):
-            return self.by_message(tdesc, lambda: self.paired_transpose_load(op), lambda: self.load_elements(op))
+            return self.by_message(tdesc, lambda: self.paired_transpose_load(op), lambda: self.load_elements(op),
+                                   unit=4)
         key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
         if key is None:
             return self.load_elements(op)

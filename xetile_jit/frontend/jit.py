@@ -23,7 +23,7 @@ from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.types import DType
 from ..runtime.args import classify, python_scalar, read_only, runtime_value
-from ..runtime.device import NUMPY, Device, check_launch, select_device
+from ..runtime.device import NUMPY, Device, check_launch, choose_target, select_device
 from ..runtime.memory import prepare_arguments
 from ..runtime.sycl import SyclProgram, launch
 from .compiler import Compiled, CompileOptions, compile_kernel, debugging
@@ -31,7 +31,7 @@ from .dependencies import all_unchanged
 from .dsl import constexpr
 from .tracer import Function
 
-LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data", "num_subgroups")
+LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups")
 CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
 CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
                   "of these (numpy numbers count as Python ones)")
@@ -157,7 +157,7 @@ class Kernel:
         self.params = list(self.signature.parameters)
         self.constexprs = [p.name for p in self.signature.parameters.values() if is_constexpr(p.annotation)]
         self.source_hash = hashlib.sha256(self.function.source.encode()).hexdigest()
-        clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid", "target"))
+        clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid",))
         if clash:
             raise CompilationError(f"kernel {fn.__name__}: parameter names {sorted(clash)} are reserved for launch "
                                    "options", self.function.loc(self.function.node))
@@ -206,7 +206,7 @@ class Kernel:
     def run(self, grid, args, kwargs) -> None:
         values, options = self.bind(args, kwargs)
         device: Device = select_device(options.get("device"), values.values())
-        compiled = self.compiled_for(values, options, device.target)
+        compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
         grid = normalize_grid(grid, {n: values[n] for n in self.constexprs})
         for name in compiled.written:
             if read_only(values[name]):
