@@ -14,7 +14,8 @@ Every target calls the same function names with the same LLVM signatures and per
   message (§5), which IGC inlines. A load gives a lane at most one SPIR-V vector (16 components).
 * "xe-hpg" (DG2): DPAS Imports with the sub-group 8 signatures (A carries 32 bits per lane); no 2D block IO.
 * "xe-emulated" (ABI "emulated"): the same functions defined in the module, emulating the hardware bit-exactly
-  with what the SPIR-V emitter supports (`__spirv_SubgroupShuffleINTEL`, the lane id, global loads and stores, arithmetic, loops).
+  with what the SPIR-V emitter supports (`__spirv_SubgroupShuffleINTEL`, the lane id, global loads and stores,
+  arithmetic, loops).
 
 API: a key names what the lowering needs (`Dpas(a, b, m)`, `BlockLoad(bits, rows, cols, blocks, vnni,
 transpose)`, `BlockStore(bits, rows, cols)`, `BlockPrefetch(bits, rows, cols, blocks)`); the tables `DPAS_TABLE`

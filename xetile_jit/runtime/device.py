@@ -12,12 +12,13 @@ Queues come from dpctl's per-device queue cache (`dpctl.get_device_cached_queue`
 string, so `device="opencl:cpu"` and `dpnp.ones(..., device="opencl:cpu")` share one queue.
 
 The target follows from the device by name, as drivers report it (`SyclDevice.name`): any device that is not an
-Intel GPU is `cpu` (the fast CPU path; `xe-emulated`, the bit-exact Xe emulation, runs there too); an Intel GPU whose name says Flex is `xe-hpg`
-(Data Center GPU Flex is DG2 silicon), one that says Max, PVC or Data Center is `xe-hpc` (Data Center GPU Max,
-Ponte Vecchio), Arc B-series (Arc B580, Arc Pro B60) and Lunar Lake (Arc 130V/140V) are `xe2`, and every other
-Intel GPU (Arc A-series, integrated Xe) is `xe-hpg`. The `target=` launch option, else the `XETILE_TARGET`
-environment variable, picks another target the device runs (`choose_target`): on a CPU device one of
-CPU_TARGETS, on an Intel GPU one of the GPU targets; anything else is a LaunchError naming the ones it may be.
+Intel GPU is `cpu` (the fast CPU path; `xe-emulated`, the bit-exact Xe emulation, runs there too); an Intel GPU
+whose name says Flex is `xe-hpg` (Data Center GPU Flex is DG2 silicon), one that says Max, PVC or Data Center is
+`xe-hpc` (Data Center GPU Max, Ponte Vecchio), Arc B-series (Arc B580, Arc Pro B60) and Lunar Lake (Arc 130V/140V)
+are `xe2`, and every other Intel GPU (Arc A-series, integrated Xe) is `xe-hpg`. The `target=` launch option,
+else the `XETILE_TARGET` environment variable, picks another target the device runs (`choose_target`): on a CPU
+device one of CPU_TARGETS, on an Intel GPU one of the GPU targets; anything else is a LaunchError naming the ones
+it may be.
 
 Launch limits (issue 8), checked by `check_launch` before any argument is copied: a workgroup (num_subgroups x
 lanes work-items, along dimension 0) must fit the device's `max_work_group_size` and `max_work_item_sizes3d`,
