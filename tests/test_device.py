@@ -139,14 +139,43 @@ def test_gpu_targets(name, target):
     assert dev.gpu_target(name) == target
 
 
-def test_cpu_target():
+def test_cpu_target(monkeypatch):
+    monkeypatch.delenv("XETILE_TARGET", raising=False)
     assert dev.device_target(dpctl.SyclDevice("opencl:cpu")) == "cpu"
+    monkeypatch.setenv("XETILE_TARGET", "xe-emulated")
+    assert dev.device_target(dpctl.SyclDevice("opencl:cpu")) == "xe-emulated"
+    monkeypatch.setenv("XETILE_TARGET", "xe-hpc")
+    with pytest.raises(dev.LaunchError, match=r"XETILE_TARGET 'xe-hpc': a CPU device runs the targets cpu, "
+                                              r"xe-emulated"):
+        dev.device_target(dpctl.SyclDevice("opencl:cpu"))
+
+
+def test_a_target_the_device_does_not_run_is_a_launch_error():
+    assert dev.choose_target("xe-hpc", "xe2") == "xe2" and dev.choose_target("cpu", None) == "cpu"
+    assert dev.choose_target("numpy", "xe-emulated") == "numpy"  # the interpreter has no target
+    with pytest.raises(dev.LaunchError, match=r"target= 'cpu': an Intel GPU runs the targets xe-hpc, xe2, xe3, "
+                                              r"xe-hpg$"):
+        dev.choose_target("xe-hpc", "cpu")
+    with pytest.raises(dev.LaunchError, match=r"target= 'gpu': a CPU device runs the targets cpu, xe-emulated"):
+        dev.choose_target("cpu", "gpu")
 
 
 @xetile.kernel
 def plus_one(x, y):
     tile = xetile.init_tile(x, [0, 0], [8, 16])
     xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 16]), xetile.load_tile(tile) + 1.0)
+
+
+def test_the_target_launch_option_picks_the_cpu_devices_target(monkeypatch):
+    """target= (over XETILE_TARGET): xe-emulated and cpu give the same numbers, each compiled once."""
+    monkeypatch.setenv("XETILE_TARGET", "xe-emulated")
+    plus_one.cache.clear()
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    for target in ("cpu", "xe-emulated", None):
+        y = np.zeros((8, 16), np.float32)
+        plus_one[(1,)](x, y, device="opencl:cpu", target=target)
+        np.testing.assert_array_equal(y, x + 1)
+    assert sorted(key[-1].target for key in plus_one.cache) == ["cpu", "xe-emulated"]
 
 
 def test_a_launch_naming_no_device_runs_spirv_on_the_automatic_device():

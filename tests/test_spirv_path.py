@@ -1,5 +1,6 @@
-"""Differential tests: the same kernels through the numpy interpreter and as SPIR-V on opencl:cpu (the exact
-GPU code path with emulated Xe builtins), compared; every module passes spirv-val."""
+"""Differential tests: the same kernels through the numpy interpreter and as SPIR-V on opencl:cpu (the GPU code
+path with the Xe builtins of the `cpu` target, and, for the pipeline's kernels and the block-message rules, of
+`xe-emulated`, the bit-exact emulation), compared; every module passes spirv-val."""
 import copy
 import os
 import re
@@ -18,28 +19,29 @@ from test_passes import CASES
 DEVICE = "opencl:cpu"
 
 
-def run_both(kern, args, kwargs, grid):
-    """(interpreter results, device results) of the arrays after running `kern` on copies of `args`."""
+def run_both(kern, args, kwargs, grid, target="cpu"):
+    """(interpreter results, device results for `target`) of the arrays after running `kern` on copies of `args`."""
     results = []
     for device in ("numpy", DEVICE):
         copies = [copy.deepcopy(a) for a in args]
-        kern[grid](*copies, device=device, **kwargs)
+        kern[grid](*copies, device=device, target=target, **kwargs)
         results.append([a for a in copies if isinstance(a, np.ndarray)])
-    validate(kern.warmup(*args, device=DEVICE, **kwargs).asm["spirv"])
+    validate(kern.warmup(*args, device=DEVICE, target=target, **kwargs).asm["spirv"])
     return results
 
 
-def assert_same(kern, args, kwargs, grid, scale=1.0):
-    reference, device = run_both(kern, args, kwargs, grid)
+def assert_same(kern, args, kwargs, grid, scale=1.0, target="cpu"):
+    reference, device = run_both(kern, args, kwargs, grid, target)
     for got, want in zip(device, reference):
         assert_close(got, want, np.float32 if got.dtype.kind == "f" and got.dtype.itemsize < 4 else None,
                      scale=scale)
 
 
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_pipeline_kernels(rng, case):
+def test_pipeline_kernels(rng, case, target):
     kern, args, kwargs, grid = CASES[case](rng)
-    assert_same(kern, args, kwargs, grid, scale=64)
+    assert_same(kern, args, kwargs, grid, scale=64, target=target)
 
 
 @xetile.kernel
@@ -167,19 +169,23 @@ def shifted_copy(x, y, col):
     xetile.store_tile(xetile.init_tile(y, [0, col], [8, 32]), v + 1)
 
 
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
 @pytest.mark.parametrize("dtype", [np.float16, np.int16, np.float32], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("pitched", [False, True])
-def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched):
+def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched, target):
     """2D block messages need a 64-byte aligned, 16-byte pitched surface (checked at launch: a pitched view of 67
-    columns is not) and, for 8/16-bit data, a start column on a 4-byte boundary (checked in the kernel: every
-    `col` below takes one path or the other)."""
+    columns is not) and, for 8/16-bit data on xe-emulated, a start column on a 4-byte boundary (checked in the
+    kernel: every `col` below takes one path or the other; cpu's blocks start anywhere, so no element path)."""
     width = 67 if pitched else 64
     x = rand(rng, (8, width), dtype)[:, :64]
-    compiled = shifted_copy.warmup(x, np.zeros((8, 64), dtype), 0, target="cpu")
-    assert ("xe_block2d_load" in compiled.asm["llir"]) != pitched
+    llir = shifted_copy.warmup(x, np.zeros((8, 64), dtype), 0, target=target).asm["llir"]
+    assert ("xe_block2d_load" in llir) != pitched
+    kernel_body = llir.split("define internal")[0]  # the kernel's own code, not the builtins'
+    element_path = re.search(r"= load (half|i16|float), ", kernel_body) is not None
+    assert element_path == (pitched or (target == "xe-emulated" and dtype != np.float32))
     for col in range(4):
         y = np.zeros((8, 64), dtype)
-        shifted_copy[(1,)](x, y, col, device=DEVICE)
+        shifted_copy[(1,)](x, y, col, device=DEVICE, target=target)
         expected = np.zeros((8, 64), dtype)
         expected[:, col:col + 32] = (x[:, col:col + 32].astype(np.float32) + 1).astype(dtype)
         assert_close(y, expected)

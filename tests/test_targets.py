@@ -29,7 +29,8 @@ def test_block_io_rules_name_the_limit():
 
 
 def test_unknown_target_is_a_launch_error_listing_the_targets():
-    with pytest.raises(LaunchError, match=r"unknown target 'xe9'; targets: numpy, xe-hpc, xe2, xe3, xe-hpg, cpu"):
+    with pytest.raises(LaunchError, match=r"unknown target 'xe9'; targets: numpy, xe-hpc, xe2, xe3, xe-hpg, cpu, "
+                       r"xe-emulated"):
         get_target("xe9")
 
 
@@ -42,7 +43,7 @@ def test_a_new_target_is_one_entry_and_its_limits_decide_the_messages(monkeypatc
     m, n, k = 64, 64, 32
     a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
     args = dict(M=m, N=n, K=k, BM=32, BN=32, BK=16, sg_layout=[2, 2], sg_data=[16, 16])
-    default = gemm.warmup(a, b, np.zeros((m, n), np.float32), target="cpu", **args)
+    default = gemm.warmup(a, b, np.zeros((m, n), np.float32), target="xe-emulated", **args)
     compiled = gemm.warmup(a, b, np.zeros((m, n), np.float32), target="xe-test", **args)
     assert "d32_1x16x8nn" in block_messages(default.asm["llir"], "store")
     assert block_messages(compiled.asm["llir"], "store") == set()
@@ -57,14 +58,16 @@ def test_targets_differ_only_in_their_entries():
     hpc, xe2 = get_target("xe-hpc"), get_target("xe2")
     assert replace(xe2, name="xe-hpc", ocloc_device="pvc", iga_platform="12p72") == hpc
     assert get_target("cpu").emulated and not hpc.emulated and get_target("xe-hpg").block_io is None
+    assert replace(get_target("cpu"), name="xe-emulated", builtins="emulated", block_io=BlockIO()) == get_target(
+        "xe-emulated")
 
 
 def test_the_builtin_abi_is_chosen_per_target_and_by_xetile_xe_abi(monkeypatch):
     """Xe-HPC and newer default to the 2025 SPIR-V extensions; XETILE_XE_ABI=legacy asks for the 2022 ABI, which
-    changes the SPIR-V and so the cache key; the cpu emulation and xe-hpg (no 2D block IO) keep their own."""
-    assert [get_target(name).builtins for name in ("xe-hpc", "xe2", "xe3", "xe-hpg", "cpu")] == [
-        "spirv", "spirv", "spirv", "legacy", "emulated"]
-    assert get_target("xe-hpc", "legacy").builtins == "legacy" and get_target("cpu", "legacy").emulated
+    changes the SPIR-V and so the cache key; the CPU targets and xe-hpg (no 2D block IO) keep their own."""
+    assert [get_target(name).builtins for name in ("xe-hpc", "xe2", "xe3", "xe-hpg", "cpu", "xe-emulated")] == [
+        "spirv", "spirv", "spirv", "legacy", "vector", "emulated"]
+    assert get_target("xe-hpc", "legacy").builtins == "legacy" and get_target("cpu", "legacy").builtins == "vector"
     a, b, c = (np.zeros((64, 64), t) for t in (np.float16, np.float16, np.float32))
     args = dict(BM=64, BN=64, BK=32, LA=None, LB=None, sg_layout=[2, 2], sg_data=[32, 32], target="xe-hpc")
     spirv = gemm.warmup(a, b, c, 64, 64, 64, **args).asm["llir"]

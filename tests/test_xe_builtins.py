@@ -54,8 +54,10 @@ def i32(value: int) -> ir.Constant:
     return ir.Constant(I32, value)
 
 
-# the builtin ABIs: the cpu emulation and the two of xe-hpc
-ABI_TARGETS = {"cpu": get_target("cpu"), "spirv": get_target("xe-hpc", "spirv"),
+# the builtin ABIs: the two of the CPU device (xe-emulated's bit-exact emulation, cpu's vector definitions) and
+# the two of xe-hpc
+ABI_TARGETS = {"emulated": get_target("xe-emulated"), "vector": get_target("cpu"),
+               "spirv": get_target("xe-hpc", "spirv"),
                "legacy": get_target("xe-hpc", "legacy")}
 
 
@@ -122,7 +124,7 @@ def test_table_names_are_the_builtins_igc_defines():
 def test_builtin_api_per_target():
     """Same signatures everywhere; Imports of IGC builtins and vISA wrappers on GPU targets, bodies on cpu."""
     keys = [xb.Dpas("bf16"), xb.BlockLoad(16, 8, 16, 2), xb.BlockStore(32, 8, 16)]
-    for target in ("spirv", "legacy", "cpu"):
+    for target in ("spirv", "legacy", "emulated", "vector"):
         module = ir.Module()
         fns = [xb.builtin(module, ABI_TARGETS[target], key) for key in keys]
         assert [xb.builtin(module, ABI_TARGETS[target], key) for key in keys] == fns  # created once per module
@@ -260,7 +262,7 @@ GEMMS = [Gemm("f16", "f16", 40), Gemm("bf16", "bf16", 40), Gemm("i8", "i8", 72),
 def test_cpu_gemm_tile_bit_exact(gemm, rng):
     a, b, c = gemm.data(rng)
     expected = gemm.reference(a, b, c)
-    run_cpu(gemm.module("cpu"), [("gemm", gemm.groups, [a, b, c])])
+    run_cpu(gemm.module("emulated"), [("gemm", gemm.groups, [a, b, c])])
     np.testing.assert_array_equal(c.view(UINT[32]), expected.view(UINT[32]))  # bits, garbage outside included
 
 
@@ -298,7 +300,7 @@ def dpas_case(rng, key: xb.Dpas):
 def test_cpu_dpas_every_row_of_the_table(rng):
     keys = list(xb.DPAS_TABLE[SG])
     cases = [dpas_case(rng, key) for key in keys]
-    run_cpu(dpas_module("cpu", keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
+    run_cpu(dpas_module("emulated", keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
     for key, (arrays, expected) in zip(keys, cases):
         np.testing.assert_array_equal(arrays[3].view(np.uint32), expected.view(np.uint32), err_msg=str(key))
 
@@ -380,13 +382,15 @@ def expected_surface(desc: xb.Block2DBuiltin, surface: np.ndarray, registers: np
     return surface
 
 
-def test_cpu_block_loads_and_stores(rng):
+@pytest.mark.parametrize("abi", ["emulated", "vector"])
+def test_cpu_block_loads_and_stores(rng, abi):
+    """Both CPU ABIs: each key at a coordinate inside the surface (the vector ABI's fast path) and over two edges."""
     prefetched = garbage_surface(rng, HEIGHT + 2, PITCH, np.uint8)
     launches = [("prefetch", (1, 1), [prefetched])]
     checks = [("prefetch", [prefetched], (0, prefetched.copy()))]
     for kind, keys in (("load", LOADS), ("store", STORES)):
         for index, key in enumerate(keys):
-            desc = xb.describe(get_target("cpu"), key)
+            desc = xb.describe(ABI_TARGETS[abi], key)
             for x, y in COORDS:
                 surface = garbage_surface(rng, HEIGHT + 2, PITCH, UINT[key.bits])
                 registers = garbage_surface(rng, SG, desc.components, UINT[desc.bits * desc.per_lane])
@@ -397,7 +401,7 @@ def test_cpu_block_loads_and_stores(rng):
                 arrays = [surface, registers, np.array([x, y], np.int32)]
                 launches.append((f"{kind}{index}", (1, 1), arrays))
                 checks.append((f"{key} at {(x, y)}", arrays, expected))
-    run_cpu(block_module("cpu"), launches)
+    run_cpu(block_module(abi), launches)
     for name, arrays, (which, expected) in checks:
         np.testing.assert_array_equal(arrays[which], expected, err_msg=name)
 

@@ -5,7 +5,10 @@ A `Target` holds the subgroup size, the DPAS shapes per operand dtype, the 2D bl
 shared local memory and register file sizes, how Xe builtins are provided (`builtins`, the builtin ABI), the ocloc
 device and iga platform that check its code, and the driver options for kernels that use DPAS.
 
-Builtin ABIs: "emulated" defines every builtin in the module, bit for bit (the `cpu` target); "spirv" uses the
+Builtin ABIs: "emulated" defines every builtin in the module, bit for bit (the `xe-emulated` target); "vector" defines
+them in the module for a CPU's vector units (the `cpu` target, the default on a CPU device): same call ABI and
+lane layouts, but plain per-lane memory ops on a fast path taken when a whole block is inside its surface, and
+DPAS as fused multiply-adds (xe_builtins.py says what differs); "spirv" uses the
 standard 2025 SPIR-V extensions (SPV_INTEL_2d_block_io: block messages read into and write from private memory),
 which current drivers take, the default on Xe-HPC and newer; "legacy" imports IGC's 2022 names and wraps inline
 vISA, for drivers that predate the extensions (`XETILE_XE_ABI=legacy`). The ABI decides how large a block one
@@ -39,7 +42,9 @@ class BlockIO:
     """The 2D block messages a target has (docs/reference/xe_builtins.md §6): a block is at most `max_width_bytes` wide
     (width x element size x array length), at most `max_load_rows` high for loads and prefetches and
     `max_store_rows` for stores; `array_lengths` per element size in bits; VNNI-transform loads for the
-    `vnni_bits` sizes, transposed loads for `transpose_bits`."""
+    `vnni_bits` sizes, transposed loads for `transpose_bits`; a block of data narrower than `start_bytes` starts on
+    a multiple of `start_bytes` (the hardware's 4; 1 where the builtins are defined for a CPU, which reads any
+    address)."""
 
     max_width_bytes: int = 64
     min_width_bytes: int = 4
@@ -49,6 +54,7 @@ class BlockIO:
                                 hash=False)
     vnni_bits: tuple[int, ...] = (8, 16)
     transpose_bits: tuple[int, ...] = (32,)
+    start_bytes: int = 4
 
     def load_rule(self, bits: int, rows: int, cols: int, blocks: int = 1, vnni: bool = False,
                   transpose: bool = False) -> str | None:
@@ -82,7 +88,7 @@ class Target:
     subgroup_size: int
     dpas: dict = field(hash=False)
     block_io: BlockIO | None = None  # None: no 2D block messages
-    builtins: str = "spirv"  # the builtin ABI: "spirv", "legacy" or "emulated" (module docstring)
+    builtins: str = "spirv"  # the builtin ABI: "spirv", "legacy", "emulated" or "vector" (module docstring)
     slm_bytes: int = 128 * 1024
     grf_count: int = 128
     large_grf_count: int = 256
@@ -124,12 +130,13 @@ class Target:
 
     @property
     def emulated(self) -> bool:
-        return self.builtins == "emulated"
+        """Whether the module defines the Xe builtins itself (a CPU device runs it: "emulated" or "vector")."""
+        return self.builtins in CPU_ABIS
 
     @property
     def private_blocks(self) -> bool:
         """Whether a 2D block load may give a lane more than a SPIR-V vector holds (read into private memory)."""
-        return self.builtins in ("spirv", "emulated")
+        return self.builtins in ("spirv", *CPU_ABIS)
 
     # ---- instruction blocks and lanes: the rules layout completion applies (XeGPU RFC blocking and
     # ---- "subgroup to work item distribution" rules); blocking and lane distribution read what it wrote
@@ -222,8 +229,12 @@ TARGETS = {target.name: target for target in (
     Target("xe3", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="ptl"),
     Target("xe-hpg", 8, dpas_shapes(8), None, builtins="legacy", slm_bytes=64 * 1024, ocloc_device="acm-g10",
            iga_platform="12p71"),
-    Target("cpu", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192),  # OpenCL CPU
+    # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
+    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1), builtins="vector", max_workgroup_size=8192),
+    Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192),
 )}
+CPU_ABIS = ("emulated", "vector")  # the builtin ABIs whose targets run on a CPU device
+CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.builtins in CPU_ABIS)
 ABIS = ("spirv", "legacy")  # the builtin ABIs a GPU target may be given (XETILE_XE_ABI)
 
 

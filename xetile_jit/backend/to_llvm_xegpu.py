@@ -229,16 +229,18 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
         return (self.target.block_io is not None and not self.in_slm(tdesc)
                 and all(array.type.block_io for array in self.bases[tdesc]))
 
-    def x_aligned(self, tdesc) -> ir.Value | None:
-        """i1: the block starts on a 4-byte boundary, as 8- and 16-bit messages need (None: it does for sure: 32-
-        and 64-bit data, or a column offset the IR shows to be a multiple of the 4 bytes: no element-by-element
-        path to generate, the tutorial GEMM's case)."""
+    def x_aligned(self, tdesc, unit: int = 0) -> ir.Value | None:
+        """i1: the block starts on a multiple of `unit` bytes (default: the target's BlockIO.start_bytes, 4 on Xe, as
+        8- and 16-bit messages need); None when every start is for sure: 32- and 64-bit data on Xe, any on a CPU,
+        or a column offset the IR shows to be a multiple of `unit` bytes (ir/analysis.known_multiples: no
+        element-by-element path to generate, the tutorial GEMM's case)."""
         bytes_per = tdesc.type.dtype.bits // 8
-        if bytes_per >= 4 or self.x_multiples.get(tdesc, 1) * bytes_per % 4 == 0:
+        unit = unit or self.target.block_io.start_bytes
+        if bytes_per >= unit or self.x_multiples.get(tdesc, 1) * bytes_per % unit == 0:
             return None
         b = self.builder
         x = self.offset(tdesc, 0)
-        return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, 4 // bytes_per - 1)), ir.Constant(I64, 0))
+        return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, unit // bytes_per - 1)), ir.Constant(I64, 0))
 
     def has_area(self, tdesc) -> ir.Value | None:
         """i1: the surface has rows and columns, as a message's needs; a slice outside a batched array has none
@@ -249,10 +251,10 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
         zero = ir.Constant(I64, 0)
         return b.and_(b.icmp_unsigned("!=", m.rows, zero), b.icmp_unsigned("!=", m.cols, zero))
 
-    def by_message(self, tdesc, message, elements):
-        """message() where the block's start and surface let a 2D block message address it, else elements(); the
-        value they give, if any."""
-        conditions = [c for c in (self.x_aligned(tdesc), self.has_area(tdesc)) if c is not None]
+    def by_message(self, tdesc, message, elements, unit: int = 0):
+        """message() where the block's start (x_aligned to `unit`) and surface let a 2D block message address it,
+        else elements(); the value they give, if any."""
+        conditions = [c for c in (self.x_aligned(tdesc, unit), self.has_area(tdesc)) if c is not None]
         aligned = functools.reduce(self.builder.and_, conditions) if conditions else None
         if aligned is None:
             return message()
@@ -453,7 +455,8 @@ class XeGPULowering(ScatterLowering, LLVMLowering):
     def lower_SimtLoadNdOp(self, op):
         tdesc = op.operands[0]
         if op.transpose and self.pairs_transpose(op):
-            return self.by_message(tdesc, lambda: self.paired_transpose_load(op), lambda: self.load_elements(op))
+            return self.by_message(tdesc, lambda: self.paired_transpose_load(op), lambda: self.load_elements(op),
+                                   unit=4)
         key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
         if key is None:
             return self.load_elements(op)

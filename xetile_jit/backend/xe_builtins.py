@@ -13,8 +13,9 @@ Every target calls the same function names with the same LLVM signatures and per
   other block loads, the stores and the prefetches are small functions around one inline-vISA `lsc_*_block2d`
   message (§5), which IGC inlines. A load gives a lane at most one SPIR-V vector (16 components).
 * "xe-hpg" (DG2): DPAS Imports with the sub-group 8 signatures (A carries 32 bits per lane); no 2D block IO.
-* "cpu": the same functions defined in the module, emulating the hardware bit-exactly with what the SPIR-V
-  emitter supports (`__spirv_SubgroupShuffleINTEL`, the lane id, global loads and stores, arithmetic, loops).
+* "xe-emulated" (ABI "emulated"): the same functions defined in the module, emulating the hardware bit-exactly
+  with what the SPIR-V emitter supports (`__spirv_SubgroupShuffleINTEL`, the lane id, global loads and stores,
+  arithmetic, loops).
 
 API: a key names what the lowering needs (`Dpas(a, b, m)`, `BlockLoad(bits, rows, cols, blocks, vnni,
 transpose)`, `BlockStore(bits, rows, cols)`, `BlockPrefetch(bits, rows, cols, blocks)`); the tables `DPAS_TABLE`
@@ -37,7 +38,8 @@ Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
   lower column in the lower bits); VNNI: component k holds rows `y + k * p .. + p - 1` (p = 32 / bits) of column
   x + i; transpose: component c holds column x + c of row y + i. Elements outside width x height read 0.
 * block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
-  width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on "cpu".
+  width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on a CPU.
+* "cpu" (ABI "vector"): defined in the module for the CPU's vector units (cpu_builtins.py), same results.
 * T is an integer (vector, for stores; bitcast f16 / bf16 / f32 data). As on the hardware, the surface operands must be
   sub-group uniform and the calls made by the whole sub-group (the emulation shuffles between lanes).
 
@@ -333,7 +335,10 @@ def builtin(module: ir.Module, target: Target, key: Key) -> ir.Function:
     if desc.name in module.globals:
         return module.globals[desc.name]
     fn = ir.Function(module, desc.signature, desc.name)
-    if target.emulated:
+    if target.builtins == "vector":
+        from .cpu_builtins import VECTOR_DEFINITIONS  # here: that module builds on this one's emulation
+        _define(fn, VECTOR_DEFINITIONS[desc.kind], desc)
+    elif target.emulated:
         _define(fn, _EMULATIONS[desc.kind], desc)
     elif target.builtins == "spirv":
         _define(fn, _spirv_dpas if isinstance(desc, DpasBuiltin) else _spirv_wrapper, desc)
@@ -558,8 +563,13 @@ class _Surface:
 
 
 def _emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
-    surface, lane = _Surface.of(b, fn), _lane_id(b)
+    _emulated_load_loop(b, fn, msg, _Surface.of(b, fn), _lane_id(b))
+    b.ret_void()
 
+
+def _emulated_load_loop(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin, surface: _Surface,
+                        lane: ir.Value) -> None:
+    """The load's components, each element tested against the surface (outside: 0)."""
     def component(b, index, _):
         word = ir.Constant(msg.lane_type, 0)
         for part in range(msg.per_lane):
@@ -571,11 +581,17 @@ def _emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None
         b.store(word, b.gep(fn.args[5], [_i32(0), index]))
 
     _loop(b, msg.components, None, component)
-    b.ret_void()
 
 
 def _emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
-    surface, lane, data = _Surface.of(b, fn), _lane_id(b), fn.args[5]
+    _emulated_store_loop(b, fn, msg, _Surface.of(b, fn), _lane_id(b))
+    b.ret_void()
+
+
+def _emulated_store_loop(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin, surface: _Surface,
+                         lane: ir.Value) -> None:
+    """The store's components, each element written only inside the surface."""
+    data = fn.args[5]
 
     def component(b, index, _):
         word = b.extract_element(data, index) if msg.components > 1 else data
@@ -585,7 +601,6 @@ def _emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> Non
                 b.store(_field(b, word, part, msg.bits), ptr)
 
     _loop(b, msg.components, None, component)
-    b.ret_void()
 
 
 def _emulate_prefetch(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:

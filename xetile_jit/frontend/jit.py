@@ -26,7 +26,7 @@ from ..ir.attrs import Layout
 from ..ir.types import DType
 from ..runtime import ordering, timing
 from ..runtime.args import classify, python_scalar, runtime_value
-from ..runtime.device import Device, named_device, select_device
+from ..runtime.device import Device, choose_target, named_device, select_device
 from ..runtime.sycl import SyclProgram
 from .compiler import Compiled, CompileOptions, compile_kernel, debugging
 from .dependencies import all_unchanged
@@ -34,7 +34,7 @@ from .dsl import constexpr
 from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
 from .tracer import Function
 
-LAUNCH_OPTIONS = ("device", "sg_layout", "sg_data", "num_subgroups")
+LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups")
 CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
 CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
                   "of these (numpy numbers count as Python ones)")
@@ -157,7 +157,7 @@ class Kernel:
         self.params = list(self.signature.parameters)
         self.constexprs = [p.name for p in self.signature.parameters.values() if is_constexpr(p.annotation)]
         self.source_hash = hashlib.sha256(self.function.source.encode()).hexdigest()
-        clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid", "target"))
+        clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid",))
         if clash:
             raise CompilationError(f"kernel {fn.__name__}: parameter names {sorted(clash)} are reserved for launch "
                                    "options", self.function.loc(self.function.node))
@@ -235,7 +235,7 @@ class Kernel:
         values, options = self.bind(args, dict(kwargs))
         refresh_dpnp_types(self.specializer)
         device: Device = select_device(options.get("device"), values.values())
-        compiled = self.compiled_for(values, options, device.target)
+        compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
         launched = bound[1] if bound is not None else tuple(values.values())
         plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched,
                              self.lock)

@@ -35,7 +35,8 @@ from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.sycl import scalar_arg, submit
 
-ENVIRONMENT = ("XETILE_DEVICE", "XETILE_XE_ABI", "XETILE_DEBUG")  # read by select_device and CompileOptions
+# read by select_device (the device and its target) and CompileOptions
+ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG")
 MAX_PLANS = 1024  # per kernel; a full cache starts over
 SCALARS = (bool, int, float, np.generic)
 _ENVIRON_DATA = os.environ._data  # noqa: SLF001 - see environment()

@@ -12,10 +12,13 @@ Queues come from dpctl's per-device queue cache (`dpctl.get_device_cached_queue`
 string, so `device="opencl:cpu"` and `dpnp.ones(..., device="opencl:cpu")` share one queue.
 
 The target follows from the device by name, as drivers report it (`SyclDevice.name`): any device that is not an
-Intel GPU is `cpu` (the portable path with emulated Xe builtins); an Intel GPU whose name says Flex is `xe-hpg`
-(Data Center GPU Flex is DG2 silicon), one that says Max, PVC or Data Center is `xe-hpc` (Data Center GPU Max,
-Ponte Vecchio), Arc B-series (Arc B580, Arc Pro B60) and Lunar Lake (Arc 130V/140V) are `xe2`, and every other
-Intel GPU (Arc A-series, integrated Xe) is `xe-hpg`.
+Intel GPU is `cpu` (the fast CPU path; `xe-emulated`, the bit-exact Xe emulation, runs there too); an Intel GPU
+whose name says Flex is `xe-hpg` (Data Center GPU Flex is DG2 silicon), one that says Max, PVC or Data Center is
+`xe-hpc` (Data Center GPU Max, Ponte Vecchio), Arc B-series (Arc B580, Arc Pro B60) and Lunar Lake (Arc 130V/140V)
+are `xe2`, and every other Intel GPU (Arc A-series, integrated Xe) is `xe-hpg`. The `target=` launch option,
+else the `XETILE_TARGET` environment variable, picks another target the device runs (`choose_target`): on a CPU
+device one of CPU_TARGETS, on an Intel GPU one of the GPU targets; anything else is a LaunchError naming the ones
+it may be.
 
 Launch limits (issue 8), checked by `check_launch` before any argument is copied: a workgroup (num_subgroups x
 lanes work-items, along dimension 0) must fit the device's `max_work_group_size` and `max_work_item_sizes3d`,
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 import dpctl
 import dpctl.memory
 
+from ..backend.targets import CPU_TARGETS, TARGETS
 from ..errors import LaunchError
 
 NUMPY = "numpy"
@@ -50,7 +54,7 @@ GPU_TARGETS = (  # first match wins; names like "Intel(R) Data Center GPU Max 15
 class Device:
     kind: str                      # "sycl" or "numpy"
     queue: dpctl.SyclQueue | None  # None for the numpy interpreter
-    target: str                    # "cpu", "xe-hpc", "xe2", "xe-hpg", or "numpy"
+    target: str                    # a name of backend/targets.TARGETS, or "numpy"
 
 
 NUMPY_DEVICE = Device(NUMPY, None, NUMPY)
@@ -131,9 +135,22 @@ def automatic_device() -> Device:
 
 
 def device_target(device: dpctl.SyclDevice) -> str:
+    """The target a launch on `device` compiles for: XETILE_TARGET when set (checked), else the device's own."""
     if not (device.is_gpu and "intel" in device.vendor.lower()):
-        return "cpu"
-    return gpu_target(device.name)
+        return choose_target("cpu", os.environ.get("XETILE_TARGET"), "XETILE_TARGET")
+    return choose_target(gpu_target(device.name), os.environ.get("XETILE_TARGET"), "XETILE_TARGET")
+
+
+def choose_target(own: str, requested: str | None, source: str = "target=") -> str:
+    """`requested` when a device whose own target is `own` runs it (the module docstring's rule), else `own`
+    when nothing is requested; a LaunchError naming the targets the device runs otherwise."""
+    if not requested or requested == own or own == NUMPY:
+        return own
+    runnable = CPU_TARGETS if own in CPU_TARGETS else tuple(t for t in TARGETS if t not in CPU_TARGETS)
+    if requested not in runnable:
+        kind = "a CPU device" if own in CPU_TARGETS else "an Intel GPU"
+        raise LaunchError(f"{source} {requested!r}: {kind} runs the targets {', '.join(runnable)}")
+    return requested
 
 
 def gpu_target(name: str) -> str:

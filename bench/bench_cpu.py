@@ -1,0 +1,192 @@
+"""The CPU path (issue 11): GEMM, softmax and layer norm on the `opencl:cpu` device, per CPU target, beside oneMKL,
+dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
+
+    python bench/bench_cpu.py [--quick] [--targets cpu xe-emulated] [--repeat 5] [--json out.json] [--png out.png]
+
+Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with its operands already in USM memory
+(dpnp arrays). GEMM: the tutorial's kernel and config (tutorials/03-matrix-multiplication.py), f32 and f16 -> f32,
+against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio. Softmax and layer norm: 16
+rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
+dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
+the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). First launch: the tutorial GEMM (f16,
+256x256 tile, 256x256 problem) in a fresh process with an empty XETILE_CACHE_DIR, per target: import, trace,
+compile, the driver's build, run. The machine may be shared: each time is the best of `--repeat` runs.
+`--quick` drops the 4096 GEMMs and the largest rows.
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from common import ROOT, best_time, load_tutorial
+
+import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
+
+DEVICE = "opencl:cpu"
+ROWS_PER_WORKGROUP = 16
+
+
+@xetile.kernel
+def softmax_kernel(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]), padding=float("-inf")).to(xetile.float32)
+    e = xetile.exp(rows - xetile.tile_reduce("max", rows, [1]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), e / xetile.tile_reduce("add", e, [1]))
+
+
+@xetile.kernel
+def layernorm_kernel(x, w, b, y, N, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN])).to(xetile.float32)
+    mean = xetile.tile_reduce("add", rows, [1]) / N
+    var = xetile.tile_reduce("add", rows * rows, [1]) / N - mean * mean
+    weight = xetile.load_tile(xetile.init_tile(w, [0, 0], [1, BN]))
+    bias = xetile.load_tile(xetile.init_tile(b, [0, 0], [1, BN]))
+    out = (rows - mean) * xetile.rsqrt(var + 1e-5) * weight + bias
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), out)
+
+
+def gemm_rows(dpnp, tutorial, targets, sizes, repeat):
+    rows = []
+    for n in sizes:
+        rng = np.random.default_rng(0)
+        a32, b32 = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+        da32, db32 = dpnp.asarray(a32, device=DEVICE), dpnp.asarray(b32, device=DEVICE)
+        flops = 2 * n ** 3
+        mkl = flops / best_time(lambda: dpnp.matmul(da32, db32).sycl_queue.wait(), repeat) / 1e9
+        for dtype in (np.float32, np.float16):
+            a, b = dpnp.asarray(a32.astype(dtype), device=DEVICE), dpnp.asarray(b32.astype(dtype), device=DEVICE)
+            c = dpnp.empty((n, n), dtype=np.float32, device=DEVICE)
+            for target in targets:
+                def run():
+                    grid = (xetile.cdiv(n, 256), xetile.cdiv(n, 256))
+                    tutorial.matmul_kernel[grid](a, b, c, n, n, n, BM=256, BN=256, BK=32, sg_layout=[8, 4],
+                                                 sg_data=[32, 64], target=target)
+                    c.sycl_queue.wait()
+                ours = flops / best_time(run, repeat) / 1e9
+                expected = a32.astype(dtype).astype(np.float32) @ b32.astype(dtype).astype(np.float32)
+                error = float(np.abs(dpnp.asnumpy(c) - expected).max() / np.abs(expected).max())
+                rows.append({"kernel": "gemm", "shape": f"{n}", "dtype": np.dtype(dtype).name, "target": target,
+                             "gflops": ours, "onemkl_gflops": mkl, "x/onemkl": ours / mkl, "rel_error": error})
+    return rows
+
+
+def row_rows(dpnp, targets, widths, rows_count, repeat):
+    """Softmax and layer norm of `rows_count` x width arrays, f32 and f16."""
+    result = []
+    for width in widths:
+        for dtype in (np.float32, np.float16):
+            rng = np.random.default_rng(0)
+            host = rng.standard_normal((rows_count, width)).astype(dtype)
+            w, bias = rng.standard_normal((2, 1, width)).astype(np.float32)
+            x, y = dpnp.asarray(host, device=DEVICE), dpnp.empty((rows_count, width), dtype=dtype, device=DEVICE)
+            dw, db = dpnp.asarray(w, device=DEVICE), dpnp.asarray(bias, device=DEVICE)
+            copy = best_time(lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), repeat)
+            grid = (xetile.cdiv(rows_count, ROWS_PER_WORKGROUP),)
+            for kernel, launch, numpy_fn in (
+                    ("softmax", lambda t: softmax_kernel[grid](x, y, BM=ROWS_PER_WORKGROUP, BN=width, target=t),
+                     lambda: softmax_numpy(host)),
+                    ("layernorm", lambda t: layernorm_kernel[grid](x, dw, db, y, width, BM=ROWS_PER_WORKGROUP,
+                                                                  BN=width, target=t),
+                     lambda: layernorm_numpy(host, w, bias))):
+                numpy_time = best_time(numpy_fn, repeat)
+                for target in targets:
+                    ours = best_time(lambda: (launch(target), y.sycl_queue.wait()), repeat)
+                    error = float(np.abs(dpnp.asnumpy(y).astype(np.float32) - numpy_fn()).max())
+                    result.append({"kernel": kernel, "shape": f"{rows_count}x{width}", "dtype": np.dtype(dtype).name,
+                                   "target": target, "ms": ours * 1e3, "x/copy": copy / ours,
+                                   "x/numpy": numpy_time / ours, "max_abs_error": error})
+    return result
+
+
+def softmax_numpy(x):
+    x = x.astype(np.float32)
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def layernorm_numpy(x, w, b):
+    x = x.astype(np.float32)
+    return (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * w + b
+
+
+FIRST_LAUNCH = """
+import sys, numpy as np
+sys.path.insert(0, {bench!r})
+from common import load_tutorial
+import xetile_jit as xetile
+t = load_tutorial()
+a = np.ones((256, 256), np.float16); c = np.empty((256, 256), np.float32)
+t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64],
+                        device={device!r}, target={target!r})
+assert (c == 256).all()
+"""
+
+
+def first_launch(target: str) -> float:
+    """Seconds from a fresh interpreter's start to the tutorial GEMM's result, with an empty compile cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, XETILE_CACHE_DIR=cache)
+        code = FIRST_LAUNCH.format(bench=str(ROOT / "bench"), device=DEVICE, target=target)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        return time.perf_counter() - start
+
+
+def print_table(rows, columns) -> None:
+    print(" ".join(f"{c:>12}" for c in columns))
+    for r in rows:
+        print(" ".join(f"{r[c]:>12.3g}" if isinstance(r[c], float) else f"{r[c]:>12}" for c in columns))
+
+
+def plot(rows, path: pathlib.Path) -> None:
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 4))
+    labels = [f"{r['kernel']} {r['shape']} {r['dtype']} {r['target']}" for r in rows]
+    ax.bar(np.arange(len(rows)), [r.get("x/onemkl", r.get("x/copy", 0)) for r in rows])
+    ax.axhline(1.0, color="gray")
+    ax.set_xticks(np.arange(len(rows)), labels, rotation=80, fontsize=6)
+    ax.set_ylabel("x oneMKL (gemm) / x copy bandwidth")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main() -> None:
+    import dpnp
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="no 4096 GEMM, rows of at most 2048")
+    parser.add_argument("--targets", nargs="+", default=["cpu", "xe-emulated"])
+    parser.add_argument("--only", nargs="+", choices=["gemm", "rows", "first"], default=["gemm", "rows", "first"])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", type=pathlib.Path)
+    parser.add_argument("--png", type=pathlib.Path)
+    args = parser.parse_args()
+    sizes = [1024, 2048] if args.quick else [1024, 2048, 4096]
+    widths = [512, 2048] if args.quick else [512, 1024, 2048, 4096]
+    rows = []
+    print(f"device {DEVICE}; best of {args.repeat}")
+    if "gemm" in args.only:
+        gemm = gemm_rows(dpnp, load_tutorial(), args.targets, sizes, args.repeat)
+        print_table(gemm, ["shape", "dtype", "target", "gflops", "onemkl_gflops", "x/onemkl", "rel_error"])
+        rows += gemm
+    if "rows" in args.only:
+        by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat)
+        print_table(by_row, ["kernel", "shape", "dtype", "target", "ms", "x/copy", "x/numpy", "max_abs_error"])
+        rows += by_row
+    if "first" in args.only:
+        first = [{"kernel": "first launch", "target": t, "seconds": first_launch(t)} for t in args.targets]
+        print_table(first, ["kernel", "target", "seconds"])
+        rows += first
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    if args.png:
+        plot([r for r in rows if "seconds" not in r], args.png)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""The Xe builtins of the "vector" ABI (the `cpu` target, docs/DESIGN.md §3): the call ABI and lane layouts of
+xe_builtins.py, defined for a CPU's vector units instead of bit for bit.
+
+* 2D block load / store: one sub-group-uniform test whether the whole block lies inside its surface. Inside, each
+  component is a plain per-lane memory op (a load or store of the lane's packed word, or of its parts for VNNI),
+  which the OpenCL CPU compiler turns into vector loads and stores across the lanes; no per-element bounds
+  selects. On the border path the block goes through the bit-exact emulation (xe_builtins.py), so padding reads
+  and dropped writes are as on the hardware.
+* Prefetch: a no-op, as in the emulation.
+* DPAS: the emulation's (xe_builtins.py "DPAS emulation numerics"), so both CPU targets give the same bits.
+  Measured alternatives (1024 f16 tutorial GEMM, docs/DESIGN.md "CPU notes"): a loop over the lanes holding A's
+  columns, shuffling from a uniform lane, ran 6x slower and built no faster; one sub-group broadcast of A's
+  whole column vector per lane instead of a shuffle per component ran at the same speed and built 3x slower.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from . import xe_builtins as X
+
+
+def _whole_block_inside(b: ir.IRBuilder, surface: X._Surface, msg: X.Block2DBuiltin) -> ir.Value:
+    """i1, the same on every lane: every element of the message's block(s) lies inside the surface. Compared
+    without multiplying the coordinates (they may be near the i32 limits, xe_builtins._Surface.element)."""
+    size = msg.bits // 8
+    width = surface.width if size == 1 else b.udiv(surface.width, X._i32(size))
+    cols = msg.cols * msg.blocks
+    zero = X._i32(0)
+    return b.and_(b.and_(b.icmp_signed(">=", surface.x, zero), b.icmp_signed(">=", surface.y, zero)),
+                  b.and_(b.icmp_signed("<=", surface.x, b.sub(width, X._i32(cols))),
+                         b.icmp_signed("<=", surface.y, b.sub(surface.height, X._i32(msg.rows)))))
+
+
+def _element_address(b: ir.IRBuilder, surface: X._Surface, row: ir.Value, col: ir.Value, bits: int,
+                     ty: ir.Type) -> ir.Value:
+    """The address of element (row, col) of `bits`-bit data, inside the surface, as a pointer to `ty`."""
+    offset = b.add(b.mul(b.sext(row, X.I64), b.sext(surface.pitch, X.I64)),
+                   b.mul(b.sext(col, X.I64), ir.Constant(X.I64, bits // 8)))
+    return b.bitcast(b.gep(surface.base, [offset]), ir.PointerType(ty, 1))
+
+
+def _fast_word(b: ir.IRBuilder, surface: X._Surface, msg: X.Block2DBuiltin, lane: ir.Value,
+               index: ir.Value) -> ir.Value:
+    """Component `index` of this lane, read without bounds tests: the lane's packed word in one load where its
+    elements are adjacent in memory (plain and transposed layouts), part by part for VNNI."""
+    if not msg.vnni:
+        row, col = surface.position(b, msg, lane, index, 0)
+        return b.load(_element_address(b, surface, row, col, msg.bits, msg.lane_type))
+    word = ir.Constant(msg.lane_type, 0)
+    for part in range(msg.per_lane):
+        row, col = surface.position(b, msg, lane, index, part)
+        value = b.zext(b.load(_element_address(b, surface, row, col, msg.bits, ir.IntType(msg.bits))),
+                       msg.lane_type)
+        word = b.or_(word, b.shl(value, ir.Constant(msg.lane_type, part * msg.bits)))
+    return word
+
+
+def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
+    surface, lane = X._Surface.of(b, fn), X._lane_id(b)
+    with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
+        with inside:
+            X._loop(b, msg.components, None, lambda b, index, _: b.store(
+                _fast_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
+        with border:
+            X._emulated_load_loop(b, fn, msg, surface, lane)
+    b.ret_void()
+
+
+def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
+    surface, lane, data = X._Surface.of(b, fn), X._lane_id(b), fn.args[5]
+
+    def component(b, index, _):
+        word = b.extract_element(data, index) if msg.components > 1 else data
+        row, col = surface.position(b, msg, lane, index, 0)
+        b.store(word, _element_address(b, surface, row, col, msg.bits, msg.lane_type))
+
+    with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
+        with inside:
+            X._loop(b, msg.components, None, component)
+        with border:
+            X._emulated_store_loop(b, fn, msg, surface, lane)
+    b.ret_void()
+
+
+VECTOR_DEFINITIONS = {"dpas": X._emulate_dpas, "load": _vector_load, "store": _vector_store,
+                      "prefetch": X._emulate_prefetch}
