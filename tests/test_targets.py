@@ -50,7 +50,7 @@ def test_a_new_target_is_one_entry_and_its_limits_decide_the_messages(monkeypatc
     assert "d16_1x16x8nn" in block_messages(default.asm["llir"], "load")
     assert block_messages(compiled.asm["llir"], "load") == set()
     c = np.zeros((m, n), np.float32)
-    compiled.run_sycl(cpu_queue(), (2, 2, 1), dict(a=a, b=b, c=c, M=m, N=n, K=k))
+    compiled.launch_on(cpu_queue(), (2, 2, 1), dict(a=a, b=b, c=c, M=m, N=n, K=k))
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-5, atol=1e-5)
 
 

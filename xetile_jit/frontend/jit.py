@@ -112,6 +112,15 @@ class CompiledKernel:
         args = [runtime_value(self.specs[name], values[name]) for name in self.specs]
         run_ir(self.func, grid, args)
 
+    def launch_on(self, queue, grid, values: dict):
+        """Runs this kernel on `queue` for `values` (by parameter name, constexprs left out) through the launch
+        path, without choosing a kernel or a device (tools, tests of made-up targets); waits for it."""
+        plan = LaunchPlan.of(self, Device("sycl", queue, self.target), tuple(values), {}, list(values.values()),
+                             threading.Lock())
+        event = plan.launch(grid, list(values.values()))
+        if event is not None:
+            event.wait()
+
     def sycl_kernel(self, queue):
         """The dpctl SyclKernel on `queue`'s context, its program built once per context."""
         program = self.programs.get(queue.sycl_context)
