@@ -146,6 +146,20 @@ def attention_case(rng):
     return t.attention_kernel, (q, k, v, np.zeros_like(q), 40, np.float32(0.125)), consts, (2, 2, 1)
 
 
+def grouped_gemm_case(rng):
+    """Tutorial 11: element reads (memref.load) of the index arrays decide the tiles, base_shape views read them."""
+    t = tutorial("11-grouped-gemm")
+    pairs = t.problems_of([(40, 24, 20), (9, 40, 33)], np.float16)
+    flat_a, rows_a = t.pack([a for a, _ in pairs], np.float16)
+    flat_b, rows_b = t.pack([b for _, b in pairs], np.float16)
+    flat_c, rows_c = t.pack([np.zeros((a.shape[0], b.shape[1]), np.float32) for a, b in pairs], np.float32)
+    problems = np.array([(a.shape[0], b.shape[1], a.shape[1], ra, rb, rc)
+                         for (a, b), ra, rb, rc in zip(pairs, rows_a, rows_b, rows_c)], np.int32)
+    tiles = np.array([(0, 0, 0), (0, 1, 0), (1, 0, 0), (1, 0, 1)], np.int32)
+    args = (flat_a, flat_b, flat_c, problems, tiles)
+    return t.grouped_gemm_kernel, args, dict(BM=32, BN=32, BK=16, sg_layout=[2, 2], sg_data=[16, 16]), (4,)
+
+
 def gemm_case(rng, b_order):
     m, n, k = 70, 50, 40
     a = rand(rng, (m, k), np.float16)
@@ -188,6 +202,7 @@ CASES = {
     "indexed": indexed_case,
     "two-mma-own-layouts": two_mma_case,
     "causal-attention": attention_case,
+    "grouped-gemm": grouped_gemm_case,
     "batched-gemm": batched_gemm_case,
     "rows-1d": rows_1d_case,
 }
