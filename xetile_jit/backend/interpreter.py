@@ -41,10 +41,7 @@ class Interpreter:
             self.buffers = {}  # the workgroup's SLM
             self.run_block(self.func.body, args)
 
-    @property
-    def subgroup_id(self):
-        raise LaunchError("subgroup_id() has no value at the workgroup level: a kernel that asks it runs at the "
-                          "subgroup level (xegpu-sg) in the interpreter")
+    subgroup_id = None  # the workgroup level has none (SubgroupIdOp says so); a Subgroup has its own
 
     # The workgroup-level rules: one thread runs the workgroup's program in order, so every access before a
     # barrier or a named barrier's arrive is done when the ops after it run.
@@ -83,7 +80,6 @@ class Interpreter:
 class Subgroup(Interpreter):
     """One subgroup of a workgroup running subgroup-level IR; SLM buffers and the barrier are shared."""
 
-    subgroup_id = 0  # each one's own, set below (the workgroup level has none)
 
     def __init__(self, func: FuncOp, workgroup: "Workgroup", subgroup_id: int, program_id, grid):
         super().__init__(func)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import numeric
+from ..errors import LaunchError
 from .core import Block, Operation, Region, Value
 from .debug_ops import DevicePrintOp
 from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
@@ -405,6 +406,12 @@ class SubgroupIdOp(IndexQueryOp):
 
     name = "gpu.subgroup_id"
     attribute = "subgroup_id"
+
+    def interpret(self, interp):
+        if interp.subgroup_id is None:
+            raise LaunchError("subgroup_id() has no value at the workgroup level: a kernel that asks it runs at the "
+                              "subgroup level (xegpu-sg) in the interpreter")
+        return interp.subgroup_id
 
 
 class LaneIdOp(IndexQueryOp):

@@ -114,7 +114,7 @@ class DevicePrintOp(Operation):
     def interpret(self, interp, *operands):
         values, origin = operands[:self.count], operands[self.count:]
         if self.vector is None:
-            if getattr(interp, "subgroup_id", 0) == 0:  # the same scalars in every subgroup: print them once
+            if not interp.subgroup_id:  # the same scalars in every subgroup: print them once
                 self.write(interp, values)
             return
         piece = values[self.vector]
