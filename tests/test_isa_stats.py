@@ -45,11 +45,11 @@ SPILLS = """\
 
 
 def test_summary_of_a_kernel_and_its_loops():
-    stats = json.loads(summary(ISA + SPILLS, 128, 8896))
+    stats = json.loads(summary(ISA + SPILLS, 128, 8896, {}))
     assert (stats["grf_count"], stats["spill_bytes"]) == (128, 8896)
     kernel, (loop,) = stats["kernel"], stats["loops"]
     assert (kernel["dpas"], kernel["loads"], kernel["stores"], kernel["other_sends"], kernel["scratch"]) == (2, 2, 1, 2, 2)
     assert loop["scratch"] == 0 and loop["dpas"] == 2
-    table = format_summary(summary(ISA + SPILLS, 128, None)).splitlines()
+    table = format_summary(summary(ISA + SPILLS, 128, None, {})).splitlines()
     assert table[0] == "GRFs per thread: 128; spilled: unknown"
     assert table[2].split()[:8] == ["kernel", "2", "2", "1", "1", "2", "2", "5"]

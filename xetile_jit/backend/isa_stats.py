@@ -87,12 +87,14 @@ def innermost_loops(isa: str) -> list[Counts]:
     return [counts(lines[s:e + 1]) for s, e in innermost]
 
 
-def summary(isa: str, grf_count: int, spill_bytes: int | None) -> str:
+def summary(isa: str, grf_count: int, spill_bytes: int | None, block_io_fallback: dict[str, str]) -> str:
     """`asm["isa_stats"]`: JSON of the kernel's counts ("kernel"), each innermost loop's ("loops"), the GRFs per
-    thread ("grf_count") and the spilled bytes per thread ("spill_bytes"; null where the compiler does not say:
-    then "scratch" counts the spill messages)."""
+    thread ("grf_count"), the spilled bytes per thread ("spill_bytes"; null where the compiler does not say: then
+    "scratch" counts the spill messages) and the arrays 2D block messages cannot address, with their rules
+    ("block_io_fallback")."""
     return json.dumps({"grf_count": grf_count, "spill_bytes": spill_bytes, "kernel": asdict(counts(isa.splitlines())),
-                       "loops": [asdict(loop) for loop in innermost_loops(isa)]}, indent=1)
+                       "loops": [asdict(loop) for loop in innermost_loops(isa)],
+                       "block_io_fallback": block_io_fallback}, indent=1)
 
 
 def format_summary(text: str) -> str:

@@ -84,10 +84,12 @@ def check_slm(func: FuncOp, target: Target) -> None:
                                "each subgroup (sg_layout 1 along it)", func.loc)
 
 
-def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None) -> dict:
+def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None,
+                  block_io_fallback: dict[str, str] | None = None) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
-    for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats"), and what launch needs:
-    "num_subgroups" and "lanes" of a workgroup, and the driver's "build_options"."""
+    for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats", which lists
+    `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules), and what launch
+    needs: "num_subgroups" and "lanes" of a workgroup, and the driver's "build_options"."""
     stages = lower(func, target=target, num_subgroups=num_subgroups)
     simt = stages["xegpu-simt"]
     check_named_barriers(simt)
@@ -108,5 +110,6 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
         build = ocloc.gpu_build(spirv, target, options)
     if build is not None:
         result["isa"] = build.isa
-        result["isa_stats"] = isa_stats.summary(build.isa, build.grf_count, build.spill_bytes)
+        result["isa_stats"] = isa_stats.summary(build.isa, build.grf_count, build.spill_bytes,
+                                                block_io_fallback or {})
     return result

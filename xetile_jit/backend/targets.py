@@ -8,7 +8,7 @@ device and iga platform that check its code, and the driver options for kernels 
 Builtin ABIs: "emulated" defines every builtin in the module, bit for bit (the `xe-emulated` target); "vector" defines
 them in the module for a CPU's vector units (the `cpu` target, the default on a CPU device): same call ABI and
 lane layouts, but plain per-lane memory ops on a fast path taken when a whole block is inside its surface, and
-DPAS as fused multiply-adds (xe_builtins.py says what differs); "spirv" uses the
+the emulation's DPAS (cpu_builtins.py says what differs); "spirv" uses the
 standard 2025 SPIR-V extensions (SPV_INTEL_2d_block_io: block messages read into and write from private memory),
 which current drivers take, the default on Xe-HPC and newer; "legacy" imports IGC's 2022 names and wraps inline
 vISA, for drivers that predate the extensions (`XETILE_XE_ABI=legacy`). The ABI decides how large a block one

@@ -105,11 +105,9 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         return cached
     func, reads = trace(kernel, specs, consts, options.mma_layout)
     check_debug(func, options)
-    backend = compile_spirv(func, target, options.num_subgroups)
     fallbacks = block_io_fallbacks(func, specs) if target.block_io is not None else {}
-    if "isa_stats" in backend:
-        backend["isa_stats"] = json.dumps(json.loads(backend["isa_stats"]) | {"block_io_fallback": fallbacks}, indent=1)
-    artifact = artifact_of(kernel.__name__, func, backend, reads)
+    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups, fallbacks),
+                           reads)
     warn_block_io_fallback(func.sym_name, fallbacks)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())

@@ -115,9 +115,9 @@ class CompiledKernel:
     def launch_on(self, queue, grid, values: dict):
         """Runs this kernel on `queue` for `values` (by parameter name, constexprs left out) through the launch
         path, without choosing a kernel or a device (tools, tests of made-up targets); waits for it."""
-        plan = LaunchPlan.of(self, Device("sycl", queue, self.target), tuple(values), {}, list(values.values()),
-                             threading.Lock())
-        event = plan.launch(grid, list(values.values()))
+        ordered = list(values.values())
+        plan = LaunchPlan.of(self, Device("sycl", queue, self.target), tuple(values), {}, ordered, threading.Lock())
+        event = plan.launch(grid, ordered)
         if event is not None:
             event.wait()
 
