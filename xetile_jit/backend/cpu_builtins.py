@@ -17,6 +17,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from . import xe_builtins as X
+from .to_llvm import counted_loop
 
 
 def _whole_block_inside(b: ir.IRBuilder, surface: X._Surface, msg: X.Block2DBuiltin) -> ir.Value:
@@ -59,7 +60,7 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> Non
     surface, lane = X._Surface.of(b, fn), X._lane_id(b)
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
-            X._loop(b, msg.components, None, lambda b, index, _: b.store(
+            counted_loop(b, msg.components, None, lambda b, index, _: b.store(
                 _fast_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
         with border:
             X._emulated_load_loop(b, fn, msg, surface, lane)
@@ -76,7 +77,7 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
 
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
-            X._loop(b, msg.components, None, component)
+            counted_loop(b, msg.components, None, component)
         with border:
             X._emulated_store_loop(b, fn, msg, surface, lane)
     b.ret_void()

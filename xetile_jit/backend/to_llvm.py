@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from math import prod
+from typing import Callable
 
 import numpy as np
 from llvmlite import binding, ir
@@ -161,6 +162,28 @@ class NdMemRef:
     dtype: DType
     sizes: tuple[ir.Value, ...]
     strides: tuple[ir.Value, ...]
+
+
+def counted_loop(b: ir.IRBuilder, count: int, carried: ir.Value | None, body: Callable) -> ir.Value | None:
+    """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1); the final value."""
+    entry, loop = b.block, b.function.append_basic_block("loop")
+    b.branch(loop)
+    b.position_at_end(loop)
+    index = b.phi(I32, "i")
+    index.add_incoming(ir.Constant(I32, 0), entry)
+    state = None
+    if carried is not None:
+        state = b.phi(carried.type)
+        state.add_incoming(carried, entry)
+    result = body(b, index, state)
+    following = b.add(index, ir.Constant(I32, 1))
+    index.add_incoming(following, b.block)
+    if state is not None:
+        state.add_incoming(result, b.block)
+    done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
+    b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
+    b.position_at_end(done)
+    return result
 
 
 # --- the lowering ----------------------------------------------------------------------------------------------

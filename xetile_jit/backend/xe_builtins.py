@@ -56,6 +56,7 @@ from typing import Callable, Union
 from llvmlite import ir
 
 from .targets import Target
+from .to_llvm import counted_loop
 
 VOID = ir.VoidType()
 I8, I32, I64 = (ir.IntType(w) for w in (8, 32, 64))
@@ -473,28 +474,6 @@ def _field(b: ir.IRBuilder, packed: ir.Value, index: int | ir.Value, bits: int) 
     return b.trunc(b.lshr(packed, shift), element)
 
 
-def _loop(b: ir.IRBuilder, count: int, carried: ir.Value | None, body: Callable) -> ir.Value | None:
-    """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1); the final value."""
-    entry, loop = b.block, b.function.append_basic_block("loop")
-    b.branch(loop)
-    b.position_at_end(loop)
-    index = b.phi(I32, "i")
-    index.add_incoming(_i32(0), entry)
-    state = None
-    if carried is not None:
-        state = b.phi(carried.type)
-        state.add_incoming(carried, entry)
-    result = body(b, index, state)
-    following = b.add(index, _i32(1))
-    index.add_incoming(following, b.block)
-    if state is not None:
-        state.add_incoming(result, b.block)
-    done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
-    b.cbranch(b.icmp_unsigned("<", following, _i32(count)), loop, done)
-    b.position_at_end(done)
-    return result
-
-
 # --- cpu: DPAS ----------------------------------------------------------------------------------------------
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
     """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32."""
@@ -580,7 +559,7 @@ def _emulated_load_loop(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin, s
             word = b.or_(word, value)
         b.store(word, b.gep(fn.args[5], [_i32(0), index]))
 
-    _loop(b, msg.components, None, component)
+    counted_loop(b, msg.components, None, component)
 
 
 def _emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
@@ -600,7 +579,7 @@ def _emulated_store_loop(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin, 
             with b.if_then(inside):
                 b.store(_field(b, word, part, msg.bits), ptr)
 
-    _loop(b, msg.components, None, component)
+    counted_loop(b, msg.components, None, component)
 
 
 def _emulate_prefetch(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
