@@ -4,7 +4,9 @@ A workgroup-level tile or vector with layout (sg_layout L, sg_data D) over shape
 shape D that one subgroup owns. Along dim i, the subgroup's index j_i (from its linear id, in `order`)
 owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i)): round robin; when
 L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
-Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers.
+Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers, as does a
+vector.shape_cast that moves elements between rows (stored in the source's shape, loaded through a view of the
+buffer in the result's).
 An atomic on data that several subgroups share is done by the first of them only, which shares the old
 values through shared local memory when they are used. A reduction over dims
 split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
@@ -23,6 +25,7 @@ from ..ir.attrs import Layout
 from ..ir.conversion import converts
 from ..ir.core import Block, Builder, FuncOp, Value, walk
 from ..ir.debug_ops import DevicePrintOp
+from ..ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
 from ..ir.types import IndexType, SlmMemRefType, VectorType
 from ..ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
@@ -275,13 +278,30 @@ class WgToSg(PiecewiseConversion):
             self.set(op.result, [self.emit(G.XeGPUConvertLayoutOp, piece, level).result for piece in self.get(v)])
             return
         slm = self.slm(v.type.dtype, v.type.shape)
-        src, out = self.grid_of(v), self.grid_of(op.result)
+        self.exchange(v, op.result, slm, slm)
+
+    @converts(ShapeCastOp)
+    def convert_ShapeCastOp(self, op: ShapeCastOp) -> None:
+        """vector.shape_cast keeps the elements in row-major order (XeGPU RFC vector ops on XeTile vectors) and
+        moves them between rows, so between subgroups: every subgroup stores its pieces into an SLM buffer of the
+        source's shape, then loads its pieces of the result from a view of that buffer in the result's shape (one
+        row-major buffer, so the same elements in the same order)."""
+        v, (rows, cols) = op.operands[0], op.result.type.shape
+        slm = self.slm(v.type.dtype, v.type.shape)
+        view = self.early.create(MemRefReinterpretCastOp, slm, [self.const(rows), self.const(cols)],
+                                 [self.const(cols), self.const(1)], shape=(rows, cols)).result
+        self.exchange(v, op.result, slm, view)
+
+    def exchange(self, v: Value, result: Value, stored: Value, loaded: Value) -> None:
+        """`result` (`v`'s elements in its own layout) through SLM: `v`'s pieces stored into buffer `stored`,
+        a barrier, `result`'s pieces loaded from `loaded` (that buffer, or a view of it)."""
+        src, out = self.grid_of(v), self.grid_of(result)
         for value, offsets in zip(self.get(v), src.offsets):
-            self.slm_store(slm, value, offsets)
+            self.slm_store(stored, value, offsets)
         self.emit(C.BarrierOp)
-        loads = [self.slm_load(slm, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
+        loads = [self.slm_load(loaded, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
-        self.set(op.result, loads)
+        self.set(result, loads)
 
 
 def slm_tdesc_type(shape, dtype) -> G.TensorDescType:
