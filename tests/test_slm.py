@@ -416,15 +416,18 @@ def k_divergent(x, y, WHICH: xetile.constexpr):
             xetile.barrier()
         if WHICH == "reduce":
             v = v + xetile.tile_broadcast(xetile.tile_reduce("add", v, [0]), [0], [32, 32])
+        if WHICH == "reshape":
+            v = v.reshape([16, 64]).reshape([32, 32])
     xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), v)
 
 
 @pytest.mark.parametrize("which, line", [("barrier", "xetile.barrier()"),
                                          ("reduce", 'v = v + xetile.tile_broadcast(xetile.tile_reduce("add", v, [0]), '
-                                                    '[0], [32, 32])')])
+                                                    '[0], [32, 32])'),
+                                         ("reshape", "v = v.reshape([16, 64]).reshape([32, 32])")])
 def test_a_workgroup_barrier_in_a_branch_on_the_subgroup_id_is_an_error(which, line, on_each_device):
     """It would wait forever for the subgroups that do not take the branch (a reduction across subgroups brings
-    one); the numpy interpreter would hang on it as the device would."""
+    one, as does a reshape through SLM); the numpy interpreter would hang on it as the device would."""
     x = np.zeros((32, 32), np.float32)
     with pytest.raises(xetile.CompilationError, match=r"\[every subgroup reaches a workgroup barrier\]") as info:
         k_divergent[(1,)](x, x.copy(), WHICH=which)
