@@ -188,10 +188,10 @@ def reshape_mask(x, y):
     xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 4]), xetile.where(keep, v.reshape([32, 4]), -1.0))
 
 
-def rows_case(rng, src, dst, layouts=(None, None)):
-    x = rand(rng, src, np.float32)
+def rows_case(rng, src, dst, layouts=(None, None), dtype=np.float32):
+    x = rand(rng, src, dtype)
     consts = dict(M=src[0], N=src[1], P=dst[0], Q=dst[1], IN=layouts[0], OUT=layouts[1])
-    return reshape_2d, (x, np.zeros(dst, np.float32)), consts, {}, [x, (x + 1).reshape(dst)]
+    return reshape_2d, (x, np.zeros(dst, dtype)), consts, {}, [x, (x + 1).reshape(dst)]
 
 
 def flat_case(rng):
@@ -215,6 +215,7 @@ def mask_case(rng):
 RESHAPES = {
     "4x8-to-8x4": lambda rng: rows_case(rng, (4, 8), (8, 4)),
     "16x64-to-64x16-across-4-subgroups": lambda rng: rows_case(rng, (16, 64), (64, 16), (BANDS, BLOCKS)),
+    "16x64-to-64x16-f16": lambda rng: rows_case(rng, (16, 64), (64, 16), (BANDS, BLOCKS), np.float16),
     "1x32-to-4x8": lambda rng: rows_case(rng, (1, 32), (4, 8)),
     "4x8-to-1x32": lambda rng: rows_case(rng, (4, 8), (1, 32)),
     "64-to-8x8-and-back": flat_case,
