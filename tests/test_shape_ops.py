@@ -218,6 +218,7 @@ RESHAPES = {
     "16x64-to-64x16-f16": lambda rng: rows_case(rng, (16, 64), (64, 16), (BANDS, BLOCKS), np.float16),
     "1x32-to-4x8": lambda rng: rows_case(rng, (1, 32), (4, 8)),
     "4x8-to-1x32": lambda rng: rows_case(rng, (4, 8), (1, 32)),
+    "1x100-to-10x10": lambda rng: rows_case(rng, (1, 100), (10, 10)),
     "64-to-8x8-and-back": flat_case,
     "in-a-loop": loop_case,
     "i1-mask": mask_case,
