@@ -72,3 +72,26 @@ def test_a_cached_compile_made_without_the_gpu_compiler_is_not_reused_once_it_is
     monkeypatch.delenv("XETILE_OCLOC")
     mm = tutorial("03-matrix-multiplication")  # a new kernel object: its in-memory cache is empty, the disk's is not
     assert "dpas" in mm.matmul_kernel.warmup(a, b, c, 64, 64, 64, **args).asm["isa"]
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe-hpg", "xe2", "xe3"])
+@pytest.mark.parametrize("case", ["reshape", "shared-scatter-atomic"])
+def test_exchanges_between_subgroups_build_for_gpus(target, case):
+    """A reshape across four subgroups and an atomic on a #scatter tile two subgroups hold (whose old values the
+    owner shares) build for each GPU: SLM stores, the two workgroup barriers, SLM loads; no unresolved call."""
+    from test_scatter_ops import HALVES, counted  # here: those modules import this one (through test_passes)
+    from test_shape_ops import BANDS, BLOCKS, reshape_2d
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for {target} is installed")
+    if case == "reshape":
+        x = np.zeros((16, 64), np.float32)
+        compiled = reshape_2d.warmup(x, x.reshape(64, 16), M=16, N=64, P=64, Q=16, IN=BANDS, OUT=BLOCKS,
+                                     target=target)
+    else:
+        keys = np.zeros((4, 16), np.int32)
+        compiled = counted.warmup(keys, np.zeros((1, 10), np.int32), keys, LAYOUT=HALVES, OLD=True, target=target)
+    lines = compiled.asm["isa"].splitlines()
+    assert sum("sync.bar" in line for line in lines) == 2
+    assert any("; store.slm" in line for line in lines) and any("; load.slm" in line for line in lines)
+    assert (case == "reshape") != any("; atomic_" in line for line in lines)
+    assert "calla" not in compiled.asm["isa"]

@@ -158,6 +158,64 @@ def test_atomic_rmw_on_scatter_tile_launched(rng):
     np.testing.assert_array_equal(hist, 3 * expected_histogram(keys))
 
 
+WHOLE = xetile.Layout(sg_layout=[4, 1], sg_data=[4, 16])  # every subgroup holds all of the 4x16 tile
+HALVES = xetile.Layout(sg_layout=[2, 2], sg_data=[4, 8])  # each element is held by two subgroups
+
+
+@xetile.kernel
+def counted(keys, counts, old, LAYOUT: constexpr, OLD: constexpr):
+    """counts[k] += 1 for every key k but 3 (masked off); with OLD, `old` gets each count before its add."""
+    k = xetile.load_tile(xetile.init_tile(keys, [0, 0], [4, 16], layout=LAYOUT))
+    prev = xetile.atomic_rmw_tile("add", 1, xetile.init_tile(counts, indices=k), mask=k != 3)
+    if OLD:
+        xetile.store_tile(xetile.init_tile(old, [xetile.program_id(0) * 4, 0], [4, 16], layout=LAYOUT), prev)
+
+
+def check_counted_once(keys, counts, old, workgroups: int, olds: bool) -> None:
+    """Each element's add happened once: the counts, and per key the old values 0 .. count - 1 once each."""
+    expected = workgroups * np.bincount(keys[keys != 3], minlength=10)
+    np.testing.assert_array_equal(counts[0], expected)
+    if olds:
+        every = np.tile(keys, (workgroups, 1))
+        for key in range(10):
+            got = np.sort(old[every == key])
+            np.testing.assert_array_equal(got, np.zeros_like(got) if key == 3 else np.arange(expected[key]))
+
+
+SHARED_SCATTER = [(layout, olds) for layout in ("whole", "halves") for olds in (False, True)]
+
+
+def shared_scatter_case(rng, layout: str, olds: bool, workgroups: int):
+    keys = rng.integers(0, 10, (4, 16)).astype(np.int32)
+    args = keys, np.zeros((1, 10), np.int32), np.full((4 * workgroups, 16), -1, np.int32)
+    return args, dict(LAYOUT={"whole": WHOLE, "halves": HALVES}[layout], OLD=olds)
+
+
+@pytest.mark.parametrize("layout, olds", SHARED_SCATTER)
+def test_atomic_on_a_scatter_tile_several_subgroups_hold_every_level(rng, layout, olds):
+    """The first subgroup that holds an element does its atomic (and shares the old value through SLM): each
+    element adds 1 once at every level."""
+    args, consts = shared_scatter_case(rng, layout, olds, 1)
+    func = counted.warmup(*args, **consts, target="numpy").func
+    levels = {"xetile": func, **lower(func)}
+    assert levels["xegpu-sg"].num_subgroups == 4
+    for name, level in levels.items():
+        keys, counts, old = (a.copy() for a in args)
+        run_ir(level, (1, 1, 1), [keys, counts, old])
+        check_counted_once(keys, counts, old, 1, olds)
+
+
+@pytest.mark.usefixtures("on_each_device")
+@pytest.mark.parametrize("layout, olds", SHARED_SCATTER)
+def test_atomic_on_a_scatter_tile_several_subgroups_hold_launched(rng, layout, olds, on_each_device):
+    """Three workgroups of four subgroups add to one counter array (cpu and xe-emulated on opencl:cpu)."""
+    args, consts = shared_scatter_case(rng, layout, olds, 3)
+    for target in ("cpu", "xe-emulated") if on_each_device != "numpy" else (None,):
+        keys, counts, old = (a.copy() for a in args)
+        counted[(3,)](keys, counts, old, **consts, **({"target": target} if target else {}))
+        check_counted_once(keys, counts, old, 3, olds)
+
+
 def test_store_scatter_marks_its_array_written(rng):
     args, consts, _, _ = scatter_case(rng, None)
     func = scatter_transpose.warmup(*args, **consts, target="numpy").func

@@ -1,6 +1,7 @@
 """Arrays of any rank and the shape ops of issue 13, in the numpy interpreter and as SPIR-V on opencl:cpu, against
 numpy: leading offsets select a slice (auto-padding per slice), 1-D arrays, tiles and vectors, `arange` masks,
-`reshape`/`expand_dims`/`broadcast_to`, init_tile's `base_shape`/`base_strides` view, and tutorials 05 and 09."""
+`reshape`/`expand_dims`/`broadcast_to` (reshapes that move elements between rows too: through SLM on devices),
+init_tile's `base_shape`/`base_strides` view, and tutorials 05 and 09."""
 import importlib.util
 import pathlib
 
@@ -9,6 +10,8 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
+from test_passes import run_func
+from xetile_jit.backend.pipeline import lower
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
@@ -144,6 +147,100 @@ def test_reshape_expand_dims_broadcast_to(rng):
     v[:13] = x
     assert_close(y, np.outer(v, v) + 1.0)
     assert_close(out[:13], (np.outer(v, v).sum(axis=0) + v)[:13], scale=4)
+
+
+# ---- reshapes that move elements between rows: through shared local memory on devices ----------------------------
+
+BANDS = xetile.Layout(sg_layout=[4, 1], sg_data=[4, 64])    # 16x64: subgroup i holds rows 4i..4i+3
+BLOCKS = xetile.Layout(sg_layout=[2, 2], sg_data=[32, 8])   # 64x16: four 32x8 blocks
+
+
+@xetile.kernel
+def reshape_2d(x, y, M: constexpr, N: constexpr, P: constexpr, Q: constexpr, IN: constexpr = None,
+               OUT: constexpr = None):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [M, N], layout=IN))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [P, Q], layout=OUT), (v + 1.0).reshape([P, Q]))
+
+
+@xetile.kernel
+def reshape_1d(x, y, out, M: constexpr, K: constexpr):
+    """N -> MxK (each subgroup's rows of the result come from other subgroups' parts of the row) and back."""
+    m = xetile.load_tile(xetile.init_tile(x, [0], [M * K])).reshape([M, K])
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [M, K]), m * 3.0)
+    xetile.store_tile(xetile.init_tile(out, [0], [M * K]), xetile.reshape(m + 1.0, [M * K]))
+
+
+@xetile.kernel
+def reshape_in_loop(x, y, STEPS: constexpr):
+    """A reshape per iteration: its SLM buffer is rewritten while other subgroups may still read the last one."""
+    t = xetile.init_tile(x, [0, 0], [4, 32])
+    acc = xetile.zeros([32, 4], xetile.float32)
+    for s in range(STEPS):
+        acc = acc + xetile.load_tile(t).reshape([32, 4])
+        t = xetile.update_tile_offset(t, [4, 0])
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 4]), acc)
+
+
+@xetile.kernel
+def reshape_mask(x, y):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 32]))
+    keep = (v > 0.0).reshape([32, 4])                                            # an i1 vector
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 4]), xetile.where(keep, v.reshape([32, 4]), -1.0))
+
+
+def rows_case(rng, src, dst, layouts=(None, None), dtype=np.float32):
+    x = rand(rng, src, dtype)
+    consts = dict(M=src[0], N=src[1], P=dst[0], Q=dst[1], IN=layouts[0], OUT=layouts[1])
+    return reshape_2d, (x, np.zeros(dst, dtype)), consts, {}, [x, (x + 1).reshape(dst)]
+
+
+def flat_case(rng):
+    x = rand(rng, 64, np.float32)
+    return (reshape_1d, (x, np.zeros((8, 8), np.float32), np.zeros(64, np.float32)), dict(M=8, K=8),
+            dict(num_subgroups=4), [x, 3 * x.reshape(8, 8), x + 1])
+
+
+def loop_case(rng):
+    x = rand(rng, (12, 32), np.float32)
+    expected = sum(x[4 * s:4 * s + 4].reshape(32, 4) for s in range(3))
+    return reshape_in_loop, (x, np.zeros((32, 4), np.float32)), dict(STEPS=3), dict(num_subgroups=4), [x, expected]
+
+
+def mask_case(rng):
+    x = rand(rng, (4, 32), np.float32)
+    expected = np.where(x > 0, x, -1.0).reshape(32, 4)
+    return reshape_mask, (x, np.zeros((32, 4), np.float32)), {}, dict(num_subgroups=4), [x, expected]
+
+
+RESHAPES = {
+    "4x8-to-8x4": lambda rng: rows_case(rng, (4, 8), (8, 4)),
+    "16x64-to-64x16-across-4-subgroups": lambda rng: rows_case(rng, (16, 64), (64, 16), (BANDS, BLOCKS)),
+    "16x64-to-64x16-f16": lambda rng: rows_case(rng, (16, 64), (64, 16), (BANDS, BLOCKS), np.float16),
+    "1x32-to-4x8": lambda rng: rows_case(rng, (1, 32), (4, 8)),
+    "4x8-to-1x32": lambda rng: rows_case(rng, (4, 8), (1, 32)),
+    "1x100-to-10x10": lambda rng: rows_case(rng, (1, 100), (10, 10)),
+    "64-to-8x8-and-back": flat_case,
+    "in-a-loop": loop_case,
+    "i1-mask": mask_case,
+}
+
+
+@pytest.mark.parametrize("case", RESHAPES)
+def test_reshape_that_moves_elements_between_rows(rng, case, on_each_device):
+    """vector.shape_cast keeps row-major order: in the interpreter at every IR level (numpy), and as SPIR-V on
+    opencl:cpu for the cpu and xe-emulated targets (wg-to-sg stores the source into SLM and loads the result)."""
+    kern, args, consts, options, expected = RESHAPES[case](rng)
+    if on_each_device == "numpy":
+        func = kern.warmup(*args, **consts, **options, target="numpy").func
+        levels = {"xetile": func, **lower(func, num_subgroups=options.get("num_subgroups"))}
+        for name, level in levels.items():
+            for got, want in zip(run_func(level, (1,), args), expected):
+                np.testing.assert_array_equal(got, want, name)
+    for target in ("cpu", "xe-emulated") if on_each_device != "numpy" else (None,):
+        copies = [a.copy() for a in args]
+        kern[(1,)](*copies, **consts, **options, **({"target": target} if target else {}))
+        for got, want in zip(copies, expected):
+            np.testing.assert_array_equal(got, want, target)
 
 
 @xetile.kernel

@@ -319,24 +319,33 @@ def test_subset_named_barrier_runs_in_the_interpreter_at_every_level(rng):
     every_level(k_subset, (x,), {}, (1,), [x + 1])
 
 
-def test_subset_named_barrier_is_not_implemented_in_spirv():
-    func = k_subset.warmup(np.zeros((32, 32), np.float32), target="numpy").func
+def test_subset_named_barrier_on_each_device(rng, on_each_device):
+    """Every subgroup arrives, and two divides four: SPIR-V's workgroup barrier at the wait finds both phases
+    complete (one barrier, no other)."""
+    x = rand(rng, (32, 32), np.float32)
+    expected = x + 1
+    k_subset[(1,)](x)
+    assert_close(x, expected)
+    llir = compile_spirv(k_subset.warmup(x, target="numpy").func, get_target("cpu"))["llir"]
+    assert llir.count("call void @\"__spirv_ControlBarrier\"") == 1
+
+
+@xetile.kernel
+def k_uneven(x):
+    """Four subgroups arrive at a barrier of three: the fourth one's phase needs an arrive after its wait."""
+    nb = xetile.named_barrier(3, 3)
+    t = xetile.init_tile(x, [0, 0], [32, 32], layout=COLS)
+    xetile.store_tile(t, xetile.load_tile(t) + 1.0)
+    xetile.nbarrier_arrive(nb)
+    xetile.nbarrier_wait(nb)
+
+
+def test_named_barrier_whose_count_does_not_divide_the_subgroups_is_not_in_spirv():
+    func = k_uneven.warmup(np.zeros((32, 32), np.float32), target="numpy").func
     with pytest.raises(NotImplementedError, match=re.escape(
-            "named barrier 2 with 2 of the workgroup's 4 subgroups in SPIR-V: only the numpy interpreter runs "
-            "named barriers met by a subset of subgroups")):
+            "named barrier 3 of 3 participants in SPIR-V, where all the workgroup's 4 subgroups arrive: they do not "
+            "make whole phases")):
         compile_spirv(func, get_target("cpu"))
-
-
-@pytest.mark.parametrize("target", ["xe-hpc", "xe-hpg"])
-def test_gpu_isa_of_a_named_barrier_is_the_workgroup_barrier(target):
-    """The Intel GPU compiler builds the SLM exchange behind a named barrier: one sync.bar, SLM stores and loads."""
-    if not ocloc.available(get_target(target)):
-        pytest.skip("ocloc is not installed")
-    x = np.zeros((32, 32), np.float32)
-    isa = compile_spirv(named.warmup(x, x.copy(), target="numpy").func, get_target(target))["isa"]
-    lines = isa.splitlines()
-    assert sum("sync.bar" in line for line in lines) == 1
-    assert any("; store.slm" in line for line in lines) and any("; load.slm" in line for line in lines)
 
 
 # ---- tutorial 8 ------------------------------------------------------------------------------------------------
@@ -407,15 +416,18 @@ def k_divergent(x, y, WHICH: xetile.constexpr):
             xetile.barrier()
         if WHICH == "reduce":
             v = v + xetile.tile_broadcast(xetile.tile_reduce("add", v, [0]), [0], [32, 32])
+        if WHICH == "reshape":
+            v = v.reshape([16, 64]).reshape([32, 32])
     xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), v)
 
 
 @pytest.mark.parametrize("which, line", [("barrier", "xetile.barrier()"),
                                          ("reduce", 'v = v + xetile.tile_broadcast(xetile.tile_reduce("add", v, [0]), '
-                                                    '[0], [32, 32])')])
+                                                    '[0], [32, 32])'),
+                                         ("reshape", "v = v.reshape([16, 64]).reshape([32, 32])")])
 def test_a_workgroup_barrier_in_a_branch_on_the_subgroup_id_is_an_error(which, line, on_each_device):
     """It would wait forever for the subgroups that do not take the branch (a reduction across subgroups brings
-    one); the numpy interpreter would hang on it as the device would."""
+    one, as does a reshape through SLM); the numpy interpreter would hang on it as the device would."""
     x = np.zeros((32, 32), np.float32)
     with pytest.raises(xetile.CompilationError, match=r"\[every subgroup reaches a workgroup barrier\]") as info:
         k_divergent[(1,)](x, x.copy(), WHICH=which)
@@ -424,14 +436,58 @@ def test_a_workgroup_barrier_in_a_branch_on_the_subgroup_id_is_an_error(which, l
 
 @xetile.kernel
 def k_nbarrier_in_branch(x, y):
+    """Every subgroup arrives; only subgroup 0 waits."""
     nb = xetile.named_barrier(0, 4)
+    xetile.nbarrier_arrive(nb)
     if xetile.subgroup_id() == 0:
-        xetile.nbarrier_arrive(nb)
+        xetile.nbarrier_wait(nb)
     xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS),
                       xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=ROWS)))
 
 
-def test_a_named_barrier_in_a_branch_on_the_subgroup_id_is_not_in_spirv():
+def test_a_named_barrier_wait_in_a_branch_on_the_subgroup_id_is_not_in_spirv():
     x = np.zeros((32, 32), np.float32)
-    with pytest.raises(NotImplementedError, match=r"xegpu.nbarrier_arrive in a branch on subgroup_id\(\) in SPIR-V"):
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "xegpu.nbarrier_wait in a branch or loop on subgroup_id() in SPIR-V: a wait that only some subgroups run "
+            "needs a hardware named barrier.")):
         k_nbarrier_in_branch.warmup(x, x.copy(), target="cpu")
+
+
+@xetile.kernel
+def producer_arrives(x, y):
+    """Subgroup 0 stages x (times 3) in SLM and then arrives, the others arrive at once; after the wait every
+    subgroup reads its rows: the arrives are in a branch on subgroup_id(), the wait is not."""
+    s = xetile.alloc_slm([32, 32], xetile.float32)
+    nb = xetile.named_barrier(1, 4)
+    if xetile.subgroup_id() == 0:
+        whole = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=WHOLE))
+        xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=WHOLE), whole * 3.0)
+        xetile.nbarrier_arrive(nb)
+    else:
+        xetile.nbarrier_arrive(nb)
+    xetile.nbarrier_wait(nb)
+    mine = xetile.load_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=ROWS))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), mine + 1.0)
+
+
+def test_named_barrier_arrives_in_a_branch_on_the_subgroup_id(rng, on_each_device):
+    """The numpy interpreter runs it at the subgroup level with real phases; SPIR-V for cpu and xe-emulated."""
+    x, y = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
+    for target in ("cpu", "xe-emulated") if on_each_device != "numpy" else (None,):
+        out = y.copy()
+        producer_arrives[(1,)](x, out, **({"target": target} if target else {}))
+        np.testing.assert_array_equal(out, x * 3 + 1)
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe-hpg"])
+@pytest.mark.parametrize("kern", [named, producer_arrives], ids=["named", "producer_arrives"])
+def test_gpu_isa_of_a_named_barrier_is_the_workgroup_barrier(target, kern):
+    """The Intel GPU compiler builds the SLM exchange behind a named barrier (its arrives in a branch on
+    subgroup_id() or not): one sync.bar, SLM stores and loads."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip("ocloc is not installed")
+    x = np.zeros((32, 32), np.float32)
+    isa = kern.warmup(x, x.copy(), target=target).asm["isa"]
+    lines = isa.splitlines()
+    assert sum("sync.bar" in line for line in lines) == 1
+    assert any("; store.slm" in line for line in lines) and any("; load.slm" in line for line in lines)

@@ -1099,21 +1099,3 @@ def test_broadcast_keeps_the_rank_on_hand_built_ir():
     expect_rule(b.create(TileBroadcastOp, v, [0], (4, 8)),
                 "xetile.tile_broadcast: operand vector<1xf32> and result vector<4x8xf32> differ in rank "
                 "[tile_broadcast keeps the rank]")
-
-
-@xetile.kernel
-def k_reshape_on_device(x, out):
-    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 8]))
-    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 4]), v.reshape([8, 4]))
-
-
-def test_shape_casts_that_move_elements_between_rows_run_in_the_interpreter_only(rng, on_each_device):
-    x, out = rand(rng, (4, 8), np.float32), np.zeros((8, 4), np.float32)
-    if on_each_device == "numpy":
-        k_reshape_on_device[(1,)](x, out)
-        assert_close(out, x.reshape(8, 4))
-    else:
-        with pytest.raises(NotImplementedError, match=re.escape(
-                "vector.shape_cast from vector<4x8xf32> to vector<8x4xf32> on devices (only unit dims may be added "
-                "or removed)")):
-            k_reshape_on_device[(1,)](x, out)

@@ -1,13 +1,17 @@
 """Workgroup -> subgroup distribution follows the RFC's rule: which subgroup owns which rows and columns."""
+import re
+
 import numpy as np
 import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
+from test_shape_ops import BANDS, BLOCKS, reshape_2d
 from xetile_jit.backend.interpreter import Interpreter, run_ir
 from xetile_jit.backend.pipeline import lower
 from xetile_jit.backend.targets import get_target
 from xetile_jit.backend.xegpu_wg_to_sg import WgToSg
+from xetile_jit.ir.printer import print_func
 
 
 @xetile.kernel
@@ -107,3 +111,32 @@ def test_atomic_on_shared_pieces_has_no_barrier_inside_the_owner_branch(rng):
     mem = mem0.copy()
     shared_rows_atomic[(1,)](mem, val, device="opencl:cpu")
     np.testing.assert_array_equal(mem, np.maximum(mem0, val))
+
+
+def test_reshape_goes_through_a_view_of_an_slm_buffer():
+    """16x64 (four bands of rows) -> 64x16 (four 32x8 blocks): stores into a buffer of the source's shape, a
+    barrier, loads through its view in the result's shape, a barrier (the buffer is reused in loops)."""
+    x = np.zeros((16, 64), np.float32)
+    func = reshape_2d.warmup(x, x.reshape(64, 16), M=16, N=64, P=64, Q=16, IN=BANDS, OUT=BLOCKS, target="numpy").func
+    stages = lower(func, "xegpu-sg")
+    wg = print_func(stages["xegpu-wg"])
+    assert re.search(r"vector.shape_cast %\d+ .*: vector<16x64xf32> to vector<64x16xf32>", wg)
+    sg = print_func(stages["xegpu-sg"])
+    buffer = re.search(r"(%\d+) = memref.alloc\(\) : memref<16x64xf32, slm>", sg).group(1)
+    view = re.search(rf"(%\d+) = memref.reinterpret_cast {buffer} to sizes: \[%\d+, %\d+\], strides: \[%\d+, %\d+\] : "
+                     r"memref<16x64xf32, slm> to memref<64x16xf32, slm>", sg).group(1)
+    store = sg.index(f"xegpu.create_nd_tdesc {buffer}[")
+    load = sg.index(f"xegpu.create_nd_tdesc {view}[")
+    assert store < sg.index("gpu.barrier", store) < load < sg.index("gpu.barrier", load)
+    assert sg.count("gpu.barrier") == 2 and "vector.shape_cast" not in sg
+
+
+def test_reshape_buffer_counts_against_the_targets_slm():
+    """A 128x256 f32 reshape needs a 128 KiB buffer: it fits xe-hpc's 128 KiB, not xe-hpg's 64 KiB."""
+    x = np.zeros((128, 256), np.float32)
+    func = reshape_2d.warmup(x, x.reshape(256, 128), M=128, N=256, P=256, Q=128, target="numpy").func
+    lower(func, "xegpu-sg", target="xe-hpc")
+    with pytest.raises(xetile.CompilationError, match=re.escape(
+            "needs 131072 bytes of shared local memory (0 in alloc_slm buffers, 131072 for layout conversions); "
+            "target xe-hpg has 65536")):
+        lower(func, "xegpu-sg", target="xe-hpg")

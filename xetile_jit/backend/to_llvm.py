@@ -499,8 +499,8 @@ class LLVMLowering:
         scope, semantics = FENCE_SCOPES[op.scope], FENCE_SEMANTICS[op.memory]
         self.call("__spirv_MemoryBarrier", VOID, ir.Constant(I32, scope), ir.Constant(I32, semantics))
 
-    # Named barriers (xegpu_barriers.check_named_barriers): met by the whole workgroup, in uniform control flow,
-    # an arrive adds nothing to the wait that follows it, which is the workgroup barrier.
+    # Named barriers (xegpu_barriers.check_named_barriers): every subgroup runs each wait, which is the workgroup
+    # barrier; an arrive (in a branch on subgroup_id() too) adds nothing to it.
     def lower_InitNbarrierOp(self, op):
         return ir.Constant(I32, op.id)
 

@@ -16,11 +16,21 @@ pass after it; SLM buffers of `alloc_slm` are ordered by the user's barriers onl
 cooperative GEMM). A fence or a named barrier (a subset of subgroups may meet there) orders nothing here: the
 pass still puts its own barriers around them where global accesses conflict.
 
-Named barriers in SPIR-V (`check_named_barriers`): OpenCL's CPU device has none, and spinning on an SLM counter
-would hang the CPU runtime, which runs a workgroup's subgroups one after another between barriers. A named
-barrier that every subgroup of the workgroup meets is a workgroup barrier (its wait one, its arrive nothing), so its
-arrives and waits must be where every subgroup runs them: one that a subset of the subgroups meets, or one in a
-branch on subgroup_id(), is a NotImplementedError for every SPIR-V target. The numpy interpreter runs all of them.
+Named barriers in SPIR-V (`check_named_barriers`): a wait is a workgroup barrier, an arrive emits nothing. That
+refines the named barrier (XeGPU RFC nbarrier: a wait returns once the participants of its phase have arrived)
+when every subgroup runs each wait and the phase a wait needs is made of arrives before it: the barrier lets a
+subgroup go once every subgroup has made the arrives before it, and shows it more writes than the phase's, never
+fewer. So producers may arrive in a branch on subgroup_id() before a wait every subgroup runs, and a barrier of
+fewer participants works when every subgroup arrives and the count divides the subgroups. The rest is a
+NotImplementedError for every SPIR-V target: a count that does not divide the subgroups that all arrive (a phase
+would take arrives made after the wait), and a wait only some subgroups run (in a branch or loop on
+subgroup_id()), which needs a real named barrier. OpenCL's CPU device has none (it rejects SPIR-V's NamedBarrier
+capability) and runs a workgroup's subgroups one after another between barriers, so a wait spinning on an SLM
+counter never returns. For the GPUs, SPIR-V's OpMemoryNamedBarrier is one arrive-and-wait (no split arrive and
+wait), IGC 2022 has no builtin for OpNamedBarrierInitialize and IGC 2026's ocloc crashes on it; the hardware's
+nbarrier.signal/nbarrier.wait are reachable only as the legacy ABI's inline vISA, which no device here can run.
+The numpy interpreter runs every named barrier with real phases; a program whose producers' phases never complete
+(it hangs on a GPU, the interpreter reports it) is not diagnosed in SPIR-V, where it does not hang.
 A workgroup barrier in such a branch is a CompilationError at every level (`check_divergent_barriers`).
 """
 from __future__ import annotations
@@ -138,23 +148,37 @@ def control_operands(op) -> list[Value]:
 
 def check_divergent_barriers(func: FuncOp) -> None:
     """A workgroup barrier that only some subgroups reach waits forever: a user's barrier() in a branch on
-    subgroup_id(), or one an op there brings (a reduction across subgroups, a layout conversion through SLM)."""
+    subgroup_id(), or one an op there brings (a reduction across subgroups, a layout conversion or reshape through
+    SLM)."""
     for op in divergent_ops(func.body, subgroup_dependent(func)):
         if isinstance(op, C.BarrierOp):
             raise op.error("a workgroup barrier in a branch or loop on subgroup_id() waits forever for the subgroups "
                            "that do not take it: barrier() and ops that exchange data between subgroups (reductions "
-                           "across them, layout conversions) belong outside it",
+                           "across them, layout conversions, reshapes that move elements between rows) belong "
+                           "outside it",
                            "every subgroup reaches a workgroup barrier")
 
 
 def check_named_barriers(func: FuncOp) -> None:
-    """Subgroup-level `func`'s named barriers are workgroup barriers in SPIR-V (module docstring), or raises."""
+    """Subgroup-level `func`'s named barriers are ones SPIR-V's workgroup barriers refine (module docstring), or
+    raises."""
+    divergent = list(divergent_ops(func.body, subgroup_dependent(func)))
+    for op in divergent:
+        if isinstance(op, S.NbarrierWaitOp):
+            raise NotImplementedError(
+                f"{op.name} in a branch or loop on subgroup_id() in SPIR-V: a wait that only some subgroups run needs "
+                "a hardware named barrier. SPIR-V here makes a wait a workgroup barrier, which every subgroup must "
+                "reach; OpenCL's CPU device has no named barriers (it rejects SPIR-V's NamedBarrier capability) and "
+                "runs a workgroup's subgroups one after another between barriers, so a wait spinning on a counter "
+                "in shared local memory never returns. Wait outside the branch (arrives may stay in it); only the "
+                "numpy interpreter runs it")
+    everyone_arrives = {op.operands[0] for op in walk(func.body)
+                        if type(op) is S.NbarrierArriveOp and op not in divergent}
     for op in walk(func.body):
-        if isinstance(op, S.InitNbarrierOp) and op.participants != func.num_subgroups:
-            raise NotImplementedError(f"named barrier {op.id} with {op.participants} of the workgroup's "
-                                      f"{func.num_subgroups} subgroups in SPIR-V: only the numpy interpreter runs "
-                                      "named barriers met by a subset of subgroups")
-    for op in divergent_ops(func.body, subgroup_dependent(func)):
-        if isinstance(op, (S.NbarrierArriveOp, S.NbarrierWaitOp)):
-            raise NotImplementedError(f"{op.name} in a branch on subgroup_id() in SPIR-V (a named barrier is a "
-                                      "workgroup barrier there): only the numpy interpreter runs it")
+        if isinstance(op, S.InitNbarrierOp) and op.result in everyone_arrives and (
+                func.num_subgroups % op.participants):
+            raise NotImplementedError(
+                f"named barrier {op.id} of {op.participants} participants in SPIR-V, where all the workgroup's "
+                f"{func.num_subgroups} subgroups arrive: they do not make whole phases, so a wait would need an "
+                "arrive that comes after it, and SPIR-V here makes a wait a workgroup barrier (OpenCL's CPU device "
+                "has no named barriers). Count a divisor of the subgroups; only the numpy interpreter runs it")

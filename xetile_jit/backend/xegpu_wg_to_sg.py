@@ -4,9 +4,11 @@ A workgroup-level tile or vector with layout (sg_layout L, sg_data D) over shape
 shape D that one subgroup owns. Along dim i, the subgroup's index j_i (from its linear id, in `order`)
 owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i)): round robin; when
 L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
-Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers.
-An atomic on data that several subgroups share is done by the first of them only, which shares the old
-values through shared local memory when they are used. A reduction over dims
+Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers, as does a
+vector.shape_cast that moves elements between rows (stored in the source's shape, loaded through a view of the
+buffer in the result's).
+An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
+which shares the old values through shared local memory when they are used. A reduction over dims
 split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
 shared local memory (f16/bf16 in f32, rounded once at the end, as the op does).
 """
@@ -23,6 +25,7 @@ from ..ir.attrs import Layout
 from ..ir.conversion import converts
 from ..ir.core import Block, Builder, FuncOp, Value, walk
 from ..ir.debug_ops import DevicePrintOp
+from ..ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
 from ..ir.types import IndexType, SlmMemRefType, VectorType
 from ..ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
@@ -162,29 +165,44 @@ class WgToSg(PiecewiseConversion):
         dist = self.grid_of(op.operands[1])
         if not dist.wrapped:
             return self.clone(op)
+        self.shared_atomics(op, dist, lambda: [
+            self.emit(G.AtomicRMWOp, op.kind, value, tile).result
+            for value, tile in zip(self.get(op.operands[0]), self.get(op.operands[1]))])
+
+    @converts(GS.ScatterAtomicRMWOp)
+    def convert_ScatterAtomicRMWOp(self, op: GS.ScatterAtomicRMWOp) -> None:
+        dist = self.grid_of(op.operands[1])
+        if not dist.wrapped:
+            return super().convert_ScatterAtomicRMWOp(op)
+
+        def atomics() -> list[Value]:
+            super(WgToSg, self).convert_ScatterAtomicRMWOp(op)
+            return self.get(op.result)
+
+        self.shared_atomics(op, dist, atomics)
+
+    def shared_atomics(self, op, dist: Distribution, atomics) -> None:
+        """An atomic on data several subgroups hold updates each element once (XeTile RFC atomic_rmw_tile
+        "atomically reads, modifies, and writes back data to the memory specified by the tile": the workgroup's
+        tile, once): the first subgroup that holds it runs `atomics()` (which emits the atomics on its pieces, in
+        `dist.offsets` order, and returns the old values); when the old values are used, it shares them with the
+        others through shared local memory."""
         value_type = op.result.type
         slm = self.slm(value_type.dtype, value_type.shape) if op.result in self.used else None
 
-        def atomics():
-            for value, tile, offsets in zip(self.get(op.operands[0]), self.get(op.operands[1]), dist.offsets):
-                old = self.emit(G.AtomicRMWOp, op.kind, value, tile).result
-                if slm is not None:
+        def owner_part():
+            olds = atomics()
+            if slm is not None:
+                for old, offsets in zip(olds, dist.offsets):
                     self.slm_store(slm, old, offsets)
 
-        self.only_owner(dist, atomics)
+        self.only_owner(dist, owner_part)
         if slm is None:
             return self.set(op.result, [])
         self.emit(C.BarrierOp)
         olds = [self.slm_load(slm, offsets, dist.shape, value_type.dtype) for offsets in dist.offsets]
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
         self.set(op.result, olds)
-
-    @converts(GS.ScatterAtomicRMWOp)
-    def convert_ScatterAtomicRMWOp(self, op: GS.ScatterAtomicRMWOp) -> None:
-        if self.grid_of(op.operands[1]).wrapped:
-            raise NotImplementedError("atomic_rmw_tile on a #scatter tile whose elements several subgroups hold "
-                                      "(sg_layout x sg_data past the tile)")
-        super().convert_ScatterAtomicRMWOp(op)
 
     @converts(DevicePrintOp)
     def convert_DevicePrintOp(self, op: DevicePrintOp) -> None:
@@ -275,13 +293,30 @@ class WgToSg(PiecewiseConversion):
             self.set(op.result, [self.emit(G.XeGPUConvertLayoutOp, piece, level).result for piece in self.get(v)])
             return
         slm = self.slm(v.type.dtype, v.type.shape)
-        src, out = self.grid_of(v), self.grid_of(op.result)
+        self.exchange(v, op.result, slm, slm)
+
+    @converts(ShapeCastOp)
+    def convert_ShapeCastOp(self, op: ShapeCastOp) -> None:
+        """vector.shape_cast keeps the elements in row-major order (XeGPU RFC vector ops on XeTile vectors) and
+        moves them between rows, so between subgroups: every subgroup stores its pieces into an SLM buffer of the
+        source's shape, then loads its pieces of the result from a view of that buffer in the result's shape (one
+        row-major buffer, so the same elements in the same order)."""
+        v, (rows, cols) = op.operands[0], op.result.type.shape
+        slm = self.slm(v.type.dtype, v.type.shape)
+        view = self.early.create(MemRefReinterpretCastOp, slm, [self.const(rows), self.const(cols)],
+                                 [self.const(cols), self.const(1)], shape=(rows, cols)).result
+        self.exchange(v, op.result, slm, view)
+
+    def exchange(self, v: Value, result: Value, stored: Value, loaded: Value) -> None:
+        """`result` (`v`'s elements in its own layout) through SLM: `v`'s pieces stored into buffer `stored`,
+        a barrier, `result`'s pieces loaded from `loaded` (that buffer, or a view of it)."""
+        src, out = self.grid_of(v), self.grid_of(result)
         for value, offsets in zip(self.get(v), src.offsets):
-            self.slm_store(slm, value, offsets)
+            self.slm_store(stored, value, offsets)
         self.emit(C.BarrierOp)
-        loads = [self.slm_load(slm, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
+        loads = [self.slm_load(loaded, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
-        self.set(op.result, loads)
+        self.set(result, loads)
 
 
 def slm_tdesc_type(shape, dtype) -> G.TensorDescType:

@@ -1,13 +1,15 @@
 """Shape ops of issue 13.
 
 - vector.shape_cast at the XeTile level (XeGPU RFC: vector ops on XeTile vectors): the same elements, in row-major
-  order, in another shape of rank 1 or 2. `v.reshape(shape)` and `xetile.expand_dims(v, axis)` trace to it. Devices
-  run the shape casts that add or remove unit dims (backend/xetile_rank2.py); the numpy interpreter runs every one.
+  order, in another shape of rank 1 or 2. `v.reshape(shape)` and `xetile.expand_dims(v, axis)` trace to it. On
+  devices one that adds or removes a unit dim costs nothing or a transpose (backend/xetile_rank2.py); one that moves
+  elements between rows goes through shared local memory (backend/xegpu_wg_to_sg.py).
 - memref.reinterpret_cast: an array's memory, from its element [0, ..., 0], as a 2-D matrix of runtime sizes and
   strides (in elements): the XeTile RFC's init_tile on a raw address with dynamic shape and strides, for packed or
   strided layouts (`init_tile(..., base_shape=, base_strides=)`). One stride is the compile-time 1 (the `order`).
   The launch checked nothing about this view, so tiles on it go element by element (block_io False); a view that
-  reaches past the array is the kernel's bug, which the interpreter reports.
+  reaches past the array is the kernel's bug, which the interpreter reports. wg-to-sg views an SLM buffer in
+  another static shape this way (a shape cast through SLM).
 """
 from __future__ import annotations
 
@@ -52,8 +54,11 @@ class MemRefReinterpretCastOp(Operation):
     effects = ()
     views = True  # analysis.viewed_array
 
-    def __init__(self, base: Value, sizes, strides, order=ROW_MAJOR, loc=None):
+    def __init__(self, base: Value, sizes, strides, order=ROW_MAJOR, loc=None, shape=None):
+        """`shape`: the view's static shape when `sizes` are these constants (an SLM buffer's view has one)."""
         view = dataclasses.replace(base.type, order=tuple(order), block_io=False, rank=2)
+        if shape is not None:
+            view = dataclasses.replace(view, shape=tuple(shape))
         super().__init__([base, *sizes, *strides], [view], loc=loc)
 
     def verify(self):
