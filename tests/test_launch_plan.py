@@ -3,6 +3,7 @@ USM arrays ordered with dpnp's work on the queue, numpy arrays synchronous, thre
 device (PyTorch XPU tensors' stand-in), xetile.synchronize and XETILE_TIMING."""
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import threading
@@ -14,7 +15,7 @@ import pytest
 import xetile_jit as xetile
 from usm_arrays import DLPackOnly, needs_dpnp
 from xetile_jit.backend.pipeline import STAGE_NAMES
-from xetile_jit.frontend import jit
+from xetile_jit.frontend import jit, usm_entries
 from xetile_jit.runtime.device import named_device
 
 DEVICE = "opencl:cpu"
@@ -239,3 +240,27 @@ def test_parameter_names_do_not_shadow_the_binder():
     assert len(shadowing.cache.plans) == 1
     np.testing.assert_array_equal(y, 3 * np.arange(16).reshape(1, 16))
 
+
+def test_an_array_reshaped_in_place_gets_a_new_key(dpnp, queue):
+    """`usm_ndarray.shape = ...` reshapes the array itself: the launch after it reads the new shape (a tile row past
+    the last reads zeros), not the one the array's entry (usm_entries.py) was made with."""
+    add_one.cache.clear()
+    x, y = usm(dpnp, queue, np.arange(32).reshape(2, 16)), usm(dpnp, queue, np.zeros((2, 16)))
+    add_one[(1,)](x, y, BM=2, BN=16)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), np.arange(32).reshape(2, 16) + 1)
+    x.shape = (1, 32)
+    add_one[(1,)](x, y, BM=2, BN=16)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), [np.arange(16) + 1, np.ones(16)])
+    assert len(add_one.cache.plans) == 2
+
+
+def test_an_arrays_entry_goes_with_the_array(dpnp, queue):
+    """The per-array entries (usm_entries.py) do not keep arrays, or themselves, alive once the array is gone."""
+    x = usm(dpnp, queue, np.zeros((1, 16)))
+    add_one[(1,)](x, x, BM=1, BN=16)
+    ident = id(x.get_array())
+    assert ident in usm_entries._entries
+    xetile.synchronize()  # the launch's own arguments are kept until it completes (ordering.py)
+    del x
+    gc.collect()
+    assert ident not in usm_entries._entries
