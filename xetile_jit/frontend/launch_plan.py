@@ -96,12 +96,12 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
         else:  # usm_ndarray inline (the hot case: its entry, usm_entries.py), the rest in other_key
             found, part = f"_xt_entry_{i}", f"_xt_part_{i}"
             parts.append(part)
-            body += [f"    if _xt_type({name}) is _xt_DpnpArray:", f"        {name} = {name}.get_array()",
-                     f"    if _xt_type({name}) is _xt_usm_ndarray:",
-                     f"        {found} = _xt_entries_get(_xt_id({name}))",
-                     f"        if {found} is None or {found}[0] != {name}.shape or {found}[1] != {name}.strides:",
-                     f"            {found} = _xt_make_entry({name})",
-                     f"        {key}, {part} = {found}[2], {found}[3]",
+            usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
+                   f"        if {found} is None or {found}[0] != {name}.shape or {found}[1] != {name}.strides:",
+                   f"            {found} = _xt_make_entry({name})",
+                   f"        {key}, {part} = {found}[2], {found}[3]"]
+            body += [f"    if _xt_type({name}) is _xt_DpnpArray:", f"        {name} = {name}.get_array()", *usm,
+                     f"    elif _xt_type({name}) is _xt_usm_ndarray:", *usm,
                      "    else:", f"        {key}, {name} = _xt_other_key({name!r}, {name})",
                      f"        {part} = None",
                      f"        if {key} is None:", "            return None"]
