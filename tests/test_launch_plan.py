@@ -4,6 +4,8 @@ device (PyTorch XPU tensors' stand-in), xetile.synchronize and XETILE_TIMING."""
 from __future__ import annotations
 
 import gc
+import importlib
+import importlib.util
 import subprocess
 import sys
 import threading
@@ -19,6 +21,8 @@ from xetile_jit.frontend import jit, usm_entries
 from xetile_jit.runtime.device import named_device
 
 DEVICE = "opencl:cpu"
+if importlib.util.find_spec("dpnp") is not None:  # imported before the kernels below, so that their binders know
+    importlib.import_module("dpnp")                # dpnp's types from their first launch (and keep its plan)
 
 
 @xetile.kernel

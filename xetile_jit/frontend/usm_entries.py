@@ -14,6 +14,7 @@ dies (a weakref callback drops it):
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import weakref
 
@@ -38,6 +39,8 @@ def entry(array) -> tuple:
             _tokens.clear()
         token = _tokens[part] = next(_counter)
     args = [array.usm_data, *size_args(shape, strides)] if array._element_offset == 0 else None
-    ident = id(array)
-    made = _entries[ident] = (shape, strides, token, args, weakref.ref(array, lambda _: _entries.pop(ident, None)))
+    # the callback is called with the weakref: _entries.pop(id, weakref) drops the entry (the weakref is pop's
+    # default), and holds no global that interpreter shutdown may have cleared
+    drop = functools.partial(_entries.pop, id(array))
+    made = _entries[id(array)] = (shape, strides, token, args, weakref.ref(array, drop))
     return made
