@@ -268,3 +268,15 @@ def test_an_arrays_entry_goes_with_the_array(dpnp, queue):
     del x
     gc.collect()
     assert ident not in usm_entries._entries
+
+
+def test_xetile_device_is_not_read_when_a_usm_array_decides(dpnp, queue, monkeypatch):
+    """A usm_ndarray's queue decides the device (select_device), so XETILE_DEVICE is no part of the key then: the
+    launch after it changes keeps the plan and runs on the array's queue."""
+    add_one.cache.clear()
+    x = usm(dpnp, queue, np.zeros((1, 16)))
+    add_one[(1,)](x, x, BM=1, BN=16)
+    monkeypatch.setenv("XETILE_DEVICE", "numpy")
+    add_one[(1,)](x, x, BM=1, BN=16)
+    np.testing.assert_array_equal(dpnp.asnumpy(x), np.full((1, 16), 2.0, np.float32))
+    assert len(add_one.cache.plans) == 1

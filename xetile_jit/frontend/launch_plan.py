@@ -99,7 +99,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
             usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
                    f"        if {found} is None or {found}[0] != {name}.shape or {found}[1] != {name}.strides:",
                    f"            {found} = _xt_make_entry({name})",
-                   f"        {key}, {part} = {found}[2], {found}[3]"]
+                   f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True"]
             body += [f"    if _xt_type({name}) is _xt_DpnpArray:", f"        {name} = {name}.get_array()", *usm,
                      f"    elif _xt_type({name}) is _xt_usm_ndarray:", *usm,
                      "    else:", f"        {key}, {name} = _xt_other_key({name!r}, {name})",
@@ -107,11 +107,11 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                      f"        if {key} is None:", "            return None"]
     pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
     source = "\n".join([
-        f"def specialize({', '.join(pieces)}):", *body,
+        f"def specialize({', '.join(pieces)}):", "    _xt_usm = False", *body,
         f"    _xt_options = ({''.join(o + ', ' for o in options)})",
         "    if _xt_options.count(None) != len(_xt_options):",
         "        _xt_options = tuple(map(_xt_hashable, _xt_options))",
-        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment()), "
+        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment(_xt_usm)), "
         f"({''.join(p.name + ', ' for p in params)}), ({''.join(p + ', ' for p in parts)})"])
     exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
     return namespace["specialize"]
@@ -135,10 +135,12 @@ def other_key(name: str, value):
     return None, None
 
 
-def environment() -> tuple:
-    """The values of ENVIRONMENT, read at each launch (os.environ may change between launches)."""
+def environment(usm: bool) -> tuple:
+    """The values of ENVIRONMENT, read at each launch (os.environ may change between launches), but for
+    XETILE_DEVICE when the launch has a usm_ndarray: its queue decides the device (select_device). Each read of
+    an unset variable costs ~0.7 us (os.environ raises and catches KeyError inside)."""
     get = os.environ.get
-    return get("XETILE_DEVICE"), get("XETILE_TARGET"), get("XETILE_XE_ABI"), get("XETILE_DEBUG")
+    return None if usm else get("XETILE_DEVICE"), get("XETILE_TARGET"), get("XETILE_XE_ABI"), get("XETILE_DEBUG")
 
 
 @dataclass
