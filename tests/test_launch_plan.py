@@ -280,3 +280,14 @@ def test_xetile_device_is_not_read_when_a_usm_array_decides(dpnp, queue, monkeyp
     add_one[(1,)](x, x, BM=1, BN=16)
     np.testing.assert_array_equal(dpnp.asnumpy(x), np.full((1, 16), 2.0, np.float32))
     assert len(add_one.cache.plans) == 1
+
+
+def test_usm_arrays_and_a_scalar(dpnp, queue):
+    """An asynchronous plan with a scalar argument: the scalar is the launch's own at each hit."""
+    shadowing.cache.clear()
+    x, y = usm(dpnp, queue, np.arange(16).reshape(1, 16)), usm(dpnp, queue, np.zeros((1, 16)))
+    for scale in (2.0, 3.0):
+        shadowing[(1,)](x, y, scale, BN=16)
+    (plan,) = shadowing.cache.plans.values()
+    assert plan.asynchronous
+    np.testing.assert_array_equal(dpnp.asnumpy(y), 3 * np.arange(16).reshape(1, 16))

@@ -65,8 +65,10 @@ def refresh_dpnp_types(specializer) -> None:
 
 def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     """A function taking the kernel's parameters and, keyword-only, the launch `options` that returns the plan key
-    of a launch (module docstring) and the parameters' values as launched (dpnp arrays as their usm_ndarray,
-    DLPack producers imported), or None when an argument is of a kind only the slow path handles. Generated from
+    of a launch (module docstring), the parameters' values as launched (dpnp arrays as their usm_ndarray, DLPack
+    producers imported), their kernel-argument parts (LaunchPlan.launch) and, when every argument is a
+    usm_ndarray with its part, the kernel arguments themselves (else None); or None when an argument is of a kind
+    only the slow path handles. Generated from
     the signature, so Python itself binds: a TypeError from a call is a binding error (as is one from an
     unhashable constexpr or option), for the slow path to report. None for a signature with positional-only or
     variadic parameters (the slow path binds those)."""
@@ -99,20 +101,22 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
             usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
                    f"        if {found} is None or {found}[0] != {name}.shape or {found}[1] != {name}.strides:",
                    f"            {found} = _xt_make_entry({name})",
-                   f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True"]
+                   f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
+                   f"        if {part} is None:", "            _xt_whole = False"]
             body += [f"    if _xt_type({name}) is _xt_DpnpArray:", f"        {name} = {name}.get_array()", *usm,
                      f"    elif _xt_type({name}) is _xt_usm_ndarray:", *usm,
                      "    else:", f"        {key}, {name} = _xt_other_key({name!r}, {name})",
-                     f"        {part} = None",
+                     f"        {part}, _xt_whole = None, False",
                      f"        if {key} is None:", "            return None"]
     pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
     source = "\n".join([
-        f"def specialize({', '.join(pieces)}):", "    _xt_usm = False", *body,
+        f"def specialize({', '.join(pieces)}):", "    _xt_usm, _xt_whole = False, True", *body,
         f"    _xt_options = ({''.join(o + ', ' for o in options)})",
         "    if _xt_options.count(None) != len(_xt_options):",
         "        _xt_options = tuple(map(_xt_hashable, _xt_options))",
         f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment(_xt_usm)), "
-        f"({''.join(p.name + ', ' for p in params)}), ({''.join(p + ', ' for p in parts)})"])
+        f"({''.join(p.name + ', ' for p in params)}), ({''.join(p + ', ' for p in parts)}), "
+        f"[{''.join('*' + p + ', ' for p in parts if p != 'None')}] if _xt_whole else None"])
     exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
     return namespace["specialize"]
 
@@ -176,10 +180,11 @@ class LaunchPlan:
                    tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
                    tuple(queues - {device.queue}), lock=lock)
 
-    def launch(self, grid, values, parts=None):
-        """Runs the plan with `values` (in parameter order, as the specializer gave them) and `parts`, the kernel
-        arguments of each usm_ndarray the specializer found in its entry (usm_entries.py; None: none found); the
-        event of a SYCL launch, None on the numpy device or for an empty grid."""
+    def launch(self, grid, values, parts=None, args=None):
+        """Runs the plan with `values` (in parameter order, as the specializer gave them), `parts`, the kernel
+        arguments of each usm_ndarray the specializer found in its entry (usm_entries.py; None: none found), and
+        `args`, all of the kernel arguments when the parts are (else None); the event of a SYCL launch, None on the
+        numpy device or for an empty grid."""
         grid = fast_grid(grid) or normalize_grid(grid, self.constexprs)
         for i in self.written:
             if read_only(values[i]):
@@ -202,7 +207,7 @@ class LaunchPlan:
         queue = self.device.queue
         if self.asynchronous:  # the ranges in SYCL order (sycl.py), made here: the hot path
             return submit_ranges(queue, self.sycl_kernel, [grid[2], grid[1], grid[0] * size], [1, 1, size],
-                                 self.kernel_args(values, parts), wait=False)
+                                 self.kernel_args(values, parts) if args is None else args, wait=False)
         global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
         named = {self.names[i]: values[i] for i, _, _ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
