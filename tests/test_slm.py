@@ -304,9 +304,9 @@ def test_user_barrier_replaces_the_pass_barrier_and_a_fence_does_not(sync):
 # ---- named barriers in SPIR-V ----------------------------------------------------------------------------------
 
 @xetile.kernel
-def k_subset(x):
-    """Four subgroups (the tile's layout); the named barrier counts two."""
-    nb = xetile.named_barrier(2, 2)
+def k_subset(x, COUNT: xetile.constexpr = 2):
+    """Four subgroups (the tile's layout) arrive at a named barrier that counts COUNT."""
+    nb = xetile.named_barrier(COUNT, COUNT)
     t = xetile.init_tile(x, [0, 0], [32, 32], layout=COLS)
     xetile.store_tile(t, xetile.load_tile(t) + 1.0)
     xetile.nbarrier_arrive(nb)
@@ -330,18 +330,9 @@ def test_subset_named_barrier_on_each_device(rng, on_each_device):
     assert llir.count("call void @\"__spirv_ControlBarrier\"") == 1
 
 
-@xetile.kernel
-def k_uneven(x):
-    """Four subgroups arrive at a barrier of three: the fourth one's phase needs an arrive after its wait."""
-    nb = xetile.named_barrier(3, 3)
-    t = xetile.init_tile(x, [0, 0], [32, 32], layout=COLS)
-    xetile.store_tile(t, xetile.load_tile(t) + 1.0)
-    xetile.nbarrier_arrive(nb)
-    xetile.nbarrier_wait(nb)
-
-
 def test_named_barrier_whose_count_does_not_divide_the_subgroups_is_not_in_spirv():
-    func = k_uneven.warmup(np.zeros((32, 32), np.float32), target="numpy").func
+    """Four subgroups arrive at a barrier of three: the fourth one's phase needs an arrive after its wait."""
+    func = k_subset.warmup(np.zeros((32, 32), np.float32), COUNT=3, target="numpy").func
     with pytest.raises(NotImplementedError, match=re.escape(
             "named barrier 3 of 3 participants in SPIR-V, where all the workgroup's 4 subgroups arrive: they do not "
             "make whole phases")):
@@ -381,15 +372,21 @@ def test_subgroup_id_gives_roles(rng, on_each_device):
 
 
 @xetile.kernel
-def producer_consumer(x, y):
-    """Subgroup 0 alone (it holds the whole tile) stages x in SLM; after the named barrier every subgroup reads its
-    rows of it back."""
+def producer_consumer(x, y, ARRIVE_IN_BRANCH: xetile.constexpr = False):
+    """Subgroup 0 alone (it holds the whole tile) stages x (times 3) in SLM; after the named barrier every subgroup
+    reads its rows of it back. ARRIVE_IN_BRANCH: the arrives are in the branch on subgroup_id() (subgroup 0 after
+    staging, the others at once), the wait is not."""
     s = xetile.alloc_slm([32, 32], xetile.float32)
     nb = xetile.named_barrier(1, 4)
     if xetile.subgroup_id() == 0:
         whole = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=WHOLE))
         xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=WHOLE), whole * 3.0)
-    xetile.nbarrier_arrive(nb)
+        if ARRIVE_IN_BRANCH:
+            xetile.nbarrier_arrive(nb)
+    elif ARRIVE_IN_BRANCH:
+        xetile.nbarrier_arrive(nb)
+    if not ARRIVE_IN_BRANCH:
+        xetile.nbarrier_arrive(nb)
     xetile.nbarrier_wait(nb)
     mine = xetile.load_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=ROWS))
     xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), mine + 1.0)
@@ -453,41 +450,25 @@ def test_a_named_barrier_wait_in_a_branch_on_the_subgroup_id_is_not_in_spirv():
         k_nbarrier_in_branch.warmup(x, x.copy(), target="cpu")
 
 
-@xetile.kernel
-def producer_arrives(x, y):
-    """Subgroup 0 stages x (times 3) in SLM and then arrives, the others arrive at once; after the wait every
-    subgroup reads its rows: the arrives are in a branch on subgroup_id(), the wait is not."""
-    s = xetile.alloc_slm([32, 32], xetile.float32)
-    nb = xetile.named_barrier(1, 4)
-    if xetile.subgroup_id() == 0:
-        whole = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=WHOLE))
-        xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=WHOLE), whole * 3.0)
-        xetile.nbarrier_arrive(nb)
-    else:
-        xetile.nbarrier_arrive(nb)
-    xetile.nbarrier_wait(nb)
-    mine = xetile.load_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=ROWS))
-    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), mine + 1.0)
-
-
 def test_named_barrier_arrives_in_a_branch_on_the_subgroup_id(rng, on_each_device):
     """The numpy interpreter runs it at the subgroup level with real phases; SPIR-V for cpu and xe-emulated."""
     x, y = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
     for target in ("cpu", "xe-emulated") if on_each_device != "numpy" else (None,):
         out = y.copy()
-        producer_arrives[(1,)](x, out, **({"target": target} if target else {}))
+        producer_consumer[(1,)](x, out, ARRIVE_IN_BRANCH=True, **({"target": target} if target else {}))
         np.testing.assert_array_equal(out, x * 3 + 1)
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe-hpg"])
-@pytest.mark.parametrize("kern", [named, producer_arrives], ids=["named", "producer_arrives"])
-def test_gpu_isa_of_a_named_barrier_is_the_workgroup_barrier(target, kern):
+@pytest.mark.parametrize("kern, options", [(named, {}), (producer_consumer, {"ARRIVE_IN_BRANCH": True})],
+                         ids=["named", "producer_arrives"])
+def test_gpu_isa_of_a_named_barrier_is_the_workgroup_barrier(target, kern, options):
     """The Intel GPU compiler builds the SLM exchange behind a named barrier (its arrives in a branch on
     subgroup_id() or not): one sync.bar, SLM stores and loads."""
     if not ocloc.available(get_target(target)):
         pytest.skip("ocloc is not installed")
     x = np.zeros((32, 32), np.float32)
-    isa = kern.warmup(x, x.copy(), target=target).asm["isa"]
+    isa = kern.warmup(x, x.copy(), target=target, **options).asm["isa"]
     lines = isa.splitlines()
     assert sum("sync.bar" in line for line in lines) == 1
     assert any("; store.slm" in line for line in lines) and any("; load.slm" in line for line in lines)
