@@ -95,3 +95,24 @@ def test_exchanges_between_subgroups_build_for_gpus(target, case):
     assert any("; store.slm" in line for line in lines) and any("; load.slm" in line for line in lines)
     assert (case == "reshape") != any("; atomic_" in line for line in lines)
     assert "calla" not in compiled.asm["isa"]
+
+
+def test_gpu_code_stats_line_of_the_tutorial_gemm(abi):
+    """The line the tutorials print: the counts Intel's compiler gives, per kernel and main loop (32 dpas a K step)."""
+    import xetile_jit as xetile
+    mm = tutorial("03-matrix-multiplication")
+    a, c = np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float32)
+    line = xetile.testing.gpu_code_stats(mm.matmul_kernel, a, a, c, 512, 512, 512, BM=256, BN=256, BK=32,
+                                         sg_layout=[8, 4], sg_data=[32, 64])
+    assert line.startswith("xe-hpc: kernel 32 dpas, ") and "; main loop 32 dpas, " in line
+    assert line.endswith("spilled 0 B") or (abi == "legacy" and line.endswith("spilled unknown"))
+
+
+def test_gpu_code_stats_says_why_there_is_no_isa(monkeypatch, tmp_path):
+    import xetile_jit as xetile
+    monkeypatch.setattr(ocloc, "gpu_build", lambda spirv, target, options: None)  # no GPU compiler
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    mm = tutorial("03-matrix-multiplication")
+    a, c = np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float32)
+    line = xetile.testing.gpu_code_stats(mm.matmul_kernel, a, a, c, 64, 64, 64, BM=64, BN=64, BK=32, target="xe2")
+    assert line == "xe2: no ISA here (no Intel GPU compiler: python -m xetile_jit install-gpu-compiler)"

@@ -3,7 +3,7 @@ ocloc/iga print them)."""
 import json
 
 from xetile_jit.backend.isa_stats import (BlockMessage, block_messages, dpas_count, format_summary, innermost_loops,
-                                         summary)
+                                         one_line, summary)
 
 ISA = """\
 L0:
@@ -53,3 +53,12 @@ def test_summary_of_a_kernel_and_its_loops():
     table = format_summary(summary(ISA + SPILLS, 128, None, {})).splitlines()
     assert table[0] == "GRFs per thread: 128; spilled: unknown"
     assert table[2].split()[:8] == ["kernel", "2", "2", "1", "1", "2", "2", "5"]
+
+
+def test_one_line_for_the_tutorials():
+    line = one_line(summary(ISA + SPILLS, 256, 0, {"b": "the pitch between memory rows is a multiple of 16 bytes"}))
+    assert line == ("kernel 2 dpas, 2 2D loads, 1 prefetches, 1 2D stores, 2 other sends, 5 other; main loop 2 dpas, "
+                    "2 2D loads, 1 prefetches, 0 2D stores, 0 other sends, 4 other; 256 GRFs, spilled 0 B; element "
+                    "loads for b")
+    assert one_line(summary(SPILLS, 128, None, {})) == ("kernel 0 dpas, 0 2D loads, 0 prefetches, 0 2D stores, "
+                                                       "2 other sends, 0 other; 128 GRFs, spilled unknown")

@@ -60,14 +60,18 @@ def attention_kernel(q, k, v, o, seq, scale, CAUSAL: xetile.constexpr, BM: xetil
 
 def attention(q, k, v, causal: bool = False, bm: int = 32, bn: int = 32, device=None) -> np.ndarray:
     """softmax(q k^T / sqrt(head_dim)) v per (batch, head), f16 in and out; q, k, v are (batch, heads, seq, dim)."""
-    batch, heads, seq, dim = q.shape
+    batch, heads, seq, _ = q.shape
     o = np.zeros_like(q)
+    args, options = launch_arguments(q, k, v, o, causal, bm, bn)
+    attention_kernel[(xetile.cdiv(seq, bm), heads, batch)](*args, **options, device=device)
+    return o
+
+
+def launch_arguments(q, k, v, o, causal: bool, bm: int, bn: int) -> tuple[tuple, dict]:
+    seq, dim = q.shape[2:]
     rows = [SUBGROUPS, 1]  # query rows over the subgroups: row maxima and sums stay inside each
     layouts = dict(LS=Layout(rows, [bm // SUBGROUPS, bn]), LO=Layout(rows, [bm // SUBGROUPS, dim]))
-    grid = (xetile.cdiv(seq, bm), heads, batch)
-    attention_kernel[grid](q, k, v, o, seq, 1.0 / math.sqrt(dim), CAUSAL=causal, BM=bm, BN=bn, D=dim, **layouts,
-                           device=device)
-    return o
+    return (q, k, v, o, seq, 1.0 / math.sqrt(dim)), dict(CAUSAL=causal, BM=bm, BN=bn, D=dim, **layouts)
 
 
 def reference(q, k, v, causal: bool) -> np.ndarray:
@@ -106,6 +110,9 @@ def main() -> None:
                check(2, 1, 77, 128, True)]
     if not all(results):
         raise SystemExit("FAILED: result differs from numpy")
+    q = np.zeros((1, 2, 1000, 64), np.float16)
+    args, options = launch_arguments(q, q, q, q, True, 32, 32)
+    print(xetile.testing.gpu_code_stats(attention_kernel, *args, **options))
     print("OK: every result matches numpy")
 
 

@@ -65,6 +65,9 @@ def main() -> None:
     results = [check(8, 256, 256, 256), check(5, 200, 150, 100), check(4, 256, 128, 64, transposed_b=True)]
     if not all(results):
         raise SystemExit("FAILED: result differs from numpy")
+    a = np.zeros((8, 256, 256), np.float16)
+    print(xetile.testing.gpu_code_stats(bmm_kernel, a, a, a.astype(np.float32), 256, BM=128, BN=128, BK=32,
+                                        B_ORDER=None, sg_layout=[4, 4], sg_data=[32, 32]))
     print("OK: every result matches numpy")
 
 

@@ -67,6 +67,7 @@ def main() -> None:
     moved = 2 * tokens * dim * table.itemsize  # rows read and written
     print(f"embedding gather of {tokens} rows of {dim} floats from a {vocab}-row table: {ms:.3f} ms "
           f"({moved / ms / 1e6:.2f} GB/s, {ms.clock} clock)")
+    print(xetile.testing.gpu_code_stats(embedding_kernel, table, ids, out, dim, PAD_ID=-1, BT=64, C=64))
     print("OK")
 
 

@@ -103,6 +103,9 @@ def main() -> None:
     results = [check(sizes, np.float16), check(sizes[::-1], np.float32)]
     if not all(results):
         raise SystemExit("FAILED: result differs from numpy")
+    flat, table = np.zeros(1 << 16, np.float16), np.zeros((len(sizes), 6), np.int32)
+    print(xetile.testing.gpu_code_stats(grouped_gemm_kernel, flat, flat, flat.astype(np.float32), table, table,
+                                        BM=32, BN=32, BK=16, sg_layout=[2, 2], sg_data=[16, 16]))
     print("OK: every result matches numpy")
 
 

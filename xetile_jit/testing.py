@@ -1,4 +1,5 @@
-"""`xetile.testing.do_bench`: the time of a function that launches kernels, as Triton's (issue 9).
+"""`xetile.testing.do_bench`: the time of a function that launches kernels, as Triton's (issue 9); and
+`gpu_code_stats`, one line on a kernel's Intel GPU code (the tutorials print it).
 
 `fn` runs once first (it compiles and warms up), then up to five times to estimate its time (stopping once they
 take longer than `rep`), which sizes the loops: `warmup` ms of untimed runs, then `rep` ms of timed runs (at least
@@ -22,6 +23,7 @@ import warnings
 import dpctl.memory
 import numpy as np
 
+from .backend.isa_stats import one_line
 from .runtime.profiling import Recording, recording
 
 RETURN_MODES = ("min", "max", "mean", "median", "all")
@@ -117,3 +119,13 @@ def host_cache_bytes() -> int:
             continue
         sizes.append(int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text))
     return max(sizes, default=DEFAULT_CACHE_BYTES)
+
+
+def gpu_code_stats(kernel, *args, target: str = "xe-hpc", **kwargs) -> str:
+    """One line on the code Intel's GPU compiler builds for `kernel` on the Xe `target` (the arguments as for a
+    launch, `kernel.warmup`'s): dpas, 2D block messages, other instructions, GRFs and spills of the whole kernel
+    and of its main loop; or why there is none."""
+    compiled = kernel.warmup(*args, target=target, **kwargs)
+    if "isa_stats" not in compiled.asm:
+        return f"{target}: no ISA here (no Intel GPU compiler: python -m xetile_jit install-gpu-compiler)"
+    return f"{target}: {one_line(compiled.asm['isa_stats'])}"

@@ -109,3 +109,18 @@ def format_summary(text: str) -> str:
         lines.append(f"{name:<10} {c['dpas']:>5} {c['loads']:>5} {c['prefetches']:>5} {c['stores']:>6} "
                      f"{c['other_sends']:>5} {c['scratch']:>7} {c['other']:>6}  {shapes}")
     return "\n".join(lines)
+
+
+def one_line(text: str) -> str:
+    """`summary` in one line: the kernel's and its first innermost loop's counts, GRFs and spills (the tutorials
+    print it)."""
+    stats = json.loads(text)
+    spill = "unknown" if stats["spill_bytes"] is None else f"{stats['spill_bytes']} B"
+    parts = [f"kernel {brief(stats['kernel'])}"] + [f"main loop {brief(loop)}" for loop in stats["loops"][:1]]
+    fallback = f"; element loads for {', '.join(stats['block_io_fallback'])}" if stats["block_io_fallback"] else ""
+    return f"{'; '.join(parts)}; {stats['grf_count']} GRFs, spilled {spill}{fallback}"
+
+
+def brief(c: dict) -> str:
+    return (f"{c['dpas']} dpas, {c['loads']} 2D loads, {c['prefetches']} prefetches, {c['stores']} 2D stores, "
+            f"{c['other_sends']} other sends, {c['other']} other")
