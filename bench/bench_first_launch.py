@@ -1,4 +1,4 @@
-"""First-launch time (compile + run) of the tutorials and of two kernels written from the README alone, each in a
+"""First-launch time (compile + run) of every tutorial and of two kernels written from the README alone, each in a
 fresh process with an empty compile cache (issue 14, item 1).
 
     python bench/bench_first_launch.py [--timeout 200] [--cases softmax layernorm tutorial-01 ...]
@@ -18,8 +18,7 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-TUTORIALS = {"tutorial-01": "01-vector-add.py", "tutorial-02": "02-fused-softmax.py",
-             "tutorial-03": "03-matrix-multiplication.py"}
+TUTORIALS = {f"tutorial-{path.name[:2]}": path.name for path in sorted((ROOT / "tutorials").glob("[0-9][0-9]-*.py"))}
 
 
 def softmax() -> None:
