@@ -37,13 +37,43 @@ def block_loads(llir: str) -> list[str]:
     return re.findall(r"call [^@]*@\"?xe_block2d_load_(d\w+)\"?\(", llir)
 
 
-def test_default_completion_loads_dpas_blocks(rng):
+def test_default_completion_loads_the_largest_messages(rng):
+    """Per subgroup and K step, A's 32x32 piece is one message of two 32x16 blocks and B's 32x32 one VNNI message
+    of two 32x16 blocks (8 and 4 messages of the DPAS blocks before); each lane keeps DPAS's lane fields over the
+    array, so the DPAS blocks are runs of its components; the numbers do not change."""
     a, b, c, k = small_args(rng)
     compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="cpu")
-    loads = block_loads(compiled.asm["llir"])
-    # per subgroup and K step: A 32x32 in 8x16 blocks (8), B 32x32 in 16x16 DPAS B blocks (4)
-    assert sorted(set(loads)) == ["d16_1x16x16nt", "d16_1x16x8nn"]
-    assert loads.count("d16_1x16x8nn") == 8 and loads.count("d16_1x16x16nt") == 4
+    assert block_loads(compiled.asm["llir"]) == ["d16_2x16x32nn", "d16_2x16x32nt"]
+    a_load, b_load = [line for line in compiled.asm["xegpu"].splitlines() if "xegpu.load_nd" in line]
+    assert "inst_data = [32, 32], lane_layout = [1, 16], lane_data = [1, 1]" in a_load
+    assert "inst_data = [32, 32], lane_layout = [1, 16], lane_data = [2, 1]" in b_load
+    gemm[(2, 2)](a, b, c, 128, 128, k, **SMALL, **layouts(), device=cpu_queue())
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
+
+
+def test_an_operand_computed_on_keeps_dpas_blocks(rng):
+    """An A tile whose loaded value another op uses (here a scaling) is not an array of blocks: it is loaded in
+    DPAS's 8x16 blocks (a lane holds at most a vector of them), B still in the largest messages."""
+    a, b, c, k = small_args(rng)
+    compiled = scaled_a_gemm.warmup(a, b, c, k, **SMALL, **layouts(), target="cpu")
+    assert Counter(block_loads(compiled.asm["llir"])) == Counter({"d16_1x16x8nn": 8, "d16_2x16x32nt": 1})
+    scaled_a_gemm[(2, 2)](a, b, c, k, **SMALL, **layouts(), device=cpu_queue())
+    np.testing.assert_allclose(c, 2 * a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
+
+
+@xetile.kernel
+def scaled_a_gemm(a, b, c, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr,
+                  LA: xetile.constexpr, LB: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)
+    tb = xetile.init_tile(b, [0, n], [BK, BN], layout=LB)
+    acc = xetile.zeros([BM, BN], xetile.float32)
+    for k in range(0, K, BK):
+        acc = xetile.tile_mma(xetile.load_tile(ta) * 2.0, xetile.load_tile(tb), acc)
+        ta = xetile.update_tile_offset(ta, [0, BK])
+        tb = xetile.update_tile_offset(tb, [BK, 0])
+    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
 
 
 @pytest.mark.parametrize("rows", [16, 32])
@@ -88,7 +118,7 @@ def test_dpas_b_packs_two_rows_a_lane_word_and_loads_them_vnni_transformed(rng):
     compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="cpu")
     a_load, b_load = [line for line in compiled.asm["xegpu"].splitlines() if "xegpu.load_nd" in line]
     assert "lane_data = [1, 1]" in a_load and "lane_data = [2, 1]" in b_load
-    assert "xe_block2d_load_d16_1x16x16nt" in compiled.asm["llir"]
+    assert "xe_block2d_load_d16_2x16x32nt" in compiled.asm["llir"]
     gemm[(2, 2)](a, b, c, 128, 128, k, **SMALL, **layouts(), device=cpu_queue())
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 
@@ -96,12 +126,12 @@ def test_dpas_b_packs_two_rows_a_lane_word_and_loads_them_vnni_transformed(rng):
 def test_lane_fields_other_than_the_targets_are_rejected(rng):
     a, b, c, k = small_args(rng)
     with pytest.raises(xetile.CompilationError, match=re.escape(
-            "lane_layout [4, 4] with lane_data [1, 4] is not how target cpu distributes a 8x16 block (lane_layout "
+            "lane_layout [4, 4] with lane_data [1, 4] is not how target cpu distributes a 32x32 block (lane_layout "
             "[1, 16], lane_data [1, 1]) [lane_layout and lane_data are the target's distribution of inst_data]")):
         gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(lane_layout=[4, 4], lane_data=[1, 4]), target="cpu")
     compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(lane_layout=[1, 16], lane_data=[1, 1]),
                            target="cpu")
-    assert "inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]" in compiled.asm["xegpu"]
+    assert "inst_data = [32, 32], lane_layout = [1, 16], lane_data = [1, 1]" in compiled.asm["xegpu"]
 
 
 def pvc_gemm_isa(inst_a, abi: str, monkeypatch) -> str:

@@ -69,6 +69,16 @@ class BlockIO:
             return f"a 2D block load is at most {self.max_load_rows} rows high, not {rows}"
         return self.width_rule(bits, cols * blocks)
 
+    def load_shapes(self, bits: int, piece, block, vnni: bool = False) -> list[tuple[int, int]]:
+        """The load messages of `blocks` side-by-side blocks of rows x block[1] elements that tile `piece` (a
+        multiple of `block`), as (rows, blocks), largest first: rows a multiple of block[0] dividing the piece's,
+        the array's columns dividing the piece's, the message legal here."""
+        shapes = [(rows, blocks) for rows in range(block[0], min(piece[0], self.max_load_rows) + 1, block[0])
+                  for blocks in self.array_lengths.get(bits, ())
+                  if piece[0] % rows == 0 and piece[1] % (blocks * block[1]) == 0
+                  and self.load_rule(bits, rows, block[1], blocks, vnni) is None]
+        return sorted(shapes, key=lambda shape: (shape[0] * shape[1], shape[0]), reverse=True)
+
     def store_rule(self, bits: int, rows: int, cols: int) -> str | None:
         if rows > self.max_store_rows:
             return f"a 2D block store is at most {self.max_store_rows} rows high, not {rows}"

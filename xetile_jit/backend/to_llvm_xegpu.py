@@ -92,12 +92,22 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         return b.bitcast(moved, ty) if moved.type != ty else moved
 
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
+        return [self.component(v, i) for i in range(self.count(v))]
+
+    def component(self, v: ir.Value | PrivateBlock, i: int) -> ir.Value:
+        """Component `i` of a lane value, read alone (a regrouping reads only the components it keeps)."""
         b = self.builder
         if isinstance(v, PrivateBlock):
-            return [b.load(v.slot(b, i)) for i in range(v.count)]
+            return b.load(v.slot(b, i))
         if isinstance(v.type, ir.VectorType):
-            return [b.extract_element(v, ir.Constant(I32, i)) for i in range(v.type.count)]
-        return [v]
+            return b.extract_element(v, ir.Constant(I32, i))
+        return v
+
+    @staticmethod
+    def count(v: ir.Value | PrivateBlock) -> int:
+        if isinstance(v, PrivateBlock):
+            return v.count
+        return v.type.count if isinstance(v.type, ir.VectorType) else 1
 
     def assemble(self, items: list[ir.Value], into: PrivateBlock | None = None) -> ir.Value | PrivateBlock:
         """One lane value of `items`: a vector, or a PrivateBlock (`into`, or a new one) beyond a vector's size."""
@@ -212,16 +222,23 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         return self.builder.call(fn, self.surface(tdesc) + [xy or self.xy(tdesc), *data])
 
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
-        """The 2D block message for this access, or None when none fits: the general path does it then. A load
-        whose lanes pack two rows a word (lane_data [2, 1]) is a VNNI-transform read where the target has it: the
-        same elements in each lane, in the register form DPAS B takes."""
+        """The 2D block message for this access, or None when none fits: the general path does it then. Lanes
+        [1, N] holding `chunk` adjacent columns are a message of blocks N * chunk wide (a lane's chunk is one
+        component word of the message); a block of several column groups is one load of that many blocks side by
+        side (array length). A load whose lanes pack two rows a word (lane_data [2, 1]) is a VNNI-transform read
+        where the target has it: the same elements in each lane, in the register form DPAS B takes."""
         rows, cols = layout.block
         dtype = tdesc.type.dtype
-        if transpose or layout.grid != (1, self.lanes, 1) or dtype.is_bool or not self.block_surface(tdesc):
+        if transpose or layout.replicated or layout.grid[:2] != (1, self.lanes) or dtype.is_bool or \
+                not self.block_surface(tdesc):
             return None
-        keys = [kind(dtype.bits, rows, cols)]
-        if kind is X.BlockLoad and layout.lane_data[0] == 32 // dtype.bits > 1:
-            keys.insert(0, X.BlockLoad(dtype.bits, rows, cols, vnni=True))
+        groups = layout.column_groups
+        if kind is X.BlockStore:
+            keys = [X.BlockStore(dtype.bits, rows, cols)] if groups == 1 else []
+        else:
+            keys = [X.BlockLoad(dtype.bits, rows, cols // groups, groups)]
+            if layout.lane_data[0] == 32 // dtype.bits > 1:
+                keys.insert(0, X.BlockLoad(dtype.bits, rows, cols // groups, groups, vnni=True))
         return next((key for key in keys if X.provides(self.target, key)), None)
 
     def block_surface(self, tdesc) -> bool:
@@ -289,8 +306,9 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
             first_row = b.udiv(lane, ir.Constant(I64, lx))
             first_col = b.mul(b.urem(lane, ir.Constant(I64, lx)), ir.Constant(I64, chunk))
             rows = layout.block[0] // ly
-            result = [(b.add(first_row, ir.Constant(I64, ly * i)), b.add(first_col, ir.Constant(I64, e)))
-                      for i in range(rows) for e in range(chunk)]
+            result = [(b.add(first_row, ir.Constant(I64, ly * i)),
+                       b.add(first_col, ir.Constant(I64, g * lx * chunk + e)))
+                      for g in range(layout.column_groups) for i in range(rows) for e in range(chunk)]
         return [(c, r) for r, c in result] if transpose else result
 
     def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
@@ -403,24 +421,23 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
         return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
 
-    def padded(self, value: ir.Value, op, tdesc) -> ir.Value:
+    def padded(self, value: ir.Value | PrivateBlock, op, tdesc) -> ir.Value | PrivateBlock:
         """Elements outside the surface read as `padding` instead of the hardware's 0. The coordinates are the
-        message's (clamped, i32); the column test divides the width rather than multiply the column, which
-        could overflow."""
+        message's (clamped, i32) plus each component's place in the block; the column test divides the width
+        rather than multiply the column, which could overflow."""
         b = self.builder
         _, width, height, _ = self.surface(tdesc)
-        bytes_per = max(1, op.result.type.dtype.bits // 8)
-        x = b.add(self.block_coord(tdesc, 0), self.lane_id())
-        y = self.block_coord(tdesc, 1)
-        column_in = b.and_(b.icmp_signed(">=", x, ir.Constant(I32, 0)),
-                           b.icmp_signed("<", x, b.udiv(width, ir.Constant(I32, bytes_per))))
+        columns = b.udiv(width, ir.Constant(I32, max(1, op.result.type.dtype.bits // 8)))
+        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
         pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, op.result.type.dtype))
+        zero = ir.Constant(I32, 0)
         items = []
-        for r, item in enumerate(self.elements(value)):
-            row = b.add(y, ir.Constant(I32, r))
-            row_in = b.and_(b.icmp_signed(">=", row, ir.Constant(I32, 0)), b.icmp_signed("<", row, height))
-            items.append(b.select(b.and_(row_in, column_in), item, pad))
-        return self.assemble(items)
+        for (r, c), item in zip(self.positions(op.layout), self.elements(value)):
+            row, col = b.add(y, b.trunc(r, I32)), b.add(x, b.trunc(c, I32))
+            inside = b.and_(b.and_(b.icmp_signed(">=", row, zero), b.icmp_signed("<", row, height)),
+                            b.and_(b.icmp_signed(">=", col, zero), b.icmp_signed("<", col, columns)))
+            items.append(b.select(inside, item, pad))
+        return self.assemble(items, into=value if isinstance(value, PrivateBlock) else None)
 
     def lower_SimtStoreNdOp(self, op):
         value, tdesc = op.operands
@@ -473,8 +490,13 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
 
     # ---- moving and reducing data ------------------------------------------------------------------------
     def lower_ShuffleOp(self, op):
-        pool = self.elements(self.values[op.operands[0]]) + self.elements(self.values[op.operands[1]])
-        return self.assemble([pool[i] for i in op.mask])
+        first, second = (self.values[v] for v in op.operands)
+        n = self.count(first)
+        mask = list(op.mask)
+        if isinstance(first, PrivateBlock) and 1 < len(mask) <= MAX_VECTOR_COMPONENTS and \
+                mask == list(range(mask[0], mask[0] + len(mask))) and mask[-1] < n:
+            return first.run(self.builder, mask[0], len(mask))
+        return self.assemble([self.component(first, i) if i < n else self.component(second, i - n) for i in mask])
 
     def lower_LaneReduceOp(self, op):
         dtype = op.operands[0].type.dtype
@@ -539,6 +561,15 @@ class PrivateBlock:
     def slot(self, b: ir.IRBuilder, i: int) -> ir.Value:
         """The address of component `i`."""
         return b.gep(self.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])
+
+    def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
+        """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler keeps the
+        block in registers and takes the run from them (a DPAS operand inside a loaded array of blocks)."""
+        element = self.pointer.type.pointee.element
+        bits = element.width if isinstance(element, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[
+            type(element)]
+        return b.load(b.bitcast(self.slot(b, start), ir.VectorType(element, count).as_pointer()),
+                      align=max(1, bits // 8))  # the run starts on an element, not on a vector's alignment
 
 
 def lower_to_llvm(func: FuncOp, target: Target) -> ir.Module:

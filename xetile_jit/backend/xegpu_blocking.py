@@ -85,8 +85,11 @@ class Blocking(PiecewiseConversion):
             hi = [min(a + n, b + m) for a, n, b, m in zip(origin, shape, start, have_shape)]
             if all(l < h for l, h in zip(lo, hi)):
                 parts.append((block, start, lo, hi))
-        if len(parts) == 1 and tuple(parts[0][1]) == tuple(origin) and tuple(have_shape) == tuple(shape):
-            return parts[0][0]
+        if len(parts) == 1 and [h - l for l, h in zip(*parts[0][2:])] == list(shape):  # inside one block
+            block, start, lo, _ = parts[0]
+            if tuple(have_shape) == tuple(shape):
+                return block
+            return self.emit(C.ExtractStridedSliceOp, block, [l - s for l, s in zip(lo, start)], list(shape)).result
         result = self.emit(C.ConstantOp, 0, VectorType(tuple(shape), dtype)).result
         for block, start, lo, hi in parts:
             size = [h - l for l, h in zip(lo, hi)]
