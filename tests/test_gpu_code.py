@@ -67,6 +67,21 @@ def test_gemm_main_loop_is_at_the_hardwares_minimum(target, dtype):
     assert "scratch" not in isa and "calla" not in isa
 
 
+def test_batched_gemm_main_loop_has_no_element_path():
+    """3-D arrays (a batch offset may lie outside them, an empty slice): the block messages address a one-row
+    stand-in surface the block lies far below instead of branching to an element-by-element path, so the main
+    loop is the 2-D GEMM's: 32 dpas, 3 loads, at most one other instruction per dpas, no spill."""
+    if not ocloc.available(get_target("xe-hpc")):
+        pytest.skip("no GPU compiler for the spirv ABI is installed")
+    bmm = tutorial("09-batched-gemm")
+    a, c = np.zeros((2, 512, 512), np.float16), np.zeros((2, 512, 512), np.float32)
+    isa = bmm.bmm_kernel.warmup(a, a, c, 512, BM=256, BN=256, BK=32, target="xe-hpc", sg_layout=[8, 4],
+                                sg_data=[32, 64]).asm["isa"]
+    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0) and loop.other <= loop.dpas
+    assert "scratch" not in isa
+
+
 def test_column_major_b_is_read_by_d32_transposed_messages(abi):
     """A column-major f16 B (order=[0, 1]) is read 16x16 at a time as d32 transposed pairs, which DPAS takes as
     they come (the same kernels run, emulated, in test_spirv_gemm's "order" cases)."""

@@ -9,8 +9,10 @@ on, known statically (ir/analysis.py) or, where a tile may come from several arr
 component, the array's index. Block messages are used only where the rules of docs/reference/xe_builtins.md §6
 hold: a surface the launch checked (MemRefType.block_io; the compiler driver warns once per kernel for an array
 that fails it) and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the element path as the
-other branch). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
-lane taking the rows of A from the lane that holds them (targets.py says why).
+other branch). A slice outside its batched array has no rows: the message addresses a one-row stand-in surface
+with the block far below it (`surface`), so it reads padding and drops writes without an element path. f32 x f32
+"DPAS" is computed with f32 multiply-adds, each lane taking the rows of A from the lane that holds them (targets.py
+says why).
 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
 element address and bounds check (the element path), so no offset or extent wraps. Block messages take i32
@@ -176,12 +178,15 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         return self.builder.extract_element(self.values[tdesc], ir.Constant(I32, axis))
 
     def block_coord(self, tdesc, axis: int) -> ir.Value:
-        """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32."""
+        """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32; on an empty
+        slice the row is BLOCK_COORD_LIMIT, far below the stand-in surface (`surface`)."""
         b = self.builder
         value = self.offset(tdesc, axis)
         low, high = ir.Constant(I64, -BLOCK_COORD_LIMIT), ir.Constant(I64, BLOCK_COORD_LIMIT)
         value = b.select(b.icmp_signed("<", value, low), low, b.select(b.icmp_signed(">", value, high), high, value))
-        return b.trunc(value, I32)
+        value = b.trunc(value, I32)
+        rows = self.has_rows(tdesc) if axis == 1 else None
+        return value if rows is None else b.select(rows, value, ir.Constant(I32, BLOCK_COORD_LIMIT))
 
     def xy(self, tdesc) -> ir.Value:
         """The <x, y> the block builtins take."""
@@ -209,13 +214,19 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         return chosen
 
     def surface(self, tdesc) -> list[ir.Value]:
-        """base, width (bytes), height (rows), pitch (bytes) of the memref `tdesc` was created on."""
+        """base, width (bytes), height (rows), pitch (bytes) of the memref `tdesc` was created on. A slice outside
+        its batched array has no rows, which no message may address: it stands in as one row (at the array's
+        base, the launch-checked width and pitch) with the block far below it (block_coord), so the message reads
+        padding and drops writes, as for any block outside its surface, with no element-by-element path."""
         m = self.memref(tdesc)
         b = self.builder
         size = ir.Constant(I64, max(1, m.dtype.bits // 8))
         pointer = b.bitcast(m.pointer, X.GLOBAL_BYTES)
-        return [pointer, b.trunc(b.mul(m.cols, size), I32), b.trunc(m.rows, I32), b.trunc(b.mul(m.row_stride, size),
-                                                                                         I32)]
+        height = b.trunc(m.rows, I32)
+        rows = self.has_rows(tdesc)
+        if rows is not None:
+            height = b.select(rows, height, ir.Constant(I32, 1))
+        return [pointer, b.trunc(b.mul(m.cols, size), I32), height, b.trunc(b.mul(m.row_stride, size), I32)]
 
     def block_call(self, key, tdesc, *data: ir.Value, xy: ir.Value | None = None) -> ir.Value:
         fn = X.builtin(self.module, self.target, key)
@@ -260,20 +271,17 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         x = self.offset(tdesc, 0)
         return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, unit // bytes_per - 1)), ir.Constant(I64, 0))
 
-    def has_area(self, tdesc) -> ir.Value | None:
-        """i1: the surface has rows and columns, as a message's needs; a slice outside a batched array has none
-        (memref.subview). None: not a slice, the launch checked the surface."""
+    def has_rows(self, tdesc) -> ir.Value | None:
+        """i1: the surface has rows; a slice outside a batched array has none (memref.subview; its columns are the
+        array's, launch-checked). None: not a slice."""
         if not any(may_be_empty(array) for array in self.bases[tdesc]):
             return None
-        b, m = self.builder, self.memref(tdesc)
-        zero = ir.Constant(I64, 0)
-        return b.and_(b.icmp_unsigned("!=", m.rows, zero), b.icmp_unsigned("!=", m.cols, zero))
+        return self.builder.icmp_unsigned("!=", self.memref(tdesc).rows, ir.Constant(I64, 0))
 
     def by_message(self, tdesc, message, elements, unit: int = 0):
-        """message() where the block's start (x_aligned to `unit`) and surface let a 2D block message address it,
-        else elements(); the value they give, if any."""
-        conditions = [c for c in (self.x_aligned(tdesc, unit), self.has_area(tdesc)) if c is not None]
-        aligned = functools.reduce(self.builder.and_, conditions) if conditions else None
+        """message() where the block's start (x_aligned to `unit`) lets a 2D block message address it, else
+        elements(); the value they give, if any."""
+        aligned = self.x_aligned(tdesc, unit)
         if aligned is None:
             return message()
         b = self.builder
@@ -563,8 +571,9 @@ class PrivateBlock:
         return b.gep(self.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])
 
     def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
-        """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler keeps the
-        block in registers and takes the run from them (a DPAS operand inside a loaded array of blocks)."""
+        """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler takes the run
+        from the block's registers (a DPAS operand inside a loaded array of blocks; read element by element, the
+        block of a VNNI load went to memory and came back unpacked by movs)."""
         element = self.pointer.type.pointee.element
         bits = element.width if isinstance(element, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[
             type(element)]
