@@ -14,7 +14,7 @@ element-wise operands, loop-carried values: layout propagation's classes) share 
   (Target.value_block). A row-major operand tile that is only loaded and fed to tile_mma (no other use of the
   loaded value) takes instead the largest 2D block load message its piece covers (BlockIO.load_shapes: up to
   32 rows, DPAS blocks side by side up to 64 bytes, VNNI for 16-bit B; e.g. f16 A 32x32 in one message of two
-  32x16 blocks) whose lanes the ABI allows (Target.inst_rule);
+  32x16 blocks) whose lanes the ABI allows (Target.inst_rule), on targets that ask for them (Target.largest_loads);
 - a class that is a tile_mma operand and only regrouped keeps the DPAS block's lane fields, repeated over its
   wider blocks (ir/simt_ops.py column groups: the lane layout of an array-of-blocks load), so each DPAS block
   is a run of a lane's components, taken with no data movement;
@@ -128,7 +128,8 @@ class LayoutCompletion:
     def default_inst(self, group: LayoutClass, piece, dtype) -> tuple[int, int]:
         block = self.mma_block(group, dtype)
         if block is not None and divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
-            return self.load_message(group, piece, block, dtype) if self.only_regrouped(group) else block
+            largest = self.only_regrouped(group) and self.target.largest_loads
+            return self.load_message(group, piece, block, dtype) if largest else block
         return self.target.value_block(piece)
 
     def mma_block(self, group: LayoutClass, dtype) -> tuple[int, int] | None:
