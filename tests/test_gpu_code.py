@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from xetile_jit.backend import ocloc
+from xetile_jit.backend.isa_stats import innermost_loops
 from xetile_jit.backend.targets import get_target
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -44,6 +45,41 @@ def test_gemm_for_pvc_uses_dpas_and_block_io(dtype, abi):
     assert any("load_block2d" in s for s in sends) and any("store_block2d" in s for s in sends)
     assert "calla" not in isa
     assert compiled.build_options == "-ze-opt-large-register-file" and "scratch" not in isa  # no spills
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
+def test_gemm_main_loop_is_at_the_hardwares_minimum(target, dtype):
+    """The tutorial GEMM's main loop per K step of a subgroup's 32x64 C tile, default layouts: 32 dpas, 3 2D block
+    loads (A 32x32 in one message of two 32x16 blocks, B 32x64 in two VNNI messages of two 32x16 blocks) and at
+    most one other (non-dpas, non-send) instruction per dpas; no spill."""
+    import ml_dtypes
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    mm = tutorial("03-matrix-multiplication")
+    a, b, c = np.zeros((512, 512), dtype), np.zeros((512, 512), dtype), np.zeros((512, 512), np.float32)
+    isa = mm.matmul_kernel.warmup(a, b, c, 512, 512, 512, BM=256, BN=256, BK=32, target=target, sg_layout=[8, 4],
+                                  sg_data=[32, 64]).asm["isa"]
+    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0)
+    assert loop.messages == {"load d16 rd31": 1, "load d16v rd31": 2} and loop.other <= loop.dpas
+    assert "scratch" not in isa and "calla" not in isa
+
+
+def test_batched_gemm_main_loop_has_no_element_path():
+    """3-D arrays (a batch offset may lie outside them, an empty slice): the block messages address a one-row
+    stand-in surface the block lies far below instead of branching to an element-by-element path, so the main
+    loop is the 2-D GEMM's: 32 dpas, 3 loads, at most one other instruction per dpas, no spill."""
+    if not ocloc.available(get_target("xe-hpc")):
+        pytest.skip("no GPU compiler for the spirv ABI is installed")
+    bmm = tutorial("09-batched-gemm")
+    a, c = np.zeros((2, 512, 512), np.float16), np.zeros((2, 512, 512), np.float32)
+    isa = bmm.bmm_kernel.warmup(a, a, c, 512, BM=256, BN=256, BK=32, target="xe-hpc", sg_layout=[8, 4],
+                                sg_data=[32, 64]).asm["isa"]
+    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0) and loop.other <= loop.dpas
+    assert "scratch" not in isa
 
 
 def test_column_major_b_is_read_by_d32_transposed_messages(abi):

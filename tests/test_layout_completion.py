@@ -37,13 +37,70 @@ def block_loads(llir: str) -> list[str]:
     return re.findall(r"call [^@]*@\"?xe_block2d_load_(d\w+)\"?\(", llir)
 
 
-def test_default_completion_loads_dpas_blocks(rng):
+def test_default_completion_loads_the_largest_messages(rng):
+    """Per subgroup and K step on an Xe target (here its bit-exact emulation), A's 32x32 piece is one message of two
+    32x16 blocks and B's 32x32 one VNNI message of two 32x16 blocks (8 and 4 messages of the DPAS blocks before);
+    each lane keeps DPAS's lane fields over the array, so the DPAS blocks are runs of its components; the numbers
+    do not change."""
     a, b, c, k = small_args(rng)
-    compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="cpu")
-    loads = block_loads(compiled.asm["llir"])
-    # per subgroup and K step: A 32x32 in 8x16 blocks (8), B 32x32 in 16x16 DPAS B blocks (4)
-    assert sorted(set(loads)) == ["d16_1x16x16nt", "d16_1x16x8nn"]
-    assert loads.count("d16_1x16x8nn") == 8 and loads.count("d16_1x16x16nt") == 4
+    compiled = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="xe-emulated")
+    assert block_loads(compiled.asm["llir"]) == ["d16_2x16x32nn", "d16_2x16x32nt"]
+    a_load, b_load = [line for line in compiled.asm["xegpu"].splitlines() if "xegpu.load_nd" in line]
+    assert "inst_data = [32, 32], lane_layout = [1, 16], lane_data = [1, 1]" in a_load
+    assert "inst_data = [32, 32], lane_layout = [1, 16], lane_data = [2, 1]" in b_load
+    gemm[(2, 2)](a, b, c, 128, 128, k, **SMALL, **layouts(), target="xe-emulated", device=cpu_queue())
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype, loads", [("bfloat16", ["d16_2x16x32nn", "d16_2x16x32nt"]),
+                                          ("int8", ["d8_2x16x32nt", "d8_2x32x32nn"])])
+def test_largest_messages_of_other_dtypes_give_exact_numbers(rng, dtype, loads):
+    """bf16 as f16; int8 (K step 64, i32 accumulator): A's 32x64 bytes in one message of two 32x32 blocks, B's 64x32
+    in two VNNI messages of two 32x16 blocks, whose words DPAS takes as they are. Small integers: every sum is
+    exact."""
+    import ml_dtypes
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.int8
+    acc = xetile.int32 if dtype == "int8" else xetile.float32
+    a, b = (rng.integers(-4, 4, shape).astype(np_dtype) for shape in ((128, 128), (128, 128)))
+    c = np.zeros((128, 128), acc.np_dtype)
+    kwargs = dict(**SMALL, **layouts(), ACC=acc, target="xe-emulated") | dict(BK=64 if dtype == "int8" else 32)
+    if dtype == "int8":
+        kwargs.update(LA=xetile.Layout([2, 2], [32, 64]), LB=xetile.Layout([2, 2], [64, 32]))
+    assert sorted(set(block_loads(gemm.warmup(a, b, c, 128, 128, 128, **kwargs).asm["llir"]))) == loads
+    gemm[(2, 2)](a, b, c, 128, 128, 128, **kwargs, device=cpu_queue())
+    np.testing.assert_array_equal(c, a.astype(np.int64) @ b.astype(np.int64))
+
+
+def test_cpu_target_loads_dpas_blocks(rng):
+    """The `cpu` target asks for DPAS blocks (Target.largest_loads): A in 8 messages of 8x16, B in 4 VNNI 16x16."""
+    a, b, c, k = small_args(rng)
+    loads = block_loads(gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="cpu").asm["llir"])
+    assert Counter(loads) == Counter({"d16_1x16x8nn": 8, "d16_1x16x16nt": 4})
+
+
+def test_an_operand_computed_on_keeps_dpas_blocks(rng):
+    """An A tile whose loaded value another op uses (here a scaling) is not an array of blocks: it is loaded in
+    DPAS's 8x16 blocks (a lane holds at most a vector of them), B still in the largest messages."""
+    a, b, c, k = small_args(rng)
+    compiled = scaled_a_gemm.warmup(a, b, c, k, **SMALL, **layouts(), target="xe-emulated")
+    assert Counter(block_loads(compiled.asm["llir"])) == Counter({"d16_1x16x8nn": 8, "d16_2x16x32nt": 1})
+    scaled_a_gemm[(2, 2)](a, b, c, k, **SMALL, **layouts(), target="xe-emulated", device=cpu_queue())
+    np.testing.assert_allclose(c, 2 * a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
+
+
+@xetile.kernel
+def scaled_a_gemm(a, b, c, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr,
+                  LA: xetile.constexpr, LB: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)
+    tb = xetile.init_tile(b, [0, n], [BK, BN], layout=LB)
+    acc = xetile.zeros([BM, BN], xetile.float32)
+    for k in range(0, K, BK):
+        acc = xetile.tile_mma(xetile.load_tile(ta) * 2.0, xetile.load_tile(tb), acc)
+        ta = xetile.update_tile_offset(ta, [0, BK])
+        tb = xetile.update_tile_offset(tb, [BK, 0])
+    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
 
 
 @pytest.mark.parametrize("rows", [16, 32])

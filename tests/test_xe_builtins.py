@@ -309,7 +309,8 @@ def test_cpu_dpas_every_row_of_the_table(rng):
 LEGACY_LOADS = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockLoad)]
 # and shapes only the spirv ABI and the emulation give: a lane's 32 (or 64) components go through private memory
 LOADS = LEGACY_LOADS + [xb.BlockLoad(16, 32, 16), xb.BlockLoad(16, 32, 16, 2), xb.BlockLoad(16, 32, 16, vnni=True),
-                        xb.BlockLoad(8, 32, 32, 2), xb.BlockLoad(32, 32, 16)]
+                        xb.BlockLoad(16, 32, 16, 2, vnni=True), xb.BlockLoad(8, 32, 16, 2, vnni=True),
+                        xb.BlockLoad(8, 32, 32, 2), xb.BlockLoad(8, 32, 16, 4), xb.BlockLoad(32, 32, 16)]
 LEGACY_STORES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockStore)]
 STORES = LEGACY_STORES + [xb.BlockStore(16, 1, 16), xb.BlockStore(32, 2, 16)]  # one component a lane, and two
 PREFETCHES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockPrefetch)]
@@ -352,8 +353,9 @@ def lane_cells(desc: xb.Block2DBuiltin, lane: int, component: int, x: int, y: in
     p = desc.per_lane
     if desc.transpose:
         return [(y + lane, x + component)]
-    if desc.vnni:
-        return [(y + component * p + j, x + lane) for j in range(p)]
+    if desc.vnni:  # block by block, rows / p words each
+        block, word = divmod(component, desc.rows // p)
+        return [(y + word * p + j, x + block * desc.cols + lane) for j in range(p)]
     block, row = divmod(component, desc.rows)
     return [(y + row, x + block * desc.cols + lane * p + j) for j in range(p)]
 

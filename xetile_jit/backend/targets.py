@@ -69,6 +69,16 @@ class BlockIO:
             return f"a 2D block load is at most {self.max_load_rows} rows high, not {rows}"
         return self.width_rule(bits, cols * blocks)
 
+    def load_shapes(self, bits: int, piece, block, vnni: bool = False) -> list[tuple[int, int]]:
+        """The load messages of `blocks` side-by-side blocks of rows x block[1] elements that tile `piece` (a
+        multiple of `block`), as (rows, blocks), largest first: rows a multiple of block[0] dividing the piece's,
+        the array's columns dividing the piece's, the message legal here."""
+        shapes = [(rows, blocks) for rows in range(block[0], min(piece[0], self.max_load_rows) + 1, block[0])
+                  for blocks in self.array_lengths.get(bits, ())
+                  if piece[0] % rows == 0 and piece[1] % (blocks * block[1]) == 0
+                  and self.load_rule(bits, rows, block[1], blocks, vnni) is None]
+        return sorted(shapes, key=lambda shape: (shape[0] * shape[1], shape[0]), reverse=True)
+
     def store_rule(self, bits: int, rows: int, cols: int) -> str | None:
         if rows > self.max_store_rows:
             return f"a 2D block store is at most {self.max_store_rows} rows high, not {rows}"
@@ -96,6 +106,10 @@ class Target:
     max_workgroup_size: int = 1024  # work-items (PVC, Xe2, DG2); a launch checks its device's own (check_launch)
     dpas_build_options: str = ""  # driver options for kernels that use DPAS
     ocloc_device: str | None = None  # the offline compiler's device name (None: no ISA check)
+    # a tile_mma operand tile only loaded and fed to tile_mma is read in the largest load messages (layout
+    # completion); False: in DPAS blocks, for the `cpu` target, whose block loads are per-component loops the CPU
+    # compiler keeps in registers for small blocks only (tutorial GEMM 1024 f16: 15-35% slower in 32x32 blocks)
+    largest_loads: bool = True
     iga_platform: str | None = None
 
     def workgroup_rule(self, num_subgroups: int) -> str | None:
@@ -185,9 +199,9 @@ class Target:
 
     @staticmethod
     def packed_rows(dtype, mma_operand: int | None) -> int:
-        """Rows a lane packs into one 32-bit word: 2 for a 16-bit DPAS B operand (VNNI), else 1. (8-bit B is
-        packed from DPAS C-shaped blocks by blocking.)"""
-        return 32 // dtype.bits if mma_operand == 1 and dtype.bits == 16 else 1
+        """Rows a lane packs into one 32-bit word: 2 for a 16-bit DPAS B operand, 4 for an 8-bit one (VNNI), else
+        1. (Where a lane's 32 8-bit rows of a DPAS B block do not fit, blocking packs them from smaller blocks.)"""
+        return 32 // dtype.bits if mma_operand == 1 and dtype.bits in (8, 16) else 1
 
     def lane_components(self, block) -> int:
         lane_layout, _ = self.lane_fields(block)
@@ -230,7 +244,8 @@ TARGETS = {target.name: target for target in (
     Target("xe-hpg", 8, dpas_shapes(8), None, builtins="legacy", slm_bytes=64 * 1024, ocloc_device="acm-g10",
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
-    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1), builtins="vector", max_workgroup_size=8192),
+    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1), builtins="vector", max_workgroup_size=8192,
+           largest_loads=False),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192),
 )}
 CPU_ABIS = ("emulated", "vector")  # the builtin ABIs whose targets run on a CPU device

@@ -9,8 +9,10 @@ on, known statically (ir/analysis.py) or, where a tile may come from several arr
 component, the array's index. Block messages are used only where the rules of docs/reference/xe_builtins.md §6
 hold: a surface the launch checked (MemRefType.block_io; the compiler driver warns once per kernel for an array
 that fails it) and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the element path as the
-other branch). f32 x f32 "DPAS" is computed with f32 multiply-adds, each
-lane taking the rows of A from the lane that holds them (targets.py says why).
+other branch). A slice outside its batched array has no rows: the message addresses a one-row stand-in surface
+with the block far below it (`surface`), so it reads padding and drops writes without an element path. f32 x f32
+"DPAS" is computed with f32 multiply-adds, each lane taking the rows of A from the lane that holds them (targets.py
+says why).
 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
 element address and bounds check (the element path), so no offset or extent wraps. Block messages take i32
@@ -92,12 +94,22 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         return b.bitcast(moved, ty) if moved.type != ty else moved
 
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
+        return [self.component(v, i) for i in range(self.count(v))]
+
+    def component(self, v: ir.Value | PrivateBlock, i: int) -> ir.Value:
+        """Component `i` of a lane value, read alone (a regrouping reads only the components it keeps)."""
         b = self.builder
         if isinstance(v, PrivateBlock):
-            return [b.load(v.slot(b, i)) for i in range(v.count)]
+            return b.load(v.slot(b, i))
         if isinstance(v.type, ir.VectorType):
-            return [b.extract_element(v, ir.Constant(I32, i)) for i in range(v.type.count)]
-        return [v]
+            return b.extract_element(v, ir.Constant(I32, i))
+        return v
+
+    @staticmethod
+    def count(v: ir.Value | PrivateBlock) -> int:
+        if isinstance(v, PrivateBlock):
+            return v.count
+        return v.type.count if isinstance(v.type, ir.VectorType) else 1
 
     def assemble(self, items: list[ir.Value], into: PrivateBlock | None = None) -> ir.Value | PrivateBlock:
         """One lane value of `items`: a vector, or a PrivateBlock (`into`, or a new one) beyond a vector's size."""
@@ -170,12 +182,15 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         return self.builder.extract_element(self.values[tdesc], ir.Constant(I32, axis))
 
     def block_coord(self, tdesc, axis: int) -> ir.Value:
-        """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32."""
+        """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32; on an empty
+        slice the row is BLOCK_COORD_LIMIT, far below the stand-in surface (`surface`)."""
         b = self.builder
         value = self.offset(tdesc, axis)
         low, high = ir.Constant(I64, -BLOCK_COORD_LIMIT), ir.Constant(I64, BLOCK_COORD_LIMIT)
         value = b.select(b.icmp_signed("<", value, low), low, b.select(b.icmp_signed(">", value, high), high, value))
-        return b.trunc(value, I32)
+        value = b.trunc(value, I32)
+        rows = self.has_rows(tdesc) if axis == 1 else None
+        return value if rows is None else b.select(rows, value, ir.Constant(I32, BLOCK_COORD_LIMIT))
 
     def xy(self, tdesc) -> ir.Value:
         """The <x, y> the block builtins take."""
@@ -203,29 +218,42 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         return chosen
 
     def surface(self, tdesc) -> list[ir.Value]:
-        """base, width (bytes), height (rows), pitch (bytes) of the memref `tdesc` was created on."""
+        """base, width (bytes), height (rows), pitch (bytes) of the memref `tdesc` was created on. A slice outside
+        its batched array has no rows, which no message may address: it stands in as one row (at the array's
+        base, the launch-checked width and pitch) with the block far below it (block_coord), so the message reads
+        padding and drops writes, as for any block outside its surface, with no element-by-element path."""
         m = self.memref(tdesc)
         b = self.builder
         size = ir.Constant(I64, max(1, m.dtype.bits // 8))
         pointer = b.bitcast(m.pointer, X.GLOBAL_BYTES)
-        return [pointer, b.trunc(b.mul(m.cols, size), I32), b.trunc(m.rows, I32), b.trunc(b.mul(m.row_stride, size),
-                                                                                         I32)]
+        height = b.trunc(m.rows, I32)
+        rows = self.has_rows(tdesc)
+        if rows is not None:
+            height = b.select(rows, height, ir.Constant(I32, 1))
+        return [pointer, b.trunc(b.mul(m.cols, size), I32), height, b.trunc(b.mul(m.row_stride, size), I32)]
 
     def block_call(self, key, tdesc, *data: ir.Value, xy: ir.Value | None = None) -> ir.Value:
         fn = X.builtin(self.module, self.target, key)
         return self.builder.call(fn, self.surface(tdesc) + [xy or self.xy(tdesc), *data])
 
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
-        """The 2D block message for this access, or None when none fits: the general path does it then. A load
-        whose lanes pack two rows a word (lane_data [2, 1]) is a VNNI-transform read where the target has it: the
-        same elements in each lane, in the register form DPAS B takes."""
+        """The 2D block message for this access, or None when none fits: the general path does it then. Lanes
+        [1, N] holding `chunk` adjacent columns are a message of blocks N * chunk wide (a lane's chunk is one
+        component word of the message); a block of several column groups is one load of that many blocks side by
+        side (array length). A load whose lanes pack two rows a word (lane_data [2, 1]) is a VNNI-transform read
+        where the target has it: the same elements in each lane, in the register form DPAS B takes."""
         rows, cols = layout.block
         dtype = tdesc.type.dtype
-        if transpose or layout.grid != (1, self.lanes, 1) or dtype.is_bool or not self.block_surface(tdesc):
+        if transpose or layout.replicated or layout.grid[:2] != (1, self.lanes) or dtype.is_bool or \
+                not self.block_surface(tdesc):
             return None
-        keys = [kind(dtype.bits, rows, cols)]
-        if kind is X.BlockLoad and layout.lane_data[0] == 32 // dtype.bits > 1:
-            keys.insert(0, X.BlockLoad(dtype.bits, rows, cols, vnni=True))
+        groups = layout.column_groups
+        if kind is X.BlockStore:
+            keys = [X.BlockStore(dtype.bits, rows, cols)] if groups == 1 else []
+        else:
+            keys = [X.BlockLoad(dtype.bits, rows, cols // groups, groups)]
+            if layout.lane_data[0] == 32 // dtype.bits > 1:
+                keys.insert(0, X.BlockLoad(dtype.bits, rows, cols // groups, groups, vnni=True))
         return next((key for key in keys if X.provides(self.target, key)), None)
 
     def block_surface(self, tdesc) -> bool:
@@ -247,20 +275,17 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         x = self.offset(tdesc, 0)
         return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, unit // bytes_per - 1)), ir.Constant(I64, 0))
 
-    def has_area(self, tdesc) -> ir.Value | None:
-        """i1: the surface has rows and columns, as a message's needs; a slice outside a batched array has none
-        (memref.subview). None: not a slice, the launch checked the surface."""
+    def has_rows(self, tdesc) -> ir.Value | None:
+        """i1: the surface has rows; a slice outside a batched array has none (memref.subview; its columns are the
+        array's, launch-checked). None: not a slice."""
         if not any(may_be_empty(array) for array in self.bases[tdesc]):
             return None
-        b, m = self.builder, self.memref(tdesc)
-        zero = ir.Constant(I64, 0)
-        return b.and_(b.icmp_unsigned("!=", m.rows, zero), b.icmp_unsigned("!=", m.cols, zero))
+        return self.builder.icmp_unsigned("!=", self.memref(tdesc).rows, ir.Constant(I64, 0))
 
     def by_message(self, tdesc, message, elements, unit: int = 0):
-        """message() where the block's start (x_aligned to `unit`) and surface let a 2D block message address it,
-        else elements(); the value they give, if any."""
-        conditions = [c for c in (self.x_aligned(tdesc, unit), self.has_area(tdesc)) if c is not None]
-        aligned = functools.reduce(self.builder.and_, conditions) if conditions else None
+        """message() where the block's start (x_aligned to `unit`) lets a 2D block message address it, else
+        elements(); the value they give, if any."""
+        aligned = self.x_aligned(tdesc, unit)
         if aligned is None:
             return message()
         b = self.builder
@@ -293,8 +318,9 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
             first_row = b.udiv(lane, ir.Constant(I64, lx))
             first_col = b.mul(b.urem(lane, ir.Constant(I64, lx)), ir.Constant(I64, chunk))
             rows = layout.block[0] // ly
-            result = [(b.add(first_row, ir.Constant(I64, ly * i)), b.add(first_col, ir.Constant(I64, e)))
-                      for i in range(rows) for e in range(chunk)]
+            result = [(b.add(first_row, ir.Constant(I64, ly * i)),
+                       b.add(first_col, ir.Constant(I64, g * lx * chunk + e)))
+                      for g in range(layout.column_groups) for i in range(rows) for e in range(chunk)]
         return [(c, r) for r, c in result] if transpose else result
 
     def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
@@ -393,38 +419,40 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
 
     def block_load(self, key, op) -> ir.Value | PrivateBlock:
         tdesc = op.operands[0]
-        value = self.reinterpret(self.block_read(key, tdesc), llvm_type(op.result.type))
+        result_type = llvm_type(op.result.type)
+        elements = result_type.count if isinstance(result_type, ir.VectorType) else 1
+        value = self.reinterpret(self.block_read(key, tdesc, elements=elements), result_type)
         return self.padded(value, op, tdesc) if op.padding != 0 else value
 
-    def block_read(self, key, tdesc, xy: ir.Value | None = None) -> ir.Value | PrivateBlock:
+    def block_read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1) -> ir.Value | PrivateBlock:
         """A lane's data of the block load `key`: the builtin writes it to private memory, from where a vector
-        is read, or which is kept as a PrivateBlock when larger than a vector."""
+        is read, or which is kept as a PrivateBlock when it, or the `elements` it holds (8-bit data packed in
+        words), are more than a vector has."""
         data_type = X.describe(self.target, key).data_type
         dst = self.private(data_type)
         self.block_call(key, tdesc, dst, xy=xy)
-        if data_type.count > MAX_VECTOR_COMPONENTS:
+        if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
         return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
 
-    def padded(self, value: ir.Value, op, tdesc) -> ir.Value:
+    def padded(self, value: ir.Value | PrivateBlock, op, tdesc) -> ir.Value | PrivateBlock:
         """Elements outside the surface read as `padding` instead of the hardware's 0. The coordinates are the
-        message's (clamped, i32); the column test divides the width rather than multiply the column, which
-        could overflow."""
+        message's (clamped, i32) plus each component's place in the block; the column test divides the width
+        rather than multiply the column, which could overflow."""
         b = self.builder
         _, width, height, _ = self.surface(tdesc)
-        bytes_per = max(1, op.result.type.dtype.bits // 8)
-        x = b.add(self.block_coord(tdesc, 0), self.lane_id())
-        y = self.block_coord(tdesc, 1)
-        column_in = b.and_(b.icmp_signed(">=", x, ir.Constant(I32, 0)),
-                           b.icmp_signed("<", x, b.udiv(width, ir.Constant(I32, bytes_per))))
+        columns = b.udiv(width, ir.Constant(I32, max(1, op.result.type.dtype.bits // 8)))
+        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
         pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, op.result.type.dtype))
+        zero = ir.Constant(I32, 0)
         items = []
-        for r, item in enumerate(self.elements(value)):
-            row = b.add(y, ir.Constant(I32, r))
-            row_in = b.and_(b.icmp_signed(">=", row, ir.Constant(I32, 0)), b.icmp_signed("<", row, height))
-            items.append(b.select(b.and_(row_in, column_in), item, pad))
-        return self.assemble(items)
+        for (r, c), item in zip(self.positions(op.layout), self.elements(value)):
+            row, col = b.add(y, b.trunc(r, I32)), b.add(x, b.trunc(c, I32))
+            inside = b.and_(b.and_(b.icmp_signed(">=", row, zero), b.icmp_signed("<", row, height)),
+                            b.and_(b.icmp_signed(">=", col, zero), b.icmp_signed("<", col, columns)))
+            items.append(b.select(inside, item, pad))
+        return self.assemble(items, into=value if isinstance(value, PrivateBlock) else None)
 
     def lower_SimtStoreNdOp(self, op):
         value, tdesc = op.operands
@@ -459,8 +487,14 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         key = X.Dpas(a.type.dtype.mlir, (op.vnni_b or b.type.dtype).mlir, m=rows)
         fn = X.builtin(self.module, self.target, key)
         a_type, b_type, _ = fn.function_type.args
-        bld = self.builder
-        return bld.call(fn, [bld.bitcast(self.values[a], a_type), bld.bitcast(self.values[b], b_type), acc])
+        return self.builder.call(fn, [self.as_vector(self.values[a], a_type), self.as_vector(self.values[b], b_type),
+                                      acc])
+
+    def as_vector(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value:
+        """`value`'s bits as the vector type `ty`; a PrivateBlock (8-bit DPAS B: 32 bytes a lane) read as one."""
+        if isinstance(value, PrivateBlock):
+            return self.reinterpret(value, ty).run(self.builder, 0, ty.count)
+        return self.builder.bitcast(value, ty)
 
     def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
         """C[r][n] += A[r][k] * B[k][n]: lane n gets column k of A (all its rows) from lane k, k ascending."""
@@ -477,8 +511,16 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
 
     # ---- moving and reducing data ------------------------------------------------------------------------
     def lower_ShuffleOp(self, op):
-        pool = self.elements(self.values[op.operands[0]]) + self.elements(self.values[op.operands[1]])
-        return self.assemble([pool[i] for i in op.mask])
+        first, second = (self.values[v] for v in op.operands)
+        n = self.count(first)
+        mask = list(op.mask)
+        if isinstance(first, PrivateBlock) and len(mask) > 1 and mask == list(range(mask[0], mask[0] + len(mask))) \
+                and mask[-1] < n:  # a run of a private block: read as one vector, or viewed in place
+            if len(mask) <= MAX_VECTOR_COMPONENTS:
+                return first.run(self.builder, mask[0], len(mask))
+            with self.builder.goto_entry_block():  # beside the variable, which dominates every use
+                return first.view(self.builder, mask[0], len(mask))
+        return self.assemble([self.component(first, i) if i < n else self.component(second, i - n) for i in mask])
 
     def lower_LaneReduceOp(self, op):
         dtype = op.operands[0].type.dtype
@@ -543,6 +585,21 @@ class PrivateBlock:
     def slot(self, b: ir.IRBuilder, i: int) -> ir.Value:
         """The address of component `i`."""
         return b.gep(self.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])
+
+    def view(self, b: ir.IRBuilder, start: int, count: int) -> PrivateBlock:
+        """Components start .. start + count - 1 as a block of their own, in place."""
+        element = self.pointer.type.pointee.element
+        return PrivateBlock(b.bitcast(self.slot(b, start), ir.ArrayType(element, count).as_pointer()))
+
+    def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
+        """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler takes the run
+        from the block's registers (a DPAS operand inside a loaded array of blocks; read element by element, the
+        block of a VNNI load went to memory and came back unpacked by movs)."""
+        element = self.pointer.type.pointee.element
+        bits = element.width if isinstance(element, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[
+            type(element)]
+        return b.load(b.bitcast(self.slot(b, start), ir.VectorType(element, count).as_pointer()),
+                      align=max(1, bits // 8))  # the run starts on an element, not on a vector's alignment
 
 
 def lower_to_llvm(func: FuncOp, target: Target) -> ir.Module:

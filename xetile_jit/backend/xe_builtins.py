@@ -35,8 +35,9 @@ Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
   writes a lane's n components to private memory (as the 2025 extension does; n may exceed a vector's 16); width
   and pitch in bytes, height in rows, coord = (x in elements, y in rows). Plain layout: component `v * rows + r` holds
   row y + r of block v and lane i its columns `x + v * cols + i * p .. + p - 1` (p = cols / sub-group size,
-  lower column in the lower bits); VNNI: component k holds rows `y + k * p .. + p - 1` (p = 32 / bits) of column
-  x + i; transpose: component c holds column x + c of row y + i. Elements outside width x height read 0.
+  lower column in the lower bits); VNNI: component `v * rows / p + k` holds rows `y + k * p .. + p - 1`
+  (p = 32 / bits) of column x + v * cols + i; transpose: component c holds column x + c of row y + i. Elements
+  outside width x height read 0.
 * block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
   width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on a CPU.
 * "cpu" (ABI "vector"): defined in the module for the CPU's vector units (cpu_builtins.py), same results.
@@ -543,8 +544,11 @@ class _Surface:
         """(row, column) of element `part` of `component` on `lane` (the layouts of the module docstring)."""
         if msg.transpose:
             return b.add(self.y, lane), b.add(self.x, component)
-        if msg.vnni:
-            return b.add(self.y, b.add(b.mul(component, _i32(msg.per_lane)), _i32(part))), b.add(self.x, lane)
+        if msg.vnni:  # block by block, each rows / per_lane words
+            words = _i32(msg.components // msg.blocks)
+            block, word = b.udiv(component, words), b.urem(component, words)
+            return (b.add(self.y, b.add(b.mul(word, _i32(msg.per_lane)), _i32(part))),
+                    b.add(self.x, b.add(b.mul(block, _i32(msg.cols)), lane)))
         block, row = b.udiv(component, _i32(msg.rows)), b.urem(component, _i32(msg.rows))
         col = b.add(b.mul(block, _i32(msg.cols)), b.add(b.mul(lane, _i32(msg.per_lane)), _i32(part)))
         return b.add(self.y, row), b.add(self.x, col)

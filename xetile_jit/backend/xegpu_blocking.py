@@ -85,8 +85,11 @@ class Blocking(PiecewiseConversion):
             hi = [min(a + n, b + m) for a, n, b, m in zip(origin, shape, start, have_shape)]
             if all(l < h for l, h in zip(lo, hi)):
                 parts.append((block, start, lo, hi))
-        if len(parts) == 1 and tuple(parts[0][1]) == tuple(origin) and tuple(have_shape) == tuple(shape):
-            return parts[0][0]
+        if len(parts) == 1 and [h - l for l, h in zip(*parts[0][2:])] == list(shape):  # inside one block
+            block, start, lo, _ = parts[0]
+            if tuple(have_shape) == tuple(shape):
+                return block
+            return self.emit(C.ExtractStridedSliceOp, block, [l - s for l, s in zip(lo, start)], list(shape)).result
         result = self.emit(C.ConstantOp, 0, VectorType(tuple(shape), dtype)).result
         for block, start, lo, hi in parts:
             size = [h - l for l, h in zip(lo, hi)]
@@ -149,7 +152,7 @@ class Blocking(PiecewiseConversion):
         out = grid(op.result.type.shape, (m, n))
         steps = -(-a.type.shape[1] // k)
         blocks_a = self.zero_padded_k(a, Grid((out.counts[0], steps), (m, k)), 1)
-        vnni = b.type.dtype if b.type.dtype.bits == 8 else None
+        vnni = b.type.dtype if b.type.dtype.bits == 8 and not self.whole_8bit_b(b, k) else None
         if vnni is None:
             blocks_b = self.zero_padded_k(b, Grid((steps, out.counts[1]), (k, n)), 0)
         else:
@@ -165,6 +168,12 @@ class Blocking(PiecewiseConversion):
             results.append(acc)
         self.grids[op.result] = out
         self.set(op.result, results)
+
+    def whole_8bit_b(self, b: Value, k: int) -> bool:
+        """Whether 8-bit DPAS B goes to DPAS as [K, N] blocks of its own dtype, a lane's K rows in order (their
+        words are VNNI's, as a VNNI-transform load gives them): where a lane may hold them (private memory) and
+        no padding past K is to be zeroed (that would compute on the block)."""
+        return self.target.private_blocks and b.type.shape[0] % k == 0
 
     def vnni_packed(self, b: Value, g: Grid) -> list[Value]:
         """The [K, N] blocks `g` of 8-bit DPAS B as the hardware takes them: [K/4, N] words of four K rows (VNNI),

@@ -11,7 +11,13 @@ element-wise operands, loop-carried values: layout propagation's classes) share 
   block (Target.lane_fields). Anything else is a CompilationError naming the rule;
 - otherwise a class that is a tile_mma operand takes the DPAS operand block (A [M, K], B [K, N]) where the
   target allows it (loads included), and every other class the target's default block of its piece
-  (Target.value_block);
+  (Target.value_block). A row-major operand tile that is only loaded and fed to tile_mma (no other use of the
+  loaded value) takes instead the largest 2D block load message its piece covers (BlockIO.load_shapes: up to
+  32 rows, DPAS blocks side by side up to 64 bytes, VNNI for 16-bit B; e.g. f16 A 32x32 in one message of two
+  32x16 blocks) whose lanes the ABI allows (Target.inst_rule), on targets that ask for them (Target.largest_loads);
+- a class that is a tile_mma operand and only regrouped keeps the DPAS block's lane fields, repeated over its
+  wider blocks (ir/simt_ops.py column groups: the lane layout of an array-of-blocks load), so each DPAS block
+  is a run of a lane's components, taken with no data movement;
 - a tile_mma operand whose instruction blocks are not its DPAS block gets an explicit `tile_conv_layout` to it:
   same sg_layout and sg_data, so it moves no data between subgroups and lowers in registers (a 16x16 load block
   is two 8x16 DPAS A blocks).
@@ -24,7 +30,7 @@ from ..ir import xetile_ops as X
 from ..ir.analysis import UnionFind
 from ..ir.attrs import Layout, format_list
 from ..ir.core import FuncOp, Operation, Value, walk
-from ..ir.types import DType, TileType, VectorType
+from ..ir.types import ROW_MAJOR, DType, TileType, VectorType
 from .targets import Target
 
 
@@ -102,7 +108,11 @@ class LayoutCompletion:
         piece = layout.sg_data
         inst = layout.inst_data or self.default_inst(group, piece, dtype)
         self.check_inst(group, piece, inst, dtype)
-        lane_layout, lane_data = self.target.lane_fields(inst, self.target.packed_rows(dtype, group.mma_operand))
+        lane_block = self.mma_block(group, dtype) if self.only_regrouped(group) else None
+        if lane_block is None or not divides(lane_block, inst):
+            lane_block = inst
+        lane_layout, lane_data = self.target.lane_fields(lane_block,
+                                                         self.target.packed_rows(dtype, group.mma_operand))
         if layout.lane_layout is not None and (layout.lane_layout, layout.lane_data or (1, 1)) != (
                 lane_layout, lane_data):
             given = f"{format_list(layout.lane_layout)} with lane_data {format_list(layout.lane_data or (1, 1))}"
@@ -116,11 +126,32 @@ class LayoutCompletion:
                 v.layout = dataclasses.replace(layout, inst_data=inst, lane_layout=lane_layout, lane_data=lane_data)
 
     def default_inst(self, group: LayoutClass, piece, dtype) -> tuple[int, int]:
-        if group.mma_operand is not None:
-            block = self.target.dpas_blocks(dtype)[group.mma_operand]
-            if divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
-                return block
+        block = self.mma_block(group, dtype)
+        if block is not None and divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
+            largest = self.only_regrouped(group) and self.target.largest_loads
+            return self.load_message(group, piece, block, dtype) if largest else block
         return self.target.value_block(piece)
+
+    def mma_block(self, group: LayoutClass, dtype) -> tuple[int, int] | None:
+        """The DPAS operand block of a tile_mma operand class (None for other classes)."""
+        return None if group.mma_operand is None else self.target.dpas_blocks(dtype)[group.mma_operand]
+
+    def only_regrouped(self, group: LayoutClass) -> bool:
+        """A tile_mma operand class of row-major tiles whose loaded values are only regrouped into DPAS blocks
+        (no other op computes on them, nothing stores them), read by 2D block messages: such values may be arrays
+        of blocks."""
+        return (group.mma_operand is not None and self.target.block_io is not None and "load" in group.kinds
+                and not {"value", "store"} & group.kinds
+                and all(v.type.order == ROW_MAJOR for v in group.values if isinstance(v.type, TileType)))
+
+    def load_message(self, group: LayoutClass, piece, block, dtype) -> tuple[int, int]:
+        """The largest load message of DPAS blocks `block` that tiles `piece` and whose lanes the ABI allows."""
+        vnni = self.target.packed_rows(dtype, group.mma_operand) > 1
+        for rows, blocks in self.target.block_io.load_shapes(dtype.bits, piece, block, vnni):
+            inst = (rows, blocks * block[1])
+            if self.target.inst_rule(group.kinds, inst, dtype) is None:
+                return inst
+        return block
 
     def check_inst(self, group: LayoutClass, piece, inst, dtype) -> None:
         if group.layout.inst_data is None:

@@ -10,6 +10,11 @@ The lane fields come from the block's layout (blocking writes the target's rule,
 - [N/C, C] with chunk 1 when C divides N and N/C divides R (a narrow block spreads its rows over lanes).
 - [1, 1]: the block is `replicated`: every lane holds all of it, row-major (the RFC's `slice` of a
   reduction: squeezed lanes share the value).
+A block wider than lx * chunk repeats the lanes' columns in `column_groups` side by side (the RFC's lane layout
+tiling its block): a lane's components run over the groups first, then the rows, then the chunk. This is how a
+2D block load of an array of blocks (array length > 1) fills a lane, and each group's rows are a run of
+components, so a DPAS operand block inside it is a plain slice (layout completion gives such layouts only to
+values that are loaded and regrouped, never computed on).
 In the interpreter a per-lane value is an array with a leading lane axis (N, elements); uniform values
 (offsets, descriptors, loop bounds) are plain scalars.
 """
@@ -71,10 +76,21 @@ class LaneLayout:
         return rows * cols if self.replicated else rows * cols // self.lanes
 
     @property
+    def column_groups(self) -> int:
+        """Repetitions of the lanes' lx * chunk columns across the block (1 for a replicated block)."""
+        if self.replicated:
+            return 1
+        _, lx, chunk = self.grid
+        return self.block[1] // (lx * chunk)
+
+    @property
     def lane_shape(self) -> tuple[int, int]:
         """A lane's elements as a grid: its rows by its columns."""
         if self.replicated:
             return self.block
+        if self.column_groups > 1:
+            raise NotImplementedError("a lane's elements as a grid in a block of several column groups (a loaded "
+                                      "array of blocks is only regrouped)")
         ly, _, chunk = self.grid
         return self.block[0] // ly, chunk
 
@@ -88,14 +104,17 @@ class LaneLayout:
             return [(r, c) for r in range(rows) for c in range(cols)]
         ly, lx, chunk = self.grid
         first_row, first_col = lane // lx, lane % lx * chunk
-        return [(first_row + ly * i, first_col + e) for i in range(rows // ly) for e in range(chunk)]
+        return [(first_row + ly * i, g * lx * chunk + first_col + e) for g in range(self.column_groups)
+                for i in range(rows // ly) for e in range(chunk)]
 
     def holder(self, lane: int, row: int, col: int) -> tuple[int, int]:
         """The lane and component that hold element (row, col); `lane` itself when every lane has it."""
         if self.replicated:
             return lane, row * self.block[1] + col
         ly, lx, chunk = self.grid
-        return row % ly * lx + col // chunk, row // ly * chunk + col % chunk
+        group, col = divmod(col, lx * chunk)
+        first = group * self.block[0] // ly * chunk
+        return row % ly * lx + col // chunk, first + row // ly * chunk + col % chunk
 
     def indices(self) -> tuple[np.ndarray, np.ndarray]:
         """(rows, cols) index arrays of shape (lanes, per_lane): where each component comes from."""

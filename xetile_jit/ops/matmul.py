@@ -7,8 +7,8 @@ default the accumulator's. `bias` is a length-N vector or a (1, N) array, added 
 
 Tuned over the seed PR's knobs: the workgroup tile, its split between subgroups (sg_layout, sg_data, generated with
 xetile.layouts: one piece per subgroup, made of whole DPAS C blocks), the K tile, the load blocks of A and B
-(inst_data: the default DPAS blocks, or taller messages regrouped in registers: A 16x16 halves A's loads on PVC, B
-32x16 VNNI halves B's) and the cooperative prefetch of the A and B tiles PREFETCH K steps ahead (the RFC Appendix
+(inst_data: the default, layout completion's largest messages, or A in 16x16 and B in 32x16 VNNI messages,
+regrouped in registers) and the cooperative prefetch of the A and B tiles PREFETCH K steps ahead (the RFC Appendix
 2.1 schedule: the prefetch tiles have layouts of their own, all subgroups sharing each tile), per M, N, K, dtypes,
 memory orders, bias and activation. On targets whose prefetch is a no-op (the CPU ones) the prefetch configs are
 pruned before timing: their code is the same as without.
