@@ -53,11 +53,10 @@ def test_default_completion_loads_the_largest_messages(rng):
 
 
 @pytest.mark.parametrize("dtype, loads", [("bfloat16", ["d16_2x16x32nn", "d16_2x16x32nt"]),
-                                          ("int8", ["d8_2x16x32nt", "d8_2x32x32nn"])])
+                                          ("int8", ["d8_2x16x32nn", "d8_2x32x32nn"])])
 def test_largest_messages_of_other_dtypes_give_exact_numbers(rng, dtype, loads):
     """bf16 as f16; int8 (K step 64, i32 accumulator): A's 32x64 bytes in one message of two 32x32 blocks, B's 64x32
-    in two VNNI messages of two 32x16 blocks, whose words DPAS takes as they are. Small integers: every sum is
-    exact."""
+    in two of two 32x16 blocks (plain: blocking packs 8-bit B for DPAS). Small integers: every sum is exact."""
     import ml_dtypes
     np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.int8
     acc = xetile.int32 if dtype == "int8" else xetile.float32

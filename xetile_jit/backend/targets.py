@@ -199,9 +199,9 @@ class Target:
 
     @staticmethod
     def packed_rows(dtype, mma_operand: int | None) -> int:
-        """Rows a lane packs into one 32-bit word: 2 for a 16-bit DPAS B operand, 4 for an 8-bit one (VNNI), else
-        1. (Where a lane's 32 8-bit rows of a DPAS B block do not fit, blocking packs them from smaller blocks.)"""
-        return 32 // dtype.bits if mma_operand == 1 and dtype.bits in (8, 16) else 1
+        """Rows a lane packs into one 32-bit word: 2 for a 16-bit DPAS B operand (VNNI), else 1. (8-bit B is
+        packed from DPAS C-shaped blocks by blocking.)"""
+        return 32 // dtype.bits if mma_operand == 1 and dtype.bits == 16 else 1
 
     def lane_components(self, block) -> int:
         lane_layout, _ = self.lane_fields(block)

@@ -419,19 +419,16 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
 
     def block_load(self, key, op) -> ir.Value | PrivateBlock:
         tdesc = op.operands[0]
-        result_type = llvm_type(op.result.type)
-        elements = result_type.count if isinstance(result_type, ir.VectorType) else 1
-        value = self.reinterpret(self.block_read(key, tdesc, elements=elements), result_type)
+        value = self.reinterpret(self.block_read(key, tdesc), llvm_type(op.result.type))
         return self.padded(value, op, tdesc) if op.padding != 0 else value
 
-    def block_read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1) -> ir.Value | PrivateBlock:
+    def block_read(self, key, tdesc, xy: ir.Value | None = None) -> ir.Value | PrivateBlock:
         """A lane's data of the block load `key`: the builtin writes it to private memory, from where a vector
-        is read, or which is kept as a PrivateBlock when it, or the `elements` it holds (8-bit data packed in
-        words), are more than a vector has."""
+        is read, or which is kept as a PrivateBlock when larger than a vector."""
         data_type = X.describe(self.target, key).data_type
         dst = self.private(data_type)
         self.block_call(key, tdesc, dst, xy=xy)
-        if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
+        if data_type.count > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
         return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
@@ -487,14 +484,8 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         key = X.Dpas(a.type.dtype.mlir, (op.vnni_b or b.type.dtype).mlir, m=rows)
         fn = X.builtin(self.module, self.target, key)
         a_type, b_type, _ = fn.function_type.args
-        return self.builder.call(fn, [self.as_vector(self.values[a], a_type), self.as_vector(self.values[b], b_type),
-                                      acc])
-
-    def as_vector(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value:
-        """`value`'s bits as the vector type `ty`; a PrivateBlock (8-bit DPAS B: 32 bytes a lane) read as one."""
-        if isinstance(value, PrivateBlock):
-            return self.reinterpret(value, ty).run(self.builder, 0, ty.count)
-        return self.builder.bitcast(value, ty)
+        bld = self.builder
+        return bld.call(fn, [bld.bitcast(self.values[a], a_type), bld.bitcast(self.values[b], b_type), acc])
 
     def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
         """C[r][n] += A[r][k] * B[k][n]: lane n gets column k of A (all its rows) from lane k, k ascending."""
@@ -514,12 +505,9 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         first, second = (self.values[v] for v in op.operands)
         n = self.count(first)
         mask = list(op.mask)
-        if isinstance(first, PrivateBlock) and len(mask) > 1 and mask == list(range(mask[0], mask[0] + len(mask))) \
-                and mask[-1] < n:  # a run of a private block: read as one vector, or viewed in place
-            if len(mask) <= MAX_VECTOR_COMPONENTS:
-                return first.run(self.builder, mask[0], len(mask))
-            with self.builder.goto_entry_block():  # beside the variable, which dominates every use
-                return first.view(self.builder, mask[0], len(mask))
+        if isinstance(first, PrivateBlock) and 1 < len(mask) <= MAX_VECTOR_COMPONENTS and \
+                mask == list(range(mask[0], mask[0] + len(mask))) and mask[-1] < n:
+            return first.run(self.builder, mask[0], len(mask))
         return self.assemble([self.component(first, i) if i < n else self.component(second, i - n) for i in mask])
 
     def lower_LaneReduceOp(self, op):
@@ -585,11 +573,6 @@ class PrivateBlock:
     def slot(self, b: ir.IRBuilder, i: int) -> ir.Value:
         """The address of component `i`."""
         return b.gep(self.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])
-
-    def view(self, b: ir.IRBuilder, start: int, count: int) -> PrivateBlock:
-        """Components start .. start + count - 1 as a block of their own, in place."""
-        element = self.pointer.type.pointee.element
-        return PrivateBlock(b.bitcast(self.slot(b, start), ir.ArrayType(element, count).as_pointer()))
 
     def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
         """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler takes the run

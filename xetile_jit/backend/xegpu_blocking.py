@@ -152,7 +152,7 @@ class Blocking(PiecewiseConversion):
         out = grid(op.result.type.shape, (m, n))
         steps = -(-a.type.shape[1] // k)
         blocks_a = self.zero_padded_k(a, Grid((out.counts[0], steps), (m, k)), 1)
-        vnni = b.type.dtype if b.type.dtype.bits == 8 and not self.whole_8bit_b(b, k) else None
+        vnni = b.type.dtype if b.type.dtype.bits == 8 else None
         if vnni is None:
             blocks_b = self.zero_padded_k(b, Grid((steps, out.counts[1]), (k, n)), 0)
         else:
@@ -168,12 +168,6 @@ class Blocking(PiecewiseConversion):
             results.append(acc)
         self.grids[op.result] = out
         self.set(op.result, results)
-
-    def whole_8bit_b(self, b: Value, k: int) -> bool:
-        """Whether 8-bit DPAS B goes to DPAS as [K, N] blocks of its own dtype, a lane's K rows in order (their
-        words are VNNI's, as a VNNI-transform load gives them): where a lane may hold them (private memory) and
-        no padding past K is to be zeroed (that would compute on the block)."""
-        return self.target.private_blocks and b.type.shape[0] % k == 0
 
     def vnni_packed(self, b: Value, g: Grid) -> list[Value]:
         """The [K, N] blocks `g` of 8-bit DPAS B as the hardware takes them: [K/4, N] words of four K rows (VNNI),

@@ -5,8 +5,8 @@ Loads, stores, atomics and DPAS take the SIMT flavor of their op. A reduction re
 then across the lanes of each cluster the reduced dim is spread over (clustered gpu.subgroup_reduce). Broadcasts and the
 regrouping slices of blocking become per-lane vector.shuffle where every lane already holds what it needs,
 and a lane_gather (static tables, lowered with subgroup shuffles) where data moves between lanes, as in a
-transpose. DPAS runs in SIMT form for every operand type (f32 as multiply-adds, targets.py; 8-bit B as a lane's
-32 K rows in order, or VNNI-packed by blocking).
+transpose. DPAS runs in SIMT form for every operand type (f32 as multiply-adds, targets.py; 8-bit B comes
+VNNI-packed from blocking).
 """
 from __future__ import annotations
 
