@@ -133,7 +133,7 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
     def reinterpret(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value | PrivateBlock:
         """`value`'s bits as `ty` (a vector type; a PrivateBlock stays in private memory, and a vector goes there when
         `ty` has more components than a SPIR-V vector: 16 words of a VNNI load are 32 16-bit elements)."""
-        if not isinstance(value, PrivateBlock) and ty.count > MAX_VECTOR_COMPONENTS:
+        if not isinstance(value, PrivateBlock) and getattr(ty, "count", 1) > MAX_VECTOR_COMPONENTS:
             value = self.assemble(self.elements(value), into=PrivateBlock(self.private(ir.ArrayType(
                 value.type.element, value.type.count))))
         if isinstance(value, PrivateBlock):  # next to the variable, which dominates every use
