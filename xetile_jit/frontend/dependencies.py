@@ -69,10 +69,7 @@ class LiveRead:
 
 
 def all_unchanged(reads) -> bool:
-    for r in reads:  # a loop, not all() over a generator: every launch calls it (0.3 us less for 4 reads)
-        if not r.unchanged():
-            return False
-    return True
+    return all(r.unchanged() for r in reads)
 
 
 def reader(kind: str, owner, name: str):
