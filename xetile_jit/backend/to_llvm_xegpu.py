@@ -131,11 +131,7 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
             return self.builder.alloca(ty)
 
     def reinterpret(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value | PrivateBlock:
-        """`value`'s bits as `ty` (a vector type; a PrivateBlock stays in private memory, and a vector goes there when
-        `ty` has more components than a SPIR-V vector: 16 words of a VNNI load are 32 16-bit elements)."""
-        if not isinstance(value, PrivateBlock) and getattr(ty, "count", 1) > MAX_VECTOR_COMPONENTS:
-            value = self.assemble(self.elements(value), into=PrivateBlock(self.private(ir.ArrayType(
-                value.type.element, value.type.count))))
+        """`value`'s bits as `ty` (a vector type; a PrivateBlock stays in private memory)."""
         if isinstance(value, PrivateBlock):  # next to the variable, which dominates every use
             with self.builder.goto_entry_block():
                 pointer = self.builder.bitcast(value.pointer, ir.ArrayType(ty.element, ty.count).as_pointer())
@@ -419,16 +415,19 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
 
     def block_load(self, key, op) -> ir.Value | PrivateBlock:
         tdesc = op.operands[0]
-        value = self.reinterpret(self.block_read(key, tdesc), llvm_type(op.result.type))
+        result_type = llvm_type(op.result.type)
+        elements = result_type.count if isinstance(result_type, ir.VectorType) else 1
+        value = self.reinterpret(self.block_read(key, tdesc, elements=elements), result_type)
         return self.padded(value, op, tdesc) if op.padding != 0 else value
 
-    def block_read(self, key, tdesc, xy: ir.Value | None = None) -> ir.Value | PrivateBlock:
+    def block_read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1) -> ir.Value | PrivateBlock:
         """A lane's data of the block load `key`: the builtin writes it to private memory, from where a vector
-        is read, or which is kept as a PrivateBlock when larger than a vector."""
+        is read, or which is kept as a PrivateBlock when larger than a vector, in its words or in the `elements`
+        the lane holds (16 words of a 16-bit VNNI load are 32 elements)."""
         data_type = X.describe(self.target, key).data_type
         dst = self.private(data_type)
         self.block_call(key, tdesc, dst, xy=xy)
-        if data_type.count > MAX_VECTOR_COMPONENTS:
+        if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
         return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
