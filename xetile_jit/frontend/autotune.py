@@ -12,9 +12,13 @@ and memory order, and the device). A seen key runs its winner with no timing: fr
    error's message;
 3. `perf_model(**named_args, **kwargs, **config.all_kwargs())` ranks the rest and `top_k` (an int, or a
    fraction of the configs) of them are kept;
-4. each is timed on a profiling queue of the launch's device (device time; the numpy interpreter: wall time).
-   A config that fails to compile or launch is skipped with its error; when every config is pruned or fails,
-   the first error is raised with all the reasons.
+4. each is timed on a profiling queue of the launch's device (device time; the numpy interpreter: wall time),
+   the median of do_bench's runs. A config that fails to compile or launch is skipped with its error; when every
+   config is pruned or fails, the first error is raised with all the reasons;
+5. the finalists, the configs within FINALIST_MARGIN of the fastest, are timed again RACE_ROUNDS times, in turns
+   (a burst of load on a shared machine then slows each of them, not only one), and each keeps its fastest time:
+   load only ever slows a run, and a long kernel gets a single run from do_bench's `rep`, so one timing of it
+   decides by the machine's noise.
 The launch then runs the winner with the caller's arguments and options. Timing runs the kernel many times on
 the launch's own arguments, so a kernel that accumulates into its outputs must not be autotuned as is.
 
@@ -43,6 +47,8 @@ from .autotune_cache import load_winner, store_winner, winner_key
 from .compiler import compile_kernel
 
 PROGRESS_MIN = 4
+FINALIST_MARGIN = 1.25
+RACE_ROUNDS = 3
 RULE_TARGET_OF_INTERPRETER = "cpu"
 PRUNE_KEYS = ("early_config_prune", "perf_model", "top_k")
 
@@ -91,10 +97,12 @@ class Trial:
     stage: str | None = None
     reason: str | None = None
     error: Exception | None = None
+    timings: int = 1  # the first one and the finalists' rounds: `ms` is the fastest
 
     def __str__(self) -> str:
         if self.ms is not None:
-            return f"{self.config}: {self.ms:.4f} ms ({self.clock} clock)"
+            best_of = f", best of {self.timings} timings" if self.timings > 1 else ""
+            return f"{self.config}: {self.ms:.4f} ms ({self.clock} clock{best_of})"
         return f"{self.config}: {STAGES[self.stage]}: {self.reason}"
 
 
@@ -243,18 +251,34 @@ class Autotuner:
         options = {} if device.queue is None else {"device": profiling_queue(device.queue)}
         with Progress(len(configs), self.__name__) as step:
             for config in configs:
-                kwargs = with_config(tuning.kwargs, config) | options
-                tuning.trials.append(self.timed(tuning, config, kwargs))
+                tuning.trials.append(self.timed(tuning, config, options))
                 step()
+        self.race([t for t in tuning.trials if t.ms is not None], tuning, options)
 
-    def timed(self, tuning: Tuning, config: Config, kwargs: dict) -> Trial:
+    def race(self, timed: list[Trial], tuning: Tuning, options: dict) -> None:
+        """Times the finalists among `timed` again, in turns (module docstring, step 5)."""
+        if not timed:
+            return
+        fastest = min(t.ms for t in timed)
+        finalists = [t for t in timed if t.ms <= fastest * FINALIST_MARGIN]
+        if len(finalists) < 2:
+            return
+        for _ in range(RACE_ROUNDS):
+            for trial in finalists:
+                again = self.timed(tuning, trial.config, options)
+                if again.ms is not None:
+                    trial.ms, trial.timings = min(trial.ms, again.ms), trial.timings + 1
+
+    def timed(self, tuning: Tuning, config: Config, options: dict) -> Trial:
+        kwargs = with_config(tuning.kwargs, config) | options
+
         def launch():
             self.kernel.run(tuning.grid, tuning.args, dict(kwargs))  # run() takes the launch options out
 
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", WallClockWarning)  # the trial records the clock
-                ms = do_bench(launch, warmup=self.warmup, rep=self.rep)
+                ms = do_bench(launch, warmup=self.warmup, rep=self.rep, return_mode="median")
         except (CompilationError, LaunchError) as e:
             return Trial(config, stage="failed", reason=str(e), error=e)
         return Trial(config, float(ms), ms.clock)
