@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from . import ordering
+from .opencl_leaks import release_leaked
 from .profiling import record
 
 CTYPE_OF_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
@@ -52,9 +53,11 @@ class SyclProgram:
 
     def kernel(self, name: str) -> dpctl.program.SyclKernel:
         if name not in self._kernels:
-            if not self.program.has_sycl_kernel(name):
+            kernel = self.program.get_sycl_kernel(name)  # not has_sycl_kernel: it leaks a kernel (opencl_leaks.py)
+            if not kernel.addressof_ref():  # dpctl wraps a null kernel when the name is not in the program
                 raise KeyError(f"no kernel {name!r} in the SPIR-V program")
-            self._kernels[name] = self.program.get_sycl_kernel(name)
+            release_leaked(kernel, self.queue)
+            self._kernels[name] = kernel
         return self._kernels[name]
 
 
