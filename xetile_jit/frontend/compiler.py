@@ -1,8 +1,8 @@
 """The compiler driver (issue 7, item 6): a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
 out, through the trace, the backend and the on-disk cache (docs/DESIGN.md §4).
 
-`CompileOptions` (target, tile_mma anchor layout, subgroup count, prefetch distance) is the one source of the options' part of both
-cache keys.
+`CompileOptions` (target, tile_mma anchor layout, subgroup count, prefetch distance) is the one source of the
+options' part of both cache keys.
 `CompiledArtifact` is what a compile produces and what the disk cache holds; it owns its serialisation to the
 cache's entry format (a dict of str and bytes fields). The disk key covers the compiler, the kernel's source,
 the specialization and the options; what the trace read besides (globals, closure cells, module attributes,
