@@ -99,8 +99,8 @@ def every_module_passes_spirv_val(monkeypatch):
     cannot check (ocloc checks those)."""
     compile_spirv = pipeline.compile_spirv
 
-    def validated(func, target, num_subgroups=None, block_io_fallback=None):
-        result = compile_spirv(func, target, num_subgroups, block_io_fallback)
+    def validated(func, target, *args, **kwargs):
+        result = compile_spirv(func, target, *args, **kwargs)
         tool = ocloc.spirv_validator(target) if target.builtins != "legacy" else None
         if tool is not None and shutil.which(tool) is not None:
             validate(result["spirv"], tool=tool)

@@ -152,3 +152,20 @@ def test_gpu_code_stats_says_why_there_is_no_isa(monkeypatch, tmp_path):
     a, c = np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float32)
     line = xetile.testing.gpu_code_stats(mm.matmul_kernel, a, a, c, 64, 64, 64, BM=64, BN=64, BK=32, target="xe2")
     assert line == "xe2: no ISA here (no Intel GPU compiler: python -m xetile_jit install-gpu-compiler)"
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
+    """prefetch_distance=2 (backend/xetile_prefetch.py): the main loop keeps 32 dpas and 3 loads per K step with no
+    spill and gains the prefetches of the A and B tiles two steps ahead, L1 and L3 cached (locality 3) in the ISA."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    mm = tutorial("03-matrix-multiplication")
+    a, c = np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float32)
+    isa = mm.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, target=target, sg_layout=[8, 4],
+                                  sg_data=[32, 64], prefetch_distance=2).asm["isa"]
+    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0) and loop.prefetches >= 1
+    prefetches = [line for line in isa.splitlines() if "send" in line and " null " in line and "load_block2d" in line]
+    assert prefetches and all(line.rstrip().endswith(".ca.ca") for line in prefetches)
+    assert "scratch" not in isa and "calla" not in isa

@@ -9,7 +9,10 @@ from conftest import assert_close, rand
 from test_gpu_code import tutorial
 from xetile_jit.backend.interpreter import run_ir
 from xetile_jit.backend.pipeline import STAGE_NAMES, lower
+from xetile_jit.ir.core import Block, walk
+from xetile_jit.ir.core_ops import ConstantOp, ForOp
 from xetile_jit.ir.printer import print_func
+from xetile_jit.ir.xetile_ops import PrefetchTileOp, UpdateTileOffsetOp
 
 
 @xetile.kernel
@@ -255,3 +258,66 @@ def test_a_long_kernel_lowers_without_deep_recursion(rng):
     func = long_chain.warmup(x, out, N=2000, target="numpy").func
     run_ir(lower(func, "xegpu-wg")["xegpu-wg"], (1, 1, 1), [x, out])
     assert_close(out, x + 2000, np.float32)
+
+
+def prefetch_positions(func) -> tuple[int, int]:
+    """(prefetch_tile ops before the loop, inside it) of the kernel's one scf.for."""
+    loop = next(op for op in walk(func.body) if isinstance(op, ForOp))
+    inside = sum(isinstance(op, PrefetchTileOp) for op in walk(loop.body))
+    return sum(isinstance(op, PrefetchTileOp) for op in walk(func.body)) - inside, inside
+
+
+@pytest.mark.parametrize("distance", [1, 3])
+def test_prefetch_distance_prefetches_walked_tiles_ahead_and_keeps_the_numbers(rng, distance):
+    """xetile_prefetch.py on xe-hpc: the GEMM's two walked tiles get `distance` prologue prefetches each and one
+    prefetch per iteration each, `distance` steps ahead; every level still computes the same numbers."""
+    kern, args, kwargs, grid = gemm_case(rng, [1, 0])
+    func = kern.warmup(*args, **kwargs, target="numpy").func
+    reference = run_func(func, grid, args)
+    stages = lower(func, target="xe-hpc", num_subgroups=None, prefetch_distance=distance)
+    assert prefetch_positions(stages["xetile-layouts"]) == (2 * distance, 2)
+    ahead = [op for op in walk(stages["xetile-layouts"].body) if isinstance(op, UpdateTileOffsetOp)
+             and isinstance(op.operands[0].owner, Block)]  # the in-loop moves of the carried tiles
+    steps = sorted(int(v.owner.value) for op in ahead for v in op.operands[1:] if isinstance(v.owner, ConstantOp))
+    assert steps == sorted([0, 16 * distance] * 2 + [0, 16] * 2)  # the loop's own moves by BK, and the far ones
+    for stage, lowered in stages.items():
+        for got, want in zip(run_func(lowered, grid, args), reference):
+            assert_close(got, want, np.float32)
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated", "xe-hpg"])
+def test_prefetch_distance_is_a_no_op_without_a_2d_block_prefetch(rng, target):
+    kern, args, kwargs, grid = gemm_case(rng, [1, 0])
+    func = kern.warmup(*args, **{**kwargs, "sg_layout": None, "sg_data": None}, target="numpy").func
+    stages = lower(func, "xetile-layouts", target=target, prefetch_distance=2)
+    assert prefetch_positions(stages["xetile-layouts"]) == (0, 0)
+
+
+def test_prefetch_distance_launch_option_keeps_the_numbers(rng, monkeypatch):
+    """The launch option on the default device (a CPU target: no prefetch), and refused when not an int >= 0."""
+    monkeypatch.setenv("XETILE_QUIET", "1")  # the case's odd sizes: B and C go element by element
+    kern, args, kwargs, grid = gemm_case(rng, [1, 0])
+    a, b, c, *sizes = args
+    kern[grid](a, b, c, *sizes, **kwargs, prefetch_distance=2)
+    assert_close(c, a.astype(np.float32) @ b.astype(np.float32), np.float32)
+    with pytest.raises(xetile.LaunchError, match=r"prefetch_distance must be an int >= 0"):
+        kern[grid](a, b, c, *sizes, **kwargs, prefetch_distance=-1)
+
+
+def test_prefetch_distance_on_tiles_loaded_after_their_move_and_not_on_slm(rng):
+    """Tutorial 8 moves its global tiles before loading them (lead 1) and reads shared local memory in the loop:
+    the global tiles are prefetched from their second position on, the SLM ones not at all; same numbers."""
+    slm = tutorial("08-slm-cooperative-gemm")
+    m, n, k = 64, 64, 64
+    args = (rand(rng, (m, k), np.float16), rand(rng, (k, n), np.float16), np.zeros((m, n), np.float32), m, n, k)
+    func = slm.slm_gemm_kernel.warmup(*args, **slm.options(32, 32, 16), target="numpy").func
+    grid = (2, 2)
+    reference = run_func(func, grid, args)
+    stages = lower(func, target="xe-hpc", prefetch_distance=2)
+    assert prefetch_positions(stages["xetile-layouts"]) == (4, 2)
+    prefetched = [op.operands[0] for op in walk(stages["xetile-layouts"].body) if isinstance(op, PrefetchTileOp)]
+    moves = [t.owner for t in prefetched]
+    assert all(isinstance(op, UpdateTileOffsetOp) for op in moves)  # none at the initial position
+    for stage, lowered in stages.items():
+        for got, want in zip(run_func(lowered, grid, args), reference):
+            assert_close(got, want, np.float32)

@@ -705,3 +705,39 @@ def test_one_d_values_are_one_row_from_layout_propagation_on():
                  "%13 = xetile.tile_broadcast %6 [0] : vector<1x8xf32> into vector<4x8xf32>"]:
         assert any(op.startswith(want) for op in ops), want
     assert not any("vector.shape_cast" in line or "vector<8xf32>" in line for line in lines)
+
+
+# ---- cache hints (ir/cache_hints.py): upstream XeGPU's attribute syntax at every level -----------------------
+
+@xetile.kernel
+def hinted_copy(x, out):
+    t = xetile.init_tile(x, [0, 0], [8, 16])
+    xetile.prefetch_tile(t, locality=2)
+    v = xetile.load_tile(t, cache=("uncached", "cached"))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), v, cache="streaming")
+
+
+def hint_text(dialect: str, l1: str, l3: str) -> str:
+    return f"{{l1_hint = #{dialect}.cache_hint<{l1}>, l3_hint = #{dialect}.cache_hint<{l3}>"
+
+
+def test_cache_hints_print_at_every_level():
+    """load_tile/store_tile keep their hints (a store's one policy takes L3 write_back); prefetch_tile's locality 2
+    is L1 uncached, L3 cached from the XeGPU level on; the SIMT level keeps every hint."""
+    x = np.zeros((8, 16), np.float32)
+    compiled = hinted_copy.warmup(x, x, target="numpy")
+    tile, vec, tdesc = "!xetile.tile<8x16xf32>", "vector<8x16xf32>", "!xegpu.tensor_desc<8x16xf32>"
+    assert_lines(compiled.asm["xetile"], f"""
+        xetile.prefetch_tile %1 locality<2> : {tile}
+        %2 = xetile.load_tile %1 {hint_text("xetile", "uncached", "cached")}}} : {tile} -> {vec}
+        xetile.store_tile %2, %3 {hint_text("xetile", "streaming", "write_back")}}} : {vec}, {tile}""")
+    wg = print_func(lower(compiled.func, "xegpu-wg")["xegpu-wg"])
+    assert f"xegpu.prefetch_nd %1 {hint_text('xegpu', 'uncached', 'cached')}}} : !xegpu.tensor_desc<8x16xf32, " in wg
+    assert f"%2 = xegpu.load_nd %1 {hint_text('xegpu', 'uncached', 'cached')}, layout = " in wg
+    assert f"xegpu.store_nd %2, %3 {hint_text('xegpu', 'streaming', 'write_back')}}} : {vec}, " in wg
+    simt = ir_lines(print_func(lower(compiled.func, "xegpu-simt", target="xe-hpc")["xegpu-simt"]))
+    ops = {name: [line for line in simt if name in line] for name in ("prefetch_nd", "load_nd", "store_nd")}
+    assert all(len(lines) == 1 for lines in ops.values()), simt
+    assert ops["prefetch_nd"][0].endswith(f"{hint_text('xegpu', 'uncached', 'cached')}}} : {tdesc}")
+    assert ops["load_nd"][0].endswith(f"{hint_text('xegpu', 'uncached', 'cached')}}} : {tdesc} -> vector<8xf32>")
+    assert ops["store_nd"][0].endswith(f"{hint_text('xegpu', 'streaming', 'write_back')}}} : vector<8xf32>, {tdesc}")

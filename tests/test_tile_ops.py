@@ -245,6 +245,24 @@ def test_prefetch_tile_out_of_bounds_is_harmless(rng, offsets):
     np.testing.assert_array_equal(dst, tile_window(src, offsets, TILE))
 
 
+@xetile.kernel
+def hinted_copy_tile(src, dst, sm, sn, BM: constexpr, BN: constexpr, LOAD: constexpr, STORE: constexpr):
+    v = xetile.load_tile(xetile.init_tile(src, [sm, sn], [BM, BN]), cache=LOAD)
+    xetile.store_tile(xetile.init_tile(dst, [0, 0], [BM, BN]), v, cache=STORE)
+
+
+@pytest.mark.parametrize("load, store", [("cached", "write_back"), ("streaming", "write_through"),
+                                         ("read_invalidate", "streaming"), (("uncached", "cached"), "uncached")],
+                         ids=["ca-wb", "st-wt", "ri-st", "uc.ca-uc"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=dtype_id)
+def test_cache_hints_change_no_values(rng, dtype, load, store):
+    """Hints steer caches only (ir/cache_hints.py): a partial tile still pads its loads and drops its stores."""
+    src = rand(rng, SHAPE, dtype)
+    dst = np.zeros(TILE, dtype)
+    hinted_copy_tile[(1,)](src, dst, *OFFSETS["corner"], BM=TILE[0], BN=TILE[1], LOAD=load, STORE=store)
+    np.testing.assert_array_equal(dst, tile_window(src, OFFSETS["corner"], TILE))
+
+
 def test_copy_whole_unaligned_array_tile_by_tile(rng):
     """Tiles covering a 37x45 array (the last row and column of tiles partial) copy it exactly."""
     src = rand(rng, SHAPE, np.int32, -1000, 1000)

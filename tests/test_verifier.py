@@ -13,7 +13,9 @@ import pytest
 import xetile_jit as xetile
 from conftest import XETILE_DTYPE, assert_close, dtype_id, rand
 from xetile_jit.backend import code_budget
-from xetile_jit.ir.xetile_ops import DISTRIBUTION_RULE
+from xetile_jit.ir.cache_hints import RULE as CACHE_RULE
+from xetile_jit.ir.core import walk
+from xetile_jit.ir.xetile_ops import DISTRIBUTION_RULE, LoadTileOp
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
@@ -240,6 +242,40 @@ def test_prefetch_locality_out_of_range(rng, locality):
     msg = expect_error(k_prefetch, (x, out), dict(LOC=locality), "[prefetch locality hint is 0 to 3]",
                        "xetile.prefetch_tile(t, locality=LOC)")
     assert f"xetile.prefetch_tile: locality must be 0..3, got {locality}" in msg
+
+
+@xetile.kernel
+def k_cache_hints(x, out, LOAD: xetile.constexpr, STORE: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]), cache=LOAD)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), v, cache=STORE)
+
+
+@pytest.mark.parametrize("load, store, line, text", [
+    ("write_back", None, "v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]), cache=LOAD)",
+     "load_tile: load cache hint 'write_back' is not one of cached, uncached, streaming, read_invalidate"),
+    (("read_invalidate", "uncached"), None, "v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]), cache=LOAD)",
+     "load_tile: load cache hints (read_invalidate, uncached) are not one of"),
+    (None, "cached", "xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), v, cache=STORE)",
+     "store_tile: store cache hint 'cached' is not one of uncached, write_through, write_back, streaming"),
+    (None, ("write_back", "uncached"), "xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), v, cache=STORE)",
+     "store_tile: store cache hints (write_back, uncached) are not one of"),
+], ids=["load-policy", "load-pair", "store-policy", "store-pair"])
+def test_cache_hints_are_the_rfc_policies_in_legal_pairs(rng, load, store, line, text):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    msg = expect_error(k_cache_hints, (x, out), dict(LOAD=load, STORE=store), CACHE_RULE, line)
+    assert text in msg
+
+
+def test_cache_hints_of_the_wrong_kind_are_rejected_at_the_op():
+    """The ops check their hints themselves (a pass could attach store hints to a load)."""
+    from xetile_jit.ir.cache_hints import cache_hints
+    func = k_cache_hints.warmup(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32), LOAD="cached",
+                                STORE="write_back", target="numpy").func
+    load = next(op for op in walk(func.body) if isinstance(op, LoadTileOp))
+    load.cache = cache_hints("store", "write_back")
+    with pytest.raises(xetile.CompilationError, match=re.escape(f"store cache hints on a load [{CACHE_RULE}]")):
+        load.verify()
 
 
 # ---- tile_mma ------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from xetile_jit.backend.isa_stats import block_messages
 from xetile_jit.backend import xe_builtins as xb
 from xetile_jit.backend.spirv import emit_spirv, spec
 from xetile_jit.backend.targets import get_target
+from xetile_jit.ir.cache_hints import cache_hints, locality_hints
 from xetile_jit.runtime import sycl
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -448,4 +449,89 @@ def test_pvc_block_messages_isa(abi):
     assert kinds.count("load") == len(LOADS if abi == "spirv" else LEGACY_LOADS)
     assert kinds.count("prefetch") == len(PREFETCHES)
     assert kinds.count("store") == len(STORES if abi == "spirv" else LEGACY_STORES)
+    assert "calla" not in isa
+
+
+# --- cache hints (ir/cache_hints.py) -----------------------------------------------------------------------------
+HINTED = {xb.BlockLoad(16, 8, 16): cache_hints("load", "streaming"),              # .st.ca
+          xb.BlockLoad(16, 8, 16, 2): cache_hints("load", ("uncached", "uncached")),  # an IGC 2022 builtin's shape
+          xb.BlockStore(16, 8, 16): cache_hints("store", "write_through"),         # .wt.wb
+          xb.BlockPrefetch(16, 8, 16, 2): locality_hints(2)}                       # .uc.ca
+
+
+def hinted_module(target: str) -> ir.Module:
+    """One kernel: each HINTED message with its hints, then an unhinted prefetch (L1 and L3 cached)."""
+    module = ir.Module()
+    fn, b = kernel(module, "hinted", BYTES)
+    where = [fn.args[0], *surface_args(64, 16, 64), coord(b, i32(0), i32(0))]
+    rows = None
+    for key, hints in HINTED.items():
+        builtin = xb.builtin(module, ABI_TARGETS[target], key, hints)
+        if isinstance(key, xb.BlockLoad):
+            dst = b.alloca(xb.describe(ABI_TARGETS[target], key).data_type)
+            b.call(builtin, [*where, dst])
+            rows = rows or b.load(b.bitcast(dst, ir.VectorType(ir.IntType(16), 8).as_pointer()))
+        else:
+            b.call(builtin, where + ([rows] if isinstance(key, xb.BlockStore) else []))
+    call(b, target, xb.BlockPrefetch(16, 8, 16, 2), *where)
+    b.ret_void()
+    return module
+
+
+def test_cache_hints_name_the_gpu_messages_and_leave_the_cpu_ones_alone():
+    """GPU ABIs: the hints are part of the message (its name; spirv: a cache-controlled base; legacy: the vISA
+    suffix, an IGC builtin's shape included); an unhinted prefetch is L1 and L3 cached. CPU ABIs: the emulation
+    has no caches; the same functions as without hints."""
+    for abi in ("spirv", "legacy", "emulated", "vector"):
+        module = hinted_module(abi)
+        names = sorted(f.name for f in module.functions if f.name.startswith("xe_block2d"))
+        if abi in ("emulated", "vector"):
+            assert names == ["xe_block2d_load_d16_1x16x8nn", "xe_block2d_load_d16_2x16x8nn",
+                             "xe_block2d_prefetch_d16_2x16x8nn", "xe_block2d_store_d16_1x16x8nn"]
+            assert "CacheControl" not in str(module) and "lsc_" not in str(module)
+            continue
+        assert names == ["xe_block2d_load_d16_1x16x8nn_st_ca", "xe_block2d_load_d16_2x16x8nn_uc_uc",
+                         "xe_block2d_prefetch_d16_2x16x8nn_ca_ca", "xe_block2d_prefetch_d16_2x16x8nn_uc_ca",
+                         "xe_block2d_store_d16_1x16x8nn_wt_wb"]
+        text = str(module)
+        if abi == "spirv":
+            for control in ("LoadINTEL.2_1", "LoadINTEL.0_0", "StoreINTEL.1_2", "LoadINTEL.0_1", "LoadINTEL.1_1"):
+                assert f'@"__spirv_CacheControl{control}"' in text, control
+        else:
+            for message in ("lsc_load_block2d.ugm.st.ca (M1, 1) $0:d16.1x16x8nn",
+                            "lsc_load_block2d.ugm.uc.uc (M1, 1) $0:d16.2x16x8nn",
+                            "lsc_store_block2d.ugm.wt.wb (M1, 1)", "lsc_load_block2d.ugm.uc.ca (M1, 1) %null",
+                            "lsc_load_block2d.ugm.ca.ca (M1, 1) %null"):
+                assert message in text, message
+            assert "intel_subgroup_block_read_u16_m8k16v2" not in text  # a hinted load is the vISA message
+
+
+def test_cache_controls_are_decorations_through_groups():
+    """SPV_INTEL_cache_controls: the capability and extension; each base pointer an OpInBoundsPtrAccessChain with
+    one decoration group per (kind, level, control): level 0 (L1), level 1 (L3)."""
+    code = list(instructions(emit_spirv(hinted_module("spirv"), subgroup_size=SG)))
+    assert (spec.OpCapability, [spec.CapabilityCacheControlsINTEL]) in code
+    assert any(op == spec.OpExtension and string(w) == "SPV_INTEL_cache_controls" for op, w in code)
+    groups = {w[0]: tuple(w[1:]) for op, w in code if op == spec.OpDecorate and w[1] in (
+        spec.DecorationCacheControlLoadINTEL, spec.DecorationCacheControlStoreINTEL)}
+    assert {w[0] for op, w in code if op == spec.OpDecorationGroup} == set(groups)
+    chains = {w[1]: w for op, w in code if op == spec.OpInBoundsPtrAccessChain}
+    decorated = {}
+    for op, w in code:
+        if op == spec.OpGroupDecorate:
+            decorated.setdefault(w[1], []).append(groups[w[0]])
+    assert set(decorated) <= set(chains)
+    load, store = spec.DecorationCacheControlLoadINTEL, spec.DecorationCacheControlStoreINTEL
+    assert sorted(sorted(v) for v in decorated.values()) == sorted([
+        [(load, 0, 2), (load, 1, 1)], [(load, 0, 0), (load, 1, 0)], [(store, 0, 1), (store, 1, 2)],
+        [(load, 0, 0), (load, 1, 1)], [(load, 0, 1), (load, 1, 1)]])
+
+
+@pytest.mark.parametrize("abi", ["spirv", "legacy"])
+def test_cache_hints_reach_the_pvc_isa(abi):
+    """The L1/L3 modifiers of each send in Intel's ISA: a dropped hint shows as the default (no suffix)."""
+    isa = gpu_isa(emit_spirv(hinted_module(abi), subgroup_size=SG), abi)
+    sends = [line.split("//")[-1].strip() for line in isa.splitlines() if "block2d" in line]
+    suffixes = sorted(s.split(".a64")[-1] for s in sends)
+    assert suffixes == [".ca.ca", ".st.ca", ".uc.ca", ".uc.uc", ".wt.wb"], sends
     assert "calla" not in isa

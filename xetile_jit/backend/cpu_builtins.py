@@ -17,12 +17,13 @@ from __future__ import annotations
 from llvmlite import ir
 
 from . import xe_builtins as X
+from . import xe_emulation as E
 from .to_llvm import counted_loop
 
 
-def _whole_block_inside(b: ir.IRBuilder, surface: X._Surface, msg: X.Block2DBuiltin) -> ir.Value:
+def _whole_block_inside(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin) -> ir.Value:
     """i1, the same on every lane: every element of the message's block(s) lies inside the surface. Compared
-    without multiplying the coordinates (they may be near the i32 limits, xe_builtins._Surface.element)."""
+    without multiplying the coordinates (they may be near the i32 limits, xe_emulation.Surface.element)."""
     size = msg.bits // 8
     width = surface.width if size == 1 else b.udiv(surface.width, X._i32(size))
     cols = msg.cols * msg.blocks
@@ -32,7 +33,7 @@ def _whole_block_inside(b: ir.IRBuilder, surface: X._Surface, msg: X.Block2DBuil
                          b.icmp_signed("<=", surface.y, b.sub(surface.height, X._i32(msg.rows)))))
 
 
-def _element_address(b: ir.IRBuilder, surface: X._Surface, row: ir.Value, col: ir.Value, bits: int,
+def _element_address(b: ir.IRBuilder, surface: E.Surface, row: ir.Value, col: ir.Value, bits: int,
                      ty: ir.Type) -> ir.Value:
     """The address of element (row, col) of `bits`-bit data, inside the surface, as a pointer to `ty`."""
     offset = b.add(b.mul(b.sext(row, X.I64), b.sext(surface.pitch, X.I64)),
@@ -40,7 +41,7 @@ def _element_address(b: ir.IRBuilder, surface: X._Surface, row: ir.Value, col: i
     return b.bitcast(b.gep(surface.base, [offset]), ir.PointerType(ty, 1))
 
 
-def _fast_word(b: ir.IRBuilder, surface: X._Surface, msg: X.Block2DBuiltin, lane: ir.Value,
+def _fast_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value,
                index: ir.Value) -> ir.Value:
     """Component `index` of this lane, read without bounds tests: the lane's packed word in one load where its
     elements are adjacent in memory (plain and transposed layouts), part by part for VNNI."""
@@ -57,18 +58,18 @@ def _fast_word(b: ir.IRBuilder, surface: X._Surface, msg: X.Block2DBuiltin, lane
 
 
 def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
-    surface, lane = X._Surface.of(b, fn), X._lane_id(b)
+    surface, lane = E.Surface.of(b, fn), X._lane_id(b)
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
                 _fast_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
         with border:
-            X._emulated_load_loop(b, fn, msg, surface, lane)
+            E.emulated_load_loop(b, fn, msg, surface, lane)
     b.ret_void()
 
 
 def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
-    surface, lane, data = X._Surface.of(b, fn), X._lane_id(b), fn.args[5]
+    surface, lane, data = E.Surface.of(b, fn), X._lane_id(b), fn.args[5]
 
     def component(b, index, _):
         word = b.extract_element(data, index) if msg.components > 1 else data
@@ -79,9 +80,9 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
         with inside:
             counted_loop(b, msg.components, None, component)
         with border:
-            X._emulated_store_loop(b, fn, msg, surface, lane)
+            E.emulated_store_loop(b, fn, msg, surface, lane)
     b.ret_void()
 
 
 VECTOR_DEFINITIONS = {"dpas": X._emulate_dpas, "load": _vector_load, "store": _vector_store,
-                      "prefetch": X._emulate_prefetch}
+                      "prefetch": E.emulate_prefetch}

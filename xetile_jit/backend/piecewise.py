@@ -147,19 +147,19 @@ class PiecewiseConversion(Conversion):
         """A transposed load reads piece (j, i) of the descriptor into piece (i, j) of the value."""
         tiles, src = self.get(op.operands[0]), self.grid_of(op.operands[0])
         loads = [self.emit(G.LoadNdOp, tiles[src.index(j, i) if op.transpose else src.index(i, j)], op.transpose,
-                           op.padding).result for i, j in self.grid_of(op.result).cells()]
+                           op.padding, op.cache).result for i, j in self.grid_of(op.result).cells()]
         self.set(op.result, loads)
 
     @converts(G.StoreNdOp)
     def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
         tiles = self.get(op.operands[1])
         for value, tile in zip(self.pieces(op.operands[0], self.grid_of(op.operands[1])), tiles):
-            self.emit(G.StoreNdOp, value, tile)
+            self.emit(G.StoreNdOp, value, tile, None, op.cache)
 
     @converts(G.PrefetchNdOp)
     def convert_PrefetchNdOp(self, op: G.PrefetchNdOp) -> None:
         for tile in self.get(op.operands[0]):
-            self.emit(G.PrefetchNdOp, tile, op.locality)
+            self.emit(G.PrefetchNdOp, tile, op.cache)
 
     @converts(G.UpdateNdOffsetOp)
     def convert_UpdateNdOffsetOp(self, op: G.UpdateNdOffsetOp) -> None:

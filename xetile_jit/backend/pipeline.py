@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from dataclasses import dataclass
 
 from ..errors import CompilationError
 from ..ir.core import FuncOp, walk
@@ -25,11 +26,21 @@ from .xegpu_blocking import block
 from .xegpu_lane_distribution import distribute_lanes
 from .xegpu_wg_to_sg import wg_to_sg
 from .xetile_layout_propagation import propagate_layouts
+from .xetile_prefetch import insert_prefetch
 from .xetile_rank2 import as_rank2
 from .xetile_to_xegpu import xetile_to_xegpu
 
-STAGES = [  # (name, stage(func, target, num_subgroups)): only layout propagation decides the subgroup count
-    ("xetile-layouts", lambda func, target, subgroups: propagate_layouts(as_rank2(func), target, subgroups)),
+@dataclass(frozen=True)
+class StageOptions:
+    """The compile options the stages read: the subgroup count (layout propagation decides it) and the
+    prefetch distance (xetile_prefetch.py)."""
+    num_subgroups: int | None = None
+    prefetch_distance: int = 0
+
+
+STAGES = [  # (name, stage(func, target, StageOptions))
+    ("xetile-layouts", lambda func, target, o: propagate_layouts(
+        insert_prefetch(as_rank2(func), target, o.prefetch_distance), target, o.num_subgroups)),
     ("xegpu-wg", lambda func, target, _: xetile_to_xegpu(func)),
     ("xegpu-sg", lambda func, target, _: insert_barriers(wg_to_sg(func, target))),
     ("xegpu-blocked", lambda func, target, _: block(func, target)),
@@ -39,18 +50,19 @@ STAGE_NAMES = [name for name, _ in STAGES]
 
 
 def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu",
-          num_subgroups: int | None = None) -> dict[str, FuncOp]:
+          num_subgroups: int | None = None, prefetch_distance: int = 0) -> dict[str, FuncOp]:
     """The IR after each stage up to `until`, by stage name; `func` itself is left as it was. `target` is the
-    Target, or its name (resolved here, once); `num_subgroups` the launch option (layout propagation's input)."""
+    Target, or its name (resolved here, once); `num_subgroups` and `prefetch_distance` the launch options."""
     if until not in STAGE_NAMES:
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
     chosen = get_target(target) if isinstance(target, str) else target
+    options = StageOptions(num_subgroups, prefetch_distance)
     results = {}
     # func.clone, not copy.deepcopy: use lists make the graph as deep as the kernel is long
     current = drop_device_asserts(func.clone())
     for name, stage in STAGES:
         with timing.stage(func.sym_name, name):
-            current = stage(current, chosen, num_subgroups)
+            current = stage(current, chosen, options)
             verify(current)
         if name == "xegpu-sg":
             check_divergent_barriers(current)
@@ -85,12 +97,12 @@ def check_slm(func: FuncOp, target: Target) -> None:
 
 
 def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None,
-                  block_io_fallback: dict[str, str] | None = None) -> dict:
+                  block_io_fallback: dict[str, str] | None = None, prefetch_distance: int = 0) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
     for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats", which lists
     `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules), and what launch
     needs: "num_subgroups" and "lanes" of a workgroup, and the driver's "build_options"."""
-    stages = lower(func, target=target, num_subgroups=num_subgroups)
+    stages = lower(func, target=target, num_subgroups=num_subgroups, prefetch_distance=prefetch_distance)
     simt = stages["xegpu-simt"]
     check_named_barriers(simt)
     with timing.stage(func.sym_name, "llvm-ir"):

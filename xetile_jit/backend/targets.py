@@ -148,6 +148,11 @@ class Target:
         return self.builtins in CPU_ABIS
 
     @property
+    def block_prefetch(self) -> bool:
+        """Whether a 2D block prefetch reaches a cache: a GPU target with 2D block IO (on a CPU it does nothing)."""
+        return self.block_io is not None and not self.emulated
+
+    @property
     def private_blocks(self) -> bool:
         """Whether a 2D block load may give a lane more than a SPIR-V vector holds (read into private memory)."""
         return self.builtins in ("spirv", *CPU_ABIS)

@@ -228,8 +228,10 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
             height = b.select(rows, height, ir.Constant(I32, 1))
         return [pointer, b.trunc(b.mul(m.cols, size), I32), height, b.trunc(b.mul(m.row_stride, size), I32)]
 
-    def block_call(self, key, tdesc, *data: ir.Value, xy: ir.Value | None = None) -> ir.Value:
-        fn = X.builtin(self.module, self.target, key)
+    def block_call(self, key, tdesc, *data: ir.Value, xy: ir.Value | None = None, cache=None) -> ir.Value:
+        """The block message `key` on `tdesc`, with the op's `cache` hints (X.builtin: where the target has caches
+        to steer)."""
+        fn = X.builtin(self.module, self.target, key, cache)
         return self.builder.call(fn, self.surface(tdesc) + [xy or self.xy(tdesc), *data])
 
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
@@ -411,22 +413,24 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         b = self.builder
         x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
         words = self.assemble([b.ashr(x, ir.Constant(I32, 1)), y])  # x is even (x_aligned) and may be negative
-        return self.reinterpret(self.block_read(PAIRED_TRANSPOSE, tdesc, words), llvm_type(op.result.type))
+        return self.reinterpret(self.block_read(PAIRED_TRANSPOSE, tdesc, words, cache=op.cache),
+                                llvm_type(op.result.type))
 
     def block_load(self, key, op) -> ir.Value | PrivateBlock:
         tdesc = op.operands[0]
         result_type = llvm_type(op.result.type)
         elements = result_type.count if isinstance(result_type, ir.VectorType) else 1
-        value = self.reinterpret(self.block_read(key, tdesc, elements=elements), result_type)
+        value = self.reinterpret(self.block_read(key, tdesc, elements=elements, cache=op.cache), result_type)
         return self.padded(value, op, tdesc) if op.padding != 0 else value
 
-    def block_read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1) -> ir.Value | PrivateBlock:
+    def block_read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1,
+                   cache=None) -> ir.Value | PrivateBlock:
         """A lane's data of the block load `key`: the builtin writes it to private memory, from where a vector
         is read, or which is kept as a PrivateBlock when larger than a vector, in its words or in the `elements`
         the lane holds (16 words of a 16-bit VNNI load are 32 elements)."""
         data_type = X.describe(self.target, key).data_type
         dst = self.private(data_type)
-        self.block_call(key, tdesc, dst, xy=xy)
+        self.block_call(key, tdesc, dst, xy=xy, cache=cache)
         if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
@@ -460,18 +464,16 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
     def block_store(self, key, op) -> None:
         value, tdesc = op.operands
         raw_type = X.describe(self.target, key).signature.args[-1]
-        self.block_call(key, tdesc, self.builder.bitcast(self.values[value], raw_type))
+        self.block_call(key, tdesc, self.builder.bitcast(self.values[value], raw_type), cache=op.cache)
 
     def lower_PrefetchNdOp(self, op):
-        """A cache hint: emitted where the target has the prefetch message of this shape, else dropped."""
+        """A cache hint: emitted, with the op's L1/L3 controls, where the target has the prefetch message of this
+        shape, else dropped."""
         t = op.operands[0].type
         key = X.BlockPrefetch(t.dtype.bits, *t.shape)
         tdesc = op.operands[0]
         if X.provides(self.target, key) and self.block_surface(tdesc):
-            self.by_message(tdesc, lambda: self.block_prefetch(key, tdesc), lambda: None)
-
-    def block_prefetch(self, key, tdesc) -> None:
-        self.block_call(key, tdesc)
+            self.by_message(tdesc, lambda: self.block_call(key, tdesc, cache=op.cache), lambda: None)
 
     # ---- DPAS --------------------------------------------------------------------------------------------
     def lower_SimtDpasOp(self, op):

@@ -40,7 +40,8 @@ Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
   outside width x height read 0.
 * block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
   width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on a CPU.
-* "cpu" (ABI "vector"): defined in the module for the CPU's vector units (cpu_builtins.py), same results.
+* "cpu" (ABI "vector"): defined in the module for the CPU's vector units (cpu_builtins.py), same results. The
+  "xe-emulated" block messages are xe_emulation.py's.
 * T is an integer (vector, for stores; bitcast f16 / bf16 / f32 data). As on the hardware, the surface operands must be
   sub-group uniform and the calls made by the whole sub-group (the emulation shuffles between lanes).
 
@@ -51,13 +52,13 @@ systolic adder tree may round differently in the last bit; this order is what th
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Union
 
 from llvmlite import ir
 
+from ..ir.cache_hints import CacheHints, locality_hints
 from .targets import Target
-from .to_llvm import counted_loop
 
 VOID = ir.VoidType()
 I8, I32, I64 = (ir.IntType(w) for w in (8, 32, 64))
@@ -68,6 +69,7 @@ SURFACE_ARGS = [GLOBAL_BYTES, I32, I32, I32, COORD]  # base, width bytes, height
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
 MATRIX_MULTIPLY = "__spirv_SubgroupMatrixMultiplyAccumulateINTEL"
+CACHE_CONTROL = "__spirv_CacheControl"
 
 
 # --- keys: what the lowering asks for -----------------------------------------------------------------------
@@ -104,7 +106,7 @@ class BlockStore:
 
 @dataclass(frozen=True)
 class BlockPrefetch:
-    """A 2D block prefetch into the caches (L1 and L3 cached) of the block a BlockLoad of this shape reads."""
+    """A 2D block prefetch into the caches of the block a BlockLoad of this shape reads (the hints: `builtin`)."""
     bits: int
     rows: int
     cols: int
@@ -205,7 +207,8 @@ class DpasBuiltin:
 @dataclass(frozen=True)
 class Block2DBuiltin:
     """One 2D block message: its shape, the per-lane layout it gives (module docstring) and how GPU targets
-    provide it: an Import of the IGC builtin `igc_name`, or else a wrapper around the inline vISA `visa`."""
+    provide it: an Import of the IGC builtin `igc_name`, or else a wrapper around the inline vISA `visa`; `cache`,
+    the message's L1/L3 cache controls (None: the hardware's default), is part of the name."""
     kind: str  # "load", "store" or "prefetch"
     bits: int
     rows: int
@@ -214,6 +217,7 @@ class Block2DBuiltin:
     vnni: bool = False
     transpose: bool = False
     igc_name: str = ""
+    cache: CacheHints | None = None
 
     @classmethod
     def of(cls, key: BlockLoad | BlockStore | BlockPrefetch, igc_name: str = "") -> Block2DBuiltin:
@@ -245,7 +249,8 @@ class Block2DBuiltin:
 
     @property
     def name(self) -> str:
-        return f"xe_block2d_{self.kind}_{self.shape.replace('.', '_')}"
+        hints = self.cache.visa.replace(".", "_") if self.cache else ""
+        return f"xe_block2d_{self.kind}_{self.shape.replace('.', '_')}{hints}"
 
     @property
     def data_type(self) -> ir.Type:
@@ -268,13 +273,14 @@ class Block2DBuiltin:
     @property
     def visa(self) -> str:
         """The vISA message: operands are the data ($0, loads and stores) then base, width-1, height-1, pitch-1,
-        x, y (§5)."""
+        x, y (§5); the cache controls follow `ugm`, L1 then L3."""
+        hints = self.cache.visa if self.cache else ""
         if self.kind == "prefetch":
-            return f"lsc_load_block2d.ugm.ca.ca (M1, 1) %null:{self.shape} flat[$0, $1, $2, $3, $4, $5]"
+            return f"lsc_load_block2d.ugm{hints} (M1, 1) %null:{self.shape} flat[$0, $1, $2, $3, $4, $5]"
         address = "flat[$1, $2, $3, $4, $5, $6]"
         if self.kind == "load":
-            return f"lsc_load_block2d.ugm (M1, 1) $0:{self.shape} {address}"
-        return f"lsc_store_block2d.ugm (M1, 1) {address} $0:{self.shape}"
+            return f"lsc_load_block2d.ugm{hints} (M1, 1) $0:{self.shape} {address}"
+        return f"lsc_store_block2d.ugm{hints} (M1, 1) {address} $0:{self.shape}"
 
 
 _DPAS_KEYS = [Dpas(a, b, m) for a, b in [("f16", "f16"), ("bf16", "bf16"), ("i8", "i8"), ("ui8", "ui8"),
@@ -311,8 +317,13 @@ def block_rule(target: Target, key: Key) -> str | None:
 
 def provides(target: Target, key: Key) -> bool:
     """Whether the lowering may call `key` on `target`: the target has the message and its ABI the builtin (the
-    legacy ABI only the shapes of BLOCK2D_TABLE)."""
-    return (key in BLOCK2D_TABLE or target.builtins != "legacy") and block_rule(target, key) is None
+    legacy ABI the loads and stores of BLOCK2D_TABLE's shapes, and every prefetch: it has no data operand)."""
+    return (key in BLOCK2D_TABLE or _any_shape(target, key)) and block_rule(target, key) is None
+
+
+def _any_shape(target: Target, key: Key) -> bool:
+    """Whether `target`'s ABI provides the block message `key` in any shape its BlockIO allows."""
+    return target.builtins != "legacy" or isinstance(key, BlockPrefetch)
 
 
 def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
@@ -323,7 +334,7 @@ def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
         rule = block_rule(target, key)
         if rule is not None:
             raise NotImplementedError(f"no 2D block message {key} on target {target.name}: {rule}")
-        if target.builtins != "legacy":
+        if _any_shape(target, key):
             return Block2DBuiltin.of(key)
         table = BLOCK2D_TABLE
     if key not in table:
@@ -331,9 +342,15 @@ def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
     return table[key]
 
 
-def builtin(module: ir.Module, target: Target, key: Key) -> ir.Function:
-    """The function the lowering calls for `key`: declared (Import) or defined in `module`, once per module."""
+def builtin(module: ir.Module, target: Target, key: Key, cache: CacheHints | None = None) -> ir.Function:
+    """The function the lowering calls for `key`: declared (Import) or defined in `module`, once per module. A 2D
+    block message on a GPU target carries the `cache` controls (a prefetch without them: L1 and L3 cached; a
+    hinted load on the legacy ABI is the vISA message, as IGC's builtins take none); the CPU targets have no
+    caches to steer and ignore them."""
     desc = describe(target, key)
+    if isinstance(desc, Block2DBuiltin) and target.builtins in ("spirv", "legacy") and not target.emulated:
+        cache = cache or (locality_hints(3) if desc.kind == "prefetch" else None)
+        desc = replace(desc, cache=cache, igc_name="" if cache else desc.igc_name)
     if desc.name in module.globals:
         return module.globals[desc.name]
     fn = ir.Function(module, desc.signature, desc.name)
@@ -341,7 +358,8 @@ def builtin(module: ir.Module, target: Target, key: Key) -> ir.Function:
         from .cpu_builtins import VECTOR_DEFINITIONS  # here: that module builds on this one's emulation
         _define(fn, VECTOR_DEFINITIONS[desc.kind], desc)
     elif target.emulated:
-        _define(fn, _EMULATIONS[desc.kind], desc)
+        from .xe_emulation import EMULATIONS  # here: that module builds on this one's helpers
+        _define(fn, EMULATIONS[desc.kind], desc)
     elif target.builtins == "spirv":
         _define(fn, _spirv_dpas if isinstance(desc, DpasBuiltin) else _spirv_wrapper, desc)
     elif isinstance(desc, Block2DBuiltin):
@@ -365,6 +383,8 @@ def _spirv_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> Non
     (a store's data is put there first)."""
     shape = [_i32(msg.bits // 8), _i32(msg.cols), _i32(msg.rows), _i32(msg.blocks)]
     base, *surface = fn.args[:5]
+    if msg.cache:
+        base = _cache_controlled(b, base, msg.cache)
     data = []
     if msg.kind == "load":
         data = [b.bitcast(fn.args[5], ir.PointerType(I8))]
@@ -377,6 +397,14 @@ def _spirv_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> Non
     op = _declared(b.module, msg.spirv_op, ir.FunctionType(VOID, [v.type for v in operands]))
     b.call(op, operands)
     b.ret_void()
+
+
+def _cache_controlled(b: ir.IRBuilder, base: ir.Value, cache: CacheHints) -> ir.Value:
+    """`base` decorated with SPV_INTEL_cache_controls (levels 0 = L1 and 1 = L3), as the emitter's
+    `__spirv_CacheControl{Load,Store}INTEL.<l1>_<l3>` makes it."""
+    kind = "Load" if cache.kind == "load" else "Store"
+    name = f"{CACHE_CONTROL}{kind}INTEL." + "_".join(map(str, cache.spirv_controls))
+    return b.call(_declared(b.module, name, ir.FunctionType(base.type, [base.type])), [base])
 
 
 def _spirv_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
@@ -508,95 +536,3 @@ def _emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
         for r, value in enumerate(sums):
             result = b.insert_element(result, value, _i32(r))
     b.ret(result if mad.m > 1 else sums[0])
-
-
-# --- cpu: 2D block IO -------------------------------------------------------------------------------------------
-@dataclass
-class _Surface:
-    """The surface operands of a block message as LLVM values, and the element addressing of the emulation."""
-    base: ir.Value
-    width: ir.Value
-    height: ir.Value
-    pitch: ir.Value
-    x: ir.Value
-    y: ir.Value
-
-    @classmethod
-    def of(cls, b: ir.IRBuilder, fn: ir.Function) -> _Surface:
-        base, width, height, pitch, coord = fn.args[:5]
-        return cls(base, width, height, pitch, b.extract_element(coord, _i32(0)), b.extract_element(coord, _i32(1)))
-
-    def element(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value, bits: int) -> tuple[ir.Value, ir.Value]:
-        """(in bounds, pointer) of element (row, col); the pointer is the base when out of bounds, so that a load
-        through it is always safe. The test multiplies nothing: `col < width // size` is `(col + 1) * size <=
-        width` without its i32 overflow (a column near 2**31 / size would wrap into range). A row or column that
-        wrapped while adding the block position to the coordinate is negative, hence outside too."""
-        size = bits // 8
-        width = self.width if size == 1 else b.udiv(self.width, _i32(size))
-        inside = b.and_(b.and_(b.icmp_signed(">=", row, _i32(0)), b.icmp_signed("<", row, self.height)),
-                        b.and_(b.icmp_signed(">=", col, _i32(0)), b.icmp_signed("<", col, width)))
-        offset = b.add(b.mul(b.sext(row, I64), b.sext(self.pitch, I64)),
-                       b.mul(b.sext(col, I64), ir.Constant(I64, size)))
-        offset = b.select(inside, offset, ir.Constant(I64, 0))
-        return inside, b.bitcast(b.gep(self.base, [offset]), ir.PointerType(ir.IntType(bits), 1))
-
-    def position(self, b: ir.IRBuilder, msg: Block2DBuiltin, lane: ir.Value, component: ir.Value, part: int):
-        """(row, column) of element `part` of `component` on `lane` (the layouts of the module docstring)."""
-        if msg.transpose:
-            return b.add(self.y, lane), b.add(self.x, component)
-        if msg.vnni:  # block by block, each rows / per_lane words
-            words = _i32(msg.components // msg.blocks)
-            block, word = b.udiv(component, words), b.urem(component, words)
-            return (b.add(self.y, b.add(b.mul(word, _i32(msg.per_lane)), _i32(part))),
-                    b.add(self.x, b.add(b.mul(block, _i32(msg.cols)), lane)))
-        block, row = b.udiv(component, _i32(msg.rows)), b.urem(component, _i32(msg.rows))
-        col = b.add(b.mul(block, _i32(msg.cols)), b.add(b.mul(lane, _i32(msg.per_lane)), _i32(part)))
-        return b.add(self.y, row), b.add(self.x, col)
-
-
-def _emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
-    _emulated_load_loop(b, fn, msg, _Surface.of(b, fn), _lane_id(b))
-    b.ret_void()
-
-
-def _emulated_load_loop(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin, surface: _Surface,
-                        lane: ir.Value) -> None:
-    """The load's components, each element tested against the surface (outside: 0)."""
-    def component(b, index, _):
-        word = ir.Constant(msg.lane_type, 0)
-        for part in range(msg.per_lane):
-            inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
-            value = b.select(inside, b.load(ptr), ir.Constant(ir.IntType(msg.bits), 0))
-            if msg.per_lane > 1:
-                value = b.shl(b.zext(value, msg.lane_type), ir.Constant(msg.lane_type, part * msg.bits))
-            word = b.or_(word, value)
-        b.store(word, b.gep(fn.args[5], [_i32(0), index]))
-
-    counted_loop(b, msg.components, None, component)
-
-
-def _emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
-    _emulated_store_loop(b, fn, msg, _Surface.of(b, fn), _lane_id(b))
-    b.ret_void()
-
-
-def _emulated_store_loop(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin, surface: _Surface,
-                         lane: ir.Value) -> None:
-    """The store's components, each element written only inside the surface."""
-    data = fn.args[5]
-
-    def component(b, index, _):
-        word = b.extract_element(data, index) if msg.components > 1 else data
-        for part in range(msg.per_lane):
-            inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
-            with b.if_then(inside):
-                b.store(_field(b, word, part, msg.bits), ptr)
-
-    counted_loop(b, msg.components, None, component)
-
-
-def _emulate_prefetch(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
-    b.ret_void()
-
-
-_EMULATIONS = {"dpas": _emulate_dpas, "load": _emulate_load, "store": _emulate_store, "prefetch": _emulate_prefetch}

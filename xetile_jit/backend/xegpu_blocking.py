@@ -134,7 +134,7 @@ class Blocking(PiecewiseConversion):
         value, tdesc = op.operands
         g = self.grid_of(tdesc)
         for piece, tile, origin in zip(self.pieces(value, g), self.get(tdesc), g.origins()):
-            self.emit(G.StoreNdOp, piece, tile, valid_part(g, origin, tdesc.type.shape))
+            self.emit(G.StoreNdOp, piece, tile, valid_part(g, origin, tdesc.type.shape), op.cache)
 
     @converts(G.AtomicRMWOp)
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:

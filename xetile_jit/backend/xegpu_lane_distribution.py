@@ -118,7 +118,8 @@ class LaneDistribution(Conversion):
 
     @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
-        new = self.emit(S.SimtLoadNdOp, self.one(op.operands[0]), self.layout(op.result), op.transpose, op.padding)
+        new = self.emit(S.SimtLoadNdOp, self.one(op.operands[0]), self.layout(op.result), op.transpose, op.padding,
+                        op.cache)
         self.set(op.result, new.result)
 
     @converts(C.ConstantMaskOp)
@@ -128,7 +129,7 @@ class LaneDistribution(Conversion):
     @converts(G.StoreNdOp)
     def convert_StoreNdOp(self, op: G.StoreNdOp) -> None:
         value, tdesc = op.operands
-        self.emit(S.SimtStoreNdOp, self.one(value), self.one(tdesc), self.layout(value), op.valid)
+        self.emit(S.SimtStoreNdOp, self.one(value), self.one(tdesc), self.layout(value), op.valid, op.cache)
 
     @converts(G.AtomicRMWOp)
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:

@@ -25,6 +25,7 @@ from ..ir.core import FuncOp, Value
 from ..ir.shape_ops import ShapeCastOp
 from ..ir.types import COL_MAJOR, IndexType, TileType, VectorType
 from .xetile_layout_propagation import swapped
+from ..ir.cache_hints import locality_hints
 
 
 def is_col_major(tile: Value) -> bool:
@@ -88,14 +89,14 @@ class XeTileToXeGPU(Conversion):
     @converts(X.LoadTileOp)
     def convert_LoadTileOp(self, op: X.LoadTileOp) -> None:
         tile = op.operands[0]
-        new = self.emit(G.LoadNdOp, self.one(tile), (1, 0) if is_col_major(tile) else None, op.padding)
+        new = self.emit(G.LoadNdOp, self.one(tile), (1, 0) if is_col_major(tile) else None, op.padding, op.cache)
         new.result.layout = op.result.layout
         self.set(op.result, new.result)
 
     @converts(X.StoreTileOp)
     def convert_StoreTileOp(self, op: X.StoreTileOp) -> None:
         value, tile = self.one(op.operands[0]), op.operands[1]
-        self.emit(G.StoreNdOp, self.transposed(value) if is_col_major(tile) else value, self.one(tile))
+        self.emit(G.StoreNdOp, self.transposed(value) if is_col_major(tile) else value, self.one(tile), None, op.cache)
 
     @converts(X.AtomicRMWTileOp)
     def convert_AtomicRMWTileOp(self, op: X.AtomicRMWTileOp) -> None:
@@ -165,7 +166,7 @@ class XeTileToXeGPU(Conversion):
 
     @converts(X.PrefetchTileOp)
     def convert_PrefetchTileOp(self, op: X.PrefetchTileOp) -> None:
-        self.emit(G.PrefetchNdOp, self.one(op.operands[0]), op.locality)
+        self.emit(G.PrefetchNdOp, self.one(op.operands[0]), locality_hints(op.locality))
 
     @converts(X.TileMMAOp)
     def convert_TileMMAOp(self, op: X.TileMMAOp) -> None:

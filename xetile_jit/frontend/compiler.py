@@ -1,8 +1,8 @@
 """The compiler driver (issue 7, item 6): a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
 out, through the trace, the backend and the on-disk cache (docs/DESIGN.md §4).
 
-`CompileOptions` (target, tile_mma anchor layout, subgroup count) is the one source of the options' part of both
-cache keys.
+`CompileOptions` (target, tile_mma anchor layout, subgroup count, prefetch distance) is the one source of the
+options' part of both cache keys.
 `CompiledArtifact` is what a compile produces and what the disk cache holds; it owns its serialisation to the
 cache's entry format (a dict of str and bytes fields). The disk key covers the compiler, the kernel's source,
 the specialization and the options; what the trace read besides (globals, closure cells, module attributes,
@@ -49,6 +49,7 @@ class CompileOptions:
     abi: str = ""  # the Xe builtin ABI asked for (XETILE_XE_ABI), "" for the target's own
     debug: bool = False  # XETILE_DEBUG=1: device_assert in device code (not implemented: check_debug)
     num_subgroups: int | None = None  # subgroups of a kernel without anchors (None: layout propagation chooses)
+    prefetch_distance: int = 0  # loop steps a walked tile is prefetched ahead (backend/xetile_prefetch.py)
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,8 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     func, reads = trace(kernel, specs, consts, options.mma_layout)
     check_debug(func, options)
     fallbacks = block_io_fallbacks(func, specs) if target.block_io is not None else {}
-    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups, fallbacks),
-                           reads)
+    artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups, fallbacks,
+                                                                options.prefetch_distance), reads)
     warn_block_io_fallback(func.sym_name, fallbacks)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())

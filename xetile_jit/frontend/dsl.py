@@ -11,6 +11,7 @@ from ..ir import sync_ops as S
 from ..ir import xetile_ops as X
 from ..ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
 from ..ir.attrs import Layout
+from ..ir.cache_hints import cache_hints
 from ..ir.scatter_ops import ScatterTileType
 from ..ir.core import Value
 from ..ir.types import (COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType,
@@ -210,10 +211,12 @@ def nbarrier_wait(nb) -> None:
 
 
 @builtin
-def load_tile(tile, *, padding=0, layout: Layout | None = None) -> Value:
+def load_tile(tile, *, padding=0, layout: Layout | None = None, cache=None) -> Value:
     """The tile's elements as a vector; out-of-bounds elements read as `padding`. `layout` is the vector's (and so
-    the tile's: a load shares its tile's layout)."""
+    the tile's: a load shares its tile's layout). `cache`: a hint, "cached", "uncached", "streaming" or
+    "read_invalidate", or an (l1, l3) pair of them (ir/cache_hints.py); it changes no value."""
     sem = current()
+    hints = _cache_hints(sem, "load", cache, "load_tile")
     if not is_py_scalar(padding):
         raise sem.error(f"load_tile: padding must be a compile-time number, got {_describe(padding)}")
     tile = _tile(sem, tile, "load_tile")
@@ -221,7 +224,14 @@ def load_tile(tile, *, padding=0, layout: Layout | None = None) -> Value:
     if layout is not None and given is not None and given != layout:
         raise sem.error(f"load_tile: layout {layout} differs from the tile's; the tile's layout is {given} "
                         "[a load shares its tile's layout]")
-    return _anchored(sem, sem.create(X.LoadTileOp, tile, padding).result, layout, "load_tile")
+    return _anchored(sem, sem.create(X.LoadTileOp, tile, padding, hints).result, layout, "load_tile")
+
+
+def _cache_hints(sem, kind: str, cache, op: str):
+    try:
+        return cache_hints(kind, cache)
+    except ValueError as e:
+        raise sem.error(f"{op}: {e}") from None
 
 
 def _value_for_tile(sem, tile: Value, value, op: str) -> Value:
@@ -234,11 +244,13 @@ def _value_for_tile(sem, tile: Value, value, op: str) -> Value:
 
 
 @builtin
-def store_tile(tile, value) -> None:
-    """Writes `value` (converted to the tile's element type) to the in-bounds elements of `tile`."""
+def store_tile(tile, value, *, cache=None) -> None:
+    """Writes `value` (converted to the tile's element type) to the in-bounds elements of `tile`. `cache`: a hint,
+    "write_back", "write_through", "streaming" or "uncached", or an (l1, l3) pair of them (ir/cache_hints.py)."""
     sem = current()
+    hints = _cache_hints(sem, "store", cache, "store_tile")
     tile = _tile(sem, tile, "store_tile")
-    sem.create(X.StoreTileOp, _value_for_tile(sem, tile, value, "store_tile"), tile)
+    sem.create(X.StoreTileOp, _value_for_tile(sem, tile, value, "store_tile"), tile, hints)
 
 
 @builtin
@@ -254,7 +266,9 @@ def update_tile_offset(tile, offsets) -> Value:
 
 @builtin
 def prefetch_tile(tile, *, locality: int = 3) -> None:
-    """A cache hint; locality 0 (none) to 3 (keep in cache)."""
+    """A cache hint; locality 0 (none) to 3 (keep in cache), mapped to the L1/L3 controls of the 2D block
+    prefetch as ir/cache_hints.py LOCALITY says (3: L1 and L3 cached; 2: L3 only; 1: L1 streaming, L3; 0: L1
+    streaming only)."""
     sem = current()
     sem.create(X.PrefetchTileOp, _tile(sem, tile, "prefetch_tile"), locality)
 

@@ -34,7 +34,7 @@ from .dsl import constexpr
 from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
 from .tracer import Function
 
-LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups")
+LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance")
 CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
 CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
                   "of these (numpy numbers count as Python ones)")
@@ -86,6 +86,14 @@ def subgroup_count(options: dict) -> int | None:
     if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
         raise LaunchError(f"num_subgroups must be a positive int (the subgroups of a workgroup), got {count!r}")
     return count
+
+
+def prefetch_distance(options: dict) -> int:
+    """The `prefetch_distance` launch option: loop steps ahead to prefetch walked tiles (0: none), an int >= 0."""
+    distance = python_scalar(options.get("prefetch_distance", 0))
+    if not isinstance(distance, int) or isinstance(distance, bool) or distance < 0:
+        raise LaunchError(f"prefetch_distance must be an int >= 0 (loop steps to prefetch ahead), got {distance!r}")
+    return distance
 
 
 class CompiledKernel:
@@ -202,7 +210,7 @@ class Kernel:
         consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
         key_consts = tuple(hashable(v) for v in consts.values())
         compile_options = CompileOptions(target, mma_layout(options), xe_abi(), debugging(),
-                                         subgroup_count(options))
+                                         subgroup_count(options), prefetch_distance(options))
         return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
 
     def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:

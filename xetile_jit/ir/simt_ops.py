@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import Operation, Value
+from .cache_hints import CacheHints, hint_attrs
 from .debug_ops import DevicePrintOp
 from .effects import reads, writes
 from .types import DType, ScalarType, VectorType, bool_, int32
@@ -141,14 +142,16 @@ class SimtLoadNdOp(Operation):
     name = "xegpu.load_nd"
     effects = (reads(0),)
 
-    def __init__(self, tdesc: Value, layout: LaneLayout, transpose=None, padding=0, loc=None):
+    def __init__(self, tdesc: Value, layout: LaneLayout, transpose=None, padding=0,
+                 cache: CacheHints | None = None, loc=None):
         super().__init__([tdesc], [layout.lane_type(tdesc.type.dtype)], loc=loc)
-        self.layout, self.transpose, self.padding = layout, transpose, padding
+        self.layout, self.transpose, self.padding, self.cache = layout, transpose, padding, cache
 
     def format(self, p) -> str:
         attrs = {"transpose": list(self.transpose)} if self.transpose else {}
         if self.padding != 0:
             attrs["padding"] = self.padding
+        attrs.update(hint_attrs(self.cache, "xegpu"))
         t = self.operands[0]
         return f" {p.name(t)}{p.attr_dict(self, attrs)} : {t.type} -> {self.result.type}"
 
@@ -161,13 +164,15 @@ class SimtStoreNdOp(Operation):
     name = "xegpu.store_nd"
     effects = (writes(1),)
 
-    def __init__(self, value: Value, tdesc: Value, layout: LaneLayout, valid=None, loc=None):
+    def __init__(self, value: Value, tdesc: Value, layout: LaneLayout, valid=None, cache: CacheHints | None = None,
+                 loc=None):
         super().__init__([value, tdesc], [], loc=loc)
-        self.layout, self.valid = layout, valid
+        self.layout, self.valid, self.cache = layout, valid, cache
 
     def format(self, p) -> str:
         value, t = self.operands
-        return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, valid_attr(self))} : {value.type}, {t.type}"
+        attrs = {**valid_attr(self), **hint_attrs(self.cache, "xegpu")}
+        return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, attrs)} : {value.type}, {t.type}"
 
     def interpret(self, interp, value, tile: TileRef):
         tile.store(self.layout.gather(value), self.valid)

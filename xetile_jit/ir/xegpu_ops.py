@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attrs import Layout, format_list
+from .cache_hints import CacheHints, hint_attrs
 from .core import Operation, Value
 from .effects import ADDRESSED, PREFETCH, Effect, reads, writes
 from .types import ROW_MAJOR, DType, IndexType, MemRefType, Type, VectorType, int32
 from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, TileMMAOp, TileRef, TileReduceOp,
-                         TileTransposeOp, array_slice, check_offsets, valid_attr)
+                         TileTransposeOp, array_slice, check_cache_hints, check_offsets, valid_attr)
 
 
 @dataclass(frozen=True)
@@ -138,16 +139,18 @@ class LoadNdOp(Operation):
     name = "xegpu.load_nd"
     effects = (reads(0),)
 
-    def __init__(self, tdesc: Value, transpose=None, padding=0, loc=None):
+    def __init__(self, tdesc: Value, transpose=None, padding=0, cache: CacheHints | None = None, loc=None):
         shape = tdesc.type.shape[::-1] if transpose else tdesc.type.shape
         super().__init__([tdesc], [VectorType(shape, tdesc.type.dtype)], loc=loc)
         self.transpose = tuple(transpose) if transpose else None
         self.padding = padding
+        self.cache = cache
 
     def verify(self):
         check_tdesc(self, self.operands[0].type)
         if self.transpose not in (None, (1, 0)):
             raise self.error(f"transpose {self.transpose} must be [1, 0]", "load_nd transpose")
+        check_cache_hints(self, "load")
 
     def format(self, p) -> str:
         t = self.operands[0]
@@ -156,6 +159,7 @@ class LoadNdOp(Operation):
             attrs["transpose"] = format_list(self.transpose)
         if self.padding != 0:
             attrs["padding"] = self.padding
+        attrs.update(hint_attrs(self.cache, "xegpu"))
         return f" {p.name(t)}{p.attr_dict(self, attrs)} : {t.type} -> {self.result.type}"
 
     def interpret(self, interp, tile: TileRef):
@@ -167,19 +171,22 @@ class StoreNdOp(Operation):
     name = "xegpu.store_nd"
     effects = (writes(1),)
 
-    def __init__(self, value: Value, tdesc: Value, valid=None, loc=None):
+    def __init__(self, value: Value, tdesc: Value, valid=None, cache: CacheHints | None = None, loc=None):
         super().__init__([value, tdesc], [], loc=loc)
         self.valid = valid  # the leading block written (TileRef.store): blocking pads values
+        self.cache = cache
 
     def verify(self):
         value, tdesc = self.operands
         check_tdesc(self, tdesc.type)
         if value.type.shape != tdesc.type.shape or value.type.dtype != tdesc.type.dtype:
             raise self.error(f"value {value.type} does not match {tdesc.type}", "store_nd value matches the tile")
+        check_cache_hints(self, "store")
 
     def format(self, p) -> str:
         value, t = self.operands
-        return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, valid_attr(self))} : {value.type}, {t.type}"
+        attrs = {**valid_attr(self), **hint_attrs(self.cache, "xegpu")}
+        return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, attrs)} : {value.type}, {t.type}"
 
     def interpret(self, interp, value, tile: TileRef):
         tile.store(value, self.valid)
@@ -189,16 +196,17 @@ class PrefetchNdOp(Operation):
     name = "xegpu.prefetch_nd"
     effects = (Effect(PREFETCH, ADDRESSED, 0),)
 
-    def __init__(self, tdesc: Value, locality: int = 3, loc=None):
+    def __init__(self, tdesc: Value, cache: CacheHints, loc=None):
         super().__init__([tdesc], [], loc=loc)
-        self.locality = locality
+        self.cache = cache  # from prefetch_tile's locality (ir/cache_hints.py LOCALITY)
 
     def verify(self):
         check_tdesc(self, self.operands[0].type)
+        check_cache_hints(self, "load")
 
     def format(self, p) -> str:
         t = self.operands[0]
-        return f" {p.name(t)} locality<{self.locality}> : {t.type}"
+        return f" {p.name(t)}{p.attr_dict(self, hint_attrs(self.cache, 'xegpu'))} : {t.type}"
 
     def interpret(self, interp, tile):
         """A cache hint: no effect on values."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import numeric
 from .attrs import Layout, format_list
+from .cache_hints import RULE as CACHE_RULE, CacheHints, hint_attrs
 from .core import Operation, Value, walk
 from .analysis import sources, viewed_array
 from .elementwise import ATOMIC_DTYPES, ATOMIC_KINDS, REDUCE_KINDS
@@ -191,10 +192,11 @@ class LoadTileOp(Operation):
     name = "xetile.load_tile"
     effects = (reads(0),)  # global memory or SLM, as the tile's base is an argument or an alloc_slm buffer
 
-    def __init__(self, tile: Value, padding=0, loc=None):
+    def __init__(self, tile: Value, padding=0, cache: CacheHints | None = None, loc=None):
         t = tile.type
         super().__init__([tile], [VectorType(t.shape, t.dtype)], loc=loc)
         self.padding = padding
+        self.cache = cache
 
     def verify(self):
         t = self.operands[0].type
@@ -202,14 +204,26 @@ class LoadTileOp(Operation):
         if not numeric.representable(self.padding, t.dtype):
             raise self.error(f"padding {self.padding} is not representable in {t.dtype}",
                              "padding value has the tile's element type")
+        check_cache_hints(self, "load")
 
     def format(self, p) -> str:
         tile = self.operands[0]
         attrs = {"padding": self.padding} if self.padding != 0 else {}
+        attrs.update(hint_attrs(self.cache, "xetile"))
         return f" {p.name(tile)}{p.attr_dict(self, attrs)} : {tile.type} -> {self.result.type}"
 
     def interpret(self, interp, tile: TileRef):
         return tile.load(self.padding)
+
+
+def check_cache_hints(op: Operation, kind: str) -> None:
+    """`op.cache`: None, or "load" / "store" hints of a pair an Xe LSC message accepts (ir/cache_hints.py)."""
+    hints = op.cache
+    if hints is None:
+        return
+    problem = hints.problem() if hints.kind == kind else f"{hints.kind} cache hints on a {kind}"
+    if problem is not None:
+        raise op.error(problem, CACHE_RULE)
 
 
 def check_value_fits_tile(op: Operation, value: Value, tile: Value) -> None:
@@ -228,16 +242,19 @@ class StoreTileOp(Operation):
     name = "xetile.store_tile"
     effects = (writes(1),)
 
-    def __init__(self, value: Value, tile: Value, loc=None):
+    def __init__(self, value: Value, tile: Value, cache: CacheHints | None = None, loc=None):
         super().__init__([value, tile], [], loc=loc)
+        self.cache = cache
 
     def verify(self):
         check_value_fits_tile(self, *self.operands)
         check_block_tile(self, self.operands[1].type)
+        check_cache_hints(self, "store")
 
     def format(self, p) -> str:
         value, tile = self.operands
-        return f" {p.name(value)}, {p.name(tile)} : {value.type}, {tile.type}"
+        attrs = p.attr_dict(self, hint_attrs(self.cache, "xetile"))
+        return f" {p.name(value)}, {p.name(tile)}{attrs} : {value.type}, {tile.type}"
 
     def interpret(self, interp, value, tile: TileRef):
         tile.store(value)

@@ -79,7 +79,7 @@ def no_prefetch_where_it_is_dropped(configs, named, **kwargs) -> list[Config]:
 
 
 def has_prefetch(target: str) -> bool:
-    return target in TARGETS and TARGETS[target].block_io is not None and not TARGETS[target].emulated
+    return target in TARGETS and TARGETS[target].block_prefetch
 
 
 @autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION"],

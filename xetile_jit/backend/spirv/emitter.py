@@ -34,6 +34,10 @@ Built-in naming convention (what the LLVM lowering declares and calls):
 * `D __spirv_SubgroupMatrixMultiplyAccumulateINTEL(i32 k, A a, B b, D c, i32 operands)`: the
   SPV_INTEL_subgroup_matrix_multiply_accumulate instruction; `k` an i32 constant, `operands` the literal mask.
   LLVM has one signature per function name, so overloads carry a suffix: `__spirv_<Name>.<anything>`.
+* `T* __spirv_CacheControl{Load,Store}INTEL.<c0>_<c1>(T* p)`: `p` as an OpInBoundsPtrAccessChain of element 0
+  decorated (SPV_INTEL_cache_controls) CacheControl{Load,Store}INTEL with control c0 at cache level 0 (L1) and c1
+  at level 1 (L3), each through a decoration group (SpirvModule.group_decorate); a memory instruction through the
+  result takes those controls.
 
 Anything the emitter cannot translate raises NotImplementedError naming the instruction or type.
 """
@@ -336,6 +340,8 @@ class _FunctionEmitter:
             self._builtin_variable(instr, name[len("BuiltIn"):])
         elif name.startswith("ocl_"):
             self._opencl_std(instr, name[len("ocl_"):])
+        elif name.startswith("CacheControl"):
+            self._cache_control(instr, name)
         elif (op := _SPIRV_OPS.get(name.split(".")[0])) is not None:  # ".suffix": an overload
             self._spirv_op(instr, op)
         else:
@@ -353,6 +359,17 @@ class _FunctionEmitter:
             raise NotImplementedError(f"SPIR-V emitter: OpenCL.std instruction {name}")
         self._result(instr, spec.OpExtInst, self.spv.opencl_std_id(), spec.OPENCL_STD[name],
                      *self._ids(instr.args))
+
+    def _cache_control(self, instr, name: str):
+        kind, controls = name.split(".")
+        decoration = {"CacheControlLoadINTEL": spec.DecorationCacheControlLoadINTEL,
+                      "CacheControlStoreINTEL": spec.DecorationCacheControlStoreINTEL}.get(kind)
+        if decoration is None:
+            raise NotImplementedError(f"SPIR-V emitter: unknown built-in {BUILTIN_PREFIX}{name}")
+        self.spv.require(spec.CapabilityCacheControlsINTEL, spec.CACHE_CONTROLS_EXTENSION)
+        self._result(instr, spec.OpInBoundsPtrAccessChain, self.spv.value_id(instr.args[0]), self.spv.i32(0))
+        for level, control in enumerate(controls.split("_")):
+            self.spv.group_decorate(self.spv.value_id(instr), decoration, level, int(control))
 
     def _spirv_op(self, instr, op: _SpirvOp):
         self.spv.require(op.capability, op.extension, op.version)

@@ -176,6 +176,17 @@ class SpirvModule:
     def decorate(self, target: int, decoration: int, *literals) -> None:
         self.emit(self.decorations, spec.OpDecorate, target, decoration, *literals)
 
+    def group_decorate(self, target: int, decoration: int, *literals) -> None:
+        """`decoration` on `target` through a decoration group (one per distinct decoration): spirv-val refuses
+        a decoration repeated on an id (CacheControlLoadINTEL once per cache level, as SPV_INTEL_cache_controls
+        means it), not one that groups add; the Intel GPU compiler reads both forms alike."""
+        key = ("group", decoration, literals)
+        if key not in self.cache:
+            self.cache[key] = group = self.new_id()
+            self.decorate(group, decoration, *literals)
+            self.emit(self.decorations, spec.OpDecorationGroup, group)
+        self.emit(self.decorations, spec.OpGroupDecorate, self.cache[key], target)
+
     def global_variable(self, var: ir.GlobalVariable) -> None:
         initializer = () if var.initializer is None else (self.constant_id(var.initializer),)
         self.emit(self.globals, spec.OpVariable, self.type_id(var.type), self.value_id(var),
