@@ -337,7 +337,7 @@ LEGACY_LOADS = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockLoad)
 LOADS = LEGACY_LOADS + [xb.BlockLoad(16, 32, 16), xb.BlockLoad(16, 32, 16, 2), xb.BlockLoad(16, 32, 16, vnni=True),
                         xb.BlockLoad(16, 32, 16, 2, vnni=True), xb.BlockLoad(8, 32, 16, 2, vnni=True),
                         xb.BlockLoad(8, 32, 32, 2), xb.BlockLoad(8, 32, 16, 4), xb.BlockLoad(32, 32, 16),
-                        xb.BlockLoad(32, 8, 8), xb.BlockLoad(32, 32, 8, 2), xb.BlockLoad(16, 8, 8)]  # narrow blocks
+                        xb.BlockLoad(32, 8, 8), xb.BlockLoad(32, 32, 8, 2)]  # narrow blocks (tf32 A)
 LEGACY_STORES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockStore)]
 STORES = LEGACY_STORES + [xb.BlockStore(16, 1, 16), xb.BlockStore(32, 2, 16)]  # one component a lane, and two
 PREFETCHES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockPrefetch)]

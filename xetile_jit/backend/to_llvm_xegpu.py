@@ -239,15 +239,16 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         component word of the message); a block of several column groups is one load of that many blocks side by
         side (array length). A load whose lanes pack two rows a word (lane_data [2, 1]) is a VNNI-transform read
         where the target has it: the same elements in each lane, in the register form DPAS B takes. Lanes
-        [N / C, C] of one element (C < N columns a block) are a load of C-wide blocks: their rows go to groups of
-        C lanes (tf32 DPAS A: a d32 8-wide block)."""
+        [N / C, C] of one 32-bit element (C < N columns a block) are a load of C-wide blocks: their rows go to
+        groups of C lanes (tf32 DPAS A: a d32 8-wide block; narrower data keeps the element path)."""
         rows, cols = layout.block
         dtype = tdesc.type.dtype
         if transpose or layout.replicated or dtype.is_bool or not self.block_surface(tdesc):
             return None
         groups = layout.column_groups
         width = cols // groups
-        narrow = kind is X.BlockLoad and width < self.lanes and layout.grid == (self.lanes // width, width, 1)
+        narrow = kind is X.BlockLoad and dtype.bits == 32 and width < self.lanes and \
+            layout.grid == (self.lanes // width, width, 1)
         if layout.grid[:2] != (1, self.lanes) and not narrow:
             return None
         if kind is X.BlockStore:

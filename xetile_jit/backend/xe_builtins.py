@@ -40,8 +40,9 @@ Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
   and pitch in bytes, height in rows, coord = (x in elements, y in rows). Plain layout: component `v * rows + r` holds
   row y + r of block v and lane i its columns `x + v * cols + i * p .. + p - 1` (p = cols / sub-group size,
   lower column in the lower bits); a block narrower than the sub-group (g = sub-group size / cols rows a
-  component): component `v * rows / g + j` holds on lane i row y + j * g + i / cols, column x + v * cols + i % cols; VNNI: component `v * rows / p + k` holds rows `y + k * p .. + p - 1`
-  (p = 32 / bits) of column x + v * cols + i; transpose: component c holds column x + c of row y + i. Elements
+  component): component `v * rows / g + j` holds on lane i row y + j * g + i / cols, column x + v * cols + i %
+  cols; VNNI: component `v * rows / p + k` holds rows `y + k * p .. + p - 1` (p = 32 / bits) of column
+  x + v * cols + i; transpose: component c holds column x + c of row y + i. Elements
   outside width x height read 0.
 * block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
   width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on a CPU.
