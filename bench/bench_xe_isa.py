@@ -6,8 +6,9 @@ Nothing runs on a GPU: each row compiles the kernel (`warmup`) for the target an
 xetile_jit.backend.isa_stats. The kernel is tests/test_passes.py's `gemm`, the tutorial's kernel with optional
 per-tile layouts (the tutorial's own kernel takes none): with LA=None it is the tutorial kernel, with
 A inst_data [32, 16] the A tile is cut into 32x16 blocks. Tile: 256x256 per workgroup, sg_layout [8, 4],
-sg_data [32, 64] (a subgroup's C is 32x64), K step 32 (64 for 8-bit, accumulated in i32); M = N = K = 512 zero
-arrays.
+sg_data [32, 64] (a subgroup's C is 32x64), K step 32 (64 for 8-bit, accumulated in i32; 16 for tf32: f32 inputs
+with input_precision "tf32", whose 32x64 accumulator, A and B of a K step of 32 would not fit the 256 registers);
+M = N = K = 512 zero arrays.
 
 The main loop is the innermost loop with the most `dpas`. Intel's compiler may unroll it: `unroll` is the loop's
 dpas over the minimal dpas of one K step (1 when that is not a whole number), and every count is per K step
@@ -40,11 +41,12 @@ from xetile_jit.backend.targets import get_target
 
 TILE = dict(BM=256, BN=256, sg_layout=[8, 4], sg_data=[32, 64])
 SIZE = 512
-DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "i8": np.int8}  # keys: MLIR type names (Target.dpas)
-K_STEP = {"f16": 32, "bf16": 32, "i8": 64}  # two DPAS depths: a 16-bit DPAS is K 16, an 8-bit one K 32
+# keys: Target.dpas's (MLIR type names; "tf32": f32 arrays, tile_mma input_precision "tf32")
+DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "i8": np.int8, "tf32": np.float32}
+K_STEP = {"f16": 32, "bf16": 32, "i8": 64, "tf32": 16}  # two DPAS depths (16-bit K 16, 8-bit K 32, tf32 K 8)
 ACCUMULATORS = {"i8": xetile.int32}  # tile_mma's accumulator for 8-bit operands; f32 for the others
 COMBOS = (("xe-hpc", "spirv"), ("xe-hpc", "legacy"), ("xe2", "spirv"), ("xe3", "spirv"))
-VARIANTS = (("f16", None), ("f16", [32, 16]), ("bf16", None), ("i8", None))  # (dtype, A inst_data)
+VARIANTS = (("f16", None), ("f16", [32, 16]), ("bf16", None), ("i8", None), ("tf32", None))  # (dtype, A inst_data)
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,8 @@ def compile_isa(gemm, target: str, abi: str, dtype: str, inst_a):
     la = None if inst_a is None else xetile.Layout(TILE["sg_layout"], [TILE["sg_data"][0], K_STEP[dtype]],
                                                    inst_data=inst_a)
     with mock.patch.dict(os.environ, {"XETILE_XE_ABI": abi}):
-        kernel = gemm.warmup(a, b, c, SIZE, SIZE, SIZE, LA=la, BK=K_STEP[dtype], ACC=acc, target=target, **TILE)
+        kernel = gemm.warmup(a, b, c, SIZE, SIZE, SIZE, LA=la, BK=K_STEP[dtype], ACC=acc, target=target,
+                             PRECISION="tf32" if dtype == "tf32" else "ieee", **TILE)
     return kernel.asm["isa"], kernel.build_options
 
 

@@ -39,6 +39,18 @@ def test_int8_row_accumulates_in_i32():
     assert (row["dpas"], row["min_dpas"], row["loads"], row["min_loads"]) == (32, 32, 3, 3) and not row["scratch"]
 
 
+def test_tf32_row_is_at_the_minimum():
+    """f32 inputs with input_precision "tf32", K step 16: 32x64x16 is 4x4x2 DPAS of 8x16x8; A 32 rows x 64 bytes is
+    1 load, B 16 rows x 256 bytes 4; the legacy ABI's row is skipped with the named error."""
+    assert bench.minimum(get_target("xe-hpc"), "tf32", 32, 64, 16) == bench.Minimum(32, 5)
+    assert "tf32 tile_mma on the legacy builtin ABI" in bench.row(gemm, "xe-hpc", "legacy", "tf32", None)["skipped"]
+    if not ocloc.available(get_target("xe-hpc", "spirv")):
+        pytest.skip("no GPU compiler for the spirv ABI is installed")
+    row = bench.row(gemm, "xe-hpc", "spirv", "tf32", None)
+    assert (row["dpas"], row["min_dpas"], row["loads"], row["min_loads"]) == (32, 32, 5, 5) and not row["scratch"]
+    assert row["other_per_dpas"] <= 1
+
+
 def test_a_compile_error_is_a_skipped_row_with_its_reason():
     row = bench.row(gemm, "xe-hpc", "legacy", "f16", [32, 16])
     assert "SPIR-V vectors have at most 16" in row["skipped"] and row["min_dpas"] == 32

@@ -3,6 +3,7 @@ compiled for xe-hpc, with either builtin ABI (each checked by its compiler), hol
 instructions they were lowered to, and no unresolved call."""
 import importlib.util
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -65,6 +66,49 @@ def test_gemm_main_loop_is_at_the_hardwares_minimum(target, dtype):
     assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0)
     assert loop.messages == {"load d16 rd31": 1, "load d16v rd31": 2} and loop.other <= loop.dpas
     assert "scratch" not in isa and "calla" not in isa
+
+
+def tf32_gemm(target: str, bk: int = 16, precision: str = "tf32"):
+    """The tutorial GEMM with f32 inputs and input_precision "tf32", sg_layout [8, 4], sg_data [32, 64], compiled."""
+    mm = tutorial("03-matrix-multiplication")
+    a, b, c = (np.zeros((512, 512), np.float32) for _ in range(3))
+    return mm.matmul_kernel.warmup(a, b, c, 512, 512, 512, BM=256, BN=256, BK=bk, INPUT_PRECISION=precision,
+                                   target=target, sg_layout=[8, 4], sg_data=[32, 64])
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
+def test_tf32_gemm_main_loop_is_at_the_hardwares_minimum(target):
+    """tf32 DPAS is M 8, N 16, K 8: a 32x64 C tile per K step of 16 is 32 `dpas.8x8 f = f, tf32, tf32`; A 32x16 f32 in
+    one load of two 32x8 blocks (their rows on lane halves: tf32 A's layout, no mov), B 16x64 in four 16x16 ones
+    (64 bytes a message); at most one other instruction per dpas, no spill."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    isa = tf32_gemm(target).asm["isa"]
+    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.loads, loop.scratch) == (32, 5, 0)
+    assert loop.messages == {"load d32 rd31": 1, "load d32 rd16": 4} and loop.other <= loop.dpas
+    dpas = [line for line in isa.splitlines() if "dpas." in line]
+    assert dpas and all(re.search(r"dpas\.8x8 \(16\|M0\)\s+\S+:f\s+\S+:f\s+\S+:tf32\s+\S+:tf32", line)
+                        for line in dpas)
+    assert "scratch" not in isa and "calla" not in isa
+
+
+@pytest.mark.parametrize("precision", ["ieee", "tf32"])
+def test_f32_gemm_on_xe_hpg_is_multiply_adds(precision):
+    """DG2 has no tf32 DPAS (the tf32 builtins are for sub-group 16 devices): f32 multiply-adds (K 8 blocks: lane k
+    holds A's column k), for tf32 on operands truncated to tf32 (`and` with 0xFFFFE000, -8192 as an i32)."""
+    if not ocloc.available(get_target("xe-hpg")):
+        pytest.skip("no GPU compiler for xe-hpg is installed")
+    compiled = tf32_gemm("xe-hpg", bk=8, precision=precision)
+    assert (", -8192" in compiled.asm["llir"]) == (precision == "tf32")
+    isa = compiled.asm["isa"]
+    assert "dpas" not in isa and "mad" in isa and "calla" not in isa
+
+
+def test_tf32_on_the_legacy_abi_is_a_named_error(monkeypatch):
+    monkeypatch.setenv("XETILE_XE_ABI", "legacy")
+    with pytest.raises(NotImplementedError, match="tf32 tile_mma on the legacy builtin ABI"):
+        tf32_gemm("xe-hpc")
 
 
 def test_batched_gemm_main_loop_has_no_element_path():

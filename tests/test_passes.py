@@ -18,15 +18,16 @@ from xetile_jit.ir.xetile_ops import PrefetchTileOp, UpdateTileOffsetOp
 @xetile.kernel
 def gemm(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr,
          B_ORDER: xetile.constexpr = None, LA: xetile.constexpr = None, LB: xetile.constexpr = None,
-         ACC: xetile.constexpr = xetile.float32):
-    """The tutorial GEMM; LA and LB are optional layouts of the A and B tiles, ACC the accumulator's dtype."""
+         ACC: xetile.constexpr = xetile.float32, PRECISION: xetile.constexpr = "ieee"):
+    """The tutorial GEMM; LA and LB are optional layouts of the A and B tiles, ACC the accumulator's dtype, PRECISION
+    tile_mma's input_precision."""
     m = xetile.program_id(0) * BM
     n = xetile.program_id(1) * BN
     ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)
     tb = xetile.init_tile(b, [0, n], [BK, BN], order=B_ORDER, layout=LB)
     acc = xetile.zeros([BM, BN], ACC)
     for k in range(0, K, BK):
-        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
+        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc, input_precision=PRECISION)
         ta = xetile.update_tile_offset(ta, [0, BK])
         tb = xetile.update_tile_offset(tb, [BK, 0])
     xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)

@@ -741,3 +741,29 @@ def test_cache_hints_print_at_every_level():
     assert ops["prefetch_nd"][0].endswith(f"{hint_text('xegpu', 'uncached', 'cached')}}} : {tdesc}")
     assert ops["load_nd"][0].endswith(f"{hint_text('xegpu', 'uncached', 'cached')}}} : {tdesc} -> vector<8xf32>")
     assert ops["store_nd"][0].endswith(f"{hint_text('xegpu', 'streaming', 'write_back')}}} : vector<8xf32>, {tdesc}")
+
+
+# ---- tile_mma input_precision: an attribute on xetile.tile_mma and xegpu.dpas at every level ----------------------
+
+@xetile.kernel
+def tf32_mma(a, b, c):
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 16])),
+                          xetile.load_tile(xetile.init_tile(b, [0, 0], [16, 16])), input_precision="tf32")
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [8, 16]), acc)
+
+
+def test_tf32_input_precision_is_printed_at_every_level():
+    """The XeTile op and every dpas below it carry it (tf32 DPAS is K 8: two of them for K 16); the default is not
+    printed."""
+    a, b, c = np.zeros((8, 16), np.float32), np.zeros((16, 16), np.float32), np.zeros((8, 16), np.float32)
+    func = tf32_mma.warmup(a, b, c, target="numpy").func
+    mma = [line for line in ir_lines(print_func(func)) if "tile_mma" in line]
+    assert len(mma) == 1 and '{input_precision = "tf32"}' in mma[0]
+    for stage, lowered in lower(func).items():
+        name = "xetile.tile_mma" if stage == "xetile-layouts" else "xegpu.dpas"
+        ops = [line for line in ir_lines(print_func(lowered)) if f" = {name} " in line]
+        assert ops and all('input_precision = "tf32"' in line for line in ops), stage
+        if stage in ("xegpu-blocked", "xegpu-simt"):
+            assert len(ops) == 2, stage
+    args, consts = gemm_args()
+    assert "input_precision" not in gemm.warmup(*args, **consts).asm["xetile"]

@@ -14,9 +14,11 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from spirv_tools import cpu_queue, validate
+from test_gpu_code import tutorial
 from test_passes import run_func
 from usm_arrays import UsmArray
 from xetile_jit.backend.pipeline import lower
+from xetile_jit.ir.numeric import tf32
 
 DEVICE = "opencl:cpu"
 
@@ -156,6 +158,48 @@ def test_random_shapes_and_layouts_at_every_level(seed):
     gemm[grid](*copies, device=DEVICE, **kwargs)
     for got, want in zip([a for a in copies if isinstance(a, np.ndarray)], reference_arrays):
         assert_close(got, want, np.float32, scale=k * n)
+
+
+def tf32_case(rng):
+    """The tutorial GEMM with f32 inputs, input_precision "tf32": partial tiles in M, N and K (80 x 96 x 40 on
+    64x64 workgroup tiles, K step 16), row pitches 2D block messages take; its launch and the tf32 operands."""
+    mm = tutorial("03-matrix-multiplication")
+    m, n, k = 80, 96, 40
+    a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    args = (a, b, np.zeros((m, n), np.float32), m, n, k)
+    kwargs = dict(BM=64, BN=64, BK=16, INPUT_PRECISION="tf32", sg_layout=[2, 2], sg_data=[32, 32])
+    return mm.matmul_kernel, args, kwargs, (2, 2), [tf32(x) for x in (a, b)]
+
+
+def sequential_tf32(ta, tb) -> np.ndarray:
+    """c = sum over k, in order, of tf32(a[:, k]) * tf32(b[k]) (exact products), rounded after each addition: the
+    DPAS emulation's order (backend/dpas_emulation.py)."""
+    c = np.zeros((ta.shape[0], tb.shape[1]), np.float32)
+    for k in range(ta.shape[1]):
+        c = c + np.outer(ta[:, k], tb[k])
+    return c
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_tf32_gemm_on_both_cpu_targets_is_the_tf32_reference_bit_for_bit(rng, target):
+    kern, args, kwargs, grid, (ta, tb) = tf32_case(rng)
+    kern[grid](*args, device=DEVICE, target=target, **kwargs)
+    expected = sequential_tf32(ta, tb)
+    np.testing.assert_array_equal(args[2].view(np.uint32), expected.view(np.uint32))
+    assert np.abs(args[2] - args[0] @ args[1]).max() > 1e-3  # the operands were truncated
+
+
+def test_tf32_gemm_at_every_ir_level_within_one_rounding_per_add(rng):
+    """The numpy interpreter (numpy's own summation order) at every IR level: the tf32 reference within one f32
+    rounding per addition, and far from exact f32 (truncation is in every level's rule)."""
+    kern, args, kwargs, grid, (ta, tb) = tf32_case(rng)
+    func = kern.warmup(*args, **kwargs, device="numpy").func
+    expected = sequential_tf32(ta, tb)
+    bound = ta.shape[1] * np.finfo(np.float32).eps * (np.abs(ta) @ np.abs(tb))
+    for stage, lowered in {"xetile": func, **lower(func)}.items():
+        c = run_func(lowered, grid, args)[2]
+        assert (np.abs(c - expected) <= bound).all(), stage
+        assert np.abs(c - args[0] @ args[1]).max() > 1e-3, stage
 
 
 SCRIPT = textwrap.dedent("""

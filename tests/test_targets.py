@@ -11,6 +11,7 @@ from test_passes import gemm
 from xetile_jit.backend import targets
 from xetile_jit.backend.targets import BlockIO, Target, dpas_shapes, get_target
 from xetile_jit.errors import LaunchError
+from xetile_jit.ir.types import float32
 
 
 def block_messages(llir: str, kind: str) -> set[str]:
@@ -61,6 +62,20 @@ def test_targets_differ_only_in_their_entries():
     assert get_target("cpu").emulated and not hpc.emulated and get_target("xe-hpg").block_io is None
     assert replace(get_target("cpu"), name="xe-emulated", builtins="emulated", block_io=BlockIO(),
                    largest_loads=True) == get_target("xe-emulated")
+
+
+def test_tf32_dpas_is_in_the_sub_group_16_targets_tables():
+    """tf32 DPAS is M 8, N 16, K 8 (A [8, 8] on lanes [2, 8]: even rows on lanes 0-7, odd rows on 8-15); DG2 has
+    none: there input_precision "tf32" is the f32 multiply-adds' blocks (K the sub-group size, lane k holding A's
+    column k)."""
+    for name in ("xe-hpc", "xe2", "xe3", "cpu", "xe-emulated"):
+        target = get_target(name)
+        assert target.dpas_kind(float32, "tf32") == "tf32" and target.dpas_kind(float32) == "f32"
+        assert target.dpas_blocks(float32, "tf32") == ((8, 8), (8, 16), (8, 16))
+        assert target.lane_fields((8, 8)) == ((2, 8), (1, 1))
+    hpg = get_target("xe-hpg")
+    assert "tf32" not in hpg.dpas and hpg.dpas_kind(float32, "tf32") == "f32"
+    assert hpg.dpas_blocks(float32, "tf32") == ((8, 8), (8, 8), (8, 8)) and hpg.lane_fields((8, 8)) == ((1, 8), (1, 1))
 
 
 def test_the_builtin_abi_is_chosen_per_target_and_by_xetile_xe_abi(monkeypatch):

@@ -330,6 +330,28 @@ def test_mma_operand_element_types(rng, da, db, names):
 
 
 @xetile.kernel
+def k_mma_precision(a, b, out, PRECISION: xetile.constexpr):
+    mark(out)
+    ta = xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 8]))
+    tb = xetile.load_tile(xetile.init_tile(b, [0, 0], [8, 8]))
+    prod = xetile.tile_mma(ta, tb, input_precision=PRECISION)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), prod)
+
+
+@pytest.mark.parametrize("dtype, precision, expected", [
+    (np.float16, "tf32", "input_precision 'tf32' takes f32 x f32 operands, not f16 x f16"),
+    (np.int8, "tf32", "input_precision 'tf32' takes f32 x f32 operands, not i8 x i8"),
+    (np.float32, "tf32x3", "input_precision 'tf32x3' is not one of 'ieee', 'tf32'"),
+], ids=["f16", "i8", "tf32x3"])
+def test_mma_input_precision(rng, dtype, precision, expected):
+    a, b = rand(rng, (8, 8), dtype), rand(rng, (8, 8), dtype)
+    out = np.zeros((8, 8), np.int32 if dtype == np.int8 else np.float32)
+    msg = expect_error(k_mma_precision, (a, b, out), dict(PRECISION=precision), "[tile_mma input_precision]",
+                       "prod = xetile.tile_mma(ta, tb, input_precision=PRECISION)")
+    assert f"xetile.tile_mma: {expected}" in msg
+
+
+@xetile.kernel
 def k_mma_acc(a, b, out, ACC_SHAPE: xetile.constexpr, ACC_TYPE: xetile.constexpr):
     mark(out)
     va = xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 8]))

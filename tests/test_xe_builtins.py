@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import dpctl.memory
 import ml_dtypes
@@ -298,6 +299,31 @@ def dpas_case(rng, key: xb.Dpas):
     return [a_lanes, b_lanes, np.ascontiguousarray(c.T), np.zeros((SG, key.m), c.dtype)], d.T
 
 
+def tf32_case(rng, m: int):
+    """tf32 A, B, C registers of random f32 matrices (reference §1.3: A component j holds row 2j on lanes 0-7, row
+    2j + 1 on lanes 8-15, column lane % 8; B component k = B[k][n]), and D: each operand truncated to tf32 (its low 13
+    mantissa bits dropped), then d = c + a[k] * b[k] in order, rounded after each addition."""
+    a, b = rng.standard_normal((m, 8), dtype=np.float32), rng.standard_normal((8, SG), dtype=np.float32)
+    c = rng.standard_normal((m, SG), dtype=np.float32)
+    a_lanes = np.stack([[a[2 * j + lane // 8, lane % 8] for j in range(-(-m // 2))] for lane in range(SG)])
+    truncate = [(x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32) for x in (a, b)]
+    d = c.copy()
+    for k in range(8):
+        d = d + np.outer(truncate[0][:, k], truncate[1][k])
+    assert not np.array_equal(d, c + a @ b)  # the truncation shows
+    return [np.ascontiguousarray(a_lanes), np.ascontiguousarray(b.T), np.ascontiguousarray(c.T),
+            np.zeros((SG, m), np.float32)], d.T
+
+
+@pytest.mark.parametrize("abi", ["emulated", "vector"])
+def test_cpu_tf32_dpas_every_row(rng, abi):
+    keys = list(xb.TF32_DPAS_TABLE[SG])
+    cases = [tf32_case(rng, key.m) for key in keys]
+    run_cpu(dpas_module(abi, keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
+    for key, (arrays, expected) in zip(keys, cases):
+        np.testing.assert_array_equal(arrays[3].view(np.uint32), expected.view(np.uint32), err_msg=str(key))
+
+
 def test_cpu_dpas_every_row_of_the_table(rng):
     keys = list(xb.DPAS_TABLE[SG])
     cases = [dpas_case(rng, key) for key in keys]
@@ -311,7 +337,8 @@ LEGACY_LOADS = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockLoad)
 # and shapes only the spirv ABI and the emulation give: a lane's 32 (or 64) components go through private memory
 LOADS = LEGACY_LOADS + [xb.BlockLoad(16, 32, 16), xb.BlockLoad(16, 32, 16, 2), xb.BlockLoad(16, 32, 16, vnni=True),
                         xb.BlockLoad(16, 32, 16, 2, vnni=True), xb.BlockLoad(8, 32, 16, 2, vnni=True),
-                        xb.BlockLoad(8, 32, 32, 2), xb.BlockLoad(8, 32, 16, 4), xb.BlockLoad(32, 32, 16)]
+                        xb.BlockLoad(8, 32, 32, 2), xb.BlockLoad(8, 32, 16, 4), xb.BlockLoad(32, 32, 16),
+                        xb.BlockLoad(32, 8, 8), xb.BlockLoad(32, 32, 8, 2)]  # narrow blocks (tf32 A)
 LEGACY_STORES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockStore)]
 STORES = LEGACY_STORES + [xb.BlockStore(16, 1, 16), xb.BlockStore(32, 2, 16)]  # one component a lane, and two
 PREFETCHES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockPrefetch)]
@@ -357,6 +384,10 @@ def lane_cells(desc: xb.Block2DBuiltin, lane: int, component: int, x: int, y: in
     if desc.vnni:  # block by block, rows / p words each
         block, word = divmod(component, desc.rows // p)
         return [(y + word * p + j, x + block * desc.cols + lane) for j in range(p)]
+    if desc.cols < SG:  # narrower than the lanes: consecutive rows on consecutive groups of `cols` lanes
+        rows = SG // desc.cols
+        block, word = divmod(component, desc.rows // rows)
+        return [(y + word * rows + lane // desc.cols, x + block * desc.cols + lane % desc.cols)]
     block, row = divmod(component, desc.rows)
     return [(y + row, x + block * desc.cols + lane * p + j) for j in range(p)]
 
@@ -438,6 +469,21 @@ def test_gpu_dpas_isa(target, sg):
     for m in (1, 2, 4, 8):
         assert isa.count(f"dpas.8x{m} ({sg}|M0)") == len([key for key in keys if key.m == m])
     assert "calla" not in isa
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
+def test_gpu_tf32_dpas_isa(target):
+    """The 2025 extension with MatrixATF32INTEL | MatrixBTF32INTEL: one `dpas.8xM f = f, tf32, tf32` per row."""
+    keys = list(xb.TF32_DPAS_TABLE[SG])
+    isa = gpu_isa(emit_spirv(dpas_module(target, keys), subgroup_size=SG), target)
+    for key in keys:
+        assert len(re.findall(rf"dpas\.8x{key.m} \(16\|M0\)\s+\S+:f\s+\S+:f\s+\S+:tf32\s+\S+:tf32", isa)) == 1
+    assert "calla" not in isa
+
+
+def test_tf32_on_the_legacy_abi_is_a_named_error():
+    with pytest.raises(NotImplementedError, match="tf32 tile_mma on the legacy builtin ABI"):
+        xb.describe(ABI_TARGETS["legacy"], xb.Dpas("tf32"))
 
 
 @pytest.mark.parametrize("abi", ["spirv", "legacy"])

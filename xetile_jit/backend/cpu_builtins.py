@@ -7,7 +7,7 @@ xe_builtins.py, defined for a CPU's vector units instead of bit for bit.
   selects. On the border path the block goes through the bit-exact emulation (xe_builtins.py), so padding reads
   and dropped writes are as on the hardware.
 * Prefetch: a no-op, as in the emulation.
-* DPAS: the emulation's (xe_builtins.py "DPAS emulation numerics"), so both CPU targets give the same bits.
+* DPAS: the emulation's (dpas_emulation.py), so both CPU targets give the same bits.
   Measured alternatives (1024 f16 tutorial GEMM, docs/DESIGN.md "CPU notes"): a loop over the lanes holding A's
   columns, shuffling from a uniform lane, ran 6x slower and built no faster; one sub-group broadcast of A's
   whole column vector per lane instead of a shuffle per component ran at the same speed and built 3x slower.
@@ -18,6 +18,7 @@ from llvmlite import ir
 
 from . import xe_builtins as X
 from . import xe_emulation as E
+from .dpas_emulation import emulate_dpas
 from .to_llvm import counted_loop
 
 
@@ -84,5 +85,5 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
     b.ret_void()
 
 
-VECTOR_DEFINITIONS = {"dpas": X._emulate_dpas, "load": _vector_load, "store": _vector_store,
+VECTOR_DEFINITIONS = {"dpas": emulate_dpas, "load": _vector_load, "store": _vector_store,
                       "prefetch": E.emulate_prefetch}

@@ -17,8 +17,11 @@ load is 32 elements a lane), so "spirv" and "emulated" load blocks of up to the 
 conversions use them (`Target.private_blocks`).
 
 DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction), N the subgroup
-size (columns of B and C), K from the builtin (docs/reference/xe_builtins.md §1). f32 x f32 is not run on tf32
-DPAS, whose rounding would not give f32 results: it is blocked like f16 and computed with f32 multiply-adds.
+size (columns of B and C), K from the builtin (docs/reference/xe_builtins.md §1). f32 x f32 tile_mma (the default
+input_precision "ieee") is blocked like f16 and computed with exact f32 multiply-adds; with input_precision "tf32"
+it runs on tf32 DPAS (key "tf32": M 8, N 16, K 8) on the sub-group 16 targets, the ones whose DPAS has tf32 (Xe-HPC,
+Xe2, Xe3; cl_intel_subgroup_matrix_multiply_accumulate_tf32 is for sub-group 16 devices). Xe-HPG (DG2) has no tf32
+DPAS: there tf32 is the f32 multiply-adds on tf32-truncated operands.
 Block-IO limits are PVC's (docs/reference/xe_builtins.md §6). Xe-HPC and Xe2 build kernels with DPAS in the large
 register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the tutorial GEMM has
 501 scratch (spill) messages in 128.
@@ -33,8 +36,13 @@ from ..errors import LaunchError
 
 
 def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
-    return {"f16": (8, subgroup, 16), "bf16": (8, subgroup, 16), "f32": (8, subgroup, 16),
-            "i8": (8, subgroup, 32), "ui8": (8, subgroup, 32)}
+    # f32 (multiply-adds: lane k holds A's column k, Target.lane_fields) takes K = the sub-group size
+    shapes = {"f16": (8, subgroup, 16), "bf16": (8, subgroup, 16), "f32": (8, subgroup, subgroup),
+              "i8": (8, subgroup, 32), "ui8": (8, subgroup, 32)}
+    return {**shapes, "tf32": (8, subgroup, 8)} if subgroup == TF32_SUBGROUP else shapes
+
+
+TF32_SUBGROUP = 16  # tf32 DPAS exists on sub-group 16 devices only (module docstring)
 
 
 @dataclass(frozen=True)
@@ -139,8 +147,13 @@ class Target:
         wanted = -(-value_bytes // self.subgroup_value_bytes)
         return min(1 << max(0, wanted - 1).bit_length(), self.max_subgroups)
 
-    def dpas_shape(self, dtype) -> tuple[int, int, int]:
-        return self.dpas[dtype.mlir]
+    def dpas_kind(self, dtype, precision: str = "ieee") -> str:
+        """The DPAS table key of a tile_mma: "tf32" for input_precision "tf32" where the target has tf32 DPAS, else
+        the operand dtype's (f32 then means multiply-adds)."""
+        return "tf32" if precision == "tf32" and "tf32" in self.dpas else dtype.mlir
+
+    def dpas_shape(self, dtype, precision: str = "ieee") -> tuple[int, int, int]:
+        return self.dpas[self.dpas_kind(dtype, precision)]
 
     @property
     def emulated(self) -> bool:
@@ -183,9 +196,10 @@ class Target:
             return gcd(rows, self.repeat_count), n
         return gcd(rows, n // cols), cols
 
-    def dpas_blocks(self, dtype) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
-        """The instruction blocks of DPAS A [M, K], B [K, N] and C [M, N] for operand `dtype`."""
-        m, n, k = self.dpas_shape(dtype)
+    def dpas_blocks(self, dtype, precision: str = "ieee") -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+        """The instruction blocks of DPAS A [M, K], B [K, N] and C [M, N] for operand `dtype` (tf32: A [8, 8],
+        whose lane fields [2, 8] give lanes 0-7 the even rows and 8-15 the odd ones, as tf32 DPAS takes A)."""
+        m, n, k = self.dpas_shape(dtype, precision)
         return (m, k), (k, n), (m, n)
 
     def lane_fields(self, block, packed_rows: int = 1) -> tuple[tuple[int, int], tuple[int, int]]:

@@ -38,6 +38,7 @@ from ..ir.core import FuncOp, walk
 from ..ir.types import ScalarType, SlmMemRefType
 from ..ir.elementwise import BINARY, REDUCE_KINDS
 from . import xe_builtins as X
+from .dpas_emulation import tf32
 from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm_atomics import AtomicLowering
 from .to_llvm_scatter import ScatterLowering
@@ -239,13 +240,19 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         [1, N] holding `chunk` adjacent columns are a message of blocks N * chunk wide (a lane's chunk is one
         component word of the message); a block of several column groups is one load of that many blocks side by
         side (array length). A load whose lanes pack two rows a word (lane_data [2, 1]) is a VNNI-transform read
-        where the target has it: the same elements in each lane, in the register form DPAS B takes."""
+        where the target has it: the same elements in each lane, in the register form DPAS B takes. Lanes
+        [N / C, C] of one 32-bit element (C < N columns a block) are a load of C-wide blocks: their rows go to
+        groups of C lanes (tf32 DPAS A: a d32 8-wide block; narrower data keeps the element path)."""
         rows, cols = layout.block
         dtype = tdesc.type.dtype
-        if transpose or layout.replicated or layout.grid[:2] != (1, self.lanes) or dtype.is_bool or \
-                not self.block_surface(tdesc):
+        if transpose or layout.replicated or dtype.is_bool or not self.block_surface(tdesc):
             return None
         groups = layout.column_groups
+        width = cols // groups
+        narrow = kind is X.BlockLoad and dtype.bits == 32 and width < self.lanes and \
+            layout.grid == (self.lanes // width, width, 1)
+        if layout.grid[:2] != (1, self.lanes) and not narrow:
+            return None
         if kind is X.BlockStore:
             keys = [X.BlockStore(dtype.bits, rows, cols)] if groups == 1 else []
         else:
@@ -477,20 +484,27 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
 
     # ---- DPAS --------------------------------------------------------------------------------------------
     def lower_SimtDpasOp(self, op):
+        """The target's DPAS builtin for the operands' kind (tf32 for input_precision "tf32" where the target has
+        it); f32 x f32 otherwise as multiply-adds."""
         a, b, *c = op.operands
         rows = op.layouts[2].block[0]
         acc = self.values[c[0]] if c else splat(llvm_type(op.result.type), 0)
-        if a.type.dtype.mlir == "f32":
-            return self.fma_mma(self.values[a], self.values[b], acc)
-        key = X.Dpas(a.type.dtype.mlir, (op.vnni_b or b.type.dtype).mlir, m=rows)
+        kind = self.target.dpas_kind(a.type.dtype, op.precision)
+        if kind == "f32":
+            return self.fma_mma(self.values[a], self.values[b], acc, op.precision)
+        key = X.Dpas(kind, "tf32" if kind == "tf32" else (op.vnni_b or b.type.dtype).mlir, m=rows)
         fn = X.builtin(self.module, self.target, key)
-        a_type, b_type, _ = fn.function_type.args
         bld = self.builder
-        return bld.call(fn, [bld.bitcast(self.values[a], a_type), bld.bitcast(self.values[b], b_type), acc])
+        a_value, b_value = ((v if v.type == t else bld.bitcast(v, t))
+                            for v, t in zip((self.values[a], self.values[b]), fn.function_type.args))
+        return bld.call(fn, [a_value, b_value, acc])
 
-    def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
-        """C[r][n] += A[r][k] * B[k][n]: lane n gets column k of A (all its rows) from lane k, k ascending."""
+    def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, precision: str) -> ir.Value:
+        """C[r][n] += A[r][k] * B[k][n]: lane n gets column k of A (all its rows) from lane k, k ascending. tf32 (a
+        target without tf32 DPAS): the operands truncated to tf32 first, as the interpreter's rule says."""
         bld = self.builder
+        if precision == "tf32":
+            a, b = (self.assemble([tf32(bld, bld.bitcast(x, I32)) for x in self.elements(v)]) for v in (a, b))
         for k, b_k in enumerate(self.elements(b)):
             a_k = self.shuffle(a, ir.Constant(I32, k))
             acc = bld.fadd(acc, bld.fmul(a_k, self.splat_like(b_k, acc)))

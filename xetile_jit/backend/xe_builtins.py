@@ -23,20 +23,26 @@ transpose)`, `BlockStore(bits, rows, cols)`, `BlockPrefetch(bits, rows, cols, bl
 `Block2DBuiltin`: name, kind, shape, layout, LLVM signature, vISA text); `describe(target, key)` gives the row
 (a key must also fit the Target's `BlockIO` limits: `block_rule` names the one it breaks) and
 `builtin(module, target, key)` the
-function, declared or defined once per module; `target.builtins` says which way. tf32 is not in the table: this
-IGC's tf32 builtin has an early signature whose A layout is undocumented.
+function, declared or defined once per module; `target.builtins` says which way. tf32 DPAS (`Dpas("tf32")`, K 8,
+sub-group 16, `TF32_DPAS_TABLE`) is there on the "spirv" ABI (operand flags MatrixATF32INTEL | MatrixBTF32INTEL)
+and the CPU ones; the legacy ABI raises NotImplementedError: IGC 2022 has only an early tf32 builtin
+(`_Z43intel_sub_group_tf32_tf32_matrix_mad_k8_f32Dv8_sDv8_iDv8_f`, A as short8) whose A layout is undocumented.
 
 Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
 
 * DPAS: `C dpas(A a, <8 x i32> b, C c)` computes D = A*B + C for M x N x K (N = sub-group size, M = components
   of `c`). Lane n holds column n of B (VNNI-packed in 32-bit words) and of C/D (component r = row r); A's K
-  columns are spread over the lanes (§1.3).
+  columns are spread over the lanes (§1.3). tf32: `<8 x float> dpas(<M/2 x float> a, <8 x float> b, <8 x float>
+  c)` (the 2025 OpenCL signature): B component k = B[k][n]; A component j holds row 2j on lanes 0-7 and row 2j + 1
+  on lanes 8-15, column lane % 8.
 * block load: `void load(i8 addrspace(1)* base, i32 width, i32 height, i32 pitch, <2 x i32> coord, [n x T]* dst)`
   writes a lane's n components to private memory (as the 2025 extension does; n may exceed a vector's 16); width
   and pitch in bytes, height in rows, coord = (x in elements, y in rows). Plain layout: component `v * rows + r` holds
   row y + r of block v and lane i its columns `x + v * cols + i * p .. + p - 1` (p = cols / sub-group size,
-  lower column in the lower bits); VNNI: component `v * rows / p + k` holds rows `y + k * p .. + p - 1`
-  (p = 32 / bits) of column x + v * cols + i; transpose: component c holds column x + c of row y + i. Elements
+  lower column in the lower bits); a block narrower than the sub-group (g = sub-group size / cols rows a
+  component): component `v * rows / g + j` holds on lane i row y + j * g + i / cols, column x + v * cols + i %
+  cols; VNNI: component `v * rows / p + k` holds rows `y + k * p .. + p - 1` (p = 32 / bits) of column
+  x + v * cols + i; transpose: component c holds column x + c of row y + i. Elements
   outside width x height read 0.
 * block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
   width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on a CPU.
@@ -45,10 +51,7 @@ Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
 * T is an integer (vector, for stores; bitcast f16 / bf16 / f32 data). As on the hardware, the surface operands must be
   sub-group uniform and the calls made by the whole sub-group (the emulation shuffles between lanes).
 
-DPAS emulation numerics: bf16, f16 and 8-bit inputs are converted exactly to f32 / i32; each product is exact in
-f32 (at most 22 significant bits). The accumulation is `d = c; for k in 0..K-1: d = d + a[k] * b[k]` per output
-element, rounding to nearest even after every addition (integers: exact i32 with wrap-around). The hardware's
-systolic adder tree may round differently in the last bit; this order is what the tests reproduce in numpy.
+DPAS on a CPU: dpas_emulation.py (its numerics, tf32 truncation included).
 """
 from __future__ import annotations
 
@@ -75,8 +78,8 @@ CACHE_CONTROL = "__spirv_CacheControl"
 # --- keys: what the lowering asks for -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Dpas:
-    """D = A*B + C with M = `m` rows; `a`, `b` are IR dtype names: "f16", "bf16" (f32 accumulator), "i8", "ui8"
-    (i32 accumulator). `b` defaults to `a`."""
+    """D = A*B + C with M = `m` rows; `a`, `b` are IR dtype names: "f16", "bf16", "tf32" (f32 accumulator), "i8",
+    "ui8" (i32 accumulator). `b` defaults to `a`."""
     a: str
     b: str = ""
     m: int = 8
@@ -118,9 +121,9 @@ Key = Union[Dpas, BlockLoad, BlockStore, BlockPrefetch]
 
 # --- descriptions: the table rows ---------------------------------------------------------------------------
 BLOCK_IO_SUBGROUP = 16  # 2D block messages' layouts are a sub-group of 16's (docs/reference/xe_builtins.md §6)
-_FLOAT_DTYPES = ("f16", "bf16")
-_DTYPE_BITS = {"f16": 16, "bf16": 16, "i8": 8, "ui8": 8}
-_INTEL_DTYPE = {"f16": "f16", "bf16": "bf16", "i8": "i8", "ui8": "u8"}  # as spelled in the builtin names
+_FLOAT_DTYPES = ("f16", "bf16", "tf32")
+_DTYPE_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "i8": 8, "ui8": 8}
+_INTEL_DTYPE = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "i8": "i8", "ui8": "u8"}  # as in the builtin names
 # Itanium codes of the OpenCL scalar types in the DPAS names: (kind, bits) -> letter (s signed, u unsigned, f float)
 _MANGLED_SCALAR = {("s", 16): "s", ("u", 16): "t", ("s", 32): "i", ("u", 32): "j", ("f", 32): "f"}
 
@@ -167,18 +170,29 @@ class DpasBuiltin:
         return self.a in _FLOAT_DTYPES
 
     @property
+    def tf32(self) -> bool:
+        return self.a == "tf32"
+
+    @property
     def a_lane_bits(self) -> int:
-        """Bits of A per lane and row: a short on sub-group 16, an int on sub-group 8."""
-        return 256 // self.subgroup
+        """Bits of A per lane and row: a short on sub-group 16, an int on sub-group 8; tf32 a float (of half the
+        rows: a lane holds every other row)."""
+        return 32 if self.tf32 else 256 // self.subgroup
+
+    @property
+    def a_components(self) -> int:
+        """Components of a lane's A: M, or ceil(M / 2) for tf32 (§1.3)."""
+        return -(-self.m // 2) if self.tf32 else self.m
 
     @property
     def per_lane(self) -> int:
         """Consecutive K columns of A in one lane."""
-        return self.a_lane_bits // self.bits
+        return 1 if self.tf32 else self.a_lane_bits // self.bits
 
     @property
     def k(self) -> int:
-        return self.subgroup * self.per_lane
+        """tf32: half a sub-group of columns (8); otherwise a lane's columns on every lane."""
+        return self.subgroup // 2 if self.tf32 else self.subgroup * self.per_lane
 
     @property
     def name(self) -> str:
@@ -186,22 +200,24 @@ class DpasBuiltin:
             return "u" if dtype == "ui8" else "s"
 
         acc_kind = "f" if self.is_float else "s"
+        a_kind, b_kind = ("f", "f") if self.tf32 else (sign(self.a), sign(self.b))
         return _mangle(f"intel_sub_group_{_INTEL_DTYPE[self.a]}_{_INTEL_DTYPE[self.b]}_matrix_mad_k{self.k}",
-                       [_mangled_type(sign(self.a), self.a_lane_bits, self.m), _mangled_type(sign(self.b), 32, 8),
+                       [_mangled_type(a_kind, self.a_lane_bits, self.a_components), _mangled_type(b_kind, 32, 8),
                         _mangled_type(acc_kind, 32, self.m)])
 
     @property
     def operands_mask(self) -> int:
         """SPV_INTEL_subgroup_matrix_multiply_accumulate's Matrix Multiply Accumulate Operands of the dtypes."""
-        if self.is_float:
-            return {"f16": 0x400 | 0x800, "bf16": 0x1000 | 0x2000}[self.a]  # A and B packed f16 / bf16
+        if self.is_float:  # A and B packed f16 / bf16, or tf32 (MatrixATF32INTEL | MatrixBTF32INTEL)
+            return {"f16": 0x400 | 0x800, "bf16": 0x1000 | 0x2000, "tf32": 0x100 | 0x200}[self.a]
         signed = (0x1 if self.a == "i8" else 0) | (0x2 if self.b == "i8" else 0)
         return 0x10 | 0x20 | signed  # A and B packed int8
 
     @property
     def signature(self) -> ir.FunctionType:
         acc = _vector(F32 if self.is_float else I32, self.m)
-        return ir.FunctionType(acc, [_vector(ir.IntType(self.a_lane_bits), self.m), ir.VectorType(I32, 8), acc])
+        a, b = (F32, F32) if self.tf32 else (ir.IntType(self.a_lane_bits), I32)
+        return ir.FunctionType(acc, [_vector(a, self.a_components), ir.VectorType(b, 8), acc])
 
 
 @dataclass(frozen=True)
@@ -229,13 +245,19 @@ class Block2DBuiltin:
         """Elements of one component in one lane."""
         if self.vnni:
             return 32 // self.bits
-        return 1 if self.transpose else self.cols // BLOCK_IO_SUBGROUP
+        return 1 if self.transpose else max(1, self.cols // BLOCK_IO_SUBGROUP)
+
+    @property
+    def lane_rows(self) -> int:
+        """Rows one plain component holds: N / cols for a block narrower than the sub-group, whose consecutive rows
+        go to consecutive groups of cols lanes (§2; a d32 8-wide block is tf32 DPAS A), else 1."""
+        return 1 if self.vnni or self.transpose else max(1, BLOCK_IO_SUBGROUP // self.cols)
 
     @property
     def components(self) -> int:
         if self.transpose:
             return self.cols
-        return self.rows * self.blocks // (self.per_lane if self.vnni else 1)
+        return self.rows * self.blocks // (self.per_lane if self.vnni else self.lane_rows)
 
     @property
     def lane_type(self) -> ir.IntType:
@@ -299,6 +321,11 @@ _VISA_BLOCKS = [BlockLoad(16, 8, 16), BlockLoad(16, 16, 16), BlockLoad(32, 8, 16
                 BlockPrefetch(16, 8, 16, 2), BlockPrefetch(16, 32, 16, 2), BlockPrefetch(8, 32, 32, 2)]
 
 DPAS_TABLE = {sg: {key: DpasBuiltin(key.a, key.b, key.m, sg) for key in _DPAS_KEYS} for sg in (8, 16)}
+# tf32 (2025 extension and CPU ABIs only; sub-group 16): M 2, 4, 8, whose A is a [2, 8] lane grid (M 1 has none)
+TF32_DPAS_TABLE = {16: {Dpas("tf32", m=m): DpasBuiltin("tf32", "tf32", m, 16) for m in (2, 4, 8)}}
+LEGACY_TF32 = ("tf32 tile_mma on the legacy builtin ABI: IGC 2022 has only the early builtin "
+               "_Z43intel_sub_group_tf32_tf32_matrix_mad_k8_f32Dv8_sDv8_iDv8_f, whose A layout is undocumented; "
+               "use the spirv ABI (XETILE_XE_ABI unset) or input_precision='ieee'")
 BLOCK2D_TABLE = {**{key: Block2DBuiltin.of(key, name) for key, name in _IGC_BLOCK_READS.items()},
                  **{key: Block2DBuiltin.of(key) for key in _VISA_BLOCKS}}
 
@@ -329,7 +356,9 @@ def _any_shape(target: Target, key: Key) -> bool:
 def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
     """The table row of `key` on `target`; NotImplementedError when the target has no such builtin."""
     if isinstance(key, Dpas):
-        table = DPAS_TABLE.get(target.subgroup_size, {})
+        if key.a == "tf32" and target.builtins == "legacy":
+            raise NotImplementedError(LEGACY_TF32)
+        table = {**DPAS_TABLE.get(target.subgroup_size, {}), **TF32_DPAS_TABLE.get(target.subgroup_size, {})}
     else:
         rule = block_rule(target, key)
         if rule is not None:
@@ -503,36 +532,3 @@ def _field(b: ir.IRBuilder, packed: ir.Value, index: int | ir.Value, bits: int) 
     return b.trunc(b.lshr(packed, shift), element)
 
 
-# --- cpu: DPAS ----------------------------------------------------------------------------------------------
-def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
-    """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32."""
-    if dtype == "f16":
-        return b.fpext(b.bitcast(value, _like(value.type, ir.HalfType())), _like(value.type, F32))
-    if dtype == "bf16":
-        wide = b.zext(value, _like(value.type, I32))
-        return b.bitcast(b.shl(wide, _constant(wide.type, 16)), _like(value.type, F32))
-    return (b.sext if dtype == "i8" else b.zext)(value, _like(value.type, I32))
-
-
-def _emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
-    """Lane n: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..K-1 in order; A's columns k come from lane k / per_lane.
-    Row by row in scalars: the OpenCL CPU compiler builds that in half the time of the same work on the lane's
-    vectors (docs/DESIGN.md "CPU notes")."""
-    a, packed_b, acc = fn.args
-    per_word = 32 // mad.bits
-    rows = [b.extract_element(a, _i32(r)) for r in range(mad.m)] if mad.m > 1 else [a]
-    sums = [b.extract_element(acc, _i32(r)) for r in range(mad.m)] if mad.m > 1 else [acc]
-    for lane in range(mad.subgroup):  # unrolled: constant indices into the packed operands
-        columns = [_shuffle(b, row, _i32(lane)) for row in rows]  # A[r, lane * per_lane + e], on every lane
-        for e in range(mad.per_lane):
-            k = lane * mad.per_lane + e
-            word = b.extract_element(packed_b, _i32(k // per_word))
-            b_k = _widen(b, _field(b, word, k % per_word, mad.bits), mad.b)
-            for r, column in enumerate(columns):
-                a_k = _widen(b, _field(b, column, e, mad.bits), mad.a)
-                sums[r] = b.fadd(sums[r], b.fmul(a_k, b_k)) if mad.is_float else b.add(sums[r], b.mul(a_k, b_k))
-    result = acc
-    if mad.m > 1:
-        for r, value in enumerate(sums):
-            result = b.insert_element(result, value, _i32(r))
-    b.ret(result if mad.m > 1 else sums[0])

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from . import xe_builtins as X
+from .dpas_emulation import emulate_dpas
 from .to_llvm import counted_loop
 
 I32, I64 = X.I32, X.I64
@@ -54,7 +55,11 @@ class Surface:
             block, word = b.udiv(component, words), b.urem(component, words)
             return (b.add(self.y, b.add(b.mul(word, X._i32(msg.per_lane)), X._i32(part))),
                     b.add(self.x, b.add(b.mul(block, X._i32(msg.cols)), lane)))
-        block, row = b.udiv(component, X._i32(msg.rows)), b.urem(component, X._i32(msg.rows))
+        words = X._i32(msg.rows // msg.lane_rows)
+        block, row = b.udiv(component, words), b.urem(component, words)
+        if msg.lane_rows > 1:  # a narrow block: row `row * lane_rows + lane / cols`, column lane % cols
+            row = b.add(b.mul(row, X._i32(msg.lane_rows)), b.udiv(lane, X._i32(msg.cols)))
+            lane = b.urem(lane, X._i32(msg.cols))
         col = b.add(b.mul(block, X._i32(msg.cols)), b.add(b.mul(lane, X._i32(msg.per_lane)), X._i32(part)))
         return b.add(self.y, row), b.add(self.x, col)
 
@@ -104,4 +109,4 @@ def emulate_prefetch(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) ->
     b.ret_void()
 
 
-EMULATIONS = {"dpas": X._emulate_dpas, "load": emulate_load, "store": emulate_store, "prefetch": emulate_prefetch}
+EMULATIONS = {"dpas": emulate_dpas, "load": emulate_load, "store": emulate_store, "prefetch": emulate_prefetch}

@@ -148,7 +148,7 @@ class Blocking(PiecewiseConversion):
     @converts(G.DpasOp)
     def convert_DpasOp(self, op: G.DpasOp) -> None:
         a, b, *c = op.operands
-        m, n, k = self.target.dpas_shape(a.type.dtype)
+        m, n, k = self.target.dpas_shape(a.type.dtype, op.precision)
         out = grid(op.result.type.shape, (m, n))
         steps = -(-a.type.shape[1] // k)
         blocks_a = self.zero_padded_k(a, Grid((out.counts[0], steps), (m, k)), 1)
@@ -164,7 +164,7 @@ class Blocking(PiecewiseConversion):
             acc = blocks_c[out.index(i, j)] if c else None
             for kk in range(steps):
                 acc = self.emit(G.DpasOp, blocks_a[i * steps + kk], blocks_b[kk * out.counts[1] + j], acc,
-                                piece, vnni_b=vnni).result
+                                piece, vnni_b=vnni, precision=op.precision).result
             results.append(acc)
         self.grids[op.result] = out
         self.set(op.result, results)

@@ -200,7 +200,7 @@ class LaneDistribution(Conversion):
         a, b, *c = op.operands
         layouts = (self.layout(a), self.layout(b), self.layout(op.result))
         new = self.emit(S.SimtDpasOp, self.one(a), self.one(b), self.one(c[0]) if c else None, layouts,
-                        op.result.type.dtype, op.vnni_b)
+                        op.result.type.dtype, op.vnni_b, op.precision)
         self.set(op.result, new.result)
 
     @converts(G.MultiReductionOp)

@@ -242,7 +242,8 @@ class WgToSg(PiecewiseConversion):
         if len(a) != out.counts[0] or len(b) != out.counts[1]:
             raise NotImplementedError("dpas whose K dimension is split between subgroups")
         piece = VectorType(out.shape, op.result.type.dtype)
-        results = [self.emit(G.DpasOp, a[i], b[j], c[0][out.index(i, j)] if c else None, piece).result
+        results = [self.emit(G.DpasOp, a[i], b[j], c[0][out.index(i, j)] if c else None, piece,
+                             precision=op.precision).result
                    for i, j in out.cells()]
         self.set(op.result, results)
 

@@ -53,6 +53,7 @@ class LayoutClass:
     kinds: set[str] = dataclasses.field(default_factory=set)  # "value": a vector other ops than conversions use
     mma_operand: int | None = None  # 0 (A) or 1 (B) when the class feeds a tile_mma operand
     mma_dtype: DType | None = None  # that operand's element type (a class may mix types: a mask, the scores)
+    mma_precision: str = "ieee"  # that tile_mma's input_precision (tf32 has its own DPAS blocks)
 
     @property
     def layout(self) -> Layout:
@@ -101,6 +102,7 @@ class LayoutCompletion:
             for index in (0, 1):
                 group = self.find(op.operands[index])
                 group.mma_operand, group.mma_dtype = index, op.operands[index].type.dtype
+                group.mma_precision = op.precision
 
     # ---- one class -------------------------------------------------------------------------------------
     def complete(self, group: LayoutClass) -> None:
@@ -134,7 +136,9 @@ class LayoutCompletion:
 
     def mma_block(self, group: LayoutClass, dtype) -> tuple[int, int] | None:
         """The DPAS operand block of a tile_mma operand class (None for other classes)."""
-        return None if group.mma_operand is None else self.target.dpas_blocks(dtype)[group.mma_operand]
+        if group.mma_operand is None:
+            return None
+        return self.target.dpas_blocks(dtype, group.mma_precision)[group.mma_operand]
 
     def only_regrouped(self, group: LayoutClass) -> bool:
         """A tile_mma operand class of row-major tiles whose loaded values are only regrouped into DPAS blocks
@@ -166,7 +170,7 @@ class LayoutCompletion:
         """An operand cut in other blocks than DPAS takes is converted explicitly, in registers."""
         for index in (0, 1):
             v = op.operands[index]
-            block = self.target.dpas_blocks(v.type.dtype)[index]
+            block = self.target.dpas_blocks(v.type.dtype, op.precision)[index]
             inst = v.layout.inst_data
             if inst == block or not divides(block, v.layout.sg_data) or \
                     self.target.inst_rule(("value",), block, v.type.dtype) is not None:

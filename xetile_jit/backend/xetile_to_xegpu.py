@@ -176,7 +176,7 @@ class XeTileToXeGPU(Conversion):
         result = op.result.type
         acc = VectorType(result.shape, X.mma_accumulator_dtype(a.type.dtype, b.type.dtype))
         c = [self.cast("arith.extf", c[0], acc)] if c and acc != result else c
-        new = self.emit(G.DpasOp, a, b, c[0] if c else None, acc, layout=op.result.layout)
+        new = self.emit(G.DpasOp, a, b, c[0] if c else None, acc, layout=op.result.layout, precision=op.precision)
         self.set(op.result, new.result if acc == result else self.cast("arith.truncf", new.result, result))
 
     def cast(self, name: str, v: Value, t: VectorType) -> Value:

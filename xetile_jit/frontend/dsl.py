@@ -274,9 +274,11 @@ def prefetch_tile(tile, *, locality: int = 3) -> None:
 
 
 @builtin
-def tile_mma(a, b, c=None, *, layout: Layout | None = None) -> Value:
+def tile_mma(a, b, c=None, *, layout: Layout | None = None, input_precision: str = "ieee") -> Value:
     """a @ b (+ c): f16/bf16/f32 accumulate in f32, int8/uint8 in i32. `layout` is the result's (default: the
-    launch's sg_layout/sg_data); A and B follow it (RFC: A [sg_m, K], B [K, sg_n] on the same sg_layout)."""
+    launch's sg_layout/sg_data); A and B follow it (RFC: A [sg_m, K], B [K, sg_n] on the same sg_layout).
+    `input_precision` (Triton's option, f32 x f32 only): "ieee" (default) multiplies in exact f32; "tf32" reads
+    each operand as tf32 (10 mantissa bits, truncated as tf32 DPAS reads them), products and sums in f32."""
     sem = current()
     a, b = _vector(sem, a, "tile_mma"), _vector(sem, b, "tile_mma")
     acc = X.mma_accumulator_dtype(a.type.dtype, b.type.dtype)
@@ -289,7 +291,9 @@ def tile_mma(a, b, c=None, *, layout: Layout | None = None) -> Value:
         raise sem.error(f"tile_mma: unsupported operand types {a.type.dtype} x {b.type.dtype}; takes f16 x f16, "
                         "bf16 x bf16, f32 x f32 or 8-bit integers [tile_mma operand element types]")
     result = VectorType((a.type.shape[0], b.type.shape[-1]), dtype)
-    op = sem.create(X.TileMMAOp, a, b, c, result, layout=_user_layout(sem, layout, "tile_mma") or sem.mma_layout)
+    # the op's verifier checks input_precision (X.check_precision)
+    op = sem.create(X.TileMMAOp, a, b, c, result, layout=_user_layout(sem, layout, "tile_mma") or sem.mma_layout,
+                    precision=input_precision)
     return _anchored(sem, op.result, layout, "tile_mma")
 
 

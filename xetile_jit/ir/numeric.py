@@ -47,3 +47,26 @@ def div_trunc(a, b):
         r = np.remainder(a, b)
     fix = (r != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
     return q + fix.astype(q.dtype)
+
+
+TF32_MASK = 0xFFFFE000  # sign, 8 exponent bits, the 10 high mantissa bits of an f32 word
+
+
+def tf32(x: np.ndarray) -> np.ndarray:
+    """f32 values as tf32 DPAS reads them: the low 13 mantissa bits dropped (truncation toward zero, docs/DESIGN.md
+    "tf32"); the result is still f32."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & np.uint32(TF32_MASK)
+    return bits.view(np.float32)
+
+
+def mma(a: np.ndarray, b: np.ndarray, c, acc: DType, precision: str = "ieee") -> np.ndarray:
+    """a @ b (+ c) in the accumulator's type: floats multiply and add in f32 (tf32 `precision`: operands truncated to
+    tf32 first, so every product is exact), integers exactly, then wrapped to i32."""
+    wide = np.float32 if acc.is_float else np.int64
+    a, b = a.astype(wide), b.astype(wide)
+    if precision == "tf32":
+        a, b = tf32(a), tf32(b)
+    out = a @ b
+    if c is not None:
+        out = out + c
+    return out.astype(acc.np_dtype)

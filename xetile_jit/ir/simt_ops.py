@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import numeric
 from .core import Operation, Value
 from .cache_hints import CacheHints, hint_attrs
 from .debug_ops import DevicePrintOp
@@ -31,7 +32,8 @@ from .effects import reads, writes
 from .types import DType, ScalarType, VectorType, bool_, int32
 from .xegpu_ops import vnni_unpack
 from .elementwise import REDUCE_KINDS
-from .xetile_ops import TileRef, format_atomic, mma_accumulator_dtype, valid_attr
+from .xetile_ops import (TileRef, check_precision, format_atomic, mma_accumulator_dtype, precision_attrs,
+                         valid_attr)
 
 
 def elements(t) -> int:
@@ -259,29 +261,27 @@ class SimtDpasOp(Operation):
     effects = ()
 
     def __init__(self, a: Value, b: Value, c: Value | None, layouts: tuple[LaneLayout, LaneLayout, LaneLayout],
-                 result_dtype: DType, vnni_b: DType | None = None, loc=None):
+                 result_dtype: DType, vnni_b: DType | None = None, precision: str = "ieee", loc=None):
         super().__init__([a, b] + ([c] if c is not None else []), [layouts[2].lane_type(result_dtype)], loc=loc)
-        self.layouts, self.vnni_b = layouts, vnni_b
+        self.layouts, self.vnni_b, self.precision = layouts, vnni_b, precision
 
     def verify(self):
         a, b, *_ = self.operands
         if mma_accumulator_dtype(a.type.dtype, self.vnni_b or b.type.dtype) is None:
             raise self.error("unsupported operand types", "tile_mma operand element types")
+        check_precision(self, self.precision, a.type.dtype, self.vnni_b or b.type.dtype)
 
     def format(self, p) -> str:
         names = ", ".join(p.name(v) for v in self.operands)
-        attrs = {} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir}
+        attrs = {**precision_attrs(self.precision), **({} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir})}
         return (f" {names}{p.attr_dict(self, attrs)} : {', '.join(str(v.type) for v in self.operands)} -> "
                 f"{self.result.type}")
 
     def interpret(self, interp, a, b, c=None):
         la, lb, lc = self.layouts
-        acc = self.result.type.dtype
-        wide = np.float32 if acc.is_float else np.int64
-        out = la.gather(a).astype(wide) @ vnni_unpack(lb.gather(b), self.vnni_b).astype(wide)
-        if c is not None:
-            out = out + lc.gather(c)
-        return lc.distribute(out.astype(acc.np_dtype))
+        out = numeric.mma(la.gather(a), vnni_unpack(lb.gather(b), self.vnni_b), None if c is None else lc.gather(c),
+                          self.result.type.dtype, self.precision)
+        return lc.distribute(out)
 
 
 class ShuffleOp(Operation):

@@ -255,8 +255,8 @@ class DpasOp(TileMMAOp):
     name = "xegpu.dpas"
 
     def __init__(self, a: Value, b: Value, c: Value | None, result_type: VectorType, layout: Layout | None = None,
-                 vnni_b: DType | None = None, loc=None):
-        super().__init__(a, b, c, result_type, layout, loc=loc)
+                 vnni_b: DType | None = None, precision: str = "ieee", loc=None):
+        super().__init__(a, b, c, result_type, layout, precision, loc=loc)
         self.vnni_b = vnni_b
 
     def mma_types(self) -> list:
@@ -274,7 +274,7 @@ class DpasOp(TileMMAOp):
         return (acc,)
 
     def format_attrs(self) -> dict:
-        return {} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir}
+        return {**super().format_attrs(), **({} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir})}
 
     def interpret(self, interp, a, b, c=None):
         return super().interpret(interp, a, vnni_unpack(b, self.vnni_b), c)

@@ -312,14 +312,22 @@ def mma_accumulator_dtype(a: DType, b: DType) -> DType | None:
     return None
 
 
+PRECISIONS = ("ieee", "tf32")  # tile_mma input_precision (Triton's names): exact f32, or f32 operands as tf32
+PRECISION_RULE = "tile_mma input_precision"
+
+
 class TileMMAOp(Operation):
+    """a @ b (+ c). `precision` "tf32" (f32 x f32 only) reads the operands as tf32, as tf32 DPAS does: each
+    truncated to 10 mantissa bits (numeric.tf32), products and sums in f32; "ieee" (the default) is exact f32."""
+
     name = "xetile.tile_mma"
     effects = ()
 
     def __init__(self, a: Value, b: Value, c: Value | None, result_type: VectorType, layout: Layout | None = None,
-                 loc=None):
+                 precision: str = "ieee", loc=None):
         super().__init__([a, b] + ([c] if c is not None else []), [result_type], loc=loc)
         self.result.layout = layout  # the anchor that layout propagation starts from
+        self.precision = precision
 
     def mma_types(self) -> list:
         """The operand types as the matrix product sees them."""
@@ -346,6 +354,7 @@ class TileMMAOp(Operation):
             raise self.error(f"result {r} must be {wanted}", "tile_mma accumulator type")
         if c and c[0] != r:
             raise self.error(f"accumulator {c[0]} must be {r}", "tile_mma accumulator type")
+        check_precision(self, self.precision, a.dtype, b.dtype)
 
     def accumulator_dtypes(self, operand: DType, acc: DType) -> tuple[DType, ...]:
         """f16 x f16 and bf16 x bf16 may also accumulate in their own type (the RFC's bf16 GEMMs into bf16): the
@@ -353,7 +362,7 @@ class TileMMAOp(Operation):
         return (acc, operand) if operand.is_float and operand.bits == 16 else (acc,)
 
     def format_attrs(self) -> dict:
-        return {}
+        return precision_attrs(self.precision)
 
     def format(self, p) -> str:
         names = ", ".join(p.name(v) for v in self.operands)
@@ -361,12 +370,21 @@ class TileMMAOp(Operation):
         return f" {names}{p.attr_dict(self, self.format_attrs())} : {types} into {self.result.type}"
 
     def interpret(self, interp, a, b, c=None):
-        acc = self.result.type.dtype
-        wide = np.float32 if acc.is_float else np.int64
-        out = a.astype(wide) @ b.astype(wide)
-        if c is not None:
-            out = out + c
-        return out.astype(acc.np_dtype)
+        return numeric.mma(a, b, c, self.result.type.dtype, self.precision)
+
+
+def check_precision(op: Operation, precision: str, a: DType, b: DType) -> None:
+    """The input_precision rule: "ieee" or "tf32", and tf32 only for f32 x f32 operands."""
+    if precision not in PRECISIONS:
+        raise op.error(f"input_precision {precision!r} is not one of {', '.join(map(repr, PRECISIONS))}",
+                       PRECISION_RULE)
+    if precision == "tf32" and not (a == b == float32):
+        raise op.error(f"input_precision 'tf32' takes f32 x f32 operands, not {a} x {b}", PRECISION_RULE)
+
+
+def precision_attrs(precision: str) -> dict:
+    """The printed attribute: only the non-default precision, so f16 / int8 dumps stay as they were."""
+    return {} if precision == "ieee" else {"input_precision": f'"{precision}"'}
 
 
 class TileTransposeOp(Operation):
