@@ -7,6 +7,7 @@ atomics (XeTile RFC: hardware auto-padding). The references below index with num
 interpreter's own helpers.
 """
 import re
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -200,6 +201,23 @@ def softmax(x, y, BM: constexpr, BN: constexpr):
 
 
 # ---- init_tile, load_tile, store_tile, prefetch_tile ----------------------------------------------------
+
+def test_the_element_by_element_path_is_a_loop_on_the_cpu_targets_only():
+    """A block no 2D message can address (a row pitch of 106 bytes) is read and written one element at a time: on
+    the CPU targets in a loop over a lane's 48 components (their driver's build time follows straight-line code),
+    on GPUs unrolled (registers, no private memory); bool stays unrolled (its vectors are bit-packed)."""
+    src, dst = np.zeros((16, 53), np.float16)[:, :48], np.zeros((16, 53), np.float16)[:, :48]
+
+    def loads(target, dtype=np.float16):
+        args = (src.astype(dtype), dst.astype(dtype), 0, 0, 0, 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", xetile.BlockIOFallbackWarning)
+            llir = copy_tile.warmup(*args, BM=16, BN=48, target=target, num_subgroups=1).asm["llir"]
+        return sum(line.split("=")[-1].split()[0] == "load" for line in llir.splitlines() if " = " in line)
+
+    assert loads("cpu") <= 16 and loads("xe-emulated") < 48
+    assert loads("xe-hpc") >= 48 and loads("cpu", np.bool_) >= 48
+
 
 @pytest.mark.parametrize("offsets", OFFSETS.values(), ids=OFFSET_IDS)
 @pytest.mark.parametrize("padded", [False, True], ids=["pad_default", "pad_nonzero"])

@@ -119,6 +119,9 @@ class Target:
     # compiler keeps in registers for small blocks only (tutorial GEMM 1024 f16: 15-35% slower in 32x32 blocks)
     largest_loads: bool = True
     iga_platform: str | None = None
+    # the general memory path (to_llvm_elements.py) as a loop over a lane's components, not unrolled: the CPU
+    # targets, whose driver build time follows the straight-line code; GPUs keep the components in registers
+    element_loops: bool = False
 
     def workgroup_rule(self, num_subgroups: int) -> str | None:
         """Why a workgroup of `num_subgroups` subgroups cannot run here (None: it can)."""
@@ -264,8 +267,10 @@ TARGETS = {target.name: target for target in (
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1), builtins="vector", max_workgroup_size=8192,
+           element_loops=True,
            largest_loads=False),
-    Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192),
+    Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
+           element_loops=True),
 )}
 CPU_ABIS = ("emulated", "vector")  # the builtin ABIs whose targets run on a CPU device
 CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.builtins in CPU_ABIS)

@@ -25,7 +25,6 @@ cannot overflow i32 (block sizes are far below 2**30).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 from llvmlite import ir
@@ -41,16 +40,16 @@ from . import xe_builtins as X
 from .dpas_emulation import tf32
 from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm_atomics import AtomicLowering
+from .to_llvm_elements import ElementLowering, PrivateBlock
 from .to_llvm_scatter import ScatterLowering
-from .to_llvm import (I32, I64, LLVMLowering, MemRef, NdMemRef, from_storage, literal, llvm_type, splat,
-                      to_storage)
+from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, literal, llvm_type, splat
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
-class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
+class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLowering):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
@@ -311,40 +310,6 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
         merged.add_incoming(one_by_one, elements_end)
         return merged
 
-    # ---- memory: the general path, one element at a time ---------------------------------------------------
-    def positions(self, layout: S.LaneLayout, transpose=None) -> list[tuple[ir.Value, ir.Value]]:
-        """(row, col) in the block, as i64, of each component of this lane (transposed: in the memory block)."""
-        b = self.builder
-        if layout.replicated:
-            result = [(ir.Constant(I64, r), ir.Constant(I64, c)) for r, c in layout.elements(0)]
-        else:
-            ly, lx, chunk = layout.grid
-            lane = b.zext(self.lane_id(), I64)
-            first_row = b.udiv(lane, ir.Constant(I64, lx))
-            first_col = b.mul(b.urem(lane, ir.Constant(I64, lx)), ir.Constant(I64, chunk))
-            rows = layout.block[0] // ly
-            result = [(b.add(first_row, ir.Constant(I64, ly * i)),
-                       b.add(first_col, ir.Constant(I64, g * lx * chunk + e)))
-                      for g in range(layout.column_groups) for i in range(rows) for e in range(chunk)]
-        return [(c, r) for r, c in result] if transpose else result
-
-    def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
-        """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
-        the element really is inside it (and inside the block's `valid` part, when given)."""
-        b = self.builder
-        m = self.memref(tdesc)
-        inside = ir.Constant(ir.IntType(1), 1) if valid is None else self.in_block(row, col, valid)
-        row = b.add(self.offset(tdesc, 1), row)
-        col = b.add(self.offset(tdesc, 0), col)
-        inside = b.and_(inside, b.and_(self.within(row, m.rows), self.within(col, m.cols)))
-        return m.element_pointer(b, self.clamp(row, m.rows), self.clamp(col, m.cols)), inside
-
-    def in_block(self, row: ir.Value, col: ir.Value, sizes) -> ir.Value:
-        """Whether block position (row, col) lies in the leading `sizes` part."""
-        b = self.builder
-        return b.and_(b.icmp_signed("<", row, ir.Constant(I64, sizes[0])),
-                      b.icmp_signed("<", col, ir.Constant(I64, sizes[1])))
-
     def lower_SimtConstantMaskOp(self, op):
         return self.assemble([self.in_block(row, col, op.sizes) for row, col in self.positions(op.layout)])
 
@@ -370,25 +335,6 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
 
     def scalar_type(self, t):
         return llvm_type(ScalarType(t.dtype))
-
-    def load_elements(self, op) -> ir.Value:
-        tdesc = op.operands[0]
-        dtype = op.result.type.dtype
-        pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, dtype))
-        items = []
-        for row, col in self.positions(op.layout, op.transpose):
-            address, inside = self.element(tdesc, row, col)
-            value = from_storage(self.builder, self.builder.load(address), dtype)
-            items.append(self.builder.select(inside, value, pad))
-        return self.assemble(items)
-
-    def store_elements(self, op) -> None:
-        value, tdesc = op.operands
-        dtype = value.type.dtype
-        for (row, col), item in zip(self.positions(op.layout), self.elements(self.values[value])):
-            address, inside = self.element(tdesc, row, col, op.valid)
-            with self.builder.if_then(inside):
-                self.builder.store(to_storage(self.builder, item, dtype), address)
 
     def lower_SimtAtomicRMWOp(self, op):
         tdesc = op.operands[1]
@@ -572,32 +518,6 @@ class XeGPULowering(AtomicLowering, ScatterLowering, LLVMLowering):
 
     def table(self, row) -> ir.Constant:
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
-
-
-@dataclass(frozen=True)
-class PrivateBlock:
-    """A lane's part of a loaded block with more elements than a SPIR-V vector holds, kept in private memory
-    (Target.private_blocks): layout completion lets only layout conversions use such a block, which read it
-    element by element (`elements`)."""
-    pointer: ir.Value  # [count x T]*
-
-    @property
-    def count(self) -> int:
-        return self.pointer.type.pointee.count
-
-    def slot(self, b: ir.IRBuilder, i: int) -> ir.Value:
-        """The address of component `i`."""
-        return b.gep(self.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])
-
-    def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
-        """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler takes the run
-        from the block's registers (a DPAS operand inside a loaded array of blocks; read element by element, the
-        block of a VNNI load went to memory and came back unpacked by movs)."""
-        element = self.pointer.type.pointee.element
-        bits = element.width if isinstance(element, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[
-            type(element)]
-        return b.load(b.bitcast(self.slot(b, start), ir.VectorType(element, count).as_pointer()),
-                      align=max(1, bits // 8))  # the run starts on an element, not on a vector's alignment
 
 
 def lower_to_llvm(func: FuncOp, target: Target) -> ir.Module:
