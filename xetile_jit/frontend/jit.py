@@ -227,10 +227,11 @@ class Kernel:
                 plan, values = self.make_plan(args, kwargs, bound)
             with timing.stage(self.__name__, "first launch (driver build included)"):
                 return plan.launch(grid, values)
-        return plan.launch(grid, bound[1])
+        return plan.launch(grid, *bound[1:])
 
     def fast_bind(self, args, kwargs):
-        """(plan key, argument values as launched), or None: the slow path binds and reports."""
+        """(plan key, argument values as launched, their kernel-argument parts, the kernel arguments or None:
+        launch_plan.make_specializer), or None: the slow path binds and reports."""
         if self.specializer is None:
             return None
         try:

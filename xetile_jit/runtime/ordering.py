@@ -38,7 +38,9 @@ def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range
         return event
     manager.add_event_pair((), (event,))
     with _lock:
-        pending = _pending.setdefault(queue, deque())
+        pending = _pending.get(queue)
+        if pending is None:
+            pending = _pending[queue] = deque()
         drop_completed(pending)
         pending.append((event, args))
     return event
