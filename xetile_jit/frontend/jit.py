@@ -243,7 +243,8 @@ class Kernel:
         """The slow path: binding through inspect (its errors), device selection, classification, the compile
         cache; the plan is kept under its key when the launch has one."""
         values, options = self.bind(args, dict(kwargs))
-        refresh_dpnp_types(self.specializer)
+        if refresh_dpnp_types(self.specializer):  # dpnp arrays take their own path from now on: key them so
+            bound = self.fast_bind(args, kwargs)
         device: Device = select_device(options.get("device"), values.values())
         compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
         launched = bound[1] if bound is not None else tuple(values.values())

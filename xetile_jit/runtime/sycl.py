@@ -93,8 +93,9 @@ def submit(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size
 
 
 def submit_ranges(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_range: list, local_range, args,
-                  wait: bool, after=()) -> dpctl.SyclEvent:
-    """`submit` with the sizes as SYCL ranges (the fastest dimension last)."""
-    event = ordering.submit(queue, kernel, args, global_range, local_range, wait, after)
+                  wait: bool, after=(), owners=()) -> dpctl.SyclEvent:
+    """`submit` with the sizes as SYCL ranges (the fastest dimension last); `owners`: what keeps the arguments'
+    memory alive, kept with them while the kernel may run (ordering.py)."""
+    event = ordering.submit(queue, kernel, args, global_range, local_range, wait, after, owners)
     record(queue, event)
     return event
