@@ -330,6 +330,38 @@ def test_an_arrays_entry_goes_with_the_array(dpnp, queue):
     assert ident not in usm_entries._entries
 
 
+def test_an_entry_left_at_a_reused_id_is_not_used(dpnp, queue):
+    """An id is reused once its array is freed: an entry found at an array's id that was made for another array
+    (here put there by hand, as if its weakref callback had not run) is made again, not launched with the other
+    array's memory."""
+    add_one.cache.clear()
+    x, other = dpnp_array(dpnp, queue, np.zeros((1, 16))), dpnp_array(dpnp, queue, np.full((1, 16), 7.0))
+    y = dpnp.empty((1, 16), dtype=np.float32, sycl_queue=queue)
+    add_one[(1,)](other, y, BM=1, BN=16)  # the plan, so that the next launch is a hit, which reads the entries
+    usm_entries._entries[id(x.get_array())] = usm_entries._entries[id(other.get_array())]
+    add_one[(1,)](x, y, BM=1, BN=16)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), np.ones((1, 16), np.float32))
+    assert usm_entries._entries[id(x.get_array())][4]() is x.get_array()
+
+
+def test_short_lived_arrays_launched_asynchronously(usm_kind):
+    """Arrays dropped right after their asynchronous launch (their ids and addresses are soon reused by the next
+    ones) are kept until their kernel ran, and each launch reads its own array: every result is its own input + 1."""
+    add_one.cache.clear()
+    outs = []
+    for i in range(60):
+        x = usm_kind.asarray(np.full((2, 16), float(i)))
+        outs.append(usm_kind.asarray(np.zeros((2, 16))))
+        add_one[(1,)](x, outs[-1], BM=2, BN=16)
+        del x
+        if i % 7 == 0:
+            gc.collect()
+    for i, out in enumerate(outs):
+        np.testing.assert_array_equal(usm_kind.asnumpy(out), np.full((2, 16), i + 1.0, np.float32))
+    (plan,) = add_one.cache.plans.values()
+    assert plan.asynchronous
+
+
 def test_an_interface_arrays_entry_does_not_keep_it(queue):
     """An array known by its interface is kept while its launch may run (ordering.py), not by its entry after."""
     x = Interface(queue).asarray(np.zeros((1, 16)))

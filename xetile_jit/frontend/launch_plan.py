@@ -107,7 +107,8 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
             found, part = f"_xt_entry_{i}", f"_xt_part_{i}"
             parts.append(part)
             usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
-                   f"        if {found} is None or {found}[0] != {name}.shape or {found}[1] != {name}.strides:",
+                   f"        if {found} is None or {found}[4]() is not {name} or {found}[0] != {name}.shape "
+                   f"or {found}[1] != {name}.strides:",
                    f"            {found} = _xt_make_entry({name})",
                    f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
                    f"        if {part} is None:", "            _xt_whole = False"]

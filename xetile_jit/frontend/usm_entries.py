@@ -3,7 +3,9 @@
 A usm_ndarray's part of a plan key (launch_plan.py) is its dtype, shape, strides, base alignment and queue; reading
 them costs ~0.5 us an array (`.dtype` alone ~0.3 us) and hashing the dtype in the key as much again, 20 us for a
 launch with 20 arrays. So each live array gets an entry, made at its first launch and kept by its id until the array
-dies (a weakref callback drops it):
+dies (a weakref callback drops it). A launch uses an entry only when its weakref's referent is the array itself: an
+id is reused once its object is freed, so an entry that outlived its array for any reason (a callback not yet run)
+can never give a later array at the same id another array's memory. The entry holds:
 - its shape and strides, which a launch compares with the array's: `usm_ndarray.shape = ...` reshapes the array in
   place (and may change its strides), the only part of its key that can change;
 - a token, an int standing for the whole key part: arrays with equal key parts have equal tokens, so a plan key is
