@@ -2,14 +2,15 @@
 arguments, beside a raw `SyclQueue.submit` and `submit_async` of the same SPIR-V kernel with the same kernel
 arguments, and the first launch of the tutorial GEMM cold, from a warm cache in a fresh process, and hot.
 
-    python bench/bench_launch.py [--launches 2000] [--json out.json] [--png out.png]
+    python bench/bench_launch.py [--launches 2000] [--json out.json] [--png out.png] [--interface]
 
 Columns of the launch table, all in one process on one `opencl:cpu` queue, in microseconds per launch:
 `xetile` is `kernel[(1,)](*arrays)` (asynchronous: every argument is a dpnp array); `submit` is the raw blocking
 submit; `submit_async` the raw asynchronous one without dependencies; `ordered` is submit_async waiting for and
 recording in `dpctl.utils.SequentialOrderManager[queue]`, what dpnp and an xetile launch do to order work on a
 queue. The four take turns in rounds of 100 calls, each round starting on a drained queue (`queue.wait()`, not
-timed), so a passing load on the machine falls on all of them.
+timed), so a passing load on the machine falls on all of them. `--interface` adds the same table for arrays known by
+their `__sycl_usm_array_interface__` alone (over dpctl.memory, as a library without dpnp's arrays gives them).
 
 The first-launch table runs the tutorial GEMM (256 x 256 x 256 f32, numpy arrays) in child processes: `cold` with
 an empty XETILE_CACHE_DIR, `warm cache` in a new process on the cache `cold` filled, `hot` the second launch in
@@ -29,6 +30,7 @@ import numpy as np
 from common import load_tutorial
 
 import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
+import dpctl.memory  # noqa: E402
 import dpctl.utils  # noqa: E402
 import dpnp  # noqa: E402
 
@@ -44,6 +46,28 @@ def copy3(a0, a1, a2):
 @xetile.kernel
 def copy20(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19):
     xetile.store_tile(xetile.init_tile(a19, [0, 0], [1, 16]), xetile.load_tile(xetile.init_tile(a0, [0, 0], [1, 16])))
+
+
+class InterfaceArray:
+    """A C-contiguous array known by its `__sycl_usm_array_interface__` alone, in dpctl.memory device memory."""
+
+    def __init__(self, queue, host: np.ndarray):
+        self.memory = dpctl.memory.MemoryUSMDevice(host.nbytes, queue=queue)
+        self.memory.copy_from_host(host.reshape(-1).view(np.uint8))
+        self.__sycl_usm_array_interface__ = dict(self.memory.__sycl_usm_array_interface__, shape=host.shape,
+                                                 typestr=host.dtype.str)
+        self.host = host
+
+    def asnumpy(self) -> np.ndarray:
+        xetile.synchronize()  # a dpctl.memory copy joins no order
+        self.memory.copy_to_host(self.host.reshape(-1).view(np.uint8))
+        return self.host
+
+
+ARRAYS = {  # kind -> (an array of ones on the queue, its contents on the host)
+    "dpnp": (lambda queue: dpnp.ones((1, 16), dtype=np.float32, sycl_queue=queue), dpnp.asnumpy),
+    "interface": (lambda queue: InterfaceArray(queue, np.ones((1, 16), np.float32)), InterfaceArray.asnumpy),
+}
 
 
 def median_us(variants: dict, queue, launches: int) -> dict:
@@ -62,14 +86,17 @@ def median_us(variants: dict, queue, launches: int) -> dict:
     return {name: statistics.median(t) * 1e6 for name, t in times.items()}
 
 
-def launch_row(kernel, count: int, launches: int) -> dict:
+def launch_row(kernel, count: int, launches: int, kind: str = "dpnp") -> dict:
     queue = xetile.runtime.device.named_device(DEVICE).queue
-    arrays = [dpnp.ones((1, 16), dtype=np.float32, sycl_queue=queue) for _ in range(count)]
+    make, asnumpy = ARRAYS[kind]
+    arrays = [make(queue) for _ in range(count)]
+    kernel.cache.clear()
     kernel[(1,)](*arrays)
     xetile.synchronize()
     (plan,) = kernel.cache.plans.values()
+    assert plan.asynchronous
     sycl_kernel = plan.sycl_kernel
-    args = plan.kernel_args([a.get_array() for a in arrays])  # what the launch passes, made once
+    args = plan.kernel_args(kernel.fast_bind(arrays, {})[1])  # what the launch passes, made once
     size = plan.compiled.workgroup_size
     global_range, local_range = [1, 1, size], [1, 1, size]
 
@@ -83,7 +110,7 @@ def launch_row(kernel, count: int, launches: int) -> dict:
         "submit": lambda: queue.submit(sycl_kernel, args, global_range, local_range),
         "submit_async": lambda: queue.submit_async(sycl_kernel, args, global_range, local_range),
         "ordered": ordered}, queue, launches)}
-    assert float(dpnp.asnumpy(arrays[-1]).sum()) == 16.0
+    assert float(asnumpy(arrays[-1]).sum()) == 16.0
     return row
 
 
@@ -129,23 +156,31 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=2000)
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--png", type=pathlib.Path)
+    parser.add_argument("--interface", action="store_true", help="also time arrays known by their interface alone")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return first_launch_child()
     print(f"device {DEVICE}; median us per launch; overhead = xetile - submit_async")
-    print(f"{'arrays':>6} {'xetile':>8} {'ordered':>8} {'submit':>8} {'submit_async':>12} {'overhead':>8}")
-    rows = []
-    for kernel, count in ((copy3, 3), (copy20, 20)):
-        r = launch_row(kernel, count, args.launches)
-        rows.append(r)
-        print(f"{count:>6} {r['xetile']:8.1f} {r['ordered']:8.1f} {r['submit']:8.1f} {r['submit_async']:12.1f} "
-              f"{r['xetile'] - r['submit_async']:8.1f}", flush=True)
+    tables = {}
+    for kind in ("dpnp", "interface") if args.interface else ("dpnp",):
+        if kind != "dpnp":
+            print(f"arrays known by __sycl_usm_array_interface__ alone ({kind}):")
+        print(f"{'arrays':>6} {'xetile':>8} {'ordered':>8} {'submit':>8} {'submit_async':>12} {'overhead':>8}")
+        rows = tables[kind] = []
+        for kernel, count in ((copy3, 3), (copy20, 20)):
+            r = launch_row(kernel, count, args.launches, kind)
+            rows.append(r)
+            print(f"{count:>6} {r['xetile']:8.1f} {r['ordered']:8.1f} {r['submit']:8.1f} {r['submit_async']:12.1f} "
+                  f"{r['xetile'] - r['submit_async']:8.1f}", flush=True)
+    rows = tables["dpnp"]
     first = first_launch_rows()
     print("tutorial GEMM 256x256x256 f32, first launch in s: " +
           ", ".join(f"{name} {seconds:.3f}" for name, seconds in first.items()))
     if args.json:
-        args.json.write_text(json.dumps({"launch": rows, "first_launch": first}, indent=2))
+        args.json.write_text(json.dumps({"launch": rows, "first_launch": first,
+                                         **({"launch_interface": tables["interface"]} if args.interface else {})},
+                                        indent=2))
     if args.png:
         plot(rows, args.png)
 

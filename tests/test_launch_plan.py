@@ -1,26 +1,33 @@
 """The launch hot path and asynchronous launches (issue 10): plans keyed by what decides each check, launches on
 USM arrays ordered with dpnp's work on the queue, numpy arrays synchronous, threads, DLPack producers on a SYCL
-device (PyTorch XPU tensors' stand-in), xetile.synchronize and XETILE_TIMING."""
+device (PyTorch XPU tensors' stand-in), xetile.synchronize and XETILE_TIMING.
+
+The tests taking the `usm_kind` fixture run on USM arrays known by their `__sycl_usm_array_interface__` alone
+(UsmArray, no dpnp needed) and on dpnp arrays (skipped without dpnp)."""
 from __future__ import annotations
 
+import gc
+import importlib
+import importlib.util
 import subprocess
 import sys
 import threading
+import weakref
 
 import dpctl
+import dpctl.memory
 import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from usm_arrays import DLPackOnly
+from usm_arrays import DLPackOnly, Dpnp, Interface, needs_dpnp
 from xetile_jit.backend.pipeline import STAGE_NAMES
-from xetile_jit.frontend import jit
+from xetile_jit.frontend import jit, usm_entries
 from xetile_jit.runtime.device import named_device
 
 DEVICE = "opencl:cpu"
-# dpnp is the bench extra (`pip install -e ".[bench]"`), not a test dependency: these tests order launches with its
-# work on the queue
-dpnp = pytest.importorskip("dpnp", reason="dpnp is not installed (the bench extra)")
+if importlib.util.find_spec("dpnp") is not None:  # imported before the kernels below, so that their binders know
+    importlib.import_module("dpnp")                # dpnp's types from their first launch (and keep its plan)
 
 
 @xetile.kernel
@@ -37,19 +44,37 @@ def add(x, y, out, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(out, [0, 0], [1, BN]), v)
 
 
+@xetile.kernel
+def add_bytes(x, y, out, BN: xetile.constexpr):
+    """1-D: out = x + y."""
+    v = xetile.load_tile(xetile.init_tile(x, [0], [BN])) + xetile.load_tile(xetile.init_tile(y, [0], [BN]))
+    xetile.store_tile(xetile.init_tile(out, [0], [BN]), v)
+
+
 @pytest.fixture
 def queue():
     return named_device(DEVICE).queue
 
 
-def usm(queue, values, dtype=np.float32):
+@pytest.fixture
+def dpnp():
+    return needs_dpnp()
+
+
+@pytest.fixture(params=[Interface, Dpnp], ids=lambda kind: kind.name)
+def usm_kind(request, queue):
+    """Makes and reads USM arrays of one kind (usm_arrays.py)."""
+    return request.param(queue)
+
+
+def dpnp_array(dpnp, queue, values, dtype=np.float32):
     return dpnp.asarray(np.asarray(values, dtype), sycl_queue=queue)
 
 
-def test_usm_launches_chain_with_dpnp_ops(queue):
+def test_usm_launches_chain_with_dpnp_ops(dpnp, queue):
     """100 launches, each followed by a dpnp op on its result, on one out-of-order queue: every step sees the one
     before, and the launches return their (asynchronous) events."""
-    x, y = usm(queue, np.zeros((8, 16))), dpnp.empty((8, 16), dtype=np.float32, sycl_queue=queue)
+    x, y = dpnp_array(dpnp, queue, np.zeros((8, 16))), dpnp.empty((8, 16), dtype=np.float32, sycl_queue=queue)
     events = []
     for _ in range(100):
         events.append(add_one[(1,)](x, y, BM=8, BN=16))  # y = x + 1
@@ -59,11 +84,38 @@ def test_usm_launches_chain_with_dpnp_ops(queue):
     assert len(add_one.cache.plans) == 1
 
 
-def test_numpy_and_usm_arguments_mixed(queue, rng):
+def test_a_chain_of_100_asynchronous_launches(usm_kind):
+    """100 launches on one out-of-order queue, each reading what the one before wrote: they return their events
+    without waiting (the plan is asynchronous) and every one sees the one before."""
+    add_one.cache.clear()
+    x, y = usm_kind.asarray(np.zeros((8, 16))), usm_kind.asarray(np.zeros((8, 16)))
+    events = [add_one[(1,)](*((x, y) if i % 2 == 0 else (y, x)), BM=8, BN=16) for i in range(100)]
+    assert all(isinstance(e, dpctl.SyclEvent) for e in events)
+    (plan,) = add_one.cache.plans.values()
+    assert plan.asynchronous
+    np.testing.assert_array_equal(usm_kind.asnumpy(x), np.full((8, 16), 100.0, np.float32))
+
+
+def test_dpctl_memory_objects_are_asynchronous_arrays(queue):
+    """dpctl.memory objects are 1-D USM arrays of bytes (their interface's): launched in place, asynchronously."""
+    x, y = dpctl.memory.MemoryUSMDevice(64, queue=queue), dpctl.memory.MemoryUSMShared(64, queue=queue)
+    x.copy_from_host(np.arange(64, dtype=np.uint8))
+    y.copy_from_host(np.full(64, 3, np.uint8))
+    for _ in range(10):
+        add_bytes[(1,)](x, y, y, BN=64)  # y += x
+    (plan,) = add_bytes.cache.plans.values()
+    assert plan.asynchronous
+    xetile.synchronize(queue)
+    result = np.empty(64, np.uint8)
+    y.copy_to_host(result)
+    np.testing.assert_array_equal(result, (3 + 10 * np.arange(64)).astype(np.uint8))
+
+
+def test_numpy_and_usm_arguments_mixed(usm_kind, rng):
     """A launch with a numpy argument waits (it copies back), after the asynchronous launch that wrote its USM
     argument."""
     a = rng.standard_normal((1, 16)).astype(np.float32)
-    x, out = usm(queue, a), dpnp.empty((1, 16), dtype=np.float32, sycl_queue=queue)
+    x, out = usm_kind.asarray(a), usm_kind.asarray(np.zeros((1, 16)))
     add_one[(1,)](x, x, BM=1, BN=16)                  # asynchronous: x += 1
     b = rng.standard_normal((1, 16)).astype(np.float32)
     event = add[(1,)](x, b, out, BN=16)               # numpy b: synchronous
@@ -71,10 +123,10 @@ def test_numpy_and_usm_arguments_mixed(queue, rng):
     host_out = np.zeros((1, 16), np.float32)
     add[(1,)](x, b, host_out, BN=16)                  # a numpy result, copied back
     np.testing.assert_array_equal(host_out, a + 1 + b)
-    np.testing.assert_array_equal(dpnp.asnumpy(out), a + 1 + b)
+    np.testing.assert_array_equal(usm_kind.asnumpy(out), a + 1 + b)
 
 
-def test_launches_from_four_threads(queue):
+def test_launches_from_four_threads(usm_kind):
     """Four threads launch one kernel with their own specializations (two dtypes, two row counts) at once: each
     gets its own numbers, and the plan cache holds one plan per specialization."""
     add_one.cache.clear()
@@ -84,11 +136,11 @@ def test_launches_from_four_threads(queue):
 
     def work(dtype, rows):
         try:
-            x = usm(queue, np.arange(rows * 16).reshape(rows, 16), dtype)
+            x = usm_kind.asarray(np.arange(rows * 16).reshape(rows, 16), dtype)
             barrier.wait()
             for _ in range(20):
                 add_one[(rows // 8,)](x, x, BM=8, BN=16)
-            results[(dtype, rows)] = dpnp.asnumpy(x)
+            results[(dtype, rows)] = usm_kind.asnumpy(x)
         except Exception as e:  # noqa: BLE001 - reported below, with the thread's case
             errors.append((dtype, rows, e))
 
@@ -103,11 +155,11 @@ def test_launches_from_four_threads(queue):
     assert len(add_one.cache.plans) == 4
 
 
-def test_dlpack_producer_on_a_sycl_device_is_zero_copy_and_asynchronous(queue):
+def test_dlpack_producer_on_a_sycl_device_is_zero_copy_and_asynchronous(dpnp, queue):
     """A DLPack producer on a SYCL device (as a PyTorch XPU tensor is) goes in as the USM array it imports as: the
     kernel writes the producer's own memory, and the launch is asynchronous."""
     add_one.cache.clear()
-    source, target = usm(queue, np.arange(16).reshape(1, 16)), usm(queue, np.zeros((1, 16)))
+    source, target = dpnp_array(dpnp, queue, np.arange(16).reshape(1, 16)), dpnp_array(dpnp, queue, np.zeros((1, 16)))
     event = add_one[(1,)](DLPackOnly(source), DLPackOnly(target), BM=1, BN=16)
     assert isinstance(event, dpctl.SyclEvent)
     (plan,) = add_one.cache.plans.values()
@@ -122,8 +174,8 @@ def test_dlpack_producer_on_the_host_is_synchronous(rng):
     np.testing.assert_array_equal(y, x + 1)
 
 
-def test_synchronize_waits_for_every_launch(queue):
-    x = usm(queue, np.zeros((8, 16)))
+def test_synchronize_waits_for_every_launch(usm_kind):
+    x = usm_kind.asarray(np.zeros((8, 16)))
     events = [add_one[(1,)](x, x, BM=8, BN=16) for _ in range(10)]
     xetile.synchronize(DEVICE)
     assert all(e.execution_status == dpctl.event_status_type.complete for e in events)
@@ -131,21 +183,34 @@ def test_synchronize_waits_for_every_launch(queue):
     xetile.synchronize("numpy")  # nothing to wait for
 
 
-def test_a_hit_binds_and_classifies_nothing(queue, monkeypatch):
-    """The second launch with the same key goes through its plan: no inspect binding, no classification."""
-    x, y = usm(queue, np.zeros((8, 16))), usm(queue, np.zeros((8, 16)))
-    add_one[(1,)](x, y, BM=8, BN=16)
-
+def refuse_the_slow_path(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the slow path ran on a plan hit")
 
     monkeypatch.setattr(jit.Kernel, "bind", refuse)
     monkeypatch.setattr(jit, "classify", refuse)
-    add_one[(1,)](y, x, BM=8, BN=16)
-    np.testing.assert_array_equal(dpnp.asnumpy(x), np.full((8, 16), 2.0, np.float32))
 
 
-def test_a_hit_still_checks_what_can_change(queue):
+def test_a_hit_binds_and_classifies_nothing(monkeypatch):
+    """The second launch with the same key goes through its plan: no inspect binding, no classification."""
+    x, y = np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32)
+    add_one[(1,)](x, y, BM=8, BN=16, device=DEVICE)
+    refuse_the_slow_path(monkeypatch)
+    add_one[(1,)](y, x, BM=8, BN=16, device=DEVICE)
+    np.testing.assert_array_equal(x, np.full((8, 16), 2.0, np.float32))
+
+
+def test_a_hit_on_usm_arrays_binds_and_classifies_nothing(usm_kind, monkeypatch):
+    """USM arrays too, and another array of the same key part (its memory at another address) hits the plan."""
+    x, y = usm_kind.asarray(np.zeros((8, 16))), usm_kind.asarray(np.zeros((8, 16)))
+    add_one[(1,)](x, y, BM=8, BN=16)
+    refuse_the_slow_path(monkeypatch)
+    z = usm_kind.asarray(np.zeros((8, 16)))
+    add_one[(1,)](y, z, BM=8, BN=16)
+    np.testing.assert_array_equal(usm_kind.asnumpy(z), np.full((8, 16), 2.0, np.float32))
+
+
+def test_a_hit_still_checks_what_can_change():
     """Checks whose answer the key does not decide run at every launch: a read-only array the kernel writes, the
     grid."""
     x, y = np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32)
@@ -157,27 +222,28 @@ def test_a_hit_still_checks_what_can_change(queue):
         add_one[(-1,)](x, x, BM=8, BN=16, device=DEVICE)
 
 
-def test_a_misaligned_usm_view_gets_its_own_plan(queue):
+def test_a_misaligned_usm_view_gets_its_own_plan(usm_kind):
     """The 64-byte base alignment decides the 2D block surface rule, so a view one element in is another key (and
     another compile, without block messages) and still gets the right numbers."""
     add_one.cache.clear()
-    base = usm(queue, np.arange(2 * 32).reshape(2, 32))
-    aligned, shifted = base[:, :16], base[:, 1:17]
-    out = dpnp.zeros((2, 16), dtype=np.float32, sycl_queue=queue)
+    base = usm_kind.asarray(np.arange(2 * 32).reshape(2, 32))
+    aligned, shifted = usm_kind.columns(base, 0, 16), usm_kind.columns(base, 1, 17)
+    out = usm_kind.asarray(np.zeros((2, 16)))
     add_one[(1,)](aligned, out, BM=2, BN=16)
+    np.testing.assert_array_equal(usm_kind.asnumpy(out), np.arange(64).reshape(2, 32)[:, :16] + 1)
     add_one[(1,)](shifted, out, BM=2, BN=16)
-    np.testing.assert_array_equal(dpnp.asnumpy(out), np.arange(64).reshape(2, 32)[:, 1:17] + 1)
+    np.testing.assert_array_equal(usm_kind.asnumpy(out), np.arange(64).reshape(2, 32)[:, 1:17] + 1)
     assert len(add_one.cache.plans) == 2
     specs = [compiled.specs["x"].block_io_rule for compiled in add_one.cache.values()]
     assert specs.count(None) == 1
 
 
-def test_timing_prints_every_stage(queue, monkeypatch, capfd, tmp_path):
+def test_timing_prints_every_stage(monkeypatch, capfd, tmp_path):
     monkeypatch.setenv("XETILE_TIMING", "1")
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
     add_one.cache.clear()
-    x = usm(queue, np.zeros((8, 16)))
-    add_one[(1,)](x, x, BM=8, BN=16)
+    x = np.zeros((8, 16), np.float32)
+    add_one[(1,)](x, x, BM=8, BN=16, device=DEVICE)
     stages = [line.split(": ")[2].rsplit(" ", 2)[0] for line in capfd.readouterr().err.splitlines()
               if line.startswith("xetile timing: add_one: ")]
     assert stages == ["disk cache lookup", "trace", *STAGE_NAMES, "llvm-ir", "spirv",
@@ -202,25 +268,25 @@ print(plan.asynchronous, dpnp.asnumpy(x)[0, 0])
 """
 
 
-def test_a_kernel_defined_before_dpnp_is_imported_gets_the_hot_path(tmp_path):
+def test_a_kernel_defined_before_dpnp_is_imported_gets_the_hot_path(dpnp, tmp_path):
     script = tmp_path / "dpnp_later.py"  # kernels need their source in a file
     script.write_text(DPNP_LATER)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert result.stdout.split() == ["True", "3.0"], result.stderr
 
 
-def test_a_launch_on_another_queue_than_its_arrays_waits(queue):
-    """dpnp orders work per queue: a launch on another queue of the arrays' context does not join their order, so
-    it is synchronous, after the work ordered on the arrays' queue."""
+def test_a_launch_on_another_queue_than_its_arrays_waits(usm_kind, queue):
+    """Work is ordered per queue: a launch on another queue of the arrays' context does not join their order, so it
+    is synchronous, after the work ordered on the arrays' queue."""
     add_one.cache.clear()
     other = dpctl.SyclQueue(queue.sycl_context, queue.sycl_device)
-    x, y = usm(queue, np.zeros((1, 16))), usm(queue, np.zeros((1, 16)))
-    dpnp.add(x, 1, out=x)
+    x, y = usm_kind.asarray(np.zeros((1, 16))), usm_kind.asarray(np.zeros((1, 16)))
+    add_one[(1,)](x, x, BM=1, BN=16)  # asynchronous, on the arrays' queue: x = 1
     event = add_one[(1,)](x, y, BM=1, BN=16, device=other)
     assert event.execution_status == dpctl.event_status_type.complete
-    (plan,) = add_one.cache.plans.values()
+    (plan,) = [p for p in add_one.cache.plans.values() if p.device.queue == other]
     assert not plan.asynchronous
-    np.testing.assert_array_equal(dpnp.asnumpy(y), np.full((1, 16), 2.0, np.float32))
+    np.testing.assert_array_equal(usm_kind.asnumpy(y), np.full((1, 16), 2.0, np.float32))
 
 
 @xetile.kernel
@@ -230,9 +296,101 @@ def shadowing(type, options, hashable, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(options, [0, 0], [1, BN]), v * hashable)
 
 
-def test_parameter_names_do_not_shadow_the_binder(queue):
-    x, y = usm(queue, np.arange(16).reshape(1, 16)), usm(queue, np.zeros((1, 16)))
+def test_parameter_names_do_not_shadow_the_binder():
+    x, y = np.arange(16, dtype=np.float32).reshape(1, 16), np.zeros((1, 16), np.float32)
     for _ in range(2):  # the second launch is a plan hit
-        shadowing[(1,)](x, y, 3.0, BN=16)
+        shadowing[(1,)](x, y, 3.0, BN=16, device=DEVICE)
     assert len(shadowing.cache.plans) == 1
-    np.testing.assert_array_equal(dpnp.asnumpy(y), 3 * np.arange(16).reshape(1, 16))
+    np.testing.assert_array_equal(y, 3 * np.arange(16).reshape(1, 16))
+
+
+def test_an_array_reshaped_in_place_gets_a_new_key(usm_kind):
+    """`usm_ndarray.shape = ...` reshapes the array itself, and another producer may change what its interface says:
+    the launch after it reads the new shape (a tile row past the last reads zeros), not the one the array's entry
+    (usm_entries.py) was made with."""
+    add_one.cache.clear()
+    x, y = usm_kind.asarray(np.arange(32).reshape(2, 16)), usm_kind.asarray(np.zeros((2, 16)))
+    add_one[(1,)](x, y, BM=2, BN=16)
+    np.testing.assert_array_equal(usm_kind.asnumpy(y), np.arange(32).reshape(2, 16) + 1)
+    usm_kind.reshape_in_place(x, (1, 32))
+    add_one[(1,)](x, y, BM=2, BN=16)
+    np.testing.assert_array_equal(usm_kind.asnumpy(y), [np.arange(16) + 1, np.ones(16)])
+    assert len(add_one.cache.plans) == 2
+
+
+def test_an_arrays_entry_goes_with_the_array(dpnp, queue):
+    """The per-array entries (usm_entries.py) do not keep arrays, or themselves, alive once the array is gone."""
+    x = dpnp_array(dpnp, queue, np.zeros((1, 16)))
+    add_one[(1,)](x, x, BM=1, BN=16)
+    ident = id(x.get_array())
+    assert ident in usm_entries._entries
+    xetile.synchronize()  # the launch's own arguments are kept until it completes (ordering.py)
+    del x
+    gc.collect()
+    assert ident not in usm_entries._entries
+
+
+def test_an_entry_left_at_a_reused_id_is_not_used(dpnp, queue):
+    """An id is reused once its array is freed: an entry found at an array's id that was made for another array
+    (here put there by hand, as if its weakref callback had not run) is made again, not launched with the other
+    array's memory."""
+    add_one.cache.clear()
+    x, other = dpnp_array(dpnp, queue, np.zeros((1, 16))), dpnp_array(dpnp, queue, np.full((1, 16), 7.0))
+    y = dpnp.empty((1, 16), dtype=np.float32, sycl_queue=queue)
+    add_one[(1,)](other, y, BM=1, BN=16)  # the plan, so that the next launch is a hit, which reads the entries
+    usm_entries._entries[id(x.get_array())] = usm_entries._entries[id(other.get_array())]
+    add_one[(1,)](x, y, BM=1, BN=16)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), np.ones((1, 16), np.float32))
+    assert usm_entries._entries[id(x.get_array())][4]() is x.get_array()
+
+
+def test_short_lived_arrays_launched_asynchronously(usm_kind):
+    """Arrays dropped right after their asynchronous launch (their ids and addresses are soon reused by the next
+    ones) are kept until their kernel ran, and each launch reads its own array: every result is its own input + 1."""
+    add_one.cache.clear()
+    outs = []
+    for i in range(60):
+        x = usm_kind.asarray(np.full((2, 16), float(i)))
+        outs.append(usm_kind.asarray(np.zeros((2, 16))))
+        add_one[(1,)](x, outs[-1], BM=2, BN=16)
+        del x
+        if i % 7 == 0:
+            gc.collect()
+    for i, out in enumerate(outs):
+        np.testing.assert_array_equal(usm_kind.asnumpy(out), np.full((2, 16), i + 1.0, np.float32))
+    (plan,) = add_one.cache.plans.values()
+    assert plan.asynchronous
+
+
+def test_an_interface_arrays_entry_does_not_keep_it(queue):
+    """An array known by its interface is kept while its launch may run (ordering.py), not by its entry after."""
+    x = Interface(queue).asarray(np.zeros((1, 16)))
+    add_one[(1,)](x, x, BM=1, BN=16)
+    alive = weakref.ref(x)
+    xetile.synchronize()
+    del x
+    gc.collect()
+    assert alive() is None
+
+
+def test_xetile_device_is_not_read_when_a_usm_array_decides(usm_kind, monkeypatch):
+    """A USM array's queue decides the device (select_device), so XETILE_DEVICE is no part of the key then: the
+    launch after it changes keeps the plan and runs on the array's queue."""
+    add_one.cache.clear()
+    x = usm_kind.asarray(np.zeros((1, 16)))
+    add_one[(1,)](x, x, BM=1, BN=16)
+    monkeypatch.setenv("XETILE_DEVICE", "numpy")
+    add_one[(1,)](x, x, BM=1, BN=16)
+    np.testing.assert_array_equal(usm_kind.asnumpy(x), np.full((1, 16), 2.0, np.float32))
+    assert len(add_one.cache.plans) == 1
+
+
+def test_usm_arrays_and_a_scalar(usm_kind):
+    """An asynchronous plan with a scalar argument: the scalar is the launch's own at each hit."""
+    shadowing.cache.clear()
+    x, y = usm_kind.asarray(np.arange(16).reshape(1, 16)), usm_kind.asarray(np.zeros((1, 16)))
+    for scale in (2.0, 3.0):
+        shadowing[(1,)](x, y, scale, BN=16)
+    (plan,) = shadowing.cache.plans.values()
+    assert plan.asynchronous
+    np.testing.assert_array_equal(usm_kind.asnumpy(y), 3 * np.arange(16).reshape(1, 16))

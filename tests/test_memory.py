@@ -16,7 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 
 import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, rand
-from usm_arrays import DLPackOnly, UsmArray
+from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
 from xetile_jit.runtime.args import (BASE_RULE, PITCH_RULE, SLICE_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify,
                                      runtime_value)
@@ -177,7 +177,7 @@ def test_usm_array_of_another_context(queue):
 
 
 def test_dpnp_arrays_zero_copy(queue, program, rng):
-    dpnp = pytest.importorskip("dpnp")
+    dpnp = needs_dpnp()
     host = rng.standard_normal((7, 9)).astype(np.float32)
     parent = dpnp.asarray(host, sycl_queue=queue)
     a = parent[1:6, 2:9]  # pitched, with an offset
@@ -208,7 +208,7 @@ def test_dlpack_host_round_trip(queue, program, rng):
 
 
 def test_dlpack_sycl_zero_copy(queue, program, rng):
-    dpnp = pytest.importorskip("dpnp")
+    dpnp = needs_dpnp()
     host = rng.standard_normal((5, 7)).astype(np.float32)
     a = dpnp.asarray(host, sycl_queue=queue)
     b = dpnp.zeros((5, 7), dtype=dpnp.float32, sycl_queue=queue)

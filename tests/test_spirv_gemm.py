@@ -246,5 +246,6 @@ def test_usm_arrays_are_used_in_place_on_their_queue(rng):
     queue = cpu_queue()
     x, y = rand(rng, (8, 16), np.float32), rand(rng, (8, 16), np.float32)
     ux, uy = UsmArray(queue, x, (8, 16), None), UsmArray(queue, y, (8, 16), None)
-    axpy[(1,)](ux, uy, 3.0)  # no device=: the arrays' queue
+    axpy[(1,)](ux, uy, 3.0)  # no device=: the arrays' queue; asynchronous
+    xetile.synchronize()  # uy.view() copies with dpctl.memory, which joins no order
     np.testing.assert_allclose(uy.view(), x * 3 + y, rtol=1e-6)

@@ -1,9 +1,24 @@
-"""Test doubles for array arguments: a minimal USM array and a DLPack-only wrapper."""
+"""Test doubles for array arguments: a minimal USM array and a DLPack-only wrapper; `needs_dpnp`; USM array makers
+with and without dpnp (`Interface`, `Dpnp`)."""
 from __future__ import annotations
+
+import copy
 
 import dpctl.memory
 import numpy as np
+import pytest
 from numpy.lib.stride_tricks import as_strided
+
+import xetile_jit as xetile
+
+# dpnp is the bench extra (`pip install -e ".[bench]"`), not a test dependency; dpctl 0.22 moved its usm_ndarray
+# (dpctl.tensor) into dpnp (dpnp.tensor), so without dpnp there is no usm_ndarray (UsmArray stands for USM arrays)
+NO_DPNP = "dpnp is not installed (the bench extra; dpctl 0.22 moved usm_ndarray, dpctl.tensor, into dpnp.tensor)"
+
+
+def needs_dpnp():
+    """dpnp, for a test of dpnp arrays or usm_ndarray; skips the test without it."""
+    return pytest.importorskip("dpnp", reason=NO_DPNP)
 
 
 class UsmArray:
@@ -18,14 +33,70 @@ class UsmArray:
             data=(self.memory.__sycl_usm_array_interface__["data"][0], False), shape=shape, strides=strides,
             offset=offset, typestr=base.dtype.str, version=1, syclobj=queue)
 
-    def view(self) -> np.ndarray:
-        """The device contents of the array, copied to the host."""
+    def contents(self) -> np.ndarray:
+        """The device contents of the whole of `base`, copied to the host."""
         host = np.empty_like(self.base)
         self.memory.copy_to_host(host.reshape(-1).view(np.uint8))
+        return host
+
+    def view(self) -> np.ndarray:
+        """The device contents of the array, copied to the host."""
+        host = self.contents()
         usm = self.__sycl_usm_array_interface__
-        item = host.itemsize
-        strides = usm["strides"] or (usm["shape"][1], 1)
-        return as_strided(host.reshape(-1)[usm["offset"]:], usm["shape"], [s * item for s in strides])
+        strides = usm["strides"] or np.empty(usm["shape"], np.int8).strides  # C order, in elements
+        return as_strided(host.reshape(-1)[usm["offset"]:], usm["shape"], [s * host.itemsize for s in strides])
+
+
+class Interface:
+    """Makes and reads USM arrays known by their interface alone (UsmArray), without dpnp."""
+    name = "interface"
+
+    def __init__(self, queue):
+        self.queue = queue
+
+    def asarray(self, values, dtype=np.float32) -> UsmArray:
+        base = np.ascontiguousarray(values, dtype)
+        return UsmArray(self.queue, base, base.shape, None)
+
+    def asnumpy(self, array: UsmArray) -> np.ndarray:
+        """The array's contents once the launches on its queue have run (copy_to_host joins no order)."""
+        xetile.synchronize(self.queue)
+        return array.view().copy()
+
+    @staticmethod
+    def columns(array: UsmArray, start: int, stop: int) -> UsmArray:
+        """array[:, start:stop] of a C-contiguous 2-D array, sharing its memory."""
+        view, usm = copy.copy(array), array.__sycl_usm_array_interface__
+        view.__sycl_usm_array_interface__ = dict(usm, shape=(usm["shape"][0], stop - start),
+                                                 strides=(usm["shape"][1], 1), offset=start)
+        return view
+
+    @staticmethod
+    def reshape_in_place(array: UsmArray, shape) -> None:
+        """Changes the shape the array's interface says (C order)."""
+        array.__sycl_usm_array_interface__["shape"] = shape
+
+
+class Dpnp:
+    """Makes and reads dpnp arrays (the test skips without dpnp)."""
+    name = "dpnp"
+
+    def __init__(self, queue):
+        self.queue, self.dpnp = queue, needs_dpnp()
+
+    def asarray(self, values, dtype=np.float32):
+        return self.dpnp.asarray(np.asarray(values, dtype), sycl_queue=self.queue)
+
+    def asnumpy(self, array) -> np.ndarray:
+        return self.dpnp.asnumpy(array)
+
+    @staticmethod
+    def columns(array, start: int, stop: int):
+        return array[:, start:stop]
+
+    @staticmethod
+    def reshape_in_place(array, shape) -> None:
+        array.shape = shape
 
 
 class DLPackOnly:

@@ -235,10 +235,11 @@ class Kernel:
                 plan, values = self.make_plan(args, kwargs, bound)
             with timing.stage(self.__name__, "first launch (driver build included)"):
                 return plan.launch(grid, values)
-        return plan.launch(grid, bound[1])
+        return plan.launch(grid, *bound[1:])
 
     def fast_bind(self, args, kwargs):
-        """(plan key, argument values as launched), or None: the slow path binds and reports."""
+        """(plan key, argument values as launched, their kernel-argument parts, the kernel arguments or None:
+        launch_plan.make_specializer), or None: the slow path binds and reports."""
         if self.specializer is None:
             return None
         try:
@@ -250,7 +251,8 @@ class Kernel:
         """The slow path: binding through inspect (its errors), device selection, classification, the compile
         cache; the plan is kept under its key when the launch has one."""
         values, options = self.bind(args, dict(kwargs))
-        refresh_dpnp_types(self.specializer)
+        if refresh_dpnp_types(self.specializer):  # dpnp arrays take their own path from now on: key them so
+            bound = self.fast_bind(args, kwargs)
         device: Device = select_device(options.get("device"), values.values())
         compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
         launched = bound[1] if bound is not None else tuple(values.values())

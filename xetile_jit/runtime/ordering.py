@@ -7,8 +7,9 @@ before it. A synchronous launch (numpy arguments, copied back after the kernel) 
 then for its own kernel; a launch on another queue than its USM arrays' waits for their queues' events too.
 
 `SyclQueue.submit_async` leaves the kernel's arguments' lifetime to the caller: an asynchronous launch keeps its
-arguments (USM memory objects) here until its event completes, so an array freed right after the launch is not
-freed under the running kernel. Completed launches are dropped at the next launch on the queue and at
+arguments (USM memory objects) and their owners (the arrays launched: a memory object made from an interface's
+address alone owns nothing, memory.interface_memory) here until its event completes, so an array freed right after
+the launch is not freed under the running kernel. Completed launches are dropped at the next launch on the queue and at
 `synchronize`. Thread safe: one lock guards the pending lists.
 """
 from __future__ import annotations
@@ -21,11 +22,11 @@ import dpctl.utils
 
 _COMPLETE = dpctl.event_status_type.complete
 _lock = threading.Lock()
-_pending: dict = {}  # queue -> deque of (event, args) of launches that may still run
+_pending: dict = {}  # queue -> deque of (event, args, owners) of launches that may still run
 
 
 def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range, wait: bool,
-           after=()) -> dpctl.SyclEvent:
+           after=(), owners=()) -> dpctl.SyclEvent:
     """`kernel` submitted after the work ordered on `queue` and on the queues `after` (other queues of the arrays,
     for a launch that waits); waited for, or ordered and kept (module docstring)."""
     manager = dpctl.utils.SequentialOrderManager[queue]
@@ -38,9 +39,11 @@ def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range
         return event
     manager.add_event_pair((), (event,))
     with _lock:
-        pending = _pending.setdefault(queue, deque())
+        pending = _pending.get(queue)
+        if pending is None:
+            pending = _pending[queue] = deque()
         drop_completed(pending)
-        pending.append((event, args))
+        pending.append((event, args, owners))
     return event
 
 

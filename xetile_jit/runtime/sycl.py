@@ -92,7 +92,13 @@ def submit(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size
     ordered on `queue` and on the queues `after` (ordering.py); `wait`: return once it has finished, else record
     its event in that order. The event goes to `profiling.record`."""
     local_range = None if local_size is None else list(reversed(local_size))
-    global_range = list(reversed(global_size))
-    event = ordering.submit(queue, kernel, args, global_range, local_range, wait, after)
+    return submit_ranges(queue, kernel, list(reversed(global_size)), local_range, args, wait, after)
+
+
+def submit_ranges(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_range: list, local_range, args,
+                  wait: bool, after=(), owners=()) -> dpctl.SyclEvent:
+    """`submit` with the sizes as SYCL ranges (the fastest dimension last); `owners`: what keeps the arguments'
+    memory alive, kept with them while the kernel may run (ordering.py)."""
+    event = ordering.submit(queue, kernel, args, global_range, local_range, wait, after, owners)
     record(queue, event)
     return event
