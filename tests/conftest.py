@@ -10,6 +10,7 @@ from spirv_tools import validate
 
 import xetile_jit as xetile
 from xetile_jit.backend import ocloc, pipeline
+from xetile_jit.frontend.jit import Kernel
 
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32]
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64]
@@ -90,6 +91,21 @@ def rng() -> np.random.Generator:
 def private_cache_dir(tmp_path_factory, monkeypatch):
     """Compiled kernels go to a cache directory of the test session, not the user's."""
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "xetile-cache"))
+
+
+def release_programs(module) -> None:
+    """The module's kernels (an autotuner's too) forget what they compiled, and so free their SYCL programs: the
+    OpenCL CPU driver keeps megabytes of native code per program, and a test worker runs every module."""
+    for value in vars(module).values():
+        kernel = getattr(value, "kernel", value)
+        if isinstance(kernel, Kernel):
+            kernel.cache.clear()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def programs_freed_after_each_module(request):
+    yield
+    release_programs(request.module)
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,16 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import FLOAT_DTYPES, INT_DTYPES, XETILE_DTYPE, assert_close, dtype_id, f32, rand
+from conftest import FLOAT_DTYPES, INT_DTYPES, XETILE_DTYPE, assert_close, dtype_id, f32, rand, release_programs
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
+
+
+@pytest.fixture(autouse=True)
+def programs_freed_after_each_test(request):
+    """Nearly every test here compiles a specialization of its own (op, dtype, mode): its program goes at once."""
+    yield
+    release_programs(request.module)
 
 M, N = 14, 40            # logical array shape: 3 x 3 workgroups, the last row/column of tiles partly out of bounds
 BM, BN = 5, 15           # tile shape: small, as the OpenCL CPU driver's build time grows with a lane's elements
