@@ -106,9 +106,8 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     simt = stages["xegpu-simt"]
     check_named_barriers(simt)
     with timing.stage(func.sym_name, "llvm-ir"):
-        module = lower_to_llvm(simt, target)
+        module, llir = lower_to_llvm(simt, target)
         check_code_size(module, func.sym_name)
-        llir = str(module)
     if os.environ.get("XETILE_DUMP_IR") == "1":
         print(f"// -----// llvm: {func.sym_name} //----- //\n{llir}", file=sys.stderr)
     with timing.stage(func.sym_name, "spirv"):

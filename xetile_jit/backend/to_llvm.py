@@ -101,9 +101,12 @@ def to_storage(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
     return b.zext(x, shaped(x.type, I8)) if dtype.is_bool else x
 
 
-def verify(module: ir.Module) -> None:
-    """Parses and verifies `module` with LLVM; raises RuntimeError naming the problem."""
-    binding.parse_assembly(str(module)).verify()
+def verify(module: ir.Module) -> str:
+    """Parses and verifies `module` with LLVM; raises RuntimeError naming the problem. Returns the module's text
+    (printing a module is a third of the LLVM IR stage: done once)."""
+    text = str(module)
+    binding.parse_assembly(text).verify()
+    return text
 
 
 # --- kernel arguments and memrefs --------------------------------------------------------------------------
@@ -188,7 +191,8 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: ir.Value | None, body: Ca
 
 # --- the lowering ----------------------------------------------------------------------------------------------
 class LLVMLowering:
-    """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module."""
+    """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module, and `text`
+    that module's text."""
 
     def __init__(self, func: FuncOp):
         self.func = func
@@ -196,6 +200,7 @@ class LLVMLowering:
         self.module.triple = "spir64-unknown-unknown"
         self.values: dict[Value, ir.Value | MemRef | NdMemRef] = {}
         self.builder: ir.IRBuilder | None = None
+        self.text = ""  # the verified module's text, set by lower()
         self.strings: dict[str, ir.GlobalVariable] = {}  # printf formats, one global each
 
     def arg_layout(self) -> list[KernelArg]:
@@ -215,7 +220,7 @@ class LLVMLowering:
         self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
         params = iter(fn.args)
         self.lower_block(self.func.body, [self.bind_arg(arg, params) for arg in layout])
-        verify(self.module)
+        self.text = verify(self.module)
         return self.module
 
     def bind_arg(self, arg: KernelArg, params) -> ir.Value | MemRef | NdMemRef:
