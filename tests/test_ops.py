@@ -74,6 +74,17 @@ def test_matmul_rejects_what_it_cannot_do(rng):
         xetile.ops.matmul(a.astype(np.int8), b.astype(np.int8), activation="gelu")
     with pytest.raises(ValueError, match=r"bias is a length-45 vector or a \(1, 45\) array"):
         xetile.ops.matmul(a, b, bias=np.zeros(K, np.float32))
+    with pytest.raises(ValueError, match="'tf32' for float32 inputs, not 'tf32' for float16"):
+        xetile.ops.matmul(a, b, input_precision="tf32")
+
+
+def test_matmul_in_tf32_multiplies_the_inputs_truncated_to_tf32(rng):
+    a, b = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((M, K), (K, N)))
+    truncated = [(x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32) for x in (a, b)]
+    c = xetile.ops.matmul(a, b, input_precision="tf32")
+    expected = reference(*truncated, None, None)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    assert np.abs(c - reference(a, b, None, None)).max() > 1e-4  # the exact product is further away
 
 
 def test_the_search_space_is_generated_with_layouts():

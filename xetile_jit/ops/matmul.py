@@ -4,6 +4,8 @@ Inputs f16, bf16, f32 or int8 (both the same), any M, N, K, A and B row- or colu
 in its memory order, so `bt.T` needs no copy). Accumulation is f32 (int8: i32); C's dtype is `out_dtype`,
 default the accumulator's. `bias` is a length-N vector or a (1, N) array, added in the accumulator's type;
 `activation` is None, "relu", "gelu" (the tanh form) or "silu", the last two on float accumulators.
+`input_precision` is `tile_mma`'s: "ieee" (exact f32 products) or, for f32 inputs, "tf32" (tf32 DPAS where the
+target has it).
 
 Tuned over the seed PR's knobs: the workgroup tile, its split between subgroups (sg_layout, sg_data, generated with
 xetile.layouts: one piece per subgroup, made of whole DPAS C blocks), the K tile, the load blocks of A and B
@@ -82,12 +84,13 @@ def has_prefetch(target: str) -> bool:
     return target in TARGETS and TARGETS[target].block_prefetch
 
 
-@autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION"],
+@autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION", "INPUT_PRECISION"],
           prune_configs_by={"early_config_prune": no_prefetch_where_it_is_dropped})
 @kernel
 def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
                   A_LAYOUT: xt.constexpr, B_LAYOUT: xt.constexpr, PREFETCH: xt.constexpr, PA: xt.constexpr,
-                  PB: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
+                  PB: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr,
+                  INPUT_PRECISION: xt.constexpr):
     m = xt.program_id(0) * BM
     n = xt.program_id(1) * BN
     ta = xt.init_tile(a, [m, 0], [BM, BK], layout=A_LAYOUT)
@@ -102,7 +105,7 @@ def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK
             xt.prefetch_tile(pb)
             pa = xt.update_tile_offset(pa, [0, BK])
             pb = xt.update_tile_offset(pb, [BK, 0])
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc, input_precision=INPUT_PRECISION)
         ta = xt.update_tile_offset(ta, [0, BK])
         tb = xt.update_tile_offset(tb, [BK, 0])
     if HAS_BIAS:
@@ -116,7 +119,7 @@ def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK
     xt.store_tile(xt.init_tile(c, [m, n], [BM, BN]), acc)
 
 
-def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, device=None):
+def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_precision="ieee", device=None):
     """activation(a @ b + bias) into `c` (a new array of `a`'s kind, numpy or dpnp, when None); returns it."""
     (m, k), (k2, n) = shape_of(a), shape_of(b)
     in_dtype = dtype_of(a)
@@ -126,6 +129,9 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, device=N
         raise ValueError(f"matmul: inputs are float16, bfloat16, float32 or int8, not {in_dtype}")
     if activation not in ACTIVATIONS:
         raise ValueError(f"matmul: activation is one of {ACTIVATIONS}, not {activation!r}")
+    if input_precision not in ("ieee", "tf32") or (input_precision == "tf32" and in_dtype != "float32"):
+        raise ValueError(f"matmul: input_precision is 'ieee', or 'tf32' for float32 inputs, not {input_precision!r} "
+                         f"for {in_dtype}")
     acc = int32 if in_dtype == "int8" else float32
     if acc is int32 and activation in ("gelu", "silu"):
         raise ValueError(f"matmul: {activation} needs a float accumulator; int8 inputs accumulate in int32")
@@ -136,7 +142,7 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, device=N
     grid = lambda meta: (-(-m // meta["BM"]), -(-n // meta["BN"]))  # noqa: E731
     # without a bias the kernel never reads its bias argument: c stands in for it
     matmul_kernel[grid](a, b, c, c if bias is None else bias, m, n, k, ACC=acc, HAS_BIAS=bias is not None,
-                        ACTIVATION=activation or "", device=device)
+                        ACTIVATION=activation or "", INPUT_PRECISION=input_precision, device=device)
     return c
 
 
