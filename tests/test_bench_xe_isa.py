@@ -30,6 +30,17 @@ def test_xe_hpc_row_has_the_minimal_dpas_and_no_spill():
     assert row["loads"] >= 3 and not row["scratch"]
 
 
+def test_prefetch_row_is_at_most_one_other_per_dpas():
+    """prefetch_distance=2: the A and B tiles' 3 prefetches per K step beside the 3 loads and 32 dpas, with at most
+    one other instruction per dpas (23 on xe-hpc; 48 when each prefetch rebuilt its payload) and no spill."""
+    if not ocloc.available(get_target("xe-hpc", "spirv")):
+        pytest.skip("no GPU compiler for the spirv ABI is installed")
+    row = bench.row(gemm, "xe-hpc", "spirv", "f16", None, prefetch=2)
+    assert (row["dpas"], row["loads"], row["prefetches"], row["prefetch_distance"]) == (32, 3, 3, 2)
+    assert row["other_per_dpas"] <= 1 and not row["scratch"]
+    assert "  2 " in bench.format_row(row)
+
+
 def test_int8_row_accumulates_in_i32():
     """The 8-bit GEMM is built with an i32 accumulator and K step 64: its row has counts, not a skip."""
     if not ocloc.available(get_target("xe-hpc", "spirv")):
@@ -54,3 +65,29 @@ def test_tf32_row_is_at_the_minimum():
 def test_a_compile_error_is_a_skipped_row_with_its_reason():
     row = bench.row(gemm, "xe-hpc", "legacy", "f16", [32, 16])
     assert "SPIR-V vectors have at most 16" in row["skipped"] and row["min_dpas"] == 32
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+def test_fused_minimum_counts_both_products_and_transposed_loads(target):
+    """Appendix 2.2 (C 16x32 += A 16x32 B 32x32): 2x2x2 DPAS; A 16 rows x 64 bytes 1 load, B^T 32 rows x 64 bytes
+    2 transposed loads (32 bytes wide). Attention hd64: S 8x32x64 and O 8x64x32 are 8 + 8 DPAS; K 32 rows x 128
+    bytes 4 transposed loads, V 2; hd128: 16 + 16 DPAS, 8 + 4 loads."""
+    t = get_target(target)
+    assert bench.fused_minimum(t, "app2.2") == bench.Minimum(8, 3)
+    assert bench.fused_minimum(t, "fa-hd64") == bench.Minimum(16, 6)
+    assert bench.fused_minimum(t, "fa-hd128") == bench.Minimum(32, 12)
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+@pytest.mark.parametrize("kernel", ["app2.2", "fa-hd128"])
+def test_fused_rows_have_the_minimal_dpas_and_no_spill(kernel, target):
+    """The fused kernels' rows: the minimal DPAS, K^T / B^T in 16x16 transposed messages (d32t, 8 GRFs): loads
+    5/3 of the minimum, no spill in 256 GRFs (attention hd128 spilled 1152 B on xe-hpc and 1280 B on xe2 when
+    K^T was a load and a register transpose)."""
+    if not ocloc.available(get_target(target, "spirv")):
+        pytest.skip("no GPU compiler for the spirv ABI is installed")
+    row = bench.fused_row(kernel, target, "spirv")
+    assert (row["dpas"], row["loads"], row["spill_bytes"], row["grf_count"]) == {
+        "app2.2": (8, 5, 0, 256), "fa-hd128": (32, 20, 0, 256)}[kernel]
+    assert "d32t:8" in row["load_kinds"] and not row["scratch"]
+    assert bench.format_row(row).split()[2] == kernel

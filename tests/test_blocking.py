@@ -21,9 +21,10 @@ def mma(a, b, c, M: xetile.constexpr, N: xetile.constexpr, K: xetile.constexpr):
 
 @pytest.mark.parametrize("dtype, acc, k_block, b_block", [
     (np.float16, np.float32, 16, "vector<16x16xf16>"), (np.float32, np.float32, 16, "vector<16x16xf32>"),
-    (np.int8, np.int32, 32, "vector<8x16xi32>"), (np.uint8, np.int32, 32, "vector<8x16xi32>")])
+    (np.int8, np.int32, 32, "vector<32x16xi8>"), (np.uint8, np.int32, 32, "vector<32x16xui8>")])
 def test_dpas_blocks_follow_the_target_shape(rng, dtype, acc, k_block, b_block):
-    """8-bit B goes VNNI-packed, four K rows to a 32-bit word, as the hardware takes it."""
+    """A loaded 8-bit B is a 32x16 block whose lanes hold four K rows a word (lane_data [4, 1], a VNNI-transform
+    load), as the hardware takes it: DPAS takes it without repacking (no `vnni_b` words)."""
     m, n, k = 16, 32, 64
     a, b, c = rand(rng, (m, k), dtype), rand(rng, (k, n), dtype), np.zeros((m, n), acc)
     func = lower(mma.warmup(a, b, c, M=m, N=n, K=k, target="numpy").func, "xegpu-blocked")["xegpu-blocked"]
@@ -32,9 +33,31 @@ def test_dpas_blocks_follow_the_target_shape(rng, dtype, acc, k_block, b_block):
     dpas = re.findall(r"xegpu.dpas .* : (vector<[^>]*>), (vector<[^>]*>)", text)
     assert len(dpas) == (m // 8) * (n // 16) * (k // k_block)
     assert set(dpas) == {(f"vector<8x{k_block}x{mlir}>", b_block)}
-    assert ("vnni_b = " in text) == (k_block == 32)
+    assert "vnni_b = " not in text and "arith.shli" not in text
     run_ir(func, (1, 1, 1), [a, b, c])
     assert_close(c, a.astype(np.float64) @ b.astype(np.float64), acc, scale=k)
+
+
+@xetile.kernel
+def mma_stored_b(a, b, c, d):
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [64, 32]))
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [16, 64])), vb)
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [16, 32]), acc)
+    xetile.store_tile(xetile.init_tile(d, [0, 0], [64, 32]), vb)
+
+
+def test_8_bit_b_other_ops_use_is_packed_into_words_for_dpas(rng):
+    """An 8-bit B that is also stored keeps one element a lane's component in 8x16 blocks (unpacking a VNNI load
+    for the store would cost as much as packing it): blocking packs four K rows into each word of [8, 16] i32."""
+    a, b = rand(rng, (16, 64), np.int8, -128, 127), rand(rng, (64, 32), np.int8, -128, 127)
+    c, d = np.zeros((16, 32), np.int32), np.zeros((64, 32), np.int8)
+    func = lower(mma_stored_b.warmup(a, b, c, d, target="numpy").func, "xegpu-blocked")["xegpu-blocked"]
+    text = print_func(func)
+    assert set(re.findall(r"xegpu.dpas .* : vector<[^>]*>, (vector<[^>]*>)", text)) == {"vector<8x16xi32>"}
+    assert "vnni_b = i8" in text and text.count("arith.shli") == 3 * 2 * 8  # 3 shifted bytes, 2x8 8x16 blocks
+    run_ir(func, (1, 1, 1), [a, b, c, d])
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+    np.testing.assert_array_equal(d, b)
 
 
 @xetile.kernel

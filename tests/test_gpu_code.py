@@ -2,6 +2,7 @@
 compiled for xe-hpc, with either builtin ABI (each checked by its compiler), hold the DPAS and 2D block
 instructions they were lowered to, and no unresolved call."""
 import importlib.util
+import json
 import pathlib
 import re
 
@@ -11,6 +12,7 @@ import pytest
 from xetile_jit.backend import ocloc
 from xetile_jit.backend.isa_stats import innermost_loops
 from xetile_jit.backend.targets import get_target
+from test_tile_ops import copy_tile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -177,6 +179,19 @@ def test_exchanges_between_subgroups_build_for_gpus(target, case):
     assert "calla" not in compiled.asm["isa"]
 
 
+@pytest.mark.parametrize("locality, suffix", [(0, ".st.uc"), (1, ".st.ca"), (2, ".uc.ca"), (3, ".ca.ca")])
+def test_prefetch_goes_through_a_payload_with_its_cache_controls(locality, suffix):
+    """prefetch_tile on the spirv ABI: the compiler's address-payload prefetch builtin (backend/xe_prefetch_payload.py)
+    whose L1/L3 control is the locality's (ir/cache_hints.LOCALITY); a 32x32 f16 tile is four 8x16x1 messages."""
+    if not ocloc.available(get_target("xe2")):
+        pytest.skip("no GPU compiler for xe2 is installed")
+    x = np.zeros((64, 64), np.float16)
+    compiled = copy_tile.warmup(x, x, 0, 0, 0, 0, BM=32, BN=32, LOCALITY=locality, target="xe2")
+    assert "__builtin_IB_subgroup_block_read_ap_prefetch_u16_m8k16v1\"(" in compiled.asm["llir"]
+    prefetches = [line for line in compiled.asm["isa"].splitlines() if " null " in line and "load_block2d" in line]
+    assert len(prefetches) == 4 and all(line.rstrip().endswith(f"d16.a64{suffix}") for line in prefetches)
+
+
 def test_gpu_code_stats_line_of_the_tutorial_gemm(abi):
     """The line the tutorials print: the counts Intel's compiler gives, per kernel and main loop (32 dpas a K step)."""
     import xetile_jit as xetile
@@ -198,10 +213,13 @@ def test_gpu_code_stats_says_why_there_is_no_isa(monkeypatch, tmp_path):
     assert line == "xe2: no ISA here (no Intel GPU compiler: python -m xetile_jit install-gpu-compiler)"
 
 
-@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
 def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
     """prefetch_distance=2 (backend/xetile_prefetch.py): the main loop keeps 32 dpas and 3 loads per K step with no
-    spill and gains the prefetches of the A and B tiles two steps ahead, L1 and L3 cached (locality 3) in the ISA."""
+    spill and gains the prefetches of the A and B tiles two steps ahead (A 32x32, B 32x64: three 32x16x2 messages),
+    L1 and L3 cached (locality 3) in the ISA, at most one other instruction per dpas: the prefetch payloads are
+    built once (backend/xe_prefetch_payload.py) and a prefetch's coordinate is the load's plus a constant (23 on
+    xe-hpc, 20 on xe2 and xe3; 48 and 40 when each prefetch rebuilt its payload and clamped its coordinate)."""
     if not ocloc.available(get_target(target)):
         pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
     mm = tutorial("03-matrix-multiplication")
@@ -209,7 +227,66 @@ def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
     isa = mm.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, target=target, sg_layout=[8, 4],
                                   sg_data=[32, 64], prefetch_distance=2).asm["isa"]
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
-    assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0) and loop.prefetches >= 1
+    assert (loop.dpas, loop.loads, loop.prefetches, loop.scratch) == (32, 3, 3, 0) and loop.other <= loop.dpas
     prefetches = [line for line in isa.splitlines() if "send" in line and " null " in line and "load_block2d" in line]
     assert prefetches and all(line.rstrip().endswith(".ca.ca") for line in prefetches)
     assert "scratch" not in isa and "calla" not in isa
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+def test_int8_gemm_main_loop_is_at_the_hardwares_minimum(target):
+    """int8 x int8 -> i32, K step 64 (two DPAS depths of 32): 32 dpas per K step of a subgroup's 32x64 C tile, 3 2D
+    block loads (A 32x64 bytes in one message of two 32x32 blocks, B 64x64 in two VNNI-transform messages of four
+    32x16 blocks, four K rows a lane's word as DPAS takes B), at most one other instruction per dpas, no spill
+    (before: B read plainly and repacked with 279 other instructions a K step)."""
+    import xetile_jit as xetile
+    from test_passes import gemm
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    a, b, c = np.zeros((512, 512), np.int8), np.zeros((512, 512), np.int8), np.zeros((512, 512), np.int32)
+    isa = gemm.warmup(a, b, c, 512, 512, 512, BM=256, BN=256, BK=64, ACC=xetile.int32, target=target,
+                      sg_layout=[8, 4], sg_data=[32, 64]).asm["isa"]
+    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0)
+    assert loop.messages == {"load d8 rd31": 1, "load d8v rd31": 2} and loop.other <= loop.dpas
+    assert "scratch" not in isa and "calla" not in isa
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_flash_attention_builds_without_spills(target, head_dim):
+    """Tutorial 6's causal attention in its config (BM = BN = 32, 4 subgroups) at head dims 64 and 128: K^T is read
+    by 16x16 transposed loads straight into DPAS B blocks (d32t, the load_tile + tile_transpose folded), so the
+    loop holds no second copy of K: 0 spill bytes in the large register file (hd128 spilled 1152 B on xe-hpc and
+    1280 B on xe2 before), the minimal DPAS, and a tenth of the other instructions (5680 on xe-hpc before)."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    t = tutorial("06-fused-attention")
+    q = np.zeros((1, 2, 1000, head_dim), np.float16)
+    args, options = t.launch_arguments(q, q, q, q, True, 32, 32)
+    compiled = t.attention_kernel.warmup(*args, **options, target=target)
+    stats = json.loads(compiled.asm["isa_stats"])
+    assert (stats["spill_bytes"], stats["grf_count"]) == (0, 256)
+    assert compiled.build_options == "-ze-opt-large-register-file"
+    (loop,) = innermost_loops(compiled.asm["isa"])
+    blocks = head_dim // 64
+    assert (loop.dpas, loop.loads) == (16 * blocks, 10 * blocks)
+    assert loop.messages == {"load d32t rd8": 8 * blocks, "load d16v rd31": 2 * blocks} and loop.other < 1200
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+def test_gemm_bias_reduce_main_loop_has_no_exchange(target):
+    """Tutorial 7 (RFC Appendix 2.2) with the RFC's mp_bt order [0, 1]: the B^T transpose stays on each subgroup,
+    read by transposed loads; the main loop has 8 dpas, 5 2D loads, no SLM message (134 and 2869 other instructions
+    when mp_bt had no order: an SLM exchange and a register transpose), no spill."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    t = tutorial("07-gemm-bias-reduce")
+    a = np.zeros((256, 128), np.float16)
+    compiled = t.gemm_bias_reduce.warmup(a, a, np.zeros((1, 256), np.float32), np.zeros((256, 1), np.float32), 128,
+                                         BM=128, BN=128, BK=32, L=t.layouts(128, 128, 32), target=target)
+    stats = json.loads(compiled.asm["isa_stats"])
+    assert (stats["spill_bytes"], stats["grf_count"]) == (0, 256)
+    loop = max(innermost_loops(compiled.asm["isa"]), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.loads, loop.other_sends) == (8, 5, 0) and loop.other <= 8 * loop.dpas
+    assert loop.messages == {"load d16 rd16": 1, "load d32t rd8": 4}

@@ -78,13 +78,14 @@ def test_transpose_moves_data_between_lanes(rng):
 
 @pytest.mark.parametrize("a_dtype, b_dtype", [(np.int8, np.int8), (np.uint8, np.int8), (np.int8, np.uint8)])
 def test_int8_dpas_takes_vnni_packed_b(rng, a_dtype, b_dtype):
-    """Reference note §1.3, SG16 int8: lane i holds A columns 2i, 2i+1 (16 bytes), and B column i as eight
-    words of four K rows each."""
+    """Reference note §1.3, SG16 int8: lane i holds A columns 2i, 2i+1 (16 bytes), and B column i as 32 bytes,
+    the eight words of four K rows each DPAS takes (a VNNI-transform load gives them)."""
     a, b = rand(rng, (16, 32), a_dtype, -128, 127), rand(rng, (32, 32), b_dtype, -128, 127)
     c, rows = np.zeros((16, 32), np.int32), np.zeros((16, 1), np.int32)
     func = lower(gemm_epilogue.warmup(a, b, c, rows, target="numpy").func)["xegpu-simt"]
     text = print_func(func)
-    assert "} : vector<16xi8>, vector<8xi32> -> vector<8xi32>" in text.replace("ui8", "i8")
+    assert len(re.findall(r"xegpu.dpas %\d+, %\d+ : vector<16xi8>, vector<32xi8> -> vector<8xi32>",
+                          text.replace("ui8", "i8"))) == 4
     run_ir(func, (1, 1, 1), [a, b, c, rows])
     full = a.astype(np.int64) @ b.astype(np.int64)
     np.testing.assert_array_equal(c, full - full.max(1, keepdims=True))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import rand
 from spirv_tools import cpu_queue
-from test_passes import gemm
+from test_passes import gemm, run_func
 
 import xetile_jit as xetile
 from xetile_jit.backend import ocloc
@@ -53,10 +53,11 @@ def test_default_completion_loads_the_largest_messages(rng):
 
 
 @pytest.mark.parametrize("dtype, loads", [("bfloat16", ["d16_2x16x32nn", "d16_2x16x32nt"]),
-                                          ("int8", ["d8_2x16x32nn", "d8_2x32x32nn"])])
+                                          ("int8", ["d8_2x16x32nt", "d8_2x32x32nn"])])
 def test_largest_messages_of_other_dtypes_give_exact_numbers(rng, dtype, loads):
     """bf16 as f16; int8 (K step 64, i32 accumulator): A's 32x64 bytes in one message of two 32x32 blocks, B's 64x32
-    in two of two 32x16 blocks (plain: blocking packs 8-bit B for DPAS). Small integers: every sum is exact."""
+    in two VNNI-transform messages of two 32x16 blocks (four K rows a lane's word, as DPAS takes B). Small integers:
+    every sum is exact."""
     import ml_dtypes
     np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.int8
     acc = xetile.int32 if dtype == "int8" else xetile.float32
@@ -197,3 +198,32 @@ def test_legacy_abi_rejects_a_block_larger_than_a_vector(monkeypatch):
             "vectors have at most 16 (with the legacy builtin ABI)")):
         gemm.warmup(a, b, c, 512, 512, 512, LA=xetile.Layout([8, 4], [32, 32], inst_data=[32, 16]), LB=None,
                     BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64], target="xe-hpc")
+
+
+@pytest.mark.parametrize("target, a_dtype, b_dtype", [("xe-emulated", np.int8, np.int8),
+                                                      ("xe-emulated", np.uint8, np.int8), ("cpu", np.int8, np.uint8)])
+def test_int8_b_reaches_dpas_from_vnni_transform_loads_bit_exact(rng, target, a_dtype, b_dtype):
+    """8-bit B's lanes hold four K rows a word (lane_data [4, 1]) and its loads are VNNI-transform messages (..nt):
+    each DPAS B operand is a run of a lane's 32 bytes, no packing in between (no shifts); every IR level
+    and both CPU targets give numpy's exact i32 product over the whole 8-bit range."""
+    a, b = rand(rng, (128, 128), a_dtype, -128, 255), rand(rng, (128, 128), b_dtype, -128, 255)
+    c = np.zeros((128, 128), np.int32)
+    kwargs = dict(BM=64, BN=64, BK=64, sg_layout=[2, 2], sg_data=[32, 32], ACC=xetile.int32)
+    compiled = gemm.warmup(a, b, c, 128, 128, 128, **kwargs, target=target)
+    b_load = [line for line in compiled.asm["xegpu"].splitlines() if "xegpu.load_nd %tb" in line]
+    assert len(b_load) == 1 and "lane_data = [4, 1]" in b_load[0]
+    loads = block_loads(compiled.asm["llir"])
+    assert [shape for shape in loads if shape.endswith("t")] == \
+        {"xe-emulated": ["d8_2x16x32nt"] * 2, "cpu": ["d8_1x16x32nt"] * 4}[target]
+    simt = compiled.asm["xegpu-simt"]
+    assert "arith.shli" not in simt
+    dpas = "vector<16xi8>, vector<32xi8>, vector<8xi32> -> vector<8xi32>"
+    assert simt.replace("ui8", "i8").count(dpas) == 4 * 2 * 2  # per K step: 4x2 C blocks, 2 DPAS deep
+    expected = a.astype(np.int64) @ b.astype(np.int64)
+    gemm[(2, 2)](a, b, c, 128, 128, 128, **kwargs, target=target, device=cpu_queue())
+    np.testing.assert_array_equal(c, expected)
+    if target == "cpu":  # the levels are the targets' (blocking, lanes) once: check them on one
+        func = gemm.warmup(a, b, c, 128, 128, 128, **kwargs, target="numpy").func
+        for stage, lowered in lower(func).items():
+            np.testing.assert_array_equal(run_func(lowered, (2, 2), [a, b, np.zeros_like(c), 128, 128, 128])[2],
+                                          expected, err_msg=stage)

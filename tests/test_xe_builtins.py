@@ -337,6 +337,7 @@ LEGACY_LOADS = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockLoad)
 # and shapes only the spirv ABI and the emulation give: a lane's 32 (or 64) components go through private memory
 LOADS = LEGACY_LOADS + [xb.BlockLoad(16, 32, 16), xb.BlockLoad(16, 32, 16, 2), xb.BlockLoad(16, 32, 16, vnni=True),
                         xb.BlockLoad(16, 32, 16, 2, vnni=True), xb.BlockLoad(8, 32, 16, 2, vnni=True),
+                        xb.BlockLoad(8, 32, 16, 4, vnni=True),  # 8-bit DPAS B of the int8 GEMM: 64 bytes wide
                         xb.BlockLoad(8, 32, 32, 2), xb.BlockLoad(8, 32, 16, 4), xb.BlockLoad(32, 32, 16),
                         xb.BlockLoad(32, 8, 8), xb.BlockLoad(32, 32, 8, 2)]  # narrow blocks (tf32 A)
 LEGACY_STORES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockStore)]

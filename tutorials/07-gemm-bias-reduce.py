@@ -24,7 +24,7 @@ from xetile_jit import Layout
 def layouts(bm: int, bn: int, bk: int) -> tuple:
     """The RFC's wg_maps for a BM x BN x BK tile (its own are those of 256 x 256 x 32): mp_a, mp_bt, mp_b, mp_c,
     mp_bcast, mp_reduce2, mp_reduce."""
-    return (Layout([8, 4], [bm // 8, bk]), Layout([4, 8], [bn // 4, bk]), Layout([8, 4], [bk, bn // 4]),
+    return (Layout([8, 4], [bm // 8, bk]), Layout([4, 8], [bn // 4, bk], order=[0, 1]), Layout([8, 4], [bk, bn // 4]),
             Layout([8, 4], [bm // 8, bn // 4]), Layout([8, 4], [1, bn // 4]), Layout([32, 1], [bm // 32, bn]),
             Layout([32, 1], [bm // 32, 1]))
 

@@ -50,7 +50,8 @@ class BlockIO:
     """The 2D block messages a target has (docs/reference/xe_builtins.md §6): a block is at most `max_width_bytes` wide
     (width x element size x array length), at most `max_load_rows` high for loads and prefetches and
     `max_store_rows` for stores; `array_lengths` per element size in bits; VNNI-transform loads for the
-    `vnni_bits` sizes, transposed loads for `transpose_bits`; a block of data narrower than `start_bytes` starts on
+    `vnni_bits` sizes, transposed loads for `transpose_bits`, at most `max_transpose_width_bytes` wide (d32: 8
+    dwords, §Limits); a block of data narrower than `start_bytes` starts on
     a multiple of `start_bytes` (the hardware's 4; 1 where the builtins are defined for a CPU, which reads any
     address)."""
 
@@ -62,6 +63,7 @@ class BlockIO:
                                 hash=False)
     vnni_bits: tuple[int, ...] = (8, 16)
     transpose_bits: tuple[int, ...] = (32,)
+    max_transpose_width_bytes: int = 32
     start_bytes: int = 4
 
     def load_rule(self, bits: int, rows: int, cols: int, blocks: int = 1, vnni: bool = False,
@@ -73,6 +75,8 @@ class BlockIO:
             return f"VNNI-transform loads are for {self.vnni_bits}-bit data"
         if transpose and (bits not in self.transpose_bits or blocks != 1):
             return f"transposed loads are single blocks of {self.transpose_bits}-bit data"
+        if transpose and cols * bits // 8 > self.max_transpose_width_bytes:
+            return f"a transposed block load is at most {self.max_transpose_width_bytes} bytes wide"
         if rows > self.max_load_rows:
             return f"a 2D block load is at most {self.max_load_rows} rows high, not {rows}"
         return self.width_rule(bits, cols * blocks)
@@ -219,11 +223,16 @@ class Target:
             return (n // cols, cols), (1, 1)
         return (1, 1), (1, 1)
 
-    @staticmethod
-    def packed_rows(dtype, mma_operand: int | None) -> int:
-        """Rows a lane packs into one 32-bit word: 2 for a 16-bit DPAS B operand (VNNI), else 1. (8-bit B is
-        packed from DPAS C-shaped blocks by blocking.)"""
-        return 32 // dtype.bits if mma_operand == 1 and dtype.bits == 16 else 1
+    def packed_rows(self, dtype, mma_operand: int | None, rows: int) -> int:
+        """Rows a lane packs into one 32-bit word in a block of `rows` rows (VNNI, as a VNNI-transform load gives
+        them and DPAS takes B): 2 for a 16-bit DPAS B operand; 4 for an 8-bit one in blocks of whole DPAS K steps
+        (32 rows: the 8-bit transform load the 2D block IO extension has; a smaller block is a value other ops
+        use, which would have to be unpacked again: B is then packed by blocking); else 1."""
+        if mma_operand != 1 or dtype.bits not in (8, 16):
+            return 1
+        if dtype.bits == 8 and rows % self.dpas_shape(dtype)[2]:
+            return 1
+        return 32 // dtype.bits
 
     def lane_components(self, block) -> int:
         lane_layout, _ = self.lane_fields(block)

@@ -148,6 +148,12 @@ class PrivateBlock:
         """The address of component `i`."""
         return b.gep(self.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])
 
+    def part(self, b: ir.IRBuilder, start: int, count: int) -> PrivateBlock:
+        """Components start .. start + count - 1 as a block of their own, in place (no copy): a run longer than a
+        vector (8-bit DPAS B) read later by whoever takes it."""
+        return PrivateBlock(b.bitcast(self.slot(b, start), ir.ArrayType(self.pointer.type.pointee.element,
+                                                                          count).as_pointer()))
+
     def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
         """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler takes the run
         from the block's registers (a DPAS operand inside a loaded array of blocks; read element by element, the

@@ -19,8 +19,11 @@ element address and bounds check (the element path), so no offset or extent wrap
 coordinates: each is clamped into [-BLOCK_COORD_LIMIT, BLOCK_COORD_LIMIT] on its way to the message. A block
 message's surface is at most 2**24 bytes or rows (launch-checked, BLOCK_MAX_EXTENT), so a coordinate the clamp
 changes lies, like the clamped one, so far outside the surface that the whole block is: every element reads
-padding and every write is dropped either way. Inside the clamp, the emulation's and the padding's arithmetic
-cannot overflow i32 (block sizes are far below 2**30).
+padding and every write is dropped either way. A descriptor moved by constant offsets summing to at most
+BLOCK_MAX_EXTENT (a prefetch `distance` steps ahead of a load) takes its source's clamped coordinate plus them:
+exact where the clamp changes nothing, and beyond 2**30 - 2**24 (outside every surface, as the exact one is)
+where it does. So a prefetch costs one add, not a clamp of its own. Within 2**30 + 2**24 the emulation's and the
+padding's arithmetic cannot overflow i32 (block sizes are far below 2**30).
 """
 from __future__ import annotations
 
@@ -29,14 +32,17 @@ import functools
 import numpy as np
 from llvmlite import ir
 
+from ..ir import core_ops as C
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
 from ..ir import xegpu_scatter_ops as GS
 from ..ir.analysis import known_multiples, may_be_empty, sources
 from ..ir.core import FuncOp, walk
 from ..ir.types import ScalarType, SlmMemRefType
+from ..runtime.args import BLOCK_MAX_EXTENT
 from ..ir.elementwise import BINARY, REDUCE_KINDS
 from . import xe_builtins as X
+from . import xe_prefetch_payload as payload
 from .dpas_emulation import tf32
 from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm_atomics import AtomicLowering
@@ -179,14 +185,32 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
 
     def block_coord(self, tdesc, axis: int) -> ir.Value:
         """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32; on an empty
-        slice the row is BLOCK_COORD_LIMIT, far below the stand-in surface (`surface`)."""
+        slice the row is BLOCK_COORD_LIMIT, far below the stand-in surface (`surface`). A descriptor moved by
+        constant offsets is its source's block coordinate plus them (the index-width rule: no second clamp)."""
         b = self.builder
+        source, shift = self.constant_shift(tdesc, axis)
+        if source is not tdesc:
+            coord = self.block_coord(source, axis)
+            return b.add(coord, ir.Constant(I32, shift)) if shift else coord
         value = self.offset(tdesc, axis)
         low, high = ir.Constant(I64, -BLOCK_COORD_LIMIT), ir.Constant(I64, BLOCK_COORD_LIMIT)
         value = b.select(b.icmp_signed("<", value, low), low, b.select(b.icmp_signed(">", value, high), high, value))
         value = b.trunc(value, I32)
         rows = self.has_rows(tdesc) if axis == 1 else None
         return value if rows is None else b.select(rows, value, ir.Constant(I32, BLOCK_COORD_LIMIT))
+
+    def constant_shift(self, tdesc, axis: int) -> tuple:
+        """The descriptor `tdesc` was moved from by constant offsets (update_nd_offset), and their sum along `axis`,
+        as long as that stays within BLOCK_MAX_EXTENT: a prefetch ahead of a load, or the load of a moved tile,
+        takes the load's clamped coordinate plus a constant."""
+        shift = 0
+        while isinstance(tdesc.owner, G.UpdateNdOffsetOp):
+            offset = tdesc.owner.operands[2 - axis]  # operands: descriptor, row offset, column offset
+            if not isinstance(offset.owner, C.ConstantOp) or abs(shift + offset.owner.value) > BLOCK_MAX_EXTENT:
+                break
+            shift += offset.owner.value
+            tdesc = tdesc.owner.operands[0]
+        return tdesc, shift
 
     def xy(self, tdesc) -> ir.Value:
         """The <x, y> the block builtins take."""
@@ -421,11 +445,15 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
 
     def lower_PrefetchNdOp(self, op):
         """A cache hint: emitted, with the op's L1/L3 controls, where the target has the prefetch message of this
-        shape, else dropped."""
+        shape, else dropped; through a payload built once where xe_prefetch_payload applies."""
         t = op.operands[0].type
         key = X.BlockPrefetch(t.dtype.bits, *t.shape)
         tdesc = op.operands[0]
-        if X.provides(self.target, key) and self.block_surface(tdesc):
+        if not (X.provides(self.target, key) and self.block_surface(tdesc)):
+            return
+        if payload.applies(self, key, tdesc):
+            self.by_message(tdesc, lambda: payload.prefetch(self, key, tdesc, op.cache), lambda: None)
+        else:
             self.by_message(tdesc, lambda: self.block_call(key, tdesc, cache=op.cache), lambda: None)
 
     # ---- DPAS --------------------------------------------------------------------------------------------
@@ -441,9 +469,15 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         key = X.Dpas(kind, "tf32" if kind == "tf32" else (op.vnni_b or b.type.dtype).mlir, m=rows)
         fn = X.builtin(self.module, self.target, key)
         bld = self.builder
-        a_value, b_value = ((v if v.type == t else bld.bitcast(v, t))
-                            for v, t in zip((self.values[a], self.values[b]), fn.function_type.args))
+        a_value, b_value = (self.dpas_operand(self.values[v], t) for v, t in zip((a, b), fn.function_type.args))
         return bld.call(fn, [a_value, b_value, acc])
+
+    def dpas_operand(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value:
+        """A lane's A or B as the DPAS builtin takes it (`ty`): its bits, read in one load from private memory
+        when larger than a vector (8-bit B: 32 bytes a lane, eight words)."""
+        if isinstance(value, PrivateBlock):
+            return self.reinterpret(value, ty).run(self.builder, 0, ty.count)
+        return value if value.type == ty else self.builder.bitcast(value, ty)
 
     def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, precision: str) -> ir.Value:
         """C[r][n] += A[r][k] * B[k][n]: lane n gets column k of A (all its rows) from lane k, k ascending. tf32 (a
@@ -466,9 +500,12 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         first, second = (self.values[v] for v in op.operands)
         n = self.count(first)
         mask = list(op.mask)
-        if isinstance(first, PrivateBlock) and 1 < len(mask) <= MAX_VECTOR_COMPONENTS and \
+        if isinstance(first, PrivateBlock) and len(mask) > 1 and \
                 mask == list(range(mask[0], mask[0] + len(mask))) and mask[-1] < n:
-            return first.run(self.builder, mask[0], len(mask))
+            if len(mask) <= MAX_VECTOR_COMPONENTS:
+                return first.run(self.builder, mask[0], len(mask))
+            with self.builder.goto_entry_block():  # beside the variable, as `reinterpret` wants it
+                return first.part(self.builder, mask[0], len(mask))
         return self.assemble([self.component(first, i) if i < n else self.component(second, i - n) for i in mask])
 
     def lower_LaneReduceOp(self, op):
@@ -520,5 +557,7 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
 
 
-def lower_to_llvm(func: FuncOp, target: Target) -> ir.Module:
-    return XeGPULowering(func, target).lower()
+def lower_to_llvm(func: FuncOp, target: Target) -> tuple[ir.Module, str]:
+    """The verified LLVM module of `func` and its text."""
+    lowering = XeGPULowering(func, target)
+    return lowering.lower(), lowering.text

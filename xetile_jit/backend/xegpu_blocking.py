@@ -152,7 +152,7 @@ class Blocking(PiecewiseConversion):
         out = grid(op.result.type.shape, (m, n))
         steps = -(-a.type.shape[1] // k)
         blocks_a = self.zero_padded_k(a, Grid((out.counts[0], steps), (m, k)), 1)
-        vnni = b.type.dtype if b.type.dtype.bits == 8 else None
+        vnni = b.type.dtype if b.type.dtype.bits == 8 and not self.vnni_lanes(b, k) else None
         if vnni is None:
             blocks_b = self.zero_padded_k(b, Grid((steps, out.counts[1]), (k, n)), 0)
         else:
@@ -169,9 +169,18 @@ class Blocking(PiecewiseConversion):
         self.grids[op.result] = out
         self.set(op.result, results)
 
+    def vnni_lanes(self, b: Value, k: int) -> bool:
+        """Whether 8-bit B's own blocks already hold DPAS B blocks in the form the hardware takes: lanes of four K
+        rows a word (lane_data [4, 1], read by VNNI-transform loads) in blocks of whole K steps, so that each DPAS
+        block is a run of a lane's components, taken without repacking."""
+        layout = b.layout
+        return (layout is not None and tuple(layout.lane_layout or ()) == (1, self.target.subgroup_size)
+                and tuple(layout.lane_data or ()) == (4, 1) and self.grid_of(b).shape[0] % k == 0)
+
     def vnni_packed(self, b: Value, g: Grid) -> list[Value]:
         """The [K, N] blocks `g` of 8-bit DPAS B as the hardware takes them: [K/4, N] words of four K rows (VNNI),
-        built from [M, N] blocks (rows 4w..4w+3 make word row w), so that no lane holds more than 16 elements."""
+        built from [M, N] blocks (rows 4w..4w+3 make word row w), so that no lane holds more than 16 elements: for
+        B whose blocks are not in that form already (vnni_lanes: a value other ops compute, odd shapes)."""
         (steps, columns), (k, n) = g.counts, g.shape
         rows = self.target.repeat_count
         parts = k // rows

@@ -18,6 +18,9 @@ element-wise operands, loop-carried values: layout propagation's classes) share 
 - a class that is a tile_mma operand and only regrouped keeps the DPAS block's lane fields, repeated over its
   wider blocks (ir/simt_ops.py column groups: the lane layout of an array-of-blocks load), so each DPAS block
   is a run of a lane's components, taken with no data movement;
+- a row-major tile whose loaded value is only transposed (tile_transpose) into a tile_mma operand takes that
+  operand's DPAS block, transposed: XeTile-to-XeGPU reads it with transposed block loads straight into the DPAS
+  blocks (RFC Appendix 2.2's B^T; attention's K^T), not a load and a register shuffle;
 - a tile_mma operand whose instruction blocks are not its DPAS block gets an explicit `tile_conv_layout` to it:
   same sg_layout and sg_data, so it moves no data between subgroups and lowers in registers (a 16x16 load block
   is two 8x16 DPAS A blocks).
@@ -54,6 +57,7 @@ class LayoutClass:
     mma_operand: int | None = None  # 0 (A) or 1 (B) when the class feeds a tile_mma operand
     mma_dtype: DType | None = None  # that operand's element type (a class may mix types: a mask, the scores)
     mma_precision: str = "ieee"  # that tile_mma's input_precision (tf32 has its own DPAS blocks)
+    transposed: "LayoutClass | None" = None  # the class its loaded value is only transposed into
 
     @property
     def layout(self) -> Layout:
@@ -81,6 +85,8 @@ class LayoutCompletion:
         ops = list(walk(self.func.body))
         for op in ops:
             self.note_use(op)
+            if isinstance(op, X.LoadTileOp) and only_transpose(op) is not None:
+                self.find(op.result).transposed = self.find(only_transpose(op).result)
         for group in self.classes.values():
             self.complete(group)
         for op in ops:
@@ -113,8 +119,8 @@ class LayoutCompletion:
         lane_block = self.mma_block(group, dtype) if self.only_regrouped(group) else None
         if lane_block is None or not divides(lane_block, inst):
             lane_block = inst
-        lane_layout, lane_data = self.target.lane_fields(lane_block,
-                                                         self.target.packed_rows(dtype, group.mma_operand))
+        packed = self.target.packed_rows(dtype, group.mma_operand, lane_block[0])
+        lane_layout, lane_data = self.target.lane_fields(lane_block, packed)
         if layout.lane_layout is not None and (layout.lane_layout, layout.lane_data or (1, 1)) != (
                 lane_layout, lane_data):
             given = f"{format_list(layout.lane_layout)} with lane_data {format_list(layout.lane_data or (1, 1))}"
@@ -129,6 +135,10 @@ class LayoutCompletion:
 
     def default_inst(self, group: LayoutClass, piece, dtype) -> tuple[int, int]:
         block = self.mma_block(group, dtype)
+        if block is None and group.transposed is not None and self.mma_block(group.transposed, dtype) is not None:
+            block = self.mma_block(group.transposed, dtype)[::-1]
+            if divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
+                return block
         if block is not None and divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
             largest = self.only_regrouped(group) and self.target.largest_loads
             return self.load_message(group, piece, block, dtype) if largest else block
@@ -150,7 +160,7 @@ class LayoutCompletion:
 
     def load_message(self, group: LayoutClass, piece, block, dtype) -> tuple[int, int]:
         """The largest load message of DPAS blocks `block` that tiles `piece` and whose lanes the ABI allows."""
-        vnni = self.target.packed_rows(dtype, group.mma_operand) > 1
+        vnni = self.target.packed_rows(dtype, group.mma_operand, block[0]) > 1
         for rows, blocks in self.target.block_io.load_shapes(dtype.bits, piece, block, vnni):
             inst = (rows, blocks * block[1])
             if self.target.inst_rule(group.kinds, inst, dtype) is None:
@@ -175,9 +185,18 @@ class LayoutCompletion:
             if inst == block or not divides(block, v.layout.sg_data) or \
                     self.target.inst_rule(("value",), block, v.type.dtype) is not None:
                 continue  # DPAS regroups blocks it cannot take as whole values (8-bit B, odd shapes) itself
-            lane_layout, lane_data = self.target.lane_fields(block, self.target.packed_rows(v.type.dtype, index))
+            lane_layout, lane_data = self.target.lane_fields(
+                block, self.target.packed_rows(v.type.dtype, index, block[0]))
             wanted = dataclasses.replace(v.layout, inst_data=block, lane_layout=lane_layout, lane_data=lane_data)
             convert_operand(op, index, wanted)
+
+
+def only_transpose(load: X.LoadTileOp) -> X.TileTransposeOp | None:
+    """The 2-D tile_transpose that is the only reader of `load`'s value, if there is one."""
+    uses = load.result.uses
+    if len(uses) == 1 and isinstance(uses[0][0], X.TileTransposeOp) and uses[0][0].perm == (1, 0):
+        return uses[0][0]
+    return None
 
 
 def converts_use(op: Operation, index: int) -> bool:

@@ -6,7 +6,9 @@ tile_broadcast and tile_transpose become vector ops; tile_conv_layout becomes co
 with its layouts (wg-to-sg moves its elements). Tensor
 descriptors are row-major (XeGPU RFC: innermost stride 1), so a column-major tile (order = [0, 1], XeTile
 RFC Appendix 1) becomes a descriptor of the transposed matrix: offsets, shape and layout swap, loads use
-`transpose = [1, 0]`, stores and atomics transpose the value first. Descriptors address 2-D matrices: a tile of
+`transpose = [1, 0]`, stores and atomics transpose the value first. A load_tile read only by a tile_transpose
+into the swapped layout (XeTile RFC Appendix 2.2's B^T, attention's K^T) is one load with `transpose = [1, 0]`:
+the transposed block messages read it, with no register shuffle holding both copies live. Descriptors address 2-D matrices: a tile of
 an array of rank > 2 reads the matrix memref.subview takes at its leading offsets, a tile of a 1-D array that
 array as one row.
 A #scatter tile becomes a scattered descriptor (create_tdesc, load, store, update_offset, atomic_rmw) of one offset
@@ -24,12 +26,25 @@ from ..ir.conversion import Conversion, converts
 from ..ir.core import FuncOp, Value
 from ..ir.shape_ops import ShapeCastOp
 from ..ir.types import COL_MAJOR, IndexType, TileType, VectorType
+from .xetile_layout_completion import only_transpose
 from .xetile_layout_propagation import swapped
 from ..ir.cache_hints import locality_hints
 
 
 def is_col_major(tile: Value) -> bool:
     return tile.type.order == COL_MAJOR
+
+
+def read_transposed(load: X.LoadTileOp) -> bool:
+    """Whether `load` (of a row-major tile) is read only by a 2-D tile_transpose whose layout is the load's
+    swapped, blocks included (layout completion gives such a load the transposed DPAS block): a transposed load of
+    the same descriptor gives the transpose's value in its own layout, block for block."""
+    transpose = only_transpose(load)
+    if transpose is None or is_col_major(load.operands[0]) or load.result.layout is None:
+        return False
+    want, got = swapped(load.result.layout), transpose.result.layout
+    return got is not None and (got.sg_layout, got.sg_data, got.order, got.inst_data) == (
+        want.sg_layout, want.sg_data, want.order, want.inst_data)
 
 
 def tdesc_type(t: TileType, memory_space: str) -> G.TensorDescType:
@@ -88,6 +103,8 @@ class XeTileToXeGPU(Conversion):
 
     @converts(X.LoadTileOp)
     def convert_LoadTileOp(self, op: X.LoadTileOp) -> None:
+        if read_transposed(op):
+            return  # the transpose reading it is the load (convert_TileTransposeOp)
         tile = op.operands[0]
         new = self.emit(G.LoadNdOp, self.one(tile), (1, 0) if is_col_major(tile) else None, op.padding, op.cache)
         new.result.layout = op.result.layout
@@ -201,7 +218,13 @@ class XeTileToXeGPU(Conversion):
 
     @converts(X.TileTransposeOp)
     def convert_TileTransposeOp(self, op: X.TileTransposeOp) -> None:
-        self.renamed(op, G.VectorTransposeOp, op.perm)
+        load = op.operands[0].owner
+        if not (isinstance(load, X.LoadTileOp) and read_transposed(load)):
+            self.renamed(op, G.VectorTransposeOp, op.perm)
+            return
+        new = self.emit(G.LoadNdOp, self.one(load.operands[0]), (1, 0), load.padding, load.cache)
+        new.result.layout = op.result.layout
+        self.set(op.result, new.result)
 
     @converts(X.ConvertLayoutOp)
     def convert_ConvertLayoutOp(self, op: X.ConvertLayoutOp) -> None:
