@@ -109,7 +109,8 @@ def test_every_config_compiles_to_valid_spirv_for_the_cpu(dtype):
     a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.float32)
     for config in configs():
         compiled = matmul_kernel.kernel.warmup(a, a, c, c, 512, 512, 512, ACC=xetile.float32, HAS_BIAS=False,
-                                               ACTIVATION="", target="cpu", **config.all_kwargs())
+                                               ACTIVATION="", INPUT_PRECISION="ieee", target="cpu",
+                                               **config.all_kwargs())
         validate(compiled.asm["spirv"])
 
 
@@ -129,6 +130,7 @@ def test_prefetch_config_prefetches_on_pvc():
                   and c.kwargs["B_LAYOUT"] is None)
     a, b, c = np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float32)
     compiled = matmul_kernel.kernel.warmup(a, b, c, c, 512, 512, 512, ACC=xetile.float32, HAS_BIAS=False,
-                                           ACTIVATION="", target="xe-hpc", **config.all_kwargs())
+                                           ACTIVATION="", INPUT_PRECISION="ieee", target="xe-hpc",
+                                           **config.all_kwargs())
     (loop,) = json.loads(compiled.asm["isa_stats"])["loops"]
     assert loop["dpas"] == 32 and loop["prefetches"] >= 2 and loop["scratch"] == 0

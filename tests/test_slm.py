@@ -345,7 +345,8 @@ def test_tutorial_slm_gemm(rng, on_each_device):
     """72 x 40 x 56 leaves partial blocks (32 x 32 x 16) in M, N and K."""
     gemm = tutorial("08-slm-cooperative-gemm")
     a, b = rand(rng, (72, 56), np.float16), rand(rng, (56, 40), np.float16)
-    assert_close(gemm.slm_gemm(a, b), a.astype(np.float32) @ b.astype(np.float32), np.float32)
+    # sums of 56 products up to 16 in f32, in a different order from numpy's: a few roundings of the largest terms
+    assert_close(gemm.slm_gemm(a, b), a.astype(np.float32) @ b.astype(np.float32), np.float32, scale=4)
 
 
 # ---- subgroup_id: roles --------------------------------------------------------------------------------------

@@ -341,7 +341,9 @@ def check_column_major_b_at(k0: int) -> None:
     b = np.asfortranarray(rand(rng, (32, 16), np.float16))
     reference, device = run_both(mma_at, [a, b, np.zeros((16, 16), np.float32), k0], {}, (1,))
     assert reference[2].any()
-    np.testing.assert_array_equal(device[2], reference[2])
+    # the same products in f32; the OpenCL CPU driver may fuse multiply-adds (intel-opencl-rt 2026.2 does), so
+    # equal to rounding, not bit for bit: a misread block is off by whole products
+    assert_close(device[2], reference[2], scale=4)
 
 
 @pytest.mark.parametrize("k0", [-8, -2])
