@@ -21,6 +21,7 @@ from xetile_jit.ir.xetile_ops import check_distribution
 from xetile_jit.runtime.profiling import profiling_queue
 
 from test_gpu_code import tutorial
+from usm_arrays import count_interface_reads, needs_dpnp
 
 M, N, K = 40, 24, 20
 FAST = {"warmup": 0.1, "rep": 0.1}
@@ -50,8 +51,9 @@ def tuned(configs, **options):
 
 @pytest.fixture
 def bench_count(monkeypatch):
-    """How many configs were timed (calls of do_bench by the tuner). The finalists' race is off, so that each
-    timed config counts once whatever the timings."""
+    """How many configs were timed (calls of do_bench by the tuner). One round and no finalists' race, so that
+    each timed config counts once whatever the timings."""
+    monkeypatch.setattr(autotune_module, "TIMING_ROUNDS", 1)
     monkeypatch.setattr(autotune_module, "RACE_ROUNDS", 0)
     calls = []
     do_bench = autotune_module.do_bench
@@ -179,10 +181,11 @@ def test_a_failing_config_does_not_stop_tuning(numpy_device, rng, bench_count):
 
 
 def test_the_finalists_are_timed_again_in_turns_and_keep_their_fastest_time(numpy_device, rng, monkeypatch):
-    """A config slowed by load in its one timing still wins when it is within FINALIST_MARGIN: the finalists run
-    again in turns; a config far behind is not timed again."""
-    # the timings in call order: GOOD[0], [1], [2], then the finalists GOOD[0] and [1] in turns
-    timings = [1.0, 1.2, 5.0] + [1.0, 0.8] + [1.1, 0.9] + [1.0, 1.3]
+    """A config slowed by load in its timings still wins when it is within FINALIST_MARGIN: every config is timed
+    in TIMING_ROUNDS turns, then the finalists again in turns; a config far behind is not timed again."""
+    assert autotune_module.TIMING_ROUNDS == 2
+    # the timings in call order: two rounds of GOOD[0], [1], [2], then the finalists GOOD[0] and [1] in turns
+    timings = [1.0, 1.2, 5.0] + [1.1, 1.0, 4.0] + [1.0, 0.8] + [1.1, 0.9] + [1.0, 1.3]
     calls = []
 
     def scripted(launch, **kwargs):
@@ -193,10 +196,33 @@ def test_the_finalists_are_timed_again_in_turns_and_keep_their_fastest_time(nump
     a, b, c, expected = operands(rng)
     kern = tuned(GOOD, cache_results=False)
     kern[grid](a, b, c, M, N, K)
-    assert len(calls) == 3 + 2 * autotune_module.RACE_ROUNDS and calls[0]["return_mode"] == "median"
+    assert len(calls) == 6 + 2 * autotune_module.RACE_ROUNDS and calls[0]["return_mode"] == "median"
     assert kern.best_config == GOOD[1]
-    assert [(t.ms, t.timings) for t in kern.trials] == [(1.0, 4), (0.8, 4), (5.0, 1)]
-    assert "0.8000 ms (wall clock, best of 4 timings)" in str(kern.trials[1])
+    assert [(t.ms, t.timings) for t in kern.trials] == [(1.0, 5), (0.8, 5), (4.0, 2)]
+    assert "0.8000 ms (wall clock, best of 5 timings)" in str(kern.trials[1])
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_every_config_is_built_and_run_before_any_is_timed(numpy_device, rng, monkeypatch):
+    """No config is timed in the wake of its own build (the OpenCL CPU driver's takes seconds): the first timing
+    comes after every config has been compiled and launched once."""
+    launched, at_first_timing = [], []
+    run = autotune_module.jit.Kernel.run
+
+    def counted_run(self, *args):
+        launched.append(1)
+        return run(self, *args)
+
+    def scripted(launch, **kwargs):
+        at_first_timing.append(len(launched))
+        return xetile.testing.Timing(1.0, "wall")
+
+    monkeypatch.setattr(autotune_module.jit.Kernel, "run", counted_run)
+    monkeypatch.setattr(autotune_module, "do_bench", scripted)
+    a, b, c, expected = operands(rng)
+    kern = tuned(GOOD, cache_results=False)
+    kern[grid](a, b, c, M, N, K)
+    assert at_first_timing[0] == len(GOOD) and len(kern.kernel.cache) >= len(GOOD)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -357,6 +383,21 @@ def test_autotune_on_opencl_cpu_times_on_the_device(rng, monkeypatch, bench_coun
     kern[grid](a, b, c, M, N, K)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
     assert [t.clock for t in kern.trials] == ["device", "device"] and len(bench_count) == 2
+
+
+def test_an_autotuned_launch_on_dpnp_arrays_does_not_wait_for_the_queue(rng, monkeypatch, bench_count):
+    """It reads no dpnp array's `__sycl_usm_array_interface__` (which waits for every kernel queued before), neither
+    tuning nor at a launch of its winner: launches stay asynchronous."""
+    dpnp = needs_dpnp()
+    reads = count_interface_reads(monkeypatch, dpnp)
+    x = rng.uniform(-1, 1, (32, 8)).astype(np.float32)
+    dx, dy = dpnp.asarray(x, device="opencl:cpu"), dpnp.zeros((32, 8), dtype=np.float32, device="opencl:cpu")
+    kern = xetile.autotune([xetile.Config(BM=8), xetile.Config(BM=16)], key=[], cache_results=False,
+                           **FAST)(scaled_copy)
+    for _ in range(2):
+        kern[lambda meta: (32 // meta["BM"],)](dx, dy)
+    np.testing.assert_array_equal(dpnp.asnumpy(dy), x)
+    assert len(bench_count) == 2 and reads == []
 
 
 SCALE = 1.0

@@ -11,7 +11,9 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.backend import ocloc
 from xetile_jit.backend.targets import get_target
-from xetile_jit.ops.matmul import configs, matmul_kernel
+from xetile_jit.ops.matmul import configs, dtype_of, matmul_kernel, new_array, shape_of
+
+from usm_arrays import count_interface_reads, needs_dpnp
 
 M, N, K = 70, 45, 33
 
@@ -85,6 +87,17 @@ def test_matmul_in_tf32_multiplies_the_inputs_truncated_to_tf32(rng):
     expected = reference(*truncated, None, None)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
     assert np.abs(c - reference(a, b, None, None)).max() > 1e-4  # the exact product is further away
+
+
+def test_the_shapes_dtypes_and_results_of_dpnp_arrays_are_read_without_waiting(monkeypatch):
+    """ops.matmul reads a dpnp array's shape, dtype and queue by its attributes: its `__sycl_usm_array_interface__`
+    waits for the kernels queued before (usm_arrays.count_interface_reads)."""
+    dpnp = needs_dpnp()
+    reads = count_interface_reads(monkeypatch, dpnp)
+    a = dpnp.zeros((3, 5), dtype=np.float16, device="opencl:cpu")
+    assert shape_of(a.T) == (5, 3) and dtype_of(a) == "float16" and shape_of(a[0]) == (5,)
+    c = new_array(a, (3, 4), np.float32)
+    assert isinstance(c, dpnp.ndarray) and c.sycl_queue == a.sycl_queue and reads == []
 
 
 def test_the_search_space_is_generated_with_layouts():

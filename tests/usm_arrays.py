@@ -110,3 +110,17 @@ class DLPackOnly:
 
     def __dlpack_device__(self):
         return self.array.__dlpack_device__()
+
+
+def count_interface_reads(monkeypatch, dpnp) -> list:
+    """A list that grows by one at each read of a dpnp array's `__sycl_usm_array_interface__`: a read waits for the
+    kernels queued on the array's queue (dpnp 0.20), so a launch must not make one."""
+    reads = []
+    interface = dpnp.ndarray.__sycl_usm_array_interface__
+
+    def counted(array):
+        reads.append(1)
+        return interface.fget(array)
+
+    monkeypatch.setattr(dpnp.ndarray, "__sycl_usm_array_interface__", property(counted))
+    return reads

@@ -12,10 +12,14 @@ and memory order, and the device). A seen key runs its winner with no timing: fr
    error's message;
 3. `perf_model(**named_args, **kwargs, **config.all_kwargs())` ranks the rest and `top_k` (an int, or a
    fraction of the configs) of them are kept;
-4. each is timed on a profiling queue of the launch's device (device time; the numpy interpreter: wall time),
-   the median of do_bench's runs. A config that fails to compile or launch is skipped with its error; when every
-   config is pruned or fails, the first error is raised with all the reasons;
-5. the finalists, the configs within FINALIST_MARGIN of the fastest, are timed again RACE_ROUNDS times, in turns
+4. each is compiled and launched once, untimed, on a profiling queue of the launch's device: every build (the
+   OpenCL CPU driver's takes seconds) comes before any timing, so no config is timed in the wake of its own build
+   (measured on opencl:cpu: up to 40% slow, enough to lose the best config). A config that fails to compile or
+   launch is skipped with its error; when every config is pruned or fails, the first error is raised with all
+   the reasons;
+5. each is timed TIMING_ROUNDS times, in turns, on that queue (device time; the numpy interpreter: wall time),
+   each timing the median of do_bench's runs, each config keeping its fastest;
+6. the finalists, the configs within FINALIST_MARGIN of the fastest, are timed again RACE_ROUNDS times, in turns
    (a burst of load on a shared machine then slows each of them, not only one), and each keeps its fastest time:
    load only ever slows a run, and a long kernel gets a single run from do_bench's `rep`, so one timing of it
    decides by the machine's noise.
@@ -40,7 +44,7 @@ from ..backend.targets import get_target
 from ..errors import CompilationError, LaunchError
 from ..runtime.args import classify, is_array, array_layout
 from ..runtime.device import NUMPY, Device, select_device
-from ..runtime.profiling import profiling_queue
+from ..runtime.profiling import profiling_queue, recording
 from ..testing import WallClockWarning, do_bench
 from . import jit
 from .autotune_cache import load_winner, store_winner, winner_key
@@ -49,6 +53,7 @@ from .compiler import compile_kernel
 PROGRESS_MIN = 4
 FINALIST_MARGIN = 1.25
 RACE_ROUNDS = 3
+TIMING_ROUNDS = 2
 RULE_TARGET_OF_INTERPRETER = "cpu"
 PRUNE_KEYS = ("early_config_prune", "perf_model", "top_k")
 
@@ -97,7 +102,7 @@ class Trial:
     stage: str | None = None
     reason: str | None = None
     error: Exception | None = None
-    timings: int = 1  # the first one and the finalists' rounds: `ms` is the fastest
+    timings: int = 0  # every config's rounds and the finalists' race: `ms` is the fastest
 
     def __str__(self) -> str:
         if self.ms is not None:
@@ -127,6 +132,7 @@ class Autotuner:
         self.configs = list(configs)
         if not self.configs or not all(isinstance(c, Config) for c in self.configs):
             raise ValueError("autotune: configs must be a non-empty list of xetile.Config")
+        self.config_names = set().union(*(c.all_kwargs() for c in self.configs))  # what a launch must not pass
         self.key = list(key)
         unknown = [k for k in self.key if k not in kernel.params]
         if unknown:
@@ -157,11 +163,10 @@ class Autotuner:
         return self.kernel.run(grid, args, with_config(kwargs, config))
 
     def tuning(self, grid, args, kwargs) -> Tuning:
-        for config in self.configs:
-            clash = set(config.all_kwargs()) & set(kwargs)
-            if clash:
-                raise LaunchError(f"autotuned kernel {self.__name__}: {sorted(clash)} are set by its configs; "
-                                  "do not pass them at launch")
+        clash = self.config_names & kwargs.keys()
+        if clash:
+            raise LaunchError(f"autotuned kernel {self.__name__}: {sorted(clash)} are set by its configs; "
+                              "do not pass them at launch")
         plain = {k: v for k, v in kwargs.items() if k not in jit.LAUNCH_OPTIONS}
         try:
             named = self.kernel.signature.bind_partial(*args, **plain).arguments
@@ -251,12 +256,16 @@ class Autotuner:
         options = {} if device.queue is None else {"device": profiling_queue(device.queue)}
         with Progress(len(configs), self.__name__) as step:
             for config in configs:
-                tuning.trials.append(self.timed(tuning, config, options))
+                tuning.trials.append(self.built(tuning, config, options))
                 step()
-        self.race([t for t in tuning.trials if t.ms is not None], tuning, options)
+        trials = [t for t in tuning.trials if t.stage is None]  # built: to be timed
+        for _ in range(TIMING_ROUNDS):
+            for trial in trials:
+                self.time(trial, tuning, options)
+        self.race([t for t in trials if t.ms is not None], tuning, options)
 
     def race(self, timed: list[Trial], tuning: Tuning, options: dict) -> None:
-        """Times the finalists among `timed` again, in turns (module docstring, step 5)."""
+        """Times the finalists among `timed` again, in turns (module docstring, step 6)."""
         if not timed:
             return
         fastest = min(t.ms for t in timed)
@@ -265,23 +274,37 @@ class Autotuner:
             return
         for _ in range(RACE_ROUNDS):
             for trial in finalists:
-                again = self.timed(tuning, trial.config, options)
-                if again.ms is not None:
-                    trial.ms, trial.timings = min(trial.ms, again.ms), trial.timings + 1
+                self.time(trial, tuning, options)
 
-    def timed(self, tuning: Tuning, config: Config, options: dict) -> Trial:
+    def launcher(self, tuning: Tuning, config: Config, options: dict):
         kwargs = with_config(tuning.kwargs, config) | options
 
         def launch():
             self.kernel.run(tuning.grid, tuning.args, dict(kwargs))  # run() takes the launch options out
+        return launch
 
+    def built(self, tuning: Tuning, config: Config, options: dict) -> Trial:
+        """`config` compiled and run once, untimed (module docstring, step 4): a Trial to time, or a failed one."""
+        try:
+            with recording() as run:
+                self.launcher(tuning, config, options)()
+                run.wait()
+        except (CompilationError, LaunchError) as e:
+            return Trial(config, stage="failed", reason=str(e), error=e)
+        return Trial(config)
+
+    def time(self, trial: Trial, tuning: Tuning, options: dict) -> None:
+        """One more timing of `trial`'s config, the median of do_bench's runs; the trial keeps its fastest."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", WallClockWarning)  # the trial records the clock
-                ms = do_bench(launch, warmup=self.warmup, rep=self.rep, return_mode="median")
+                ms = do_bench(self.launcher(tuning, trial.config, options), warmup=self.warmup, rep=self.rep,
+                              return_mode="median")
         except (CompilationError, LaunchError) as e:
-            return Trial(config, stage="failed", reason=str(e), error=e)
-        return Trial(config, float(ms), ms.clock)
+            trial.ms, trial.stage, trial.reason, trial.error = None, "failed", str(e), e
+            return
+        trial.ms, trial.clock = float(ms) if trial.ms is None else min(trial.ms, float(ms)), ms.clock
+        trial.timings += 1
 
 
 def check_rules(kernel, tuning: Tuning, config: Config) -> None:

@@ -26,7 +26,6 @@ order at all, so those launches wait.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from inspect import Parameter
 
@@ -35,8 +34,8 @@ import dpctl.memory
 import numpy as np
 
 from ..errors import LaunchError
-from ..runtime.args import (BLOCK_BASE_ALIGN, ArraySpec, as_array, is_array, python_scalar, read_only, runtime_value,
-                            scalar_dtype, usm_interface, usm_strides)
+from ..runtime.args import (BLOCK_BASE_ALIGN, ArraySpec, NotImported, as_array, dpnp_types, is_array, python_scalar,
+                            read_only, runtime_value, scalar_dtype, usm_interface, usm_strides)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
@@ -46,20 +45,6 @@ from .usm_entries import entries_get, entry, interface_entry
 ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG")
 MAX_PLANS = 1024  # per kernel; a full cache starts over
 SCALARS = (bool, int, float, np.generic)
-
-
-class NotImported:
-    """Stands for dpnp's array types until the program imports dpnp: no value is of this type."""
-
-
-def dpnp_types() -> tuple[type, type]:
-    """(dpnp.ndarray, dpnp.tensor.usm_ndarray) once the program has imported dpnp, else NotImported twice: dpnp is
-    optional (the `bench` extra) and takes 0.4 s to import, and a program with dpnp arrays has imported it."""
-    if "dpnp" not in sys.modules:
-        return NotImported, NotImported
-    from dpnp import ndarray
-    from dpnp.tensor import usm_ndarray
-    return ndarray, usm_ndarray
 
 
 def refresh_dpnp_types(specializer) -> bool:

@@ -28,8 +28,8 @@ from ..frontend.jit import kernel
 from ..frontend.layout_space import layouts
 from ..ir.attrs import Layout
 from ..ir.types import dtype_of_numpy, float32, int32
-from ..runtime.args import is_array, usm_interface
-from ..runtime.device import select_device
+from ..runtime.args import array_layout, is_array, is_usm
+from ..runtime.device import array_queue, select_device
 
 ACTIVATIONS = (None, "relu", "gelu", "silu")
 GELU_C = 0.7978845608028654  # sqrt(2 / pi)
@@ -147,13 +147,11 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
 
 
 def shape_of(array) -> tuple[int, ...]:
-    usm = usm_interface(array)
-    return tuple(usm["shape"]) if usm is not None else np.shape(array)
+    return tuple(array_layout(array)[0]) if is_usm(array) else np.shape(array)
 
 
 def dtype_of(array) -> str:
-    usm = usm_interface(array)
-    dtype = np.dtype(usm["typestr"]) if usm is not None else np.asarray(array).dtype
+    dtype = array_layout(array)[2] if is_usm(array) else np.asarray(array).dtype
     found = dtype_of_numpy(dtype)
     return found.name if found is not None else str(dtype)
 
@@ -167,7 +165,7 @@ def as_row(bias, n: int):
 
 def new_array(like, shape, dtype: np.dtype):
     """An uninitialised array of `like`'s kind: dpnp on its queue for USM arrays, numpy otherwise."""
-    if usm_interface(like) is None:
+    if not is_usm(like):
         return np.empty(shape, dtype)
     import dpnp
-    return dpnp.empty(shape, dtype=dtype, sycl_queue=like.sycl_queue)
+    return dpnp.empty(shape, dtype=dtype, sycl_queue=array_queue(like))

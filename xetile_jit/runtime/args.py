@@ -11,9 +11,15 @@ dpnp arrays: dtype from its typestr, memory order from its strides, which are in
 C-contiguous) and DLPack producers, imported as numpy arrays (`np.from_dlpack`) when they live on the host and as
 USM arrays (`dpnp.tensor.from_dlpack`; dpctl 0.22 moved dpctl.tensor into dpnp) when they live on a SYCL device.
 All three classify alike. The numpy interpreter runs on host arrays only.
+
+dpnp's arrays (dpnp.ndarray and dpnp.tensor.usm_ndarray) are read by their attributes (shape, strides, dtype, queue,
+pointer), never by their `__sycl_usm_array_interface__`: reading it waits for every kernel queued on the array's
+queue (dpnp 0.20; 24 ms behind a 1024^3 GEMM), which made a launch that read it, ops.matmul's and every autotuned
+kernel's, wait for the kernels before it.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,8 +83,44 @@ def array_order(name: str, shape: tuple[int, ...], strides: tuple[int, ...], ite
                       f"(itemsize {item}); pass np.ascontiguousarray(...)")
 
 
+class NotImported:
+    """Stands for dpnp's array types until the program imports dpnp: no value is of this type."""
+
+
+_dpnp_types: list[tuple[type, type]] = []  # filled once dpnp is imported
+
+
+def dpnp_types() -> tuple[type, type]:
+    """(dpnp.ndarray, dpnp.tensor.usm_ndarray) once the program has imported dpnp, else NotImported twice: dpnp is
+    optional (the `bench` extra) and takes 0.4 s to import, and a program with dpnp arrays has imported it."""
+    if _dpnp_types:
+        return _dpnp_types[0]
+    if "dpnp" not in sys.modules:
+        return NotImported, NotImported
+    from dpnp import ndarray
+    from dpnp.tensor import usm_ndarray
+    _dpnp_types.append((ndarray, usm_ndarray))
+    return _dpnp_types[0]
+
+
+def usm_ndarray_of(value):
+    """The dpnp.tensor.usm_ndarray of a dpnp array (itself for a usm_ndarray), else None (module docstring)."""
+    dpnp_array, usm_ndarray = dpnp_types()
+    kind = type(value)
+    if kind is usm_ndarray:
+        return value
+    return value.get_array() if kind is dpnp_array else None
+
+
 def usm_interface(value) -> dict | None:
+    """The `__sycl_usm_array_interface__` of a USM array that is not dpnp's (module docstring), else None."""
+    if isinstance(value, np.ndarray) or usm_ndarray_of(value) is not None:
+        return None
     return getattr(value, "__sycl_usm_array_interface__", None)
+
+
+def is_usm(value) -> bool:
+    return usm_ndarray_of(value) is not None or usm_interface(value) is not None
 
 
 def usm_strides(usm: dict) -> tuple[int, ...]:
@@ -106,19 +148,23 @@ def import_dlpack(name: str, value):
 
 def as_array(name: str, value):
     """An array argument as a numpy array or a USM array: DLPack producers imported, the others as they are."""
-    if isinstance(value, np.ndarray) or usm_interface(value) is not None:
+    if isinstance(value, np.ndarray) or is_usm(value):
         return value
     return import_dlpack(name, value)
 
 
 def is_array(value) -> bool:
-    return isinstance(value, np.ndarray) or usm_interface(value) is not None or hasattr(value, "__dlpack__")
+    return isinstance(value, np.ndarray) or is_usm(value) or hasattr(value, "__dlpack__")
 
 
 def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
     """Shape, strides in bytes and dtype of a numpy or USM array."""
     if isinstance(array, np.ndarray):
         return array.shape, array.strides, array.dtype
+    dpnp_array = usm_ndarray_of(array)
+    if dpnp_array is not None:  # strides in elements
+        dtype = dpnp_array.dtype
+        return dpnp_array.shape, tuple(s * dtype.itemsize for s in dpnp_array.strides), dtype
     usm = usm_interface(array)
     dtype = np.dtype(usm["typestr"])
     return tuple(usm["shape"]), tuple(s * dtype.itemsize for s in usm_strides(usm)), dtype
@@ -144,13 +190,22 @@ def block_io_rule(array, shape, strides, order, item: int) -> str | None:
     rows, cols = shape[-2:] if order == ROW_MAJOR else shape[-2:][::-1]
     pitch = strides[-2] if order == ROW_MAJOR else strides[-1]
     width = cols * item
-    usm = usm_interface(array)
-    aligned = usm is None or (usm["data"][0] + usm.get("offset", 0) * item) % BLOCK_BASE_ALIGN == 0
+    address = usm_address(array, item)
+    aligned = address is None or address % BLOCK_BASE_ALIGN == 0
     rules = ((aligned, BASE_RULE), (BLOCK_MIN_WIDTH <= width <= BLOCK_MAX_EXTENT and width % max(4, item) == 0,
                                     WIDTH_RULE),
              (pitch % BLOCK_PITCH_UNIT == 0 and pitch >= width, PITCH_RULE), (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE),
              (all(s % BLOCK_BASE_ALIGN == 0 for s in strides[:-2]), SLICE_RULE))
     return next((rule for holds, rule in rules if not holds), None)
+
+
+def usm_address(array, item: int) -> int | None:
+    """The address of a USM array's first element (None for a numpy array)."""
+    dpnp_array = usm_ndarray_of(array)
+    if dpnp_array is not None:
+        return dpnp_array._pointer
+    usm = usm_interface(array)
+    return None if usm is None else usm["data"][0] + (usm.get("offset") or 0) * item
 
 
 def scalar_dtype(name: str, x) -> DType:

@@ -39,6 +39,7 @@ import dpctl.memory
 
 from ..backend.targets import CPU_TARGETS, TARGETS
 from ..errors import LaunchError
+from .args import is_usm, usm_interface, usm_ndarray_of
 
 NUMPY = "numpy"
 AUTOMATIC_FILTERS = ("level_zero:gpu", "opencl:cpu")
@@ -104,7 +105,7 @@ def sycl_device(queue: dpctl.SyclQueue) -> Device:
 def arrays_queue(arrays) -> dpctl.SyclQueue | None:
     """The queue of the USM arrays among `arrays` (None when there are none): the first array's. Arrays on other
     queues of the same context and device are fine (USM memory belongs to the context, not the queue)."""
-    queues = [array_queue(a) for a in arrays if hasattr(a, "__sycl_usm_array_interface__")]
+    queues = [array_queue(a) for a in arrays if is_usm(a)]
     for other in queues[1:]:
         if (other.sycl_context, other.sycl_device) != (queues[0].sycl_context, queues[0].sycl_device):
             devices = f"{queues[0].sycl_device.filter_string} and {other.sycl_device.filter_string}"
@@ -115,7 +116,10 @@ def arrays_queue(arrays) -> dpctl.SyclQueue | None:
 
 
 def array_queue(array) -> dpctl.SyclQueue:
-    syclobj = array.__sycl_usm_array_interface__["syclobj"]
+    dpnp_array = usm_ndarray_of(array)
+    if dpnp_array is not None:
+        return dpnp_array.sycl_queue
+    syclobj = usm_interface(array)["syclobj"]
     if isinstance(syclobj, dpctl.SyclQueue):
         return syclobj
     return dpctl.memory.as_usm_memory(array).sycl_queue  # the interface also allows a SyclContext or a capsule

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..errors import LaunchError
-from .args import ArraySpec, as_array, runtime_value, usm_interface, usm_strides
+from .args import ArraySpec, as_array, runtime_value, usm_interface, usm_ndarray_of, usm_strides
 from .sycl import scalar_arg
 
 _SIZE_ARGS: dict = {}  # (shape, strides) -> the four i64 kernel arguments (ctypes values are copied at submit)
@@ -126,10 +126,13 @@ def array_arg(queue: dpctl.SyclQueue, name: str, array) -> tuple[ArrayArg, HostC
 
 
 def usm_arg(queue: dpctl.SyclQueue, name: str, array) -> ArrayArg:
-    memory = dpctl.memory.as_usm_memory(array)
+    dpnp_array = usm_ndarray_of(array)  # read by its attributes (args.py)
+    memory = dpctl.memory.as_usm_memory(array) if dpnp_array is None else usm_ndarray_memory(dpnp_array)
     if memory.sycl_context != queue.sycl_context:
         raise LaunchError(f"argument '{name}' is USM memory of another SYCL context ({memory.sycl_device.name}) "
                           f"than the launch queue's ({queue.sycl_device.name}); launch on the array's queue")
+    if dpnp_array is not None:
+        return ArrayArg(memory, dpnp_array.shape, dpnp_array.strides)
     usm = usm_interface(array)
     return ArrayArg(memory, tuple(usm["shape"]), usm_strides(usm))
 
