@@ -3,8 +3,8 @@
     python bench/bench_gemm.py [--sizes 512 1024 2048] [--dtypes float32 float16 bfloat16] [--autotune]
                                [--repeat 3] [--json out.json] [--png out.png]
 
-All three columns run in the same process on the same machine. The xetile kernel and dpnp.matmul use one
-`opencl:cpu` queue with the operands already in USM memory (dpnp arrays, zero copy); numpy runs OpenBLAS on
+All columns run in the same process on the same machine, their runs in turns (each column keeps its fastest).
+The xetile kernel and dpnp.matmul use one `opencl:cpu` queue with the operands already in USM memory (dpnp arrays, zero copy); numpy runs OpenBLAS on
 host arrays. f16 inputs accumulate in f32 everywhere (numpy and dpnp on f32 copies of the inputs).
 dpnp is the `bench` extra (`pip install -e ".[bench]"`); without it the dpnp column is empty and xetile
 reads numpy arrays (copied to the device on each launch), as it does for bfloat16, which dpnp has no arrays of.
@@ -17,7 +17,7 @@ import pathlib
 
 import ml_dtypes
 import numpy as np
-from common import best_time, load_tutorial
+from common import best_times, load_tutorial
 
 import xetile_jit  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 
@@ -39,27 +39,26 @@ def measure(tutorial, dpnp, n: int, dtype, repeat: int, tuned: bool) -> dict:
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((n, n), dtype=np.float32).astype(dtype) for _ in range(2))
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
-    flops = 2 * n ** 3
-    row = {"size": n, "dtype": np.dtype(dtype).name, "numpy": flops / best_time(lambda: a32 @ b32, repeat) / 1e9}
-    row["dpnp"] = None
     if dpnp is None or dtype == ml_dtypes.bfloat16:
         operands = a, b, np.empty((n, n), np.float32)
     else:
         operands = (dpnp.asarray(a, device=DEVICE), dpnp.asarray(b, device=DEVICE),
                     dpnp.empty((n, n), dtype=np.float32, device=DEVICE))
-    if dpnp is not None:
-        da32, db32 = dpnp.asarray(a32, device=DEVICE), dpnp.asarray(b32, device=DEVICE)
-        row["dpnp"] = flops / best_time(lambda: dpnp.matmul(da32, db32).sycl_queue.wait(), repeat) / 1e9
+
     def run():  # a launch on USM arrays returns before the kernel finishes
         c = tutorial.matmul(*operands[:2], c=operands[2], device=DEVICE)
         xetile_jit.synchronize()
         return c
 
-    row["xetile"] = flops / best_time(run, repeat) / 1e9
-    row["tuned"] = None
+    runs = {"numpy": lambda: a32 @ b32, "xetile": run}
+    if dpnp is not None:
+        da32, db32 = dpnp.asarray(a32, device=DEVICE), dpnp.asarray(b32, device=DEVICE)
+        runs["dpnp"] = lambda: dpnp.matmul(da32, db32).sycl_queue.wait()
     if tuned:
-        row["tuned"] = flops / best_time(lambda: (xetile_jit.ops.matmul(*operands, device=DEVICE),
-                                                  xetile_jit.synchronize()), repeat) / 1e9
+        runs["tuned"] = lambda: (xetile_jit.ops.matmul(*operands, device=DEVICE), xetile_jit.synchronize())
+    flops = 2 * n ** 3
+    row = {"size": n, "dtype": np.dtype(dtype).name, "dpnp": None, "tuned": None}
+    row |= {name: flops / seconds / 1e9 for name, seconds in best_times(runs, repeat).items()}
     result = np.asarray(run() if isinstance(operands[2], np.ndarray) else dpnp.asnumpy(run()))
     row["max_rel_error"] = float(np.abs(result - a32 @ b32).max() / np.abs(a32 @ b32).max())
     return row

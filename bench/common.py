@@ -1,5 +1,5 @@
 """Helpers the benchmarks share: a repository file (the tutorial GEMM) as a module, and the best time of repeated
-runs."""
+runs (of several functions: in turns)."""
 import importlib.util
 import pathlib
 import time
@@ -30,3 +30,18 @@ def best_time(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def best_times(fns: dict, repeat: int) -> dict:
+    """The fastest of `repeat` runs of each of `fns` (name -> function), after one run of each that compiles and
+    warms the caches; the runs go in turns, one of each per round, so that a slower phase of a shared machine slows
+    every column, not the one measured during it."""
+    for fn in fns.values():
+        fn()
+    times = {name: float("inf") for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name] = min(times[name], time.perf_counter() - start)
+    return times

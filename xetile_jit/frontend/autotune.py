@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from ..backend.pipeline import lower
 from ..backend.targets import get_target
 from ..errors import CompilationError, LaunchError
-from ..runtime.args import classify, is_array, array_layout
+from ..runtime.args import array_layout, as_array, dtype_and_order, is_array
 from ..runtime.device import NUMPY, Device, select_device
 from ..runtime.profiling import profiling_queue, recording
 from ..testing import WallClockWarning, do_bench
@@ -181,8 +181,8 @@ class Autotuner:
         if missing:
             raise LaunchError(f"autotuned kernel {self.__name__}: the key arguments {missing} were not given")
         values = tuple(array_layout(v)[0] if is_array(v) else v for v in map(tuning.named.get, self.key))
-        arrays = tuple((n, str(spec.dtype), spec.order) for n, v in tuning.named.items()
-                       if is_array(v) and (spec := classify(n, v)))
+        arrays = tuple((n, str(dtype), order) for n, v in tuning.named.items()
+                       if is_array(v) for dtype, order in [dtype_and_order(n, as_array(n, v))])
         device = tuning.device
         return values, arrays, NUMPY if device.queue is None else device.queue.sycl_device.filter_string
 

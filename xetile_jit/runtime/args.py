@@ -170,14 +170,20 @@ def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
     return tuple(usm["shape"]), tuple(s * dtype.itemsize for s in usm_strides(usm)), dtype
 
 
-def classify_array(name: str, array) -> ArraySpec:
+def dtype_and_order(name: str, array) -> tuple[DType, tuple[int, int]]:
+    """An array's dtype and memory order, checked as a launch checks them (LaunchError)."""
     shape, strides, np_dtype = array_layout(array)
     if len(shape) < 1:
         raise LaunchError(f"argument '{name}': expected an array of rank >= 1, got a 0-d array")
     dtype = dtype_of_numpy(np_dtype)
     if dtype is None:
         raise LaunchError(f"argument '{name}': dtype {np_dtype} is not supported (supported: {SUPPORTED})")
-    order = array_order(name, shape, strides, np_dtype.itemsize)
+    return dtype, array_order(name, shape, strides, np_dtype.itemsize)
+
+
+def classify_array(name: str, array) -> ArraySpec:
+    dtype, order = dtype_and_order(name, array)
+    shape, strides, np_dtype = array_layout(array)
     return ArraySpec(dtype, order, block_io_rule(array, shape, strides, order, np_dtype.itemsize), len(shape))
 
 
