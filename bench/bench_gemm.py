@@ -5,7 +5,8 @@
 
 All columns run in the same process on the same machine, their runs in turns (each column keeps its fastest).
 The xetile kernel and dpnp.matmul use one `opencl:cpu` queue with the operands already in USM memory (dpnp
-arrays, zero copy); numpy runs OpenBLAS on host arrays. f16 inputs accumulate in f32 everywhere (numpy and dpnp on f32 copies of the inputs).
+arrays, zero copy); numpy runs OpenBLAS on host arrays. f16 inputs accumulate in f32 everywhere (numpy and dpnp
+on f32 copies of the inputs).
 dpnp is the `bench` extra (`pip install -e ".[bench]"`); without it the dpnp column is empty and xetile
 reads numpy arrays (copied to the device on each launch), as it does for bfloat16, which dpnp has no arrays of.
 `--autotune` adds the `tuned` column: `xetile.ops.matmul`, autotuned per size (its tuning, in the first call,

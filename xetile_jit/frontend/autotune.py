@@ -182,7 +182,7 @@ class Autotuner:
             raise LaunchError(f"autotuned kernel {self.__name__}: the key arguments {missing} were not given")
         values = tuple(array_layout(v)[0] if is_array(v) else v for v in map(tuning.named.get, self.key))
         arrays = tuple((n, str(dtype), order) for n, v in tuning.named.items()
-                       if is_array(v) for dtype, order in [dtype_and_order(n, as_array(n, v))])
+                       if is_array(v) for dtype, order in [dtype_and_order(n, *array_layout(as_array(n, v)))])
         device = tuning.device
         return values, arrays, NUMPY if device.queue is None else device.queue.sycl_device.filter_string
 

@@ -170,9 +170,9 @@ def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
     return tuple(usm["shape"]), tuple(s * dtype.itemsize for s in usm_strides(usm)), dtype
 
 
-def dtype_and_order(name: str, array) -> tuple[DType, tuple[int, int]]:
-    """An array's dtype and memory order, checked as a launch checks them (LaunchError)."""
-    shape, strides, np_dtype = array_layout(array)
+def dtype_and_order(name: str, shape, strides, np_dtype: np.dtype) -> tuple[DType, tuple[int, int]]:
+    """The dtype and memory order of an array of `array_layout` (shape, strides, np_dtype), checked as a launch
+    checks them (LaunchError)."""
     if len(shape) < 1:
         raise LaunchError(f"argument '{name}': expected an array of rank >= 1, got a 0-d array")
     dtype = dtype_of_numpy(np_dtype)
@@ -182,8 +182,8 @@ def dtype_and_order(name: str, array) -> tuple[DType, tuple[int, int]]:
 
 
 def classify_array(name: str, array) -> ArraySpec:
-    dtype, order = dtype_and_order(name, array)
     shape, strides, np_dtype = array_layout(array)
+    dtype, order = dtype_and_order(name, shape, strides, np_dtype)
     return ArraySpec(dtype, order, block_io_rule(array, shape, strides, order, np_dtype.itemsize), len(shape))
 
 
