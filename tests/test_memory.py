@@ -9,6 +9,7 @@ import sys
 import dpctl
 import dpctl.memory
 import dpctl.program
+import dpctl.utils
 import ml_dtypes
 import numpy as np
 import pytest
@@ -54,6 +55,9 @@ def launch(queue, program, values: dict, written: set, shape):
     """Runs add_double over `shape` with prepare_arguments; returns the kernel arguments."""
     specs = {name: classify(name, value) for name, value in values.items()}
     args, finish = prepare_arguments(queue, values, specs, written)
+    # dpnp's own work on the arrays (a fill, a copy) first, as a launch orders itself: the raw submit takes no
+    # dependencies, and reading a dpnp array's __sycl_usm_array_interface__, which used to wait for it, is gone
+    dpctl.utils.SequentialOrderManager[queue].wait()
     queue.submit(program.get_sycl_kernel("add_double"), args, [shape[0] * shape[1]])
     finish()
     return args
