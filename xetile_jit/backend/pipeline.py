@@ -21,7 +21,8 @@ from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..runtime import timing
 from .targets import Target, get_target
-from .xegpu_barriers import check_divergent_barriers, check_named_barriers, insert_barriers
+from .xegpu_barriers import (check_divergent_barriers, check_named_barriers, drop_repeated_barriers,
+                             insert_barriers)
 from .xegpu_blocking import block
 from .xegpu_lane_distribution import distribute_lanes
 from .xegpu_wg_to_sg import wg_to_sg
@@ -41,8 +42,8 @@ class StageOptions:
 STAGES = [  # (name, stage(func, target, StageOptions))
     ("xetile-layouts", lambda func, target, o: propagate_layouts(
         insert_prefetch(as_rank2(func), target, o.prefetch_distance), target, o.num_subgroups)),
-    ("xegpu-wg", lambda func, target, _: xetile_to_xegpu(func)),
-    ("xegpu-sg", lambda func, target, _: insert_barriers(wg_to_sg(func, target))),
+    ("xegpu-wg", lambda func, target, _: insert_barriers(xetile_to_xegpu(func))),
+    ("xegpu-sg", lambda func, target, _: drop_repeated_barriers(wg_to_sg(func, target))),
     ("xegpu-blocked", lambda func, target, _: block(func, target)),
     ("xegpu-simt", lambda func, target, _: distribute_lanes(func, target)),
 ]

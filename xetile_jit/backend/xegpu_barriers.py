@@ -1,15 +1,21 @@
 """Barriers for workgroup program order (XeTile RFC: tile ops act on whole workgroup tiles, one after another).
 
-After wg-to-sg every subgroup runs its own part of each op. Two accesses of one array, one of them a write,
-through different descriptors may touch an element in different subgroups, so the later waits at a
-gpu.barrier for the earlier: a tile loaded and stored back through the same descriptor is owned alike and
-needs none. A loop whose body writes an array also orders its iterations. Different array arguments are
-taken not to alias (as C's `restrict`); shared local memory is ordered by the layout conversions' own
-barriers. Which ops read or write memory, and through which operand, is what they declare (ir/effects.py).
-A branch on a value that depends on the subgroup id (wg-to-sg's "first subgroup that shares the data") runs in
-some subgroups only, so a barrier inside it would wait forever: such a branch is ordered as one access, with the
-barrier before it; inside, one subgroup runs its accesses in program order. Accesses through one scattered
-descriptor (a gather then a scatter) are ordered too: their offsets need not keep to the subgroup's piece.
+The pass runs on workgroup-level XeGPU IR, where one op is one access of a whole tile; wg-to-sg then gives every
+subgroup its part of each op, and the barriers stay where they are. Two accesses of one array, one of them a
+write, through different descriptors may touch an element in different subgroups, so the later waits at a
+gpu.barrier for the earlier. Through one descriptor every subgroup touches its own pieces both times, so a tile
+loaded and stored back needs none, unless its layout has subgroups share elements (sg_layout x sg_data wraps):
+a subgroup may then store what another has yet to load. The pieces of one op need no order among themselves (a
+store's sharing subgroups write the same values), which is why the pass does not run after wg-to-sg: there the
+pieces of a tile that wraps are accesses through many descriptors, and ordering them put a barrier between every
+two (45 in one kernel, which crashed OpenCL's CPU compiler). A loop whose body writes an array also orders its
+iterations. Different array arguments are taken not to alias (as C's `restrict`); shared local memory is
+ordered by the layout conversions' own barriers (`drop_repeated_barriers` removes one of ours that follows one
+of theirs with no memory access between). Which ops read or write memory, and through which operand, is what
+they declare (ir/effects.py). A branch on a value that depends on the subgroup id runs in some subgroups only, so
+a barrier inside it would wait forever: such a branch is ordered as one access, with the barrier before it;
+inside, one subgroup runs its accesses in program order. Accesses through one scattered descriptor (a gather then
+a scatter) are ordered too: their offsets need not keep to the subgroup's piece.
 
 User synchronization: `xetile.barrier()` is a gpu.barrier, so global accesses before it need no barrier of this
 pass after it; SLM buffers of `alloc_slm` are ordered by the user's barriers only (as in the XeTile RFC's
@@ -40,7 +46,7 @@ from dataclasses import dataclass
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir import xegpu_scatter_ops as GS
-from ..ir.analysis import sources, viewed_array
+from ..ir.analysis import sources, viewed_array, workgroup_subgroups
 from ..ir import sync_ops as S
 from ..ir.core import Block, FuncOp, Value, walk
 from ..ir.effects import SLM, WRITE, memory_accesses, synchronizes
@@ -54,14 +60,20 @@ class Access:
     writes: bool
 
     def conflicts(self, other: "Access") -> bool:
-        return ((self.writes or other.writes) and (self.tdesc is not other.tdesc or self.scattered)
+        return ((self.writes or other.writes) and (self.tdesc is not other.tdesc or self.shared)
                 and not self.arrays.isdisjoint(other.arrays))
 
     @property
-    def scattered(self) -> bool:
-        """A scattered descriptor's offsets may point anywhere, so one subgroup may touch what another's access
-        through the same descriptor did."""
-        return isinstance(self.tdesc.type, GS.ScatterDescType)
+    def shared(self) -> bool:
+        """Whether one subgroup may touch what another's access through the same descriptor did: a scattered
+        descriptor's offsets may point anywhere; a tile's layout may have subgroups share elements (or, with no
+        workgroup-level layout, says nothing)."""
+        t = self.tdesc.type
+        if isinstance(t, GS.ScatterDescType):
+            return True
+        if not isinstance(t, G.TensorDescType):
+            return False  # memref.load reads an array through no descriptor: only a write conflicts with it
+        return t.layout is None or t.layout.sg_layout is None or t.layout.shares_data(t.shape)
 
 
 class Barriers:
@@ -122,9 +134,30 @@ def subgroup_dependent(func: FuncOp) -> set[Value]:
 
 
 def insert_barriers(func: FuncOp) -> FuncOp:
-    if func.num_subgroups and func.num_subgroups > 1:
+    """Workgroup-level `func` with the barriers its program order needs between subgroups."""
+    if workgroup_subgroups(func) > 1:
         Barriers(func).order(func.body, [])
     return func
+
+
+def drop_repeated_barriers(func: FuncOp) -> FuncOp:
+    """Subgroup-level `func` without the barriers that follow another in their block with no op between that
+    touches memory: the first already orders all there is."""
+    for block in [func.body] + [region.block for op in walk(func.body) for region in op.regions]:
+        quiet = False  # a barrier came before in the block, and no op since touched memory
+        for op in list(block.ops):
+            if isinstance(op, C.BarrierOp):
+                if quiet:
+                    op.erase()
+                quiet = True
+            elif touches_memory(op):
+                quiet = False
+    return func
+
+
+def touches_memory(op) -> bool:
+    """Whether `op` or an op in its regions has a memory effect (a loop or branch declares none of its own)."""
+    return not op.pure or any(not nested.pure for region in op.regions for nested in walk(region.block))
 
 
 def divergent_ops(block: Block, dependent: set[Value], inside: bool = False):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir import xegpu_scatter_ops as GS
+from ..ir.analysis import workgroup_subgroups
 from ..ir.attrs import Layout
 from ..ir.conversion import converts
 from ..ir.core import Block, Builder, FuncOp, Value, walk
@@ -51,8 +52,7 @@ class WgToSg(PiecewiseConversion):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
-        layouts = [wg_layout(v) for op in walk(func.body) for v in op.results if wg_layout(v) is not None]
-        self.subgroups = layouts[0].num_subgroups if layouts else 1
+        self.subgroups = workgroup_subgroups(func)
         self.prologue = Block()
         self.early = Builder(self.prologue)
         self.sg_id = self.early.create(C.SubgroupIdOp).result

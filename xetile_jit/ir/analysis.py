@@ -17,6 +17,17 @@ def viewed_array(memref: Value) -> Value:
     return memref
 
 
+def workgroup_subgroups(func: FuncOp) -> int:
+    """The subgroups of a workgroup, as the layouts of workgroup-level `func` say (the one count layout propagation
+    gave them all); 1 without layouts."""
+    for op in walk(func.body):
+        for v in op.results:
+            layout = getattr(v.type, "layout", None) or v.layout
+            if layout is not None and layout.sg_layout is not None:
+                return layout.num_subgroups
+    return 1
+
+
 def may_be_empty(memref: Value) -> bool:
     """Whether `memref` views a slice that may lie outside its array (`may_be_empty`: memref.subview of a batched
     array): its matrix then has no rows."""

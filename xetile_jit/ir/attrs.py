@@ -62,6 +62,11 @@ class Layout:
     def num_subgroups(self) -> int:
         return prod(self.sg_layout)
 
+    def shares_data(self, shape) -> bool:
+        """Whether subgroups hold the same elements of a value of `shape` (XeGPU RFC distribution rule: along a dim
+        where sg_layout x sg_data exceeds the value, the assignment wraps)."""
+        return any(n * d > w for n, d, w in zip(self.sg_layout, self.sg_data, shape))
+
     def workgroup_level(self) -> Layout | None:
         """How subgroups share the value: sg_layout, sg_data and order (None at the subgroup level)."""
         return self._only("sg_layout", "sg_data", "order")

@@ -1,0 +1,92 @@
+"""The barrier pass (backend/xegpu_barriers.py): workgroup program order between subgroups. It runs on
+workgroup-level IR, where one op is one access: the pieces wg-to-sg cuts a tile into need no barrier between them,
+a tile whose layout has subgroups share elements is ordered even through one descriptor, and a barrier that
+repeats a layout exchange's is dropped. Kernels run at every IR level and on each device."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import rand
+from test_slm import ROWS, every_level
+from xetile_jit.backend.pipeline import lower
+from xetile_jit.ir import core_ops as C
+from xetile_jit.ir import xegpu_ops as G
+from xetile_jit.ir.core import walk
+from xetile_jit.ir.printer import print_func
+
+ROUND_ROBIN = xetile.Layout(sg_layout=[2, 2], sg_data=[2, 8])  # over 8x32: four pieces per subgroup, none shared
+WRAPPED = xetile.Layout(sg_layout=[4, 2], sg_data=[4, 8])      # over 8x32: subgroups 0 and 2 hold the same rows
+
+
+def count(func, op_class) -> int:
+    return sum(isinstance(op, op_class) for op in walk(func.body))
+
+
+def lowered(kern, *args, **consts):
+    return lower(kern.warmup(*args, **consts, target="numpy").func, "xegpu-sg")
+
+
+@xetile.kernel
+def add_one(x, y, LAYOUT: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 32], layout=LAYOUT))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 32], layout=LAYOUT), v + 1.0)
+
+
+@pytest.mark.parametrize("layout, pieces", [(ROUND_ROBIN, 4), (WRAPPED, 2)], ids=["round-robin", "wrapped"])
+def test_the_pieces_of_one_store_need_no_barrier(layout, pieces, rng, on_each_device):
+    """Fuzzer seed 0, batch 5: a store cut into many pieces, each with its own descriptor, had a barrier between
+    every two (45 in the kernel), and OpenCL's CPU compiler crashed on it. One workgroup-level store is one access."""
+    x = rand(rng, (8, 32), np.float32)
+    y = np.zeros_like(x)
+    stages = lowered(add_one, x, y, LAYOUT=layout)
+    assert count(stages["xegpu-sg"], G.StoreNdOp) == pieces
+    assert count(stages["xegpu-wg"], C.BarrierOp) == count(stages["xegpu-sg"], C.BarrierOp) == 0
+    every_level(add_one, (x, y), {"LAYOUT": layout}, (1,), [x, x + 1])
+    add_one[(1,)](x, y, LAYOUT=layout)
+    np.testing.assert_array_equal(y, x + 1)
+
+
+@xetile.kernel
+def add_one_in_place(x, LAYOUT: xetile.constexpr):
+    t = xetile.init_tile(x, [0, 0], [8, 32], layout=LAYOUT)
+    xetile.store_tile(t, xetile.load_tile(t) + 1.0)
+
+
+@pytest.mark.parametrize("layout, barriers", [(ROUND_ROBIN, 0), (WRAPPED, 1)], ids=["round-robin", "wrapped"])
+def test_a_tile_stored_back_through_its_descriptor(layout, barriers, rng, on_each_device):
+    """Through one descriptor each subgroup stores what it loaded, unless subgroups share elements: one that stores
+    first changes what another has yet to load (without the barrier, opencl:cpu, which runs subgroups one after
+    another between barriers, gave x + 2: every row is shared by two subgroups)."""
+    x0 = rand(rng, (8, 32), np.float32)
+    func = lowered(add_one_in_place, x0.copy(), LAYOUT=layout)["xegpu-sg"]
+    assert count(func, C.BarrierOp) == barriers
+    text = print_func(func)
+    if barriers:
+        assert text.index("xegpu.load_nd") < text.index("gpu.barrier") < text.index("xegpu.store_nd")
+    x = x0.copy()
+    add_one_in_place[(1,)](x, LAYOUT=layout)
+    np.testing.assert_array_equal(x, x0 + 1)
+
+
+@xetile.kernel
+def column_sums_into_row_0(x):
+    """Reads x in bands of rows, writes its column sums over row 0 through another descriptor."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=ROWS))
+    sums = xetile.tile_reduce("add", v, [0])
+    xetile.store_tile(xetile.init_tile(x, [0, 0], [1, 32]), sums)
+
+
+def test_a_barrier_after_a_layout_exchange_is_not_repeated(rng, on_each_device):
+    """The column sums go between subgroups through SLM between two barriers, after every subgroup's load of x;
+    the barrier the pass puts before the store (workgroup level) adds nothing after those and is dropped."""
+    x0 = rand(rng, (32, 32), np.float32)
+    stages = lowered(column_sums_into_row_0, x0.copy())
+    assert count(stages["xegpu-wg"], C.BarrierOp) == 1
+    assert count(stages["xegpu-sg"], C.BarrierOp) == 2
+    want = x0.copy()
+    want[0] = x0.sum(axis=0)
+    x = x0.copy()
+    column_sums_into_row_0[(1,)](x)
+    np.testing.assert_allclose(x, want, rtol=1e-5)
