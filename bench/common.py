@@ -32,16 +32,24 @@ def best_time(fn, repeat: int) -> float:
     return min(times)
 
 
+SETTLE_SECONDS = 0.2  # the pause between two columns' runs (best_times)
+BURST = 3  # runs in a row of a column, in its turn (best_times)
+
+
 def best_times(fns: dict, repeat: int) -> dict:
     """The fastest of `repeat` runs of each of `fns` (name -> function), after one run of each that compiles and
-    warms the caches; the runs go in turns, one of each per round, so that a slower phase of a shared machine slows
-    every column, not the one measured during it."""
+    warms the caches. The runs go in turns, one of each per round, so that a slower phase of a shared machine slows
+    every column, not the one measured during it; each run comes SETTLE_SECONDS after the one before, since the
+    BLAS libraries' worker threads keep the cores busy for a while after a call: 512x512 f16, our kernel ran at
+    48 GFLOP/s right after numpy's or oneMKL's matmul, 100-104 0.2 s after it, as back to back (2026-11-23)."""
     for fn in fns.values():
         fn()
     times = {name: float("inf") for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            times[name] = min(times[name], time.perf_counter() - start)
+            time.sleep(SETTLE_SECONDS)
+            for _ in range(BURST):
+                start = time.perf_counter()
+                fn()
+                times[name] = min(times[name], time.perf_counter() - start)
     return times
