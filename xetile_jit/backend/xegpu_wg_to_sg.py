@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..ir import core_ops as C
 from ..ir import xegpu_ops as G
 from ..ir import xegpu_scatter_ops as GS
-from ..ir.analysis import workgroup_subgroups
+from ..ir.analysis import wg_layout, workgroup_subgroups
 from ..ir.attrs import Layout
 from ..ir.conversion import converts
 from ..ir.core import Block, Builder, FuncOp, Value, walk
@@ -31,10 +31,6 @@ from ..ir.types import IndexType, SlmMemRefType, VectorType
 from ..ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
 from .targets import Target
-
-
-def wg_layout(v: Value) -> Layout | None:
-    return v.type.layout if isinstance(v.type, G.TensorDescType) else v.layout
 
 
 @dataclass(frozen=True)

@@ -181,8 +181,7 @@ class Autotuner:
         if missing:
             raise LaunchError(f"autotuned kernel {self.__name__}: the key arguments {missing} were not given")
         values = tuple(array_layout(v)[0] if is_array(v) else v for v in map(tuning.named.get, self.key))
-        arrays = tuple((n, str(dtype), order) for n, v in tuning.named.items()
-                       if is_array(v) for dtype, order in [dtype_and_order(n, *array_layout(as_array(n, v)))])
+        arrays = tuple(array_key(n, v) for n, v in tuning.named.items() if is_array(v))
         device = tuning.device
         return values, arrays, NUMPY if device.queue is None else device.queue.sycl_device.filter_string
 
@@ -305,6 +304,12 @@ class Autotuner:
             return
         trial.ms, trial.clock = float(ms) if trial.ms is None else min(trial.ms, float(ms)), ms.clock
         trial.timings += 1
+
+
+def array_key(name: str, value) -> tuple[str, str, tuple[int, int]]:
+    """An array argument's part of the tuning key: its name, dtype and memory order."""
+    dtype, order = dtype_and_order(name, *array_layout(as_array(name, value)))
+    return name, str(dtype), order
 
 
 def check_rules(kernel, tuning: Tuning, config: Config) -> None:

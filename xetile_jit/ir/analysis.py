@@ -17,12 +17,17 @@ def viewed_array(memref: Value) -> Value:
     return memref
 
 
+def wg_layout(v: Value):
+    """A value's layout: a tile's or tensor descriptor's is in its type, a vector's on the value."""
+    return getattr(v.type, "layout", None) or v.layout
+
+
 def workgroup_subgroups(func: FuncOp) -> int:
     """The subgroups of a workgroup, as the layouts of workgroup-level `func` say (the one count layout propagation
     gave them all); 1 without layouts."""
     for op in walk(func.body):
         for v in op.results:
-            layout = getattr(v.type, "layout", None) or v.layout
+            layout = wg_layout(v)
             if layout is not None and layout.sg_layout is not None:
                 return layout.num_subgroups
     return 1
