@@ -37,7 +37,7 @@ def add_one(x, y, LAYOUT: xetile.constexpr):
 @pytest.mark.parametrize("layout, pieces", [(ROUND_ROBIN, 4), (WRAPPED, 2)], ids=["round-robin", "wrapped"])
 def test_the_pieces_of_one_store_need_no_barrier(layout, pieces, rng, on_each_device):
     """Fuzzer seed 0, batch 5: a store cut into many pieces, each with its own descriptor, had a barrier between
-    every two (45 in the kernel), and OpenCL's CPU compiler crashed on it. One workgroup-level store is one access."""
+    every two (44 in the kernel), and OpenCL's CPU compiler crashed on it. One workgroup-level store is one access."""
     x = rand(rng, (8, 32), np.float32)
     y = np.zeros_like(x)
     stages = lowered(add_one, x, y, LAYOUT=layout)

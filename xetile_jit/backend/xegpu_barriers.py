@@ -8,7 +8,7 @@ loaded and stored back needs none, unless its layout has subgroups share element
 a subgroup may then store what another has yet to load. The pieces of one op need no order among themselves (a
 store's sharing subgroups write the same values), which is why the pass does not run after wg-to-sg: there the
 pieces of a tile that wraps are accesses through many descriptors, and ordering them put a barrier between every
-two (45 in one kernel, which crashed OpenCL's CPU compiler). A loop whose body writes an array also orders its
+two (44 in one kernel, which crashed OpenCL's CPU compiler). A loop whose body writes an array also orders its
 iterations. Different array arguments are taken not to alias (as C's `restrict`); shared local memory is
 ordered by the layout conversions' own barriers (`drop_repeated_barriers` removes one of ours that follows one
 of theirs with no memory access between). Which ops read or write memory, and through which operand, is what
