@@ -315,6 +315,22 @@ def tf32_case(rng, m: int):
             np.zeros((SG, m), np.float32)], d.T
 
 
+def test_vector_border_paths_are_functions_the_driver_does_not_inline():
+    """The `cpu` target's block loads and stores call their bit-exact border path, one DontInline function per
+    message taking the caller's lane; the load's returns the data (the caller's private array does not escape).
+    The `xe-emulated` target has no border functions: every access is the emulation."""
+    module = block_module("vector")
+    borders = {f.name: f for f in module.functions if f.name.endswith("_border")}
+    assert sorted(borders) == sorted(f"{xb.describe(ABI_TARGETS['vector'], key).name}_border"
+                                     for key in (*LOADS, *STORES))
+    for fn in borders.values():
+        assert "noinline" in fn.attributes and fn.args[-1].type == I32
+        assert not [arg for arg in fn.args[1:] if isinstance(arg.type, ir.PointerType)]  # args[0]: the surface
+    controls = [words[2] for op, words in instructions(emit_spirv(module, 16)) if op == spec.OpFunction]
+    assert controls.count(spec.FunctionControlDontInline) == len(borders)
+    assert not [f for f in block_module("emulated").functions if f.name.endswith("_border")]
+
+
 @pytest.mark.parametrize("abi", ["emulated", "vector"])
 def test_cpu_tf32_dpas_every_row(rng, abi):
     keys = list(xb.TF32_DPAS_TABLE[SG])
@@ -531,7 +547,8 @@ def test_cache_hints_name_the_gpu_messages_and_leave_the_cpu_ones_alone():
     has no caches; the same functions as without hints."""
     for abi in ("spirv", "legacy", "emulated", "vector"):
         module = hinted_module(abi)
-        names = sorted(f.name for f in module.functions if f.name.startswith("xe_block2d"))
+        names = sorted(f.name for f in module.functions
+                       if f.name.startswith("xe_block2d") and not f.name.endswith("_border"))
         if abi in ("emulated", "vector"):
             assert names == ["xe_block2d_load_d16_1x16x8nn", "xe_block2d_load_d16_2x16x8nn",
                              "xe_block2d_prefetch_d16_2x16x8nn", "xe_block2d_store_d16_1x16x8nn"]

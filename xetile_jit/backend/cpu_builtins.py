@@ -58,6 +58,36 @@ def _fast_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane:
     return word
 
 
+def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.Function:
+    """A function the driver does not inline, for a block op's border path: rarely taken, and inlined into each
+    block op it was most of the code the OpenCL CPU compiler builds (docs/DESIGN.md "CPU notes"). Its last
+    argument is the caller's lane: inside a function the driver does not inline, the OpenCL CPU runtime's
+    sub-group local id is not the caller's (with the id read inside, border loads gave wrong values)."""
+    border = ir.Function(fn.module, ir.FunctionType(returns, [*args, X.I32]), fn.name + "_border")
+    border.linkage = "internal"
+    border.attributes.add("noinline")
+    return border
+
+
+def _load_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
+    """The bit-exact load, returning the lane's data: through a pointer argument, the caller's private array
+    would escape and stay in memory on the fast path too."""
+    border = _out_of_line(fn, msg.data_type, fn.function_type.args[:5])
+    b = ir.IRBuilder(border.append_basic_block("entry"))
+    out = b.alloca(msg.data_type)
+    E.emulated_load_loop(b, out, msg, E.Surface.of(b, border), border.args[-1])
+    b.ret(b.load(out))
+    return border
+
+
+def _store_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
+    border = _out_of_line(fn, fn.function_type.return_type, fn.function_type.args)
+    b = ir.IRBuilder(border.append_basic_block("entry"))
+    E.emulated_store_loop(b, border, msg, E.Surface.of(b, border), border.args[-1])
+    b.ret_void()
+    return border
+
+
 def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
     surface, lane = E.Surface.of(b, fn), X._lane_id(b)
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
@@ -65,7 +95,7 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> Non
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
                 _fast_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
         with border:
-            E.emulated_load_loop(b, fn, msg, surface, lane)
+            b.store(b.call(_load_border(fn, msg), [*fn.args[:5], lane]), fn.args[5])
     b.ret_void()
 
 
@@ -81,7 +111,7 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
         with inside:
             counted_loop(b, msg.components, None, component)
         with border:
-            E.emulated_store_loop(b, fn, msg, surface, lane)
+            b.call(_store_border(fn, msg), [*fn.args, lane])
     b.ret_void()
 
 

@@ -65,13 +65,13 @@ class Surface:
 
 
 def emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
-    emulated_load_loop(b, fn, msg, Surface.of(b, fn), X._lane_id(b))
+    emulated_load_loop(b, fn.args[5], msg, Surface.of(b, fn), X._lane_id(b))
     b.ret_void()
 
 
-def emulated_load_loop(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, surface: Surface,
+def emulated_load_loop(b: ir.IRBuilder, out: ir.Value, msg: X.Block2DBuiltin, surface: Surface,
                         lane: ir.Value) -> None:
-    """The load's components, each element tested against the surface (outside: 0)."""
+    """The load's components into the private array `out`, each element tested against the surface (outside: 0)."""
     def component(b, index, _):
         word = ir.Constant(msg.lane_type, 0)
         for part in range(msg.per_lane):
@@ -80,7 +80,7 @@ def emulated_load_loop(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, 
             if msg.per_lane > 1:
                 value = b.shl(b.zext(value, msg.lane_type), ir.Constant(msg.lane_type, part * msg.bits))
             word = b.or_(word, value)
-        b.store(word, b.gep(fn.args[5], [X._i32(0), index]))
+        b.store(word, b.gep(out, [X._i32(0), index]))
 
     counted_loop(b, msg.components, None, component)
 

@@ -214,10 +214,12 @@ class SpirvModule:
 
     # --- functions ---------------------------------------------------------------------------------------
     def function_header(self, section: list[int], fn: ir.Function) -> None:
-        """OpFunction and its parameters; pointer parameters with an `align` attribute get Alignment."""
+        """OpFunction (DontInline for LLVM's `noinline`) and its parameters; pointer parameters with an `align`
+        attribute get Alignment."""
         fid = self.value_id(fn)
-        self.emit(section, spec.OpFunction, self.type_id(fn.function_type.return_type), fid,
-                  spec.FunctionControlNone, self.type_id(fn.function_type))
+        control = spec.FunctionControlDontInline if "noinline" in fn.attributes else spec.FunctionControlNone
+        self.emit(section, spec.OpFunction, self.type_id(fn.function_type.return_type), fid, control,
+                  self.type_id(fn.function_type))
         for arg in fn.args:
             self.emit(section, spec.OpFunctionParameter, self.type_id(arg.type), self.value_id(arg))
             if arg.attributes.align:
