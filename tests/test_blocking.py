@@ -67,15 +67,19 @@ def row_and_column_sums(x, rows, cols):
     xetile.store_tile(xetile.init_tile(cols, [0, 0], [1, 48]), xetile.tile_reduce("add", v, [0]))
 
 
-def test_reductions_combine_partial_results_of_blocks(rng):
+def test_reductions_fold_blocks_element_wise_then_reduce_one(rng):
+    """The blocks that reduce into one result block fold element-wise first: one multi_reduction (a reduction
+    across lanes, where the reduced dim spans lanes) per result block, not one per block."""
     x = rand(rng, (16, 48), np.float32)
     x[3, 20] = np.nan  # maxnumf: a NaN loses, in the block and in the combination alike
     rows, cols = np.zeros((16, 1), np.float32), np.zeros((1, 48), np.float32)
     func = lower(row_and_column_sums.warmup(x, rows, cols, target="numpy").func, "xegpu-blocked",
                  num_subgroups=1)["xegpu-blocked"]  # the whole 16x48 value in one subgroup: blocks combine there
     text = print_func(func)
-    assert "vector.multi_reduction <maxnumf> %" in text and "vector<8x16xf32> into vector<8x1xf32>" in text
-    assert text.count("arith.maxnumf") == 2 * 2  # the three column blocks' partial maxima, for each row block
+    assert text.count("vector.multi_reduction <maxnumf>") == 2  # one per row block
+    assert text.count("vector.multi_reduction <add>") == 3  # one per column block
+    assert len(re.findall(r"arith.maxnumf .* : vector<8x16xf32>", text)) == 2 * 2  # three column blocks, per row block
+    assert len(re.findall(r"arith.addf .* : vector<8x16xf32>", text)) == 3  # two row blocks, per column block
     run_ir(func, (1, 1, 1), [x, rows, cols])
     assert_close(rows, np.fmax.reduce(x, axis=1, keepdims=True))
     assert_close(cols, x.sum(0, keepdims=True), scale=4)

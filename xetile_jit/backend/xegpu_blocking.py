@@ -8,8 +8,8 @@ never seen: stores and atomics write only each block's `valid` part, reductions 
 identity, and DPAS with zeros along K. Values that must agree (loop-carried, element-wise operands) share one
 layout and so one cut. A transposed load reads descriptor block (j, i) into value block (i, j). Every block
 gets the lane fields of the target's distribution (Target.lane_fields). DPAS runs on [M, K] x [K, N] blocks
-of the target's shape, accumulating over the K blocks; a reduction reduces each block and folds the partial
-results element-wise. Where an op needs other blocks than its operand has (DPAS A and B, transposes, stores,
+of the target's shape, accumulating over the K blocks; a reduction folds its blocks element-wise, then reduces the
+folded block. Where an op needs other blocks than its operand has (DPAS A and B, transposes, stores,
 a convert_layout within a subgroup), the operand is regrouped with vector.insert/extract_strided_slice.
 """
 from __future__ import annotations
@@ -218,8 +218,9 @@ class Blocking(PiecewiseConversion):
 
     @converts(G.MultiReductionOp)
     def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
-        """Each block reduces on its own, the partial results fold element-wise. f16 and bf16 reduce in f32
-        and round once at the end, as the op does."""
+        """The blocks that reduce into one result block fold element-wise first, then that one block reduces:
+        one reduction across lanes per result block, not one per block (a 1x2048 f32 row in 1x16 blocks: 128
+        subgroup reductions before). f16 and bf16 reduce in f32 and round once at the end, as the op does."""
         src = self.grid_of(op.operands[0])
         dtype = op.result.type.dtype
         blocks = [self.reduction_input(b) for b in self.get(op.operands[0])]
@@ -232,8 +233,8 @@ class Blocking(PiecewiseConversion):
         for i, j in out.cells():
             group = [blocks[src.index(a, b)] for a, b in src.cells()
                      if (0 in op.dims or a == i) and (1 in op.dims or b == j)]
-            partials = [self.emit(G.MultiReductionOp, op.kind, block, op.dims).result for block in group]
-            results.append(self.float_cast(self.fold(op.kind, partials), dtype))
+            folded = self.fold(op.kind, group)
+            results.append(self.float_cast(self.emit(G.MultiReductionOp, op.kind, folded, op.dims).result, dtype))
         self.grids[op.result] = out
         self.set(op.result, results)
 
