@@ -4,8 +4,8 @@ xe_builtins.py, defined for a CPU's vector units instead of bit for bit.
 * 2D block load / store: one sub-group-uniform test whether the whole block lies inside its surface. Inside, each
   component is a plain per-lane memory op (a load or store of the lane's packed word, or of its parts for VNNI),
   which the OpenCL CPU compiler turns into vector loads and stores across the lanes; no per-element bounds
-  selects. On the border path the block goes through the bit-exact emulation (xe_builtins.py), so padding reads
-  and dropped writes are as on the hardware.
+  selects. On the border path the block goes through the bit-exact emulation (xe_emulation.py), so padding reads
+  and dropped writes are as on the hardware; that path is a function the driver does not inline (`_out_of_line`).
 * Prefetch: a no-op, as in the emulation.
 * DPAS: the emulation's (dpas_emulation.py), so both CPU targets give the same bits.
   Measured alternatives (1024 f16 tutorial GEMM, docs/DESIGN.md "CPU notes"): a loop over the lanes holding A's
