@@ -126,6 +126,10 @@ class Target:
     # the general memory path (to_llvm_elements.py) as a loop over a lane's components, not unrolled: the CPU
     # targets, whose driver build time follows the straight-line code; GPUs keep the components in registers
     element_loops: bool = False
+    # a kernel without anchors spreads its rows over its subgroups, never one row over several (the `cpu` target:
+    # there a row's partial sums meeting in shared local memory cost more than a longer row a subgroup;
+    # docs/DESIGN.md "CPU notes")
+    whole_rows: bool = False
 
     def workgroup_rule(self, num_subgroups: int) -> str | None:
         """Why a workgroup of `num_subgroups` subgroups cannot run here (None: it can)."""
@@ -276,8 +280,7 @@ TARGETS = {target.name: target for target in (
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1), builtins="vector", max_workgroup_size=8192,
-           element_loops=True,
-           largest_loads=False),
+           element_loops=True, largest_loads=False, whole_rows=True),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
            element_loops=True),
 )}

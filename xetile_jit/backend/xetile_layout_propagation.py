@@ -17,7 +17,8 @@ over the subgroups first, so that a reduction along rows stays inside each subgr
 the rows cannot take. S is prod(sg_layout) of the anchors; without any, the launch's `num_subgroups`, or else
 `default_subgroup_count`: enough subgroups that the kernel's largest value takes at most
 Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size / subgroup size),
-halved while that value would not split exactly; 1 for a kernel with a tile_mma. The layout is the contract:
+halved while that value would not split exactly, and at most its rows where the target keeps rows whole
+(Target.whole_rows); 1 for a kernel with a tile_mma. The layout is the contract:
 wg-to-sg and the later passes read S from it.
 """
 from __future__ import annotations
@@ -88,6 +89,8 @@ def default_subgroup_count(ops: list[Operation], target: Target) -> int:
         return 1
     largest = max(values, key=value_bytes)
     subgroups = target.default_subgroups(value_bytes(largest))
+    if target.whole_rows:
+        subgroups = min(subgroups, 1 << (largest.type.shape[0].bit_length() - 1))
     while subgroups > 1 and copies(default_layout(largest.type.shape, subgroups), largest.type.shape) > 1:
         subgroups //= 2
     return subgroups
