@@ -283,11 +283,11 @@ def dpas_module(target: str, keys) -> ir.Module:
     return module
 
 
-def dpas_case(rng, key: xb.Dpas):
-    """Lane-major A, B, C registers for random matrices, and the expected D registers."""
+def dpas_case(rng, key: xb.Dpas, draw=_random):
+    """Lane-major A, B, C registers for random matrices (`draw`), and the expected D registers."""
     mad = xb.describe(get_target("cpu"), key)
-    a, b = _random(rng, (key.m, mad.k), NP_DTYPE[key.a]), _random(rng, (mad.k, SG), NP_DTYPE[key.b])
-    c = _random(rng, (key.m, SG), np.float32 if mad.is_float else np.int32)
+    a, b = draw(rng, (key.m, mad.k), NP_DTYPE[key.a]), draw(rng, (mad.k, SG), NP_DTYPE[key.b])
+    c = draw(rng, (key.m, SG), np.float32 if mad.is_float else np.int32)
     a_lanes = np.ascontiguousarray(a.view(UINT[mad.bits]).reshape(key.m, -1).view(np.uint16).T)  # lane i: A[r][i*]
     b_lanes = np.ascontiguousarray(b.view(UINT[mad.bits]).T).view(np.uint32)  # lane n: column n, packed in k
     if mad.is_float:
@@ -335,6 +335,30 @@ def test_vector_border_paths_are_functions_the_driver_does_not_inline():
 def test_cpu_tf32_dpas_every_row(rng, abi):
     keys = list(xb.TF32_DPAS_TABLE[SG])
     cases = [tf32_case(rng, key.m) for key in keys]
+    run_cpu(dpas_module(abi, keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
+    for key, (arrays, expected) in zip(keys, cases):
+        np.testing.assert_array_equal(arrays[3].view(np.uint32), expected.view(np.uint32), err_msg=str(key))
+
+
+def _f16_extremes(rng, shape, dtype):
+    """The largest and smallest f16 magnitudes (65504, 2**-14, the subnormal 2**-24), both signs, and values whose
+    products need all 22 bits; f32 accumulators of any magnitude near them."""
+    if dtype == np.float32:
+        return (rng.choice([-1, 1], size=shape) * 2.0 ** rng.integers(-60, 40, size=shape)).astype(np.float32)
+    values = np.array([65504, 2 ** -14, 2 ** -24, 2047 / 1024, 1 + 2 ** -10, 3 ** 5, 0.1], np.float16)
+    return (rng.choice(values, size=shape) * rng.choice([-1, 1], size=shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("abi", ["emulated", "vector"])
+def test_f16_dpas_fuses_its_multiply_adds_bit_for_bit(rng, abi):
+    """f16 x f16 DPAS adds each product with OpenCL's fma (a CPU's one instruction; 12-17% of the cpu target's
+    f16 GEMM, docs/DESIGN.md "CPU notes"): an f16 product is exact and normal in f32, so the fused and the unfused
+    add round alike, also at f16's extremes. bf16 and tf32 products can leave f32's range: no fma there."""
+    keys = [key for key in xb.DPAS_TABLE[SG] if key.a == key.b == "f16"]
+    for key, uses_fma in ((keys[0], True), (xb.Dpas("bf16", "bf16"), False), (xb.Dpas("tf32", m=8), False)):
+        module = dpas_module(abi, [key])
+        assert ("__spirv_ocl_fma" in str(module)) == uses_fma, key
+    cases = [dpas_case(rng, key, _f16_extremes) for key in keys]
     run_cpu(dpas_module(abi, keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
     for key, (arrays, expected) in zip(keys, cases):
         np.testing.assert_array_equal(arrays[3].view(np.uint32), expected.view(np.uint32), err_msg=str(key))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..ir.numeric import TF32_MASK
-from .xe_builtins import F32, I32, DpasBuiltin, _constant, _field, _i32, _like, _shuffle
+from .xe_builtins import F32, I32, DpasBuiltin, _constant, _declared, _field, _i32, _like, _shuffle
 
 
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
@@ -65,6 +65,19 @@ def _a_columns(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
             yield lane * mad.per_lane + e, [_widen(b, _field(b, column, e, mad.bits), mad.a) for column in columns]
 
 
+def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
+    """`(a, b, c) -> c + a * b` rounded as the module docstring says. f16 x f16 uses OpenCL's `fma`: a product
+    of two f16 values is exact and normal in f32 (at most 22 significant bits, 2**-48 to 2**32), so the fused
+    operation rounds once, as the add alone does, and a CPU does it in one instruction. Not for bf16 and tf32,
+    whose products can leave f32's range (and then round differently unfused)."""
+    if not mad.is_float:
+        return lambda x, y, acc: b.add(acc, b.mul(x, y))
+    if mad.a == mad.b == "f16":
+        fma = _declared(b.module, "__spirv_ocl_fma", ir.FunctionType(F32, [F32] * 3))
+        return lambda x, y, acc: b.call(fma, [x, y, acc])
+    return lambda x, y, acc: b.fadd(acc, b.fmul(x, y))
+
+
 def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
     """Lane n: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..K-1 in order. Row by row in scalars: the OpenCL CPU
     compiler builds that in half the time of the same work on the lane's vectors (docs/DESIGN.md "CPU notes")."""
@@ -73,11 +86,12 @@ def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
     parts = _components(b, _as_words(b, a), mad.a_components)
     words = _as_words(b, packed_b)
     sums = _components(b, acc, mad.m)
+    multiply_add = _multiply_add(b, mad)
     for k, column in _a_columns(b, mad, parts):
         word = b.extract_element(words, _i32(k // per_word))
         b_k = _widen(b, _field(b, word, k % per_word, mad.bits), mad.b)
         for r, a_k in enumerate(column):
-            sums[r] = b.fadd(sums[r], b.fmul(a_k, b_k)) if mad.is_float else b.add(sums[r], b.mul(a_k, b_k))
+            sums[r] = multiply_add(a_k, b_k, sums[r])
     result = acc
     if mad.m > 1:
         for r, value in enumerate(sums):
