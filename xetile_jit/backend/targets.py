@@ -148,8 +148,8 @@ class Target:
     def subgroup_value_bytes(self) -> int:
         """The modest per-subgroup footprint of one value the default subgroup count aims at: an eighth of the small
         register file (16 GRFs, 1 KiB, on every target here), so that the values live at once stay in registers and
-        each subgroup's code is short: the driver's build time grows with it (a 16x1024 f32 softmax builds in 0.8 s
-        on 64 subgroups of 1 KiB, 3.8 s on 16 of 4 KiB)."""
+        each subgroup's code is short: the driver's build time grows with it (a 16x1024 f32 softmax built in 0.8 s
+        on 64 subgroups of 1 KiB, 3.8 s on 16 of 4 KiB, 2026-11-23; docs/DESIGN.md §5 has later numbers)."""
         return self.grf_count * self.grf_bytes // 8
 
     def default_subgroups(self, value_bytes: int) -> int:
