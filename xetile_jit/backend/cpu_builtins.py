@@ -61,8 +61,8 @@ def _fast_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane:
 def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.Function:
     """A function the driver does not inline, for a block op's border path: rarely taken, and inlined into each
     block op it was most of the code the OpenCL CPU compiler builds (docs/DESIGN.md "CPU notes"). Its last
-    argument is the caller's lane: inside a function the driver does not inline, the OpenCL CPU runtime's
-    sub-group local id is not the caller's (with the id read inside, border loads gave wrong values)."""
+    argument is the caller's lane: with the sub-group local id read inside such a function (the load's returning
+    an array), the GEMM tests' border tiles came out wrong on opencl:cpu; passed in, they are right."""
     border = ir.Function(fn.module, ir.FunctionType(returns, [*args, X.I32]), fn.name + "_border")
     border.linkage = "internal"
     border.attributes.add("noinline")
