@@ -215,14 +215,15 @@ def test_kernels_without_anchors_spread_over_subgroups(rng, num_subgroups, sg_la
 
 
 
-@pytest.mark.parametrize("target, sg_layout, sg_data", [
-    ("xe-emulated", [16, 4], [1, 256]),  # 64 KiB: 64 subgroups of 1 KiB, 4 on each row
-    ("xe-hpc", [16, 4], [1, 256]),
-    ("cpu", [16, 1], [1, 1024])])  # Target.whole_rows: at most one subgroup a row
-def test_the_cpu_target_keeps_rows_whole(rng, target, sg_layout, sg_data):
-    x = rand(rng, (16, 1024), np.float32)
+@pytest.mark.parametrize("target, shape, sg_layout, sg_data", [
+    ("xe-emulated", (16, 1024), [16, 4], [1, 256]),  # 64 KiB: 64 subgroups of 1 KiB, 4 on each row
+    ("xe-hpc", (16, 1024), [16, 4], [1, 256]),
+    ("cpu", (16, 1024), [16, 1], [1, 1024]),  # Target.whole_row_bytes: one subgroup a row, 4 KiB each
+    ("cpu", (1, 4096), [1, 2], [1, 2048])])  # a whole row would be 16 KiB: 2 subgroups of 8 KiB
+def test_the_cpu_target_keeps_rows_whole(rng, target, shape, sg_layout, sg_data):
+    x = rand(rng, shape, np.float32)
     y = np.zeros_like(x)
-    levels = lower(softmax.warmup(x, y, BM=16, BN=1024, target="numpy").func, "xegpu-sg", target)
+    levels = lower(softmax.warmup(x, y, BM=shape[0], BN=shape[1], target="numpy").func, "xegpu-sg", target)
     loads = lines_with(print_func(levels["xetile-layouts"]), "xetile.load_tile")
     assert loads and all(f"wg = {wg(sg_layout, sg_data)}" in line for line in loads)
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, y])

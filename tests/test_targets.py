@@ -61,7 +61,7 @@ def test_targets_differ_only_in_their_entries():
     assert replace(xe2, name="xe-hpc", ocloc_device="pvc", iga_platform="12p72") == hpc
     assert get_target("cpu").emulated and not hpc.emulated and get_target("xe-hpg").block_io is None
     assert replace(get_target("cpu"), name="xe-emulated", builtins="emulated", block_io=BlockIO(),
-                   largest_loads=True, whole_rows=False) == get_target("xe-emulated")
+                   largest_loads=True, whole_row_bytes=0) == get_target("xe-emulated")
 
 
 def test_tf32_dpas_is_in_the_sub_group_16_targets_tables():

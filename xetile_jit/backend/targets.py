@@ -126,10 +126,11 @@ class Target:
     # the general memory path (to_llvm_elements.py) as a loop over a lane's components, not unrolled: the CPU
     # targets, whose driver build time follows the straight-line code; GPUs keep the components in registers
     element_loops: bool = False
-    # a kernel without anchors spreads its rows over its subgroups, never one row over several (the `cpu` target:
-    # there a row's partial sums meeting in shared local memory cost more than a longer row a subgroup;
-    # docs/DESIGN.md "CPU notes")
-    whole_rows: bool = False
+    # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
+    # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local
+    # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
+    # (docs/DESIGN.md "CPU notes")
+    whole_row_bytes: int = 0
 
     def workgroup_rule(self, num_subgroups: int) -> str | None:
         """Why a workgroup of `num_subgroups` subgroups cannot run here (None: it can)."""
@@ -152,10 +153,10 @@ class Target:
         on 64 subgroups of 1 KiB, 3.8 s on 16 of 4 KiB, 2026-11-23; docs/DESIGN.md §5 has later numbers)."""
         return self.grf_count * self.grf_bytes // 8
 
-    def default_subgroups(self, value_bytes: int) -> int:
-        """The smallest power of two of subgroups that brings a value of `value_bytes` to subgroup_value_bytes
-        each, at most max_subgroups."""
-        wanted = -(-value_bytes // self.subgroup_value_bytes)
+    def default_subgroups(self, value_bytes: int, each: int | None = None) -> int:
+        """The smallest power of two of subgroups that brings a value of `value_bytes` to `each` bytes (default
+        subgroup_value_bytes) each, at most max_subgroups."""
+        wanted = -(-value_bytes // (each or self.subgroup_value_bytes))
         return min(1 << max(0, wanted - 1).bit_length(), self.max_subgroups)
 
     def dpas_kind(self, dtype, precision: str = "ieee") -> str:
@@ -280,7 +281,7 @@ TARGETS = {target.name: target for target in (
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1), builtins="vector", max_workgroup_size=8192,
-           element_loops=True, largest_loads=False, whole_rows=True),
+           element_loops=True, largest_loads=False, whole_row_bytes=8 * 1024),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
            element_loops=True),
 )}

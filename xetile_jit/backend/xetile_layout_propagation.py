@@ -17,9 +17,9 @@ over the subgroups first, so that a reduction along rows stays inside each subgr
 the rows cannot take. S is prod(sg_layout) of the anchors; without any, the launch's `num_subgroups`, or else
 `default_subgroup_count`: enough subgroups that the kernel's largest value takes at most
 Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size / subgroup size),
-halved while that value would not split exactly, and at most its rows where the target keeps rows whole
-(Target.whole_rows); 1 for a kernel with a tile_mma. The layout is the contract:
-wg-to-sg and the later passes read S from it.
+halved while that value would not split exactly; where the target keeps rows whole (Target.whole_row_bytes), at
+most its rows unless that takes more than whole_row_bytes a subgroup; 1 for a kernel with a tile_mma. The
+layout is the contract: wg-to-sg and the later passes read S from it.
 """
 from __future__ import annotations
 
@@ -89,8 +89,9 @@ def default_subgroup_count(ops: list[Operation], target: Target) -> int:
         return 1
     largest = max(values, key=value_bytes)
     subgroups = target.default_subgroups(value_bytes(largest))
-    if target.whole_rows:
-        subgroups = min(subgroups, 1 << (largest.type.shape[0].bit_length() - 1))
+    if target.whole_row_bytes:
+        rows = 1 << (largest.type.shape[0].bit_length() - 1)
+        subgroups = max(min(subgroups, rows), target.default_subgroups(value_bytes(largest), target.whole_row_bytes))
     while subgroups > 1 and copies(default_layout(largest.type.shape, subgroups), largest.type.shape) > 1:
         subgroups //= 2
     return subgroups
