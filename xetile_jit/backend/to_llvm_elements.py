@@ -98,7 +98,15 @@ class ElementLowering:
             b.store(self.load_element(op, tdesc, row, col), b.gep(block.pointer, [ir.Constant(I32, 0), k]))
 
         counted_loop(self.builder, count, None, component)
-        return block if count > MAX_VECTOR_COMPONENTS else block.run(self.builder, 0, count)
+        return block if count > MAX_VECTOR_COMPONENTS else self.read_run(block, 0, count)
+
+    def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
+        """Components start .. start + count - 1 of `block` as one vector: in one load on a GPU (PrivateBlock.run),
+        word by word on a CPU, where read as one vector the OpenCL CPU compiler kept the array lane after lane and
+        transposed every block between the loads and the multiply-adds (docs/DESIGN.md "CPU notes")."""
+        if self.target.emulated and count > 1:
+            return self.assemble([self.builder.load(block.slot(self.builder, start + i)) for i in range(count)])
+        return block.run(self.builder, start, count)
 
     def store_elements(self, op) -> None:
         if self.looped(op.layout, op.operands[0].type.dtype):

@@ -404,12 +404,14 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
                    cache=None) -> ir.Value | PrivateBlock:
         """A lane's data of the block load `key`: the builtin writes it to private memory, from where a vector
         is read, or which is kept as a PrivateBlock when larger than a vector, in its words or in the `elements`
-        the lane holds (16 words of a 16-bit VNNI load are 32 elements)."""
+        the lane holds (16 words of a 16-bit VNNI load are 32 elements); on a CPU word by word (`read_run`)."""
         data_type = X.describe(self.target, key).data_type
         dst = self.private(data_type)
         self.block_call(key, tdesc, dst, xy=xy, cache=cache)
         if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
+        if self.target.emulated and data_type.count > 1:
+            return self.read_run(PrivateBlock(dst), 0, data_type.count)
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
         return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
 
@@ -476,20 +478,21 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         """A lane's A or B as the DPAS builtin takes it (`ty`): its bits, read in one load from private memory
         when larger than a vector (8-bit B: 32 bytes a lane, eight words)."""
         if isinstance(value, PrivateBlock):
-            return self.reinterpret(value, ty).run(self.builder, 0, ty.count)
+            return self.read_run(self.reinterpret(value, ty), 0, ty.count)
         return value if value.type == ty else self.builder.bitcast(value, ty)
 
     def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, precision: str) -> ir.Value:
-        """C[r][n] += A[r][k] * B[k][n]: lane n gets A[r][k] from lane k, k ascending. tf32 (a target without tf32
-        DPAS): the operands truncated to tf32 first, as the interpreter's rule says. Row by row in scalars, as
-        the DPAS emulation: the OpenCL CPU compiler builds it in half the time of the same work on vectors."""
+        """C[r][n] += A[r][k] * B[k][n]: lane n gets A[r][k] from lane k, k ascending, each a fused multiply-add
+        (the GPU's mad; a CPU's FMA). tf32 (a target without tf32 DPAS): the operands truncated to tf32 first, as
+        the interpreter's rule says. Row by row in scalars, as the DPAS emulation: the OpenCL CPU compiler builds
+        it in half the time of the same work on vectors."""
         bld = self.builder
         if precision == "tf32":
             a, b = (self.assemble([tf32(bld, bld.bitcast(x, I32)) for x in self.elements(v)]) for v in (a, b))
         a_rows, sums = self.elements(a), self.elements(acc)
         for k, b_k in enumerate(self.elements(b)):
             lane = ir.Constant(I32, k)
-            sums = [bld.fadd(total, bld.fmul(self.shuffle(a_r, lane), b_k)) for total, a_r in zip(sums, a_rows)]
+            sums = [self.opencl("fma", self.shuffle(a_r, lane), b_k, total) for total, a_r in zip(sums, a_rows)]
         return self.assemble(sums)
 
     # ---- moving and reducing data ------------------------------------------------------------------------
@@ -500,7 +503,7 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         if isinstance(first, PrivateBlock) and len(mask) > 1 and \
                 mask == list(range(mask[0], mask[0] + len(mask))) and mask[-1] < n:
             if len(mask) <= MAX_VECTOR_COMPONENTS:
-                return first.run(self.builder, mask[0], len(mask))
+                return self.read_run(first, mask[0], len(mask))
             with self.builder.goto_entry_block():  # beside the variable, as `reinterpret` wants it
                 return first.part(self.builder, mask[0], len(mask))
         return self.assemble([self.component(first, i) if i < n else self.component(second, i - n) for i in mask])
