@@ -184,7 +184,7 @@ def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched, target)
     llir = shifted_copy.warmup(x, np.zeros((8, 64), dtype), 0, target=target).asm["llir"]
     assert ("xe_block2d_load" in llir) != pitched
     kernel_body = llir.split("define internal")[0]  # the kernel's own code, not the builtins'
-    element_path = re.search(r"= load (half|i16|float), ", kernel_body) is not None
+    element_path = re.search(r"= load (half|i16|float), \w+ addrspace\(1\)\*", kernel_body) is not None
     assert element_path == (pitched or (target == "xe-emulated" and dtype != np.float32))
     for col in range(4):
         y = np.zeros((8, 64), dtype)
