@@ -59,6 +59,11 @@ def _a_columns(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
             places = [tf32_lane(mad, r, k) for r in range(mad.m)]
             yield k, [_widen(b, _shuffle(b, parts[part], _i32(lane)), "tf32") for lane, part in places]
         return
+    if mad.per_lane == 1 and mad.is_float:  # widened once, shuffled as words: the driver built the GEMM 1 s sooner
+        wide = [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
+        for lane in range(mad.subgroup):
+            yield lane, [b.bitcast(_shuffle(b, column, _i32(lane)), F32) for column in wide]
+        return
     for lane in range(mad.subgroup):  # unrolled: constant indices into the packed operands
         columns = [_shuffle(b, row, _i32(lane)) for row in parts]  # A[r, lane * per_lane + e], on every lane
         for e in range(mad.per_lane):
@@ -79,15 +84,26 @@ def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
 
 
 def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
-    """Lane n: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..K-1 in order. Row by row in scalars: the OpenCL CPU
-    compiler builds that in half the time of the same work on the lane's vectors (docs/DESIGN.md "CPU notes")."""
+    """The builtin's body (the "emulated" ABI; the "vector" ABI's lowering inlines `dpas_result` instead)."""
     a, packed_b, acc = fn.args
+    b.ret(dpas_result(b, mad, acc, packed_b, a_columns(b, mad, a)))
+
+
+def a_columns(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value) -> list[list[ir.Value]]:
+    """[A[r][k] for every row r], widened, for k ascending, on every lane."""
+    return [column for _, column in _a_columns(b, mad, _components(b, _as_words(b, a), mad.a_components))]
+
+
+def dpas_result(b: ir.IRBuilder, mad: DpasBuiltin, acc: ir.Value, packed_b: ir.Value,
+                columns: list[list[ir.Value]]) -> ir.Value:
+    """Lane n: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..K-1 in order, A's column k being `columns[k]`. Row by
+    row in scalars: the OpenCL CPU compiler builds that in half the time of the same work on the lane's vectors
+    (docs/DESIGN.md "CPU notes")."""
     per_word = 32 // mad.bits
-    parts = _components(b, _as_words(b, a), mad.a_components)
     words = _as_words(b, packed_b)
     sums = _components(b, acc, mad.m)
     multiply_add = _multiply_add(b, mad)
-    for k, column in _a_columns(b, mad, parts):
+    for k, column in enumerate(columns):
         word = b.extract_element(words, _i32(k // per_word))
         b_k = _widen(b, _field(b, word, k % per_word, mad.bits), mad.b)
         for r, a_k in enumerate(column):
@@ -96,4 +112,4 @@ def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
     if mad.m > 1:
         for r, value in enumerate(sums):
             result = b.insert_element(result, value, _i32(r))
-    b.ret(result if mad.m > 1 else sums[0])
+    return result if mad.m > 1 else sums[0]
