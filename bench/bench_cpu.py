@@ -4,7 +4,8 @@ dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
     python bench/bench_cpu.py [--quick] [--targets cpu xe-emulated] [--repeat 5] [--json out.json] [--png out.png]
 
 Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with its operands already in USM memory
-(dpnp arrays). GEMM: the tutorial's kernel and config (tutorials/03-matrix-multiplication.py), f32 and f16 -> f32,
+(dpnp arrays). GEMM: the tutorial's kernel and config (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles,
+the target's `subgroup_split`), f32 and f16 -> f32,
 against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio. Softmax and layer norm: 16
 rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
@@ -65,8 +66,8 @@ def gemm_rows(dpnp, tutorial, targets, sizes, repeat):
             for target in targets:
                 def run():
                     grid = (xetile.cdiv(n, 256), xetile.cdiv(n, 256))
-                    tutorial.matmul_kernel[grid](a, b, c, n, n, n, BM=256, BN=256, BK=32, sg_layout=[8, 4],
-                                                 sg_data=[32, 64], target=target)
+                    tutorial.matmul_kernel[grid](a, b, c, n, n, n, BM=256, BN=256, BK=32,
+                                                 **tutorial.subgroup_split(256, 256, target), target=target)
                     c.sycl_queue.wait()
                 ours = flops / best_time(run, repeat) / 1e9
                 expected = a32.astype(dtype).astype(np.float32) @ b32.astype(dtype).astype(np.float32)
@@ -122,7 +123,7 @@ from common import load_tutorial
 import xetile_jit as xetile
 t = load_tutorial()
 a = np.ones((256, 256), np.float16); c = np.empty((256, 256), np.float32)
-t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64],
+t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=32, **t.subgroup_split(256, 256, {target!r}),
                         device={device!r}, target={target!r})
 assert (c == 256).all()
 """

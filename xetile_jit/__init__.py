@@ -19,7 +19,7 @@ from .frontend.jit import CompiledKernel, Kernel, kernel, synchronize
 from .frontend.layout_space import layouts
 from .frontend.random import rand, randint, randn
 from .ir.attrs import Layout
-from .runtime.device import default_device
+from .runtime.device import default_device, default_target
 from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
 bool = bool_  # the public spelling of the dtype, as in the dtype list
@@ -29,7 +29,7 @@ from .version import __version__
 
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "LaunchError",
-    "default_device", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune",
+    "default_device", "default_target", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune",
     "layouts",
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",

@@ -67,6 +67,12 @@ def default_device() -> str:
     return NUMPY if device.queue is None else device.queue.sycl_device.filter_string
 
 
+def default_target(device=None, arrays=()) -> str:
+    """The target a launch with `device=` (None: the default) and these arrays compiles for unless it names one:
+    "cpu", "xe-emulated", "xe-hpc", "xe2", "xe3", "xe-hpg" or "numpy". For choosing configurations per device."""
+    return select_device(device, arrays).target
+
+
 def select_device(device=None, arrays=()) -> Device:
     """The device of a launch: `device=`, else the arrays' queue, else XETILE_DEVICE, else the first available."""
     if device is not None:
