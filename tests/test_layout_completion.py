@@ -79,28 +79,31 @@ def test_cpu_target_loads_dpas_blocks(rng):
     assert Counter(loads) == Counter({"d16_1x16x8nn": 8, "d16_1x16x16nt": 4})
 
 
-@pytest.mark.parametrize("target, one_load", [("cpu", False), ("xe-emulated", False), ("xe-hpc", True)])
-def test_a_cpu_reads_a_loaded_block_word_by_word(rng, target, one_load):
+@pytest.mark.parametrize("target, one_load, fmas", [("cpu", False, 16 * 8), ("xe-emulated", False, 16 * 8),
+                                                   ("xe-hpc", True, 32 * 32 * 32 // 16)])
+def test_a_cpu_reads_a_loaded_block_word_by_word(rng, target, one_load, fmas):
     """On a CPU a block load's words are read from the lane's private array one by one (read as one vector the
     OpenCL CPU compiler transposed every block: f32 GEMM at 85 against 126 GFLOP/s); a GPU reads them in one load.
-    f32 x f32 multiply-adds are fused: one fma per multiply-add, no separate multiply."""
+    f32 x f32 multiply-adds are fused, no separate multiply: on a CPU each of a subgroup's 16 DPAS blocks of a K
+    step is a loop over k with its 8 rows' fma in the body; on a GPU the 32x32x32 of them are unrolled (16 lanes)."""
     a, b = (rand(rng, (128, 64), np.float32), rand(rng, (64, 128), np.float32))
     llir = gemm.warmup(a, b, np.zeros((128, 128), np.float32), 128, 128, 64, **SMALL, **layouts(),
                        target=target).asm["llir"]
     assert bool(re.search(r"= load <\d+ x \w+>, ", llir)) == one_load
-    assert llir.count("call float @\"__spirv_ocl_fma\"") == 32 * 32 * 32 // 16 and " fmul " not in llir
+    assert llir.count('call float @"__spirv_ocl_fma"(') == fmas and " fmul " not in llir
 
 
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
-def test_the_cpu_target_inlines_dpas_and_shuffles_each_a_element_once(rng, target):
-    """The `cpu` target writes its DPAS inline (a call's vector arguments went through memory lane by lane: f16
-    GEMM at 99 against 118-123 GFLOP/s) and reads each of A's elements from its lane once per K step, for every
-    N block it meets (2 here); `xe-emulated` calls the DPAS builtin, whose definition shuffles A's 8x16 once."""
+def test_cpu_dpas_is_a_loop_over_k(rng, target):
+    """The CPU targets' DPAS is a loop over k shuffling A[r][k] from lane k (k the same on every lane): 8 shuffles
+    and 8 fma a step. The `cpu` target writes it inline in each of the 16 DPAS blocks of a subgroup's K step (a
+    call's vector arguments went through memory lane by lane); `xe-emulated` calls the builtin defining it."""
     a, b, c, k = small_args(rng)
     llir = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target=target).asm["llir"]
     dpas_calls = len(re.findall(r"call <8 x float> @\"\w+matrix_mad", llir))
     shuffles = llir.count('SubgroupShuffleINTEL"(') - 1  # less the declaration
-    assert (dpas_calls, shuffles) == ((0, 32 * 32) if target == "cpu" else (4 * 2 * 2, 8 * 16))  # M, N, K blocks
+    fmas = llir.count('@"__spirv_ocl_fma"(') - 1
+    assert (dpas_calls, shuffles, fmas) == {"cpu": (0, 16 * 8, 16 * 8), "xe-emulated": (16, 8, 8)}[target]
     gemm[(2, 2)](a, b, c, 128, 128, k, **SMALL, **layouts(), target=target, device=cpu_queue())
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 

@@ -49,8 +49,8 @@ def matmul(a, b, activation: str = "", bm: int = 256, bn: int = 256, bk: int = 3
 def subgroup_split(bm: int, bn: int, target: str) -> dict:
     """How the workgroup's subgroups share the bm x bn result: on a GPU 8x4 subgroups of (bm/8) x (bn/4), 32x64 for
     the default tile, whose accumulator stays in a subgroup's registers. On the `cpu` target 16x4 subgroups of
-    (bm/16) x (bn/4): its OpenCL compiler unrolls a subgroup's K step, and the 16x64 pieces built in 2.0-2.2 s
-    instead of 3.8-4.3 s at the same speed (docs/DESIGN.md "CPU notes")."""
+    (bm/16) x (bn/4): there the 16x64 pieces built in 1.2-1.5 s instead of 2.0-3.2 s and ran 5-15% faster (a
+    subgroup's accumulator in fewer of the CPU's 32 vector registers; docs/DESIGN.md "CPU notes")."""
     rows = 16 if target == "cpu" else 8
     return dict(sg_layout=[rows, 4], sg_data=[bm // rows, bn // 4])
 

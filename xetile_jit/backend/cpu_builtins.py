@@ -7,8 +7,8 @@ xe_builtins.py, defined for a CPU's vector units instead of bit for bit.
   selects. On the border path the block goes through the bit-exact emulation (xe_emulation.py), so padding reads
   and dropped writes are as on the hardware; that path is a function the driver does not inline (`_out_of_line`).
 * Prefetch: a no-op, as in the emulation.
-* DPAS: the emulation's (dpas_emulation.py), so both CPU targets give the same bits; the lowering writes it
-  inline in the kernel, A's columns shared by the DPAS ops of one A (to_llvm_xegpu.py `shared_columns`).
+* DPAS: the emulation's (dpas_emulation.py, a loop over k), so both CPU targets give the same bits; the lowering
+  writes it inline in the kernel.
   Measured alternatives (1024 f16 tutorial GEMM, docs/DESIGN.md "CPU notes"): a loop over the lanes holding A's
   columns, shuffling from a uniform lane, ran 6x slower and built no faster; one sub-group broadcast of A's
   whole column vector per lane instead of a shuffle per component ran at the same speed and built 3x slower.

@@ -167,22 +167,24 @@ class NdMemRef:
     strides: tuple[ir.Value, ...]
 
 
-def counted_loop(b: ir.IRBuilder, count: int, carried: ir.Value | None, body: Callable) -> ir.Value | None:
-    """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1); the final value."""
+def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, body: Callable) -> list | None:
+    """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1), `carried` a list of
+    values (scalars: one phi each, so a CPU keeps each in a register across the lanes); the final values."""
     entry, loop = b.block, b.function.append_basic_block("loop")
     b.branch(loop)
     b.position_at_end(loop)
     index = b.phi(I32, "i")
     index.add_incoming(ir.Constant(I32, 0), entry)
-    state = None
+    states = None
     if carried is not None:
-        state = b.phi(carried.type)
-        state.add_incoming(carried, entry)
-    result = body(b, index, state)
+        states = [b.phi(value.type) for value in carried]
+        for state, value in zip(states, carried):
+            state.add_incoming(value, entry)
+    result = body(b, index, states)
     following = b.add(index, ir.Constant(I32, 1))
     index.add_incoming(following, b.block)
-    if state is not None:
-        state.add_incoming(result, b.block)
+    for state, value in zip(states or [], result if states else []):
+        state.add_incoming(value, b.block)
     done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
     b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
     b.position_at_end(done)

@@ -43,12 +43,12 @@ from ..runtime.args import BLOCK_MAX_EXTENT
 from ..ir.elementwise import BINARY, REDUCE_KINDS
 from . import xe_builtins as X
 from . import xe_prefetch_payload as payload
-from .dpas_emulation import a_columns, dpas_result, tf32
+from .dpas_emulation import dpas_result, tf32
 from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm_atomics import AtomicLowering
 from .to_llvm_elements import ElementLowering, PrivateBlock
 from .to_llvm_scatter import ScatterLowering
-from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, literal, llvm_type, splat
+from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, counted_loop, literal, llvm_type, splat
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
@@ -66,7 +66,6 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         self.array_index = {array: i for i, array in enumerate(dict.fromkeys(arrays))}
         self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
         self.coord_type = ir.VectorType(I64, 3 if self.chosen_at_run_time else 2)
-        self.column_cache: dict[tuple, list[list[ir.Value]]] = {}
 
     def value_type(self, t) -> ir.Type:
         if isinstance(t, GS.ScatterDescType):
@@ -468,24 +467,13 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         acc = self.values[c[0]] if c else splat(llvm_type(op.result.type), 0)
         kind = self.target.dpas_kind(a.type.dtype, op.precision)
         if kind == "f32":
-            return self.fma_mma(a, self.values[b], acc, op.precision)
+            return self.fma_mma(self.values[a], self.values[b], acc, op.precision)
         key = X.Dpas(kind, "tf32" if kind == "tf32" else (op.vnni_b or b.type.dtype).mlir, m=rows)
         mad = X.describe(self.target, key)
         a_value, b_value = (self.dpas_operand(self.values[v], t) for v, t in zip((a, b), mad.signature.args))
         if self.target.builtins == "vector":  # inline: a call's vector arguments went through memory lane by lane
-            columns = self.shared_columns(a, mad, lambda: a_columns(self.builder, mad, a_value))
-            return dpas_result(self.builder, mad, acc, b_value, columns)
+            return dpas_result(self.builder, mad, a_value, b_value, acc, self.private(ir.ArrayType(I32, 8)))
         return self.builder.call(X.builtin(self.module, self.target, key), [a_value, b_value, acc])
-
-    def shared_columns(self, a, kind, make) -> list[list[ir.Value]]:
-        """A's columns on every lane (`make()`: per k, A[r][k] for every row r), made once per basic block for
-        the DPAS ops of one A and `kind` (a K step's A block meets every N block): the OpenCL CPU compiler merges
-        repeated shuffles itself but took longer to build the unmerged code (tutorial GEMM f16: 18181 against
-        11269 LLVM lines)."""
-        key = (a, kind, id(self.builder.block))
-        if key not in self.column_cache:
-            self.column_cache[key] = make()
-        return self.column_cache[key]
 
     def dpas_operand(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value:
         """A lane's A or B as the DPAS builtin takes it (`ty`): its bits, read in one load from private memory
@@ -494,24 +482,29 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
             return self.read_run(self.reinterpret(value, ty), 0, ty.count)
         return value if value.type == ty else self.builder.bitcast(value, ty)
 
-    def fma_mma(self, a, b: ir.Value, acc: ir.Value, precision: str) -> ir.Value:
+    def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, precision: str) -> ir.Value:
         """C[r][n] += A[r][k] * B[k][n]: lane n gets A[r][k] from lane k, k ascending, each a fused multiply-add
         (the GPU's mad; a CPU's FMA). tf32 (a target without tf32 DPAS): the operands truncated to tf32 first, as
-        the interpreter's rule says. Row by row in scalars, as the DPAS emulation: the OpenCL CPU compiler builds
-        it in half the time of the same work on vectors."""
+        the interpreter's rule says. Row by row in scalars; on a CPU as a loop over k, B's components read from a
+        private array, as the DPAS emulation (dpas_emulation.dpas_result says why), on a GPU unrolled (a variable
+        lane or index there is an indirect register access)."""
         bld = self.builder
+        rows, columns = ([tf32(bld, bld.bitcast(x, I32)) for x in self.elements(v)] if precision == "tf32"
+                         else self.elements(v) for v in (a, b))
 
-        def operand(value):
-            return [tf32(bld, bld.bitcast(x, I32)) for x in value] if precision == "tf32" else value
+        def step(k: ir.Value, sums: list, b_k: ir.Value) -> list:
+            return [self.opencl("fma", self.shuffle(a_r, k), b_k, total) for total, a_r in zip(sums, rows)]
 
-        def columns():
-            rows = operand(self.elements(self.values[a]))
-            return [[self.shuffle(a_r, ir.Constant(I32, k)) for a_r in rows] for k in range(self.count(b))]
-
-        sums = self.elements(acc)
-        for column, b_k in zip(self.shared_columns(a, precision, columns), operand(self.elements(b))):
-            sums = [self.opencl("fma", a_k, b_k, total) for total, a_k in zip(sums, column)]
-        return self.assemble(sums)
+        if not self.target.emulated:
+            sums = self.elements(acc)
+            for k, b_k in enumerate(columns):
+                sums = step(ir.Constant(I32, k), sums, b_k)
+            return self.assemble(sums)
+        block = PrivateBlock(self.private(ir.ArrayType(columns[0].type, len(columns))))
+        for i, b_k in enumerate(columns):
+            bld.store(b_k, block.slot(bld, i))
+        return self.assemble(counted_loop(bld, len(columns), self.elements(acc), lambda bld, k, sums: step(
+            k, sums, bld.load(bld.gep(block.pointer, [ir.Constant(I32, 0), k])))))
 
     # ---- moving and reducing data ------------------------------------------------------------------------
     def lower_ShuffleOp(self, op):
