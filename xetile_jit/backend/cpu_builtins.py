@@ -71,13 +71,14 @@ def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.F
 
 
 def _load_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
-    """The bit-exact load, returning the lane's data: through a pointer argument, the caller's private array
-    would escape and stay in memory on the fast path too."""
-    border = _out_of_line(fn, msg.data_type, fn.function_type.args[:5])
+    """The bit-exact load of one component (an argument), returning it: through a pointer argument the caller's
+    private array would escape and stay in memory on the fast path too; returning the lane's whole data (a
+    vector or an array), the driver called it lane by lane and assembled the result (twice the code of the
+    fused attention's kernel, docs/DESIGN.md "CPU notes")."""
+    border = _out_of_line(fn, msg.lane_type, [*fn.function_type.args[:5], X.I32])
     b = ir.IRBuilder(border.append_basic_block("entry"))
-    out = b.alloca(msg.data_type)
-    E.emulated_load_loop(b, out, msg, E.Surface.of(b, border), border.args[-1])
-    b.ret(b.load(out))
+    *_, index, lane = border.args
+    b.ret(E.emulated_load_word(b, msg, E.Surface.of(b, border), lane, index))
     return border
 
 
@@ -96,7 +97,9 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> Non
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
                 _fast_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
         with border:
-            b.store(b.call(_load_border(fn, msg), [*fn.args[:5], lane]), fn.args[5])
+            function = _load_border(fn, msg)
+            counted_loop(b, msg.components, None, lambda b, index, _: b.store(
+                b.call(function, [*fn.args[:5], index, lane]), b.gep(fn.args[5], [X._i32(0), index])))
     b.ret_void()
 
 

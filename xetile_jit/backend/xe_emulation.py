@@ -71,18 +71,22 @@ def emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> Non
 
 def emulated_load_loop(b: ir.IRBuilder, out: ir.Value, msg: X.Block2DBuiltin, surface: Surface,
                         lane: ir.Value) -> None:
-    """The load's components into the private array `out`, each element tested against the surface (outside: 0)."""
-    def component(b, index, _):
-        word = ir.Constant(msg.lane_type, 0)
-        for part in range(msg.per_lane):
-            inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
-            value = b.select(inside, b.load(ptr), ir.Constant(ir.IntType(msg.bits), 0))
-            if msg.per_lane > 1:
-                value = b.shl(b.zext(value, msg.lane_type), ir.Constant(msg.lane_type, part * msg.bits))
-            word = b.or_(word, value)
-        b.store(word, b.gep(out, [X._i32(0), index]))
+    """The load's components into the private array `out`."""
+    counted_loop(b, msg.components, None, lambda b, index, _: b.store(
+        emulated_load_word(b, msg, surface, lane, index), b.gep(out, [X._i32(0), index])))
 
-    counted_loop(b, msg.components, None, component)
+
+def emulated_load_word(b: ir.IRBuilder, msg: X.Block2DBuiltin, surface: Surface, lane: ir.Value,
+                       index: ir.Value) -> ir.Value:
+    """Component `index` of the lane's data, each element tested against the surface (outside: 0)."""
+    word = ir.Constant(msg.lane_type, 0)
+    for part in range(msg.per_lane):
+        inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
+        value = b.select(inside, b.load(ptr), ir.Constant(ir.IntType(msg.bits), 0))
+        if msg.per_lane > 1:
+            value = b.shl(b.zext(value, msg.lane_type), ir.Constant(msg.lane_type, part * msg.bits))
+        word = b.or_(word, value)
+    return word
 
 
 def emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
