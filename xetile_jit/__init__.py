@@ -29,8 +29,8 @@ from .version import __version__
 
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "LaunchError",
-    "default_device", "default_target", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout", "Config", "autotune",
-    "layouts",
+    "default_device", "default_target", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
+    "Config", "autotune", "layouts",
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "load_gather", "store_scatter", "tile_mma", "tile_transpose", "tile_reduce",

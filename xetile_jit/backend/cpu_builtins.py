@@ -9,9 +9,10 @@ xe_builtins.py, defined for a CPU's vector units instead of bit for bit.
 * Prefetch: a no-op, as in the emulation.
 * DPAS: the emulation's (dpas_emulation.py, a loop over k), so both CPU targets give the same bits; the lowering
   writes it inline in the kernel.
-  Measured alternatives (1024 f16 tutorial GEMM, docs/DESIGN.md "CPU notes"): a loop over the lanes holding A's
-  columns, shuffling from a uniform lane, ran 6x slower and built no faster; one sub-group broadcast of A's
-  whole column vector per lane instead of a shuffle per component ran at the same speed and built 3x slower.
+  Measured alternatives (1024 f16 tutorial GEMM, docs/DESIGN.md "CPU notes"): an earlier loop over k that picked
+  B's word out of a vector by the variable index and carried the sums as one vector ran 6x slower (the driver kept
+  those lane after lane in memory); one sub-group broadcast of A's whole column vector per lane instead of a
+  shuffle per component ran at the same speed and built 3x slower.
 """
 from __future__ import annotations
 
