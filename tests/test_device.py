@@ -193,12 +193,11 @@ def test_a_launch_naming_no_device_runs_spirv_on_the_automatic_device():
 def test_default_target_is_what_a_launch_compiles_for(monkeypatch):
     """xetile.default_target: the target of the device a launch would pick (device=, else the arrays' queue, else
     XETILE_DEVICE, else the first found), XETILE_TARGET applied, "numpy" for the interpreter."""
-    import dpnp
     monkeypatch.delenv("XETILE_TARGET", raising=False)
     monkeypatch.delenv("XETILE_DEVICE", raising=False)
     assert xetile.default_target() == "cpu" and xetile.default_target("numpy") == "numpy"
-    assert xetile.default_target(None, [dpnp.ones(4, device="opencl:cpu")]) == "cpu"
     monkeypatch.setenv("XETILE_DEVICE", "numpy")
+    assert xetile.default_target(None, [usm(dpctl.SyclQueue("opencl:cpu"))]) == "cpu"  # the arrays' queue
     assert xetile.default_target() == "numpy" and xetile.default_target("opencl:cpu") == "cpu"
     monkeypatch.setenv("XETILE_TARGET", "xe-emulated")
     assert xetile.default_target("opencl:cpu") == "xe-emulated"
