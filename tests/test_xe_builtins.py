@@ -317,7 +317,8 @@ def tf32_case(rng, m: int):
 
 def test_vector_border_paths_are_functions_the_driver_does_not_inline():
     """The `cpu` target's block loads and stores call their bit-exact border path, one DontInline function per
-    message taking the caller's lane; the load's returns one component, the index its argument (the caller's
+    message taking the block's x and y as scalars (as a <2 x i32> the driver built it lane after lane on the fast
+    path too) and the caller's lane; the load's returns one component, the index its argument (the caller's
     private array does not escape, and the driver vectorizes a function returning a scalar: it called one
     returning the whole vector lane by lane). The `xe-emulated` target has no border functions: every access is
     the emulation."""
@@ -330,6 +331,7 @@ def test_vector_border_paths_are_functions_the_driver_does_not_inline():
         is_load = "_load_" in fn.name
         assert isinstance(fn.function_type.return_type, ir.IntType) == is_load
         assert not is_load or str(fn.args[-2].type) == "i32"  # a load's component index
+        assert [str(arg.type) for arg in fn.args[1:6]] == ["i32"] * 5  # width, height, pitch, x, y
         assert not [arg for arg in fn.args[1:] if isinstance(arg.type, ir.PointerType)]  # args[0]: the surface
     controls = [words[2] for op, words in instructions(emit_spirv(module, 16)) if op == spec.OpFunction]
     assert controls.count(spec.FunctionControlDontInline) == len(borders)

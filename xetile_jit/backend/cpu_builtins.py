@@ -62,13 +62,24 @@ def _fast_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane:
 
 def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.Function:
     """A function the driver does not inline, for a block op's border path: rarely taken, and inlined into each
-    block op it was most of the code the OpenCL CPU compiler builds (docs/DESIGN.md "CPU notes"). Its last
-    argument is the caller's lane: with the sub-group local id read inside such a function (the load's returning
-    an array), the GEMM tests' border tiles came out wrong on opencl:cpu; passed in, they are right."""
-    border = ir.Function(fn.module, ir.FunctionType(returns, [*args, X.I32]), fn.name + "_border")
+    block op it was most of the code the OpenCL CPU compiler builds (docs/DESIGN.md "CPU notes"). It takes the
+    surface with the block's x and y as two scalars, then `args`, then the caller's lane: with the sub-group local
+    id read inside such a function (the load's returning an array), the GEMM tests' border tiles came out wrong
+    on opencl:cpu; passed in, they are right. The coordinates as the builtin's <2 x i32> were a vector argument,
+    which the driver built lane after lane on the fast path too (four instructions a block)."""
+    surface = [*fn.function_type.args[:4], X.I32, X.I32]
+    border = ir.Function(fn.module, ir.FunctionType(returns, [*surface, *args, X.I32]), fn.name + "_border")
     border.linkage = "internal"
     border.attributes.add("noinline")
     return border
+
+
+def _surface(border: ir.Function) -> E.Surface:
+    return E.Surface(*border.args[:6])
+
+
+def _surface_args(fn: ir.Function, surface: E.Surface) -> list[ir.Value]:
+    return [*fn.args[:4], surface.x, surface.y]
 
 
 def _load_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
@@ -76,17 +87,18 @@ def _load_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
     private array would escape and stay in memory on the fast path too; returning the lane's whole data (a
     vector or an array), the driver called it lane by lane and assembled the result (twice the code of the
     fused attention's kernel, docs/DESIGN.md "CPU notes")."""
-    border = _out_of_line(fn, msg.lane_type, [*fn.function_type.args[:5], X.I32])
+    border = _out_of_line(fn, msg.lane_type, [X.I32])
     b = ir.IRBuilder(border.append_basic_block("entry"))
     *_, index, lane = border.args
-    b.ret(E.emulated_load_word(b, msg, E.Surface.of(b, border), lane, index))
+    b.ret(E.emulated_load_word(b, msg, _surface(border), lane, index))
     return border
 
 
 def _store_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
-    border = _out_of_line(fn, fn.function_type.return_type, fn.function_type.args)
+    border = _out_of_line(fn, fn.function_type.return_type, [msg.data_type])
     b = ir.IRBuilder(border.append_basic_block("entry"))
-    E.emulated_store_loop(b, border, msg, E.Surface.of(b, border), border.args[-1])
+    *_, data, lane = border.args
+    E.emulated_store_loop(b, data, msg, _surface(border), lane)
     b.ret_void()
     return border
 
@@ -100,7 +112,7 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> Non
         with border:
             function = _load_border(fn, msg)
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                b.call(function, [*fn.args[:5], index, lane]), b.gep(fn.args[5], [X._i32(0), index])))
+                b.call(function, [*_surface_args(fn, surface), index, lane]), b.gep(fn.args[5], [X._i32(0), index])))
     b.ret_void()
 
 
@@ -116,7 +128,7 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
         with inside:
             counted_loop(b, msg.components, None, component)
         with border:
-            b.call(_store_border(fn, msg), [*fn.args, lane])
+            b.call(_store_border(fn, msg), [*_surface_args(fn, surface), data, lane])
     b.ret_void()
 
 

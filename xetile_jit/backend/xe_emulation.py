@@ -90,15 +90,13 @@ def emulated_load_word(b: ir.IRBuilder, msg: X.Block2DBuiltin, surface: Surface,
 
 
 def emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
-    emulated_store_loop(b, fn, msg, Surface.of(b, fn), X._lane_id(b))
+    emulated_store_loop(b, fn.args[5], msg, Surface.of(b, fn), X._lane_id(b))
     b.ret_void()
 
 
-def emulated_store_loop(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, surface: Surface,
+def emulated_store_loop(b: ir.IRBuilder, data: ir.Value, msg: X.Block2DBuiltin, surface: Surface,
                          lane: ir.Value) -> None:
-    """The store's components, each element written only inside the surface."""
-    data = fn.args[5]
-
+    """The store's components (`data`), each element written only inside the surface."""
     def component(b, index, _):
         word = b.extract_element(data, index) if msg.components > 1 else data
         for part in range(msg.per_lane):
