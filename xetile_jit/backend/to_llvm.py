@@ -183,8 +183,9 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
     result = body(b, index, states)
     following = b.add(index, ir.Constant(I32, 1))
     index.add_incoming(following, b.block)
-    for state, value in zip(states or [], result if states else []):
-        state.add_incoming(value, b.block)
+    if states is not None:
+        for state, value in zip(states, result):
+            state.add_incoming(value, b.block)
     done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
     b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
     b.position_at_end(done)
