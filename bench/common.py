@@ -33,7 +33,8 @@ def best_time(fn, repeat: int) -> float:
 
 
 SETTLE_SECONDS = 0.2  # the pause between two columns' runs (best_times)
-BURST = 3  # runs in a row of a column, in its turn (best_times)
+BURST = 3  # runs in a row of a column, in its turn (best_times), at least
+BURST_SECONDS = 0.05  # and at least this long
 
 
 def best_times(fns: dict, repeat: int) -> dict:
@@ -41,15 +42,24 @@ def best_times(fns: dict, repeat: int) -> dict:
     warms the caches. The runs go in turns, one of each per round, so that a slower phase of a shared machine slows
     every column, not the one measured during it; each run comes SETTLE_SECONDS after the one before, since the
     BLAS libraries' worker threads keep the cores busy for a while after a call: 512x512 f16, our kernel ran at
-    48 GFLOP/s right after numpy's or oneMKL's matmul, 100-104 0.2 s after it, as back to back (2026-11-23)."""
+    48 GFLOP/s right after numpy's or oneMKL's matmul, 100-104 0.2 s after it, as back to back (2026-11-23).
+    A turn lasts BURST_SECONDS at least: after the pause the OpenCL runtime's idle threads wake slowly, and with 3
+    runs a turn the same 512x512 f32 GEMM measured 89 to 170 GFLOP/s from one turn to the next (2026-11-24)."""
     for fn in fns.values():
         fn()
     times = {name: float("inf") for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
             time.sleep(SETTLE_SECONDS)
-            for _ in range(BURST):
-                start = time.perf_counter()
-                fn()
-                times[name] = min(times[name], time.perf_counter() - start)
+            times[name] = min(times[name], burst(fn))
     return times
+
+
+def burst(fn) -> float:
+    """The fastest of runs of `fn` in a row: BURST of them, and more until BURST_SECONDS have passed."""
+    best, runs, end = float("inf"), 0, time.perf_counter() + BURST_SECONDS
+    while runs < BURST or time.perf_counter() < end:
+        start = time.perf_counter()
+        fn()
+        best, runs = min(best, time.perf_counter() - start), runs + 1
+    return best
