@@ -147,8 +147,8 @@ def attention_case(rng):
     t = tutorial("06-fused-attention")
     q, k, v = t.inputs(1, 2, 40, 64)
     rows = [t.SUBGROUPS, 1]
-    consts = dict(CAUSAL=True, BM=32, BN=32, D=64, LS=xetile.Layout(rows, [8, 32]), LO=xetile.Layout(rows, [8, 64]))
-    return t.attention_kernel, (q, k, v, np.zeros_like(q), 40, np.float32(0.125)), consts, (2, 2, 1)
+    consts = dict(BM=32, BN=32, D=64, LS=xetile.Layout(rows, [8, 32]), LO=xetile.Layout(rows, [8, 64]))
+    return t.attention_kernel, (q, k, v, np.zeros_like(q), 40, np.float32(0.125), 1), consts, (2, 2, 1)
 
 
 def grouped_gemm_case(rng):

@@ -28,7 +28,7 @@ SUBGROUPS = 4
 
 
 @xetile.kernel
-def attention_kernel(q, k, v, o, seq, scale, CAUSAL: xetile.constexpr, BM: xetile.constexpr,
+def attention_kernel(q, k, v, o, seq, scale, causal, BM: xetile.constexpr,
                      BN: xetile.constexpr, D: xetile.constexpr, LS: xetile.constexpr, LO: xetile.constexpr):
     m = xetile.program_id(0) * BM
     h = xetile.program_id(1)
@@ -40,11 +40,15 @@ def attention_kernel(q, k, v, o, seq, scale, CAUSAL: xetile.constexpr, BM: xetil
     m_i = xetile.full([BM, 1], float("-inf"), xetile.float32)
     l_i = xetile.zeros([BM, 1], xetile.float32)
     acc = xetile.zeros([BM, D], xetile.float32)
-    end = min(seq, m + BM) if CAUSAL else seq
+    # `causal` is a runtime 0 or 1, not a constexpr: one compiled kernel serves both kinds of attention (each
+    # constexpr value is a driver build of its own, 1-2 s on a CPU). Not causal, `reach` moves the causal bounds
+    # (the loop's end, the keys a query sees) past the last key.
+    reach = (1 - causal) * seq
+    end = min(seq, m + BM + reach)
     for n in range(0, end, BN):
         s = xetile.tile_mma(queries, xetile.tile_transpose(xetile.load_tile(tk)), layout=LS) * scale
         cols = xetile.broadcast_to(n + xetile.arange(0, BN), [BM, BN])
-        keep = (cols <= rows) & (cols < seq) if CAUSAL else cols < seq
+        keep = (cols <= rows + reach) & (cols < seq)
         s = xetile.where(keep, s, float("-inf"))
         m_new = xetile.maximum(m_i, xetile.tile_reduce("max", s, [1]))
         p = xetile.exp(s - xetile.tile_broadcast(m_new, [1], [BM, BN]))
@@ -71,7 +75,7 @@ def launch_arguments(q, k, v, o, causal: bool, bm: int, bn: int) -> tuple[tuple,
     seq, dim = q.shape[2:]
     rows = [SUBGROUPS, 1]  # query rows over the subgroups: row maxima and sums stay inside each
     layouts = dict(LS=Layout(rows, [bm // SUBGROUPS, bn]), LO=Layout(rows, [bm // SUBGROUPS, dim]))
-    return (q, k, v, o, seq, 1.0 / math.sqrt(dim)), dict(CAUSAL=causal, BM=bm, BN=bn, D=dim, **layouts)
+    return (q, k, v, o, seq, 1.0 / math.sqrt(dim), int(causal)), dict(BM=bm, BN=bn, D=dim, **layouts)
 
 
 def reference(q, k, v, causal: bool) -> np.ndarray:
