@@ -33,7 +33,11 @@ def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5, y
     m, n = x.shape
     y = np.empty_like(x) if y is None else y
     block = 1 << max(0, (n - 1).bit_length())  # the next power of two holds a whole row
-    layer_norm_kernel[(m,)](x, w, b, y, n, eps, BLOCK=block, device=device)
+    # past 1024 columns, a subgroup for every 256 (as Triton's layer norm sizes num_warps): on the OpenCL CPU device
+    # 2048 rows 4096 wide (f16) ran in 2.70 ms and built in 0.3 s on 16 subgroups, against 3.36 ms and 2.9 s on the
+    # default 2 (which keeps 8 KiB of a row a subgroup); up to 1024 columns the default (1) was the fastest
+    options = {"num_subgroups": min(16, block // 256)} if block > 1024 else {}
+    layer_norm_kernel[(m,)](x, w, b, y, n, eps, BLOCK=block, device=device, **options)
     return y
 
 
