@@ -10,7 +10,7 @@ then for its own kernel; a launch on another queue than its USM arrays' waits fo
 arguments (USM memory objects) and their owners (the arrays launched: a memory object made from an interface's
 address alone owns nothing, memory.interface_memory) here until its event completes, so an array freed right after
 the launch is not freed under the running kernel. Completed launches are dropped at the next launch on the queue and at
-`synchronize`. Thread safe: one lock guards the pending lists.
+`synchronize`. Thread safe: one lock guards the pending lists, another dpctl's order managers.
 """
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ import dpctl.utils
 
 _COMPLETE = dpctl.event_status_type.complete
 _lock = threading.Lock()
+# dpctl 0.22's SequentialOrderManager[queue] is one object for every thread (its ContextVar's default map is shared)
+# and not thread safe: four threads launching and synchronizing at once crashed or hung a test run in 4 of 8 tries
+_order = threading.Lock()
 _pending: dict = {}  # queue -> deque of (event, args, owners) of launches that may still run
 
 
@@ -29,15 +32,17 @@ def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range
            after=(), owners=()) -> dpctl.SyclEvent:
     """`kernel` submitted after the work ordered on `queue` and on the queues `after` (other queues of the arrays,
     for a launch that waits); waited for, or ordered and kept (module docstring)."""
-    manager = dpctl.utils.SequentialOrderManager[queue]
-    dependencies = manager.submitted_events
-    for other in after:
-        dependencies += dpctl.utils.SequentialOrderManager[other].submitted_events
-    event = queue.submit_async(kernel, args, global_range, local_range, dependencies)
+    with _order:
+        manager = dpctl.utils.SequentialOrderManager[queue]
+        dependencies = manager.submitted_events
+        for other in after:
+            dependencies += dpctl.utils.SequentialOrderManager[other].submitted_events
+        event = queue.submit_async(kernel, args, global_range, local_range, dependencies)
+        if not wait:
+            manager.add_event_pair((), (event,))
     if wait:
         event.wait()
         return event
-    manager.add_event_pair((), (event,))
     with _lock:
         pending = _pending.get(queue)
         if pending is None:
@@ -54,7 +59,8 @@ def synchronize(queue: dpctl.SyclQueue | None = None) -> None:
     with _lock:
         queues = [q for q in _pending if queue is None or q.sycl_device == queue.sycl_device]
     for q in queues + ([] if queue is None or queue in queues else [queue]):
-        dpctl.utils.SequentialOrderManager[q].wait()
+        with _order:
+            dpctl.utils.SequentialOrderManager[q].wait()
         q.wait()
         with _lock:  # a launch another thread made meanwhile may still run: only the completed ones go
             drop_completed(_pending.get(q, ()))
