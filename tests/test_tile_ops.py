@@ -206,10 +206,9 @@ def test_the_element_by_element_path_is_a_loop_on_the_cpu_targets_only():
     """A block no 2D message can address (a row pitch of 106 bytes) is read and written one element at a time: on
     the CPU targets in a loop over a lane's 48 components (their driver's build time follows straight-line code),
     on GPUs unrolled (registers, no private memory); bool stays unrolled (its vectors are bit-packed)."""
-    src, dst = np.zeros((16, 53), np.float16)[:, :48], np.zeros((16, 53), np.float16)[:, :48]
-
     def loads(target, dtype=np.float16):
-        args = (src.astype(dtype), dst.astype(dtype), 0, 0, 0, 0)
+        src, dst = np.zeros((16, 53), dtype)[:, :48], np.zeros((16, 53), dtype)[:, :48]  # views: the pitch stays
+        args = (src, dst, 0, 0, 0, 0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", xetile.BlockIOFallbackWarning)
             llir = copy_tile.warmup(*args, BM=16, BN=48, target=target, num_subgroups=1).asm["llir"]

@@ -44,8 +44,8 @@ def _element_address(b: ir.IRBuilder, surface: E.Surface, row: ir.Value, col: ir
     return b.bitcast(b.gep(surface.base, [offset]), ir.PointerType(ty, 1))
 
 
-def _fast_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value,
-               index: ir.Value) -> ir.Value:
+def fast_load_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value,
+                   index: ir.Value) -> ir.Value:
     """Component `index` of this lane, read without bounds tests: the lane's packed word in one load where its
     elements are adjacent in memory (plain and transposed layouts), part by part for VNNI."""
     if not msg.vnni:
@@ -58,6 +58,13 @@ def _fast_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane:
                        msg.lane_type)
         word = b.or_(word, b.shl(value, ir.Constant(msg.lane_type, part * msg.bits)))
     return word
+
+
+def fast_store_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value, index: ir.Value,
+                    word: ir.Value) -> None:
+    """Component `index` of this lane written without bounds tests."""
+    row, col = surface.position(b, msg, lane, index, 0)
+    b.store(word, _element_address(b, surface, row, col, msg.bits, msg.lane_type))
 
 
 def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -108,7 +115,7 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> Non
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                _fast_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
+                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
         with border:
             function = _load_border(fn, msg)
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
@@ -120,9 +127,7 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
     surface, lane, data = E.Surface.of(b, fn), X._lane_id(b), fn.args[5]
 
     def component(b, index, _):
-        word = b.extract_element(data, index) if msg.components > 1 else data
-        row, col = surface.position(b, msg, lane, index, 0)
-        b.store(word, _element_address(b, surface, row, col, msg.bits, msg.lane_type))
+        fast_store_word(b, surface, msg, lane, index, b.extract_element(data, index) if msg.components > 1 else data)
 
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:

@@ -83,7 +83,7 @@ class ElementLowering:
         dtype = op.result.type.dtype
         address, inside = self.element(tdesc, row, col)
         pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, dtype))
-        return b.select(inside, from_storage(b, b.load(address), dtype), pad)
+        return b.select(inside, from_storage(b, b.load(address, name="element"), dtype), pad)  # named: tests find it
 
     def load_elements_looped(self, op):
         """The components in a loop into a private array, then read as the lane value (a vector, or the array

@@ -47,6 +47,7 @@ from .dpas_emulation import dpas_result, tf32
 from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm_atomics import AtomicLowering
 from .to_llvm_elements import ElementLowering, PrivateBlock
+from .to_llvm_pieces import PieceLowering
 from .to_llvm_scatter import ScatterLowering
 from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, counted_loop, literal, llvm_type, splat
 
@@ -55,7 +56,7 @@ PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
-class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLowering):
+class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLowering, LLVMLowering):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
@@ -408,6 +409,10 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         data_type = X.describe(self.target, key).data_type
         dst = self.private(data_type)
         self.block_call(key, tdesc, dst, xy=xy, cache=cache)
+        return self.lane_words(dst, data_type, elements)
+
+    def lane_words(self, dst: ir.Value, data_type: ir.ArrayType, elements: int) -> ir.Value | PrivateBlock:
+        """A lane's data of a block load, from the private array `dst` the load wrote (block_read)."""
         if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
         if self.target.emulated and data_type.count > 1:
@@ -415,14 +420,14 @@ class XeGPULowering(ElementLowering, AtomicLowering, ScatterLowering, LLVMLoweri
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
         return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
 
-    def padded(self, value: ir.Value | PrivateBlock, op, tdesc) -> ir.Value | PrivateBlock:
+    def padded(self, value: ir.Value | PrivateBlock, op, tdesc, xy: tuple | None = None) -> ir.Value | PrivateBlock:
         """Elements outside the surface read as `padding` instead of the hardware's 0. The coordinates are the
-        message's (clamped, i32) plus each component's place in the block; the column test divides the width
-        rather than multiply the column, which could overflow."""
+        message's (clamped, i32; `xy` when given) plus each component's place in the block; the column test
+        divides the width rather than multiply the column, which could overflow."""
         b = self.builder
         _, width, height, _ = self.surface(tdesc)
         columns = b.udiv(width, ir.Constant(I32, max(1, op.result.type.dtype.bits // 8)))
-        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        x, y = xy or (self.block_coord(tdesc, 0), self.block_coord(tdesc, 1))
         pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, op.result.type.dtype))
         zero = ir.Constant(I32, 0)
         items = []

@@ -1,0 +1,246 @@
+"""to-llvm on the `cpu` target: the block loads (or stores) of a subgroup's piece behind one bounds test.
+
+Blocking cuts a subgroup's piece of a tile into instruction blocks (XeGPU RFC blocking rule), one xegpu.load_nd or
+store_nd each, on descriptors that are the piece's origin plus constants. Each block's builtin tests whether its
+block lies inside the surface and calls the out-of-line border function when not (cpu_builtins.py). On the OpenCL
+CPU device the per-block tests and the calls they guard were most of a narrow row's cost: a copy kernel of 16M f32
+elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true
+(docs/DESIGN.md "CPU notes"). So a run of consecutive block loads (or stores) on one array, whose descriptors are
+a row-major grid of blocks a constant apart, is lowered as: if the piece they cover lies inside the surface, every
+block with plain loads or stores (the builtin's own inside path, without its test); otherwise the blocks through
+their builtin in a loop over the grid (one call site, so the driver builds one block's border code, not the run's).
+Both paths read and write the same elements, so the result is the builtin's either way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..ir import core_ops as C
+from ..ir import simt_ops as S
+from ..ir import xegpu_ops as G
+from ..ir.core import Block, Operation, Value
+from . import xe_builtins as X
+from .cpu_builtins import fast_load_word, fast_store_word
+from .targets import MAX_VECTOR_COMPONENTS
+from .to_llvm import I32, I64, counted_loop, llvm_type
+from .xe_emulation import Surface
+
+
+@dataclass(frozen=True)
+class Access:
+    """One block load or store of a run: its op, message, array, and descriptor origin as (base, constant)."""
+    op: Operation
+    key: object
+    array: Value
+    row: tuple[Value, int]
+    col: tuple[Value, int]
+
+    def joins(self, first: Access) -> bool:
+        """Whether this access extends the run that starts with `first`: the same kind of op and message on the
+        same array, its origin the run's plus constants."""
+        return (type(self.op) is type(first.op) and self.key == first.key and self.array is first.array
+                and self.row[0] is first.row[0] and self.col[0] is first.col[0])
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A run's blocks as blocking makes them: a row-major grid of `rows` x `cols` blocks, `step` (row, column)
+    apart, from the first access's descriptor."""
+    rows: int
+    cols: int
+    step: tuple[int, int]
+
+    @classmethod
+    def of(cls, run: list[Access]) -> Grid | None:
+        shifts = [(a.row[1], a.col[1]) for a in run]
+        ys, xs = sorted({y for y, _ in shifts}), sorted({x for _, x in shifts})
+        step = (ys[1] - ys[0] if len(ys) > 1 else 0, xs[1] - xs[0] if len(xs) > 1 else 0)
+        grid = cls(len(ys), len(xs), step)
+        return grid if shifts == [(ys[0] + r * step[0], xs[0] + c * step[1]) for r, c in grid.cells()] else None
+
+    def cells(self) -> list[tuple[int, int]]:
+        return [(r, c) for r in range(self.rows) for c in range(self.cols)]
+
+    def coordinates(self, b: ir.IRBuilder, index: ir.Value, x0: ir.Value, y0: ir.Value) -> tuple:
+        """(x, y) of block `index`: the first block's (clamped) coordinates plus its place in the grid."""
+        cols = ir.Constant(I32, self.cols)
+        row, col = b.udiv(index, cols), b.urem(index, cols)
+        return (b.add(x0, b.mul(col, ir.Constant(I32, self.step[1]))),
+                b.add(y0, b.mul(row, ir.Constant(I32, self.step[0]))))
+
+
+class Stash:
+    """`count` values of `value_type` (a scalar or a vector) in one private array of their components."""
+
+    def __init__(self, lowering, value_type: ir.Type, count: int):
+        self.lowering, self.value_type = lowering, value_type
+        self.width = value_type.count if isinstance(value_type, ir.VectorType) else 1
+        element = value_type.element if isinstance(value_type, ir.VectorType) else value_type
+        self.array = lowering.private(ir.ArrayType(element, count * self.width))
+
+    def put(self, index: ir.Value, value: ir.Value) -> None:
+        for j, component in enumerate(self.lowering.elements(value)):
+            self.lowering.builder.store(component, self.slot(index, j))
+
+    def get(self, index: ir.Value) -> ir.Value:
+        b = self.lowering.builder
+        return self.lowering.assemble([b.load(self.slot(index, j)) for j in range(self.width)])
+
+    def slot(self, index: ir.Value, component: int) -> ir.Value:
+        b = self.lowering.builder
+        flat = b.add(b.mul(index, ir.Constant(I32, self.width)), ir.Constant(I32, component))
+        return b.gep(self.array, [ir.Constant(I32, 0), flat])
+
+
+def lane_elements(load: S.SimtLoadNdOp) -> int:
+    result = llvm_type(load.result.type)
+    return result.count if isinstance(result, ir.VectorType) else 1
+
+
+def base_and_shift(value: Value) -> tuple[Value, int]:
+    """`value` as base + constant (an arith.addi of a constant), else (value, 0)."""
+    op = value.owner
+    if isinstance(op, C.BinaryOp) and op.name == "arith.addi":
+        for index in (0, 1):
+            other = op.operands[1 - index].owner
+            if isinstance(other, C.ConstantOp):
+                return op.operands[index], int(other.value)
+    return value, 0
+
+
+class PieceLowering:
+    """Mixin of the XeGPU lowering (to_llvm_xegpu.py): lower_block, with runs of block accesses on the `cpu`
+    target lowered together."""
+
+    def lower_block(self, block: Block, args) -> list[ir.Value]:
+        if self.target.builtins != "vector":
+            return super().lower_block(block, args)
+        self.values.update(zip(block.args, args))
+        run: list[Access] = []
+        for op in block.ops:
+            access = self.piece_access(op)
+            if run and (access is None or not access.joins(run[0])):
+                self.lower_run(run)
+                run = []
+            if access is None:
+                self.lower_op(op)
+            else:
+                run.append(access)
+        self.lower_run(run)
+        return self.operands(block.terminator)
+
+    def piece_access(self, op: Operation) -> Access | None:
+        """`op` as an Access of a run: a block load or store through a builtin message, on a descriptor made
+        where it is used (create_nd_tdesc on the one array it may come from, with rows), a lane's data in a
+        vector; else None."""
+        if isinstance(op, S.SimtLoadNdOp) and not op.transpose:
+            key = self.block_key(op.operands[0], op.layout, X.BlockLoad)
+            if key is None or max(X.describe(self.target, key).data_type.count,
+                                   lane_elements(op)) > MAX_VECTOR_COMPONENTS:
+                return None
+        elif isinstance(op, S.SimtStoreNdOp) and op.valid is None:
+            key = self.block_key(op.operands[1], op.layout, X.BlockStore)
+        else:
+            return None
+        tdesc = op.operands[0] if isinstance(op, S.SimtLoadNdOp) else op.operands[1]
+        create = tdesc.owner
+        if (key is None or not isinstance(create, G.CreateNdDescOp) or len(self.bases[tdesc]) != 1
+                or self.has_rows(tdesc) is not None or self.x_aligned(tdesc) is not None):
+            return None
+        return Access(op, key, create.operands[0], base_and_shift(create.operands[1]),
+                      base_and_shift(create.operands[2]))
+
+    def lower_run(self, run: list[Access]) -> None:
+        grid = Grid.of(run)
+        if len(run) < 2 or grid is None:
+            for access in run:
+                self.lower_op(access.op)
+            return
+        b = self.builder
+        with b.if_else(self.piece_inside(run)) as (inside, border):
+            with inside:
+                fast, fast_end = [self.fast_access(a) for a in run], b.block
+            with border:
+                slow, slow_end = self.border_loop(run, grid), b.block
+        if isinstance(run[0].op, S.SimtLoadNdOp):
+            for access, by_word, by_block in zip(run, fast, slow):
+                merged = b.phi(by_word.type)
+                merged.add_incoming(by_word, fast_end)
+                merged.add_incoming(by_block, slow_end)
+                self.values[access.op.result] = merged
+
+    def border_loop(self, run: list[Access], grid: Grid) -> list[ir.Value]:
+        """The run's blocks through their builtin, as a loop over the grid (one call site, so the driver builds
+        and hoists one block's code, not the run's): a load's values through a private array; [] for stores. The
+        array holds the values component by component, read and written word by word, as a CPU wants private
+        data (to_llvm_elements.read_run)."""
+        b, first = self.builder, run[0].op
+        loads = isinstance(first, S.SimtLoadNdOp)
+        tdesc = first.operands[0] if loads else first.operands[1]
+        value_type = llvm_type((first.result if loads else first.operands[0]).type)
+        values = Stash(self, value_type, len(run))
+        if not loads:
+            for i, access in enumerate(run):
+                values.put(ir.Constant(I32, i), self.values[access.op.operands[0]])
+        x0, y0 = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+
+        def block(b, i, _):
+            xy = grid.coordinates(b, i, x0, y0)
+            if loads:
+                values.put(i, self.looped_load(run[0], tdesc, xy))
+            else:
+                raw = X.describe(self.target, run[0].key).signature.args[-1]
+                self.block_call(run[0].key, tdesc, b.bitcast(values.get(i), raw), xy=self.assemble(list(xy)))
+        counted_loop(b, len(run), None, block)
+        return [values.get(ir.Constant(I32, i)) for i in range(len(run))] if loads else []
+
+    def looped_load(self, access: Access, tdesc, xy: tuple) -> ir.Value:
+        """block_load of `access` at the coordinates `xy` (a block of the run's grid)."""
+        op = access.op
+        value = self.reinterpret(self.block_read(access.key, tdesc, self.assemble(list(xy)), lane_elements(op)),
+                                 llvm_type(op.result.type))
+        return self.padded(value, op, tdesc, xy) if op.padding != 0 else value
+
+    def slot(self, array: ir.Value, index) -> ir.Value:
+        index = index if isinstance(index, ir.Value) else ir.Constant(I32, index)
+        return self.builder.gep(array, [ir.Constant(I32, 0), index])
+
+    def piece_inside(self, run: list[Access]) -> ir.Value:
+        """i1: every block of `run` lies inside its surface, tested on the origin's i64 coordinates (no clamp)."""
+        b = self.builder
+        first = run[0]
+        desc = X.describe(self.target, first.key)
+        tdesc = first.op.operands[0] if isinstance(first.op, S.SimtLoadNdOp) else first.op.operands[1]
+        _, width, height, _ = self.surface(tdesc)
+        columns = b.zext(b.udiv(width, ir.Constant(I32, max(1, desc.bits // 8))), I64)
+        tests = []
+        for (base, _), shifts, extent, end in (
+                (first.col, [a.col[1] for a in run], desc.cols * desc.blocks, columns),
+                (first.row, [a.row[1] for a in run], desc.rows, b.zext(height, I64))):
+            origin = self.values[base]
+            tests.append(b.icmp_signed(">=", b.add(origin, ir.Constant(I64, min(shifts))), ir.Constant(I64, 0)))
+            tests.append(b.icmp_signed("<=", b.add(origin, ir.Constant(I64, max(shifts) + extent)), end))
+        inside = tests[0]
+        for test in tests[1:]:
+            inside = b.and_(inside, test)
+        return inside
+
+    def fast_access(self, access: Access) -> ir.Value | None:
+        """The block of `access` read or written with no bounds test (the piece is inside), a loop over a lane's
+        components as in the builtin: a load's value as block_load gives it (no padding to apply), or None."""
+        b, op = self.builder, access.op
+        desc = X.describe(self.target, access.key)
+        tdesc = op.operands[0] if isinstance(op, S.SimtLoadNdOp) else op.operands[1]
+        surface = Surface(*self.surface(tdesc), self.block_coord(tdesc, 0), self.block_coord(tdesc, 1))
+        lane = self.lane_id()
+        if isinstance(op, S.SimtStoreNdOp):
+            raw = b.bitcast(self.values[op.operands[0]], desc.signature.args[-1])
+            counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
+                b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
+            return None
+        dst = self.private(desc.data_type)
+        counted_loop(b, desc.components, None, lambda b, index, _: b.store(
+            fast_load_word(b, surface, desc, lane, index), self.slot(dst, index)))
+        return self.reinterpret(self.lane_words(dst, desc.data_type, lane_elements(op)), llvm_type(op.result.type))
