@@ -11,7 +11,9 @@ rows a workgroup, a whole row in registers (the README's kernels, computed in f3
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
 the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). First launch: the tutorial GEMM (f16,
 256x256 tile, 256x256 problem) in a fresh process with an empty XETILE_CACHE_DIR, per target: import, trace,
-compile, the driver's build, run. The machine may be shared: each time is the best of `--repeat` runs.
+compile, the driver's build, run. The machine may be shared: each time is the best of `--repeat` runs; the rows'
+copy, numpy and kernels in turns of bursts (common.best_times: a copy timed in 3 runs alone measured twice its
+time in bursts, 2026-11-24, which doubled every x/copy).
 `--quick` drops the 4096 GEMMs and the largest rows.
 """
 import argparse
@@ -24,7 +26,7 @@ import tempfile
 import time
 
 import numpy as np
-from common import ROOT, best_time, load_tutorial
+from common import ROOT, best_time, best_times, load_tutorial
 
 import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 
@@ -87,7 +89,6 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
             w, bias = rng.standard_normal((2, 1, width)).astype(np.float32)
             x, y = dpnp.asarray(host, device=DEVICE), dpnp.empty((rows_count, width), dtype=dtype, device=DEVICE)
             dw, db = dpnp.asarray(w, device=DEVICE), dpnp.asarray(bias, device=DEVICE)
-            copy = best_time(lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), repeat)
             grid = (xetile.cdiv(rows_count, ROWS_PER_WORKGROUP),)
             for kernel, launch, numpy_fn in (
                     ("softmax", lambda t: softmax_kernel[grid](x, y, BM=ROWS_PER_WORKGROUP, BN=width, target=t),
@@ -95,9 +96,13 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
                     ("layernorm", lambda t: layernorm_kernel[grid](x, dw, db, y, width, BM=ROWS_PER_WORKGROUP,
                                                                   BN=width, target=t),
                      lambda: layernorm_numpy(host, w, bias))):
-                numpy_time = best_time(numpy_fn, repeat)
+                runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
+                runs |= {t: (lambda t: lambda: (launch(t), y.sycl_queue.wait()))(t) for t in targets}
+                times = best_times(runs, repeat)  # in turns, each a burst: the copy as well sampled as ours
+                copy, numpy_time = times["copy"], times["numpy"]
                 for target in targets:
-                    ours = best_time(lambda: (launch(target), y.sycl_queue.wait()), repeat)
+                    ours = times[target]
+                    launch(target)
                     error = float(np.abs(dpnp.asnumpy(y).astype(np.float32) - numpy_fn()).max())
                     result.append({"kernel": kernel, "shape": f"{rows_count}x{width}", "dtype": np.dtype(dtype).name,
                                    "target": target, "ms": ours * 1e3, "x/copy": copy / ours,
