@@ -38,9 +38,12 @@ class Access:
     col: tuple[Value, int]
 
     def joins(self, first: Access) -> bool:
-        """Whether this access extends the run that starts with `first`: the same kind of op and message on the
-        same array, its origin the run's plus constants."""
+        """Whether this access extends the run that starts with `first`: the same kind of op, lanes, padding and
+        message on the same array, its origin the run's plus constants (the border loop lowers every block as the
+        first)."""
         return (type(self.op) is type(first.op) and self.key == first.key and self.array is first.array
+                and self.op.layout == first.op.layout
+                and getattr(self.op, "padding", None) == getattr(first.op, "padding", None)
                 and self.row[0] is first.row[0] and self.col[0] is first.col[0])
 
 
