@@ -5,8 +5,8 @@ store_nd each, on descriptors that are the piece's origin plus constants. Each b
 block lies inside the surface and calls the out-of-line border function when not (cpu_builtins.py). On the OpenCL
 CPU device the per-block tests and the calls they guard were most of a narrow row's cost: a copy kernel of 16M f32
 elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true
-(docs/DESIGN.md "CPU notes"). So a run of consecutive block loads (or stores) on one array, whose descriptors are
-a row-major grid of blocks a constant apart, is lowered as: if the piece they cover lies inside the surface, every
+(docs/DESIGN.md "CPU notes"). So a run of at least MIN_RUN consecutive block loads (or stores) on one array, whose
+descriptors are a row-major grid of blocks a constant apart, is lowered as: if the piece they cover lies inside the surface, every
 block with plain loads or stores (the builtin's own inside path, without its test); otherwise the blocks through
 their builtin in a loop over the grid (one call site, so the driver builds one block's border code, not the run's).
 Both paths read and write the same elements, so the result is the builtin's either way.
@@ -26,6 +26,11 @@ from .cpu_builtins import fast_load_word, fast_store_word
 from .targets import MAX_VECTOR_COMPONENTS
 from .to_llvm import I32, I64, counted_loop, llvm_type
 from .xe_emulation import Surface
+
+
+# the fewest blocks a run needs to be lowered together: each block of a run saves its test, each run costs two
+# paths of driver build (the tutorial GEMM's 8-block C store grouped made its first launch 4.4-4.5 s against 4.0-4.1)
+MIN_RUN = 16
 
 
 @dataclass(frozen=True)
@@ -157,7 +162,7 @@ class PieceLowering:
 
     def lower_run(self, run: list[Access]) -> None:
         grid = Grid.of(run)
-        if len(run) < 2 or grid is None:
+        if len(run) < MIN_RUN or grid is None:
             for access in run:
                 self.lower_op(access.op)
             return
