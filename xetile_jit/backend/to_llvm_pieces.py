@@ -102,6 +102,11 @@ class Stash:
         return b.gep(self.array, [ir.Constant(I32, 0), flat])
 
 
+def descriptor(op: Operation) -> Value:
+    """The tensor descriptor of a block load or store."""
+    return op.operands[0] if isinstance(op, S.SimtLoadNdOp) else op.operands[1]
+
+
 def lane_elements(load: S.SimtLoadNdOp) -> int:
     result = llvm_type(load.result.type)
     return result.count if isinstance(result, ir.VectorType) else 1
@@ -152,7 +157,7 @@ class PieceLowering:
             key = self.block_key(op.operands[1], op.layout, X.BlockStore)
         else:
             return None
-        tdesc = op.operands[0] if isinstance(op, S.SimtLoadNdOp) else op.operands[1]
+        tdesc = descriptor(op)
         create = tdesc.owner
         if (key is None or not isinstance(create, G.CreateNdDescOp) or len(self.bases[tdesc]) != 1
                 or self.has_rows(tdesc) is not None or self.x_aligned(tdesc) is not None):
@@ -186,7 +191,7 @@ class PieceLowering:
         data (to_llvm_elements.read_run)."""
         b, first = self.builder, run[0].op
         loads = isinstance(first, S.SimtLoadNdOp)
-        tdesc = first.operands[0] if loads else first.operands[1]
+        tdesc = descriptor(first)
         value_type = llvm_type((first.result if loads else first.operands[0]).type)
         values = Stash(self, value_type, len(run))
         if not loads:
@@ -220,7 +225,7 @@ class PieceLowering:
         b = self.builder
         first = run[0]
         desc = X.describe(self.target, first.key)
-        tdesc = first.op.operands[0] if isinstance(first.op, S.SimtLoadNdOp) else first.op.operands[1]
+        tdesc = descriptor(first.op)
         _, width, height, _ = self.surface(tdesc)
         columns = b.zext(b.udiv(width, ir.Constant(I32, max(1, desc.bits // 8))), I64)
         tests = []
@@ -240,7 +245,7 @@ class PieceLowering:
         components as in the builtin: a load's value as block_load gives it (no padding to apply), or None."""
         b, op = self.builder, access.op
         desc = X.describe(self.target, access.key)
-        tdesc = op.operands[0] if isinstance(op, S.SimtLoadNdOp) else op.operands[1]
+        tdesc = descriptor(op)
         surface = Surface(*self.surface(tdesc), self.block_coord(tdesc, 0), self.block_coord(tdesc, 1))
         lane = self.lane_id()
         if isinstance(op, S.SimtStoreNdOp):
