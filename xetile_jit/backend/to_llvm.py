@@ -72,6 +72,11 @@ def llvm_type(t: Type) -> ir.Type:
     raise NotImplementedError(f"to-llvm: {t} is not a work-item value (a scalar or a 1-D vector)")
 
 
+def components(ty: ir.Type) -> int:
+    """How many components a lane value of type `ty` has: a vector's count, 1 for a scalar."""
+    return ty.count if isinstance(ty, ir.VectorType) else 1
+
+
 def splat(ty: ir.Type, value) -> ir.Constant:
     """`value` as a constant of `ty`, in every component when `ty` is a vector."""
     if isinstance(ty, ir.VectorType):

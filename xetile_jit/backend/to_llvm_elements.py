@@ -152,9 +152,9 @@ class PrivateBlock:
     def count(self) -> int:
         return self.pointer.type.pointee.count
 
-    def slot(self, b: ir.IRBuilder, i: int) -> ir.Value:
-        """The address of component `i`."""
-        return b.gep(self.pointer, [ir.Constant(I32, 0), ir.Constant(I32, i)])
+    def slot(self, b: ir.IRBuilder, i: int | ir.Value) -> ir.Value:
+        """The address of component `i` (a constant, or an i32 value: a loop's index)."""
+        return b.gep(self.pointer, [ir.Constant(I32, 0), i if isinstance(i, ir.Value) else ir.Constant(I32, i)])
 
     def part(self, b: ir.IRBuilder, start: int, count: int) -> PrivateBlock:
         """Components start .. start + count - 1 as a block of their own, in place (no copy): a run longer than a

@@ -24,7 +24,8 @@ from ..ir.core import Block, Operation, Value
 from . import xe_builtins as X
 from .cpu_builtins import fast_load_word, fast_store_word
 from .targets import MAX_VECTOR_COMPONENTS
-from .to_llvm import I32, I64, counted_loop, llvm_type
+from .to_llvm import I32, I64, components, counted_loop, llvm_type
+from .to_llvm_elements import PrivateBlock
 from .xe_emulation import Surface
 
 
@@ -80,13 +81,12 @@ class Grid:
 
 
 class Stash:
-    """`count` values of `value_type` (a scalar or a vector) in one private array of their components."""
+    """`count` values of `value_type` (a scalar or a vector) in one private block of their components."""
 
     def __init__(self, lowering, value_type: ir.Type, count: int):
-        self.lowering, self.value_type = lowering, value_type
-        self.width = value_type.count if isinstance(value_type, ir.VectorType) else 1
+        self.lowering, self.width = lowering, components(value_type)
         element = value_type.element if isinstance(value_type, ir.VectorType) else value_type
-        self.array = lowering.private(ir.ArrayType(element, count * self.width))
+        self.block = PrivateBlock(lowering.private(ir.ArrayType(element, count * self.width)))
 
     def put(self, index: ir.Value, value: ir.Value) -> None:
         for j, component in enumerate(self.lowering.elements(value)):
@@ -98,8 +98,7 @@ class Stash:
 
     def slot(self, index: ir.Value, component: int) -> ir.Value:
         b = self.lowering.builder
-        flat = b.add(b.mul(index, ir.Constant(I32, self.width)), ir.Constant(I32, component))
-        return b.gep(self.array, [ir.Constant(I32, 0), flat])
+        return self.block.slot(b, b.add(b.mul(index, ir.Constant(I32, self.width)), ir.Constant(I32, component)))
 
 
 def descriptor(op: Operation) -> Value:
@@ -108,8 +107,7 @@ def descriptor(op: Operation) -> Value:
 
 
 def lane_elements(load: S.SimtLoadNdOp) -> int:
-    result = llvm_type(load.result.type)
-    return result.count if isinstance(result, ir.VectorType) else 1
+    return components(llvm_type(load.result.type))
 
 
 def base_and_shift(value: Value) -> tuple[Value, int]:
@@ -202,23 +200,11 @@ class PieceLowering:
         def block(b, i, _):
             xy = grid.coordinates(b, i, x0, y0)
             if loads:
-                values.put(i, self.looped_load(run[0], tdesc, xy))
+                values.put(i, self.block_load(run[0].key, run[0].op, xy))
             else:
-                raw = X.describe(self.target, run[0].key).signature.args[-1]
-                self.block_call(run[0].key, tdesc, b.bitcast(values.get(i), raw), xy=self.assemble(list(xy)))
+                self.block_store(run[0].key, run[0].op, values.get(i), xy)
         counted_loop(b, len(run), None, block)
         return [values.get(ir.Constant(I32, i)) for i in range(len(run))] if loads else []
-
-    def looped_load(self, access: Access, tdesc, xy: tuple) -> ir.Value:
-        """block_load of `access` at the coordinates `xy` (a block of the run's grid)."""
-        op = access.op
-        value = self.reinterpret(self.block_read(access.key, tdesc, self.assemble(list(xy)), lane_elements(op)),
-                                 llvm_type(op.result.type))
-        return self.padded(value, op, tdesc, xy) if op.padding != 0 else value
-
-    def slot(self, array: ir.Value, index) -> ir.Value:
-        index = index if isinstance(index, ir.Value) else ir.Constant(I32, index)
-        return self.builder.gep(array, [ir.Constant(I32, 0), index])
 
     def piece_inside(self, run: list[Access]) -> ir.Value:
         """i1: every block of `run` lies inside its surface, tested on the origin's i64 coordinates (no clamp)."""
@@ -253,7 +239,8 @@ class PieceLowering:
             counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
                 b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
             return None
-        dst = self.private(desc.data_type)
+        dst = PrivateBlock(self.private(desc.data_type))
         counted_loop(b, desc.components, None, lambda b, index, _: b.store(
-            fast_load_word(b, surface, desc, lane, index), self.slot(dst, index)))
-        return self.reinterpret(self.lane_words(dst, desc.data_type, lane_elements(op)), llvm_type(op.result.type))
+            fast_load_word(b, surface, desc, lane, index), dst.slot(b, index)))
+        return self.reinterpret(self.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
+                                llvm_type(op.result.type))

@@ -49,7 +49,8 @@ from .to_llvm_atomics import AtomicLowering
 from .to_llvm_elements import ElementLowering, PrivateBlock
 from .to_llvm_pieces import PieceLowering
 from .to_llvm_scatter import ScatterLowering
-from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, counted_loop, literal, llvm_type, splat
+from .to_llvm import (I32, I64, LLVMLowering, MemRef, NdMemRef, components, counted_loop, literal, llvm_type,
+                      splat)
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
@@ -116,7 +117,7 @@ class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLower
     def count(v: ir.Value | PrivateBlock) -> int:
         if isinstance(v, PrivateBlock):
             return v.count
-        return v.type.count if isinstance(v.type, ir.VectorType) else 1
+        return components(v.type)
 
     def assemble(self, items: list[ir.Value], into: PrivateBlock | None = None) -> ir.Value | PrivateBlock:
         """One lane value of `items`: a vector, or a PrivateBlock (`into`, or a new one) beyond a vector's size."""
@@ -394,12 +395,15 @@ class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLower
         return self.reinterpret(self.block_read(PAIRED_TRANSPOSE, tdesc, words, cache=op.cache),
                                 llvm_type(op.result.type))
 
-    def block_load(self, key, op) -> ir.Value | PrivateBlock:
+    def block_load(self, key, op, xy: tuple | None = None) -> ir.Value | PrivateBlock:
+        """The load `op` as message `key`; at the coordinates `xy` (x, y) when given, not its descriptor's (a block
+        of a run's grid, to_llvm_pieces.py)."""
         tdesc = op.operands[0]
         result_type = llvm_type(op.result.type)
-        elements = result_type.count if isinstance(result_type, ir.VectorType) else 1
-        value = self.reinterpret(self.block_read(key, tdesc, elements=elements, cache=op.cache), result_type)
-        return self.padded(value, op, tdesc) if op.padding != 0 else value
+        words = self.block_read(key, tdesc, None if xy is None else self.assemble(list(xy)), components(result_type),
+                                cache=op.cache)
+        value = self.reinterpret(words, result_type)
+        return self.padded(value, op, tdesc, xy) if op.padding != 0 else value
 
     def block_read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1,
                    cache=None) -> ir.Value | PrivateBlock:
@@ -445,10 +449,14 @@ class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLower
             return self.store_elements(op)
         self.by_message(tdesc, lambda: self.block_store(key, op), lambda: self.store_elements(op))
 
-    def block_store(self, key, op) -> None:
+    def block_store(self, key, op, data: ir.Value | None = None, xy: tuple | None = None) -> None:
+        """The store `op` as message `key`; of `data` at (x, y) `xy` when given, not its operand at its descriptor's
+        (a block of a run's grid, to_llvm_pieces.py)."""
         value, tdesc = op.operands
         raw_type = X.describe(self.target, key).signature.args[-1]
-        self.block_call(key, tdesc, self.builder.bitcast(self.values[value], raw_type), cache=op.cache)
+        data = self.values[value] if data is None else data
+        message_xy = None if xy is None else self.assemble(list(xy))
+        self.block_call(key, tdesc, self.builder.bitcast(data, raw_type), xy=message_xy, cache=op.cache)
 
     def lower_PrefetchNdOp(self, op):
         """A cache hint: emitted, with the op's L1/L3 controls, where the target has the prefetch message of this
@@ -509,7 +517,7 @@ class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLower
         for i, b_k in enumerate(columns):
             bld.store(b_k, block.slot(bld, i))
         return self.assemble(counted_loop(bld, len(columns), self.elements(acc), lambda bld, k, sums: step(
-            k, sums, bld.load(bld.gep(block.pointer, [ir.Constant(I32, 0), k])))))
+            k, sums, bld.load(block.slot(bld, k)))))
 
     # ---- moving and reducing data ------------------------------------------------------------------------
     def lower_ShuffleOp(self, op):

@@ -23,7 +23,7 @@ import dpctl.utils
 _COMPLETE = dpctl.event_status_type.complete
 _lock = threading.Lock()
 # dpctl 0.22's SequentialOrderManager[queue] is one object for every thread (its ContextVar's default map is shared)
-# and not thread safe: four threads launching and synchronizing at once crashed or hung a test run in 4 of 8 tries
+# and not thread safe; a suite run's four-thread launch test once crashed inside its wait
 _order = threading.Lock()
 _pending: dict = {}  # queue -> deque of (event, args, owners) of launches that may still run
 
