@@ -17,7 +17,11 @@ reduce at 128x128x32 (32 subgroups: a subgroup's C is 16x32, its B^T 32x32 read 
 "fa-hd128" are tutorials/06's causal flash attention, BM = BN = 32, head dim 64 and 128 (4 subgroups: a subgroup's
 S is 8x32 = Q (8xD, loaded before the loop) K^T, then O 8xD += P V; K^T is read by transposed loads). Their minimum
 per loop iteration is the DPAS of each tile_mma plus the fewest messages for the tiles the loop loads; a transposed
-load is at most 32 rows of `max_transpose_width_bytes`.
+load counts in messages DPAS takes as they come: `max_transpose_width_bytes` x one row a lane (16 rows). A 32-row
+transposed message is legal, but gives each lane two rows taking turns column by column, which DPAS cannot take
+without register moves; Intel's compiler reads it so reordered as two 16-row messages (docs/DESIGN.md,
+"Transposed loads"). Column `fewest` counts the fewest legal messages (32-row transposed ones: 3, 6 and 12 for
+the fused kernels; the GEMMs' `min`).
 
 The main loop is the innermost loop with the most `dpas`. Intel's compiler may unroll it: `unroll` is the loop's
 dpas over the minimal dpas of one K step (1 when that is not a whole number), and every count is per K step
@@ -65,6 +69,10 @@ VARIANTS = (("f16", None, 0), ("f16", [32, 16], 0), ("bf16", None, 0), ("i8", No
 class Minimum:
     dpas: int
     loads: int
+    fewest: int = 0  # the fewest legal load messages (module docstring); `loads` when 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "fewest", self.fewest or self.loads)
 
 
 def minimum(target, dtype: str, m: int, n: int, k: int) -> Minimum:
@@ -82,21 +90,25 @@ def dpas(target, dtype: str, m: int, n: int, k: int) -> int:
     return m // dm * (n // dn) * (k // dk)
 
 
-def messages(target, dtype: str, rows: int, cols: int, transposed: bool = False) -> int:
-    """The fewest 2D block loads of a rows x cols `dtype` block in memory (transposed: d32 transposed messages)."""
+def messages(target, dtype: str, rows: int, cols: int, transposed: bool = False, dpas_ready: bool = True) -> int:
+    """The fewest 2D block loads of a rows x cols `dtype` block in memory (transposed: d32 transposed messages, of
+    one row a lane as DPAS takes them when `dpas_ready`: module docstring)."""
     io, size = target.block_io, np.dtype(DTYPES[dtype]).itemsize
     width = io.max_transpose_width_bytes if transposed else io.max_width_bytes
-    return math.ceil(rows / io.max_load_rows) * math.ceil(cols * size / width)
+    height = target.subgroup_size if transposed and dpas_ready else io.max_load_rows
+    return math.ceil(rows / height) * math.ceil(cols * size / width)
 
 
 def fused_minimum(target, kernel: str) -> Minimum:
     """The least one main-loop iteration of a subgroup of a FUSED kernel takes (module docstring)."""
     if kernel == "app2.2":  # C 16x32 += A 16x32 @ (B^T 32x32)^T
-        return Minimum(dpas(target, "f16", 16, 32, 32), messages(target, "f16", 16, 32)
-                       + messages(target, "f16", 32, 32, transposed=True))
-    d = FUSED[kernel]  # S 8x32 = Q 8xD @ K^T; O 8xD += P 8x32 @ V 32xD
-    return Minimum(dpas(target, "f16", 8, 32, d) + dpas(target, "f16", 8, d, 32),
-                   messages(target, "f16", 32, d, transposed=True) + messages(target, "f16", 32, d))
+        products, plain, transposed = dpas(target, "f16", 16, 32, 32), messages(target, "f16", 16, 32), (32, 32)
+    else:
+        d = FUSED[kernel]  # S 8x32 = Q 8xD @ K^T; O 8xD += P 8x32 @ V 32xD
+        products = dpas(target, "f16", 8, 32, d) + dpas(target, "f16", 8, d, 32)
+        plain, transposed = messages(target, "f16", 32, d), (32, d)
+    return Minimum(products, plain + messages(target, "f16", *transposed, transposed=True),
+                   plain + messages(target, "f16", *transposed, transposed=True, dpas_ready=False))
 
 
 def compile_fused(kernel: str, target: str, abi: str):
@@ -145,7 +157,7 @@ def fused_row(kernel: str, target: str, abi: str) -> dict:
 def measured(result: dict, least: Minimum, build) -> dict:
     """`result` with the main loop's counts of the kernel `build()` compiles beside `least`, its GRFs and spilled
     bytes (None where the compiler does not say), or `skipped` with the reason."""
-    result |= {"min_dpas": least.dpas, "min_loads": least.loads}
+    result |= {"min_dpas": least.dpas, "min_loads": least.loads, "fewest_loads": least.fewest}
     try:
         kernel = build()
     except (NotImplementedError, xetile.CompilationError) as error:
@@ -163,7 +175,7 @@ def measured(result: dict, least: Minimum, build) -> dict:
 
 
 HEADER = (f"{'target':<7} {'abi':<6} {'kernel':<8} {'dtype':<5} {'A inst':<8} {'pf':>2} {'unroll':>6} {'dpas':>5} "
-          f"{'min':>4} {'loads':>6} {'min':>4} {'load data:GRFs (kernel)':<24} {'pref':>5} {'other':>6} {'oth/dpas':>8} "
+          f"{'min':>4} {'loads':>6} {'min':>4} {'fewest':>6} {'load data:GRFs (kernel)':<24} {'pref':>5} {'other':>6} {'oth/dpas':>8} "
           f"{'GRFs':>4} {'spill':>6}")
 
 
@@ -171,9 +183,11 @@ def format_row(r: dict) -> str:
     inst = "x".join(map(str, r["inst_a"])) if r["inst_a"] else "default"
     head = f"{r['target']:<7} {r['abi']:<6} {r['kernel']:<8} {r['dtype']:<5} {inst:<8} {r['prefetch_distance']:>2}"
     if "skipped" in r:
-        return f"{head} {'-':>6} {'-':>5} {r['min_dpas']:>4} {'-':>6} {r['min_loads']:>4} skipped: {r['skipped']}"
+        return (f"{head} {'-':>6} {'-':>5} {r['min_dpas']:>4} {'-':>6} {r['min_loads']:>4} {r['fewest_loads']:>6} "
+                f"skipped: {r['skipped']}")
     spill = ("yes" if r["scratch"] else "no") if r["spill_bytes"] is None else f"{r['spill_bytes']} B"
     return (f"{head} {r['unroll']:>6} {r['dpas']:>5g} {r['min_dpas']:>4} {r['loads']:>6g} {r['min_loads']:>4} "
+            f"{r['fewest_loads']:>6} "
             f"{r['load_kinds']:<24} {r['prefetches']:>5g} {r['other']:>6g} {r['other_per_dpas']:>8.2f} "
             f"{r['grf_count']:>4} {spill:>6}")
 
@@ -208,7 +222,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         os.environ["XETILE_CACHE_DIR"] = cache
         print("main loop per K step of a subgroup (gemm: 32x64 C tile; fused kernels: one iteration); "
-              "min = minimum(); other = non-dpas, non-send; GRFs: register file per thread")
+              "min = minimum() (transposed loads as DPAS takes them), fewest = legal messages; other = non-dpas, "
+              "non-send; GRFs: register file per thread")
         print(HEADER)
         for target, abi in (combo for combo in COMBOS if combo[0] in args.targets):
             if not ocloc.available(get_target(target, abi)):

@@ -12,6 +12,7 @@ import pytest
 from xetile_jit.backend import ocloc
 from xetile_jit.backend.isa_stats import innermost_loops
 from xetile_jit.backend.targets import get_target
+from xetile_jit.ir.attrs import Layout
 from test_tile_ops import copy_tile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -290,3 +291,24 @@ def test_gemm_bias_reduce_main_loop_has_no_exchange(target):
     loop = max(innermost_loops(compiled.asm["isa"]), key=lambda counts: counts.dpas)
     assert (loop.dpas, loop.loads, loop.other_sends) == (8, 5, 0) and loop.other <= 8 * loop.dpas
     assert loop.messages == {"load d16 rd16": 1, "load d32t rd8": 4}
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
+def test_igc_reads_a_reordered_32_row_transposed_message_as_two_of_16_rows(target):
+    """Tutorial 7 with B^T in inst_data [32, 16] blocks calls two 32-row d32 transposed messages per K step; the
+    words they give must be reordered for DPAS (lane n holds rows n and n + 16 column by column, DPAS takes a B
+    block in 8 consecutive registers), and Intel's compiler reads each as two 16-row messages, straight into
+    DPAS's registers: the loop of the default layouts (16x16 blocks), 4 d32t messages of 8 registers, a few more
+    other instructions. So the default stays 16 rows (docs/DESIGN.md, "Transposed loads")."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    t = tutorial("07-gemm-bias-reduce")
+    a = np.zeros((256, 128), np.float16)
+    mp_a, mp_bt, *rest = t.layouts(128, 128, 32)
+    tall = Layout(mp_bt.sg_layout, mp_bt.sg_data, inst_data=[32, 16], order=mp_bt.order)
+    compiled = t.gemm_bias_reduce.warmup(a, a, np.zeros((1, 256), np.float32), np.zeros((256, 1), np.float32), 128,
+                                         BM=128, BN=128, BK=32, L=(mp_a, tall, *rest), target=target)
+    assert len(re.findall(r"call void @\"xe_block2d_load_d32_1x8x32tn\"", compiled.asm["llir"])) == 2
+    loop = max(innermost_loops(compiled.asm["isa"]), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.messages) == (8, {"load d16 rd16": 1, "load d32t rd8": 4})
+    assert json.loads(compiled.asm["isa_stats"])["spill_bytes"] == 0

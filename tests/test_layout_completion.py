@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import rand
 from spirv_tools import cpu_queue
+from test_gpu_code import tutorial
 from test_passes import gemm, run_func
 
 import xetile_jit as xetile
@@ -257,3 +258,38 @@ def test_int8_b_reaches_dpas_from_vnni_transform_loads_bit_exact(rng, target, a_
         for stage, lowered in lower(func).items():
             np.testing.assert_array_equal(run_func(lowered, (2, 2), [a, b, np.zeros_like(c), 128, 128, 128])[2],
                                           expected, err_msg=stage)
+
+
+def transposed_b_args(rng, m=200, n=300, k=72):
+    """Tutorial 7's arguments (RFC Appendix 2.2: B given as B^T, N x K), unaligned in every dimension."""
+    return (rand(rng, (m, k), np.float16), rand(rng, (n, k), np.float16), rand(rng, (1, n), np.float32),
+            np.zeros((m, 1), np.float32), k)
+
+
+def tall_bt_layouts(tutorial_07):
+    """Tutorial 7's layouts for a 64 x 128 x 32 tile, B^T's 32x32 subgroup piece in inst_data [32, 16] blocks."""
+    mp_a, mp_bt, *rest = tutorial_07.layouts(64, 128, 32)
+    return (mp_a, xetile.Layout(mp_bt.sg_layout, mp_bt.sg_data, inst_data=[32, 16], order=mp_bt.order), *rest)
+
+
+def test_transposed_b_in_32_row_messages_on_request(rng):
+    """inst_data [32, 16] on a B^T tile read through a folded tile_transpose: one d32 transposed message of 32 rows
+    x 8 dwords (lane n: rows n and n + 16, taking turns column by column), whose words a lane puts back in its
+    value's order (two column groups of DPAS B's lane fields). Every IR level in the interpreter and the bit-exact
+    emulation on opencl:cpu give tutorial 7's row sums, borders included."""
+    t = tutorial("07-gemm-bias-reduce")
+    args = transposed_b_args(rng)
+    a, bt, bias, _, _ = args
+    options = dict(BM=64, BN=128, BK=32, L=tall_bt_layouts(t))
+    grid = (xetile.cdiv(a.shape[0], 64), xetile.cdiv(bt.shape[0], 128))
+    expected = (a.astype(np.float64) @ bt.astype(np.float64).T + bias).sum(1, keepdims=True)
+    compiled = t.gemm_bias_reduce.warmup(*args, **options, target="xe-emulated")
+    assert block_loads(compiled.asm["llir"]).count("d32_1x8x32tn") == 2  # B^T 32x32: two 32x16 blocks
+    assert "inst_data = [16, 32], lane_layout = [1, 16], lane_data = [2, 1]" in next(
+        line for line in compiled.asm["xegpu"].splitlines() if "transpose = [1, 0]" in line)
+    func = t.gemm_bias_reduce.warmup(*args, **options, target="numpy").func
+    for stage, lowered in lower(func, target="xe-emulated").items():
+        (_, _, _, res) = run_func(lowered, grid, args)
+        np.testing.assert_allclose(res, expected, rtol=1e-3, atol=1e-2 * np.abs(expected).max(), err_msg=stage)
+    t.gemm_bias_reduce[grid](*args, **options, target="xe-emulated", device=cpu_queue())
+    np.testing.assert_allclose(args[3], expected, rtol=1e-3, atol=1e-2 * np.abs(expected).max())

@@ -386,7 +386,8 @@ LOADS = LEGACY_LOADS + [xb.BlockLoad(16, 32, 16), xb.BlockLoad(16, 32, 16, 2), x
                         xb.BlockLoad(16, 32, 16, 2, vnni=True), xb.BlockLoad(8, 32, 16, 2, vnni=True),
                         xb.BlockLoad(8, 32, 16, 4, vnni=True),  # 8-bit DPAS B of the int8 GEMM: 64 bytes wide
                         xb.BlockLoad(8, 32, 32, 2), xb.BlockLoad(8, 32, 16, 4), xb.BlockLoad(32, 32, 16),
-                        xb.BlockLoad(32, 8, 8), xb.BlockLoad(32, 32, 8, 2)]  # narrow blocks (tf32 A)
+                        xb.BlockLoad(32, 8, 8), xb.BlockLoad(32, 32, 8, 2),  # narrow blocks (tf32 A)
+                        xb.BlockLoad(32, 32, 8, transpose=True)]  # 16-bit B^T, 32 rows: rows i and i + 16 a lane
 LEGACY_STORES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockStore)]
 STORES = LEGACY_STORES + [xb.BlockStore(16, 1, 16), xb.BlockStore(32, 2, 16)]  # one component a lane, and two
 PREFETCHES = [key for key in xb.BLOCK2D_TABLE if isinstance(key, xb.BlockPrefetch)]
@@ -427,8 +428,9 @@ def block_module(target: str) -> ir.Module:
 def lane_cells(desc: xb.Block2DBuiltin, lane: int, component: int, x: int, y: int) -> list[tuple[int, int]]:
     """The surface (row, column) of each element of `component` on `lane`, lowest bits first (reference §2)."""
     p = desc.per_lane
-    if desc.transpose:
-        return [(y + lane, x + component)]
+    if desc.transpose:  # lane i: rows i, i + 16, ... taking turns column by column
+        column, group = divmod(component, desc.rows // SG)
+        return [(y + group * SG + lane, x + column)]
     if desc.vnni:  # block by block, rows / p words each
         block, word = divmod(component, desc.rows // p)
         return [(y + word * p + j, x + block * desc.cols + lane) for j in range(p)]

@@ -45,6 +45,9 @@ def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
 TF32_SUBGROUP = 16  # tf32 DPAS exists on sub-group 16 devices only (module docstring)
 
 
+TRANSPOSE_LANES = 16  # a transposed message gives lane i rows i, i + 16, ... (xe_builtins.py's layouts)
+
+
 @dataclass(frozen=True)
 class BlockIO:
     """The 2D block messages a target has (docs/reference/xe_builtins.md §6): a block is at most `max_width_bytes` wide
@@ -77,6 +80,8 @@ class BlockIO:
             return f"transposed loads are single blocks of {self.transpose_bits}-bit data"
         if transpose and cols * bits // 8 > self.max_transpose_width_bytes:
             return f"a transposed block load is at most {self.max_transpose_width_bytes} bytes wide"
+        if transpose and rows % TRANSPOSE_LANES:
+            return f"a transposed block load here is a multiple of {TRANSPOSE_LANES} rows (its lane layouts)"
         if rows > self.max_load_rows:
             return f"a 2D block load is at most {self.max_load_rows} rows high, not {rows}"
         return self.width_rule(bits, cols * blocks)

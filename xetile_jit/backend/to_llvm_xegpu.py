@@ -53,8 +53,12 @@ from .to_llvm import (I32, I64, LLVMLowering, MemRef, NdMemRef, components, coun
                       splat)
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
-PAIRED_TRANSPOSE = X.BlockLoad(32, 16, 8, transpose=True)
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
+
+
+def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
+    """The d32 transposed message of a 16 x C block of 16-bit pairs: C rows of 8 dwords in memory."""
+    return X.BlockLoad(32, layout.block[1], 8, transpose=True)
 
 
 class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLowering, LLVMLowering):
@@ -379,21 +383,33 @@ class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLower
         return self.by_message(tdesc, lambda: self.block_load(key, op), lambda: self.load_elements(op))
 
     def pairs_transpose(self, op) -> bool:
-        """A transposed 16x16 block of 16-bit data, read as a d32 transpose of 16 rows of 8 dwords: lane n gets
-        memory row n, whose dword c is the pair of rows 2c, 2c+1 of column n of the value, as the value's lane
-        layout (and DPAS B's VNNI packing) has them. Needs a surface of 4-byte units (block_io) and padding 0."""
+        """A transposed 16 x 16g block of 16-bit data (g = 1, 2), read as a d32 transpose of 16g rows of 8
+        dwords: lane n gets memory rows n (and n + 16), whose dword c is the pair of rows 2c, 2c+1 of column n
+        (n + 16) of the value, as the value's lane layout (column groups of DPAS B's VNNI packing) has them.
+        Needs a surface of 4-byte units (block_io) and padding 0."""
         tdesc = op.operands[0]
-        return (tdesc.type.dtype.bits == 16 and op.padding == 0 and op.layout.block == (16, 16)
+        return (tdesc.type.dtype.bits == 16 and op.padding == 0 and op.layout.block[0] == 16
                 and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
-                and X.provides(self.target, PAIRED_TRANSPOSE))
+                and X.provides(self.target, paired_transpose(op.layout)))
 
-    def paired_transpose_load(self, op) -> ir.Value:
+    def paired_transpose_load(self, op) -> ir.Value | PrivateBlock:
+        """The message gives lane n the words of its rows taking turns column by column (xe_builtins.py); a
+        lane's value has them row by row (column group by group), put in that order in private memory. IGC 2.40
+        reads a 32-row message so reordered as two 16-row ones (docs/DESIGN.md, "Transposed loads")."""
         tdesc = op.operands[0]
         b = self.builder
+        key = paired_transpose(op.layout)
         x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
         words = self.assemble([b.ashr(x, ir.Constant(I32, 1)), y])  # x is even (x_aligned) and may be negative
-        return self.reinterpret(self.block_read(PAIRED_TRANSPOSE, tdesc, words, cache=op.cache),
-                                llvm_type(op.result.type))
+        desc = X.describe(self.target, key)
+        if desc.row_groups == 1:
+            return self.reinterpret(self.block_read(key, tdesc, words, cache=op.cache), llvm_type(op.result.type))
+        message, value = (PrivateBlock(self.private(desc.data_type)) for _ in range(2))
+        self.block_call(key, tdesc, message.pointer, xy=words, cache=op.cache)
+        order = [column * desc.row_groups + group for group in range(desc.row_groups) for column in range(desc.cols)]
+        value_words = self.assemble([b.load(message.slot(b, word)) for word in order])
+        b.store(value_words, b.bitcast(value.pointer, value_words.type.as_pointer()))
+        return self.reinterpret(value, llvm_type(op.result.type))
 
     def block_load(self, key, op, xy: tuple | None = None) -> ir.Value | PrivateBlock:
         """The load `op` as message `key`; at the coordinates `xy` (x, y) when given, not its descriptor's (a block

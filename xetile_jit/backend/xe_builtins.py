@@ -42,8 +42,10 @@ Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
   lower column in the lower bits); a block narrower than the sub-group (g = sub-group size / cols rows a
   component): component `v * rows / g + j` holds on lane i row y + j * g + i / cols, column x + v * cols + i %
   cols; VNNI: component `v * rows / p + k` holds rows `y + k * p .. + p - 1` (p = 32 / bits) of column
-  x + v * cols + i; transpose: component c holds column x + c of row y + i. Elements
-  outside width x height read 0.
+  x + v * cols + i; transpose (rows a multiple of 16, g = rows / 16): component c * g + h holds column x + c of
+  row y + 16 * h + i (a 32-row block gives lane i rows i and i + 16, alternating column by column, as the
+  registers hold the transposed block: row c of 32 dwords in two registers). Elements outside width x height
+  read 0.
 * block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
   width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on a CPU.
 * "cpu" (ABI "vector"): defined in the module for the CPU's vector units (cpu_builtins.py), same results. The
@@ -255,9 +257,14 @@ class Block2DBuiltin:
         return 1 if self.vnni or self.transpose else max(1, BLOCK_IO_SUBGROUP // self.cols)
 
     @property
+    def row_groups(self) -> int:
+        """Transposed: the groups of 16 rows a lane takes one row of (the module docstring's g)."""
+        return self.rows // BLOCK_IO_SUBGROUP
+
+    @property
     def components(self) -> int:
         if self.transpose:
-            return self.cols
+            return self.cols * self.row_groups
         return self.rows * self.blocks // (self.per_lane if self.vnni else self.lane_rows)
 
     @property

@@ -48,8 +48,10 @@ class Surface:
 
     def position(self, b: ir.IRBuilder, msg: X.Block2DBuiltin, lane: ir.Value, component: ir.Value, part: int):
         """(row, column) of element `part` of `component` on `lane` (the layouts of the module docstring)."""
-        if msg.transpose:
-            return b.add(self.y, lane), b.add(self.x, component)
+        if msg.transpose:  # component c * g + h: row 16 h + lane, column c
+            groups = X._i32(msg.row_groups)
+            row = b.add(b.mul(b.urem(component, groups), X._i32(X.BLOCK_IO_SUBGROUP)), lane)
+            return b.add(self.y, row), b.add(self.x, b.udiv(component, groups))
         if msg.vnni:  # block by block, each rows / per_lane words
             words = X._i32(msg.components // msg.blocks)
             block, word = b.udiv(component, words), b.urem(component, words)

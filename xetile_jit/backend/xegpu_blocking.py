@@ -121,11 +121,11 @@ class Blocking(PiecewiseConversion):
     @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
         src = self.grid_of(op.operands[0])
-        self.grids[op.result] = Grid(src.counts[::-1], src.shape[::-1]) if op.transpose else src
+        got = Grid(src.counts[::-1], src.shape[::-1]) if op.transpose else src
+        self.grids[op.result] = got
         super().convert_LoadNdOp(op)
         layout = op.result.layout
-        if not op.transpose and layout is not None and layout.lane_layout is not None and \
-                src.shape == tuple(layout.inst_data or ()):
+        if layout is not None and layout.lane_layout is not None and got.shape == tuple(layout.inst_data or ()):
             for block in self.get(op.result):
                 block.layout = Layout(lane_layout=layout.lane_layout, lane_data=layout.lane_data)
 

@@ -20,7 +20,11 @@ element-wise operands, loop-carried values: layout propagation's classes) share 
   is a run of a lane's components, taken with no data movement;
 - a row-major tile whose loaded value is only transposed (tile_transpose) into a tile_mma operand takes that
   operand's DPAS block, transposed: XeTile-to-XeGPU reads it with transposed block loads straight into the DPAS
-  blocks (RFC Appendix 2.2's B^T; attention's K^T), not a load and a register shuffle;
+  blocks (RFC Appendix 2.2's B^T; attention's K^T), not a load and a register shuffle. The transposed value takes
+  the load's blocks swapped; where those are several DPAS blocks (a user's inst_data [32, 16] on 16-bit B^T: one
+  32-row message), with the DPAS block's lane fields repeated (column groups, as for an array-of-blocks load).
+  The default stays the DPAS block: the 32-row message gives a lane two rows taking turns column by column, which
+  DPAS cannot take without register moves, and IGC splits it back into two 16-row messages (docs/DESIGN.md);
 - a tile_mma operand whose instruction blocks are not its DPAS block gets an explicit `tile_conv_layout` to it:
   same sg_layout and sg_data, so it moves no data between subgroups and lowers in registers (a 16x16 load block
   is two 8x16 DPAS A blocks).
@@ -58,6 +62,7 @@ class LayoutClass:
     mma_dtype: DType | None = None  # that operand's element type (a class may mix types: a mask, the scores)
     mma_precision: str = "ieee"  # that tile_mma's input_precision (tf32 has its own DPAS blocks)
     transposed: "LayoutClass | None" = None  # the class its loaded value is only transposed into
+    transposed_from: "LayoutClass | None" = None  # the loads whose transposes (folded into them) give this class
 
     @property
     def layout(self) -> Layout:
@@ -86,7 +91,10 @@ class LayoutCompletion:
         for op in ops:
             self.note_use(op)
             if isinstance(op, X.LoadTileOp) and only_transpose(op) is not None:
-                self.find(op.result).transposed = self.find(only_transpose(op).result)
+                source, result = self.find(op.result), self.find(only_transpose(op).result)
+                source.transposed = result
+                if folded(only_transpose(op)):
+                    result.transposed_from = source
         for group in self.classes.values():
             self.complete(group)
         for op in ops:
@@ -94,11 +102,12 @@ class LayoutCompletion:
                 self.convert_mma_operands(op)
 
     def note_use(self, op: Operation) -> None:
+        loads = isinstance(op, X.LoadTileOp) or folded(op)
         for v in op.results + [a for region in op.regions for a in region.block.args]:
-            if isinstance(v.type, VectorType) and not isinstance(op, X.LoadTileOp):
+            if isinstance(v.type, VectorType) and not loads:
                 self.find(v).kinds.add("value")
         for index, v in enumerate(op.operands):
-            if isinstance(v.type, VectorType) and not converts_use(op, index):
+            if isinstance(v.type, VectorType) and not (loads or converts_use(op, index)):
                 self.find(v).kinds.add("value")
         kind = USE_KINDS.get(type(op))
         if kind is not None:
@@ -135,6 +144,10 @@ class LayoutCompletion:
 
     def default_inst(self, group: LayoutClass, piece, dtype) -> tuple[int, int]:
         block = self.mma_block(group, dtype)
+        if group.transposed_from is not None:  # the load's blocks, swapped, when they are whole DPAS blocks
+            inst = tuple(reversed(self.inst_of(group.transposed_from)))
+            if block is None or divides(block, inst):
+                return inst
         if block is None and group.transposed is not None and self.mma_block(group.transposed, dtype) is not None:
             block = self.mma_block(group.transposed, dtype)[::-1]
             if divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
@@ -143,6 +156,12 @@ class LayoutCompletion:
             largest = self.only_regrouped(group) and self.target.largest_loads
             return self.load_message(group, piece, block, dtype) if largest else block
         return self.target.value_block(piece)
+
+    def inst_of(self, group: LayoutClass) -> tuple[int, int]:
+        """The instruction block `group` has or will have."""
+        layout = group.layout
+        dtype = group.mma_dtype or group.values[0].type.dtype
+        return layout.inst_data or self.default_inst(group, layout.sg_data, dtype)
 
     def mma_block(self, group: LayoutClass, dtype) -> tuple[int, int] | None:
         """The DPAS operand block of a tile_mma operand class (None for other classes)."""
@@ -153,8 +172,9 @@ class LayoutCompletion:
     def only_regrouped(self, group: LayoutClass) -> bool:
         """A tile_mma operand class of row-major tiles whose loaded values are only regrouped into DPAS blocks
         (no other op computes on them, nothing stores them), read by 2D block messages: such values may be arrays
-        of blocks."""
-        return (group.mma_operand is not None and self.target.block_io is not None and "load" in group.kinds
+        of blocks; or that a folded transpose of such loads gives (transposed_from)."""
+        loaded = "load" in group.kinds or group.transposed_from is not None
+        return (group.mma_operand is not None and self.target.block_io is not None and loaded
                 and not {"value", "store"} & group.kinds
                 and all(v.type.order == ROW_MAJOR for v in group.values if isinstance(v.type, TileType)))
 
@@ -197,6 +217,20 @@ def only_transpose(load: X.LoadTileOp) -> X.TileTransposeOp | None:
     if len(uses) == 1 and isinstance(uses[0][0], X.TileTransposeOp) and uses[0][0].perm == (1, 0):
         return uses[0][0]
     return None
+
+
+def folded(op: Operation) -> bool:
+    """Whether `op` is a tile_transpose XeTile-to-XeGPU folds into the load it reads (read_transposed): the only
+    reader of a row-major tile's load, its value given no instruction block of its own (so it takes the load's,
+    swapped) and only regrouped (tile_mma operands). The load and the transpose are then one transposed load,
+    neither a value computed on."""
+    if not isinstance(op, X.TileTransposeOp):
+        return False
+    load = op.operands[0].owner
+    layout = X.layout_of(op.result)
+    return (isinstance(load, X.LoadTileOp) and only_transpose(load) is op and load.operands[0].type.order == ROW_MAJOR
+            and layout is not None and layout.inst_data is None
+            and all(converts_use(user, index) for user, index in op.result.uses))
 
 
 def converts_use(op: Operation, index: int) -> bool:
