@@ -227,6 +227,39 @@ def test_a_pieces_blocks_share_one_bounds_test_on_the_cpu_target(rng, width):
 
 
 @xetile.kernel
+def row_norm(x, y, N, BN: xetile.constexpr):
+    """Rows centered and scaled by their max, kept where they were positive: the mask (booleans) lives across both
+    reductions; 16 rows a workgroup, one a subgroup."""
+    m = xetile.program_id(0) * 16
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [16, BN]), padding=0.0)
+    positive = v > 0.0
+    mean = xetile.tile_broadcast(xetile.tile_reduce("add", v, [1]) / N, [1], [16, BN])
+    top = xetile.tile_broadcast(xetile.tile_reduce("max", v, [1]), [1], [16, BN])
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [16, BN]), xetile.where(positive, (v - mean) / (top - mean), 0.0))
+
+
+def kernel_lines(llir: str) -> int:
+    return llir.split("define internal")[0].count("\n")
+
+
+@pytest.mark.parametrize("rows, width", [(32, 2048), (37, 2040)], ids=["inside", "border"])
+def test_a_row_is_computed_in_loops_over_its_blocks_on_the_cpu_target(rng, rows, width):
+    """On the `cpu` target the block ops of a row (128 blocks of 1x16 at 2048 columns) are loops over the blocks
+    (to_llvm_block_loops.py): the load, the mask and the two folds in one, the output in another; the mask's and
+    the row's blocks kept in private arrays between them. So the kernel's code does not grow with the row (2048
+    columns within 10% of 512; one value a block it was about 4x), and the numbers are the interpreter's, at the
+    array's border too (rows 32-36, columns 2040-2047 padding)."""
+    x, y = rand(rng, (rows, width), np.float32), np.zeros((rows, width), np.float32)
+    options = dict(BN=2048, num_subgroups=16)
+    long_row = kernel_lines(row_norm.warmup(x, y, width, target="cpu", **options).asm["llir"])
+    short_row = kernel_lines(row_norm.warmup(x[:, :512], y[:, :512], 512, target="cpu", BN=512,
+                                             num_subgroups=16).asm["llir"])
+    assert long_row < 1.1 * short_row
+    reference, device = run_both(row_norm, [x, y, width], options, (xetile.cdiv(rows, 16),))
+    assert_close(device[1], reference[1], np.float32, scale=width)
+
+
+@xetile.kernel
 def far_tile(x, y, out, row, col, UPDATE: xetile.constexpr):
     """Reads x and writes y at (row, col), reached by init_tile or (UPDATE) by an offset update from (0, 0)."""
     if UPDATE:

@@ -6,10 +6,11 @@ block lies inside the surface and calls the out-of-line border function when not
 CPU device the per-block tests and the calls they guard were most of a narrow row's cost: a copy kernel of 16M f32
 elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true
 (docs/DESIGN.md "CPU notes"). So a run of at least MIN_RUN consecutive block loads (or stores) on one array, whose
-descriptors are a row-major grid of blocks a constant apart, is lowered as: if the piece they cover lies inside the surface, every
-block with plain loads or stores (the builtin's own inside path, without its test); otherwise the blocks through
-their builtin in a loop over the grid (one call site, so the driver builds one block's border code, not the run's).
-Both paths read and write the same elements, so the result is the builtin's either way.
+descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`), is tested once (`piece_inside`):
+inside, each block is read or written with plain loads or stores (`fast_access`, the builtin's own inside path
+without its test), otherwise through its builtin. to_llvm_block_loops.py lowers the runs in loops over the blocks,
+so the driver builds one block's border code, not the run's. Both paths read and write the same elements: the
+result is the builtin's either way.
 """
 from __future__ import annotations
 
@@ -20,13 +21,15 @@ from llvmlite import ir
 from ..ir import core_ops as C
 from ..ir import simt_ops as S
 from ..ir import xegpu_ops as G
-from ..ir.core import Block, Operation, Value
+from ..ir.core import Operation, Value
 from . import xe_builtins as X
 from .cpu_builtins import fast_load_word, fast_store_word
 from .targets import MAX_VECTOR_COMPONENTS
 from .to_llvm import I32, I64, components, counted_loop, llvm_type
 from .to_llvm_elements import PrivateBlock
 from .xe_emulation import Surface
+
+I8, BOOL = ir.IntType(8), ir.IntType(1)
 
 
 # the fewest blocks a run needs to be lowered together: each block of a run saves its test, each run costs two
@@ -81,20 +84,24 @@ class Grid:
 
 
 class Stash:
-    """`count` values of `value_type` (a scalar or a vector) in one private block of their components."""
+    """`count` values of `value_type` (a scalar or a vector) in one private block of their components; booleans as
+    bytes (a SPIR-V kernel's memory holds no OpTypeBool)."""
 
     def __init__(self, lowering, value_type: ir.Type, count: int):
         self.lowering, self.width = lowering, components(value_type)
         element = value_type.element if isinstance(value_type, ir.VectorType) else value_type
-        self.block = PrivateBlock(lowering.private(ir.ArrayType(element, count * self.width)))
+        self.bools = element == BOOL
+        self.block = PrivateBlock(lowering.private(ir.ArrayType(I8 if self.bools else element, count * self.width)))
 
     def put(self, index: ir.Value, value: ir.Value) -> None:
+        b = self.lowering.builder
         for j, component in enumerate(self.lowering.elements(value)):
-            self.lowering.builder.store(component, self.slot(index, j))
+            b.store(b.zext(component, I8) if self.bools else component, self.slot(index, j))
 
     def get(self, index: ir.Value) -> ir.Value:
         b = self.lowering.builder
-        return self.lowering.assemble([b.load(self.slot(index, j)) for j in range(self.width)])
+        words = [b.load(self.slot(index, j)) for j in range(self.width)]
+        return self.lowering.assemble([b.trunc(w, BOOL) for w in words] if self.bools else words)
 
     def slot(self, index: ir.Value, component: int) -> ir.Value:
         b = self.lowering.builder
@@ -122,25 +129,8 @@ def base_and_shift(value: Value) -> tuple[Value, int]:
 
 
 class PieceLowering:
-    """Mixin of the XeGPU lowering (to_llvm_xegpu.py): lower_block, with runs of block accesses on the `cpu`
-    target lowered together."""
-
-    def lower_block(self, block: Block, args) -> list[ir.Value]:
-        if self.target.builtins != "vector":
-            return super().lower_block(block, args)
-        self.values.update(zip(block.args, args))
-        run: list[Access] = []
-        for op in block.ops:
-            access = self.piece_access(op)
-            if run and (access is None or not access.joins(run[0])):
-                self.lower_run(run)
-                run = []
-            if access is None:
-                self.lower_op(op)
-            else:
-                run.append(access)
-        self.lower_run(run)
-        return self.operands(block.terminator)
+    """Mixin of the XeGPU lowering (to_llvm_xegpu.py): runs of block accesses on the `cpu` target lowered together
+    (to_llvm_block_loops.py finds them)."""
 
     def piece_access(self, op: Operation) -> Access | None:
         """`op` as an Access of a run: a block load or store through a builtin message, on a descriptor made
@@ -158,53 +148,10 @@ class PieceLowering:
         tdesc = descriptor(op)
         create = tdesc.owner
         if (key is None or not isinstance(create, G.CreateNdDescOp) or len(self.bases[tdesc]) != 1
-                or self.has_rows(tdesc) is not None or self.x_aligned(tdesc) is not None):
+                or self.slice_of_batch(tdesc) or not self.aligned_start(tdesc)):
             return None
         return Access(op, key, create.operands[0], base_and_shift(create.operands[1]),
                       base_and_shift(create.operands[2]))
-
-    def lower_run(self, run: list[Access]) -> None:
-        grid = Grid.of(run)
-        if len(run) < MIN_RUN or grid is None:
-            for access in run:
-                self.lower_op(access.op)
-            return
-        b = self.builder
-        with b.if_else(self.piece_inside(run)) as (inside, border):
-            with inside:
-                fast, fast_end = [self.fast_access(a) for a in run], b.block
-            with border:
-                slow, slow_end = self.border_loop(run, grid), b.block
-        if isinstance(run[0].op, S.SimtLoadNdOp):
-            for access, by_word, by_block in zip(run, fast, slow):
-                merged = b.phi(by_word.type)
-                merged.add_incoming(by_word, fast_end)
-                merged.add_incoming(by_block, slow_end)
-                self.values[access.op.result] = merged
-
-    def border_loop(self, run: list[Access], grid: Grid) -> list[ir.Value]:
-        """The run's blocks through their builtin, as a loop over the grid (one call site, so the driver builds
-        and hoists one block's code, not the run's): a load's values through a private array; [] for stores. The
-        array holds the values component by component, read and written word by word, as a CPU wants private
-        data (to_llvm_elements.read_run)."""
-        b, first = self.builder, run[0].op
-        loads = isinstance(first, S.SimtLoadNdOp)
-        tdesc = descriptor(first)
-        value_type = llvm_type((first.result if loads else first.operands[0]).type)
-        values = Stash(self, value_type, len(run))
-        if not loads:
-            for i, access in enumerate(run):
-                values.put(ir.Constant(I32, i), self.values[access.op.operands[0]])
-        x0, y0 = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
-
-        def block(b, i, _):
-            xy = grid.coordinates(b, i, x0, y0)
-            if loads:
-                values.put(i, self.block_load(run[0].key, run[0].op, xy))
-            else:
-                self.block_store(run[0].key, run[0].op, values.get(i), xy)
-        counted_loop(b, len(run), None, block)
-        return [values.get(ir.Constant(I32, i)) for i in range(len(run))] if loads else []
 
     def piece_inside(self, run: list[Access]) -> ir.Value:
         """i1: every block of `run` lies inside its surface, tested on the origin's i64 coordinates (no clamp)."""
@@ -226,16 +173,16 @@ class PieceLowering:
             inside = b.and_(inside, test)
         return inside
 
-    def fast_access(self, access: Access) -> ir.Value | None:
-        """The block of `access` read or written with no bounds test (the piece is inside), a loop over a lane's
-        components as in the builtin: a load's value as block_load gives it (no padding to apply), or None."""
+    def fast_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None) -> ir.Value | None:
+        """The block of `access` at `xy` (x, y) of `surface` read or written with no bounds test (the piece is
+        inside), a loop over a lane's components as in the builtin: a load's value as block_load gives it (no
+        padding to apply), or None after writing a store's `data`."""
         b, op = self.builder, access.op
         desc = X.describe(self.target, access.key)
-        tdesc = descriptor(op)
-        surface = Surface(*self.surface(tdesc), self.block_coord(tdesc, 0), self.block_coord(tdesc, 1))
+        surface = Surface(*surface, *xy)
         lane = self.lane_id()
         if isinstance(op, S.SimtStoreNdOp):
-            raw = b.bitcast(self.values[op.operands[0]], desc.signature.args[-1])
+            raw = b.bitcast(data, desc.signature.args[-1])
             counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
                 b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
             return None

@@ -10,9 +10,9 @@ component, the array's index. Block messages are used only where the rules of do
 hold: a surface the launch checked (MemRefType.block_io; the compiler driver warns once per kernel for an array
 that fails it) and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the element path as the
 other branch). A slice outside its batched array has no rows: the message addresses a one-row stand-in surface
-with the block far below it (`surface`), so it reads padding and drops writes without an element path. f32 x f32
-"DPAS" is computed with f32 multiply-adds, each lane taking the rows of A from the lane that holds them (targets.py
-says why).
+with the block far below it (`surface`), so it reads padding and drops writes without an element path. The mixins
+lower the rest: DPAS (to_llvm_dpas.py), the element path (to_llvm_elements.py), atomics, scatter ops, and on the
+`cpu` target the runs of block ops in loops (to_llvm_pieces.py, to_llvm_block_loops.py).
 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
 element address and bounds check (the element path), so no offset or extent wraps. Block messages take i32
@@ -43,14 +43,14 @@ from ..runtime.args import BLOCK_MAX_EXTENT
 from ..ir.elementwise import BINARY, REDUCE_KINDS
 from . import xe_builtins as X
 from . import xe_prefetch_payload as payload
-from .dpas_emulation import dpas_result, tf32
 from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm_atomics import AtomicLowering
 from .to_llvm_elements import ElementLowering, PrivateBlock
+from .to_llvm_block_loops import BlockLoopLowering
+from .to_llvm_dpas import DpasLowering
 from .to_llvm_pieces import PieceLowering
 from .to_llvm_scatter import ScatterLowering
-from .to_llvm import (I32, I64, LLVMLowering, MemRef, NdMemRef, components, counted_loop, literal, llvm_type,
-                      splat)
+from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal, llvm_type
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
@@ -61,7 +61,8 @@ def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
     return X.BlockLoad(32, layout.block[1], 8, transpose=True)
 
 
-class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLowering, LLVMLowering):
+class XeGPULowering(BlockLoopLowering, PieceLowering, DpasLowering, ElementLowering, AtomicLowering,
+                   ScatterLowering, LLVMLowering):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
@@ -301,18 +302,28 @@ class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLower
         8- and 16-bit messages need); None when every start is for sure: 32- and 64-bit data on Xe, any on a CPU,
         or a column offset the IR shows to be a multiple of `unit` bytes (ir/analysis.known_multiples: no
         element-by-element path to generate, the tutorial GEMM's case)."""
+        if self.aligned_start(tdesc, unit):
+            return None
         bytes_per = tdesc.type.dtype.bits // 8
         unit = unit or self.target.block_io.start_bytes
-        if bytes_per >= unit or self.x_multiples.get(tdesc, 1) * bytes_per % unit == 0:
-            return None
         b = self.builder
         x = self.offset(tdesc, 0)
         return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, unit // bytes_per - 1)), ir.Constant(I64, 0))
 
+    def aligned_start(self, tdesc, unit: int = 0) -> bool:
+        """Whether every block of `tdesc` starts on a multiple of `unit` bytes for sure (x_aligned's None)."""
+        bytes_per = tdesc.type.dtype.bits // 8
+        unit = unit or self.target.block_io.start_bytes
+        return bytes_per >= unit or self.x_multiples.get(tdesc, 1) * bytes_per % unit == 0
+
+    def slice_of_batch(self, tdesc) -> bool:
+        """Whether `tdesc`'s surface may have no rows: a slice of a batched array (memref.subview)."""
+        return any(may_be_empty(array) for array in self.bases[tdesc])
+
     def has_rows(self, tdesc) -> ir.Value | None:
         """i1: the surface has rows; a slice outside a batched array has none (memref.subview; its columns are the
         array's, launch-checked). None: not a slice."""
-        if not any(may_be_empty(array) for array in self.bases[tdesc]):
+        if not self.slice_of_batch(tdesc):
             return None
         return self.builder.icmp_unsigned("!=", self.memref(tdesc).rows, ir.Constant(I64, 0))
 
@@ -486,54 +497,6 @@ class XeGPULowering(PieceLowering, ElementLowering, AtomicLowering, ScatterLower
             self.by_message(tdesc, lambda: payload.prefetch(self, key, tdesc, op.cache), lambda: None)
         else:
             self.by_message(tdesc, lambda: self.block_call(key, tdesc, cache=op.cache), lambda: None)
-
-    # ---- DPAS --------------------------------------------------------------------------------------------
-    def lower_SimtDpasOp(self, op):
-        """The target's DPAS builtin for the operands' kind (tf32 for input_precision "tf32" where the target has
-        it), on the `cpu` target its emulation written inline; f32 x f32 otherwise as multiply-adds."""
-        a, b, *c = op.operands
-        rows = op.layouts[2].block[0]
-        acc = self.values[c[0]] if c else splat(llvm_type(op.result.type), 0)
-        kind = self.target.dpas_kind(a.type.dtype, op.precision)
-        if kind == "f32":
-            return self.fma_mma(self.values[a], self.values[b], acc, op.precision)
-        key = X.Dpas(kind, "tf32" if kind == "tf32" else (op.vnni_b or b.type.dtype).mlir, m=rows)
-        mad = X.describe(self.target, key)
-        a_value, b_value = (self.dpas_operand(self.values[v], t) for v, t in zip((a, b), mad.signature.args))
-        if self.target.builtins == "vector":  # inline: a call's vector arguments went through memory lane by lane
-            return dpas_result(self.builder, mad, a_value, b_value, acc, self.private(ir.ArrayType(I32, 8)))
-        return self.builder.call(X.builtin(self.module, self.target, key), [a_value, b_value, acc])
-
-    def dpas_operand(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value:
-        """A lane's A or B as the DPAS builtin takes it (`ty`): its bits, read in one load from private memory
-        when larger than a vector (8-bit B: 32 bytes a lane, eight words)."""
-        if isinstance(value, PrivateBlock):
-            return self.read_run(self.reinterpret(value, ty), 0, ty.count)
-        return value if value.type == ty else self.builder.bitcast(value, ty)
-
-    def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, precision: str) -> ir.Value:
-        """C[r][n] += A[r][k] * B[k][n]: lane n gets A[r][k] from lane k, k ascending, each a fused multiply-add
-        (the GPU's mad; a CPU's FMA). tf32 (a target without tf32 DPAS): the operands truncated to tf32 first, as
-        the interpreter's rule says. Row by row in scalars; on a CPU as a loop over k, B's components read from a
-        private array, as the DPAS emulation (dpas_emulation.dpas_result says why), on a GPU unrolled (a variable
-        lane or index there is an indirect register access)."""
-        bld = self.builder
-        rows, columns = ([tf32(bld, bld.bitcast(x, I32)) for x in self.elements(v)] if precision == "tf32"
-                         else self.elements(v) for v in (a, b))
-
-        def step(k: ir.Value, sums: list, b_k: ir.Value) -> list:
-            return [self.opencl("fma", self.shuffle(a_r, k), b_k, total) for total, a_r in zip(sums, rows)]
-
-        if not self.target.emulated:
-            sums = self.elements(acc)
-            for k, b_k in enumerate(columns):
-                sums = step(ir.Constant(I32, k), sums, b_k)
-            return self.assemble(sums)
-        block = PrivateBlock(self.private(ir.ArrayType(columns[0].type, len(columns))))
-        for i, b_k in enumerate(columns):
-            bld.store(b_k, block.slot(bld, i))
-        return self.assemble(counted_loop(bld, len(columns), self.elements(acc), lambda bld, k, sums: step(
-            k, sums, bld.load(block.slot(bld, k)))))
 
     # ---- moving and reducing data ------------------------------------------------------------------------
     def lower_ShuffleOp(self, op):
