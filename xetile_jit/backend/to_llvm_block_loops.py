@@ -84,16 +84,22 @@ class LazyValues(dict):
 
 @dataclass(eq=False)
 class Region:
-    """Runs over the same N blocks, one loop; `hoisted`: the ops between them, lowered before it."""
-    runs: list[Run]
-    hoisted: list[Operation]
+    """Runs over the same N blocks, one loop; `hoisted`: the ops between them, lowered before it; `ops`: the runs'
+    ops, as a set (regions() asks `produces` for every operand it meets)."""
+    runs: list[Run] = field(default_factory=list)
+    hoisted: list[Operation] = field(default_factory=list)
+    ops: set[Operation] = field(default_factory=set)
 
     @property
     def size(self) -> int:
         return self.runs[0].size
 
+    def add(self, run: Run) -> None:
+        self.runs.append(run)
+        self.ops.update(run.ops)
+
     def produces(self, v: Value) -> bool:
-        return any(v.owner in run.ops for run in self.runs)
+        return v.owner in self.ops
 
 
 def repeat_key(op: Operation, same: dict) -> tuple | None:
@@ -237,10 +243,9 @@ class BlockLoopLowering:
                 test = self.piece_inside(run.accesses)
                 inside = test if inside is None else b.and_(inside, test)
         origins = {run: self.origin(run) for run in region.runs if run.accesses is not None}
-        in_loop = {op for run in region.runs for op in run.ops}
         stored = {run: self.stored_values(run) for run in region.runs if run.kind == "store" and not run.sources[0]}
         for run in region.runs:
-            if any(user not in in_loop for v in run.blocks() for user, _ in v.uses):
+            if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
                 run.stash = Stash(self, llvm_type(run.ops[0].result.type), run.size)
         folds = [run for run in region.runs if run.kind == "fold"]
 
@@ -344,8 +349,8 @@ def regions(items: list) -> list:
                     if source is None):
                 if region is not None:
                     result.append(region)
-                region = Region([], [])
-            region.runs.append(item)
+                region = Region()
+            region.add(item)
             region.hoisted.extend(pending)
             pending = []
         elif hoistable(item, region):

@@ -48,8 +48,8 @@ class Access:
 
     def joins(self, first: Access) -> bool:
         """Whether this access extends the run that starts with `first`: the same kind of op, lanes, padding and
-        message on the same array, its origin the run's plus constants (the border loop lowers every block as the
-        first)."""
+        message on the same array, its origin the run's plus constants (the loop over the blocks lowers every block as
+        the first, to_llvm_block_loops.py)."""
         return (type(self.op) is type(first.op) and self.key == first.key and self.array is first.array
                 and self.op.layout == first.op.layout
                 and getattr(self.op, "padding", None) == getattr(first.op, "padding", None)
