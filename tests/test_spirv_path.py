@@ -260,6 +260,33 @@ def test_a_row_is_computed_in_loops_over_its_blocks_on_the_cpu_target(rng, rows,
 
 
 @xetile.kernel
+def row_extremes(x, y, BN: xetile.constexpr):
+    """Per row of 16: the max, the min and the sum, in columns 0-2 of y (16 wide)."""
+    m = xetile.program_id(0) * 16
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [16, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [16, 1]), xetile.tile_reduce("max", v, [1]))
+    xetile.store_tile(xetile.init_tile(y, [m, 1], [16, 1]), xetile.tile_reduce("min", v, [1]))
+    xetile.store_tile(xetile.init_tile(y, [m, 2], [16, 1]), xetile.tile_reduce("add", v, [1]))
+
+
+@pytest.mark.parametrize("width, loop", [(256, 4), (288, 9), (272, 17), (2048, 32)])
+def test_a_fold_is_independent_chains_on_the_cpu_target(rng, width, loop):
+    """A row's fold over its N blocks of 1x16 keeps 4 partial results (2, 1 where N is not a multiple) folded
+    pairwise after the loop, which then runs N / 4 times (to_llvm_block_loops.fold_chains): a single chain of
+    maxnumf waited for each block's compare. The numbers stay the interpreter's: max and min exactly, NaNs
+    losing, as in any order."""
+    x = rand(rng, (32, width), np.float32)
+    x[3, 5] = x[4, :width // 2] = np.nan
+    x[5, :] = np.nan
+    y = np.zeros((32, 16), np.float32)
+    llir = row_extremes.warmup(x, y, BN=width, target="cpu").asm["llir"]
+    assert re.search(rf"icmp ult i32 %\"[^\"]+\", {loop}\n", llir)
+    reference, device = run_both(row_extremes, [x, y], dict(BN=width), (2,))
+    np.testing.assert_array_equal(device[1][:, :2], reference[1][:, :2])
+    assert_close(device[1][:, 2], reference[1][:, 2], np.float32, scale=width)
+
+
+@xetile.kernel
 def far_tile(x, y, out, row, col, UPDATE: xetile.constexpr):
     """Reads x and writes y at (row, col), reached by init_tile or (UPDATE) by an offset update from (0, 0)."""
     if UPDATE:

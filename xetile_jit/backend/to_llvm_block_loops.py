@@ -29,6 +29,7 @@ from .to_llvm import I32, counted_loop, llvm_type
 from .to_llvm_pieces import MIN_RUN, Access, Grid, Stash, descriptor
 
 MAPPED = (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)  # pure ops on each block alone
+FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
 CORE_FIELDS = {"_operands", "results", "regions", "parent", "loc"}
 
 
@@ -248,9 +249,11 @@ class BlockLoopLowering:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
                 run.stash = Stash(self, llvm_type(run.ops[0].result.type), run.size)
         folds = [run for run in region.runs if run.kind == "fold"]
+        chains = fold_chains(region.size) if folds else 1
 
-        def body(b, i, states):
-            current, states = {}, list(states or [])
+        def step(b, i, first, states):
+            """Block i of every run; `states`, each fold's partial result of block i's chain."""
+            current = {}
             for run in region.runs:
                 if run.kind == "store":
                     data = stored[run].get(i) if run in stored else self.block_value(run.sources[0], i, current)
@@ -260,7 +263,7 @@ class BlockLoopLowering:
                     k = folds.index(run)
                     block = self.block_value(run.sources[0], i, current)
                     combined = self.lower_with(run.ops[0], dict(zip(run.ops[0].operands, (states[k], block))))
-                    states[k] = b.select(b.icmp_unsigned("==", i, ir.Constant(I32, 0)), block, combined)
+                    states[k] = b.select(first, block, combined)
                     continue
                 if run.kind == "load":
                     value = self.block_in_loop(run, i, inside, origins[run])
@@ -273,13 +276,27 @@ class BlockLoopLowering:
                     run.stash.put(i, value)
             return states
 
-        inits = [ir.Constant(llvm_type(run.ops[-1].result.type), None) for run in folds]
-        finals = counted_loop(b, region.size, inits or None, body)
-        for run, final in zip(folds, finals or []):
-            self.values[run.ops[-1].result] = final
+        def body(b, j, states):
+            states, first = list(states or []), b.icmp_unsigned("==", j, ir.Constant(I32, 0))
+            for chain in range(chains):
+                i = b.add(b.mul(j, ir.Constant(I32, chains)), ir.Constant(I32, chain))
+                states[chain::chains] = step(b, i, first, states[chain::chains])
+            return states
+
+        inits = [ir.Constant(llvm_type(run.ops[-1].result.type), None) for run in folds for _ in range(chains)]
+        finals = counted_loop(b, region.size // chains, inits or None, body)
+        for k, run in enumerate(folds):
+            self.values[run.ops[-1].result] = self.fold_partials(run.ops[0], finals[k * chains:(k + 1) * chains])
         for run in region.runs:
             if run.stash is not None:
                 self.values.update((v, Stashed(run.stash, j)) for j, v in enumerate(run.blocks()))
+
+    def fold_partials(self, fold: Operation, partials: list[ir.Value]) -> ir.Value:
+        """The partial results of a fold's chains folded pairwise with its op."""
+        while len(partials) > 1:
+            partials = [self.lower_with(fold, dict(zip(fold.operands, partials[k:k + 2])))
+                        for k in range(0, len(partials), 2)]
+        return partials[0]
 
     def stored_values(self, run: Run) -> Stash:
         """The values a store run without a source writes, in a private array."""
@@ -385,6 +402,13 @@ def unread(items: list) -> set:
         if all(use in unused or use[0] in skipped for use in uses):
             skipped.update([item, *stand_ins])
     return skipped
+
+
+def fold_chains(size: int) -> int:
+    """How many partial results a fold of `size` blocks keeps: block i goes to partial i % chains, so that the loop's
+    folds are `chains` independent chains (one chain of maxnumf measured 2x the time of the same kernel's loads and
+    stores: each block waited for the compare and select of the one before)."""
+    return next(chains for chains in (FOLD_CHAINS, 2, 1) if size % chains == 0)
 
 
 def hoistable(item, region: Region | None) -> bool:
