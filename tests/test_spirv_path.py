@@ -287,6 +287,44 @@ def test_a_fold_is_independent_chains_on_the_cpu_target(rng, width, loop):
 
 
 @xetile.kernel
+def layer_norm(x, w, y, N, BN: xetile.constexpr):
+    """The README's layer norm (no bias), 16 rows a workgroup, f32 inside."""
+    m = xetile.program_id(0) * 16
+    rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [16, BN])).to(xetile.float32)
+    mean = xetile.tile_reduce("add", rows, [1]) / N
+    var = xetile.tile_reduce("add", rows * rows, [1]) / N - mean * mean
+    weight = xetile.load_tile(xetile.init_tile(w, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [16, BN]), (rows - mean) * xetile.rsqrt(var + 1e-5) * weight)
+
+
+def loop_bodies(llir: str, trips: int) -> list[str]:
+    """The text of each loop of `trips` iterations (counted_loop's: header label to back edge)."""
+    bodies = []
+    for match in re.finditer(rf"icmp ult i32 %\"[^\"]+\", {trips}\n\s+br i1 %\"[^\"]+\", label %\"([^\"]+)\"", llir):
+        bodies.append(llir[llir.index(f"\n{match.group(1)}:"):match.end()])
+    return bodies
+
+
+@pytest.mark.parametrize("rows", [32, 37], ids=["inside", "border"])
+def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_target(rng, rows):
+    """Layer norm on the `cpu` target (to_llvm_block_loops.regions, unswitched): the sum of squares is folded in
+    the loop of the sum (the reduction and the division between them come after it), the weight is loaded in the
+    loop that uses it, not before; and each loop is two, one test before them choosing: plain loads, no call of
+    the border builtin, in the one of whole blocks (a call in the loop kept the partial sums in memory). The
+    numbers are the interpreter's, at the array's border too (rows 32-36)."""
+    x, w = rand(rng, (rows, 1024), np.float16), rand(rng, (1, 1024), np.float32)
+    y = np.zeros_like(x)
+    llir = layer_norm.warmup(x, w, y, 1024, BN=1024, target="cpu").asm["llir"].split("define internal")[0]
+    folds, outputs = loop_bodies(llir, 16), loop_bodies(llir, 64)  # 64 blocks, 4 partial sums
+    assert len(folds) == len(outputs) == 2
+    for fast, slow in (folds, outputs):
+        assert "@\"xe_block2d" not in fast and "@\"xe_block2d" in slow
+    assert folds[0].count("phi  float") == 8 and outputs[0].count("addrspace(1)*") > 0
+    reference, device = run_both(layer_norm, [x, w, y, 1024], dict(BN=1024), (xetile.cdiv(rows, 16),))
+    assert_close(device[2], reference[2], np.float16, scale=8)
+
+
+@xetile.kernel
 def far_tile(x, y, out, row, col, UPDATE: xetile.constexpr):
     """Reads x and writes y at (row, col), reached by init_tile or (UPDATE) by an offset update from (0, 0)."""
     if UPDATE:

@@ -6,19 +6,21 @@ Lowered one value a block, a whole row of N blocks is live at once, and the Open
 allocator moves each block through the stack three or four times (docs/DESIGN.md "CPU notes"). So on the `cpu`
 target a basic block's runs form loop regions: consecutive runs over the same N blocks (element-wise ops alike in
 all but their block operands, fold chains, load and store runs) are one loop over the blocks that computes every
-run's block i, a fold as a value the loop carries. A block used after its region is kept in a private array
-(`Stash`) and read where it is used. Ops between the runs that use no value of the region are lowered before its
-loop. A load or store run reads or writes block i with plain memory ops when every piece of the region lies inside
-its surface (one test before the loop) and through its builtin otherwise, so the values are the builtins'. An
-element-wise op or constant alike to an earlier one, operands included (blocking repeats a constant, or an op on
-broadcast values, a block), is that one's Alias; the descriptors and offsets of a run's other blocks, which the
-loop never reads, are not lowered. Measured (docs/DESIGN.md "CPU notes", 2026-11-24, 4096 rows of 1024-4096
-columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16 1.2-1.8x (512 columns: 1.0-1.2x); a row kernel's
-code is the same size at 512 and 2048 columns.
+run's block i, a fold as 4 partial results the loop carries (independent chains, folded pairwise after it). A block
+used after its region is kept in a private array (`Stash`) and read where it is used. Pure ops between the runs are
+lowered before the loop when they use no value of the region, else after it, and a later run on the region's
+blocks still joins. Load and store runs read or write their blocks with plain memory ops where every piece of the
+region lies inside its surface and through their builtins otherwise: two copies of the loop after one test
+(`unswitched`), so the values are the builtins'. An element-wise op or constant alike to an earlier one, operands
+included (blocking repeats a constant, or an op on broadcast values, a block), is that one's Alias; the descriptors
+and offsets of a run's other blocks, which the loop never reads, are not lowered. Measured (docs/DESIGN.md "CPU
+notes", 2026-11-24, 4096 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16
+1.2-1.8x (512 columns: 1.0-1.2x); a row kernel's code is the same size at 512 and 2048 columns.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 from llvmlite import ir
 
@@ -101,6 +103,17 @@ class Region:
 
     def produces(self, v: Value) -> bool:
         return v.owner in self.ops
+
+
+@dataclass
+class LoopPlan:
+    """What a region's loop reads (lower_region): the load and store runs' surfaces and first blocks (`origins`),
+    the values of store runs without a source (`stored`), the fold runs and how many chains each keeps."""
+    region: Region
+    origins: dict
+    stored: dict
+    folds: list[Run]
+    chains: int
 
 
 def repeat_key(op: Operation, same: dict) -> tuple | None:
@@ -232,8 +245,8 @@ class BlockLoopLowering:
 
     # ---- lowering a region -------------------------------------------------------------------------------
     def lower_region(self, region: Region, skipped: set) -> None:
-        """The hoisted ops (those the lowering reads), then one loop over the blocks computing each run's block i in
-        order."""
+        """The hoisted ops (those the lowering reads), then the loop over the blocks computing each run's block i in
+        order (two, unswitched, where the region loads or stores)."""
         for item in region.hoisted:
             if item not in skipped:
                 self.lower_item(item)
@@ -243,53 +256,60 @@ class BlockLoopLowering:
             if run.accesses is not None:
                 test = self.piece_inside(run.accesses)
                 inside = test if inside is None else b.and_(inside, test)
-        origins = {run: self.origin(run) for run in region.runs if run.accesses is not None}
-        stored = {run: self.stored_values(run) for run in region.runs if run.kind == "store" and not run.sources[0]}
         for run in region.runs:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
                 run.stash = Stash(self, llvm_type(run.ops[0].result.type), run.size)
         folds = [run for run in region.runs if run.kind == "fold"]
-        chains = fold_chains(region.size) if folds else 1
-
-        def step(b, i, first, states):
-            """Block i of every run; `states`, each fold's partial result of block i's chain."""
-            current = {}
-            for run in region.runs:
-                if run.kind == "store":
-                    data = stored[run].get(i) if run in stored else self.block_value(run.sources[0], i, current)
-                    self.block_in_loop(run, i, inside, origins[run], data)
-                    continue
-                if run.kind == "fold":
-                    k = folds.index(run)
-                    block = self.block_value(run.sources[0], i, current)
-                    combined = self.lower_with(run.ops[0], dict(zip(run.ops[0].operands, (states[k], block))))
-                    states[k] = b.select(first, block, combined)
-                    continue
-                if run.kind == "load":
-                    value = self.block_in_loop(run, i, inside, origins[run])
-                else:
-                    value = self.lower_with(run.ops[0], {
-                        v: self.block_value(source, i, current)
-                        for v, source in zip(run.ops[0].operands, run.sources) if source is not None})
-                current[run] = value
-                if run.stash is not None:
-                    run.stash.put(i, value)
-            return states
-
-        def body(b, j, states):
-            states, first = list(states or []), b.icmp_unsigned("==", j, ir.Constant(I32, 0))
-            for chain in range(chains):
-                i = b.add(b.mul(j, ir.Constant(I32, chains)), ir.Constant(I32, chain))
-                states[chain::chains] = step(b, i, first, states[chain::chains])
-            return states
-
-        inits = [ir.Constant(llvm_type(run.ops[-1].result.type), None) for run in folds for _ in range(chains)]
-        finals = counted_loop(b, region.size // chains, inits or None, body)
+        plan = LoopPlan(region, {run: self.origin(run) for run in region.runs if run.accesses is not None},
+                        {run: self.stored_values(run) for run in region.runs
+                         if run.kind == "store" and not run.sources[0]},
+                        folds, fold_chains(region.size) if folds else 1)
+        loop = partial(self.region_loop, plan)
+        finals = loop(None) if inside is None else self.unswitched(inside, loop)
         for k, run in enumerate(folds):
-            self.values[run.ops[-1].result] = self.fold_partials(run.ops[0], finals[k * chains:(k + 1) * chains])
+            self.values[run.ops[-1].result] = self.fold_partials(run.ops[0], finals[k * plan.chains:][:plan.chains])
         for run in region.runs:
             if run.stash is not None:
                 self.values.update((v, Stashed(run.stash, j)) for j, v in enumerate(run.blocks()))
+
+    def region_loop(self, plan: LoopPlan, fast: bool | None) -> list | None:
+        """The loop over the region's blocks, `plan.chains` blocks an iteration (block j * chains + c in chain c);
+        the folds' final partial results, fold by fold, chain by chain."""
+        def body(b, j, states):
+            states, first = list(states or []), b.icmp_unsigned("==", j, ir.Constant(I32, 0))
+            for chain in range(plan.chains):
+                i = b.add(b.mul(j, ir.Constant(I32, plan.chains)), ir.Constant(I32, chain))
+                states[chain::plan.chains] = self.region_step(plan, i, first, states[chain::plan.chains], fast)
+            return states
+        inits = [ir.Constant(llvm_type(run.ops[-1].result.type), None)
+                 for run in plan.folds for _ in range(plan.chains)]
+        return counted_loop(self.builder, plan.region.size // plan.chains, inits or None, body)
+
+    def region_step(self, plan: LoopPlan, i: ir.Value, first: ir.Value, states: list, fast: bool | None) -> list:
+        """Block i of every run of the region; `states`, each fold's partial result of block i's chain (`first`:
+        none yet)."""
+        b, current = self.builder, {}
+        for run in plan.region.runs:
+            if run.kind == "store":
+                data = plan.stored[run].get(i) if run in plan.stored else self.block_value(run.sources[0], i, current)
+                self.block_in_loop(run, i, fast, plan.origins[run], data)
+            elif run.kind == "fold":
+                k = plan.folds.index(run)
+                block = self.block_value(run.sources[0], i, current)
+                combined = self.lower_with(run.ops[0], dict(zip(run.ops[0].operands, (states[k], block))))
+                states[k] = b.select(first, block, combined)
+            else:
+                value = (self.block_in_loop(run, i, fast, plan.origins[run]) if run.kind == "load"
+                         else self.mapped_block(run, i, current))
+                current[run] = value
+                if run.stash is not None:
+                    run.stash.put(i, value)
+        return states
+
+    def mapped_block(self, run: Run, i: ir.Value, current: dict) -> ir.Value:
+        """Block i of a map run: its op on block i of each source run (or the value shared by every block)."""
+        return self.lower_with(run.ops[0], {v: self.block_value(source, i, current)
+                                            for v, source in zip(run.ops[0].operands, run.sources) if source is not None})
 
     def fold_partials(self, fold: Operation, partials: list[ir.Value]) -> ir.Value:
         """The partial results of a fold's chains folded pairwise with its op."""
@@ -328,54 +348,75 @@ class BlockLoopLowering:
         tdesc = descriptor(run.accesses[0].op)
         return self.surface(tdesc), self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
 
-    def block_in_loop(self, run: Run, i: ir.Value, inside: ir.Value, origin: tuple, data: ir.Value | None = None):
-        """Block i of a load run (its value) or of a store run (writing `data`): plain memory ops when the region's
-        pieces are `inside`, the builtin otherwise."""
+    def unswitched(self, inside: ir.Value, loop) -> list | None:
+        """`loop(True)` where the region's pieces are `inside`, else `loop(False)`; the folds' final values. One
+        test before two loops, not one a block in the loop: the border path's call clobbers the vector registers,
+        and the OpenCL CPU compiler then kept the folds' partial results in memory on the fast path too."""
         b = self.builder
-        access = run.accesses[0]
-        surface, x0, y0 = origin
-        xy = run.grid.coordinates(b, i, x0, y0)
         with b.if_else(inside) as (then, otherwise):
             with then:
-                fast, fast_end = self.fast_access(access, surface, xy, data), b.block
+                fast, fast_end = loop(True), b.block
             with otherwise:
-                if data is None:
-                    slow = self.block_load(access.key, access.op, xy)
-                else:
-                    self.block_store(access.key, access.op, data, xy)
-                slow_end = b.block
-        if data is not None:
+                slow, slow_end = loop(False), b.block
+        if fast is None:
             return None
-        merged = b.phi(fast.type)
-        merged.add_incoming(fast, fast_end)
-        merged.add_incoming(slow, slow_end)
+        merged = []
+        for fast_value, slow_value in zip(fast, slow):
+            merged.append(b.phi(fast_value.type))
+            merged[-1].add_incoming(fast_value, fast_end)
+            merged[-1].add_incoming(slow_value, slow_end)
         return merged
+
+    def block_in_loop(self, run: Run, i: ir.Value, fast: bool, origin: tuple, data: ir.Value | None = None):
+        """Block i of a load run (its value) or of a store run (writing `data`): plain memory ops where the
+        region's pieces are inside their surfaces (`fast`), the builtin otherwise."""
+        access = run.accesses[0]
+        surface, x0, y0 = origin
+        xy = run.grid.coordinates(self.builder, i, x0, y0)
+        if fast:
+            return self.fast_access(access, surface, xy, data)
+        if data is None:
+            return self.block_load(access.key, access.op, xy)
+        self.block_store(access.key, access.op, data, xy)
+        return None
 
 
 def regions(items: list) -> list:
     """`items` with consecutive runs over the same blocks grouped in Regions. A run joins the open region unless it
-    takes as one value for every block a value the region computes; a pure op (or Alias) before a region's first
-    run or between its runs joins it (lowered before the loop) unless it uses such a value; anything else closes
-    the region."""
-    result, pending = [], []
-    region = None
+    takes as one value for every block a value the region or a deferred op computes. A pure op (or Alias) before a
+    region's first run or between its runs joins it, lowered before the loop, unless it uses such a value; then it
+    is deferred, lowered after the loop, so that a later run independent of it that takes blocks of the region's
+    runs still joins (layer norm's sum of squares, in the loop of the sum, not in a second pass over the row); a run
+    taking none of them then starts a region of its own (layer norm's weight, loaded in the loop that uses it, not
+    kept for it in a private array). Anything else closes the region."""
+    result, pending, deferred = [], [], []
+    region, later = None, set()
+
+    def close():
+        # pending before deferred: a deferred op may use a pending one (never the other way round)
+        result.extend(([region] if region is not None else []) + pending + deferred)
+        pending.clear()
+        deferred.clear()
+        later.clear()
+
     for item in items:
         if isinstance(item, Run):
-            if region is None or region.size != item.size or any(
-                    region.produces(v) for op in item.ops for v, source in zip(op.operands, item_sources(item))
-                    if source is None):
-                if region is not None:
-                    result.append(region)
+            if not joins(item, region, later):
+                close()
                 region = Region()
             region.add(item)
             region.hoisted.extend(pending)
-            pending = []
-        elif hoistable(item, region):
+            pending.clear()
+        elif hoistable(item, region, later):
             pending.append(item)
+        elif region is not None and hoistable(item, None, set()):
+            deferred.append(item)
+            later.update([item.value] if isinstance(item, Alias) else item.results)
         else:
-            result.extend(([region] if region is not None else []) + pending + [item])
-            region, pending = None, []
-    result.extend(([region] if region is not None else []) + pending)
+            close()
+            result.append(item)
+            region = None
+    close()
     return result
 
 
@@ -411,13 +452,25 @@ def fold_chains(size: int) -> int:
     return next(chains for chains in (FOLD_CHAINS, 2, 1) if size % chains == 0)
 
 
-def hoistable(item, region: Region | None) -> bool:
+def joins(run: Run, region: Region | None, later: set) -> bool:
+    """Whether `run` may be computed in the loop of `region` (regions()): it takes no value the region or an op
+    deferred after it (`later`) computes as one value for every block, and once an op is deferred, it takes blocks
+    of the region's runs."""
+    if region is None or region.size != run.size:
+        return False
+    uniform = [v for op in run.ops for v, source in zip(op.operands, item_sources(run)) if source is None]
+    if any(region.produces(v) or v in later for v in uniform):
+        return False
+    return not later or any(source in region.runs for source in run.sources)
+
+
+def hoistable(item, region: Region | None, later: set) -> bool:
     """Whether `item` may be lowered before the loop of `region` (or of the next one): an Alias, or a pure op, of no
-    value the region computes."""
+    value the region or an op deferred after it (`later`) computes."""
     if isinstance(item, Alias):
-        return region is None or not region.produces(item.same)
+        return region is None or not (region.produces(item.same) or item.same in later)
     return (isinstance(item, Operation) and item.pure and not item.regions
-            and (region is None or not any(region.produces(v) for v in item.operands)))
+            and (region is None or not any(region.produces(v) or v in later for v in item.operands)))
 
 
 def item_sources(run: Run) -> list:
