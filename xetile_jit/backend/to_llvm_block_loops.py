@@ -384,11 +384,12 @@ class BlockLoopLowering:
 def regions(items: list) -> list:
     """`items` with consecutive runs over the same blocks grouped in Regions. A run joins the open region unless it
     takes as one value for every block a value the region or a deferred op computes. A pure op (or Alias) before a
-    region's first run or between its runs joins it, lowered before the loop, unless it uses such a value; then it
-    is deferred, lowered after the loop, so that a later run independent of it that takes blocks of the region's
-    runs still joins (layer norm's sum of squares, in the loop of the sum, not in a second pass over the row); a run
-    taking none of them then starts a region of its own (layer norm's weight, loaded in the loop that uses it, not
-    kept for it in a private array). Anything else closes the region."""
+    region's first run or between its runs joins it, lowered before the loop, unless it uses such a value; then it,
+    or any other op but one with regions or a terminator, is deferred, lowered after the loop, so that a later
+    element-wise or fold run independent of it on blocks of the region's runs still joins (layer norm's sum of
+    squares, in the loop of the sum, not in a second pass over the row); another run then starts a region of its
+    own (layer norm's weight, loaded in the loop that uses it, not kept for it in a private array). Anything else
+    closes the region."""
     result, pending, deferred = [], [], []
     region, later = None, set()
 
@@ -409,7 +410,7 @@ def regions(items: list) -> list:
             pending.clear()
         elif hoistable(item, region, later):
             pending.append(item)
-        elif region is not None and hoistable(item, None, set()):
+        elif region is not None and deferrable(item):
             deferred.append(item)
             later.update([item.value] if isinstance(item, Alias) else item.results)
         else:
@@ -454,14 +455,23 @@ def fold_chains(size: int) -> int:
 
 def joins(run: Run, region: Region | None, later: set) -> bool:
     """Whether `run` may be computed in the loop of `region` (regions()): it takes no value the region or an op
-    deferred after it (`later`) computes as one value for every block, and once an op is deferred, it takes blocks
-    of the region's runs."""
+    deferred after it (`later`) computes as one value for every block, and once an op is deferred, it is an
+    element-wise op or a fold on blocks of the region's runs."""
     if region is None or region.size != run.size:
         return False
     uniform = [v for op in run.ops for v, source in zip(op.operands, item_sources(run)) if source is None]
     if any(region.produces(v) or v in later for v in uniform):
         return False
-    return not later or any(source in region.runs for source in run.sources)
+    return not later or (run.kind in ("map", "fold") and any(source in region.runs for source in run.sources))
+
+
+def deferrable(item) -> bool:
+    """Whether `item` may be lowered after the loop of the open region (regions()): an Alias, or an op with no
+    regions that does not end its block. Memory ops and barriers too: the runs that then join are element-wise ops
+    and folds, which touch no memory (the row reductions across subgroups go through shared local memory, a
+    barrier between)."""
+    return isinstance(item, Alias) or (isinstance(item, Operation) and not item.regions
+                                       and item is not item.parent.terminator)
 
 
 def hoistable(item, region: Region | None, later: set) -> bool:
