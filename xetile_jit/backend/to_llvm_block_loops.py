@@ -475,11 +475,11 @@ def deferrable(item) -> bool:
 
 
 def hoistable(item, region: Region | None, later: set) -> bool:
-    """Whether `item` may be lowered before the loop of `region` (or of the next one): an Alias, or a pure op, of no
-    value the region or an op deferred after it (`later`) computes."""
+    """Whether `item` may be lowered before the loop of `region` (or of the next one): an Alias, or a pure op but a
+    terminator, of no value the region or an op deferred after it (`later`) computes."""
     if isinstance(item, Alias):
         return region is None or not (region.produces(item.same) or item.same in later)
-    return (isinstance(item, Operation) and item.pure and not item.regions
+    return (isinstance(item, Operation) and item.pure and not item.regions and item is not item.parent.terminator
             and (region is None or not any(region.produces(v) or v in later for v in item.operands)))
 
 
