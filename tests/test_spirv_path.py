@@ -305,23 +305,27 @@ def loop_bodies(llir: str, trips: int) -> list[str]:
     return bodies
 
 
-@pytest.mark.parametrize("rows", [32, 37], ids=["inside", "border"])
-def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_target(rng, rows):
+@pytest.mark.parametrize("rows, width, dtype", [(32, 1024, np.float16), (37, 1024, np.float16),
+                                               (32, 8192, np.float32)], ids=["inside", "border", "split-row"])
+def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_target(rng, rows, width, dtype):
     """Layer norm on the `cpu` target (to_llvm_block_loops.regions, unswitched): the sum of squares is folded in
-    the loop of the sum (the reduction and the division between them come after it), the weight is loaded in the
+    the loop of the sum (the reduction and the division between them come after it; for a row of 32 KiB, split
+    over two subgroups, the exchange through shared local memory and its barrier too), the weight is loaded in the
     loop that uses it, not before; and each loop is two, one test before them choosing: plain loads, no call of
     the border builtin, in the one of whole blocks (a call in the loop kept the partial sums in memory). The
     numbers are the interpreter's, at the array's border too (rows 32-36)."""
-    x, w = rand(rng, (rows, 1024), np.float16), rand(rng, (1, 1024), np.float32)
+    x, w = rand(rng, (rows, width), dtype), rand(rng, (1, width), np.float32)
     y = np.zeros_like(x)
-    llir = layer_norm.warmup(x, w, y, 1024, BN=1024, target="cpu").asm["llir"].split("define internal")[0]
-    folds, outputs = loop_bodies(llir, 16), loop_bodies(llir, 64)  # 64 blocks, 4 partial sums
+    llir = layer_norm.warmup(x, w, y, width, BN=width, target="cpu").asm["llir"].split("define internal")[0]
+    blocks = min(width, 4096) // 16  # of 1x16, a subgroup's
+    folds, outputs = loop_bodies(llir, blocks // 4), loop_bodies(llir, blocks)  # 4 partial sums
     assert len(folds) == len(outputs) == 2
     for fast, slow in (folds, outputs):
         assert "@\"xe_block2d" not in fast and "@\"xe_block2d" in slow
     assert folds[0].count("phi  float") == 8 and outputs[0].count("addrspace(1)*") > 0
-    reference, device = run_both(layer_norm, [x, w, y, 1024], dict(BN=1024), (xetile.cdiv(rows, 16),))
-    assert_close(device[2], reference[2], np.float16, scale=8)
+    assert ("__spirv_ControlBarrier" in llir) == (width > 4096)
+    reference, device = run_both(layer_norm, [x, w, y, width], dict(BN=width), (xetile.cdiv(rows, 16),))
+    assert_close(device[2], reference[2], dtype, scale=8)
 
 
 @xetile.kernel
