@@ -20,7 +20,7 @@ from .to_llvm import counted_loop
 from .xe_builtins import F32, I32, DpasBuiltin, _constant, _declared, _field, _i32, _like, _shuffle
 
 
-def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+def widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
     """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32; tf32: the f32 word truncated."""
     if dtype == "f16":
         return b.fpext(b.bitcast(value, _like(value.type, ir.HalfType())), _like(value.type, F32))
@@ -57,20 +57,20 @@ def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
     """A function of k (an i32, the same on every lane) giving [A[r][k] for every row r], widened, on every lane."""
     if mad.a == "tf32":
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
-        return lambda k: [_widen(b, _shuffle(b, parts[part], b.add(k, _i32(lane))), "tf32") for lane, part in places]
+        return lambda k: [widen(b, _shuffle(b, parts[part], b.add(k, _i32(lane))), "tf32") for lane, part in places]
     if mad.per_lane == 1 and mad.is_float:  # widened once, shuffled as words: the driver built the GEMM 1 s sooner
-        wide = [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
+        wide = [b.bitcast(widen(b, part, mad.a), I32) for part in parts]
         return lambda k: [b.bitcast(_shuffle(b, column, k), F32) for column in wide]
 
     def packed(k):  # A[r][k] is field k % per_lane of lane k / per_lane's word
         lane, field = b.udiv(k, _i32(mad.per_lane)), b.urem(k, _i32(mad.per_lane))
         words = [_shuffle(b, row, lane) for row in parts]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
-        return [_widen(b, _field(b, word, field, mad.bits), mad.a) for word in words]
+        return [widen(b, _field(b, word, field, mad.bits), mad.a) for word in words]
     return packed
 
 
-def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
+def multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
     """`(a, b, c) -> c + a * b` rounded as the module docstring says. f16 x f16 uses OpenCL's `fma`: a product
     of two f16 values is exact and normal in f32 (at most 22 significant bits, 2**-48 to 2**32), so the fused
     operation rounds once, as the add alone does, and a CPU does it in one instruction. Not for bf16 and tf32,
@@ -84,32 +84,42 @@ def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
 
 
 def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
-    """The builtin's body (the "vector" ABI's lowering writes `dpas_result` inline instead)."""
-    b.ret(dpas_result(b, mad, *fn.args, b.alloca(ir.ArrayType(I32, 8))))
+    """The builtin's body (the "vector" ABI's lowering writes `dpas_results` inline instead)."""
+    a, packed_b, acc = fn.args
+    b.ret(dpas_results(b, mad, a, [(packed_b, acc, b.alloca(ir.ArrayType(I32, 8)))])[0])
 
 
-def dpas_result(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, packed_b: ir.Value, acc: ir.Value,
-                words: ir.Value) -> ir.Value:
-    """Lane n: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..K-1 in order, as a loop over k: A[r][k] shuffled from
-    its lane (k is the same on every lane), B's words read from `words`, a private [8 x i32], the rows' sums carried
-    in scalars. Unrolled, the OpenCL CPU compiler built K copies of the step, each shuffling A's elements from
-    constant lanes: the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time
-    (docs/DESIGN.md "CPU notes")."""
+def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[tuple]) -> list[ir.Value]:
+    """Lane n, for each (B, C, words) of `products` (DPAS ops that share A): d[r] = c[r] + A[r][k] * B[k][n] for
+    k = 0..K-1 in order, as one loop over k: A[r][k] shuffled from its lane once for all of them (k is the same on
+    every lane), B's words read from `words`, a private [8 x i32], the rows' sums carried in scalars. Unrolled, the
+    OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes: the tutorial
+    GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/DESIGN.md "CPU notes")."""
     per_word = 32 // mad.bits
-    packed = _as_words(b, packed_b)
-    for i in range(8):
-        b.store(b.extract_element(packed, _i32(i)), b.gep(words, [_i32(0), _i32(i)]))
+    for packed_b, _, words in products:
+        packed = _as_words(b, packed_b)
+        for i in range(8):
+            b.store(b.extract_element(packed, _i32(i)), b.gep(words, [_i32(0), _i32(i)]))
     column = _a_column(b, mad, _components(b, _as_words(b, a), mad.a_components))
-    multiply_add = _multiply_add(b, mad)
+    mad_step = multiply_add(b, mad)
 
     def step(b, k, sums):
-        word = b.load(b.gep(words, [_i32(0), b.udiv(k, _i32(per_word))]))
-        b_k = _widen(b, _field(b, word, b.urem(k, _i32(per_word)), mad.bits), mad.b)
-        return [multiply_add(a_k, b_k, total) for a_k, total in zip(column(k), sums)]
+        a_k, out = column(k), []
+        for j, (_, _, words) in enumerate(products):
+            word = b.load(b.gep(words, [_i32(0), b.udiv(k, _i32(per_word))]))
+            b_k = widen(b, _field(b, word, b.urem(k, _i32(per_word)), mad.bits), mad.b)
+            out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, sums[j * mad.m:(j + 1) * mad.m])]
+        return out
 
-    sums = counted_loop(b, mad.k, _components(b, acc, mad.m), step)
+    sums = counted_loop(b, mad.k, [s for _, acc, _ in products for s in _components(b, acc, mad.m)], step)
+    return [_rows_value(b, acc, sums[j * mad.m:(j + 1) * mad.m]) for j, (_, acc, _) in enumerate(products)]
+
+
+def _rows_value(b: ir.IRBuilder, acc: ir.Value, sums: list[ir.Value]) -> ir.Value:
+    """The rows' sums as the accumulator's type (a vector of M, or the scalar for M = 1)."""
+    if len(sums) == 1:
+        return sums[0]
     result = acc
-    if mad.m > 1:
-        for r, value in enumerate(sums):
-            result = b.insert_element(result, value, _i32(r))
-    return result if mad.m > 1 else sums[0]
+    for r, value in enumerate(sums):
+        result = b.insert_element(result, value, _i32(r))
+    return result

@@ -7,29 +7,95 @@ from __future__ import annotations
 from llvmlite import ir
 
 from . import xe_builtins as X
-from .dpas_emulation import dpas_result, tf32
+from ..ir import simt_ops as S
+from .dpas_emulation import dpas_results, tf32
 from .to_llvm import I32, counted_loop, llvm_type, splat
 from .to_llvm_elements import PrivateBlock
 
 
+# DPAS ops sharing A lowered as one loop over k on the `cpu` target (dpas_batches): each A element is shuffled from
+# its lane once for all of them. 2: their sums (8 rows each) and B rows stay within the CPU's 32 vector registers.
+SHARED_A = 2
+
+
 class DpasLowering:
-    """Mixin of the XeGPU lowering (to_llvm_xegpu.py): lower_SimtDpasOp."""
+    """Mixin of the XeGPU lowering (to_llvm_xegpu.py): lower_SimtDpasOp. `dpas_results`: the results of DPAS ops
+    lowered with an earlier one (dpas_batches)."""
 
     def lower_SimtDpasOp(self, op):
         """The target's DPAS builtin for the operands' kind (tf32 for input_precision "tf32" where the target has
-        it), on the `cpu` target its emulation written inline; f32 x f32 otherwise as multiply-adds."""
-        a, b, *c = op.operands
-        rows = op.layouts[2].block[0]
-        acc = self.values[c[0]] if c else splat(llvm_type(op.result.type), 0)
-        kind = self.target.dpas_kind(a.type.dtype, op.precision)
+        it), on the `cpu` target its emulation written inline, the DPAS ops after it that share its A... in one
+        loop; f32 x f32 otherwise as multiply-adds."""
+        if op in self.dpas_results:
+            return self.dpas_results.pop(op)
+        results = {}
+        for batch in self.dpas_batches(op):
+            values = self.lower_dpas_batch(batch, results)
+            results.update(zip((o.result for o in batch), values))
+        self.dpas_results.update((o, results[o.result]) for o in self.dpas_run(op)[1:])
+        return results[op.result]
+
+    def dpas_run(self, op) -> list:
+        """`op` and, on the `cpu` target, the DPAS ops after it in its block whose operands are lowered or computed
+        by the run."""
+        if self.target.builtins != "vector":
+            return [op]
+        ops = op.parent.ops
+        run, computed = [], set()
+        for candidate in ops[ops.index(op):]:
+            if not isinstance(candidate, S.SimtDpasOp) or any(
+                    v not in computed and v not in self.values for v in candidate.operands):
+                break
+            run.append(candidate)
+            computed.add(candidate.result)
+        return run
+
+    def dpas_batches(self, op) -> list[list]:
+        """The run from `op` in batches lowered one after another: up to SHARED_A ops of one A value and kind whose
+        operands are lowered or computed by earlier batches, in the run's order otherwise."""
+        remaining, done, batches = self.dpas_run(op), set(), []
+
+        def ready(o):
+            return all(v in done or v not in produced for v in o.operands)
+
+        produced = {o.result for o in remaining}
+        while remaining:
+            first = next(o for o in remaining if ready(o))
+            batch = [first]
+            for o in remaining:
+                if len(batch) < SHARED_A and o is not first and ready(o) and same_a(o, first):
+                    batch.append(o)
+            batches.append(batch)
+            remaining = [o for o in remaining if o not in batch]
+            done.update(o.result for o in batch)
+        return batches
+
+    def lower_dpas_batch(self, batch: list, earlier: dict) -> list:
+        """The batch's results, their C the results of earlier batches (`earlier`) or lowered values."""
+        first = batch[0]
+        a = first.operands[0]
+        accs = [self.accumulator(o, earlier) for o in batch]
+        kind = self.target.dpas_kind(a.type.dtype, first.precision)
         if kind == "f32":
-            return self.fma_mma(self.values[a], self.values[b], acc, op.precision)
-        key = X.Dpas(kind, "tf32" if kind == "tf32" else (op.vnni_b or b.type.dtype).mlir, m=rows)
+            return self.fma_mma(self.values[a], [self.values[o.operands[1]] for o in batch], accs, first.precision)
+        key = X.Dpas(kind, "tf32" if kind == "tf32" else (first.vnni_b or first.operands[1].type.dtype).mlir,
+                     m=first.layouts[2].block[0])
         mad = X.describe(self.target, key)
-        a_value, b_value = (self.dpas_operand(self.values[v], t) for v, t in zip((a, b), mad.signature.args))
+        a_type, b_type = mad.signature.args[:2]
+        a_value = self.dpas_operand(self.values[a], a_type)
+        b_values = [self.dpas_operand(self.values[o.operands[1]], b_type) for o in batch]
         if self.target.builtins == "vector":  # inline: a call's vector arguments went through memory lane by lane
-            return dpas_result(self.builder, mad, a_value, b_value, acc, self.private(ir.ArrayType(I32, 8)))
-        return self.builder.call(X.builtin(self.module, self.target, key), [a_value, b_value, acc])
+            return dpas_results(self.builder, mad, a_value, [
+                (b_value, acc, self.private(ir.ArrayType(I32, 8))) for b_value, acc in zip(b_values, accs)])
+        builtin = X.builtin(self.module, self.target, key)
+        return [self.builder.call(builtin, [a_value, b_value, acc]) for b_value, acc in zip(b_values, accs)]
+
+    def accumulator(self, op, earlier: dict) -> ir.Value:
+        """C of `op`: the result of an earlier batch (`earlier`), its lowered value, or zeros."""
+        c = op.operands[2:]
+        if not c:
+            return splat(llvm_type(op.result.type), 0)
+        return earlier[c[0]] if c[0] in earlier else self.values[c[0]]
 
     def dpas_operand(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value:
         """A lane's A or B as the DPAS builtin takes it (`ty`): its bits, read in one load from private memory
@@ -38,26 +104,48 @@ class DpasLowering:
             return self.read_run(self.reinterpret(value, ty), 0, ty.count)
         return value if value.type == ty else self.builder.bitcast(value, ty)
 
-    def fma_mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, precision: str) -> ir.Value:
-        """C[r][n] += A[r][k] * B[k][n]: lane n gets A[r][k] from lane k, k ascending, each a fused multiply-add
-        (the GPU's mad; a CPU's FMA). tf32 (a target without tf32 DPAS): the operands truncated to tf32 first, as
-        the interpreter's rule says. Row by row in scalars; on a CPU as a loop over k, B's components read from a
-        private array, as the DPAS emulation (dpas_emulation.dpas_result says why), on a GPU unrolled (a variable
-        lane or index there is an indirect register access)."""
+    def fma_mma(self, a: ir.Value, bs: list[ir.Value], accs: list[ir.Value], precision: str) -> list[ir.Value]:
+        """C[r][n] += A[r][k] * B[k][n] for each (B, C) of `bs`, `accs`: lane n gets A[r][k] from lane k, k
+        ascending, each a fused multiply-add (the GPU's mad; a CPU's FMA). tf32 (a target without tf32 DPAS): the
+        operands truncated to tf32 first, as the interpreter's rule says. Row by row in scalars; on a CPU as one
+        loop over k for all of them, B's components read from a private array, as the DPAS emulation
+        (dpas_emulation.dpas_results says why), on a GPU unrolled (a variable lane or index there is an indirect
+        register access)."""
         bld = self.builder
-        rows, columns = ([tf32(bld, bld.bitcast(x, I32)) for x in self.elements(v)] if precision == "tf32"
-                         else self.elements(v) for v in (a, b))
+        rows, *columns = ([tf32(bld, bld.bitcast(x, I32)) for x in self.elements(v)] if precision == "tf32"
+                          else self.elements(v) for v in (a, *bs))
 
         def step(k: ir.Value, sums: list, b_k: ir.Value) -> list:
-            return [self.opencl("fma", self.shuffle(a_r, k), b_k, total) for total, a_r in zip(sums, rows)]
+            return [self.opencl("fma", a_k, b_k, total) for total, a_k in zip(sums, self.a_column(rows, k))]
 
         if not self.target.emulated:
-            sums = self.elements(acc)
-            for k, b_k in enumerate(columns):
-                sums = step(ir.Constant(I32, k), sums, b_k)
-            return self.assemble(sums)
-        block = PrivateBlock(self.private(ir.ArrayType(columns[0].type, len(columns))))
-        for i, b_k in enumerate(columns):
-            bld.store(b_k, block.slot(bld, i))
-        return self.assemble(counted_loop(bld, len(columns), self.elements(acc), lambda bld, k, sums: step(
-            k, sums, bld.load(block.slot(bld, k)))))
+            results = []
+            for b_columns, acc in zip(columns, accs):
+                sums = self.elements(acc)
+                for k, b_k in enumerate(b_columns):
+                    sums = step(ir.Constant(I32, k), sums, b_k)
+                results.append(self.assemble(sums))
+            return results
+        blocks = []
+        for b_columns in columns:
+            blocks.append(PrivateBlock(self.private(ir.ArrayType(b_columns[0].type, len(b_columns)))))
+            for i, b_k in enumerate(b_columns):
+                bld.store(b_k, blocks[-1].slot(bld, i))
+        m = len(rows)
+
+        def shared_step(bld, k, sums):
+            a_k = self.a_column(rows, k)
+            return [self.opencl("fma", a_r, bld.load(block.slot(bld, k)), total)
+                    for j, block in enumerate(blocks) for a_r, total in zip(a_k, sums[j * m:(j + 1) * m])]
+        sums = counted_loop(bld, len(columns[0]), [s for acc in accs for s in self.elements(acc)], shared_step)
+        return [self.assemble(sums[j * m:(j + 1) * m]) for j in range(len(blocks))]
+
+    def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
+        """A[r][k] of every row on every lane: lane k's element of each row."""
+        return [self.shuffle(a_r, k) for a_r in rows]
+
+
+def same_a(op, other) -> bool:
+    """Whether two DPAS ops take the same A the same way (their B and C may differ)."""
+    return (op.operands[0] is other.operands[0] and op.precision == other.precision and op.vnni_b == other.vnni_b
+            and op.layouts == other.layouts and op.operands[1].type == other.operands[1].type)

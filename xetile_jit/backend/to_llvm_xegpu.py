@@ -66,6 +66,7 @@ class XeGPULowering(BlockLoopLowering, PieceLowering, DpasLowering, ElementLower
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
+        self.dpas_results = {}  # DpasLowering
         self.lanes = func.lanes
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
