@@ -16,6 +16,7 @@ from conftest import assert_close, rand
 from spirv_tools import cpu_queue, validate
 from test_gpu_code import tutorial
 from test_passes import run_func
+from test_spirv_path import loop_bodies
 from usm_arrays import UsmArray
 from xetile_jit.backend.pipeline import lower
 from xetile_jit.ir.numeric import tf32
@@ -249,3 +250,16 @@ def test_usm_arrays_are_used_in_place_on_their_queue(rng):
     axpy[(1,)](ux, uy, 3.0)  # no device=: the arrays' queue; asynchronous
     xetile.synchronize()  # uy.view() copies with dpctl.memory, which joins no order
     np.testing.assert_allclose(uy.view(), x * 3 + y, rtol=1e-6)
+
+
+def test_dpas_ops_sharing_a_run_in_one_loop_on_the_cpu_target():
+    """On the `cpu` target the DPAS ops of a K step that share A are lowered in pairs, one loop over k each
+    (to_llvm_dpas.dpas_batches: A's elements shuffled from their lanes once for two rows of FMAs): the tutorial
+    GEMM's 16x64 subgroup tile, 2x4 DPAS blocks by 2 K blocks, loops 8 times over k (16 with one DPAS a loop),
+    each loop carrying 2 x 8 row sums. Its numbers: the tests above and tests/test_tutorials.py."""
+    t = tutorial("03-matrix-multiplication")
+    a, c = np.ones((512, 512), np.float16), np.zeros((512, 512), np.float32)
+    split = t.subgroup_split(256, 256, "cpu")
+    llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
+    loops = [body for body in loop_bodies(llir.split("define internal")[0], 16) if "SubgroupShuffle" in body]
+    assert len(loops) == 8 and all(body.count("phi  float") == 16 for body in loops)
