@@ -1,13 +1,14 @@
 """to-llvm of DPAS at the work-item level: `xegpu.dpas` (SIMT) through the target's DPAS builtin (xe_builtins.py),
 written inline on the `cpu` target (dpas_emulation.py); f32 x f32 as exact f32 multiply-adds, each lane taking the
 rows of A from the lane that holds them (targets.py says why), tf32 operands truncated first where the target has
-no tf32 DPAS."""
+no tf32 DPAS. On the `cpu` target the DPAS ops of a block that share A go in pairs, one loop over k for both
+(`dpas_batches`)."""
 from __future__ import annotations
 
 from llvmlite import ir
 
-from . import xe_builtins as X
 from ..ir import simt_ops as S
+from . import xe_builtins as X
 from .dpas_emulation import dpas_results, tf32
 from .to_llvm import I32, counted_loop, llvm_type, splat
 from .to_llvm_elements import PrivateBlock
@@ -24,15 +25,15 @@ class DpasLowering:
 
     def lower_SimtDpasOp(self, op):
         """The target's DPAS builtin for the operands' kind (tf32 for input_precision "tf32" where the target has
-        it), on the `cpu` target its emulation written inline, the DPAS ops after it that share its A... in one
-        loop; f32 x f32 otherwise as multiply-adds."""
+        it), on the `cpu` target its emulation written inline, with the DPAS ops after it (those sharing an A in
+        one loop); f32 x f32 otherwise as multiply-adds."""
         if op in self.dpas_results:
             return self.dpas_results.pop(op)
-        results = {}
-        for batch in self.dpas_batches(op):
+        run, results = self.dpas_run(op), {}
+        for batch in dpas_batches(run):
             values = self.lower_dpas_batch(batch, results)
             results.update(zip((o.result for o in batch), values))
-        self.dpas_results.update((o, results[o.result]) for o in self.dpas_run(op)[1:])
+        self.dpas_results.update((o, results[o.result]) for o in run[1:])
         return results[op.result]
 
     def dpas_run(self, op) -> list:
@@ -43,32 +44,12 @@ class DpasLowering:
         ops = op.parent.ops
         run, computed = [], set()
         for candidate in ops[ops.index(op):]:
-            if not isinstance(candidate, S.SimtDpasOp) or any(
+            if not isinstance(candidate, S.SimtDpasOp) or candidate.result in self.values or any(
                     v not in computed and v not in self.values for v in candidate.operands):
                 break
             run.append(candidate)
             computed.add(candidate.result)
         return run
-
-    def dpas_batches(self, op) -> list[list]:
-        """The run from `op` in batches lowered one after another: up to SHARED_A ops of one A value and kind whose
-        operands are lowered or computed by earlier batches, in the run's order otherwise."""
-        remaining, done, batches = self.dpas_run(op), set(), []
-
-        def ready(o):
-            return all(v in done or v not in produced for v in o.operands)
-
-        produced = {o.result for o in remaining}
-        while remaining:
-            first = next(o for o in remaining if ready(o))
-            batch = [first]
-            for o in remaining:
-                if len(batch) < SHARED_A and o is not first and ready(o) and same_a(o, first):
-                    batch.append(o)
-            batches.append(batch)
-            remaining = [o for o in remaining if o not in batch]
-            done.update(o.result for o in batch)
-        return batches
 
     def lower_dpas_batch(self, batch: list, earlier: dict) -> list:
         """The batch's results, their C the results of earlier batches (`earlier`) or lowered values."""
@@ -143,6 +124,27 @@ class DpasLowering:
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
         """A[r][k] of every row on every lane: lane k's element of each row."""
         return [self.shuffle(a_r, k) for a_r in rows]
+
+
+def dpas_batches(run: list) -> list[list]:
+    """A run of DPAS ops in batches lowered one after another: up to SHARED_A ops of one A value and kind whose
+    operands are lowered or computed by earlier batches, in the run's order otherwise."""
+    produced = {o.result for o in run}
+    remaining, done, batches = list(run), set(), []
+
+    def ready(o):
+        return all(v in done or v not in produced for v in o.operands)
+
+    while remaining:
+        first = next(o for o in remaining if ready(o))
+        batch = [first]
+        for o in remaining:
+            if len(batch) < SHARED_A and o is not first and ready(o) and same_a(o, first):
+                batch.append(o)
+        batches.append(batch)
+        remaining = [o for o in remaining if o not in batch]
+        done.update(o.result for o in batch)
+    return batches
 
 
 def same_a(op, other) -> bool:
