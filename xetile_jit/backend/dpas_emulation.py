@@ -20,7 +20,7 @@ from .to_llvm import counted_loop
 from .xe_builtins import F32, I32, DpasBuiltin, _constant, _declared, _field, _i32, _like, _shuffle
 
 
-def widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
     """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32; tf32: the f32 word truncated."""
     if dtype == "f16":
         return b.fpext(b.bitcast(value, _like(value.type, ir.HalfType())), _like(value.type, F32))
@@ -57,20 +57,20 @@ def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
     """A function of k (an i32, the same on every lane) giving [A[r][k] for every row r], widened, on every lane."""
     if mad.a == "tf32":
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
-        return lambda k: [widen(b, _shuffle(b, parts[part], b.add(k, _i32(lane))), "tf32") for lane, part in places]
+        return lambda k: [_widen(b, _shuffle(b, parts[part], b.add(k, _i32(lane))), "tf32") for lane, part in places]
     if mad.per_lane == 1 and mad.is_float:  # widened once, shuffled as words: the driver built the GEMM 1 s sooner
-        wide = [b.bitcast(widen(b, part, mad.a), I32) for part in parts]
+        wide = [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
         return lambda k: [b.bitcast(_shuffle(b, column, k), F32) for column in wide]
 
     def packed(k):  # A[r][k] is field k % per_lane of lane k / per_lane's word
         lane, field = b.udiv(k, _i32(mad.per_lane)), b.urem(k, _i32(mad.per_lane))
         words = [_shuffle(b, row, lane) for row in parts]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
-        return [widen(b, _field(b, word, field, mad.bits), mad.a) for word in words]
+        return [_widen(b, _field(b, word, field, mad.bits), mad.a) for word in words]
     return packed
 
 
-def multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
+def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
     """`(a, b, c) -> c + a * b` rounded as the module docstring says. f16 x f16 uses OpenCL's `fma`: a product
     of two f16 values is exact and normal in f32 (at most 22 significant bits, 2**-48 to 2**32), so the fused
     operation rounds once, as the add alone does, and a CPU does it in one instruction. Not for bf16 and tf32,
@@ -101,13 +101,13 @@ def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[
         for i in range(8):
             b.store(b.extract_element(packed, _i32(i)), b.gep(words, [_i32(0), _i32(i)]))
     column = _a_column(b, mad, _components(b, _as_words(b, a), mad.a_components))
-    mad_step = multiply_add(b, mad)
+    mad_step = _multiply_add(b, mad)
 
     def step(b, k, sums):
         a_k, out = column(k), []
         for j, (_, _, words) in enumerate(products):
             word = b.load(b.gep(words, [_i32(0), b.udiv(k, _i32(per_word))]))
-            b_k = widen(b, _field(b, word, b.urem(k, _i32(per_word)), mad.bits), mad.b)
+            b_k = _widen(b, _field(b, word, b.urem(k, _i32(per_word)), mad.bits), mad.b)
             out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, sums[j * mad.m:(j + 1) * mad.m])]
         return out
 

@@ -108,12 +108,18 @@ class Region:
 @dataclass
 class LoopPlan:
     """What a region's loop reads (lower_region): the load and store runs' surfaces and first blocks (`origins`),
-    the values of store runs without a source (`stored`), the fold runs and how many chains each keeps."""
+    the values of store runs without a source (`stored`); the fold runs and how many chains each keeps."""
     region: Region
     origins: dict
     stored: dict
-    folds: list[Run]
-    chains: int
+
+    @property
+    def folds(self) -> list[Run]:
+        return [run for run in self.region.runs if run.kind == "fold"]
+
+    @property
+    def chains(self) -> int:
+        return fold_chains(self.region.size) if self.folds else 1
 
 
 def repeat_key(op: Operation, same: dict) -> tuple | None:
@@ -259,14 +265,12 @@ class BlockLoopLowering:
         for run in region.runs:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
                 run.stash = Stash(self, llvm_type(run.ops[0].result.type), run.size)
-        folds = [run for run in region.runs if run.kind == "fold"]
         plan = LoopPlan(region, {run: self.origin(run) for run in region.runs if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
-                         if run.kind == "store" and not run.sources[0]},
-                        folds, fold_chains(region.size) if folds else 1)
+                         if run.kind == "store" and not run.sources[0]})
         loop = partial(self.region_loop, plan)
         finals = loop(None) if inside is None else self.unswitched(inside, loop)
-        for k, run in enumerate(folds):
+        for k, run in enumerate(plan.folds):
             self.values[run.ops[-1].result] = self.fold_partials(run.ops[0], finals[k * plan.chains:][:plan.chains])
         for run in region.runs:
             if run.stash is not None:

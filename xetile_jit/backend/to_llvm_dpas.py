@@ -96,15 +96,15 @@ class DpasLowering:
         rows, *columns = ([tf32(bld, bld.bitcast(x, I32)) for x in self.elements(v)] if precision == "tf32"
                           else self.elements(v) for v in (a, *bs))
 
-        def step(k: ir.Value, sums: list, b_k: ir.Value) -> list:
-            return [self.opencl("fma", a_k, b_k, total) for total, a_k in zip(sums, self.a_column(rows, k))]
+        def step(a_k: list, sums: list, b_k: ir.Value) -> list:
+            return [self.opencl("fma", a_r, b_k, total) for a_r, total in zip(a_k, sums)]
 
         if not self.target.emulated:
             results = []
             for b_columns, acc in zip(columns, accs):
                 sums = self.elements(acc)
                 for k, b_k in enumerate(b_columns):
-                    sums = step(ir.Constant(I32, k), sums, b_k)
+                    sums = step(self.a_column(rows, ir.Constant(I32, k)), sums, b_k)
                 results.append(self.assemble(sums))
             return results
         blocks = []
@@ -115,9 +115,9 @@ class DpasLowering:
         m = len(rows)
 
         def shared_step(bld, k, sums):
-            a_k = self.a_column(rows, k)
-            return [self.opencl("fma", a_r, bld.load(block.slot(bld, k)), total)
-                    for j, block in enumerate(blocks) for a_r, total in zip(a_k, sums[j * m:(j + 1) * m])]
+            a_k = self.a_column(rows, k)  # once for every B
+            return [total for j, block in enumerate(blocks)
+                    for total in step(a_k, sums[j * m:(j + 1) * m], bld.load(block.slot(bld, k)))]
         sums = counted_loop(bld, len(columns[0]), [s for acc in accs for s in self.elements(acc)], shared_step)
         return [self.assemble(sums[j * m:(j + 1) * m]) for j in range(len(blocks))]
 
