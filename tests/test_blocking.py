@@ -123,3 +123,29 @@ def test_padded_blocks_never_reach_results_or_memory(rng):
     assert_close(out, 2 * x)
     np.testing.assert_array_equal(out_big[13:], 0)
     np.testing.assert_array_equal(out_big[:, 37:], 0)
+
+
+@xetile.kernel
+def row_reductions(x, maxes, mins, sums, BN: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, BN]))
+    xetile.store_tile(xetile.init_tile(maxes, [0, 0], [4, 1]), xetile.tile_reduce("max", v, [1]))
+    xetile.store_tile(xetile.init_tile(mins, [0, 0], [4, 1]), xetile.tile_reduce("min", v, [1]))
+    xetile.store_tile(xetile.init_tile(sums, [0, 0], [4, 1]), xetile.tile_reduce("add", v, [1]))
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_a_partial_blocks_padding_is_the_reductions_identity(target):
+    """A row 20 wide is a block of 16 and one of 4 whose other lanes hold the padding: NaN for max and min, where a
+    NaN loses, so that a row of NaNs reduces to NaN at every level and as SPIR-V (with -inf and +inf as the padding
+    it reduced to the infinity)."""
+    x = np.array([[np.nan] * 20, [np.nan] * 19 + [-3.0], [np.inf] * 20, np.arange(20) - 5.0], np.float32)
+    want = [np.fmax.reduce(x, axis=1, keepdims=True), np.fmin.reduce(x, axis=1, keepdims=True),
+            np.add.reduce(x, axis=1, keepdims=True)]
+    func = row_reductions.warmup(x, *want, BN=20, target="numpy").func
+    runs = {stage: lambda f=f: run_ir(f, (1, 1, 1), [x, *outs]) for stage, f in lower(func, target=target).items()}
+    runs["spirv"] = lambda: row_reductions[(1,)](x, *outs, BN=20, device="opencl:cpu", target=target)
+    for stage, run in runs.items():
+        outs = [np.full((4, 1), 7, np.float32) for _ in range(3)]
+        run()
+        for got, expected in zip(outs, want):
+            np.testing.assert_array_equal(got, expected, err_msg=stage)

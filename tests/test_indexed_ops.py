@@ -112,6 +112,18 @@ def test_scan_is_the_inclusive_prefix(rng, kind, dtype, dim, layout):
     assert_close(dst, expected, scale=BN)
 
 
+@pytest.mark.parametrize("kind, numpy_scan", [("max", np.fmax.accumulate), ("min", np.fmin.accumulate)])
+def test_scan_of_leading_nans_is_nan(rng, kind, numpy_scan):
+    """max and min scans ignore a NaN as their reductions do: a prefix of NaNs alone is NaN (each step reduces the
+    prefix padded with the kind's identity; with -inf/+inf as that identity such a prefix was the infinity)."""
+    x = rand(rng, (BM, BN), np.float32, -3, 3)
+    x[:, :5] = np.nan
+    x[rng.random((BM, BN)) < 0.2] = np.nan
+    dst = np.zeros((BM, BN), np.float32)
+    scan_kernel[(1,)](x, dst, KIND=kind, DIM=1, LAYOUT=None, BM=BM, BN=BN)
+    np.testing.assert_array_equal(dst, numpy_scan(x, axis=1))
+
+
 def test_scan_kind_must_fit_the_dtype():
     x = np.zeros((BM, BN), np.float32)
     with pytest.raises(xetile.CompilationError, match="tile_scan: kind 'xor' does not apply to vector<16x32xf32>"):

@@ -154,7 +154,8 @@ REDUCE_KINDS = {  # user kind -> {dtype kind: Reduction}
 
 
 def reduce_identity(kind: str, dtype: DType):
-    """The value that leaves a `kind` reduction over `dtype` unchanged (the padding of a padded block)."""
+    """The value that leaves a `kind` reduction over `dtype` unchanged (the padding of a padded block). For float
+    max and min that is NaN, which loses there: with -inf or +inf a row of NaNs reduced to the infinity, not NaN."""
     if kind in ("add", "or", "xor"):
         return 0
     if kind == "mul":
@@ -162,7 +163,7 @@ def reduce_identity(kind: str, dtype: DType):
     if dtype.is_bool:
         return kind != "max"
     if dtype.is_float:
-        return {"max": -np.inf, "maximum": -np.inf, "min": np.inf, "minimum": np.inf}[kind]
+        return {"max": np.nan, "maximum": -np.inf, "min": np.nan, "minimum": np.inf}[kind]
     info = np.iinfo(dtype.np_dtype)
     return {"max": int(info.min), "min": int(info.max), "and": -1 if dtype.kind == "i" else int(info.max)}[kind]
 
