@@ -90,3 +90,25 @@ def test_a_barrier_after_a_layout_exchange_is_not_repeated(rng, on_each_device):
     x = x0.copy()
     column_sums_into_row_0[(1,)](x)
     np.testing.assert_allclose(x, want, rtol=1e-5)
+
+
+@xetile.kernel
+def negated_row_share(x, y, BN: xetile.constexpr):
+    t = -xetile.load_tile(xetile.init_tile(x, [0, 0], [1, BN]))
+    total = xetile.tile_reduce("add", t, [1])
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [1, BN]), t / xetile.tile_broadcast(total, [1], [1, BN]))
+
+
+@pytest.mark.parametrize("target", ["cpu", pytest.param("xe-emulated", marks=pytest.mark.xfail(
+    strict=True, reason="OpenCL CPU runtime bug (intel/llvm issue 23220): a negated value computed before a "
+                        "workgroup barrier and used after it holds another subgroup's value"))])
+def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target):
+    """A row of 320 split over two subgroups, negated, divided by its sum: the sum crosses subgroups through shared
+    local memory and a barrier, and the negated blocks are used on both sides of it. On `xe-emulated` (the blocks
+    unrolled, more of them live than registers hold) 8 of subgroup 0's 10 blocks come back as subgroup 1's, as in
+    the upstream report (after a barrier, all but the last work-items' values wrong when a negation feeds them;
+    right without the negation or the barrier). The `cpu` target keeps a row's blocks in a private array: right."""
+    x = rng.uniform(1, 2, (1, 320)).astype(np.float32)
+    y = np.zeros_like(x)
+    negated_row_share[(1,)](x, y, BN=320, sg_layout=[1, 2], sg_data=[1, 160], target=target, device="opencl:cpu")
+    np.testing.assert_allclose(y, x / x.sum(), rtol=1e-5)

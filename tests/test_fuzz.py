@@ -1,8 +1,9 @@
 """The differential fuzzer (issue 8): generated kernels (tests/fuzz/gen.py) run in the numpy interpreter on the
 XeTile IR, at every lowered level and as SPIR-V on opencl:cpu, and must agree (tests/fuzz/levels.py).
 
-A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 1000) from XETILE_FUZZ_SEED (default 0); set them to run
-more or other cases. The run's case count, seed, mismatches and time reach the end of the pytest log (the
+A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 1000) from XETILE_FUZZ_SEED (default 0), and
+XETILE_FUZZ_ROW_CASES row kernels (default 64, tests/fuzz/rows.py: wide tiles, the `cpu` target's block loops); set
+them to run more or other cases. The run's case count, seed, mismatches and time reach the end of the pytest log (the
 `xetile_fuzz` property, printed by conftest's terminal summary). A failing batch is cut down to its failing cases
 and written out as a standalone reproducer script, whose text the failure shows.
 """
@@ -15,13 +16,15 @@ import time
 import numpy as np
 import pytest
 
-from fuzz import gen, levels, run
+from fuzz import gen, levels, rows, run
 
 CASES = int(os.environ.get("XETILE_FUZZ_CASES", "1000"))
 SEED = int(os.environ.get("XETILE_FUZZ_SEED", "0"))
 PER_BATCH = 8           # cases in one generated kernel: one device build checks them all
 CHUNKS = 8              # tests the batches are dealt to, so that pytest-xdist spreads them
 BATCHES = -(-CASES // PER_BATCH)
+ROW_CASES = int(os.environ.get("XETILE_FUZZ_ROW_CASES", "64"))   # one a batch
+ROW_CHUNKS = 2
 
 
 def cpu_seconds() -> float:
@@ -31,10 +34,22 @@ def cpu_seconds() -> float:
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_every_level_agrees_on_generated_kernels(chunk, tmp_path, record_property):
+    batches = (gen.batch(SEED, index, min(PER_BATCH, CASES - index * PER_BATCH))
+               for index in range(chunk, BATCHES, CHUNKS))
+    check_batches(batches, tmp_path, record_property)
+
+
+@pytest.mark.parametrize("chunk", range(ROW_CHUNKS))
+def test_every_level_agrees_on_generated_row_kernels(chunk, tmp_path, record_property):
+    check_batches((rows.batch(SEED, index) for index in range(chunk, ROW_CASES, ROW_CHUNKS)), tmp_path,
+                  record_property)
+
+
+def check_batches(batches, tmp_path, record_property) -> None:
+    """Runs each batch at every level; fails with the reproducers of those that disagree."""
     wall, cpu = time.time(), cpu_seconds()
     cases, failures = 0, []
-    for index in range(chunk, BATCHES, CHUNKS):
-        batch = gen.batch(SEED, index, min(PER_BATCH, CASES - index * PER_BATCH))
+    for batch in batches:
         cases += len(batch.cases)
         problems = run.run_batch(batch, tmp_path)
         if problems:

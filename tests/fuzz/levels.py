@@ -1,7 +1,8 @@
 """Runs one generated kernel at every level and compares (the differential fuzzer's oracle, issue 8).
 
-The numpy interpreter on the XeTile IR is the reference; each lowered stage (`pipeline.lower`) runs in the level
-interpreters and the kernel runs as SPIR-V on each device target, all on fresh copies of the same inputs. Every
+The numpy interpreter on the XeTile IR is the reference; each stage lowered for the CPU target the kernel's SPIR-V
+runs on (`pipeline.lower`, `device_target`) runs in the level interpreters, and the SPIR-V on the device, all on
+fresh copies of the same inputs. Every
 array argument's whole base allocation is compared (a pitched view's margin too), exactly or within a tolerance
 per array. This module is self-contained (numpy, ml_dtypes, xetile_jit): a reproducer script embeds its source.
 """
@@ -130,10 +131,9 @@ def run_levels(kern, make_args, names, grid, options, tols) -> list[str]:
 
     want = interpret(compiled.func)
     problems = []
-    for stage, func in lower(compiled.func).items():
+    target = device_target(kern)   # the levels the SPIR-V is built from: each CPU target blocks its own way
+    for stage, func in lower(compiled.func, target=target).items():
         problems += guarded(stage, lambda: compare(stage, names, interpret(func), want, tols, interpreter=True))
-
-    target = device_target(kern)
 
     def on_device():
         bases, values = fresh(make_args)
