@@ -93,22 +93,37 @@ def test_a_barrier_after_a_layout_exchange_is_not_repeated(rng, on_each_device):
 
 
 @xetile.kernel
-def negated_row_share(x, y, BN: xetile.constexpr):
-    t = -xetile.load_tile(xetile.init_tile(x, [0, 0], [1, BN]))
+def negated_row_share(x, y, BN: xetile.constexpr, HOW: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [1, BN]))
+    if HOW == "neg":
+        t = -v
+    elif HOW == "sigmoid":
+        t = xetile.sigmoid(v + v)
+    else:
+        t = v * -1.0
     total = xetile.tile_reduce("add", t, [1])
     xetile.store_tile(xetile.init_tile(y, [0, 0], [1, BN]), t / xetile.tile_broadcast(total, [1], [1, BN]))
 
 
-@pytest.mark.parametrize("target", ["cpu", pytest.param("xe-emulated", marks=pytest.mark.xfail(
-    strict=True, reason="OpenCL CPU runtime bug (intel/llvm issue 23220): a negated value computed before a "
-                        "workgroup barrier and used after it holds another subgroup's value"))])
-def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target):
+NEGATIONS = {"neg": np.negative, "sigmoid": lambda x: 1 / (1 + np.exp(-2 * x)), "times_minus_one": np.negative}
+DRIVER_BUG = pytest.mark.xfail(strict=True, reason="OpenCL CPU runtime bug (the symptom of intel/llvm issue 23220): "
+                                                   "x * -1.0 becomes the same fneg, which rule_negate cannot reach")
+
+
+@pytest.mark.parametrize("how", ["neg", "sigmoid", "times_minus_one"])
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target, how, request):
     """A row of 320 split over two subgroups, negated, divided by its sum: the sum crosses subgroups through shared
-    local memory and a barrier, and the negated blocks are used on both sides of it. On `xe-emulated` (the blocks
-    unrolled, more of them live than registers hold) 8 of subgroup 0's 10 blocks come back as subgroup 1's, as in
-    the upstream report (after a barrier, all but the last work-items' values wrong when a negation feeds them;
-    right without the negation or the barrier). The `cpu` target keeps a row's blocks in a private array: right."""
+    local memory and a barrier, and the negated blocks are used on both sides of it. The OpenCL CPU compiler took
+    an `fneg` of the blocks for a value the work-items share and hoisted it out of its loop over them, so on
+    `xe-emulated` (the blocks unrolled) 8 of subgroup 0's 10 blocks came back as subgroup 1's. The CPU targets
+    negate as -0.0 - x with a -0.0 it cannot fold (to_llvm_xegpu.py rule_negate); a product by the literal -1.0
+    the compiler still turns into that `fneg` (a strict xfail: it fails the suite once a driver gets it right)."""
+    if target == "xe-emulated" and how == "times_minus_one":
+        request.applymarker(DRIVER_BUG)
     x = rng.uniform(1, 2, (1, 320)).astype(np.float32)
     y = np.zeros_like(x)
-    negated_row_share[(1,)](x, y, BN=320, sg_layout=[1, 2], sg_data=[1, 160], target=target, device="opencl:cpu")
-    np.testing.assert_allclose(y, x / x.sum(), rtol=1e-5)
+    negated_row_share[(1,)](x, y, BN=320, HOW=how, sg_layout=[1, 2], sg_data=[1, 160], target=target,
+                            device="opencl:cpu")
+    t = NEGATIONS[how](x.astype(np.float64))
+    np.testing.assert_allclose(y, t / t.sum(), rtol=1e-5)

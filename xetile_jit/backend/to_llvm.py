@@ -84,6 +84,15 @@ def splat(ty: ir.Type, value) -> ir.Constant:
     return ir.Constant(ty, value)
 
 
+def broadcast(b: ir.IRBuilder, value: ir.Value, ty: ir.Type) -> ir.Value:
+    """The scalar `value` in every component of the vector type `ty` (`value` itself if `ty` is scalar)."""
+    if not isinstance(ty, ir.VectorType):
+        return value
+    undef = ir.Constant(ty, ir.Undefined)
+    return b.shuffle_vector(b.insert_element(undef, value, ir.Constant(I32, 0)), undef,
+                            splat(ir.VectorType(I32, ty.count), 0))
+
+
 def literal(x, dtype: DType) -> int | float:
     """An element of `dtype` as an llvmlite literal: floats as floats, the rest as the signed integer of its bits."""
     x = np.asarray(x, dtype.np_dtype)
@@ -331,7 +340,11 @@ class LLVMLowering:
         """1 / (1 + exp(-x)), as the numpy rule."""
         b = self.builder
         one = splat(x.type, 1.0)
-        return b.fdiv(one, b.fadd(one, self.opencl("exp", b.fneg(x))))
+        return b.fdiv(one, b.fadd(one, self.opencl("exp", self.rule_negate("", dtype, x))))
+
+    def rule_negate(self, _: str, dtype: DType, x: ir.Value) -> ir.Value:
+        """-x (to_llvm_xegpu.py writes it otherwise on the CPU targets)."""
+        return self.builder.fneg(x)
 
     def rule_shift(self, instruction: str, dtype: DType, x: ir.Value, amount: ir.Value) -> ir.Value:
         """numpy's shift: an amount outside [0, bits) shifts every bit out (leaving the sign for ashr)."""
@@ -418,10 +431,7 @@ class LLVMLowering:
         return dense_constant(op.result.type, op.interpret(None))
 
     def lower_SplatOp(self, op):
-        ty = llvm_type(op.result.type)
-        undef = ir.Constant(ty, ir.Undefined)
-        first = self.builder.insert_element(undef, self.values[op.operands[0]], ir.Constant(I32, 0))
-        return self.builder.shuffle_vector(first, undef, splat(ir.VectorType(I32, ty.count), 0))
+        return broadcast(self.builder, self.values[op.operands[0]], llvm_type(op.result.type))
 
     # --- control flow ----------------------------------------------------------------------------------------
     def phis(self, like: list[Value], incoming) -> list[ir.Value]:

@@ -80,7 +80,7 @@ BINARY = {
 }
 
 UNARY = {
-    "arith.negf": Elementwise(FLOAT, np.negative, ("instruction", "fneg")),
+    "arith.negf": Elementwise(FLOAT, np.negative, ("negate", "")),
     "math.exp": Elementwise(FLOAT, np.exp, ("opencl", "exp")),
     "math.exp2": Elementwise(FLOAT, np.exp2, ("opencl", "exp2")),
     "math.log": Elementwise(FLOAT, np.log, ("opencl", "log")),
