@@ -2,9 +2,9 @@
 
 The numpy interpreter on the XeTile IR is the reference; each stage lowered for the CPU target the kernel's SPIR-V
 runs on (`pipeline.lower`, `device_target`) runs in the level interpreters, and the SPIR-V on the device, all on
-fresh copies of the same inputs. Every
-array argument's whole base allocation is compared (a pitched view's margin too), exactly or within a tolerance
-per array. This module is self-contained (numpy, ml_dtypes, xetile_jit): a reproducer script embeds its source.
+fresh copies of the same inputs. Every array argument's whole base allocation is compared (a pitched view's margin
+too), exactly or within a tolerance per array. This module is self-contained (numpy, ml_dtypes, xetile_jit): a
+reproducer script embeds its source.
 """
 
 import threading
