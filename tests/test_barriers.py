@@ -106,21 +106,17 @@ def negated_row_share(x, y, BN: xetile.constexpr, HOW: xetile.constexpr):
 
 
 NEGATIONS = {"neg": np.negative, "sigmoid": lambda x: 1 / (1 + np.exp(-2 * x)), "times_minus_one": np.negative}
-DRIVER_BUG = pytest.mark.xfail(strict=True, reason="OpenCL CPU runtime bug (the symptom of intel/llvm issue 23220): "
-                                                   "x * -1.0 becomes the same fneg, which rule_negate cannot reach")
 
 
-@pytest.mark.parametrize("how", ["neg", "sigmoid", "times_minus_one"])
+@pytest.mark.parametrize("how", NEGATIONS)
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
-def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target, how, request):
+def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target, how):
     """A row of 320 split over two subgroups, negated, divided by its sum: the sum crosses subgroups through shared
     local memory and a barrier, and the negated blocks are used on both sides of it. The OpenCL CPU compiler took
     an `fneg` of the blocks for a value the work-items share and hoisted it out of its loop over them, so on
     `xe-emulated` (the blocks unrolled) 8 of subgroup 0's 10 blocks came back as subgroup 1's. The CPU targets
-    negate as -0.0 - x with a -0.0 it cannot fold (to_llvm_xegpu.py rule_negate); a product by the literal -1.0
-    the compiler still turns into that `fneg` (a strict xfail: it fails the suite once a driver gets it right)."""
-    if target == "xe-emulated" and how == "times_minus_one":
-        request.applymarker(DRIVER_BUG)
+    negate as -0.0 - x with a -0.0 it cannot fold (to_llvm_xegpu.py rule_negate), and so a product by the literal
+    -1.0, which that compiler makes the same `fneg`."""
     x = rng.uniform(1, 2, (1, 320)).astype(np.float32)
     y = np.zeros_like(x)
     negated_row_share[(1,)](x, y, BN=320, HOW=how, sg_layout=[1, 2], sg_data=[1, 160], target=target,

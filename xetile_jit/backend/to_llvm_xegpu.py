@@ -46,11 +46,12 @@ from . import xe_prefetch_payload as payload
 from .targets import MAX_VECTOR_COMPONENTS, Target
 from .to_llvm_atomics import AtomicLowering
 from .to_llvm_elements import ElementLowering, PrivateBlock
+from .to_llvm_negation import NegationLowering
 from .to_llvm_block_loops import BlockLoopLowering
 from .to_llvm_dpas import DpasLowering
 from .to_llvm_pieces import PieceLowering
 from .to_llvm_scatter import ScatterLowering
-from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, broadcast, components, literal, llvm_type
+from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal, llvm_type
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
@@ -61,7 +62,7 @@ def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
     return X.BlockLoad(32, layout.block[1], 8, transpose=True)
 
 
-class XeGPULowering(BlockLoopLowering, PieceLowering, DpasLowering, ElementLowering, AtomicLowering,
+class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowering, ElementLowering, AtomicLowering,
                    ScatterLowering, LLVMLowering):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
@@ -84,21 +85,6 @@ class XeGPULowering(BlockLoopLowering, PieceLowering, DpasLowering, ElementLower
     def combine(self, name: str, dtype, x: ir.Value, y: ir.Value) -> ir.Value:
         """The element-wise op `name` (a row of ir/elementwise.BINARY) on LLVM values of `dtype`."""
         return self.elementwise(BINARY[name].llvm, dtype, x, y)
-
-    def rule_negate(self, _: str, dtype, x: ir.Value) -> ir.Value:
-        """-x; on the CPU targets -0.0 - x, with a -0.0 the OpenCL CPU compiler cannot fold (its sign bit ORed with
-        NumWorkgroups >> 63, which is 0). That compiler takes an `fneg` of a work-item's value for one the work-items
-        share and hoists it out of its loop over them: used after a barrier, every work-item read the last one's
-        (README "The differential fuzzer"; the symptom of intel/llvm issue 23220). -0.0 - x is -x but for a NaN's
-        sign bit."""
-        if not self.target.emulated:
-            return super().rule_negate(_, dtype, x)
-        b = self.builder
-        high = b.trunc(b.lshr(self.builtin("NumWorkgroups", 0), ir.Constant(I64, 63)), I32)
-        zero = b.bitcast(b.or_(high, ir.Constant(I32, -2**31)), ir.FloatType())
-        element = getattr(x.type, "element", x.type)
-        zero = zero if element == ir.FloatType() else b.fptrunc(zero, element)
-        return b.fsub(broadcast(b, zero, x.type), x)
 
     def lane_id(self) -> ir.Value:
         return self.builtin("SubgroupLocalInvocationId")
