@@ -50,6 +50,7 @@ from .to_llvm_negation import NegationLowering
 from .to_llvm_block_loops import BlockLoopLowering
 from .to_llvm_dpas import DpasLowering
 from .to_llvm_pieces import PieceLowering
+from .to_llvm_print import PrintLowering
 from .to_llvm_scatter import ScatterLowering
 from .to_llvm import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal, llvm_type
 
@@ -63,11 +64,12 @@ def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
 
 
 class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowering, ElementLowering, AtomicLowering,
-                   ScatterLowering, LLVMLowering):
+                   ScatterLowering, PrintLowering, LLVMLowering):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
         self.dpas_results = {}  # DpasLowering
+        self.strings: dict[str, ir.GlobalVariable] = {}  # PrintLowering: printf formats, one global each
         self.lanes = func.lanes
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
