@@ -5,14 +5,14 @@ dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
 
 Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with its operands already in USM memory
 (dpnp arrays). GEMM: the tutorial's kernel and config (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles,
-the target's `subgroup_split`), f32 and f16 -> f32,
-against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio. Softmax and layer norm: 16
+the target's `subgroup_split` and `k_step`), f32 and f16 -> f32,
+against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and layer norm: 16
 rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
 the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). First launch: the tutorial GEMM (f16,
 256x256 tile, 256x256 problem) in a fresh process with an empty XETILE_CACHE_DIR, per target: import, trace,
-compile, the driver's build, run. The machine may be shared: each time is the best of `--repeat` runs; the rows'
-copy, numpy and kernels in turns of bursts (common.best_times: a copy timed in 3 runs alone measured twice its
+compile, the driver's build, run. The machine may be shared: each time is the best of `--repeat` runs; oneMKL and
+the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts (common.best_times: a copy timed in 3 runs alone measured twice its
 time in bursts, 2026-11-24, which doubled every x/copy).
 `--quick` drops the 4096 GEMMs and the largest rows.
 """
@@ -26,7 +26,7 @@ import tempfile
 import time
 
 import numpy as np
-from common import ROOT, best_time, best_times, load_tutorial
+from common import ROOT, best_times, load_tutorial
 
 import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 
@@ -61,22 +61,29 @@ def gemm_rows(dpnp, tutorial, targets, sizes, repeat):
         a32, b32 = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
         da32, db32 = dpnp.asarray(a32, device=DEVICE), dpnp.asarray(b32, device=DEVICE)
         flops = 2 * n ** 3
-        mkl = flops / best_time(lambda: dpnp.matmul(da32, db32).sycl_queue.wait(), repeat) / 1e9
         for dtype in (np.float32, np.float16):
             a, b = dpnp.asarray(a32.astype(dtype), device=DEVICE), dpnp.asarray(b32.astype(dtype), device=DEVICE)
-            c = dpnp.empty((n, n), dtype=np.float32, device=DEVICE)
+            c = {target: dpnp.empty((n, n), dtype=np.float32, device=DEVICE) for target in targets}
+            runs = {target: tutorial_gemm(tutorial, a, b, c[target], n, target) for target in targets}
+            times = best_times({"onemkl": lambda: dpnp.matmul(da32, db32).sycl_queue.wait(), **runs}, repeat)
+            mkl = flops / times["onemkl"] / 1e9
+            expected = a32.astype(dtype).astype(np.float32) @ b32.astype(dtype).astype(np.float32)
             for target in targets:
-                def run():
-                    grid = (xetile.cdiv(n, 256), xetile.cdiv(n, 256))
-                    tutorial.matmul_kernel[grid](a, b, c, n, n, n, BM=256, BN=256, BK=32,
-                                                 **tutorial.subgroup_split(256, 256, target), target=target)
-                    c.sycl_queue.wait()
-                ours = flops / best_time(run, repeat) / 1e9
-                expected = a32.astype(dtype).astype(np.float32) @ b32.astype(dtype).astype(np.float32)
-                error = float(np.abs(dpnp.asnumpy(c) - expected).max() / np.abs(expected).max())
+                ours = flops / times[target] / 1e9
+                error = float(np.abs(dpnp.asnumpy(c[target]) - expected).max() / np.abs(expected).max())
                 rows.append({"kernel": "gemm", "shape": f"{n}", "dtype": np.dtype(dtype).name, "target": target,
                              "gflops": ours, "onemkl_gflops": mkl, "x/onemkl": ours / mkl, "rel_error": error})
     return rows
+
+
+def tutorial_gemm(tutorial, a, b, c, n, target):
+    """A launch of the tutorial GEMM with its config on `target`, waiting for the result."""
+    def run():
+        grid = (xetile.cdiv(n, 256), xetile.cdiv(n, 256))
+        tutorial.matmul_kernel[grid](a, b, c, n, n, n, BM=256, BN=256, BK=tutorial.k_step(target),
+                                     **tutorial.subgroup_split(256, 256, target), target=target)
+        c.sycl_queue.wait()
+    return run
 
 
 def row_rows(dpnp, targets, widths, rows_count, repeat):
@@ -128,8 +135,8 @@ from common import load_tutorial
 import xetile_jit as xetile
 t = load_tutorial()
 a = np.ones((256, 256), np.float16); c = np.empty((256, 256), np.float32)
-t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=32, **t.subgroup_split(256, 256, {target!r}),
-                        device={device!r}, target={target!r})
+t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=t.k_step({target!r}),
+                        **t.subgroup_split(256, 256, {target!r}), device={device!r}, target={target!r})
 assert (c == 256).all()
 """
 

@@ -102,7 +102,7 @@ def test_the_shapes_dtypes_and_results_of_dpnp_arrays_are_read_without_waiting(m
 
 def test_the_search_space_is_generated_with_layouts():
     found = configs()
-    assert len(found) == 19
+    assert len(found) == 21
     assert sum(c.kwargs["A_LAYOUT"] is not None for c in found) == 4  # 16x16 A blocks on the 256x256 tile
     assert sum(c.kwargs["B_LAYOUT"] is not None for c in found) == 6  # 32x16 B blocks on the 256 and 128 tiles
     assert sum(c.kwargs["PREFETCH"] > 0 for c in found) == 6
@@ -113,7 +113,8 @@ def test_the_search_space_is_generated_with_layouts():
                                      c.kwargs["B_LAYOUT"], c.kwargs["PREFETCH"]) == (256, 256, [8, 4], None, None, 0)]
     assert len(tutorial) == 1 and tutorial[0].sg_data == [32, 64]
     cpu_split = [c for c in found if (c.kwargs["BM"], c.kwargs["BN"], c.sg_layout) == (256, 256, [16, 4])]
-    assert len(cpu_split) == 1 and cpu_split[0].sg_data == [16, 64]  # tutorial 3's split on the cpu target
+    assert sorted(c.kwargs["BK"] for c in cpu_split) == [32, 64]  # tutorial 3's split on the cpu target, K tiles
+    assert all(c.sg_data == [16, 64] for c in cpu_split)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
