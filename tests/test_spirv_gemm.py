@@ -252,14 +252,20 @@ def test_usm_arrays_are_used_in_place_on_their_queue(rng):
     np.testing.assert_allclose(uy.view(), x * 3 + y, rtol=1e-6)
 
 
-def test_dpas_ops_sharing_a_run_in_one_loop_on_the_cpu_target():
-    """On the `cpu` target the DPAS ops of a K step that share A are lowered in pairs, one loop over k each
-    (to_llvm_dpas.dpas_batches: A's elements shuffled from their lanes once for two rows of FMAs): the tutorial
-    GEMM's 16x64 subgroup tile, 2x4 DPAS blocks by 2 K blocks, loops 8 times over k (16 with one DPAS a loop),
-    each loop carrying 2 x 8 row sums. Its numbers: the tests above and tests/test_tutorials.py."""
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=["f16-dpas", "f32-fma"])
+def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype):
+    """On the `cpu` target the DPAS ops of a K step that share A are lowered four at a time, as loops over k over
+    half of C's rows each (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: 16 row sums a loop, each A element
+    shuffled from its lane once for four FMAs), and each B is widened into a private column once for every DPAS
+    that takes it: the tutorial GEMM's 16x64 subgroup tile, 2x4 DPAS blocks by 2 K blocks, is 8 loops of 16 over
+    k, each carrying 4 x 4 row sums and shuffling 4 A rows, and 8 B columns (2 K blocks x 4). Its numbers: the
+    tests above and tests/test_tutorials.py."""
     t = tutorial("03-matrix-multiplication")
-    a, c = np.ones((512, 512), np.float16), np.zeros((512, 512), np.float32)
+    a, c = np.ones((512, 512), dtype), np.zeros((512, 512), np.float32)
     split = t.subgroup_split(256, 256, "cpu")
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
-    loops = [body for body in loop_bodies(llir.split("define internal")[0], 16) if "SubgroupShuffle" in body]
-    assert len(loops) == 8 and all(body.count("phi  float") == 16 for body in loops)
+    kernel = llir.split("define internal")[0]
+    loops = [body for body in loop_bodies(kernel, 16) if "SubgroupShuffle" in body]
+    assert len(loops) == 8
+    assert all(body.count("phi  float") == 16 and body.count("SubgroupShuffle") == 4 for body in loops)
+    assert kernel.count("alloca [16 x float]") == 8

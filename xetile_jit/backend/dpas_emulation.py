@@ -19,6 +19,13 @@ from ..ir.numeric import TF32_MASK
 from .to_llvm import counted_loop
 from .xe_builtins import F32, I32, DpasBuiltin, _constant, _declared, _field, _i32, _like, _shuffle
 
+# The row sums one loop over k carries (row_groups): four DPAS ops sharing A take 4 of its 8 rows a loop, two all 8.
+# 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is shuffled once for
+# every op of the loop, so four ops a loop shuffle half as often as two (with each B widened once, `widened_b`:
+# tutorial GEMM 2048 f32 1.00-1.01x oneMKL against 0.92-0.93x, f16 1.03x against 0.94x; 24 sums as fast as 16, 32
+# 0.72x; 2026-11-24, docs/DESIGN.md "CPU notes").
+CARRIED_SUMS = 16
+
 
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
     """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32; tf32: the f32 word truncated."""
@@ -54,17 +61,19 @@ def tf32_lane(mad: DpasBuiltin, r: int, k: int) -> tuple[int, int]:
 
 
 def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
-    """A function of k (an i32, the same on every lane) giving [A[r][k] for every row r], widened, on every lane."""
+    """A function of k (an i32, the same on every lane) and rows giving [A[r][k] for each of the rows], widened, on
+    every lane."""
     if mad.a == "tf32":
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
-        return lambda k: [_widen(b, _shuffle(b, parts[part], b.add(k, _i32(lane))), "tf32") for lane, part in places]
+        return lambda k, rows: [_widen(b, _shuffle(b, parts[places[r][1]], b.add(k, _i32(places[r][0]))), "tf32")
+                                for r in rows]
     if mad.per_lane == 1 and mad.is_float:  # widened once, shuffled as words: the driver built the GEMM 1 s sooner
         wide = [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
-        return lambda k: [b.bitcast(_shuffle(b, column, k), F32) for column in wide]
+        return lambda k, rows: [b.bitcast(_shuffle(b, wide[r], k), F32) for r in rows]
 
-    def packed(k):  # A[r][k] is field k % per_lane of lane k / per_lane's word
+    def packed(k, rows):  # A[r][k] is field k % per_lane of lane k / per_lane's word
         lane, field = b.udiv(k, _i32(mad.per_lane)), b.urem(k, _i32(mad.per_lane))
-        words = [_shuffle(b, row, lane) for row in parts]
+        words = [_shuffle(b, parts[r], lane) for r in rows]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
         return [_widen(b, _field(b, word, field, mad.bits), mad.a) for word in words]
     return packed
@@ -86,33 +95,66 @@ def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
 def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
     """The builtin's body (the "vector" ABI's lowering writes `dpas_results` inline instead)."""
     a, packed_b, acc = fn.args
-    b.ret(dpas_results(b, mad, a, [(packed_b, acc, b.alloca(ir.ArrayType(I32, 8)))])[0])
+    column = widened_b(b, mad, packed_b, b.alloca(b_column_type(mad)))
+    b.ret(dpas_results(b, mad, a, [(column, acc)])[0])
+
+
+def b_column_type(mad: DpasBuiltin) -> ir.ArrayType:
+    """A lane's K elements of B, widened (f32 or i32): the private array `widened_b` fills."""
+    return ir.ArrayType(F32 if mad.is_float else I32, mad.k)
+
+
+def widened_b(b: ir.IRBuilder, mad: DpasBuiltin, packed_b: ir.Value, column: ir.Value) -> ir.Value:
+    """`column` (a private `b_column_type`) holding this lane's B[k], k = 0..K-1 (field k % per_word of word
+    k / per_word), widened: once for every DPAS op that takes this B."""
+    packed, per_word = _as_words(b, packed_b), 32 // mad.bits
+    for k in range(mad.k):
+        word = b.extract_element(packed, _i32(k // per_word))
+        b.store(_widen(b, _field(b, word, k % per_word, mad.bits), mad.b), b.gep(column, [_i32(0), _i32(k)]))
+    return column
 
 
 def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[tuple]) -> list[ir.Value]:
-    """Lane n, for each (B, C, words) of `products` (DPAS ops that share A): d[r] = c[r] + A[r][k] * B[k][n] for
-    k = 0..K-1 in order, as one loop over k: A[r][k] shuffled from its lane once for all of them (k is the same on
-    every lane), B's words read from `words`, a private [8 x i32], the rows' sums carried in scalars. Unrolled, the
-    OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes: the tutorial
-    GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/DESIGN.md "CPU notes")."""
-    per_word = 32 // mad.bits
-    for packed_b, _, words in products:
-        packed = _as_words(b, packed_b)
-        for i in range(8):
-            b.store(b.extract_element(packed, _i32(i)), b.gep(words, [_i32(0), _i32(i)]))
+    """Lane n, for each (B, C) of `products` (DPAS ops that share A; B a lane's column, `widened_b`): d[r] = c[r] +
+    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops`): A[r][k] shuffled from its lane once
+    for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in scalars.
+    Unrolled, the OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes:
+    the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/DESIGN.md "CPU
+    notes")."""
     column = _a_column(b, mad, _components(b, _as_words(b, a), mad.a_components))
     mad_step = _multiply_add(b, mad)
 
-    def step(b, k, sums):
-        a_k, out = column(k), []
-        for j, (_, _, words) in enumerate(products):
-            word = b.load(b.gep(words, [_i32(0), b.udiv(k, _i32(per_word))]))
-            b_k = _widen(b, _field(b, word, b.urem(k, _i32(per_word)), mad.bits), mad.b)
-            out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, sums[j * mad.m:(j + 1) * mad.m])]
+    def step(b, k, rows, sums):
+        a_k, out = column(k, rows), []
+        for (b_column, _), totals in zip(products, sums):
+            b_k = b.load(b.gep(b_column, [_i32(0), k]))
+            out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, totals)]
         return out
 
-    sums = counted_loop(b, mad.k, [s for _, acc, _ in products for s in _components(b, acc, mad.m)], step)
-    return [_rows_value(b, acc, sums[j * mad.m:(j + 1) * mad.m]) for j, (_, acc, _) in enumerate(products)]
+    sums = row_loops(b, mad.k, [_components(b, acc, mad.m) for _, acc in products], step)
+    return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
+
+
+def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step) -> list[list[ir.Value]]:
+    """The row sums of DPAS ops sharing A (`sums`: each op's C rows) after `count` steps over k, as one loop over k
+    per group of rows (`row_groups`); `step(b, k, rows, group_sums)` gives the group's new sums, op after op."""
+    sums = [list(rows) for rows in sums]
+    for rows in row_groups(len(sums[0]), len(sums)):
+        size = len(rows)
+
+        def group_step(b, k, carried, rows=rows, size=size):
+            return step(b, k, rows, [carried[j * size:(j + 1) * size] for j in range(len(sums))])
+        carried = counted_loop(b, count, [totals[r] for totals in sums for r in rows], group_step)
+        for j, totals in enumerate(sums):
+            totals[rows.start:rows.stop] = carried[j * size:(j + 1) * size]
+    return sums
+
+
+def row_groups(m: int, ops: int) -> list[range]:
+    """C's m rows in groups of at most CARRIED_SUMS // ops rows: each group's loop carries the sums of those rows of
+    every op sharing A in the CPU's vector registers, and shuffles each A[r][k] once for all the ops."""
+    size = max(1, min(m, CARRIED_SUMS // ops))
+    return [range(first, min(first + size, m)) for first in range(0, m, size)]
 
 
 def _rows_value(b: ir.IRBuilder, acc: ir.Value, sums: list[ir.Value]) -> ir.Value:

@@ -9,14 +9,14 @@ from llvmlite import ir
 
 from ..ir import simt_ops as S
 from . import xe_builtins as X
-from .dpas_emulation import dpas_results, tf32
-from .to_llvm import I32, counted_loop, llvm_type, splat
+from .dpas_emulation import b_column_type, dpas_results, row_loops, tf32, widened_b
+from .to_llvm import I32, llvm_type, splat
 from .to_llvm_elements import PrivateBlock
 
 
-# DPAS ops sharing A lowered as one loop over k on the `cpu` target (dpas_batches): each A element is shuffled from
-# its lane once for all of them. 2: their sums (8 rows each) and B rows stay within the CPU's 32 vector registers.
-SHARED_A = 2
+# DPAS ops sharing A lowered as loops over k on the `cpu` target (dpas_batches), each A element shuffled from its lane
+# once for all of them; their rows' sums in groups that fit the CPU's registers (dpas_emulation.row_groups).
+SHARED_A = 4
 
 
 class DpasLowering:
@@ -29,9 +29,9 @@ class DpasLowering:
         one loop); f32 x f32 otherwise as multiply-adds."""
         if op in self.dpas_results:
             return self.dpas_results.pop(op)
-        run, results = self.dpas_run(op), {}
+        run, results, columns = self.dpas_run(op), {}, {}
         for batch in dpas_batches(run):
-            values = self.lower_dpas_batch(batch, results)
+            values = self.lower_dpas_batch(batch, results, columns)
             results.update(zip((o.result for o in batch), values))
         self.dpas_results.update((o, results[o.result]) for o in run[1:])
         return results[op.result]
@@ -51,25 +51,33 @@ class DpasLowering:
             computed.add(candidate.result)
         return run
 
-    def lower_dpas_batch(self, batch: list, earlier: dict) -> list:
-        """The batch's results, their C the results of earlier batches (`earlier`) or lowered values."""
+    def lower_dpas_batch(self, batch: list, earlier: dict, columns: dict) -> list:
+        """The batch's results, their C the results of earlier batches (`earlier`) or lowered values; on the `cpu`
+        target each B widened once for the run (`columns`: B value -> its lane's column)."""
         first = batch[0]
         a = first.operands[0]
         accs = [self.accumulator(o, earlier) for o in batch]
         kind = self.target.dpas_kind(a.type.dtype, first.precision)
         if kind == "f32":
-            return self.fma_mma(self.values[a], [self.values[o.operands[1]] for o in batch], accs, first.precision)
+            return self.fma_mma(self.values[a], [o.operands[1] for o in batch], accs, first.precision, columns)
         key = X.Dpas(kind, "tf32" if kind == "tf32" else (first.vnni_b or first.operands[1].type.dtype).mlir,
                      m=first.layouts[2].block[0])
         mad = X.describe(self.target, key)
         a_type, b_type = mad.signature.args[:2]
         a_value = self.dpas_operand(self.values[a], a_type)
-        b_values = [self.dpas_operand(self.values[o.operands[1]], b_type) for o in batch]
         if self.target.builtins == "vector":  # inline: a call's vector arguments went through memory lane by lane
             return dpas_results(self.builder, mad, a_value, [
-                (b_value, acc, self.private(ir.ArrayType(I32, 8))) for b_value, acc in zip(b_values, accs)])
+                (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)])
         builtin = X.builtin(self.module, self.target, key)
-        return [self.builder.call(builtin, [a_value, b_value, acc]) for b_value, acc in zip(b_values, accs)]
+        return [self.builder.call(builtin, [a_value, self.dpas_operand(self.values[o.operands[1]], b_type), acc])
+                for o, acc in zip(batch, accs)]
+
+    def b_column(self, b, mad, b_type: ir.Type, columns: dict) -> ir.Value:
+        """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""
+        if b not in columns:
+            packed = self.dpas_operand(self.values[b], b_type)
+            columns[b] = widened_b(self.builder, mad, packed, self.private(b_column_type(mad)))
+        return columns[b]
 
     def accumulator(self, op, earlier: dict) -> ir.Value:
         """C of `op`: the result of an earlier batch (`earlier`), its lowered value, or zeros."""
@@ -85,44 +93,54 @@ class DpasLowering:
             return self.read_run(self.reinterpret(value, ty), 0, ty.count)
         return value if value.type == ty else self.builder.bitcast(value, ty)
 
-    def fma_mma(self, a: ir.Value, bs: list[ir.Value], accs: list[ir.Value], precision: str) -> list[ir.Value]:
-        """C[r][n] += A[r][k] * B[k][n] for each (B, C) of `bs`, `accs`: lane n gets A[r][k] from lane k, k
-        ascending, each a fused multiply-add (the GPU's mad; a CPU's FMA). tf32 (a target without tf32 DPAS): the
-        operands truncated to tf32 first, as the interpreter's rule says. Row by row in scalars; on a CPU as one
-        loop over k for all of them, B's components read from a private array, as the DPAS emulation
-        (dpas_emulation.dpas_results says why), on a GPU unrolled (a variable lane or index there is an indirect
-        register access)."""
+    def fma_mma(self, a: ir.Value, bs: list, accs: list[ir.Value], precision: str, columns: dict) -> list[ir.Value]:
+        """C[r][n] += A[r][k] * B[k][n] for each (B, C) of `bs` (B's IR values), `accs`: lane n gets A[r][k] from
+        lane k, k ascending, each a fused multiply-add (the GPU's mad; a CPU's FMA). tf32 (a target without tf32
+        DPAS): the operands truncated to tf32 first, as the interpreter's rule says. Row by row in scalars; on a CPU
+        as loops over k for all of them (dpas_emulation.row_loops), each B's components read from a private array
+        stored once for the run (`columns`), as the DPAS emulation (dpas_emulation.dpas_results says why), on a GPU
+        unrolled (a variable lane or index there is an indirect register access)."""
         bld = self.builder
-        rows, *columns = ([tf32(bld, bld.bitcast(x, I32)) for x in self.elements(v)] if precision == "tf32"
-                          else self.elements(v) for v in (a, *bs))
+        rows = self.mma_elements(a, precision)
 
         def step(a_k: list, sums: list, b_k: ir.Value) -> list:
             return [self.opencl("fma", a_r, b_k, total) for a_r, total in zip(a_k, sums)]
 
         if not self.target.emulated:
             results = []
-            for b_columns, acc in zip(columns, accs):
+            for b, acc in zip(bs, accs):
                 sums = self.elements(acc)
-                for k, b_k in enumerate(b_columns):
+                for k, b_k in enumerate(self.mma_elements(self.values[b], precision)):
                     sums = step(self.a_column(rows, ir.Constant(I32, k)), sums, b_k)
                 results.append(self.assemble(sums))
             return results
-        blocks = []
-        for b_columns in columns:
-            blocks.append(PrivateBlock(self.private(ir.ArrayType(b_columns[0].type, len(b_columns)))))
-            for i, b_k in enumerate(b_columns):
-                bld.store(b_k, blocks[-1].slot(bld, i))
-        m = len(rows)
+        blocks = [self.fma_column(b, precision, columns) for b in bs]
 
-        def shared_step(bld, k, sums):
-            a_k = self.a_column(rows, k)  # once for every B
-            return [total for j, block in enumerate(blocks)
-                    for total in step(a_k, sums[j * m:(j + 1) * m], bld.load(block.slot(bld, k)))]
-        sums = counted_loop(bld, len(columns[0]), [s for acc in accs for s in self.elements(acc)], shared_step)
-        return [self.assemble(sums[j * m:(j + 1) * m]) for j in range(len(blocks))]
+        def shared_step(bld, k, group, sums):
+            a_k = self.a_column([rows[r] for r in group], k)  # once for every B
+            return [total for block, totals in zip(blocks, sums)
+                    for total in step(a_k, totals, bld.load(block.slot(bld, k)))]
+        sums = row_loops(bld, blocks[0].count, [self.elements(acc) for acc in accs], shared_step)
+        return [self.assemble(totals) for totals in sums]
+
+    def mma_elements(self, value, precision: str) -> list[ir.Value]:
+        """A lane's components of an f32 tile_mma operand, truncated to tf32 for precision "tf32"."""
+        if precision == "tf32":
+            return [tf32(self.builder, self.builder.bitcast(x, I32)) for x in self.elements(value)]
+        return self.elements(value)
+
+    def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
+        """B's components in a private array, stored the first time the run takes this B."""
+        if (b, precision) not in columns:
+            elements = self.mma_elements(self.values[b], precision)
+            block = PrivateBlock(self.private(ir.ArrayType(elements[0].type, len(elements))))
+            for i, b_k in enumerate(elements):
+                self.builder.store(b_k, block.slot(self.builder, i))
+            columns[b, precision] = block
+        return columns[b, precision]
 
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
-        """A[r][k] of every row on every lane: lane k's element of each row."""
+        """A[r][k] of each of `rows` on every lane: lane k's element of each row."""
         return [self.shuffle(a_r, k) for a_r in rows]
 
 
