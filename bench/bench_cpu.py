@@ -5,7 +5,7 @@ dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
 
 Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with its operands already in USM memory
 (dpnp arrays). GEMM: the tutorial's kernel and config (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles,
-the target's `subgroup_split` and `k_step`), f32 and f16 -> f32,
+the tutorial's `subgroup_split` and the target's `k_step`), f32 and f16 -> f32,
 against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and layer norm: 16
 rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
@@ -81,7 +81,7 @@ def tutorial_gemm(tutorial, a, b, c, n, target):
     def run():
         grid = (xetile.cdiv(n, 256), xetile.cdiv(n, 256))
         tutorial.matmul_kernel[grid](a, b, c, n, n, n, BM=256, BN=256, BK=tutorial.k_step(target),
-                                     **tutorial.subgroup_split(256, 256, target), target=target)
+                                     **tutorial.subgroup_split(256, 256), target=target)
         c.sycl_queue.wait()
     return run
 
@@ -136,7 +136,7 @@ import xetile_jit as xetile
 t = load_tutorial()
 a = np.ones((256, 256), np.float16); c = np.empty((256, 256), np.float32)
 t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=t.k_step({target!r}),
-                        **t.subgroup_split(256, 256, {target!r}), device={device!r}, target={target!r})
+                        **t.subgroup_split(256, 256), device={device!r}, target={target!r})
 assert (c == 256).all()
 """
 

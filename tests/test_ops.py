@@ -109,12 +109,11 @@ def test_the_search_space_is_generated_with_layouts():
     for config in found:
         assert (config.sg_layout, config.sg_data) in xetile.layouts([config.kwargs["BM"], config.kwargs["BN"]],
                                                                     num_subgroups=np.prod(config.sg_layout))
-    tutorial = [c for c in found if (c.kwargs["BM"], c.kwargs["BN"], c.sg_layout, c.kwargs["A_LAYOUT"],
-                                     c.kwargs["B_LAYOUT"], c.kwargs["PREFETCH"]) == (256, 256, [8, 4], None, None, 0)]
+    tutorial = [c for c in found if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.sg_layout, c.kwargs["A_LAYOUT"],
+                                     c.kwargs["B_LAYOUT"], c.kwargs["PREFETCH"]) == (256, 256, 32, [8, 4], None, None, 0)]
     assert len(tutorial) == 1 and tutorial[0].sg_data == [32, 64]
-    cpu_split = [c for c in found if (c.kwargs["BM"], c.kwargs["BN"], c.sg_layout) == (256, 256, [16, 4])]
-    assert sorted(c.kwargs["BK"] for c in cpu_split) == [32, 64]  # tutorial 3's split on the cpu target, K tiles
-    assert all(c.sg_data == [16, 64] for c in cpu_split)
+    cpu_tile = [c for c in found if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"]) == (256, 256, 64)]
+    assert sorted(c.sg_data for c in cpu_tile) == [[32, 64], [64, 64]]  # tutorial 3's K tile on the cpu target
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
