@@ -4,8 +4,9 @@ dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
     python bench/bench_cpu.py [--quick] [--targets cpu xe-emulated] [--repeat 5] [--json out.json] [--png out.png]
 
 Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with its operands already in USM memory
-(dpnp arrays). GEMM: the tutorial's kernel and config (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles,
-the tutorial's `subgroup_split` and the target's `k_step`), f32 and f16 -> f32,
+(dpnp arrays). GEMM: the tutorial's kernel (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles) with its
+config (the target's `subgroup_split`, K step 32) and, on the `cpu` target, with 64x64 pieces and K step 64 (the config
+`xetile.ops.matmul` tunes to there at 2048-4096), f32 and f16 -> f32,
 against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and layer norm: 16
 rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
@@ -54,6 +55,19 @@ def layernorm_kernel(x, w, b, y, N, BM: xetile.constexpr, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), out)
 
 
+# The GEMM configs timed per target: the tutorial's, and on the `cpu` target the one xetile.ops.matmul's tuner chose
+# there at 2048-4096 (64x64 pieces, K step 64: faster, but 2-3x the driver build).
+BIG_PIECES = {"cpu": dict(BK=64, sg_layout=[4, 4], sg_data=[64, 64])}
+
+
+def gemm_configs(tutorial, target: str) -> dict:
+    """Config name -> the tutorial kernel's constexprs and split on `target` (256x256 tiles)."""
+    configs = {"tutorial": dict(BK=32, **tutorial.subgroup_split(256, 256, target))}
+    if target in BIG_PIECES:
+        configs["64x64/K64"] = BIG_PIECES[target]
+    return configs
+
+
 def gemm_rows(dpnp, tutorial, targets, sizes, repeat):
     rows = []
     for n in sizes:
@@ -63,25 +77,27 @@ def gemm_rows(dpnp, tutorial, targets, sizes, repeat):
         flops = 2 * n ** 3
         for dtype in (np.float32, np.float16):
             a, b = dpnp.asarray(a32.astype(dtype), device=DEVICE), dpnp.asarray(b32.astype(dtype), device=DEVICE)
-            c = {target: dpnp.empty((n, n), dtype=np.float32, device=DEVICE) for target in targets}
-            runs = {target: tutorial_gemm(tutorial, a, b, c[target], n, target) for target in targets}
+            cases = [(target, name, config) for target in targets
+                     for name, config in gemm_configs(tutorial, target).items()]
+            c = {case[:2]: dpnp.empty((n, n), dtype=np.float32, device=DEVICE) for case in cases}
+            runs = {case[:2]: tutorial_gemm(tutorial, a, b, c[case[:2]], n, *case) for case in cases}
             times = best_times({"onemkl": lambda: dpnp.matmul(da32, db32).sycl_queue.wait(), **runs}, repeat)
             mkl = flops / times["onemkl"] / 1e9
             expected = a32.astype(dtype).astype(np.float32) @ b32.astype(dtype).astype(np.float32)
-            for target in targets:
-                ours = flops / times[target] / 1e9
-                error = float(np.abs(dpnp.asnumpy(c[target]) - expected).max() / np.abs(expected).max())
+            for target, name, _ in cases:
+                ours = flops / times[target, name] / 1e9
+                error = float(np.abs(dpnp.asnumpy(c[target, name]) - expected).max() / np.abs(expected).max())
                 rows.append({"kernel": "gemm", "shape": f"{n}", "dtype": np.dtype(dtype).name, "target": target,
-                             "gflops": ours, "onemkl_gflops": mkl, "x/onemkl": ours / mkl, "rel_error": error})
+                             "config": name, "gflops": ours, "onemkl_gflops": mkl, "x/onemkl": ours / mkl,
+                             "rel_error": error})
     return rows
 
 
-def tutorial_gemm(tutorial, a, b, c, n, target):
-    """A launch of the tutorial GEMM with its config on `target`, waiting for the result."""
+def tutorial_gemm(tutorial, a, b, c, n, target, name, config):
+    """A launch of the tutorial GEMM with `config` on `target`, waiting for the result."""
     def run():
         grid = (xetile.cdiv(n, 256), xetile.cdiv(n, 256))
-        tutorial.matmul_kernel[grid](a, b, c, n, n, n, BM=256, BN=256, BK=tutorial.k_step(target),
-                                     **tutorial.subgroup_split(256, 256), target=target)
+        tutorial.matmul_kernel[grid](a, b, c, n, n, n, BM=256, BN=256, **config, target=target)
         c.sycl_queue.wait()
     return run
 
@@ -135,8 +151,8 @@ from common import load_tutorial
 import xetile_jit as xetile
 t = load_tutorial()
 a = np.ones((256, 256), np.float16); c = np.empty((256, 256), np.float32)
-t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=t.k_step({target!r}),
-                        **t.subgroup_split(256, 256), device={device!r}, target={target!r})
+t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=32, **t.subgroup_split(256, 256, {target!r}),
+                        device={device!r}, target={target!r})
 assert (c == 256).all()
 """
 
@@ -160,7 +176,8 @@ def print_table(rows, columns) -> None:
 def plot(rows, path: pathlib.Path) -> None:
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(9, 4))
-    labels = [f"{r['kernel']} {r['shape']} {r['dtype']} {r['target']}" for r in rows]
+    labels = [" ".join(str(r[key]) for key in ("kernel", "shape", "dtype", "target", "config") if key in r)
+              for r in rows]
     ax.bar(np.arange(len(rows)), [r.get("x/onemkl", r.get("x/copy", 0)) for r in rows])
     ax.axhline(1.0, color="gray")
     ax.axhline(0.8, color="gray", linestyle="--", linewidth=0.8)  # the rows' goal (issue 11)
@@ -187,7 +204,7 @@ def main() -> None:
     print(f"device {DEVICE}; best of {args.repeat}")
     if "gemm" in args.only:
         gemm = gemm_rows(dpnp, load_tutorial(), args.targets, sizes, args.repeat)
-        print_table(gemm, ["shape", "dtype", "target", "gflops", "onemkl_gflops", "x/onemkl", "rel_error"])
+        print_table(gemm, ["shape", "dtype", "target", "config", "gflops", "onemkl_gflops", "x/onemkl", "rel_error"])
         rows += gemm
     if "rows" in args.only:
         by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat)

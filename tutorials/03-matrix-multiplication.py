@@ -35,31 +35,27 @@ def matmul_kernel(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, 
     xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
 
 
-def matmul(a, b, activation: str = "", bm: int = 256, bn: int = 256, bk: int | None = None, c=None, device=None,
+def matmul(a, b, activation: str = "", bm: int = 256, bn: int = 256, bk: int = 32, c=None, device=None,
            input_precision: str = "ieee"):
-    """C = A @ B in f32; `a`, `b` and `c` may be numpy arrays or USM arrays (dpnp, dpctl) on `device`'s queue.
-    `bk` defaults to the target's `k_step`."""
+    """C = A @ B in f32; `a`, `b` and `c` may be numpy arrays or USM arrays (dpnp, dpctl) on `device`'s queue."""
     (m, k), n = a.shape, b.shape[1]
     c = np.empty((m, n), np.float32) if c is None else c
     target = xetile.default_target(device, [a, b, c])
     grid = (xetile.cdiv(m, bm), xetile.cdiv(n, bn))
-    matmul_kernel[grid](a, b, c, m, n, k, BM=bm, BN=bn, BK=bk or k_step(target), ACTIVATION=activation,
-                        INPUT_PRECISION=input_precision, **subgroup_split(bm, bn), device=device)
+    matmul_kernel[grid](a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, ACTIVATION=activation,
+                        INPUT_PRECISION=input_precision, **subgroup_split(bm, bn, target), device=device)
     return c
 
 
-def subgroup_split(bm: int, bn: int) -> dict:
-    """How the workgroup's subgroups share the bm x bn result: 8x4 subgroups of (bm/8) x (bn/4), 32x64 for the
-    default tile. On a GPU its accumulator stays in a subgroup's registers; on the `cpu` target the multiply-adds
-    run in loops over k that each carry 16 row sums, and 32x64 pieces ran faster than 16x64 ones (2048 f32: 1.12x
-    oneMKL against 0.89-1.00x) and built sooner than 64x64 ones (1.2 s a kernel against 2.2; 1.19x)."""
-    return dict(sg_layout=[8, 4], sg_data=[bm // 8, bn // 4])
-
-
-def k_step(target: str) -> int:
-    """The K tile: 32 on a GPU (A, B and the accumulator of a 32x64 piece fit the registers); 64 on the `cpu` target
-    (2048 f32: 1.12x oneMKL against 1.04x with 32; docs/DESIGN.md "CPU notes")."""
-    return 64 if target == "cpu" else 32
+def subgroup_split(bm: int, bn: int, target: str) -> dict:
+    """How the workgroup's subgroups share the bm x bn result: on a GPU 8x4 subgroups of (bm/8) x (bn/4), 32x64 for
+    the default tile, whose accumulator stays in a subgroup's registers. On the `cpu` target 16x4 subgroups of
+    (bm/16) x (bn/4), 16x64, which the OpenCL CPU compiler builds in about half the time of 32x64 pieces (this
+    script's five GEMMs: 3.3 s against 5.4 s); larger pieces and K steps run faster at 2048-4096 (32x64 with K
+    step 64: 1.09x oneMKL against 0.90x at 2048 f32) and `xetile.ops.matmul` tunes them (docs/DESIGN.md "CPU
+    notes")."""
+    rows = 16 if target == "cpu" else 8
+    return dict(sg_layout=[rows, 4], sg_data=[bm // rows, bn // 4])
 
 
 def check(m: int, n: int, k: int, dtype, activation: str = "", precision: str = "ieee") -> bool:
@@ -67,7 +63,7 @@ def check(m: int, n: int, k: int, dtype, activation: str = "", precision: str = 
     a = rng.standard_normal((m, k), dtype=np.float32).astype(dtype)
     b = rng.standard_normal((k, n), dtype=np.float32).astype(dtype)
     # tf32 keeps a 32x64 f32 accumulator, A and B of a K step of 16 in the 256 registers (K step 32 spills)
-    bk = 16 if precision == "tf32" else None
+    bk = 16 if precision == "tf32" else 32
     matmul(a, b, activation, bk=bk, input_precision=precision)  # compile once
     start = time.perf_counter()
     c = matmul(a, b, activation, bk=bk, input_precision=precision)
