@@ -1,8 +1,8 @@
 """to-llvm of DPAS at the work-item level: `xegpu.dpas` (SIMT) through the target's DPAS builtin (xe_builtins.py),
 written inline on the `cpu` target (dpas_emulation.py); f32 x f32 as exact f32 multiply-adds, each lane taking the
 rows of A from the lane that holds them (targets.py says why), tf32 operands truncated first where the target has
-no tf32 DPAS. On the `cpu` target the DPAS ops of a block that share A go in pairs, one loop over k for both
-(`dpas_batches`)."""
+no tf32 DPAS. On the `cpu` target the DPAS ops of a block that share A go four at a time (`dpas_batches`), as loops
+over k on groups of C's rows (dpas_emulation.row_loops), each B widened into a private column once for the block."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -26,7 +26,7 @@ class DpasLowering:
     def lower_SimtDpasOp(self, op):
         """The target's DPAS builtin for the operands' kind (tf32 for input_precision "tf32" where the target has
         it), on the `cpu` target its emulation written inline, with the DPAS ops after it (those sharing an A in
-        one loop); f32 x f32 otherwise as multiply-adds."""
+        the same loops); f32 x f32 otherwise as multiply-adds."""
         if op in self.dpas_results:
             return self.dpas_results.pop(op)
         run, results, columns = self.dpas_run(op), {}, {}

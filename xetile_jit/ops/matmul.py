@@ -35,9 +35,9 @@ ACTIVATIONS = (None, "relu", "gelu", "silu")
 GELU_C = 0.7978845608028654  # sqrt(2 / pi)
 # (workgroup tile, piece of one subgroup, K tile, A's load blocks, B's load blocks, prefetch distances): the tutorial's
 # 256x256 split in 32x64 pieces (its GPU split) and smaller ones; then tiles in 16x64 pieces, the tutorial's split
-# on the `cpu` target before its multiply-adds ran in loops of 16 row sums (2026-11-24: 138-190 GFLOP/s at 512-2048
-# f32, the smaller tiles ahead at 512); then 32x64 and 64x64 pieces with a K tile of 64, the fastest on the `cpu`
-# target at 2048-4096 since (32x64: 0.99-1.16x oneMKL, 64x64: 1.12-1.25x, but 1.2 and 2.2 s of driver build a config
+# on the `cpu` target (2026-11-24: 138-190 GFLOP/s at 512-2048 f32, the smaller tiles ahead at 512); then 32x64 and
+# 64x64 pieces with a K tile of 64, the fastest on the `cpu` target at 2048-4096 since its multiply-adds run in
+# loops of 16 row sums (32x64: 0.99-1.16x oneMKL, 64x64: 1.12-1.25x, but 1.2 and 2.2 s of driver build a config
 # against 0.5 for 16x64 pieces and K tile 32; docs/DESIGN.md "CPU notes"). None is the default block (layout
 # completion's).
 SHAPES = (((256, 256), (32, 64), 32, (None, (16, 16)), (None, (32, 16)), (0, 3)),
