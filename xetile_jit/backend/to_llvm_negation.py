@@ -19,7 +19,8 @@ from .to_llvm import I32, I64, broadcast
 
 
 class NegationLowering:
-    """Mixed into XeGPULowering (which gives builder, target, builtin and LLVMLowering's rules)."""
+    """Mixed into XeGPULowering (which gives builder, target, builtin, LLVMLowering's rules and `negative_zeros`:
+    each function's opaque -0.0 per element type)."""
 
     def rule_instruction(self, instruction: str, dtype, *xs: ir.Value) -> ir.Value:
         """The instruction; on the CPU targets a negation written with a literal (x * -1.0, x / -1.0, -0.0 - x), which
@@ -34,11 +35,19 @@ class NegationLowering:
         if not self.target.emulated:
             return super().rule_negate(_, dtype, x)
         b = self.builder
-        high = b.trunc(b.lshr(self.builtin("NumWorkgroups", 0), ir.Constant(I64, 63)), I32)
-        zero = b.bitcast(b.or_(high, ir.Constant(I32, -2**31)), ir.FloatType())
         element = getattr(x.type, "element", x.type)
-        zero = zero if element == ir.FloatType() else b.fptrunc(zero, element)
-        return b.fsub(broadcast(b, zero, x.type), x)
+        return b.fsub(broadcast(b, self.opaque_negative_zero(element), x.type), x)
+
+    def opaque_negative_zero(self, element: ir.Type) -> ir.Value:
+        """The function's -0.0 of `element`, made once in its entry block (which dominates every negation)."""
+        key = (self.builder.function, element)
+        if key not in self.negative_zeros:
+            b = self.builder
+            with b.goto_entry_block():
+                high = b.trunc(b.lshr(self.builtin("NumWorkgroups", 0), ir.Constant(I64, 63)), I32)
+                zero = b.bitcast(b.or_(high, ir.Constant(I32, -2**31)), ir.FloatType())
+                self.negative_zeros[key] = zero if element == ir.FloatType() else b.fptrunc(zero, element)
+        return self.negative_zeros[key]
 
 
 def negation_operand(instruction: str, xs: tuple) -> ir.Value | None:

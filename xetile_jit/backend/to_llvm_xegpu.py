@@ -70,6 +70,7 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
         self.target = target
         self.dpas_results = {}  # DpasLowering
         self.strings: dict[str, ir.GlobalVariable] = {}  # PrintLowering: printf formats, one global each
+        self.negative_zeros = {}  # NegationLowering
         self.lanes = func.lanes
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
