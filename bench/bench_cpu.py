@@ -80,7 +80,8 @@ def gemm_rows(dpnp, tutorial, targets, sizes, repeat):
             cases = [(target, name, config) for target in targets
                      for name, config in gemm_configs(tutorial, target).items()]
             c = {case[:2]: dpnp.empty((n, n), dtype=np.float32, device=DEVICE) for case in cases}
-            runs = {case[:2]: tutorial_gemm(tutorial, a, b, c[case[:2]], n, *case) for case in cases}
+            runs = {(target, name): tutorial_gemm(tutorial, a, b, c[target, name], n, target, config)
+                    for target, name, config in cases}
             times = best_times({"onemkl": lambda: dpnp.matmul(da32, db32).sycl_queue.wait(), **runs}, repeat)
             mkl = flops / times["onemkl"] / 1e9
             expected = a32.astype(dtype).astype(np.float32) @ b32.astype(dtype).astype(np.float32)
@@ -93,7 +94,7 @@ def gemm_rows(dpnp, tutorial, targets, sizes, repeat):
     return rows
 
 
-def tutorial_gemm(tutorial, a, b, c, n, target, name, config):
+def tutorial_gemm(tutorial, a, b, c, n, target, config):
     """A launch of the tutorial GEMM with `config` on `target`, waiting for the result."""
     def run():
         grid = (xetile.cdiv(n, 256), xetile.cdiv(n, 256))
