@@ -5,7 +5,7 @@ dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
 
 Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with its operands already in USM memory
 (dpnp arrays). GEMM: the tutorial's kernel (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles) with its
-config (the target's `subgroup_split`, K step 32) and, on the `cpu` target, with 64x64 pieces and K step 64 (the config
+config (`subgroup_split`: 32x64 pieces, K step 32) and, on the `cpu` target, with 64x64 pieces and K step 64 (the config
 `xetile.ops.matmul` tunes to there at 2048-4096), f32 and f16 -> f32,
 against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and layer norm: 16
 rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
@@ -62,7 +62,7 @@ BIG_PIECES = {"cpu": dict(BK=64, sg_layout=[4, 4], sg_data=[64, 64])}
 
 def gemm_configs(tutorial, target: str) -> dict:
     """Config name -> the tutorial kernel's constexprs and split on `target` (256x256 tiles)."""
-    configs = {"tutorial": dict(BK=32, **tutorial.subgroup_split(256, 256, target))}
+    configs = {"tutorial": dict(BK=32, **tutorial.subgroup_split(256, 256))}
     if target in BIG_PIECES:
         configs["64x64/K64"] = BIG_PIECES[target]
     return configs
@@ -152,7 +152,7 @@ from common import load_tutorial
 import xetile_jit as xetile
 t = load_tutorial()
 a = np.ones((256, 256), np.float16); c = np.empty((256, 256), np.float32)
-t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=32, **t.subgroup_split(256, 256, {target!r}),
+t.matmul_kernel[(1, 1)](a, a, c, 256, 256, 256, BM=256, BN=256, BK=32, **t.subgroup_split(256, 256),
                         device={device!r}, target={target!r})
 assert (c == 256).all()
 """

@@ -19,8 +19,8 @@ import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
-from xetile_jit.runtime.args import (BASE_RULE, PITCH_RULE, SLICE_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify,
-                                     runtime_value)
+from xetile_jit.runtime.args import (BASE_RULE, HEIGHT_RULE, PITCH_RULE, SLICE_RULE, WIDTH_RULE, ArraySpec,
+                                     ScalarSpec, classify, runtime_value)
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 
 ARRAY = "__global {0} *{1}, long {1}_rows, long {1}_cols, long {1}_rs, long {1}_cs"
@@ -305,3 +305,19 @@ def test_block_io_surface_rules(queue):
     base = np.zeros((16, 64), np.float32)
     assert classify("u", UsmArray(queue, base, (16, 32), (64, 1))).block_io
     assert classify("u", UsmArray(queue, base, (16, 32), (64, 1), offset=1)).block_io_rule == BASE_RULE  # 4 B off
+
+
+def test_the_cpu_targets_block_builtins_need_only_the_layout_free_rules(queue):
+    """BlockIO.any_layout (the `cpu` target): its block builtins read and write any base, pitch and row width, so
+    only the extents decide (ArraySpec.surface_rule); Xe targets keep every rule."""
+    base = np.zeros((16, 64), np.float32)
+    for array, rule in ((np.zeros((16, 45), np.float32)[:, 3:40], PITCH_RULE),
+                        (np.zeros((16, 8), np.float32), WIDTH_RULE),
+                        (UsmArray(queue, base, (16, 32), (64, 1), offset=1), BASE_RULE),
+                        (np.zeros((3, 9, 20), np.float32), SLICE_RULE)):
+        spec = classify("a", array)
+        assert (spec.surface_rule(), spec.surface_rule(any_layout=True)) == (rule, None)
+        assert (spec.ir_type().block_io, spec.ir_type().within_extents) == (False, True)
+    tall = UsmArray(queue, base, (2**24 + 1, 1), (1, 1))  # more rows than a block coordinate may address
+    spec = classify("a", tall)
+    assert spec.surface_rule(any_layout=True) == HEIGHT_RULE and not spec.ir_type().within_extents

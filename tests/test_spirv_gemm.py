@@ -257,12 +257,12 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype):
     """On the `cpu` target the DPAS ops of a K step that share A are lowered four at a time, as loops over k over
     half of C's rows each (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: 16 row sums a loop, each A element
     shuffled from its lane once for four FMAs), and each B is widened into a private column once for every DPAS
-    that takes it: the tutorial GEMM's 16x64 subgroup tile, 2x4 DPAS blocks by 2 K blocks, is 8 loops of 16 over
+    that takes it: the tutorial GEMM in 16x64 subgroup tiles, 2x4 DPAS blocks by 2 K blocks, is 8 loops of 16 over
     k, each carrying 4 x 4 row sums and shuffling 4 A rows, and 8 B columns (2 K blocks x 4). Its numbers: the
     tests above and tests/test_tutorials.py."""
     t = tutorial("03-matrix-multiplication")
     a, c = np.ones((512, 512), dtype), np.zeros((512, 512), np.float32)
-    split = t.subgroup_split(256, 256, "cpu")
+    split = dict(sg_layout=[16, 4], sg_data=[16, 64])
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
     loops = [body for body in loop_bodies(kernel, 16) if "SubgroupShuffle" in body]

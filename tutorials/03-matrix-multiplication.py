@@ -40,22 +40,18 @@ def matmul(a, b, activation: str = "", bm: int = 256, bn: int = 256, bk: int = 3
     """C = A @ B in f32; `a`, `b` and `c` may be numpy arrays or USM arrays (dpnp, dpctl) on `device`'s queue."""
     (m, k), n = a.shape, b.shape[1]
     c = np.empty((m, n), np.float32) if c is None else c
-    target = xetile.default_target(device, [a, b, c])
     grid = (xetile.cdiv(m, bm), xetile.cdiv(n, bn))
     matmul_kernel[grid](a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, ACTIVATION=activation,
-                        INPUT_PRECISION=input_precision, **subgroup_split(bm, bn, target), device=device)
+                        INPUT_PRECISION=input_precision, **subgroup_split(bm, bn), device=device)
     return c
 
 
-def subgroup_split(bm: int, bn: int, target: str) -> dict:
-    """How the workgroup's subgroups share the bm x bn result: on a GPU 8x4 subgroups of (bm/8) x (bn/4), 32x64 for
-    the default tile, whose accumulator stays in a subgroup's registers. On the `cpu` target 16x4 subgroups of
-    (bm/16) x (bn/4), 16x64, which the OpenCL CPU compiler builds in about half the time of 32x64 pieces (this
-    script's five GEMMs: 3.3 s against 5.4 s); larger pieces and K steps run faster at 2048-4096 (32x64 with K
-    step 64: 1.09x oneMKL against 0.90x at 2048 f32) and `xetile.ops.matmul` tunes them (docs/DESIGN.md "CPU
-    notes")."""
-    rows = 16 if target == "cpu" else 8
-    return dict(sg_layout=[rows, 4], sg_data=[bm // rows, bn // 4])
+def subgroup_split(bm: int, bn: int) -> dict:
+    """How the workgroup's subgroups share the bm x bn result: 8x4 subgroups of (bm/8) x (bn/4), 32x64 for the
+    default tile. On a GPU that accumulator stays in a subgroup's registers; on the `cpu` target 32x64 pieces run
+    1.0-1.1x oneMKL at 2048-4096 against 0.8-1.0x with 16x64 ones, and this script's five GEMMs build in 4.3 s
+    (docs/DESIGN.md "CPU notes"); `xetile.ops.matmul` also tunes 64x64 pieces and K steps of 64 there."""
+    return dict(sg_layout=[8, 4], sg_data=[bm // 8, bn // 4])
 
 
 def check(m: int, n: int, k: int, dtype, activation: str = "", precision: str = "ieee") -> bool:

@@ -56,7 +56,8 @@ class BlockIO:
     `vnni_bits` sizes, transposed loads for `transpose_bits`, at most `max_transpose_width_bytes` wide (d32: 8
     dwords, §Limits); a block of data narrower than `start_bytes` starts on
     a multiple of `start_bytes` (the hardware's 4; 1 where the builtins are defined for a CPU, which reads any
-    address)."""
+    address). `any_layout`: the builtins address memory of any base alignment, pitch and row width (a CPU's), so
+    only the surface rules of runtime/args.py's LAYOUT_FREE_RULES decide between them and the element path."""
 
     max_width_bytes: int = 64
     min_width_bytes: int = 4
@@ -68,6 +69,7 @@ class BlockIO:
     transpose_bits: tuple[int, ...] = (32,)
     max_transpose_width_bytes: int = 32
     start_bytes: int = 4
+    any_layout: bool = False
 
     def load_rule(self, bits: int, rows: int, cols: int, blocks: int = 1, vnni: bool = False,
                   transpose: bool = False) -> str | None:
@@ -285,7 +287,7 @@ TARGETS = {target.name: target for target in (
     Target("xe-hpg", 8, dpas_shapes(8), None, builtins="legacy", slm_bytes=64 * 1024, ocloc_device="acm-g10",
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
-    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1), builtins="vector", max_workgroup_size=8192,
+    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), builtins="vector", max_workgroup_size=8192,
            element_loops=True, largest_loads=False, whole_row_bytes=16 * 1024),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
            element_loops=True),

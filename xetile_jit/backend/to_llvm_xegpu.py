@@ -58,6 +58,11 @@ SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
+def hardware_padding(op) -> bool:
+    """Whether a load's padding is what a block message reads outside its surface: 0 (+0.0; -0.0 is not)."""
+    return op.padding == 0 and not np.signbit(op.padding)
+
+
 def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
     """The d32 transposed message of a 16 x C block of 16-bit pairs: C rows of 8 dwords in memory."""
     return X.BlockLoad(32, layout.block[1], 8, transpose=True)
@@ -298,9 +303,16 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
 
     def block_surface(self, tdesc) -> bool:
         """Whether 2D block messages may address `tdesc`'s memory: global memory whose surface passed the
-        launch's checks (MemRefType.block_io)."""
-        return (self.target.block_io is not None and not self.in_slm(tdesc)
-                and all(array.type.block_io for array in self.bases[tdesc]))
+        launch's checks (MemRefType.block_io), or only its extents' where the builtins take any layout
+        (BlockIO.any_layout, MemRefType.within_extents)."""
+        io = self.target.block_io
+        return (io is not None and not self.in_slm(tdesc)
+                and all(array.type.block_io or (io.any_layout and array.type.within_extents)
+                        for array in self.bases[tdesc]))
+
+    def xe_surface(self, tdesc) -> bool:
+        """Whether `tdesc`'s memory meets every surface rule of Xe's block messages (MemRefType.block_io)."""
+        return all(array.type.block_io for array in self.bases[tdesc])
 
     def x_aligned(self, tdesc, unit: int = 0) -> ir.Value | None:
         """i1: the block starts on a multiple of `unit` bytes (default: the target's BlockIO.start_bytes, 4 on Xe, as
@@ -332,10 +344,9 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
             return None
         return self.builder.icmp_unsigned("!=", self.memref(tdesc).rows, ir.Constant(I64, 0))
 
-    def by_message(self, tdesc, message, elements, unit: int = 0):
-        """message() where the block's start (x_aligned to `unit`) lets a 2D block message address it, else
-        elements(); the value they give, if any."""
-        aligned = self.x_aligned(tdesc, unit)
+    def by_message(self, aligned: ir.Value | None, message, elements):
+        """message() where `aligned` (x_aligned, pairs_aligned: None for sure) lets a 2D block message address the
+        block, else elements(); the value they give, if any."""
         if aligned is None:
             return message()
         b = self.builder
@@ -391,22 +402,36 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
     def lower_SimtLoadNdOp(self, op):
         tdesc = op.operands[0]
         if op.transpose and self.pairs_transpose(op):
-            return self.by_message(tdesc, lambda: self.paired_transpose_load(op), lambda: self.load_elements(op),
-                                   unit=4)
+            return self.by_message(self.pairs_aligned(tdesc), lambda: self.paired_transpose_load(op),
+                                   lambda: self.load_elements(op))
         key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
         if key is None:
             return self.load_elements(op)
-        return self.by_message(tdesc, lambda: self.block_load(key, op), lambda: self.load_elements(op))
+        return self.by_message(self.x_aligned(tdesc), lambda: self.block_load(key, op), lambda: self.load_elements(op))
 
     def pairs_transpose(self, op) -> bool:
         """A transposed 16 x 16g block of 16-bit data (g = 1, 2), read as a d32 transpose of 16g rows of 8
         dwords: lane n gets memory rows n (and n + 16), whose dword c is the pair of rows 2c, 2c+1 of column n
         (n + 16) of the value, as the value's lane layout (column groups of DPAS B's VNNI packing) has them.
-        Needs a surface of 4-byte units (block_io) and padding 0."""
+        Needs a surface of 4-byte units (pairs_aligned) and the hardware's padding."""
         tdesc = op.operands[0]
-        return (tdesc.type.dtype.bits == 16 and op.padding == 0 and op.layout.block[0] == 16
+        return (tdesc.type.dtype.bits == 16 and hardware_padding(op) and op.layout.block[0] == 16
                 and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
                 and X.provides(self.target, paired_transpose(op.layout)))
+
+    def pairs_aligned(self, tdesc) -> ir.Value | None:
+        """i1: the 16-bit pairs of a paired transpose are 4-byte words of memory: the block starts on an even column
+        and the surface's base, pitch and row width are in 4-byte units (launch-checked for memory that meets Xe's
+        rules, MemRefType.block_io; tested here for the rest, which the `cpu` target's builtins take,
+        BlockIO.any_layout). None: for sure."""
+        start = self.x_aligned(tdesc, 4)
+        if self.xe_surface(tdesc):
+            return start
+        b = self.builder
+        base, width, _, pitch = self.surface(tdesc)
+        units = b.or_(b.ptrtoint(base, I64), b.zext(b.or_(width, pitch), I64))
+        words = b.icmp_unsigned("==", b.and_(units, ir.Constant(I64, 3)), ir.Constant(I64, 0))
+        return words if start is None else b.and_(start, words)
 
     def paired_transpose_load(self, op) -> ir.Value | PrivateBlock:
         """The message gives lane n the words of its rows taking turns column by column (xe_builtins.py); a
@@ -435,7 +460,7 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
         words = self.block_read(key, tdesc, None if xy is None else self.assemble(list(xy)), components(result_type),
                                 cache=op.cache)
         value = self.reinterpret(words, result_type)
-        return self.padded(value, op, tdesc, xy) if op.padding != 0 else value
+        return value if hardware_padding(op) else self.padded(value, op, tdesc, xy)
 
     def block_read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1,
                    cache=None) -> ir.Value | PrivateBlock:
@@ -479,7 +504,7 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
         key = self.block_key(tdesc, op.layout, X.BlockStore)
         if key is None or op.valid is not None:
             return self.store_elements(op)
-        self.by_message(tdesc, lambda: self.block_store(key, op), lambda: self.store_elements(op))
+        self.by_message(self.x_aligned(tdesc), lambda: self.block_store(key, op), lambda: self.store_elements(op))
 
     def block_store(self, key, op, data: ir.Value | None = None, xy: tuple | None = None) -> None:
         """The store `op` as message `key`; of `data` at (x, y) `xy` when given, not its operand at its descriptor's
@@ -499,9 +524,9 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
         if not (X.provides(self.target, key) and self.block_surface(tdesc)):
             return
         if payload.applies(self, key, tdesc):
-            self.by_message(tdesc, lambda: payload.prefetch(self, key, tdesc, op.cache), lambda: None)
+            self.by_message(self.x_aligned(tdesc), lambda: payload.prefetch(self, key, tdesc, op.cache), lambda: None)
         else:
-            self.by_message(tdesc, lambda: self.block_call(key, tdesc, cache=op.cache), lambda: None)
+            self.by_message(self.x_aligned(tdesc), lambda: self.block_call(key, tdesc, cache=op.cache), lambda: None)
 
     # ---- moving and reducing data ------------------------------------------------------------------------
     def lower_ShuffleOp(self, op):

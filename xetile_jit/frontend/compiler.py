@@ -109,7 +109,7 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     with collector_paused():
         func, reads = trace(kernel, specs, consts, options.mma_layout)
         check_debug(func, options)
-        fallbacks = block_io_fallbacks(func, specs) if target.block_io is not None else {}
+        fallbacks = block_io_fallbacks(func, specs, target.block_io.any_layout) if target.block_io is not None else {}
         artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups, fallbacks,
                                                                     options.prefetch_distance), reads)
     warn_block_io_fallback(func.sym_name, fallbacks)
@@ -151,11 +151,13 @@ def check_debug(func: FuncOp, options: CompileOptions) -> None:
                                   "leaves it out without XETILE_DEBUG")
 
 
-def block_io_fallbacks(func: FuncOp, specs: dict) -> dict[str, str]:
+def block_io_fallbacks(func: FuncOp, specs: dict, any_layout: bool) -> dict[str, str]:
     """The arrays `func` uses that 2D block messages cannot address, each with the surface rule it breaks
-    (ArraySpec.block_io_rule); `asm["isa_stats"]` lists them as "block_io_fallback"."""
-    return {a.name_hint: specs[a.name_hint].block_io_rule for a in func.args
-            if isinstance(a.type, MemRefType) and not a.type.block_io and block_tiles_read(a)}
+    (ArraySpec.surface_rule: `any_layout`, the target's BlockIO.any_layout); `asm["isa_stats"]` lists them as
+    "block_io_fallback"."""
+    rules = {a.name_hint: specs[a.name_hint].surface_rule(any_layout) for a in func.args
+             if isinstance(a.type, MemRefType) and block_tiles_read(a)}
+    return {name: rule for name, rule in rules.items() if rule is not None}
 
 
 def warn_block_io_fallback(kernel: str, fallbacks: dict[str, str]) -> None:

@@ -34,28 +34,41 @@ DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
 
 # 2D block message surface rules (docs/reference/xe_builtins.md §6, "Surface"): base alignment, pitch unit, width
 # limits. A memory row is a row of a row-major array, a column of a column-major one. The rules are named without the
-# array's numbers: the name is part of the cache key.
+# array's numbers: the name is part of the cache key. The first two hold on every target with block builtins
+# (LAYOUT_FREE_RULES: the i32 coordinates' arithmetic); the others are the hardware's. (Rows never overlap: the
+# launch refuses such arrays, array_order.)
 BLOCK_BASE_ALIGN, BLOCK_PITCH_UNIT, BLOCK_MIN_WIDTH, BLOCK_MAX_EXTENT = 64, 16, 64, 2**24
-BASE_RULE = f"the base address is {BLOCK_BASE_ALIGN}-byte aligned"
-WIDTH_RULE = f"a memory row is {BLOCK_MIN_WIDTH} bytes to 2**24 bytes wide, in whole 4-byte units"
-PITCH_RULE = f"the pitch between memory rows is a multiple of {BLOCK_PITCH_UNIT} bytes"
+EXTENT_RULE = "a memory row is at most 2**24 bytes wide"
 HEIGHT_RULE = "there are at most 2**24 memory rows"
+BASE_RULE = f"the base address is {BLOCK_BASE_ALIGN}-byte aligned"
+WIDTH_RULE = f"a memory row is at least {BLOCK_MIN_WIDTH} bytes wide, in whole 4-byte units"
+PITCH_RULE = f"the pitch between memory rows is a multiple of {BLOCK_PITCH_UNIT} bytes"
 SLICE_RULE = f"the strides of the leading dims are multiples of {BLOCK_BASE_ALIGN} bytes (each slice is aligned)"
+LAYOUT_FREE_RULES = (EXTENT_RULE, HEIGHT_RULE)
 
 
 @dataclass(frozen=True)
 class ArraySpec:
     dtype: DType
     order: tuple[int, int]
-    block_io_rule: str | None = None  # the 2D block surface rule its memory breaks (None: it meets them all)
+    block_io_rule: str | None = None  # the first 2D block surface rule its memory breaks (None: it meets them all)
     rank: int = 2
 
     @property
     def block_io(self) -> bool:
         return self.block_io_rule is None
 
+    def surface_rule(self, any_layout: bool = False) -> str | None:
+        """The surface rule the memory breaks that block builtins need: every rule on Xe; where they address any
+        base, pitch and width (`any_layout`, BlockIO.any_layout: the `cpu` target's), only LAYOUT_FREE_RULES,
+        which block_io_rule checks first."""
+        if any_layout and self.block_io_rule not in LAYOUT_FREE_RULES:
+            return None
+        return self.block_io_rule
+
     def ir_type(self):
-        return MemRefType(self.dtype, self.order, self.block_io, self.rank)
+        return MemRefType(self.dtype, self.order, self.block_io, self.rank,
+                          within_extents=self.surface_rule(any_layout=True) is None)
 
 
 @dataclass(frozen=True)
@@ -198,9 +211,9 @@ def block_io_rule(array, shape, strides, order, item: int) -> str | None:
     width = cols * item
     address = usm_address(array, item)
     aligned = address is None or address % BLOCK_BASE_ALIGN == 0
-    rules = ((aligned, BASE_RULE), (BLOCK_MIN_WIDTH <= width <= BLOCK_MAX_EXTENT and width % max(4, item) == 0,
-                                    WIDTH_RULE),
-             (pitch % BLOCK_PITCH_UNIT == 0 and pitch >= width, PITCH_RULE), (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE),
+    rules = ((width <= BLOCK_MAX_EXTENT, EXTENT_RULE), (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE), (aligned, BASE_RULE),
+             (BLOCK_MIN_WIDTH <= width and width % max(4, item) == 0, WIDTH_RULE),
+             (pitch % BLOCK_PITCH_UNIT == 0, PITCH_RULE),
              (all(s % BLOCK_BASE_ALIGN == 0 for s in strides[:-2]), SLICE_RULE))
     return next((rule for holds, rule in rules if not holds), None)
 
