@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import dpctl
 import ml_dtypes
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import xetile_jit as xetile
 from conftest import assert_close, rand
 from spirv_tools import validate
 from test_passes import CASES
+from usm_arrays import UsmArray
 
 DEVICE = "opencl:cpu"
 
@@ -193,6 +195,43 @@ def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched, target)
         expected = np.zeros((8, 64), dtype)
         expected[:, col:col + 32] = (x[:, col:col + 32].astype(np.float32) + 1).astype(dtype)
         assert_close(y, expected)
+
+
+def test_the_cpu_target_reads_a_misaligned_usm_view_with_its_block_builtins(rng):
+    """A USM view one f16 element into its allocation (a base 2 bytes off every Xe alignment) and 67 elements a row
+    apart: the `cpu` target's block builtins read and write it in place (BlockIO.any_layout), no element path;
+    xe-emulated goes element by element. Both give the interpreter's numbers, at every start column."""
+    queue = dpctl.get_device_cached_queue(DEVICE)
+    host = rand(rng, (8, 67), np.float16)
+    x = UsmArray(queue, host, (8, 64), (67, 1), offset=1)
+    for target in ("cpu", "xe-emulated"):
+        llir = shifted_copy.warmup(x, np.zeros((8, 64), np.float16), 0, target=target).asm["llir"]
+        kernel_body = llir.split("define internal")[0]
+        assert ("xe_block2d_load" in llir) == (target == "cpu")
+        assert (re.search(r'%"element[.\d]*" = load ', kernel_body) is None) == (target == "cpu")
+        for col in (0, 1, 3):
+            y = np.zeros((8, 64), np.float16)
+            shifted_copy[(1,)](x, y, col, device=DEVICE, target=target)
+            expected = np.zeros((8, 64), np.float16)
+            expected[:, col:col + 32] = (host[:, 1 + col:33 + col].astype(np.float32) + 1).astype(np.float16)
+            np.testing.assert_array_equal(y, expected)
+
+
+@xetile.kernel
+def negative_zero_padded(x, y):
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 16]),
+                      xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16]), padding=-0.0))
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_a_block_load_padded_with_negative_zero_is_not_the_messages_zero(target):
+    """A block message reads +0.0 outside its surface; padding -0.0 compares equal to it but is another value, so
+    the load pads it itself (its rows 4-7 here, through the message on both CPU targets: a 64-byte row)."""
+    x, y = np.ones((4, 16), np.float32), np.full((8, 16), 5.0, np.float32)
+    assert "xe_block2d_load" in negative_zero_padded.warmup(x, y, target=target).asm["llir"]
+    negative_zero_padded[(1,)](x, y, device=DEVICE, target=target)
+    np.testing.assert_array_equal(y, np.r_[np.ones((4, 16)), np.zeros((4, 16))])
+    assert np.signbit(y[4:]).all()
 
 
 @xetile.kernel

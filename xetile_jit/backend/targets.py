@@ -287,8 +287,8 @@ TARGETS = {target.name: target for target in (
     Target("xe-hpg", 8, dpas_shapes(8), None, builtins="legacy", slm_bytes=64 * 1024, ocloc_device="acm-g10",
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
-    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), builtins="vector", max_workgroup_size=8192,
-           element_loops=True, largest_loads=False, whole_row_bytes=16 * 1024),
+    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), builtins="vector",
+           max_workgroup_size=8192, element_loops=True, largest_loads=False, whole_row_bytes=16 * 1024),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
            element_loops=True),
 )}
