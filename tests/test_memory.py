@@ -19,8 +19,8 @@ import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
-from xetile_jit.runtime.args import (BASE_RULE, HEIGHT_RULE, PITCH_RULE, SLICE_RULE, WIDTH_RULE, ArraySpec,
-                                     ScalarSpec, classify, runtime_value)
+from xetile_jit.runtime.args import (BASE_RULE, BUILTIN_HEIGHT_RULE, HEIGHT_RULE, PITCH_RULE, SLICE_RULE,
+                                     WIDTH_RULE, ArraySpec, ScalarSpec, classify, runtime_value)
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 
 ARRAY = "__global {0} *{1}, long {1}_rows, long {1}_cols, long {1}_rs, long {1}_cs"
@@ -318,6 +318,8 @@ def test_the_cpu_targets_block_builtins_need_only_the_layout_free_rules(queue):
         spec = classify("a", array)
         assert (spec.surface_rule(), spec.surface_rule(any_layout=True)) == (rule, None)
         assert (spec.ir_type().block_io, spec.ir_type().within_extents) == (False, True)
-    tall = UsmArray(queue, base, (2**24 + 1, 1), (1, 1))  # more rows than a block coordinate may address
-    spec = classify("a", tall)
-    assert spec.surface_rule(any_layout=True) == HEIGHT_RULE and not spec.ir_type().within_extents
+    taller = UsmArray(queue, base, (2**24 + 1, 1), (1, 1))  # more rows than Xe's messages address
+    tallest = UsmArray(queue, base, (2**29 + 1, 1), (1, 1))  # and than the cpu target's builtins do
+    assert classify("a", taller).surface_rule() == HEIGHT_RULE and classify("a", taller).ir_type().within_extents
+    spec = classify("a", tallest)
+    assert spec.surface_rule(any_layout=True) == BUILTIN_HEIGHT_RULE and not spec.ir_type().within_extents

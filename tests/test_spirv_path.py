@@ -218,6 +218,24 @@ def test_the_cpu_target_reads_a_misaligned_usm_view_with_its_block_builtins(rng)
 
 
 @xetile.kernel
+def add_one_1d(x, y, BLOCK: xetile.constexpr):
+    start = xetile.program_id(0) * BLOCK
+    xetile.store_tile(xetile.init_tile(y, [start], [BLOCK]), xetile.load_tile(xetile.init_tile(x, [start], [BLOCK])) + 1)
+
+
+def test_a_row_past_the_messages_2_24_bytes_takes_the_cpu_targets_block_builtins():
+    """A 1-D array is one memory row; Xe's messages address 2**24 bytes of it (EXTENT_RULE), the `cpu` target's own
+    builtins 2**29 (LAYOUT_FREE_RULES): 2**22 + 16 f32 elements run through them there (a 16M-element vector add
+    ran element by element, 16x slower), and element by element on xe-emulated."""
+    n = 2**22 + 16
+    x, y = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
+    for target, blocks in (("cpu", True), ("xe-emulated", False)):
+        assert ("xe_block2d_load" in add_one_1d.warmup(x, y, BLOCK=1024, target=target).asm["llir"]) == blocks
+    add_one_1d[(xetile.cdiv(n, 1024),)](x, y, BLOCK=1024, device=DEVICE, target="cpu")
+    np.testing.assert_array_equal(y, x + 1)
+
+
+@xetile.kernel
 def negative_zero_padded(x, y):
     xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 16]),
                       xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16]), padding=-0.0))

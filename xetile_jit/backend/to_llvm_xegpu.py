@@ -17,13 +17,14 @@ lower the rest: DPAS (to_llvm_dpas.py), the element path (to_llvm_elements.py), 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
 element address and bounds check (the element path), so no offset or extent wraps. Block messages take i32
 coordinates: each is clamped into [-BLOCK_COORD_LIMIT, BLOCK_COORD_LIMIT] on its way to the message. A block
-message's surface is at most 2**24 bytes or rows (launch-checked, BLOCK_MAX_EXTENT), so a coordinate the clamp
-changes lies, like the clamped one, so far outside the surface that the whole block is: every element reads
-padding and every write is dropped either way. A descriptor moved by constant offsets summing to at most
-BLOCK_MAX_EXTENT (a prefetch `distance` steps ahead of a load) takes its source's clamped coordinate plus them:
-exact where the clamp changes nothing, and beyond 2**30 - 2**24 (outside every surface, as the exact one is)
-where it does. So a prefetch costs one add, not a clamp of its own. Within 2**30 + 2**24 the emulation's and the
-padding's arithmetic cannot overflow i32 (block sizes are far below 2**30).
+message's surface is at most 2**24 bytes or rows (launch-checked, BLOCK_MAX_EXTENT; 2**29 for the `cpu` target's
+own builtins, ANY_LAYOUT_MAX_EXTENT), so a coordinate the clamp changes lies, like the clamped one, so far outside
+the surface that the whole block is: every element reads padding and every write is dropped either way. A
+descriptor moved by constant offsets summing to at most BLOCK_MAX_EXTENT (a prefetch `distance` steps ahead of a
+load) takes its source's clamped coordinate plus them: exact where the clamp changes nothing, and beyond 2**30 -
+2**24 (outside every surface, as the exact one is) where it does. So a prefetch costs one add, not a clamp of its
+own. Within 2**30 + 2**24 the emulation's and the padding's arithmetic cannot overflow i32 (block sizes are far
+below 2**30).
 """
 from __future__ import annotations
 

@@ -132,8 +132,8 @@ class MemRefType(Type):
     """An array argument of dynamic shape and any `rank` >= 1; `order` is the memory layout of its last two dims
     (row- or column-major; a 1-D array is one row). `block_io`: its memory, and every slice along its leading
     dims, meets the surface rules of 2D block messages (alignment, pitch, width), checked at launch;
-    `within_extents`: it meets those a target's builtins need where they take any layout (the 2**24 rows and row
-    bytes a block coordinate addresses: runtime/args.py LAYOUT_FREE_RULES, the `cpu` target's)."""
+    `within_extents`: it meets those a target's builtins need where they take any layout (at most 2**29 rows and
+    row bytes: runtime/args.py LAYOUT_FREE_RULES, the `cpu` target's)."""
 
     dtype: DType
     order: tuple[int, ...] = ROW_MAJOR
