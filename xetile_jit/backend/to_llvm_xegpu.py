@@ -29,6 +29,7 @@ below 2**30).
 from __future__ import annotations
 
 import functools
+from math import gcd
 
 import numpy as np
 from llvmlite import ir
@@ -405,6 +406,8 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
         if op.transpose and self.pairs_transpose(op):
             return self.by_message(self.pairs_aligned(tdesc), lambda: self.paired_transpose_load(op),
                                    lambda: self.load_elements(op))
+        if op.transpose and self.dword_transpose(op):
+            return self.dword_transpose_load(op)
         key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
         if key is None:
             return self.load_elements(op)
@@ -419,6 +422,35 @@ class XeGPULowering(NegationLowering, BlockLoopLowering, PieceLowering, DpasLowe
         return (tdesc.type.dtype.bits == 16 and hardware_padding(op) and op.layout.block[0] == 16
                 and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
                 and X.provides(self.target, paired_transpose(op.layout)))
+
+    def dword_transpose(self, op) -> bool:
+        """A transposed R x 16 block of 32-bit data in the plain lane layout (lane n: the value's column n, a
+        component a row), read as d32 transposed messages of 16 memory rows (dword_transpose_key): lane n gets
+        memory row n, which is the value's column n. Needs the hardware's padding."""
+        tdesc = op.operands[0]
+        rows, cols = op.layout.block
+        return (tdesc.type.dtype.bits == 32 and hardware_padding(op) and cols == self.lanes
+                and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
+                and X.provides(self.target, self.dword_transpose_key(rows)))
+
+    def dword_transpose_key(self, rows: int) -> X.BlockLoad:
+        """The d32 transposed message of `rows` rows of a transposed 32-bit block: 16 memory rows by as many dwords
+        of them as the target's widest transposed message holds and divide `rows`."""
+        widest = self.target.block_io.max_transpose_width_bytes // 4
+        return X.BlockLoad(32, self.lanes, gcd(rows, widest), transpose=True)
+
+    def dword_transpose_load(self, op) -> ir.Value | PrivateBlock:
+        """The block's rows in chunks of a message each (dword_transpose_key): chunk j is the message at memory column
+        x + j * its width, and gives each lane the j-th run of its components."""
+        tdesc = op.operands[0]
+        b = self.builder
+        key = self.dword_transpose_key(op.layout.block[0])
+        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        items = []
+        for j in range(op.layout.block[0] // key.cols):
+            xy = self.assemble([b.add(x, ir.Constant(I32, j * key.cols)), y])
+            items += self.elements(self.block_read(key, tdesc, xy, key.cols, cache=op.cache))
+        return self.reinterpret(self.assemble(items), llvm_type(op.result.type))
 
     def pairs_aligned(self, tdesc) -> ir.Value | None:
         """i1: the 16-bit pairs of a paired transpose are 4-byte words of memory: the block starts on an even column
