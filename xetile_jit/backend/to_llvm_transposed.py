@@ -1,0 +1,110 @@
+"""to-llvm: transposed 2D block loads (XeGPU `load_nd` with `transpose = [1, 0]`, the XeTile RFC's column-major
+tiles): d32 transposed messages (docs/reference/xe_builtins.md §6) where the value's lane layout is the one the
+message gives, the element path otherwise.
+
+* 16-bit pairs (a column-major f16/bf16 DPAS B): each dword a pair of K rows of one column, as DPAS takes B;
+  the pairs must be 4-byte words of memory (`pairs_aligned`).
+* 32-bit data in the plain lane layout (a column-major f32 B, tf32 or f32): 16 memory rows by up to 8 dwords a
+  message, lane n getting memory row n, the value's column n; before (2026-11-24) such tiles went element by
+  element: a tf32 GEMM's main loop on PVC had 64 gathers and 1319 other instructions per K step, 40 now.
+
+Both need the hardware's padding: a message reads +0 outside its surface (`hardware_padding`).
+"""
+from __future__ import annotations
+
+from math import gcd
+
+import numpy as np
+from llvmlite import ir
+
+from ..ir import simt_ops as S
+from . import xe_builtins as X
+from .to_llvm import I32, I64, llvm_type
+from .to_llvm_elements import PrivateBlock
+
+
+def hardware_padding(op) -> bool:
+    """Whether a load's padding is what a block message reads outside its surface: 0 (+0.0; -0.0 is not)."""
+    return op.padding == 0 and not np.signbit(op.padding)
+
+
+def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
+    """The d32 transposed message of a 16 x C block of 16-bit pairs: C rows of 8 dwords in memory."""
+    return X.BlockLoad(32, layout.block[1], 8, transpose=True)
+
+
+class TransposedLoadLowering:
+    """Mixed into XeGPULowering (which gives builder, target, lanes, block_coord, block_read, block_call,
+    block_surface, xe_surface, x_aligned, surface, the lane value helpers)."""
+
+    def pairs_transpose(self, op) -> bool:
+        """A transposed 16 x 16g block of 16-bit data (g = 1, 2), read as a d32 transpose of 16g rows of 8
+        dwords: lane n gets memory rows n (and n + 16), whose dword c is the pair of rows 2c, 2c+1 of column n
+        (n + 16) of the value, as the value's lane layout (column groups of DPAS B's VNNI packing) has them.
+        Needs a surface of 4-byte units (pairs_aligned) and the hardware's padding."""
+        tdesc = op.operands[0]
+        return (tdesc.type.dtype.bits == 16 and hardware_padding(op) and op.layout.block[0] == 16
+                and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
+                and X.provides(self.target, paired_transpose(op.layout)))
+
+    def dword_transpose(self, op) -> bool:
+        """A transposed R x 16 block of 32-bit data in the plain lane layout (lane n: the value's column n, a
+        component a row), read as d32 transposed messages of 16 memory rows (dword_transpose_key): lane n gets
+        memory row n, which is the value's column n. Needs the hardware's padding."""
+        tdesc = op.operands[0]
+        rows, cols = op.layout.block
+        return (tdesc.type.dtype.bits == 32 and hardware_padding(op) and cols == self.lanes
+                and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
+                and X.provides(self.target, self.dword_transpose_key(rows)))
+
+    def dword_transpose_key(self, rows: int) -> X.BlockLoad:
+        """The d32 transposed message of `rows` rows of a transposed 32-bit block: 16 memory rows by as many dwords
+        of them as the target's widest transposed message holds and divide `rows`."""
+        widest = self.target.block_io.max_transpose_width_bytes // 4
+        return X.BlockLoad(32, self.lanes, gcd(rows, widest), transpose=True)
+
+    def dword_transpose_load(self, op) -> ir.Value | PrivateBlock:
+        """The block's rows in chunks of a message each (dword_transpose_key): chunk j is the message at memory column
+        x + j * its width, and gives each lane the j-th run of its components."""
+        tdesc = op.operands[0]
+        b = self.builder
+        key = self.dword_transpose_key(op.layout.block[0])
+        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        items = []
+        for j in range(op.layout.block[0] // key.cols):
+            xy = self.assemble([b.add(x, ir.Constant(I32, j * key.cols)), y])
+            items += self.elements(self.block_read(key, tdesc, xy, key.cols, cache=op.cache))
+        return self.reinterpret(self.assemble(items), llvm_type(op.result.type))
+
+    def pairs_aligned(self, tdesc) -> ir.Value | None:
+        """i1: the 16-bit pairs of a paired transpose are 4-byte words of memory: the block starts on an even column
+        and the surface's base, pitch and row width are in 4-byte units (launch-checked for memory that meets Xe's
+        rules, MemRefType.block_io; tested here for the rest, which the `cpu` target's builtins take,
+        BlockIO.any_layout). None: for sure."""
+        start = self.x_aligned(tdesc, 4)
+        if self.xe_surface(tdesc):
+            return start
+        b = self.builder
+        base, width, _, pitch = self.surface(tdesc)
+        units = b.or_(b.ptrtoint(base, I64), b.zext(b.or_(width, pitch), I64))
+        words = b.icmp_unsigned("==", b.and_(units, ir.Constant(I64, 3)), ir.Constant(I64, 0))
+        return words if start is None else b.and_(start, words)
+
+    def paired_transpose_load(self, op) -> ir.Value | PrivateBlock:
+        """The message gives lane n the words of its rows taking turns column by column (xe_builtins.py); a
+        lane's value has them row by row (column group by group), put in that order in private memory. IGC 2.40
+        reads a 32-row message so reordered as two 16-row ones (docs/DESIGN.md, "Transposed loads")."""
+        tdesc = op.operands[0]
+        b = self.builder
+        key = paired_transpose(op.layout)
+        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        words = self.assemble([b.ashr(x, ir.Constant(I32, 1)), y])  # x is even (x_aligned) and may be negative
+        desc = X.describe(self.target, key)
+        if desc.row_groups == 1:
+            return self.reinterpret(self.block_read(key, tdesc, words, cache=op.cache), llvm_type(op.result.type))
+        message, value = (PrivateBlock(self.private(desc.data_type)) for _ in range(2))
+        self.block_call(key, tdesc, message.pointer, xy=words, cache=op.cache)
+        order = [column * desc.row_groups + group for group in range(desc.row_groups) for column in range(desc.cols)]
+        value_words = self.assemble([b.load(message.slot(b, word)) for word in order])
+        b.store(value_words, b.bitcast(value.pointer, value_words.type.as_pointer()))
+        return self.reinterpret(value, llvm_type(op.result.type))
