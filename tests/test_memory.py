@@ -19,8 +19,8 @@ import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
-from xetile_jit.runtime.args import (BASE_RULE, BUILTIN_HEIGHT_RULE, HEIGHT_RULE, PITCH_RULE, SLICE_RULE,
-                                     WIDTH_RULE, ArraySpec, ScalarSpec, classify, runtime_value)
+from xetile_jit.runtime.args import (BASE_RULE, BUILTIN_HEIGHT_RULE, BUILTIN_PITCH_RULE, HEIGHT_RULE, PITCH_RULE,
+                                     SLICE_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify, runtime_value)
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 
 ARRAY = "__global {0} *{1}, long {1}_rows, long {1}_cols, long {1}_rs, long {1}_cs"
@@ -323,3 +323,5 @@ def test_the_cpu_targets_block_builtins_need_only_the_layout_free_rules(queue):
     assert classify("a", taller).surface_rule() == HEIGHT_RULE and classify("a", taller).ir_type().within_extents
     spec = classify("a", tallest)
     assert spec.surface_rule(any_layout=True) == BUILTIN_HEIGHT_RULE and not spec.ir_type().within_extents
+    far_apart = UsmArray(queue, base, (2, 16), (2**27 + 16, 1))  # rows 2**29 + 64 bytes apart: past an i32 pitch's
+    assert classify("a", far_apart).surface_rule(any_layout=True) == BUILTIN_PITCH_RULE

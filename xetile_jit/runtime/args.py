@@ -34,21 +34,23 @@ DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
 
 # 2D block message surface rules (docs/reference/xe_builtins.md §6, "Surface"): base alignment, pitch unit, width
 # limits. A memory row is a row of a row-major array, a column of a column-major one. The rules are named without the
-# array's numbers: the name is part of the cache key. The first two hold on every target with block builtins
+# array's numbers: the name is part of the cache key. The first three hold on every target with block builtins
 # (LAYOUT_FREE_RULES: extents whose i32 coordinates the index-width rule of backend/to_llvm_xegpu.py keeps exact or
-# outside the surface, 2**29 where the builtins are our own, the `cpu` target's); the others are the hardware's.
+# outside the surface, 2**29 where the builtins are our own, the `cpu` target's, and a pitch their i32 operand
+# holds); the others are the hardware's.
 # (Rows never overlap: the launch refuses such arrays, array_order.)
 BLOCK_BASE_ALIGN, BLOCK_PITCH_UNIT, BLOCK_MIN_WIDTH, BLOCK_MAX_EXTENT = 64, 16, 64, 2**24
 ANY_LAYOUT_MAX_EXTENT = 2**29
 BUILTIN_EXTENT_RULE = "a memory row is at most 2**29 bytes wide"
 BUILTIN_HEIGHT_RULE = "there are at most 2**29 memory rows"
+BUILTIN_PITCH_RULE = "the pitch between memory rows is at most 2**29 bytes"
 EXTENT_RULE = "a memory row is at most 2**24 bytes wide"
 HEIGHT_RULE = "there are at most 2**24 memory rows"
 BASE_RULE = f"the base address is {BLOCK_BASE_ALIGN}-byte aligned"
 WIDTH_RULE = f"a memory row is at least {BLOCK_MIN_WIDTH} bytes wide, in whole 4-byte units"
 PITCH_RULE = f"the pitch between memory rows is a multiple of {BLOCK_PITCH_UNIT} bytes"
 SLICE_RULE = f"the strides of the leading dims are multiples of {BLOCK_BASE_ALIGN} bytes (each slice is aligned)"
-LAYOUT_FREE_RULES = (BUILTIN_EXTENT_RULE, BUILTIN_HEIGHT_RULE)
+LAYOUT_FREE_RULES = (BUILTIN_EXTENT_RULE, BUILTIN_HEIGHT_RULE, BUILTIN_PITCH_RULE)
 
 
 @dataclass(frozen=True)
@@ -216,7 +218,8 @@ def block_io_rule(array, shape, strides, order, item: int) -> str | None:
     address = usm_address(array, item)
     aligned = address is None or address % BLOCK_BASE_ALIGN == 0
     rules = ((width <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_EXTENT_RULE),
-             (rows <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_HEIGHT_RULE), (width <= BLOCK_MAX_EXTENT, EXTENT_RULE),
+             (rows <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_HEIGHT_RULE), (pitch <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_PITCH_RULE),
+             (width <= BLOCK_MAX_EXTENT, EXTENT_RULE),
              (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE), (aligned, BASE_RULE),
              (BLOCK_MIN_WIDTH <= width and width % max(4, item) == 0, WIDTH_RULE),
              (pitch % BLOCK_PITCH_UNIT == 0, PITCH_RULE),
