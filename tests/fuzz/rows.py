@@ -4,9 +4,10 @@ A row kernel loads a wide tile (a subgroup holds 16 blocks of a row or more), co
 its rows, broadcasts a row result back, combines, reduces again and stores the tile and the row results. On the
 `cpu` target such runs of block ops are loops over the blocks (backend/to_llvm_block_loops.py: folds in chains,
 one bounds test before two loops, ops deferred past a loop); on `xe-emulated` the pieces of rows the blocks do not
-divide pad their reductions with the kind's identity. Arrays are row-major with 16-byte pitches (the 2D block rules),
-so that the block paths run, inside and across the arrays' edges; some rows are split over subgroups (the
-exchange through shared local memory). Each batch holds one case: a wide tile builds for long on `xe-emulated`.
+divide pad their reductions with the kind's identity. Arrays are row-major, mostly with 16-byte pitches (the 2D
+block rules), so that the block paths run on both CPU targets, inside and across the arrays' edges, and some with
+odd widths and pitches, which only the `cpu` target's block builtins take (BlockIO.any_layout); some rows are
+split over subgroups (the exchange through shared local memory). Each batch holds one case: a wide tile builds for long on `xe-emulated`.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ SUM_ERROR = 8   # float sums reorder between levels: the tolerance in roundings 
 
 
 class RowGen(Gen):
-    """Gen drawing row-major arrays with 16-byte pitches whose extents stay near the tile's."""
+    """Gen drawing row-major arrays, mostly with 16-byte pitches, whose extents stay near the tile's."""
 
     def extent(self, tile: int) -> int:
         return max(1, tile + int(self.pick([0, 0, 16, -16, 1, -self.rng.integers(0, tile)])))
@@ -38,8 +39,10 @@ class RowGen(Gen):
     def array(self, stem: str, shape, dtype: str, fill: str = "small", col_major: bool | None = None) -> str:
         name = self.fresh(stem)
         rows, cols = shape
-        self.case.args.append(Array(name, (rows, -(-cols // 16) * 16), dtype, int(self.rng.integers(2**31)),
-                                    pitch=int(self.pick([0, 0, 16])), fill=fill))
+        odd = self.chance(0.25)
+        self.case.args.append(Array(name, (rows, cols if odd else -(-cols // 16) * 16), dtype,
+                                    int(self.rng.integers(2**31)), pitch=int(self.pick([1, 5] if odd else [0, 0, 16])),
+                                    fill=fill))
         return name
 
     def rows(self) -> None:
