@@ -269,3 +269,23 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype):
     assert len(loops) == 8
     assert all(body.count("phi  float") == 16 and body.count("SubgroupShuffle") == 4 for body in loops)
     assert kernel.count("alloca [16 x float]") == 8
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["f16", "bf16"])
+def test_a_column_major_a_is_read_by_d32_transposed_messages(dtype, target):
+    """A column-major 16-bit A (X^T @ dY): each 8x16 DPAS A block is a d32 transposed message of 16 memory rows by 4
+    dwords (to_llvm_transposed.dword_transpose) on both CPU targets where Xe's rules hold (256 rows); the `cpu`
+    target's builtins take A's other pitches too, and where its columns are not whole dwords apart (333 rows: a
+    666-byte pitch) the kernel tests it and reads element by element. The products of small integers are exact, so
+    every shape must equal numpy's."""
+    t = tutorial("03-matrix-multiplication")
+    rng = np.random.default_rng(0)
+    for m, n, k in ((256, 256, 64), (100, 70, 45), (333, 129, 77)):
+        a = np.asfortranarray(rng.integers(-3, 4, (m, k)).astype(dtype))
+        b, c = rng.integers(-3, 4, (k, n)).astype(dtype), np.zeros((m, n), np.float32)
+        options = dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64], target=target)
+        kernel = t.matmul_kernel.warmup(a, b, c, m, n, k, **options).asm["llir"].split("define internal")[0]
+        assert ("xe_block2d_load_d32_1x4x16tn" in kernel) == (target == "cpu" or m == 256)
+        t.matmul_kernel[(xetile.cdiv(m, 256), xetile.cdiv(n, 256))](a, b, c, m, n, k, **options)
+        np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))

@@ -4,9 +4,10 @@ message gives, the element path otherwise.
 
 * 16-bit pairs (a column-major f16/bf16 DPAS B): each dword a pair of K rows of one column, as DPAS takes B;
   the pairs must be 4-byte words of memory (`pairs_aligned`).
-* 32-bit data in the plain lane layout (a column-major f32 B, tf32 or f32): 16 memory rows by up to 8 dwords a
-  message, lane n getting memory row n, the value's column n; before (2026-11-24) such tiles went element by
-  element: a tf32 GEMM's main loop on PVC had 64 gathers and 1319 other instructions per K step, 40 now.
+* R x 16 blocks whose lane n holds the value's column n (a column-major f32 B, a column-major f16 DPAS A): 16
+  memory rows by up to 8 dwords a message, lane n getting memory row n, the value's column n, narrower elements
+  packed in its dwords as the lane's components are; before (2026-11-24) such tiles went element by element: a
+  tf32 GEMM's main loop on PVC had 64 gathers and 1319 other instructions per K step, 40 now.
 
 Both need the hardware's padding: a message reads +0 outside its surface (`hardware_padding`).
 """
@@ -48,41 +49,47 @@ class TransposedLoadLowering:
                 and X.provides(self.target, paired_transpose(op.layout)))
 
     def dword_transpose(self, op) -> bool:
-        """A transposed R x 16 block of 32-bit data in the plain lane layout (lane n: the value's column n, a
-        component a row), read as d32 transposed messages of 16 memory rows (dword_transpose_key): lane n gets
-        memory row n, which is the value's column n. Needs the hardware's padding."""
+        """A transposed R x 16 block of 8-, 16- or 32-bit data, lane n holding the value's column n (a component a
+        row), read as d32 transposed messages of 16 memory rows (dword_transpose_key): lane n gets memory row n,
+        the value's column n, its R elements in R * bits / 32 dwords, consecutive ones packed low first as the
+        lane's components are (a column-major f16 DPAS A, an f32 B). Needs whole dwords (pairs_aligned, for
+        narrower data) and the hardware's padding."""
         tdesc = op.operands[0]
         rows, cols = op.layout.block
-        return (tdesc.type.dtype.bits == 32 and hardware_padding(op) and cols == self.lanes
+        bits = tdesc.type.dtype.bits
+        return (bits in (8, 16, 32) and rows * bits % 32 == 0 and hardware_padding(op) and cols == self.lanes
                 and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
-                and X.provides(self.target, self.dword_transpose_key(rows)))
+                and X.provides(self.target, self.dword_transpose_key(rows * bits // 32)))
 
-    def dword_transpose_key(self, rows: int) -> X.BlockLoad:
-        """The d32 transposed message of `rows` rows of a transposed 32-bit block: 16 memory rows by as many dwords
-        of them as the target's widest transposed message holds and divide `rows`."""
+    def dword_transpose_key(self, dwords: int) -> X.BlockLoad:
+        """The d32 transposed message of a lane's `dwords`: 16 memory rows by as many dwords as the target's widest
+        transposed message holds and divide `dwords`."""
         widest = self.target.block_io.max_transpose_width_bytes // 4
-        return X.BlockLoad(32, self.lanes, gcd(rows, widest), transpose=True)
+        return X.BlockLoad(32, self.lanes, gcd(dwords, widest), transpose=True)
 
     def dword_transpose_load(self, op) -> ir.Value | PrivateBlock:
-        """The block's rows in chunks of a message each (dword_transpose_key): chunk j is the message at memory column
-        x + j * its width, and gives each lane the j-th run of its components."""
+        """The lane's dwords in chunks of a message each (dword_transpose_key): chunk j is the message at memory
+        dword x + j * its width (x in dwords: the block starts on one, pairs_aligned), and gives each lane the
+        j-th run of its dwords."""
         tdesc = op.operands[0]
         b = self.builder
-        key = self.dword_transpose_key(op.layout.block[0])
+        per_dword = 32 // tdesc.type.dtype.bits
+        key = self.dword_transpose_key(op.layout.block[0] // per_dword)
         x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        x = b.sdiv(x, ir.Constant(I32, per_dword)) if per_dword > 1 else x  # exact: x is a multiple (may be < 0)
         items = []
-        for j in range(op.layout.block[0] // key.cols):
+        for j in range(op.layout.block[0] // per_dword // key.cols):
             xy = self.assemble([b.add(x, ir.Constant(I32, j * key.cols)), y])
             items += self.elements(self.block_read(key, tdesc, xy, key.cols, cache=op.cache))
         return self.reinterpret(self.assemble(items), llvm_type(op.result.type))
 
     def pairs_aligned(self, tdesc) -> ir.Value | None:
-        """i1: the 16-bit pairs of a paired transpose are 4-byte words of memory: the block starts on an even column
-        and the surface's base, pitch and row width are in 4-byte units (launch-checked for memory that meets Xe's
-        rules, MemRefType.block_io; tested here for the rest, which the `cpu` target's builtins take,
-        BlockIO.any_layout). None: for sure."""
+        """i1: the narrow elements a d32 transposed message reads in pairs (quads) are 4-byte words of memory: the
+        block starts on a dword and the surface's base, pitch and row width are in 4-byte units (launch-checked for
+        memory that meets Xe's rules, MemRefType.block_io, and for 32-bit data; tested here for the rest, which the
+        `cpu` target's builtins take, BlockIO.any_layout). None: for sure."""
         start = self.x_aligned(tdesc, 4)
-        if self.xe_surface(tdesc):
+        if self.xe_surface(tdesc) or tdesc.type.dtype.bits >= 32:
             return start
         b = self.builder
         base, width, _, pitch = self.surface(tdesc)

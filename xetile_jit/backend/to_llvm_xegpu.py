@@ -62,8 +62,8 @@ SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
-class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering, PieceLowering, DpasLowering, ElementLowering, AtomicLowering,
-                   ScatterLowering, PrintLowering, LLVMLowering):
+class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering, PieceLowering, DpasLowering,
+                   ElementLowering, AtomicLowering, ScatterLowering, PrintLowering, LLVMLowering):
     def __init__(self, func: FuncOp, target: Target):
         super().__init__(func)
         self.target = target
@@ -399,7 +399,8 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
             return self.by_message(self.pairs_aligned(tdesc), lambda: self.paired_transpose_load(op),
                                    lambda: self.load_elements(op))
         if op.transpose and self.dword_transpose(op):
-            return self.dword_transpose_load(op)
+            return self.by_message(self.pairs_aligned(tdesc), lambda: self.dword_transpose_load(op),
+                                   lambda: self.load_elements(op))
         key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
         if key is None:
             return self.load_elements(op)
