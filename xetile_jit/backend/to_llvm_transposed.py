@@ -38,14 +38,22 @@ class TransposedLoadLowering:
     """Mixed into XeGPULowering (which gives builder, target, lanes, block_coord, block_read, block_call,
     block_surface, xe_surface, x_aligned, surface, the lane value helpers)."""
 
+    def transposed_message(self, op):
+        """The lowering of the transposed load `op` by d32 transposed messages (paired_transpose_load or
+        dword_transpose_load), None where its block takes none."""
+        if not (hardware_padding(op) and op.layout.grid == (1, self.lanes, 1)
+                and self.block_surface(op.operands[0])):
+            return None
+        if self.pairs_transpose(op):
+            return self.paired_transpose_load
+        return self.dword_transpose_load if self.dword_transpose(op) else None
+
     def pairs_transpose(self, op) -> bool:
         """A transposed 16 x 16g block of 16-bit data (g = 1, 2), read as a d32 transpose of 16g rows of 8
         dwords: lane n gets memory rows n (and n + 16), whose dword c is the pair of rows 2c, 2c+1 of column n
         (n + 16) of the value, as the value's lane layout (column groups of DPAS B's VNNI packing) has them.
-        Needs a surface of 4-byte units (pairs_aligned) and the hardware's padding."""
-        tdesc = op.operands[0]
-        return (tdesc.type.dtype.bits == 16 and hardware_padding(op) and op.layout.block[0] == 16
-                and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
+        Needs a surface of 4-byte units (pairs_aligned)."""
+        return (op.operands[0].type.dtype.bits == 16 and op.layout.block[0] == 16
                 and X.provides(self.target, paired_transpose(op.layout)))
 
     def dword_transpose(self, op) -> bool:
@@ -53,12 +61,10 @@ class TransposedLoadLowering:
         row), read as d32 transposed messages of 16 memory rows (dword_transpose_key): lane n gets memory row n,
         the value's column n, its R elements in R * bits / 32 dwords, consecutive ones packed low first as the
         lane's components are (a column-major f16 DPAS A, an f32 B). Needs whole dwords (pairs_aligned, for
-        narrower data) and the hardware's padding."""
-        tdesc = op.operands[0]
+        narrower data)."""
         rows, cols = op.layout.block
-        bits = tdesc.type.dtype.bits
-        return (bits in (8, 16, 32) and rows * bits % 32 == 0 and hardware_padding(op) and cols == self.lanes
-                and op.layout.grid == (1, self.lanes, 1) and self.block_surface(tdesc)
+        bits = op.operands[0].type.dtype.bits
+        return (bits in (8, 16, 32) and rows * bits % 32 == 0 and cols == self.lanes
                 and X.provides(self.target, self.dword_transpose_key(rows * bits // 32)))
 
     def dword_transpose_key(self, dwords: int) -> X.BlockLoad:
@@ -73,15 +79,22 @@ class TransposedLoadLowering:
         j-th run of its dwords."""
         tdesc = op.operands[0]
         b = self.builder
-        per_dword = 32 // tdesc.type.dtype.bits
-        key = self.dword_transpose_key(op.layout.block[0] // per_dword)
-        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
-        x = b.sdiv(x, ir.Constant(I32, per_dword)) if per_dword > 1 else x  # exact: x is a multiple (may be < 0)
+        dwords = op.layout.block[0] * tdesc.type.dtype.bits // 32
+        key = self.dword_transpose_key(dwords)
+        x, y = self.dword_coordinates(tdesc)
         items = []
-        for j in range(op.layout.block[0] // per_dword // key.cols):
+        for j in range(dwords // key.cols):
             xy = self.assemble([b.add(x, ir.Constant(I32, j * key.cols)), y])
             items += self.elements(self.block_read(key, tdesc, xy, key.cols, cache=op.cache))
         return self.reinterpret(self.assemble(items), llvm_type(op.result.type))
+
+    def dword_coordinates(self, tdesc) -> tuple[ir.Value, ir.Value]:
+        """The block's (x, y) with x in dwords: its column over the elements a dword holds, shifted (x is a
+        multiple, pairs_aligned, and may be negative)."""
+        b = self.builder
+        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        shift = {32: 0, 16: 1, 8: 2}[tdesc.type.dtype.bits]
+        return (b.ashr(x, ir.Constant(I32, shift)) if shift else x), y
 
     def pairs_aligned(self, tdesc) -> ir.Value | None:
         """i1: the narrow elements a d32 transposed message reads in pairs (quads) are 4-byte words of memory: the
@@ -104,8 +117,7 @@ class TransposedLoadLowering:
         tdesc = op.operands[0]
         b = self.builder
         key = paired_transpose(op.layout)
-        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
-        words = self.assemble([b.ashr(x, ir.Constant(I32, 1)), y])  # x is even (x_aligned) and may be negative
+        words = self.assemble(list(self.dword_coordinates(tdesc)))
         desc = X.describe(self.target, key)
         if desc.row_groups == 1:
             return self.reinterpret(self.block_read(key, tdesc, words, cache=op.cache), llvm_type(op.result.type))

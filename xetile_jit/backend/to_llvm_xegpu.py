@@ -395,12 +395,9 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
     # ---- memory ----------------------------------------------------------------------------------------
     def lower_SimtLoadNdOp(self, op):
         tdesc = op.operands[0]
-        if op.transpose and self.pairs_transpose(op):
-            return self.by_message(self.pairs_aligned(tdesc), lambda: self.paired_transpose_load(op),
-                                   lambda: self.load_elements(op))
-        if op.transpose and self.dword_transpose(op):
-            return self.by_message(self.pairs_aligned(tdesc), lambda: self.dword_transpose_load(op),
-                                   lambda: self.load_elements(op))
+        transposed = self.transposed_message(op) if op.transpose else None
+        if transposed is not None:
+            return self.by_message(self.pairs_aligned(tdesc), lambda: transposed(op), lambda: self.load_elements(op))
         key = self.block_key(tdesc, op.layout, X.BlockLoad, op.transpose)
         if key is None:
             return self.load_elements(op)
