@@ -217,7 +217,8 @@ def block_io_rule(array, shape, strides, order, item: int) -> str | None:
     width = cols * item
     address = usm_address(array, item)
     aligned = address is None or address % BLOCK_BASE_ALIGN == 0
-    rules = ((width <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_EXTENT_RULE), (rows <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_HEIGHT_RULE),
+    rules = ((width <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_EXTENT_RULE),
+             (rows <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_HEIGHT_RULE),
              (pitch <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_PITCH_RULE),
              (width <= BLOCK_MAX_EXTENT, EXTENT_RULE), (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE), (aligned, BASE_RULE),
              (BLOCK_MIN_WIDTH <= width and width % max(4, item) == 0, WIDTH_RULE),
