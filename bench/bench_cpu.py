@@ -7,14 +7,16 @@ Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with 
 (dpnp arrays). GEMM: the tutorial's kernel (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles) with its
 config (`subgroup_split`: 32x64 pieces, K step 32) and, on the `cpu` target, with 64x64 pieces and K step 64 (the config
 `xetile.ops.matmul` tunes to there at 2048-4096), f32 and f16 -> f32,
-against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and layer norm: 16
-rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
+against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and
+layer norm: 16 rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
-the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). First launch: the tutorial GEMM (f16,
-256x256 tile, 256x256 problem) in a fresh process with an empty XETILE_CACHE_DIR, per target: import, trace,
-compile, the driver's build, run. The machine may be shared: each time is the best of `--repeat` runs; oneMKL and
-the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts (common.best_times: a copy timed in 3 runs alone measured twice its
-time in bursts, 2026-11-24, which doubled every x/copy).
+the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). Beside them two bounds a softmax cannot
+beat: "bound: exp" (load, `exp`, store) and "bound: softmax-exp" (softmax's passes over a row, `exp` left out).
+First launch: the tutorial GEMM (f16, 256x256 tile, 256x256 problem) in a fresh process with an empty
+XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. The machine may be shared: each time
+is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts
+(common.best_times: a copy timed in 3 runs alone measured twice its time in bursts, 2026-11-24, which doubled every
+x/copy).
 `--quick` drops the 4096 GEMMs and the largest rows.
 """
 import argparse
@@ -53,6 +55,23 @@ def layernorm_kernel(x, w, b, y, N, BM: xetile.constexpr, BN: xetile.constexpr):
     bias = xetile.load_tile(xetile.init_tile(b, [0, 0], [1, BN]))
     out = (rows - mean) * xetile.rsqrt(var + 1e-5) * weight + bias
     xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), out)
+
+
+# Bounds on the rows (a softmax cannot run faster than either): the exponential alone, and softmax's three passes
+# over a row (max, sum, division) without it.
+@xetile.kernel
+def exp_kernel(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN])).to(xetile.float32)
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), xetile.exp(rows))
+
+
+@xetile.kernel
+def softmax_without_exp_kernel(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]), padding=float("-inf")).to(xetile.float32)
+    e = rows - xetile.tile_reduce("max", rows, [1])
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), e / xetile.tile_reduce("add", e, [1]))
 
 
 # The GEMM configs timed per target: the tutorial's, and on the `cpu` target the one xetile.ops.matmul's tuner chose
@@ -103,8 +122,22 @@ def tutorial_gemm(tutorial, a, b, c, n, target, config):
     return run
 
 
+def row_kernels(x, y, dw, db, host, w, bias):
+    """(name, launch on a target, numpy's result) of each row kernel on x -> y (`host`, `w`, `bias`: x, dw, db on the
+    host)."""
+    width = host.shape[1]
+    grid, shape = (xetile.cdiv(host.shape[0], ROWS_PER_WORKGROUP),), dict(BM=ROWS_PER_WORKGROUP, BN=width)
+    return [("softmax", lambda t: softmax_kernel[grid](x, y, **shape, target=t), lambda: softmax_numpy(host)),
+            ("layernorm", lambda t: layernorm_kernel[grid](x, dw, db, y, width, **shape, target=t),
+             lambda: layernorm_numpy(host, w, bias)),
+            ("bound: exp", lambda t: exp_kernel[grid](x, y, **shape, target=t),
+             lambda: np.exp(host.astype(np.float32))),
+            ("bound: softmax-exp", lambda t: softmax_without_exp_kernel[grid](x, y, **shape, target=t),
+             lambda: softmax_without_exp_numpy(host))]
+
+
 def row_rows(dpnp, targets, widths, rows_count, repeat):
-    """Softmax and layer norm of `rows_count` x width arrays, f32 and f16."""
+    """Softmax, layer norm and the bounds on them, of `rows_count` x width arrays, f32 and f16."""
     result = []
     for width in widths:
         for dtype in (np.float32, np.float16):
@@ -113,13 +146,7 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
             w, bias = rng.standard_normal((2, 1, width)).astype(np.float32)
             x, y = dpnp.asarray(host, device=DEVICE), dpnp.empty((rows_count, width), dtype=dtype, device=DEVICE)
             dw, db = dpnp.asarray(w, device=DEVICE), dpnp.asarray(bias, device=DEVICE)
-            grid = (xetile.cdiv(rows_count, ROWS_PER_WORKGROUP),)
-            for kernel, launch, numpy_fn in (
-                    ("softmax", lambda t: softmax_kernel[grid](x, y, BM=ROWS_PER_WORKGROUP, BN=width, target=t),
-                     lambda: softmax_numpy(host)),
-                    ("layernorm", lambda t: layernorm_kernel[grid](x, dw, db, y, width, BM=ROWS_PER_WORKGROUP,
-                                                                  BN=width, target=t),
-                     lambda: layernorm_numpy(host, w, bias))):
+            for kernel, launch, numpy_fn in row_kernels(x, y, dw, db, host, w, bias):
                 runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
                 runs |= {t: (lambda t: lambda: (launch(t), y.sycl_queue.wait()))(t) for t in targets}
                 times = best_times(runs, repeat)  # in turns, each a burst: the copy as well sampled as ours
@@ -137,6 +164,12 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
 def softmax_numpy(x):
     x = x.astype(np.float32)
     e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def softmax_without_exp_numpy(x):
+    x = x.astype(np.float32)
+    e = x - x.max(1, keepdims=True)
     return e / e.sum(1, keepdims=True)
 
 
@@ -179,12 +212,13 @@ def plot(rows, path: pathlib.Path) -> None:
     fig, ax = plt.subplots(figsize=(9, 4))
     labels = [" ".join(str(r[key]) for key in ("kernel", "shape", "dtype", "target", "config") if key in r)
               for r in rows]
-    ax.bar(np.arange(len(rows)), [r.get("x/onemkl", r.get("x/copy", 0)) for r in rows])
+    ax.bar(np.arange(len(rows)), [r.get("x/onemkl", r.get("x/copy", 0)) for r in rows],
+           color=["silver" if r["kernel"].startswith("bound") else "tab:blue" for r in rows])
     ax.axhline(1.0, color="gray")
     ax.axhline(0.8, color="gray", linestyle="--", linewidth=0.8)  # the rows' goal (issue 11)
     ax.set_xticks(np.arange(len(rows)), labels, rotation=80, fontsize=6)
     ax.set_ylabel("ratio to the baseline")
-    ax.set_title("GEMM: x oneMKL; softmax, layer norm: x dpnp copy (dashed: 0.8)", fontsize=9)
+    ax.set_title("GEMM: x oneMKL; softmax, layer norm: x dpnp copy (dashed: 0.8; gray: bounds)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path)
 
