@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from spirv_tools import cpu_queue
 
-from test_passes import gemm
+from test_passes import epilogue_case, gemm
 from xetile_jit.backend import targets
 from xetile_jit.backend.targets import BlockIO, Target, dpas_shapes, get_target
 from xetile_jit.errors import LaunchError
@@ -94,3 +94,21 @@ def test_the_builtin_abi_is_chosen_per_target_and_by_xetile_xe_abi(monkeypatch):
     monkeypatch.setenv("XETILE_XE_ABI", "vISA")
     with pytest.raises(LaunchError, match=r"XETILE_XE_ABI='vISA': the builtin ABIs are spirv, legacy"):
         gemm.warmup(a, b, c, 64, 64, 64, **args)
+
+
+def lane_vector_code(llir: str) -> tuple[list[str], list[str]]:
+    """The kernel function's phis of float vectors and its element-wise float vector ops, in `llir`."""
+    kernel = re.search(r"define spir_kernel.*?\n}\n", llir, re.S).group(0)
+    return (re.findall(r"phi\s+<\d+ x float>", kernel),
+            re.findall(r"= (?:fadd|fcmp \w+|select\s+<\d+ x i1>,) <\d+ x float>", kernel))
+
+
+@pytest.mark.parametrize("target, components", [("cpu", True), ("xe-emulated", True), ("xe-hpc", False)])
+def test_the_cpu_targets_compute_a_lanes_vectors_as_components(rng, target, components):
+    """Target.lane_scalars: a GEMM whose accumulator's blocks are 8 components a lane, a bias added and a ReLU after
+    its loop. On the CPU targets the loop carries a phi a component and the epilogue is scalar code (their compiler
+    kept a vector value lane after lane in memory and transposed it around its uses); GPUs keep the vectors.
+    test_passes runs the kernel against numpy on every level and target."""
+    kernel, args, constexprs, _ = epilogue_case(rng)
+    phis, ops = lane_vector_code(kernel.warmup(*args, **constexprs, target=target).asm["llir"])
+    assert (phis == [] and ops == []) if components else (len(phis) == 2 and ops != [])

@@ -133,6 +133,11 @@ class Target:
     # the general memory path (to_llvm_elements.py) as a loop over a lane's components, not unrolled: the CPU
     # targets, whose driver build time follows the straight-line code; GPUs keep the components in registers
     element_loops: bool = False
+    # a lane's vectors computed as their components (to_llvm.py: a loop's carried vectors a phi a component, an
+    # element-wise op an op a component): the CPU targets, whose compiler kept a vector value lane after lane in
+    # memory and transposed it around its uses (the tutorial GEMM's 16 accumulators: 2824 permutes, a third of its
+    # driver build; docs/DESIGN.md "CPU notes"); GPUs keep vectors
+    lane_scalars: bool = False
     # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
     # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local
     # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
@@ -288,9 +293,10 @@ TARGETS = {target.name: target for target in (
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), builtins="vector",
-           max_workgroup_size=8192, element_loops=True, largest_loads=False, whole_row_bytes=16 * 1024),
+           max_workgroup_size=8192, element_loops=True, lane_scalars=True, largest_loads=False,
+           whole_row_bytes=16 * 1024),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
-           element_loops=True),
+           element_loops=True, lane_scalars=True),
 )}
 CPU_ABIS = ("emulated", "vector")  # the builtin ABIs whose targets run on a CPU device
 CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.builtins in CPU_ABIS)

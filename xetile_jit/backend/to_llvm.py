@@ -1,10 +1,11 @@
 """The to-llvm stage (docs/DESIGN.md §2): work-item (SIMT) IR -> an LLVM IR module built with llvmlite, holding one
 `spir_kernel` function per FuncOp and verified by llvmlite's parser; the SPIR-V emitter takes it from there.
 
-Values are scalars or 1-D vectors (one work-item's share). Element types become i1, i8 (ui8 too), i16, i32,
-i64 (index too), half and float; bf16 is held as its i16 bits. As in the IR's numpy rules (ir/numeric.py), f16
-and bf16 compute in f32 and round back once per op; bf16 rounds to nearest even in integer arithmetic,
-bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
+Values are scalars or 1-D vectors (one work-item's share); on the CPU targets (Target.lane_scalars) a loop
+carries a vector's components and an element-wise op on a vector is one op a component. Element types become i1,
+i8 (ui8 too), i16, i32, i64 (index too), half and float; bf16 is held as its i16 bits. As in the IR's numpy rules
+(ir/numeric.py), f16 and bf16 compute in f32 and round back once per op; bf16 rounds to nearest even in integer
+arithmetic, bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
 
 An array argument is passed as runtime/memory.py's ArrayArg: a CrossWorkgroup (addrspace 1) pointer to
 element [0, 0], then rows, cols, row_stride and col_stride as i64, strides in elements (`arg_layout()`).
@@ -287,9 +288,13 @@ class LLVMLowering:
         b = self.builder
         parts = [fn(*(b.extract_element(v, ir.Constant(I32, i)) for v in vectors))
                  for i in range(vectors[0].type.count)]
+        return self.vector_of(parts)
+
+    def vector_of(self, parts: list[ir.Value]) -> ir.Value:
+        """The vector of `parts`, in order."""
         result = ir.Constant(ir.VectorType(parts[0].type, len(parts)), ir.Undefined)
         for i, part in enumerate(parts):
-            result = b.insert_element(result, part, ir.Constant(I32, i))
+            result = self.builder.insert_element(result, part, ir.Constant(I32, i))
         return result
 
     # --- f16 / bf16 arithmetic in f32 ----------------------------------------------------------------------
@@ -326,6 +331,8 @@ class LLVMLowering:
         """An LLVM rule of ir/elementwise.py (UNARY, BINARY, TERNARY) on LLVM values of `dtype` (computed in
         `compute_type`)."""
         method, arg = rule
+        if self.lane_scalars() and isinstance(xs[0].type, ir.VectorType):
+            return self.componentwise(partial(self.elementwise, rule, dtype), *xs)
         wide = [self.to_compute(x, dtype) for x in xs]
         return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
 
@@ -454,23 +461,50 @@ class LLVMLowering:
         enter = b.or_(b.and_(up, self.icmp("<", lower, upper, dtype)),
                       b.and_(down, self.icmp(">", lower, upper, dtype)))
         header, body, end = (b.append_basic_block(f"for.{part}") for part in ("header", "body", "end"))
+        entry_parts = self.carried_parts([lower, *inits])
         entry = b.block
         b.branch(header)
         b.position_at_end(header)
         more = b.phi(ir.IntType(1))
         more.add_incoming(enter, entry)
-        carried = self.phis(op.body.args, [([lower, *inits], entry)])
+        parts = [b.phi(part.type) for part in entry_parts]
+        for phi, part in zip(parts, entry_parts):
+            phi.add_incoming(part, entry)
+        carried = self.carried_values([value.type for value in (lower, *inits)], parts)
         b.cbranch(more, body, end)
         b.position_at_end(body)
         yielded = self.lower_block(op.body, carried)
         iv = carried[0]
         left = b.select(up, b.sub(upper, iv), b.sub(iv, upper))
         stride = b.select(up, step, b.sub(zero, step))
-        for phi, value in zip([more, *carried], [b.icmp_unsigned(">", left, stride), b.add(iv, step), *yielded]):
+        following = [b.icmp_unsigned(">", left, stride), *self.carried_parts([b.add(iv, step), *yielded])]
+        for phi, value in zip([more, *parts], following):
             phi.add_incoming(value, b.block)
         b.branch(header)
         b.position_at_end(end)
         return carried[1:]
+
+    def lane_scalars(self) -> bool:
+        """Whether a lane's vectors are computed as their components (Target.lane_scalars): a loop carries a phi
+        a component and an element-wise op is one op a component. Not here (a target's lowering says)."""
+        return False
+
+    def carried_parts(self, values: list[ir.Value]) -> list[ir.Value]:
+        """What a loop's phis carry of `values`: the values, or with lane_scalars each vector's components."""
+        if not self.lane_scalars():
+            return values
+        b = self.builder
+        return [part for value in values for part in
+                ([b.extract_element(value, ir.Constant(I32, i)) for i in range(value.type.count)]
+                 if isinstance(value.type, ir.VectorType) else [value])]
+
+    def carried_values(self, types: list[ir.Type], parts: list[ir.Value]) -> list[ir.Value]:
+        """The values of `types` whose carried_parts are `parts`."""
+        if not self.lane_scalars():
+            return parts
+        parts = iter(parts)
+        return [self.vector_of([next(parts) for _ in range(ty.count)]) if isinstance(ty, ir.VectorType)
+                else next(parts) for ty in types]
 
     def lower_IfOp(self, op):
         b = self.builder

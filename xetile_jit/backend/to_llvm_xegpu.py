@@ -78,6 +78,9 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
         self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
         self.coord_type = ir.VectorType(I64, 3 if self.chosen_at_run_time else 2)
 
+    def lane_scalars(self) -> bool:
+        return self.target.lane_scalars
+
     def value_type(self, t) -> ir.Type:
         if isinstance(t, GS.ScatterDescType):
             return self.scatter_desc_type(t)
