@@ -2,10 +2,10 @@
 `spir_kernel` function per FuncOp and verified by llvmlite's parser; the SPIR-V emitter takes it from there.
 
 Values are scalars or 1-D vectors (one work-item's share); on the CPU targets (Target.lane_scalars) a loop
-carries a vector's components and an element-wise op on a vector is one op a component. Element types become i1,
-i8 (ui8 too), i16, i32, i64 (index too), half and float; bf16 is held as its i16 bits. As in the IR's numpy rules
-(ir/numeric.py), f16 and bf16 compute in f32 and round back once per op; bf16 rounds to nearest even in integer
-arithmetic, bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
+carries a vector's components, and an element-wise op, comparison, cast or select on vectors is one op a component.
+Element types become i1, i8 (ui8 too), i16, i32, i64 (index too), half and float; bf16 is held as its i16 bits. As
+in the IR's numpy rules (ir/numeric.py), f16 and bf16 compute in f32 and round back once per op; bf16 rounds to
+nearest even in integer arithmetic, bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
 
 An array argument is passed as runtime/memory.py's ArrayArg: a CrossWorkgroup (addrspace 1) pointer to
 element [0, 0], then rows, cols, row_stride and col_stride as i64, strides in elements (`arg_layout()`).
@@ -29,6 +29,7 @@ from llvmlite import binding, ir
 from ..ir.core import Block, FuncOp, Operation, Value
 from ..ir.elementwise import CASTS
 from ..ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
+from .to_llvm_components import ComponentLowering
 
 VOID = ir.VoidType()
 I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
@@ -208,7 +209,7 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
 
 
 # --- the lowering ----------------------------------------------------------------------------------------------
-class LLVMLowering:
+class LLVMLowering(ComponentLowering):
     """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module, and `text`
     that module's text."""
 
@@ -283,20 +284,6 @@ class LLVMLowering:
             raise NotImplementedError(f"to-llvm: {name} called as {signature} and as {fn.function_type}")
         return self.builder.call(fn, args)
 
-    def componentwise(self, fn, *vectors: ir.Value) -> ir.Value:
-        """The vector of `fn` applied to each component of `vectors`."""
-        b = self.builder
-        parts = [fn(*(b.extract_element(v, ir.Constant(I32, i)) for v in vectors))
-                 for i in range(vectors[0].type.count)]
-        return self.vector_of(parts)
-
-    def vector_of(self, parts: list[ir.Value]) -> ir.Value:
-        """The vector of `parts`, in order."""
-        result = ir.Constant(ir.VectorType(parts[0].type, len(parts)), ir.Undefined)
-        for i, part in enumerate(parts):
-            result = self.builder.insert_element(result, part, ir.Constant(I32, i))
-        return result
-
     # --- f16 / bf16 arithmetic in f32 ----------------------------------------------------------------------
     def to_compute(self, x: ir.Value, dtype: DType) -> ir.Value:
         """`x` in `compute_type(dtype)`: f16 and bf16 widen to f32 exactly."""
@@ -331,7 +318,7 @@ class LLVMLowering:
         """An LLVM rule of ir/elementwise.py (UNARY, BINARY, TERNARY) on LLVM values of `dtype` (computed in
         `compute_type`)."""
         method, arg = rule
-        if self.lane_scalars() and isinstance(xs[0].type, ir.VectorType):
+        if self.splits(xs):
             return self.componentwise(partial(self.elementwise, rule, dtype), *xs)
         wide = [self.to_compute(x, dtype) for x in xs]
         return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
@@ -408,15 +395,21 @@ class LLVMLowering:
     lower_UnaryOp = lower_BinaryOp = lower_TernaryOp = lower_elementwise_op
 
     def lower_CmpOp(self, op):
+        return self.per_component(partial(self.compare, op), *self.operands(op))
+
+    def compare(self, op, x: ir.Value, y: ir.Value) -> ir.Value:
         dtype = op.operands[0].type.dtype
-        x, y = (self.to_compute(v, dtype) for v in self.operands(op))
+        x, y = self.to_compute(x, dtype), self.to_compute(y, dtype)
         if op.name == "arith.cmpf":  # our cmpf predicates are LLVM's fcmp conditions
             return self.builder.fcmp_ordered(op.predicate, x, y)
         return self.icmp(ICMP_CONDITIONS[op.predicate[-2:]], x, y, dtype)
 
     def lower_CastOp(self, op):
+        return self.per_component(partial(self.cast, op), self.values[op.operands[0]])
+
+    def cast(self, op, x: ir.Value) -> ir.Value:
         source, dest = op.operands[0].type.dtype, op.result.type.dtype
-        x = self.to_compute(self.values[op.operands[0]], source)
+        x = self.to_compute(x, source)
         instruction = CASTS[op.name].llvm
         if instruction is not None:
             x = getattr(self.builder, instruction)(x, shaped(x.type, compute_type(dest)))
@@ -431,7 +424,7 @@ class LLVMLowering:
         return (self.builder.sext if dtype.kind == "i" else self.builder.zext)(x, I64)
 
     def lower_SelectOp(self, op):
-        return self.builder.select(*self.operands(op))
+        return self.per_component(self.builder.select, *self.operands(op))
 
     def lower_ConstantOp(self, op):
         return dense_constant(op.result.type, op.interpret(None))
@@ -483,28 +476,6 @@ class LLVMLowering:
         b.branch(header)
         b.position_at_end(end)
         return carried[1:]
-
-    def lane_scalars(self) -> bool:
-        """Whether a lane's vectors are computed as their components (Target.lane_scalars): a loop carries a phi
-        a component and an element-wise op is one op a component. Not here (a target's lowering says)."""
-        return False
-
-    def carried_parts(self, values: list[ir.Value]) -> list[ir.Value]:
-        """What a loop's phis carry of `values`: the values, or with lane_scalars each vector's components."""
-        if not self.lane_scalars():
-            return values
-        b = self.builder
-        return [part for value in values for part in
-                ([b.extract_element(value, ir.Constant(I32, i)) for i in range(value.type.count)]
-                 if isinstance(value.type, ir.VectorType) else [value])]
-
-    def carried_values(self, types: list[ir.Type], parts: list[ir.Value]) -> list[ir.Value]:
-        """The values of `types` whose carried_parts are `parts`."""
-        if not self.lane_scalars():
-            return parts
-        parts = iter(parts)
-        return [self.vector_of([next(parts) for _ in range(ty.count)]) if isinstance(ty, ir.VectorType)
-                else next(parts) for ty in types]
 
     def lower_IfOp(self, op):
         b = self.builder
