@@ -433,9 +433,9 @@ class LLVMLowering(ComponentLowering):
         return broadcast(self.builder, self.values[op.operands[0]], llvm_type(op.result.type))
 
     # --- control flow ----------------------------------------------------------------------------------------
-    def phis(self, like: list[Value], incoming) -> list[ir.Value]:
-        """One phi per value of `like` (for its type), fed the i-th value of each (values, block) in `incoming`."""
-        phis = [self.builder.phi(self.value_type(v.type)) for v in like]
+    def phis(self, types: list[ir.Type], incoming) -> list[ir.Value]:
+        """One phi per type of `types`, fed the i-th value of each (values, block) in `incoming`."""
+        phis = [self.builder.phi(ty) for ty in types]
         for values, block in incoming:
             for phi, value in zip(phis, values):
                 phi.add_incoming(value, block)
@@ -460,9 +460,7 @@ class LLVMLowering(ComponentLowering):
         b.position_at_end(header)
         more = b.phi(ir.IntType(1))
         more.add_incoming(enter, entry)
-        parts = [b.phi(part.type) for part in entry_parts]
-        for phi, part in zip(parts, entry_parts):
-            phi.add_incoming(part, entry)
+        parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
         carried = self.carried_values([value.type for value in (lower, *inits)], parts)
         b.cbranch(more, body, end)
         b.position_at_end(body)
@@ -484,7 +482,7 @@ class LLVMLowering(ComponentLowering):
         incoming = [self.lower_branch(region.block, start, end)
                     for region, start in zip(op.regions, (then, otherwise))]
         b.position_at_end(end)
-        return self.phis(op.results, incoming)
+        return self.phis([self.value_type(v.type) for v in op.results], incoming)
 
     def lower_branch(self, block: Block, start: ir.Block, end: ir.Block):
         """Lowers `block` from `start` on, then jumps to `end`; returns what it yields and where it ended."""

@@ -55,4 +55,3 @@ class ComponentLowering:
         parts = iter(parts)
         return [self.vector_of([next(parts) for _ in range(ty.count)]) if isinstance(ty, ir.VectorType)
                 else next(parts) for ty in types]
-
