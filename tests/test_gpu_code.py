@@ -269,6 +269,30 @@ def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+@pytest.mark.parametrize("dtype, b_block, messages", [(np.float16, (32, 16), {"load d16 rd31": 1, "load d32t rd8": 8}),
+                                                      (np.int8, None, {"load d8 rd16": 1, "load d32t rd8": 4})])
+def test_a_column_major_b_of_32_elements_a_lane_is_read_by_d32_transposed_messages(target, dtype, b_block, messages):
+    """xetile.ops.matmul's configs with a column-major B of 32 elements a lane (f16 in 32x16 blocks; 8-bit) keep
+    them in private memory, which IGC maps to registers: d32 transposed messages of 8 dwords DPAS takes as they
+    come, no spill (before 2026-11-24 the SPIR-V emitter refused the 32-component vectors)."""
+    import xetile_jit as xetile
+    from xetile_jit.ops.matmul import configs, matmul_kernel
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    config = next(c for c in configs() if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.sg_data) == (
+        256, 256, 32, [32, 64]) and c.kwargs["PREFETCH"] == 0 and c.kwargs["A_LAYOUT"] is None
+        and b_block == (c.kwargs["B_LAYOUT"] and c.kwargs["B_LAYOUT"].inst_data))
+    a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.int32 if dtype == np.int8 else np.float32)
+    isa = matmul_kernel.kernel.warmup(a, a.T, c, c, 512, 512, 512, HAS_BIAS=False, ACTIVATION="",
+                                      ACC=xetile.int32 if dtype == np.int8 else xetile.float32,
+                                      INPUT_PRECISION="ieee", target=target, **config.all_kwargs()).asm["isa"]
+    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.other_sends, loop.scratch) == (32 if dtype == np.float16 else 16, 0, 0)
+    assert loop.messages == messages and loop.other <= 2 * loop.dpas
+    assert "scratch" not in isa and "calla" not in isa
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
 def test_int8_gemm_main_loop_is_at_the_hardwares_minimum(target):
     """int8 x int8 -> i32, K step 64 (two DPAS depths of 32): 32 dpas per K step of a subgroup's 32x64 C tile, 3 2D
     block loads (A 32x64 bytes in one message of two 32x32 blocks, B 64x64 in two VNNI-transform messages of four

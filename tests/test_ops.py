@@ -116,17 +116,48 @@ def test_the_search_space_is_generated_with_layouts():
     assert sorted(c.sg_data for c in cpu_tile) == [[32, 64], [64, 64]]  # the cpu target's fastest at 2048-4096
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32])
-def test_every_config_compiles_to_valid_spirv_for_the_cpu(dtype):
-    """Each config of the search space, as the tuner launches it on the default CPU target: taller load blocks
-    than DPAS takes (B's 32x16 VNNI is 32 f16 a lane) stay in private memory until regrouped."""
+@pytest.mark.parametrize("order", ["row", "col"])
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.int8])
+def test_every_config_compiles_to_valid_spirv_for_the_cpu(dtype, order):
+    """Each config of the search space, as the tuner launches it on the default CPU target, A and B row- or
+    column-major: taller load blocks than DPAS takes (B's 32x16 VNNI is 32 f16 a lane) stay in private memory until
+    regrouped, and so do the 32 elements a lane a column-major 16-bit B in 32x16 blocks or an 8-bit one reads by
+    transposed messages (the SPIR-V emitter refused them as 32-component vectors on every target before
+    2026-11-24)."""
     from spirv_tools import validate
-    a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.float32)
+    a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.int32 if dtype == np.int8 else np.float32)
+    operand = a if order == "row" else a.T
     for config in configs():
-        compiled = matmul_kernel.kernel.warmup(a, a, c, c, 512, 512, 512, ACC=xetile.float32, HAS_BIAS=False,
+        compiled = matmul_kernel.kernel.warmup(operand, operand, c, c, 512, 512, 512, HAS_BIAS=False,
+                                               ACC=xetile.int32 if dtype == np.int8 else xetile.float32,
                                                ACTIVATION="", INPUT_PRECISION="ieee", target="cpu",
                                                **config.all_kwargs())
         validate(compiled.asm["spirv"])
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+@pytest.mark.parametrize("dtype, b_block", [(np.float16, (32, 16)), (np.int8, None)])
+def test_a_column_major_b_of_32_elements_a_lane_is_exact_on_the_cpu_targets(rng, target, dtype, b_block):
+    """A column-major B whose lane holds 32 elements (f16 in 32x16 blocks, 8-bit in its default blocks): its d32
+    transposed messages write their runs of the lane's words into private memory, in the order DPAS takes them.
+    Exact against numpy on opencl:cpu, with partial tiles in every dimension."""
+    from spirv_tools import cpu_queue
+    m, n, k = 200, 136, 80  # rows of 16-byte units: block messages on xe-emulated too
+    a, bt = (rng.integers(-4, 5, shape).astype(dtype) for shape in ((m, k), (n, k)))  # exact sums in f32
+    integer = dtype == np.int8
+    c = np.zeros((m, n), np.int32 if integer else np.float32)
+    kwargs = next(cfg.all_kwargs() for cfg in configs() if cfg.kwargs["PREFETCH"] == 0 and b_block == b_inst_data(cfg)
+                  and (cfg.kwargs["BM"], cfg.kwargs["BN"], cfg.sg_data) == (128, 128, [32, 32]))
+    grid = (xetile.cdiv(m, kwargs["BM"]), xetile.cdiv(n, kwargs["BN"]))
+    matmul_kernel.kernel[grid](a, bt.T, c, c, m, n, k, ACC=xetile.int32 if integer else xetile.float32,
+                               HAS_BIAS=False, ACTIVATION="", INPUT_PRECISION="ieee", target=target,
+                               device=cpu_queue(), **kwargs)
+    np.testing.assert_array_equal(c, (a.astype(np.int64) @ bt.T.astype(np.int64)).astype(c.dtype))
+
+
+def b_inst_data(config) -> tuple | None:
+    """The load blocks a config gives B (None: the compiler's default)."""
+    return config.kwargs["B_LAYOUT"] and config.kwargs["B_LAYOUT"].inst_data
 
 
 def test_prefetch_configs_are_pruned_where_prefetch_is_dropped(rng):

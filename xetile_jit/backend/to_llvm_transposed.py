@@ -20,7 +20,8 @@ from llvmlite import ir
 
 from ..ir import simt_ops as S
 from . import xe_builtins as X
-from .to_llvm import I32, I64, llvm_type
+from .to_llvm import I32, I64, components, llvm_type
+from .targets import MAX_VECTOR_COMPONENTS
 from .to_llvm_elements import PrivateBlock
 
 
@@ -76,17 +77,24 @@ class TransposedLoadLowering:
     def dword_transpose_load(self, op) -> ir.Value | PrivateBlock:
         """The lane's dwords in chunks of a message each (dword_transpose_key): chunk j is the message at memory
         dword x + j * its width (x in dwords: the block starts on one, pairs_aligned), and gives each lane the
-        j-th run of its dwords."""
+        j-th run of its dwords. More elements than a vector holds (a 32-row column-major f16 B, 8-bit B) stay in
+        private memory, each message writing its run in place."""
         tdesc = op.operands[0]
         b = self.builder
         dwords = op.layout.block[0] * tdesc.type.dtype.bits // 32
         key = self.dword_transpose_key(dwords)
         x, y = self.dword_coordinates(tdesc)
-        items = []
-        for j in range(dwords // key.cols):
-            xy = self.assemble([b.add(x, ir.Constant(I32, j * key.cols)), y])
-            items += self.elements(self.block_read(key, tdesc, xy, key.cols, cache=op.cache))
-        return self.reinterpret(self.assemble(items), llvm_type(op.result.type))
+        chunks = [self.assemble([b.add(x, ir.Constant(I32, j * key.cols)), y]) for j in range(dwords // key.cols)]
+        result_type = llvm_type(op.result.type)
+        if components(result_type) > MAX_VECTOR_COMPONENTS:
+            block = PrivateBlock(self.private(ir.ArrayType(I32, dwords)))
+            data_type = X.describe(self.target, key).data_type.as_pointer()
+            for j, xy in enumerate(chunks):
+                self.block_call(key, tdesc, b.bitcast(block.slot(b, j * key.cols), data_type), xy=xy, cache=op.cache)
+            return self.reinterpret(block, result_type)
+        items = [item for xy in chunks for item in self.elements(self.block_read(key, tdesc, xy, key.cols,
+                                                                                 cache=op.cache))]
+        return self.reinterpret(self.assemble(items), result_type)
 
     def dword_coordinates(self, tdesc) -> tuple[ir.Value, ir.Value]:
         """The block's (x, y) with x in dwords: its column over the elements a dword holds, shifted (x is a
