@@ -38,7 +38,7 @@ from ..ir.analysis import UnionFind
 from ..ir.attrs import Layout, format_list
 from ..ir.core import FuncOp, Operation, Value, walk
 from ..ir.types import ROW_MAJOR, DType, TileType, VectorType
-from .targets import Target
+from .targets import MAX_VECTOR_COMPONENTS, Target
 
 
 def convert_operand(op: Operation, index: int, layout: Layout) -> None:
@@ -201,6 +201,7 @@ class LayoutCompletion:
         for index in (0, 1):
             v = op.operands[index]
             block = self.target.dpas_blocks(v.type.dtype, op.precision)[index]
+            self.check_dpas_lanes(v.type.dtype, index, block)
             inst = v.layout.inst_data
             if inst == block or not divides(block, v.layout.sg_data) or \
                     self.target.inst_rule(("value",), block, v.type.dtype) is not None:
@@ -210,6 +211,16 @@ class LayoutCompletion:
             wanted = dataclasses.replace(v.layout, inst_data=block, lane_layout=lane_layout, lane_data=lane_data)
             convert_operand(op, index, wanted)
 
+    def check_dpas_lanes(self, dtype: DType, index: int, block) -> None:
+        """A DPAS operand block whose lane holds more values than a SPIR-V vector needs private blocks (8-bit A on
+        sub-group 8: 32 a lane; 8-bit B packs four K rows a word), which the legacy builtin ABI has not (xe-hpg)."""
+        values = self.target.lane_components(block) // self.target.packed_rows(dtype, index, block[0])
+        if values > MAX_VECTOR_COMPONENTS and not self.target.private_blocks:
+            raise NotImplementedError(
+                f"{dtype} tile_mma on target {self.target.name} with the {self.target.builtins} builtin ABI: a "
+                f"lane's DPAS {'AB'[index]} block {format_list(block)} holds {values} values, more than a SPIR-V "
+                f"vector, and this ABI reads no block into private memory; the operand as the words DPAS takes is "
+                f"not implemented")
 
 def only_transpose(load: X.LoadTileOp) -> X.TileTransposeOp | None:
     """The 2-D tile_transpose that is the only reader of `load`'s value, if there is one."""
