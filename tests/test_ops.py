@@ -11,7 +11,8 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.backend import ocloc
 from xetile_jit.backend.targets import get_target
-from xetile_jit.ops.matmul import configs, dtype_of, matmul_kernel, new_array, shape_of
+from xetile_jit.ops.matmul import (COPY_FROM, configs, dtype_of, matmul_kernel, new_array, row_major_operand,
+                                   shape_of)
 
 from usm_arrays import count_interface_reads, needs_dpnp
 
@@ -158,6 +159,25 @@ def test_a_column_major_b_of_32_elements_a_lane_is_exact_on_the_cpu_targets(rng,
 def b_inst_data(config) -> tuple | None:
     """The load blocks a config gives B (None: the compiler's default)."""
     return config.kwargs["B_LAYOUT"] and config.kwargs["B_LAYOUT"].inst_data
+
+
+def test_a_column_major_operand_is_copied_to_row_major_on_the_cpu_targets(rng):
+    """Where the target reads a column-major tile_mma operand by gathers (the CPU targets) and the GEMM reads it
+    for COPY_FROM rows or columns of C or more, matmul copies it to row-major first (on the host for numpy arrays, by
+    row_major_copy_kernel for dpnp ones); otherwise, and in the interpreter, it passes the operand as it is."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    x = rng.uniform(-3, 3, (45, 70)).astype(np.float32).T  # column-major 70 x 45
+    copied = row_major_operand(x, COPY_FROM, queue)
+    assert copied.flags.c_contiguous and np.array_equal(copied, x)
+    assert row_major_operand(x, COPY_FROM - 1, queue) is x and row_major_operand(x, COPY_FROM, "numpy") is x
+    row_major = np.ascontiguousarray(x)
+    assert row_major_operand(row_major, COPY_FROM, queue) is row_major
+    dpnp = needs_dpnp()
+    for dtype in (np.float16, np.float32, np.int8):
+        on_device = dpnp.asarray(x.T.astype(dtype), sycl_queue=queue).T
+        copied = row_major_operand(on_device, COPY_FROM, queue)
+        assert copied.flags.c_contiguous and np.array_equal(dpnp.asnumpy(copied), x.astype(dtype))
 
 
 def test_prefetch_configs_are_pruned_where_prefetch_is_dropped(rng):

@@ -143,6 +143,10 @@ class Target:
     # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
     # (docs/DESIGN.md "CPU notes"; 4096x4096 softmax f16 2.5 against 3.4 ms in 1 subgroup a row, not 2)
     whole_row_bytes: int = 0
+    # a column-major tile_mma operand is read by gathers (a lane takes a column's elements from memory rows apart):
+    # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
+    # column-major B: 105 GFLOP/s against 150 row-major; GPUs read it by d32 transposed messages)
+    column_major_gathers: bool = False
 
     def workgroup_rule(self, num_subgroups: int) -> str | None:
         """Why a workgroup of `num_subgroups` subgroups cannot run here (None: it can)."""
@@ -294,9 +298,9 @@ TARGETS = {target.name: target for target in (
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), builtins="vector",
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, largest_loads=False,
-           whole_row_bytes=16 * 1024),
+           whole_row_bytes=16 * 1024, column_major_gathers=True),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
-           element_loops=True, lane_scalars=True),
+           element_loops=True, lane_scalars=True, column_major_gathers=True),
 )}
 CPU_ABIS = ("emulated", "vector")  # the builtin ABIs whose targets run on a CPU device
 CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.builtins in CPU_ABIS)

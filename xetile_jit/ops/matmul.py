@@ -13,7 +13,9 @@ xetile.layouts: one piece per subgroup, made of whole DPAS C blocks), the K tile
 regrouped in registers) and the cooperative prefetch of the A and B tiles PREFETCH K steps ahead (the RFC Appendix
 2.1 schedule: the prefetch tiles have layouts of their own, all subgroups sharing each tile), per M, N, K, dtypes,
 memory orders, bias and activation. On targets whose prefetch is a no-op (the CPU ones) the prefetch configs are
-pruned before timing: their code is the same as without.
+pruned before timing: their code is the same as without. On targets whose lanes gather a column-major operand (the
+CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to row-major first
+(row_major_operand).
 """
 from __future__ import annotations
 
@@ -27,8 +29,8 @@ from ..frontend.autotune import Config, autotune
 from ..frontend.jit import kernel
 from ..frontend.layout_space import layouts
 from ..ir.attrs import Layout
-from ..ir.types import dtype_of_numpy, float32, int32
-from ..runtime.args import array_layout, is_array, is_usm
+from ..ir.types import COL_MAJOR, dtype_of_numpy, float32, int32
+from ..runtime.args import array_layout, array_order, is_array, is_usm
 from ..runtime.device import array_queue, select_device
 
 ACTIVATIONS = (None, "relu", "gelu", "silu")
@@ -152,10 +154,49 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         c = new_array(a, (m, n), np.dtype(out_dtype) if out_dtype is not None else acc.np_dtype)
     if bias is not None:
         bias = as_row(bias, n)
+    a, b = row_major_operand(a, n, device), row_major_operand(b, m, device)
     grid = lambda meta: (-(-m // meta["BM"]), -(-n // meta["BN"]))  # noqa: E731
     matmul_kernel[grid](a, b, c, no_bias(c) if bias is None else bias, m, n, k, ACC=acc, HAS_BIAS=bias is not None,
                         ACTIVATION=activation or "", INPUT_PRECISION=input_precision, device=device)
     return c
+
+
+@kernel
+def row_major_copy_kernel(x, y, BM: xt.constexpr, BN: xt.constexpr):
+    """y = x, y row-major (a column-major x read by transposed loads)."""
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    xt.store_tile(xt.init_tile(y, [m, n], [BM, BN]), xt.load_tile(xt.init_tile(x, [m, n], [BM, BN])))
+
+
+# row_major_copy_kernel's tile: a column-major 2048x2048 f32 array in 2.4 ms on opencl:cpu, against 2.9-8.1 ms in
+# 16x64 to 128x32 tiles and 17.7 ms for dpnp's copy (2026-11-24)
+COPY_TILE = (64, 16)
+# The copy pays where the GEMM reads the operand again for this many rows (B) or columns (A) of C: on opencl:cpu,
+# a column-major f32 B at 512^3 ran at 135 GFLOP/s as it is and 120 copied, at 1024^3 at 109 and 135 (f16 163 and
+# 162; a column-major A: f32 101 -> 137, f16 149 -> 160), 2026-11-24
+COPY_FROM = 1024
+
+
+def row_major_operand(x, reuse: int, device):
+    """`x`, or a row-major copy of it where it is column-major, the GEMM reads it for `reuse` rows or columns of C,
+    at least COPY_FROM, and the launch's target reads a column-major tile_mma operand by gathers
+    (Target.column_major_gathers: the CPU targets); a numpy array is copied on the host."""
+    shape, strides, dtype = array_layout(x)
+    if reuse < COPY_FROM or array_order("operand", shape, strides, dtype.itemsize) != COL_MAJOR:
+        return x
+    target = TARGETS.get(select_device(device, [x]).target)
+    if target is None or not target.column_major_gathers:
+        return x
+    if not is_usm(x):
+        return np.ascontiguousarray(x)
+    try:
+        y = new_array(x, shape, dtype)
+    except ImportError:  # no dpnp to make the copy with: read in place
+        return x
+    grid = (-(-shape[0] // COPY_TILE[0]), -(-shape[1] // COPY_TILE[1]))
+    row_major_copy_kernel[grid](x, y, BM=COPY_TILE[0], BN=COPY_TILE[1], device=device)
+    return y
 
 
 def no_bias(c):
