@@ -10,8 +10,10 @@ config (`subgroup_split`: 32x64 pieces, K step 32) and, on the `cpu` target, wit
 against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and
 layer norm: 16 rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
-the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). Beside them two bounds a softmax cannot
-beat: "bound: exp" (load, `exp`, store) and "bound: softmax-exp" (softmax's passes over a row, `exp` left out).
+the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). Beside them three bounds:
+"bound: copy" (a plain xetile copy kernel: our loads and stores of the same bytes, which no row kernel beats; dpnp's
+copy runs at its own, size-dependent speed), and two a softmax cannot beat, "bound: exp" (load, `exp`, store) and
+"bound: softmax-exp" (softmax's passes over a row, `exp` left out).
 First launch: the tutorial GEMM (f16, 256x256 tile, 256x256 problem) in a fresh process with an empty
 XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. The machine may be shared: each time
 is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts
@@ -57,8 +59,15 @@ def layernorm_kernel(x, w, b, y, N, BM: xetile.constexpr, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), out)
 
 
-# Bounds on the rows (a softmax cannot run faster than either): the exponential alone, and softmax's three passes
-# over a row (max, sum, division) without it.
+# Bounds on the rows: a plain copy kernel (what our loads and stores of the same bytes take; no row kernel beats it),
+# the exponential alone, and softmax's three passes over a row (max, sum, division) without it (a softmax cannot run
+# faster than either).
+@xetile.kernel
+def copy_kernel(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN])))
+
+
 @xetile.kernel
 def exp_kernel(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
     m = xetile.program_id(0) * BM
@@ -130,6 +139,7 @@ def row_kernels(x, y, dw, db, host, w, bias):
     return [("softmax", lambda t: softmax_kernel[grid](x, y, **shape, target=t), lambda: softmax_numpy(host)),
             ("layernorm", lambda t: layernorm_kernel[grid](x, dw, db, y, width, **shape, target=t),
              lambda: layernorm_numpy(host, w, bias)),
+            ("bound: copy", lambda t: copy_kernel[grid](x, y, **shape, target=t), lambda: host.astype(np.float32)),
             ("bound: exp", lambda t: exp_kernel[grid](x, y, **shape, target=t),
              lambda: np.exp(host.astype(np.float32))),
             ("bound: softmax-exp", lambda t: softmax_without_exp_kernel[grid](x, y, **shape, target=t),
