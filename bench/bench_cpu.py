@@ -34,6 +34,7 @@ import numpy as np
 from common import ROOT, best_times, load_tutorial
 
 import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
+from xetile_jit.ops.matmul import row_major_copy_kernel
 
 DEVICE = "opencl:cpu"
 ROWS_PER_WORKGROUP = 16
@@ -59,15 +60,9 @@ def layernorm_kernel(x, w, b, y, N, BM: xetile.constexpr, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), out)
 
 
-# Bounds on the rows: a plain copy kernel (what our loads and stores of the same bytes take; no row kernel beats it),
-# the exponential alone, and softmax's three passes over a row (max, sum, division) without it (a softmax cannot run
-# faster than either).
-@xetile.kernel
-def copy_kernel(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
-    m = xetile.program_id(0) * BM
-    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN])))
-
-
+# Bounds on the rows: a plain copy kernel (xetile.ops.matmul's row_major_copy_kernel, 16 rows a workgroup: what our
+# loads and stores of the same bytes take; no row kernel beats it), the exponential alone, and softmax's three passes
+# over a row (max, sum, division) without it (a softmax cannot run faster than either).
 @xetile.kernel
 def exp_kernel(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
     m = xetile.program_id(0) * BM
@@ -139,7 +134,8 @@ def row_kernels(x, y, dw, db, host, w, bias):
     return [("softmax", lambda t: softmax_kernel[grid](x, y, **shape, target=t), lambda: softmax_numpy(host)),
             ("layernorm", lambda t: layernorm_kernel[grid](x, dw, db, y, width, **shape, target=t),
              lambda: layernorm_numpy(host, w, bias)),
-            ("bound: copy", lambda t: copy_kernel[grid](x, y, **shape, target=t), lambda: host.astype(np.float32)),
+            ("bound: copy", lambda t: row_major_copy_kernel[grid + (1,)](x, y, **shape, target=t),
+             lambda: host.astype(np.float32)),
             ("bound: exp", lambda t: exp_kernel[grid](x, y, **shape, target=t),
              lambda: np.exp(host.astype(np.float32))),
             ("bound: softmax-exp", lambda t: softmax_without_exp_kernel[grid](x, y, **shape, target=t),

@@ -222,6 +222,7 @@ class LayoutCompletion:
                 f"vector, and this ABI reads no block into private memory; the operand as the words DPAS takes is "
                 f"not implemented")
 
+
 def only_transpose(load: X.LoadTileOp) -> X.TileTransposeOp | None:
     """The 2-D tile_transpose that is the only reader of `load`'s value, if there is one."""
     uses = load.result.uses

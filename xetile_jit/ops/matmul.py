@@ -182,8 +182,10 @@ def row_major_operand(x, reuse: int, device):
     """`x`, or a row-major copy of it where it is column-major, the GEMM reads it for `reuse` rows or columns of C,
     at least COPY_FROM, and the launch's target reads a column-major tile_mma operand by gathers
     (Target.column_major_gathers: the CPU targets); a numpy array is copied on the host."""
+    if reuse < COPY_FROM:
+        return x
     shape, strides, dtype = array_layout(x)
-    if reuse < COPY_FROM or array_order("operand", shape, strides, dtype.itemsize) != COL_MAJOR:
+    if array_order("operand", shape, strides, dtype.itemsize) != COL_MAJOR:
         return x
     target = TARGETS.get(select_device(device, [x]).target)
     if target is None or not target.column_major_gathers:
