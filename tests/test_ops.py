@@ -11,8 +11,8 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.backend import ocloc
 from xetile_jit.backend.targets import get_target
-from xetile_jit.ops.matmul import (COPY_FROM, configs, dtype_of, matmul_kernel, new_array, row_major_operand,
-                                   shape_of)
+from xetile_jit.ops.matmul import (COPY_FROM, CPU_TIMED, PIECE_SPEED, configs, configs_to_time, cpu_estimate, dtype_of,
+                                   matmul_kernel, new_array, row_major_operand, shape_of)
 
 from usm_arrays import count_interface_reads, needs_dpnp
 
@@ -186,6 +186,42 @@ def test_prefetch_configs_are_pruned_where_prefetch_is_dropped(rng):
     xetile.ops.matmul(a, b)
     pruned = [t for t in matmul_kernel.trials if t.stage == "early_config_prune"]
     assert len(pruned) == 6 and all(t.config.kwargs["PREFETCH"] > 0 for t in pruned)
+
+
+def piece(config) -> tuple:
+    """A config's workgroup tile, subgroup piece and K tile."""
+    return config.kwargs["BM"], config.kwargs["BN"], tuple(config.sg_data), config.kwargs["BK"]
+
+
+@pytest.mark.parametrize("m, n, k, fastest", [
+    (1, 1, 1, (64, 64, (16, 16), 16)),           # the least padding
+    (16, 4096, 1024, (64, 128, (16, 64), 32)),   # 32 workgroups of 64x128, 48 of their 64 rows padding
+    (4096, 64, 1024, (64, 64, (16, 16), 16)),    # no padding, 64 workgroups for the 2 units
+    (2048, 2048, 2048, (256, 256, (64, 64), 64)),
+])
+def test_on_a_cpu_device_matmul_times_only_the_configs_it_estimates_fastest(m, n, k, fastest):
+    """On a CPU device the tuner times CPU_TIMED configs: no prefetch (a no-op there), no load blocks (the `cpu`
+    target reads DPAS blocks, Target.largest_loads), the best estimates of padded work per compute unit over the
+    piece's speed. The expected winners are what timing every config chose on opencl:cpu (2026-11-25)."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    kept = configs_to_time(configs(), {"a": np.zeros((1, 1), np.float32), "M": m, "N": n, "K": k}, device=queue)
+    assert len(kept) == CPU_TIMED
+    assert all(c.kwargs["PREFETCH"] == 0 and c.kwargs["A_LAYOUT"] is None and c.kwargs["B_LAYOUT"] is None
+               for c in kept)
+    assert piece(kept[0]) == fastest
+    assert cpu_estimate(kept[0], m, n, k, 2) == min(cpu_estimate(c, m, n, k, 2) for c in configs())
+    assert {(c.sg_data[0], c.sg_data[1], c.kwargs["BK"]) for c in configs()} == {
+        (*p, bk) for p, bk in PIECE_SPEED}
+
+
+def test_cpu_estimate_counts_waves_of_workgroups_and_padding():
+    config = next(c for c in configs() if piece(c) == (64, 64, (16, 16), 16))
+    one_wave = 64 * 64 * 16 / PIECE_SPEED[((16, 16), 16)]
+    assert cpu_estimate(config, 1, 1, 1, 2) == one_wave
+    assert cpu_estimate(config, 128, 64, 16, 2) == one_wave  # two workgroups, one on each unit
+    assert cpu_estimate(config, 192, 64, 16, 2) == 2 * one_wave  # the third waits
+    assert cpu_estimate(config, 64, 64, 17, 2) == 2 * one_wave  # K padded to two K tiles
 
 
 def test_prefetch_config_prefetches_on_pvc():

@@ -13,7 +13,8 @@ xetile.layouts: one piece per subgroup, made of whole DPAS C blocks), the K tile
 regrouped in registers) and the cooperative prefetch of the A and B tiles PREFETCH K steps ahead (the RFC Appendix
 2.1 schedule: the prefetch tiles have layouts of their own, all subgroups sharing each tile), per M, N, K, dtypes,
 memory orders, bias and activation. On targets whose prefetch is a no-op (the CPU ones) the prefetch configs are
-pruned before timing: their code is the same as without. On targets whose lanes gather a column-major operand (the
+pruned before timing: their code is the same as without; on the `cpu` target the load-block ones too, and on a CPU
+device all but the CPU_TIMED configs estimated fastest (cpu_estimate). On targets whose lanes gather a column-major operand (the
 CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to row-major first
 (row_major_operand).
 """
@@ -87,20 +88,47 @@ def prefetch_b(count: int, bk: int, bn: int) -> Layout:
     return Layout([rows, count // rows], [bk // rows, bn * rows // count])
 
 
-def no_prefetch_where_it_is_dropped(configs, named, **kwargs) -> list[Config]:
-    """Prefetch configs compile to the no-prefetch code on targets without 2D block prefetch (the CPU ones)."""
+# On a CPU device a config's time is about its waves of workgroups (the workgroups over the device's compute units,
+# rounded up) times one workgroup's multiply-adds, K padded to the K tile, over its piece's speed: relative speeds
+# (piece, K tile) from a 1024^3 f32 tuning on opencl:cpu, 13.1 ms for 64x64 pieces with K tile 64 (2026-11-25). That
+# estimate put the fastest config first at 1, 200x136x80, 512 (f16), 1000, 1024, 2048, 16x4096x1024, 4096x64x1024
+# and 64x64x4096 (docs/DESIGN.md "CPU notes"), so tuning there times only the CPU_TIMED best estimates: each config
+# timed costs about 1.8 s of driver build and timing.
+PIECE_SPEED = {((64, 64), 64): 1.0, ((32, 64), 64): 0.85, ((32, 64), 32): 0.88, ((32, 32), 32): 0.74,
+               ((16, 64), 32): 0.70, ((16, 16), 16): 0.54}
+CPU_TIMED = 3
+
+
+def configs_to_time(configs, named, **kwargs) -> list[Config]:
+    """early_config_prune: drops the configs whose code is another's on the launch's target (prefetch where it is a
+    no-op; load blocks where larger ones gain nothing, not Target.largest_loads), and on a CPU device keeps the
+    CPU_TIMED fastest by cpu_estimate."""
     arrays = [v for v in named.values() if is_array(v)]
-    if has_prefetch(select_device(kwargs.get("device"), arrays).target):
-        return configs
-    return [c for c in configs if c.kwargs["PREFETCH"] == 0]
+    device = select_device(kwargs.get("device"), arrays)
+    if not has_prefetch(device.target):
+        configs = [c for c in configs if c.kwargs["PREFETCH"] == 0]
+    if device.target in TARGETS and not TARGETS[device.target].largest_loads:
+        configs = [c for c in configs if c.kwargs["A_LAYOUT"] is None and c.kwargs["B_LAYOUT"] is None]
+    if device.queue is not None and device.queue.sycl_device.is_cpu:
+        units = device.queue.sycl_device.max_compute_units
+        configs = sorted(configs, key=lambda c: cpu_estimate(c, named["M"], named["N"], named["K"], units))
+        configs = configs[:CPU_TIMED]
+    return configs
 
 
 def has_prefetch(target: str) -> bool:
     return target in TARGETS and TARGETS[target].block_prefetch
 
 
+def cpu_estimate(config: Config, m: int, n: int, k: int, units: int) -> float:
+    """A config's time on a CPU device of `units` compute units, in arbitrary units (PIECE_SPEED)."""
+    bm, bn, bk = (config.kwargs[name] for name in ("BM", "BN", "BK"))
+    waves = xt.cdiv(xt.cdiv(m, bm) * xt.cdiv(n, bn), units)
+    return waves * bm * bn * xt.cdiv(k, bk) * bk / PIECE_SPEED[(tuple(config.sg_data), bk)]
+
+
 @autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION", "INPUT_PRECISION"],
-          prune_configs_by={"early_config_prune": no_prefetch_where_it_is_dropped})
+          prune_configs_by={"early_config_prune": configs_to_time})
 @kernel
 def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
                   A_LAYOUT: xt.constexpr, B_LAYOUT: xt.constexpr, PREFETCH: xt.constexpr, PA: xt.constexpr,
@@ -155,7 +183,7 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
     if bias is not None:
         bias = as_row(bias, n)
     a, b = row_major_operand(a, n, device), row_major_operand(b, m, device)
-    grid = lambda meta: (-(-m // meta["BM"]), -(-n // meta["BN"]))  # noqa: E731
+    grid = lambda meta: (xt.cdiv(m, meta["BM"]), xt.cdiv(n, meta["BN"]))  # noqa: E731
     matmul_kernel[grid](a, b, c, no_bias(c) if bias is None else bias, m, n, k, ACC=acc, HAS_BIAS=bias is not None,
                         ACTIVATION=activation or "", INPUT_PRECISION=input_precision, device=device)
     return c
@@ -196,7 +224,7 @@ def row_major_operand(x, reuse: int, device):
         y = new_array(x, shape, dtype)
     except ImportError:  # no dpnp to make the copy with: read in place
         return x
-    grid = (-(-shape[0] // COPY_TILE[0]), -(-shape[1] // COPY_TILE[1]))
+    grid = (xt.cdiv(shape[0], COPY_TILE[0]), xt.cdiv(shape[1], COPY_TILE[1]))
     row_major_copy_kernel[grid](x, y, BM=COPY_TILE[0], BN=COPY_TILE[1], device=device)
     return y
 
