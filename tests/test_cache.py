@@ -364,7 +364,9 @@ def test_edited_helper_and_constant_recompile_in_a_fresh_process(tmp_path):
     assert run(5.0) == (6.0, 1)                         # the constant changed
     assert run(5.0, "*") == (5.0, 1)                    # the helper's source changed
     assert run(5.0, "*") == (5.0, 0)
-    assert len(list((tmp_path / "cache").iterdir())) == 1  # stale entries were overwritten
+    entries = [decode(path.read_bytes()) for path in (tmp_path / "cache").iterdir()]
+    assert sum("spirv" in entry for entry in entries) == 1  # stale entries were overwritten
+    assert sum("binary" in entry for entry in entries) == 3  # the driver's binaries, keyed by their SPIR-V
 
 
 def test_dump_ir_prints_every_level_on_a_disk_cache_hit(tmp_path):

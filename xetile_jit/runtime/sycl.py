@@ -17,7 +17,7 @@ import dpctl.program
 import numpy as np
 
 from ..errors import LaunchError
-from . import ordering
+from . import driver_binaries, ordering
 from .opencl_leaks import release_leaked
 from .profiling import record
 
@@ -41,14 +41,20 @@ def check_options(device: dpctl.SyclDevice, options: str) -> None:
 
 
 class SyclProgram:
-    """A SPIR-V module built for `queue`'s device with the driver `options` and those of XETILE_BUILD_OPTIONS;
-    `kernel(name)` gives its kernels."""
+    """A SPIR-V module built for `queue`'s device with the driver `options` and those of XETILE_BUILD_OPTIONS, or
+    loaded from the native binary an earlier build kept (`from_binary`; driver_binaries.py); `kernel(name)` gives
+    its kernels."""
 
     def __init__(self, spirv: bytes, queue: dpctl.SyclQueue, options: str = ""):
         self.queue = queue
         options = " ".join(filter(None, [options, os.environ.get("XETILE_BUILD_OPTIONS", "")]))
         check_options(queue.sycl_device, options)
-        self.program = dpctl.program.create_program_from_spirv(queue, spirv, options)
+        key = driver_binaries.binary_key(spirv, queue, options)
+        self.program = None if key is None else driver_binaries.load(key, queue, options)
+        self.from_binary = self.program is not None
+        self.unkept = key if self.program is None else None  # kept once a kernel gives its native program
+        if self.program is None:
+            self.program = dpctl.program.create_program_from_spirv(queue, spirv, options)
         self._kernels: dict[str, dpctl.program.SyclKernel] = {}
 
     def kernel(self, name: str) -> dpctl.program.SyclKernel:
@@ -57,6 +63,9 @@ class SyclProgram:
             if not kernel.addressof_ref():  # dpctl wraps a null kernel when the name is not in the program
                 raise KeyError(f"no kernel {name!r} in the SPIR-V program")
             release_leaked(kernel, self.queue)
+            if self.unkept is not None:
+                driver_binaries.keep(self.unkept, kernel)
+                self.unkept = None
             self._kernels[name] = kernel
         return self._kernels[name]
 
