@@ -11,8 +11,9 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.backend import ocloc
 from xetile_jit.backend.targets import get_target
-from xetile_jit.ops.matmul import (COPY_FROM, CPU_TIMED, PIECE_SPEED, configs, configs_to_time, cpu_estimate, dtype_of,
-                                   matmul_kernel, new_array, row_major_operand, shape_of)
+from xetile_jit.ops.matmul import (COPY_FROM, CPU_TIMED, CPU_WITHIN, PIECE_SPEED, configs, configs_to_time,
+                                   cpu_estimate, dtype_of, fastest_on_cpu, matmul_kernel, new_array,
+                                   row_major_operand, shape_of)
 
 from usm_arrays import count_interface_reads, needs_dpnp
 
@@ -193,26 +194,36 @@ def piece(config) -> tuple:
     return config.kwargs["BM"], config.kwargs["BN"], tuple(config.sg_data), config.kwargs["BK"]
 
 
-@pytest.mark.parametrize("m, n, k, fastest", [
-    (1, 1, 1, (64, 64, (16, 16), 16)),           # the least padding
-    (16, 4096, 1024, (64, 128, (16, 64), 32)),   # 32 workgroups of 64x128, 48 of their 64 rows padding
-    (4096, 64, 1024, (64, 64, (16, 16), 16)),    # no padding, 64 workgroups for the 2 units
-    (2048, 2048, 2048, (256, 256, (64, 64), 64)),
+@pytest.mark.parametrize("m, n, k, fastest, timed", [
+    (1, 1, 1, (64, 64, (16, 16), 16), 1),           # the least padding; the next estimate is 3x: nothing timed
+    (16, 4096, 1024, (64, 128, (16, 64), 32), 2),   # 32 workgroups of 64x128, 48 of their 64 rows padding
+    (4096, 64, 1024, (64, 64, (16, 16), 16), 3),    # no padding, 64 workgroups for the 2 units
+    (256, 256, 256, (128, 256, (32, 64), 32), 3),
+    (2048, 2048, 2048, (256, 256, (64, 64), 64), 3),
 ])
-def test_on_a_cpu_device_matmul_times_only_the_configs_it_estimates_fastest(m, n, k, fastest):
-    """On a CPU device the tuner times CPU_TIMED configs: no prefetch (a no-op there), no load blocks (the `cpu`
-    target reads DPAS blocks, Target.largest_loads), the best estimates of padded work per compute unit over the
-    piece's speed. The expected winners are what timing every config chose on opencl:cpu (2026-11-25)."""
+def test_on_a_cpu_device_matmul_times_only_the_configs_it_estimates_fastest(m, n, k, fastest, timed):
+    """On a CPU device (of 2 units, as the one measured) the tuner times at most CPU_TIMED configs: the best
+    estimates of padded work per compute unit over the piece's speed, within CPU_WITHIN of the best. The expected
+    winners are what timing every config chose on opencl:cpu (2026-11-25)."""
+    kept = fastest_on_cpu(configs(), m, n, k, 2)
+    assert len(kept) == timed <= CPU_TIMED
+    assert piece(kept[0]) == fastest
+    estimates = [cpu_estimate(c, m, n, k, 2) for c in kept]
+    assert estimates == sorted(estimates) and estimates[-1] < CPU_WITHIN * estimates[0]
+    assert estimates[0] == min(cpu_estimate(c, m, n, k, 2) for c in configs())
+
+
+def test_the_tuner_on_the_cpu_device_drops_prefetch_and_load_blocks_then_estimates():
+    """No prefetch (a no-op there), no load blocks (the `cpu` target reads DPAS blocks, Target.largest_loads), then
+    fastest_on_cpu for the device's compute units; every config's piece has a speed."""
     from spirv_tools import cpu_queue
     queue = cpu_queue()
-    kept = configs_to_time(configs(), {"a": np.zeros((1, 1), np.float32), "M": m, "N": n, "K": k}, device=queue)
-    assert len(kept) == CPU_TIMED
-    assert all(c.kwargs["PREFETCH"] == 0 and c.kwargs["A_LAYOUT"] is None and c.kwargs["B_LAYOUT"] is None
-               for c in kept)
-    assert piece(kept[0]) == fastest
-    assert cpu_estimate(kept[0], m, n, k, 2) == min(cpu_estimate(c, m, n, k, 2) for c in configs())
-    assert {(c.sg_data[0], c.sg_data[1], c.kwargs["BK"]) for c in configs()} == {
-        (*p, bk) for p, bk in PIECE_SPEED}
+    plain = [c for c in configs() if c.kwargs["PREFETCH"] == 0 and c.kwargs["A_LAYOUT"] is None
+             and c.kwargs["B_LAYOUT"] is None]
+    named = {"a": np.zeros((1, 1), np.float32), "M": 300, "N": 200, "K": 100}
+    assert configs_to_time(configs(), named, device=queue) == fastest_on_cpu(
+        plain, 300, 200, 100, queue.sycl_device.max_compute_units)
+    assert {(c.sg_data[0], c.sg_data[1], c.kwargs["BK"]) for c in configs()} == {(*p, bk) for p, bk in PIECE_SPEED}
 
 
 def test_cpu_estimate_counts_waves_of_workgroups_and_padding():

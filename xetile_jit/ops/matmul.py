@@ -14,9 +14,9 @@ regrouped in registers) and the cooperative prefetch of the A and B tiles PREFET
 2.1 schedule: the prefetch tiles have layouts of their own, all subgroups sharing each tile), per M, N, K, dtypes,
 memory orders, bias and activation. On targets whose prefetch is a no-op (the CPU ones) the prefetch configs are
 pruned before timing: their code is the same as without; on the `cpu` target the load-block ones too, and on a CPU
-device all but the CPU_TIMED configs estimated fastest (cpu_estimate). On targets whose lanes gather a column-major operand (the
-CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to row-major first
-(row_major_operand).
+device all but the few configs estimated fastest (cpu_estimate). On targets whose lanes gather a column-major
+operand (the CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to
+row-major first (row_major_operand).
 """
 from __future__ import annotations
 
@@ -92,17 +92,20 @@ def prefetch_b(count: int, bk: int, bn: int) -> Layout:
 # rounded up) times one workgroup's multiply-adds, K padded to the K tile, over its piece's speed: relative speeds
 # (piece, K tile) from a 1024^3 f32 tuning on opencl:cpu, 13.1 ms for 64x64 pieces with K tile 64 (2026-11-25). That
 # estimate put the fastest config first at 1, 200x136x80, 512 (f16), 1000, 1024, 2048, 16x4096x1024, 4096x64x1024
-# and 64x64x4096 (docs/DESIGN.md "CPU notes"), so tuning there times only the CPU_TIMED best estimates: each config
-# timed costs about 1.8 s of driver build and timing.
+# and 64x64x4096 (docs/DESIGN.md "CPU notes"), so tuning there times only the best estimates, at most CPU_TIMED and
+# within CPU_WITHIN of the best: each config timed costs about 1.8 s of driver build and timing, and where the
+# estimates of the second config on were 1.5x the first or more, that config ran 2.2x-2.8x slower (1x1x1,
+# 64x64x4096), so one config is left and nothing is timed.
 PIECE_SPEED = {((64, 64), 64): 1.0, ((32, 64), 64): 0.85, ((32, 64), 32): 0.88, ((32, 32), 32): 0.74,
                ((16, 64), 32): 0.70, ((16, 16), 16): 0.54}
 CPU_TIMED = 3
+CPU_WITHIN = 1.5
 
 
 def configs_to_time(configs, named, **kwargs) -> list[Config]:
     """early_config_prune: drops the configs whose code is another's on the launch's target (prefetch where it is a
     no-op; load blocks where larger ones gain nothing, not Target.largest_loads), and on a CPU device keeps the
-    CPU_TIMED fastest by cpu_estimate."""
+    fastest by cpu_estimate: at most CPU_TIMED, within CPU_WITHIN of the best."""
     arrays = [v for v in named.values() if is_array(v)]
     device = select_device(kwargs.get("device"), arrays)
     if not has_prefetch(device.target):
@@ -111,9 +114,17 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
         configs = [c for c in configs if c.kwargs["A_LAYOUT"] is None and c.kwargs["B_LAYOUT"] is None]
     if device.queue is not None and device.queue.sycl_device.is_cpu:
         units = device.queue.sycl_device.max_compute_units
-        configs = sorted(configs, key=lambda c: cpu_estimate(c, named["M"], named["N"], named["K"], units))
-        configs = configs[:CPU_TIMED]
+        configs = fastest_on_cpu(configs, named["M"], named["N"], named["K"], units)
     return configs
+
+
+def fastest_on_cpu(configs, m: int, n: int, k: int, units: int) -> list[Config]:
+    """The configs estimated fastest on a CPU of `units` compute units, best first: at most CPU_TIMED, within
+    CPU_WITHIN of the best estimate."""
+    estimates = {id(c): cpu_estimate(c, m, n, k, units) for c in configs}
+    best = min(estimates.values())
+    kept = sorted((c for c in configs if estimates[id(c)] < best * CPU_WITHIN), key=lambda c: estimates[id(c)])
+    return kept[:CPU_TIMED]
 
 
 def has_prefetch(target: str) -> bool:
