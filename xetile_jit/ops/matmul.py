@@ -91,11 +91,11 @@ def prefetch_b(count: int, bk: int, bn: int) -> Layout:
 # On a CPU device a config's time is about its waves of workgroups (the workgroups over the device's compute units,
 # rounded up) times one workgroup's multiply-adds, K padded to the K tile, over its piece's speed: relative speeds
 # (piece, K tile) from a 1024^3 f32 tuning on opencl:cpu, 13.1 ms for 64x64 pieces with K tile 64 (2026-11-25). That
-# estimate put the fastest config first at 1, 200x136x80, 512 (f16), 1000, 1024, 2048, 16x4096x1024, 4096x64x1024
-# and 64x64x4096 (docs/DESIGN.md "CPU notes"), so tuning there times only the best estimates, at most CPU_TIMED and
-# within CPU_WITHIN of the best: each config timed costs about 1.8 s of driver build and timing, and where the
-# estimates of the second config on were 1.5x the first or more, that config ran 2.2x-2.8x slower (1x1x1,
-# 64x64x4096), so one config is left and nothing is timed.
+# estimate put the fastest config first at 1, 128, 200x136x80, 256, 512 (f16), 1000, 1024, 2048, 16x4096x1024,
+# 4096x64x1024, 64x64x4096 and 3000x3000x64 (docs/DESIGN.md "CPU notes"), so tuning there times only the best
+# estimates, at most CPU_TIMED and within CPU_WITHIN of the best: each config timed costs about 1.8 s of driver
+# build and timing, and where the estimates of the second config on were 1.5x the first or more, that config ran
+# 2.2x-2.8x slower (1x1x1, 64x64x4096), so one config is left and nothing is timed.
 PIECE_SPEED = {((64, 64), 64): 1.0, ((32, 64), 64): 0.85, ((32, 64), 32): 0.88, ((32, 32), 32): 0.74,
                ((16, 64), 32): 0.70, ((16, 16), 16): 0.54}
 CPU_TIMED = 3
