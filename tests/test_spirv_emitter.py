@@ -504,6 +504,21 @@ def test_call_defined_helpers(rng):
     np.testing.assert_array_equal(got, 2 * data + (data + 1))
 
 
+def test_inlining_attributes_become_function_controls():
+    """LLVM's `alwaysinline` is SPIR-V's FunctionControl Inline, `noinline` DontInline (the OpenCL CPU compiler
+    honours both: cpu_builtins.py)."""
+    module = ir.Module()
+    for name, attribute in (("always", "alwaysinline"), ("never", "noinline"), ("either", None)):
+        helper = ir.Function(module, ir.FunctionType(F32, [F32]), name)
+        if attribute:
+            helper.attributes.add(attribute)
+        ir.IRBuilder(helper.append_basic_block("entry")).ret(helper.args[0])
+    text = disassemble(emit_spirv(module))
+    assert "%always = OpFunction %float Inline" in text
+    assert "%never = OpFunction %float DontInline" in text
+    assert "%either = OpFunction %float None" in text
+
+
 def test_generic_address_space(rng):
     """Global pointers cast to Generic for a helper, and a Generic pointer cast back to global."""
     generic = ir.PointerType(F32, 4)

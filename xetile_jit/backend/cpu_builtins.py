@@ -5,7 +5,8 @@ xe_builtins.py, defined for a CPU's vector units instead of bit for bit.
   component is a plain per-lane memory op (a load or store of the lane's packed word, or of its parts for VNNI),
   which the OpenCL CPU compiler turns into vector loads and stores across the lanes; no per-element bounds
   selects. On the border path the block goes through the bit-exact emulation (xe_emulation.py), so padding reads
-  and dropped writes are as on the hardware; that path is a function the driver does not inline (`_out_of_line`).
+  and dropped writes are as on the hardware; that path is a function the driver does not inline (`_out_of_line`),
+  while the load or store itself is always inlined (`_inlined`).
 * Prefetch: a no-op, as in the emulation.
 * DPAS: the emulation's (dpas_emulation.py, a loop over k), so both CPU targets give the same bits; the lowering
   writes it inline in the kernel.
@@ -110,7 +111,17 @@ def _store_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
     return border
 
 
+def _inlined(fn: ir.Function) -> None:
+    """Marks a block op's function for inlining into every caller (SPIR-V `FunctionControl Inline`). The OpenCL
+    CPU compiler's inliner left the calls in a tile_mma's loop nested in another loop: it then built the function's
+    vector variant, whose every argument is per lane, so the coordinates were no longer uniform and each block became
+    gathers and scatters behind a divergent bounds test (2048^3 f32 in a K loop split in chunks: 36 against 135
+    GFLOP/s in one loop; inlined, 131; docs/DESIGN.md "CPU notes")."""
+    fn.attributes.add("alwaysinline")
+
+
 def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
+    _inlined(fn)
     surface, lane = E.Surface.of(b, fn), X._lane_id(b)
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
@@ -124,6 +135,7 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> Non
 
 
 def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
+    _inlined(fn)
     surface, lane, data = E.Surface.of(b, fn), X._lane_id(b), fn.args[5]
 
     def component(b, index, _):

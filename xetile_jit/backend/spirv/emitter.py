@@ -7,7 +7,8 @@ storage classes Function/CrossWorkgroup/UniformConstant/Workgroup/Generic. Capab
 declared from what the module uses. Declared functions (no body) are either SPIR-V built-ins mapped by the
 emitter (names starting with `__spirv_`, below) or imports (`LinkageAttributes "<name>" Import`), which is
 how the Intel DPAS and block-read builtins are called on GPU targets. A defined function with LLVM's `noinline`
-attribute gets `FunctionControl DontInline`, which the OpenCL CPU compiler honours.
+attribute gets `FunctionControl DontInline`, one with `alwaysinline` gets `Inline`; the OpenCL CPU compiler honours
+both.
 
 Calls of an llvmlite `ir.InlineAsm` become SPV_INTEL_inline_assembly: one `OpAsmTargetINTEL`
 ("spirv64-unknown-unknown"), one `OpAsmINTEL` per distinct (type, text, constraints) decorated `SideEffectsINTEL`

@@ -11,6 +11,7 @@ from llvmlite import ir
 from . import spec
 
 KERNEL_CALLING_CONVENTION = "spir_kernel"
+FUNCTION_CONTROLS = {"noinline": spec.FunctionControlDontInline, "alwaysinline": spec.FunctionControlInline}
 
 _FLOAT_WIDTH = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}
 _FLOAT_FORMAT = {16: "<e", 32: "<f", 64: "<d"}
@@ -214,10 +215,13 @@ class SpirvModule:
 
     # --- functions ---------------------------------------------------------------------------------------
     def function_header(self, section: list[int], fn: ir.Function) -> None:
-        """OpFunction (DontInline for LLVM's `noinline`) and its parameters; pointer parameters with an `align`
-        attribute get Alignment."""
+        """OpFunction (DontInline for LLVM's `noinline`, Inline for `alwaysinline`) and its parameters; pointer
+        parameters with an `align` attribute get Alignment."""
         fid = self.value_id(fn)
-        control = spec.FunctionControlDontInline if "noinline" in fn.attributes else spec.FunctionControlNone
+        control = spec.FunctionControlNone
+        for attribute, flag in FUNCTION_CONTROLS.items():
+            if attribute in fn.attributes:
+                control |= flag
         self.emit(section, spec.OpFunction, self.type_id(fn.function_type.return_type), fid, control,
                   self.type_id(fn.function_type))
         for arg in fn.args:

@@ -150,6 +150,7 @@ MemoryModelOpenCL = 2
 ExecutionModelKernel = 6
 ExecutionModeSubgroupSize = 35
 FunctionControlNone = 0
+FunctionControlInline = 0x1
 FunctionControlDontInline = 0x2
 MemoryAccessAligned = 0x2
 
