@@ -27,9 +27,7 @@ def spirv(c: float) -> tuple[bytes, str]:
 def counts(kernel) -> tuple[int, int]:
     """(the native kernel's, its program's) OpenCL reference counts, less the one this query takes."""
     api = opencl_leaks.opencl_api()
-    handle = api.kernel_native(kernel.addressof_ref())
-    program = opencl_leaks.ctypes.c_void_p()
-    api.kernel_info(handle, opencl_leaks.CL_KERNEL_PROGRAM, 8, opencl_leaks.ctypes.byref(program), None)
+    handle, program = opencl_leaks.native_kernel_and_program(api, kernel)
     kernel_count = opencl_leaks.count(api.kernel_info, handle, opencl_leaks.CL_KERNEL_REFERENCE_COUNT)
     api.release_kernel(handle)
     return kernel_count - 1, opencl_leaks.count(api.program_info, program, opencl_leaks.CL_PROGRAM_REFERENCE_COUNT)

@@ -21,8 +21,8 @@ import dpctl
 import dpctl.program
 
 from .cache import DiskCache
-from .opencl_api import (BACKEND_OPENCL, BUNDLE_EXECUTABLE, CL_KERNEL_PROGRAM, CL_PROGRAM_BINARIES,
-                         CL_PROGRAM_BINARY_SIZES, SYCL_OBJECT_BYTES, OpenCLApi, opencl_api)
+from .opencl_api import (BACKEND_OPENCL, BUNDLE_EXECUTABLE, CL_PROGRAM_BINARIES, CL_PROGRAM_BINARY_SIZES,
+                         SYCL_OBJECT_BYTES, OpenCLApi, native_kernel_and_program, opencl_api)
 
 FIELD = "binary"
 
@@ -52,9 +52,7 @@ def load(key: str, queue: dpctl.SyclQueue, options: str) -> dpctl.program.SyclPr
 def keep(key: str, kernel: dpctl.program.SyclKernel) -> None:
     """Stores the native binary of `kernel`'s program under `key`."""
     api = opencl_api()
-    native = api.kernel_native(kernel.addressof_ref())
-    program = ctypes.c_void_p()
-    api.kernel_info(native, CL_KERNEL_PROGRAM, ctypes.sizeof(program), ctypes.byref(program), None)
+    native, program = native_kernel_and_program(api, kernel)
     binary = program_binary(api, program)
     api.release_kernel(native)
     if binary:

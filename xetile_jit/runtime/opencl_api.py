@@ -62,6 +62,14 @@ def typed(function, restype, *argtypes):
     return function
 
 
+def native_kernel_and_program(api: OpenCLApi, kernel) -> tuple[int, ctypes.c_void_p]:
+    """A dpctl SyclKernel's native kernel (a reference the caller releases) and its program (none taken)."""
+    native = api.kernel_native(kernel.addressof_ref())
+    program = ctypes.c_void_p()
+    api.kernel_info(native, CL_KERNEL_PROGRAM, ctypes.sizeof(program), ctypes.byref(program), None)
+    return native, program
+
+
 def count(info, native, name: int) -> int:
     """A reference count (`name`) of a native kernel or program, by its info function."""
     value = ctypes.c_uint()

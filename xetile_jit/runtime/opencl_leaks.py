@@ -18,11 +18,9 @@ A program loaded from a kept binary (driver_binaries.py) has the same counts: `c
 """
 from __future__ import annotations
 
-import ctypes
-
 import dpctl
 
-from .opencl_api import (CL_KERNEL_PROGRAM, CL_KERNEL_REFERENCE_COUNT, CL_PROGRAM_REFERENCE_COUNT, count,
+from .opencl_api import (CL_KERNEL_REFERENCE_COUNT, CL_PROGRAM_REFERENCE_COUNT, count, native_kernel_and_program,
                          opencl_api)
 
 LEAKED_KERNEL_COUNT = 3   # clCreateKernel's (leaked), make_kernel's (SYCL's), getNative's (ours)
@@ -34,9 +32,7 @@ def release_leaked(kernel: dpctl.program.SyclKernel, queue: dpctl.SyclQueue) -> 
     api = opencl_api() if queue.backend == dpctl.backend_type.opencl else None
     if api is None:
         return
-    handle = api.kernel_native(kernel.addressof_ref())
-    program = ctypes.c_void_p()
-    api.kernel_info(handle, CL_KERNEL_PROGRAM, ctypes.sizeof(program), ctypes.byref(program), None)
+    handle, program = native_kernel_and_program(api, kernel)
     if (count(api.kernel_info, handle, CL_KERNEL_REFERENCE_COUNT) == LEAKED_KERNEL_COUNT
             and count(api.program_info, program, CL_PROGRAM_REFERENCE_COUNT) == LEAKED_PROGRAM_COUNT):
         api.release_kernel(handle)
