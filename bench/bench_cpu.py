@@ -13,7 +13,9 @@ dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyt
 the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). Beside them three bounds:
 "bound: copy" (a plain xetile copy kernel: our loads and stores of the same bytes, which no row kernel beats; dpnp's
 copy runs at its own, size-dependent speed), and two a softmax cannot beat, "bound: exp" (load, `exp`, store) and
-"bound: softmax-exp" (softmax's passes over a row, `exp` left out).
+"bound: softmax-exp" (softmax's passes over a row, `exp` left out). Softmax and layer norm also run as hand-written
+OpenCL C kernels built by the OpenCL CPU runtime's own compiler (target "opencl-c", bench/opencl_reference.py: the
+same work, a row a subgroup): what the device reaches on the rows without our compiler.
 First launch: the tutorial GEMM (f16, 256x256 tile, 256x256 problem) in a fresh process with an empty
 XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. The machine may be shared: each time
 is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts
@@ -35,9 +37,11 @@ from common import ROOT, best_times, load_tutorial
 
 import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 from xetile_jit.ops.matmul import row_major_copy_kernel
+import opencl_reference  # noqa: E402 (after xetile_jit, which exposes the OpenCL CPU runtime to dpctl)
 
 DEVICE = "opencl:cpu"
 ROWS_PER_WORKGROUP = 16
+REFERENCE = "opencl-c"  # the rows' "target" of bench/opencl_reference.py's hand-written OpenCL C kernels
 
 
 @xetile.kernel
@@ -152,14 +156,17 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
             w, bias = rng.standard_normal((2, 1, width)).astype(np.float32)
             x, y = dpnp.asarray(host, device=DEVICE), dpnp.empty((rows_count, width), dtype=dtype, device=DEVICE)
             dw, db = dpnp.asarray(w, device=DEVICE), dpnp.asarray(bias, device=DEVICE)
+            references = {"softmax": [x, y], "layernorm": [x, dw, db, y]}
             for kernel, launch, numpy_fn in row_kernels(x, y, dw, db, host, w, bias):
                 runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
                 runs |= {t: (lambda t: lambda: (launch(t), y.sycl_queue.wait()))(t) for t in targets}
+                if kernel in references:
+                    runs[REFERENCE] = opencl_reference.launcher(kernel, references[kernel], dtype == np.float16)
                 times = best_times(runs, repeat)  # in turns, each a burst: the copy as well sampled as ours
                 copy, numpy_time = times["copy"], times["numpy"]
-                for target in targets:
+                for target in [t for t in runs if t not in ("copy", "numpy")]:
                     ours = times[target]
-                    launch(target)
+                    runs[target]()
                     error = float(np.abs(dpnp.asnumpy(y).astype(np.float32) - numpy_fn()).max())
                     result.append({"kernel": kernel, "shape": f"{rows_count}x{width}", "dtype": np.dtype(dtype).name,
                                    "target": target, "ms": ours * 1e3, "x/copy": copy / ours,
@@ -213,18 +220,25 @@ def print_table(rows, columns) -> None:
         print(" ".join(f"{r[c]:>12.3g}" if isinstance(r[c], float) else f"{r[c]:>12}" for c in columns))
 
 
+def bar_color(row) -> str:
+    if row["kernel"].startswith("bound"):
+        return "silver"
+    return "tab:orange" if row.get("target") == REFERENCE else "tab:blue"
+
+
 def plot(rows, path: pathlib.Path) -> None:
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(9, 4))
     labels = [" ".join(str(r[key]) for key in ("kernel", "shape", "dtype", "target", "config") if key in r)
               for r in rows]
     ax.bar(np.arange(len(rows)), [r.get("x/onemkl", r.get("x/copy", 0)) for r in rows],
-           color=["silver" if r["kernel"].startswith("bound") else "tab:blue" for r in rows])
+           color=[bar_color(r) for r in rows])
     ax.axhline(1.0, color="gray")
     ax.axhline(0.8, color="gray", linestyle="--", linewidth=0.8)  # the rows' goal (issue 11)
     ax.set_xticks(np.arange(len(rows)), labels, rotation=80, fontsize=6)
     ax.set_ylabel("ratio to the baseline")
-    ax.set_title("GEMM: x oneMKL; softmax, layer norm: x dpnp copy (dashed: 0.8; gray: bounds)", fontsize=9)
+    ax.set_title("GEMM: x oneMKL; softmax, layer norm: x dpnp copy (dashed: 0.8; gray: bounds; orange: OpenCL C)",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path)
 

@@ -1,0 +1,105 @@
+"""Hand-written OpenCL C softmax and layer norm, built by the OpenCL CPU runtime's own compiler: what the device
+reaches on the rows without our compiler, beside our kernels in `bench_cpu.py` (target "opencl-c").
+
+The same work as the bench's xetile kernels: 16 rows a workgroup, a row a subgroup of 16 lanes (lane l holds columns
+l, l + 16, ...), the row kept in a private array between its passes, computed in f32 (an f16 row widened on load,
+rounded to nearest even on store; `vload_half`/`vstore_half_rte` ran 4x slower than `cl_khr_fp16` conversions), `max` folded with `fmax` (NaN ignored, as `tile_reduce("max")`), the OpenCL
+`exp`, `rsqrt` and IEEE division. Two partial results a fold, as the driver's vectorizer keeps one chain of `fmax`
+waiting on the one before. The lane index is a `size_t`: with an `int` one the driver saw per-lane addresses and
+gathered and scattered every block (3-4x slower). The rows must be multiples of 32 columns (every width the bench
+runs)."""
+from xetile_jit.runtime.sycl import kernel_arg  # (first: importing xetile_jit exposes the OpenCL CPU runtime)
+
+import dpctl.program  # noqa: E402
+
+ROWS_PER_WORKGROUP = 16
+LANES = 16
+
+SOURCE = r"""
+#ifdef HALF
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+typedef half T;
+#define LOAD(p, i) convert_float((p)[i])
+#define STORE(p, i, v) ((p)[i] = convert_half_rte(v))
+#else
+typedef float T;
+#define LOAD(p, i) ((p)[i])
+#define STORE(p, i, v) ((p)[i] = (v))
+#endif
+#define BLOCKS (W / 16)
+
+__attribute__((intel_reqd_sub_group_size(16)))
+__kernel void softmax(__global const T* x, __global T* y) {
+    size_t row = get_global_id(1);
+    size_t lane = get_local_id(0);
+    __global const T* xr = x + row * W + lane;
+    __global T* yr = y + row * W + lane;
+    float v[BLOCKS];
+    float m0 = -INFINITY, m1 = -INFINITY;
+    for (int j = 0; j < BLOCKS; j += 2) {
+        v[j] = LOAD(xr, j * 16);
+        v[j + 1] = LOAD(xr, j * 16 + 16);
+        m0 = fmax(m0, v[j]);
+        m1 = fmax(m1, v[j + 1]);
+    }
+    float m = sub_group_reduce_max(fmax(m0, m1));
+    float s0 = 0.0f, s1 = 0.0f;
+    for (int j = 0; j < BLOCKS; j += 2) {
+        v[j] = exp(v[j] - m);
+        v[j + 1] = exp(v[j + 1] - m);
+        s0 += v[j];
+        s1 += v[j + 1];
+    }
+    float s = sub_group_reduce_add(s0 + s1);
+    for (int j = 0; j < BLOCKS; j++)
+        STORE(yr, j * 16, v[j] / s);
+}
+
+__attribute__((intel_reqd_sub_group_size(16)))
+__kernel void layernorm(__global const T* x, __global const float* w, __global const float* b, __global T* y) {
+    size_t row = get_global_id(1);
+    size_t lane = get_local_id(0);
+    __global const T* xr = x + row * W + lane;
+    __global T* yr = y + row * W + lane;
+    float v[BLOCKS];
+    float s0 = 0.0f, s1 = 0.0f, q0 = 0.0f, q1 = 0.0f;
+    for (int j = 0; j < BLOCKS; j += 2) {
+        v[j] = LOAD(xr, j * 16);
+        v[j + 1] = LOAD(xr, j * 16 + 16);
+        s0 += v[j];
+        s1 += v[j + 1];
+        q0 += v[j] * v[j];
+        q1 += v[j + 1] * v[j + 1];
+    }
+    float mean = sub_group_reduce_add(s0 + s1) / W;
+    float var = sub_group_reduce_add(q0 + q1) / W - mean * mean;
+    float rstd = rsqrt(var + 1e-5f);
+    for (int j = 0; j < BLOCKS; j++)
+        STORE(yr, j * 16, (v[j] - mean) * rstd * w[j * 16 + lane] + b[j * 16 + lane]);
+}
+"""
+
+_PROGRAMS: dict = {}
+
+
+def program(queue, width: int, half: bool):
+    """The program for rows of `width` elements (f16 where `half`), built once per queue."""
+    key = (queue, width, half)
+    if key not in _PROGRAMS:
+        options = f"-DW={width}" + (" -DHALF" if half else "")
+        _PROGRAMS[key] = dpctl.program.create_program_from_source(queue, SOURCE, options)
+    return _PROGRAMS[key]
+
+
+def launcher(name: str, arrays: list, half: bool):
+    """A function that runs kernel `name` ("softmax" or "layernorm") on `arrays` (dpnp arrays: the input first,
+    the output last) and waits for it."""
+    x = arrays[0]
+    rows, width = x.shape
+    if width % (2 * LANES) or rows % ROWS_PER_WORKGROUP:
+        raise ValueError(f"the OpenCL C reference takes rows of a multiple of {2 * LANES} columns, "
+                         f"{ROWS_PER_WORKGROUP} rows at a time, not {rows}x{width}")
+    queue = x.sycl_queue
+    kernel = program(queue, width, half).get_sycl_kernel(name)
+    args = [kernel_arg(a) for a in arrays]
+    return lambda: queue.submit(kernel, args, [rows, LANES], [ROWS_PER_WORKGROUP, LANES]).wait()
