@@ -161,7 +161,8 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
                 runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
                 runs |= {t: (lambda t: lambda: (launch(t), y.sycl_queue.wait()))(t) for t in targets}
                 if kernel in references:
-                    runs[REFERENCE] = opencl_reference.launcher(kernel, references[kernel], dtype == np.float16)
+                    runs[REFERENCE] = opencl_reference.launcher(kernel, references[kernel], dtype == np.float16,
+                                                                 ROWS_PER_WORKGROUP)
                 times = best_times(runs, repeat)  # in turns, each a burst: the copy as well sampled as ours
                 copy, numpy_time = times["copy"], times["numpy"]
                 for target in [t for t in runs if t not in ("copy", "numpy")]:

@@ -1,18 +1,17 @@
 """Hand-written OpenCL C softmax and layer norm, built by the OpenCL CPU runtime's own compiler: what the device
 reaches on the rows without our compiler, beside our kernels in `bench_cpu.py` (target "opencl-c").
 
-The same work as the bench's xetile kernels: 16 rows a workgroup, a row a subgroup of 16 lanes (lane l holds columns
-l, l + 16, ...), the row kept in a private array between its passes, computed in f32 (an f16 row widened on load,
-rounded to nearest even on store; `vload_half`/`vstore_half_rte` ran 4x slower than `cl_khr_fp16` conversions), `max` folded with `fmax` (NaN ignored, as `tile_reduce("max")`), the OpenCL
-`exp`, `rsqrt` and IEEE division. Two partial results a fold, as the driver's vectorizer keeps one chain of `fmax`
-waiting on the one before. The lane index is a `size_t`: with an `int` one the driver saw per-lane addresses and
-gathered and scattered every block (3-4x slower). The rows must be multiples of 32 columns (every width the bench
-runs)."""
+The same work as the bench's xetile kernels: its rows a workgroup (`launcher`), a row a subgroup of 16 lanes (lane l
+holds columns l, l + 16, ...), the row kept in a private array between its passes, computed in f32 (an f16 row
+widened on load, rounded to nearest even on store; `vload_half`/`vstore_half_rte` ran 4x slower than `cl_khr_fp16`
+conversions), `max` folded with `fmax` (NaN ignored, as `tile_reduce("max")`), the OpenCL `exp`, `rsqrt` and IEEE
+division. Two partial results a fold, as the driver's vectorizer keeps one chain of `fmax` waiting on the one
+before. The lane index is a `size_t`: with an `int` one the driver saw per-lane addresses and gathered and scattered
+every block (3-4x slower). The rows must be multiples of 32 columns (every width the bench runs)."""
 from xetile_jit.runtime.sycl import kernel_arg  # (first: importing xetile_jit exposes the OpenCL CPU runtime)
 
 import dpctl.program  # noqa: E402
 
-ROWS_PER_WORKGROUP = 16
 LANES = 16
 
 SOURCE = r"""
@@ -91,15 +90,15 @@ def program(queue, width: int, half: bool):
     return _PROGRAMS[key]
 
 
-def launcher(name: str, arrays: list, half: bool):
+def launcher(name: str, arrays: list, half: bool, rows_per_workgroup: int):
     """A function that runs kernel `name` ("softmax" or "layernorm") on `arrays` (dpnp arrays: the input first,
-    the output last) and waits for it."""
+    the output last), `rows_per_workgroup` rows a workgroup, and waits for it."""
     x = arrays[0]
     rows, width = x.shape
-    if width % (2 * LANES) or rows % ROWS_PER_WORKGROUP:
+    if width % (2 * LANES) or rows % rows_per_workgroup:
         raise ValueError(f"the OpenCL C reference takes rows of a multiple of {2 * LANES} columns, "
-                         f"{ROWS_PER_WORKGROUP} rows at a time, not {rows}x{width}")
+                         f"{rows_per_workgroup} rows at a time, not {rows}x{width}")
     queue = x.sycl_queue
     kernel = program(queue, width, half).get_sycl_kernel(name)
     args = [kernel_arg(a) for a in arrays]
-    return lambda: queue.submit(kernel, args, [rows, LANES], [ROWS_PER_WORKGROUP, LANES]).wait()
+    return lambda: queue.submit(kernel, args, [rows, LANES], [rows_per_workgroup, LANES]).wait()

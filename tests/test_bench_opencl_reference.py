@@ -21,10 +21,10 @@ def test_softmax_and_layer_norm_match_numpy(dtype):
     x, y = dpnp.asarray(host, device="opencl:cpu"), dpnp.empty(host.shape, dtype=dtype, device="opencl:cpu")
     half = dtype == np.float16
     tolerance = 2e-3 if half else 1e-6
-    opencl_reference.launcher("softmax", [x, y], half)()
+    opencl_reference.launcher("softmax", [x, y], half, bench_cpu.ROWS_PER_WORKGROUP)()
     assert np.abs(dpnp.asnumpy(y).astype(np.float32) - bench_cpu.softmax_numpy(host)).max() < tolerance
     dw, db = dpnp.asarray(w, device="opencl:cpu"), dpnp.asarray(b, device="opencl:cpu")
-    opencl_reference.launcher("layernorm", [x, dw, db, y], half)()
+    opencl_reference.launcher("layernorm", [x, dw, db, y], half, bench_cpu.ROWS_PER_WORKGROUP)()
     expected = bench_cpu.layernorm_numpy(host, w, b)
     assert np.abs(dpnp.asnumpy(y).astype(np.float32) - expected).max() < tolerance * 8
 
@@ -33,4 +33,4 @@ def test_rows_not_a_multiple_of_32_columns_are_refused():
     dpnp = needs_dpnp()
     x = dpnp.zeros((16, 48), dtype=np.float32, device="opencl:cpu")
     with pytest.raises(ValueError, match="multiple of 32 columns"):
-        opencl_reference.launcher("softmax", [x, x], False)
+        opencl_reference.launcher("softmax", [x, x], False, bench_cpu.ROWS_PER_WORKGROUP)
