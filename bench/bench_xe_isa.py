@@ -4,7 +4,7 @@ per Xe target and builtin ABI, beside the minimum.
     python bench/bench_xe_isa.py [--targets xe-hpc xe2 xe3] [--json out.json] [--png out.png]
 
 Nothing runs on a GPU: each row compiles the kernel (`warmup`) for the target and reads the ISA disassembly with
-xetile_jit.backend.isa_stats. The kernel is tests/test_passes.py's `gemm`, the tutorial's kernel with optional
+xetile_jit.toolchain.isa_stats. The kernel is tests/test_passes.py's `gemm`, the tutorial's kernel with optional
 per-tile layouts (the tutorial's own kernel takes none): with LA=None it is the tutorial kernel, with
 A inst_data [32, 16] the A tile is cut into 32x16 blocks. Tile: 256x256 per workgroup, sg_layout [8, 4],
 sg_data [32, 64] (a subgroup's C is 32x64), K step 32 (64 for 8-bit, accumulated in i32; 16 for tf32: f32 inputs
@@ -48,9 +48,9 @@ import numpy as np
 from common import ROOT, load_module
 
 import xetile_jit as xetile
-from xetile_jit.backend import ocloc
-from xetile_jit.backend.isa_stats import block_messages, innermost_loops
-from xetile_jit.backend.targets import get_target
+from xetile_jit.toolchain import ocloc
+from xetile_jit.toolchain.isa_stats import block_messages, innermost_loops
+from xetile_jit.target.targets import get_target
 
 TILE = dict(BM=256, BN=256, sg_layout=[8, 4], sg_data=[32, 64])
 SIZE = 512

@@ -8,7 +8,7 @@ conversions), `max` folded with `fmax` (NaN ignored, as `tile_reduce("max")`), t
 division. Two partial results a fold, as the driver's vectorizer keeps one chain of `fmax` waiting on the one
 before. The lane index is a `size_t`: with an `int` one the driver saw per-lane addresses and gathered and scattered
 every block (3-4x slower). The rows must be multiples of 32 columns (every width the bench runs)."""
-from xetile_jit.runtime.sycl import kernel_arg  # (first: importing xetile_jit exposes the OpenCL CPU runtime)
+from xetile_jit.runtime.sycl import kernel_arg
 
 import dpctl.program  # noqa: E402
 

@@ -9,8 +9,9 @@ import pytest
 from spirv_tools import validate
 
 import xetile_jit as xetile
-from xetile_jit.backend import ocloc, pipeline
-from xetile_jit.frontend.jit import Kernel
+from xetile_jit.toolchain import ocloc
+from xetile_jit.compiler import pipeline
+from xetile_jit.jit.kernel import Kernel
 
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32]
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64]
@@ -122,7 +123,7 @@ def every_module_passes_spirv_val(monkeypatch):
             validate(result["spirv"], tool=tool)
         return result
 
-    monkeypatch.setattr("xetile_jit.frontend.compiler.compile_spirv", validated)
+    monkeypatch.setattr("xetile_jit.compiler.driver.compile_spirv", validated)
 
 
 def pytest_terminal_summary(terminalreporter):

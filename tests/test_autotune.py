@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.frontend import autotune as autotune_module
-from xetile_jit.frontend import jit
+from xetile_jit.jit import autotune as autotune_module
+from xetile_jit.jit import kernel as jit
 from xetile_jit.ir.xetile_ops import check_distribution
 from xetile_jit.runtime.profiling import profiling_queue
 

@@ -1,4 +1,4 @@
-"""The barrier pass (backend/xegpu_barriers.py): workgroup program order between subgroups. It runs on
+"""The barrier pass (transforms/xegpu/barriers.py): workgroup program order between subgroups. It runs on
 workgroup-level IR, where one op is one access: the pieces wg-to-sg cuts a tile into need no barrier between them,
 a tile whose layout has subgroups share elements is ordered even through one descriptor, and a barrier that
 repeats a layout exchange's is dropped. Kernels run at every IR level and on each device."""
@@ -10,7 +10,7 @@ import pytest
 import xetile_jit as xetile
 from conftest import rand
 from test_slm import ROWS, every_level
-from xetile_jit.backend.pipeline import lower
+from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir import xegpu_ops as G
 from xetile_jit.ir.core import walk
@@ -115,7 +115,7 @@ def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target, ho
     local memory and a barrier, and the negated blocks are used on both sides of it. The OpenCL CPU compiler took
     an `fneg` of the blocks for a value the work-items share and hoisted it out of its loop over them, so on
     `xe-emulated` (the blocks unrolled) 8 of subgroup 0's 10 blocks came back as subgroup 1's. The CPU targets
-    negate as -0.0 - x with a -0.0 it cannot fold (to_llvm_negation.py rule_negate), and so a product by the literal
+    negate as -0.0 - x with a -0.0 it cannot fold (codegen/cpu/negation.py rule_negate), and so a product by the literal
     -1.0, which that compiler makes the same `fneg`."""
     x = rng.uniform(1, 2, (1, 320)).astype(np.float32)
     y = np.zeros_like(x)

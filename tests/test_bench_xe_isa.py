@@ -5,8 +5,8 @@ import sys
 import pytest
 from test_passes import gemm
 
-from xetile_jit.backend import ocloc
-from xetile_jit.backend.targets import get_target
+from xetile_jit.toolchain import ocloc
+from xetile_jit.target.targets import get_target
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "bench"))
 import bench_xe_isa as bench  # noqa: E402  (needs bench/ on the path for its `common` import)

@@ -7,8 +7,8 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
-from xetile_jit.backend.interpreter import run_ir
-from xetile_jit.backend.pipeline import lower
+from xetile_jit.ir.interpreter import run_ir
+from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.printer import print_func
 
 

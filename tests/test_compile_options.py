@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.backend import ocloc
-from xetile_jit.backend.targets import get_target
-from xetile_jit.frontend import compiler
-from xetile_jit.frontend.compiler import CompiledArtifact, CompileOptions
-from xetile_jit.frontend.dependencies import Dependency
+from xetile_jit.toolchain import ocloc
+from xetile_jit.target.targets import get_target
+from xetile_jit.compiler import driver as compiler
+from xetile_jit.compiler.driver import CompiledArtifact, CompileOptions
+from xetile_jit.compiler.dependencies import Dependency
 from xetile_jit.runtime.cache import DiskCache
 
 ARTIFACT = CompiledArtifact("k", {"xetile": "func.func @k() {\n}\n", "spirv": bytes(range(256)), "isa": ""},

@@ -12,8 +12,8 @@ import pytest
 from spirv_tools import cpu_queue
 
 import xetile_jit as xetile
-from xetile_jit.backend.interpreter import run_ir
-from xetile_jit.backend.pipeline import lower
+from xetile_jit.ir.interpreter import run_ir
+from xetile_jit.compiler.pipeline import lower
 
 BM, BN = 8, 16
 

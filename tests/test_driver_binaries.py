@@ -1,5 +1,5 @@
 """Programs the OpenCL CPU runtime built are kept in the compile cache and loaded by later builds and processes
-(runtime/driver_binaries.py): the loaded program computes what the built one does, a binary the runtime refuses
+(runtime/opencl/driver_binaries.py): the loaded program computes what the built one does, a binary the runtime refuses
 is deleted and the program built again, and the key follows the SPIR-V, the build options and the device."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-import xetile_jit.frontend.dsl as xt
-from xetile_jit.runtime import driver_binaries
+import xetile_jit.language.dsl as xt
+from xetile_jit.runtime.opencl import driver_binaries
 from xetile_jit.runtime.cache import DiskCache
 from xetile_jit.runtime.device import cached_queue
 

@@ -9,9 +9,9 @@ import re
 import numpy as np
 import pytest
 
-from xetile_jit.backend import ocloc
-from xetile_jit.backend.isa_stats import innermost_loops
-from xetile_jit.backend.targets import get_target
+from xetile_jit.toolchain import ocloc
+from xetile_jit.toolchain.isa_stats import innermost_loops
+from xetile_jit.target.targets import get_target
 from xetile_jit.ir.attrs import Layout
 from test_tile_ops import copy_tile
 
@@ -216,7 +216,7 @@ def test_exchanges_between_subgroups_build_for_gpus(target, case):
 
 @pytest.mark.parametrize("locality, suffix", [(0, ".st.uc"), (1, ".st.ca"), (2, ".uc.ca"), (3, ".ca.ca")])
 def test_prefetch_goes_through_a_payload_with_its_cache_controls(locality, suffix):
-    """prefetch_tile on the spirv ABI: the compiler's address-payload prefetch builtin (backend/xe_prefetch_payload.py)
+    """prefetch_tile on the spirv ABI: the compiler's address-payload prefetch builtin (codegen/xe/prefetch_payload.py)
     whose L1/L3 control is the locality's (ir/cache_hints.LOCALITY); a 32x32 f16 tile is four 8x16x1 messages."""
     if not ocloc.available(get_target("xe2")):
         pytest.skip("no GPU compiler for xe2 is installed")
@@ -250,10 +250,10 @@ def test_gpu_code_stats_says_why_there_is_no_isa(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
 def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
-    """prefetch_distance=2 (backend/xetile_prefetch.py): the main loop keeps 32 dpas and 3 loads per K step with no
+    """prefetch_distance=2 (transforms/xetile/prefetch.py): the main loop keeps 32 dpas and 3 loads per K step with no
     spill and gains the prefetches of the A and B tiles two steps ahead (A 32x32, B 32x64: three 32x16x2 messages),
     L1 and L3 cached (locality 3) in the ISA, at most one other instruction per dpas: the prefetch payloads are
-    built once (backend/xe_prefetch_payload.py) and a prefetch's coordinate is the load's plus a constant (23 on
+    built once (codegen/xe/prefetch_payload.py) and a prefetch's coordinate is the load's plus a constant (23 on
     xe-hpc, 20 on xe2 and xe3; 48 and 40 when each prefetch rebuilt its payload and clamped its coordinate)."""
     if not ocloc.available(get_target(target)):
         pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")

@@ -1,4 +1,4 @@
-"""The current Intel GPU compiler stack (backend/gpu_compiler.py) and `python -m xetile_jit`: the Debian mirror read
+"""The current Intel GPU compiler stack (toolchain/gpu_compiler.py) and `python -m xetile_jit`: the Debian mirror read
 from apt sources, the launcher scripts, where the tools are found, install() end to end on small local packages
 (no network), and the installed tools themselves when they are there."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from xetile_jit import __main__ as cli
-from xetile_jit.backend import gpu_compiler, ocloc
-from xetile_jit.backend.targets import get_target
-from xetile_jit.backend.gpu_compiler import AptSource, InstallError
+from xetile_jit.toolchain import gpu_compiler, ocloc
+from xetile_jit.target.targets import get_target
+from xetile_jit.toolchain.gpu_compiler import AptSource, InstallError
 
 DEB822 = """\
 Types: deb

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.backend.xetile_to_xegpu import xetile_to_xegpu
+from xetile_jit.transforms.xetile.to_xegpu import xetile_to_xegpu
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir.conversion import Conversion, converts
 from xetile_jit.ir.core import Builder, FuncOp, Operation

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.backend.xegpu_barriers import insert_barriers
+from xetile_jit.transforms.xegpu.barriers import insert_barriers
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir import simt_ops, sync_ops, xegpu_ops, xetile_ops
 from xetile_jit.ir import xegpu_ops as G

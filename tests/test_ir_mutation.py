@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.backend.interpreter import Interpreter
+from xetile_jit.ir.interpreter import Interpreter
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir.core import Builder, FuncOp
 from xetile_jit.ir.types import i32 as I32

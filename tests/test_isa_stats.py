@@ -2,8 +2,8 @@
 ocloc/iga print them)."""
 import json
 
-from xetile_jit.backend.isa_stats import (BlockMessage, block_messages, dpas_count, format_summary, innermost_loops,
-                                         one_line, summary)
+from xetile_jit.toolchain.isa_stats import (BlockMessage, block_messages, dpas_count, format_summary, innermost_loops,
+                                            one_line, summary)
 
 ISA = """\
 L0:

@@ -13,7 +13,7 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, dtype_id, rand
 from usm_arrays import needs_dpnp
-from xetile_jit.frontend.tracer import Tracer
+from xetile_jit.compiler.tracer import Tracer
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 

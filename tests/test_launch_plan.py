@@ -21,8 +21,9 @@ import pytest
 
 import xetile_jit as xetile
 from usm_arrays import DLPackOnly, Dpnp, Interface, needs_dpnp
-from xetile_jit.backend.pipeline import STAGE_NAMES
-from xetile_jit.frontend import jit, usm_entries
+from xetile_jit.compiler.pipeline import STAGE_NAMES
+from xetile_jit.jit import kernel as jit
+from xetile_jit.runtime import usm_entries
 from xetile_jit.runtime.device import named_device
 
 DEVICE = "opencl:cpu"
@@ -309,7 +310,7 @@ def test_parameter_names_do_not_shadow_the_binder():
 def test_an_array_reshaped_in_place_gets_a_new_key(usm_kind):
     """`usm_ndarray.shape = ...` reshapes the array itself, and another producer may change what its interface says:
     the launch after it reads the new shape (a tile row past the last reads zeros), not the one the array's entry
-    (usm_entries.py) was made with."""
+    (runtime/usm_entries.py) was made with."""
     add_one.cache.clear()
     x, y = usm_kind.asarray(np.arange(32).reshape(2, 16)), usm_kind.asarray(np.zeros((2, 16)))
     add_one[(1,)](x, y, BM=2, BN=16)
@@ -321,7 +322,7 @@ def test_an_array_reshaped_in_place_gets_a_new_key(usm_kind):
 
 
 def test_an_arrays_entry_goes_with_the_array(dpnp, queue):
-    """The per-array entries (usm_entries.py) do not keep arrays, or themselves, alive once the array is gone."""
+    """The per-array entries (runtime/usm_entries.py) do not keep arrays, or themselves, alive once the array is gone."""
     x = dpnp_array(dpnp, queue, np.zeros((1, 16)))
     add_one[(1,)](x, x, BM=1, BN=16)
     ident = id(x.get_array())

@@ -11,10 +11,10 @@ from test_gpu_code import tutorial
 from test_passes import gemm, run_func
 
 import xetile_jit as xetile
-from xetile_jit.backend import ocloc
-from xetile_jit.backend.isa_stats import block_messages, dpas_count
-from xetile_jit.backend.targets import get_target
-from xetile_jit.backend.pipeline import lower
+from xetile_jit.toolchain import ocloc
+from xetile_jit.toolchain.isa_stats import block_messages, dpas_count
+from xetile_jit.target.targets import get_target
+from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.xetile_ops import ConvertLayoutOp

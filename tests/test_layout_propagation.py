@@ -6,10 +6,10 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
-from xetile_jit.backend import interpreter
-from xetile_jit.backend.interpreter import Interpreter
-from xetile_jit.backend.pipeline import lower
-from xetile_jit.backend.xetile_layout_propagation import default_layout
+from xetile_jit.ir import interpreter
+from xetile_jit.ir.interpreter import Interpreter
+from xetile_jit.compiler.pipeline import lower
+from xetile_jit.transforms.xetile.layout_propagation import default_layout
 from xetile_jit.ir.attrs import Layout
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func

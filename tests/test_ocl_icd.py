@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from xetile_jit.runtime import ocl_icd
+from xetile_jit.runtime.opencl import icd as ocl_icd
 
 PROBE = """
 import os, xetile_jit, dpctl

@@ -1,4 +1,4 @@
-"""Programs built through dpctl are freed with their SYCL objects (runtime/opencl_leaks.py): the OpenCL references
+"""Programs built through dpctl are freed with their SYCL objects (runtime/opencl/leaks.py): the OpenCL references
 dpctl 0.22 leaks are released, so a process that builds many kernels does not keep every one."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-import xetile_jit.frontend.dsl as xt
-from xetile_jit.runtime import driver_binaries, opencl_leaks
+import xetile_jit.language.dsl as xt
+from xetile_jit.runtime.opencl import driver_binaries, leaks as opencl_leaks
 from xetile_jit.runtime.device import cached_queue
 from xetile_jit.runtime.sycl import SyclProgram
 
@@ -41,7 +41,7 @@ def resident_mb() -> float:
 @pytest.fixture(params=["spirv", "binary"])
 def build_path(request, monkeypatch, tmp_path):
     """Programs built from SPIR-V (no binaries kept), or loaded from the binary the first build kept
-    (driver_binaries.py; a fresh cache directory)."""
+    (runtime/opencl/driver_binaries.py; a fresh cache directory)."""
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
     if request.param == "spirv":
         monkeypatch.setattr(driver_binaries, "binary_key", lambda *args: None)

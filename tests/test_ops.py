@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.backend import ocloc
-from xetile_jit.backend.targets import get_target
+from xetile_jit.toolchain import ocloc
+from xetile_jit.target.targets import get_target
 from xetile_jit.ops.matmul import (COPY_FROM, CPU_TIMED, CPU_WITHIN, PIECE_SPEED, configs, configs_to_time,
-                                   cpu_estimate, dtype_of, fastest_on_cpu, matmul_kernel, new_array,
-                                   row_major_operand, shape_of)
+                                   cpu_estimate, dtype_of, fastest_on_cpu, matmul_kernel, new_array, row_major_operand,
+                                   shape_of)
 
 from usm_arrays import count_interface_reads, needs_dpnp
 

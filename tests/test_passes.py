@@ -7,8 +7,8 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from test_gpu_code import tutorial
-from xetile_jit.backend.interpreter import run_ir
-from xetile_jit.backend.pipeline import STAGE_NAMES, lower
+from xetile_jit.ir.interpreter import run_ir
+from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.ir.core import Block, walk
 from xetile_jit.ir.core_ops import ConstantOp, ForOp
 from xetile_jit.ir.printer import print_func
@@ -270,7 +270,7 @@ def prefetch_positions(func) -> tuple[int, int]:
 
 @pytest.mark.parametrize("distance", [1, 3])
 def test_prefetch_distance_prefetches_walked_tiles_ahead_and_keeps_the_numbers(rng, distance):
-    """xetile_prefetch.py on xe-hpc: the GEMM's two walked tiles get `distance` prologue prefetches each and one
+    """transforms/xetile/prefetch.py on xe-hpc: the GEMM's two walked tiles get `distance` prologue prefetches each and one
     prefetch per iteration each, `distance` steps ahead; every level still computes the same numbers."""
     kern, args, kwargs, grid = gemm_case(rng, [1, 0])
     func = kern.warmup(*args, **kwargs, target="numpy").func

@@ -9,7 +9,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import dtype_id
-from xetile_jit.backend.pipeline import STAGE_NAMES, lower
+from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.ir.printer import print_func
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
@@ -698,7 +698,7 @@ def test_subview_and_reinterpret_cast_at_the_xegpu_level():
 
 
 def test_one_d_values_are_one_row_from_layout_propagation_on():
-    """xetile_rank2.py: 1-D tiles and vectors become 1xN, iota and reduction dims shift, N -> Nx1 is a transpose."""
+    """transforms/xetile/rank2.py: 1-D tiles and vectors become 1xN, iota and reduction dims shift, N -> Nx1 is a transpose."""
     func = shapes.warmup(*shapes_args(), target="numpy").func
     lines = ir_lines(print_func(lower(func, "xetile-layouts")["xetile-layouts"]))
     ops = [re.sub(r" \{wg_map = #xetile\.wg_map<[^>]*>\}", "", line) for line in lines]

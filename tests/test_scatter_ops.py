@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.backend.interpreter import run_ir
-from xetile_jit.backend.pipeline import lower
+from xetile_jit.ir.interpreter import run_ir
+from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.xetile_ops import written_arrays
 

@@ -11,7 +11,7 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from test_passes import run_func
-from xetile_jit.backend.pipeline import lower
+from xetile_jit.compiler.pipeline import lower
 
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 

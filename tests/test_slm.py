@@ -15,10 +15,10 @@ from conftest import assert_close, rand
 from test_gpu_code import tutorial
 from test_passes import run_func
 from test_printer import assert_lines
-from xetile_jit.backend import ocloc
-from xetile_jit.backend.interpreter import Workgroup
-from xetile_jit.backend.pipeline import compile_spirv, lower
-from xetile_jit.backend.targets import get_target
+from xetile_jit.toolchain import ocloc
+from xetile_jit.ir.interpreter import Workgroup
+from xetile_jit.compiler.pipeline import compile_spirv, lower
+from xetile_jit.target.targets import get_target
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir import sync_ops as S
 from xetile_jit.ir import xegpu_ops as G
@@ -136,7 +136,7 @@ def test_named_barrier_phases_order_producers_before_consumers():
 
 
 def test_named_barrier_that_too_few_subgroups_arrive_at_is_a_launch_error(monkeypatch):
-    monkeypatch.setattr("xetile_jit.backend.interpreter.NBARRIER_TIMEOUT", 0.05)
+    monkeypatch.setattr("xetile_jit.ir.interpreter.NBARRIER_TIMEOUT", 0.05)
     workgroup = Workgroup(2)
     nb = workgroup.named_barrier(0, 2)
     with pytest.raises(xetile.LaunchError, match=re.escape(

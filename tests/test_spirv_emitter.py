@@ -9,7 +9,7 @@ from llvmlite import ir
 from spirv_tools import cpu_queue, disassemble, validate
 from usm_arrays import UsmArray
 
-from xetile_jit.backend.spirv import emit_spirv
+from xetile_jit.codegen.spirv import emit_spirv
 from xetile_jit.runtime import sycl
 
 VOID = ir.VoidType()
@@ -506,7 +506,7 @@ def test_call_defined_helpers(rng):
 
 def test_inlining_attributes_become_function_controls():
     """LLVM's `alwaysinline` is SPIR-V's FunctionControl Inline, `noinline` DontInline (the OpenCL CPU compiler
-    honours both: cpu_builtins.py)."""
+    honours both: codegen/cpu/builtins.py)."""
     module = ir.Module()
     for name, attribute in (("always", "alwaysinline"), ("never", "noinline"), ("either", None)):
         helper = ir.Function(module, ir.FunctionType(F32, [F32]), name)

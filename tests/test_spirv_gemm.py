@@ -18,7 +18,7 @@ from test_gpu_code import tutorial
 from test_passes import run_func
 from test_spirv_path import loop_bodies
 from usm_arrays import UsmArray
-from xetile_jit.backend.pipeline import lower
+from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.numeric import tf32
 from xetile_jit.runtime.cache import decode
 
@@ -175,7 +175,7 @@ def tf32_case(rng):
 
 def sequential_tf32(ta, tb) -> np.ndarray:
     """c = sum over k, in order, of tf32(a[:, k]) * tf32(b[k]) (exact products), rounded after each addition: the
-    DPAS emulation's order (backend/dpas_emulation.py)."""
+    DPAS emulation's order (codegen/xe/dpas_emulation.py)."""
     c = np.zeros((ta.shape[0], tb.shape[1]), np.float32)
     for k in range(ta.shape[1]):
         c = c + np.outer(ta[:, k], tb[k])

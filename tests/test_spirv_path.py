@@ -303,7 +303,7 @@ def kernel_lines(llir: str) -> int:
 @pytest.mark.parametrize("rows, width", [(32, 2048), (37, 2040)], ids=["inside", "border"])
 def test_a_row_is_computed_in_loops_over_its_blocks_on_the_cpu_target(rng, rows, width):
     """On the `cpu` target the block ops of a row (128 blocks of 1x16 at 2048 columns) are loops over the blocks
-    (to_llvm_block_loops.py): the load, the mask and the two folds in one, the output in another; the mask's and
+    (codegen/cpu/block_loops.py): the load, the mask and the two folds in one, the output in another; the mask's and
     the row's blocks kept in private arrays between them. So the kernel's code does not grow with the row (2048
     columns within 10% of 512; one value a block it was about 4x), and the numbers are the interpreter's, at the
     array's border too (rows 32-36, columns 2040-2047 padding)."""
@@ -441,7 +441,7 @@ FAR_COLUMNS = [("float32", 0, 2**29, False), ("float32", 0, 2**31 - 16, False), 
 
 def test_offsets_beyond_i32():
     """Issue 8: i64 offsets were truncated to i32, so 2**32 read and wrote real data (the index-width rule,
-    to_llvm_xegpu.py); rows and columns, f32 (block messages) and f16 (odd columns: the element path), set by
+    codegen/llvm/lowering.py); rows and columns, f32 (block messages) and f16 (odd columns: the element path), set by
     init_tile and by an offset update."""
     run_isolated("check_far_tiles(t.FAR_CASES)")
 

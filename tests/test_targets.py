@@ -8,8 +8,8 @@ import pytest
 from spirv_tools import cpu_queue
 
 from test_passes import epilogue_case, gemm
-from xetile_jit.backend import targets
-from xetile_jit.backend.targets import BlockIO, Target, dpas_shapes, get_target
+from xetile_jit.target import targets
+from xetile_jit.target.targets import BlockIO, Target, dpas_shapes, get_target
 from xetile_jit.errors import LaunchError
 from xetile_jit.ir.types import float32
 

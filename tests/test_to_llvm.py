@@ -11,8 +11,8 @@ from conftest import XETILE_DTYPE, assert_close
 from llvmlite import ir
 from spirv_tools import cpu_queue, validate
 
-from xetile_jit.backend.spirv import emit_spirv
-from xetile_jit.backend.to_llvm import LLVMLowering, from_storage, llvm_type, to_storage
+from xetile_jit.codegen.spirv import emit_spirv
+from xetile_jit.codegen.llvm.core import LLVMLowering, from_storage, llvm_type, to_storage
 from xetile_jit.errors import CompilationError
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir.core import Block, Builder, FuncOp, Operation

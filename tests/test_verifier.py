@@ -12,7 +12,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import XETILE_DTYPE, assert_close, dtype_id, rand
-from xetile_jit.backend import code_budget
+from xetile_jit.target import code_budget
 from xetile_jit.ir.cache_hints import RULE as CACHE_RULE
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.xetile_ops import DISTRIBUTION_RULE, LoadTileOp
@@ -919,7 +919,7 @@ def square_copy(x, y, N: xetile.constexpr):
 
 def test_register_budget_rejects_huge_tiles(rng):
     """Issue 8: a 4096x4096 f32 tile took 320 s and 8 GB to compile; now code generation rejects it at once, after
-    layout propagation, at its line (backend/code_budget.py), even spread over the most subgroups a default
+    layout propagation, at its line (target/code_budget.py), even spread over the most subgroups a default
     layout takes (512 on cpu, whose workgroups take 8192 work-items). The numpy interpreter generates no code and
     takes any tile."""
     x, y = f32_arrays(rng, (8, 8), (8, 8))
@@ -938,7 +938,7 @@ def test_register_budget_rejects_huge_tiles(rng):
 
 
 def test_code_cap(monkeypatch, tmp_path):
-    """The LLVM IR of a kernel is capped (backend/code_budget.py); here the cap is lowered to 50 instructions."""
+    """The LLVM IR of a kernel is capped (target/code_budget.py); here the cap is lowered to 50 instructions."""
     monkeypatch.setattr(code_budget, "MAX_LLVM_INSTRUCTIONS", 50)
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))  # compile, do not take a cached module
     x = np.zeros((8, 8), np.float32)

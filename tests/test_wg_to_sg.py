@@ -7,10 +7,10 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from test_shape_ops import BANDS, BLOCKS, reshape_2d
-from xetile_jit.backend.interpreter import Interpreter, run_ir
-from xetile_jit.backend.pipeline import lower
-from xetile_jit.backend.targets import get_target
-from xetile_jit.backend.xegpu_wg_to_sg import WgToSg
+from xetile_jit.ir.interpreter import Interpreter, run_ir
+from xetile_jit.compiler.pipeline import lower
+from xetile_jit.target.targets import get_target
+from xetile_jit.transforms.xegpu.wg_to_sg import WgToSg
 from xetile_jit.ir.printer import print_func
 
 

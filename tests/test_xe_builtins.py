@@ -1,4 +1,4 @@
-"""Xe builtins (backend/xe_builtins.py): the table against the names IGC defines, the cpu emulation run on
+"""Xe builtins (codegen/xe/builtins.py): the table against the names IGC defines, the cpu emulation run on
 opencl:cpu against numpy (layouts, zero padding, dropped stores, DPAS bit-exact in the documented order), and the
 same kernels compiled for PVC / DG2 with ocloc (the ISA must hold dpas and block2d sends and no `calla`)."""
 from __future__ import annotations
@@ -14,11 +14,11 @@ import pytest
 from llvmlite import ir
 from spirv_tools import cpu_queue, validate
 
-from xetile_jit.backend import ocloc
-from xetile_jit.backend.isa_stats import block_messages
-from xetile_jit.backend import xe_builtins as xb
-from xetile_jit.backend.spirv import emit_spirv, spec
-from xetile_jit.backend.targets import get_target
+from xetile_jit.toolchain import ocloc
+from xetile_jit.toolchain.isa_stats import block_messages
+from xetile_jit.codegen.xe import builtins as xb
+from xetile_jit.codegen.spirv import emit_spirv, spec
+from xetile_jit.target.targets import get_target
 from xetile_jit.ir.cache_hints import cache_hints, locality_hints
 from xetile_jit.runtime import sycl
 

@@ -85,6 +85,6 @@ if __name__ == "__main__":
                                        np.zeros((1, 256), np.float32), np.zeros((256, 1), np.float32), 128,
                                        BM=128, BN=128, BK=32, L=layouts(128, 128, 32), target="xe-hpc")
     if "isa" in compiled.asm:
-        from xetile_jit.backend.isa_stats import innermost_loops
+        from xetile_jit.toolchain.isa_stats import innermost_loops
         print("xe-hpc main loop:", innermost_loops(compiled.asm["isa"])[0])
     raise SystemExit(0 if all(results) else 1)

@@ -1,23 +1,23 @@
 """xetile_jit: a Triton-like Python DSL for XeTile kernels (workgroup-level tiles) on Intel GPUs."""
-from .runtime.driver_cache import enable_gpu_driver_cache
-from .runtime.ocl_icd import expose_cpu_runtime
+from .runtime.opencl.driver_cache import enable_gpu_driver_cache
+from .runtime.opencl.icd import expose_cpu_runtime
 
 expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializes
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, LaunchError
-from .frontend.autotune import Config, autotune
-from .frontend.dsl import (abs, alloc_slm, arange, atomic_rmw_tile, barrier, broadcast_to, cast, cdiv, ceil, constexpr,
+from .jit.autotune import Config, autotune
+from .language.dsl import (abs, alloc_slm, arange, atomic_rmw_tile, barrier, broadcast_to, cast, cdiv, ceil, constexpr,
                            convert_layout, cos, cumsum, device_assert, device_print, erf, exp, exp2, expand_dims, fence,
                            floor, fma, full, init_tile, iota, load_tile, log, log2, maximum, minimum, named_barrier,
                            nbarrier_arrive, nbarrier_wait, num_programs, prefetch_tile, program_id, reshape, rsqrt,
                            sigmoid, sin, sqrt, static_assert, static_range, store_tile, subgroup_id, tanh,
                            tile_broadcast, tile_mma, tile_reduce, tile_scan, tile_transpose, update_tile_offset, where,
                            zeros)
-from .frontend.scatter import load_gather, store_scatter
-from .frontend.jit import CompiledKernel, Kernel, kernel, synchronize
-from .frontend.layout_space import layouts
-from .frontend.random import rand, randint, randn
+from .language.scatter import load_gather, store_scatter
+from .jit.kernel import CompiledKernel, Kernel, kernel, synchronize
+from .compiler.layout_space import layouts
+from .language.random import rand, randint, randn
 from .ir.attrs import Layout
 from .runtime.device import default_device, default_target
 from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8, uint16, uint32, uint64

@@ -4,7 +4,7 @@
                                                            compiles for (runtime/device.py), and the Intel GPU
                                                            compilers installed
     python -m xetile_jit install-gpu-compiler [--root DIR] fetch the current Intel GPU compiler stack into DIR
-                                                           (default: backend/gpu_compiler.py's root())
+                                                           (default: toolchain/gpu_compiler.py's root())
     python -m xetile_jit compile FILE --call CALL [--target T] [--emit LEVEL] [--stats]
                                                            a kernel of FILE compiled for target T as CALL says, its
                                                            code at LEVEL (xetile, xegpu, xegpu-sg, xegpu-simt, llir,
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import dpctl
 
-from .backend import gpu_compiler, isa_stats
-from .frontend.example_call import compile_call
+from .toolchain import gpu_compiler, isa_stats
+from .jit.example_call import compile_call
 from .runtime.device import device_target
 
 SYSTEM_TOOLS = ("ocloc", "iga64")  # Debian 12's 2022 stack, on the PATH

@@ -23,7 +23,7 @@ import warnings
 import dpctl.memory
 import numpy as np
 
-from .backend.isa_stats import one_line
+from .toolchain.isa_stats import one_line
 from .runtime.profiling import Recording, recording
 
 RETURN_MODES = ("min", "max", "mean", "median", "all")

@@ -12,9 +12,9 @@ import threading
 import ml_dtypes
 import numpy as np
 
-from xetile_jit.backend.interpreter import run_ir
-from xetile_jit.backend.pipeline import lower
-from xetile_jit.backend.targets import CPU_TARGETS
+from xetile_jit.ir.interpreter import run_ir
+from xetile_jit.compiler.pipeline import lower
+from xetile_jit.target.targets import CPU_TARGETS
 from xetile_jit.runtime.args import runtime_value
 
 NP_DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "int8": np.int8,

@@ -2,7 +2,7 @@
 
 A row kernel loads a wide tile (a subgroup holds 16 blocks of a row or more), computes on it element-wise, reduces
 its rows, broadcasts a row result back, combines, reduces again and stores the tile and the row results. On the
-`cpu` target such runs of block ops are loops over the blocks (backend/to_llvm_block_loops.py: folds in chains,
+`cpu` target such runs of block ops are loops over the blocks (codegen/cpu/block_loops.py: folds in chains,
 one bounds test before two loops, ops deferred past a loop); on `xe-emulated` the pieces of rows the blocks do not
 divide pad their reductions with the kind's identity. Arrays are row-major, mostly with 16-byte pitches (the 2D
 block rules), so that the block paths run on both CPU targets, inside and across the arrays' edges, and some with

@@ -267,7 +267,7 @@ class SplatOp(Operation):
 
 class IotaOp(Operation):
     """vector.iota: each element's index along `dim`, plus the index `offset` (an i32 vector). A pass that cuts a
-    vector into pieces gives each piece its offset in the whole (piecewise.py); lanes take theirs (SimtIotaOp)."""
+    vector into pieces gives each piece its offset in the whole (transforms/xegpu/piecewise.py); lanes take theirs (SimtIotaOp)."""
 
     name = "vector.iota"
     effects = ()

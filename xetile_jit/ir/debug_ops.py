@@ -1,15 +1,15 @@
 """Debugging ops (issue 14, item 3): `cf.assert` (`xetile.device_assert`) and `gpu.printf` (`xetile.device_print`).
 
 `gpu.printf` prints one line per workgroup for scalars (every work-item holds the same ones, so the first of
-the workgroup prints them: subgroup 0 in the interpreters, work-item 0 in device code, to_llvm.py), and one line
+the workgroup prints them: subgroup 0 in the interpreters, work-item 0 in device code, codegen/llvm/core.py), and one line
 per element of a vector, with the element's index, by whichever subgroup and lane holds it (one of them where
 several do). Numbers are written as C's printf writes them (%d, %ld, %f), so the interpreters' lines and the
 device's are the same text, in another order.
 
 The numpy interpreter checks an assertion over every element of its condition, out-of-bounds elements of a tile
 included (they hold the load's padding). The device code has none: the pipeline drops them before layout
-propagation (backend/pipeline.py), and asking for them on a device with XETILE_DEBUG=1 is a NotImplementedError
-(frontend/compiler.py), since the SPIR-V path has no way yet to stop a kernel and report.
+propagation (compiler/pipeline.py), and asking for them on a device with XETILE_DEBUG=1 is a NotImplementedError
+(compiler/driver.py), since the SPIR-V path has no way yet to stop a kernel and report.
 """
 from __future__ import annotations
 

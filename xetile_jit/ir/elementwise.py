@@ -2,7 +2,7 @@
 kinds, its numpy rule and its LLVM rule; a reduction kind's row its RFC name, numpy reduction and the op folding
 two partial results (whose row gives the rest); an atomic kind's row its atomic_rmw name, the op combining old
 and new, and the LLVM atomicrmw operation for integers. The interpreter (core_ops, xetile_ops, simt_ops), the
-passes and to-llvm all read these rows. An LLVM rule is data, `(rule, argument)`, that to_llvm.py interprets
+passes and to-llvm all read these rows. An LLVM rule is data, `(rule, argument)`, that codegen/llvm/core.py interprets
 with its `rule_<rule>` method, so ir/ does not import llvmlite.
 """
 from __future__ import annotations

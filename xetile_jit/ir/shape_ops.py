@@ -2,8 +2,8 @@
 
 - vector.shape_cast at the XeTile level (XeGPU RFC: vector ops on XeTile vectors): the same elements, in row-major
   order, in another shape of rank 1 or 2. `v.reshape(shape)` and `xetile.expand_dims(v, axis)` trace to it. On
-  devices one that adds or removes a unit dim costs nothing or a transpose (backend/xetile_rank2.py); one that moves
-  elements between rows goes through shared local memory (backend/xegpu_wg_to_sg.py).
+  devices one that adds or removes a unit dim costs nothing or a transpose (transforms/xetile/rank2.py); one that moves
+  elements between rows goes through shared local memory (transforms/xegpu/wg_to_sg.py).
 - memref.reinterpret_cast: an array's memory, from its element [0, ..., 0], as a 2-D matrix of runtime sizes and
   strides (in elements): the XeTile RFC's init_tile on a raw address with dynamic shape and strides, for packed or
   strided layouts (`init_tile(..., base_shape=, base_strides=)`). One stride is the compile-time 1 (the `order`).

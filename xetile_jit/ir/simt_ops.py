@@ -32,8 +32,7 @@ from .effects import reads, writes
 from .types import DType, ScalarType, VectorType, bool_, int32
 from .xegpu_ops import vnni_unpack
 from .elementwise import REDUCE_KINDS
-from .xetile_ops import (TileRef, check_precision, format_atomic, mma_accumulator_dtype, precision_attrs,
-                         valid_attr)
+from .xetile_ops import TileRef, check_precision, format_atomic, mma_accumulator_dtype, precision_attrs, valid_attr
 
 
 def elements(t) -> int:

@@ -5,7 +5,7 @@ A named barrier is one of a workgroup's hardware barriers that `participants` su
 (signals, going on at once) and later waits until all participants of that phase have arrived, so producers and
 consumers can synchronize without the whole workgroup. The workgroup-level interpreter runs the workgroup's
 program in order, so there every access before an arrive is done when a later op runs: arrive and wait are no
-ops. The subgroup-level interpreter (threads) keeps a real phase counter per barrier (backend/interpreter.py).
+ops. The subgroup-level interpreter (threads) keeps a real phase counter per barrier (ir/interpreter.py).
 A fence orders the running subgroup's own accesses; numpy memory is sequentially consistent, so it is a no op
 in the interpreter and an OpMemoryBarrier in SPIR-V.
 """

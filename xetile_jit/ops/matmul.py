@@ -24,11 +24,11 @@ import math
 
 import numpy as np
 
-from ..backend.targets import TARGETS
-from ..frontend import dsl as xt
-from ..frontend.autotune import Config, autotune
-from ..frontend.jit import kernel
-from ..frontend.layout_space import layouts
+from ..target.targets import TARGETS
+from ..language import dsl as xt
+from ..jit.autotune import Config, autotune
+from ..jit.kernel import kernel
+from ..compiler.layout_space import layouts
 from ..ir.attrs import Layout
 from ..ir.types import COL_MAJOR, dtype_of_numpy, float32, int32
 from ..runtime.args import array_layout, array_order, is_array, is_usm

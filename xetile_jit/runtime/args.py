@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import LaunchError
-from ..ir.types import (ALL_DTYPES, COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, bool_, dtype_of_numpy,
-                        float32, int32, int64)
+from ..ir.types import (ALL_DTYPES, COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, bool_, dtype_of_numpy, float32,
+                        int32, int64)
 
 SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
@@ -35,7 +35,7 @@ DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
 # 2D block message surface rules (docs/reference/xe_builtins.md §6, "Surface"): base alignment, pitch unit, width
 # limits. A memory row is a row of a row-major array, a column of a column-major one. The rules are named without the
 # array's numbers: the name is part of the cache key. The first three hold on every target with block builtins
-# (LAYOUT_FREE_RULES: extents whose i32 coordinates the index-width rule of backend/to_llvm_xegpu.py keeps exact or
+# (LAYOUT_FREE_RULES: extents whose i32 coordinates the index-width rule of codegen/llvm/lowering.py keeps exact or
 # outside the surface, 2**29 where the builtins are our own, the `cpu` target's, and a pitch their i32 operand
 # holds); the others are the hardware's.
 # (Rows never overlap: the launch refuses such arrays, array_order.)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import dpctl
 import dpctl.memory
 
-from ..backend.targets import CPU_TARGETS, TARGETS
+from ..target.targets import CPU_TARGETS, TARGETS
 from ..errors import LaunchError
 from .args import is_usm, usm_interface, usm_ndarray_of
 
@@ -55,7 +55,7 @@ GPU_TARGETS = (  # first match wins; names like "Intel(R) Data Center GPU Max 15
 class Device:
     kind: str                      # "sycl" or "numpy"
     queue: dpctl.SyclQueue | None  # None for the numpy interpreter
-    target: str                    # a name of backend/targets.TARGETS, or "numpy"
+    target: str                    # a name of target/targets.TARGETS, or "numpy"
 
 
 NUMPY_DEVICE = Device(NUMPY, None, NUMPY)

@@ -75,7 +75,7 @@ class Address:
 
 def interface_memory(usm: dict):
     """The pointer argument of a USM array with the interface `usm` (not empty): a memory object at element
-    [0, ..., 0] that refers to the memory by its address alone, so that keeping it (frontend/usm_entries.py) keeps
+    [0, ..., 0] that refers to the memory by its address alone, so that keeping it (runtime/usm_entries.py) keeps
     neither the array nor its memory alive (an asynchronous launch keeps the array itself: ordering.py).
     `as_usm_memory` of the array would hold the array (and costs ~25 us)."""
     item = np.dtype(usm["typestr"]).itemsize

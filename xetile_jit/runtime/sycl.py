@@ -17,8 +17,9 @@ import dpctl.program
 import numpy as np
 
 from ..errors import LaunchError
-from . import driver_binaries, ordering
-from .opencl_leaks import release_leaked
+from .opencl import driver_binaries
+from . import ordering
+from .opencl.leaks import release_leaked
 from .profiling import record
 
 CTYPE_OF_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
@@ -42,7 +43,7 @@ def check_options(device: dpctl.SyclDevice, options: str) -> None:
 
 class SyclProgram:
     """A SPIR-V module built for `queue`'s device with the driver `options` and those of XETILE_BUILD_OPTIONS, or
-    loaded from the native binary an earlier build kept (`from_binary`; driver_binaries.py); `kernel(name)` gives
+    loaded from the native binary an earlier build kept (`from_binary`; runtime/opencl/driver_binaries.py); `kernel(name)` gives
     its kernels."""
 
     def __init__(self, spirv: bytes, queue: dpctl.SyclQueue, options: str = ""):
@@ -59,7 +60,7 @@ class SyclProgram:
 
     def kernel(self, name: str) -> dpctl.program.SyclKernel:
         if name not in self._kernels:
-            kernel = self.program.get_sycl_kernel(name)  # not has_sycl_kernel: it leaks a kernel (opencl_leaks.py)
+            kernel = self.program.get_sycl_kernel(name)  # not has_sycl_kernel: it leaks a kernel (runtime/opencl/leaks.py)
             if not kernel.addressof_ref():  # dpctl wraps a null kernel when the name is not in the program
                 raise KeyError(f"no kernel {name!r} in the SPIR-V program")
             release_leaked(kernel, self.queue)

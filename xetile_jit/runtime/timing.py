@@ -1,7 +1,7 @@
 """XETILE_TIMING=1: the time of each compile stage on stderr (issue 10, item 3; README "Where the time goes").
 
 One line per stage as it ends, `xetile timing: <kernel>: <stage> <ms> ms`: the trace, each lowering pass
-(backend/pipeline.py), the LLVM IR, the SPIR-V, the GPU ISA (ocloc, GPU targets), the disk cache lookup, the
+(compiler/pipeline.py), the LLVM IR, the SPIR-V, the GPU ISA (ocloc, GPU targets), the disk cache lookup, the
 driver's build of the SYCL program, and the first launch of each launch plan (a plan's later launches take the
 hot path, which is not timed). Only compiles and first launches read the variable.
 """

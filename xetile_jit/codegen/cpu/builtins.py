@@ -1,0 +1,153 @@
+"""The Xe builtins of the "vector" ABI (the `cpu` target, docs/DESIGN.md §3): the call ABI and lane layouts of
+codegen/xe/builtins.py, defined for a CPU's vector units instead of bit for bit.
+
+* 2D block load / store: one sub-group-uniform test whether the whole block lies inside its surface. Inside, each
+  component is a plain per-lane memory op (a load or store of the lane's packed word, or of its parts for VNNI),
+  which the OpenCL CPU compiler turns into vector loads and stores across the lanes; no per-element bounds
+  selects. On the border path the block goes through the bit-exact emulation (codegen/xe/emulation.py), so padding reads
+  and dropped writes are as on the hardware; that path is a function the driver does not inline (`_out_of_line`),
+  while the load or store itself is always inlined (`_inlined`).
+* Prefetch: a no-op, as in the emulation.
+* DPAS: the emulation's (codegen/xe/dpas_emulation.py, a loop over k), so both CPU targets give the same bits; the lowering
+  writes it inline in the kernel.
+  Measured alternatives (1024 f16 tutorial GEMM, docs/DESIGN.md "CPU notes"): an earlier loop over k that picked
+  B's word out of a vector by the variable index and carried the sums as one vector ran 6x slower (the driver kept
+  those lane after lane in memory); one sub-group broadcast of A's whole column vector per lane instead of a
+  shuffle per component ran at the same speed and built 3x slower.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..xe import builtins as X
+from ..xe import emulation as E
+from ..xe.dpas_emulation import emulate_dpas
+from ..llvm.core import counted_loop
+
+
+def _whole_block_inside(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin) -> ir.Value:
+    """i1, the same on every lane: every element of the message's block(s) lies inside the surface. Compared
+    without multiplying the coordinates (they may be near the i32 limits, xe_emulation.Surface.element)."""
+    size = msg.bits // 8
+    width = surface.width if size == 1 else b.udiv(surface.width, X._i32(size))
+    cols = msg.cols * msg.blocks
+    zero = X._i32(0)
+    return b.and_(b.and_(b.icmp_signed(">=", surface.x, zero), b.icmp_signed(">=", surface.y, zero)),
+                  b.and_(b.icmp_signed("<=", surface.x, b.sub(width, X._i32(cols))),
+                         b.icmp_signed("<=", surface.y, b.sub(surface.height, X._i32(msg.rows)))))
+
+
+def _element_address(b: ir.IRBuilder, surface: E.Surface, row: ir.Value, col: ir.Value, bits: int,
+                     ty: ir.Type) -> ir.Value:
+    """The address of element (row, col) of `bits`-bit data, inside the surface, as a pointer to `ty`."""
+    offset = b.add(b.mul(b.sext(row, X.I64), b.sext(surface.pitch, X.I64)),
+                   b.mul(b.sext(col, X.I64), ir.Constant(X.I64, bits // 8)))
+    return b.bitcast(b.gep(surface.base, [offset]), ir.PointerType(ty, 1))
+
+
+def fast_load_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value,
+                   index: ir.Value) -> ir.Value:
+    """Component `index` of this lane, read without bounds tests: the lane's packed word in one load where its
+    elements are adjacent in memory (plain and transposed layouts), part by part for VNNI."""
+    if not msg.vnni:
+        row, col = surface.position(b, msg, lane, index, 0)
+        return b.load(_element_address(b, surface, row, col, msg.bits, msg.lane_type))
+    word = ir.Constant(msg.lane_type, 0)
+    for part in range(msg.per_lane):
+        row, col = surface.position(b, msg, lane, index, part)
+        value = b.zext(b.load(_element_address(b, surface, row, col, msg.bits, ir.IntType(msg.bits))),
+                       msg.lane_type)
+        word = b.or_(word, b.shl(value, ir.Constant(msg.lane_type, part * msg.bits)))
+    return word
+
+
+def fast_store_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value, index: ir.Value,
+                    word: ir.Value) -> None:
+    """Component `index` of this lane written without bounds tests."""
+    row, col = surface.position(b, msg, lane, index, 0)
+    b.store(word, _element_address(b, surface, row, col, msg.bits, msg.lane_type))
+
+
+def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.Function:
+    """A function the driver does not inline, for a block op's border path: rarely taken, and inlined into each
+    block op it was most of the code the OpenCL CPU compiler builds (docs/DESIGN.md "CPU notes"). It takes the
+    surface with the block's x and y as two scalars, then `args`, then the caller's lane: with the sub-group local
+    id read inside such a function (the load's returning an array), the GEMM tests' border tiles came out wrong
+    on opencl:cpu; passed in, they are right. The coordinates as the builtin's <2 x i32> were a vector argument,
+    which the driver built lane after lane on the fast path too (four instructions a block)."""
+    surface = [*fn.function_type.args[:4], X.I32, X.I32]
+    border = ir.Function(fn.module, ir.FunctionType(returns, [*surface, *args, X.I32]), fn.name + "_border")
+    border.linkage = "internal"
+    border.attributes.add("noinline")
+    return border
+
+
+def _surface(border: ir.Function) -> E.Surface:
+    return E.Surface(*border.args[:6])
+
+
+def _surface_args(fn: ir.Function, surface: E.Surface) -> list[ir.Value]:
+    return [*fn.args[:4], surface.x, surface.y]
+
+
+def _load_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
+    """The bit-exact load of one component (an argument), returning it: through a pointer argument the caller's
+    private array would escape and stay in memory on the fast path too; returning the lane's whole data (a
+    vector or an array), the driver called it lane by lane and assembled the result (twice the code of the
+    fused attention's kernel, docs/DESIGN.md "CPU notes")."""
+    border = _out_of_line(fn, msg.lane_type, [X.I32])
+    b = ir.IRBuilder(border.append_basic_block("entry"))
+    *_, index, lane = border.args
+    b.ret(E.emulated_load_word(b, msg, _surface(border), lane, index))
+    return border
+
+
+def _store_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
+    border = _out_of_line(fn, fn.function_type.return_type, [msg.data_type])
+    b = ir.IRBuilder(border.append_basic_block("entry"))
+    *_, data, lane = border.args
+    E.emulated_store_loop(b, data, msg, _surface(border), lane)
+    b.ret_void()
+    return border
+
+
+def _inlined(fn: ir.Function) -> None:
+    """Marks a block op's function for inlining into every caller (SPIR-V `FunctionControl Inline`). The OpenCL
+    CPU compiler's inliner left the calls in a tile_mma's loop nested in another loop: it then built the function's
+    vector variant, whose every argument is per lane, so the coordinates were no longer uniform and each block became
+    gathers and scatters behind a divergent bounds test (2048^3 f32 in a K loop split in chunks: 36 against 135
+    GFLOP/s in one loop; inlined, 131; docs/DESIGN.md "CPU notes")."""
+    fn.attributes.add("alwaysinline")
+
+
+def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
+    _inlined(fn)
+    surface, lane = E.Surface.of(b, fn), X._lane_id(b)
+    with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
+        with inside:
+            counted_loop(b, msg.components, None, lambda b, index, _: b.store(
+                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
+        with border:
+            function = _load_border(fn, msg)
+            counted_loop(b, msg.components, None, lambda b, index, _: b.store(
+                b.call(function, [*_surface_args(fn, surface), index, lane]), b.gep(fn.args[5], [X._i32(0), index])))
+    b.ret_void()
+
+
+def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
+    _inlined(fn)
+    surface, lane, data = E.Surface.of(b, fn), X._lane_id(b), fn.args[5]
+
+    def component(b, index, _):
+        fast_store_word(b, surface, msg, lane, index, b.extract_element(data, index) if msg.components > 1 else data)
+
+    with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
+        with inside:
+            counted_loop(b, msg.components, None, component)
+        with border:
+            b.call(_store_border(fn, msg), [*_surface_args(fn, surface), data, lane])
+    b.ret_void()
+
+
+VECTOR_DEFINITIONS = {"dpas": emulate_dpas, "load": _vector_load, "store": _vector_store,
+                      "prefetch": E.emulate_prefetch}

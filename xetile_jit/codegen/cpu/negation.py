@@ -1,0 +1,70 @@
+"""to-llvm on the CPU targets: negation as -0.0 - x, a workaround for the OpenCL CPU compiler.
+
+That compiler takes an `fneg` of a work-item's value for a value all work-items share. In a kernel with a
+workgroup barrier it then computes the `fneg` once, after its loop over the work-items and from the last one's
+registers, so every work-item used after the barrier read the last one's value. On `xe-emulated` a 320-wide row
+split over two subgroups came back with 8 of subgroup 0's 10 blocks holding subgroup 1's (README "The
+differential fuzzer"; the symptom of intel/llvm issue 23220). So on the CPU targets -x is -0.0 - x, with a -0.0
+the compiler cannot fold: its sign bit ORed with NumWorkgroups >> 63, which is 0. That is -x but for a NaN's
+sign bit. The literal forms of a negation (x * -1.0, x / -1.0, -0.0 - x), which the compiler also turns into an
+`fneg`, take the same path. GPU targets keep `fneg`.
+"""
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from ..llvm.core import I32, I64, broadcast
+
+
+class NegationLowering:
+    """Mixed into XeGPULowering (which gives builder, target, builtin, LLVMLowering's rules and `negative_zeros`:
+    each function's opaque -0.0 per element type)."""
+
+    def rule_instruction(self, instruction: str, dtype, *xs: ir.Value) -> ir.Value:
+        """The instruction; on the CPU targets a negation written with a literal (x * -1.0, x / -1.0, -0.0 - x), which
+        the OpenCL CPU compiler makes the same `fneg`, through rule_negate."""
+        negated = negation_operand(instruction, xs) if self.target.emulated else None
+        if negated is not None:
+            return self.rule_negate("", dtype, negated)
+        return super().rule_instruction(instruction, dtype, *xs)
+
+    def rule_negate(self, _: str, dtype, x: ir.Value) -> ir.Value:
+        """-x; on the CPU targets -0.0 - x with a -0.0 the compiler cannot fold (the module docstring)."""
+        if not self.target.emulated:
+            return super().rule_negate(_, dtype, x)
+        b = self.builder
+        element = getattr(x.type, "element", x.type)
+        return b.fsub(broadcast(b, self.opaque_negative_zero(element), x.type), x)
+
+    def opaque_negative_zero(self, element: ir.Type) -> ir.Value:
+        """The function's -0.0 of `element`, made once in its entry block (which dominates every negation)."""
+        key = (self.builder.function, element)
+        if key not in self.negative_zeros:
+            b = self.builder
+            with b.goto_entry_block():
+                high = b.trunc(b.lshr(self.builtin("NumWorkgroups", 0), ir.Constant(I64, 63)), I32)
+                zero = b.bitcast(b.or_(high, ir.Constant(I32, -2**31)), ir.FloatType())
+                self.negative_zeros[key] = zero if element == ir.FloatType() else b.fptrunc(zero, element)
+        return self.negative_zeros[key]
+
+
+def negation_operand(instruction: str, xs: tuple) -> ir.Value | None:
+    """x if `instruction` on `xs` is x * -1.0, -1.0 * x, x / -1.0 or -0.0 - x (each -x exactly), else None."""
+    if instruction == "fmul":
+        return xs[0] if is_literal(xs[1], -1.0) else xs[1] if is_literal(xs[0], -1.0) else None
+    if instruction == "fdiv":
+        return xs[0] if is_literal(xs[1], -1.0) else None
+    if instruction == "fsub":
+        return xs[1] if is_literal(xs[0], -0.0) else None
+    return None
+
+
+def is_literal(value: ir.Value, wanted: float) -> bool:
+    """Whether `value` is the constant `wanted` (sign of zero included), in every component of a vector."""
+    if not isinstance(value, ir.Constant):
+        return False
+    parts = value.constant if isinstance(value.constant, list) else [value]
+    return all(isinstance(p.constant, float) and p.constant == wanted
+               and math.copysign(1.0, p.constant) == math.copysign(1.0, wanted) for p in parts)

@@ -1,0 +1,193 @@
+"""to-llvm on the `cpu` target: the block loads (or stores) of a subgroup's piece behind one bounds test.
+
+Blocking cuts a subgroup's piece of a tile into instruction blocks (XeGPU RFC blocking rule), one xegpu.load_nd or
+store_nd each, on descriptors that are the piece's origin plus constants. Each block's builtin tests whether its
+block lies inside the surface and calls the out-of-line border function when not (codegen/cpu/builtins.py). On the OpenCL
+CPU device the per-block tests and the calls they guard were most of a narrow row's cost: a copy kernel of 16M f32
+elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true
+(docs/DESIGN.md "CPU notes"). So a run of at least MIN_RUN consecutive block loads (or stores) on one array, whose
+descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`), is tested once (`piece_inside`):
+inside, each block is read or written with plain loads or stores (`fast_access`, the builtin's own inside path
+without its test), otherwise through its builtin. codegen/cpu/block_loops.py lowers the runs in loops over the blocks,
+so the driver builds one block's border code, not the run's. Both paths read and write the same elements: the
+result is the builtin's either way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...ir import core_ops as C
+from ...ir import simt_ops as S
+from ...ir import xegpu_ops as G
+from ...ir.core import Operation, Value
+from ..xe import builtins as X
+from .builtins import fast_load_word, fast_store_word
+from ...target.targets import MAX_VECTOR_COMPONENTS
+from ..llvm.core import I32, I64, components, counted_loop, llvm_type
+from ..llvm.elements import PrivateBlock
+from ..xe.emulation import Surface
+
+I8, BOOL = ir.IntType(8), ir.IntType(1)
+
+
+# the fewest blocks a run needs to be lowered together: each block of a run saves its test, each run costs two
+# paths of driver build (the tutorial GEMM's 8-block C store grouped made its first launch 4.4-4.5 s against 4.0-4.1)
+MIN_RUN = 16
+
+
+@dataclass(frozen=True)
+class Access:
+    """One block load or store of a run: its op, message, array, and descriptor origin as (base, constant)."""
+    op: Operation
+    key: object
+    array: Value
+    row: tuple[Value, int]
+    col: tuple[Value, int]
+
+    def joins(self, first: Access) -> bool:
+        """Whether this access extends the run that starts with `first`: the same kind of op, lanes, padding and
+        message on the same array, its origin the run's plus constants (the loop over the blocks lowers every block as
+        the first, codegen/cpu/block_loops.py)."""
+        return (type(self.op) is type(first.op) and self.key == first.key and self.array is first.array
+                and self.op.layout == first.op.layout
+                and getattr(self.op, "padding", None) == getattr(first.op, "padding", None)
+                and self.row[0] is first.row[0] and self.col[0] is first.col[0])
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A run's blocks as blocking makes them: a row-major grid of `rows` x `cols` blocks, `step` (row, column)
+    apart, from the first access's descriptor."""
+    rows: int
+    cols: int
+    step: tuple[int, int]
+
+    @classmethod
+    def of(cls, run: list[Access]) -> Grid | None:
+        shifts = [(a.row[1], a.col[1]) for a in run]
+        ys, xs = sorted({y for y, _ in shifts}), sorted({x for _, x in shifts})
+        step = (ys[1] - ys[0] if len(ys) > 1 else 0, xs[1] - xs[0] if len(xs) > 1 else 0)
+        grid = cls(len(ys), len(xs), step)
+        return grid if shifts == [(ys[0] + r * step[0], xs[0] + c * step[1]) for r, c in grid.cells()] else None
+
+    def cells(self) -> list[tuple[int, int]]:
+        return [(r, c) for r in range(self.rows) for c in range(self.cols)]
+
+    def coordinates(self, b: ir.IRBuilder, index: ir.Value, x0: ir.Value, y0: ir.Value) -> tuple:
+        """(x, y) of block `index`: the first block's (clamped) coordinates plus its place in the grid."""
+        cols = ir.Constant(I32, self.cols)
+        row, col = b.udiv(index, cols), b.urem(index, cols)
+        return (b.add(x0, b.mul(col, ir.Constant(I32, self.step[1]))),
+                b.add(y0, b.mul(row, ir.Constant(I32, self.step[0]))))
+
+
+class Stash:
+    """`count` values of `value_type` (a scalar or a vector) in one private block of their components; booleans as
+    bytes (a SPIR-V kernel's memory holds no OpTypeBool)."""
+
+    def __init__(self, lowering, value_type: ir.Type, count: int):
+        self.lowering, self.width = lowering, components(value_type)
+        element = value_type.element if isinstance(value_type, ir.VectorType) else value_type
+        self.bools = element == BOOL
+        self.block = PrivateBlock(lowering.private(ir.ArrayType(I8 if self.bools else element, count * self.width)))
+
+    def put(self, index: ir.Value, value: ir.Value) -> None:
+        b = self.lowering.builder
+        for j, component in enumerate(self.lowering.elements(value)):
+            b.store(b.zext(component, I8) if self.bools else component, self.slot(index, j))
+
+    def get(self, index: ir.Value) -> ir.Value:
+        b = self.lowering.builder
+        words = [b.load(self.slot(index, j)) for j in range(self.width)]
+        return self.lowering.assemble([b.trunc(w, BOOL) for w in words] if self.bools else words)
+
+    def slot(self, index: ir.Value, component: int) -> ir.Value:
+        b = self.lowering.builder
+        return self.block.slot(b, b.add(b.mul(index, ir.Constant(I32, self.width)), ir.Constant(I32, component)))
+
+
+def descriptor(op: Operation) -> Value:
+    """The tensor descriptor of a block load or store."""
+    return op.operands[0] if isinstance(op, S.SimtLoadNdOp) else op.operands[1]
+
+
+def lane_elements(load: S.SimtLoadNdOp) -> int:
+    return components(llvm_type(load.result.type))
+
+
+def base_and_shift(value: Value) -> tuple[Value, int]:
+    """`value` as base + constant (an arith.addi of a constant), else (value, 0)."""
+    op = value.owner
+    if isinstance(op, C.BinaryOp) and op.name == "arith.addi":
+        for index in (0, 1):
+            other = op.operands[1 - index].owner
+            if isinstance(other, C.ConstantOp):
+                return op.operands[index], int(other.value)
+    return value, 0
+
+
+class PieceLowering:
+    """Mixin of the XeGPU lowering (codegen/llvm/lowering.py): runs of block accesses on the `cpu` target lowered together
+    (codegen/cpu/block_loops.py finds them)."""
+
+    def piece_access(self, op: Operation) -> Access | None:
+        """`op` as an Access of a run: a block load or store through a builtin message, on a descriptor made
+        where it is used (create_nd_tdesc on the one array it may come from, with rows), a lane's data in a
+        vector; else None."""
+        if isinstance(op, S.SimtLoadNdOp) and not op.transpose:
+            key = self.block_key(op.operands[0], op.layout, X.BlockLoad)
+            if key is None or max(X.describe(self.target, key).data_type.count,
+                                   lane_elements(op)) > MAX_VECTOR_COMPONENTS:
+                return None
+        elif isinstance(op, S.SimtStoreNdOp) and op.valid is None:
+            key = self.block_key(op.operands[1], op.layout, X.BlockStore)
+        else:
+            return None
+        tdesc = descriptor(op)
+        create = tdesc.owner
+        if (key is None or not isinstance(create, G.CreateNdDescOp) or len(self.bases[tdesc]) != 1
+                or self.slice_of_batch(tdesc) or not self.aligned_start(tdesc)):
+            return None
+        return Access(op, key, create.operands[0], base_and_shift(create.operands[1]),
+                      base_and_shift(create.operands[2]))
+
+    def piece_inside(self, run: list[Access]) -> ir.Value:
+        """i1: every block of `run` lies inside its surface, tested on the origin's i64 coordinates (no clamp)."""
+        b = self.builder
+        first = run[0]
+        desc = X.describe(self.target, first.key)
+        tdesc = descriptor(first.op)
+        _, width, height, _ = self.surface(tdesc)
+        columns = b.zext(b.udiv(width, ir.Constant(I32, max(1, desc.bits // 8))), I64)
+        tests = []
+        for (base, _), shifts, extent, end in (
+                (first.col, [a.col[1] for a in run], desc.cols * desc.blocks, columns),
+                (first.row, [a.row[1] for a in run], desc.rows, b.zext(height, I64))):
+            origin = self.values[base]
+            tests.append(b.icmp_signed(">=", b.add(origin, ir.Constant(I64, min(shifts))), ir.Constant(I64, 0)))
+            tests.append(b.icmp_signed("<=", b.add(origin, ir.Constant(I64, max(shifts) + extent)), end))
+        inside = tests[0]
+        for test in tests[1:]:
+            inside = b.and_(inside, test)
+        return inside
+
+    def fast_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None) -> ir.Value | None:
+        """The block of `access` at `xy` (x, y) of `surface` read or written with no bounds test (the piece is
+        inside), a loop over a lane's components as in the builtin: a load's value as block_load gives it (no
+        padding to apply), or None after writing a store's `data`."""
+        b, op = self.builder, access.op
+        desc = X.describe(self.target, access.key)
+        surface = Surface(*surface, *xy)
+        lane = self.lane_id()
+        if isinstance(op, S.SimtStoreNdOp):
+            raw = b.bitcast(data, desc.signature.args[-1])
+            counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
+                b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
+            return None
+        dst = PrivateBlock(self.private(desc.data_type))
+        counted_loop(b, desc.components, None, lambda b, index, _: b.store(
+            fast_load_word(b, surface, desc, lane, index), dst.slot(b, index)))
+        return self.reinterpret(self.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
+                                llvm_type(op.result.type))

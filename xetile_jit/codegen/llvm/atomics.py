@@ -1,0 +1,108 @@
+"""to-llvm for atomic_rmw (XeTile RFC atomic_rmw_tile, XeGPU atomic_rmw), element by element, for block and
+scattered descriptors alike: the hardware's atomicrmw on the bits where SPIR-V has the operation on 32 or 64 bits,
+else a compare-exchange loop (SPIR-V has no float atomics but exchange, no multiply, and no 16-bit atomics: those
+loop on the 32-bit word that holds the element). The rule per kind and element type is ir/elementwise.ATOMIC_KINDS.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir.elementwise import ATOMIC_KINDS
+from .core import I32, I64
+
+
+class AtomicLowering:
+    """Mixed into XeGPULowering (which gives builder, values, elements, assemble, shuffle, lane_id, combine)."""
+
+    def atomic_elements(self, op, places) -> ir.Value:
+        """`op`'s atomic element by element at `places` ((address, inside) per element, made as they are used); a
+        block every lane holds is updated by lane 0 alone, which then shares the old values."""
+        value = op.operands[0]
+        dtype = value.type.dtype
+        b = self.builder
+        first_lane = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
+        olds = []
+        for (address, inside), item in zip(places, self.elements(self.values[value])):
+            if op.layout.replicated:
+                inside = b.and_(inside, first_lane)
+            olds.append(self.guarded(inside, lambda: self.atomic(op.kind, dtype, address, item),
+                                     ir.Constant(item.type, 0)))
+        old = self.assemble(olds)
+        return self.shuffle(old, ir.Constant(I32, 0)) if op.layout.replicated else old
+
+    def guarded(self, condition: ir.Value, make, otherwise: ir.Value) -> ir.Value:
+        """`make()` where `condition` holds, else `otherwise`."""
+        b = self.builder
+        before = b.block
+        with b.if_then(condition):
+            value = make()
+            last = b.block
+        merged = b.phi(value.type)
+        merged.add_incoming(value, last)
+        merged.add_incoming(otherwise, before)
+        return merged
+
+    def atomic(self, kind: str, dtype, address: ir.Value, value: ir.Value) -> ir.Value:
+        """The hardware's atomicrmw on the bits where SPIR-V has the operation on 32 or 64 bits, else a
+        compare-exchange loop: SPIR-V has no float atomics but exchange, no multiply, and no 16-bit atomics (those
+        loop on the 32-bit word that holds the element)."""
+        b = self.builder
+        rule = ATOMIC_KINDS[kind][dtype.kind]
+        bits = ir.IntType(dtype.bits)
+        raw = b.bitcast(address, ir.PointerType(bits, address.type.addrspace))
+        if dtype.bits < 32:
+            return self.subword_exchange_loop(raw, value, rule.combine, dtype)
+        if rule.hardware is not None:
+            return self.as_type(b.atomic_rmw(rule.hardware, raw, self.as_type(value, bits), "seq_cst"), value.type)
+        return self.compare_exchange_loop(raw, value, rule.combine, dtype)
+
+    def compare_exchange_loop(self, raw: ir.Value, value: ir.Value, name: str, dtype) -> ir.Value:
+        """old = *p; retry *p = op(old, value) until no other work-item wrote in between."""
+        def update(expected):
+            old = self.as_type(expected, value.type)
+            return old, self.as_type(self.new_contents(name, dtype, old, value), expected.type)
+        return self.exchange_loop(raw, update)
+
+    def subword_exchange_loop(self, raw: ir.Value, value: ir.Value, name: str | None, dtype) -> ir.Value:
+        """The compare-exchange loop on the aligned 32-bit word holding a 16-bit element: the element's half
+        of the word changes, the other half is what the word held (a neighbour's update makes the exchange
+        retry)."""
+        b = self.builder
+        address = b.ptrtoint(raw, I64)
+        word = b.inttoptr(b.and_(address, ir.Constant(I64, -4)), ir.PointerType(I32, raw.type.addrspace))
+        shift = b.trunc(b.shl(b.and_(address, ir.Constant(I64, 2)), ir.Constant(I64, 3)), I32)
+        half = raw.type.pointee
+        keep = b.xor(b.shl(ir.Constant(I32, (1 << half.width) - 1), shift), ir.Constant(I32, -1))
+
+        def update(expected):
+            old = self.as_type(b.trunc(b.lshr(expected, shift), half), value.type)
+            new = b.zext(self.as_type(self.new_contents(name, dtype, old, value), half), I32)
+            return old, b.or_(b.and_(expected, keep), b.shl(new, shift))
+        return self.exchange_loop(word, update)
+
+    def as_type(self, x: ir.Value, ty: ir.Type) -> ir.Value:
+        """`x`'s bits as `ty` (no instruction when they are already)."""
+        return x if x.type == ty else self.builder.bitcast(x, ty)
+
+    def new_contents(self, name: str | None, dtype, old: ir.Value, value: ir.Value) -> ir.Value:
+        return value if name is None else self.combine(name, dtype, old, value)
+
+    def exchange_loop(self, pointer: ir.Value, update) -> ir.Value:
+        """Retries `*pointer = desired` while another work-item wrote in between; `update(expected)` gives
+        (the old element, desired). Returns the old element of the exchange that took."""
+        b = self.builder
+        entry = b.block
+        start = b.load(pointer)
+        loop, done = b.append_basic_block("atomic.loop"), b.append_basic_block("atomic.done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        expected = b.phi(start.type)
+        expected.add_incoming(start, entry)
+        old, desired = update(expected)
+        pair = b.cmpxchg(pointer, expected, desired, "seq_cst", "seq_cst")
+        seen = b.extract_value(pair, 0)
+        expected.add_incoming(seen, loop)
+        b.cbranch(b.extract_value(pair, 1), done, loop)
+        b.position_at_end(done)
+        return old
+

@@ -1,0 +1,57 @@
+"""Part of the to-llvm stage (codegen/llvm/core.py): a lane's vectors computed as their components, where the target says so
+(Target.lane_scalars, the CPU targets). There a loop carries a phi a component, and an element-wise op,
+comparison, cast or select on vectors is one op a component: the OpenCL CPU compiler kept a vector value lane after
+lane in memory and transposed it around its uses (docs/DESIGN.md "CPU notes", ninth session)."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+I32 = ir.IntType(32)
+
+
+class ComponentLowering:
+    """Mixin of LLVMLowering: `builder` is its llvmlite builder."""
+
+    def lane_scalars(self) -> bool:
+        """Whether a lane's vectors are computed as their components (Target.lane_scalars). Not here: a target's
+        lowering says."""
+        return False
+
+    def componentwise(self, fn, *vectors: ir.Value) -> ir.Value:
+        """The vector of `fn` applied to each component of `vectors`."""
+        b = self.builder
+        parts = [fn(*(b.extract_element(v, ir.Constant(I32, i)) for v in vectors))
+                 for i in range(vectors[0].type.count)]
+        return self.vector_of(parts)
+
+    def per_component(self, fn, *xs: ir.Value) -> ir.Value:
+        """fn(*xs), or where `splits(xs)` the vector of fn on each component."""
+        return self.componentwise(fn, *xs) if self.splits(xs) else fn(*xs)
+
+    def splits(self, xs) -> bool:
+        """Whether an op on `xs` is one op a component: lane_scalars, and they are vectors."""
+        return self.lane_scalars() and all(isinstance(x.type, ir.VectorType) for x in xs)
+
+    def vector_of(self, parts: list[ir.Value]) -> ir.Value:
+        """The vector of `parts`, in order."""
+        result = ir.Constant(ir.VectorType(parts[0].type, len(parts)), ir.Undefined)
+        for i, part in enumerate(parts):
+            result = self.builder.insert_element(result, part, ir.Constant(I32, i))
+        return result
+
+    def carried_parts(self, values: list[ir.Value]) -> list[ir.Value]:
+        """What a loop's phis carry of `values`: the values, or with lane_scalars each vector's components."""
+        if not self.lane_scalars():
+            return values
+        b = self.builder
+        return [part for value in values for part in
+                ([b.extract_element(value, ir.Constant(I32, i)) for i in range(value.type.count)]
+                 if isinstance(value.type, ir.VectorType) else [value])]
+
+    def carried_values(self, types: list[ir.Type], parts: list[ir.Value]) -> list[ir.Value]:
+        """The values of `types` whose carried_parts are `parts`."""
+        if not self.lane_scalars():
+            return parts
+        parts = iter(parts)
+        return [self.vector_of([next(parts) for _ in range(ty.count)]) if isinstance(ty, ir.VectorType)
+                else next(parts) for ty in types]

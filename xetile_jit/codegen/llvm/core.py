@@ -1,0 +1,570 @@
+"""The to-llvm stage (docs/DESIGN.md §2): work-item (SIMT) IR -> an LLVM IR module built with llvmlite, holding one
+`spir_kernel` function per FuncOp and verified by llvmlite's parser; the SPIR-V emitter takes it from there.
+
+Values are scalars or 1-D vectors (one work-item's share); on the CPU targets (Target.lane_scalars) a loop
+carries a vector's components, and an element-wise op, comparison, cast or select on vectors is one op a component.
+Element types become i1, i8 (ui8 too), i16, i32, i64 (index too), half and float; bf16 is held as its i16 bits. As
+in the IR's numpy rules (ir/numeric.py), f16 and bf16 compute in f32 and round back once per op; bf16 rounds to
+nearest even in integer arithmetic, bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
+
+An array argument is passed as runtime/memory.py's ArrayArg: a CrossWorkgroup (addrspace 1) pointer to
+element [0, 0], then rows, cols, row_stride and col_stride as i64, strides in elements (`arg_layout()`).
+Inside the kernel an array, like an SLM buffer, is a `MemRef`. Built-ins are calls named as the SPIR-V
+emitter's docstring says (`__spirv_BuiltIn*`, `__spirv_ocl_*`, `__spirv_ControlBarrier`).
+
+Each op class has a rule `lower_<OpClassName>(op)` returning the LLVM value of its result (a list for region
+ops); the element-wise rules follow the IR's tables through the tables below. Signedness is the operands'
+dtype's, as in the numpy rules (a cmpi predicate's s/u letter does not change them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from math import prod
+from typing import Callable
+
+import numpy as np
+from llvmlite import binding, ir
+
+from ...ir.core import Block, FuncOp, Operation, Value
+from ...ir.elementwise import CASTS
+from ...ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
+from .components import ComponentLowering
+
+VOID = ir.VoidType()
+I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
+F32 = ir.FloatType()
+GLOBAL, CONSTANT, SHARED = 1, 2, 3  # LLVM address spaces of CrossWorkgroup memory, UniformConstant and SLM
+ARRAY_FIELDS = ("rows", "cols", "row_stride", "col_stride")  # i64 parameters after an array's pointer (ArrayArg)
+# Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory | CrossWorkgroupMemory (global)
+BARRIER_ARGS = (2, 2, 0x310)
+FENCE_SCOPES = {"workgroup": 2, "gpu": 1}  # SPIR-V Workgroup and Device scopes
+FENCE_SEMANTICS = {"slm": 0x108, "global": 0x208}  # AcquireRelease | WorkgroupMemory or CrossWorkgroupMemory
+
+ICMP_CONDITIONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}  # by predicate[-2:]
+
+
+# --- types and constants ---------------------------------------------------------------------------------
+def element_type(dtype: DType) -> ir.Type:
+    """The LLVM type of a value of `dtype` (bf16: its bits)."""
+    if dtype == float16:
+        return ir.HalfType()
+    return F32 if dtype == float32 else ir.IntType(dtype.bits)
+
+
+def storage_type(dtype: DType) -> ir.Type:
+    """The type of `dtype` in memory and kernel arguments: a bool is a byte."""
+    return I8 if dtype.is_bool else element_type(dtype)
+
+
+def compute_type(dtype: DType) -> ir.Type:
+    return F32 if dtype.is_float else element_type(dtype)
+
+
+def shaped(like: ir.Type, element: ir.Type) -> ir.Type:
+    """`element`, or a vector of it as long as `like` when `like` is a vector."""
+    return ir.VectorType(element, like.count) if isinstance(like, ir.VectorType) else element
+
+
+def llvm_type(t: Type) -> ir.Type:
+    if isinstance(t, VectorType) and len(t.shape) == 1:
+        return ir.VectorType(element_type(t.dtype), t.shape[0])
+    if isinstance(t, (ScalarType, IndexType)):
+        return element_type(t.dtype)
+    raise NotImplementedError(f"to-llvm: {t} is not a work-item value (a scalar or a 1-D vector)")
+
+
+def components(ty: ir.Type) -> int:
+    """How many components a lane value of type `ty` has: a vector's count, 1 for a scalar."""
+    return ty.count if isinstance(ty, ir.VectorType) else 1
+
+
+def splat(ty: ir.Type, value) -> ir.Constant:
+    """`value` as a constant of `ty`, in every component when `ty` is a vector."""
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
+    return ir.Constant(ty, value)
+
+
+def broadcast(b: ir.IRBuilder, value: ir.Value, ty: ir.Type) -> ir.Value:
+    """The scalar `value` in every component of the vector type `ty` (`value` itself if `ty` is scalar)."""
+    if not isinstance(ty, ir.VectorType):
+        return value
+    undef = ir.Constant(ty, ir.Undefined)
+    return b.shuffle_vector(b.insert_element(undef, value, ir.Constant(I32, 0)), undef,
+                            splat(ir.VectorType(I32, ty.count), 0))
+
+
+def literal(x, dtype: DType) -> int | float:
+    """An element of `dtype` as an llvmlite literal: floats as floats, the rest as the signed integer of its bits."""
+    x = np.asarray(x, dtype.np_dtype)
+    return float(x) if dtype in (float16, float32) else int(x.view(f"i{x.itemsize}"))
+
+
+def dense_constant(t: Type, values: np.ndarray) -> ir.Constant:
+    """The constant of type `t` holding `values` (a 0-d array for a scalar)."""
+    ty = llvm_type(t)
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [ir.Constant(ty.element, literal(v, t.dtype)) for v in values])
+    return ir.Constant(ty, literal(values, t.dtype))
+
+
+def from_storage(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    return b.trunc(x, shaped(x.type, ir.IntType(1))) if dtype.is_bool else x
+
+
+def to_storage(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    return b.zext(x, shaped(x.type, I8)) if dtype.is_bool else x
+
+
+def verify(module: ir.Module) -> str:
+    """Parses and verifies `module` with LLVM; raises RuntimeError naming the problem. Returns the module's text
+    (printing a module is a third of the LLVM IR stage: done once)."""
+    text = str(module)
+    binding.parse_assembly(text).verify()
+    return text
+
+
+# --- kernel arguments and memrefs --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KernelArg:
+    """A FuncOp argument as launch passes it: an array as `ArrayArg.kernel_args()` (pointer, then the
+    ARRAY_FIELDS), a scalar as one value of its dtype's size holding its bits (a bool: one byte)."""
+
+    name: str
+    type: Type
+
+    @property
+    def is_array(self) -> bool:
+        return isinstance(self.type, MemRefType)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The i64 parameters after an array's pointer: its shape, then its strides (ARRAY_FIELDS for 2-D)."""
+        if not self.is_array:
+            return ()
+        rank = self.type.rank
+        return ARRAY_FIELDS if rank == 2 else tuple(f"{what}{d}" for what in ("size", "stride") for d in range(rank))
+
+    @property
+    def llvm_types(self) -> tuple[ir.Type, ...]:
+        storage = storage_type(self.type.dtype)
+        return (ir.PointerType(storage, GLOBAL),) + (I64,) * len(self.fields) if self.is_array else (storage,)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return (self.name,) + tuple(f"{self.name}.{field}" for field in self.fields)
+
+
+@dataclass(frozen=True)
+class MemRef:
+    """A 2-D array in memory: the pointer to element [0, 0], then sizes and strides in elements (i64)."""
+
+    pointer: ir.Value
+    dtype: DType
+    rows: ir.Value
+    cols: ir.Value
+    row_stride: ir.Value
+    col_stride: ir.Value
+
+    def element_pointer(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value) -> ir.Value:
+        """The address of element [row, col] (i64 indices); it holds `storage_type(dtype)`."""
+        return b.gep(self.pointer, [b.add(b.mul(row, self.row_stride), b.mul(col, self.col_stride))], inbounds=True)
+
+
+@dataclass(frozen=True)
+class NdMemRef:
+    """An array argument of rank other than 2: the pointer to element [0, ..., 0], sizes and strides in elements
+    (i64). Tiles read it through memref.subview, a MemRef."""
+
+    pointer: ir.Value
+    dtype: DType
+    sizes: tuple[ir.Value, ...]
+    strides: tuple[ir.Value, ...]
+
+
+def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, body: Callable) -> list | None:
+    """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1), `carried` a list of
+    values (scalars: one phi each, so a CPU keeps each in a register across the lanes); the final values."""
+    entry, loop = b.block, b.function.append_basic_block("loop")
+    b.branch(loop)
+    b.position_at_end(loop)
+    index = b.phi(I32, "i")
+    index.add_incoming(ir.Constant(I32, 0), entry)
+    states = None
+    if carried is not None:
+        states = [b.phi(value.type) for value in carried]
+        for state, value in zip(states, carried):
+            state.add_incoming(value, entry)
+    result = body(b, index, states)
+    following = b.add(index, ir.Constant(I32, 1))
+    index.add_incoming(following, b.block)
+    if states is not None:
+        for state, value in zip(states, result):
+            state.add_incoming(value, b.block)
+    done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
+    b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
+    b.position_at_end(done)
+    return result
+
+
+# --- the lowering ----------------------------------------------------------------------------------------------
+class LLVMLowering(ComponentLowering):
+    """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module, and `text`
+    that module's text."""
+
+    def __init__(self, func: FuncOp):
+        self.func = func
+        self.module = ir.Module(name=func.sym_name)
+        self.module.triple = "spir64-unknown-unknown"
+        self.values: dict[Value, ir.Value | MemRef | NdMemRef] = {}
+        self.builder: ir.IRBuilder | None = None
+        self.text = ""  # the verified module's text, set by lower()
+
+    def arg_layout(self) -> list[KernelArg]:
+        """What launch passes for each FuncOp argument, in order."""
+        args = [KernelArg(arg.name_hint or f"arg{i}", arg.type) for i, arg in enumerate(self.func.args)]
+        for arg in args:
+            if not (arg.is_array or isinstance(arg.type, (ScalarType, IndexType))):
+                raise NotImplementedError(f"to-llvm: kernel argument {arg.name} of type {arg.type}")
+        return args
+
+    def lower(self) -> ir.Module:
+        """The module: the kernel's parameters bound to the FuncOp's arguments, then its body op by op."""
+        layout = self.arg_layout()
+        signature = ir.FunctionType(VOID, [t for arg in layout for t in arg.llvm_types])
+        fn = ir.Function(self.module, signature, self.func.sym_name)
+        fn.calling_convention = "spir_kernel"
+        self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        params = iter(fn.args)
+        self.lower_block(self.func.body, [self.bind_arg(arg, params) for arg in layout])
+        self.text = verify(self.module)
+        return self.module
+
+    def bind_arg(self, arg: KernelArg, params) -> ir.Value | MemRef | NdMemRef:
+        """The value of `arg` from its next parameters, which get its name."""
+        mine = [next(params) for _ in arg.llvm_types]
+        for param, name in zip(mine, arg.param_names):
+            param.name = name
+        if arg.is_array and arg.type.rank == 2:
+            return MemRef(mine[0], arg.type.dtype, *mine[1:])
+        if arg.is_array:
+            rank = arg.type.rank
+            return NdMemRef(mine[0], arg.type.dtype, tuple(mine[1:1 + rank]), tuple(mine[1 + rank:]))
+        return from_storage(self.builder, mine[0], arg.type.dtype)
+
+    def value_type(self, t: Type) -> ir.Type:
+        """The LLVM type of an IR value of type `t` (a hook for rules whose values are not scalars or vectors)."""
+        return llvm_type(t)
+
+    # --- walking -----------------------------------------------------------------------------------------
+    def lower_block(self, block: Block, args) -> list[ir.Value]:
+        """Lowers `block` at the builder's position with its arguments bound to `args`; returns the LLVM values of
+        its terminator's operands (what an scf.yield passes on)."""
+        self.values.update(zip(block.args, args))
+        for op in block.ops:
+            self.lower_op(op)
+        return self.operands(block.terminator)
+
+    def operands(self, op: Operation) -> list:
+        return [self.values[v] for v in op.operands]
+
+    def lower_op(self, op: Operation) -> None:
+        rule = getattr(self, f"lower_{type(op).__name__}", None)
+        if rule is None:
+            raise op.error("has no LLVM lowering rule", "to-llvm lowers work-item-level ops")
+        out = rule(op)
+        self.values.update(zip(op.results, out if isinstance(out, list) else [out]))
+
+    def call(self, name: str, return_type: ir.Type, *args: ir.Value) -> ir.Value:
+        """A call of function `name`, declared on first use; a module has one signature per name."""
+        signature = ir.FunctionType(return_type, [a.type for a in args])
+        fn = self.module.globals[name] if name in self.module.globals else ir.Function(self.module, signature, name)
+        if fn.function_type != signature:
+            raise NotImplementedError(f"to-llvm: {name} called as {signature} and as {fn.function_type}")
+        return self.builder.call(fn, args)
+
+    # --- f16 / bf16 arithmetic in f32 ----------------------------------------------------------------------
+    def to_compute(self, x: ir.Value, dtype: DType) -> ir.Value:
+        """`x` in `compute_type(dtype)`: f16 and bf16 widen to f32 exactly."""
+        b = self.builder
+        if dtype == float16:
+            return b.fpext(x, shaped(x.type, F32))
+        if dtype == bfloat16:
+            wide = shaped(x.type, I32)
+            return b.bitcast(b.shl(b.zext(x, wide), splat(wide, 16)), shaped(x.type, F32))
+        return x
+
+    def from_compute(self, x: ir.Value, dtype: DType) -> ir.Value:
+        """`x` (of `compute_type(dtype)`) rounded to `dtype` to nearest even."""
+        if dtype == float16:
+            return self.builder.fptrunc(x, shaped(x.type, ir.HalfType()))
+        return self.round_to_bf16(x) if dtype == bfloat16 else x
+
+    def round_to_bf16(self, x: ir.Value) -> ir.Value:
+        """f32 -> bf16 bits as ml_dtypes rounds: add 0x7fff plus the kept lowest bit, keep the upper half;
+        a NaN becomes the quiet NaN of its sign."""
+        b = self.builder
+        i32 = shaped(x.type, I32)
+        bits = b.bitcast(x, i32)
+        upper = b.lshr(bits, splat(i32, 16))
+        bias = b.add(b.and_(upper, splat(i32, 1)), splat(i32, 0x7FFF))
+        rounded = b.lshr(b.add(bits, bias), splat(i32, 16))
+        quiet_nan = b.or_(b.and_(upper, splat(i32, 0x8000)), splat(i32, 0x7FC0))
+        return b.trunc(b.select(b.fcmp_unordered("uno", x, x), quiet_nan, rounded), shaped(x.type, I16))
+
+    # --- element-wise rules ----------------------------------------------------------------------------------
+    def elementwise(self, rule: tuple[str, str], dtype: DType, *xs: ir.Value) -> ir.Value:
+        """An LLVM rule of ir/elementwise.py (UNARY, BINARY, TERNARY) on LLVM values of `dtype` (computed in
+        `compute_type`)."""
+        method, arg = rule
+        if self.splits(xs):
+            return self.componentwise(partial(self.elementwise, rule, dtype), *xs)
+        wide = [self.to_compute(x, dtype) for x in xs]
+        return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
+
+    def rule_instruction(self, instruction: str, dtype: DType, *xs: ir.Value) -> ir.Value:
+        return getattr(self.builder, instruction)(*xs)
+
+    def rule_opencl(self, function: str, dtype: DType, *xs: ir.Value) -> ir.Value:
+        return self.opencl(function, *xs)
+
+    def rule_sigmoid(self, _: str, dtype: DType, x: ir.Value) -> ir.Value:
+        """1 / (1 + exp(-x)), as the numpy rule."""
+        b = self.builder
+        one = splat(x.type, 1.0)
+        return b.fdiv(one, b.fadd(one, self.opencl("exp", self.rule_negate("", dtype, x))))
+
+    def rule_negate(self, _: str, dtype: DType, x: ir.Value) -> ir.Value:
+        """-x (codegen/llvm/lowering.py writes it otherwise on the CPU targets)."""
+        return self.builder.fneg(x)
+
+    def rule_shift(self, instruction: str, dtype: DType, x: ir.Value, amount: ir.Value) -> ir.Value:
+        """numpy's shift: an amount outside [0, bits) shifts every bit out (leaving the sign for ashr)."""
+        b = self.builder
+        in_range = b.icmp_unsigned("<", amount, splat(x.type, dtype.bits))
+        out = b.ashr(x, splat(x.type, dtype.bits - 1)) if instruction == "ashr" else splat(x.type, 0)
+        return b.select(in_range, getattr(b, instruction)(x, amount), out)
+
+    def rule_int_division(self, instruction: str, dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
+        """numpy's integer division: by 0 gives 0, and MIN / -1 wraps to MIN (remainder 0). The hardware
+        instruction traps or is undefined there, and padding elements divide too."""
+        b = self.builder
+        zero = b.icmp_unsigned("==", y, splat(y.type, 0))
+        special = zero
+        if dtype.kind == "i":
+            minus_one = b.icmp_signed("==", y, splat(y.type, -1))
+            special = b.or_(zero, minus_one)
+        result = getattr(b, instruction)(x, b.select(special, splat(y.type, 1), y))
+        if dtype.kind == "i":
+            result = b.select(minus_one, b.neg(x) if instruction == "sdiv" else splat(x.type, 0), result)
+        return b.select(zero, splat(x.type, 0), result)
+
+    def rule_float_extreme(self, comparison: str, dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
+        """np.maximum / np.minimum: x if it compares so with y or is NaN, else y (so a NaN in either wins)."""
+        b = self.builder
+        keep_x = b.or_(b.fcmp_ordered(comparison, x, y), b.fcmp_unordered("uno", x, x))
+        return b.select(keep_x, x, y)
+
+    def rule_int_extreme(self, comparison: str, dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
+        return self.builder.select(self.icmp(comparison, x, y, dtype), x, y)
+
+    def icmp(self, comparison: str, x: ir.Value, y: ir.Value, dtype: DType) -> ir.Value:
+        """Integer comparison in `dtype`'s signedness; bools order as 0 < 1 (compared as bytes: SPIR-V's bool
+        has no order)."""
+        b = self.builder
+        if dtype.is_bool and comparison not in ("==", "!="):
+            x, y = (b.zext(v, shaped(v.type, I8)) for v in (x, y))
+        compare = b.icmp_signed if dtype.kind == "i" else b.icmp_unsigned
+        return compare(comparison, x, y)
+
+    def opencl(self, function: str, *xs: ir.Value) -> ir.Value:
+        """`__spirv_ocl_<function>(xs)`. The emitter maps names, not overloads, so each is declared for one
+        type: vectors go component by component, integers as i64 (the low bits of abs are the same)."""
+        ty = xs[0].type
+        if isinstance(ty, ir.VectorType):
+            return self.componentwise(partial(self.opencl, function), *xs)
+        if isinstance(ty, ir.IntType) and ty.width < 64:
+            wide = self.opencl(function, *(self.builder.sext(x, I64) for x in xs))
+            return self.builder.trunc(wide, ty)
+        return self.call(f"__spirv_ocl_{function}", ty, *xs)
+
+    def lower_elementwise_op(self, op):
+        return self.elementwise(op.table[op.name].llvm, op.result.type.dtype, *self.operands(op))
+
+    lower_UnaryOp = lower_BinaryOp = lower_TernaryOp = lower_elementwise_op
+
+    def lower_CmpOp(self, op):
+        return self.per_component(partial(self.compare, op), *self.operands(op))
+
+    def compare(self, op, x: ir.Value, y: ir.Value) -> ir.Value:
+        dtype = op.operands[0].type.dtype
+        x, y = self.to_compute(x, dtype), self.to_compute(y, dtype)
+        if op.name == "arith.cmpf":  # our cmpf predicates are LLVM's fcmp conditions
+            return self.builder.fcmp_ordered(op.predicate, x, y)
+        return self.icmp(ICMP_CONDITIONS[op.predicate[-2:]], x, y, dtype)
+
+    def lower_CastOp(self, op):
+        return self.per_component(partial(self.cast, op), self.values[op.operands[0]])
+
+    def cast(self, op, x: ir.Value) -> ir.Value:
+        source, dest = op.operands[0].type.dtype, op.result.type.dtype
+        x = self.to_compute(x, source)
+        instruction = CASTS[op.name].llvm
+        if instruction is not None:
+            x = getattr(self.builder, instruction)(x, shaped(x.type, compute_type(dest)))
+        return self.from_compute(x, dest)
+
+    def lower_IndexCastOp(self, op):
+        x, dtype = self.values[op.operands[0]], op.operands[0].type.dtype
+        if not isinstance(op.result.type, IndexType):
+            return self.builder.trunc(x, llvm_type(op.result.type)) if op.result.type.dtype.bits < 64 else x
+        if dtype.bits == 64:
+            return x
+        return (self.builder.sext if dtype.kind == "i" else self.builder.zext)(x, I64)
+
+    def lower_SelectOp(self, op):
+        return self.per_component(self.builder.select, *self.operands(op))
+
+    def lower_ConstantOp(self, op):
+        return dense_constant(op.result.type, op.interpret(None))
+
+    def lower_SplatOp(self, op):
+        return broadcast(self.builder, self.values[op.operands[0]], llvm_type(op.result.type))
+
+    # --- control flow ----------------------------------------------------------------------------------------
+    def phis(self, types: list[ir.Type], incoming) -> list[ir.Value]:
+        """One phi per type of `types`, fed the i-th value of each (values, block) in `incoming`."""
+        phis = [self.builder.phi(ty) for ty in types]
+        for values, block in incoming:
+            for phi, value in zip(phis, values):
+                phi.add_incoming(value, block)
+        return phis
+
+    def lower_ForOp(self, op):
+        """Python's range(lower, upper, step) for either sign of step, and no iteration for a step of 0 (the
+        loop rule, ForOp). header: phis of `more`, the iv and the carried values, exit test on `more`; body:
+        the region, then whether upper is more than one stride away, tested unsigned on the distance left:
+        the iv never steps past upper, so it cannot wrap around and loop again (or forever)."""
+        b = self.builder
+        lower, upper, step, *inits = self.operands(op)
+        dtype = op.operands[0].type.dtype
+        zero = ir.Constant(step.type, 0)
+        up, down = self.icmp(">", step, zero, dtype), self.icmp("<", step, zero, dtype)
+        enter = b.or_(b.and_(up, self.icmp("<", lower, upper, dtype)),
+                      b.and_(down, self.icmp(">", lower, upper, dtype)))
+        header, body, end = (b.append_basic_block(f"for.{part}") for part in ("header", "body", "end"))
+        entry_parts = self.carried_parts([lower, *inits])
+        entry = b.block
+        b.branch(header)
+        b.position_at_end(header)
+        more = b.phi(ir.IntType(1))
+        more.add_incoming(enter, entry)
+        parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
+        carried = self.carried_values([value.type for value in (lower, *inits)], parts)
+        b.cbranch(more, body, end)
+        b.position_at_end(body)
+        yielded = self.lower_block(op.body, carried)
+        iv = carried[0]
+        left = b.select(up, b.sub(upper, iv), b.sub(iv, upper))
+        stride = b.select(up, step, b.sub(zero, step))
+        following = [b.icmp_unsigned(">", left, stride), *self.carried_parts([b.add(iv, step), *yielded])]
+        for phi, value in zip([more, *parts], following):
+            phi.add_incoming(value, b.block)
+        b.branch(header)
+        b.position_at_end(end)
+        return carried[1:]
+
+    def lower_IfOp(self, op):
+        b = self.builder
+        then, otherwise, end = (b.append_basic_block(f"if.{part}") for part in ("then", "else", "end"))
+        b.cbranch(self.values[op.operands[0]], then, otherwise)
+        incoming = [self.lower_branch(region.block, start, end)
+                    for region, start in zip(op.regions, (then, otherwise))]
+        b.position_at_end(end)
+        return self.phis([self.value_type(v.type) for v in op.results], incoming)
+
+    def lower_branch(self, block: Block, start: ir.Block, end: ir.Block):
+        """Lowers `block` from `start` on, then jumps to `end`; returns what it yields and where it ended."""
+        self.builder.position_at_end(start)
+        yielded = self.lower_block(block, [])
+        last = self.builder.block
+        self.builder.branch(end)
+        return yielded, last
+
+    def lower_YieldOp(self, op):
+        """Nothing to emit: the parent op reads the operands (see lower_block)."""
+
+    def lower_ReturnOp(self, op):
+        self.builder.ret_void()
+
+    # --- ids, barrier, SLM -------------------------------------------------------------------------------------
+    def builtin(self, name: str, axis: int | None = None) -> ir.Value:
+        """`__spirv_BuiltIn<name>`: component `axis` (i64) of a 3-component built-in, else an i32 built-in."""
+        if axis is None:
+            return self.call(f"__spirv_BuiltIn{name}", I32)
+        return self.call(f"__spirv_BuiltIn{name}", I64, ir.Constant(I32, axis))
+
+    def lower_ProgramIdOp(self, op):
+        return self.builder.trunc(self.builtin("WorkgroupId", op.axis), I32)
+
+    def lower_NumProgramsOp(self, op):
+        return self.builder.trunc(self.builtin("NumWorkgroups", op.axis), I32)
+
+    def lower_SubgroupIdOp(self, op):
+        return self.builder.zext(self.builtin("SubgroupId"), I64)
+
+    def lower_LaneIdOp(self, op):
+        return self.builder.zext(self.builtin("SubgroupLocalInvocationId"), I64)
+
+    def lower_BarrierOp(self, op):
+        self.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))
+
+    def lower_FenceOp(self, op):
+        scope, semantics = FENCE_SCOPES[op.scope], FENCE_SEMANTICS[op.memory]
+        self.call("__spirv_MemoryBarrier", VOID, ir.Constant(I32, scope), ir.Constant(I32, semantics))
+
+    # Named barriers (xegpu_barriers.check_named_barriers): every subgroup runs each wait, which is the workgroup
+    # barrier; an arrive (in a branch on subgroup_id() too) adds nothing to it.
+    def lower_InitNbarrierOp(self, op):
+        return ir.Constant(I32, op.id)
+
+    def lower_NbarrierArriveOp(self, op):
+        """Nothing to emit: the wait is a full barrier."""
+
+    def lower_NbarrierWaitOp(self, op):
+        self.lower_BarrierOp(op)
+
+    def lower_MemRefLoadOp(self, op):
+        """Every work-item reads the same element (the CPU's vectorizer makes it one scalar load); 0 outside."""
+        m, *indices = (self.values[v] for v in op.operands)
+        sizes, strides = ((m.rows, m.cols), (m.row_stride, m.col_stride)) if isinstance(m, MemRef) else (
+            m.sizes, m.strides)
+        b = self.builder
+        inside = ir.Constant(ir.IntType(1), 1)
+        offset = ir.Constant(I64, 0)
+        for i, n, stride in zip(indices, sizes, strides):
+            inside = b.and_(inside, self.within(i, n))
+            offset = b.add(offset, b.mul(self.clamp(i, n), stride))
+        value = b.load(b.gep(m.pointer, [offset], inbounds=True))
+        return b.select(inside, from_storage(b, value, m.dtype), ir.Constant(element_type(m.dtype), 0))
+
+    def within(self, i: ir.Value, n: ir.Value) -> ir.Value:
+        b = self.builder
+        return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
+
+    def clamp(self, i: ir.Value, n: ir.Value) -> ir.Value:
+        b = self.builder
+        zero = ir.Constant(I64, 0)
+        high = b.sub(n, ir.Constant(I64, 1))
+        return b.select(b.icmp_signed("<", i, zero), zero, b.select(b.icmp_signed(">", i, high), high, i))
+
+    def lower_SlmAllocOp(self, op):
+        """A module-level Workgroup (addrspace 3) array of the buffer's size; a row-major MemRef over it."""
+        t = op.result.type
+        rows, cols = t.shape
+        buffer = ir.GlobalVariable(self.module, ir.ArrayType(storage_type(t.dtype), prod(t.shape)),
+                                   self.module.get_unique_name("slm"), addrspace=SHARED)
+        buffer.linkage = "internal"
+        pointer = self.builder.gep(buffer, [ir.Constant(I64, 0)] * 2, inbounds=True)
+        return MemRef(pointer, t.dtype, *(ir.Constant(I64, v) for v in (rows, cols, cols, 1)))

@@ -1,0 +1,97 @@
+"""to-llvm for scattered descriptors (XeGPU RFC create_tdesc/load/store/update_offset/atomic_rmw), SIMT flavor: a
+lane's descriptor is its elements' offsets (i64, the index-width rule of codegen/llvm/lowering.py), and each access is a
+plain per-lane load, store or atomic at the element's address (no block message).
+
+An offset k addresses element (k / cols, k % cols) of the array's logical 2-D view (strides from the memref, so
+pitched and column-major arrays work too; a dense row-major array skips the division); it accesses memory only
+when 0 <= k < rows * cols, its mask bit is set and it lies in the block's `valid` part. Loads read a clamped
+address and select the padding outside.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import xegpu_scatter_ops as GS
+from ...ir.analysis import sources
+from ...ir.simt_ops import LaneLayout
+from .core import I64, MemRef, from_storage, literal, llvm_type, to_storage
+from ...ir.types import ScalarType
+
+
+class ScatterLowering:
+    """Mixed into XeGPULowering (which gives builder, values, elements, assemble, positions, within, clamp,
+    guarded, atomic, shuffle, lane_id)."""
+
+    def scatter_sources(self) -> dict:
+        if not hasattr(self, "_scatter_bases"):
+            self._scatter_bases = sources(self.func, GS.CreateDescOp, GS.UpdateOffsetOp)
+        return self._scatter_bases
+
+    def scatter_desc_type(self, t: GS.ScatterDescType) -> ir.Type:
+        per_lane = LaneLayout(tuple(t.shape), self.lanes, t.layout.lane_layout, t.layout.lane_data).per_lane
+        return I64 if per_lane == 1 else ir.VectorType(I64, per_lane)
+
+    def scatter_memref(self, tdesc) -> MemRef:
+        arrays = self.scatter_sources()[tdesc]
+        if len(arrays) != 1:
+            raise NotImplementedError("a #scatter tile that may come from several arrays")
+        return self.values[next(iter(arrays))]
+
+    def widened(self, v) -> list[ir.Value]:
+        """A per-lane integer vector's elements as i64 (sign- or zero-extended by its dtype)."""
+        b = self.builder
+        extend = b.zext if v.type.dtype.kind == "u" else b.sext
+        return [e if e.type == I64 else extend(e, I64) for e in self.elements(self.values[v])]
+
+    def lower_CreateDescOp(self, op):
+        return self.assemble(self.widened(op.operands[1]))
+
+    def lower_UpdateOffsetOp(self, op):
+        b = self.builder
+        offsets = self.elements(self.values[op.operands[0]])
+        return self.assemble([b.add(k, d) for k, d in zip(offsets, self.widened(op.operands[1]))])
+
+    def scatter_places(self, op) -> list[tuple[ir.Value, ir.Value]]:
+        """(address, accesses memory) of each of this lane's elements of the access `op`."""
+        b = self.builder
+        tdesc = op.operands[1] if isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp)) else op.operands[0]
+        m = self.scatter_memref(tdesc)
+        size = b.mul(m.rows, m.cols)
+        masks = self.elements(self.values[op.mask[0]]) if op.mask else None
+        positions = self.positions(op.layout) if op.valid is not None else None
+        dense = b.and_(b.icmp_signed("==", m.row_stride, m.cols),
+                       b.icmp_signed("==", m.col_stride, ir.Constant(I64, 1)))
+        places = []
+        for i, k in enumerate(self.elements(self.values[tdesc])):
+            inside = self.within(k, size)
+            if masks is not None:
+                inside = b.and_(inside, masks[i])
+            if positions is not None:
+                inside = b.and_(inside, self.in_block(*positions[i], op.valid))
+            k = self.clamp(k, size)
+            places.append((b.gep(m.pointer, [self.guarded(b.not_(dense), lambda: self.strided(m, k), k)],
+                                 inbounds=True), inside))
+        return places
+
+    def strided(self, m: MemRef, k: ir.Value) -> ir.Value:
+        """The memory offset of element k of a pitched or column-major array (a dense row-major one: k itself,
+        with no division)."""
+        b = self.builder
+        return b.add(b.mul(b.sdiv(k, m.cols), m.row_stride), b.mul(b.srem(k, m.cols), m.col_stride))
+
+    def lower_LoadGatherXOp(self, op):
+        b = self.builder
+        dtype = op.result.type.dtype
+        pad = ir.Constant(llvm_type(ScalarType(dtype)), literal(op.padding, dtype))
+        return self.assemble([b.select(inside, from_storage(b, b.load(address), dtype), pad)
+                              for address, inside in self.scatter_places(op)])
+
+    def lower_StoreScatterXOp(self, op):
+        b = self.builder
+        dtype = op.operands[0].type.dtype
+        for (address, inside), item in zip(self.scatter_places(op), self.elements(self.values[op.operands[0]])):
+            with b.if_then(inside):
+                b.store(to_storage(b, item, dtype), address)
+
+    def lower_ScatterAtomicRMWOp(self, op):
+        return self.atomic_elements(op, self.scatter_places(op))

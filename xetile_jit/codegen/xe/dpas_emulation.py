@@ -1,0 +1,167 @@
+"""The DPAS builtin defined for a CPU (both CPU ABIs, "emulated" and "vector"): the call ABI and lane layouts of
+codegen/xe/builtins.py (docs/reference/xe_builtins.md §1.3), computed with shuffles and scalar arithmetic.
+
+Numerics: bf16, f16 and 8-bit inputs are converted exactly to f32 / i32; tf32 inputs are f32 words whose low 13
+mantissa bits are dropped (truncation, as tf32 DPAS reads an f32 register: ir/numeric.py `tf32`). Each product
+is then exact in f32 (at most 22 significant bits). The accumulation is `d = c; for k in 0..K-1: d = d + a[k] *
+b[k]` per output element, rounding to nearest even after every addition (integers: exact i32 with wrap-around).
+The hardware's systolic adder tree may round differently in the last bit; this order is what the tests reproduce
+in numpy.
+
+Where A's element A[r][k] is: lane k / per_lane, component r, field k % per_lane (f16, bf16, 8-bit); tf32 (K 8
+on sub-group 16): lane k for the even rows and k + 8 for the odd ones, component r / 2 (tf32_lane).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir.numeric import TF32_MASK
+from ..llvm.core import counted_loop
+from .builtins import F32, I32, DpasBuiltin, _constant, _declared, _field, _i32, _like, _shuffle
+
+# The row sums one loop over k carries (row_groups): four DPAS ops sharing A take 4 of its 8 rows a loop, two all 8.
+# 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is shuffled once for
+# every op of the loop, so four ops a loop shuffle half as often as two (with each B widened once, `widened_b`:
+# tutorial GEMM 2048 f32 1.00-1.01x oneMKL against 0.92-0.93x, f16 1.03x against 0.94x; 24 sums as fast as 16, 32
+# 0.72x; 2026-11-24, docs/DESIGN.md "CPU notes").
+CARRIED_SUMS = 16
+
+
+def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+    """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32; tf32: the f32 word truncated."""
+    if dtype == "f16":
+        return b.fpext(b.bitcast(value, _like(value.type, ir.HalfType())), _like(value.type, F32))
+    if dtype == "bf16":
+        wide = b.zext(value, _like(value.type, I32))
+        return b.bitcast(b.shl(wide, _constant(wide.type, 16)), _like(value.type, F32))
+    if dtype == "tf32":
+        return tf32(b, value)
+    return (b.sext if dtype == "i8" else b.zext)(value, _like(value.type, I32))
+
+
+def tf32(b: ir.IRBuilder, words: ir.Value) -> ir.Value:
+    """f32 words (i32, or a vector of them) as tf32 DPAS reads them: f32 values without their low 13 mantissa bits."""
+    mask = _constant(words.type, TF32_MASK - (1 << 32))  # the mask's bits as a signed i32
+    return b.bitcast(b.and_(words, mask), _like(words.type, F32))
+
+
+def _components(b: ir.IRBuilder, value: ir.Value, count: int) -> list[ir.Value]:
+    return [b.extract_element(value, _i32(i)) for i in range(count)] if count > 1 else [value]
+
+
+def _as_words(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """An f32 operand (tf32 A and B) as its i32 words: shuffles and fields work on integers."""
+    element = value.type.element if isinstance(value.type, ir.VectorType) else value.type
+    return b.bitcast(value, _like(value.type, I32)) if element == F32 else value
+
+
+def tf32_lane(mad: DpasBuiltin, r: int, k: int) -> tuple[int, int]:
+    """(lane, component) holding tf32 A[r][k]: lanes 0-7 the even rows, 8-15 the odd ones (§1.3)."""
+    return k + mad.k * (r % 2), r // 2
+
+
+def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
+    """A function of k (an i32, the same on every lane) and rows giving [A[r][k] for each of the rows], widened, on
+    every lane."""
+    if mad.a == "tf32":
+        places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
+        return lambda k, rows: [_widen(b, _shuffle(b, parts[places[r][1]], b.add(k, _i32(places[r][0]))), "tf32")
+                                for r in rows]
+    if mad.per_lane == 1 and mad.is_float:  # widened once, shuffled as words: the driver built the GEMM 1 s sooner
+        wide = [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
+        return lambda k, rows: [b.bitcast(_shuffle(b, wide[r], k), F32) for r in rows]
+
+    def packed(k, rows):  # A[r][k] is field k % per_lane of lane k / per_lane's word
+        lane, field = b.udiv(k, _i32(mad.per_lane)), b.urem(k, _i32(mad.per_lane))
+        words = [_shuffle(b, parts[r], lane) for r in rows]
+        words = [word if word.type == I32 else b.zext(word, I32) for word in words]
+        return [_widen(b, _field(b, word, field, mad.bits), mad.a) for word in words]
+    return packed
+
+
+def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
+    """`(a, b, c) -> c + a * b` rounded as the module docstring says. f16 x f16 uses OpenCL's `fma`: a product
+    of two f16 values is exact and normal in f32 (at most 22 significant bits, 2**-48 to 2**32), so the fused
+    operation rounds once, as the add alone does, and a CPU does it in one instruction. Not for bf16 and tf32,
+    whose products can leave f32's range (and then round differently unfused)."""
+    if not mad.is_float:
+        return lambda x, y, acc: b.add(acc, b.mul(x, y))
+    if mad.a == mad.b == "f16":
+        fma = _declared(b.module, "__spirv_ocl_fma", ir.FunctionType(F32, [F32] * 3))
+        return lambda x, y, acc: b.call(fma, [x, y, acc])
+    return lambda x, y, acc: b.fadd(acc, b.fmul(x, y))
+
+
+def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
+    """The builtin's body (the "vector" ABI's lowering writes `dpas_results` inline instead)."""
+    a, packed_b, acc = fn.args
+    column = widened_b(b, mad, packed_b, b.alloca(b_column_type(mad)))
+    b.ret(dpas_results(b, mad, a, [(column, acc)])[0])
+
+
+def b_column_type(mad: DpasBuiltin) -> ir.ArrayType:
+    """A lane's K elements of B, widened (f32 or i32): the private array `widened_b` fills."""
+    return ir.ArrayType(F32 if mad.is_float else I32, mad.k)
+
+
+def widened_b(b: ir.IRBuilder, mad: DpasBuiltin, packed_b: ir.Value, column: ir.Value) -> ir.Value:
+    """`column` (a private `b_column_type`) holding this lane's B[k], k = 0..K-1 (field k % per_word of word
+    k / per_word), widened: once for every DPAS op that takes this B."""
+    packed, per_word = _as_words(b, packed_b), 32 // mad.bits
+    for k in range(mad.k):
+        word = b.extract_element(packed, _i32(k // per_word))
+        b.store(_widen(b, _field(b, word, k % per_word, mad.bits), mad.b), b.gep(column, [_i32(0), _i32(k)]))
+    return column
+
+
+def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[tuple]) -> list[ir.Value]:
+    """Lane n, for each (B, C) of `products` (DPAS ops that share A; B a lane's column, `widened_b`): d[r] = c[r] +
+    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops`): A[r][k] shuffled from its lane once
+    for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in scalars.
+    Unrolled, the OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes:
+    the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/DESIGN.md "CPU
+    notes")."""
+    column = _a_column(b, mad, _components(b, _as_words(b, a), mad.a_components))
+    mad_step = _multiply_add(b, mad)
+
+    def step(b, k, rows, sums):
+        a_k, out = column(k, rows), []
+        for (b_column, _), totals in zip(products, sums):
+            b_k = b.load(b.gep(b_column, [_i32(0), k]))
+            out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, totals)]
+        return out
+
+    sums = row_loops(b, mad.k, [_components(b, acc, mad.m) for _, acc in products], step)
+    return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
+
+
+def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step) -> list[list[ir.Value]]:
+    """The row sums of DPAS ops sharing A (`sums`: each op's C rows) after `count` steps over k, as one loop over k
+    per group of rows (`row_groups`); `step(b, k, rows, group_sums)` gives the group's new sums, op after op."""
+    sums = [list(rows) for rows in sums]
+    for rows in row_groups(len(sums[0]), len(sums)):
+        size = len(rows)
+
+        def group_step(b, k, carried, rows=rows, size=size):
+            return step(b, k, rows, [carried[j * size:(j + 1) * size] for j in range(len(sums))])
+        carried = counted_loop(b, count, [totals[r] for totals in sums for r in rows], group_step)
+        for j, totals in enumerate(sums):
+            totals[rows.start:rows.stop] = carried[j * size:(j + 1) * size]
+    return sums
+
+
+def row_groups(m: int, ops: int) -> list[range]:
+    """C's m rows in groups of at most CARRIED_SUMS // ops rows: each group's loop carries the sums of those rows of
+    every op sharing A in the CPU's vector registers, and shuffles each A[r][k] once for all the ops."""
+    size = max(1, min(m, CARRIED_SUMS // ops))
+    return [range(first, min(first + size, m)) for first in range(0, m, size)]
+
+
+def _rows_value(b: ir.IRBuilder, acc: ir.Value, sums: list[ir.Value]) -> ir.Value:
+    """The rows' sums as the accumulator's type (a vector of M, or the scalar for M = 1)."""
+    if len(sums) == 1:
+        return sums[0]
+    result = acc
+    for r, value in enumerate(sums):
+        result = b.insert_element(result, value, _i32(r))
+    return result

@@ -1,0 +1,127 @@
+"""The lowering pipeline (docs/DESIGN.md §2): one function per stage, run in order; every stage's output is
+verified, and printed to stderr when XETILE_DUMP_IR=1. `compile_spirv` runs it to the end: LLVM IR,
+then the SPIR-V binary. XETILE_TIMING=1 times each stage (runtime/timing.py)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass
+
+from ..errors import CompilationError
+from ..ir.core import FuncOp, walk
+from ..ir.core_ops import SlmAllocOp
+from ..ir.debug_ops import DeviceAssertOp
+from ..ir.simt_ops import SimtDpasOp
+from ..toolchain import isa_stats, ocloc
+from ..target.code_budget import check_code_size, check_registers, type_bytes
+from ..codegen.spirv import emit_spirv
+from ..codegen.llvm.lowering import lower_to_llvm
+from ..ir.printer import print_func
+from ..ir.verifier import verify
+from ..runtime import timing
+from ..target.targets import Target, get_target
+from ..transforms.xegpu.barriers import (check_divergent_barriers, check_named_barriers, drop_repeated_barriers,
+                                         insert_barriers)
+from ..transforms.xegpu.blocking import block
+from ..transforms.xegpu.lane_distribution import distribute_lanes
+from ..transforms.xegpu.wg_to_sg import wg_to_sg
+from ..transforms.xetile.layout_propagation import propagate_layouts
+from ..transforms.xetile.prefetch import insert_prefetch
+from ..transforms.xetile.rank2 import as_rank2
+from ..transforms.xetile.to_xegpu import xetile_to_xegpu
+
+@dataclass(frozen=True)
+class StageOptions:
+    """The compile options the stages read: the subgroup count (layout propagation decides it) and the
+    prefetch distance (transforms/xetile/prefetch.py)."""
+    num_subgroups: int | None = None
+    prefetch_distance: int = 0
+
+
+STAGES = [  # (name, stage(func, target, StageOptions))
+    ("xetile-layouts", lambda func, target, o: propagate_layouts(
+        insert_prefetch(as_rank2(func), target, o.prefetch_distance), target, o.num_subgroups)),
+    ("xegpu-wg", lambda func, target, _: insert_barriers(xetile_to_xegpu(func))),
+    ("xegpu-sg", lambda func, target, _: drop_repeated_barriers(wg_to_sg(func, target))),
+    ("xegpu-blocked", lambda func, target, _: block(func, target)),
+    ("xegpu-simt", lambda func, target, _: distribute_lanes(func, target)),
+]
+STAGE_NAMES = [name for name, _ in STAGES]
+
+
+def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu",
+          num_subgroups: int | None = None, prefetch_distance: int = 0) -> dict[str, FuncOp]:
+    """The IR after each stage up to `until`, by stage name; `func` itself is left as it was. `target` is the
+    Target, or its name (resolved here, once); `num_subgroups` and `prefetch_distance` the launch options."""
+    if until not in STAGE_NAMES:
+        raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
+    chosen = get_target(target) if isinstance(target, str) else target
+    options = StageOptions(num_subgroups, prefetch_distance)
+    results = {}
+    # func.clone, not copy.deepcopy: use lists make the graph as deep as the kernel is long
+    current = drop_device_asserts(func.clone())
+    for name, stage in STAGES:
+        with timing.stage(func.sym_name, name):
+            current = stage(current, chosen, options)
+            verify(current)
+        if name == "xegpu-sg":
+            check_divergent_barriers(current)
+            check_slm(current, chosen)
+            check_registers(current, chosen)
+        results[name] = current
+        if os.environ.get("XETILE_DUMP_IR") == "1":
+            print(f"// -----// {name}: {func.sym_name} //----- //\n{print_func(current)}", file=sys.stderr)
+        if name == until:
+            break
+    return results
+
+
+def drop_device_asserts(func: FuncOp) -> FuncOp:
+    """Device code checks no device_assert (ir/debug_ops.py); they go before the layouts are chosen."""
+    for op in [op for op in walk(func.body) if isinstance(op, DeviceAssertOp)]:
+        op.erase()
+    return func
+
+
+def check_slm(func: FuncOp, target: Target) -> None:
+    """The kernel's shared local memory (its alloc_slm buffers and the layout conversions') must fit the target's."""
+    sizes = [(op.by_user, type_bytes(op.result.type)) for op in walk(func.body) if isinstance(op, SlmAllocOp)]
+    user = sum(size for by_user, size in sizes if by_user)
+    used = sum(size for _, size in sizes)
+    if used > target.slm_bytes:
+        raise CompilationError(f"kernel {func.sym_name}: needs {used} bytes of shared local memory ({user} in "
+                               f"alloc_slm buffers, {used - user} for layout conversions); target {target.name} "
+                               f"has {target.slm_bytes} [SLM per workgroup fits the target's slm_bytes]. Use "
+                               "smaller buffers or workgroup tiles, or layouts that keep a reduced dimension inside "
+                               "each subgroup (sg_layout 1 along it)", func.loc)
+
+
+def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None,
+                  block_io_fallback: dict[str, str] | None = None, prefetch_distance: int = 0) -> dict:
+    """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
+    for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats", which lists
+    `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules), and what launch
+    needs: "num_subgroups" and "lanes" of a workgroup, and the driver's "build_options"."""
+    stages = lower(func, target=target, num_subgroups=num_subgroups, prefetch_distance=prefetch_distance)
+    simt = stages["xegpu-simt"]
+    check_named_barriers(simt)
+    with timing.stage(func.sym_name, "llvm-ir"):
+        module, llir = lower_to_llvm(simt, target)
+        check_code_size(module, func.sym_name)
+    if os.environ.get("XETILE_DUMP_IR") == "1":
+        print(f"// -----// llvm: {func.sym_name} //----- //\n{llir}", file=sys.stderr)
+    with timing.stage(func.sym_name, "spirv"):
+        spirv = emit_spirv(module, subgroup_size=target.subgroup_size)
+    uses_dpas = any(isinstance(op, SimtDpasOp) for op in walk(simt.body))
+    options = target.dpas_build_options if uses_dpas else ""
+    result = {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
+              "xegpu-simt": print_func(simt), "llir": llir, "spirv": spirv,
+              "num_subgroups": simt.num_subgroups, "lanes": simt.lanes, "build_options": options}
+    with timing.stage(func.sym_name, "gpu-isa (ocloc)") if ocloc.tools(target) else contextlib.nullcontext():
+        build = ocloc.gpu_build(spirv, target, options)
+    if build is not None:
+        result["isa"] = build.isa
+        result["isa_stats"] = isa_stats.summary(build.isa, build.grf_count, build.spill_bytes,
+                                                block_io_fallback or {})
+    return result

@@ -1,0 +1,390 @@
+"""`@xetile.autotune` and `xetile.Config` (issue 9): a kernel launched over several configurations (constexprs
+and the tile_mma anchor layout), each timed with `xetile.testing.do_bench`, the fastest kept per tuning key.
+
+A launch computes its key (the values of the `key` arguments, an array's by its shape, plus every array's dtype
+and memory order, and the device). A seen key runs its winner with no timing: from memory, else from the disk cache
+(jit/autotune_cache.py). A new key tunes, in this order:
+1. `prune_configs_by["early_config_prune"](configs, named_args, **kwargs)` (as Triton) keeps a subset;
+2. the rules: each config is traced and lowered to subgroup-level IR for the device's target (the numpy
+   interpreter checks against `cpu`), which runs the verifiers of the RFC's rules (sg_data divides the tile,
+   layouts, inst_data and 2D block-IO limits), the register budget (target/code_budget.py) and shared local memory,
+   then the target's workgroup size (Target.workgroup_rule); a config that breaks one is pruned with the
+   error's message;
+3. `perf_model(**named_args, **kwargs, **config.all_kwargs())` ranks the rest and `top_k` (an int, or a
+   fraction of the configs) of them are kept;
+4. each is compiled and launched once, untimed, on a profiling queue of the launch's device: every build (the
+   OpenCL CPU driver's takes seconds) comes before any timing, so no config is timed in the wake of its own build
+   (measured on opencl:cpu: up to 40% slow, enough to lose the best config). A config that fails to compile or
+   launch is skipped with its error; when every config is pruned or fails, the first error is raised with all
+   the reasons;
+5. each is timed TIMING_ROUNDS times, in turns, on that queue (device time; the numpy interpreter: wall time),
+   each timing the median of do_bench's runs, each config keeping its fastest;
+6. the finalists, the configs within FINALIST_MARGIN of the fastest, are timed again RACE_ROUNDS times, in turns
+   (a burst of load on a shared machine then slows each of them, not only one), and each keeps its fastest time:
+   load only ever slows a run, and a long kernel gets a single run from do_bench's `rep`, so one timing of it
+   decides by the machine's noise.
+The launch then runs the winner with the caller's arguments and options. Timing runs the kernel many times on
+the launch's own arguments, so a kernel that accumulates into its outputs must not be autotuned as is.
+
+`XETILE_PRINT_AUTOTUNING=1` prints each config's time or reason and the winner; a progress line (tqdm when it is
+installed) shows on stderr when more than PROGRESS_MIN configs are timed, stderr is a terminal and
+XETILE_PROGRESS is not "0".
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+
+from ..compiler.pipeline import lower
+from ..target.targets import get_target
+from ..errors import CompilationError, LaunchError
+from ..runtime.args import array_layout, as_array, dtype_and_order, is_array
+from ..runtime.device import NUMPY, Device, select_device
+from ..runtime.profiling import profiling_queue, recording
+from ..testing import WallClockWarning, do_bench
+from . import kernel as jit
+from .autotune_cache import load_winner, store_winner, winner_key
+from ..compiler.driver import compile_kernel
+
+PROGRESS_MIN = 4
+FINALIST_MARGIN = 1.25
+RACE_ROUNDS = 3
+TIMING_ROUNDS = 2
+RULE_TARGET_OF_INTERPRETER = "cpu"
+PRUNE_KEYS = ("early_config_prune", "perf_model", "top_k")
+
+
+@dataclass(init=False)
+class Config:
+    """One point of the search: constexpr values (`kwargs`) and launch options (sg_layout, sg_data and, for
+    kernels without tile_mma, num_subgroups)."""
+    kwargs: dict
+    sg_layout: list | None = None
+    sg_data: list | None = None
+    num_subgroups: int | None = None
+
+    def __init__(self, kwargs: dict | None = None, *, sg_layout=None, sg_data=None, num_subgroups=None,
+                 **constexprs):
+        both = set(kwargs or {}) & set(constexprs)
+        if both:
+            raise ValueError(f"Config: {sorted(both)} given twice (in kwargs and as keywords)")
+        self.kwargs = {**(kwargs or {}), **constexprs}
+        self.sg_layout = None if sg_layout is None else list(sg_layout)
+        self.sg_data = None if sg_data is None else list(sg_data)
+        self.num_subgroups = num_subgroups
+
+    def options(self) -> dict:
+        """The launch options it sets."""
+        return {k: v for k in ("sg_layout", "sg_data", "num_subgroups") if (v := getattr(self, k)) is not None}
+
+    def all_kwargs(self) -> dict:
+        return {**self.kwargs, **self.options()}
+
+    def __repr__(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.all_kwargs().items()) or "(no parameters)"
+
+
+STAGES = {"early_config_prune": "pruned by early_config_prune", "rules": "pruned", "perf_model":
+          "pruned by perf_model", "failed": "failed", "only": "not timed"}
+
+
+@dataclass
+class Trial:
+    """What tuning did with one config: its time in ms (`clock` "device" or "wall"), or why it was not timed
+    (`stage`, a key of STAGES, `reason`, and the `error` raised, if any)."""
+    config: Config
+    ms: float | None = None
+    clock: str | None = None
+    stage: str | None = None
+    reason: str | None = None
+    error: Exception | None = None
+    timings: int = 0  # every config's rounds and the finalists' race: `ms` is the fastest
+
+    def __str__(self) -> str:
+        if self.ms is not None:
+            best_of = f", best of {self.timings} timings" if self.timings > 1 else ""
+            return f"{self.config}: {self.ms:.4f} ms ({self.clock} clock{best_of})"
+        return f"{self.config}: {STAGES[self.stage]}: {self.reason}"
+
+
+@dataclass
+class Tuning:
+    """One launch's arguments as the tuner sees them."""
+    grid: object
+    args: tuple
+    kwargs: dict
+    named: dict  # every argument given, by parameter name
+    device: Device
+    trials: list = field(default_factory=list)
+
+
+class Autotuner:
+    """The autotuned kernel: launched as `kernel[grid](...)` like the kernel it wraps."""
+
+    def __init__(self, kernel, configs, key, prune_configs_by=None, warmup=25, rep=100, cache_results=True):
+        if not isinstance(kernel, jit.Kernel):
+            raise TypeError("@xetile.autotune goes above @xetile.kernel")
+        self.kernel = kernel
+        self.configs = list(configs)
+        if not self.configs or not all(isinstance(c, Config) for c in self.configs):
+            raise ValueError("autotune: configs must be a non-empty list of xetile.Config")
+        self.config_names = set().union(*(c.all_kwargs() for c in self.configs))  # what a launch must not pass
+        self.key = list(key)
+        unknown = [k for k in self.key if k not in kernel.params]
+        if unknown:
+            raise ValueError(f"autotune: key {unknown} are not parameters of {kernel.__name__} ({kernel.params})")
+        self.prune = dict(prune_configs_by or {})
+        if set(self.prune) - set(PRUNE_KEYS):
+            raise ValueError(f"autotune: prune_configs_by takes {PRUNE_KEYS}, got {sorted(self.prune)}")
+        self.warmup, self.rep, self.cache_results = warmup, rep, cache_results
+        self.best: dict = {}  # tuning key -> Config
+        self.best_config: Config | None = None
+        self.trials: list[Trial] = []  # of the last tuning
+        self.__name__ = kernel.__name__
+        self.__doc__ = kernel.__doc__
+
+    def __repr__(self) -> str:
+        return f"<xetile.autotune {self.__name__} over {len(self.configs)} configs>"
+
+    def __getitem__(self, grid):
+        return jit.Launcher(self, grid)
+
+    def run(self, grid, args, kwargs) -> None:
+        tuning = self.tuning(grid, args, kwargs)
+        key = self.tuning_key(tuning)
+        config = self.best.get(key)
+        if config is None:
+            config = self.best[key] = self.cached_or_tuned(tuning, key)
+        self.best_config = config
+        return self.kernel.run(grid, args, with_config(kwargs, config))
+
+    def tuning(self, grid, args, kwargs) -> Tuning:
+        clash = self.config_names & kwargs.keys()
+        if clash:
+            raise LaunchError(f"autotuned kernel {self.__name__}: {sorted(clash)} are set by its configs; "
+                              "do not pass them at launch")
+        plain = {k: v for k, v in kwargs.items() if k not in jit.LAUNCH_OPTIONS}
+        try:
+            named = self.kernel.signature.bind_partial(*args, **plain).arguments
+        except TypeError as e:
+            raise LaunchError(f"{self.__name__}(): {e}; parameters are ({', '.join(self.kernel.params)})") from None
+        arrays = [v for v in named.values() if is_array(v)]
+        return Tuning(grid, args, kwargs, dict(named), select_device(kwargs.get("device"), arrays))
+
+    def tuning_key(self, tuning: Tuning) -> tuple:
+        """The key argument values (an array by its shape), every array's dtype and memory order, and the device."""
+        missing = [k for k in self.key if k not in tuning.named]
+        if missing:
+            raise LaunchError(f"autotuned kernel {self.__name__}: the key arguments {missing} were not given")
+        values = tuple(array_layout(v)[0] if is_array(v) else v for v in map(tuning.named.get, self.key))
+        arrays = tuple(array_key(n, v) for n, v in tuning.named.items() if is_array(v))
+        device = tuning.device
+        return values, arrays, NUMPY if device.queue is None else device.queue.sycl_device.filter_string
+
+    def cached_or_tuned(self, tuning: Tuning, key: tuple) -> Config:
+        cache_key = winner_key(self.kernel, self.configs, key, tuning.device) if self.cache_results else None
+        index = None if cache_key is None else load_winner(self.kernel, cache_key)
+        if index is not None and 0 <= index < len(self.configs):
+            report(f"autotune {self.__name__}: cached winner {self.configs[index]} for key {key}")
+            return self.configs[index]
+        config = self.tune(tuning, key)
+        if cache_key is not None:
+            compiled = self.kernel.warmup(*tuning.args, **with_config(tuning.kwargs, config))  # in memory: a hit
+            store_winner(cache_key, self.configs.index(config), config, compiled.artifact.dependencies)
+        return config
+
+    # ---- tuning -----------------------------------------------------------------------------
+    def tune(self, tuning: Tuning, key: tuple) -> Config:
+        start = time.perf_counter()
+        candidates = self.early_pruned(tuning)
+        candidates = self.ranked(tuning, [c for c in candidates if self.legal(tuning, c)])
+        if len(candidates) == 1:
+            tuning.trials.append(Trial(candidates[0], stage="only", reason="the only config left"))
+        elif candidates:
+            self.time_all(tuning, candidates)
+        self.trials = sorted(tuning.trials, key=lambda t: self.configs.index(t.config))
+        for trial in self.trials:
+            report(f"autotune {self.__name__}: {trial}")
+        ran = [t for t in tuning.trials if t.ms is not None or t.stage == "only"]
+        if not ran:
+            raise no_config_error(self.__name__, tuning.trials)
+        best = min(ran, key=lambda t: t.ms or 0.0).config
+        report(f"autotune {self.__name__}: {time.perf_counter() - start:.2f} s for key {key}; best config {best}")
+        return best
+
+    def early_pruned(self, tuning: Tuning) -> list[Config]:
+        prune = self.prune.get("early_config_prune")
+        if prune is None:
+            return list(self.configs)
+        kept = list(prune(list(self.configs), tuning.named, **plain_kwargs(tuning.kwargs)))
+        tuning.trials += [Trial(c, stage="early_config_prune", reason="dropped by early_config_prune")
+                          for c in self.configs if c not in kept]
+        return kept
+
+    def legal(self, tuning: Tuning, config: Config) -> bool:
+        """Whether `config` keeps the rules (module docstring, step 2); a Trial with the reason when not."""
+        try:
+            check_rules(self.kernel, tuning, config)
+            return True
+        except (CompilationError, LaunchError) as e:
+            tuning.trials.append(Trial(config, stage="rules", reason=str(e), error=e))
+            return False
+
+    def ranked(self, tuning: Tuning, configs: list[Config]) -> list[Config]:
+        model = self.prune.get("perf_model")
+        if model is None:
+            return configs
+        top_k = self.prune.get("top_k", len(configs))
+        if isinstance(top_k, float) and top_k <= 1.0:
+            top_k = max(1, int(len(configs) * top_k))
+        if not isinstance(top_k, int) or isinstance(top_k, bool):
+            raise ValueError(f"autotune: top_k must be an int or a fraction <= 1.0, got {top_k!r}")
+        named, kwargs = tuning.named, plain_kwargs(tuning.kwargs)
+        estimates = {id(c): model(**named, **kwargs, **c.all_kwargs()) for c in configs}
+        ranked = sorted(configs, key=lambda c: estimates[id(c)])
+        tuning.trials += [Trial(c, stage="perf_model", reason=f"estimate {estimates[id(c)]} is not in the top "
+                                f"{top_k}") for c in ranked[top_k:]]
+        return ranked[:top_k]
+
+    def time_all(self, tuning: Tuning, configs: list[Config]) -> None:
+        device = tuning.device
+        options = {} if device.queue is None else {"device": profiling_queue(device.queue)}
+        with Progress(len(configs), self.__name__) as step:
+            for config in configs:
+                tuning.trials.append(self.built(tuning, config, options))
+                step()
+        trials = [t for t in tuning.trials if t.stage is None]  # built: to be timed
+        for _ in range(TIMING_ROUNDS):
+            for trial in trials:
+                self.time(trial, tuning, options)
+        self.race([t for t in trials if t.ms is not None], tuning, options)
+
+    def race(self, timed: list[Trial], tuning: Tuning, options: dict) -> None:
+        """Times the finalists among `timed` again, in turns (module docstring, step 6)."""
+        if not timed:
+            return
+        fastest = min(t.ms for t in timed)
+        finalists = [t for t in timed if t.ms <= fastest * FINALIST_MARGIN]
+        if len(finalists) < 2:
+            return
+        for _ in range(RACE_ROUNDS):
+            for trial in finalists:
+                self.time(trial, tuning, options)
+
+    def launcher(self, tuning: Tuning, config: Config, options: dict):
+        kwargs = with_config(tuning.kwargs, config) | options
+
+        def launch():
+            self.kernel.run(tuning.grid, tuning.args, dict(kwargs))  # run() takes the launch options out
+        return launch
+
+    def built(self, tuning: Tuning, config: Config, options: dict) -> Trial:
+        """`config` compiled and run once, untimed (module docstring, step 4): a Trial to time, or a failed one."""
+        try:
+            with recording() as run:
+                self.launcher(tuning, config, options)()
+                run.wait()
+        except (CompilationError, LaunchError) as e:
+            return Trial(config, stage="failed", reason=str(e), error=e)
+        return Trial(config)
+
+    def time(self, trial: Trial, tuning: Tuning, options: dict) -> None:
+        """One more timing of `trial`'s config, the median of do_bench's runs; the trial keeps its fastest."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", WallClockWarning)  # the trial records the clock
+                ms = do_bench(self.launcher(tuning, trial.config, options), warmup=self.warmup, rep=self.rep,
+                              return_mode="median")
+        except (CompilationError, LaunchError) as e:
+            trial.ms, trial.stage, trial.reason, trial.error = None, "failed", str(e), e
+            return
+        trial.ms, trial.clock = float(ms) if trial.ms is None else min(trial.ms, float(ms)), ms.clock
+        trial.timings += 1
+
+
+def array_key(name: str, value) -> tuple[str, str, tuple[int, int]]:
+    """An array argument's part of the tuning key: its name, dtype and memory order."""
+    dtype, order = dtype_and_order(name, *array_layout(as_array(name, value)))
+    return name, str(dtype), order
+
+
+def check_rules(kernel, tuning: Tuning, config: Config) -> None:
+    """Traces `config` and lowers it to subgroup-level IR for the device's target, which raises the
+    CompilationError of a broken rule; then the target's workgroup size. A launch option the kernels of this
+    version do not take (num_subgroups, before it exists) is a LaunchError."""
+    unsupported = set(config.options()) - set(jit.LAUNCH_OPTIONS)  # read now: LAUNCH_OPTIONS may grow
+    if unsupported:
+        raise LaunchError(f"this xetile_jit has no launch option {', '.join(sorted(unsupported))}")
+    values, options = kernel.bind(tuning.args, with_config(tuning.kwargs, config))
+    target = RULE_TARGET_OF_INTERPRETER if tuning.device.kind == NUMPY else tuning.device.target
+    key, specs, consts, compile_options = kernel.specialize(values, options, target)
+    traced = compile_kernel(kernel, specs, consts, key[1], dataclasses.replace(compile_options, target=NUMPY))
+    func = lower(traced.func, until="xegpu-sg", target=target)["xegpu-sg"]
+    rule = get_target(target).workgroup_rule(func.num_subgroups or 1)
+    if rule:
+        raise CompilationError(f"kernel {kernel.__name__}: {rule}")
+
+
+def with_config(kwargs: dict, config: Config) -> dict:
+    return {**kwargs, **config.all_kwargs()}
+
+
+def plain_kwargs(kwargs: dict) -> dict:
+    return {k: v for k, v in kwargs.items() if k not in jit.LAUNCH_OPTIONS}
+
+
+def no_config_error(name: str, trials: list[Trial]) -> Exception:
+    """The error of the first config that raised one (CompilationError when none did), with every reason."""
+    kind = next((type(t.error) for t in trials if t.error is not None), CompilationError)
+    reasons = "\n".join(f"  {t}" for t in trials)
+    return kind(f"autotuned kernel {name}: no config could run:\n{reasons}")
+
+
+def report(line: str) -> None:
+    if os.environ.get("XETILE_PRINT_AUTOTUNING") == "1":
+        print(line, flush=True)
+
+
+class Progress:
+    """A progress display over `total` configs on stderr (module docstring): tqdm, else a counter line."""
+
+    def __init__(self, total: int, name: str):
+        self.total, self.name, self.done, self.bar = total, name, 0, None
+        self.shown = total > PROGRESS_MIN and sys.stderr.isatty() and os.environ.get("XETILE_PROGRESS") != "0"
+
+    def __enter__(self):
+        if self.shown:
+            try:
+                from tqdm import tqdm
+                self.bar = tqdm(total=self.total, desc=f"autotune {self.name}", unit="config", file=sys.stderr)
+            except ImportError:
+                self.bar = None
+        return self.step
+
+    def step(self) -> None:
+        self.done += 1
+        if not self.shown:
+            return
+        if self.bar is not None:
+            self.bar.update()
+        else:
+            print(f"\rautotune {self.name}: {self.done}/{self.total} configs", end="", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        elif self.shown:
+            print(file=sys.stderr)
+        return False
+
+
+def autotune(configs, key, prune_configs_by=None, warmup=25, rep=100, cache_results=True):
+    """Decorator above `@xetile.kernel`: tunes the kernel over `configs` per value of the `key` arguments
+    (module docstring)."""
+    def decorate(kernel) -> Autotuner:
+        return Autotuner(kernel, configs, key, prune_configs_by, warmup, rep, cache_results)
+    return decorate

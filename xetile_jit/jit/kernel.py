@@ -1,0 +1,301 @@
+"""`@xetile.kernel`, the JIT front: the kernel object, its launcher `kernel[grid](...)`, argument binding,
+specialization, warmup, the in-memory compile cache and the launch (the compiler driver is compiler/driver.py).
+
+A launch first looks for its launch plan (jit/launch_plan.py: a generated binder and a cheap key). On a miss, the slow
+path binds the arguments, checks them, picks the device, looks up the compiled kernel by its specialization (array
+dtypes and memory orders, scalar types, constexpr values keyed by type and, for floats, by bits) and its
+CompileOptions, and makes the plan; the plan runs it: in the numpy interpreter, or as SPIR-V on a SYCL queue
+(asynchronously when every array is USM: runtime/ordering.py). Both a plan hit and an in-memory compile hit re-read
+what the trace read (globals, closure cells, helper kernels: compiler/dependencies.py) and compile again when any of it
+changed. Every check happens before anything runs, so a bad launch leaves the arrays untouched.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import struct
+import threading
+
+import dpctl.program
+
+from ..ir.interpreter import run_ir
+from ..target.targets import xe_abi
+from ..errors import CompilationError, LaunchError
+from ..ir.attrs import Layout
+from ..ir.types import DType
+from ..runtime import ordering, timing
+from ..runtime.args import classify, python_scalar, runtime_value
+from ..runtime.device import Device, choose_target, named_device, select_device
+from ..runtime.sycl import SyclProgram
+from ..compiler.driver import Compiled, CompileOptions, compile_kernel, debugging
+from ..compiler.dependencies import all_unchanged
+from ..language.dsl import constexpr
+from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
+from ..compiler.tracer import Function
+
+LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance")
+CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
+CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
+                  "of these (numpy numbers count as Python ones)")
+
+
+def is_constexpr(annotation) -> bool:
+    if annotation is constexpr:
+        return True
+    return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
+
+
+def constexpr_value(name: str, value):
+    """A constexpr as the kernel sees it (numpy numbers as Python ones), checked against CONSTEXPR_RULE."""
+    value = python_scalar(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(constexpr_value(name, v) for v in value)
+    if not isinstance(value, CONSTEXPR_TYPES):
+        raise LaunchError(f"constexpr '{name}' is a {type(value).__name__}; {CONSTEXPR_RULE}")
+    return value
+
+
+def hashable(value):
+    """A cache-key form of a constexpr: typed because 2 == 2.0 == True in Python, floats by their bits because
+    0.0 == -0.0 and NaN != NaN."""
+    if isinstance(value, (list, tuple)):
+        return type(value), tuple(hashable(v) for v in value)
+    if isinstance(value, float):
+        return float, struct.pack("<d", value)
+    return type(value), value
+
+
+def mma_layout(options: dict) -> Layout | None:
+    sg_layout, sg_data = options.get("sg_layout"), options.get("sg_data")
+    if sg_layout is None and sg_data is None:
+        return None
+    if sg_layout is None or sg_data is None:
+        raise LaunchError("sg_layout and sg_data go together: give both or neither")
+    try:
+        return Layout(*(type(v)(map(python_scalar, v)) if isinstance(v, (list, tuple)) else v
+                        for v in (sg_layout, sg_data)))
+    except (TypeError, ValueError) as e:
+        raise LaunchError(f"bad tile_mma layout: {e}") from None
+
+
+def subgroup_count(options: dict) -> int | None:
+    """The `num_subgroups` launch option (Triton's num_warps): a positive int, or None to let layout propagation
+    choose."""
+    count = python_scalar(options.get("num_subgroups"))
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
+        raise LaunchError(f"num_subgroups must be a positive int (the subgroups of a workgroup), got {count!r}")
+    return count
+
+
+def prefetch_distance(options: dict) -> int:
+    """The `prefetch_distance` launch option: loop steps ahead to prefetch walked tiles (0: none), an int >= 0."""
+    distance = python_scalar(options.get("prefetch_distance", 0))
+    if not isinstance(distance, int) or isinstance(distance, bool) or distance < 0:
+        raise LaunchError(f"prefetch_distance must be an int >= 0 (loop steps to prefetch ahead), got {distance!r}")
+    return distance
+
+
+class CompiledKernel:
+    """A kernel compiled for one specialization and CompileOptions. `.asm` holds the printed IR of each level
+    ("xetile", "xegpu", ...), and for device targets "llir" and "spirv" (bytes); `build_options` are the
+    driver's, for the SYCL program; `.artifact` is the CompiledArtifact."""
+
+    def __init__(self, specs: dict, target: str, compiled: Compiled):
+        self.artifact = compiled.artifact
+        self.specs = specs
+        self.target = target
+        self.func = compiled.func
+        self.reads = compiled.reads
+        self.programs: dict = {}  # SYCL context -> SyclProgram
+
+    name = property(lambda self: self.artifact.name)
+    asm = property(lambda self: self.artifact.asm)
+    written = property(lambda self: self.artifact.written)
+    build_options = property(lambda self: self.artifact.build_options)
+    workgroup_size = property(lambda self: self.artifact.num_subgroups * self.artifact.lanes)
+
+    def run(self, grid, values: dict) -> None:
+        """In the numpy interpreter."""
+        args = [runtime_value(self.specs[name], values[name]) for name in self.specs]
+        run_ir(self.func, grid, args)
+
+    def launch_on(self, queue, grid, values: dict):
+        """Runs this kernel on `queue` for `values` (by parameter name, constexprs left out) through the launch
+        path, without choosing a kernel or a device (tools, tests of made-up targets); waits for it."""
+        ordered = list(values.values())
+        plan = LaunchPlan.of(self, Device("sycl", queue, self.target), tuple(values), {}, ordered, threading.Lock())
+        event = plan.launch(grid, ordered)
+        if event is not None:
+            event.wait()
+
+    def sycl_kernel(self, queue):
+        """The dpctl SyclKernel on `queue`'s context, its program built once per context."""
+        program = self.programs.get(queue.sycl_context)
+        if program is None:
+            program = self.programs[queue.sycl_context] = self.build(queue)
+        return program.kernel(self.name)
+
+    def build(self, queue) -> SyclProgram:
+        """The SYCL program; a driver that refuses to build it (bad XETILE_BUILD_OPTIONS, say) is a LaunchError."""
+        try:
+            with timing.stage(self.name, f"driver build ({queue.sycl_device.filter_string})"):
+                return SyclProgram(self.asm["spirv"], queue, self.build_options)
+        except dpctl.program.SyclProgramCompilationError as e:
+            log = str(e).strip() or "the driver gave no build log"
+            raise LaunchError(f"the SYCL driver could not build kernel {self.name} for "
+                              f"{queue.sycl_device.filter_string} with the build options {self.build_options!r} "
+                              f"and XETILE_BUILD_OPTIONS={os.environ.get('XETILE_BUILD_OPTIONS', '')!r}: "
+                              f"{log}") from None
+
+
+class CompileCache(dict):
+    """A kernel's in-memory compile cache (specialization key -> CompiledKernel) and, in `plans`, the launch plans
+    made from its kernels (launch_plan.launch_key -> LaunchPlan): clearing it forgets both."""
+
+    def __init__(self):
+        super().__init__()
+        self.plans: dict = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.plans.clear()
+
+
+class Kernel:
+    __xetile_kernel__ = True
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.function = Function(fn)
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters)
+        self.constexprs = [p.name for p in self.signature.parameters.values() if is_constexpr(p.annotation)]
+        self.source_hash = hashlib.sha256(self.function.source.encode()).hexdigest()
+        clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid",))
+        if clash:
+            raise CompilationError(f"kernel {fn.__name__}: parameter names {sorted(clash)} are reserved for launch "
+                                   "options", self.function.loc(self.function.node))
+        self.cache = CompileCache()  # specialization key -> CompiledKernel
+        self.lock = threading.RLock()
+        self.specializer = make_specializer(self.signature, self.constexprs, LAUNCH_OPTIONS, hashable)
+
+    def __repr__(self) -> str:
+        return f"<xetile.kernel {self.__name__}>"
+
+    def __getitem__(self, grid):
+        return Launcher(self, grid)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"launch a kernel as {self.__name__}[grid](...); kernels may call it only from inside a kernel")
+
+    # ---- binding and specialization ---------------------------------------------------------
+    def bind(self, args, kwargs) -> tuple[dict, dict]:
+        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            missing = [n for n in self.constexprs if n not in kwargs and self.signature.parameters[n].default
+                       is inspect.Parameter.empty and self.params.index(n) >= len(args)]
+            hint = f" (missing constexpr {', '.join(missing)})" if missing else ""
+            raise LaunchError(f"{self.__name__}(): {e}{hint}; parameters are ({', '.join(self.params)})") from None
+        bound.apply_defaults()
+        return dict(bound.arguments), options
+
+    def specialize(self, values: dict, options: dict, target: str):
+        """The in-memory cache key of a launch, its argument specs, constexpr values and CompileOptions."""
+        specs = {n: classify(n, v) for n, v in values.items() if n not in self.constexprs}
+        consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
+        key_consts = tuple(hashable(v) for v in consts.values())
+        compile_options = CompileOptions(target, mma_layout(options), xe_abi(), debugging(),
+                                         subgroup_count(options), prefetch_distance(options))
+        return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
+
+    def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:
+        key, specs, consts, compile_options = self.specialize(values, options, target)
+        compiled = self.cache.get(key)
+        if compiled is None or not all_unchanged(compiled.reads):
+            result = compile_kernel(self, specs, consts, key[1], compile_options)
+            compiled = self.cache[key] = CompiledKernel(specs, target, result)
+        return compiled
+
+    # ---- launch ----------------------------------------------------------------------------
+    def run(self, grid, args, kwargs):
+        """A launch: through the plan of its key (jit/launch_plan.py), made on the slow path on a miss; returns the
+        launch's SYCL event (None on the numpy device)."""
+        bound = self.fast_bind(args, kwargs)
+        try:
+            plan = None if bound is None else self.cache.plans.get(bound[0])
+        except TypeError:  # an unhashable constexpr or option: the slow path refuses it
+            plan, bound = None, None
+        if plan is None or not all_unchanged(plan.compiled.reads):
+            with self.lock:  # one thread compiles; the cache dicts are only written here
+                plan, values = self.make_plan(args, kwargs, bound)
+            with timing.stage(self.__name__, "first launch (driver build included)"):
+                return plan.launch(grid, values)
+        return plan.launch(grid, *bound[1:])
+
+    def fast_bind(self, args, kwargs):
+        """(plan key, argument values as launched, their kernel-argument parts, the kernel arguments or None:
+        launch_plan.make_specializer), or None: the slow path binds and reports."""
+        if self.specializer is None:
+            return None
+        try:
+            return self.specializer(*args, **kwargs)
+        except (TypeError, LaunchError):  # the slow path reports it, after the errors it checks first
+            return None
+
+    def make_plan(self, args, kwargs, bound) -> tuple[LaunchPlan, tuple]:
+        """The slow path: binding through inspect (its errors), device selection, classification, the compile
+        cache; the plan is kept under its key when the launch has one."""
+        values, options = self.bind(args, dict(kwargs))
+        if refresh_dpnp_types(self.specializer):  # dpnp arrays take their own path from now on: key them so
+            bound = self.fast_bind(args, kwargs)
+        device: Device = select_device(options.get("device"), values.values())
+        compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
+        launched = bound[1] if bound is not None else tuple(values.values())
+        plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched,
+                             self.lock)
+        if bound is not None:
+            if len(self.cache.plans) >= MAX_PLANS:
+                self.cache.plans.clear()
+            self.cache.plans[bound[0]] = plan
+        return plan, launched
+
+    def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:
+        """Compiles for these arguments without running, for `target` (default: the launch's device's).
+        `grid` is accepted for symmetry with a launch."""
+        values, options = self.bind(args, kwargs)
+        if target is None:
+            target = select_device(options.get("device"), values.values()).target
+        compiled = self.compiled_for(values, options, target)
+        if grid is not None:
+            normalize_grid(grid, {n: values[n] for n in self.constexprs})
+        return compiled
+
+
+class Launcher:
+    def __init__(self, kernel: Kernel, grid):
+        self.kernel = kernel
+        self.grid = grid
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel.run(self.grid, args, kwargs)
+
+
+def synchronize(device=None) -> None:
+    """Waits for all work on `device` (as the `device=` launch option takes it; "numpy" has nothing to wait for),
+    or, when None, on every queue a launch ran asynchronously on (runtime/ordering.py)."""
+    if device is None:
+        ordering.synchronize()
+        return
+    queue = named_device(device).queue
+    if queue is not None:
+        ordering.synchronize(queue)
+
+
+def kernel(fn) -> Kernel:
+    """Decorator: makes `fn` an XeTile kernel, launched as `fn[grid](*args, **constexprs)`."""
+    return Kernel(fn)

@@ -1,0 +1,271 @@
+"""The launch hot path (issue 10, item 1), after Triton's generated binder (docs/DESIGN.md §4 "Launch").
+
+A launch binds its arguments with a function generated from the kernel's signature (`make_specializer`: Python
+itself binds, no `inspect`), which also computes a cheap specialization key, and looks up a `LaunchPlan` in the
+kernel's plan cache. A miss takes the slow path (jit/kernel.py: `inspect` binding, classification, device selection, the
+compile cache, every check) and stores the plan it made; an error there stores nothing.
+
+The key holds whatever decides a check or a choice the slow path makes once per plan:
+- an array by its type, dtype, shape and strides (they decide the memory order and the 2D block surface width,
+  pitch and height rules) and, for USM arrays, whether its first element is 64-byte aligned (the surface's base
+  rule) and its queue (the device choice and the USM context check); a USM array's part (a usm_ndarray's read once
+  per array, any other's `__sycl_usm_array_interface__` at each launch) stands in the key as a token
+  (runtime/usm_entries.py), with the array's kernel arguments;
+- a scalar by its type and its dtype (an int's i32 or i64 depends on its value);
+- a constexpr by `hashable` (typed, floats by bits), the launch options likewise;
+- the environment variables that choose the device and the compile options (ENVIRONMENT), read at each launch.
+What can differ between launches with one key is checked at each launch: the grid (and its work-item limit), arrays
+the kernel writes being read-only, zero loop steps, and what the trace read (compiler/dependencies.py: jit/kernel.py re-checks it).
+dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers as the array they import as.
+
+A plan is asynchronous (runtime/ordering.py) when every array is a USM array whose queue (a usm_ndarray's, or the
+interface's `syclobj` when it is a SyclQueue) is the launch queue itself: another queue's work is ordered by that
+queue's SequentialOrderManager, which the launch does not join, and an interface naming a SyclContext names no
+order at all, so those launches wait.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from inspect import Parameter
+
+import dpctl
+import dpctl.memory
+import numpy as np
+
+from ..errors import LaunchError
+from ..runtime.args import (BLOCK_BASE_ALIGN, ArraySpec, NotImported, as_array, dpnp_types, is_array, python_scalar,
+                            read_only, runtime_value, scalar_dtype, usm_interface, usm_strides)
+from ..runtime.device import NUMPY, Device, check_launch, check_work_items
+from ..runtime.memory import prepare_arguments, size_args, usm_ndarray_memory
+from ..runtime.sycl import scalar_arg, submit, submit_ranges
+from ..runtime.usm_entries import entries_get, entry, interface_entry
+
+# read by select_device (the device and its target) and CompileOptions
+ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG")
+MAX_PLANS = 1024  # per kernel; a full cache starts over
+SCALARS = (bool, int, float, np.generic)
+
+
+def refresh_dpnp_types(specializer) -> bool:
+    """Gives a specializer made before the program imported dpnp the real types (the slow path calls it); whether
+    they changed (a dpnp array then has another key: jit/kernel.py binds again)."""
+    if specializer is None or specializer.__globals__["_xt_usm_ndarray"] is not NotImported:
+        return False
+    specializer.__globals__["_xt_DpnpArray"], specializer.__globals__["_xt_usm_ndarray"] = dpnp_types()
+    return specializer.__globals__["_xt_usm_ndarray"] is not NotImported
+
+
+def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
+    """A function taking the kernel's parameters and, keyword-only, the launch `options` that returns the plan key
+    of a launch (module docstring), the parameters' values as launched (dpnp arrays as their usm_ndarray, DLPack
+    producers imported), their kernel-argument parts (LaunchPlan.launch) and, when every argument is a USM
+    array with its part, the kernel arguments themselves (else None); or None when an argument is of a kind
+    only the slow path handles. Generated from
+    the signature, so Python itself binds: a TypeError from a call is a binding error (as is one from an
+    unhashable constexpr or option), for the slow path to report. None for a signature with positional-only or
+    variadic parameters (the slow path binds those)."""
+    params = list(signature.parameters.values())
+    if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
+        return None
+    dpnp_array, usm_ndarray = dpnp_types()
+    # the generated code's own names start with "_xt_", so that no parameter name shadows them
+    namespace = {"_xt_DpnpArray": dpnp_array, "_xt_usm_ndarray": usm_ndarray, "_xt_other_key": other_key,
+                 "_xt_hashable": hashable, "_xt_environment": environment, "_xt_type": type,
+                 "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry}
+    pieces, star, body, keys, parts = [], False, [], [], []
+    for i, p in enumerate(params):
+        if p.kind is Parameter.KEYWORD_ONLY and not star:
+            pieces.append("*")
+            star = True
+        if p.default is Parameter.empty:
+            pieces.append(p.name)
+        else:
+            namespace[f"_xt_default_{i}"] = p.default
+            pieces.append(f"{p.name}=_xt_default_{i}")
+        key, name = f"_xt_key_{i}", p.name
+        keys.append(key)
+        if name in constexprs:
+            body.append(f"    {key} = _xt_hashable({name})")
+            parts.append("None")
+        else:  # usm_ndarray inline (the hot case: its entry, runtime/usm_entries.py), the rest in other_key
+            found, part = f"_xt_entry_{i}", f"_xt_part_{i}"
+            parts.append(part)
+            usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
+                   f"        if {found} is None or {found}[4]() is not {name} or {found}[0] != {name}.shape "
+                   f"or {found}[1] != {name}.strides:",
+                   f"            {found} = _xt_make_entry({name})",
+                   f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
+                   f"        if {part} is None:", "            _xt_whole = False"]
+            body += [f"    if _xt_type({name}) is _xt_DpnpArray:", f"        {name} = {name}.get_array()", *usm,
+                     f"    elif _xt_type({name}) is _xt_usm_ndarray:", *usm,
+                     "    else:", f"        {key}, {name}, {part} = _xt_other_key({name!r}, {name})",
+                     f"        if {key} is None:", "            return None",
+                     f"        if {part} is None:", "            _xt_whole = False",
+                     "        else:", "            _xt_usm = True"]
+    pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
+    source = "\n".join([
+        f"def specialize({', '.join(pieces)}):", "    _xt_usm, _xt_whole = False, True", *body,
+        f"    _xt_options = ({''.join(o + ', ' for o in options)})",
+        "    if _xt_options.count(None) != len(_xt_options):",
+        "        _xt_options = tuple(map(_xt_hashable, _xt_options))",
+        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment(_xt_usm)), "
+        f"({''.join(p.name + ', ' for p in params)}), ({''.join(p + ', ' for p in parts)}), "
+        f"[{''.join('*' + p + ', ' for p in parts if p != 'None')}] if _xt_whole else None"])
+    exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
+    return namespace["specialize"]
+
+
+def other_key(name: str, value):
+    """The key part of an argument that is not a usm_ndarray, the value as launched and, for a USM array known by its
+    interface, its kernel arguments (runtime/usm_entries.py; None for the others); or (None, None, None)."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return (kind, value.dtype, value.shape, value.strides), value, None
+    if isinstance(value, SCALARS):
+        return (kind, scalar_dtype(name, value)), value, None
+    usm = usm_interface(value)
+    if usm is not None:
+        token, args = interface_entry(usm)
+        return token, value, args
+    if not is_array(value):
+        return None, None, None
+    value = as_array(name, value)  # a DLPack producer
+    kind = type(value)
+    if kind is dpnp_types()[1]:
+        return (kind, value.dtype, value.shape, value.strides, value._pointer % BLOCK_BASE_ALIGN == 0,
+                value.sycl_queue), value, None
+    if kind is np.ndarray:
+        return (kind, value.dtype, value.shape, value.strides), value, None
+    return None, None, None
+
+
+def environment(usm: bool) -> tuple:
+    """The values of ENVIRONMENT, read at each launch (os.environ may change between launches), but for
+    XETILE_DEVICE when the launch has a USM array: its queue decides the device (select_device). Each read of
+    an unset variable costs ~0.7 us (os.environ raises and catches KeyError inside)."""
+    get = os.environ.get
+    return None if usm else get("XETILE_DEVICE"), get("XETILE_TARGET"), get("XETILE_XE_ABI"), get("XETILE_DEBUG")
+
+
+@dataclass
+class LaunchPlan:
+    """What a launch with one key does: the compiled kernel, the device, which parameters need a per-launch check,
+    and whether it runs asynchronously (module docstring)."""
+    compiled: object  # CompiledKernel
+    device: Device
+    names: tuple[str, ...]  # the kernel's parameters
+    constexprs: dict  # name -> value, for a callable grid
+    # (position, ArraySpec or ScalarSpec, the i64 size arguments of a USM array: the key fixes its shape and
+    # strides, and the function giving its pointer argument when the specializer found none) of each kernel argument
+    arguments: tuple[tuple[int, object, list | None, object], ...]
+    written: tuple[int, ...]  # positions of the arrays the kernel writes
+    steps: tuple[int, ...]  # positions of the range() loop steps
+    asynchronous: bool
+    other_queues: tuple = ()  # of USM arguments, when not the launch queue: a synchronous launch waits for them
+    sycl_kernel: object = None  # dpctl SyclKernel, built at the first non-empty launch
+    lock: object = None  # the kernel's: builds the SYCL program once
+    checked: bool = False  # check_launch's device limits passed once
+
+    @classmethod
+    def of(cls, compiled, device: Device, names, constexprs: dict, values, lock) -> "LaunchPlan":
+        """The plan of `compiled` on `device` for `values` (in parameter order, as launched)."""
+        position, usm_ndarray = {name: i for i, name in enumerate(names)}, dpnp_types()[1]
+        usm = {position[n]: usm_argument(values[position[n]], usm_ndarray) for n in compiled.specs}
+        arguments = tuple((position[n], spec, *usm[position[n]][:2]) for n, spec in compiled.specs.items())
+        queues = {queue for sizes, _, queue in usm.values() if sizes is not None}
+        asynchronous = all(sizes is not None for _, spec, sizes, _ in arguments if isinstance(spec, ArraySpec)) \
+            and queues <= {device.queue}
+        return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
+                   tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
+                   tuple(queues - {device.queue, None}), lock=lock)
+
+    def launch(self, grid, values, parts=None, args=None):
+        """Runs the plan with `values` (in parameter order, as the specializer gave them), `parts`, the kernel
+        arguments of each USM array the specializer found in its entry (runtime/usm_entries.py; None: none found), and
+        `args`, all of the kernel arguments when the parts are (else None); the event of a SYCL launch, None on the
+        numpy device or for an empty grid."""
+        grid = fast_grid(grid) or normalize_grid(grid, self.constexprs)
+        for i in self.written:
+            if read_only(values[i]):
+                raise LaunchError(f"argument '{self.names[i]}' is read-only but the kernel writes it")
+        for i in self.steps:
+            if values[i] == 0:
+                raise LaunchError(f"argument '{self.names[i]}' is the step of a range() loop in the kernel and must "
+                                  "not be 0")
+        if self.device.kind == NUMPY:
+            self.compiled.run(grid, dict(zip(self.names, values)))  # the interpreter checks its grid limit
+            return None
+        if not all(grid):
+            return None
+        size = self.compiled.workgroup_size
+        if not self.checked:
+            check_launch(self.device.queue.sycl_device, grid, size)
+            with self.lock:
+                self.sycl_kernel, self.checked = self.compiled.sycl_kernel(self.device.queue), True
+        check_work_items(grid, size)
+        queue = self.device.queue
+        if self.asynchronous:  # the ranges in SYCL order (sycl.py), made here: the hot path; the values are kept
+            return submit_ranges(queue, self.sycl_kernel, [grid[2], grid[1], grid[0] * size], [1, 1, size],
+                                 self.kernel_args(values, parts) if args is None else args, wait=False,
+                                 owners=values)
+        global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
+        named = {self.names[i]: values[i] for i, *_ in self.arguments}
+        args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
+        event = submit(queue, self.sycl_kernel, global_size, local_size, args, wait=True, after=self.other_queues)
+        finish()
+        return event
+
+    def kernel_args(self, values, parts=None) -> list:
+        """The kernel arguments of an asynchronous plan's launch: USM array pointers and sizes (from `parts`, as in
+        `launch`, where given), scalars."""
+        if parts is None:
+            parts = (None,) * len(values)
+        args = []
+        for i, spec, sizes, memory in self.arguments:
+            part = parts[i]
+            if part is not None:
+                args += part
+            elif sizes is None:
+                args.append(scalar_arg(runtime_value(spec, values[i])))
+            else:
+                args.append(memory(values[i]))
+                args += sizes
+        return args
+
+
+def usm_argument(value, usm_ndarray) -> tuple:
+    """(its i64 size arguments, the function giving its pointer argument, the queue that orders its work or None) of
+    a USM array argument, (None, None, None) of the others. The interface's `syclobj` orders an array's work when
+    it is a SyclQueue; a SyclContext (or a capsule) names no queue."""
+    if type(value) is usm_ndarray:
+        return size_args(value.shape, value.strides), usm_ndarray_memory, value.sycl_queue
+    usm = None if type(value) is np.ndarray else usm_interface(value)
+    if usm is None:
+        return None, None, None
+    queue = usm["syclobj"] if isinstance(usm["syclobj"], dpctl.SyclQueue) else None
+    return size_args(tuple(usm["shape"]), usm_strides(usm)), dpctl.memory.as_usm_memory, queue
+
+
+def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:
+    if callable(grid):
+        grid = grid(constexprs)
+    grid = python_scalar(grid)
+    if isinstance(grid, int):
+        grid = (grid,)
+    if isinstance(grid, (tuple, list)):
+        grid = tuple(map(python_scalar, grid))
+    if not isinstance(grid, tuple) or not 1 <= len(grid) <= 3 or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in grid):
+        raise LaunchError(f"grid must be a tuple of 1 to 3 non-negative ints (workgroups), got {grid!r}")
+    return grid + (1,) * (3 - len(grid))
+
+
+def fast_grid(grid):
+    """A grid already a tuple of 1 to 3 non-negative Python ints, padded to 3; None for the slow path's rules."""
+    if type(grid) is tuple and 0 < len(grid) <= 3:
+        for n in grid:
+            if type(n) is not int or n < 0:
+                return None
+        return grid + (1,) * (3 - len(grid))
+    return None

@@ -1,0 +1,106 @@
+"""Programs the OpenCL CPU runtime built, kept in the compile cache for later processes (README "Driver build cache").
+
+On opencl:cpu the driver's build is most of a kernel's first launch in a process, and that runtime keeps nothing
+between processes. So once it has built a program from SPIR-V, the program's native binary (`CL_PROGRAM_BINARIES`:
+an ELF object of the host CPU's code) is stored as a compile cache entry (runtime/cache.py: private, checksummed,
+size-capped), keyed by the SPIR-V, the build options and the device: its name, the runtime's version and the
+CPU's feature flags, since the code uses the host's vector instructions. A later process loads it with
+`clCreateProgramWithBinary` and `clBuildProgram` (about a millisecond) and hands it to SYCL's OpenCL interop
+(`make_kernel_bundle`), whose kernel bundle, in storage from C++'s operator new so that dpctl's
+`DPCTLKernelBundle_Delete` can free it, becomes a dpctl SyclProgram through dpctl's C API (`SyclProgram_Make`).
+Only on OpenCL CPU devices under the dpctl measured (runtime/opencl/api.py); a binary the runtime refuses is deleted and
+the program built from SPIR-V. Intel's GPU driver keeps a cache of its own (runtime/opencl/driver_cache.py).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+
+import dpctl
+import dpctl.program
+
+from ..cache import DiskCache
+from .api import (BACKEND_OPENCL, BUNDLE_EXECUTABLE, CL_PROGRAM_BINARIES, CL_PROGRAM_BINARY_SIZES, SYCL_OBJECT_BYTES,
+                  OpenCLApi, native_kernel_and_program, opencl_api)
+
+FIELD = "binary"
+
+
+def binary_key(spirv: bytes, queue: dpctl.SyclQueue, options: str) -> str | None:
+    """The cache key of the program `spirv` builds to on `queue`'s device with `options`; None where programs are not
+    kept (not an OpenCL CPU device, another dpctl)."""
+    device = queue.sycl_device
+    if not device.is_cpu or queue.backend != dpctl.backend_type.opencl or opencl_api() is None:
+        return None
+    return DiskCache.key("driver binary", hashlib.sha256(spirv).hexdigest(), options, device.name,
+                         device.driver_version, cpu_flags())
+
+
+def load(key: str, queue: dpctl.SyclQueue, options: str) -> dpctl.program.SyclProgram | None:
+    """The program kept under `key`, built for `queue`'s device; None when there is none or the runtime refuses
+    it (then the entry is deleted)."""
+    entry = DiskCache().get(key)
+    if entry is None:
+        return None
+    program = from_binary(opencl_api(), entry.get(FIELD), queue, options)
+    if program is None:
+        DiskCache().discard(key)
+    return program
+
+
+def keep(key: str, kernel: dpctl.program.SyclKernel) -> None:
+    """Stores the native binary of `kernel`'s program under `key`."""
+    api = opencl_api()
+    native, program = native_kernel_and_program(api, kernel)
+    binary = program_binary(api, program)
+    api.release_kernel(native)
+    if binary:
+        DiskCache().put(key, {FIELD: binary})
+
+
+def program_binary(api: OpenCLApi, program: ctypes.c_void_p) -> bytes | None:
+    """The native binary of a program built for one device."""
+    size = ctypes.c_size_t()
+    if api.program_info(program, CL_PROGRAM_BINARY_SIZES, ctypes.sizeof(size), ctypes.byref(size), None):
+        return None
+    data = ctypes.create_string_buffer(size.value)
+    pointers = (ctypes.c_char_p * 1)(ctypes.cast(data, ctypes.c_char_p))
+    if api.program_info(program, CL_PROGRAM_BINARIES, ctypes.sizeof(pointers), pointers, None):
+        return None
+    return data.raw
+
+
+def from_binary(api: OpenCLApi, binary, queue: dpctl.SyclQueue, options: str) -> dpctl.program.SyclProgram | None:
+    """A dpctl SyclProgram of the native `binary` built for `queue`'s device (None when the runtime refuses it)."""
+    if not isinstance(binary, bytes) or not binary:
+        return None
+    context, device = (api.context_native(queue.sycl_context.addressof_ref()),
+                       api.device_native(queue.sycl_device.addressof_ref()))
+    devices = (ctypes.c_void_p * 1)(device)
+    status, error = ctypes.c_int(), ctypes.c_int()
+    program = api.create_program_with_binary(context, 1, devices, (ctypes.c_size_t * 1)(len(binary)),
+                                             (ctypes.c_char_p * 1)(binary), ctypes.byref(status),
+                                             ctypes.byref(error))
+    api.release_context(context)
+    api.release_device(device)
+    if not program or error.value or status.value:
+        return None
+    if api.build_program(program, 1, devices, options.encode(), None, None):
+        api.release_program(program)
+        return None
+    bundle = api.operator_new(SYCL_OBJECT_BYTES)
+    api.make_kernel_bundle(bundle, program, queue.sycl_context.addressof_ref(), False, BUNDLE_EXECUTABLE,
+                           BACKEND_OPENCL)
+    return api.program_make(bundle)
+
+
+@functools.cache
+def cpu_flags() -> str:
+    """The host CPU's feature flags (its first processor's, from /proc/cpuinfo), hashed; "" where unknown."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            flags = next((line for line in info if line.startswith("flags")), "")
+    except OSError:
+        return ""
+    return hashlib.sha256(flags.encode()).hexdigest()

@@ -1,0 +1,327 @@
+"""Targets as data (docs/DESIGN.md §3): the one object that says what a target has. Made once per compile
+(`get_target`) and passed by reference; every stage reads it and no other module keeps a per-target table.
+
+A `Target` holds the subgroup size, the DPAS shapes per operand dtype, the 2D block-IO limits (`BlockIO`), the
+shared local memory and register file sizes, how Xe builtins are provided (`builtins`, the builtin ABI), the ocloc
+device and iga platform that check its code, and the driver options for kernels that use DPAS.
+
+Builtin ABIs: "emulated" defines every builtin in the module, bit for bit (the `xe-emulated` target); "vector" defines
+them in the module for a CPU's vector units (the `cpu` target, the default on a CPU device): same call ABI and
+lane layouts, but plain per-lane memory ops on a fast path taken when a whole block is inside its surface, and
+the emulation's DPAS (codegen/cpu/builtins.py says what differs); "spirv" uses the
+standard 2025 SPIR-V extensions (SPV_INTEL_2d_block_io: block messages read into and write from private memory),
+which current drivers take, the default on Xe-HPC and newer; "legacy" imports IGC's 2022 names and wraps inline
+vISA, for drivers that predate the extensions (`XETILE_XE_ABI=legacy`). The ABI decides how large a block one
+load may give a lane: a SPIR-V vector has at most 16 components, private memory holds any block (a 32x16 f16 A
+load is 32 elements a lane), so "spirv" and "emulated" load blocks of up to the message limits where only layout
+conversions use them (`Target.private_blocks`).
+
+DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction), N the subgroup
+size (columns of B and C), K from the builtin (docs/reference/xe_builtins.md §1). f32 x f32 tile_mma (the default
+input_precision "ieee") is blocked like f16 and computed with exact f32 multiply-adds; with input_precision "tf32"
+it runs on tf32 DPAS (key "tf32": M 8, N 16, K 8) on the sub-group 16 targets, the ones whose DPAS has tf32 (Xe-HPC,
+Xe2, Xe3; cl_intel_subgroup_matrix_multiply_accumulate_tf32 is for sub-group 16 devices). Xe-HPG (DG2) has no tf32
+DPAS: there tf32 is the f32 multiply-adds on tf32-truncated operands.
+Block-IO limits are PVC's (docs/reference/xe_builtins.md §6). Xe-HPC and Xe2 build kernels with DPAS in the large
+register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the tutorial GEMM has
+501 scratch (spill) messages in 128.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from math import gcd
+
+from ..errors import LaunchError
+
+
+def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
+    # f32 (multiply-adds: lane k holds A's column k, Target.lane_fields) takes K = the sub-group size
+    shapes = {"f16": (8, subgroup, 16), "bf16": (8, subgroup, 16), "f32": (8, subgroup, subgroup),
+              "i8": (8, subgroup, 32), "ui8": (8, subgroup, 32)}
+    return {**shapes, "tf32": (8, subgroup, 8)} if subgroup == TF32_SUBGROUP else shapes
+
+
+TF32_SUBGROUP = 16  # tf32 DPAS exists on sub-group 16 devices only (module docstring)
+
+
+TRANSPOSE_LANES = 16  # a transposed message gives lane i rows i, i + 16, ... (codegen/xe/builtins.py's layouts)
+
+
+@dataclass(frozen=True)
+class BlockIO:
+    """The 2D block messages a target has (docs/reference/xe_builtins.md §6): a block is at most `max_width_bytes` wide
+    (width x element size x array length), at most `max_load_rows` high for loads and prefetches and
+    `max_store_rows` for stores; `array_lengths` per element size in bits; VNNI-transform loads for the
+    `vnni_bits` sizes, transposed loads for `transpose_bits`, at most `max_transpose_width_bytes` wide (d32: 8
+    dwords, §Limits); a block of data narrower than `start_bytes` starts on
+    a multiple of `start_bytes` (the hardware's 4; 1 where the builtins are defined for a CPU, which reads any
+    address). `any_layout`: the builtins address memory of any base alignment, pitch and row width (a CPU's), so
+    only the surface rules of runtime/args.py's LAYOUT_FREE_RULES decide between them and the element path."""
+
+    max_width_bytes: int = 64
+    min_width_bytes: int = 4
+    max_load_rows: int = 32
+    max_store_rows: int = 8
+    array_lengths: dict = field(default_factory=lambda: {8: (1, 2, 4), 16: (1, 2, 4), 32: (1, 2), 64: (1,)},
+                                hash=False)
+    vnni_bits: tuple[int, ...] = (8, 16)
+    transpose_bits: tuple[int, ...] = (32,)
+    max_transpose_width_bytes: int = 32
+    start_bytes: int = 4
+    any_layout: bool = False
+
+    def load_rule(self, bits: int, rows: int, cols: int, blocks: int = 1, vnni: bool = False,
+                  transpose: bool = False) -> str | None:
+        """Why a load of `blocks` blocks of rows x cols `bits`-bit elements is not a message here (None: it is)."""
+        if blocks not in self.array_lengths.get(bits, ()):
+            return f"{bits}-bit block loads take {self.array_lengths.get(bits, ())} blocks, not {blocks}"
+        if vnni and bits not in self.vnni_bits:
+            return f"VNNI-transform loads are for {self.vnni_bits}-bit data"
+        if transpose and (bits not in self.transpose_bits or blocks != 1):
+            return f"transposed loads are single blocks of {self.transpose_bits}-bit data"
+        if transpose and cols * bits // 8 > self.max_transpose_width_bytes:
+            return f"a transposed block load is at most {self.max_transpose_width_bytes} bytes wide"
+        if transpose and rows % TRANSPOSE_LANES:
+            return f"a transposed block load here is a multiple of {TRANSPOSE_LANES} rows (its lane layouts)"
+        if rows > self.max_load_rows:
+            return f"a 2D block load is at most {self.max_load_rows} rows high, not {rows}"
+        return self.width_rule(bits, cols * blocks)
+
+    def load_shapes(self, bits: int, piece, block, vnni: bool = False) -> list[tuple[int, int]]:
+        """The load messages of `blocks` side-by-side blocks of rows x block[1] elements that tile `piece` (a
+        multiple of `block`), as (rows, blocks), largest first: rows a multiple of block[0] dividing the piece's,
+        the array's columns dividing the piece's, the message legal here."""
+        shapes = [(rows, blocks) for rows in range(block[0], min(piece[0], self.max_load_rows) + 1, block[0])
+                  for blocks in self.array_lengths.get(bits, ())
+                  if piece[0] % rows == 0 and piece[1] % (blocks * block[1]) == 0
+                  and self.load_rule(bits, rows, block[1], blocks, vnni) is None]
+        return sorted(shapes, key=lambda shape: (shape[0] * shape[1], shape[0]), reverse=True)
+
+    def store_rule(self, bits: int, rows: int, cols: int) -> str | None:
+        if rows > self.max_store_rows:
+            return f"a 2D block store is at most {self.max_store_rows} rows high, not {rows}"
+        return self.width_rule(bits, cols)
+
+    def width_rule(self, bits: int, cols: int) -> str | None:
+        width = cols * bits // 8
+        if not self.min_width_bytes <= width <= self.max_width_bytes:
+            return (f"a 2D block is {self.min_width_bytes} to {self.max_width_bytes} bytes wide (array length "
+                    f"included), not {width}")
+        return None
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    subgroup_size: int
+    dpas: dict = field(hash=False)
+    block_io: BlockIO | None = None  # None: no 2D block messages
+    builtins: str = "spirv"  # the builtin ABI: "spirv", "legacy", "emulated" or "vector" (module docstring)
+    slm_bytes: int = 128 * 1024
+    grf_count: int = 128
+    large_grf_count: int = 256
+    grf_bytes: int = 64
+    max_workgroup_size: int = 1024  # work-items (PVC, Xe2, DG2); a launch checks its device's own (check_launch)
+    dpas_build_options: str = ""  # driver options for kernels that use DPAS
+    ocloc_device: str | None = None  # the offline compiler's device name (None: no ISA check)
+    # a tile_mma operand tile only loaded and fed to tile_mma is read in the largest load messages (layout
+    # completion); False: in DPAS blocks, for the `cpu` target, whose block loads are per-component loops the CPU
+    # compiler keeps in registers for small blocks only (tutorial GEMM 1024 f16: 15-35% slower in 32x32 blocks)
+    largest_loads: bool = True
+    iga_platform: str | None = None
+    # the general memory path (codegen/llvm/elements.py) as a loop over a lane's components, not unrolled: the CPU
+    # targets, whose driver build time follows the straight-line code; GPUs keep the components in registers
+    element_loops: bool = False
+    # a lane's vectors computed as their components (codegen/llvm/core.py: a loop's carried vectors a phi a component, an
+    # element-wise op an op a component): the CPU targets, whose compiler kept a vector value lane after lane in
+    # memory and transposed it around its uses (the tutorial GEMM's 16 accumulators: 2824 permutes, a third of its
+    # driver build; docs/DESIGN.md "CPU notes"); GPUs keep vectors
+    lane_scalars: bool = False
+    # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
+    # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local
+    # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
+    # (docs/DESIGN.md "CPU notes"; 4096x4096 softmax f16 2.5 against 3.4 ms in 1 subgroup a row, not 2)
+    whole_row_bytes: int = 0
+    # a column-major tile_mma operand is read by gathers (a lane takes a column's elements from memory rows apart):
+    # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
+    # column-major B: 105 GFLOP/s against 150 row-major; GPUs read it by d32 transposed messages)
+    column_major_gathers: bool = False
+
+    def workgroup_rule(self, num_subgroups: int) -> str | None:
+        """Why a workgroup of `num_subgroups` subgroups cannot run here (None: it can)."""
+        work_items = num_subgroups * self.subgroup_size
+        if work_items > self.max_workgroup_size:
+            return (f"{num_subgroups} subgroups of {self.subgroup_size} lanes are {work_items} work-items; a "
+                    f"workgroup on target {self.name} has at most {self.max_workgroup_size}")
+        return None
+
+    # ---- how many subgroups a kernel without an anchor layout gets (transforms/xetile/layout_propagation.py)
+    @property
+    def max_subgroups(self) -> int:
+        return self.max_workgroup_size // self.subgroup_size
+
+    @property
+    def subgroup_value_bytes(self) -> int:
+        """The modest per-subgroup footprint of one value the default subgroup count aims at: an eighth of the small
+        register file (16 GRFs, 1 KiB, on every target here), so that the values live at once stay in registers and
+        each subgroup's code is short: the driver's build time grows with it (a 16x1024 f32 softmax built in 0.8 s
+        on 64 subgroups of 1 KiB, 3.8 s on 16 of 4 KiB, 2026-11-23; docs/DESIGN.md §5 has later numbers)."""
+        return self.grf_count * self.grf_bytes // 8
+
+    def default_subgroups(self, value_bytes: int, each: int | None = None) -> int:
+        """The smallest power of two of subgroups that brings a value of `value_bytes` to `each` bytes (default
+        subgroup_value_bytes) each, at most max_subgroups."""
+        wanted = -(-value_bytes // (each or self.subgroup_value_bytes))
+        return min(1 << max(0, wanted - 1).bit_length(), self.max_subgroups)
+
+    def dpas_kind(self, dtype, precision: str = "ieee") -> str:
+        """The DPAS table key of a tile_mma: "tf32" for input_precision "tf32" where the target has tf32 DPAS, else
+        the operand dtype's (f32 then means multiply-adds)."""
+        return "tf32" if precision == "tf32" and "tf32" in self.dpas else dtype.mlir
+
+    def dpas_shape(self, dtype, precision: str = "ieee") -> tuple[int, int, int]:
+        return self.dpas[self.dpas_kind(dtype, precision)]
+
+    @property
+    def emulated(self) -> bool:
+        """Whether the module defines the Xe builtins itself (a CPU device runs it: "emulated" or "vector")."""
+        return self.builtins in CPU_ABIS
+
+    @property
+    def block_prefetch(self) -> bool:
+        """Whether a 2D block prefetch reaches a cache: a GPU target with 2D block IO (on a CPU it does nothing)."""
+        return self.block_io is not None and not self.emulated
+
+    @property
+    def private_blocks(self) -> bool:
+        """Whether a 2D block load may give a lane more than a SPIR-V vector holds (read into private memory)."""
+        return self.builtins in ("spirv", *CPU_ABIS)
+
+    # ---- instruction blocks and lanes: the rules layout completion applies (XeGPU RFC blocking and
+    # ---- "subgroup to work item distribution" rules); blocking and lane distribution read what it wrote
+    @property
+    def repeat_count(self) -> int:
+        """M, the rows of a DPAS C block: the height of a default instruction block."""
+        return self.dpas["f32"][0]
+
+    def padded_shape(self, shape) -> tuple[int, int]:
+        """The extent a value's blocks cover: columns to a multiple of N (narrow ones to a power of two), rows to
+        a multiple of the block height. Blocks reach past a shape they do not divide, as a 2D block message
+        reaches past its surface."""
+        rows, cols = shape
+        n = self.subgroup_size
+        cols = padded(cols, n)
+        return padded(rows, self.repeat_count if cols % n == 0 else n // cols), cols
+
+    def value_block(self, shape) -> tuple[int, int]:
+        """The default instruction block of a value: [M, N], one column per lane, as a DPAS C operand; fewer rows
+        for shorter values, and for narrow ones a power-of-two block of N elements, so that a lane holds 1 to N
+        of them (SPIR-V vectors have 2, 4, 8 or 16 components)."""
+        rows, cols = self.padded_shape(shape)
+        n = self.subgroup_size
+        if cols % n == 0:
+            return gcd(rows, self.repeat_count), n
+        return gcd(rows, n // cols), cols
+
+    def dpas_blocks(self, dtype, precision: str = "ieee") -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+        """The instruction blocks of DPAS A [M, K], B [K, N] and C [M, N] for operand `dtype` (tf32: A [8, 8],
+        whose lane fields [2, 8] give lanes 0-7 the even rows and 8-15 the odd ones, as tf32 DPAS takes A)."""
+        m, n, k = self.dpas_shape(dtype, precision)
+        return (m, k), (k, n), (m, n)
+
+    def lane_fields(self, block, packed_rows: int = 1) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(lane_layout, lane_data) of a block: [1, N] lanes with [packed_rows, C/N] each when N divides C (DPAS C,
+        2D block messages; `packed_rows` > 1, DPAS B's VNNI form: a lane's consecutive rows in one 32-bit word, as
+        a VNNI-transform load gives them); [N/C, C] lanes of one element when C divides N and N/C divides R;
+        otherwise [1, 1] lanes of [1, 1]: every lane holds the whole block (the RFC's broadcast of a value smaller
+        than the lanes)."""
+        rows, cols = block
+        n = self.subgroup_size
+        if cols % n == 0:
+            return (1, n), (packed_rows if rows % packed_rows == 0 else 1, cols // n)
+        if n % cols == 0 and rows % (n // cols) == 0:
+            return (n // cols, cols), (1, 1)
+        return (1, 1), (1, 1)
+
+    def packed_rows(self, dtype, mma_operand: int | None, rows: int) -> int:
+        """Rows a lane packs into one 32-bit word in a block of `rows` rows (VNNI, as a VNNI-transform load gives
+        them and DPAS takes B): 2 for a 16-bit DPAS B operand; 4 for an 8-bit one in blocks of whole DPAS K steps
+        (32 rows: the 8-bit transform load the 2D block IO extension has; a smaller block is a value other ops
+        use, which would have to be unpacked again: B is then packed by blocking); else 1."""
+        if mma_operand != 1 or dtype.bits not in (8, 16):
+            return 1
+        if dtype.bits == 8 and rows % self.dpas_shape(dtype)[2]:
+            return 1
+        return 32 // dtype.bits
+
+    def lane_components(self, block) -> int:
+        lane_layout, _ = self.lane_fields(block)
+        return block[0] * block[1] // (lane_layout[0] * lane_layout[1])
+
+    def inst_rule(self, kinds, inst, dtype) -> str | None:
+        """Why `inst` cannot be the instruction block of a value or tile of `dtype` used by ops of `kinds`
+        ("load", "store", "prefetch", "value": a vector some op other than a layout conversion uses): the 2D block
+        limits first, then the lanes; None when it can."""
+        if self.block_io is not None and not dtype.is_bool:
+            if "store" in kinds and (rule := self.block_io.store_rule(dtype.bits, *inst)):
+                return rule
+            if {"load", "prefetch"} & set(kinds) and (rule := self.block_io.load_rule(dtype.bits, *inst)):
+                return rule
+        components = self.lane_components(inst)
+        if components <= MAX_VECTOR_COMPONENTS or (self.private_blocks and "value" not in kinds):
+            return None
+        where = ("used by other ops than layout conversions" if self.private_blocks else
+                 f"with the {self.builtins} builtin ABI")
+        return (f"a lane holds {components} elements of a {inst[0]}x{inst[1]} block on sub-group "
+                f"{self.subgroup_size}; SPIR-V vectors have at most {MAX_VECTOR_COMPONENTS} ({where})")
+
+
+MAX_VECTOR_COMPONENTS = 16  # SPIR-V (Kernel) vectors: 2, 3, 4, 8 or 16 components
+
+
+def padded(n: int, unit: int) -> int:
+    """`n` rounded up to a multiple of `unit`, or, below it, to a power of two (which divides the unit)."""
+    if n >= unit:
+        return -(-n // unit) * unit
+    return 1 << (n - 1).bit_length()
+
+
+LARGE_GRF = "-ze-opt-large-register-file"
+TARGETS = {target.name: target for target in (
+    Target("xe-hpc", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="pvc",
+           iga_platform="12p72"),
+    Target("xe2", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="bmg"),
+    Target("xe3", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="ptl"),
+    Target("xe-hpg", 8, dpas_shapes(8), None, builtins="legacy", slm_bytes=64 * 1024, ocloc_device="acm-g10",
+           iga_platform="12p71"),
+    # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
+    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), builtins="vector",
+           max_workgroup_size=8192, element_loops=True, lane_scalars=True, largest_loads=False,
+           whole_row_bytes=16 * 1024, column_major_gathers=True),
+    Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
+           element_loops=True, lane_scalars=True, column_major_gathers=True),
+)}
+CPU_ABIS = ("emulated", "vector")  # the builtin ABIs whose targets run on a CPU device
+CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.builtins in CPU_ABIS)
+ABIS = ("spirv", "legacy")  # the builtin ABIs a GPU target may be given (XETILE_XE_ABI)
+
+
+def xe_abi() -> str:
+    """The builtin ABI XETILE_XE_ABI asks for GPU targets ("" for each target's own)."""
+    abi = os.environ.get("XETILE_XE_ABI", "")
+    if abi and abi not in ABIS:
+        raise LaunchError(f"XETILE_XE_ABI={abi!r}: the builtin ABIs are {', '.join(ABIS)}")
+    return abi
+
+
+def get_target(name: str, abi: str = "") -> Target:
+    """The target named `name`, with the builtin ABI `abi` when given (GPU targets only); a LaunchError listing
+    the names otherwise ("numpy", the interpreter, is a device with no target)."""
+    try:
+        target = TARGETS[name]
+    except KeyError:
+        raise LaunchError(f"unknown target {name!r}; targets: numpy, {', '.join(TARGETS)}") from None
+    if not abi or target.emulated or (abi == "spirv" and target.block_io is None):
+        return target
+    return replace(target, builtins=abi)

@@ -1,0 +1,217 @@
+"""Barriers for workgroup program order (XeTile RFC: tile ops act on whole workgroup tiles, one after another).
+
+The pass runs on workgroup-level XeGPU IR, where one op is one access of a whole tile; wg-to-sg then gives every
+subgroup its part of each op, and the barriers stay where they are. Two accesses of one array, one of them a
+write, through different descriptors may touch an element in different subgroups, so the later waits at a
+gpu.barrier for the earlier. Through one descriptor every subgroup touches its own pieces both times, so a tile
+loaded and stored back needs none, unless its layout has subgroups share elements (sg_layout x sg_data wraps):
+a subgroup may then store what another has yet to load. The pieces of one op need no order among themselves (a
+store's sharing subgroups write the same values), which is why the pass does not run after wg-to-sg: there the
+pieces of a tile that wraps are accesses through many descriptors, and ordering them put a barrier between every
+two (44 in one kernel, which crashed OpenCL's CPU compiler). A loop whose body writes an array also orders its
+iterations. Different array arguments are taken not to alias (as C's `restrict`); shared local memory is
+ordered by the layout conversions' own barriers (`drop_repeated_barriers` removes one of ours that follows one
+of theirs with no memory access between). Which ops read or write memory, and through which operand, is what
+they declare (ir/effects.py). A branch on a value that depends on the subgroup id runs in some subgroups only, so
+a barrier inside it would wait forever: such a branch is ordered as one access, with the barrier before it;
+inside, one subgroup runs its accesses in program order. Accesses through one scattered descriptor (a gather then
+a scatter) are ordered too: their offsets need not keep to the subgroup's piece.
+
+User synchronization: `xetile.barrier()` is a gpu.barrier, so global accesses before it need no barrier of this
+pass after it; SLM buffers of `alloc_slm` are ordered by the user's barriers only (as in the XeTile RFC's
+cooperative GEMM). A fence or a named barrier (a subset of subgroups may meet there) orders nothing here: the
+pass still puts its own barriers around them where global accesses conflict.
+
+Named barriers in SPIR-V (`check_named_barriers`): a wait is a workgroup barrier, an arrive emits nothing. That
+refines the named barrier (XeGPU RFC nbarrier: a wait returns once the participants of its phase have arrived)
+when every subgroup runs each wait and the phase a wait needs is made of arrives before it: the barrier lets a
+subgroup go once every subgroup has made the arrives before it, and shows it more writes than the phase's, never
+fewer. So producers may arrive in a branch on subgroup_id() before a wait every subgroup runs, and a barrier of
+fewer participants works when every subgroup arrives and the count divides the subgroups. The rest is a
+NotImplementedError for every SPIR-V target: a count that does not divide the subgroups that all arrive (a phase
+would take arrives made after the wait), and a wait only some subgroups run (in a branch or loop on
+subgroup_id()), which needs a real named barrier. OpenCL's CPU device has none (it rejects SPIR-V's NamedBarrier
+capability) and runs a workgroup's subgroups one after another between barriers, so a wait spinning on an SLM
+counter never returns. For the GPUs, SPIR-V's OpMemoryNamedBarrier is one arrive-and-wait (no split arrive and
+wait), IGC 2022 has no builtin for OpNamedBarrierInitialize and IGC 2026's ocloc crashes on it; the hardware's
+nbarrier.signal/nbarrier.wait are reachable only as the legacy ABI's inline vISA, which no device here can run.
+The numpy interpreter runs every named barrier with real phases; a program whose producers' phases never complete
+(it hangs on a GPU, the interpreter reports it) is not diagnosed in SPIR-V, where it does not hang.
+A workgroup barrier in such a branch is a CompilationError at every level (`check_divergent_barriers`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...ir import core_ops as C
+from ...ir import xegpu_ops as G
+from ...ir import xegpu_scatter_ops as GS
+from ...ir.analysis import sources, viewed_array, workgroup_subgroups
+from ...ir import sync_ops as S
+from ...ir.core import Block, FuncOp, Value, walk
+from ...ir.effects import SLM, WRITE, memory_accesses, synchronizes
+from ...ir.types import MemRefType, SlmMemRefType
+
+
+@dataclass(frozen=True)
+class Access:
+    tdesc: Value
+    arrays: frozenset
+    writes: bool
+
+    def conflicts(self, other: "Access") -> bool:
+        return ((self.writes or other.writes) and (self.tdesc is not other.tdesc or self.shared)
+                and not self.arrays.isdisjoint(other.arrays))
+
+    @property
+    def shared(self) -> bool:
+        """Whether one subgroup may touch what another's access through the same descriptor did: a scattered
+        descriptor's offsets may point anywhere; a tile's layout may have subgroups share elements (or, with no
+        workgroup-level layout, says nothing)."""
+        t = self.tdesc.type
+        if isinstance(t, GS.ScatterDescType):
+            return True
+        if not isinstance(t, G.TensorDescType):
+            return False  # memref.load reads an array through no descriptor: only a write conflicts with it
+        return t.layout is None or t.layout.sg_layout is None or t.layout.shares_data(t.shape)
+
+
+class Barriers:
+    def __init__(self, func: FuncOp):
+        self.func = func
+        self.arrays = sources(func, (G.CreateNdDescOp, GS.CreateDescOp), (G.UpdateNdOffsetOp, GS.UpdateOffsetOp))
+        self.divergent = subgroup_dependent(func)
+
+    def access(self, op) -> list[Access]:
+        """The global memory `op` reads or writes, through which descriptors."""
+        found: dict[Value, bool] = {}  # descriptor -> written
+        for effect, tdesc in memory_accesses(op):
+            if effect.memory != SLM:
+                found[tdesc] = found.get(tdesc, False) or effect.kind == WRITE
+        out = []
+        for tdesc, written in found.items():
+            bases = {tdesc} if isinstance(tdesc.type, MemRefType) else self.arrays[tdesc]  # memref.load: the array
+            arrays = frozenset(viewed_array(a) for a in bases if not isinstance(a.type, SlmMemRefType))
+            if arrays:
+                out.append(Access(tdesc, arrays, written))
+        return out
+
+    def order(self, block: Block, pending: list[Access]) -> list[Access]:
+        """Inserts the barriers `block` needs after the accesses `pending`; the accesses still unordered after it."""
+        for op in list(block.ops):
+            if synchronizes(op):
+                pending = []
+            elif isinstance(op, C.ForOp):
+                body = op.regions[0].block
+                pending = pending + self.order(body, pending + self.accesses(body))
+            elif isinstance(op, C.IfOp) and op.operands[0] in self.divergent:
+                inside = [a for region in op.regions for a in self.accesses(region.block)]
+                if any(access.conflicts(earlier) for access in inside for earlier in pending):
+                    block.insert_before(op, C.BarrierOp(loc=op.loc))
+                    pending = []
+                pending = pending + inside
+            elif op.regions:
+                pending = pending + [a for region in op.regions for a in self.order(region.block, list(pending))]
+            accesses = self.access(op)
+            if any(access.conflicts(earlier) for access in accesses for earlier in pending):
+                block.insert_before(op, C.BarrierOp(loc=op.loc))
+                pending = []
+            pending = pending + accesses
+        return pending
+
+    def accesses(self, block: Block) -> list[Access]:
+        """Every access in `block`, nested ones too: what the previous iteration of a loop left unordered."""
+        return [a for op in walk(block) for a in self.access(op)]
+
+
+def subgroup_dependent(func: FuncOp) -> set[Value]:
+    """The values computed from the subgroup id: they may differ between the subgroups of a workgroup."""
+    found: set[Value] = set()
+    for op in walk(func.body):
+        if isinstance(op, C.SubgroupIdOp) or any(v in found for v in op.operands):
+            found.update(op.results)
+    return found
+
+
+def insert_barriers(func: FuncOp) -> FuncOp:
+    """Workgroup-level `func` with the barriers its program order needs between subgroups."""
+    if workgroup_subgroups(func) > 1:
+        Barriers(func).order(func.body, [])
+    return func
+
+
+def drop_repeated_barriers(func: FuncOp) -> FuncOp:
+    """Subgroup-level `func` without the barriers that follow another in their block with no op between that
+    touches memory: the first already orders all there is."""
+    for block in [func.body] + [region.block for op in walk(func.body) for region in op.regions]:
+        quiet = False  # a barrier came before in the block, and no op since touched memory
+        for op in list(block.ops):
+            if isinstance(op, C.BarrierOp):
+                if quiet:
+                    op.erase()
+                quiet = True
+            elif touches_memory(op):
+                quiet = False
+    return func
+
+
+def touches_memory(op) -> bool:
+    """Whether `op` or an op in its regions has a memory effect (a loop or branch declares none of its own)."""
+    return not op.pure or any(not nested.pure for region in op.regions for nested in walk(region.block))
+
+
+def divergent_ops(block: Block, dependent: set[Value], inside: bool = False):
+    """The ops of `block` (nested too) that run in a branch or loop whose condition or bounds depend on the
+    subgroup id: some subgroups of a workgroup may not reach them."""
+    for op in block.ops:
+        if inside:
+            yield op
+        diverges = any(v in dependent for v in control_operands(op))
+        for region in op.regions:
+            yield from divergent_ops(region.block, dependent, inside or diverges)
+
+
+def control_operands(op) -> list[Value]:
+    """What decides whether or how often `op`'s regions run: an scf.if's condition, an scf.for's bounds and step
+    (not the values its iterations carry)."""
+    if isinstance(op, C.IfOp):
+        return op.operands[:1]
+    return op.operands[:3] if isinstance(op, C.ForOp) else []
+
+
+def check_divergent_barriers(func: FuncOp) -> None:
+    """A workgroup barrier that only some subgroups reach waits forever: a user's barrier() in a branch on
+    subgroup_id(), or one an op there brings (a reduction across subgroups, a layout conversion or reshape through
+    SLM)."""
+    for op in divergent_ops(func.body, subgroup_dependent(func)):
+        if isinstance(op, C.BarrierOp):
+            raise op.error("a workgroup barrier in a branch or loop on subgroup_id() waits forever for the subgroups "
+                           "that do not take it: barrier() and ops that exchange data between subgroups (reductions "
+                           "across them, layout conversions, reshapes that move elements between rows) belong "
+                           "outside it",
+                           "every subgroup reaches a workgroup barrier")
+
+
+def check_named_barriers(func: FuncOp) -> None:
+    """Subgroup-level `func`'s named barriers are ones SPIR-V's workgroup barriers refine (module docstring), or
+    raises."""
+    divergent = list(divergent_ops(func.body, subgroup_dependent(func)))
+    for op in divergent:
+        if isinstance(op, S.NbarrierWaitOp):
+            raise NotImplementedError(
+                f"{op.name} in a branch or loop on subgroup_id() in SPIR-V: a wait that only some subgroups run needs "
+                "a hardware named barrier. SPIR-V here makes a wait a workgroup barrier, which every subgroup must "
+                "reach; OpenCL's CPU device has no named barriers (it rejects SPIR-V's NamedBarrier capability) and "
+                "runs a workgroup's subgroups one after another between barriers, so a wait spinning on a counter "
+                "in shared local memory never returns. Wait outside the branch (arrives may stay in it); only the "
+                "numpy interpreter runs it")
+    everyone_arrives = {op.operands[0] for op in walk(func.body)
+                        if type(op) is S.NbarrierArriveOp and op not in divergent}
+    for op in walk(func.body):
+        if isinstance(op, S.InitNbarrierOp) and op.result in everyone_arrives and (
+                func.num_subgroups % op.participants):
+            raise NotImplementedError(
+                f"named barrier {op.id} of {op.participants} participants in SPIR-V, where all the workgroup's "
+                f"{func.num_subgroups} subgroups arrive: they do not make whole phases, so a wait would need an "
+                "arrive that comes after it, and SPIR-V here makes a wait a workgroup barrier (OpenCL's CPU device "
+                "has no named barriers). Count a divisor of the subgroups; only the numpy interpreter runs it")

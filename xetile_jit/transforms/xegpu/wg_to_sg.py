@@ -1,0 +1,339 @@
+"""Workgroup -> subgroup distribution (XeGPU RFC "workgroup to subgroup distribution rule").
+
+A workgroup-level tile or vector with layout (sg_layout L, sg_data D) over shape W becomes the pieces of
+shape D that one subgroup owns. Along dim i, the subgroup's index j_i (from its linear id, in `order`)
+owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i)): round robin; when
+L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
+Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers, as does a
+vector.shape_cast that moves elements between rows (stored in the source's shape, loaded through a view of the
+buffer in the result's).
+An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
+which shares the old values through shared local memory when they are used. A reduction over dims
+split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
+shared local memory (f16/bf16 in f32, rounded once at the end, as the op does).
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+
+from ...ir import core_ops as C
+from ...ir import xegpu_ops as G
+from ...ir import xegpu_scatter_ops as GS
+from ...ir.analysis import wg_layout, workgroup_subgroups
+from ...ir.attrs import Layout
+from ...ir.conversion import converts
+from ...ir.core import Block, Builder, FuncOp, Value, walk
+from ...ir.debug_ops import DevicePrintOp
+from ...ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
+from ...ir.types import IndexType, SlmMemRefType, VectorType
+from ...ir.verifier import verify
+from .piecewise import Grid, PiecewiseConversion
+from ...target.targets import Target
+
+
+@dataclass(frozen=True)
+class Distribution(Grid):
+    """The pieces of one (layout, shape) that the running subgroup owns."""
+
+    offsets: tuple = ()   # per piece, row-major: (row, col) index values, relative to the workgroup tile
+    wrapped: tuple = ()   # (start, extent) of the dims where subgroups share data
+
+
+class WgToSg(PiecewiseConversion):
+    # a convert_layout between subgroups is gone after this pass; one within a subgroup (instruction blocks only)
+    # is left for blocking
+
+    def __init__(self, func: FuncOp, target: Target):
+        super().__init__(func)
+        self.target = target
+        self.subgroups = workgroup_subgroups(func)
+        self.prologue = Block()
+        self.early = Builder(self.prologue)
+        self.sg_id = self.early.create(C.SubgroupIdOp).result
+        self.constants: dict = {}  # index constants and prologue arithmetic, each emitted once
+        self.indices: dict = {}
+        self.distributions: dict = {}
+        self.used = {v for op in walk(func.body) for v in op.operands}
+
+    def run(self) -> FuncOp:
+        super().run()
+        for i, op in enumerate(list(self.prologue.ops)):
+            self.new.body.insert(i, op.detach())
+        self.new.num_subgroups = self.subgroups
+        self.subgroup_layouts()
+        return self.new
+
+    def subgroup_layouts(self) -> None:
+        """Each piece keeps the subgroup level of its value's layout (inst_data, lanes: RFC distribution rule);
+        the values this pass makes of its own (shared local memory traffic, partial reductions) take the target's
+        default blocks."""
+        for old, pieces in self.values.items():
+            if has_layout(old) and wg_layout(old) is not None:
+                for piece in pieces:
+                    set_layout(piece, wg_layout(old).subgroup_level())
+        for op in walk(self.new.body):
+            for v in op.results:
+                if has_layout(v) and wg_layout(v) is None:
+                    set_layout(v, self.default_layout(v.type.shape))
+
+    def default_layout(self, shape) -> Layout:
+        inst = self.target.value_block(shape)
+        lane_layout, lane_data = self.target.lane_fields(inst)
+        return Layout(inst_data=inst, lane_layout=lane_layout, lane_data=lane_data)
+
+
+    # ---- index arithmetic in the prologue (it only depends on the subgroup id) -----------------
+    def const(self, n: int) -> Value:
+        if n not in self.constants:
+            self.constants[n] = self.early.create(C.ConstantOp, n, IndexType()).result
+        return self.constants[n]
+
+    def early_op(self, name: str, a: Value, b: int) -> Value:
+        """`a <name> b` in the prologue, computed once however many distributions need it."""
+        key = (name, a, b)
+        if key not in self.constants:
+            self.constants[key] = self.early.create(C.BinaryOp, name, a, self.const(b)).result
+        return self.constants[key]
+
+    def distribution(self, layout: Layout, shape) -> Distribution:
+        key = (layout.workgroup_level(), tuple(shape))
+        if key not in self.distributions:
+            self.distributions[key] = self.distribute(layout, tuple(shape))
+        return self.distributions[key]
+
+    def subgroup_index(self, layout: Layout) -> list[Value]:
+        """The subgroup's 2-D index in sg_layout; `order` lists the fastest-changing dim first."""
+        (l0, l1), order = layout.sg_layout, layout.order or (1, 0)
+        key = (layout.sg_layout, order)
+        if key not in self.indices:
+            if order == (1, 0):
+                self.indices[key] = [self.early_op("arith.divsi", self.sg_id, l1),
+                                     self.early_op("arith.remsi", self.sg_id, l1)]
+            else:
+                self.indices[key] = [self.early_op("arith.remsi", self.sg_id, l0),
+                                     self.early_op("arith.divsi", self.sg_id, l0)]
+        return self.indices[key]
+
+    def distribute(self, layout: Layout, shape) -> Distribution:
+        counts, starts, wrapped = [], [], []
+        for j, n_sg, d, w in zip(self.subgroup_index(layout), layout.sg_layout, layout.sg_data, shape):
+            unit = n_sg * d
+            counts.append(max(1, w // unit))
+            starts.append(self.early_op("arith.muli", j, d))
+            if unit > w:
+                wrapped.append((starts[-1], w))
+        offsets = []
+        for r0, r1 in itertools.product(range(counts[0]), range(counts[1])):
+            offsets.append(tuple(self.piece_offset(s, r, n_sg * d, w) for s, r, n_sg, d, w in
+                                 zip(starts, (r0, r1), layout.sg_layout, layout.sg_data, shape)))
+        return Distribution(tuple(counts), tuple(layout.sg_data), tuple(offsets), tuple(wrapped))
+
+    def piece_offset(self, start: Value, round: int, unit: int, extent: int) -> Value:
+        """start + round * unit, wrapped into the tile only where the assignment can pass its end."""
+        offset = self.early_op("arith.addi", start, round * unit) if round else start
+        return self.early_op("arith.remsi", offset, extent) if unit > extent else offset
+
+    def owner(self, dist: Distribution) -> Value:
+        """i1: this subgroup is the first of those that share the data (its start lies inside the tile)."""
+        flag = None
+        for start, extent in dist.wrapped:
+            first = self.early.create(C.CmpOp, "arith.cmpi", "slt", start, self.const(extent)).result
+            flag = first if flag is None else self.early.create(C.BinaryOp, "arith.andi", flag, first).result
+        return flag
+
+    def grid_of(self, v: Value) -> Distribution:
+        layout = wg_layout(v)
+        if layout is None:
+            raise NotImplementedError(f"wg-to-sg: {v.type} has no layout; run layout propagation first")
+        return self.distribution(layout, v.type.shape)
+
+    def result_layout(self, v: Value, piece: int):
+        return None
+
+    def piece_offsets(self, grid: Distribution) -> list[tuple[Value, Value]]:
+        return list(grid.offsets)
+
+    # ---- memory ----------------------------------------------------------------------------------
+    @converts(G.AtomicRMWOp)
+    def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
+        dist = self.grid_of(op.operands[1])
+        if not dist.wrapped:
+            return self.clone(op)
+        self.shared_atomics(op, dist, lambda: [
+            self.emit(G.AtomicRMWOp, op.kind, value, tile).result
+            for value, tile in zip(self.get(op.operands[0]), self.get(op.operands[1]))])
+
+    @converts(GS.ScatterAtomicRMWOp)
+    def convert_ScatterAtomicRMWOp(self, op: GS.ScatterAtomicRMWOp) -> None:
+        dist = self.grid_of(op.operands[1])
+        if not dist.wrapped:
+            return super().convert_ScatterAtomicRMWOp(op)
+
+        def atomics() -> list[Value]:
+            super(WgToSg, self).convert_ScatterAtomicRMWOp(op)
+            return self.get(op.result)
+
+        self.shared_atomics(op, dist, atomics)
+
+    def shared_atomics(self, op, dist: Distribution, atomics) -> None:
+        """An atomic on data several subgroups hold updates each element once (XeTile RFC atomic_rmw_tile
+        "atomically reads, modifies, and writes back data to the memory specified by the tile": the workgroup's
+        tile, once): the first subgroup that holds it runs `atomics()` (which emits the atomics on its pieces, in
+        `dist.offsets` order, and returns the old values); when the old values are used, it shares them with the
+        others through shared local memory."""
+        value_type = op.result.type
+        slm = self.slm(value_type.dtype, value_type.shape) if op.result in self.used else None
+
+        def owner_part():
+            olds = atomics()
+            if slm is not None:
+                for old, offsets in zip(olds, dist.offsets):
+                    self.slm_store(slm, old, offsets)
+
+        self.only_owner(dist, owner_part)
+        if slm is None:
+            return self.set(op.result, [])
+        self.emit(C.BarrierOp)
+        olds = [self.slm_load(slm, offsets, dist.shape, value_type.dtype) for offsets in dist.offsets]
+        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
+        self.set(op.result, olds)
+
+    @converts(DevicePrintOp)
+    def convert_DevicePrintOp(self, op: DevicePrintOp) -> None:
+        """A vector several subgroups hold is printed by one of them."""
+        dist = None if op.vector is None else self.grid_of(op.values[op.vector])
+        if dist is None or not dist.wrapped:
+            return super().convert_DevicePrintOp(op)
+        self.only_owner(dist, lambda: super(WgToSg, self).convert_DevicePrintOp(op))
+
+    def only_owner(self, dist: Distribution, body) -> None:
+        """The ops `body()` emits, run by the first of the subgroups that share `dist`'s data (scf.if owner)."""
+        then_block = Block()
+        with self.builder.at_end_of(then_block):
+            body()
+            self.emit(C.YieldOp, [])
+        else_block = Block()
+        else_block.append(C.YieldOp([], loc=self.builder.loc))
+        self.emit(C.IfOp, self.owner(dist), [], then_block, else_block)
+
+    # ---- shared local memory ---------------------------------------------------------------------
+    def slm(self, dtype, shape) -> Value:
+        return self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=tuple(shape))).result
+
+    def slm_store(self, slm: Value, value: Value, offsets) -> None:
+        tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(value.type.shape, value.type.dtype))
+        self.emit(G.StoreNdOp, value, tile.result)
+
+    def slm_load(self, slm: Value, offsets, shape, dtype) -> Value:
+        tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(shape, dtype)).result
+        return self.emit(G.LoadNdOp, tile).result
+
+    # ---- compute -----------------------------------------------------------------------------
+    @converts(G.DpasOp)
+    def convert_DpasOp(self, op: G.DpasOp) -> None:
+        a, b, *c = (self.get(v) for v in op.operands)
+        out = self.grid_of(op.result)
+        if len(a) != out.counts[0] or len(b) != out.counts[1]:
+            raise NotImplementedError("dpas whose K dimension is split between subgroups")
+        piece = VectorType(out.shape, op.result.type.dtype)
+        results = [self.emit(G.DpasOp, a[i], b[j], c[0][out.index(i, j)] if c else None, piece,
+                             precision=op.precision).result
+                   for i, j in out.cells()]
+        self.set(op.result, results)
+
+    @converts(G.MultiReductionOp)
+    def convert_MultiReductionOp(self, op: G.MultiReductionOp) -> None:
+        v = op.operands[0]
+        layout, src = wg_layout(v), self.grid_of(v)
+        split = [d for d in op.dims if layout.sg_layout[d] > 1 and layout.sg_data[d] < v.type.shape[d]]
+        if not split and all(src.counts[d] == 1 for d in op.dims):
+            return self.pieces_from(op, lambda i, j: (0 if 0 in op.dims else i, 0 if 1 in op.dims else j))
+        partials = self.local_partials(op)
+        slm_shape = tuple(layout.sg_layout[d] if d in split else 1 if d in op.dims else n
+                          for d, n in enumerate(v.type.shape))
+        wide = partials[0][0].type.dtype
+        slm = self.slm(wide, slm_shape)
+        index = self.subgroup_index(layout)
+        for partial, offsets in partials:
+            self.slm_store(slm, partial, [index[d] if d in split else offsets[d] for d in range(2)])
+        self.emit(C.BarrierOp)
+        out = self.grid_of(op.result)
+        results = []
+        for offsets in out.offsets:
+            shape = tuple(slm_shape[d] if d in op.dims else n for d, n in enumerate(out.shape))
+            at = [self.const(0) if d in op.dims else offsets[d] for d in range(2)]
+            total = self.emit(G.MultiReductionOp, op.kind, self.slm_load(slm, at, shape, wide), op.dims).result
+            results.append(self.float_cast(total, op.result.type.dtype))
+        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
+        self.set(op.result, results)
+
+    def local_partials(self, op: G.MultiReductionOp) -> list[tuple[Value, tuple]]:
+        """Per position along the kept dims: the subgroup's pieces there reduced and folded, and the offsets of
+        the first of them."""
+        src = self.grid_of(op.operands[0])
+        groups: dict = {}
+        for (i, j), piece, offsets in zip(src.cells(), self.get(op.operands[0]), src.offsets):
+            reduced = self.emit(G.MultiReductionOp, op.kind, self.reduction_input(piece), op.dims).result
+            key = (0 if 0 in op.dims else i, 0 if 1 in op.dims else j)
+            groups.setdefault(key, (offsets, []))[1].append(reduced)
+        return [(self.fold(op.kind, reduced), offsets) for offsets, reduced in groups.values()]
+
+    @converts(G.XeGPUConvertLayoutOp)
+    def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
+        """Through SLM: every subgroup stores what it has, then loads what it needs; a conversion that keeps how
+        subgroups share the value (only inst_data or lanes change) stays in each subgroup's registers."""
+        v = op.operands[0]
+        if wg_layout(v).workgroup_level() == op.result.layout.workgroup_level():
+            level = op.result.layout.subgroup_level()
+            self.set(op.result, [self.emit(G.XeGPUConvertLayoutOp, piece, level).result for piece in self.get(v)])
+            return
+        slm = self.slm(v.type.dtype, v.type.shape)
+        self.exchange(v, op.result, slm, slm)
+
+    @converts(ShapeCastOp)
+    def convert_ShapeCastOp(self, op: ShapeCastOp) -> None:
+        """vector.shape_cast keeps the elements in row-major order (XeGPU RFC vector ops on XeTile vectors) and
+        moves them between rows, so between subgroups: every subgroup stores its pieces into an SLM buffer of the
+        source's shape, then loads its pieces of the result from a view of that buffer in the result's shape (one
+        row-major buffer, so the same elements in the same order)."""
+        v, (rows, cols) = op.operands[0], op.result.type.shape
+        slm = self.slm(v.type.dtype, v.type.shape)
+        view = self.early.create(MemRefReinterpretCastOp, slm, [self.const(rows), self.const(cols)],
+                                 [self.const(cols), self.const(1)], shape=(rows, cols)).result
+        self.exchange(v, op.result, slm, view)
+
+    def exchange(self, v: Value, result: Value, stored: Value, loaded: Value) -> None:
+        """`result` (`v`'s elements in its own layout) through SLM: `v`'s pieces stored into buffer `stored`,
+        a barrier, `result`'s pieces loaded from `loaded` (that buffer, or a view of it)."""
+        src, out = self.grid_of(v), self.grid_of(result)
+        for value, offsets in zip(self.get(v), src.offsets):
+            self.slm_store(stored, value, offsets)
+        self.emit(C.BarrierOp)
+        loads = [self.slm_load(loaded, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
+        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
+        self.set(result, loads)
+
+
+def slm_tdesc_type(shape, dtype) -> G.TensorDescType:
+    return G.TensorDescType(tuple(shape), dtype, memory_space="slm")
+
+
+def set_layout(v: Value, layout: Layout) -> None:
+    """A descriptor's layout is in its type, a vector's on the value."""
+    if isinstance(v.type, G.TensorDescType):
+        v.type = dataclasses.replace(v.type, layout=layout)
+    else:
+        v.layout = layout
+
+
+def has_layout(v: Value) -> bool:
+    return isinstance(v.type, (VectorType, G.TensorDescType))
+
+
+def wg_to_sg(func: FuncOp, target: Target) -> FuncOp:
+    new = WgToSg(func, target).run()
+    verify(new)
+    return new
+

@@ -1,0 +1,330 @@
+"""Layout propagation: XeTile IR -> XeTile IR with a layout (wg_map) on every tile and vector.
+
+Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
+- anchors: layouts the user gave (init_tile `layout=`, the tile_mma layout of the launch);
+- tile_mma: A gets sg_data [sg_m, K], B [K, sg_n], C the result's layout (same sg_layout);
+- tile_reduce: the result has sg_data 1 along the reduced dims. The input may split them between subgroups
+  (wg-to-sg then exchanges partial results through SLM) unless subgroups would hold the same data twice
+  there; then it is converted to a layout that holds them whole (RFC Appendix 2.2);
+- tile_broadcast: the input has sg_data 1 along the broadcast dims;
+- tile_transpose: sg_layout, sg_data and order swap;
+- values that must agree (a tile and what it loads, loop-carried and branch values, element-wise operands)
+  share one layout; where two layouts meet at a use, `tile_conv_layout` converts (RFC `convert_layout`).
+  Propagation decides sg_layout, sg_data and order; layout completion (transforms/xetile/layout_completion.py) then adds
+  inst_data and the lane fields for the target.
+Values no rule reaches get the default layout (`default_layout`) for the kernel's subgroup count S: rows split
+over the subgroups first, so that a reduction along rows stays inside each subgroup, columns over the subgroups
+the rows cannot take. S is prod(sg_layout) of the anchors; without any, the launch's `num_subgroups`, or else
+`default_subgroup_count`: enough subgroups that the kernel's largest value takes at most
+Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size / subgroup size),
+halved while that value would not split exactly; where the target keeps rows whole (Target.whole_row_bytes), at
+most its rows unless that takes more than whole_row_bytes a subgroup; 1 for a kernel with a tile_mma. The
+layout is the contract: wg-to-sg and the later passes read S from it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from math import gcd, prod
+from typing import Callable
+
+from ...ir import core_ops as C
+from ...ir import scatter_ops as SC
+from ...ir import xetile_ops as X
+from ...ir.analysis import UnionFind, carried_groups
+from ...ir.attrs import Layout
+from ...ir.core import FuncOp, Operation, Value, walk
+from ...ir.types import ROW_MAJOR, TileType, VectorType
+from ...ir.verifier import verify
+from ...target.code_budget import type_bytes
+from ...target.targets import Target
+from .layout_completion import complete_layouts, convert_operand, values_with_layouts
+
+
+def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
+    data = tuple(updates.get(i, n) for i, n in enumerate(layout.sg_data))
+    return Layout(layout.sg_layout, data, order=layout.order)
+
+
+def swapped(layout: Layout) -> Layout:
+    """The transposed layout. Reversing `order` too keeps every element on its subgroup (RFC #mp_bt), so a
+    transpose needs no data exchange between subgroups. inst_data swaps with the dims; the lanes of the
+    transposed blocks are the target's to give again (blocking does)."""
+    order = tuple(reversed(layout.order or ROW_MAJOR))
+    inst = tuple(reversed(layout.inst_data)) if layout.inst_data else None
+    return Layout(tuple(reversed(layout.sg_layout)), tuple(reversed(layout.sg_data)), inst_data=inst,
+                  order=None if order == ROW_MAJOR else order)
+
+
+def default_layout(shape, subgroups: int) -> Layout:
+    """`subgroups` over `shape`: rows first, columns taking the subgroups the rows cannot (splitting columns first
+    would be exact for exactly the same shapes). When that is not exact, the dim that divides among more subgroups
+    is split as far as it does, and the rest of the subgroups hold copies (sg_layout x sg_data a multiple of the
+    dim: the RFC's wrap-around), as every subgroup holds the whole value when nothing divides."""
+    rows, cols = shape
+    down, across = gcd(rows, subgroups), gcd(cols, subgroups)
+    if cols % (subgroups // down) == 0:
+        return Layout((down, subgroups // down), (rows // down, cols * down // subgroups))
+    if down >= across:
+        return Layout((subgroups, 1), (rows // down, cols))
+    return Layout((1, subgroups), (rows, cols // across))
+
+
+def copies(layout: Layout, shape) -> int:
+    """How many subgroups hold each element of `shape` under `layout`."""
+    return prod(max(1, n * d // w) for n, d, w in zip(layout.sg_layout, layout.sg_data, shape))
+
+
+def value_bytes(v: Value) -> int:
+    return type_bytes(v.type)
+
+
+def default_subgroup_count(ops: list[Operation], target: Target) -> int:
+    """The subgroups of a kernel without anchors or `num_subgroups`: Target.default_subgroups of its largest value,
+    halved while that value's default layout would hold copies (an odd shape is better on fewer subgroups). A
+    kernel with a tile_mma keeps one subgroup: rows split for a row reduction are not DPAS blocks, so its layout
+    is the launch's sg_layout/sg_data (or num_subgroups) to give."""
+    values = [v for op in ops for v in op.results if has_layout(v)]
+    if not values or any(isinstance(op, X.TileMMAOp) for op in ops):
+        return 1
+    largest = max(values, key=value_bytes)
+    subgroups = target.default_subgroups(value_bytes(largest))
+    if target.whole_row_bytes:
+        rows = 1 << (largest.type.shape[0].bit_length() - 1)
+        subgroups = max(min(subgroups, rows), target.default_subgroups(value_bytes(largest), target.whole_row_bytes))
+    while subgroups > 1 and copies(default_layout(largest.type.shape, subgroups), largest.type.shape) > 1:
+        subgroups //= 2
+    return subgroups
+
+
+def reducible(layout: Layout, dims, shape) -> bool:
+    """Each element of the reduced dims lies in exactly one subgroup, or in every one of them."""
+    return all(layout.sg_layout[d] == 1 or layout.sg_data[d] == shape[d]
+               or shape[d] % (layout.sg_layout[d] * layout.sg_data[d]) == 0 for d in dims)
+
+
+def reduce_friendly(shape, dims, subgroups: int) -> Layout:
+    """All subgroups on the kept dim (RFC Appendix 2.2: sg_layout [32, 1], sg_data [8, 256] before a row sum)."""
+    kept = 1 - dims[0] if len(dims) == 1 else None
+    layout = [1, 1]
+    data = list(shape)
+    if kept is not None and shape[kept] % subgroups == 0:
+        layout[kept], data[kept] = subgroups, shape[kept] // subgroups
+    else:
+        layout[0] = subgroups
+    return Layout(tuple(layout), tuple(data))
+
+
+@dataclass
+class Edge:
+    """`dst` must have `rule(layout of src)`, or a layout `fits(dst layout, src layout)` accepts; `use` is the
+    (op, operand index) a conversion would feed."""
+
+    src: Value
+    dst: Value
+    rule: Callable[[Layout], Layout]
+    use: tuple[Operation, int] | None = None
+    fits: Callable[[Layout, Layout], bool] | None = None
+
+
+class LayoutPropagation:
+    def __init__(self, func: FuncOp, target: Target, num_subgroups: int | None = None):
+        self.func = func
+        self.target = target
+        self.requested = num_subgroups
+        self.classes = UnionFind(has_layout)
+        self.layouts: dict[Value, Layout] = {}
+        self.edges: list[Edge] = []
+        self.subgroups = 1
+
+    # ---- classes of values that share one layout ---------------------------------------------
+    def find(self, v: Value) -> Value:
+        return self.classes.find(v)
+
+    def union(self, *values: Value) -> None:
+        self.classes.union(*values)
+
+    def layout(self, v: Value) -> Layout | None:
+        return self.layouts.get(self.find(v))
+
+    def assign(self, v: Value, layout: Layout, op: Operation) -> None:
+        root = self.find(v)
+        current = self.layouts.get(root)
+        if current is not None and current != layout:
+            raise op.error(f"values that must share a layout get both {current} and {layout}",
+                           "loop-carried and branch values keep one layout")
+        self.layouts[root] = layout
+
+    # ---- the pass ----------------------------------------------------------------------------
+    def run(self) -> None:
+        ops = list(walk(self.func.body))
+        for op in ops:
+            self.relate(op)
+        self.seed(ops)
+        while self.propagate() or self.default_one(ops):
+            pass
+        self.insert_conversions()
+        self.write_back()
+
+    def relate(self, op: Operation) -> None:
+        """Hard equalities (one layout) and soft edges (a rule; a conversion where it does not hold)."""
+        self.relate_scatter(op)
+        if isinstance(op, (X.LoadTileOp, X.UpdateTileOffsetOp)):
+            self.union(op.operands[0], op.result)
+        elif isinstance(op, X.AtomicRMWTileOp):
+            self.union(op.operands[1], op.result)
+            self.both_ways(op, 0, op.operands[1], same, same)
+        elif isinstance(op, X.StoreTileOp):
+            self.both_ways(op, 0, op.operands[1], same, same)
+        elif isinstance(op, (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)):
+            self.relate_elementwise(op)
+        elif isinstance(op, (C.ForOp, C.IfOp)):
+            for group in carried_groups(op):
+                self.union(*group)
+        elif isinstance(op, X.TileMMAOp):
+            self.relate_mma(op)
+        elif isinstance(op, X.TileReduceOp):
+            self.relate_reduce(op)
+        elif isinstance(op, X.TileBroadcastOp):
+            dims, shape = op.dims, op.result.type.shape
+            self.both_ways(op, 0, op.result, lambda l: with_sg_data(l, {d: 1 for d in dims}),
+                           lambda l: broadcast_result(l, dims, shape))
+        elif isinstance(op, X.TileTransposeOp):
+            self.both_ways(op, 0, op.result, swapped, swapped)
+
+    def relate_scatter(self, op: Operation) -> None:
+        """A #scatter tile and the value it loads or stores share one layout; its offsets, delta and mask have
+        it too, or, with chunk_size, its sg_data 1 along the chunk (they are broadcast along it)."""
+        found = SC.scatter_operands(op)
+        if found is None:
+            return
+        tile, indexed = found
+        if isinstance(op, SC.LoadGatherOp):
+            self.union(tile, op.result)
+        elif isinstance(op, SC.StoreScatterOp):
+            self.both_ways(op, 0, tile, same, same)
+        shape = tile.type.shape
+        for v in indexed:
+            index = next(i for i, operand in enumerate(op.operands) if operand is v)
+            if tile.type.chunk_size == 1:
+                self.both_ways(op, index, tile, same, same)
+            else:
+                self.both_ways(op, index, tile, lambda l: with_sg_data(l, {1: 1}),
+                               lambda l: broadcast_result(l, (1,), shape))
+
+    def both_ways(self, op, index: int, other: Value, to_operand, from_operand) -> None:
+        """Operand `index` of `op` relates to `other`: operand = to_operand(other), other = from_operand(operand)."""
+        operand = op.operands[index]
+        self.edges.append(Edge(other, operand, to_operand, (op, index)))
+        self.edges.append(Edge(operand, other, from_operand))
+
+    def relate_elementwise(self, op: Operation) -> None:
+        """The result shares the first vector operand's layout; another operand is converted to it where its own
+        layout differs (two anchored tiles meeting in `a + b`), so each operand keeps the layout it came with."""
+        vectors = [v for v in op.operands if has_layout(v)]
+        if not vectors:
+            return
+        self.union(vectors[0], op.result)
+        for index, v in enumerate(op.operands):
+            if has_layout(v) and v is not vectors[0]:
+                self.both_ways(op, index, op.result, same, same)
+
+    def relate_mma(self, op: X.TileMMAOp) -> None:
+        k = op.operands[0].type.shape[1]
+        self.edges.append(Edge(op.result, op.operands[0], lambda l: Layout(l.sg_layout, (l.sg_data[0], k)), (op, 0)))
+        self.edges.append(Edge(op.result, op.operands[1], lambda l: Layout(l.sg_layout, (k, l.sg_data[1])), (op, 1)))
+        if len(op.operands) == 3:
+            self.both_ways(op, 2, op.result, same, same)
+
+    def relate_reduce(self, op: X.TileReduceOp) -> None:
+        dims, shape = op.dims, op.operands[0].type.shape
+
+        def result_from_input(l: Layout) -> Layout:
+            if reducible(l, dims, shape):
+                return with_sg_data(l, {d: 1 for d in dims})
+            return with_sg_data(reduce_friendly(shape, dims, self.subgroups), {d: 1 for d in dims})
+
+        def fits(operand: Layout, result: Layout) -> bool:
+            return reducible(operand, dims, shape) and result_from_input(operand) == result
+
+        self.edges.append(Edge(op.result, op.operands[0], lambda l: with_sg_data(l, {d: shape[d] for d in dims}),
+                               (op, 0), fits))
+        self.edges.append(Edge(op.operands[0], op.result, result_from_input))
+
+    def seed(self, ops) -> None:
+        anchors = [(op, v, X.layout_of(v)) for op in ops for v in op.results if X.layout_of(v) is not None]
+        self.subgroups = self.subgroup_count(anchors, ops)
+        for op, v, layout in anchors:
+            self.assign(v, layout, op)
+
+    def subgroup_count(self, anchors, ops) -> int:
+        if not anchors:
+            return self.requested or default_subgroup_count(ops, self.target)
+        op, _, layout = anchors[0]
+        if self.requested is not None and self.requested != layout.num_subgroups:
+            raise op.error(f"num_subgroups={self.requested} but layout {layout} has {layout.num_subgroups} "
+                           "subgroups", "prod(sg_layout) is the same for every layout of a kernel")
+        return layout.num_subgroups
+
+    def propagate(self) -> bool:
+        changed = False
+        for edge in self.edges:
+            src = self.layout(edge.src)
+            if src is not None and self.layout(edge.dst) is None:
+                self.layouts[self.find(edge.dst)] = edge.rule(src)
+                changed = True
+        return changed
+
+    def default_one(self, ops) -> bool:
+        """Gives a value without a layout the default one: a tile_mma result first (the anchor the launch did not
+        give), else the largest value (the first of them in program order), so that the rows of the data a kernel
+        works on are split, not those of a [1, N] vector it broadcasts; propagation then goes on from it."""
+        open_values = [v for op in ops for v in op.results if has_layout(v) and self.layout(v) is None]
+        if not open_values:
+            return False
+        v = max(open_values, key=lambda v: (isinstance(v.owner, X.TileMMAOp), value_bytes(v)))
+        self.layouts[self.find(v)] = default_layout(v.type.shape, self.subgroups)
+        return True
+
+    def insert_conversions(self) -> None:
+        for edge in self.edges:
+            if edge.use is None:
+                continue
+            have, wanted = self.layout(edge.dst), edge.rule(self.layout(edge.src))
+            if have.workgroup_level() != wanted.workgroup_level() and not (
+                    edge.fits and edge.fits(have, self.layout(edge.src))):
+                op, index = edge.use
+                convert_operand(op, index, wanted)
+
+    def write_back(self) -> None:
+        for v in values_with_layouts(self.func):
+            if isinstance(v.owner, X.ConvertLayoutOp):  # its layout is the one it converts to
+                continue
+            layout = self.layout(v)
+            if isinstance(v.type, TileType):
+                v.type = dataclasses.replace(v.type, layout=layout)
+            else:
+                v.layout = layout
+
+
+def same(layout: Layout) -> Layout:
+    return layout
+
+
+def broadcast_result(layout: Layout, dims, shape) -> Layout:
+    return with_sg_data(layout, {d: shape[d] // layout.sg_layout[d] if shape[d] % layout.sg_layout[d] == 0
+                                 else shape[d] for d in dims})
+
+
+def has_layout(v: Value) -> bool:
+    return isinstance(v.type, (TileType, VectorType))
+
+
+def propagate_layouts(func: FuncOp, target: Target, num_subgroups: int | None = None) -> FuncOp:
+    """Annotates `func` in place, completes every layout for `target` and verifies it; returns it for chaining.
+    `num_subgroups` (the launch option) is the subgroup count of a kernel without anchors; None chooses it."""
+    propagation = LayoutPropagation(func, target, num_subgroups)
+    propagation.run()
+    complete_layouts(func, target, propagation.classes)
+    verify(func)
+    return func
