@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 SEED = int(os.environ.get("XETILE_FUZZ_SEED", "0"))
 CASES = int(os.environ.get("XETILE_FUZZ_BAD_CASES", "300"))
 TIMEOUT = 240 + CASES   # seconds; the 300 cases take ~5 s

@@ -259,7 +259,7 @@ def test_installed_tools_run():
 
 GEMM_CALL = ("matmul_kernel(f16[512,512], f16[512,512], f32[512,512], 512, 512, 512, BM=256, BN=256, BK=32, "
              "sg_layout=[8,4], sg_data=[32,64])")
-TUTORIAL_GEMM = str(Path(__file__).parent.parent / "tutorials" / "03-matrix-multiplication.py")
+TUTORIAL_GEMM = str(Path(__file__).parents[2] / "tutorials" / "03-matrix-multiplication.py")
 
 
 @pytest.mark.parametrize("level, expected", [("xetile", "xetile.tile_mma"), ("xegpu-simt", "xegpu.dpas"),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from usm_arrays import needs_dpnp
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
 import bench_cpu  # noqa: E402  (needs bench/ on the path for its `common` import)
 import opencl_reference  # noqa: E402
 

@@ -16,7 +16,7 @@ from xetile_jit.compiler.pipeline import lower
 pytestmark = pytest.mark.usefixtures("on_each_device")  # numpy interpreter and SPIR-V (conftest)
 
 constexpr = xetile.constexpr
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def tutorial(name: str):

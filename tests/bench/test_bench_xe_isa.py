@@ -8,7 +8,7 @@ from test_passes import gemm
 from xetile_jit.toolchain import ocloc
 from xetile_jit.target.targets import get_target
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
 import bench_xe_isa as bench  # noqa: E402  (needs bench/ on the path for its `common` import)
 
 

@@ -15,7 +15,7 @@ from xetile_jit.target.targets import get_target
 from xetile_jit.ir.attrs import Layout
 from test_tile_ops import copy_tile
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(params=["spirv", "legacy"])

@@ -25,7 +25,7 @@ from xetile_jit.runtime import sycl
 I32, I64 = ir.IntType(32), ir.IntType(64)
 BYTES = ir.PointerType(ir.IntType(8), 1)
 SG = 16
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "docs", "reference", "examples")
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "reference", "examples")
 NP_DTYPE = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "i8": np.int8, "ui8": np.uint8}
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 HALF_MASK = ir.VectorType(I32, 8)  # shufflevector mask picking one A operand out of a v2 load
