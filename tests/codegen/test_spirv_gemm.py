@@ -14,7 +14,7 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from spirv_tools import cpu_queue, validate
-from test_gpu_code import tutorial
+from conftest import tutorial
 from test_passes import run_func
 from test_spirv_path import loop_bodies
 from usm_arrays import UsmArray
@@ -207,7 +207,7 @@ def test_tf32_gemm_at_every_ir_level_within_one_rounding_per_add(rng):
 SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np, xetile_jit as xetile
-    from xetile_jit.frontend import compiler
+    from xetile_jit.compiler import driver as compiler
     trace = compiler.trace
     compiler.trace = lambda kernel, *args: print("traced", kernel.__name__, file=sys.stderr) or trace(kernel, *args)
     @xetile.kernel

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import assert_close, rand
+from conftest import assert_close, rand, subprocess_env
 from spirv_tools import validate
 from test_passes import CASES
 from usm_arrays import UsmArray
@@ -424,7 +424,7 @@ def run_isolated(call: str) -> None:
     """`call` (a call of this module's functions) in a subprocess: a crash (the bugs of issue 8 were SIGSEGVs)
     or a hang fails the test, not pytest."""
     tests = os.path.dirname(__file__)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(tests), tests]))
+    env = subprocess_env()
     try:
         done = subprocess.run([sys.executable, "-c", f"import test_spirv_path as t; t.{call}"], cwd=tests, env=env,
                               capture_output=True, text=True, timeout=300)

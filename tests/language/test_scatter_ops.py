@@ -338,7 +338,7 @@ def test_a_gather_and_a_scatter_through_one_tile_are_ordered():
 
 @pytest.mark.usefixtures("on_each_device")
 def test_tutorial_embedding_gather(rng):
-    from test_gpu_code import tutorial
+    from conftest import tutorial
     tut = tutorial("10-embedding-gather")
     table = rng.standard_normal((40, 96)).astype(np.float32)  # 96 columns: the second 64-column chunk is half out
     ids = rng.integers(-2, 43, (1, 100)).astype(np.int32)

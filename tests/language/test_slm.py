@@ -12,7 +12,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
-from test_gpu_code import tutorial
+from conftest import tutorial
 from test_passes import run_func
 from test_printer import assert_lines
 from xetile_jit.toolchain import ocloc

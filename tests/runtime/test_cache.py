@@ -324,7 +324,7 @@ def bump(v):
 MAIN = """
 import numpy as np
 import xetile_jit as xetile
-from xetile_jit.frontend import compiler
+from xetile_jit.compiler import driver as compiler
 import helpers
 
 traces = []

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import rand
 from spirv_tools import cpu_queue
-from test_gpu_code import tutorial
+from conftest import tutorial
 from test_passes import gemm, run_func
 
 import xetile_jit as xetile
