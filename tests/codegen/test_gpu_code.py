@@ -265,7 +265,7 @@ def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
 def test_a_column_major_b_of_32_elements_a_lane_is_read_by_d32_transposed_messages(target, dtype, b_block, messages):
     """xetile.ops.matmul's configs with a column-major B of 32 elements a lane (f16 in 32x16 blocks; 8-bit) keep
     them in private memory, which IGC maps to registers: d32 transposed messages of 8 dwords DPAS takes as they
-    come, no spill (before 2026-11-24 the SPIR-V emitter refused the 32-component vectors)."""
+    come, no spill (the SPIR-V emitter refuses 32-component vectors)."""
     import xetile_jit as xetile
     from xetile_jit.ops.matmul import configs, matmul_kernel
     if not ocloc.available(get_target(target)):

@@ -1,4 +1,4 @@
-"""GEMM through SPIR-V on opencl:cpu (issue 3's list): f16, bf16 and f32 inputs, unaligned M/N/K,
+"""GEMM through SPIR-V on opencl:cpu: f16, bf16 and f32 inputs, unaligned M/N/K,
 order=[0, 1], tile_transpose, element-wise pre/post ops, tile_reduce + tile_broadcast, atomic_rmw_tile,
 workgroup tiles sg_layout [8, 4] / sg_data [32, 64] and [4, 4] / [64, 64]; random shapes and layouts through
 every IR level and SPIR-V; the compile caches; USM arrays used in place."""

@@ -1,4 +1,4 @@
-"""Bad-input fuzzing (issue 8): random mutations of a valid launch (tests/fuzz/bad.py) raise LaunchError or
+"""Bad-input fuzzing: random mutations of a valid launch (tests/fuzz/bad.py) raise LaunchError or
 CompilationError before anything runs and leave the arrays untouched; never another exception, a crash or a hang.
 The cases run in a child process, so that a crash or a hang fails this test (naming the case) instead of pytest.
 XETILE_FUZZ_SEED picks the cases; XETILE_FUZZ_BAD_CASES (default 300) how many."""

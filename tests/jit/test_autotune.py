@@ -1,4 +1,4 @@
-"""Autotuning (issue 9): xetile.Config, @xetile.autotune (pruning with reasons, timing, winners in memory and on
+"""Autotuning: xetile.Config, @xetile.autotune (pruning with reasons, timing, winners in memory and on
 disk), xetile.layouts and xetile.testing.do_bench. Mostly in the numpy interpreter (wall clock); the tests marked
 opencl run on the OpenCL CPU device (device clock)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Gather/scatter (issue 13; XeTile RFC load_gather/store_scatter, XeGPU RFC scattered descriptors): `init_tile`
+"""Gather/scatter (XeTile RFC load_gather/store_scatter, XeGPU RFC scattered descriptors): `init_tile`
 with `indices=` (and `chunk_size`), `load_gather`, `store_scatter`, `update_tile_offset` and `atomic_rmw_tile` on
 #scatter tiles. Each kernel runs in the interpreter at every IR level and, launched, in the numpy interpreter and
 as SPIR-V on opencl:cpu, against numpy; the verifier's rules and the printed RFC syntax are checked too."""
