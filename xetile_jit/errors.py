@@ -54,7 +54,7 @@ class LaunchError(Exception):
 
 class BlockIOFallbackWarning(UserWarning):
     """An array the kernel reads or writes whose memory 2D block messages cannot address (base alignment, row pitch,
-    width: runtime/args.py names the rule), so its tiles go element by element: slower, and on GPUs more registers.
+    width: target/block_io.py names the rule), so its tiles go element by element: slower, and on GPUs more registers.
     Given once per kernel compile; XETILE_QUIET=1 silences it."""
 
 

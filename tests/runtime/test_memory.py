@@ -19,9 +19,10 @@ import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
-from xetile_jit.runtime.args import (BASE_RULE, BUILTIN_HEIGHT_RULE, BUILTIN_PITCH_RULE, HEIGHT_RULE, PITCH_RULE,
-                                     SLICE_RULE, WIDTH_RULE, ArraySpec, ScalarSpec, classify, runtime_value)
+from xetile_jit.runtime.args import ArraySpec, ScalarSpec, classify, runtime_value
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
+from xetile_jit.target.block_io import (BASE_RULE, BUILTIN_HEIGHT_RULE, BUILTIN_PITCH_RULE, HEIGHT_RULE, PITCH_RULE,
+                                        SLICE_RULE, WIDTH_RULE)
 
 ARRAY = "__global {0} *{1}, long {1}_rows, long {1}_cols, long {1}_rs, long {1}_cs"
 SOURCE = f"""

@@ -9,7 +9,9 @@ from spirv_tools import cpu_queue
 
 from test_passes import epilogue_case, gemm
 from xetile_jit.target import targets
-from xetile_jit.target.targets import BlockIO, Target, dpas_shapes, get_target
+from xetile_jit.target.block_io import (BASE_RULE, BUILTIN_PITCH_RULE, EXTENT_RULE, PITCH_RULE, SLICE_RULE, WIDTH_RULE,
+                                        BlockIO, broken_surface_rule, surface_rule)
+from xetile_jit.target.targets import Target, dpas_shapes, get_target
 from xetile_jit.errors import LaunchError
 from xetile_jit.ir.types import float32
 
@@ -27,6 +29,20 @@ def test_block_io_rules_name_the_limit():
     assert io.load_rule(16, 16, 16, transpose=True) == "transposed loads are single blocks of (32,)-bit data"
     assert io.store_rule(32, 16, 16) == "a 2D block store is at most 8 rows high, not 16"
     assert io.store_rule(32, 8, 32) == "a 2D block is 4 to 64 bytes wide (array length included), not 128"
+
+
+def test_surface_rules_name_the_first_one_broken():
+    """A 16x16 f32 surface with a 64-byte pitch meets every rule; each change breaks one, the extents before the
+    hardware's layout rules, and only the extents matter to builtins that address any layout (the `cpu` target's)."""
+    assert broken_surface_rule(16, 64, 64, 4, True, ()) is None
+    assert broken_surface_rule(16, 64, 64, 4, False, ()) == BASE_RULE
+    assert broken_surface_rule(16, 60, 64, 4, True, ()) == WIDTH_RULE
+    assert broken_surface_rule(16, 64, 72, 4, True, ()) == PITCH_RULE
+    assert broken_surface_rule(16, 64, 64, 4, True, (1040,)) == SLICE_RULE
+    assert broken_surface_rule(16, 2**24 + 64, 2**24 + 64, 4, False, ()) == EXTENT_RULE
+    assert broken_surface_rule(2, 64, 2**29 + 64, 4, False, ()) == BUILTIN_PITCH_RULE
+    assert (surface_rule(PITCH_RULE), surface_rule(PITCH_RULE, any_layout=True)) == (PITCH_RULE, None)
+    assert surface_rule(BUILTIN_PITCH_RULE, any_layout=True) == BUILTIN_PITCH_RULE
 
 
 def test_unknown_target_is_a_launch_error_listing_the_targets():

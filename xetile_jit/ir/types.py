@@ -133,7 +133,7 @@ class MemRefType(Type):
     (row- or column-major; a 1-D array is one row). `block_io`: its memory, and every slice along its leading
     dims, meets the surface rules of 2D block messages (alignment, pitch, width), checked at launch;
     `within_extents`: it meets those a target's builtins need where they take any layout (at most 2**29 rows and
-    row bytes: runtime/args.py LAYOUT_FREE_RULES, the `cpu` target's)."""
+    row bytes: target/block_io.py LAYOUT_FREE_RULES, the `cpu` target's)."""
 
     dtype: DType
     order: tuple[int, ...] = ROW_MAJOR

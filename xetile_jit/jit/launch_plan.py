@@ -34,12 +34,13 @@ import dpctl.memory
 import numpy as np
 
 from ..errors import LaunchError
-from ..runtime.args import (BLOCK_BASE_ALIGN, ArraySpec, NotImported, as_array, dpnp_types, is_array, python_scalar,
-                            read_only, runtime_value, scalar_dtype, usm_interface, usm_strides)
+from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_array, python_scalar, read_only,
+                            runtime_value, scalar_dtype, usm_interface, usm_strides)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
 from ..runtime.usm_entries import entries_get, entry, interface_entry
+from ..target.block_io import BLOCK_BASE_ALIGN
 
 # read by select_device (the device and its target) and CompileOptions
 ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG")

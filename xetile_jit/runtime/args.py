@@ -27,30 +27,10 @@ import numpy as np
 from ..errors import LaunchError
 from ..ir.types import (ALL_DTYPES, COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, bool_, dtype_of_numpy, float32,
                         int32, int64)
+from ..target.block_io import BLOCK_BASE_ALIGN, broken_surface_rule, surface_rule
 
 SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
-
-
-# 2D block message surface rules (docs/reference/xe_builtins.md §6, "Surface"): base alignment, pitch unit, width
-# limits. A memory row is a row of a row-major array, a column of a column-major one. The rules are named without the
-# array's numbers: the name is part of the cache key. The first three hold on every target with block builtins
-# (LAYOUT_FREE_RULES: extents whose i32 coordinates the index-width rule of codegen/llvm/lowering.py keeps exact or
-# outside the surface, 2**29 where the builtins are our own, the `cpu` target's, and a pitch their i32 operand
-# holds); the others are the hardware's.
-# (Rows never overlap: the launch refuses such arrays, array_order.)
-BLOCK_BASE_ALIGN, BLOCK_PITCH_UNIT, BLOCK_MIN_WIDTH, BLOCK_MAX_EXTENT = 64, 16, 64, 2**24
-ANY_LAYOUT_MAX_EXTENT = 2**29
-BUILTIN_EXTENT_RULE = "a memory row is at most 2**29 bytes wide"
-BUILTIN_HEIGHT_RULE = "there are at most 2**29 memory rows"
-BUILTIN_PITCH_RULE = "the pitch between memory rows is at most 2**29 bytes"
-EXTENT_RULE = "a memory row is at most 2**24 bytes wide"
-HEIGHT_RULE = "there are at most 2**24 memory rows"
-BASE_RULE = f"the base address is {BLOCK_BASE_ALIGN}-byte aligned"
-WIDTH_RULE = f"a memory row is at least {BLOCK_MIN_WIDTH} bytes wide, in whole 4-byte units"
-PITCH_RULE = f"the pitch between memory rows is a multiple of {BLOCK_PITCH_UNIT} bytes"
-SLICE_RULE = f"the strides of the leading dims are multiples of {BLOCK_BASE_ALIGN} bytes (each slice is aligned)"
-LAYOUT_FREE_RULES = (BUILTIN_EXTENT_RULE, BUILTIN_HEIGHT_RULE, BUILTIN_PITCH_RULE)
 
 
 @dataclass(frozen=True)
@@ -65,12 +45,8 @@ class ArraySpec:
         return self.block_io_rule is None
 
     def surface_rule(self, any_layout: bool = False) -> str | None:
-        """The surface rule the memory breaks that block builtins need: every rule on Xe; where they address any
-        base, pitch and width (`any_layout`, BlockIO.any_layout: the `cpu` target's), only LAYOUT_FREE_RULES,
-        which block_io_rule checks first."""
-        if any_layout and self.block_io_rule not in LAYOUT_FREE_RULES:
-            return None
-        return self.block_io_rule
+        """The surface rule the memory breaks that block builtins need (target/block_io.py surface_rule)."""
+        return surface_rule(self.block_io_rule, any_layout)
 
     def ir_type(self):
         return MemRefType(self.dtype, self.order, self.block_io, self.rank,
@@ -207,24 +183,16 @@ def classify_array(name: str, array) -> ArraySpec:
 
 
 def block_io_rule(array, shape, strides, order, item: int) -> str | None:
-    """The first 2D block surface rule the array's memory, as the kernel sees it, breaks (None: messages can
-    address it). numpy arrays are staged at the start of a new allocation (memory.py), so only USM arrays can be
-    misaligned."""
+    """The first 2D block surface rule (target/block_io.py) the array's memory, as the kernel sees it, breaks (None:
+    messages can address it). numpy arrays are staged at the start of a new allocation (memory.py), so only USM
+    arrays can be misaligned."""
     if len(shape) == 1:  # one row
         shape, strides = (1, *shape), (shape[0] * item, *strides)
     rows, cols = shape[-2:] if order == ROW_MAJOR else shape[-2:][::-1]
     pitch = strides[-2] if order == ROW_MAJOR else strides[-1]
-    width = cols * item
     address = usm_address(array, item)
     aligned = address is None or address % BLOCK_BASE_ALIGN == 0
-    rules = ((width <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_EXTENT_RULE),
-             (rows <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_HEIGHT_RULE),
-             (pitch <= ANY_LAYOUT_MAX_EXTENT, BUILTIN_PITCH_RULE),
-             (width <= BLOCK_MAX_EXTENT, EXTENT_RULE), (rows <= BLOCK_MAX_EXTENT, HEIGHT_RULE), (aligned, BASE_RULE),
-             (BLOCK_MIN_WIDTH <= width and width % max(4, item) == 0, WIDTH_RULE),
-             (pitch % BLOCK_PITCH_UNIT == 0, PITCH_RULE),
-             (all(s % BLOCK_BASE_ALIGN == 0 for s in strides[:-2]), SLICE_RULE))
-    return next((rule for holds, rule in rules if not holds), None)
+    return broken_surface_rule(rows, cols * item, pitch, item, aligned, strides[:-2])
 
 
 def usm_address(array, item: int) -> int | None:

@@ -30,7 +30,8 @@ import weakref
 
 import numpy as np
 
-from .args import BLOCK_BASE_ALIGN, usm_strides
+from ..target.block_io import BLOCK_BASE_ALIGN
+from .args import usm_strides
 from .memory import interface_memory, size_args
 
 MAX_TOKENS = 4096  # distinct key parts remembered; a full table starts over with new tokens (old plans then miss)

@@ -22,7 +22,7 @@ input_precision "ieee") is blocked like f16 and computed with exact f32 multiply
 it runs on tf32 DPAS (key "tf32": M 8, N 16, K 8) on the sub-group 16 targets, the ones whose DPAS has tf32 (Xe-HPC,
 Xe2, Xe3; cl_intel_subgroup_matrix_multiply_accumulate_tf32 is for sub-group 16 devices). Xe-HPG (DG2) has no tf32
 DPAS: there tf32 is the f32 multiply-adds on tf32-truncated operands.
-Block-IO limits are PVC's (docs/reference/xe_builtins.md §6). Xe-HPC and Xe2 build kernels with DPAS in the large
+Block-IO limits are PVC's (target/block_io.py). Xe-HPC and Xe2 build kernels with DPAS in the large
 register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and PVC's ISA of the tutorial GEMM has
 501 scratch (spill) messages in 128.
 """
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from math import gcd
 
 from ..errors import LaunchError
+from .block_io import BlockIO
 
 
 def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
@@ -43,72 +44,6 @@ def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
 
 
 TF32_SUBGROUP = 16  # tf32 DPAS exists on sub-group 16 devices only (module docstring)
-
-
-TRANSPOSE_LANES = 16  # a transposed message gives lane i rows i, i + 16, ... (codegen/xe/builtins.py's layouts)
-
-
-@dataclass(frozen=True)
-class BlockIO:
-    """The 2D block messages a target has (docs/reference/xe_builtins.md §6): a block is at most `max_width_bytes` wide
-    (width x element size x array length), at most `max_load_rows` high for loads and prefetches and
-    `max_store_rows` for stores; `array_lengths` per element size in bits; VNNI-transform loads for the
-    `vnni_bits` sizes, transposed loads for `transpose_bits`, at most `max_transpose_width_bytes` wide (d32: 8
-    dwords, §Limits); a block of data narrower than `start_bytes` starts on
-    a multiple of `start_bytes` (the hardware's 4; 1 where the builtins are defined for a CPU, which reads any
-    address). `any_layout`: the builtins address memory of any base alignment, pitch and row width (a CPU's), so
-    only the surface rules of runtime/args.py's LAYOUT_FREE_RULES decide between them and the element path."""
-
-    max_width_bytes: int = 64
-    min_width_bytes: int = 4
-    max_load_rows: int = 32
-    max_store_rows: int = 8
-    array_lengths: dict = field(default_factory=lambda: {8: (1, 2, 4), 16: (1, 2, 4), 32: (1, 2), 64: (1,)},
-                                hash=False)
-    vnni_bits: tuple[int, ...] = (8, 16)
-    transpose_bits: tuple[int, ...] = (32,)
-    max_transpose_width_bytes: int = 32
-    start_bytes: int = 4
-    any_layout: bool = False
-
-    def load_rule(self, bits: int, rows: int, cols: int, blocks: int = 1, vnni: bool = False,
-                  transpose: bool = False) -> str | None:
-        """Why a load of `blocks` blocks of rows x cols `bits`-bit elements is not a message here (None: it is)."""
-        if blocks not in self.array_lengths.get(bits, ()):
-            return f"{bits}-bit block loads take {self.array_lengths.get(bits, ())} blocks, not {blocks}"
-        if vnni and bits not in self.vnni_bits:
-            return f"VNNI-transform loads are for {self.vnni_bits}-bit data"
-        if transpose and (bits not in self.transpose_bits or blocks != 1):
-            return f"transposed loads are single blocks of {self.transpose_bits}-bit data"
-        if transpose and cols * bits // 8 > self.max_transpose_width_bytes:
-            return f"a transposed block load is at most {self.max_transpose_width_bytes} bytes wide"
-        if transpose and rows % TRANSPOSE_LANES:
-            return f"a transposed block load here is a multiple of {TRANSPOSE_LANES} rows (its lane layouts)"
-        if rows > self.max_load_rows:
-            return f"a 2D block load is at most {self.max_load_rows} rows high, not {rows}"
-        return self.width_rule(bits, cols * blocks)
-
-    def load_shapes(self, bits: int, piece, block, vnni: bool = False) -> list[tuple[int, int]]:
-        """The load messages of `blocks` side-by-side blocks of rows x block[1] elements that tile `piece` (a
-        multiple of `block`), as (rows, blocks), largest first: rows a multiple of block[0] dividing the piece's,
-        the array's columns dividing the piece's, the message legal here."""
-        shapes = [(rows, blocks) for rows in range(block[0], min(piece[0], self.max_load_rows) + 1, block[0])
-                  for blocks in self.array_lengths.get(bits, ())
-                  if piece[0] % rows == 0 and piece[1] % (blocks * block[1]) == 0
-                  and self.load_rule(bits, rows, block[1], blocks, vnni) is None]
-        return sorted(shapes, key=lambda shape: (shape[0] * shape[1], shape[0]), reverse=True)
-
-    def store_rule(self, bits: int, rows: int, cols: int) -> str | None:
-        if rows > self.max_store_rows:
-            return f"a 2D block store is at most {self.max_store_rows} rows high, not {rows}"
-        return self.width_rule(bits, cols)
-
-    def width_rule(self, bits: int, cols: int) -> str | None:
-        width = cols * bits // 8
-        if not self.min_width_bytes <= width <= self.max_width_bytes:
-            return (f"a 2D block is {self.min_width_bytes} to {self.max_width_bytes} bytes wide (array length "
-                    f"included), not {width}")
-        return None
 
 
 @dataclass(frozen=True)

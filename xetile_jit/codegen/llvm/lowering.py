@@ -42,7 +42,7 @@ from ...ir import xegpu_scatter_ops as GS
 from ...ir.analysis import known_multiples, may_be_empty, sources
 from ...ir.core import FuncOp, walk
 from ...ir.types import ScalarType, SlmMemRefType
-from ...runtime.args import BLOCK_MAX_EXTENT
+from ...target.block_io import BLOCK_MAX_EXTENT
 from ...ir.elementwise import BINARY, REDUCE_KINDS
 from ..xe import builtins as X
 from ..xe import prefetch_payload as payload
