@@ -241,10 +241,10 @@ def test_gpu_code_stats_says_why_there_is_no_isa(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
 def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
-    """prefetch_distance=2 (transforms/xetile/prefetch.py): the main loop keeps 32 dpas and 3 loads per K step with no
-    spill and gains the prefetches of the A and B tiles two steps ahead (A 32x32, B 32x64: three 32x16x2 messages),
-    L1 and L3 cached (locality 3) in the ISA, at most one other instruction per dpas: the prefetch payloads are
-    built once (codegen/xe/prefetch_payload.py) and a prefetch's coordinate is the load's plus a constant (23 on
+    """prefetch_distance=2 (transforms/xetile/prefetch_insertion.py): the main loop keeps 32 dpas and 3 loads per K step
+    with no spill and gains the prefetches of the A and B tiles two steps ahead (A 32x32, B 32x64: three 32x16x2
+    messages), L1 and L3 cached (locality 3) in the ISA, at most one other instruction per dpas: the prefetch payloads
+    are built once (codegen/xe/prefetch_payload.py) and a prefetch's coordinate is the load's plus a constant (23 on
     xe-hpc, 20 on xe2 and xe3; 48 and 40 when each prefetch rebuilt its payload and clamped its coordinate)."""
     if not ocloc.available(get_target(target)):
         pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")

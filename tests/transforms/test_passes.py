@@ -270,8 +270,9 @@ def prefetch_positions(func) -> tuple[int, int]:
 
 @pytest.mark.parametrize("distance", [1, 3])
 def test_prefetch_distance_prefetches_walked_tiles_ahead_and_keeps_the_numbers(rng, distance):
-    """transforms/xetile/prefetch.py on xe-hpc: the GEMM's two walked tiles get `distance` prologue prefetches each and one
-    prefetch per iteration each, `distance` steps ahead; every level still computes the same numbers."""
+    """transforms/xetile/prefetch_insertion.py on xe-hpc: the GEMM's two walked tiles get `distance` prologue
+    prefetches each and one prefetch per iteration each, `distance` steps ahead; every level still computes the same
+    numbers."""
     kern, args, kwargs, grid = gemm_case(rng, [1, 0])
     func = kern.warmup(*args, **kwargs, target="numpy").func
     reference = run_func(func, grid, args)

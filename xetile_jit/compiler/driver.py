@@ -51,7 +51,7 @@ class CompileOptions:
     abi: str = ""  # the Xe builtin ABI asked for (XETILE_XE_ABI), "" for the target's own
     debug: bool = False  # XETILE_DEBUG=1: device_assert in device code (not implemented: check_debug)
     num_subgroups: int | None = None  # subgroups of a kernel without anchors (None: layout propagation chooses)
-    prefetch_distance: int = 0  # loop steps a walked tile is prefetched ahead (transforms/xetile/prefetch.py)
+    prefetch_distance: int = 0  # loop steps a walked tile is prefetched ahead (transforms/xetile/prefetch_insertion.py)
 
 
 @dataclass(frozen=True)

@@ -26,27 +26,52 @@ from ..transforms.xegpu.barriers import (check_divergent_barriers, check_named_b
 from ..transforms.xegpu.blocking import block
 from ..transforms.xegpu.lane_distribution import distribute_lanes
 from ..transforms.xegpu.wg_to_sg import wg_to_sg
+from ..transforms.xetile.layout_completion import complete_layouts
 from ..transforms.xetile.layout_propagation import propagate_layouts
-from ..transforms.xetile.prefetch import insert_prefetch
+from ..transforms.xetile.prefetch_insertion import insert_prefetch
 from ..transforms.xetile.rank2 import as_rank2
 from ..transforms.xetile.to_xegpu import xetile_to_xegpu
+
 
 @dataclass(frozen=True)
 class StageOptions:
     """The compile options the stages read: the subgroup count (layout propagation decides it) and the
-    prefetch distance (transforms/xetile/prefetch.py)."""
+    prefetch distance (transforms/xetile/prefetch_insertion.py)."""
     num_subgroups: int | None = None
     prefetch_distance: int = 0
 
 
-STAGES = [  # (name, stage(func, target, StageOptions))
-    ("xetile-layouts", lambda func, target, o: propagate_layouts(
-        insert_prefetch(as_rank2(func), target, o.prefetch_distance), target, o.num_subgroups)),
-    ("xegpu-wg", lambda func, target, _: insert_barriers(xetile_to_xegpu(func))),
-    ("xegpu-sg", lambda func, target, _: drop_repeated_barriers(wg_to_sg(func, target))),
-    ("xegpu-blocked", lambda func, target, _: block(func, target)),
-    ("xegpu-simt", lambda func, target, _: distribute_lanes(func, target)),
-]
+# ---- the stages: each lists the passes it runs, in order
+def xetile_layouts(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
+    """XeTile IR with 1-D values as rank 2, prefetches ahead of walked tiles, and every value's layout: propagation
+    chooses sg_layout and sg_data, completion the instruction blocks and lanes of the values that share one."""
+    func = as_rank2(func)
+    func = insert_prefetch(func, target, options.prefetch_distance)
+    shared = propagate_layouts(func, target, options.num_subgroups)
+    complete_layouts(func, target, shared)
+    return func
+
+
+def xegpu_workgroup(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
+    """Workgroup-level XeGPU IR, with the barriers its program order needs between subgroups."""
+    return insert_barriers(xetile_to_xegpu(func))
+
+
+def xegpu_subgroup(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
+    """Subgroup-level XeGPU IR, without the barriers that wg-to-sg left back to back."""
+    return drop_repeated_barriers(wg_to_sg(func, target))
+
+
+def xegpu_blocked(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
+    return block(func, target)
+
+
+def xegpu_simt(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
+    return distribute_lanes(func, target)
+
+
+STAGES = [("xetile-layouts", xetile_layouts), ("xegpu-wg", xegpu_workgroup), ("xegpu-sg", xegpu_subgroup),
+          ("xegpu-blocked", xegpu_blocked), ("xegpu-simt", xegpu_simt)]
 STAGE_NAMES = [name for name, _ in STAGES]
 
 

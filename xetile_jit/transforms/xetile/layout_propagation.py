@@ -35,10 +35,9 @@ from ...ir.analysis import UnionFind, carried_groups
 from ...ir.attrs import Layout
 from ...ir.core import FuncOp, Operation, Value, walk
 from ...ir.types import ROW_MAJOR, TileType, VectorType
-from ...ir.verifier import verify
 from ...target.code_budget import type_bytes
 from ...target.targets import Target
-from .layout_completion import complete_layouts, convert_operand, values_with_layouts
+from .layout_completion import convert_operand, values_with_layouts
 
 
 def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
@@ -320,11 +319,10 @@ def has_layout(v: Value) -> bool:
     return isinstance(v.type, (TileType, VectorType))
 
 
-def propagate_layouts(func: FuncOp, target: Target, num_subgroups: int | None = None) -> FuncOp:
-    """Annotates `func` in place, completes every layout for `target` and verifies it; returns it for chaining.
-    `num_subgroups` (the launch option) is the subgroup count of a kernel without anchors; None chooses it."""
+def propagate_layouts(func: FuncOp, target: Target, num_subgroups: int | None = None) -> UnionFind:
+    """Annotates `func` in place with sg_layout, sg_data and order; returns the classes of values that share one
+    layout, which layout completion (complete_layouts) then completes for `target`. `num_subgroups` (the launch
+    option) is the subgroup count of a kernel without anchors; None chooses it."""
     propagation = LayoutPropagation(func, target, num_subgroups)
     propagation.run()
-    complete_layouts(func, target, propagation.classes)
-    verify(func)
-    return func
+    return propagation.classes
