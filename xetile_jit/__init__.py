@@ -1,6 +1,5 @@
 """xetile_jit: a Triton-like Python DSL for XeTile kernels (workgroup-level tiles) on Intel GPUs."""
-from .runtime.opencl.driver_cache import enable_gpu_driver_cache
-from .runtime.opencl.icd import expose_cpu_runtime
+from .runtime.opencl.environment import enable_gpu_driver_cache, expose_cpu_runtime
 
 expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializes
@@ -25,7 +24,8 @@ from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int
 bool = bool_  # the public spelling of the dtype, as numpy's `bool`
 
 from . import ops, testing
-from .version import __version__
+
+__version__ = "0.1.0"  # pyproject.toml's
 
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "LaunchError",

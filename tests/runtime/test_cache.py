@@ -388,7 +388,7 @@ def test_dump_ir_prints_every_level_on_a_disk_cache_hit(tmp_path):
         assert f"// -----// {level}: apply //----- //" in dumped
 
 
-# ---- the GPU driver's own cache of built programs (runtime/opencl/driver_cache.py) ------------------------------------
+# ---- the GPU driver's own cache of built programs (runtime/opencl/environment.py) ------------------------------------
 
 @pytest.mark.parametrize("given, expected", [(None, "1"), ("0", "0")])
 def test_importing_turns_the_gpu_driver_cache_on_unless_the_user_chose(given, expected):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from xetile_jit.runtime.opencl import icd as ocl_icd
+from xetile_jit.runtime.opencl import environment
 
 PROBE = """
 import os, xetile_jit, dpctl
@@ -26,7 +26,7 @@ def probe(**env) -> list[str]:
 
 def test_clean_environment_sees_the_opencl_cpu():
     variable, devices = probe()
-    assert variable == str(ocl_icd.cpu_runtime_library())
+    assert variable == str(environment.cpu_runtime_library())
     assert "opencl:cpu:0" in devices.split()
 
 
@@ -42,6 +42,6 @@ def test_set_only_when_the_library_exists(tmp_path, monkeypatch, installed):
         (tmp_path / "lib" / "libintelocl.so").touch()
     monkeypatch.setattr(sys, "prefix", str(tmp_path))
     monkeypatch.delenv("OCL_ICD_FILENAMES", raising=False)
-    ocl_icd.expose_cpu_runtime()
+    environment.expose_cpu_runtime()
     expected = str(tmp_path / "lib" / "libintelocl.so") if installed else None
     assert os.environ.get("OCL_ICD_FILENAMES") == expected

@@ -1,4 +1,5 @@
-"""Core ops beside XeTile: arith, math, vector.broadcast, gpu ids and the scf region ops.
+"""Core ops beside XeTile: arith, math, vector.broadcast, gpu ids, memref.alloc and memref.load, and the scf region
+ops.
 
 Element-wise ops are table-driven: their rows in ir/elementwise.py hold their operand kinds and numpy rules.
 """
@@ -10,12 +11,11 @@ from . import numeric
 from ..errors import LaunchError
 from .core import Block, Operation, Region, Value
 from .debug_ops import DevicePrintOp
-from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect
+from .effects import ALLOC, GLOBAL, SLM, SYNC, Effect, reads
 from .shape_ops import MemRefReinterpretCastOp
 from .elementwise import BINARY, CASTS, FLOAT, INT, INT_OR_BOOL, TERNARY, UNARY
-from .memref_ops import MemRefLoadOp
 from .sync_ops import SYNC_OPS
-from .types import DType, IndexType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
+from .types import DType, IndexType, MemRefType, ScalarType, SlmMemRefType, Type, VectorType, bool_, i1, i32
 
 
 def shape_of(t: Type) -> tuple[int, ...]:
@@ -455,6 +455,36 @@ class SlmAllocOp(Operation):
 
     def interpret(self, interp):
         return interp.shared_buffer(self)
+
+
+class MemRefLoadOp(Operation):
+    """memref.load: one element of an array argument or SLM buffer as a scalar, the same for every work-item
+    (MLIR's `memref.load %a[%i, %j]`, written `a[i, j]` in a kernel, one index per array dim). It reads sizes and
+    offsets a kernel takes from memory: a grouped GEMM's table of problems, a batch's lengths. An index outside the
+    array reads 0, as a tile's padding does. Shared by every IR level: a uniform read needs no distribution."""
+
+    name = "memref.load"
+    effects = (reads(0),)
+
+    def __init__(self, array: Value, indices: list[Value], loc=None):
+        super().__init__([array, *indices], [ScalarType(array.type.dtype)], loc=loc)
+
+    def verify(self):
+        array, *indices = self.operands
+        if not isinstance(array.type, MemRefType):
+            raise self.error(f"operand 0 must be an array, got {array.type}", "memref.load reads an array")
+        rank = array.type.rank
+        if len(indices) != rank or not all(isinstance(i.type, IndexType) for i in indices):
+            raise self.error(f"takes {rank} index operands (one per array dim), got {len(indices)}",
+                             "memref.load has one index per array dim")
+
+    def format(self, p) -> str:
+        array, *indices = self.operands
+        return f" {p.name(array)}[{', '.join(p.name(i) for i in indices)}] : {array.type}"
+
+    def interpret(self, interp, array: np.ndarray, *indices):
+        inside = all(0 <= i < n for i, n in zip(indices, array.shape))
+        return array[tuple(indices)] if inside else array.dtype.type(0)
 
 
 class ExtractStridedSliceOp(Operation):

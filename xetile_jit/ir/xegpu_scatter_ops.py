@@ -200,5 +200,3 @@ class ScatterAtomicRMWOp(ScatterOp):
     def interpret(self, interp, value, tile: ScatterRef, mask=None):
         return self.lanes(tile.atomic(self.kind, self.block(value), self.block(mask), self.valid))
 
-
-SCATTER_XEGPU_OPS = (CreateDescOp, LoadGatherXOp, StoreScatterXOp, UpdateOffsetOp, ScatterAtomicRMWOp)

@@ -3,7 +3,7 @@ and the tile_mma anchor layout), each timed with `xetile.testing.do_bench`, the 
 
 A launch computes its key (the values of the `key` arguments, an array's by its shape, plus every array's dtype
 and memory order, and the device). A seen key runs its winner with no timing: from memory, else from the disk cache
-(jit/autotune_cache.py). A new key tunes, in this order:
+(winner_key: entries of the compile cache, so a fresh process reuses a tuning). A new key tunes, in this order:
 1. `prune_configs_by["early_config_prune"](configs, named_args, **kwargs)` (as Triton) keeps a subset;
 2. the rules: each config is traced and lowered to subgroup-level IR for the device's target (the numpy
    interpreter checks against `cpu`), which runs the verifiers of the RFC's rules (sg_data divides the tile,
@@ -33,6 +33,7 @@ XETILE_PROGRESS is not "0".
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 import time
@@ -47,8 +48,9 @@ from ..runtime.device import NUMPY, Device, select_device
 from ..runtime.profiling import profiling_queue, recording
 from ..testing import WallClockWarning, do_bench
 from . import kernel as jit
-from .autotune_cache import load_winner, store_winner, winner_key
+from ..compiler.dependencies import Dependency, resolve
 from ..compiler.driver import compile_kernel
+from ..runtime.cache import DiskCache, compiler_hash
 
 PROGRESS_MIN = 4
 FINALIST_MARGIN = 1.25
@@ -388,3 +390,42 @@ def autotune(configs, key, prune_configs_by=None, warmup=25, rep=100, cache_resu
     def decorate(kernel) -> Autotuner:
         return Autotuner(kernel, configs, key, prune_configs_by, warmup, rep, cache_results)
     return decorate
+
+
+# ---- the winners on disk: entries of the compile cache (runtime/cache.py: same directory, atomic writes, privacy
+# checks and size cap). A winner's key covers xetile_jit's own sources (`compiler_hash`), the kernel's source, the
+# config list, the tuning key's values, every array argument's dtype and the device (its target, name and driver
+# version). The entry holds the winner's index in the config list and what the winner's trace read (globals,
+# closure cells, inlined kernels: compiler/dependencies.py), checked on load as the compile cache does: a changed
+# helper kernel or global tunes again.
+WINNER_FIELD = "autotune"
+
+
+def device_identity(device: Device) -> tuple:
+    if device.kind == NUMPY:
+        return (NUMPY,)
+    sycl = device.queue.sycl_device
+    return device.target, sycl.name, sycl.driver_version
+
+
+def winner_key(kernel, configs, key: tuple, device: Device) -> str:
+    return DiskCache.key(WINNER_FIELD, compiler_hash(), kernel.source_hash, configs, key, device_identity(device))
+
+
+def load_winner(kernel, cache_key: str) -> int | None:
+    """The index of the cached winner, or None (no entry, another layout of entry, or a changed dependency)."""
+    entry = DiskCache().get(cache_key)
+    if entry is None or WINNER_FIELD not in entry:
+        return None
+    try:
+        data = json.loads(entry[WINNER_FIELD])
+        index = int(data["index"])
+        dependencies = tuple(Dependency(*map(str, d)) for d in data["dependencies"])
+    except (KeyError, ValueError, TypeError):
+        return None
+    return None if resolve(kernel, dependencies) is None else index
+
+
+def store_winner(cache_key: str, index: int, config, dependencies) -> None:
+    data = {"index": index, "config": repr(config), "dependencies": [d.to_json() for d in dependencies]}
+    DiskCache().put(cache_key, {WINNER_FIELD: json.dumps(data)})

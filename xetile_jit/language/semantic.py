@@ -15,7 +15,6 @@ from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.core import Builder, Value
 from ..ir.elementwise import FLOAT, TERNARY, UNARY
-from ..ir.memref_ops import MemRefLoadOp
 from ..ir.verifier import verify_op
 from ..ir.types import DType, IndexType, ScalarType, VectorType, bool_, float32, int32, int64
 
@@ -195,7 +194,7 @@ class Semantic:
         if len(indices) != rank:
             raise self.error(f"an element of a {rank}-D array takes {rank} indices, one per dim, got {len(indices)} "
                              "[memref.load has one index per array dim]")
-        return self.create(MemRefLoadOp, array, [self.index(i) for i in indices]).result
+        return self.create(C.MemRefLoadOp, array, [self.index(i) for i in indices]).result
 
     def cast(self, v: Value, dtype: DType) -> Value:
         src = v.type.dtype

@@ -9,7 +9,7 @@ CPU's feature flags, since the code uses the host's vector instructions. A later
 (`make_kernel_bundle`), whose kernel bundle, in storage from C++'s operator new so that dpctl's
 `DPCTLKernelBundle_Delete` can free it, becomes a dpctl SyclProgram through dpctl's C API (`SyclProgram_Make`).
 Only on OpenCL CPU devices under the dpctl measured (runtime/opencl/api.py); a binary the runtime refuses is deleted and
-the program built from SPIR-V. Intel's GPU driver keeps a cache of its own (runtime/opencl/driver_cache.py).
+the program built from SPIR-V. Intel's GPU driver keeps a cache of its own (runtime/opencl/environment.py).
 """
 from __future__ import annotations
 
