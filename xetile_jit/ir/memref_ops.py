@@ -31,6 +31,14 @@ class MemRefLoadOp(Operation):
         array, *indices = self.operands
         return f" {p.name(array)}[{', '.join(p.name(i) for i in indices)}] : {array.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        array = p.value()
+        indices = p.bracketed()
+        p.expect(":")
+        p.type_of(array)
+        return cls(array, indices)
+
     def interpret(self, interp, array: np.ndarray, *indices):
         inside = all(0 <= i < n for i, n in zip(indices, array.shape))
         return array[tuple(indices)] if inside else array.dtype.type(0)
