@@ -10,8 +10,10 @@ from unittest import mock
 import numpy as np
 import pytest
 
+import xetile_jit as xetile
 from conftest import rand
 from test_gpu_code import tutorial
+from test_passes import CASES, run_func
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.errors import ParseError
 from xetile_jit.ir.core import FuncOp, Operation, walk
@@ -120,3 +122,109 @@ def round_trip(func: FuncOp) -> FuncOp:
 def test_tutorial_round_trip(name, level):
     func = tutorial_levels(name)[level]
     assert_same_ir(func, round_trip(func))
+
+
+def levels_of(kernel, args, consts, num_subgroups=None) -> dict[str, FuncOp]:
+    func = kernel.warmup(*args, **consts, target="numpy").func
+    return {"xetile": func, **lower(func, target="cpu", num_subgroups=num_subgroups)}
+
+
+ROWS = xetile.Layout(sg_layout=[4, 1], sg_data=[8, 32])
+COLS = xetile.Layout(sg_layout=[1, 4], sg_data=[32, 8])
+
+
+@xetile.kernel
+def assorted(x, keys, counts, y, n):
+    """What the tutorials leave out: device_assert and device_print, SLM behind a fence, a named barrier and a
+    barrier, a select, a masked atomic on a #scatter tile, a #scatter tile moved in a loop."""
+    nb = xetile.named_barrier(1, 4)
+    s = xetile.alloc_slm([32, 32], xetile.float32)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=COLS))
+    xetile.device_assert(n > 0, "n is positive")
+    xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=COLS), v * 2.0)
+    xetile.fence(scope="workgroup", memory="slm")
+    xetile.nbarrier_arrive(nb)
+    xetile.nbarrier_wait(nb)
+    w = xetile.load_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=ROWS))
+    xetile.device_print("n and w:", n, w)
+    xetile.barrier()
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), xetile.where(w > 1.0, w, -w))
+    k = xetile.load_tile(xetile.init_tile(keys, [0, 0], [4, 16]))
+    t = xetile.init_tile(counts, indices=k)
+    for i in range(2):
+        xetile.atomic_rmw_tile("add", 1, t, mask=k != 3)
+        t = xetile.update_tile_offset(t, xetile.full([4, 16], 1, xetile.int32))
+
+
+def assorted_case(rng):
+    keys = rng.integers(-2, 12, (4, 16)).astype(np.int32)
+    args = (rand(rng, (32, 32), np.float32), keys, np.zeros((1, 16), np.int32), np.zeros((32, 32), np.float32), 3)
+    return assorted, args, {}, (1,)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_assorted_ops_round_trip(level, rng):
+    kernel, args, consts, _ = assorted_case(rng)
+    func = levels_of(kernel, args, consts)[level]
+    assert_same_ir(func, round_trip(func))
+
+
+@pytest.mark.parametrize("case", ["epilogue", "indexed", "two-mma-own-layouts", "rows-1d", "column-major-io"])
+def test_parsed_ir_runs_like_the_printed(case):
+    """The interpreter gives the same arrays, bit for bit, on the parsed function as on the original at every
+    level."""
+    kernel, args, consts, grid = CASES[case](np.random.default_rng(1))
+    for level, func in levels_of(kernel, args, consts).items():
+        expected = run_func(func, grid, args)
+        got = run_func(parse_func(print_func(func)), grid, args)
+        for e, g in zip(expected, got, strict=True):
+            assert np.array_equal(e, g, equal_nan=True), f"{case} at {level}"
+        assert any(np.any(e != 0) for e in expected), f"{case} at {level} wrote nothing"
+
+
+def test_assorted_ops_run_like_the_printed(rng, capfd):
+    kernel, args, consts, grid = assorted_case(rng)
+    for level, func in levels_of(kernel, args, consts).items():
+        expected = run_func(func, grid, args)
+        printed = capfd.readouterr().out
+        got = run_func(parse_func(print_func(func)), grid, args)
+        lines = sorted(printed.splitlines())  # subgroups print in the order their threads run
+        assert sorted(capfd.readouterr().out.splitlines()) == lines and len(lines) == 32 * 32
+        for e, g in zip(expected, got, strict=True):
+            assert np.array_equal(e, g), level
+
+
+GOOD = """\
+func.func @k(%x: memref<?x?xf32, strided<[?, 1]>>, %n: i32) {
+  %0 = arith.constant 0 : index
+  %1 = xetile.init_tile %x[%0, %0] : memref<?x?xf32, strided<[?, 1]>> -> !xetile.tile<8x16xf32>
+  %2 = xetile.load_tile %1 : !xetile.tile<8x16xf32> -> vector<8x16xf32>
+  func.return
+}"""
+
+
+@pytest.mark.parametrize("old, new, line, column, message", [
+    ("%2 = xetile.load_tile %1", "%2 = xetile.load_tile %9", 4, 25, "value %9 is not defined"),
+    ("xetile.load_tile", "xetile.lod_tile", 4, 8, "unknown op xetile.lod_tile"),
+    ("-> vector<8x16xf32>", "-> vector<8x8xf32>", 4, 56, "gives vector<8x16xf32>, the text says vector<8x8xf32>"),
+    ("%1 = xetile", "%0 = xetile", 3, 3, "value %0 is defined twice"),
+    ("%n: i32", "%n: i33", 1, 56, "unknown type i33"),
+    ("%x[%0, %0]", "%x[%0 %0]", 3, 31, "expected ']'"),
+    (": index", ": idx", 2, 27, "unknown type idx"),
+    ("  func.return\n}", "  func.return\n", 6, 1, "expected an op or '}'"),
+    ("%0 = arith.constant 0 : index", "%0 = arith.constant 0 : index {bogus = 1}", 2, 33, "expected an op"),
+    ("%2 = xetile.load_tile %1 :", "%2 = xetile.load_tile %1 {volatile = true} :", 4, 27,
+     "xetile.load_tile has no attribute volatile"),
+])
+def test_parse_errors_name_line_and_column(old, new, line, column, message):
+    assert GOOD.count(old) == 1
+    parse_func(GOOD)
+    with pytest.raises(ParseError) as error:
+        parse_func(GOOD.replace(old, new))
+    assert (error.value.line, error.value.column) == (line, column)
+    assert message in error.value.message and str(error.value).startswith(f"line {line}, column {column}: ")
+
+
+def test_parse_error_after_the_function():
+    with pytest.raises(ParseError, match=r"^line 7, column 1: expected the end of the text"):
+        parse_func(GOOD + "\nfunc.return")

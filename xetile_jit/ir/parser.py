@@ -34,7 +34,7 @@ VALUE = re.compile(r"%[A-Za-z0-9_.$]+(#\d+)?")
 NUMBER = re.compile(r"[-+]?(inf|nan|\d+(\.\d*)?([eE][-+]?\d+)?)")
 SHAPE = re.compile(r"((?:\d+x)*)([a-z]+\d*)")
 RESULT_LAYOUT = re.compile(r"layout_result_(\d+)")
-XEGPU = re.compile(r"#xegpu\.|= xegpu\.|^\s*xegpu\.", re.MULTILINE)
+XEGPU = re.compile(r"#xegpu\.|!xegpu\.tensor_desc|\{xegpu\.")  # what only XeGPU IR prints (dialect_of)
 WORDS = {"true": True, "false": False, "None": None}  # bare attribute words that are Python values (format_attr)
 UNIT = object()  # a unit attribute: `{name}` without a value
 
@@ -69,7 +69,7 @@ class Parser:
 
     def __init__(self, text: str):
         self.text = text
-        self.pos = 0
+        self.pos = self.type_pos = self.attrs_pos = 0  # where the text is, where the last type and attributes began
         self.values: dict[str, Value] = {}
         self.func: FuncOp | None = None
 
@@ -229,7 +229,7 @@ class Parser:
     # ---- types -------------------------------------------------------------------------------------------
     def type(self):
         self.skip()
-        start = self.pos
+        start = self.type_pos = self.pos
         for prefix, reader in TYPE_READERS:
             if self.accept(prefix):
                 return reader(self)
@@ -273,7 +273,7 @@ class Parser:
     def result_type(self, op: Operation, t) -> Operation:
         """`op`, whose result type (derived by its constructor) must be the printed `t`."""
         if str(op.result.type) != str(t):
-            raise self.error(f"{op.name} gives {op.result.type}, the text says {t}")
+            raise self.error(f"{op.name} gives {op.result.type}, the text says {t}", self.type_pos)
         return op
 
     def typed_list(self, values) -> None:
@@ -294,6 +294,7 @@ class Parser:
         """An optional attribute dictionary `{k = v, name, ...}`; the op's parse takes (pops) the entries it
         reads, the rest must be result layouts (Parser.op checks)."""
         self.pending = {}
+        self.attrs_pos = self.pos
         if not self.at("{"):
             return self.pending
         self.expect("{")
@@ -399,7 +400,7 @@ class Parser:
             self.expect("=")
         self.skip()
         name_pos = self.pos
-        name = self.word()
+        name = self.match(WORD, "an op").group()
         if name not in REGISTRY:
             raise self.error(f"unknown op {name}", name_pos)
         op = self.one_of(REGISTRY[name], name)
@@ -442,7 +443,7 @@ class Parser:
             m = RESULT_LAYOUT.fullmatch(key)
             single = key in ("wg_map", "layout") and len(op.results) == 1
             if not isinstance(value, Layout) or not (single or (m and len(op.results) > 1)):
-                raise self.error(f"{op.name} has no attribute {key}")
+                raise self.error(f"{op.name} has no attribute {key}", self.attrs_pos)
             op.results[0 if single else int(m.group(1))].layout = value
 
     def regions(self, op: Operation) -> None:
@@ -512,7 +513,8 @@ def hint_of(name: str) -> str | None:
 
 
 def dialect_of(text: str) -> str:
-    """XeGPU IR names xegpu ops or layouts; XeTile IR none of them."""
+    """XeGPU IR prints its layouts, tensor descriptors or argument attributes (the sync ops are xegpu ops at every
+    level); IR with none of them prints the same in either dialect."""
     return "xegpu" if XEGPU.search(text) else "xetile"
 
 
