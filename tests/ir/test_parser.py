@@ -18,7 +18,7 @@ from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.errors import ParseError
 from xetile_jit.ir.core import FuncOp, Operation, walk
 from xetile_jit.ir.interpreter import run_ir
-from xetile_jit.ir.parser import parse_func
+from xetile_jit.ir.parser import parse_func, parse_funcs
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.types import MemRefType
 from xetile_jit.jit.kernel import Kernel
@@ -136,7 +136,8 @@ COLS = xetile.Layout(sg_layout=[1, 4], sg_data=[32, 8])
 @xetile.kernel
 def assorted(x, keys, counts, y, n):
     """What the tutorials leave out: device_assert and device_print, SLM behind a fence, a named barrier and a
-    barrier, a select, a masked atomic on a #scatter tile, a #scatter tile moved in a loop."""
+    barrier, a select, a masked atomic on a #scatter tile, a #scatter tile moved in a loop, a masked scatter, the
+    grid's size, a prefetch, an fma and a reduction of 8x24 (blocks of 8x16: the second one masked)."""
     nb = xetile.named_barrier(1, 4)
     s = xetile.alloc_slm([32, 32], xetile.float32)
     v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=COLS))
@@ -154,6 +155,11 @@ def assorted(x, keys, counts, y, n):
     for i in range(2):
         xetile.atomic_rmw_tile("add", 1, t, mask=k != 3)
         t = xetile.update_tile_offset(t, xetile.full([4, 16], 1, xetile.int32))
+    xetile.store_scatter(xetile.init_tile(counts, indices=k * 0 + xetile.iota([4, 16], 1)), k, k > 100)
+    band = xetile.init_tile(x, [xetile.num_programs(0) - 1, 0], [8, 24])
+    xetile.prefetch_tile(band, locality=1)
+    v = xetile.load_tile(band)
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 1]), xetile.tile_reduce("max", xetile.fma(v, v, v), [1]))
 
 
 def assorted_case(rng):
@@ -192,6 +198,16 @@ def test_assorted_ops_run_like_the_printed(rng, capfd):
         assert sorted(capfd.readouterr().out.splitlines()) == lines and len(lines) == 32 * 32
         for e, g in zip(expected, got, strict=True):
             assert np.array_equal(e, g), level
+
+
+def test_the_stage_dump_parses_into_every_stage(capsys, monkeypatch):
+    """XETILE_DUMP_IR=1 prints each stage's function under a comment line: the dump reads back as those functions."""
+    func = tutorial_levels("02-fused-softmax")["xetile"]
+    monkeypatch.setenv("XETILE_DUMP_IR", "1")
+    stages = lower(func, target="cpu")
+    funcs = parse_funcs(capsys.readouterr().err)
+    assert [print_func(f) for f in funcs] == [print_func(f) for f in stages.values()]
+    assert [f.dialect for f in funcs] == ["xetile"] + ["xegpu"] * 4
 
 
 GOOD = """\

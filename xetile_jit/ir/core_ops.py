@@ -656,11 +656,12 @@ class ConstantMaskOp(Operation):
             raise self.error(f"mask sizes {list(self.sizes)} exceed {self.result.type}", "mask sizes fit the vector")
 
     def format(self, p) -> str:
-        return f" {list(self.sizes)} : {self.result.type}"
+        return f" {list(self.sizes)}{p.attr_dict(self)} : {self.result.type}"
 
     @classmethod
     def parse(cls, p, name):
         sizes = p.ints()
+        p.attrs()
         p.expect(":")
         t = p.type()
         return p.result_type(cls(sizes, t.shape), t)

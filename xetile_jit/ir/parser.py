@@ -470,6 +470,9 @@ class Parser:
         return self.pos < len(self.text)
 
     def read_func(self) -> FuncOp:
+        self.values = {}  # a function's names are its own
+        self.skip()
+        start = self.pos
         self.keyword("func.func")
         self.expect("@")
         sym_name = self.word()
@@ -478,8 +481,7 @@ class Parser:
         if self.at("attributes"):
             self.keyword("attributes")
             attrs = self.attrs()
-        func = FuncOp(sym_name, [t for _, t, _ in args], [hint_of(n) for n, _, _ in args],
-                      {}, dialect=dialect_of(self.text))
+        func = FuncOp(sym_name, [t for _, t, _ in args], [hint_of(n) for n, _, _ in args], {})
         func.num_subgroups = attrs.pop("num_subgroups", None)
         func.lanes = attrs.pop("lanes", None)
         func.constexprs = attrs
@@ -488,6 +490,7 @@ class Parser:
         self.func = func
         self.expect("{")
         self.block(func.body)
+        func.dialect = dialect_of(self.text[start:self.pos])
         return func
 
     def argument(self) -> tuple[str, object, int]:
@@ -610,3 +613,13 @@ def parse_func(text: str) -> FuncOp:
     if p.at_text():
         raise p.error(f"expected the end of the text after the function, found {p.found()}")
     return func
+
+
+def parse_funcs(text: str) -> list[FuncOp]:
+    """Every function in `text`, in order: several printed functions one after another, comments between them
+    (such as the stage headers XETILE_DUMP_IR=1 prints) skipped."""
+    p = Parser(text)
+    funcs = []
+    while p.at_text():
+        funcs.append(p.read_func())
+    return funcs
