@@ -626,13 +626,9 @@ class ExtractStridedSliceOp(Operation):
 
     @classmethod
     def parse(cls, p, name):
-        v = p.value()
-        attrs = p.attrs()
-        p.expect(":")
-        p.type_of(v)
-        p.keyword("to")
-        op = cls(v, p.pop(attrs, "offsets"), p.pop(attrs, "sizes"), p.pop(attrs, "strides"))
-        return p.result_type(op, p.type())
+        (v,), attrs, result_type = p.operands_to("to", (1,), name)
+        return p.result_type(cls(v, p.pop(attrs, "offsets"), p.pop(attrs, "sizes"), p.pop(attrs, "strides")),
+                             result_type)
 
     def interpret(self, interp, v):
         shape = self.result.type.shape

@@ -126,6 +126,12 @@ class Parser:
         if self.word() != word:
             raise self.error(f"expected '{word}'", start)
 
+    def field(self, name: str, read, separator: str = "="):
+        """`name = value` (or `name: value`): what `read` reads after the name."""
+        self.keyword(name)
+        self.expect(separator)
+        return read()
+
     def int(self) -> int:
         start = self.pos
         text = self.match(NUMBER, "an integer").group()
@@ -199,6 +205,29 @@ class Parser:
             self.expect(",")
             values.append(self.value())
         return values
+
+    def operands_to(self, arrow: str, counts, what: str) -> tuple[list[Value], dict, object]:
+        """`%a, %b{attrs} : A, B <arrow> R` -> (the operands, the attributes, R); `what` takes `counts` operands
+        (None: any number)."""
+        operands = self.operands()
+        attrs = self.attrs()
+        self.expect(":")
+        self.typed(operands)
+        self.expect(arrow)
+        result_type = self.type()
+        if counts is not None and len(operands) not in counts:
+            raise self.error(f"{what} takes {' or '.join(map(str, counts))} operands, not {len(operands)}")
+        return operands, attrs, result_type
+
+    def listed_into(self) -> tuple[Value, list[int], object]:
+        """`%v [1, 0]{attrs} : T into U` (transposes, broadcasts, reductions after their kind) -> (v, the list, U)."""
+        v = self.value()
+        ints = self.ints()
+        self.attrs()
+        self.expect(":")
+        self.type_of(v)
+        self.keyword("into")
+        return v, ints, self.type()
 
     def conversion(self) -> tuple[Value, object]:
         """`%x{attrs} : T to U` -> (x, U)."""
@@ -562,9 +591,7 @@ def read_tile(p: Parser) -> TileType:
         if p.accept("#scatter"):
             scatter = True
             if p.accept("<"):
-                p.keyword("chunk_size")
-                p.expect("=")
-                chunk = p.int()
+                chunk = p.field("chunk_size", p.int)
                 p.expect(">")
             continue
         p.expect("#xetile.tile_attr<")
@@ -591,9 +618,7 @@ def read_tensor_desc(p: Parser) -> TensorDescType:
         if p.accept("#xegpu.scatter_tdesc_attr<>"):
             cls = ScatterDescType
         elif p.accept("#xegpu.block_tdesc_attr<"):
-            p.keyword("memory_space")
-            p.expect("=")
-            memory_space = p.word()
+            memory_space = p.field("memory_space", p.word)
             p.expect(">")
         else:
             layout = p.layout()

@@ -358,18 +358,10 @@ class SimtDpasOp(Operation):
 
     @classmethod
     def parse(cls, p, name):
-        operands = p.operands()
-        attrs = p.attrs()
+        (a, b, *c), attrs, result_type = p.operands_to("->", (2, 3), name)
         layouts = tuple(parse_lane_layout(p, attrs, key)
                         for key in ("layout_operand_0", "layout_operand_1", "layout_result_0"))
         precision, vnni_b = attrs.pop("input_precision", "ieee"), p.dtype_attr(attrs, "vnni_b")
-        p.expect(":")
-        p.typed(operands)
-        p.expect("->")
-        result_type = p.type()
-        if len(operands) not in (2, 3):
-            raise p.error(f"{name} takes A, B and maybe C, not {len(operands)} operands")
-        a, b, *c = operands
         op = cls(a, b, c[0] if c else None, layouts, result_type.dtype, vnni_b, precision)
         return p.result_type(op, result_type)
 
@@ -473,13 +465,9 @@ class SubgroupReduceOp(Operation):
         v = p.value()
         p.keyword("cluster")
         p.expect("(")
-        p.keyword("size")
-        p.expect("=")
-        size = p.int()
+        size = p.field("size", p.int)
         p.expect(",")
-        p.keyword("stride")
-        p.expect("=")
-        stride = p.int()
+        stride = p.field("stride", p.int)
         p.expect(")")
         p.expect(":")
         p.typed_list([v])
@@ -524,12 +512,8 @@ class LaneGatherOp(Operation):
 
     @classmethod
     def parse(cls, p, name):
-        sources = p.operands()
-        attrs = p.attrs()
-        p.expect(":")
-        p.typed(sources)
-        p.expect("->")
-        return cls(sources, p.type(), p.pop(attrs, "source_lanes"), p.pop(attrs, "components"))
+        sources, attrs, result_type = p.operands_to("->", None, name)
+        return cls(sources, result_type, p.pop(attrs, "source_lanes"), p.pop(attrs, "components"))
 
     def interpret(self, interp, *sources):
         both = np.concatenate([to_lanes(x, elements(v.type), interp.lanes) for x, v in zip(sources, self.operands)],

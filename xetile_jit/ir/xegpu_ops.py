@@ -18,8 +18,8 @@ from .core import Operation, Value
 from .effects import ADDRESSED, PREFETCH, Effect, reads, writes
 from .types import ROW_MAJOR, DType, IndexType, MemRefType, Type, VectorType, int32
 from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, TileMMAOp, TileRef, TileReduceOp,
-                         TileTransposeOp, array_slice, check_cache_hints, check_offsets, parse_atomic,
-                         valid_attr, valid_of)
+                         TileTransposeOp, array_slice, check_cache_hints, check_offsets, format_at_offsets,
+                         parse_at_offsets, parse_atomic, valid_attr, valid_of)
 
 
 @dataclass(frozen=True)
@@ -147,17 +147,11 @@ class CreateNdDescOp(Operation):
                              f"{base.type.memory_space} memory", "memory_space matches the base's memory")
 
     def format(self, p) -> str:
-        base, *offsets = self.operands
-        return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {self.result.type}"
+        return format_at_offsets(self, p)
 
     @classmethod
     def parse(cls, p, name):
-        base = p.value()
-        offsets = p.bracketed()
-        p.expect(":")
-        p.type_of(base)
-        p.expect("->")
-        return cls(base, offsets, p.type())
+        return cls(*parse_at_offsets(p))
 
     def interpret(self, interp, base, row, col):
         return TileRef(base, (int(row), int(col)), self.result.type.shape)

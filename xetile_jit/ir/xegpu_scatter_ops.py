@@ -59,6 +59,23 @@ class ScatterOp(Operation):
         return x if self.layout is None else self.layout.distribute(x)
 
 
+def format_with_offsets(op: ScatterOp, p) -> str:
+    """`x, offsets {their lane layout} : types -> result` (create_tdesc, update_offset)."""
+    x, offsets = op.operands
+    attrs = p.attr_dict(op, lane_attrs("layout_operand_1", op.layout))
+    return f" {p.name(x)}, {p.name(offsets)}{attrs} : {x.type}, {offsets.type} -> {op.result.type}"
+
+
+def parse_with_offsets(p) -> tuple[Value, Value, LaneLayout | None, object]:
+    """(x, offsets, lane layout, result type) of format_with_offsets's text."""
+    x, offsets = p.values_n(2)
+    layout = parse_lane_layout(p, p.attrs(), "layout_operand_1", required=False)
+    p.expect(":")
+    p.typed([x, offsets])
+    p.expect("->")
+    return x, offsets, layout, p.type()
+
+
 class CreateDescOp(ScatterOp):
     """`xegpu.create_tdesc %base, %offsets : memref, vector<16xindex> -> tensor_desc<16xbf16, #scatter_tdesc>`."""
 
@@ -78,18 +95,12 @@ class CreateDescOp(ScatterOp):
         check_same_shape(self, offsets, self.result.type, "offsets", "int")
 
     def format(self, p) -> str:
-        base, offsets = self.operands
-        attrs = p.attr_dict(self, lane_attrs("layout_operand_1", self.layout))
-        return f" {p.name(base)}, {p.name(offsets)}{attrs} : {base.type}, {offsets.type} -> {self.result.type}"
+        return format_with_offsets(self, p)
 
     @classmethod
     def parse(cls, p, name):
-        base, offsets = p.values_n(2)
-        layout = parse_lane_layout(p, p.attrs(), "layout_operand_1", required=False)
-        p.expect(":")
-        p.typed([base, offsets])
-        p.expect("->")
-        return cls(base, offsets, p.type(), layout)
+        base, offsets, layout, result_type = parse_with_offsets(p)
+        return cls(base, offsets, result_type, layout)
 
     def interpret(self, interp, base, offsets):
         return ScatterRef(base, np.asarray(self.block(offsets), dtype=np.int64).reshape(self.block_shape))
@@ -197,18 +208,12 @@ class UpdateOffsetOp(ScatterOp):
         check_same_shape(self, self.operands[1], self.operands[0].type, "delta", "int")
 
     def format(self, p) -> str:
-        t, delta = self.operands
-        attrs = p.attr_dict(self, lane_attrs("layout_operand_1", self.layout))
-        return f" {p.name(t)}, {p.name(delta)}{attrs} : {t.type}, {delta.type} -> {self.result.type}"
+        return format_with_offsets(self, p)
 
     @classmethod
     def parse(cls, p, name):
-        tdesc, delta = p.values_n(2)
-        layout = parse_lane_layout(p, p.attrs(), "layout_operand_1", required=False)
-        p.expect(":")
-        p.typed([tdesc, delta])
-        p.expect("->")
-        return p.result_type(cls(tdesc, delta, layout), p.type())
+        tdesc, delta, layout, result_type = parse_with_offsets(p)
+        return p.result_type(cls(tdesc, delta, layout), result_type)
 
     def interpret(self, interp, tile: ScatterRef, delta):
         return tile.moved(np.asarray(self.block(delta), dtype=np.int64).reshape(tile.offsets.shape))

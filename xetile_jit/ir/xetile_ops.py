@@ -151,6 +151,22 @@ def check_rank(op: Operation, t, what: str) -> None:
         raise op.error(f"{what} must be 1-D or 2-D, got {t}", "XeTile tiles are 1-D or 2-D")
 
 
+def format_at_offsets(op: Operation, p) -> str:
+    """`base[offsets] : base type -> result type` (init_tile, create_nd_tdesc)."""
+    base, *offsets = op.operands
+    return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {op.result.type}"
+
+
+def parse_at_offsets(p) -> tuple[Value, list[Value], object]:
+    """(base, offsets, result type) of format_at_offsets's text."""
+    base = p.value()
+    offsets = p.bracketed()
+    p.expect(":")
+    p.type_of(base)
+    p.expect("->")
+    return base, offsets, p.type()
+
+
 class InitTileOp(Operation):
     name = "xetile.init_tile"
     effects = ()
@@ -182,17 +198,11 @@ class InitTileOp(Operation):
                              "order is consistent with the base matrix layout")
 
     def format(self, p) -> str:
-        base, *offsets = self.operands
-        return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {self.result.type}"
+        return format_at_offsets(self, p)
 
     @classmethod
     def parse(cls, p, name):
-        base = p.value()
-        offsets = p.bracketed()
-        p.expect(":")
-        p.type_of(base)
-        p.expect("->")
-        return cls(base, offsets, p.type())
+        return cls(*parse_at_offsets(p))
 
     def interpret(self, interp, base, *offsets):
         shape = self.result.type.shape
@@ -424,15 +434,7 @@ class TileMMAOp(Operation):
 
     @classmethod
     def parse(cls, p, name):
-        operands = p.operands()
-        attrs = p.attrs()
-        p.expect(":")
-        p.typed(operands)
-        p.keyword("into")
-        result_type = p.type()
-        if len(operands) not in (2, 3):
-            raise p.error(f"{name} takes A, B and maybe C, not {len(operands)} operands")
-        a, b, *c = operands
+        (a, b, *c), attrs, result_type = p.operands_to("into", (2, 3), name)
         return cls(a, b, c[0] if c else None, result_type, **cls.parse_attrs(p, attrs))
 
     @classmethod
@@ -482,13 +484,8 @@ class TileTransposeOp(Operation):
 
     @classmethod
     def parse(cls, p, name):
-        v = p.value()
-        perm = p.ints()
-        p.attrs()
-        p.expect(":")
-        p.type_of(v)
-        p.keyword("into")
-        return p.result_type(cls(v, perm), p.type())
+        v, perm, result_type = p.listed_into()
+        return p.result_type(cls(v, perm), result_type)
 
     def interpret(self, interp, v):
         return np.ascontiguousarray(np.transpose(v, self.perm))
@@ -531,13 +528,8 @@ class TileReduceOp(Operation):
     @classmethod
     def parse(cls, p, name):
         printed = p.angle_word()
-        v = p.value()
-        dims = p.ints()
-        p.attrs()
-        p.expect(":")
-        p.type_of(v)
-        p.keyword("into")
-        return p.result_type(cls(p.kind(REDUCE_KINDS, "rfc", printed, v.type.dtype), v, dims), p.type())
+        v, dims, result_type = p.listed_into()
+        return p.result_type(cls(p.kind(REDUCE_KINDS, "rfc", printed, v.type.dtype), v, dims), result_type)
 
     def interpret(self, interp, v):
         dtype = self.result.type.dtype
@@ -577,14 +569,8 @@ class TileBroadcastOp(Operation):
 
     @classmethod
     def parse(cls, p, name):
-        v = p.value()
-        dims = p.ints()
-        p.attrs()
-        p.expect(":")
-        p.type_of(v)
-        p.keyword("into")
-        t = p.type()
-        return cls(v, dims, getattr(t, "shape", ()))
+        v, dims, result_type = p.listed_into()
+        return p.result_type(cls(v, dims, getattr(result_type, "shape", ())), result_type)
 
     def interpret(self, interp, v):
         return np.ascontiguousarray(np.broadcast_to(v, self.result.type.shape))
@@ -637,14 +623,7 @@ def parse_atomic(p, *counts: int) -> tuple[str, list[Value], dict, object]:
     """`<kind> operands{attrs} : types -> result` of an atomic at any level: (the user kind, the operands, the
     attributes, the result type); `counts`: how many operands the op may take."""
     printed = p.angle_word()
-    operands = p.operands()
-    attrs = p.attrs()
-    p.expect(":")
-    p.typed(operands)
-    p.expect("->")
-    result_type = p.type()
-    if len(operands) not in counts:
-        raise p.error(f"an atomic takes {' or '.join(map(str, counts))} operands, not {len(operands)}")
+    operands, attrs, result_type = p.operands_to("->", counts, "an atomic")
     return p.kind(ATOMIC_KINDS, "rmw", printed, operands[1].type.dtype), operands, attrs, result_type
 
 
