@@ -15,7 +15,7 @@ from conftest import rand
 from test_gpu_code import tutorial
 from test_passes import CASES, run_func
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
-from xetile_jit.errors import ParseError
+from xetile_jit.errors import CompilationError, ParseError
 from xetile_jit.ir.core import FuncOp, Operation, walk
 from xetile_jit.ir.interpreter import run_ir
 from xetile_jit.ir.parser import parse_func, parse_funcs
@@ -229,7 +229,7 @@ func.func @k(%x: memref<?x?xf32, strided<[?, 1]>>, %n: i32) {
     (": index", ": idx", 2, 27, "unknown type idx"),
     ("  func.return\n}", "  func.return\n", 6, 1, "expected an op or '}'"),
     ("%0 = arith.constant 0 : index", "%0 = arith.constant 0 : index {bogus = 1}", 2, 33, "expected an op"),
-    ("%2 = xetile.load_tile %1 :", "%2 = xetile.load_tile %1 {volatile = true} :", 4, 27,
+    ("%2 = xetile.load_tile %1 :", "%2 = xetile.load_tile %1 {volatile = true} :", 4, 28,
      "xetile.load_tile has no attribute volatile"),
 ])
 def test_parse_errors_name_line_and_column(old, new, line, column, message):
@@ -239,6 +239,13 @@ def test_parse_errors_name_line_and_column(old, new, line, column, message):
         parse_func(GOOD.replace(old, new))
     assert (error.value.line, error.value.column) == (line, column)
     assert message in error.value.message and str(error.value).startswith(f"line {line}, column {column}: ")
+
+
+def test_an_op_that_breaks_its_rule_is_reported_at_its_line():
+    """The parsed function is verified; each op's loc is its line of the text."""
+    text = GOOD.replace("  func.return", "  xetile.prefetch_tile %1 locality<7> : !xetile.tile<8x16xf32>\n  func.return")
+    with pytest.raises(CompilationError, match=r"^kernel.mlir:5: xetile.prefetch_tile: locality must be 0..3"):
+        parse_func(text, "kernel.mlir")
 
 
 def test_parse_error_after_the_function():

@@ -9,11 +9,12 @@ attribute dictionaries, the layouts of results (`wg_map`/`layout`/`layout_result
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 import re
 
-from ..errors import ParseError
+from ..errors import Loc, ParseError
 from . import (core_ops, debug_ops, memref_ops, scatter_ops, shape_ops, simt_ops, sync_ops, xegpu_ops,  # noqa: F401
                xegpu_scatter_ops, xetile_ops)
 from .attrs import Layout
@@ -26,11 +27,12 @@ from .sync_ops import NbarrierType
 from .types import (ALL_DTYPES, COL_MAJOR, ROW_MAJOR, DType, IndexType, MemRefType, ScalarType, SlmMemRefType, TileType,
                     VectorType)
 from .xegpu_ops import TensorDescType
+from .verifier import verify
 from .xegpu_scatter_ops import ScatterDescType
 
 DTYPES = {d.mlir: d for d in ALL_DTYPES}
-WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
-VALUE = re.compile(r"%[A-Za-z0-9_.$]+(#\d+)?")
+WORD = re.compile(r"[^\W\d][\w.$]*")
+VALUE = re.compile(r"%[\w.$]+(#\d+)?")
 NUMBER = re.compile(r"[-+]?(inf|nan|\d+(\.\d*)?([eE][-+]?\d+)?)")
 SHAPE = re.compile(r"((?:\d+x)*)([a-z]+\d*)")
 RESULT_LAYOUT = re.compile(r"layout_result_(\d+)")
@@ -67,18 +69,22 @@ REGISTRY = registry()
 class Parser:
     """A cursor over the text with the readers an op's `parse` uses: values, types, attributes, lists."""
 
-    def __init__(self, text: str):
-        self.text = text
+    def __init__(self, text: str, filename: str = "<ir>"):
+        self.text, self.filename = text, filename
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.pos = self.type_pos = self.attrs_pos = 0  # where the text is, where the last type and attributes began
         self.values: dict[str, Value] = {}
         self.func: FuncOp | None = None
 
     # ---- position and errors ---------------------------------------------------------------------------
+    def line(self, pos: int) -> int:
+        """The 1-based line of `pos`."""
+        return bisect.bisect_right(self.line_starts, pos)
+
     def error(self, message: str, pos: int | None = None) -> ParseError:
         pos = self.pos if pos is None else pos
-        line = self.text.count("\n", 0, pos) + 1
-        column = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
-        return ParseError(message, line, column)
+        line = self.line(pos)
+        return ParseError(message, line, pos - self.line_starts[line - 1] + 1)
 
     def skip(self) -> None:
         """Past white space and `//` comments."""
@@ -89,6 +95,11 @@ class Parser:
                 return
             end = self.text.find("\n", self.pos)
             self.pos = len(self.text) if end < 0 else end
+
+    def here(self) -> int:
+        """The position of the next token."""
+        self.skip()
+        return self.pos
 
     def at(self, token: str) -> bool:
         self.skip()
@@ -122,7 +133,7 @@ class Parser:
         return self.match(WORD, "a name").group()
 
     def keyword(self, word: str) -> None:
-        start = self.pos
+        start = self.here()
         if self.word() != word:
             raise self.error(f"expected '{word}'", start)
 
@@ -133,7 +144,7 @@ class Parser:
         return read()
 
     def int(self) -> int:
-        start = self.pos
+        start = self.here()
         text = self.match(NUMBER, "an integer").group()
         try:
             return int(text)
@@ -182,10 +193,10 @@ class Parser:
         return self.match(VALUE, "a value (%name)").group()
 
     def value(self) -> Value:
-        start = self.pos
+        start = self.here()
         name = self.value_name()
         if name not in self.values:
-            raise self.error(f"value {name} is not defined", start + 1 if self.text[start].isspace() else start)
+            raise self.error(f"value {name} is not defined", start)
         return self.values[name]
 
     def operands(self) -> list[Value]:
@@ -257,8 +268,7 @@ class Parser:
 
     # ---- types -------------------------------------------------------------------------------------------
     def type(self):
-        self.skip()
-        start = self.type_pos = self.pos
+        start = self.type_pos = self.here()
         for prefix, reader in TYPE_READERS:
             if self.accept(prefix):
                 return reader(self)
@@ -269,15 +279,9 @@ class Parser:
             return ScalarType(DTYPES[name])
         raise self.error(f"unknown type {name}", start)
 
-    def types(self) -> list:
-        types = [self.type()]
-        while self.accept(","):
-            types.append(self.type())
-        return types
-
     def shape(self) -> tuple[tuple[int, ...], object]:
         """`64x32xf16` -> ((64, 32), f16)."""
-        start = self.pos
+        start = self.here()
         m = self.match(SHAPE, "a shape and element type")
         dims, dtype = m.group(1), m.group(2)
         if dtype not in DTYPES:
@@ -296,7 +300,7 @@ class Parser:
         if not values:
             raise self.error("expected operands")
         for v in values:
-            if v.type != t:
+            if str(v.type) != str(t):
                 raise self.error(f"operand type {v.type} differs from the printed {t}")
 
     def result_type(self, op: Operation, t) -> Operation:
@@ -313,17 +317,16 @@ class Parser:
 
     def type_of(self, v: Value) -> None:
         """The printed type of `v` (as printed: a memref's launch facts are not in its type's text)."""
-        start = self.pos
         t = self.type()
         if str(t) != str(v.type):
-            raise self.error(f"type {t} does not match {v.type}", start)
+            raise self.error(f"type {t} does not match {v.type}", self.type_pos)
 
     # ---- attributes --------------------------------------------------------------------------------------
     def attrs(self) -> dict:
         """An optional attribute dictionary `{k = v, name, ...}`; the op's parse takes (pops) the entries it
         reads, the rest must be result layouts (Parser.op checks)."""
         self.pending = {}
-        self.attrs_pos = self.pos
+        self.attrs_pos = self.here()
         if not self.at("{"):
             return self.pending
         self.expect("{")
@@ -403,7 +406,7 @@ class Parser:
         """The l1_hint and l3_hint of a load ("load") or store ("store"), None without them."""
         if "l1_hint" not in attrs:
             return None
-        return CacheHints(kind, attrs.pop("l1_hint"), attrs.pop("l3_hint"))
+        return CacheHints(kind, attrs.pop("l1_hint"), self.pop(attrs, "l3_hint"))
 
     def kind(self, table: dict, field: str, printed: str, dtype) -> str:
         """The user kind of a reduction or atomic printed as `printed` on `dtype` (elementwise.kind_named)."""
@@ -421,14 +424,12 @@ class Parser:
 
     # ---- ops, blocks, the function -------------------------------------------------------------------
     def op(self, block: Block) -> None:
-        self.skip()
-        start = self.pos
+        start = self.here()
         names = []
         if self.at("%"):
             names = self.result_names()
             self.expect("=")
-        self.skip()
-        name_pos = self.pos
+        name_pos = self.here()
         name = self.match(WORD, "an op").group()
         if name not in REGISTRY:
             raise self.error(f"unknown op {name}", name_pos)
@@ -437,6 +438,7 @@ class Parser:
             raise self.error(f"{name} has {len(op.results)} results, the text names {len(names)}", start)
         for result_name, v in zip(names, op.results):
             self.define(result_name, v, start)
+        op.loc = Loc(self.filename, self.line(start))  # the verifier's errors name the op's line of the text
         block.append(op)
         if op.regions:
             self.regions(op)
@@ -490,7 +492,7 @@ class Parser:
     def block(self, block: Block) -> None:
         """Ops up to the closing `}`."""
         while not self.accept("}"):
-            if self.pos >= len(self.text) or not self.at_text():
+            if not self.at_text():
                 raise self.error("expected an op or '}', found the end of the text")
             self.op(block)
 
@@ -500,8 +502,7 @@ class Parser:
 
     def read_func(self) -> FuncOp:
         self.values = {}  # a function's names are its own
-        self.skip()
-        start = self.pos
+        start = self.here()
         self.keyword("func.func")
         self.expect("@")
         sym_name = self.word()
@@ -510,7 +511,8 @@ class Parser:
         if self.at("attributes"):
             self.keyword("attributes")
             attrs = self.attrs()
-        func = FuncOp(sym_name, [t for _, t, _ in args], [hint_of(n) for n, _, _ in args], {})
+        func = FuncOp(sym_name, [t for _, t, _ in args], [hint_of(n) for n, _, _ in args], {},
+                      Loc(self.filename, self.line(start)))
         func.num_subgroups = attrs.pop("num_subgroups", None)
         func.lanes = attrs.pop("lanes", None)
         func.constexprs = attrs
@@ -520,12 +522,12 @@ class Parser:
         self.expect("{")
         self.block(func.body)
         func.dialect = dialect_of(self.text[start:self.pos])
+        verify(func)
         return func
 
     def argument(self) -> tuple[str, object, int]:
         """`%a: type` and an array's `{xegpu.block_io = false, xegpu.within_extents = false}`."""
-        self.skip()
-        pos = self.pos
+        pos = self.here()
         name = self.value_name()
         self.expect(":")
         t = self.type()
@@ -630,20 +632,21 @@ TYPE_READERS = [("vector<", read_vector), ("memref<", read_memref), ("!xetile.ti
                 ("!xegpu.tensor_desc<", read_tensor_desc), ("!xegpu.nbarrier", lambda p: NbarrierType())]
 
 
-def parse_func(text: str) -> FuncOp:
-    """The function the printer printed as `text`; ParseError names the line and column where the text is not
-    the printer's syntax."""
-    p = Parser(text)
+def parse_func(text: str, filename: str = "<ir>") -> FuncOp:
+    """The function the printer printed as `text`, verified. ParseError names the line and column where the text
+    is not the printer's syntax; a CompilationError the rule an op breaks, at `filename` and the op's line (every
+    op's loc)."""
+    p = Parser(text, filename)
     func = p.read_func()
     if p.at_text():
         raise p.error(f"expected the end of the text after the function, found {p.found()}")
     return func
 
 
-def parse_funcs(text: str) -> list[FuncOp]:
-    """Every function in `text`, in order: several printed functions one after another, comments between them
-    (such as the stage headers XETILE_DUMP_IR=1 prints) skipped."""
-    p = Parser(text)
+def parse_funcs(text: str, filename: str = "<ir>") -> list[FuncOp]:
+    """Every function in `text`, in order, as parse_func reads one: several printed functions one after another,
+    comments between them (such as the stage headers XETILE_DUMP_IR=1 prints) skipped."""
+    p = Parser(text, filename)
     funcs = []
     while p.at_text():
         funcs.append(p.read_func())
