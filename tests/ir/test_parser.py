@@ -224,6 +224,7 @@ func.func @k(%x: memref<?x?xf32, strided<[?, 1]>>, %n: i32) {
     ("xetile.load_tile", "xetile.lod_tile", 4, 8, "unknown op xetile.lod_tile"),
     ("-> vector<8x16xf32>", "-> vector<8x8xf32>", 4, 56, "gives vector<8x16xf32>, the text says vector<8x8xf32>"),
     ("%1 = xetile", "%0 = xetile", 3, 3, "value %0 is defined twice"),
+    ("load_tile %1 : !xetile.tile<8x16xf32>", "load_tile %0 : index", 4, 25, "xetile.load_tile cannot take these"),
     ("%n: i32", "%n: i33", 1, 56, "unknown type i33"),
     ("%x[%0, %0]", "%x[%0 %0]", 3, 31, "expected ']'"),
     (": index", ": idx", 2, 27, "unknown type idx"),

@@ -462,8 +462,13 @@ class Parser:
         raise max(errors, key=lambda pe: pe[0])[1]
 
     def read_op(self, cls, name: str) -> Operation:
+        start = self.here()
         self.pending = {}
-        op = cls.parse(self, name)
+        try:
+            op = cls.parse(self, name)
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError) as e:
+            # a constructor given operands it cannot take (a vector where a tile goes): the text is at fault
+            raise self.error(f"{name} cannot take these operands ({type(e).__name__}: {e})", start) from None
         if not op.regions:
             self.set_layouts(op, self.pending)
         return op
