@@ -53,10 +53,14 @@ def run_line(text: str) -> tuple[str, dict]:
 
 
 def run_pass(source: str) -> str:
-    """The printed output of the RUN line's pass on the function in `source`."""
+    """The printed output of the RUN line's pass on the function in `source`, whose input must be in the printer's
+    form (so that a printer change shows in the inputs as in the outputs)."""
     name, options = run_line(source)
     target = get_target(options.pop("target", "cpu"))
-    func = PASSES[name](parse_func(source), target, options)
+    func = parse_func(source)
+    text = "".join(line for line in source.splitlines(True) if not line.startswith("//"))
+    assert print_func(func) + "\n" == text, "the input is not as the printer prints it"
+    func = PASSES[name](func, target, options)
     verify(func)
     return print_func(func) + "\n"
 
