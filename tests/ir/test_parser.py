@@ -13,7 +13,9 @@ import pytest
 import xetile_jit as xetile
 from conftest import rand
 from test_gpu_code import tutorial
+from test_blocking import mma_stored_b
 from test_passes import CASES, run_func
+from test_printer import hinted_copy, tf32_mma
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.errors import CompilationError, ParseError
 from xetile_jit.ir.core import FuncOp, Operation, walk
@@ -173,6 +175,25 @@ def test_assorted_ops_round_trip(level, rng):
     kernel, args, consts, _ = assorted_case(rng)
     func = levels_of(kernel, args, consts)[level]
     assert_same_ir(func, round_trip(func))
+
+
+ATTRIBUTE_CASES = {  # kernels whose ops carry the attributes the others leave out
+    "cache-hints": (hinted_copy, (np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))),
+    "tf32": (tf32_mma, (np.zeros((8, 16), np.float32), np.zeros((16, 16), np.float32), np.zeros((8, 16), np.float32))),
+    "vnni-b": (mma_stored_b, (np.zeros((16, 64), np.int8), np.zeros((64, 32), np.int8), np.zeros((16, 32), np.int32),
+                              np.zeros((64, 32), np.int8))),
+}
+
+
+@pytest.mark.parametrize("case", list(ATTRIBUTE_CASES))
+def test_op_attributes_round_trip(case):
+    kernel, args = ATTRIBUTE_CASES[case]
+    levels = levels_of(kernel, args, {})
+    for func in levels.values():
+        assert_same_ir(func, round_trip(func))
+    texts = "".join(print_func(f) for f in levels.values())
+    assert {"cache-hints": "l1_hint = #xegpu.cache_hint<uncached>", "tf32": 'input_precision = "tf32"',
+            "vnni-b": "vnni_b = i8"}[case] in texts
 
 
 @pytest.mark.parametrize("case", ["epilogue", "indexed", "two-mma-own-layouts", "rows-1d", "column-major-io"])
