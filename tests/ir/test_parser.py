@@ -265,7 +265,8 @@ def test_parse_errors_name_line_and_column(old, new, line, column, message):
 
 def test_an_op_that_breaks_its_rule_is_reported_at_its_line():
     """The parsed function is verified; each op's loc is its line of the text."""
-    text = GOOD.replace("  func.return", "  xetile.prefetch_tile %1 locality<7> : !xetile.tile<8x16xf32>\n  func.return")
+    prefetch = "  xetile.prefetch_tile %1 locality<7> : !xetile.tile<8x16xf32>\n"
+    text = GOOD.replace("  func.return", prefetch + "  func.return")
     with pytest.raises(CompilationError, match=r"^kernel.mlir:5: xetile.prefetch_tile: locality must be 0..3"):
         parse_func(text, "kernel.mlir")
 

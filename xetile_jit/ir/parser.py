@@ -74,6 +74,7 @@ class Parser:
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.pos = self.type_pos = self.attrs_pos = 0  # where the text is, where the last type and attributes began
         self.values: dict[str, Value] = {}
+        self.pending: dict = {}  # the attributes of the op being read (Parser.attrs)
         self.func: FuncOp | None = None
 
     # ---- position and errors ---------------------------------------------------------------------------
