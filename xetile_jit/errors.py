@@ -66,3 +66,12 @@ def warn(message: str, category: type[Warning]) -> None:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+class ParseError(Exception):
+    """IR text (ir/parser.py) that is not the printer's syntax, or names what the text does not define: the message
+    names the line and column (1-based) where reading stopped."""
+
+    def __init__(self, message: str, line: int, column: int):
+        self.message, self.line, self.column = message, line, column
+        super().__init__(f"line {line}, column {column}: {message}")

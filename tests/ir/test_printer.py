@@ -726,7 +726,8 @@ def hint_text(dialect: str, l1: str, l3: str) -> str:
 
 def test_cache_hints_print_at_every_level():
     """load_tile/store_tile keep their hints (a store's one policy takes L3 write_back); prefetch_tile's locality 2
-    is L1 uncached, L3 cached from the XeGPU level on; the SIMT level keeps every hint."""
+    is L1 uncached, L3 cached from the XeGPU level on; the SIMT level keeps every hint, before the lane layout of
+    the block loaded or stored."""
     x = np.zeros((8, 16), np.float32)
     compiled = hinted_copy.warmup(x, x, target="numpy")
     tile, vec, tdesc = "!xetile.tile<8x16xf32>", "vector<8x16xf32>", "!xegpu.tensor_desc<8x16xf32>"
@@ -742,8 +743,11 @@ def test_cache_hints_print_at_every_level():
     ops = {name: [line for line in simt if name in line] for name in ("prefetch_nd", "load_nd", "store_nd")}
     assert all(len(lines) == 1 for lines in ops.values()), simt
     assert ops["prefetch_nd"][0].endswith(f"{hint_text('xegpu', 'uncached', 'cached')}}} : {tdesc}")
-    assert ops["load_nd"][0].endswith(f"{hint_text('xegpu', 'uncached', 'cached')}}} : {tdesc} -> vector<8xf32>")
-    assert ops["store_nd"][0].endswith(f"{hint_text('xegpu', 'streaming', 'write_back')}}} : vector<8xf32>, {tdesc}")
+    lanes = "#xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>"
+    assert ops["load_nd"][0].endswith(f"{hint_text('xegpu', 'uncached', 'cached')}, layout_result_0 = {lanes}}} : "
+                                      f"{tdesc} -> vector<8xf32>")
+    assert ops["store_nd"][0].endswith(f"{hint_text('xegpu', 'streaming', 'write_back')}, layout_operand_0 = "
+                                       f"{lanes}}} : vector<8xf32>, {tdesc}")
 
 
 # ---- tile_mma input_precision: an attribute on xetile.tile_mma and xegpu.dpas at every level ----------------------

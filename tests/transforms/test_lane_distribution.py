@@ -84,7 +84,7 @@ def test_int8_dpas_takes_vnni_packed_b(rng, a_dtype, b_dtype):
     c, rows = np.zeros((16, 32), np.int32), np.zeros((16, 1), np.int32)
     func = lower(gemm_epilogue.warmup(a, b, c, rows, target="numpy").func)["xegpu-simt"]
     text = print_func(func)
-    assert len(re.findall(r"xegpu.dpas %\d+, %\d+ : vector<16xi8>, vector<32xi8> -> vector<8xi32>",
+    assert len(re.findall(r"xegpu.dpas %\d+, %\d+ \{[^}]*\} : vector<16xi8>, vector<32xi8> -> vector<8xi32>",
                           text.replace("ui8", "i8"))) == 4
     run_ir(func, (1, 1, 1), [a, b, c, rows])
     full = a.astype(np.int64) @ b.astype(np.int64)

@@ -122,7 +122,7 @@ def test_reshape_goes_through_a_view_of_an_slm_buffer():
     wg = print_func(stages["xegpu-wg"])
     assert re.search(r"vector.shape_cast %\d+ .*: vector<16x64xf32> to vector<64x16xf32>", wg)
     sg = print_func(stages["xegpu-sg"])
-    buffer = re.search(r"(%\d+) = memref.alloc\(\) : memref<16x64xf32, slm>", sg).group(1)
+    buffer = re.search(r"(%\d+) = memref.alloc\(\) {layout_conversion} : memref<16x64xf32, slm>", sg).group(1)
     view = re.search(rf"(%\d+) = memref.reinterpret_cast {buffer} to sizes: \[%\d+, %\d+\], strides: \[%\d+, %\d+\] : "
                      r"memref<16x64xf32, slm> to memref<64x16xf32, slm>", sg).group(1)
     store = sg.index(f"xegpu.create_nd_tdesc {buffer}[")

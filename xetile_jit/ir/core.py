@@ -137,6 +137,16 @@ class Operation:
     def interpret(self, interp, *args):
         raise NotImplementedError(f"the numpy interpreter has no rule for {self.name}")
 
+    @classmethod
+    def op_names(cls) -> tuple[str, ...]:
+        """The names this class prints as: the IR parser (ir/parser.py) reads them with `parse`."""
+        return () if cls.name == "op" else (cls.name,)
+
+    @classmethod
+    def parse(cls, p, name: str) -> Operation:
+        """Reads what `format` printed after the op name `name` (`p`: ir/parser.Parser) and builds the op."""
+        raise NotImplementedError(f"the IR parser has no rule for {name}")
+
     def format(self, p) -> str:
         """The printed text after the op name (operands, attributes, types)."""
         return " " + ", ".join(p.name(v) for v in self.operands) + " : " + ", ".join(

@@ -27,7 +27,14 @@ def with_dtype(t: Type, dtype: DType) -> Type:
 
 
 def format_float(value: float) -> str:
-    return f"{value:e}"
+    """MLIR's `1.000000e+00`, with more digits where six do not give the value back (in its own precision), so
+    that the IR parser reads the constant the passes saw."""
+    text = f"{value:e}"
+    digits = 6
+    while value == value and type(value)(float(text)) != value and digits < 17:
+        digits += 1
+        text = f"{value:.{digits}e}"
+    return text
 
 
 def format_scalar(value, dtype: DType) -> str:
@@ -63,6 +70,17 @@ class ConstantOp(Operation):
         text = format_scalar(self.value, t.dtype)
         return f" dense<{text}>{p.attr_dict(self)} : {t}" if isinstance(t, VectorType) else f" {text} : {t}"
 
+    @classmethod
+    def parse(cls, p, name):
+        dense = p.accept("dense<")
+        value = p.literal()
+        if dense:
+            p.expect(">")
+            p.attrs()
+        p.expect(":")
+        t = p.type()
+        return cls(bool(value) if t.dtype.is_bool else float(value) if t.dtype.is_float else int(value), t)
+
     def interpret(self, interp):
         t = self.result.type
         return np.full(shape_of(t), self.value, dtype=t.dtype.np_dtype)
@@ -85,6 +103,14 @@ class GridQueryOp(Operation):
 
     def format(self, p) -> str:
         return f" {self.AXES[self.axis]} : {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        axis = p.word()
+        if axis not in cls.AXES:
+            raise p.error(f"axis {axis} is not one of x, y, z")
+        p.expect(":")
+        return p.result_type(cls(cls.AXES.index(axis)), p.type())
 
 
 class ProgramIdOp(GridQueryOp):
@@ -121,6 +147,18 @@ class ElementwiseOp(Operation):
 
     def format(self, p) -> str:
         return f" {', '.join(p.name(v) for v in self.operands)}{p.attr_dict(self)} : {self.result.type}"
+
+    @classmethod
+    def op_names(cls):
+        return tuple(cls.table)
+
+    @classmethod
+    def parse(cls, p, name):
+        operands = p.operands()
+        p.attrs()
+        p.expect(":")
+        p.same_types(operands, p.type())
+        return cls(name, *operands)
 
     def interpret(self, interp, *xs):
         return numeric.apply(self.result.type.dtype, self.table[self.name].numpy, *xs)
@@ -167,6 +205,20 @@ class CmpOp(Operation):
         lhs, rhs = self.operands
         return f" {self.predicate}, {p.name(lhs)}, {p.name(rhs)}{p.attr_dict(self)} : {lhs.type}"
 
+    @classmethod
+    def op_names(cls):
+        return tuple(CMP_PREDICATES)
+
+    @classmethod
+    def parse(cls, p, name):
+        predicate = p.word()
+        p.expect(",")
+        lhs, rhs = p.values_n(2)
+        p.attrs()
+        p.expect(":")
+        p.same_types([lhs, rhs], p.type())
+        return cls(name, predicate, lhs, rhs)
+
     def interpret(self, interp, lhs, rhs):
         return np.asarray(CMP_PREDICATES[self.name][self.predicate](lhs, rhs))
 
@@ -188,6 +240,14 @@ class SelectOp(Operation):
     def format(self, p) -> str:
         cond, a, b = self.operands
         return f" {p.name(cond)}, {p.name(a)}, {p.name(b)}{p.attr_dict(self)} : {cond.type}, {a.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        cond, a, b = p.values_n(3)
+        p.attrs()
+        p.expect(":")
+        p.typed([cond, a])
+        return cls(cond, a, b)
 
     def interpret(self, interp, cond, a, b):
         return np.where(cond, a, b).astype(self.result.type.dtype.np_dtype)
@@ -219,6 +279,15 @@ class CastOp(Operation):
     def interpret(self, interp, x):
         return numeric.convert(x, self.result.type.dtype)
 
+    @classmethod
+    def op_names(cls):
+        return tuple(CASTS)
+
+    @classmethod
+    def parse(cls, p, name):
+        x, to = p.conversion()
+        return cls(name, x, to)
+
 
 class IndexCastOp(Operation):
     """arith.index_cast: an integer scalar to an index, or an index to an integer scalar type `to`."""
@@ -243,6 +312,10 @@ class IndexCastOp(Operation):
         dst = self.result.type
         return int(x) if isinstance(dst, IndexType) else numeric.convert(np.int64(x), dst.dtype)[()]
 
+    @classmethod
+    def parse(cls, p, name):
+        return cls(*p.conversion())
+
 
 class SplatOp(Operation):
     """vector.broadcast of a scalar to every element of a vector."""
@@ -263,6 +336,13 @@ class SplatOp(Operation):
     def interpret(self, interp, x):
         t = self.result.type
         return np.full(t.shape, x, dtype=t.dtype.np_dtype)
+
+    @classmethod
+    def parse(cls, p, name):
+        x, to = p.conversion()
+        if not isinstance(to, VectorType):
+            raise p.error(f"vector.broadcast of a scalar gives a vector, not {to}")
+        return cls(x, to.shape)
 
 
 class IotaOp(Operation):
@@ -290,10 +370,27 @@ class IotaOp(Operation):
     def interpret(self, interp, offset):
         return (np.indices(self.result.type.shape)[self.dim] + int(offset)).astype(np.int32)
 
+    @classmethod
+    def parse(cls, p, name):
+        offset = p.value()
+        dim = p.dim()
+        p.attrs()
+        p.expect(":")
+        t = p.type()
+        return p.result_type(cls(offset, dim, getattr(t, "shape", ())), t)
+
 
 class YieldOp(Operation):
     name = "scf.yield"
     effects = ()
+
+    @classmethod
+    def parse(cls, p, name):
+        values = p.operands()
+        if values:
+            p.expect(":")
+            p.typed(values)
+        return cls(values)
 
     def format(self, p) -> str:
         if not self.operands:
@@ -305,6 +402,10 @@ class YieldOp(Operation):
 class ReturnOp(Operation):
     name = "func.return"
     effects = ()
+
+    @classmethod
+    def parse(cls, p, name):
+        return cls()
 
     def format(self, p) -> str:
         return ""
@@ -350,6 +451,27 @@ class ForOp(Operation):
             text += f" iter_args({pairs}) -> ({', '.join(str(v.type) for v in self.results)})"
         return text + f" : {lower.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        iv = p.value_name()
+        p.expect("=")
+        lower = p.value()
+        p.keyword("to")
+        upper = p.value()
+        p.keyword("step")
+        step = p.value()
+        pairs = []
+        if p.accept("iter_args"):
+            pairs = p.comma_list(lambda: (p.value_name(), p.expect("="), p.value())[::2], "(", ")")
+            p.expect("->")
+            p.typed_list([v for _, v in pairs])
+        p.expect(":")
+        p.same_types([lower, upper, step], p.type())
+        op = cls(lower, upper, step, [v for _, v in pairs])
+        for text, arg in zip([iv] + [n for n, _ in pairs], op.body.args):
+            p.define(text, arg)
+        return op
+
     def interpret(self, interp, lower, upper, step, *inits):
         values = list(inits)
         if step == 0:
@@ -380,6 +502,12 @@ class IfOp(Operation):
             text += f" -> ({', '.join(str(v.type) for v in self.results)})"
         return text
 
+    @classmethod
+    def parse(cls, p, name):
+        cond = p.value()
+        types = p.comma_list(p.type, "(", ")") if p.accept("->") else []
+        return cls(cond, types, Block(), Block())
+
     def interpret(self, interp, cond):
         return interp.run_block(self.regions[0 if cond else 1].block, [])
 
@@ -396,6 +524,11 @@ class IndexQueryOp(Operation):
 
     def format(self, p) -> str:
         return " : index"
+
+    @classmethod
+    def parse(cls, p, name):
+        p.expect(":")
+        return p.result_type(cls(), p.type())
 
     def interpret(self, interp):
         return getattr(interp, self.attribute)
@@ -430,6 +563,10 @@ class BarrierOp(Operation):
     def format(self, p) -> str:
         return ""
 
+    @classmethod
+    def parse(cls, p, name):
+        return cls()
+
     def interpret(self, interp):
         interp.barrier()
 
@@ -451,7 +588,17 @@ class SlmAllocOp(Operation):
             raise self.error(f"shape {list(shape)} must be 2-D and positive", "an SLM buffer has a static 2-D shape")
 
     def format(self, p) -> str:
-        return f"() : {self.result.type}"
+        return f"(){'' if self.by_user else ' {layout_conversion}'} : {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        p.expect("()")
+        by_user = p.attrs().pop("layout_conversion", None) is None
+        p.expect(":")
+        t = p.type()
+        if not isinstance(t, SlmMemRefType):
+            raise p.error(f"memref.alloc makes an SLM buffer, not {t}")
+        return cls(t, by_user)
 
     def interpret(self, interp):
         return interp.shared_buffer(self)
@@ -482,6 +629,14 @@ class MemRefLoadOp(Operation):
         array, *indices = self.operands
         return f" {p.name(array)}[{', '.join(p.name(i) for i in indices)}] : {array.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        array = p.value()
+        indices = p.bracketed()
+        p.expect(":")
+        p.type_of(array)
+        return cls(array, indices)
+
     def interpret(self, interp, array: np.ndarray, *indices):
         inside = all(0 <= i < n for i, n in zip(indices, array.shape))
         return array[tuple(indices)] if inside else array.dtype.type(0)
@@ -504,8 +659,14 @@ class ExtractStridedSliceOp(Operation):
 
     def format(self, p) -> str:
         v = self.operands[0]
-        return (f" {p.name(v)} {{offsets = {list(self.offsets)}, sizes = {list(self.result.type.shape)}, "
-                f"strides = {list(self.strides)}}} : {v.type} to {self.result.type}")
+        attrs = {"offsets": list(self.offsets), "sizes": list(self.result.type.shape), "strides": list(self.strides)}
+        return f" {p.name(v)}{p.attr_dict(self, attrs)} : {v.type} to {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        (v,), attrs, result_type = p.operands_to("to", (1,), name)
+        return p.result_type(cls(v, p.pop(attrs, "offsets"), p.pop(attrs, "sizes"), p.pop(attrs, "strides")),
+                             result_type)
 
     def interpret(self, interp, v):
         shape = self.result.type.shape
@@ -529,7 +690,15 @@ class ConstantMaskOp(Operation):
             raise self.error(f"mask sizes {list(self.sizes)} exceed {self.result.type}", "mask sizes fit the vector")
 
     def format(self, p) -> str:
-        return f" {list(self.sizes)} : {self.result.type}"
+        return f" {list(self.sizes)}{p.attr_dict(self)} : {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        sizes = p.ints()
+        p.attrs()
+        p.expect(":")
+        t = p.type()
+        return p.result_type(cls(sizes, t.shape), t)
 
     def interpret(self, interp):
         mask = np.zeros(self.result.type.shape, bool)
@@ -554,8 +723,21 @@ class InsertStridedSliceOp(Operation):
 
     def format(self, p) -> str:
         src, dest = self.operands
-        return f" {p.name(src)}, {p.name(dest)} {{offsets = {list(self.offsets)}, strides = [1, 1]}} : " \
-               f"{src.type} into {dest.type}"
+        attrs = p.attr_dict(self, {"offsets": list(self.offsets), "strides": [1, 1]})
+        return f" {p.name(src)}, {p.name(dest)}{attrs} : {src.type} into {dest.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        src, dest = p.values_n(2)
+        attrs = p.attrs()
+        offsets = p.pop(attrs, "offsets")
+        if p.pop(attrs, "strides") != [1, 1]:
+            raise p.error("vector.insert_strided_slice takes unit strides")
+        p.expect(":")
+        p.type_of(src)
+        p.keyword("into")
+        p.type_of(dest)
+        return cls(src, dest, offsets)
 
     def interpret(self, interp, src, dest):
         out = dest.copy()

@@ -42,6 +42,15 @@ class DeviceAssertOp(Operation):
         cond = self.operands[0]
         return f" {p.name(cond)}, {json.dumps(self.message)} : {cond.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        cond = p.value()
+        p.expect(",")
+        message = p.string()
+        p.expect(":")
+        p.type_of(cond)
+        return cls(cond, message)
+
     def interpret(self, interp, cond):
         cond = np.asarray(cond)
         if not cond.all():
@@ -109,7 +118,31 @@ class DevicePrintOp(Operation):
         values = ", ".join(p.name(v) for v in self.values)
         types = ", ".join(str(v.type) for v in self.values)
         origin = f" at [{', '.join(p.name(v) for v in self.origin)}] valid {list(self.valid)}" if self.origin else ""
-        return f" {json.dumps(self.prefix)}" + (f" {values}{origin} : {types}" if values else "")
+        attrs = p.attr_dict(self, self.format_attrs())
+        return f" {json.dumps(self.prefix)}" + (f" {values}{origin}{attrs} : {types}" if values else "")
+
+    def format_attrs(self) -> dict:
+        return {}
+
+    @classmethod
+    def parse(cls, p, name):
+        prefix = p.string()
+        values = p.operands()
+        origin, valid = [], None
+        if p.accept("at"):
+            origin = p.bracketed()
+            p.keyword("valid")
+            valid = tuple(p.ints())
+        attrs = p.attrs()
+        if values:
+            p.expect(":")
+            p.typed(values)
+        return cls.build(p, prefix, values, origin, valid, attrs)
+
+    @classmethod
+    def build(cls, p, prefix, values, origin, valid, attrs):
+        """The op from its printed parts (the SIMT flavor adds its lane layout from `attrs`)."""
+        return cls(prefix, values, origin, valid)
 
     def interpret(self, interp, *operands):
         values, origin = operands[:self.count], operands[self.count:]

@@ -195,3 +195,10 @@ ATOMIC_KINDS = {  # user kind -> {dtype kind: Atomic}
     "xchg": {k: Atomic("assign", None, "xchg") for k in "fiu"},
 }
 ATOMIC_DTYPES = ("f16", "bf16", "f32", "i32", "ui32", "i64", "ui64")
+
+
+def kind_named(table: dict, field: str, printed: str, dtype_kind: str) -> str | None:
+    """The user kind whose row for `dtype_kind` prints as `printed` (REDUCE_KINDS by `rfc`, ATOMIC_KINDS by
+    `rmw`): how the IR parser reads a kind back."""
+    return next((kind for kind, rows in table.items()
+                 if dtype_kind in rows and getattr(rows[dtype_kind], field) == printed), None)

@@ -6,6 +6,8 @@ from .core import Block, FuncOp, Operation, Value
 from .core_ops import format_float
 from .types import MemRefType
 
+ARG_ATTRS = ("block_io", "within_extents")  # the MemRefType fields an argument attribute gives when false
+
 
 def format_attr(value) -> str:
     """A constexpr as an MLIR attribute literal."""
@@ -87,11 +89,13 @@ class Printer:
             self.print_op(op, indent)
 
     def arg_attrs(self, t) -> str:
-        """At the XeGPU levels, an array whose memory 2D block messages cannot take says so (an MLIR argument
-        attribute)."""
-        if self.dialect == "xetile" or not isinstance(t, MemRefType) or t.block_io:
+        """At the XeGPU levels, whose code reads them, an array whose memory 2D block messages cannot take, or whose
+        extents a target's any-layout builtins cannot, says so (MLIR argument attributes; MemRefType.block_io,
+        within_extents)."""
+        if self.dialect == "xetile" or not isinstance(t, MemRefType):
             return ""
-        return " {xegpu.block_io = false}"
+        items = [f"xegpu.{name} = false" for name in ARG_ATTRS if not getattr(t, name)]
+        return " {" + ", ".join(items) + "}" if items else ""
 
     def print_func(self, func: FuncOp) -> str:
         args = ", ".join(f"{self.name(a)}: {a.type}{self.arg_attrs(a.type)}" for a in func.args)

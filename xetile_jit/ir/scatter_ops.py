@@ -19,7 +19,7 @@ from .core import Operation, Value
 from .effects import GLOBAL, reads, writes
 from .elementwise import ATOMIC_KINDS
 from .types import MemRefType, TileType, VectorType, dtype_of_numpy
-from .xetile_ops import AtomicRMWTileOp, InitTileOp, UpdateTileOffsetOp, check_2d
+from .xetile_ops import AtomicRMWTileOp, InitTileOp, UpdateTileOffsetOp, check_2d, parse_atomic
 
 CHUNK_SIZES = (1, 2, 3, 4, 8, 16, 32, 64)  # 1: no chunk attribute
 
@@ -157,6 +157,14 @@ class InitScatterTileOp(InitTileOp):
         base, offsets = self.operands
         return f" {p.name(base)}, {p.name(offsets)} : {base.type}, {offsets.type} into {self.result.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        base, offsets = p.values_n(2)
+        p.expect(":")
+        p.typed([base, offsets])
+        p.keyword("into")
+        return cls(base, offsets, p.type())
+
     def interpret(self, interp, base, offsets):
         return ScatterRef(base, chunked(offsets, self.result.type.shape))
 
@@ -190,6 +198,15 @@ class LoadGatherOp(Operation):
         return (f" {p.name(tile)}{mask_text(p, self.mask)}{p.attr_dict(self, attrs)} : {tile.type}"
                 f"{mask_type_text(self.mask)} into {self.result.type}")
 
+    @classmethod
+    def parse(cls, p, name):
+        tile, *mask = operands = p.operands()
+        attrs = p.attrs()
+        p.expect(":")
+        p.typed(operands)
+        p.keyword("into")
+        return p.result_type(cls(tile, *mask, padding=attrs.pop("padding", 0)), p.type())
+
     def interpret(self, interp, tile: ScatterRef, mask=None):
         return tile.load(self.padding, mask)
 
@@ -222,6 +239,16 @@ class StoreScatterOp(Operation):
         return (f" {p.name(value)}{mask_text(p, self.mask)}, {p.name(tile)} : {value.type}"
                 f"{mask_type_text(self.mask)} into {tile.type}")
 
+    @classmethod
+    def parse(cls, p, name):
+        *values, tile = p.operands()
+        p.expect(":")
+        p.typed(values)
+        p.keyword("into")
+        p.type_of(tile)
+        value, *mask = values
+        return cls(value, tile, *mask)
+
     def interpret(self, interp, value, tile: ScatterRef, mask=None):
         tile.store(value, mask)
 
@@ -241,6 +268,13 @@ class UpdateScatterOffsetOp(UpdateTileOffsetOp):
     def format(self, p) -> str:
         tile, delta = self.operands
         return f" {p.name(tile)}, {p.name(delta)} : {tile.type}, {delta.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        tile, delta = p.values_n(2)
+        p.expect(":")
+        p.typed([tile, delta])
+        return cls(tile, delta)
 
     def interpret(self, interp, tile: ScatterRef, delta):
         return tile.moved(delta)
@@ -268,6 +302,13 @@ class AtomicRMWScatterOp(AtomicRMWTileOp):
         kind = ATOMIC_KINDS[self.kind][tile.type.dtype.kind].rmw
         return (f" <{kind}> {p.name(value)}, {p.name(tile)}{mask_text(p, self.mask)}{p.attr_dict(self)} : "
                 f"{value.type}, {tile.type}{mask_type_text(self.mask)} -> {self.result.type}")
+
+    @classmethod
+    def parse(cls, p, name):
+        kind, (value, tile, *mask), attrs, result_type = parse_atomic(p, 2, 3)
+        if not tile.type.scatter:
+            raise p.error(f"{name} with a mask takes a #scatter tile, not {tile.type}")
+        return p.result_type(cls(kind, value, tile, *mask), result_type)
 
     def interpret(self, interp, value, tile: ScatterRef, mask=None):
         return tile.atomic(self.kind, value, mask)

@@ -45,6 +45,11 @@ class ShapeCastOp(Operation):
         v = self.operands[0]
         return f" {p.name(v)}{p.attr_dict(self)} : {v.type} to {self.result.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        v, t = p.conversion()
+        return p.result_type(cls(v, getattr(t, "shape", ())), t)
+
     def interpret(self, interp, v):
         return v.reshape(self.result.type.shape)
 
@@ -73,6 +78,21 @@ class MemRefReinterpretCastOp(Operation):
         base, s0, s1, t0, t1 = self.operands
         return (f" {p.name(base)} to sizes: [{p.name(s0)}, {p.name(s1)}], strides: [{p.name(t0)}, {p.name(t1)}] : "
                 f"{base.type} to {self.result.type}")
+
+    @classmethod
+    def parse(cls, p, name):
+        base = p.value()
+        p.keyword("to")
+        sizes = p.field("sizes", p.bracketed, ":")
+        p.expect(",")
+        strides = p.field("strides", p.bracketed, ":")
+        p.expect(":")
+        p.type_of(base)
+        p.keyword("to")
+        t = p.type()
+        if not isinstance(t, MemRefType):
+            raise p.error(f"memref.reinterpret_cast gives a memref, not {t}")
+        return p.result_type(cls(base, sizes, strides, t.order, shape=getattr(t, "shape", None)), t)
 
     def interpret(self, interp, base, *sizes_and_strides):
         sizes, strides = [int(n) for n in sizes_and_strides[:2]], [int(n) for n in sizes_and_strides[2:]]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import numeric
+from .attrs import Layout
 from .core import Operation, Value
 from .cache_hints import CacheHints, hint_attrs
 from .debug_ops import DevicePrintOp
@@ -32,7 +33,8 @@ from .effects import reads, writes
 from .types import DType, ScalarType, VectorType, bool_, int32
 from .xegpu_ops import vnni_unpack
 from .elementwise import REDUCE_KINDS
-from .xetile_ops import TileRef, check_precision, format_atomic, mma_accumulator_dtype, precision_attrs, valid_attr
+from .xetile_ops import (TileRef, check_precision, format_atomic, mma_accumulator_dtype, parse_atomic, precision_attrs,
+                         valid_attr, valid_of)
 
 
 def elements(t) -> int:
@@ -127,6 +129,10 @@ class LaneLayout:
         """[R, C] block -> (lanes, per_lane) array, (lanes,) for one element a lane (per_lane_form)."""
         return per_lane_form(np.ascontiguousarray(block[self.indices()]))
 
+    def attr(self) -> Layout:
+        """As the XeGPU RFC's layout attribute, printed on the SIMT ops: the block is its inst_data."""
+        return Layout(inst_data=self.block, lane_layout=self.lane_layout, lane_data=self.lane_data)
+
     def gather(self, per_lane: np.ndarray) -> np.ndarray:
         """(lanes, per_lane) array -> [R, C] block (lane 0's copy for a replicated block)."""
         data = to_lanes(per_lane, self.per_lane, self.lanes)
@@ -135,6 +141,24 @@ class LaneLayout:
         block = np.empty(self.block, dtype=data.dtype)
         block[self.indices()] = data
         return block
+
+
+def lane_attrs(key: str, layout: LaneLayout | None) -> dict:
+    """`{key: layout}` for the printer (`layout_result_0`, `layout_operand_N`: upstream XeGPU's names of a result's
+    and an operand's layout); nothing without a layout."""
+    return {} if layout is None else {key: layout.attr()}
+
+
+def parse_lane_layout(p, attrs: dict, key: str, required: bool = True) -> LaneLayout | None:
+    """The lane layout printed as `key` (lane_attrs), in subgroups of the function's `lanes`."""
+    if key not in attrs and not required:
+        return None
+    attr = p.pop(attrs, key)
+    if p.func is None or p.func.lanes is None:
+        raise p.error("a lane layout needs the function's lanes attribute")
+    if attr.inst_data is None or attr.lane_layout is None or attr.lane_data is None:
+        raise p.error(f"{key} must give inst_data, lane_layout and lane_data")
+    return LaneLayout(attr.inst_data, p.func.lanes, attr.lane_layout, attr.lane_data)
 
 
 class SimtLoadNdOp(Operation):
@@ -153,8 +177,22 @@ class SimtLoadNdOp(Operation):
         if self.padding != 0:
             attrs["padding"] = self.padding
         attrs.update(hint_attrs(self.cache, "xegpu"))
+        attrs.update(lane_attrs("layout_result_0", self.layout))
         t = self.operands[0]
         return f" {p.name(t)}{p.attr_dict(self, attrs)} : {t.type} -> {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        tdesc = p.value()
+        attrs = p.attrs()
+        layout = parse_lane_layout(p, attrs, "layout_result_0")
+        transpose = attrs.pop("transpose", None)
+        op = cls(tdesc, layout, None if transpose is None else tuple(transpose), attrs.pop("padding", 0),
+                 p.hints(attrs, "load"))
+        p.expect(":")
+        p.type_of(tdesc)
+        p.expect("->")
+        return p.result_type(op, p.type())
 
     def interpret(self, interp, tile: TileRef):
         block = tile.load(self.padding)
@@ -172,8 +210,18 @@ class SimtStoreNdOp(Operation):
 
     def format(self, p) -> str:
         value, t = self.operands
-        attrs = {**valid_attr(self), **hint_attrs(self.cache, "xegpu")}
+        attrs = {**valid_attr(self), **hint_attrs(self.cache, "xegpu"), **lane_attrs("layout_operand_0", self.layout)}
         return f" {p.name(value)}, {p.name(t)}{p.attr_dict(self, attrs)} : {value.type}, {t.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        value, tdesc = p.values_n(2)
+        attrs = p.attrs()
+        layout = parse_lane_layout(p, attrs, "layout_operand_0")
+        op = cls(value, tdesc, layout, valid_of(attrs), p.hints(attrs, "store"))
+        p.expect(":")
+        p.typed([value, tdesc])
+        return op
 
     def interpret(self, interp, value, tile: TileRef):
         tile.store(self.layout.gather(value), self.valid)
@@ -190,7 +238,13 @@ class SimtAtomicRMWOp(Operation):
         self.kind, self.layout, self.valid = kind, layout, valid
 
     def format(self, p) -> str:
-        return format_atomic(self, p)
+        return format_atomic(self, p, lane_attrs("layout_result_0", self.layout))
+
+    @classmethod
+    def parse(cls, p, name):
+        kind, (value, tdesc), attrs, result_type = parse_atomic(p, 2)
+        layout = parse_lane_layout(p, attrs, "layout_result_0")
+        return p.result_type(cls(kind, value, tdesc, layout, valid_of(attrs)), result_type)
 
     def interpret(self, interp, value, tile: TileRef):
         return self.layout.distribute(tile.atomic(self.kind, self.layout.gather(value), self.valid))
@@ -207,7 +261,15 @@ class SimtConstantMaskOp(Operation):
         self.sizes, self.layout = tuple(sizes), layout
 
     def format(self, p) -> str:
-        return f" {list(self.sizes)}{p.attr_dict(self, {'block': list(self.layout.block)})} : {self.result.type}"
+        attrs = lane_attrs("layout_result_0", self.layout)
+        return f" {list(self.sizes)}{p.attr_dict(self, attrs)} : {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        sizes = p.ints()
+        op = cls(sizes, parse_lane_layout(p, p.attrs(), "layout_result_0"))
+        p.expect(":")
+        return p.result_type(op, p.type())
 
     def interpret(self, interp):
         rows, cols = self.layout.indices()
@@ -225,8 +287,16 @@ class SimtIotaOp(Operation):
         self.dim, self.layout = dim, layout
 
     def format(self, p) -> str:
-        attrs = {"block": list(self.layout.block)}
+        attrs = lane_attrs("layout_result_0", self.layout)
         return f" {p.name(self.operands[0])} [{self.dim}]{p.attr_dict(self, attrs)} : {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        offset = p.value()
+        dim = p.dim()
+        op = cls(offset, dim, parse_lane_layout(p, p.attrs(), "layout_result_0"))
+        p.expect(":")
+        return p.result_type(op, p.type())
 
     def interpret(self, interp, offset):
         return per_lane_form((self.layout.indices()[self.dim] + int(offset)).astype(np.int32))
@@ -239,6 +309,14 @@ class SimtPrintOp(DevicePrintOp):
     def __init__(self, prefix: str, values, origin, valid, layout: LaneLayout, loc=None):
         super().__init__(prefix, values, origin, valid, loc=loc)
         self.layout = layout
+
+    def format_attrs(self) -> dict:
+        return lane_attrs(f"layout_operand_{self.vector}", self.layout)
+
+    @classmethod
+    def build(cls, p, prefix, values, origin, valid, attrs):
+        vector = next((i for i, v in enumerate(values) if isinstance(v.type, VectorType)), 0)
+        return cls(prefix, values, origin, valid, parse_lane_layout(p, attrs, f"layout_operand_{vector}"))
 
     def interpret(self, interp, *operands):
         values, origin = operands[:self.count], operands[self.count:]
@@ -273,8 +351,19 @@ class SimtDpasOp(Operation):
     def format(self, p) -> str:
         names = ", ".join(p.name(v) for v in self.operands)
         attrs = {**precision_attrs(self.precision), **({} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir})}
+        for key, layout in zip(("layout_operand_0", "layout_operand_1", "layout_result_0"), self.layouts):
+            attrs.update(lane_attrs(key, layout))
         return (f" {names}{p.attr_dict(self, attrs)} : {', '.join(str(v.type) for v in self.operands)} -> "
                 f"{self.result.type}")
+
+    @classmethod
+    def parse(cls, p, name):
+        (a, b, *c), attrs, result_type = p.operands_to("->", (2, 3), name)
+        layouts = tuple(parse_lane_layout(p, attrs, key)
+                        for key in ("layout_operand_0", "layout_operand_1", "layout_result_0"))
+        precision, vnni_b = attrs.pop("input_precision", "ieee"), p.dtype_attr(attrs, "vnni_b")
+        op = cls(a, b, c[0] if c else None, layouts, result_type.dtype, vnni_b, precision)
+        return p.result_type(op, result_type)
 
     def interpret(self, interp, a, b, c=None):
         la, lb, lc = self.layouts
@@ -298,6 +387,15 @@ class ShuffleOp(Operation):
     def format(self, p) -> str:
         a, b = self.operands
         return f" {p.name(a)}, {p.name(b)} {list(self.mask)} : {a.type}, {b.type} -> {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        a, b = p.values_n(2)
+        mask = p.ints()
+        p.expect(":")
+        p.typed([a, b])
+        p.expect("->")
+        return p.result_type(cls(a, b, mask), p.type())
 
     def interpret(self, interp, a, b):
         both = np.concatenate([to_lanes(x, elements(v.type), interp.lanes) for x, v in zip((a, b), self.operands)],
@@ -325,6 +423,17 @@ class LaneReduceOp(Operation):
         return (f" <{kind}> {p.name(v)} {list(self.dims)} {{shape = {list(self.shape)}}} : {v.type} "
                 f"to {self.result.type}")
 
+    @classmethod
+    def parse(cls, p, name):
+        printed = p.angle_word()
+        v = p.value()
+        dims = p.ints()
+        shape = p.pop(p.attrs(), "shape")
+        p.expect(":")
+        p.type_of(v)
+        p.keyword("to")
+        return p.result_type(cls(p.kind(REDUCE_KINDS, "rfc", printed, v.type.dtype), v, shape, dims), p.type())
+
     def interpret(self, interp, v):
         dtype = self.operands[0].type.dtype
         data = to_lanes(v, elements(self.operands[0].type), interp.lanes).reshape((interp.lanes,) + self.shape)
@@ -349,6 +458,22 @@ class SubgroupReduceOp(Operation):
         v = self.operands[0]
         return (f" {REDUCE_KINDS[self.kind][v.type.dtype.kind].rfc} {p.name(v)} cluster(size = {self.cluster_size}, "
                 f"stride = {self.cluster_stride}) : ({v.type}) -> {v.type}")
+
+    @classmethod
+    def parse(cls, p, name):
+        printed = p.word()
+        v = p.value()
+        p.keyword("cluster")
+        p.expect("(")
+        size = p.field("size", p.int)
+        p.expect(",")
+        stride = p.field("stride", p.int)
+        p.expect(")")
+        p.expect(":")
+        p.typed_list([v])
+        p.expect("->")
+        p.type_of(v)
+        return cls(p.kind(REDUCE_KINDS, "rfc", printed, v.type.dtype), v, size, stride)
 
     def interpret(self, interp, v):
         t = self.operands[0].type
@@ -384,6 +509,11 @@ class LaneGatherOp(Operation):
         names = ", ".join(p.name(v) for v in self.operands)
         return (f" {names} {{source_lanes = {self.source_lanes.tolist()}, components = {self.components.tolist()}}}"
                 f" : {', '.join(str(v.type) for v in self.operands)} -> {self.result.type}")
+
+    @classmethod
+    def parse(cls, p, name):
+        sources, attrs, result_type = p.operands_to("->", None, name)
+        return cls(sources, result_type, p.pop(attrs, "source_lanes"), p.pop(attrs, "components"))
 
     def interpret(self, interp, *sources):
         both = np.concatenate([to_lanes(x, elements(v.type), interp.lanes) for x, v in zip(sources, self.operands)],

@@ -53,6 +53,11 @@ class FenceOp(Operation):
     def format(self, p) -> str:
         return f" {{scope = {self.scope}, memory_kind = {self.memory}}}"
 
+    @classmethod
+    def parse(cls, p, name):
+        attrs = p.attrs()
+        return cls(p.pop(attrs, "scope"), p.pop(attrs, "memory_kind"))
+
     def interpret(self, interp):
         """Sequentially consistent numpy memory: nothing to order."""
 
@@ -78,6 +83,15 @@ class InitNbarrierOp(Operation):
     def format(self, p) -> str:
         return f" {self.id}, {self.participants} : i8, i8 -> {self.result.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        id = p.int()
+        p.expect(",")
+        participants = p.int()
+        for token in (":", "i8", ",", "i8", "->", "!xegpu.nbarrier"):
+            p.expect(token)
+        return cls(id, participants)
+
     def interpret(self, interp):
         return interp.named_barrier(self.id, self.participants)
 
@@ -102,6 +116,13 @@ class NbarrierArriveOp(Operation):
 
     def format(self, p) -> str:
         return f" {p.name(self.operands[0])} : {self.operands[0].type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        nbarrier = p.value()
+        p.expect(":")
+        p.type_of(nbarrier)
+        return cls(nbarrier)
 
     def interpret(self, interp, nbarrier):
         interp.nbarrier_arrive(nbarrier)

@@ -18,7 +18,8 @@ from .core import Operation, Value
 from .effects import ADDRESSED, PREFETCH, Effect, reads, writes
 from .types import ROW_MAJOR, DType, IndexType, MemRefType, Type, VectorType, int32
 from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, TileMMAOp, TileRef, TileReduceOp,
-                         TileTransposeOp, array_slice, check_cache_hints, check_offsets, valid_attr)
+                         TileTransposeOp, array_slice, check_cache_hints, check_offsets, format_at_offsets,
+                         parse_at_offsets, parse_atomic, valid_attr, valid_of)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,15 @@ class MemRefTransposeOp(Operation):
 
     def format(self, p) -> str:
         return f" {p.name(self.operands[0])} (d0, d1) -> (d1, d0) : {self.operands[0].type} to {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        base = p.value()
+        for token in ("(", "d0", ",", "d1", ")", "->", "(", "d1", ",", "d0", ")", ":"):
+            p.expect(token)
+        p.type_of(base)
+        p.keyword("to")
+        return p.result_type(cls(base), p.type())
 
     def interpret(self, interp, base):
         return base.T
@@ -97,6 +107,17 @@ class MemRefSubviewOp(Operation):
         return (f" {p.name(base)}[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join(strides)}] : {base.type} "
                 f"to {self.result.type}")
 
+    @classmethod
+    def parse(cls, p, name):
+        base = p.value()
+        entries = p.comma_list(lambda: p.value() if p.at("%") else p.int(), "[", "]")
+        p.comma_list(lambda: p.accept("?") or p.int(), "[", "]")
+        p.ints()
+        p.expect(":")
+        p.type_of(base)
+        p.keyword("to")
+        return p.result_type(cls(base, [v for v in entries if isinstance(v, Value)]), p.type())
+
     def interpret(self, interp, base, *offsets):
         return array_slice(base, offsets, 2)
 
@@ -126,8 +147,11 @@ class CreateNdDescOp(Operation):
                              f"{base.type.memory_space} memory", "memory_space matches the base's memory")
 
     def format(self, p) -> str:
-        base, *offsets = self.operands
-        return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {self.result.type}"
+        return format_at_offsets(self, p)
+
+    @classmethod
+    def parse(cls, p, name):
+        return cls(*parse_at_offsets(p))
 
     def interpret(self, interp, base, row, col):
         return TileRef(base, (int(row), int(col)), self.result.type.shape)
@@ -162,6 +186,16 @@ class LoadNdOp(Operation):
         attrs.update(hint_attrs(self.cache, "xegpu"))
         return f" {p.name(t)}{p.attr_dict(self, attrs)} : {t.type} -> {self.result.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        tdesc = p.value()
+        attrs = p.attrs()
+        op = cls(tdesc, attrs.pop("transpose", None), attrs.pop("padding", 0), p.hints(attrs, "load"))
+        p.expect(":")
+        p.type_of(tdesc)
+        p.expect("->")
+        return p.result_type(op, p.type())
+
     def interpret(self, interp, tile: TileRef):
         v = tile.load(self.padding)
         return np.ascontiguousarray(v.T) if self.transpose else v
@@ -191,6 +225,15 @@ class StoreNdOp(Operation):
     def interpret(self, interp, value, tile: TileRef):
         tile.store(value, self.valid)
 
+    @classmethod
+    def parse(cls, p, name):
+        value, tdesc = p.values_n(2)
+        attrs = p.attrs()
+        cache = p.hints(attrs, "store")
+        p.expect(":")
+        p.typed([value, tdesc])
+        return cls(value, tdesc, valid_of(attrs), cache)
+
 
 class PrefetchNdOp(Operation):
     name = "xegpu.prefetch_nd"
@@ -207,6 +250,14 @@ class PrefetchNdOp(Operation):
     def format(self, p) -> str:
         t = self.operands[0]
         return f" {p.name(t)}{p.attr_dict(self, hint_attrs(self.cache, 'xegpu'))} : {t.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        tdesc = p.value()
+        cache = p.hints(p.attrs(), "load")
+        p.expect(":")
+        p.type_of(tdesc)
+        return cls(tdesc, cache)
 
     def interpret(self, interp, tile):
         """A cache hint: no effect on values."""
@@ -227,6 +278,15 @@ class UpdateNdOffsetOp(Operation):
         t, *offsets = self.operands
         return f" {p.name(t)}, [{', '.join(p.name(v) for v in offsets)}] : {t.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        tdesc = p.value()
+        p.expect(",")
+        offsets = p.bracketed()
+        p.expect(":")
+        p.type_of(tdesc)
+        return cls(tdesc, offsets)
+
     def interpret(self, interp, tile: TileRef, d0, d1):
         return TileRef(tile.base, (tile.offsets[0] + int(d0), tile.offsets[1] + int(d1)), tile.shape)
 
@@ -246,6 +306,13 @@ class AtomicRMWOp(AtomicRMWTileOp):
         check_tdesc(self, tdesc.type)
         if value.type.shape != tdesc.type.shape or value.type.dtype != tdesc.type.dtype:
             raise self.error(f"value {value.type} does not match {tdesc.type}", "atomic_rmw value matches the tile")
+
+    @classmethod
+    def parse(cls, p, name):
+        kind, (value, tdesc), attrs, result_type = parse_atomic(p, 2)
+        if type(tdesc.type) is not TensorDescType:
+            raise p.error(f"{name} without a mask takes an nd tensor_desc, not {tdesc.type}")
+        return p.result_type(cls(kind, value, tdesc, valid_of(attrs)), result_type)
 
 
 class DpasOp(TileMMAOp):
@@ -275,6 +342,10 @@ class DpasOp(TileMMAOp):
 
     def format_attrs(self) -> dict:
         return {**super().format_attrs(), **({} if self.vnni_b is None else {"vnni_b": self.vnni_b.mlir})}
+
+    @classmethod
+    def parse_attrs(cls, p, attrs: dict) -> dict:
+        return {**super().parse_attrs(p, attrs), "vnni_b": p.dtype_attr(attrs, "vnni_b")}
 
     def interpret(self, interp, a, b, c=None):
         return super().interpret(interp, a, vnni_unpack(b, self.vnni_b), c)

@@ -18,10 +18,10 @@ from .core import Operation, Value
 from .effects import reads, writes
 from .elementwise import ATOMIC_KINDS
 from .scatter_ops import ScatterRef, mask_text, mask_type_text
-from .simt_ops import LaneLayout
+from .simt_ops import LaneLayout, lane_attrs, parse_lane_layout
 from .types import MemRefType, VectorType
 from .xegpu_ops import TensorDescType
-from .xetile_ops import valid_attr
+from .xetile_ops import parse_atomic, valid_attr, valid_of
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,23 @@ class ScatterOp(Operation):
         return x if self.layout is None else self.layout.distribute(x)
 
 
+def format_with_offsets(op: ScatterOp, p) -> str:
+    """`x, offsets {their lane layout} : types -> result` (create_tdesc, update_offset)."""
+    x, offsets = op.operands
+    attrs = p.attr_dict(op, lane_attrs("layout_operand_1", op.layout))
+    return f" {p.name(x)}, {p.name(offsets)}{attrs} : {x.type}, {offsets.type} -> {op.result.type}"
+
+
+def parse_with_offsets(p) -> tuple[Value, Value, LaneLayout | None, object]:
+    """(x, offsets, lane layout, result type) of format_with_offsets's text."""
+    x, offsets = p.values_n(2)
+    layout = parse_lane_layout(p, p.attrs(), "layout_operand_1", required=False)
+    p.expect(":")
+    p.typed([x, offsets])
+    p.expect("->")
+    return x, offsets, layout, p.type()
+
+
 class CreateDescOp(ScatterOp):
     """`xegpu.create_tdesc %base, %offsets : memref, vector<16xindex> -> tensor_desc<16xbf16, #scatter_tdesc>`."""
 
@@ -78,8 +95,12 @@ class CreateDescOp(ScatterOp):
         check_same_shape(self, offsets, self.result.type, "offsets", "int")
 
     def format(self, p) -> str:
-        base, offsets = self.operands
-        return f" {p.name(base)}, {p.name(offsets)} : {base.type}, {offsets.type} -> {self.result.type}"
+        return format_with_offsets(self, p)
+
+    @classmethod
+    def parse(cls, p, name):
+        base, offsets, layout, result_type = parse_with_offsets(p)
+        return cls(base, offsets, result_type, layout)
 
     def interpret(self, interp, base, offsets):
         return ScatterRef(base, np.asarray(self.block(offsets), dtype=np.int64).reshape(self.block_shape))
@@ -113,8 +134,19 @@ class LoadGatherXOp(ScatterOp):
         t = self.operands[0]
         attrs = {"padding": self.padding} if self.padding != 0 else {}
         attrs.update(valid_attr(self))
+        attrs.update(lane_attrs("layout_result_0", self.layout))
         return (f" {p.name(t)}{mask_text(p, self.mask)}{p.attr_dict(self, attrs)} : {t.type}"
                 f"{mask_type_text(self.mask)} -> {self.result.type}")
+
+    @classmethod
+    def parse(cls, p, name):
+        tdesc, *mask = operands = p.operands()
+        attrs = p.attrs()
+        layout = parse_lane_layout(p, attrs, "layout_result_0", required=False)
+        p.expect(":")
+        p.typed(operands)
+        p.expect("->")
+        return cls(tdesc, *(mask or [None]), p.type(), attrs.pop("padding", 0), valid_of(attrs), layout)
 
     def interpret(self, interp, tile: ScatterRef, mask=None):
         return self.lanes(tile.load(self.padding, self.block(mask), self.valid))
@@ -144,8 +176,18 @@ class StoreScatterXOp(ScatterOp):
 
     def format(self, p) -> str:
         value, t = self.operands[:2]
-        return (f" {p.name(value)}, {p.name(t)}{mask_text(p, self.mask)}{p.attr_dict(self, valid_attr(self))} : "
+        attrs = p.attr_dict(self, {**valid_attr(self), **lane_attrs("layout_operand_0", self.layout)})
+        return (f" {p.name(value)}, {p.name(t)}{mask_text(p, self.mask)}{attrs} : "
                 f"{value.type}, {t.type}{mask_type_text(self.mask)}")
+
+    @classmethod
+    def parse(cls, p, name):
+        value, tdesc, *mask = operands = p.operands()
+        attrs = p.attrs()
+        layout = parse_lane_layout(p, attrs, "layout_operand_0", required=False)
+        p.expect(":")
+        p.typed(operands)
+        return cls(value, tdesc, *(mask or [None]), valid_of(attrs), layout)
 
     def interpret(self, interp, value, tile: ScatterRef, mask=None):
         tile.store(self.block(value), self.block(mask), self.valid)
@@ -166,8 +208,12 @@ class UpdateOffsetOp(ScatterOp):
         check_same_shape(self, self.operands[1], self.operands[0].type, "delta", "int")
 
     def format(self, p) -> str:
-        t, delta = self.operands
-        return f" {p.name(t)}, {p.name(delta)} : {t.type}, {delta.type} -> {self.result.type}"
+        return format_with_offsets(self, p)
+
+    @classmethod
+    def parse(cls, p, name):
+        tdesc, delta, layout, result_type = parse_with_offsets(p)
+        return p.result_type(cls(tdesc, delta, layout), result_type)
 
     def interpret(self, interp, tile: ScatterRef, delta):
         return tile.moved(np.asarray(self.block(delta), dtype=np.int64).reshape(tile.offsets.shape))
@@ -193,9 +239,17 @@ class ScatterAtomicRMWOp(ScatterOp):
     def format(self, p) -> str:
         value, t = self.operands[:2]
         kind = ATOMIC_KINDS[self.kind][t.type.dtype.kind].rmw
-        return (f" <{kind}> {p.name(value)}, {p.name(t)}{mask_text(p, self.mask)}"
-                f"{p.attr_dict(self, valid_attr(self))} : {value.type}, {t.type}{mask_type_text(self.mask)} -> "
-                f"{self.result.type}")
+        attrs = p.attr_dict(self, {**valid_attr(self), **lane_attrs("layout_result_0", self.layout)})
+        return (f" <{kind}> {p.name(value)}, {p.name(t)}{mask_text(p, self.mask)}{attrs} : {value.type}, {t.type}"
+                f"{mask_type_text(self.mask)} -> {self.result.type}")
+
+    @classmethod
+    def parse(cls, p, name):
+        kind, (value, tdesc, *mask), attrs, result_type = parse_atomic(p, 2, 3)
+        if not isinstance(tdesc.type, ScatterDescType):
+            raise p.error(f"{name} with a mask takes a scattered tensor_desc, not {tdesc.type}")
+        layout = parse_lane_layout(p, attrs, "layout_result_0", required=False)
+        return p.result_type(cls(kind, value, tdesc, *(mask or [None]), valid_of(attrs), layout), result_type)
 
     def interpret(self, interp, value, tile: ScatterRef, mask=None):
         return self.lanes(tile.atomic(self.kind, self.block(value), self.block(mask), self.valid))

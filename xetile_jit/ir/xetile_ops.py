@@ -82,6 +82,12 @@ def valid_attr(op) -> dict:
     return {} if op.valid is None else {"valid": list(op.valid)}
 
 
+def valid_of(attrs: dict) -> tuple[int, ...] | None:
+    """The `valid` attribute back from the parsed attributes (valid_attr)."""
+    valid = attrs.pop("valid", None)
+    return None if valid is None else tuple(valid)
+
+
 def check_layout(op: Operation, layout: Layout, shape, what: str) -> None:
     """RFC constraints of a layout on a shape: a workgroup-level one (sg_layout, sg_data) distributes the whole
     shape; at the subgroup level the shape is one subgroup's piece. That inst_data divides sg_data is checked where
@@ -145,6 +151,22 @@ def check_rank(op: Operation, t, what: str) -> None:
         raise op.error(f"{what} must be 1-D or 2-D, got {t}", "XeTile tiles are 1-D or 2-D")
 
 
+def format_at_offsets(op: Operation, p) -> str:
+    """`base[offsets] : base type -> result type` (init_tile, create_nd_tdesc)."""
+    base, *offsets = op.operands
+    return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {op.result.type}"
+
+
+def parse_at_offsets(p) -> tuple[Value, list[Value], object]:
+    """(base, offsets, result type) of format_at_offsets's text."""
+    base = p.value()
+    offsets = p.bracketed()
+    p.expect(":")
+    p.type_of(base)
+    p.expect("->")
+    return base, offsets, p.type()
+
+
 class InitTileOp(Operation):
     name = "xetile.init_tile"
     effects = ()
@@ -176,8 +198,11 @@ class InitTileOp(Operation):
                              "order is consistent with the base matrix layout")
 
     def format(self, p) -> str:
-        base, *offsets = self.operands
-        return f" {p.name(base)}[{', '.join(p.name(v) for v in offsets)}] : {base.type} -> {self.result.type}"
+        return format_at_offsets(self, p)
+
+    @classmethod
+    def parse(cls, p, name):
+        return cls(*parse_at_offsets(p))
 
     def interpret(self, interp, base, *offsets):
         shape = self.result.type.shape
@@ -211,6 +236,16 @@ class LoadTileOp(Operation):
         attrs = {"padding": self.padding} if self.padding != 0 else {}
         attrs.update(hint_attrs(self.cache, "xetile"))
         return f" {p.name(tile)}{p.attr_dict(self, attrs)} : {tile.type} -> {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        tile = p.value()
+        attrs = p.attrs()
+        op = cls(tile, attrs.pop("padding", 0), p.hints(attrs, "load"))
+        p.expect(":")
+        p.type_of(tile)
+        p.expect("->")
+        return p.result_type(op, p.type())
 
     def interpret(self, interp, tile: TileRef):
         return tile.load(self.padding)
@@ -256,6 +291,14 @@ class StoreTileOp(Operation):
         attrs = p.attr_dict(self, hint_attrs(self.cache, "xetile"))
         return f" {p.name(value)}, {p.name(tile)}{attrs} : {value.type}, {tile.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        value, tile = p.values_n(2)
+        cache = p.hints(p.attrs(), "store")
+        p.expect(":")
+        p.typed([value, tile])
+        return cls(value, tile, cache)
+
     def interpret(self, interp, value, tile: TileRef):
         tile.store(value)
 
@@ -276,6 +319,15 @@ class UpdateTileOffsetOp(Operation):
     def format(self, p) -> str:
         tile, *offsets = self.operands
         return f" {p.name(tile)}, [{', '.join(p.name(v) for v in offsets)}] : {tile.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        tile = p.value()
+        p.expect(",")
+        offsets = p.bracketed()
+        p.expect(":")
+        p.type_of(tile)
+        return cls(tile, offsets)
 
     def interpret(self, interp, tile: TileRef, *deltas):
         """Moves the tile inside its slice: one offset per tile dim."""
@@ -298,6 +350,17 @@ class PrefetchTileOp(Operation):
     def format(self, p) -> str:
         tile = self.operands[0]
         return f" {p.name(tile)} locality<{self.locality}> : {tile.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        tile = p.value()
+        p.keyword("locality")
+        p.expect("<")
+        locality = p.int()
+        p.expect(">")
+        p.expect(":")
+        p.type_of(tile)
+        return cls(tile, locality)
 
     def interpret(self, interp, tile):
         """A cache hint: no effect on values."""
@@ -369,6 +432,16 @@ class TileMMAOp(Operation):
         types = ", ".join(str(v.type) for v in self.operands)
         return f" {names}{p.attr_dict(self, self.format_attrs())} : {types} into {self.result.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        (a, b, *c), attrs, result_type = p.operands_to("into", (2, 3), name)
+        return cls(a, b, c[0] if c else None, result_type, **cls.parse_attrs(p, attrs))
+
+    @classmethod
+    def parse_attrs(cls, p, attrs: dict) -> dict:
+        """The constructor's keywords from the printed attributes (format_attrs)."""
+        return {"precision": attrs.pop("input_precision", "ieee")}
+
     def interpret(self, interp, a, b, c=None):
         return numeric.mma(a, b, c, self.result.type.dtype, self.precision)
 
@@ -409,6 +482,11 @@ class TileTransposeOp(Operation):
         v = self.operands[0]
         return f" {p.name(v)} {format_list(self.perm)}{p.attr_dict(self)} : {v.type} into {self.result.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        v, perm, result_type = p.listed_into()
+        return p.result_type(cls(v, perm), result_type)
+
     def interpret(self, interp, v):
         return np.ascontiguousarray(np.transpose(v, self.perm))
 
@@ -447,6 +525,12 @@ class TileReduceOp(Operation):
         return (f" <{self.rfc_kind}> {p.name(v)} {format_list(self.dims)}{p.attr_dict(self)} : {v.type} "
                 f"into {self.result.type}")
 
+    @classmethod
+    def parse(cls, p, name):
+        printed = p.angle_word()
+        v, dims, result_type = p.listed_into()
+        return p.result_type(cls(p.kind(REDUCE_KINDS, "rfc", printed, v.type.dtype), v, dims), result_type)
+
     def interpret(self, interp, v):
         dtype = self.result.type.dtype
         reduce = REDUCE_KINDS[self.kind][dtype.kind].numpy
@@ -483,6 +567,11 @@ class TileBroadcastOp(Operation):
         v = self.operands[0]
         return f" {p.name(v)} {format_list(self.dims)}{p.attr_dict(self)} : {v.type} into {self.result.type}"
 
+    @classmethod
+    def parse(cls, p, name):
+        v, dims, result_type = p.listed_into()
+        return p.result_type(cls(v, dims, getattr(result_type, "shape", ())), result_type)
+
     def interpret(self, interp, v):
         return np.ascontiguousarray(np.broadcast_to(v, self.result.type.shape))
 
@@ -511,16 +600,31 @@ class AtomicRMWTileOp(Operation):
     def format(self, p) -> str:
         return format_atomic(self, p)
 
+    @classmethod
+    def parse(cls, p, name):
+        kind, (value, tile), attrs, result_type = parse_atomic(p, 2)
+        if not isinstance(tile.type, TileType) or tile.type.scatter:
+            raise p.error(f"{name} without a mask takes a block tile, not {tile.type}")
+        return p.result_type(cls(kind, value, tile), result_type)
+
     def interpret(self, interp, value, tile: TileRef):
         return tile.atomic(self.kind, value, self.valid)
 
 
-def format_atomic(op: Operation, p) -> str:
-    """`<kind> value, tile {valid} : types -> result`, at every level."""
+def format_atomic(op: Operation, p, attrs: dict | None = None) -> str:
+    """`<kind> value, tile {valid, attrs} : types -> result`, at every level."""
     value, tile = op.operands
     kind = ATOMIC_KINDS[op.kind][tile.type.dtype.kind].rmw
-    return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(op, valid_attr(op))} : {value.type}, "
-            f"{tile.type} -> {op.result.type}")
+    return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(op, {**valid_attr(op), **(attrs or {})})} : "
+            f"{value.type}, {tile.type} -> {op.result.type}")
+
+
+def parse_atomic(p, *counts: int) -> tuple[str, list[Value], dict, object]:
+    """`<kind> operands{attrs} : types -> result` of an atomic at any level: (the user kind, the operands, the
+    attributes, the result type); `counts`: how many operands the op may take."""
+    printed = p.angle_word()
+    operands, attrs, result_type = p.operands_to("->", counts, "an atomic")
+    return p.kind(ATOMIC_KINDS, "rmw", printed, operands[1].type.dtype), operands, attrs, result_type
 
 
 
@@ -544,6 +648,20 @@ class ConvertLayoutOp(Operation):
         key = "src_wg_map" if p.dialect == "xetile" else "input_layout"
         attrs = {key: v.layout} if v.layout is not None else {}
         return f" {p.name(v)}{p.attr_dict(self, attrs)} : {v.type} into {self.result.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        v = p.value()
+        attrs = p.attrs()
+        source = attrs.pop("src_wg_map", None) or attrs.pop("input_layout", None)
+        layout = p.pop(attrs, "wg_map" if "wg_map" in attrs else "layout")
+        p.expect(":")
+        p.type_of(v)
+        p.keyword("into")
+        p.type_of(v)
+        if v.layout is None:  # a loop-carried value prints no layout; the conversion names it
+            v.layout = source
+        return cls(v, layout)
 
     def interpret(self, interp, v):
         return v

@@ -1,0 +1,276 @@
+"""The IR parser (ir/parser.py): print -> parse -> print gives the same text for every tutorial kernel at every
+level, the parsed function is the same IR (ops, attributes, types, layouts) and runs to the same numbers, and text
+that is not the printer's syntax raises ParseError at its line and column."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from unittest import mock
+
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import rand
+from test_gpu_code import tutorial
+from test_blocking import mma_stored_b
+from test_passes import CASES, run_func
+from test_printer import hinted_copy, tf32_mma
+from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
+from xetile_jit.errors import CompilationError, ParseError
+from xetile_jit.ir.core import FuncOp, Operation, walk
+from xetile_jit.ir.interpreter import run_ir
+from xetile_jit.ir.parser import parse_func, parse_funcs
+from xetile_jit.ir.printer import print_func
+from xetile_jit.ir.types import MemRefType
+from xetile_jit.jit.kernel import Kernel
+
+LEVELS = ["xetile", *STAGE_NAMES]
+
+
+def f16(rng, *shape):
+    return rand(rng, shape, np.float16)
+
+
+# Each tutorial's host function at a small size: its launches give the kernels and their representative arguments.
+TUTORIAL_CALLS = {
+    "01-vector-add": lambda t, rng: t.vector_add(rand(rng, (1000,), np.float32), rand(rng, (1000,), np.float32),
+                                                 block=256),
+    "02-fused-softmax": lambda t, rng: t.softmax(rand(rng, (32, 64), np.float32)),
+    "03-matrix-multiplication": lambda t, rng: t.matmul(f16(rng, 64, 32), f16(rng, 32, 64), "relu", bm=64, bn=64),
+    "04-autotuning": lambda t, rng: t.tutorial_gemm()[(1, 1)](
+        f16(rng, 32, 16), f16(rng, 16, 32), np.zeros((32, 32), np.float32), 32, 32, 16,
+        **{**t.configs()[0].kwargs, "sg_layout": t.configs()[0].sg_layout, "sg_data": t.configs()[0].sg_data}),
+    "05-layer-norm": lambda t, rng: t.layer_norm(f16(rng, 4, 256), f16(rng, 256), f16(rng, 256)),
+    "06-fused-attention": lambda t, rng: t.attention(*t.inputs(1, 1, 64, 64), causal=True),
+    "07-gemm-bias-reduce": lambda t, rng: t.gemm_bias_reduce_rows(f16(rng, 64, 32), f16(rng, 64, 32),
+                                                                  rand(rng, (1, 64), np.float32), bm=64, bn=64),
+    "08-slm-cooperative-gemm": lambda t, rng: t.slm_gemm(f16(rng, 32, 32), f16(rng, 32, 32)),
+    "09-batched-gemm": lambda t, rng: t.bmm(f16(rng, 2, 32, 32), f16(rng, 2, 32, 32), bm=32, bn=32),
+    "10-embedding-gather": lambda t, rng: t.embedding(rand(rng, (100, 64), np.float32),
+                                                      rng.integers(-1, 100, (1, 64), dtype=np.int32),
+                                                      np.zeros((64, 64), np.float32)),
+    "11-grouped-gemm": lambda t, rng: t.grouped_gemm(t.problems_of([(40, 30, 20), (16, 48, 32)], np.float16)),
+}
+
+
+@functools.cache
+def tutorial_levels(name: str) -> dict[str, FuncOp]:
+    """The IR of the tutorial's first kernel launch at every level (the levels for the cpu target)."""
+    launches = []
+    with mock.patch.object(Kernel, "run", lambda kernel, grid, args, kwargs: launches.append((kernel, args, kwargs))):
+        TUTORIAL_CALLS[name](tutorial(name), np.random.default_rng(0))
+    kernel, args, kwargs = launches[0]
+    func = kernel.warmup(*args, **{k: v for k, v in kwargs.items() if k != "device"}, target="numpy").func
+    stages = lower(func, target="cpu", num_subgroups=kwargs.get("num_subgroups"),
+                   prefetch_distance=kwargs.get("prefetch_distance", 0))
+    return {"xetile": func, **stages}
+
+
+INFRASTRUCTURE = {"_operands", "results", "regions", "parent", "loc"}
+
+
+def same_attribute(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    if isinstance(a, float) and isinstance(b, float) and a != a:
+        return b != b
+    return a == b
+
+
+def assert_same_ir(old: FuncOp, new: FuncOp) -> None:
+    """Op by op: class, attributes (everything but the links), operands (by position of definition), result and
+    block argument types and layouts; the function's own attributes (a constexpr tuple prints as a list). Names
+    are the text's, which the round trip compares."""
+    assert (new.sym_name, new.dialect, new.num_subgroups, new.lanes) == \
+        (old.sym_name, old.dialect, old.num_subgroups, old.lanes)
+    assert new.constexprs == {k: list(v) if isinstance(v, tuple) else v for k, v in old.constexprs.items()}
+    numbering: dict = {}
+
+    def values(block_old, block_new):
+        for a, b in zip(block_old.args, block_new.args):
+            assert (b.type, b.layout) == (a.type, a.layout), f"block argument {a}"
+            numbering[a], numbering[b] = len(numbering), len(numbering)
+
+    if old.dialect == "xetile":  # XeTile text leaves out the launch facts of arrays (printer.Printer.arg_attrs)
+        for a, b in zip(old.args, new.args):
+            if isinstance(a.type, MemRefType):
+                assert b.type == dataclasses.replace(a.type, block_io=True, within_extents=True)
+                b.type = a.type
+    values(old.body, new.body)
+    for a, b in zip(walk(old.body), walk(new.body), strict=True):
+        where = f"{a.name} (parsed as {type(b).__name__} {b.name})"
+        assert type(b) is type(a), where
+        fields = lambda op: {k: v for k, v in vars(op).items() if k not in INFRASTRUCTURE}  # noqa: E731
+        fa, fb = fields(a), fields(b)
+        assert fa.keys() == fb.keys() and all(same_attribute(fa[k], fb[k]) for k in fa), f"{where}: {fa} != {fb}"
+        assert [numbering[v] for v in b.operands] == [numbering[v] for v in a.operands], where
+        for ra, rb in zip(a.results, b.results, strict=True):
+            assert (rb.type, rb.layout) == (ra.type, ra.layout), where
+            numbering[ra], numbering[rb] = len(numbering), len(numbering)
+        for ra, rb in zip(a.regions, b.regions, strict=True):
+            values(ra.block, rb.block)
+
+
+def round_trip(func: FuncOp) -> FuncOp:
+    text = print_func(func)
+    parsed = parse_func(text)
+    assert print_func(parsed) == text
+    return parsed
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", sorted(TUTORIAL_CALLS))
+def test_tutorial_round_trip(name, level):
+    func = tutorial_levels(name)[level]
+    assert_same_ir(func, round_trip(func))
+
+
+def levels_of(kernel, args, consts, num_subgroups=None) -> dict[str, FuncOp]:
+    func = kernel.warmup(*args, **consts, target="numpy").func
+    return {"xetile": func, **lower(func, target="cpu", num_subgroups=num_subgroups)}
+
+
+ROWS = xetile.Layout(sg_layout=[4, 1], sg_data=[8, 32])
+COLS = xetile.Layout(sg_layout=[1, 4], sg_data=[32, 8])
+
+
+@xetile.kernel
+def assorted(x, keys, counts, y, n):
+    """What the tutorials leave out: device_assert and device_print, SLM behind a fence, a named barrier and a
+    barrier, a select, a masked atomic on a #scatter tile, a #scatter tile moved in a loop, a masked scatter, the
+    grid's size, a prefetch, an fma and a reduction of 8x24 (blocks of 8x16: the second one masked)."""
+    nb = xetile.named_barrier(1, 4)
+    s = xetile.alloc_slm([32, 32], xetile.float32)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=COLS))
+    xetile.device_assert(n > 0, "n is positive")
+    xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=COLS), v * 2.0)
+    xetile.fence(scope="workgroup", memory="slm")
+    xetile.nbarrier_arrive(nb)
+    xetile.nbarrier_wait(nb)
+    w = xetile.load_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=ROWS))
+    xetile.device_print("n and w:", n, w)
+    xetile.barrier()
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), xetile.where(w > 1.0, w, -w))
+    k = xetile.load_tile(xetile.init_tile(keys, [0, 0], [4, 16]))
+    t = xetile.init_tile(counts, indices=k)
+    for i in range(2):
+        xetile.atomic_rmw_tile("add", 1, t, mask=k != 3)
+        t = xetile.update_tile_offset(t, xetile.full([4, 16], 1, xetile.int32))
+    xetile.store_scatter(xetile.init_tile(counts, indices=k * 0 + xetile.iota([4, 16], 1)), k, k > 100)
+    band = xetile.init_tile(x, [xetile.num_programs(0) - 1, 0], [8, 24])
+    xetile.prefetch_tile(band, locality=1)
+    v = xetile.load_tile(band)
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 1]), xetile.tile_reduce("max", xetile.fma(v, v, v), [1]))
+
+
+def assorted_case(rng):
+    keys = rng.integers(-2, 12, (4, 16)).astype(np.int32)
+    args = (rand(rng, (32, 32), np.float32), keys, np.zeros((1, 16), np.int32), np.zeros((32, 32), np.float32), 3)
+    return assorted, args, {}, (1,)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_assorted_ops_round_trip(level, rng):
+    kernel, args, consts, _ = assorted_case(rng)
+    func = levels_of(kernel, args, consts)[level]
+    assert_same_ir(func, round_trip(func))
+
+
+ATTRIBUTE_CASES = {  # kernels whose ops carry the attributes the others leave out
+    "cache-hints": (hinted_copy, (np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))),
+    "tf32": (tf32_mma, (np.zeros((8, 16), np.float32), np.zeros((16, 16), np.float32), np.zeros((8, 16), np.float32))),
+    "vnni-b": (mma_stored_b, (np.zeros((16, 64), np.int8), np.zeros((64, 32), np.int8), np.zeros((16, 32), np.int32),
+                              np.zeros((64, 32), np.int8))),
+}
+
+
+@pytest.mark.parametrize("case", list(ATTRIBUTE_CASES))
+def test_op_attributes_round_trip(case):
+    kernel, args = ATTRIBUTE_CASES[case]
+    levels = levels_of(kernel, args, {})
+    for func in levels.values():
+        assert_same_ir(func, round_trip(func))
+    texts = "".join(print_func(f) for f in levels.values())
+    assert {"cache-hints": "l1_hint = #xegpu.cache_hint<uncached>", "tf32": 'input_precision = "tf32"',
+            "vnni-b": "vnni_b = i8"}[case] in texts
+
+
+@pytest.mark.parametrize("case", ["epilogue", "indexed", "two-mma-own-layouts", "rows-1d", "column-major-io"])
+def test_parsed_ir_runs_like_the_printed(case):
+    """The interpreter gives the same arrays, bit for bit, on the parsed function as on the original at every
+    level."""
+    kernel, args, consts, grid = CASES[case](np.random.default_rng(1))
+    for level, func in levels_of(kernel, args, consts).items():
+        expected = run_func(func, grid, args)
+        got = run_func(parse_func(print_func(func)), grid, args)
+        for e, g in zip(expected, got, strict=True):
+            assert np.array_equal(e, g, equal_nan=True), f"{case} at {level}"
+        assert any(np.any(e != 0) for e in expected), f"{case} at {level} wrote nothing"
+
+
+def test_assorted_ops_run_like_the_printed(rng, capfd):
+    kernel, args, consts, grid = assorted_case(rng)
+    for level, func in levels_of(kernel, args, consts).items():
+        expected = run_func(func, grid, args)
+        printed = capfd.readouterr().out
+        got = run_func(parse_func(print_func(func)), grid, args)
+        lines = sorted(printed.splitlines())  # subgroups print in the order their threads run
+        assert sorted(capfd.readouterr().out.splitlines()) == lines and len(lines) == 32 * 32
+        for e, g in zip(expected, got, strict=True):
+            assert np.array_equal(e, g), level
+
+
+def test_the_stage_dump_parses_into_every_stage(capsys, monkeypatch):
+    """XETILE_DUMP_IR=1 prints each stage's function under a comment line: the dump reads back as those functions."""
+    func = tutorial_levels("02-fused-softmax")["xetile"]
+    monkeypatch.setenv("XETILE_DUMP_IR", "1")
+    stages = lower(func, target="cpu")
+    funcs = parse_funcs(capsys.readouterr().err)
+    assert [print_func(f) for f in funcs] == [print_func(f) for f in stages.values()]
+    assert [f.dialect for f in funcs] == ["xetile"] + ["xegpu"] * 4
+
+
+GOOD = """\
+func.func @k(%x: memref<?x?xf32, strided<[?, 1]>>, %n: i32) {
+  %0 = arith.constant 0 : index
+  %1 = xetile.init_tile %x[%0, %0] : memref<?x?xf32, strided<[?, 1]>> -> !xetile.tile<8x16xf32>
+  %2 = xetile.load_tile %1 : !xetile.tile<8x16xf32> -> vector<8x16xf32>
+  func.return
+}"""
+
+
+@pytest.mark.parametrize("old, new, line, column, message", [
+    ("%2 = xetile.load_tile %1", "%2 = xetile.load_tile %9", 4, 25, "value %9 is not defined"),
+    ("xetile.load_tile", "xetile.lod_tile", 4, 8, "unknown op xetile.lod_tile"),
+    ("-> vector<8x16xf32>", "-> vector<8x8xf32>", 4, 56, "gives vector<8x16xf32>, the text says vector<8x8xf32>"),
+    ("%1 = xetile", "%0 = xetile", 3, 3, "value %0 is defined twice"),
+    ("load_tile %1 : !xetile.tile<8x16xf32>", "load_tile %0 : index", 4, 25, "xetile.load_tile cannot take these"),
+    ("%n: i32", "%n: i33", 1, 56, "unknown type i33"),
+    ("%x[%0, %0]", "%x[%0 %0]", 3, 31, "expected ']'"),
+    (": index", ": idx", 2, 27, "unknown type idx"),
+    ("  func.return\n}", "  func.return\n", 6, 1, "expected an op or '}'"),
+    ("%0 = arith.constant 0 : index", "%0 = arith.constant 0 : index {bogus = 1}", 2, 33, "expected an op"),
+    ("%2 = xetile.load_tile %1 :", "%2 = xetile.load_tile %1 {volatile = true} :", 4, 28,
+     "xetile.load_tile has no attribute volatile"),
+])
+def test_parse_errors_name_line_and_column(old, new, line, column, message):
+    assert GOOD.count(old) == 1
+    parse_func(GOOD)
+    with pytest.raises(ParseError) as error:
+        parse_func(GOOD.replace(old, new))
+    assert (error.value.line, error.value.column) == (line, column)
+    assert message in error.value.message and str(error.value).startswith(f"line {line}, column {column}: ")
+
+
+def test_an_op_that_breaks_its_rule_is_reported_at_its_line():
+    """The parsed function is verified; each op's loc is its line of the text."""
+    prefetch = "  xetile.prefetch_tile %1 locality<7> : !xetile.tile<8x16xf32>\n"
+    text = GOOD.replace("  func.return", prefetch + "  func.return")
+    with pytest.raises(CompilationError, match=r"^kernel.mlir:5: xetile.prefetch_tile: locality must be 0..3"):
+        parse_func(text, "kernel.mlir")
+
+
+def test_parse_error_after_the_function():
+    with pytest.raises(ParseError, match=r"^line 7, column 1: expected the end of the text"):
+        parse_func(GOOD + "\nfunc.return")
