@@ -19,8 +19,9 @@ from xetile_jit.transforms.xegpu.barriers import drop_repeated_barriers, insert_
 from xetile_jit.transforms.xegpu.blocking import block
 from xetile_jit.transforms.xegpu.lane_distribution import distribute_lanes
 from xetile_jit.transforms.xegpu.wg_to_sg import wg_to_sg
+from xetile_jit.transforms.xetile.layout_completion import complete_layouts
 from xetile_jit.transforms.xetile.layout_propagation import propagate_layouts
-from xetile_jit.transforms.xetile.prefetch import insert_prefetch
+from xetile_jit.transforms.xetile.prefetch_insertion import insert_prefetch
 from xetile_jit.transforms.xetile.rank2 import as_rank2
 from xetile_jit.transforms.xetile.to_xegpu import xetile_to_xegpu
 
@@ -32,7 +33,7 @@ RUN = "// RUN: "
 PASSES = {
     "as-rank2": lambda func, target, options: as_rank2(func),
     "insert-prefetch": lambda func, target, options: insert_prefetch(func, target, options["distance"]),
-    "propagate-layouts": lambda func, target, options: propagate_layouts(func, target, options.get("num_subgroups")),
+    "propagate-layouts": lambda func, target, options: propagate_and_complete(func, target, options),
     "xetile-to-xegpu": lambda func, target, options: xetile_to_xegpu(func),
     "insert-barriers": lambda func, target, options: insert_barriers(func),
     "wg-to-sg": lambda func, target, options: wg_to_sg(func, target),
@@ -40,6 +41,13 @@ PASSES = {
     "block": lambda func, target, options: block(func, target),
     "distribute-lanes": lambda func, target, options: distribute_lanes(func, target),
 }
+
+
+def propagate_and_complete(func, target, options):
+    """Layout propagation, then completion of the classes of values it found sharing a layout: completion reads
+    those classes, which the printed IR does not hold, so the two are pinned together."""
+    complete_layouts(func, target, propagate_layouts(func, target, options.get("num_subgroups")))
+    return func
 
 
 def run_line(text: str) -> tuple[str, dict]:
