@@ -250,3 +250,22 @@ def test_every_tutorial_reports_nothing_in_checking_mode(monkeypatch):
     monkeypatch.setenv("XETILE_DEVICE", "numpy")
     monkeypatch.setenv("XETILE_INTERPRET_CHECK", "1")
     run_tutorials()
+
+
+def test_every_tutorial_reports_nothing_at_its_subgroup_levels(monkeypatch):
+    """The numpy device runs most tutorials at the workgroup level, where one program orders every access; their
+    subgroup levels run the subgroups as threads, as the device does."""
+    levels = []
+
+    def every_level(func, grid, args, check=None):
+        run_ir(func, grid, args, check)
+        for stage, lowered in lower(func).items():
+            if lowered.num_subgroups is not None and func.num_subgroups is None:
+                run_ir(lowered, grid, [np.copy(a) if isinstance(a, np.ndarray) else a for a in args], check=True)
+                levels.append((func.sym_name, stage))
+
+    monkeypatch.setenv("XETILE_DEVICE", "numpy")
+    monkeypatch.setattr("xetile_jit.jit.kernel.run_ir", every_level)
+    run_tutorials()
+    assert {"slm_gemm_kernel", "embedding_kernel", "attention_kernel"} <= {name for name, _ in levels}
+    assert {stage for _, stage in levels} == {"xegpu-sg", "xegpu-blocked", "xegpu-simt"}

@@ -16,12 +16,17 @@ of kernel bug become an InterpretCheckError naming the op, the kernel and its so
   and is not written) and masked-off lanes access nothing; a scatter or gather lane whose mask is set (or that
   has no mask) outside its array is reported. memref.load's out-of-range index reads 0 by its own rule.
 
+In checking mode a workgroup's subgroup threads take turns: one runs at a time, up to a barrier or a named barrier's
+wait, where it lets the next one run (OpenCL's CPU device schedules subgroups so too). The checks then need no
+lock of their own, and the order they find does not depend on the schedule: only the barriers make it.
+
 Shadow per memory element: the last plain write (subgroup, clock, op), and per subgroup the clock and op of its
 last plain read and of its last atomic. A workgroup's clocks start past every clock of the workgroups before it,
 so their records count as ordered before it without clearing the shadow.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -108,8 +113,17 @@ def tile_index(tile: TileRef, valid) -> tuple | None:
 class Access:
     op: object
     kind: str  # READ, WRITE or "atomic"
-    view: np.ndarray
-    addresses: np.ndarray  # byte addresses, one per element touched (a scatter's may repeat)
+    operands: list  # the op's, as the interpreter has them
+    ref: object  # the one that addresses memory: a TileRef, a ScatterRef or an array (memref.load)
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.ref if isinstance(self.ref, np.ndarray) else self.ref.base
+
+    @property
+    def scattered(self) -> bool:
+        """Through a scatter tile, whose lanes may share an element."""
+        return isinstance(self.ref, ScatterRef)
 
 
 class LaunchCheck:
@@ -125,7 +139,6 @@ class LaunchCheck:
         self.ops: list = []
         self.op_ids: dict = {}
         self.next_clock = 1  # records of clock 0 and less (none) are ordered before everything
-        self.lock = threading.Lock()
 
     def workgroup(self) -> "WorkgroupCheck":
         return WorkgroupCheck(self)
@@ -139,7 +152,7 @@ class LaunchCheck:
 
 
 class WorkgroupCheck:
-    """One workgroup's vector clocks, SLM shadows and checks; every access is checked under one lock."""
+    """One workgroup's vector clocks, SLM shadows and checks, and the turn its subgroups take (module docstring)."""
 
     def __init__(self, launch: LaunchCheck):
         self.launch = launch
@@ -151,6 +164,21 @@ class WorkgroupCheck:
         self.slm: list[Region] = []
         self.joined: dict = {}  # barrier generation -> the join of the clocks that arrived
         self.generation = [0] * n
+        self.turn = threading.Lock()
+
+    @contextlib.contextmanager
+    def running(self):
+        """A subgroup's run: it holds the turn, but while it waits (`waiting`)."""
+        with self.turn:
+            yield
+
+    def waiting(self, wait):
+        """wait(), letting the other subgroups run meanwhile."""
+        self.turn.release()
+        try:
+            return wait()
+        finally:
+            self.turn.acquire()
 
     def finish(self) -> None:
         self.launch.next_clock = int(self.clocks.max()) + 1
@@ -159,42 +187,37 @@ class WorkgroupCheck:
         """Poisons and shadows a new SLM buffer."""
         if buffer.dtype.kind == "f":
             buffer.fill(np.nan)
-        with self.launch.lock:
-            self.slm.append(Region(f"the SLM buffer of {describe(op)}", buffer, self.launch.subgroups, slm=True))
+        self.slm.append(Region(f"the SLM buffer of {describe(op)}", buffer, self.launch.subgroups, slm=True))
         return buffer
 
     # ---- ordering ------------------------------------------------------------------------------
     def release(self, sg: int) -> np.ndarray:
         """Subgroup `sg`'s clock as it publishes it; its accesses after this are newer."""
-        with self.launch.lock:
-            published = self.clocks[sg].copy()
-            self.clocks[sg, sg] += 1
-            return published
+        published = self.clocks[sg].copy()
+        self.clocks[sg, sg] += 1
+        return published
 
     def acquire(self, sg: int, published) -> None:
         if published is not None:
-            with self.launch.lock:
-                np.maximum(self.clocks[sg], published, out=self.clocks[sg])
+            np.maximum(self.clocks[sg], published, out=self.clocks[sg])
 
     def barrier(self, sg: int, wait) -> None:
         """gpu.barrier: every subgroup's accesses before it are ordered before every one's after it."""
         generation = self.generation[sg]
         self.generation[sg] += 1
         published = self.release(sg)
-        with self.launch.lock:
-            joined = self.joined.get(generation)
-            self.joined[generation] = published if joined is None else np.maximum(joined, published)
-        wait()
+        joined = self.joined.get(generation)
+        self.joined[generation] = published if joined is None else np.maximum(joined, published)
+        self.waiting(wait)
         self.acquire(sg, self.joined[generation])
 
     # ---- accesses ------------------------------------------------------------------------------
     def check(self, sg: int, op, operands) -> None:
-        for access in accesses(op, operands, self.launch.kernel):
-            with self.launch.lock:
-                self.check_access(sg, access)
+        for access in accesses(op, operands):
+            self.check_access(sg, access)
 
     def region(self, access: Access) -> Region:
-        first = int(access.addresses.min())
+        first = data_address(access.view)
         for region in self.slm + self.launch.arrays:
             if region.start <= first < region.end:
                 return region
@@ -202,18 +225,35 @@ class WorkgroupCheck:
                                   "array argument nor an SLM buffer")
 
     def check_access(self, sg: int, access: Access) -> None:
-        if not access.addresses.size:
+        if not access.view.size:
             return
         region = self.region(access)
-        elements = (access.addresses - region.start) // region.array.itemsize
+        ordered = self.launch.subgroups == 1  # one program (the workgroup level) orders all of its accesses itself
+        if ordered and region.written is None and not access.scattered:
+            return  # nothing to check: a block access of global memory, or an element read, in one program
+        index = touched(access, self.launch.kernel)
+        if index is None:
+            return
+        elements = (footprint(access.view, index) - region.start) // region.array.itemsize
+        if not elements.size:
+            return
+        if not ordered:
+            self.check_order(sg, access, region, elements)
+        if access.kind != WRITE and region.written is not None:
+            self.check_written(access, region, elements)
+        if access.kind == WRITE and access.scattered:
+            self.check_lanes(sg, access, region, elements)
+        if access.kind != READ and region.written is not None:
+            region.written[elements] = True
+
+    def check_order(self, sg: int, access: Access, region: Region, elements: np.ndarray) -> None:
+        """Reports an access of another subgroup to `elements` that races with this one, then records this."""
         now, op = self.clocks[sg, sg], self.launch.op_id(access.op)
         if access.kind != "atomic":  # a plain access races with an unordered atomic of another subgroup
             self.unordered(sg, access, region, elements, region.atomics, "atomically accessed")
         if access.kind != READ:
             self.unordered(sg, access, region, elements, region.reads, "read")
         self.unordered_write(sg, access, region, elements)
-        if access.kind != WRITE and region.written is not None:
-            self.check_written(access, region, elements)
         if access.kind == READ:
             region.reads = region.reads or region.per_subgroup()
             region.reads[0][sg, elements], region.reads[1][sg, elements] = now, op
@@ -221,10 +261,7 @@ class WorkgroupCheck:
             region.atomics = region.atomics or region.per_subgroup()
             region.atomics[0][sg, elements], region.atomics[1][sg, elements] = now, op
         else:
-            self.check_lanes(sg, access, region, elements)
             region.writer[elements], region.write_clock[elements], region.write_op[elements] = sg, now, op
-        if access.kind != READ and region.written is not None:
-            region.written[elements] = True
 
     def unordered(self, sg, access, region, elements, record, what: str) -> None:
         """Reports a record of another subgroup's access to `elements` that is not ordered before `sg`'s now."""
@@ -279,28 +316,24 @@ class WorkgroupCheck:
             f"{what} with no barrier between them", access.op.loc)
 
 
-def accesses(op, operands, kernel: str) -> list[Access]:
-    """What `op` reads and writes by its declared effects (ir/effects.py), each as the elements it touches; an
-    operand both read and written is an atomic update. Raises InterpretCheckError for a scatter lane outside
-    its array."""
+def accesses(op, operands) -> list[Access]:
+    """What `op` reads and writes by its declared effects (ir/effects.py); an operand both read and written is
+    an atomic update."""
     kinds: dict = {}
     for effect in op.effects:
         if effect.kind in (READ, WRITE) and effect.operand is not None:
             kinds.setdefault(effect.operand, set()).add(effect.kind)
-    found = []
-    for position, both in kinds.items():
-        kind = "atomic" if len(both) == 2 else next(iter(both))
-        view, index = touched(op, operands, operands[position], kernel)
-        if index is not None:
-            found.append(Access(op, kind, view, footprint(view, index)))
-    return found
+    return [Access(op, "atomic" if len(both) == 2 else next(iter(both)), operands, operands[position])
+            for position, both in kinds.items()]
 
 
-def touched(op, operands, ref, kernel: str) -> tuple[np.ndarray, tuple | None]:
-    """(the array, the index of the elements `op` touches through `ref`, None for none)."""
+def touched(access: Access, kernel: str) -> tuple | None:
+    """The index into access.view of the elements the access touches (None: none). Raises InterpretCheckError
+    for a scatter lane outside its array."""
+    op, operands, ref = access.op, access.operands, access.ref
     valid = getattr(op, "valid", None)
     if isinstance(ref, TileRef):
-        return ref.base, tile_index(ref, valid)
+        return tile_index(ref, valid)
     if isinstance(ref, ScatterRef):
         selected = ref.selected(scatter_mask(op, operands), valid)
         outside = selected & ~ref.inside()
@@ -311,10 +344,10 @@ def touched(op, operands, ref, kernel: str) -> tuple[np.ndarray, tuple | None]:
                 f"is at offset "
                 f"{int(ref.offsets[lane])} of an array of {ref.base.size} elements, and no mask turns it off",
                 op.loc)
-        return ref.base, ref.where(selected)
+        return ref.where(selected)
     indices = tuple(int(i) for i in operands[1:])  # memref.load: one element, none outside (it reads 0 there)
     inside = all(0 <= i < n for i, n in zip(indices, ref.shape))
-    return ref, (tuple(np.array([i]) for i in indices) if inside else None)
+    return tuple(np.array([i]) for i in indices) if inside else None
 
 
 def scatter_mask(op, operands):

@@ -17,6 +17,7 @@ blocks, and would otherwise run for hours. Program ids are generated lazily, nev
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -121,8 +122,11 @@ class Subgroup(Interpreter):
 
     def nbarrier_wait(self, nbarrier: "NamedBarrier") -> None:
         """Waits for the phase this subgroup arrived in (a wait without an arrive: the phase under way)."""
-        phase = nbarrier.wait(self.phases.pop(nbarrier.id, None), self.workgroup)
-        if self.check is not None:
+        phase = self.phases.pop(nbarrier.id, None)
+        if self.check is None:
+            nbarrier.wait(phase, self.workgroup)
+        else:
+            phase = self.check.waiting(lambda: nbarrier.wait(phase, self.workgroup))
             self.check.acquire(self.subgroup_id, nbarrier.published.get(phase))
 
 
@@ -219,7 +223,8 @@ class SubgroupInterpreter:
 
         def body(sg: int) -> None:
             try:
-                Subgroup(self.func, workgroup, sg, program_id, grid).run_block(self.func.body, args)
+                with contextlib.nullcontext() if check is None else check.running():
+                    Subgroup(self.func, workgroup, sg, program_id, grid).run_block(self.func.body, args)
             except threading.BrokenBarrierError:
                 pass  # another subgroup failed; its error is reported
             except Exception as e:  # noqa: BLE001 - re-raised below, in the caller's thread
