@@ -118,6 +118,36 @@ def test_two_subgroups_writing_a_global_element_with_no_barrier_race(rng):
     assert "of array 'y'" in message
 
 
+WHOLE = xetile.Layout(sg_layout=[4, 1], sg_data=[32, 32])   # every subgroup holds the whole 32x32 tile
+
+
+@xetile.kernel
+def produced(x, y, WAIT: xetile.constexpr):
+    """Subgroup 0 stages 3x in SLM (zeros first, so that a read before the staging races rather than reads
+    uninitialized memory); every subgroup arrives at the named barrier and, with WAIT, waits before reading."""
+    s = xetile.alloc_slm([32, 32], xetile.float32)
+    xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=ROWS), 0.0)
+    xetile.barrier()
+    nb = xetile.named_barrier(1, 4)
+    if xetile.subgroup_id() == 0:
+        whole = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=WHOLE))
+        xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=WHOLE), whole * 3.0)  # staging
+    xetile.nbarrier_arrive(nb)
+    if WAIT:
+        xetile.nbarrier_wait(nb)
+    mine = xetile.load_tile(xetile.init_tile(s, [0, 0], [32, 32], layout=ROWS))  # consuming
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=ROWS), mine + 1.0)
+
+
+def test_a_named_barrier_orders_only_with_its_wait(rng):
+    x, y = rand(rng, (32, 32), np.float32), np.zeros((32, 32), np.float32)
+    with pytest.raises(xetile.InterpretCheckError, match="data race in kernel produced: xegpu.(load|store)_nd") as info:
+        launch(produced, x, y, WAIT=False)
+    assert line_of(produced, "# staging") in str(info.value) and line_of(produced, "# consuming") in str(info.value)
+    launch(produced, x, y, WAIT=True)
+    np.testing.assert_array_equal(y, 3 * x + 1)
+
+
 @xetile.kernel
 def staged(x, y, ROWS_WRITTEN: xetile.constexpr):
     """Stages x's first ROWS_WRITTEN rows in SLM and reads all 32 back."""
