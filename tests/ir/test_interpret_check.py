@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import rand
-from test_gpu_code import tutorial
+from conftest import rand, tutorial
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.core_ops import BarrierOp
