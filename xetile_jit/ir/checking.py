@@ -7,9 +7,10 @@ of kernel bug become an InterpretCheckError naming the op, the kernel and its so
   them; a named barrier's arrive publishes the arriving subgroup's clock into its phase and the wait joins the
   phase's. A fence orders only the fencing subgroup's own accesses, so it orders nothing here. Atomics do not
   race with atomics, but do with plain accesses. The subgroups that share a piece of one store (a layout that
-  wraps) write the same values unordered by design, so two writes race only when different ops make them. Workgroup-level IR runs the whole workgroup in one program
-  (every subgroup at once, in program order), so only a scatter's lanes can race there; races between
-  workgroups (which no barrier orders) are out of scope: a workgroup's accesses are ordered after the last one's.
+  wraps) write the same values unordered by design, so two writes race only when different ops make them.
+  Workgroup-level IR runs the whole workgroup in one program (every subgroup at once, in program order), so only
+  a scatter's lanes can race there. Races between workgroups (which no barrier orders) are out of scope: a
+  workgroup's accesses count as ordered after the last one's.
 - a read of an SLM element that nothing wrote: SLM starts poisoned (NaN for floats) and the read is reported
   before it computes with the poison.
 - an access outside an array that no padding rule covers: block tiles pad (their out-of-bounds part reads padding
@@ -18,7 +19,8 @@ of kernel bug become an InterpretCheckError naming the op, the kernel and its so
 
 In checking mode a workgroup's subgroup threads take turns: one runs at a time, up to a barrier or a named barrier's
 wait, where it lets the next one run (OpenCL's CPU device schedules subgroups so too). The checks then need no
-lock of their own, and the order they find does not depend on the schedule: only the barriers make it.
+lock of their own. Whether two accesses race does not depend on the schedule (only barriers order them); which of
+a race and a read of unwritten SLM is found first may.
 
 Shadow per memory element: the last plain write (subgroup, clock, op), and per subgroup the clock and op of its
 last plain read and of its last atomic. A workgroup's clocks start past every clock of the workgroups before it,
@@ -67,16 +69,17 @@ class Region:
 
     def __post_init__(self):
         self.start, self.end = byte_bounds(self.array)
-        size = (self.end - self.start) // self.array.itemsize
-        self.writer = np.full(size, NO_CLOCK, np.int32)  # the subgroup of the last plain write
-        self.write_clock = np.full(size, NO_CLOCK, np.int64)
-        self.write_op = np.zeros(size, np.int32)
+        self.size = (self.end - self.start) // self.array.itemsize
+        self.written = np.zeros(self.size, bool) if self.slm else None
+        if self.subgroups > 1:  # the order of accesses; one program (the workgroup level) orders its own
+            self.writer = np.full(self.size, NO_CLOCK, np.int32)  # the subgroup of the last plain write
+            self.write_clock = np.full(self.size, NO_CLOCK, np.int64)
+            self.write_op = np.zeros(self.size, np.int32)
         self.reads = self.atomics = None  # (clocks, ops), each (subgroups, size): made at the first of each
-        self.written = np.zeros(size, bool) if self.slm else None
 
     def per_subgroup(self) -> tuple[np.ndarray, np.ndarray]:
-        size = self.writer.size
-        return np.full((self.subgroups, size), NO_CLOCK, np.int64), np.zeros((self.subgroups, size), np.int32)
+        shape = (self.subgroups, self.size)
+        return np.full(shape, NO_CLOCK, np.int64), np.zeros(shape, np.int32)
 
     def element(self, index: int) -> str:
         """Element `index` of the shadow as an index of the array (its strides are not negative)."""
