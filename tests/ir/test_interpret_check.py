@@ -5,8 +5,6 @@ subgroups, and every tutorial report nothing."""
 from __future__ import annotations
 
 import inspect
-import os
-import time
 
 import numpy as np
 import pytest
