@@ -4,7 +4,7 @@ from .runtime.opencl.environment import enable_gpu_driver_cache, expose_cpu_runt
 expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializes
 
-from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, LaunchError
+from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, InterpretCheckError, LaunchError
 from .jit.autotune import Config, autotune
 from .language.dsl import (abs, alloc_slm, arange, atomic_rmw_tile, barrier, broadcast_to, cast, cdiv, ceil, constexpr,
                            convert_layout, cos, cumsum, device_assert, device_print, erf, exp, exp2, expand_dims, fence,
@@ -28,7 +28,8 @@ from . import ops, testing
 __version__ = "0.1.0"  # pyproject.toml's
 
 __all__ = [
-    "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "LaunchError",
+    "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "InterpretCheckError",
+    "LaunchError",
     "default_device", "default_target", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
     "Config", "autotune", "layouts",
     "ops", "testing",

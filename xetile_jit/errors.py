@@ -48,6 +48,12 @@ class DeviceAssertionError(AssertionError):
         super().__init__(located(message, loc))
 
 
+class InterpretCheckError(DeviceAssertionError):
+    """A data race, a read of uninitialized shared local memory or an access outside an array that the numpy
+    interpreter's checking mode (XETILE_INTERPRET_CHECK=1 or `check=True` at launch: ir/checking.py) found: an
+    assertion every kernel makes implicitly. Raised before the op's access; workgroups before it have run."""
+
+
 class LaunchError(Exception):
     """A launch whose arguments, grid or options do not fit the kernel. Raised before anything runs."""
 

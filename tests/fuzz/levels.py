@@ -2,9 +2,10 @@
 
 The numpy interpreter on the XeTile IR is the reference; each stage lowered for the CPU target the kernel's SPIR-V
 runs on (`pipeline.lower`, `device_target`) runs in the level interpreters, and the SPIR-V on the device, all on
-fresh copies of the same inputs. Every array argument's whole base allocation is compared (a pitched view's margin
-too), exactly or within a tolerance per array. This module is self-contained (numpy, ml_dtypes, xetile_jit): a
-reproducer script embeds its source.
+fresh copies of the same inputs. Every interpreter run is in checking mode (ir/checking.py): a data race, a read of
+uninitialized SLM or an unpadded out-of-bounds access at any level is a mismatch too. Every array argument's whole
+base allocation is compared (a pitched view's margin too), exactly or within a tolerance per array. This module is
+self-contained (numpy, ml_dtypes, xetile_jit): a reproducer script embeds its source.
 """
 
 import threading
@@ -126,7 +127,8 @@ def run_levels(kern, make_args, names, grid, options, tols) -> list[str]:
 
     def interpret(func):
         bases, values = fresh(make_args)
-        watchdog(run_ir, func, grid3, [runtime_value(spec, v) for spec, v in zip(compiled.specs.values(), values)])
+        watchdog(run_ir, func, grid3, [runtime_value(spec, v) for spec, v in zip(compiled.specs.values(), values)],
+                 True)
         return bases
 
     want = interpret(compiled.func)

@@ -6,6 +6,10 @@ workgroup's subgroups as threads sharing its SLM buffers, its barrier and its na
 a subset of subgroups can meet at one); workgroup-level IR runs the workgroup's program in order, where
 barriers have nothing left to order.
 
+Checking mode (ir/checking.py: XETILE_INTERPRET_CHECK=1 or the launch option `check=True`) checks every access to
+memory before the op makes it: data races between subgroups, reads of SLM nothing wrote, accesses outside an array.
+Off, it costs one test per op.
+
 Grid limit: workgroups run one by one in Python (7 us for an empty one, 22 us for an 8x8 copy), so a
 grid of more than `XETILE_INTERPRETER_MAX_WORKGROUPS` workgroups (default 2**20, a minute or more of work) is a
 LaunchError before the first one runs: such a grid is almost always one counted in elements rather than
@@ -13,12 +17,14 @@ blocks, and would otherwise run for hours. Program ids are generated lazily, nev
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
 import numpy as np
 
 from ..errors import LaunchError
+from .checking import LaunchCheck, WorkgroupCheck, checking_enabled
 from .core import Block, FuncOp
 from .core_ops import ReturnOp, YieldOp
 
@@ -27,21 +33,26 @@ NBARRIER_TIMEOUT = 10  # seconds a subgroup waits at a named barrier before the 
 
 
 class Interpreter:
-    def __init__(self, func: FuncOp):
+    def __init__(self, func: FuncOp, check: WorkgroupCheck | None = None):
         self.func = func
         self.env: dict = {}
         self.grid = (1, 1, 1)
         self.program_id = (0, 0, 0)
+        self.check = check  # the workgroup's checks in checking mode, else None
 
-    def run(self, grid: tuple[int, int, int], args) -> None:
+    def run(self, grid: tuple[int, int, int], args, launch: LaunchCheck | None = None) -> None:
         self.grid = grid
         for program_id in program_ids(grid):
             self.program_id = program_id
             self.env = {}
             self.buffers = {}  # the workgroup's SLM
+            self.check = None if launch is None else launch.workgroup()
             self.run_block(self.func.body, args)
+            if self.check is not None:
+                self.check.finish()
 
     subgroup_id = None  # the workgroup level has none (SubgroupIdOp says so); a Subgroup has its own
+    checker_id = 0  # who accesses memory for the checks: the whole workgroup here, one subgroup in a Subgroup
 
     # The workgroup-level rules: one thread runs the workgroup's program in order, so every access before a
     # barrier or a named barrier's arrive is done when the ops after it run.
@@ -59,16 +70,18 @@ class Interpreter:
 
     def shared_buffer(self, op):
         if op not in self.buffers:
-            self.buffers[op] = new_buffer(op)
+            self.buffers[op] = new_buffer(op, self.check)
         return self.buffers[op]
 
     def run_block(self, block: Block, args) -> list:
-        env = self.env
+        env, check = self.env, self.check
         env.update(zip(block.args, args))
         for op in block.ops:
             operands = [env[v] for v in op.operands]
             if isinstance(op, (YieldOp, ReturnOp)):
                 return operands
+            if check is not None and op.effects:
+                check.check(self.checker_id, op, operands)
             out = op.interpret(self, *operands)
             if op.regions or len(op.results) > 1:  # region ops return what their region yielded
                 env.update(zip(op.results, out))
@@ -82,9 +95,9 @@ class Subgroup(Interpreter):
 
 
     def __init__(self, func: FuncOp, workgroup: "Workgroup", subgroup_id: int, program_id, grid):
-        super().__init__(func)
+        super().__init__(func, workgroup.check)
         self.workgroup = workgroup
-        self.subgroup_id = subgroup_id
+        self.subgroup_id = self.checker_id = subgroup_id
         self.program_id = program_id
         self.grid = grid
         self.lanes = func.lanes  # work-item-level IR keeps one row per lane in every per-lane value
@@ -92,7 +105,10 @@ class Subgroup(Interpreter):
         self.phases: dict = {}  # named barrier id -> the phase this subgroup last arrived in
 
     def barrier(self) -> None:
-        self.workgroup.barrier.wait()
+        if self.check is None:
+            self.workgroup.barrier.wait()
+        else:
+            self.check.barrier(self.subgroup_id, self.workgroup.barrier.wait)
 
     def shared_buffer(self, op):
         return self.workgroup.buffer(op)
@@ -101,17 +117,24 @@ class Subgroup(Interpreter):
         return self.workgroup.named_barrier(id, participants)
 
     def nbarrier_arrive(self, nbarrier: "NamedBarrier") -> None:
-        self.phases[nbarrier.id] = nbarrier.arrive()
+        self.phases[nbarrier.id] = nbarrier.arrive(None if self.check is None else
+                                                   self.check.release(self.subgroup_id))
 
     def nbarrier_wait(self, nbarrier: "NamedBarrier") -> None:
         """Waits for the phase this subgroup arrived in (a wait without an arrive: the phase under way)."""
-        nbarrier.wait(self.phases.pop(nbarrier.id, None), self.workgroup)
+        phase = self.phases.pop(nbarrier.id, None)
+        if self.check is None:
+            nbarrier.wait(phase, self.workgroup)
+        else:
+            phase = self.check.waiting(lambda: nbarrier.wait(phase, self.workgroup))
+            self.check.acquire(self.subgroup_id, nbarrier.published.get(phase))
 
 
-def new_buffer(op) -> np.ndarray:
-    """An SLM buffer; its contents are undefined on the device, zeros here."""
+def new_buffer(op, check: WorkgroupCheck | None = None) -> np.ndarray:
+    """An SLM buffer; its contents are undefined on the device, zeros here (poison in checking mode)."""
     t = op.result.type
-    return np.zeros(t.shape, dtype=t.dtype.np_dtype)
+    buffer = np.zeros(t.shape, dtype=t.dtype.np_dtype)
+    return buffer if check is None else check.shared_buffer(op, buffer)
 
 
 class NamedBarrier:
@@ -121,17 +144,22 @@ class NamedBarrier:
         self.id, self.participants = id, participants
         self.arrived, self.phase = 0, 0
         self.changed = threading.Condition()
+        self.published: dict = {}  # checking mode: phase -> the join of its participants' clocks
 
-    def arrive(self) -> int:
+    def arrive(self, clock=None) -> int:
+        """Arrives in the phase under way and returns it; `clock` (checking mode) joins the phase's."""
         with self.changed:
             phase = self.phase
+            if clock is not None:
+                self.published[phase] = np.maximum(self.published.get(phase, clock), clock)
             self.arrived += 1
             if self.arrived == self.participants:
                 self.arrived, self.phase = 0, self.phase + 1
                 self.changed.notify_all()
             return phase
 
-    def wait(self, phase: int | None, workgroup: "Workgroup") -> None:
+    def wait(self, phase: int | None, workgroup: "Workgroup") -> int:
+        """Waits until phase `phase` (None: the one under way) has ended; returns it."""
         with self.changed:
             phase = self.phase if phase is None else phase
             if not self.changed.wait_for(lambda: self.phase > phase or workgroup.barrier.broken, NBARRIER_TIMEOUT):
@@ -139,20 +167,22 @@ class NamedBarrier:
                                   f"participants ({self.arrived} arrived): fewer subgroups arrive than it counts")
             if self.phase <= phase:
                 raise threading.BrokenBarrierError
+            return phase
 
 
 class Workgroup:
-    def __init__(self, subgroups: int):
+    def __init__(self, subgroups: int, check: WorkgroupCheck | None = None):
         self.subgroups = subgroups
         self.barrier = threading.Barrier(subgroups)
         self.buffers: dict = {}
         self.named: dict = {}
         self.lock = threading.Lock()
+        self.check = check
 
     def buffer(self, op):
         with self.lock:
             if op not in self.buffers:
-                self.buffers[op] = new_buffer(op)
+                self.buffers[op] = new_buffer(op, self.check)
             return self.buffers[op]
 
     def named_barrier(self, id: int, participants: int) -> NamedBarrier:
@@ -183,17 +213,18 @@ class SubgroupInterpreter:
         self.func = func
         self.subgroups = subgroups
 
-    def run(self, grid: tuple[int, int, int], args) -> None:
+    def run(self, grid: tuple[int, int, int], args, launch: LaunchCheck | None = None) -> None:
         for program_id in program_ids(grid):
-            self.run_workgroup(program_id, grid, args)
+            self.run_workgroup(program_id, grid, args, None if launch is None else launch.workgroup())
 
-    def run_workgroup(self, program_id, grid, args) -> None:
-        workgroup = Workgroup(self.subgroups)
+    def run_workgroup(self, program_id, grid, args, check: WorkgroupCheck | None = None) -> None:
+        workgroup = Workgroup(self.subgroups, check)
         errors = []
 
         def body(sg: int) -> None:
             try:
-                Subgroup(self.func, workgroup, sg, program_id, grid).run_block(self.func.body, args)
+                with contextlib.nullcontext() if check is None else check.running():
+                    Subgroup(self.func, workgroup, sg, program_id, grid).run_block(self.func.body, args)
             except threading.BrokenBarrierError:
                 pass  # another subgroup failed; its error is reported
             except Exception as e:  # noqa: BLE001 - re-raised below, in the caller's thread
@@ -207,6 +238,8 @@ class SubgroupInterpreter:
             t.join()
         if errors:
             raise errors[0]
+        if check is not None:
+            check.finish()
 
 
 def program_ids(grid: tuple[int, int, int]):
@@ -225,9 +258,12 @@ def max_workgroups() -> int:
     return int(text)
 
 
-def run_ir(func: FuncOp, grid: tuple[int, int, int], args) -> None:
-    """Runs `func` at its level: workgroup-level IR op by op, subgroup-level IR subgroups in lockstep."""
-    if func.num_subgroups is None:
-        Interpreter(func).run(grid, args)
+def run_ir(func: FuncOp, grid: tuple[int, int, int], args, check: bool | None = None) -> None:
+    """Runs `func` at its level: workgroup-level IR op by op, subgroup-level IR subgroups in lockstep. `check`:
+    checking mode (ir/checking.py); None leaves it to XETILE_INTERPRET_CHECK."""
+    subgroups = func.num_subgroups
+    launch = LaunchCheck(func, args, subgroups or 1) if checking_enabled(check) else None
+    if subgroups is None:
+        Interpreter(func).run(grid, args, launch)
     else:
-        SubgroupInterpreter(func, func.num_subgroups).run(grid, args)
+        SubgroupInterpreter(func, subgroups).run(grid, args, launch)

@@ -19,7 +19,7 @@ from .core import Operation, Value
 from .effects import GLOBAL, reads, writes
 from .elementwise import ATOMIC_KINDS
 from .types import MemRefType, TileType, VectorType, dtype_of_numpy
-from .xetile_ops import AtomicRMWTileOp, InitTileOp, UpdateTileOffsetOp, check_2d, parse_atomic
+from .xetile_ops import ATOMICS, AtomicRMWTileOp, InitTileOp, UpdateTileOffsetOp, check_2d, parse_atomic
 
 CHUNK_SIZES = (1, 2, 3, 4, 8, 16, 32, 64)  # 1: no chunk attribute
 
@@ -59,9 +59,16 @@ class ScatterRef:
     offsets: np.ndarray  # int64, the tile's shape
 
     def active(self, mask=None, valid=None) -> np.ndarray:
-        """Elements that access memory: inside the array, mask set (broadcast along a chunk), in the `valid`
-        leading block (blocking's padding)."""
-        ok = (self.offsets >= 0) & (self.offsets < self.base.size)
+        """Elements that access memory: inside the array and selected."""
+        return self.inside() & self.selected(mask, valid)
+
+    def inside(self) -> np.ndarray:
+        return (self.offsets >= 0) & (self.offsets < self.base.size)
+
+    def selected(self, mask=None, valid=None) -> np.ndarray:
+        """Elements with their mask set (broadcast along a chunk), in the `valid` leading block (blocking's
+        padding)."""
+        ok = np.ones(self.offsets.shape, dtype=bool)
         if mask is not None:
             ok &= np.broadcast_to(np.asarray(mask, dtype=bool), ok.shape)
         if valid is not None:
@@ -91,10 +98,11 @@ class ScatterRef:
         rule = ATOMIC_KINDS[kind][dtype.kind].numpy
         old = np.zeros(self.offsets.shape, dtype=self.base.dtype)
         ok = self.active(mask, valid)
-        for i, j in zip(*np.nonzero(ok)):
-            at = np.unravel_index(self.offsets[i, j], self.base.shape)
-            old[i, j] = self.base[at]
-            self.base[at] = numeric.apply(dtype, rule, self.base[at], value[i, j])
+        with ATOMICS:
+            for i, j in zip(*np.nonzero(ok)):
+                at = np.unravel_index(self.offsets[i, j], self.base.shape)
+                old[i, j] = self.base[at]
+                self.base[at] = numeric.apply(dtype, rule, self.base[at], value[i, j])
         return old
 
     def moved(self, delta) -> ScatterRef:

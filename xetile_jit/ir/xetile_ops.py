@@ -8,6 +8,7 @@ hardware auto-padding, per slice, so kernels never check bounds.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,9 @@ from .types import (ROW_MAJOR, DType, IndexType, MemRefType, SlmMemRefType, Tile
                     float32, int32)
 
 DISTRIBUTION_RULE = "workgroup to subgroup distribution rule"
+# held by every atomic read-modify-write: the subgroup-level interpreter runs subgroups as threads, and Python may
+# switch between them between an atomic's read and its write
+ATOMICS = threading.Lock()
 
 
 def array_slice(base: np.ndarray, offsets, rank: int) -> np.ndarray:
@@ -71,9 +75,10 @@ class TileRef:
 
     def atomic(self, kind: str, value, valid=None):
         """The atomic_rmw rule (ATOMIC_KINDS): the tile becomes kind(old, value); returns the old values."""
-        old = self.load(0)
         dtype = dtype_of_numpy(self.base.dtype)
-        self.store(numeric.apply(dtype, ATOMIC_KINDS[kind][dtype.kind].numpy, old, value), valid)
+        with ATOMICS:
+            old = self.load(0)
+            self.store(numeric.apply(dtype, ATOMIC_KINDS[kind][dtype.kind].numpy, old, value), valid)
         return old
 
 

@@ -26,7 +26,7 @@ from ..ir.attrs import Layout
 from ..ir.types import DType
 from ..runtime import ordering, timing
 from ..runtime.args import classify, python_scalar, runtime_value
-from ..runtime.device import Device, choose_target, named_device, select_device
+from ..runtime.device import NUMPY, Device, choose_target, named_device, select_device
 from ..runtime.sycl import SyclProgram
 from ..compiler.driver import Compiled, CompileOptions, compile_kernel, debugging
 from ..compiler.dependencies import all_unchanged
@@ -34,7 +34,7 @@ from ..language.dsl import constexpr
 from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
 from ..compiler.tracer import Function
 
-LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance")
+LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance", "check")
 CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
 CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
                   "of these (numpy numbers count as Python ones)")
@@ -96,6 +96,17 @@ def prefetch_distance(options: dict) -> int:
     return distance
 
 
+def interpret_check(options: dict, device: Device) -> bool | None:
+    """The `check` launch option: True or False to turn the numpy interpreter's checking mode (ir/checking.py) on
+    or off for this launch, None (not given) to leave it to XETILE_INTERPRET_CHECK; only the numpy device checks."""
+    check = python_scalar(options.get("check"))
+    if check is not None and not isinstance(check, bool):
+        raise LaunchError(f"check must be True or False (the numpy interpreter's checking mode), got {check!r}")
+    if check and device.kind != NUMPY:
+        raise LaunchError("check=True is the numpy interpreter's checking mode: launch with device='numpy'")
+    return check
+
+
 class CompiledKernel:
     """A kernel compiled for one specialization and CompileOptions. `.asm` holds the printed IR of each level
     ("xetile", "xegpu", ...), and for device targets "llir" and "spirv" (bytes); `build_options` are the
@@ -115,10 +126,10 @@ class CompiledKernel:
     build_options = property(lambda self: self.artifact.build_options)
     workgroup_size = property(lambda self: self.artifact.num_subgroups * self.artifact.lanes)
 
-    def run(self, grid, values: dict) -> None:
-        """In the numpy interpreter."""
+    def run(self, grid, values: dict, check: bool | None = None) -> None:
+        """In the numpy interpreter; `check` as the launch option (`interpret_check`)."""
         args = [runtime_value(self.specs[name], values[name]) for name in self.specs]
-        run_ir(self.func, grid, args)
+        run_ir(self.func, grid, args, check)
 
     def launch_on(self, queue, grid, values: dict):
         """Runs this kernel on `queue` for `values` (by parameter name, constexprs left out) through the launch
@@ -257,7 +268,7 @@ class Kernel:
         compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
         launched = bound[1] if bound is not None else tuple(values.values())
         plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched,
-                             self.lock)
+                             self.lock, interpret_check(options, device))
         if bound is not None:
             if len(self.cache.plans) >= MAX_PLANS:
                 self.cache.plans.clear()
@@ -277,6 +288,12 @@ class Kernel:
 
 
 class Launcher:
+    """`kernel[grid]`: called with the kernel's arguments and, by keyword, launch options: `device` ("numpy" for
+    the interpreter, a SYCL filter string or queue), `target`, `sg_layout` and `sg_data` (tile_mma's layout),
+    `num_subgroups`, `prefetch_distance`, and `check`: True runs the numpy interpreter in checking mode (data
+    races, reads of uninitialized SLM, unpadded out-of-bounds accesses raise InterpretCheckError: ir/checking.py),
+    False runs it without, whatever XETILE_INTERPRET_CHECK says."""
+
     def __init__(self, kernel: Kernel, grid):
         self.kernel = kernel
         self.grid = grid

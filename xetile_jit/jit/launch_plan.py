@@ -167,10 +167,13 @@ class LaunchPlan:
     sycl_kernel: object = None  # dpctl SyclKernel, built at the first non-empty launch
     lock: object = None  # the kernel's: builds the SYCL program once
     checked: bool = False  # check_launch's device limits passed once
+    interpret_check: bool | None = None  # the `check` launch option (jit/kernel.py interpret_check)
 
     @classmethod
-    def of(cls, compiled, device: Device, names, constexprs: dict, values, lock) -> "LaunchPlan":
-        """The plan of `compiled` on `device` for `values` (in parameter order, as launched)."""
+    def of(cls, compiled, device: Device, names, constexprs: dict, values, lock,
+           interpret_check: bool | None = None) -> "LaunchPlan":
+        """The plan of `compiled` on `device` for `values` (in parameter order, as launched); `interpret_check` is
+        the `check` launch option."""
         position, usm_ndarray = {name: i for i, name in enumerate(names)}, dpnp_types()[1]
         usm = {position[n]: usm_argument(values[position[n]], usm_ndarray) for n in compiled.specs}
         arguments = tuple((position[n], spec, *usm[position[n]][:2]) for n, spec in compiled.specs.items())
@@ -179,7 +182,7 @@ class LaunchPlan:
             and queues <= {device.queue}
         return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
                    tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
-                   tuple(queues - {device.queue, None}), lock=lock)
+                   tuple(queues - {device.queue, None}), lock=lock, interpret_check=interpret_check)
 
     def launch(self, grid, values, parts=None, args=None):
         """Runs the plan with `values` (in parameter order, as the specializer gave them), `parts`, the kernel
@@ -195,7 +198,8 @@ class LaunchPlan:
                 raise LaunchError(f"argument '{self.names[i]}' is the step of a range() loop in the kernel and must "
                                   "not be 0")
         if self.device.kind == NUMPY:
-            self.compiled.run(grid, dict(zip(self.names, values)))  # the interpreter checks its grid limit
+            # the interpreter checks its grid limit
+            self.compiled.run(grid, dict(zip(self.names, values)), self.interpret_check)
             return None
         if not all(grid):
             return None
