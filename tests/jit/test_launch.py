@@ -732,6 +732,35 @@ def test_changed_closure_recompiles(rng, traces):
     assert traces == ["scaled", "scaled"]
 
 
+SCALES = [2.0]
+SHIFTS = {"y": 0.5}
+
+
+@xetile.kernel
+def scaled_by_globals(x, y):
+    tile = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 8]), tile * SCALES[0] + SHIFTS["y"])
+
+
+def test_global_list_and_dict_changed_in_place_recompile(rng, traces, monkeypatch):
+    """A list or dict the kernel reads, changed in place, is the same object with other contents: the next launch
+    compiles again."""
+    monkeypatch.setattr(sys.modules[__name__], "SCALES", [2.0])  # fresh objects, changed below, restored after
+    monkeypatch.setattr(sys.modules[__name__], "SHIFTS", {"y": 0.5})
+    scaled_by_globals.cache.clear()
+    x, y = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    scaled_by_globals[(1,)](x, y)
+    assert_close(y, x * 2 + 0.5)
+    SCALES[0] = 3.0
+    scaled_by_globals[(1,)](x, y)
+    assert_close(y, x * 3 + 0.5)
+    SHIFTS["y"] = -1.0
+    scaled_by_globals[(1,)](x, y)
+    assert_close(y, x * 3 - 1)
+    scaled_by_globals[(1,)](x, y)                      # and that is a hit again
+    assert traces == ["scaled_by_globals"] * 3
+
+
 class Config:
     BM = 8
 
