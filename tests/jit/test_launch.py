@@ -113,6 +113,45 @@ def test_row_pitch_and_column_major_views_are_accepted(rng):
     assert_close(yt.T, x * 2)
 
 
+@xetile.kernel
+def add_one_to_each(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    """y[b] = x[b] + 1 for the b-th BM x BN matrix of 3-D arrays, one workgroup each."""
+    b = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [b, 0, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(y, [b, 0, 0], [BM, BN]), v + 1)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_views_with_a_negative_stride_along_any_dim(rng, dim):
+    """[::-1] along any dim of 3-D arrays, read and written: the elements the view names."""
+    flip = (slice(None),) * dim + (slice(None, None, -1),)
+    a = rand(rng, (3, 8, 16), np.float32)
+    y = np.zeros((3, 8, 16), np.float32)
+    add_one_to_each[(3,)](a[flip], y, BM=8, BN=16)
+    assert_close(y, a[flip] + 1)
+    out = np.full((3, 8, 16), 7.0, np.float32)
+    add_one_to_each[(3,)](a, out[flip], BM=8, BN=16)
+    assert_close(out[flip], a + 1)
+
+
+@xetile.kernel
+def top_and_bottom(top, bottom, BN: xetile.constexpr):
+    """Rows 0-7 of `top` = 1, rows 8-15 of `bottom` = 2."""
+    xetile.store_tile(xetile.init_tile(top, [0, 0], [8, BN]), 1.0)
+    xetile.store_tile(xetile.init_tile(bottom, [8, 0], [8, BN]), 2.0)
+
+
+def test_one_array_written_through_two_arguments():
+    """The same array as two written arguments, and two overlapping views of one array: each write lands, none is
+    undone by another argument's copy (rows 8-11 of x[4:] are rows 12-15 of x)."""
+    x = np.zeros((16, 16), np.float32)
+    top_and_bottom[(1,)](x, x, BN=16)
+    np.testing.assert_array_equal(x, np.repeat([1.0, 2.0], 8)[:, None] * np.ones(16))
+    x = np.zeros((16, 16), np.float32)
+    top_and_bottom[(1,)](x[:12], x[4:], BN=16)
+    np.testing.assert_array_equal(x, np.repeat([1.0, 0.0, 2.0], [8, 4, 4])[:, None] * np.ones(16))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.float128], ids=dtype_id)
 def test_unsupported_array_dtype(xy, dtype):
     x, y = xy
