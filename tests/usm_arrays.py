@@ -85,6 +85,13 @@ class Interface:
                                                  offset=(usm["offset"] or 0) + (usm["shape"][0] - 1) * strides[0])
         return view
 
+    @staticmethod
+    def read_only(array: UsmArray) -> UsmArray:
+        """The array, its interface saying its memory is read-only."""
+        view, usm = copy.copy(array), array.__sycl_usm_array_interface__
+        view.__sycl_usm_array_interface__ = dict(usm, data=(usm["data"][0], True))
+        return view
+
 
 class Dpnp:
     """Makes and reads dpnp arrays (the test skips without dpnp)."""

@@ -418,3 +418,15 @@ def test_usm_views_with_a_negative_leading_stride(usm_kind):
         np.testing.assert_array_equal(usm_kind.asnumpy(y), a[::-1] + 1)
         add_one_to_each[(3,)](x, usm_kind.reversed(y), BM=8, BN=16)
         np.testing.assert_array_equal(usm_kind.asnumpy(y), a[::-1] + 1)
+
+
+def test_usm_array_whose_interface_says_read_only_is_not_written(queue):
+    """`"data": (address, True)` in the interface: a kernel that writes the array is refused, one that reads it
+    runs."""
+    usm = Interface(queue)
+    x, y = usm.asarray(np.ones((8, 16))), usm.asarray(np.zeros((8, 16)))
+    with pytest.raises(xetile.LaunchError, match="argument 'y' is read-only but the kernel writes it"):
+        add_one[(1,)](x, usm.read_only(y), BM=8, BN=16)
+    np.testing.assert_array_equal(usm.asnumpy(y), np.zeros((8, 16)))
+    add_one[(1,)](usm.read_only(x), y, BM=8, BN=16)
+    np.testing.assert_array_equal(usm.asnumpy(y), np.full((8, 16), 2.0))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+import dpctl.memory
 import numpy as np
 
 from ..errors import LaunchError
@@ -30,6 +31,7 @@ from ..ir.types import (ALL_DTYPES, COL_MAJOR, ROW_MAJOR, DType, MemRefType, Sca
 
 SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
+DPCTL_MEMORY = (dpctl.memory.MemoryUSMDevice, dpctl.memory.MemoryUSMShared, dpctl.memory.MemoryUSMHost)
 
 
 # 2D block message surface rules (docs/reference/xe_builtins.md §6, "Surface"): base alignment, pitch unit, width
@@ -289,8 +291,12 @@ def python_scalar(value):
 
 def read_only(value) -> bool:
     """Whether an array argument refuses writes: numpy spells the flag `writeable`, dpnp and dpctl's
-    usm_ndarray `writable`."""
+    usm_ndarray `writable`; any other USM array says so in its interface's `data`, (address, read-only), but for
+    dpctl's memory objects, which say read-only of memory they write themselves (dpctl 0.22)."""
     flags = getattr(value, "flags", None)
+    if flags is None:
+        usm = None if isinstance(value, DPCTL_MEMORY) else usm_interface(value)
+        return usm is not None and bool(usm["data"][1])
     return not getattr(flags, "writeable", getattr(flags, "writable", True))
 
 
