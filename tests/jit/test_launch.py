@@ -88,6 +88,18 @@ def test_direct_call_is_a_type_error(xy):
 
 # ---- array arguments ---------------------------------------------------------------------------------------
 
+def test_a_kernel_decorated_again_is_itself(xy):
+    x, y = xy
+    assert xetile.kernel(scale_copy) is scale_copy
+    scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8)
+    assert_close(y, x * 2)
+    tuned = xetile.autotune([xetile.Config(BM=8, BN=8)], key=[])(scale_copy)
+    with pytest.raises(TypeError, match="@xetile.kernel decorates a Python function \\(a def\\), not an object of "
+                                        "type Autotuner; decorators that wrap a kernel, such as @xetile.autotune, go "
+                                        "above it"):
+        xetile.kernel(tuned)
+
+
 def test_array_must_have_a_dim(xy):
     x, y = xy
     bad = np.zeros((), np.float32)
