@@ -325,10 +325,11 @@ def another_kernels_entry(directory, x, y) -> dict:
     return decode(path.read_bytes())
 
 
-@pytest.mark.parametrize("replacement", ["another kernel's", "no SPIR-V"])
+@pytest.mark.parametrize("replacement", ["another kernel's", "no SPIR-V", "bytes that are no SPIR-V"])
 def test_an_intact_entry_that_is_not_this_kernels_is_recompiled(tmp_path, monkeypatch, replacement):
     """An entry whose checksum and fields hold but that is not a compiled form of this kernel (another kernel's, an
-    interpreter artifact without SPIR-V) is compiled again and replaced, not an error at every launch."""
+    interpreter artifact without SPIR-V, other bytes) is compiled again and replaced, not an error at every
+    launch."""
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
     x, y = np.ones((8, 8), np.float32), np.zeros((8, 8), np.float32)
     add_one.cache.clear()
@@ -338,8 +339,10 @@ def test_an_intact_entry_that_is_not_this_kernels_is_recompiled(tmp_path, monkey
     meta = json.loads(own["meta"])  # what the trace read stays add_one's: only the compiled form is wrong
     if replacement == "another kernel's":
         entry = own | {"spirv": other["spirv"], "meta": json.dumps(meta | {"name": "add_two"})}
-    else:
+    elif replacement == "no SPIR-V":
         entry = {k: v for k, v in own.items() if k != "spirv"}
+    else:
+        entry = own | {"spirv": b"\x7fELF, say"}
     path.write_bytes(encode(entry))
     add_one.cache.clear()
     add_one[(1,)](x, y, device="opencl:cpu")

@@ -15,9 +15,11 @@ import contextlib
 import gc
 import json
 import os
+import struct
 import sys
 from dataclasses import dataclass
 
+from ..codegen.spirv.spec import MAGIC as SPIRV_MAGIC
 from ..toolchain import ocloc
 from .pipeline import compile_spirv, lower
 from ..target.targets import get_target
@@ -76,9 +78,9 @@ class CompiledArtifact:
     @classmethod
     def from_entry(cls, entry: dict) -> "CompiledArtifact":
         """Raises (KeyError, ValueError, TypeError) when the entry is not one `to_entry` wrote for a device target
-        (those the disk cache holds): its SPIR-V is bytes."""
-        if not isinstance(entry["spirv"], bytes) or not entry["spirv"]:
-            raise ValueError("the entry holds no SPIR-V")
+        (those the disk cache holds): its SPIR-V is bytes that start as a SPIR-V module does."""
+        if not isinstance(entry["spirv"], bytes) or entry["spirv"][:4] != struct.pack("<I", SPIRV_MAGIC):
+            raise ValueError("the entry holds no SPIR-V module")
         meta = json.loads(entry[META_FIELD])
         return cls(str(meta["name"]), {k: v for k, v in entry.items() if k != META_FIELD},
                    frozenset(map(str, meta["written"])), int(meta["num_subgroups"]), int(meta["lanes"]),
