@@ -1,4 +1,4 @@
-"""The CPU path (issue 11): GEMM, softmax and layer norm on the `opencl:cpu` device, per CPU target, beside oneMKL,
+"""The CPU path: GEMM, softmax and layer norm on the `opencl:cpu` device, per CPU target, beside oneMKL,
 dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
 
     python bench/bench_cpu.py [--quick] [--targets cpu xe-emulated] [--repeat 5] [--json out.json] [--png out.png]
@@ -8,7 +8,7 @@ Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with 
 config (`subgroup_split`: 32x64 pieces, K step 32) and, on the `cpu` target, with 64x64 pieces and K step 64 (the config
 `xetile.ops.matmul` tunes to there at 2048-4096), f32 and f16 -> f32,
 against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and
-layer norm: 16 rows a workgroup, a whole row in registers (the README's kernels, computed in f32), against the time
+layer norm: 16 rows a workgroup, a whole row in registers (the kernels a user writes, computed in f32), against the time
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
 the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). Beside them three bounds:
 "bound: copy" (a plain xetile copy kernel: our loads and stores of the same bytes, which no row kernel beats; dpnp's
@@ -19,7 +19,7 @@ same work, a row a subgroup): what the device reaches on the rows without our co
 First launch: the tutorial GEMM (f16, 256x256 tile, 256x256 problem) in a fresh process with an empty
 XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. The machine may be shared: each time
 is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts
-(common.best_times: a copy timed in 3 runs alone measured twice its time in bursts, 2026-11-24, which doubled every
+(common.best_times: a copy timed in 3 runs alone measured twice its time in bursts, which doubled every
 x/copy).
 `--quick` drops the 4096 GEMMs and the largest rows.
 """
@@ -235,7 +235,7 @@ def plot(rows, path: pathlib.Path) -> None:
     ax.bar(np.arange(len(rows)), [r.get("x/onemkl", r.get("x/copy", 0)) for r in rows],
            color=[bar_color(r) for r in rows])
     ax.axhline(1.0, color="gray")
-    ax.axhline(0.8, color="gray", linestyle="--", linewidth=0.8)  # the rows' goal (issue 11)
+    ax.axhline(0.8, color="gray", linestyle="--", linewidth=0.8)  # the rows' goal: 0.8x of the copy
     ax.set_xticks(np.arange(len(rows)), labels, rotation=80, fontsize=6)
     ax.set_ylabel("ratio to the baseline")
     ax.set_title("GEMM: x oneMKL; softmax, layer norm: x dpnp copy (dashed: 0.8; gray: bounds; orange: OpenCL C)",

@@ -1,5 +1,5 @@
-"""First-launch time (compile + run) of every tutorial and of two kernels written from the README alone, each in a
-fresh process with an empty compile cache (issue 14, item 1).
+"""First-launch time (compile + run) of every tutorial and of two row kernels as a user writes them, each in a
+fresh process with an empty compile cache.
 
     python bench/bench_first_launch.py [--timeout 200] [--cases softmax layernorm tutorial-01 ...]
 
@@ -22,7 +22,7 @@ TUTORIALS = {f"tutorial-{path.name[:2]}": path.name for path in sorted((ROOT / "
 
 
 def softmax() -> None:
-    """Row softmax of a 1000x781 f32 array, 16 rows a workgroup, as the README's API section has it."""
+    """Row softmax of a 1000x781 f32 array, 16 rows a workgroup, as docs/guide.md has it."""
     import xetile_jit as xetile
 
     @xetile.kernel

@@ -15,7 +15,7 @@ is not timed; its search space includes the tutorial's fixed config), and `t/x`,
 
 `--processes N` measures in N fresh processes, one after another, and keeps each cell's best. A kernel's speed on
 the OpenCL CPU device changes from one process to the next by more than the configs differ: f16 1024, the same
-256x256 config, 104 GFLOP/s in one process and 88-97 in the next, steady within each (2026-11-23). The tuner's
+256x256 config, 104 GFLOP/s in one process and 88-97 in the next, steady within each. The tuner's
 winner goes to the disk cache in the first process, so the others time the same config.
 """
 import argparse

@@ -1,4 +1,4 @@
-"""Launch overhead (issue 10): the median time of one launch of an almost empty kernel with 3 and with 20 dpnp array
+"""Launch overhead: the median time of one launch of an almost empty kernel with 3 and with 20 dpnp array
 arguments, beside a raw `SyclQueue.submit` and `submit_async` of the same SPIR-V kernel with the same kernel
 arguments, and the first launch of the tutorial GEMM cold, from a warm cache in a fresh process, and hot.
 

@@ -42,9 +42,9 @@ def best_times(fns: dict, repeat: int) -> dict:
     warms the caches. The runs go in turns, one of each per round, so that a slower phase of a shared machine slows
     every column, not the one measured during it; each run comes SETTLE_SECONDS after the one before, since the
     BLAS libraries' worker threads keep the cores busy for a while after a call: 512x512 f16, our kernel ran at
-    48 GFLOP/s right after numpy's or oneMKL's matmul, 100-104 0.2 s after it, as back to back (2026-11-23).
+    48 GFLOP/s right after numpy's or oneMKL's matmul, 100-104 0.2 s after it, as back to back.
     A turn lasts BURST_SECONDS at least: after the pause the OpenCL runtime's idle threads wake slowly, and with 3
-    runs a turn the same 512x512 f32 GEMM measured 89 to 170 GFLOP/s from one turn to the next (2026-11-24)."""
+    runs a turn the same 512x512 f32 GEMM measured 89 to 170 GFLOP/s from one turn to the next."""
     for fn in fns.values():
         fn()
     times = {name: float("inf") for name in fns}

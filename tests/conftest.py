@@ -1,6 +1,9 @@
 """Shared test helpers: random data per dtype, numpy references in f32, tolerances per dtype."""
 from __future__ import annotations
 
+import importlib.util
+import os
+import pathlib
 import shutil
 
 import ml_dtypes
@@ -12,6 +15,26 @@ import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.compiler import pipeline
 from xetile_jit.jit.kernel import Kernel
+
+TESTS = pathlib.Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+
+def tutorial(name: str):
+    """tutorials/NAME.py imported as a module (its `if __name__ == "__main__"` part does not run)."""
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), ROOT / "tutorials" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def subprocess_env(**variables: str) -> dict[str, str]:
+    """The environment for a child Python that imports test modules: the test folders (pytest's `pythonpath`, one
+    per layer) and the project root come first on its path, so it imports what this run imports."""
+    folders = [TESTS, *sorted(p for p in TESTS.iterdir() if p.is_dir() and any(p.glob("test_*.py"))), ROOT]
+    path = os.pathsep.join(filter(None, [*map(str, folders), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, **variables}
+
 
 FLOAT_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32]
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.int64]

@@ -49,8 +49,8 @@ def matmul(a, b, activation: str = "", bm: int = 256, bn: int = 256, bk: int = 3
 def subgroup_split(bm: int, bn: int) -> dict:
     """How the workgroup's subgroups share the bm x bn result: 8x4 subgroups of (bm/8) x (bn/4), 32x64 for the
     default tile. On a GPU that accumulator stays in a subgroup's registers; on the `cpu` target 32x64 pieces run
-    faster than 16x64 ones (1.0-1.1x oneMKL at 2048-4096 against 0.8-1.0x on the machine of docs/DESIGN.md "CPU
-    notes", eighth session), and this script's five GEMMs build in 4.3-4.6 s; `xetile.ops.matmul` also tunes 64x64
+    faster than 16x64 ones (1.0-1.1x oneMKL at 2048-4096 against 0.8-1.0x on the "earlier 2-core" machine of
+    docs/performance.md), and this script's five GEMMs build in 4.3-4.6 s; `xetile.ops.matmul` also tunes 64x64
     pieces and K steps of 64 there."""
     return dict(sg_layout=[8, 4], sg_data=[bm // 8, bn // 4])
 

@@ -22,7 +22,7 @@ from .ir.attrs import Layout
 from .runtime.device import default_device, default_target
 from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
-bool = bool_  # the public spelling of the dtype, as in the dtype list
+bool = bool_  # the public spelling of the dtype, as numpy's `bool`
 
 from . import ops, testing
 from .version import __version__

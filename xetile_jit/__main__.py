@@ -1,4 +1,4 @@
-"""`python -m xetile_jit`: the command line (issue 12, item 8).
+"""`python -m xetile_jit`: the command line.
 
     python -m xetile_jit [devices]                         the SYCL devices dpctl sees, the xetile target each
                                                            compiles for (runtime/device.py), and the Intel GPU

@@ -1,4 +1,4 @@
-"""`xetile.testing.do_bench`: the time of a function that launches kernels, as Triton's (issue 9); and
+"""`xetile.testing.do_bench`: the time of a function that launches kernels, as Triton's; and
 `gpu_code_stats`, one line on a kernel's Intel GPU code (the tutorials print it).
 
 `fn` runs once first (it compiles and warms up), then up to five times to estimate its time (stopping once they

@@ -57,7 +57,7 @@ def gathers_and_scatters(path) -> int:
 def test_a_tile_mma_in_nested_loops_reads_its_blocks_as_in_one_loop(tmp_path):
     """The block loads and stores are inlined (FunctionControl Inline): left as calls in the nested loops, the driver
     built their vector variant, with the coordinates per lane, and every block became gathers and scatters (2300
-    against 40 here, and 36 against 135 GFLOP/s for a 2048^3 GEMM; docs/DESIGN.md "CPU notes")."""
+    against 40 here, and 36 against 135 GFLOP/s for a 2048^3 GEMM; docs/performance.md "CPU notes")."""
     cpu_queue()
     script = tmp_path / "kernels.py"
     script.write_text(KERNELS)

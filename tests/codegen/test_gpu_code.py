@@ -1,9 +1,7 @@
 """The GPU code path, checked by the Intel GPU compiler offline (ocloc for PVC): the tutorial kernels
 compiled for xe-hpc, with either builtin ABI (each checked by its compiler), hold the DPAS and 2D block
 instructions they were lowered to, and no unresolved call."""
-import importlib.util
 import json
-import pathlib
 import re
 
 import numpy as np
@@ -13,9 +11,9 @@ from xetile_jit.toolchain import ocloc
 from xetile_jit.toolchain.isa_stats import innermost_loops
 from xetile_jit.target.targets import get_target
 from xetile_jit.ir.attrs import Layout
+from conftest import tutorial
 from test_tile_ops import copy_tile
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(params=["spirv", "legacy"])
@@ -25,13 +23,6 @@ def abi(request, monkeypatch):
         pytest.skip(f"no GPU compiler for the {request.param} ABI is installed")
     monkeypatch.setenv("XETILE_XE_ABI", request.param)
     return request.param
-
-
-def tutorial(name: str):
-    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), ROOT / "tutorials" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
@@ -274,7 +265,7 @@ def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
 def test_a_column_major_b_of_32_elements_a_lane_is_read_by_d32_transposed_messages(target, dtype, b_block, messages):
     """xetile.ops.matmul's configs with a column-major B of 32 elements a lane (f16 in 32x16 blocks; 8-bit) keep
     them in private memory, which IGC maps to registers: d32 transposed messages of 8 dwords DPAS takes as they
-    come, no spill (before 2026-11-24 the SPIR-V emitter refused the 32-component vectors)."""
+    come, no spill (the SPIR-V emitter refuses 32-component vectors)."""
     import xetile_jit as xetile
     from xetile_jit.ops.matmul import configs, matmul_kernel
     if not ocloc.available(get_target(target)):

@@ -1,4 +1,4 @@
-"""GEMM through SPIR-V on opencl:cpu (issue 3's list): f16, bf16 and f32 inputs, unaligned M/N/K,
+"""GEMM through SPIR-V on opencl:cpu: f16, bf16 and f32 inputs, unaligned M/N/K,
 order=[0, 1], tile_transpose, element-wise pre/post ops, tile_reduce + tile_broadcast, atomic_rmw_tile,
 workgroup tiles sg_layout [8, 4] / sg_data [32, 64] and [4, 4] / [64, 64]; random shapes and layouts through
 every IR level and SPIR-V; the compile caches; USM arrays used in place."""
@@ -14,7 +14,7 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from spirv_tools import cpu_queue, validate
-from test_gpu_code import tutorial
+from conftest import tutorial
 from test_passes import run_func
 from test_spirv_path import loop_bodies
 from usm_arrays import UsmArray
@@ -207,7 +207,7 @@ def test_tf32_gemm_at_every_ir_level_within_one_rounding_per_add(rng):
 SCRIPT = textwrap.dedent("""
     import sys
     import numpy as np, xetile_jit as xetile
-    from xetile_jit.frontend import compiler
+    from xetile_jit.compiler import driver as compiler
     trace = compiler.trace
     compiler.trace = lambda kernel, *args: print("traced", kernel.__name__, file=sys.stderr) or trace(kernel, *args)
     @xetile.kernel

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import assert_close, rand
+from conftest import assert_close, rand, subprocess_env
 from spirv_tools import validate
 from test_passes import CASES
 from usm_arrays import UsmArray
@@ -346,7 +346,7 @@ def test_a_fold_is_independent_chains_on_the_cpu_target(rng, width, loop):
 
 @xetile.kernel
 def layer_norm(x, w, y, N, BN: xetile.constexpr):
-    """The README's layer norm (no bias), 16 rows a workgroup, f32 inside."""
+    """A layer norm as a user writes it (no bias), 16 rows a workgroup, f32 inside."""
     m = xetile.program_id(0) * 16
     rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [16, BN])).to(xetile.float32)
     mean = xetile.tile_reduce("add", rows, [1]) / N
@@ -421,10 +421,10 @@ def check_far_tiles(cases) -> None:
 
 
 def run_isolated(call: str) -> None:
-    """`call` (a call of this module's functions) in a subprocess: a crash (the bugs of issue 8 were SIGSEGVs)
+    """`call` (a call of this module's functions) in a subprocess: a crash (the faults guarded against are SIGSEGVs)
     or a hang fails the test, not pytest."""
     tests = os.path.dirname(__file__)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(tests), tests]))
+    env = subprocess_env()
     try:
         done = subprocess.run([sys.executable, "-c", f"import test_spirv_path as t; t.{call}"], cwd=tests, env=env,
                               capture_output=True, text=True, timeout=300)
@@ -440,15 +440,15 @@ FAR_COLUMNS = [("float32", 0, 2**29, False), ("float32", 0, 2**31 - 16, False), 
 
 
 def test_offsets_beyond_i32():
-    """Issue 8: i64 offsets were truncated to i32, so 2**32 read and wrote real data (the index-width rule,
+    """i64 offsets are not truncated to i32, so 2**32 reads padding and writes nothing (the index-width rule,
     codegen/llvm/lowering.py); rows and columns, f32 (block messages) and f16 (odd columns: the element path), set by
     init_tile and by an offset update."""
     run_isolated("check_far_tiles(t.FAR_CASES)")
 
 
 def test_far_column_does_not_crash():
-    """Issue 8: the emulated block message's column check (col + 1) * size <= width overflowed i32 and the
-    emulation read far outside the array (SIGSEGV)."""
+    """The emulated block message's column check must not overflow i32 ((col + 1) * size <= width did, and the
+    emulation read far outside the array: SIGSEGV)."""
     run_isolated("check_far_tiles(t.FAR_COLUMNS)")
 
 
@@ -459,7 +459,7 @@ def bytes_at(x, out, col):
 
 
 def test_columns_past_2_31():
-    """Issue 8: data past column 2**31 of a big array read as padding. A 2 GB uint8 row (the smallest array
+    """Data past column 2**31 of a big array is reached, not read as padding. A 2 GB uint8 row (the smallest array
     with such columns; about 5 s) read across column 2**31 by the element path (too wide for block messages)."""
     x = np.zeros((1, 2**31 + 32), np.uint8)
     x[0, 2**31:] = np.arange(1, 33)
@@ -493,7 +493,7 @@ def check_loop_steps(device: str) -> None:
 
 @pytest.mark.parametrize("device", ["numpy", DEVICE])
 def test_runtime_loop_steps(device):
-    """Issue 8: a runtime step of 0 hung the device (the interpreter raised), a step of -1 ran 2**31 times."""
+    """A runtime step of 0 runs the loop zero times (no hang), a step of -1 runs it as Python's range does."""
     run_isolated(f"check_loop_steps({device!r})")
 
 
@@ -507,7 +507,7 @@ def steps_by(out, step):
 
 @pytest.mark.parametrize("device", ["numpy", DEVICE])
 def test_a_step_argument_of_zero_is_refused_at_launch(device):
-    """Issue 8: where a loop's step is a scalar argument, a step of 0 is a LaunchError before anything runs."""
+    """Where a loop's step is a scalar argument, a step of 0 is a LaunchError before anything runs."""
     out = np.full((1, 16), 7, np.int32)
     steps_by[(1,)](out, 3, device=device)
     assert (out == 4).all()

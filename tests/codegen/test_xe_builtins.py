@@ -359,7 +359,7 @@ def _f16_extremes(rng, shape, dtype):
 @pytest.mark.parametrize("abi", ["emulated", "vector"])
 def test_f16_dpas_fuses_its_multiply_adds_bit_for_bit(rng, abi):
     """f16 x f16 DPAS adds each product with OpenCL's fma (a CPU's one instruction; 12-17% of the cpu target's
-    f16 GEMM, docs/DESIGN.md "CPU notes"): an f16 product is exact and normal in f32, so the fused and the unfused
+    f16 GEMM, docs/performance.md "CPU notes"): an f16 product is exact and normal in f32, so the fused and the unfused
     add round alike, also at f16's extremes. bf16 and tf32 products can leave f32's range: no fma there."""
     keys = [key for key in xb.DPAS_TABLE[SG] if key.a == key.b == "f16"]
     for key, uses_fma in ((keys[0], True), (xb.Dpas("bf16", "bf16"), False), (xb.Dpas("tf32", m=8), False)):

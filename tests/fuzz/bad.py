@@ -1,4 +1,4 @@
-"""Bad-input fuzzing (issue 8): random mutations of a valid launch (wrong dtypes, shapes, strides, grids, scalar and
+"""Bad-input fuzzing: random mutations of a valid launch (wrong dtypes, shapes, strides, grids, scalar and
 constexpr types, missing and extra arguments, launch options) must raise LaunchError or CompilationError before
 anything runs, leaving the arrays untouched; never another exception, a crash or a hang. Mutations that may be valid
 (another supported dtype, a column-major view, a float scalar) may also succeed.

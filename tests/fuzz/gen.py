@@ -1,4 +1,4 @@
-"""A seeded generator of random, valid kernels and launches for the differential fuzzer (issue 8).
+"""A seeded generator of random, valid kernels and launches for the differential fuzzer.
 
 A batch is one generated `@xetile.kernel` holding several independent cases (element-wise expression trees over
 every dtype, reductions, broadcasts, transposes, tile_mma of every operand type with loops over K, loops with
@@ -45,7 +45,7 @@ def kind(dtype: str) -> str:
 
 
 def promote(a: str, b: str) -> str:
-    """The DSL's promotion (README "Types"): float beats int, wider beats narrower, unsigned wins a tie."""
+    """The DSL's promotion (docs/guide.md "Types"): float beats int, wider beats narrower, unsigned wins a tie."""
     if a == b:
         return a
     if kind(a) == "f" or kind(b) == "f":

@@ -1,4 +1,4 @@
-"""Runs one generated kernel at every level and compares (the differential fuzzer's oracle, issue 8).
+"""Runs one generated kernel at every level and compares (the differential fuzzer's oracle).
 
 The numpy interpreter on the XeTile IR is the reference; each stage lowered for the CPU target the kernel's SPIR-V
 runs on (`pipeline.lower`, `device_target`) runs in the level interpreters, and the SPIR-V on the device, all on

@@ -1,4 +1,4 @@
-"""The differential fuzzer (issue 8): generated kernels (tests/fuzz/gen.py) run in the numpy interpreter on the
+"""The differential fuzzer: generated kernels (tests/fuzz/gen.py) run in the numpy interpreter on the
 XeTile IR, at every lowered level and as SPIR-V on opencl:cpu, and must agree (tests/fuzz/levels.py).
 
 A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 1000) from XETILE_FUZZ_SEED (default 0), and

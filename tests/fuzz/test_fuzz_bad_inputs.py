@@ -1,4 +1,4 @@
-"""Bad-input fuzzing (issue 8): random mutations of a valid launch (tests/fuzz/bad.py) raise LaunchError or
+"""Bad-input fuzzing: random mutations of a valid launch (tests/fuzz/bad.py) raise LaunchError or
 CompilationError before anything runs and leave the arrays untouched; never another exception, a crash or a hang.
 The cases run in a child process, so that a crash or a hang fails this test (naming the case) instead of pytest.
 XETILE_FUZZ_SEED picks the cases; XETILE_FUZZ_BAD_CASES (default 300) how many."""
@@ -6,16 +6,15 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-TESTS = Path(__file__).parents[1]
+from conftest import TESTS, subprocess_env
 SEED = int(os.environ.get("XETILE_FUZZ_SEED", "0"))
 CASES = int(os.environ.get("XETILE_FUZZ_BAD_CASES", "300"))
 TIMEOUT = 240 + CASES   # seconds; the 300 cases take ~5 s
 
 
 def test_mutated_launches_raise_clean_errors_and_touch_nothing():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])))
+    env = subprocess_env()
     try:
         done = subprocess.run([sys.executable, "-m", "fuzz.bad", str(SEED), str(CASES)], env=env, cwd=TESTS,
                               capture_output=True, text=True, timeout=TIMEOUT)

@@ -624,7 +624,7 @@ def test_no_dump_without_env(monkeypatch, capsys):
     np.testing.assert_array_equal(x, np.full((2, 2), 3.0, np.float32))
 
 
-# ---- issue 13: arrays of any rank, 1-D tiles and vectors, arange, shape casts, base_shape/base_strides -----------
+# ---- arrays of any rank, 1-D tiles and vectors, arange, shape casts, base_shape/base_strides ---------------------
 
 @xetile.kernel
 def shapes(x, w, flat, y, R):

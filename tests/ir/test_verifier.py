@@ -918,7 +918,7 @@ def square_copy(x, y, N: xetile.constexpr):
 
 
 def test_register_budget_rejects_huge_tiles(rng):
-    """Issue 8: a 4096x4096 f32 tile took 320 s and 8 GB to compile; now code generation rejects it at once, after
+    """Unchecked, a 4096x4096 f32 tile took 320 s and 8 GB to compile; code generation rejects it at once, after
     layout propagation, at its line (target/code_budget.py), even spread over the most subgroups a default
     layout takes (512 on cpu, whose workgroups take 8192 work-items). The numpy interpreter generates no code and
     takes any tile."""
@@ -980,7 +980,7 @@ def test_op_layouts_follow_the_layout_rules(rng, which, rule, line, detail):
     assert detail in msg
 
 
-# ---- issue 13: arrays of any rank, 1-D tiles, arange, shape casts, base_shape/base_strides ----------------------
+# ---- arrays of any rank, 1-D tiles, arange, shape casts, base_shape/base_strides --------------------------------
 
 @xetile.kernel
 def k_tile_rank_over_array(w, out):

@@ -1,10 +1,9 @@
-"""Autotuning (issue 9): xetile.Config, @xetile.autotune (pruning with reasons, timing, winners in memory and on
+"""Autotuning: xetile.Config, @xetile.autotune (pruning with reasons, timing, winners in memory and on
 disk), xetile.layouts and xetile.testing.do_bench. Mostly in the numpy interpreter (wall clock); the tests marked
 opencl run on the OpenCL CPU device (device clock)."""
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ from xetile_jit.jit import kernel as jit
 from xetile_jit.ir.xetile_ops import check_distribution
 from xetile_jit.runtime.profiling import profiling_queue
 
-from test_gpu_code import tutorial
+from conftest import subprocess_env, tutorial
 from usm_arrays import count_interface_reads, needs_dpnp
 
 M, N, K = 40, 24, 20
@@ -131,8 +130,7 @@ FRESH_PROCESS = textwrap.dedent("""
 
 
 def test_a_fresh_process_reuses_the_winner(tmp_path):
-    env = os.environ | {"XETILE_CACHE_DIR": str(tmp_path), "XETILE_DEVICE": "numpy", "XETILE_PRINT_AUTOTUNING": "1",
-                        "PYTHONPATH": os.pathsep.join([os.path.dirname(__file__), os.getcwd()])}
+    env = subprocess_env(XETILE_CACHE_DIR=str(tmp_path), XETILE_DEVICE="numpy", XETILE_PRINT_AUTOTUNING="1")
     runs = [subprocess.run([sys.executable, "-c", FRESH_PROCESS], env=env, capture_output=True, text=True,
                            timeout=120) for _ in range(2)]
     for run in runs:

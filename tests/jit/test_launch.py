@@ -355,8 +355,8 @@ GRID_LIMIT = {"numpy": "workgroups; the numpy interpreter runs at most 1048576, 
 
 @pytest.mark.parametrize("grid", [(2**31,), (2**16, 2**16), (1, 2**11, 2**20), (2**40, 2**40, 2**40)], ids=str)
 def test_grid_beyond_the_device_limit_is_a_launch_error(on_each_device, grid, monkeypatch):
-    """Issue 8: checked before anything runs (the interpreter used to build the grid's id list, and hang; dpctl
-    refused such a launch with a bare "Kernel submission to Sycl queue failed")."""
+    """Checked before anything runs (else the interpreter would build the grid's id list, and hang; dpctl
+    refuses such a launch with a bare "Kernel submission to Sycl queue failed")."""
     monkeypatch.delenv("XETILE_INTERPRETER_MAX_WORKGROUPS", raising=False)
     out = np.full((8, 6), -1, np.int32)
     expect_launch_error(GRID_LIMIT[on_each_device], lambda: program_ids[grid](out), out)

@@ -1,4 +1,4 @@
-"""The launch hot path and asynchronous launches (issue 10): plans keyed by what decides each check, launches on
+"""The launch hot path and asynchronous launches: plans keyed by what decides each check, launches on
 USM arrays ordered with dpnp's work on the queue, numpy arrays synchronous, threads, DLPack producers on a SYCL
 device (PyTorch XPU tensors' stand-in), xetile.synchronize and XETILE_TIMING.
 

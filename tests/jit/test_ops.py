@@ -1,4 +1,4 @@
-"""xetile.ops.matmul (issue 9): activation(A @ B + bias), autotuned, against numpy in float64, in the numpy
+"""xetile.ops.matmul: activation(A @ B + bias), autotuned, against numpy in float64, in the numpy
 interpreter (each call tunes the template's configs there, so the shapes are small)."""
 from __future__ import annotations
 
@@ -145,8 +145,8 @@ def test_every_config_compiles_to_valid_spirv_for_the_cpu(dtype, order):
     """Each config of the search space, as the tuner launches it on the default CPU target, A and B row- or
     column-major: taller load blocks than DPAS takes (B's 32x16 VNNI is 32 f16 a lane) stay in private memory until
     regrouped, and so do the 32 elements a lane a column-major 16-bit B in 32x16 blocks or an 8-bit one reads by
-    transposed messages (the SPIR-V emitter refused them as 32-component vectors on every target before
-    2026-11-24)."""
+    transposed messages (the SPIR-V emitter refuses 32-component vectors, so they go through private
+    memory)."""
     from spirv_tools import validate
     a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.int32 if dtype == np.int8 else np.float32)
     operand = a if order == "row" else a.T
@@ -225,7 +225,7 @@ def piece(config) -> tuple:
 def test_on_a_cpu_device_matmul_times_only_the_configs_it_estimates_fastest(m, n, k, fastest, timed):
     """On a CPU device (of 2 units, as the one measured) the tuner times at most CPU_TIMED configs: the best
     estimates of padded work per compute unit over the piece's speed, within CPU_WITHIN of the best. The expected
-    winners are what timing every config chose on opencl:cpu (2026-11-25)."""
+    winners are what timing every config chose on opencl:cpu."""
     kept = fastest_on_cpu(configs(), m, n, k, 2)
     assert len(kept) == timed <= CPU_TIMED
     assert piece(kept[0]) == fastest

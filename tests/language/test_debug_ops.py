@@ -1,4 +1,4 @@
-"""Debugging functions (issue 14, item 3): `static_assert` checked while tracing; `device_assert` checked by the
+"""Debugging functions: `static_assert` checked while tracing; `device_assert` checked by the
 numpy interpreter, left out of device code, and a NotImplementedError on a device with XETILE_DEBUG=1 (part of
 the compile options, so of the cache key); `device_print` in the interpreters and through OpenCL printf."""
 import os

@@ -417,7 +417,7 @@ erf = np.vectorize(math.erf, otypes=[np.float64])
 FLOAT_MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "sqrt": np.sqrt,
               "rsqrt": lambda v: 1 / np.sqrt(v), "tanh": np.tanh}
 TOOLBOX_MATH = {"sin": np.sin, "cos": np.cos, "erf": erf, "sigmoid": sigmoid, "floor": np.floor, "ceil": np.ceil,
-                "log2": np.log2}  # issue 14: each on the floats and one integer type (ints compute in f32 alike)
+                "log2": np.log2}  # each on the floats and one integer type (ints compute in f32 alike)
 FLOAT_MATH.update(TOOLBOX_MATH)
 POSITIVE_ONLY = ("log", "log2", "sqrt", "rsqrt")
 UNARY_CASES = (  # function, dtypes it takes

@@ -1,4 +1,4 @@
-"""Ops that need each element's position (issue 14, item 3): `iota`, `tile_reduce` kinds argmax/argmin and
+"""Ops that need each element's position: `iota`, `tile_reduce` kinds argmax/argmin and
 `tile_scan`/`cumsum`, in the numpy interpreter and as SPIR-V on opencl:cpu, against numpy, on one subgroup and
 spread over a 2x2 grid of subgroups (so that positions, reductions and scans cross subgroups and blocks)."""
 import ml_dtypes

@@ -1,4 +1,4 @@
-"""Philox random numbers (issue 14, item 3): `xetile.randint/rand/randn` against a numpy Philox 4x32-10 written
+"""Philox random numbers: `xetile.randint/rand/randn` against a numpy Philox 4x32-10 written
 here (checked against the Random123 known-answer vectors), bit for bit for randint and rand in the numpy
 interpreter and as SPIR-V on opencl:cpu; randn within the OpenCL math functions' ulp bounds."""
 import numpy as np

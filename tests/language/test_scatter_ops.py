@@ -1,4 +1,4 @@
-"""Gather/scatter (issue 13; XeTile RFC load_gather/store_scatter, XeGPU RFC scattered descriptors): `init_tile`
+"""Gather/scatter (XeTile RFC load_gather/store_scatter, XeGPU RFC scattered descriptors): `init_tile`
 with `indices=` (and `chunk_size`), `load_gather`, `store_scatter`, `update_tile_offset` and `atomic_rmw_tile` on
 #scatter tiles. Each kernel runs in the interpreter at every IR level and, launched, in the numpy interpreter and
 as SPIR-V on opencl:cpu, against numpy; the verifier's rules and the printed RFC syntax are checked too."""
@@ -338,7 +338,7 @@ def test_a_gather_and_a_scatter_through_one_tile_are_ordered():
 
 @pytest.mark.usefixtures("on_each_device")
 def test_tutorial_embedding_gather(rng):
-    from test_gpu_code import tutorial
+    from conftest import tutorial
     tut = tutorial("10-embedding-gather")
     table = rng.standard_normal((40, 96)).astype(np.float32)  # 96 columns: the second 64-column chunk is half out
     ids = rng.integers(-2, 43, (1, 100)).astype(np.int32)

@@ -1,4 +1,4 @@
-"""Arrays of any rank and the shape ops of issue 13, in the numpy interpreter and as SPIR-V on opencl:cpu, against
+"""Arrays of any rank and the shape ops, in the numpy interpreter and as SPIR-V on opencl:cpu, against
 numpy: leading offsets select a slice (auto-padding per slice), 1-D arrays, tiles and vectors, `arange` masks,
 `reshape`/`expand_dims`/`broadcast_to` (reshapes that move elements between rows too: through SLM on devices),
 init_tile's `base_shape`/`base_strides` view, and tutorials 05 and 09."""

@@ -1,4 +1,4 @@
-"""Shared local memory, barriers, fences and named barriers in the user's hands (issue 13): `alloc_slm` buffers with
+"""Shared local memory, barriers, fences and named barriers in the user's hands: `alloc_slm` buffers with
 tiles on them, `barrier`, `fence`, `named_barrier`/`nbarrier_arrive`/`nbarrier_wait`. Each kernel runs in the
 numpy interpreter at every IR level and on each device (numpy, SPIR-V on opencl:cpu); the verifier rules, the
 printed IR, the SLM budget, the barrier pass's interplay and the SPIR-V lowering of named barriers."""
@@ -12,7 +12,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
-from test_gpu_code import tutorial
+from conftest import tutorial
 from test_passes import run_func
 from test_printer import assert_lines
 from xetile_jit.toolchain import ocloc

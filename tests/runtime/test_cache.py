@@ -162,7 +162,7 @@ def test_fields_must_be_bytes_or_str(tmp_path):
     assert not (tmp_path / "k.entry").exists()
 
 
-# ---- issue 8, item 3: the cache is private, bounded, and never blocks or follows links ---------------------
+# ---- the cache is private, bounded, and never blocks or follows links -------------------------------------
 
 def test_directory_and_parents_are_created_private_under_umask_000(tmp_path):
     cache = DiskCache(tmp_path / "parent" / "cache")
@@ -374,7 +374,7 @@ def test_a_read_only_cache_is_read_and_written_quietly_never(tmp_path, monkeypat
     assert cache.get(cache.key("another")) is None and cache.get(key) == ENTRY
 
 
-# ---- what the trace read, between processes (issue 7, item 7) ----------------------------------------------
+# ---- what the trace read, between processes ----------------------------------------------------------------
 
 HELPERS = """
 import xetile_jit as xetile
@@ -436,8 +436,8 @@ def test_edited_helper_and_constant_recompile_in_a_fresh_process(tmp_path):
 
 
 def test_dump_ir_prints_every_level_on_a_disk_cache_hit(tmp_path):
-    """XETILE_DUMP_IR=1 in a fresh process whose kernel is in the disk cache still prints every level (issue 14:
-    the README's dump command printed nothing after the demo had run once)."""
+    """XETILE_DUMP_IR=1 in a fresh process whose kernel is in the disk cache still prints every level (the
+    dump command must print even after the demo has run once)."""
     (tmp_path / "main.py").write_text(MAIN)
     (tmp_path / "helpers.py").write_text(HELPERS.format(offset=1.0, op="+"))
 

@@ -214,7 +214,7 @@ def test_default_target_is_what_a_launch_compiles_for(monkeypatch):
     assert xetile.default_target("opencl:cpu") == "xe-emulated"
 
 
-# ---- launch limits (issue 8): checked before any argument is copied ------------------------------------------
+# ---- launch limits: checked before any argument is copied ----------------------------------------------------
 
 @xetile.kernel
 def copy_by_subgroups(x, y, SG0: xetile.constexpr, SG1: xetile.constexpr):

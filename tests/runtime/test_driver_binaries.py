@@ -3,12 +3,12 @@
 is deleted and the program built again, and the key follows the SPIR-V, the build options and the device."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from conftest import subprocess_env
 
 import xetile_jit as xetile
 import xetile_jit.language.dsl as xt
@@ -107,8 +107,7 @@ print(next(iter(t.axpy.cache.values())).programs[cached_queue("opencl:cpu").sycl
 
 
 def test_a_fresh_process_loads_what_an_earlier_one_built(setup, tmp_path):
-    path = os.pathsep.join(filter(None, [os.path.dirname(__file__), os.environ.get("PYTHONPATH")]))
-    env = os.environ | {"XETILE_CACHE_DIR": str(tmp_path), "PYTHONPATH": path}
+    env = subprocess_env(XETILE_CACHE_DIR=str(tmp_path))
 
     def run() -> str:
         result = subprocess.run([sys.executable, "-c", FRESH_PROCESS], env=env, capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""The compiler driver's data (issue 7, item 6): CompileOptions, the source of the options' part of the cache keys,
+"""The compiler driver's data: CompileOptions, the source of the options' part of the cache keys,
 and CompiledArtifact, which owns its serialisation to a disk cache entry."""
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_an_entry_of_another_layout_is_compiled_again_and_overwritten(traces, tm
 
 
 def test_num_subgroups_is_part_of_both_cache_keys(traces):
-    """Issue 14: the launch option num_subgroups (Triton's num_warps) is a CompileOptions field, so it keys the
+    """The launch option num_subgroups (Triton's num_warps) is a CompileOptions field, so it keys the
     in-memory and the disk cache, and the artifact has that many subgroups."""
     mma_copy.cache.clear()
     x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
@@ -125,7 +125,7 @@ def block_io_warnings(monkeypatch, tmp_path, quiet: str | None, *args, target="x
 
 
 def test_block_io_fallback_warns_once_per_compile_naming_arrays_and_rules(monkeypatch, tmp_path):
-    """Issue 14, item 4: arrays 2D block messages cannot address are named, with the rule, in one warning."""
+    """Arrays 2D block messages cannot address are named, with the rule, in one warning."""
     pitched = np.zeros((16, 45), np.float32)[:, 3:40]  # a 180-byte row pitch
     narrow, good = np.zeros((8, 8), np.float32), np.zeros((16, 16), np.float32)  # 32 bytes wide; 64 bytes wide
     (warning,) = block_io_warnings(monkeypatch, tmp_path, None, pitched, good, narrow, good)

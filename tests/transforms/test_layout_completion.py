@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import rand
 from spirv_tools import cpu_queue
-from test_gpu_code import tutorial
+from conftest import tutorial
 from test_passes import gemm, run_func
 
 import xetile_jit as xetile
@@ -235,8 +235,8 @@ def test_legacy_abi_rejects_a_block_larger_than_a_vector(monkeypatch):
 def test_8bit_tile_mma_on_sub_group_8_is_a_named_error(monkeypatch):
     """An 8-bit DPAS A on sub-group 8 gives a lane 32 values (B packs four K rows a word), which the legacy ABI
     cannot hold (no private blocks): on xe-hpg a NotImplementedError naming it, not the SPIR-V emitter's refusal
-    of a 32-component vector or a crash in a select (before 2026-11-24, every config of an int8
-    xetile.ops.matmul there). The legacy ABI on sub-group 16 (xe-hpc) holds A in 16 and still builds."""
+    of a 32-component vector or a crash in a select (which every config of an int8 xetile.ops.matmul
+    there would meet). The legacy ABI on sub-group 16 (xe-hpc) holds A in 16 and still builds."""
     a, c = np.zeros((256, 256), np.int8), np.zeros((256, 256), np.int32)
     options = dict(BM=128, BN=128, BK=64, ACC=xetile.int32, sg_layout=[4, 4], sg_data=[32, 32])
     with pytest.raises(NotImplementedError, match=re.escape(

@@ -178,7 +178,7 @@ def test_two_anchored_tiles_meet_through_a_conversion(rng):
     assert_close(out, x + y, np.float32)
 
 
-# ---- kernels without anchors (issue 14, item 1): spread over subgroups, rows first ---------------------------------
+# ---- kernels without anchors: spread over subgroups, rows first ------------------------------------------------------
 
 @xetile.kernel
 def layer_norm(x, w, y, N, BM: xetile.constexpr, BN: xetile.constexpr):

@@ -6,7 +6,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
-from test_gpu_code import tutorial
+from conftest import tutorial
 from xetile_jit.ir.interpreter import run_ir
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.ir.core import Block, walk

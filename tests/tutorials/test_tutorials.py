@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_close
-from test_gpu_code import tutorial
+from conftest import tutorial
 
 
 def test_gemm_bias_reduce_tutorial(on_each_device):

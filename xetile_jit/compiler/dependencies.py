@@ -1,4 +1,4 @@
-"""What a trace read (issue 7, item 7): the globals, closure cells and module attributes a kernel and the
+"""What a trace read: the globals, closure cells and module attributes a kernel and the
 kernels it inlines looked up, each with a stable form of its value, so the compile caches can tell when a
 compiled kernel is stale.
 

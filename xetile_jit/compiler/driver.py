@@ -1,4 +1,4 @@
-"""The compiler driver (issue 7, item 6): a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
+"""The compiler driver: a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
 out, through the trace, the backend and the on-disk cache (docs/DESIGN.md §4).
 
 `CompileOptions` (target, tile_mma anchor layout, subgroup count, prefetch distance) is the one source of the
@@ -215,7 +215,7 @@ def artifact_of(name: str, func: FuncOp, backend: dict, reads: Reads) -> Compile
 
 def loop_step_arguments(func: FuncOp) -> tuple[str, ...]:
     """The scalar arguments some scf.for steps by, as they are (through index casts): a step of 0 would run the
-    loop zero times (ForOp), so a launch refuses it instead (issue 8: never hang, never silently skip)."""
+    loop zero times (ForOp), so a launch refuses it instead (never hang, never silently skip)."""
     names = []
     for op in walk(func.body):
         if isinstance(op, ForOp):

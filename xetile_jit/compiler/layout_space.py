@@ -1,4 +1,4 @@
-"""`xetile.layouts`: every legal (sg_layout, sg_data) of a workgroup tile (issue 9), to generate autotuning
+"""`xetile.layouts`: every legal (sg_layout, sg_data) of a workgroup tile, to generate autotuning
 configs rather than type them.
 
 Legal is the XeTile RFC's distribution rule (ir/xetile_ops.py `check_distribution`: sg_data divides the tile and

@@ -320,7 +320,7 @@ def check_yield(op: Operation, block: Block, types) -> None:
 class ForOp(Operation):
     """scf.for: a real loop with loop-carried values (iter_args). The loop rule: the iv takes the values of
     Python's range(lower, upper, step), for a negative step too; a step of 0 (only possible at run time: the
-    tracer rejects a constant 0) runs the body zero times, since a kernel cannot raise (issue 8: never hang)."""
+    tracer rejects a constant 0) runs the body zero times, since a kernel cannot raise and must never hang."""
 
     name = "scf.for"
     effects = ()  # the ops of its body declare their own

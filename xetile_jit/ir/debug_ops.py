@@ -1,4 +1,4 @@
-"""Debugging ops (issue 14, item 3): `cf.assert` (`xetile.device_assert`) and `gpu.printf` (`xetile.device_print`).
+"""Debugging ops: `cf.assert` (`xetile.device_assert`) and `gpu.printf` (`xetile.device_print`).
 
 `gpu.printf` prints one line per workgroup for scalars (every work-item holds the same ones, so the first of
 the workgroup prints them: subgroup 0 in the interpreters, work-item 0 in device code, codegen/llvm/core.py), and one line

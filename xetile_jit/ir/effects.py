@@ -1,4 +1,4 @@
-"""Op traits: what an op does to memory (issue 7). Every op class declares `effects`, a tuple of `Effect`; an op
+"""Op traits: what an op does to memory. Every op class declares `effects`, a tuple of `Effect`; an op
 with none is pure. The barrier pass, `written_arrays` (hence the host copy-back) and the verifier read these,
 so a new memory op is ordered and copied back by declaring its effects, with no list to extend.
 """

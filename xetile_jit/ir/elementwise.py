@@ -1,4 +1,4 @@
-"""The element-wise kinds, one row each (issue 7: one table, not five). An arith/math op's row holds its operand
+"""The element-wise kinds, one row each (one table, not one per consumer). An arith/math op's row holds its operand
 kinds, its numpy rule and its LLVM rule; a reduction kind's row its RFC name, numpy reduction and the op folding
 two partial results (whose row gives the rest); an atomic kind's row its atomic_rmw name, the op combining old
 and new, and the LLVM atomicrmw operation for integers. The interpreter (core_ops, xetile_ops, simt_ops), the

@@ -6,7 +6,7 @@ workgroup's subgroups as threads sharing its SLM buffers, its barrier and its na
 a subset of subgroups can meet at one); workgroup-level IR runs the workgroup's program in order, where
 barriers have nothing left to order.
 
-Grid limit (issue 8): workgroups run one by one in Python (7 us for an empty one, 22 us for an 8x8 copy), so a
+Grid limit: workgroups run one by one in Python (7 us for an empty one, 22 us for an 8x8 copy), so a
 grid of more than `XETILE_INTERPRETER_MAX_WORKGROUPS` workgroups (default 2**20, a minute or more of work) is a
 LaunchError before the first one runs: such a grid is almost always one counted in elements rather than
 blocks, and would otherwise run for hours. Program ids are generated lazily, never as a list.

@@ -53,8 +53,8 @@ TF32_MASK = 0xFFFFE000  # sign, 8 exponent bits, the 10 high mantissa bits of an
 
 
 def tf32(x: np.ndarray) -> np.ndarray:
-    """f32 values as tf32 DPAS reads them: the low 13 mantissa bits dropped (truncation toward zero, docs/DESIGN.md
-    "tf32"); the result is still f32."""
+    """f32 values as tf32 DPAS reads them: the low 13 mantissa bits dropped (truncation toward zero, docs/guide.md
+    "Precision"); the result is still f32."""
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & np.uint32(TF32_MASK)
     return bits.view(np.float32)
 

@@ -1,4 +1,4 @@
-"""Shape ops of issue 13.
+"""Shape ops: casts and views of vectors and arrays.
 
 - vector.shape_cast at the XeTile level (XeGPU RFC: vector ops on XeTile vectors): the same elements, in row-major
   order, in another shape of rank 1 or 2. `v.reshape(shape)` and `xetile.expand_dims(v, axis)` trace to it. On

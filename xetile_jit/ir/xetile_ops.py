@@ -1,5 +1,5 @@
 """XeTile ops (XeTile RFC, "XeTile Dialect" op table): workgroup-level tiles and vectors, 2-D (the RFC's) or 1-D
-(issue 13: a tile over an array's last dim).
+(a tile over an array's last dim).
 
 The numpy rule of each op works on whole tiles. A tile value in the interpreter is a `TileRef`: the slice of
 the base array the tile reads (its logical view, picked by the leading offsets of an array of higher rank), the

@@ -1,4 +1,4 @@
-"""`@xetile.autotune` and `xetile.Config` (issue 9): a kernel launched over several configurations (constexprs
+"""`@xetile.autotune` and `xetile.Config`: a kernel launched over several configurations (constexprs
 and the tile_mma anchor layout), each timed with `xetile.testing.do_bench`, the fastest kept per tuning key.
 
 A launch computes its key (the values of the `key` arguments, an array's by its shape, plus every array's dtype

@@ -1,4 +1,4 @@
-"""The autotuner's winners on disk (issue 9), as entries of the compile cache (runtime/cache.py: same directory,
+"""The autotuner's winners on disk, as entries of the compile cache (runtime/cache.py: same directory,
 atomic writes, privacy checks and size cap), so a fresh process reuses a tuning without timing anything.
 
 A winner's key covers xetile_jit's own sources (`compiler_hash`), the kernel's source, the config list, the

@@ -1,4 +1,4 @@
-"""The launch hot path (issue 10, item 1), after Triton's generated binder (docs/DESIGN.md §4 "Launch").
+"""The launch hot path, after Triton's generated binder (docs/DESIGN.md §4 "Launch").
 
 A launch binds its arguments with a function generated from the kernel's signature (`make_specializer`: Python
 itself binds, no `inspect`), which also computes a cheap specialization key, and looks up a `LaunchPlan` in the

@@ -1,4 +1,4 @@
-"""Reductions and scans that need each element's position (issue 14, item 3), traced into `vector.iota` and the
+"""Reductions and scans that need each element's position, traced into `vector.iota` and the
 ops the backend already lowers (tile_reduce, compares, selects, scf.for), so they run at every level and on the
 device with no rules of their own.
 

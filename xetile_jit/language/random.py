@@ -1,4 +1,4 @@
-"""Counter-based random numbers (issue 14, item 3): Philox 4x32 with Triton's constants, rounds and conversions
+"""Counter-based random numbers: Philox 4x32 with Triton's constants, rounds and conversions
 (triton/language/random.py), traced into integer element-wise ops, so the numpy interpreter and the device compute
 the same bits. Unsigned 32-bit words are held in i32 (two's complement add, multiply and xor are the unsigned ones);
 the high half of a 32 x 32-bit product is taken from the zero-extended operands multiplied in i64.

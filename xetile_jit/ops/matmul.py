@@ -1,4 +1,4 @@
-"""`xetile.ops.matmul`: C = activation(A @ B + bias), the tutorial GEMM as an autotuned library op (issue 9).
+"""`xetile.ops.matmul`: C = activation(A @ B + bias), the tutorial GEMM as an autotuned library op.
 
 Inputs f16, bf16, f32 or int8 (both the same), any M, N, K, A and B row- or column-major (a tile reads an array
 in its memory order, so `bt.T` needs no copy). Accumulation is f32 (int8: i32); C's dtype is `out_dtype`,
@@ -7,7 +7,7 @@ default the accumulator's. `bias` is a length-N vector or a (1, N) array, added 
 `input_precision` is `tile_mma`'s: "ieee" (exact f32 products) or, for f32 inputs, "tf32" (tf32 DPAS where the
 target has it).
 
-Tuned over the seed PR's knobs: the workgroup tile, its split between subgroups (sg_layout, sg_data, generated with
+Tuned over transform.xegpu's knobs: the workgroup tile, its split between subgroups (sg_layout, sg_data, generated with
 xetile.layouts: one piece per subgroup, made of whole DPAS C blocks), the K tile, the load blocks of A and B
 (inst_data: the default, layout completion's largest messages, or A in 16x16 and B in 32x16 VNNI messages,
 regrouped in registers) and the cooperative prefetch of the A and B tiles PREFETCH K steps ahead (the RFC Appendix
@@ -37,11 +37,11 @@ from ..runtime.device import array_queue, select_device
 ACTIVATIONS = (None, "relu", "gelu", "silu")
 GELU_C = 0.7978845608028654  # sqrt(2 / pi)
 # (workgroup tile, piece of one subgroup, K tile, A's load blocks, B's load blocks, prefetch distances): the tutorial's
-# 256x256 split in 32x64 pieces (its GPU split) and smaller ones; then tiles in 16x64 pieces, the tutorial's split
-# on the `cpu` target (2026-11-24: 138-190 GFLOP/s at 512-2048 f32, the smaller tiles ahead at 512); then 32x64 and
+# 256x256 split in 32x64 pieces (its GPU split) and smaller ones; then tiles in 16x64 pieces
+# (on the `cpu` target 138-190 GFLOP/s at 512-2048 f32, the smaller tiles ahead at 512); then 32x64 and
 # 64x64 pieces with a K tile of 64, the fastest on the `cpu` target at 2048-4096 since its multiply-adds run in
 # loops of 16 row sums (32x64: 0.99-1.16x oneMKL, 64x64: 1.12-1.25x, but 1.2 and 2.2 s of driver build a config
-# against 0.5 for 16x64 pieces and K tile 32; docs/DESIGN.md "CPU notes"). None is the default block (layout
+# against 0.5 for 16x64 pieces and K tile 32; docs/performance.md "CPU notes"). None is the default block (layout
 # completion's).
 SHAPES = (((256, 256), (32, 64), 32, (None, (16, 16)), (None, (32, 16)), (0, 3)),
           ((128, 256), (32, 64), 32, (None,), (None,), (0,)),
@@ -90,9 +90,9 @@ def prefetch_b(count: int, bk: int, bn: int) -> Layout:
 
 # On a CPU device a config's time is about its waves of workgroups (the workgroups over the device's compute units,
 # rounded up) times one workgroup's multiply-adds, K padded to the K tile, over its piece's speed: relative speeds
-# (piece, K tile) from a 1024^3 f32 tuning on opencl:cpu, 13.1 ms for 64x64 pieces with K tile 64 (2026-11-25). That
+# (piece, K tile) from a 1024^3 f32 tuning on opencl:cpu, 13.1 ms for 64x64 pieces with K tile 64. That
 # estimate put the fastest config first at 1, 128, 200x136x80, 256, 512 (f16), 1000, 1024, 2048, 16x4096x1024,
-# 4096x64x1024, 64x64x4096 and 3000x3000x64 (docs/DESIGN.md "CPU notes"), so tuning there times only the best
+# 4096x64x1024, 64x64x4096 and 3000x3000x64 (docs/performance.md "CPU notes"), so tuning there times only the best
 # estimates, at most CPU_TIMED and within CPU_WITHIN of the best: each config timed costs about 1.8 s of driver
 # build and timing, and where the estimates of the second config on were 1.5x the first or more, that config ran
 # 2.2x-2.8x slower (1x1x1, 64x64x4096), so one config is left and nothing is timed.
@@ -214,11 +214,11 @@ def row_major_copy_kernel(x, y, BM: xt.constexpr, BN: xt.constexpr):
 
 
 # row_major_copy_kernel's tile: a column-major 2048x2048 f32 array in 2.4 ms on opencl:cpu, against 2.9-8.1 ms in
-# 16x64 to 128x32 tiles and 17.7 ms for dpnp's copy (2026-11-24)
+# 16x64 to 128x32 tiles and 17.7 ms for dpnp's copy
 COPY_TILE = (64, 16)
 # The copy pays where the GEMM reads the operand again for this many rows (B) or columns (A) of C: on opencl:cpu,
 # a column-major f32 B at 512^3 ran at 135 GFLOP/s as it is and 120 copied, at 1024^3 at 109 and 135 (f16 163 and
-# 162; a column-major A: f32 101 -> 137, f16 149 -> 160), 2026-11-24
+# 162; a column-major A: f32 101 -> 137, f16 149 -> 160)
 COPY_FROM = 1024
 
 

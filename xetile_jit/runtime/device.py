@@ -20,7 +20,7 @@ else the `XETILE_TARGET` environment variable, picks another target the device r
 device one of CPU_TARGETS, on an Intel GPU one of the GPU targets; anything else is a LaunchError naming the ones
 it may be.
 
-Launch limits (issue 8), checked by `check_launch` before any argument is copied: a workgroup (num_subgroups x
+Launch limits, checked by `check_launch` before any argument is copied: a workgroup (num_subgroups x
 lanes work-items, along dimension 0) must fit the device's `max_work_group_size` and `max_work_item_sizes3d`,
 and the whole launch must be at most 2**31 - 1 work-items: dpctl's runtime is DPC++ built with
 `-fsycl-id-queries-fit-in-int`, which refuses an ND-range whose global linear size (the product of its

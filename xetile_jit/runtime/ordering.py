@@ -1,4 +1,4 @@
-"""Asynchronous launches in dpctl's and dpnp's order of work on a queue (issue 10, item 2; docs/DESIGN.md §4).
+"""Asynchronous launches in dpctl's and dpnp's order of work on a queue (docs/DESIGN.md §4).
 
 dpctl queues need not be in order; dpnp orders what it offloads with `dpctl.utils.SequentialOrderManager[queue]`:
 each operation waits for `submitted_events` and adds its own event with `add_event_pair`. A kernel launch does

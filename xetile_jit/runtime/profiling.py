@@ -1,4 +1,4 @@
-"""Which SYCL kernels a stretch of host code submitted (issue 9: `xetile.testing.do_bench` times them on the
+"""Which SYCL kernels a stretch of host code submitted (`xetile.testing.do_bench` times them on the
 device). `launch` (sycl.py) hands every submitted kernel's event and queue to `record`; inside `recording()` they
 are kept, so the caller can read each event's device-side start and end (SYCL event profiling), which the
 runtime reports only for queues made with `property="enable_profiling"` (`profiling_queue`). Outside a

@@ -1,4 +1,4 @@
-"""XETILE_TIMING=1: the time of each compile stage on stderr (issue 10, item 3; README "Where the time goes").
+"""XETILE_TIMING=1: the time of each compile stage on stderr (docs/guide.md "Debugging and IR dumps").
 
 One line per stage as it ends, `xetile timing: <kernel>: <stage> <ms> ms`: the trace, each lowering pass
 (compiler/pipeline.py), the LLVM IR, the SPIR-V, the GPU ISA (ocloc, GPU targets), the disk cache lookup, the

@@ -1,4 +1,4 @@
-"""What a launch reads of a USM array argument, read once per array (issue 10, items 1 and 2: the launch hot path).
+"""What a launch reads of a USM array argument, read once per array (the launch hot path).
 
 A usm_ndarray's part of a plan key (jit/launch_plan.py) is its dtype, shape, strides, base alignment and queue; reading
 them costs ~0.5 us an array (`.dtype` alone ~0.3 us) and hashing the dtype in the key as much again, 20 us for a

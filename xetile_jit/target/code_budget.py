@@ -1,4 +1,4 @@
-"""Size limits a kernel must keep (issue 8: a 4096x4096 f32 tile took 320 s and 8 GB to compile, and the
+"""Size limits a kernel must keep (a 4096x4096 f32 tile took 320 s and 8 GB to compile, and the
 driver's build of a 256x256 tile per subgroup did not finish in 300 s). Both raise CompilationError naming the
 rule:
 

@@ -136,12 +136,12 @@ class Target:
     # a lane's vectors computed as their components (codegen/llvm/core.py: a loop's carried vectors a phi a component, an
     # element-wise op an op a component): the CPU targets, whose compiler kept a vector value lane after lane in
     # memory and transposed it around its uses (the tutorial GEMM's 16 accumulators: 2824 permutes, a third of its
-    # driver build; docs/DESIGN.md "CPU notes"); GPUs keep vectors
+    # driver build; docs/performance.md "CPU notes"); GPUs keep vectors
     lane_scalars: bool = False
     # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
     # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local
     # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
-    # (docs/DESIGN.md "CPU notes"; 4096x4096 softmax f16 2.5 against 3.4 ms in 1 subgroup a row, not 2)
+    # (docs/performance.md "CPU notes"; 4096x4096 softmax f16 2.5 against 3.4 ms in 1 subgroup a row, not 2)
     whole_row_bytes: int = 0
     # a column-major tile_mma operand is read by gathers (a lane takes a column's elements from memory rows apart):
     # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
@@ -166,7 +166,7 @@ class Target:
         """The modest per-subgroup footprint of one value the default subgroup count aims at: an eighth of the small
         register file (16 GRFs, 1 KiB, on every target here), so that the values live at once stay in registers and
         each subgroup's code is short: the driver's build time grows with it (a 16x1024 f32 softmax built in 0.8 s
-        on 64 subgroups of 1 KiB, 3.8 s on 16 of 4 KiB, 2026-11-23; docs/DESIGN.md §5 has later numbers)."""
+        on 64 subgroups of 1 KiB, 3.8 s on 16 of 4 KiB; docs/performance.md has current numbers)."""
         return self.grf_count * self.grf_bytes // 8
 
     def default_subgroups(self, value_bytes: int, each: int | None = None) -> int:

@@ -3,7 +3,7 @@
 Blocking (XeGPU RFC blocking rule) writes an op on a subgroup value of N instruction blocks as N block ops in a row,
 and the fold of a reduction as a chain of N - 1 ops; codegen/cpu/pieces.py finds the runs of N block loads or stores.
 Lowered one value a block, a whole row of N blocks is live at once, and the OpenCL CPU compiler's register
-allocator moves each block through the stack three or four times (docs/DESIGN.md "CPU notes"). So on the `cpu`
+allocator moves each block through the stack three or four times (docs/performance.md "CPU notes"). So on the `cpu`
 target a basic block's runs form loop regions: consecutive runs over the same N blocks (element-wise ops alike in
 all but their block operands, fold chains, load and store runs) are one loop over the blocks that computes every
 run's block i, a fold as 4 partial results the loop carries (independent chains, folded pairwise after it). A block
@@ -13,8 +13,8 @@ blocks still joins. Load and store runs read or write their blocks with plain me
 region lies inside its surface and through their builtins otherwise: two copies of the loop after one test
 (`unswitched`), so the values are the builtins'. An element-wise op or constant alike to an earlier one, operands
 included (blocking repeats a constant, or an op on broadcast values, a block), is that one's Alias; the descriptors
-and offsets of a run's other blocks, which the loop never reads, are not lowered. Measured (docs/DESIGN.md "CPU
-notes", 2026-11-24, 4096 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16
+and offsets of a run's other blocks, which the loop never reads, are not lowered. Measured (docs/performance.md "CPU
+notes", 4096 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16
 1.2-1.8x (512 columns: 1.0-1.2x); a row kernel's code is the same size at 512 and 2048 columns.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ codegen/xe/builtins.py, defined for a CPU's vector units instead of bit for bit.
 * Prefetch: a no-op, as in the emulation.
 * DPAS: the emulation's (codegen/xe/dpas_emulation.py, a loop over k), so both CPU targets give the same bits; the lowering
   writes it inline in the kernel.
-  Measured alternatives (1024 f16 tutorial GEMM, docs/DESIGN.md "CPU notes"): an earlier loop over k that picked
+  Measured alternatives (1024 f16 tutorial GEMM, docs/performance.md "CPU notes"): an earlier loop over k that picked
   B's word out of a vector by the variable index and carried the sums as one vector ran 6x slower (the driver kept
   those lane after lane in memory); one sub-group broadcast of A's whole column vector per lane instead of a
   shuffle per component ran at the same speed and built 3x slower.
@@ -70,7 +70,7 @@ def fast_store_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, 
 
 def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.Function:
     """A function the driver does not inline, for a block op's border path: rarely taken, and inlined into each
-    block op it was most of the code the OpenCL CPU compiler builds (docs/DESIGN.md "CPU notes"). It takes the
+    block op it was most of the code the OpenCL CPU compiler builds (docs/performance.md "CPU notes"). It takes the
     surface with the block's x and y as two scalars, then `args`, then the caller's lane: with the sub-group local
     id read inside such a function (the load's returning an array), the GEMM tests' border tiles came out wrong
     on opencl:cpu; passed in, they are right. The coordinates as the builtin's <2 x i32> were a vector argument,
@@ -94,7 +94,7 @@ def _load_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
     """The bit-exact load of one component (an argument), returning it: through a pointer argument the caller's
     private array would escape and stay in memory on the fast path too; returning the lane's whole data (a
     vector or an array), the driver called it lane by lane and assembled the result (twice the code of the
-    fused attention's kernel, docs/DESIGN.md "CPU notes")."""
+    fused attention's kernel, docs/performance.md "CPU notes")."""
     border = _out_of_line(fn, msg.lane_type, [X.I32])
     b = ir.IRBuilder(border.append_basic_block("entry"))
     *_, index, lane = border.args
@@ -116,7 +116,7 @@ def _inlined(fn: ir.Function) -> None:
     CPU compiler's inliner left the calls in a tile_mma's loop nested in another loop: it then built the function's
     vector variant, whose every argument is per lane, so the coordinates were no longer uniform and each block became
     gathers and scatters behind a divergent bounds test (2048^3 f32 in a K loop split in chunks: 36 against 135
-    GFLOP/s in one loop; inlined, 131; docs/DESIGN.md "CPU notes")."""
+    GFLOP/s in one loop; inlined, 131; docs/performance.md "CPU notes")."""
     fn.attributes.add("alwaysinline")
 
 

@@ -3,8 +3,8 @@
 That compiler takes an `fneg` of a work-item's value for a value all work-items share. In a kernel with a
 workgroup barrier it then computes the `fneg` once, after its loop over the work-items and from the last one's
 registers, so every work-item used after the barrier read the last one's value. On `xe-emulated` a 320-wide row
-split over two subgroups came back with 8 of subgroup 0's 10 blocks holding subgroup 1's (README "The
-differential fuzzer"; the symptom of intel/llvm issue 23220). So on the CPU targets -x is -0.0 - x, with a -0.0
+split over two subgroups came back with 8 of subgroup 0's 10 blocks holding subgroup 1's (docs/guide.md "The
+differential fuzzer"; the symptom of intel/llvm#23220). So on the CPU targets -x is -0.0 - x, with a -0.0
 the compiler cannot fold: its sign bit ORed with NumWorkgroups >> 63, which is 0. That is -x but for a NaN's
 sign bit. The literal forms of a negation (x * -1.0, x / -1.0, -0.0 - x), which the compiler also turns into an
 `fneg`, take the same path. GPU targets keep `fneg`.

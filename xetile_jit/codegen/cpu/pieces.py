@@ -5,7 +5,7 @@ store_nd each, on descriptors that are the piece's origin plus constants. Each b
 block lies inside the surface and calls the out-of-line border function when not (codegen/cpu/builtins.py). On the OpenCL
 CPU device the per-block tests and the calls they guard were most of a narrow row's cost: a copy kernel of 16M f32
 elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true
-(docs/DESIGN.md "CPU notes"). So a run of at least MIN_RUN consecutive block loads (or stores) on one array, whose
+(docs/performance.md "CPU notes"). So a run of at least MIN_RUN consecutive block loads (or stores) on one array, whose
 descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`), is tested once (`piece_inside`):
 inside, each block is read or written with plain loads or stores (`fast_access`, the builtin's own inside path
 without its test), otherwise through its builtin. codegen/cpu/block_loops.py lowers the runs in loops over the blocks,

@@ -1,7 +1,7 @@
 """Part of the to-llvm stage (codegen/llvm/core.py): a lane's vectors computed as their components, where the target says so
 (Target.lane_scalars, the CPU targets). There a loop carries a phi a component, and an element-wise op,
 comparison, cast or select on vectors is one op a component: the OpenCL CPU compiler kept a vector value lane after
-lane in memory and transposed it around its uses (docs/DESIGN.md "CPU notes", ninth session)."""
+lane in memory and transposed it around its uses (docs/performance.md "CPU notes")."""
 from __future__ import annotations
 
 from llvmlite import ir

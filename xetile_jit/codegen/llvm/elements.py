@@ -103,7 +103,7 @@ class ElementLowering:
     def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
         """Components start .. start + count - 1 of `block` as one vector: in one load on a GPU (PrivateBlock.run),
         word by word on a CPU, where read as one vector the OpenCL CPU compiler kept the array lane after lane and
-        transposed every block between the loads and the multiply-adds (docs/DESIGN.md "CPU notes")."""
+        transposed every block between the loads and the multiply-adds (docs/performance.md "CPU notes")."""
         if self.target.emulated and count > 1:
             return self.assemble([self.builder.load(block.slot(self.builder, start + i)) for i in range(count)])
         return block.run(self.builder, start, count)

@@ -23,7 +23,7 @@ from .builtins import F32, I32, DpasBuiltin, _constant, _declared, _field, _i32,
 # 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is shuffled once for
 # every op of the loop, so four ops a loop shuffle half as often as two (with each B widened once, `widened_b`:
 # tutorial GEMM 2048 f32 1.00-1.01x oneMKL against 0.92-0.93x, f16 1.03x against 0.94x; 24 sums as fast as 16, 32
-# 0.72x; 2026-11-24, docs/DESIGN.md "CPU notes").
+# 0.72x; docs/performance.md "CPU notes").
 CARRIED_SUMS = 16
 
 
@@ -119,7 +119,7 @@ def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[
     A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops`): A[r][k] shuffled from its lane once
     for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in scalars.
     Unrolled, the OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes:
-    the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/DESIGN.md "CPU
+    the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/performance.md "CPU
     notes")."""
     column = _a_column(b, mad, _components(b, _as_words(b, a), mad.a_components))
     mad_step = _multiply_add(b, mad)

@@ -1,4 +1,4 @@
-"""The GPU driver's own cache of programs built from SPIR-V (issue 10, item 4; README "Driver build cache").
+"""The GPU driver's own cache of programs built from SPIR-V (docs/guide.md "Driver build cache").
 
 A launch's slowest step in a fresh process is the driver building the SPIR-V into native code; xetile_jit's disk
 cache saves the compile before it, and the built program is kept as follows:

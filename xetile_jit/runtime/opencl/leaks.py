@@ -1,4 +1,4 @@
-"""The OpenCL references dpctl leaks when it builds a program from SPIR-V and gets a kernel (issue 14: memory).
+"""The OpenCL references dpctl leaks when it builds a program from SPIR-V and gets a kernel.
 
 dpctl 0.22 (`libsyclinterface`, kernel bundle interface, OpenCL path) builds a program with
 `clCreateProgramWithIL` + `clBuildProgram` and wraps it with SYCL's `make_kernel_bundle`, which retains it, without

@@ -1,4 +1,4 @@
-"""Prefetch `distance` loop steps ahead (the `prefetch_distance` compile option; the seed PR's `insert_prefetch`).
+"""Prefetch `distance` loop steps ahead (the `prefetch_distance` compile option; `transform.xegpu.insert_prefetch`).
 
 The rule: in an scf.for, a tile that is loop-carried and yielded moved by `update_tile_offset` with offsets
 defined outside the loop or constant (the K walk of a GEMM), and loaded (`load_tile`) in the loop body before or

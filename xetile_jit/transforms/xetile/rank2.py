@@ -1,4 +1,4 @@
-"""1-D tiles and vectors as one-row 2-D ones (issue 13). XeTile ops take 1-D tiles and vectors (`vector<128xf32>`),
+"""1-D tiles and vectors as one-row 2-D ones. XeTile ops take 1-D tiles and vectors (`vector<128xf32>`),
 but the XeGPU RFC's blocks, layouts and lanes are 2-D, so before layouts are chosen an N-element 1-D value becomes
 1xN: the dims of vector.iota, tile_reduce and tile_broadcast on it shift by one, update_tile_offset on it moves row
 0, and a vector.shape_cast that only adds or removes a unit dim becomes nothing (N <-> 1xN) or a tile_transpose
