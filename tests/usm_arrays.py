@@ -76,6 +76,22 @@ class Interface:
         """Changes the shape the array's interface says (C order)."""
         array.__sycl_usm_array_interface__["shape"] = shape
 
+    @staticmethod
+    def reversed(array: UsmArray) -> UsmArray:
+        """array[::-1], sharing its memory: a negative stride along the first dim."""
+        view, usm = copy.copy(array), array.__sycl_usm_array_interface__
+        strides = usm["strides"] or np.empty(usm["shape"], np.int8).strides  # C order, in elements
+        view.__sycl_usm_array_interface__ = dict(usm, strides=(-strides[0], *strides[1:]),
+                                                 offset=(usm["offset"] or 0) + (usm["shape"][0] - 1) * strides[0])
+        return view
+
+    @staticmethod
+    def read_only(array: UsmArray) -> UsmArray:
+        """The array, its interface saying its memory is read-only."""
+        view, usm = copy.copy(array), array.__sycl_usm_array_interface__
+        view.__sycl_usm_array_interface__ = dict(usm, data=(usm["data"][0], True))
+        return view
+
 
 class Dpnp:
     """Makes and reads dpnp arrays (the test skips without dpnp)."""
@@ -97,6 +113,10 @@ class Dpnp:
     @staticmethod
     def reshape_in_place(array, shape) -> None:
         array.shape = shape
+
+    @staticmethod
+    def reversed(array):
+        return array[::-1]
 
 
 class DLPackOnly:

@@ -88,6 +88,18 @@ def test_direct_call_is_a_type_error(xy):
 
 # ---- array arguments ---------------------------------------------------------------------------------------
 
+def test_a_kernel_decorated_again_is_itself(xy):
+    x, y = xy
+    assert xetile.kernel(scale_copy) is scale_copy
+    scale_copy[(2, 2)](x, y, 2.0, BM=8, BN=8)
+    assert_close(y, x * 2)
+    tuned = xetile.autotune([xetile.Config(BM=8, BN=8)], key=[])(scale_copy)
+    with pytest.raises(TypeError, match="@xetile.kernel decorates a Python function \\(a def\\), not an object of "
+                                        "type Autotuner; decorators that wrap a kernel, such as @xetile.autotune, go "
+                                        "above it"):
+        xetile.kernel(tuned)
+
+
 def test_array_must_have_a_dim(xy):
     x, y = xy
     bad = np.zeros((), np.float32)
@@ -111,6 +123,45 @@ def test_row_pitch_and_column_major_views_are_accepted(rng):
     yt = np.zeros((16, 16), np.float32)
     scale_copy[(2, 2)](x, yt.T, 2.0, BM=8, BN=8)       # column-major output
     assert_close(yt.T, x * 2)
+
+
+@xetile.kernel
+def add_one_to_each(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    """y[b] = x[b] + 1 for the b-th BM x BN matrix of 3-D arrays, one workgroup each."""
+    b = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [b, 0, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(y, [b, 0, 0], [BM, BN]), v + 1)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_views_with_a_negative_stride_along_any_dim(rng, dim):
+    """[::-1] along any dim of 3-D arrays, read and written: the elements the view names."""
+    flip = (slice(None),) * dim + (slice(None, None, -1),)
+    a = rand(rng, (3, 8, 16), np.float32)
+    y = np.zeros((3, 8, 16), np.float32)
+    add_one_to_each[(3,)](a[flip], y, BM=8, BN=16)
+    assert_close(y, a[flip] + 1)
+    out = np.full((3, 8, 16), 7.0, np.float32)
+    add_one_to_each[(3,)](a, out[flip], BM=8, BN=16)
+    assert_close(out[flip], a + 1)
+
+
+@xetile.kernel
+def top_and_bottom(top, bottom, BN: xetile.constexpr):
+    """Rows 0-7 of `top` = 1, rows 8-15 of `bottom` = 2."""
+    xetile.store_tile(xetile.init_tile(top, [0, 0], [8, BN]), 1.0)
+    xetile.store_tile(xetile.init_tile(bottom, [8, 0], [8, BN]), 2.0)
+
+
+def test_one_array_written_through_two_arguments():
+    """The same array as two written arguments, and two overlapping views of one array: each write lands, none is
+    undone by another argument's copy (rows 8-11 of x[4:] are rows 12-15 of x)."""
+    x = np.zeros((16, 16), np.float32)
+    top_and_bottom[(1,)](x, x, BN=16)
+    np.testing.assert_array_equal(x, np.repeat([1.0, 2.0], 8)[:, None] * np.ones(16))
+    x = np.zeros((16, 16), np.float32)
+    top_and_bottom[(1,)](x[:12], x[4:], BN=16)
+    np.testing.assert_array_equal(x, np.repeat([1.0, 0.0, 2.0], [8, 4, 4])[:, None] * np.ones(16))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.float128], ids=dtype_id)
@@ -730,6 +781,35 @@ def test_changed_closure_recompiles(rng, traces):
     scaled[(1,)](x, y)
     assert_close(y, x * 3)
     assert traces == ["scaled", "scaled"]
+
+
+SCALES = [2.0]
+SHIFTS = {"y": 0.5}
+
+
+@xetile.kernel
+def scaled_by_globals(x, y):
+    tile = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 8]), tile * SCALES[0] + SHIFTS["y"])
+
+
+def test_global_list_and_dict_changed_in_place_recompile(rng, traces, monkeypatch):
+    """A list or dict the kernel reads, changed in place, is the same object with other contents: the next launch
+    compiles again."""
+    monkeypatch.setattr(sys.modules[__name__], "SCALES", [2.0])  # fresh objects, changed below, restored after
+    monkeypatch.setattr(sys.modules[__name__], "SHIFTS", {"y": 0.5})
+    scaled_by_globals.cache.clear()
+    x, y = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    scaled_by_globals[(1,)](x, y)
+    assert_close(y, x * 2 + 0.5)
+    SCALES[0] = 3.0
+    scaled_by_globals[(1,)](x, y)
+    assert_close(y, x * 3 + 0.5)
+    SHIFTS["y"] = -1.0
+    scaled_by_globals[(1,)](x, y)
+    assert_close(y, x * 3 - 1)
+    scaled_by_globals[(1,)](x, y)                      # and that is a hit again
+    assert traces == ["scaled_by_globals"] * 3
 
 
 class Config:

@@ -397,3 +397,36 @@ def test_usm_arrays_and_a_scalar(usm_kind):
     (plan,) = shadowing.cache.plans.values()
     assert plan.asynchronous
     np.testing.assert_array_equal(usm_kind.asnumpy(y), 3 * np.arange(16).reshape(1, 16))
+
+
+@xetile.kernel
+def add_one_to_each(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    """y[b] = x[b] + 1 for the b-th BM x BN matrix of 3-D arrays, one workgroup each."""
+    b = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [b, 0, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(y, [b, 0, 0], [BM, BN]), v + 1)
+
+
+def test_usm_views_with_a_negative_leading_stride(usm_kind):
+    """x[::-1] of a 3-D USM array is passed in place, its pointer at its element [0, 0, 0] (the last matrix of
+    its memory): read and written through it, at the first launch (the slow path) and at a hit."""
+    add_one_to_each.cache.clear()
+    a = np.arange(3 * 8 * 16, dtype=np.float32).reshape(3, 8, 16)
+    for _ in range(2):
+        x, y = usm_kind.asarray(a), usm_kind.asarray(np.zeros((3, 8, 16)))
+        add_one_to_each[(3,)](usm_kind.reversed(x), y, BM=8, BN=16)
+        np.testing.assert_array_equal(usm_kind.asnumpy(y), a[::-1] + 1)
+        add_one_to_each[(3,)](x, usm_kind.reversed(y), BM=8, BN=16)
+        np.testing.assert_array_equal(usm_kind.asnumpy(y), a[::-1] + 1)
+
+
+def test_usm_array_whose_interface_says_read_only_is_not_written(queue):
+    """`"data": (address, True)` in the interface: a kernel that writes the array is refused, one that reads it
+    runs."""
+    usm = Interface(queue)
+    x, y = usm.asarray(np.ones((8, 16))), usm.asarray(np.zeros((8, 16)))
+    with pytest.raises(xetile.LaunchError, match="argument 'y' is read-only but the kernel writes it"):
+        add_one[(1,)](x, usm.read_only(y), BM=8, BN=16)
+    np.testing.assert_array_equal(usm.asnumpy(y), np.zeros((8, 16)))
+    add_one[(1,)](usm.read_only(x), y, BM=8, BN=16)
+    np.testing.assert_array_equal(usm.asnumpy(y), np.full((8, 16), 2.0))

@@ -82,6 +82,27 @@ def test_matmul_rejects_what_it_cannot_do(rng):
         xetile.ops.matmul(a, b, input_precision="tf32")
 
 
+def test_matmul_checks_the_shape_of_c():
+    a, b, c = np.ones((16, 8), np.float32), np.ones((8, 16), np.float32), np.zeros((8, 8), np.float32)
+    with pytest.raises(ValueError, match=r"matmul: c is 8x8, but a \(16x8\) @ b \(8x16\) is 16x16"):
+        xetile.ops.matmul(a, b, c)
+    np.testing.assert_array_equal(c, 0)
+
+
+@pytest.mark.parametrize("m, n, k", [(0, 8, 8), (8, 0, 8), (8, 8, 0)], ids=str)
+def test_an_empty_matmul_is_numpys_on_the_cpu_device(monkeypatch, m, n, k):
+    """M = 0 or N = 0: nothing to do; K = 0: a @ b is zeros, so c = activation(bias)."""
+    monkeypatch.setenv("XETILE_DEVICE", "opencl:cpu")
+    a, b = np.ones((m, k), np.float32), np.ones((k, n), np.float32)
+    c = xetile.ops.matmul(a, b)
+    assert c.shape == (m, n)
+    np.testing.assert_array_equal(c, a @ b)
+    bias = np.arange(n, dtype=np.float32) - 4
+    c = np.full((m, n), 7.0, np.float32)
+    assert xetile.ops.matmul(a, b, c, bias=bias, activation="relu") is c
+    np.testing.assert_array_equal(c, reference(a, b, bias, "relu"))
+
+
 def test_matmul_in_tf32_multiplies_the_inputs_truncated_to_tf32(rng):
     a, b = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((M, K), (K, N)))
     truncated = [(x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32) for x in (a, b)]
@@ -211,6 +232,11 @@ def test_on_a_cpu_device_matmul_times_only_the_configs_it_estimates_fastest(m, n
     estimates = [cpu_estimate(c, m, n, k, 2) for c in kept]
     assert estimates == sorted(estimates) and estimates[-1] < CPU_WITHIN * estimates[0]
     assert estimates[0] == min(cpu_estimate(c, m, n, k, 2) for c in configs())
+
+
+def test_an_empty_gemm_keeps_configs_to_time():
+    """K = 0 estimates every config at 0: they all tie with the best, and the tuner keeps CPU_TIMED of them."""
+    assert len(fastest_on_cpu(configs(), 8, 8, 0, 2)) == CPU_TIMED
 
 
 def test_the_tuner_on_the_cpu_device_drops_prefetch_and_load_blocks_then_estimates():

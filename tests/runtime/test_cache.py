@@ -3,13 +3,16 @@ rejected and removed, XETILE_CACHE_DIR; a private directory (owner and mode chec
 followed) and a size cap with LRU eviction (XETILE_CACHE_MAX_MB)."""
 from __future__ import annotations
 
+import errno
 import hashlib
+import json
 import multiprocessing
 import os
 import re
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -306,6 +309,69 @@ def test_intact_entry_that_is_no_compiled_kernel_is_recompiled(tmp_path, monkeyp
     compiled = add_one.warmup(x, y, target="cpu")
     assert compiled.workgroup_size == 16 and compiled.asm["spirv"][:4] == b"\x03\x02\x23\x07"
     assert CompiledArtifact.from_entry(decode(path.read_bytes())).lanes == 16  # a whole entry again
+
+
+@xetile.kernel
+def add_two(x, y):
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 8]), xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])) + 2)
+
+
+def another_kernels_entry(directory, x, y) -> dict:
+    """The disk cache entry of add_two, compiled now."""
+    before = set(directory.iterdir())
+    add_two.cache.clear()
+    add_two.warmup(x, y, target="cpu")
+    [path] = set(directory.iterdir()) - before
+    return decode(path.read_bytes())
+
+
+@pytest.mark.parametrize("replacement", ["another kernel's", "no SPIR-V", "bytes that are no SPIR-V"])
+def test_an_intact_entry_that_is_not_this_kernels_is_recompiled(tmp_path, monkeypatch, replacement):
+    """An entry whose checksum and fields hold but that is not a compiled form of this kernel (another kernel's, an
+    interpreter artifact without SPIR-V, other bytes) is compiled again and replaced, not an error at every
+    launch."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    x, y = np.ones((8, 8), np.float32), np.zeros((8, 8), np.float32)
+    add_one.cache.clear()
+    add_one.warmup(x, y, target="cpu")
+    [path] = tmp_path.iterdir()
+    own, other = decode(path.read_bytes()), another_kernels_entry(tmp_path, x, y)
+    meta = json.loads(own["meta"])  # what the trace read stays add_one's: only the compiled form is wrong
+    if replacement == "another kernel's":
+        entry = own | {"spirv": other["spirv"], "meta": json.dumps(meta | {"name": "add_two"})}
+    elif replacement == "no SPIR-V":
+        entry = {k: v for k, v in own.items() if k != "spirv"}
+    else:
+        entry = own | {"spirv": b"\x7fELF, say"}
+    path.write_bytes(encode(entry))
+    add_one.cache.clear()
+    add_one[(1,)](x, y, device="opencl:cpu")
+    np.testing.assert_array_equal(y, x + 1)
+    assert CompiledArtifact.from_entry(decode(path.read_bytes())).name == "add_one"  # its own entry again
+
+
+def read_only_filesystem(monkeypatch, directory) -> None:
+    """The calls the cache writes with (entries, temporary files, mtimes, deletions) fail as on a read-only
+    filesystem: tests run as root, whom a chmod does not stop."""
+    def fails(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system", str(directory))
+
+    for module, name in ((os, "utime"), (os, "unlink"), (tempfile, "mkstemp")):
+        monkeypatch.setattr(module, name, fails)
+
+
+def test_a_read_only_cache_is_read_and_written_quietly_never(tmp_path, monkeypatch):
+    """A cache made ahead and shipped read-only (a container image): its entries hit, writes are skipped without a
+    warning, and nothing is deleted."""
+    cache = DiskCache(tmp_path)
+    key = cache.key(*key_parts())
+    cache.put(key, ENTRY)
+    read_only_filesystem(monkeypatch, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.get(key) == ENTRY
+        cache.put(cache.key("another"), ENTRY)
+    assert cache.get(cache.key("another")) is None and cache.get(key) == ENTRY
 
 
 # ---- what the trace read, between processes ----------------------------------------------------------------

@@ -160,6 +160,17 @@ def test_a_target_the_device_does_not_run_is_a_launch_error():
         dev.choose_target("cpu", "gpu")
 
 
+def test_a_mistyped_xetile_target_is_named_on_every_device(monkeypatch):
+    """The interpreter runs any target's kernel, but a name that is no target is a mistake it names too."""
+    x = np.zeros((8, 16), np.float32)
+    monkeypatch.setenv("XETILE_TARGET", "xe-emulatd")
+    for device, valid in (("numpy", "no target has that name; targets: xe-hpc, xe2, xe3, xe-hpg, cpu, xe-emulated"),
+                          ("opencl:cpu", "a CPU device runs the targets cpu, xe-emulated")):
+        with pytest.raises(xetile.LaunchError, match=f"XETILE_TARGET 'xe-emulatd': {valid}"):
+            plus_one[(1,)](x, x, device=device)
+    np.testing.assert_array_equal(x, 0)
+
+
 @xetile.kernel
 def plus_one(x, y):
     tile = xetile.init_tile(x, [0, 0], [8, 16])

@@ -64,6 +64,26 @@ def test_a_binary_the_runtime_refuses_is_replaced(setup):
     assert launched(queue, compiled, x, y)[1]
 
 
+@xetile.kernel
+def scale(x, z, A: xetile.constexpr):
+    xt.store_tile(xt.init_tile(z, [0, 0], [16, 64]), xt.load_tile(xt.init_tile(x, [0, 0], [16, 64])) * A)
+
+
+def test_a_binary_of_another_program_is_replaced(setup):
+    """A binary the runtime builds but whose program has not the kernel launched (another program's, under this
+    key) is deleted and the program built from SPIR-V, at the launch that finds it."""
+    queue, compiled, key, x, y = setup
+    other = scale.warmup(x, np.empty_like(x), A=2.0, device=queue)
+    other.launch_on(queue, (1,), {"x": x, "z": np.empty_like(x)})
+    other_key = driver_binaries.binary_key(other.asm["spirv"], queue, other.build_options)
+    DiskCache().put(key, DiskCache().get(other_key))
+    z, from_binary = launched(queue, compiled, x, y)
+    assert not from_binary
+    np.testing.assert_allclose(z, 3 * x + y, rtol=1e-6)
+    assert DiskCache().get(key) != DiskCache().get(other_key)  # kept from the new build
+    assert launched(queue, compiled, x, y)[1]
+
+
 def test_the_key_follows_the_spirv_and_the_build_options(setup):
     queue, compiled, key, x, y = setup
     spirv = compiled.asm["spirv"]

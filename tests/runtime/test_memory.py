@@ -127,6 +127,25 @@ def test_overlapping_views_of_one_buffer(queue, program, rng):
     np.testing.assert_array_equal(big, expected)
 
 
+def test_views_of_one_array_share_one_device_buffer(queue, rng):
+    """Arguments whose host memory overlaps get pointers into one device buffer, at their distance on the host."""
+    big = rng.standard_normal((6, 20)).astype(np.float32)
+    values = dict(a=big[1:, 2:9], b=big[:5, :7], c=np.zeros((5, 7), np.float32))
+    args, _ = prepare_arguments(queue, values, {n: classify(n, v) for n, v in values.items()}, set())
+    a, b, c = args[0], args[5], args[10]
+    assert a._pointer - b._pointer == (20 + 2) * 4
+    assert b.nbytes == (5 * 20 + 8 + 1) * 4  # from big[0, 0] to big[5, 8], a's last element
+    assert c.nbytes == 5 * 7 * 4             # the third array has a buffer of its own
+
+
+def test_a_copied_array_sharing_memory_with_another_is_refused(queue):
+    """An array with a negative stride along its last two dims goes as a copy of its own, which cannot alias."""
+    x = np.zeros((4, 8), np.float32)
+    specs = dict(a=classify("a", x[:, ::-1]), b=classify("b", x))
+    with pytest.raises(xetile.LaunchError, match="arguments 'a' and 'b' share host memory, and 'a' has a negative"):
+        prepare_arguments(queue, dict(a=x[:, ::-1], b=x), specs, {"b"})
+
+
 def test_array_abi(queue, rng):
     """An array is a pointer to element [0, ..., 0], then its shape and its strides as i64, in elements: for 2-D
     rows, cols, row_stride, col_stride."""

@@ -6,19 +6,26 @@ An inlined kernel is reached through one of these reads, and a kernel's form hol
 editing a helper kernel (recursively) or a module-level constant changes a form. `Reads` records them while
 tracing; `resolve` finds them again for a kernel loaded from the disk cache, starting from the launched kernel
 and following the kernels its reads lead to. A `LiveRead` re-reads its value with one lookup, so a cache hit
-checks it without tracing or hashing any source: an unchanged object (`is`) costs no form at all.
+checks it without tracing or hashing any source: the same immutable object (`is`) costs no form at all. A list,
+dict or other mutable value can change in place and stay the same object, so its form is made again at each check.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import types
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import CompilationError
 from ..runtime.cache import stable_repr
 
 MISSING = object()  # a name that is no longer there
 STALE = "<stale>"   # the form of a value that is no longer there or has none
+MUTABLE = object()  # what a LiveRead keeps of a value that may change in place: no read value is it
+IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, np.generic, np.dtype, type, types.ModuleType,
+             types.FunctionType, types.BuiltinFunctionType)
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,18 @@ def value_form(value) -> str:
     return stable_repr(value)  # data: a TypeError when it has no stable form
 
 
+def immutable(value) -> bool:
+    """Whether `value` cannot change in place, so that reading the same object again reads the same form: scalars,
+    strings, types, modules, functions, kernels, and tuples and frozen dataclasses of these."""
+    if isinstance(value, IMMUTABLE) or getattr(value, "__xetile_kernel__", False):
+        return True
+    if isinstance(value, tuple):
+        return all(map(immutable, value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and value.__dataclass_params__.frozen:
+        return all(immutable(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return False
+
+
 def current_form(value) -> str:
     if value is MISSING:
         return STALE
@@ -57,11 +76,12 @@ def current_form(value) -> str:
 
 
 class LiveRead:
-    """A read the trace made, with how to read it again now."""
+    """A read the trace made, with how to read it again now; `value` is the value read when it is immutable, else
+    MUTABLE (the module docstring)."""
     __slots__ = ("dependency", "read", "value")
 
     def __init__(self, dependency: Dependency, read, value):
-        self.dependency, self.read, self.value = dependency, read, value
+        self.dependency, self.read, self.value = dependency, read, value if immutable(value) else MUTABLE
 
     def unchanged(self) -> bool:
         value = self.read()

@@ -15,9 +15,11 @@ import contextlib
 import gc
 import json
 import os
+import struct
 import sys
 from dataclasses import dataclass
 
+from ..codegen.spirv.spec import MAGIC as SPIRV_MAGIC
 from ..toolchain import ocloc
 from .pipeline import compile_spirv, lower
 from ..target.targets import get_target
@@ -75,7 +77,10 @@ class CompiledArtifact:
 
     @classmethod
     def from_entry(cls, entry: dict) -> "CompiledArtifact":
-        """Raises (KeyError, ValueError, TypeError) when the entry is not one `to_entry` wrote."""
+        """Raises (KeyError, ValueError, TypeError) when the entry is not one `to_entry` wrote for a device target
+        (those the disk cache holds): its SPIR-V is bytes that start as a SPIR-V module does."""
+        if not isinstance(entry["spirv"], bytes) or entry["spirv"][:4] != struct.pack("<I", SPIRV_MAGIC):
+            raise ValueError("the entry holds no SPIR-V module")
         meta = json.loads(entry[META_FIELD])
         return cls(str(meta["name"]), {k: v for k, v in entry.items() if k != META_FIELD},
                    frozenset(map(str, meta["written"])), int(meta["num_subgroups"]), int(meta["lanes"]),
@@ -103,7 +108,7 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
     key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options,
                     ocloc.identity(target))  # an entry holds the ISA of the GPU compiler installed when it was made
     with timing.stage(kernel.__name__, "disk cache lookup"):
-        cached = None if dumping_ir() else load(cache.get(key), kernel)  # a dump shows every level: compile again
+        cached = None if dumping_ir() else load(cache.get(key), kernel, specs)  # a dump shows every level: compile
     if cached is not None:
         return cached
     with collector_paused():
@@ -184,13 +189,17 @@ def dumping_ir() -> bool:
     return os.environ.get("XETILE_DUMP_IR") == "1"
 
 
-def load(entry: dict | None, kernel) -> Compiled | None:
-    """A disk cache entry, if it is one and what its trace read is unchanged."""
+def load(entry: dict | None, kernel, specs: dict) -> Compiled | None:
+    """A disk cache entry, if it is a compiled form of `kernel` for arguments `specs` and what its trace read is
+    unchanged; else None, and the kernel is compiled again and the entry overwritten."""
     if entry is None:
         return None
     try:
         artifact = CompiledArtifact.from_entry(entry)
-    except (KeyError, ValueError, TypeError):  # an entry of another layout: compiled again and overwritten
+    except (KeyError, ValueError, TypeError):  # an entry of another layout
+        return None
+    if artifact.name != kernel.__name__ or not artifact.written | set(artifact.loop_steps) <= set(specs) \
+            or min(artifact.num_subgroups, artifact.lanes) < 1:  # intact, but another kernel's
         return None
     reads = resolve(kernel, artifact.dependencies)
     return None if reads is None else Compiled(artifact, None, reads)

@@ -11,6 +11,7 @@ import ast
 import builtins
 import inspect
 import operator
+import sys
 import textwrap
 import types
 
@@ -101,12 +102,20 @@ class Tracer(ast.NodeVisitor):
     def visit(self, node):
         if isinstance(node, (ast.stmt, ast.expr)):
             self.sem.builder.loc = self.function.loc(node)
+        return self.guarded(node, super().visit, node)
+
+    def guarded(self, node, step, *args):
+        """step(*args), a Python error in it a CompilationError at `node`; so is an expression nested deeper than
+        Python's recursion limit lets the trace walk."""
         try:
-            return super().visit(node)
+            return step(*args)
         except CompilationError:
             raise
         except (TypeError, ValueError, ZeroDivisionError, IndexError, KeyError, OverflowError) as e:
             raise self.error(node, f"{type(e).__name__}: {e}") from e
+        except RecursionError:
+            raise self.error(node, f"an expression nests too deeply to trace (Python's recursion limit is "
+                                   f"{sys.getrecursionlimit()}); split it into statements") from None
 
     def generic_visit(self, node):
         raise self.error(node, f"unsupported Python syntax in a kernel: {type(node).__name__}")
@@ -440,9 +449,19 @@ class Tracer(ast.NodeVisitor):
         return PY_OPERATORS[op](a, b)
 
     def visit_BinOp(self, node):
-        if type(node.op) not in PY_BINOPS:
-            raise self.error(node, f"unsupported operator {type(node.op).__name__}")
-        return self.binop(PY_BINOPS[type(node.op)], self.visit(node.left), self.visit(node.right))
+        """A chain `a + b - c ...` parses as BinOps nested along their left operands, one level an operator: walked
+        as a loop from its innermost, so that a chain of any length traces within Python's recursion limit."""
+        chain = [node]
+        while isinstance(chain[-1].left, ast.BinOp):
+            chain.append(chain[-1].left)
+        result = self.visit(chain[-1].left)
+        for link in reversed(chain):
+            if type(link.op) not in PY_BINOPS:
+                raise self.error(link, f"unsupported operator {type(link.op).__name__}")
+            right = self.visit(link.right)
+            self.sem.builder.loc = self.function.loc(link)
+            result = self.guarded(link, self.binop, PY_BINOPS[type(link.op)], result, right)
+        return result
 
     def visit_UnaryOp(self, node):
         x = self.visit(node.operand)

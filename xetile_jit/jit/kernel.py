@@ -16,6 +16,7 @@ import inspect
 import os
 import struct
 import threading
+import types
 
 import dpctl.program
 
@@ -314,5 +315,11 @@ def synchronize(device=None) -> None:
 
 
 def kernel(fn) -> Kernel:
-    """Decorator: makes `fn` an XeTile kernel, launched as `fn[grid](*args, **constexprs)`."""
+    """Decorator: makes `fn` an XeTile kernel, launched as `fn[grid](*args, **constexprs)`; a kernel decorated
+    again is itself (idempotent, as decorating twice changes nothing the user meant)."""
+    if isinstance(fn, Kernel):
+        return fn
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"@xetile.kernel decorates a Python function (a def), not an object of type {type(fn).__name__}; "
+                        "decorators that wrap a kernel, such as @xetile.autotune, go above it")
     return Kernel(fn)

@@ -30,14 +30,13 @@ from dataclasses import dataclass
 from inspect import Parameter
 
 import dpctl
-import dpctl.memory
 import numpy as np
 
 from ..errors import LaunchError
 from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_array, python_scalar, read_only,
                             runtime_value, scalar_dtype, usm_interface, usm_strides)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
-from ..runtime.memory import prepare_arguments, size_args, usm_ndarray_memory
+from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
 from ..runtime.usm_entries import entries_get, entry, interface_entry
 from ..target.block_io import BLOCK_BASE_ALIGN
@@ -249,7 +248,7 @@ def usm_argument(value, usm_ndarray) -> tuple:
     if usm is None:
         return None, None, None
     queue = usm["syclobj"] if isinstance(usm["syclobj"], dpctl.SyclQueue) else None
-    return size_args(tuple(usm["shape"]), usm_strides(usm)), dpctl.memory.as_usm_memory, queue
+    return size_args(tuple(usm["shape"]), usm_strides(usm)), interface_pointer, queue
 
 
 def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:

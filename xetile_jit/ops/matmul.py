@@ -122,8 +122,8 @@ def fastest_on_cpu(configs, m: int, n: int, k: int, units: int) -> list[Config]:
     """The configs estimated fastest on a CPU of `units` compute units, best first: at most CPU_TIMED, within
     CPU_WITHIN of the best estimate."""
     estimates = {id(c): cpu_estimate(c, m, n, k, units) for c in configs}
-    best = min(estimates.values())
-    kept = sorted((c for c in configs if estimates[id(c)] < best * CPU_WITHIN), key=lambda c: estimates[id(c)])
+    best = min(estimates.values())  # 0 for an empty GEMM (K = 0): every config ties
+    kept = sorted((c for c in configs if estimates[id(c)] <= best * CPU_WITHIN), key=lambda c: estimates[id(c)])
     return kept[:CPU_TIMED]
 
 
@@ -174,7 +174,8 @@ def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK
 
 
 def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_precision="ieee", device=None):
-    """activation(a @ b + bias) into `c` (a new array of `a`'s kind, numpy or dpnp, when None); returns it."""
+    """activation(a @ b + bias) into `c` (a new array of `a`'s kind, numpy or dpnp, when None, else M x N); returns
+    it. As numpy's matmul, K = 0 makes a @ b zeros (so c = activation(bias)); M = 0 or N = 0 leaves nothing to do."""
     (m, k), (k2, n) = shape_of(a), shape_of(b)
     in_dtype = dtype_of(a)
     if k != k2 or in_dtype != dtype_of(b):
@@ -191,8 +192,12 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         raise ValueError(f"matmul: {activation} needs a float accumulator; int8 inputs accumulate in int32")
     if c is None:
         c = new_array(a, (m, n), np.dtype(out_dtype) if out_dtype is not None else acc.np_dtype)
+    elif tuple(shape_of(c)) != (m, n):
+        raise ValueError(f"matmul: c is {'x'.join(map(str, shape_of(c)))}, but a ({m}x{k}) @ b ({k}x{n}) is {m}x{n}")
     if bias is not None:
         bias = as_row(bias, n)
+    if m == 0 or n == 0:
+        return c
     a, b = row_major_operand(a, n, device), row_major_operand(b, m, device)
     grid = lambda meta: (xt.cdiv(m, meta["BM"]), xt.cdiv(n, meta["BN"]))  # noqa: E731
     matmul_kernel[grid](a, b, c, no_bias(c) if bias is None else bias, m, n, k, ACC=acc, HAS_BIAS=bias is not None,

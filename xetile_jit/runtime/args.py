@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+import dpctl.memory
 import numpy as np
 
 from ..errors import LaunchError
@@ -31,6 +32,7 @@ from ..target.block_io import BLOCK_BASE_ALIGN, broken_surface_rule, surface_rul
 
 SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
+DPCTL_MEMORY = (dpctl.memory.MemoryUSMDevice, dpctl.memory.MemoryUSMShared, dpctl.memory.MemoryUSMHost)
 
 
 @dataclass(frozen=True)
@@ -122,8 +124,19 @@ def usm_strides(usm: dict) -> tuple[int, ...]:
     """The strides of a USM array in elements (the interface gives None for a C-contiguous array)."""
     if usm.get("strides") is not None:
         return tuple(usm["strides"])
-    shape = usm["shape"]
+    return c_strides(usm["shape"])
+
+
+def c_strides(shape) -> tuple[int, ...]:
+    """The strides in elements of a C-contiguous array of `shape`."""
     return tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+
+
+def copied_contiguous(array: np.ndarray) -> bool:
+    """Whether a numpy array goes to the device as a C-contiguous copy (runtime/memory.py): one with a negative
+    stride along its last two dims, which no kernel memory order has. A negative stride along a leading dim is a
+    slice step the kernel takes as it is."""
+    return min(array.strides[-2:], default=0) < 0
 
 
 def import_dlpack(name: str, value):
@@ -153,8 +166,10 @@ def is_array(value) -> bool:
 
 
 def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
-    """Shape, strides in bytes and dtype of a numpy or USM array."""
+    """Shape, strides in bytes and dtype of a numpy or USM array, as the kernel sees it (copied_contiguous)."""
     if isinstance(array, np.ndarray):
+        if copied_contiguous(array):
+            return array.shape, tuple(s * array.itemsize for s in c_strides(array.shape)), array.dtype
         return array.shape, array.strides, array.dtype
     dpnp_array = usm_ndarray_of(array)
     if dpnp_array is not None:  # strides in elements
@@ -244,8 +259,12 @@ def python_scalar(value):
 
 def read_only(value) -> bool:
     """Whether an array argument refuses writes: numpy spells the flag `writeable`, dpnp and dpctl's
-    usm_ndarray `writable`."""
+    usm_ndarray `writable`; any other USM array says so in its interface's `data`, (address, read-only), but for
+    dpctl's memory objects, which say read-only of memory they write themselves (dpctl 0.22)."""
     flags = getattr(value, "flags", None)
+    if flags is None:
+        usm = None if isinstance(value, DPCTL_MEMORY) else usm_interface(value)
+        return usm is not None and bool(usm["data"][1])
     return not getattr(flags, "writeable", getattr(flags, "writable", True))
 
 

@@ -13,7 +13,9 @@ JSON rather than pickle, because a cache file is never trusted: a file that is u
 its checksum makes `get` return None and is deleted, so the kernel is recompiled; so does `discard`, for an
 intact file whose fields the caller cannot use. Writes are atomic: a temporary file in the same directory, then
 `os.replace`, so readers and concurrent writers see either no entry or a whole one; there is no fsync, since a
-file a crash truncates fails its checksum. A cache directory that cannot be written is a warning, not an error.
+file a crash truncates fails its checksum. A cache directory that cannot be written is a warning, not an error,
+but for a read-only one (a read-only filesystem or a directory this user may not write, such as a cache made
+ahead and shipped in an image): its entries are read, a hit keeps its mtime, and writes are skipped quietly.
 
 The checksum only detects damage: anyone can compute it. What keeps another user's SPIR-V (native code on the CPU
 device) out is that the cache is private. The directory is created mode 0700 (missing parents 0700 too,
@@ -52,6 +54,7 @@ MAGIC = b"xetile-cache 1"
 PACKAGE = Path(__file__).resolve().parent.parent
 DEFAULT_MAX_MB = 1024
 SHARED_WRITE = stat.S_IWGRP | stat.S_IWOTH
+READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)  # a write to a read-only cache fails with these
 _warned_directories: set[str] = set()
 
 
@@ -153,7 +156,9 @@ class DiskCache:
                 return
             write_atomically(self.path(key), data)
         except OSError as e:
-            warnings.warn(f"xetile_jit: cannot write the compile cache entry {self.path(key)}: {e}", RuntimeWarning)
+            if e.errno not in READ_ONLY:
+                warnings.warn(f"xetile_jit: cannot write the compile cache entry {self.path(key)}: {e}",
+                              RuntimeWarning)
             return
         self.evict()
 
@@ -223,7 +228,8 @@ def read_private_file(path: Path) -> bytes:
         if problem:
             raise UntrustedFile(problem)
         data = f.read()
-        os.utime(fd)  # the entry was used: least recently used goes first
+        with contextlib.suppress(OSError):  # a read-only cache (module docstring) is read all the same
+            os.utime(fd)  # the entry was used: least recently used goes first
     return data
 
 

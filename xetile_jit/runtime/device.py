@@ -87,7 +87,7 @@ def select_device(device=None, arrays=()) -> Device:
 
 def named_device(device) -> Device:
     if isinstance(device, str):
-        return NUMPY_DEVICE if device == NUMPY else sycl_device(cached_queue(device))
+        return numpy_device() if device == NUMPY else sycl_device(cached_queue(device))
     if isinstance(device, dpctl.SyclQueue):
         return sycl_device(device)
     if isinstance(device, dpctl.SyclDevice):
@@ -102,6 +102,12 @@ def cached_queue(filter_string: str) -> dpctl.SyclQueue:
         return dpctl.get_device_cached_queue(filter_string)
     except dpctl.SyclQueueCreationError as e:
         raise LaunchError(f"device {filter_string!r}: {e}") from None
+
+
+def numpy_device() -> Device:
+    """The numpy interpreter, which has no target; XETILE_TARGET is checked all the same (`choose_target`)."""
+    choose_target(NUMPY, os.environ.get("XETILE_TARGET"), "XETILE_TARGET")
+    return NUMPY_DEVICE
 
 
 def sycl_device(queue: dpctl.SyclQueue) -> Device:
@@ -153,9 +159,14 @@ def device_target(device: dpctl.SyclDevice) -> str:
 
 def choose_target(own: str, requested: str | None, source: str = "target=") -> str:
     """`requested` when a device whose own target is `own` runs it (the module docstring's rule), else `own`
-    when nothing is requested; a LaunchError naming the targets the device runs otherwise."""
-    if not requested or requested == own or own == NUMPY:
+    when nothing is requested; a LaunchError naming the targets the device runs otherwise. The numpy interpreter
+    has no target: it runs whatever target is requested, but a name that is no target is a LaunchError too."""
+    if not requested or requested == own:
         return own
+    if own == NUMPY:
+        if requested in TARGETS:
+            return own
+        raise LaunchError(f"{source} {requested!r}: no target has that name; targets: {', '.join(TARGETS)}")
     runnable = CPU_TARGETS if own in CPU_TARGETS else tuple(t for t in TARGETS if t not in CPU_TARGETS)
     if requested not in runnable:
         kind = "a CPU device" if own in CPU_TARGETS else "an Intel GPU"

@@ -7,13 +7,17 @@ col_stride 1, a column-major view such as `bt.T` row_stride 1, and a pitched vie
 parent's row pitch.
 
 - numpy arrays (and DLPack producers on the host, imported with `np.from_dlpack`) are copied into new USM
-  device memory: the minimal buffer covering the elements, from element [0, 0] to the last one, so the element
-  strides stay as they are. After the kernel, `finish()` copies back only the arrays the kernel writes, and
-  writes only the array's own elements, in place: gaps between pitched rows and other arguments that share
-  the host buffer are left alone. Arguments that overlap in host memory get separate device copies.
+  device memory: the minimal buffer covering the elements, from the lowest byte to the highest, so the element
+  strides stay as they are (a negative one too: the pointer is element [0, ..., 0] inside the buffer). Arguments
+  whose host memory overlaps (one array passed twice, views of one base array) share one buffer covering them
+  all, each pointer at its own place in it, so the kernel sees one memory as the host does. After the kernel,
+  `finish()` copies back only the arrays the kernel writes, and writes only the array's own elements, in place:
+  gaps between pitched rows are left alone. An array with a negative stride along its last two dims goes as a
+  C-contiguous copy (args.copied_contiguous), so it shares memory with no other argument: a LaunchError.
 - USM arrays (`__sycl_usm_array_interface__`: dpctl/dpnp arrays, and DLPack producers on a SYCL device,
-  imported with `dpnp.tensor.from_dlpack`) are passed in place, zero copy: their pointer (plus the interface's
-  offset), shape and strides. Their memory must belong to the launch queue's SYCL context.
+  imported with `dpnp.tensor.from_dlpack`) are passed in place, zero copy: the pointer to element [0, ..., 0]
+  (the interface's address plus its offset; dpctl's `as_usm_memory` starts at the lowest element instead, another
+  one when a stride is negative), shape and strides. Their memory must belong to the launch queue's SYCL context.
 - Scalars take the numpy type of their spec dtype and travel as the same-sized ctypes integer holding the
   same bits, because `dpctl.SyclQueue.submit` accepts only ctypes scalars (and no ctypes type exists for
   f16/bf16); pointers travel as `dpctl.memory` objects, the only pointer type `submit` accepts.
@@ -29,7 +33,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..errors import LaunchError
-from .args import ArraySpec, as_array, runtime_value, usm_interface, usm_ndarray_of, usm_strides
+from .args import (ArraySpec, as_array, copied_contiguous, runtime_value, usm_interface, usm_ndarray_of,
+                   usm_strides)
 from .sycl import scalar_arg
 
 _SIZE_ARGS: dict = {}  # (shape, strides) -> the four i64 kernel arguments (ctypes values are copied at submit)
@@ -60,8 +65,13 @@ def size_args(shape: tuple, strides: tuple) -> list:
 
 def usm_ndarray_memory(array):
     """The pointer argument of a dpnp.tensor.usm_ndarray whose queue is the launch queue (the launch plan's key
-    says so): its allocation's memory object when the view starts there (`as_usm_memory` costs ~10 us a call)."""
-    return array.usm_data if array._element_offset == 0 else dpctl.memory.as_usm_memory(array)
+    says so): its allocation's memory object when the view starts there (`as_usm_memory` costs ~10 us a call),
+    memory at element [0, ..., 0] by address when a stride is negative (module docstring)."""
+    if array._element_offset == 0:
+        return array.usm_data
+    if min(array.strides) < 0 and array.size:
+        return address_memory(array._pointer, array.shape, array.strides, array.itemsize, array.sycl_queue)
+    return dpctl.memory.as_usm_memory(array)
 
 
 class Address:
@@ -79,55 +89,148 @@ def interface_memory(usm: dict):
     neither the array nor its memory alive (an asynchronous launch keeps the array itself: ordering.py).
     `as_usm_memory` of the array would hold the array (and costs ~25 us)."""
     item = np.dtype(usm["typestr"]).itemsize
-    last = sum((n - 1) * s for n, s in zip(usm["shape"], usm_strides(usm)) if s > 0)  # the furthest element
     address = usm["data"][0] + (usm.get("offset") or 0) * item
-    return dpctl.memory.as_usm_memory(Address(address, (last + 1) * item, usm["syclobj"]))
+    return address_memory(address, usm["shape"], usm_strides(usm), item, usm["syclobj"])
+
+
+def interface_pointer(array):
+    """The pointer argument of a non-empty USM array known by its interface (module docstring); an empty one's
+    as dpctl makes it (no element is read)."""
+    usm = usm_interface(array)
+    return interface_memory(usm) if all(usm["shape"]) else dpctl.memory.as_usm_memory(array)
+
+
+def address_memory(address: int, shape, strides, item: int, syclobj):
+    """A memory object at `address`, element [0, ..., 0] of a non-empty array of `shape` and `strides` (in
+    elements), reaching its furthest element, that refers to the memory by its address alone."""
+    last = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)  # the furthest element
+    return dpctl.memory.as_usm_memory(Address(address, (last + 1) * item, syclobj))
+
+
+@dataclass(frozen=True)
+class HostView:
+    """A numpy array staged in a buffer: the byte offset of its element [0, ..., 0] there and its byte strides."""
+    array: np.ndarray
+    offset: int
+    strides: tuple[int, ...]
+
+    def of(self, buffer: np.ndarray) -> np.ndarray:
+        """The array's elements in `buffer`, bytes laid out as the staging buffer."""
+        return np.ndarray(self.array.shape, self.array.dtype, buffer, self.offset, self.strides)
 
 
 @dataclass(frozen=True)
 class HostCopy:
-    """A numpy array staged in device memory as `covering`, the 1-D view of the buffer that covers it."""
-    array: np.ndarray
+    """Host bytes staged in device memory: `covering` (1-D bytes), the host memory of its arrays from their lowest
+    byte to their highest (`own`) or a C-contiguous copy of one array, and the arrays `written` back."""
     covering: np.ndarray
     memory: dpctl.memory.MemoryUSMDevice
+    own: bool
+    written: tuple[HostView, ...]
 
     def copy_back(self) -> None:
-        if self.covering.size == self.array.size:  # no gaps: the covering buffer is the array
-            self.memory.copy_to_host(self.covering.view(np.uint8))
+        if self.own and len(self.written) == 1 and self.written[0].array.nbytes == self.covering.nbytes:
+            self.memory.copy_to_host(self.covering)  # no gaps: the covering is the array's memory
             return
         staged = np.empty_like(self.covering)
-        self.memory.copy_to_host(staged.view(np.uint8))
-        self.array[...] = as_strided(staged, self.array.shape, self.array.strides, writeable=False)
+        self.memory.copy_to_host(staged)
+        for view in self.written:
+            view.array[...] = view.of(staged)
 
 
 def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written: set):
     """The kernel arguments of a launch on `queue`, and `finish()`, to call once the kernel has completed."""
-    kernel_args, copies = [], []
+    arrays = {name: as_array(name, values[name]) for name, spec in specs.items() if isinstance(spec, ArraySpec)}
+    host = {name: array for name, array in arrays.items() if isinstance(array, np.ndarray)}
+    staged, copies = {}, []
+    for group in overlapping(host):
+        args, copy = stage_group(queue, {name: host[name] for name in group}, written)
+        staged.update(args)
+        copies.append(copy)  # kept until the kernel has run: the pointers into its buffer do not hold it
+    kernel_args = []
     for name, spec in specs.items():
         if not isinstance(spec, ArraySpec):
             kernel_args.append(scalar_arg(runtime_value(spec, values[name])))
-            continue
-        arg, copy = array_arg(queue, name, as_array(name, values[name]))
-        kernel_args += arg.kernel_args()
-        if copy is not None and name in written:
-            copies.append(copy)
+        else:
+            kernel_args += (staged[name] if name in staged else usm_arg(queue, name, arrays[name])).kernel_args()
 
     def finish() -> None:
         for copy in copies:
-            copy.copy_back()
+            if copy is not None:
+                copy.copy_back()
 
     return kernel_args, finish
 
 
-def array_arg(queue: dpctl.SyclQueue, name: str, array) -> tuple[ArrayArg, HostCopy | None]:
-    if isinstance(array, np.ndarray):
-        return stage(queue, name, array)
-    return usm_arg(queue, name, array), None
+def byte_span(array: np.ndarray) -> tuple[int, int]:
+    """The lowest byte of a non-empty array's elements and one past its highest."""
+    start = array.ctypes.data
+    low = start + sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s < 0)
+    return low, start + sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0) + array.itemsize
+
+
+def overlapping(arrays: dict) -> list[list[str]]:
+    """The names of `arrays` (numpy) in groups whose host memory overlaps (an empty array is a group of its own);
+    a LaunchError when a C-contiguous copy would split a group."""
+    spans = sorted((byte_span(a), name) for name, a in arrays.items() if a.size)
+    groups, high = [[name] for name, a in arrays.items() if not a.size], None
+    for (low, end), name in spans:
+        if high is not None and low < high:
+            groups[-1].append(name)
+            high = max(high, end)
+        else:
+            groups.append([name])
+            high = end
+    for group in groups:
+        copied = [name for name in group if copied_contiguous(arrays[name])]
+        if copied and len(group) > 1:
+            other = next(name for name in group if name != copied[0])
+            raise LaunchError(f"arguments '{copied[0]}' and '{other}' share host memory, and '{copied[0]}' has a "
+                              "negative stride along its last two dims, which goes to the device as a copy of its "
+                              "own; pass np.ascontiguousarray(...) of it")
+    return groups
+
+
+def stage(queue: dpctl.SyclQueue, name: str, array: np.ndarray) -> tuple[ArrayArg, HostCopy | None]:
+    """Copies a numpy array to new device memory (see the module docstring); the copy writes it back."""
+    args, copy = stage_group(queue, {name: array}, {name})
+    return args[name], copy
+
+
+def stage_group(queue: dpctl.SyclQueue, arrays: dict, written) -> tuple[dict, HostCopy | None]:
+    """Copies numpy arrays whose host memory overlaps (`overlapping`) to one new device buffer; their ArrayArgs and
+    the HostCopy that writes back those in `written` (None for an empty array)."""
+    if len(arrays) == 1 and not next(iter(arrays.values())).size:  # a USM allocation must not be empty
+        (name, array), = arrays.items()
+        memory = dpctl.memory.MemoryUSMDevice(array.itemsize, queue=queue)
+        return {name: ArrayArg(memory, array.shape, element_strides(name, array))}, None
+    if len(arrays) == 1 and copied_contiguous(next(iter(arrays.values()))):
+        (name, array), = arrays.items()
+        copied = np.ascontiguousarray(array)
+        covering, own, views = copied.reshape(-1).view(np.uint8), False, {name: HostView(array, 0, copied.strides)}
+    else:
+        low = min(byte_span(a)[0] for a in arrays.values())
+        high = max(byte_span(a)[1] for a in arrays.values())
+        covering = np.ctypeslib.as_array((ctypes.c_ubyte * (high - low)).from_address(low))
+        own, views = True, {name: HostView(a, a.ctypes.data - low, a.strides) for name, a in arrays.items()}
+    memory = dpctl.memory.MemoryUSMDevice(covering.nbytes, queue=queue)
+    memory.copy_from_host(covering)
+    strides = {name: element_strides(name, view.of(covering)) for name, view in views.items()}
+    args = {name: ArrayArg(pointer_at(memory, view, strides[name], queue), view.array.shape, strides[name])
+            for name, view in views.items()}
+    return args, HostCopy(covering, memory, own, tuple(v for name, v in views.items() if name in written))
+
+
+def pointer_at(memory, view: HostView, strides: tuple[int, ...], queue):
+    """The pointer argument of a staged array: the buffer itself where the array's element [0, ..., 0] starts it."""
+    if view.offset == 0:
+        return memory
+    return address_memory(memory._pointer + view.offset, view.array.shape, strides, view.array.itemsize, queue)
 
 
 def usm_arg(queue: dpctl.SyclQueue, name: str, array) -> ArrayArg:
     dpnp_array = usm_ndarray_of(array)  # read by its attributes (args.py)
-    memory = dpctl.memory.as_usm_memory(array) if dpnp_array is None else usm_ndarray_memory(dpnp_array)
+    memory = interface_pointer(array) if dpnp_array is None else usm_ndarray_memory(dpnp_array)
     if memory.sycl_context != queue.sycl_context:
         raise LaunchError(f"argument '{name}' is USM memory of another SYCL context ({memory.sycl_device.name}) "
                           f"than the launch queue's ({queue.sycl_device.name}); launch on the array's queue")
@@ -135,17 +238,6 @@ def usm_arg(queue: dpctl.SyclQueue, name: str, array) -> ArrayArg:
         return ArrayArg(memory, dpnp_array.shape, dpnp_array.strides)
     usm = usm_interface(array)
     return ArrayArg(memory, tuple(usm["shape"]), usm_strides(usm))
-
-
-def stage(queue: dpctl.SyclQueue, name: str, array: np.ndarray) -> tuple[ArrayArg, HostCopy | None]:
-    """Copies a numpy array to new device memory (see the module docstring)."""
-    strides = element_strides(name, array)
-    if array.size == 0:  # nothing to copy, but a USM allocation must not be empty
-        return ArrayArg(dpctl.memory.MemoryUSMDevice(array.itemsize, queue=queue), array.shape, strides), None
-    covering = as_strided(array, (1 + sum((n - 1) * s for n, s in zip(array.shape, strides)),), (array.itemsize,))
-    memory = dpctl.memory.MemoryUSMDevice(covering.nbytes, queue=queue)
-    memory.copy_from_host(covering.view(np.uint8))
-    return ArrayArg(memory, array.shape, strides), HostCopy(array, covering, memory)
 
 
 def element_strides(name: str, array: np.ndarray) -> tuple[int, ...]:

@@ -50,17 +50,28 @@ class SyclProgram:
         self.queue = queue
         options = " ".join(filter(None, [options, os.environ.get("XETILE_BUILD_OPTIONS", "")]))
         check_options(queue.sycl_device, options)
+        self.spirv, self.options = spirv, options
         key = driver_binaries.binary_key(spirv, queue, options)
         self.program = None if key is None else driver_binaries.load(key, queue, options)
         self.from_binary = self.program is not None
+        self.key = key
         self.unkept = key if self.program is None else None  # kept once a kernel gives its native program
         if self.program is None:
-            self.program = dpctl.program.create_program_from_spirv(queue, spirv, options)
+            self.build()
         self._kernels: dict[str, dpctl.program.SyclKernel] = {}
+
+    def build(self) -> None:
+        """The program built from the SPIR-V, its native binary to keep under its key."""
+        self.program = dpctl.program.create_program_from_spirv(self.queue, self.spirv, self.options)
+        self.from_binary, self.unkept = False, self.key
 
     def kernel(self, name: str) -> dpctl.program.SyclKernel:
         if name not in self._kernels:
             kernel = self.program.get_sycl_kernel(name)  # not has_sycl_kernel: it leaks a kernel (runtime/opencl/leaks.py)
+            if not kernel.addressof_ref() and self.from_binary:  # a kept binary of another program: replaced
+                driver_binaries.discard(self.key)
+                self.build()
+                kernel = self.program.get_sycl_kernel(name)
             if not kernel.addressof_ref():  # dpctl wraps a null kernel when the name is not in the program
                 raise KeyError(f"no kernel {name!r} in the SPIR-V program")
             release_leaked(kernel, self.queue)

@@ -8,8 +8,9 @@ CPU's feature flags, since the code uses the host's vector instructions. A later
 `clCreateProgramWithBinary` and `clBuildProgram` (about a millisecond) and hands it to SYCL's OpenCL interop
 (`make_kernel_bundle`), whose kernel bundle, in storage from C++'s operator new so that dpctl's
 `DPCTLKernelBundle_Delete` can free it, becomes a dpctl SyclProgram through dpctl's C API (`SyclProgram_Make`).
-Only on OpenCL CPU devices under the dpctl measured (runtime/opencl/api.py); a binary the runtime refuses is deleted and
-the program built from SPIR-V. Intel's GPU driver keeps a cache of its own (runtime/opencl/environment.py).
+Only on OpenCL CPU devices under the dpctl measured (runtime/opencl/api.py); a binary the runtime refuses, or whose
+program lacks the kernel launched (another program's), is deleted and the program built from SPIR-V (sycl.py).
+Intel's GPU driver keeps a cache of its own (runtime/opencl/environment.py).
 """
 from __future__ import annotations
 
@@ -45,8 +46,13 @@ def load(key: str, queue: dpctl.SyclQueue, options: str) -> dpctl.program.SyclPr
         return None
     program = from_binary(opencl_api(), entry.get(FIELD), queue, options)
     if program is None:
-        DiskCache().discard(key)
+        discard(key)
     return program
+
+
+def discard(key: str) -> None:
+    """Deletes the program kept under `key`: the runtime refused it, or it is not the program of its SPIR-V."""
+    DiskCache().discard(key)
 
 
 def keep(key: str, kernel: dpctl.program.SyclKernel) -> None:
