@@ -18,8 +18,7 @@ from test_passes import CASES, run_func
 from test_printer import hinted_copy, tf32_mma
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.errors import CompilationError, ParseError
-from xetile_jit.ir.core import FuncOp, Operation, walk
-from xetile_jit.ir.interpreter import run_ir
+from xetile_jit.ir.core import FuncOp, walk
 from xetile_jit.ir.parser import parse_func, parse_funcs
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.types import MemRefType

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import dpctl
 import dpctl.memory
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ..errors import LaunchError
 from .args import (ArraySpec, as_array, copied_contiguous, runtime_value, usm_interface, usm_ndarray_of,
