@@ -97,7 +97,25 @@ def view_case(rng, view):
     return (src, idx, np.zeros((4, 16), np.float32)), {}, 2, expected
 
 
+@xetile.kernel
+def gather_next_rows(table, idx, out, N: constexpr, D: constexpr):
+    """out[i] = table[idx[i] + 1]: a chunked tile moved by update_tile_offset moves every element of a chunk by
+    the chunk's delta (XeGPU RFC: a descriptor's offset is its chunk's start)."""
+    rows = xetile.load_tile(xetile.init_tile(idx, [0, 0], [N, 1]))
+    t = xetile.init_tile(table, indices=rows * D, shape=[N, D], chunk_size=D)
+    t = xetile.update_tile_offset(t, xetile.full([N, 1], D, xetile.int32))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [N, D]), xetile.load_gather(t))
+
+
+def moved_chunks_case(rng):
+    v, d, n = 20, 8, 16
+    table = rng.standard_normal((v, d)).astype(np.float32)
+    idx = rng.integers(0, v - 1, (n, 1)).astype(np.int32)
+    return (table, idx, np.zeros((n, d), np.float32)), dict(N=n, D=d), 2, table[idx[:, 0] + 1]
+
+
 CASES = {
+    "update_offset_of_chunks": (gather_next_rows, moved_chunks_case),
     "gather_from_pitched_view": (gather_elements, lambda rng: view_case(rng, "pitched")),
     "gather_from_column_major_view": (gather_elements, lambda rng: view_case(rng, "column_major")),
     "gather_rows_chunked": (gather_rows, gather_case),

@@ -43,12 +43,15 @@ class ScatterTileType(TileType):
         return f"!xetile.tile<{body}, {scatter}{', ' + attr if attr else ''}>"
 
 
-def chunked(offsets: np.ndarray, shape) -> np.ndarray:
-    """[N, 1] offsets of chunks -> the [N, C] element offsets (identity when the shapes agree)."""
-    offsets = np.asarray(offsets, dtype=np.int64)
-    if offsets.shape == tuple(shape):
-        return offsets
-    return offsets + np.arange(shape[1], dtype=np.int64)
+def per_element(v: np.ndarray, shape, offsets: bool = False) -> np.ndarray:
+    """An index-shaped operand (offsets, delta, mask) in the tile's shape (identity when the shapes agree): an
+    [N, 1] operand of chunks is broadcast along each chunk; `offsets` count along it too, since a chunk's offset is
+    the address of its first element (XeGPU RFC chunk_size). A delta moves the whole chunk by its value."""
+    v = np.asarray(v)
+    if v.shape == tuple(shape):
+        return v
+    wide = np.broadcast_to(v, tuple(shape))
+    return wide + np.arange(shape[1], dtype=np.int64) if offsets else wide
 
 
 @dataclass
@@ -63,7 +66,7 @@ class ScatterRef:
         leading block (blocking's padding)."""
         ok = (self.offsets >= 0) & (self.offsets < self.base.size)
         if mask is not None:
-            ok &= np.broadcast_to(np.asarray(mask, dtype=bool), ok.shape)
+            ok &= per_element(np.asarray(mask, dtype=bool), ok.shape)
         if valid is not None:
             inside = np.zeros(ok.shape, dtype=bool)
             inside[:valid[0], :valid[1]] = True
@@ -98,7 +101,8 @@ class ScatterRef:
         return old
 
     def moved(self, delta) -> ScatterRef:
-        return ScatterRef(self.base, self.offsets + chunked(delta, self.offsets.shape))
+        delta = np.asarray(delta, dtype=np.int64)
+        return ScatterRef(self.base, self.offsets + per_element(delta, self.offsets.shape))
 
 
 def check_scatter_tile(op: Operation, t) -> None:
@@ -158,7 +162,8 @@ class InitScatterTileOp(InitTileOp):
         return f" {p.name(base)}, {p.name(offsets)} : {base.type}, {offsets.type} into {self.result.type}"
 
     def interpret(self, interp, base, offsets):
-        return ScatterRef(base, chunked(offsets, self.result.type.shape))
+        offsets = np.asarray(offsets, dtype=np.int64)
+        return ScatterRef(base, per_element(offsets, self.result.type.shape, offsets=True))
 
 
 class LoadGatherOp(Operation):
