@@ -94,15 +94,22 @@ class ScatterRef:
         rule = ATOMIC_KINDS[kind][dtype.kind].numpy
         old = np.zeros(self.offsets.shape, dtype=self.base.dtype)
         ok = self.active(mask, valid)
-        for i, j in zip(*np.nonzero(ok)):
-            at = np.unravel_index(self.offsets[i, j], self.base.shape)
-            old[i, j] = self.base[at]
-            self.base[at] = numeric.apply(dtype, rule, self.base[at], value[i, j])
+        for place in zip(*np.nonzero(ok)):
+            at = np.unravel_index(self.offsets[place], self.base.shape)
+            old[place] = self.base[at]
+            self.base[at] = numeric.apply(dtype, rule, self.base[at], value[place])
         return old
 
     def moved(self, delta) -> ScatterRef:
         delta = np.asarray(delta, dtype=np.int64)
         return ScatterRef(self.base, self.offsets + per_element(delta, self.offsets.shape))
+
+
+def check_rank(op: Operation, tile: ScatterTileType) -> None:
+    """A #scatter tile is 2-D, or 1-D (one row: as_rank2 makes it 1xN); a chunked one is [N, chunk_size]."""
+    if len(tile.shape) == 1 and tile.chunk_size == 1:
+        return
+    check_2d(op, tile, "tile")
 
 
 def check_scatter_tile(op: Operation, t) -> None:
@@ -148,7 +155,7 @@ class InitScatterTileOp(InitTileOp):
         tile = self.result.type
         if not isinstance(base.type, MemRefType):
             raise self.error(f"base must be an array argument, got {base.type}", "init_tile takes a base array")
-        check_2d(self, tile, "tile")
+        check_rank(self, tile)
         if tile.chunk_size not in CHUNK_SIZES:
             raise self.error(f"chunk_size {tile.chunk_size} must be one of {', '.join(map(str, CHUNK_SIZES[1:]))}",
                              "chunk_size values of scatter_tdesc_attr")
