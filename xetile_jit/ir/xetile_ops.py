@@ -30,7 +30,7 @@ def array_slice(base: np.ndarray, offsets, rank: int) -> np.ndarray:
     empty when an offset lies outside the leading dims (auto-padding per slice)."""
     if base.ndim < rank:
         return base[None, :]
-    at = tuple(int(o) for o in offsets)
+    at = tuple(numeric.wrap_i64(o) for o in offsets)
     if all(0 <= o < n for o, n in zip(at, base.shape)):
         return base[at]
     return np.empty((0,) * rank, base.dtype)
@@ -39,8 +39,11 @@ def array_slice(base: np.ndarray, offsets, rank: int) -> np.ndarray:
 @dataclass
 class TileRef:
     base: np.ndarray  # the slice of the array the tile reads: as many dims as the tile
-    offsets: tuple[int, ...]
+    offsets: tuple[int, ...]  # i64: a move past 2**63 - 1 wraps, as the device's index arithmetic does
     shape: tuple[int, ...]
+
+    def __post_init__(self):
+        self.offsets = tuple(numeric.wrap_i64(o) for o in self.offsets)
 
     def window(self):
         """(slices into base, slices into the tile) of the in-bounds part, or None if there is none."""
