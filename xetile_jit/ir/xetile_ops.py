@@ -106,10 +106,17 @@ def check_layout(op: Operation, layout: Layout, shape, what: str) -> None:
                        "lane_data elements are contiguous and come from a single dimension")
 
 
-def check_inst_divides(op: Operation, layout: Layout) -> None:
-    """RFC: sg_data is divisible by inst_data. Checked on the layouts users give (the front end, layout
-    completion); the blocks completion chooses for an odd piece pad it instead, as blocking does."""
-    for i, (sg, inst) in enumerate(zip(layout.sg_data, layout.inst_data or ())):
+def check_inst_divides(op: Operation, layout: Layout, shape) -> None:
+    """RFC: sg_data is divisible by inst_data. Without sg_data, inst_data is the blocking of each subgroup's data
+    and layout propagation gives the workgroup map, splitting the value in whole blocks: inst_data divides the
+    value. Checked on the layouts users give (the front end, layout completion); the blocks completion chooses
+    for an odd piece pad it instead, as blocking does."""
+    if layout.sg_data is None:
+        for i, (n, inst) in enumerate(zip(shape, layout.inst_data or ())):
+            if n % inst != 0:
+                raise op.error(f"inst_data[{i}] = {inst} does not divide dim {i} = {n} of the value",
+                               "without sg_layout, inst_data divides the value")
+    for i, (sg, inst) in enumerate(zip(layout.sg_data or (), layout.inst_data or ())):
         if sg % inst != 0:
             raise op.error(f"inst_data[{i}] = {inst} does not divide sg_data[{i}] = {sg}",
                            "sg_data is divisible by inst_data")
