@@ -114,8 +114,8 @@ class Place:
         shift = self.shift_to(later)
         if shift is None:
             return True
-        if shift is False:
-            return False
+        if shift is False or any(d >= e or -d >= f for d, e, f in zip(shift, self.extent, later.extent)):
+            return False  # different slices, or tiles that do not meet
         mine = tuple(max(0, -d) for d in shift)  # both tiles in one frame, the upper left one at 0
         theirs = tuple(a + d for a, d in zip(mine, shift))
         frame = tuple(max(a + e, b + f) for a, e, b, f in zip(mine, self.extent, theirs, later.extent))
