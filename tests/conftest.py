@@ -106,6 +106,12 @@ def on_each_device(request, monkeypatch):
     return request.param
 
 
+def target_options(device: str) -> list[dict]:
+    """The launch options that try each target `device` runs: cpu and xe-emulated on opencl:cpu, the
+    interpreter's own on numpy."""
+    return [{}] if device == "numpy" else [{"target": "cpu"}, {"target": "xe-emulated"}]
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)

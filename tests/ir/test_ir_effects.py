@@ -79,13 +79,14 @@ def test_a_new_write_op_makes_its_array_copied_back():
 
 def test_a_new_write_op_gets_its_barrier():
     """Two subgroups (the workgroup-level layout says): a load through one descriptor, then a write of the same
-    array through another must wait at a barrier. The barrier pass knew load_nd, store_nd and atomic_rmw only."""
+    array through another, four rows down (subgroup 0 writes the rows subgroup 1 read), must wait at a barrier.
+    The barrier pass knew load_nd, store_nd and atomic_rmw only."""
     func = FuncOp("f", [MemRefType(float32)], ["x"], {}, dialect="xegpu")
     b = Builder(func.body)
-    zero, eight = (b.create(C.ConstantOp, n, IndexType()).result for n in (0, 8))
+    zero, four = (b.create(C.ConstantOp, n, IndexType()).result for n in (0, 4))
     tdesc = G.TensorDescType((8, 8), float32, layout=xetile.Layout(sg_layout=[2, 1], sg_data=[4, 8]))
     src = b.create(G.CreateNdDescOp, func.args[0], [zero, zero], tdesc).result
-    dst = b.create(G.CreateNdDescOp, func.args[0], [zero, eight], tdesc).result
+    dst = b.create(G.CreateNdDescOp, func.args[0], [four, zero], tdesc).result
     value = b.create(G.LoadNdOp, src).result
     scatter = b.create(ScatterOp, value, dst)
     b.create(C.ReturnOp)

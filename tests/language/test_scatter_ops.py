@@ -13,6 +13,7 @@ from xetile_jit.ir.interpreter import run_ir
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.xetile_ops import written_arrays
+from conftest import target_options
 
 constexpr = xetile.constexpr
 TWO_BY_TWO = xetile.Layout(sg_layout=[2, 2], sg_data=[8, 16])
@@ -97,7 +98,59 @@ def view_case(rng, view):
     return (src, idx, np.zeros((4, 16), np.float32)), {}, 2, expected
 
 
+@xetile.kernel
+def gather_next_rows(table, idx, out, N: constexpr, D: constexpr):
+    """out[i] = table[idx[i] + 1]: a chunked tile moved by update_tile_offset moves every element of a chunk by
+    the chunk's delta (XeGPU RFC: a descriptor's offset is its chunk's start)."""
+    rows = xetile.load_tile(xetile.init_tile(idx, [0, 0], [N, 1]))
+    t = xetile.init_tile(table, indices=rows * D, shape=[N, D], chunk_size=D)
+    t = xetile.update_tile_offset(t, xetile.full([N, 1], D, xetile.int32))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [N, D]), xetile.load_gather(t))
+
+
+def moved_chunks_case(rng):
+    v, d, n = 20, 8, 16
+    table = rng.standard_normal((v, d)).astype(np.float32)
+    idx = rng.integers(0, v - 1, (n, 1)).astype(np.int32)
+    return (table, idx, np.zeros((n, d), np.float32)), dict(N=n, D=d), 2, table[idx[:, 0] + 1]
+
+
+@xetile.kernel
+def gather_1d(table, idx, perm, out):
+    """out[perm[i]] = table.flat[idx[i]] (0 where idx[i] % 3 == 0): 1-D index tiles, 1-D arrays."""
+    k = xetile.load_tile(xetile.init_tile(idx, [0], [64]))
+    p = xetile.load_tile(xetile.init_tile(perm, [0], [64]))
+    xetile.store_scatter(xetile.init_tile(out, indices=p), xetile.load_gather(xetile.init_tile(table, indices=k),
+                                                                           k % 3 != 0))
+
+
+def flat_table_case(rng, shape):
+    """A gather from a flattened embedding table (1-D) or an array of rank 3, by offsets into it."""
+    table = rng.standard_normal(shape).astype(np.float32)
+    idx = rng.integers(-5, table.size + 5, (4, 16)).astype(np.int32)
+    flat = table.reshape(-1)
+    expected = np.where((idx >= 0) & (idx < table.size), flat[np.clip(idx, 0, table.size - 1)], 0)
+    return (table, idx, np.zeros((4, 16), np.float32)), {}, 2, expected
+
+
+def indices_1d_case(rng):
+    table = rng.standard_normal(100).astype(np.float32)
+    idx = rng.integers(-3, 103, 64).astype(np.int32)
+    perm = rng.permutation(64).astype(np.int32)
+    expected = np.full(64, 5, np.float32)
+    expected[perm] = np.where((idx >= 0) & (idx < 100) & (idx % 3 != 0), table[np.clip(idx, 0, 99)], 0)
+    return (table, idx, perm, np.full(64, 5, np.float32)), {}, 3, expected
+
+
+ARRAYS_NOT_2D = {
+    "gather_from_1d_table": (gather_elements, lambda rng: flat_table_case(rng, (100,))),
+    "gather_from_3d_array": (gather_elements, lambda rng: flat_table_case(rng, (3, 5, 7))),
+    "gather_scatter_1d_indices": (gather_1d, indices_1d_case),
+}
+
 CASES = {
+    **ARRAYS_NOT_2D,
+    "update_offset_of_chunks": (gather_next_rows, moved_chunks_case),
     "gather_from_pitched_view": (gather_elements, lambda rng: view_case(rng, "pitched")),
     "gather_from_column_major_view": (gather_elements, lambda rng: view_case(rng, "column_major")),
     "gather_rows_chunked": (gather_rows, gather_case),
@@ -119,13 +172,14 @@ def test_every_level_interprets_like_numpy(rng, case):
         np.testing.assert_allclose(fresh[result], expected, rtol=1e-5, err_msg=name)
 
 
-@pytest.mark.usefixtures("on_each_device")
 @pytest.mark.parametrize("case", CASES)
-def test_launch_on_each_device(rng, case):
+def test_launch_on_each_device(rng, case, on_each_device):
+    """In the interpreter, and on opencl:cpu for the cpu and xe-emulated targets."""
     kern, make = CASES[case]
-    args, consts, result, expected = make(rng)
-    kern[(1,)](*args, **consts)
-    np.testing.assert_allclose(args[result], expected, rtol=1e-5)
+    for options in target_options(on_each_device):
+        args, consts, result, expected = make(rng)
+        kern[(1,)](*args, **consts, **options)
+        np.testing.assert_allclose(args[result], expected, rtol=1e-5, err_msg=str(options))
 
 
 def histogram_case(rng):
@@ -210,9 +264,9 @@ def test_atomic_on_a_scatter_tile_several_subgroups_hold_every_level(rng, layout
 def test_atomic_on_a_scatter_tile_several_subgroups_hold_launched(rng, layout, olds, on_each_device):
     """Three workgroups of four subgroups add to one counter array (cpu and xe-emulated on opencl:cpu)."""
     args, consts = shared_scatter_case(rng, layout, olds, 3)
-    for target in ("cpu", "xe-emulated") if on_each_device != "numpy" else (None,):
+    for options in target_options(on_each_device):
         keys, counts, old = (a.copy() for a in args)
-        counted[(3,)](keys, counts, old, **consts, **({"target": target} if target else {}))
+        counted[(3,)](keys, counts, old, **consts, **options)
         check_counted_once(keys, counts, old, 3, olds)
 
 

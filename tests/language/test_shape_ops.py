@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import assert_close, rand
+from conftest import assert_close, rand, target_options
 from test_passes import run_func
 from xetile_jit.compiler.pipeline import lower
 
@@ -71,22 +71,32 @@ def test_four_d_strided_batch_dims(rng):
 
 
 @xetile.kernel
-def one_d(x, y, out, BLOCK: constexpr):
+def one_d(x, y, out, BLOCK: constexpr, LAYOUT: constexpr = None):
     start = xetile.program_id(0) * BLOCK
-    tx = xetile.update_tile_offset(xetile.init_tile(x, [0], [BLOCK]), [start])  # one offset per tile dim
-    v = xetile.load_tile(tx) + xetile.load_tile(xetile.init_tile(y, [start], [BLOCK]))
+    tx = xetile.update_tile_offset(xetile.init_tile(x, [0], [BLOCK], layout=LAYOUT), [start])  # one offset a dim
+    v = xetile.load_tile(tx) + xetile.load_tile(xetile.init_tile(y, [start], [BLOCK], layout=LAYOUT))
     total = xetile.tile_reduce("add", v, [0])                                    # vector<1xf32>
-    xetile.store_tile(xetile.init_tile(out, [start], [BLOCK]), v - xetile.broadcast_to(total, [BLOCK]))
+    xetile.store_tile(xetile.init_tile(out, [start], [BLOCK], layout=LAYOUT), v - xetile.broadcast_to(total, [BLOCK]))
 
 
-def test_one_d_arrays_tiles_and_vectors(rng):
+ONE_D_LAYOUTS = {  # a user's layout of a 1-D tile is that of its one row
+    "none": None,
+    "two_subgroups": xetile.Layout(sg_layout=[2], sg_data=[16]),
+    "two_subgroups_order": xetile.Layout(sg_layout=[2], sg_data=[16], order=[0]),
+    "blocks_of_two_subgroups": xetile.Layout(sg_layout=[2], sg_data=[16], inst_data=[8]),
+}
+
+
+@pytest.mark.parametrize("layout", ONE_D_LAYOUTS)
+def test_one_d_arrays_tiles_and_vectors(rng, layout, on_each_device):
     n, block = 100, 32
     x, y = rand(rng, n, np.float32), rand(rng, n, np.float32)
-    out = np.zeros(n, np.float32)
-    one_d[(xetile.cdiv(n, block),)](x, y, out, BLOCK=block)
     s = x + y
     expected = np.concatenate([s[i:i + block] - s[i:i + block].sum() for i in range(0, n, block)])
-    assert_close(out, expected, scale=8)
+    for options in target_options(on_each_device):
+        out = np.zeros(n, np.float32)
+        one_d[(xetile.cdiv(n, block),)](x, y, out, BLOCK=block, LAYOUT=ONE_D_LAYOUTS[layout], **options)
+        assert_close(out, expected, scale=8)
 
 
 @xetile.kernel

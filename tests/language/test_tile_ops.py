@@ -300,7 +300,13 @@ WALKS = {  # (m0, n0, dm, dn, steps) on a SHAPE array with TILE tiles
     "diagonal": (-3, 40, 7, -5, 5),
     "backwards_from_outside": (50, 60, -9, -11, 6),
     "no_steps": (0, 0, 1, 1, 0),
+    "wraps_past_int64": (2**62 + 5, 3, 2**62, 1, 5),  # rows 2**62 + 5, 2**63 + 5, ...: the fifth is row 5
 }
+
+
+def i64(x: int) -> int:
+    """A tile offset: index arithmetic wraps like the device's i64 (two's complement)."""
+    return (x + 2**63) % 2**64 - 2**63
 
 
 @pytest.mark.parametrize("walk", WALKS.values(), ids=list(WALKS))
@@ -311,7 +317,8 @@ def test_update_tile_offset_in_loop(rng, dtype, walk):
     dst = rand(rng, (max(steps, 1) * TILE[0] + 5, TILE[1]), dtype)   # 5 extra rows stay untouched
     expected = dst.copy()
     for i in range(steps):
-        expected = after_store(expected, tile_window(src, (m0 + i * dm, n0 + i * dn), TILE), (i * TILE[0], 0))
+        start = (i64(m0 + i * dm), i64(n0 + i * dn))
+        expected = after_store(expected, tile_window(src, start, TILE), (i * TILE[0], 0))
     walk_tiles[(1,)](src, dst, m0, n0, dm, dn, steps, BM=TILE[0], BN=TILE[1])
     np.testing.assert_array_equal(dst, expected)
 

@@ -123,3 +123,68 @@ def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target, ho
                             device="opencl:cpu")
     t = NEGATIONS[how](x.astype(np.float64))
     np.testing.assert_allclose(y, t / t.sum(), rtol=1e-5)
+
+
+REPLICATED = xetile.Layout(sg_layout=[2, 2], sg_data=[32, 32])  # over 32x32: every subgroup holds all of it
+STRIDED = xetile.Layout(sg_layout=[2, 2], sg_data=[1, 1])        # over 32x32: subgroup (i, j) rows i, i + 2, ...
+
+
+@xetile.kernel
+def store_then_load(x, y, z, STORED: xetile.constexpr, LOADED: xetile.constexpr):
+    """y = x + 1 stored in one layout, loaded back in another, z = 2 y."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32], layout=STORED))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=STORED), v + 1.0)
+    w = xetile.load_tile(xetile.init_tile(y, [0, 0], [32, 32], layout=LOADED))
+    xetile.store_tile(xetile.init_tile(z, [0, 0], [32, 32], layout=LOADED), w * 2.0)
+
+
+STORE_THEN_LOAD = {  # (stored, loaded, barriers): a barrier only where a subgroup reads what it did not write
+    "replicated": (REPLICATED, REPLICATED, 0),
+    "replicated_then_rows": (REPLICATED, xetile.Layout(sg_layout=[4, 1], sg_data=[8, 32]), 0),
+    "shared_rows_then_rows": (xetile.Layout(sg_layout=[2, 2], sg_data=[16, 32]),
+                              xetile.Layout(sg_layout=[4, 1], sg_data=[8, 32]), 0),
+    "strided_then_rows": (STRIDED, xetile.Layout(sg_layout=[4, 1], sg_data=[8, 32]), 1),
+}
+
+
+@pytest.mark.parametrize("case", STORE_THEN_LOAD)
+def test_a_barrier_only_where_another_subgroup_wrote(case, rng, on_each_device):
+    """Replicated layouts: each subgroup reads back what it stored itself, so the load needs no barrier; rows that
+    subgroups stored round robin and read in bands are another subgroup's, so one barrier orders them."""
+    stored, loaded, barriers = STORE_THEN_LOAD[case]
+    x = rand(rng, (32, 32), np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    stages = lowered(store_then_load, x, y, z, STORED=stored, LOADED=loaded)
+    assert count(stages["xegpu-wg"], C.BarrierOp) == count(stages["xegpu-sg"], C.BarrierOp) == barriers
+    if barriers:
+        text = print_func(stages["xegpu-wg"])
+        assert text.index("xegpu.store_nd") < text.index("gpu.barrier") < text.index("xegpu.load_nd %", text.index(
+            "xegpu.store_nd"))
+    every_level(store_then_load, (x, y, z), dict(STORED=stored, LOADED=loaded), (1,), [x, x + 1, 2 * x + 2])
+    store_then_load[(1,)](x, y, z, STORED=stored, LOADED=loaded)
+    np.testing.assert_array_equal(z, 2 * x + 2)
+
+
+@xetile.kernel
+def four_batches(a, b, c, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr):
+    """C[z] = A[z] @ B[z] for z < 4, each batch as its own 2-D tiles of the 3-D arrays."""
+    m, n = xetile.program_id(0) * BM, xetile.program_id(1) * BN
+    for z in xetile.static_range(4):
+        ta, tb = xetile.init_tile(a, [z, m, 0], [BM, BK]), xetile.init_tile(b, [z, 0, n], [BK, BN])
+        acc = xetile.zeros([BM, BN], xetile.float32)
+        for k in range(0, K, BK):
+            acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
+            ta, tb = xetile.update_tile_offset(ta, [0, BK]), xetile.update_tile_offset(tb, [BK, 0])
+        xetile.store_tile(xetile.init_tile(c, [z, m, n], [BM, BN]), acc)
+
+
+def test_stores_to_different_batches_need_no_barrier(rng, on_each_device):
+    """The four C stores are to four slices of c (leading offsets 0..3): no subgroup touches another's data."""
+    a, b = rand(rng, (4, 64, 64), np.float16), rand(rng, (4, 64, 64), np.float16)
+    c = np.zeros((4, 64, 64), np.float32)
+    consts = dict(BM=64, BN=64, BK=32, sg_layout=[2, 2], sg_data=[32, 32])
+    stages = lowered(four_batches, a, b, c, 64, **consts)
+    assert count(stages["xegpu-wg"], G.StoreNdOp) == 4
+    assert count(stages["xegpu-wg"], C.BarrierOp) == count(stages["xegpu-sg"], C.BarrierOp) == 0
+    four_batches[(1, 1)](a, b, c, 64, **consts)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)

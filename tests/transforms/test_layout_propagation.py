@@ -306,3 +306,39 @@ def test_two_tile_mma_with_their_own_layouts_on_each_device(rng, on_each_device)
     p = np.exp(s - s.max(1, keepdims=True))
     expected = p.astype(np.float16).astype(np.float32) @ v.astype(np.float32) / p.sum(1, keepdims=True)
     assert_close(o, expected, np.float32, scale=400)
+
+
+@xetile.kernel
+def scaled_rows(x, y, LAYOUT: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [64, 32], layout=LAYOUT))
+    s = xetile.tile_reduce("add", v, [1])
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [64, 32]), v * xetile.tile_broadcast(s, [1], [64, 32]))
+
+
+BLOCKS_ONLY = Layout(inst_data=[8, 16])  # the RFC's inner blocks, no workgroup map
+
+
+def test_inst_data_alone_is_the_blocking_of_each_subgroups_piece():
+    """Propagation gives the tile the workgroup map (the default for 8 KiB: 8 subgroups of 8 rows, whole 8x16
+    blocks) and keeps its blocks."""
+    x = np.zeros((64, 32), np.float32)
+    func = propagated(scaled_rows, x, x.copy(), LAYOUT=BLOCKS_ONLY)
+    layout = layout_of(next(op.result for op in walk(func.body) if op.name == "xetile.init_tile"))
+    assert (layout.sg_layout, layout.sg_data, layout.inst_data) == ((8, 1), (8, 32), (8, 16))
+
+
+@pytest.mark.usefixtures("on_each_device")
+@pytest.mark.parametrize("num_subgroups", [None, 2, 8])
+def test_inst_data_alone_keeps_the_numbers(rng, num_subgroups):
+    x = rand(rng, (64, 32), np.float32)
+    y = np.zeros_like(x)
+    scaled_rows[(1,)](x, y, LAYOUT=BLOCKS_ONLY, **({"num_subgroups": num_subgroups} if num_subgroups else {}))
+    assert_close(y, x * x.sum(1, keepdims=True), np.float32, scale=8)
+
+
+def test_inst_data_alone_must_divide_the_value():
+    x = np.zeros((64, 32), np.float32)
+    with pytest.raises(xetile.CompilationError, match=re.escape(
+            "inst_data[1] = 12 does not divide dim 1 = 32 of the value [without sg_layout, inst_data divides the "
+            "value]")):
+        scaled_rows.warmup(x, x.copy(), LAYOUT=Layout(inst_data=[8, 12]), target="numpy")

@@ -3,13 +3,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import DType
+from .types import DType, index_dtype
+
+
+def wrap_i64(x) -> int:
+    """An integer as a 64-bit register holds it (two's complement): index values, so tile offsets, are i64 on
+    every device, and a sum past 2**63 - 1 wraps there; the interpreter wraps it the same way."""
+    return (int(x) + 2**63) % 2**64 - 2**63
 
 
 def apply(dtype: DType, fn, *xs):
-    """fn over xs, with the result in `dtype`; half-precision inputs are widened to f32 first."""
+    """fn over xs, with the result in `dtype`; half-precision inputs are widened to f32 first, index operands
+    (Python ints) computed in wrapping int64."""
     if dtype.is_float and dtype.bits == 16:
         xs = [np.asarray(x).astype(np.float32) for x in xs]
+    if dtype == index_dtype:
+        xs = [np.int64(wrap_i64(x)) if type(x) is int else x for x in xs]
     with np.errstate(all="ignore"):
         return np.asarray(fn(*xs)).astype(dtype.np_dtype)
 

@@ -43,12 +43,15 @@ class ScatterTileType(TileType):
         return f"!xetile.tile<{body}, {scatter}{', ' + attr if attr else ''}>"
 
 
-def chunked(offsets: np.ndarray, shape) -> np.ndarray:
-    """[N, 1] offsets of chunks -> the [N, C] element offsets (identity when the shapes agree)."""
-    offsets = np.asarray(offsets, dtype=np.int64)
-    if offsets.shape == tuple(shape):
-        return offsets
-    return offsets + np.arange(shape[1], dtype=np.int64)
+def per_element(v: np.ndarray, shape, offsets: bool = False) -> np.ndarray:
+    """An index-shaped operand (offsets, delta, mask) in the tile's shape (identity when the shapes agree): an
+    [N, 1] operand of chunks is broadcast along each chunk; `offsets` count along it too, since a chunk's offset is
+    the address of its first element (XeGPU RFC chunk_size). A delta moves the whole chunk by its value."""
+    v = np.asarray(v)
+    if v.shape == tuple(shape):
+        return v
+    wide = np.broadcast_to(v, tuple(shape))
+    return wide + np.arange(shape[1], dtype=np.int64) if offsets else wide
 
 
 @dataclass
@@ -70,7 +73,7 @@ class ScatterRef:
         padding)."""
         ok = np.ones(self.offsets.shape, dtype=bool)
         if mask is not None:
-            ok &= np.broadcast_to(np.asarray(mask, dtype=bool), ok.shape)
+            ok &= per_element(np.asarray(mask, dtype=bool), ok.shape)
         if valid is not None:
             inside = np.zeros(ok.shape, dtype=bool)
             inside[:valid[0], :valid[1]] = True
@@ -99,14 +102,22 @@ class ScatterRef:
         old = np.zeros(self.offsets.shape, dtype=self.base.dtype)
         ok = self.active(mask, valid)
         with ATOMICS:
-            for i, j in zip(*np.nonzero(ok)):
-                at = np.unravel_index(self.offsets[i, j], self.base.shape)
-                old[i, j] = self.base[at]
-                self.base[at] = numeric.apply(dtype, rule, self.base[at], value[i, j])
+            for place in zip(*np.nonzero(ok)):
+                at = np.unravel_index(self.offsets[place], self.base.shape)
+                old[place] = self.base[at]
+                self.base[at] = numeric.apply(dtype, rule, self.base[at], value[place])
         return old
 
     def moved(self, delta) -> ScatterRef:
-        return ScatterRef(self.base, self.offsets + chunked(delta, self.offsets.shape))
+        delta = np.asarray(delta, dtype=np.int64)
+        return ScatterRef(self.base, self.offsets + per_element(delta, self.offsets.shape))
+
+
+def check_rank(op: Operation, tile: ScatterTileType) -> None:
+    """A #scatter tile is 2-D, or 1-D (one row: as_rank2 makes it 1xN); a chunked one is [N, chunk_size]."""
+    if len(tile.shape) == 1 and tile.chunk_size == 1:
+        return
+    check_2d(op, tile, "tile")
 
 
 def check_scatter_tile(op: Operation, t) -> None:
@@ -152,7 +163,7 @@ class InitScatterTileOp(InitTileOp):
         tile = self.result.type
         if not isinstance(base.type, MemRefType):
             raise self.error(f"base must be an array argument, got {base.type}", "init_tile takes a base array")
-        check_2d(self, tile, "tile")
+        check_rank(self, tile)
         if tile.chunk_size not in CHUNK_SIZES:
             raise self.error(f"chunk_size {tile.chunk_size} must be one of {', '.join(map(str, CHUNK_SIZES[1:]))}",
                              "chunk_size values of scatter_tdesc_attr")
@@ -174,7 +185,8 @@ class InitScatterTileOp(InitTileOp):
         return cls(base, offsets, p.type())
 
     def interpret(self, interp, base, offsets):
-        return ScatterRef(base, chunked(offsets, self.result.type.shape))
+        offsets = np.asarray(offsets, dtype=np.int64)
+        return ScatterRef(base, per_element(offsets, self.result.type.shape, offsets=True))
 
 
 class LoadGatherOp(Operation):

@@ -34,7 +34,7 @@ def array_slice(base: np.ndarray, offsets, rank: int) -> np.ndarray:
     empty when an offset lies outside the leading dims (auto-padding per slice)."""
     if base.ndim < rank:
         return base[None, :]
-    at = tuple(int(o) for o in offsets)
+    at = tuple(numeric.wrap_i64(o) for o in offsets)
     if all(0 <= o < n for o, n in zip(at, base.shape)):
         return base[at]
     return np.empty((0,) * rank, base.dtype)
@@ -43,8 +43,11 @@ def array_slice(base: np.ndarray, offsets, rank: int) -> np.ndarray:
 @dataclass
 class TileRef:
     base: np.ndarray  # the slice of the array the tile reads: as many dims as the tile
-    offsets: tuple[int, ...]
+    offsets: tuple[int, ...]  # i64: a move past 2**63 - 1 wraps, as the device's index arithmetic does
     shape: tuple[int, ...]
+
+    def __post_init__(self):
+        self.offsets = tuple(numeric.wrap_i64(o) for o in self.offsets)
 
     def window(self):
         """(slices into base, slices into the tile) of the in-bounds part, or None if there is none."""
@@ -114,10 +117,17 @@ def check_layout(op: Operation, layout: Layout, shape, what: str) -> None:
                        "lane_data elements are contiguous and come from a single dimension")
 
 
-def check_inst_divides(op: Operation, layout: Layout) -> None:
-    """RFC: sg_data is divisible by inst_data. Checked on the layouts users give (the front end, layout
-    completion); the blocks completion chooses for an odd piece pad it instead, as blocking does."""
-    for i, (sg, inst) in enumerate(zip(layout.sg_data, layout.inst_data or ())):
+def check_inst_divides(op: Operation, layout: Layout, shape) -> None:
+    """RFC: sg_data is divisible by inst_data. Without sg_data, inst_data is the blocking of each subgroup's data
+    and layout propagation gives the workgroup map, splitting the value in whole blocks: inst_data divides the
+    value. Checked on the layouts users give (the front end, layout completion); the blocks completion chooses
+    for an odd piece pad it instead, as blocking does."""
+    if layout.sg_data is None:
+        for i, (n, inst) in enumerate(zip(shape, layout.inst_data or ())):
+            if n % inst != 0:
+                raise op.error(f"inst_data[{i}] = {inst} does not divide dim {i} = {n} of the value",
+                               "without sg_layout, inst_data divides the value")
+    for i, (sg, inst) in enumerate(zip(layout.sg_data or (), layout.inst_data or ())):
         if sg % inst != 0:
             raise op.error(f"inst_data[{i}] = {inst} does not divide sg_data[{i}] = {sg}",
                            "sg_data is divisible by inst_data")

@@ -61,8 +61,7 @@ def _anchored(sem, v: Value, layout, op: str) -> Value:
     layout = _user_layout(sem, layout, op)
     if layout is not None:
         v.layout = layout
-        if layout.sg_data is not None:
-            X.check_inst_divides(v.owner, layout)
+        X.check_inst_divides(v.owner, layout, v.type.shape)
         X.check_result_layouts(v.owner)
     return v
 
@@ -132,8 +131,8 @@ def init_tile(array, offsets=None, shape=None, *, order=None, layout: Layout | N
     order = array.type.order if order is None else tuple(order)
     tile_type = TileType(shape, array.type.dtype, order, _user_layout(sem, layout, "init_tile"))
     op = sem.create(X.InitTileOp, array, _offsets(sem, offsets, "init_tile", array.type.rank), tile_type)
-    if layout is not None and layout.sg_data is not None:
-        X.check_inst_divides(op, layout)
+    if layout is not None:
+        X.check_inst_divides(op, layout, shape)
     return op.result
 
 

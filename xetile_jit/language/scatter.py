@@ -17,7 +17,7 @@ def _scatter_tile(sem, t, op: str) -> Value:
 
 def _vector(sem, v, op: str, what: str) -> Value:
     if not isinstance(v, Value) or not isinstance(v.type, VectorType):
-        raise sem.error(f"{op}: {what} must be a 2-D vector, got {_describe(v)}")
+        raise sem.error(f"{op}: {what} must be a 1-D or 2-D vector, got {_describe(v)}")
     return v
 
 
@@ -29,8 +29,9 @@ def _mask(sem, mask, op: str):
 
 
 def init_scatter_tile(array, indices, shape, chunk_size: int) -> Value:
-    """A #scatter tile of `array` whose element i reads array.flat[indices[i]] (row-major over the 2-D view);
-    with `chunk_size` C, indices are [N, 1] and the tile [N, C] (row i: C elements from indices[i])."""
+    """A #scatter tile of `array` whose element i reads array.flat[indices[i]] (row-major over the array, of any
+    rank), in the indices' shape (1-D or 2-D); with `chunk_size` C, indices are [N, 1] and the tile [N, C] (row i:
+    C elements from indices[i])."""
     sem = current()
     if not isinstance(array, Value) or not isinstance(array.type, MemRefType):
         raise sem.error(f"init_tile: base must be an array argument of the kernel, got {_describe(array)}")
@@ -39,8 +40,12 @@ def init_scatter_tile(array, indices, shape, chunk_size: int) -> Value:
     indices = _vector(sem, indices, "init_tile", "indices")
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool):
         raise sem.error(f"init_tile: chunk_size must be a compile-time int, got {_describe(chunk_size)}")
-    rows, cols = indices.type.shape
-    tile_shape = (rows, chunk_size) if chunk_size > 1 else (rows, cols)
+    tile_shape = indices.type.shape
+    if chunk_size > 1:
+        if len(tile_shape) != 2:
+            raise sem.error(f"init_tile: chunk_size {chunk_size} takes [N, 1] indices (one per chunk), got "
+                            f"{list(tile_shape)}")
+        tile_shape = (tile_shape[0], chunk_size)
     if shape is not None and tuple(shape) != tile_shape:
         raise sem.error(f"init_tile: shape {list(shape)} differs from {list(tile_shape)}, the indices' shape "
                         f"{list(indices.type.shape)} with chunk_size {chunk_size}")

@@ -2,20 +2,30 @@
 lane's descriptor is its elements' offsets (i64, the index-width rule of codegen/llvm/lowering.py), and each access is a
 plain per-lane load, store or atomic at the element's address (no block message).
 
-An offset k addresses element (k / cols, k % cols) of the array's logical 2-D view (strides from the memref, so
-pitched and column-major arrays work too; a dense row-major array skips the division); it accesses memory only
-when 0 <= k < rows * cols, its mask bit is set and it lies in the block's `valid` part. Loads read a clamped
+An offset k addresses element k of the array in row-major order over its sizes (for a 2-D view: (k / cols, k % cols);
+strides from the memref, so pitched and column-major arrays work too; a dense row-major array skips the division);
+an array argument of rank 1 or above 2 (a flattened table) is addressed the same way. It accesses memory only
+when 0 <= k < the array's size, its mask bit is set and it lies in the block's `valid` part. Loads read a clamped
 address and select the padding outside.
 """
 from __future__ import annotations
+
+import functools
 
 from llvmlite import ir
 
 from ...ir import xegpu_scatter_ops as GS
 from ...ir.analysis import sources
 from ...ir.simt_ops import LaneLayout
-from .core import I64, MemRef, from_storage, literal, llvm_type, to_storage
+from .core import I64, MemRef, NdMemRef, from_storage, literal, llvm_type, to_storage
 from ...ir.types import ScalarType
+
+
+def extents(m: MemRef | NdMemRef) -> tuple[tuple[ir.Value, ...], tuple[ir.Value, ...]]:
+    """An array's sizes and strides (in elements) along each dim: a kernel argument of any rank, or a 2-D view."""
+    if isinstance(m, MemRef):
+        return (m.rows, m.cols), (m.row_stride, m.col_stride)
+    return m.sizes, m.strides
 
 
 class ScatterLowering:
@@ -56,11 +66,12 @@ class ScatterLowering:
         b = self.builder
         tdesc = op.operands[1] if isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp)) else op.operands[0]
         m = self.scatter_memref(tdesc)
-        size = b.mul(m.rows, m.cols)
+        sizes, strides = extents(m)
+        size = functools.reduce(b.mul, sizes)
+        dense = functools.reduce(b.and_, [b.icmp_signed("==", stride, dense_stride)
+                                          for stride, dense_stride in zip(strides, self.dense_strides(sizes))])
         masks = self.elements(self.values[op.mask[0]]) if op.mask else None
         positions = self.positions(op.layout) if op.valid is not None else None
-        dense = b.and_(b.icmp_signed("==", m.row_stride, m.cols),
-                       b.icmp_signed("==", m.col_stride, ir.Constant(I64, 1)))
         places = []
         for i, k in enumerate(self.elements(self.values[tdesc])):
             inside = self.within(k, size)
@@ -69,15 +80,26 @@ class ScatterLowering:
             if positions is not None:
                 inside = b.and_(inside, self.in_block(*positions[i], op.valid))
             k = self.clamp(k, size)
-            places.append((b.gep(m.pointer, [self.guarded(b.not_(dense), lambda: self.strided(m, k), k)],
+            places.append((b.gep(m.pointer, [self.guarded(b.not_(dense), lambda: self.strided(sizes, strides, k), k)],
                                  inbounds=True), inside))
         return places
 
-    def strided(self, m: MemRef, k: ir.Value) -> ir.Value:
-        """The memory offset of element k of a pitched or column-major array (a dense row-major one: k itself,
-        with no division)."""
+    def dense_strides(self, sizes) -> list[ir.Value]:
+        """The strides of a dense row-major array of these sizes."""
+        strides = [ir.Constant(I64, 1)]
+        for n in reversed(sizes[1:]):
+            strides.insert(0, self.builder.mul(strides[0], n))
+        return strides
+
+    def strided(self, sizes, strides, k: ir.Value) -> ir.Value:
+        """The memory offset of element k (row-major over the array's sizes) of a pitched, transposed or
+        column-major array (a dense row-major one: k itself, with no division)."""
         b = self.builder
-        return b.add(b.mul(b.sdiv(k, m.cols), m.row_stride), b.mul(b.srem(k, m.cols), m.col_stride))
+        offset = ir.Constant(I64, 0)
+        for n, stride in zip(reversed(sizes[1:]), reversed(strides[1:])):
+            offset = b.add(offset, b.mul(b.srem(k, n), stride))
+            k = b.sdiv(k, n)
+        return b.add(offset, b.mul(k, strides[0]))
 
     def lower_LoadGatherXOp(self, op):
         b = self.builder

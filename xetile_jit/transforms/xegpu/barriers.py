@@ -1,15 +1,18 @@
 """Barriers for workgroup program order (XeTile RFC: tile ops act on whole workgroup tiles, one after another).
 
 The pass runs on workgroup-level XeGPU IR, where one op is one access of a whole tile; wg-to-sg then gives every
-subgroup its part of each op, and the barriers stay where they are. Two accesses of one array, one of them a
-write, through different descriptors may touch an element in different subgroups, so the later waits at a
-gpu.barrier for the earlier. Through one descriptor every subgroup touches its own pieces both times, so a tile
-loaded and stored back needs none, unless its layout has subgroups share elements (sg_layout x sg_data wraps):
-a subgroup may then store what another has yet to load. The pieces of one op need no order among themselves (a
-store's sharing subgroups write the same values), which is why the pass does not run after wg-to-sg: there the
-pieces of a tile that wraps are accesses through many descriptors, and ordering them put a barrier between every
-two (44 in one kernel, which crashed OpenCL's CPU compiler). A loop whose body writes an array also orders its
-iterations. Different array arguments are taken not to alias (as C's `restrict`); shared local memory is
+subgroup its part of each op, and the barriers stay where they are. A later access of an array waits at a
+gpu.barrier for an earlier one, one of them a write, only where a subgroup may touch an element another subgroup
+touched (a write then a read or write, a read then a write): where the two tiles' offsets differ by constants (or
+lie in different slices of a batched array), their layouts say which subgroups touch each element
+(transforms/xegpu/places.py), so a tile stored and loaded back in a layout that replicates it over the subgroups
+needs none (each reads what it wrote itself), nor do stores to four batches of one array. Elsewhere the
+descriptor decides: through different ones the later access waits; through one, every subgroup touches its own
+pieces both times unless the layout has subgroups share elements (sg_layout x sg_data wraps). The pieces of one
+op need no order among themselves (a store's sharing subgroups write the same values), which is why the pass
+does not run after wg-to-sg, where they are many accesses (a barrier between every two crashed OpenCL's CPU
+compiler). A loop whose body writes an array also orders its iterations (an iteration's offsets are another's
+plus the loop's steps: compared by descriptor). Different array arguments are taken not to alias (as C's `restrict`); shared local memory is
 ordered by the layout conversions' own barriers (`drop_repeated_barriers` removes one of ours that follows one
 of theirs with no memory access between). Which ops read or write memory, and through which operand, is what
 they declare (ir/effects.py). A branch on a value that depends on the subgroup id runs in some subgroups only, so
@@ -41,6 +44,7 @@ A workgroup barrier in such a branch is a CompilationError at every level (`chec
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ...ir import core_ops as C
@@ -51,6 +55,7 @@ from ...ir import sync_ops as S
 from ...ir.core import Block, FuncOp, Value, walk
 from ...ir.effects import SLM, WRITE, memory_accesses, synchronizes
 from ...ir.types import MemRefType, SlmMemRefType
+from .places import Place, place_of
 
 
 @dataclass(frozen=True)
@@ -58,10 +63,15 @@ class Access:
     tdesc: Value
     arrays: frozenset
     writes: bool
+    place: Place | None = None  # where each subgroup touches the array, when the offsets tell
 
     def conflicts(self, other: "Access") -> bool:
-        return ((self.writes or other.writes) and (self.tdesc is not other.tdesc or self.shared)
-                and not self.arrays.isdisjoint(other.arrays))
+        """Whether `other`, later in program order, needs a barrier after this access."""
+        if not (self.writes or other.writes) or self.arrays.isdisjoint(other.arrays):
+            return False
+        if self.place is not None and other.place is not None:
+            return self.place.conflicts(self.writes, other.place, other.writes)
+        return self.tdesc is not other.tdesc or self.shared
 
     @property
     def shared(self) -> bool:
@@ -74,6 +84,11 @@ class Access:
         if not isinstance(t, G.TensorDescType):
             return False  # memref.load reads an array through no descriptor: only a write conflicts with it
         return t.layout is None or t.layout.sg_layout is None or t.layout.shares_data(t.shape)
+
+    def unplaced(self) -> "Access":
+        """This access where its offsets' values may differ: in another loop iteration, or in only some
+        subgroups."""
+        return dataclasses.replace(self, place=None)
 
 
 class Barriers:
@@ -93,7 +108,8 @@ class Barriers:
             bases = {tdesc} if isinstance(tdesc.type, MemRefType) else self.arrays[tdesc]  # memref.load: the array
             arrays = frozenset(viewed_array(a) for a in bases if not isinstance(a.type, SlmMemRefType))
             if arrays:
-                out.append(Access(tdesc, arrays, written))
+                read_too = written and any(e.kind != WRITE for e, t in memory_accesses(op) if t is tdesc)
+                out.append(Access(tdesc, arrays, written, None if read_too else place_of(tdesc)))
         return out
 
     def order(self, block: Block, pending: list[Access]) -> list[Access]:
@@ -103,17 +119,18 @@ class Barriers:
                 pending = []
             elif isinstance(op, C.ForOp):
                 body = op.regions[0].block
-                pending = pending + self.order(body, pending + self.accesses(body))
+                previous = [a.unplaced() for a in self.accesses(body)]  # the last iteration's offsets differ
+                pending = pending + self.order(body, pending + previous)
             elif isinstance(op, C.IfOp) and op.operands[0] in self.divergent:
-                inside = [a for region in op.regions for a in self.accesses(region.block)]
-                if any(access.conflicts(earlier) for access in inside for earlier in pending):
+                inside = [a.unplaced() for region in op.regions for a in self.accesses(region.block)]
+                if any(earlier.conflicts(access) for access in inside for earlier in pending):
                     block.insert_before(op, C.BarrierOp(loc=op.loc))
                     pending = []
                 pending = pending + inside
             elif op.regions:
                 pending = pending + [a for region in op.regions for a in self.order(region.block, list(pending))]
             accesses = self.access(op)
-            if any(access.conflicts(earlier) for access in accesses for earlier in pending):
+            if any(earlier.conflicts(access) for access in accesses for earlier in pending):
                 block.insert_before(op, C.BarrierOp(loc=op.loc))
                 pending = []
             pending = pending + accesses

@@ -190,7 +190,7 @@ class LayoutCompletion:
     def check_inst(self, group: LayoutClass, piece, inst, dtype) -> None:
         if group.layout.inst_data is None:
             return  # the defaults pad odd pieces, as blocking does
-        X.check_inst_divides(group.owner, group.layout)
+        X.check_inst_divides(group.owner, group.layout, group.values[0].type.shape)
         rule = self.target.inst_rule(group.kinds, inst, dtype)
         if rule is not None:
             raise group.owner.error(f"inst_data {format_list(inst)} on target {self.target.name}: {rule}", INST_RULE)

@@ -1,7 +1,9 @@
 """Layout propagation: XeTile IR -> XeTile IR with a layout (wg_map) on every tile and vector.
 
 Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
-- anchors: layouts the user gave (init_tile `layout=`, the tile_mma layout of the launch);
+- anchors: layouts the user gave (init_tile `layout=`, the tile_mma layout of the launch); a layout of only
+  inst_data (and lane fields) is no anchor but the blocking of each subgroup's data (RFC inst_data): its class
+  takes the workgroup map propagation gives it (the default one in whole blocks) with that blocking;
 - tile_mma: A gets sg_data [sg_m, K], B [K, sg_n], C the result's layout (same sg_layout);
 - tile_reduce: the result has sg_data 1 along the reduced dims. The input may split them between subgroups
   (wg-to-sg then exchanges partial results through SLM) unless subgroups would hold the same data twice
@@ -134,6 +136,7 @@ class LayoutPropagation:
         self.classes = UnionFind(has_layout)
         self.layouts: dict[Value, Layout] = {}
         self.edges: list[Edge] = []
+        self.blocking: dict[Value, tuple[Layout, Operation]] = {}  # class root -> (inst_data/lane fields, its op)
         self.subgroups = 1
 
     # ---- classes of values that share one layout ---------------------------------------------
@@ -150,8 +153,7 @@ class LayoutPropagation:
         root = self.find(v)
         current = self.layouts.get(root)
         if current is not None and current != layout:
-            raise op.error(f"values that must share a layout get both {current} and {layout}",
-                           "loop-carried and branch values keep one layout")
+            raise conflict(op, current, layout)
         self.layouts[root] = layout
 
     # ---- the pass ----------------------------------------------------------------------------
@@ -251,10 +253,15 @@ class LayoutPropagation:
         self.edges.append(Edge(op.operands[0], op.result, result_from_input))
 
     def seed(self, ops) -> None:
+        """Layouts with a workgroup map are anchors; one of only inst_data (and lane fields) is the blocking of
+        each subgroup's data (RFC inst_data), kept for its class whose workgroup map propagation gives."""
         anchors = [(op, v, X.layout_of(v)) for op in ops for v in op.results if X.layout_of(v) is not None]
-        self.subgroups = self.subgroup_count(anchors, ops)
+        self.subgroups = self.subgroup_count([a for a in anchors if a[2].sg_layout is not None], ops)
         for op, v, layout in anchors:
-            self.assign(v, layout, op)
+            if layout.sg_layout is not None:
+                self.assign(v, layout, op)
+            elif self.blocking.setdefault(self.find(v), (layout, op))[0] != layout:
+                raise conflict(op, self.blocking[self.find(v)][0], layout)
 
     def subgroup_count(self, anchors, ops) -> int:
         if not anchors:
@@ -282,7 +289,9 @@ class LayoutPropagation:
         if not open_values:
             return False
         v = max(open_values, key=lambda v: (isinstance(v.owner, X.TileMMAOp), value_bytes(v)))
-        self.layouts[self.find(v)] = default_layout(v.type.shape, self.subgroups)
+        blocking = self.blocking.get(self.find(v))
+        block = blocking[0].inst_data if blocking and blocking[0].inst_data else (1, 1)
+        self.layouts[self.find(v)] = default_in_blocks(v.type.shape, block, self.subgroups)
         return True
 
     def insert_conversions(self) -> None:
@@ -295,15 +304,36 @@ class LayoutPropagation:
                 op, index = edge.use
                 convert_operand(op, index, wanted)
 
+    def with_blocking(self, v: Value) -> Layout:
+        """v's class layout with the blocking a user gave the class without a workgroup map."""
+        layout, blocking = self.layout(v), self.blocking.get(self.find(v))
+        if blocking is None:
+            return layout
+        given, op = blocking
+        if layout.subgroup_level() is not None and layout.subgroup_level() != given:
+            raise conflict(op, layout, given)
+        return dataclasses.replace(layout, **given.set_fields())
+
     def write_back(self) -> None:
         for v in values_with_layouts(self.func):
             if isinstance(v.owner, X.ConvertLayoutOp):  # its layout is the one it converts to
                 continue
-            layout = self.layout(v)
+            layout = self.with_blocking(v)
             if isinstance(v.type, TileType):
                 v.type = dataclasses.replace(v.type, layout=layout)
             else:
                 v.layout = layout
+
+
+def default_in_blocks(shape, block, subgroups: int) -> Layout:
+    """The default layout of the shape counted in blocks, so that each subgroup's piece is whole blocks."""
+    units = default_layout(tuple(n // b for n, b in zip(shape, block)), subgroups)
+    return Layout(units.sg_layout, tuple(d * b for d, b in zip(units.sg_data, block)))
+
+
+def conflict(op: Operation, layout: Layout, other: Layout):
+    return op.error(f"values that must share a layout get both {layout} and {other}",
+                    "loop-carried and branch values keep one layout")
 
 
 def same(layout: Layout) -> Layout:

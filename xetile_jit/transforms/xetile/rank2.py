@@ -1,9 +1,10 @@
 """1-D tiles and vectors as one-row 2-D ones. XeTile ops take 1-D tiles and vectors (`vector<128xf32>`),
 but the XeGPU RFC's blocks, layouts and lanes are 2-D, so before layouts are chosen an N-element 1-D value becomes
-1xN: the dims of vector.iota, tile_reduce and tile_broadcast on it shift by one, update_tile_offset on it moves row
-0, and a vector.shape_cast that only adds or removes a unit dim becomes nothing (N <-> 1xN) or a tile_transpose
-(N <-> Nx1; its elements go from one row to one column). Other shape casts stay, between 2-D shapes (wg-to-sg moves
-their elements through shared local memory). Rewrites `func` in place.
+1xN, and a layout a user gave it the layout of that row (sg_layout [4] -> [1, 4]): the dims of vector.iota,
+tile_reduce and tile_broadcast on it shift by one, update_tile_offset on it moves row 0, and a vector.shape_cast
+that only adds or removes a unit dim becomes nothing (N <-> 1xN) or a tile_transpose (N <-> Nx1; its elements go
+from one row to one column). Other shape casts stay, between 2-D shapes (wg-to-sg moves their elements through
+shared local memory). Rewrites `func` in place.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import dataclasses
 
 from ...ir import core_ops as C
 from ...ir import xetile_ops as X
+from ...ir.attrs import Layout
 from ...ir.core import FuncOp, Value, walk
 from ...ir.shape_ops import ShapeCastOp
 from ...ir.types import IndexType, TileType, VectorType
@@ -21,7 +23,21 @@ def is_1d(v: Value) -> bool:
 
 
 def as_row(v: Value) -> None:
+    """The 1xN form of a 1-D value, its layout (a tile's is in its type) included."""
+    if isinstance(v.type, TileType) and v.type.layout is not None:
+        v.type = dataclasses.replace(v.type, layout=row_layout(v.type.layout))
+    if v.layout is not None:
+        v.layout = row_layout(v.layout)
     v.type = dataclasses.replace(v.type, shape=(1, *v.type.shape))
+
+
+def row_layout(layout: Layout) -> Layout:
+    """A 1-D layout as the layout of the 1xN form: one row of subgroups, of blocks, of lanes; `order` keeps
+    the row's dim fastest."""
+    fields = {name: (1, *value) for name, value in layout.set_fields().items() if name != "order"}
+    if layout.order is not None:
+        fields["order"] = (*(d + 1 for d in layout.order), 0)
+    return Layout(**fields)
 
 
 def as_rank2(func: FuncOp) -> FuncOp:
