@@ -422,11 +422,12 @@ def check_far_tiles(cases) -> None:
 
 def run_isolated(call: str) -> None:
     """`call` (a call of this module's functions) in a subprocess: a crash (the bugs of issue 8 were SIGSEGVs)
-    or a hang fails the test, not pytest."""
-    tests = os.path.dirname(__file__)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(tests), tests]))
+    or a hang fails the test, not pytest. The subprocess imports from this process's path (the package under test,
+    the test folders pytest's pythonpath adds)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path))
     try:
-        done = subprocess.run([sys.executable, "-c", f"import test_spirv_path as t; t.{call}"], cwd=tests, env=env,
+        done = subprocess.run([sys.executable, "-c", f"import test_spirv_path as t; t.{call}"],
+                              cwd=os.path.dirname(__file__), env=env,
                               capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired as hung:
         raise AssertionError(f"{call[:80]} did not finish in {hung.timeout} s:\n{hung.stdout}") from None

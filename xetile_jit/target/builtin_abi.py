@@ -67,17 +67,20 @@ class LegacyAbi(BuiltinAbi):
 
 
 @dataclass(frozen=True)
-class EmulatedAbi(BuiltinAbi):
-    name: ClassVar[str] = "emulated"
+class CpuAbi(BuiltinAbi):
+    """The ABIs of an OpenCL CPU runtime, whose modules define the builtins."""
     defines_builtins: ClassVar[bool] = True
     runs_on_cpu: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
-class VectorAbi(BuiltinAbi):
+class EmulatedAbi(CpuAbi):
+    name: ClassVar[str] = "emulated"
+
+
+@dataclass(frozen=True)
+class VectorAbi(CpuAbi):
     name: ClassVar[str] = "vector"
-    defines_builtins: ClassVar[bool] = True
-    runs_on_cpu: ClassVar[bool] = True
 
 
 SPIRV, LEGACY, EMULATED, VECTOR = SpirvAbi(), LegacyAbi(), EmulatedAbi(), VectorAbi()

@@ -190,7 +190,7 @@ class BlockLoopLowering:
                 self.lower_region(item, skipped)
             elif item not in skipped:
                 self.lower_item(item)
-        return self.operands(block.terminator)
+        return self.context.operands(block.terminator)
 
     def lower_item(self, item: Operation | Alias) -> None:
         if isinstance(item, Alias):  # the value as it is held (a stashed block stays where it is)

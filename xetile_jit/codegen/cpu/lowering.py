@@ -33,7 +33,7 @@ class CpuLowering(XeGPULowering):
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target, definitions)
-        self.negative_zeros = OpaqueNegativeZeros(lambda: self.builtin("NumWorkgroups", 0))
+        self.negative_zeros = OpaqueNegativeZeros(self.context)
 
     def rule_instruction(self, instruction: str, dtype, *xs: ir.Value) -> ir.Value:
         """The instruction; a negation written with a literal (x * -1.0, x / -1.0, -0.0 - x), which the OpenCL CPU
@@ -44,7 +44,7 @@ class CpuLowering(XeGPULowering):
         return super().rule_instruction(instruction, dtype, *xs)
 
     def rule_negate(self, _: str, dtype, x: ir.Value) -> ir.Value:
-        return self.negative_zeros.negate(self.builder, x)
+        return self.negative_zeros.negate(x)
 
     def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
         """Components start .. start + count - 1 of `block`, word by word (the module docstring)."""

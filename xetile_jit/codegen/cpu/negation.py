@@ -14,30 +14,32 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
 
 from llvmlite import ir
 
+from ..llvm.context import LoweringContext
 from ..llvm.core import I32, I64, broadcast
 
 
 @dataclass
 class OpaqueNegativeZeros:
-    """Each function's opaque -0.0 per element type; `num_workgroups` reads NumWorkgroups' x where the builder is."""
-    num_workgroups: Callable[[], ir.Value]
+    """Negation on `context`, with each function's opaque -0.0 per element type (`made`)."""
+    context: LoweringContext
     made: dict = field(default_factory=dict)
 
-    def negate(self, b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    def negate(self, x: ir.Value) -> ir.Value:
         """-x as -0.0 - x with a -0.0 the compiler cannot fold (the module docstring)."""
+        b = self.context.builder
         element = getattr(x.type, "element", x.type)
-        return b.fsub(broadcast(b, self.of(b, element), x.type), x)
+        return b.fsub(broadcast(b, self.of(element), x.type), x)
 
-    def of(self, b: ir.IRBuilder, element: ir.Type) -> ir.Value:
+    def of(self, element: ir.Type) -> ir.Value:
         """The function's -0.0 of `element`, made once in its entry block (which dominates every negation)."""
+        b = self.context.builder
         key = (b.function, element)
         if key not in self.made:
             with b.goto_entry_block():
-                high = b.trunc(b.lshr(self.num_workgroups(), ir.Constant(I64, 63)), I32)
+                high = b.trunc(b.lshr(self.context.builtin("NumWorkgroups", 0), ir.Constant(I64, 63)), I32)
                 zero = b.bitcast(b.or_(high, ir.Constant(I32, -2**31)), ir.FloatType())
                 self.made[key] = zero if element == ir.FloatType() else b.fptrunc(zero, element)
         return self.made[key]

@@ -1,9 +1,9 @@
-"""to-llvm of DPAS at the work-item level: `xegpu.dpas` (SIMT) through the target's DPAS builtin (codegen/xe/builtins.py);
-f32 x f32 as exact f32 multiply-adds, each lane taking the rows of A from the lane that holds them (target/targets.py
-says why), tf32 operands truncated first where the target has no tf32 DPAS, unrolled (a variable lane or index on a
-GPU is an indirect register access). The CPU lowerings (codegen/cpu/lowering.py) override the hooks: `dpas_run` (the
-DPAS ops lowered together, `dpas_batches` of those sharing A), `dpas_products` (the builtin's emulation written
-inline) and `fma_mma` (loops over k)."""
+"""to-llvm of DPAS at the work-item level: `xegpu.dpas` (SIMT) through the target's DPAS builtin
+(codegen/xe/builtins.py); f32 x f32 as exact f32 multiply-adds, each lane taking the rows of A from the lane that holds
+them (target/targets.py says why), tf32 operands truncated first where the target has no tf32 DPAS, unrolled (a
+variable lane or index on a GPU is an indirect register access). The CPU lowerings (codegen/cpu/lowering.py) override
+the hooks: `dpas_run` (the DPAS ops lowered together, `dpas_batches` of those sharing A), `dpas_products` (the
+builtin's emulation written inline) and `fma_mma` (loops over k)."""
 from __future__ import annotations
 
 from llvmlite import ir

@@ -13,7 +13,8 @@ and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the ele
 slice outside its batched array has no rows: the message addresses a one-row stand-in surface with the block far
 below it (`surface`), so it reads padding and drops writes without an element path. The mixins lower the rest:
 DPAS (codegen/llvm/dpas.py), transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py),
-atomics, scatter ops. `XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it
+atomics, scatter ops; device_print is a `Printer` on the lowering's context (codegen/llvm/printf.py,
+codegen/llvm/context.py). `XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it
 (codegen/cpu/lowering.py), and codegen/backends.py chooses the class and the builtin definitions by the target's
 builtin ABI.
 
@@ -53,7 +54,7 @@ from .atomics import AtomicLowering
 from .elements import ElementLowering, PrivateBlock
 from .transposed import TransposedLoadLowering, hardware_padding
 from .dpas import DpasLowering
-from .printf import PrintLowering
+from .printf import Printer
 from .scatter import ScatterLowering
 from .core import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal, llvm_type
 
@@ -61,15 +62,14 @@ BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring
 
 
 class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, AtomicLowering, ScatterLowering,
-                    PrintLowering, LLVMLowering):
+                    LLVMLowering):
     """The lowering of a GPU target; `definitions` are its builtin ABI's (codegen/backends.py chooses both)."""
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
-        super().__init__(func)
-        self.target = target
+        super().__init__(func, target)
         self.definitions = definitions
         self.dpas_results = {}  # DpasLowering
-        self.strings: dict[str, ir.GlobalVariable] = {}  # PrintLowering: printf formats, one global each
+        self.printer = Printer(self.context)
         self.lanes = func.lanes
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
@@ -92,7 +92,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         return self.elementwise(BINARY[name].llvm, dtype, x, y)
 
     def lane_id(self) -> ir.Value:
-        return self.builtin("SubgroupLocalInvocationId")
+        return self.context.builtin("SubgroupLocalInvocationId")
 
     def shuffle(self, value: ir.Value, lane: ir.Value) -> ir.Value:
         """`value` as lane `lane` holds it. The emitter knows one overload of the shuffle, on i32 (as the
@@ -104,13 +104,13 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         bits = {ir.HalfType: 16, ir.FloatType: 32}.get(type(ty)) or ty.width
         raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
         if bits == 64:
-            low = self.call(SHUFFLE, I32, b.trunc(raw, I32), lane)
-            high = self.call(SHUFFLE, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
+            low = self.context.call(SHUFFLE, I32, b.trunc(raw, I32), lane)
+            high = self.context.call(SHUFFLE, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
             moved = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
         elif bits < 32:
-            moved = b.trunc(self.call(SHUFFLE, I32, b.zext(raw, I32), lane), ir.IntType(bits))
+            moved = b.trunc(self.context.call(SHUFFLE, I32, b.zext(raw, I32), lane), ir.IntType(bits))
         else:
-            moved = self.call(SHUFFLE, I32, raw, lane)
+            moved = self.context.call(SHUFFLE, I32, raw, lane)
         return b.bitcast(moved, ty) if moved.type != ty else moved
 
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
@@ -375,7 +375,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         """Each component in the valid part of the block (not its padding), at its index in the whole vector; in a
         replicated block lane 0 alone prints."""
         b = self.builder
-        values = self.operands(op)
+        values = self.context.operands(op)
         origin = values[op.count:]
         vector = values[op.vector]
         lane_zero = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
@@ -384,8 +384,11 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
             show = b.and_(*(b.icmp_signed("<", p, ir.Constant(I64, n)) for p, n in zip(position, op.valid)))
             with b.if_then(b.and_(show, lane_zero) if op.layout.replicated else show):
                 element = b.extract_element(vector, ir.Constant(I32, k)) if op.layout.per_lane > 1 else vector
-                self.call_printf(op, [element if i == op.vector else v for i, v in enumerate(values[:op.count])],
-                                 index)
+                printed = [element if i == op.vector else v for i, v in enumerate(values[:op.count])]
+                self.printer.call_printf(op, printed, index)
+
+    def lower_DevicePrintOp(self, op):
+        self.printer.lower(op)
 
     def scalar_type(self, t):
         return llvm_type(ScalarType(t.dtype))
