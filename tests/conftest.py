@@ -147,7 +147,7 @@ def every_module_passes_spirv_val(monkeypatch):
 
     def validated(func, target, *args, **kwargs):
         result = compile_spirv(func, target, *args, **kwargs)
-        tool = ocloc.spirv_validator(target) if target.builtins != "legacy" else None
+        tool = ocloc.spirv_validator(target) if not target.abi.legacy_stack else None
         if tool is not None and shutil.which(tool) is not None:
             validate(result["spirv"], tool=tool)
         return result

@@ -16,6 +16,7 @@ from spirv_tools import cpu_queue, validate
 
 from xetile_jit.toolchain import ocloc
 from xetile_jit.toolchain.isa_stats import block_messages
+from xetile_jit.codegen.backends import backend
 from xetile_jit.codegen.xe import builtins as xb
 from xetile_jit.codegen.spirv import emit_spirv, spec
 from xetile_jit.target.targets import get_target
@@ -63,8 +64,13 @@ ABI_TARGETS = {"emulated": get_target("xe-emulated"), "vector": get_target("cpu"
                "legacy": get_target("xe-hpc", "legacy")}
 
 
+def builtin(module: ir.Module, target, key, cache=None) -> ir.Function:
+    """The builtin `key` as `target`'s builtin ABI defines or declares it in `module`."""
+    return xb.builtin(module, target, key, backend(target).definitions, cache)
+
+
 def call(b: ir.IRBuilder, target: str, key, *args: ir.Value) -> ir.Value:
-    return b.call(xb.builtin(b.module, ABI_TARGETS.get(target) or get_target(target), key), args)
+    return b.call(builtin(b.module, ABI_TARGETS.get(target) or get_target(target), key), args)
 
 
 def load(b: ir.IRBuilder, target: str, key, *args: ir.Value) -> ir.Value:
@@ -128,20 +134,20 @@ def test_builtin_api_per_target():
     keys = [xb.Dpas("bf16"), xb.BlockLoad(16, 8, 16, 2), xb.BlockStore(32, 8, 16)]
     for target in ("spirv", "legacy", "emulated", "vector"):
         module = ir.Module()
-        fns = [xb.builtin(module, ABI_TARGETS[target], key) for key in keys]
-        assert [xb.builtin(module, ABI_TARGETS[target], key) for key in keys] == fns  # created once per module
+        fns = [builtin(module, ABI_TARGETS[target], key) for key in keys]
+        assert [builtin(module, ABI_TARGETS[target], key) for key in keys] == fns  # created once per module
         assert [fn.is_declaration for fn in fns] == [target == "legacy", False, False]
         assert str(fns[1].function_type) == "void (i8 addrspace(1)*, i32, i32, i32, <2 x i32>, [16 x i16]*)"
-    assert xb.builtin(ir.Module(), get_target("xe2"), keys[1]).function_type == fns[1].function_type
-    assert xb.builtin(ir.Module(), get_target("xe-hpg"), xb.Dpas("f16")).args[0].type == ir.VectorType(I32, 8)
+    assert builtin(ir.Module(), get_target("xe2"), keys[1]).function_type == fns[1].function_type
+    assert builtin(ir.Module(), get_target("xe-hpg"), xb.Dpas("f16")).args[0].type == ir.VectorType(I32, 8)
     with pytest.raises(NotImplementedError, match="xe-hpg has no 2D block IO"):
-        xb.builtin(ir.Module(), get_target("xe-hpg"), xb.BlockLoad(16, 8, 16, 2))
+        builtin(ir.Module(), get_target("xe-hpg"), xb.BlockLoad(16, 8, 16, 2))
     with pytest.raises(NotImplementedError, match="on target cpu: a 2D block is 4 to 64 bytes wide .*not 128"):
-        xb.builtin(ir.Module(), get_target("cpu"), xb.BlockLoad(16, 8, 16, 4))
+        builtin(ir.Module(), get_target("cpu"), xb.BlockLoad(16, 8, 16, 4))
     with pytest.raises(NotImplementedError, match="at most 8 rows high, not 16"):
-        xb.builtin(ir.Module(), get_target("xe-hpc"), xb.BlockStore(16, 16, 16))
+        builtin(ir.Module(), get_target("xe-hpc"), xb.BlockStore(16, 16, 16))
     with pytest.raises(NotImplementedError, match="no Xe builtin for BlockLoad"):  # legal, but not in IGC 2022
-        xb.builtin(ir.Module(), ABI_TARGETS["legacy"], xb.BlockLoad(8, 4, 16))
+        builtin(ir.Module(), ABI_TARGETS["legacy"], xb.BlockLoad(8, 4, 16))
 
 
 def instructions(binary: bytes):
@@ -274,7 +280,7 @@ def dpas_module(target: str, keys) -> ir.Module:
     module = ir.Module()
     for index, key in enumerate(keys):
         fn, b = kernel(module, f"dpas{index}", BYTES, BYTES, BYTES, BYTES)
-        mad = xb.builtin(module, ABI_TARGETS.get(target) or get_target(target), key)
+        mad = builtin(module, ABI_TARGETS.get(target) or get_target(target), key)
         lane = spirv_builtin(b, "SubgroupLocalInvocationId")
         types = [*mad.function_type.args, mad.function_type.return_type]
         ptrs = [b.gep(b.bitcast(arg, ir.PointerType(ty, 1)), [lane]) for arg, ty in zip(fn.args, types)]
@@ -494,8 +500,8 @@ def test_cpu_block_loads_and_stores(rng, abi):
 def gpu_isa(binary: bytes, target: str) -> str:
     chosen = ABI_TARGETS.get(target) or get_target(target)
     if not ocloc.available(chosen):
-        pytest.skip(f"no GPU compiler for the {chosen.builtins} ABI of {chosen.name} is installed")
-    if chosen.builtins == "spirv":
+        pytest.skip(f"no GPU compiler for the {chosen.abi.name} ABI of {chosen.name} is installed")
+    if chosen.abi.spirv_extensions:
         validate(binary, tool=ocloc.spirv_validator(chosen))
     return ocloc.gpu_build(binary, chosen).isa
 
@@ -562,13 +568,13 @@ def hinted_module(target: str) -> ir.Module:
     where = [fn.args[0], *surface_args(64, 16, 64), coord(b, i32(0), i32(0))]
     rows = None
     for key, hints in HINTED.items():
-        builtin = xb.builtin(module, ABI_TARGETS[target], key, hints)
+        function = builtin(module, ABI_TARGETS[target], key, hints)
         if isinstance(key, xb.BlockLoad):
             dst = b.alloca(xb.describe(ABI_TARGETS[target], key).data_type)
-            b.call(builtin, [*where, dst])
+            b.call(function, [*where, dst])
             rows = rows or b.load(b.bitcast(dst, ir.VectorType(ir.IntType(16), 8).as_pointer()))
         else:
-            b.call(builtin, where + ([rows] if isinstance(key, xb.BlockStore) else []))
+            b.call(function, where + ([rows] if isinstance(key, xb.BlockStore) else []))
     call(b, target, xb.BlockPrefetch(16, 8, 16, 2), *where)
     b.ret_void()
     return module

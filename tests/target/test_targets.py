@@ -11,6 +11,7 @@ from test_passes import epilogue_case, gemm
 from xetile_jit.target import targets
 from xetile_jit.target.block_io import (BASE_RULE, BUILTIN_PITCH_RULE, EXTENT_RULE, PITCH_RULE, SLICE_RULE, WIDTH_RULE,
                                         BlockIO, broken_surface_rule, surface_rule)
+from xetile_jit.target.builtin_abi import EMULATED
 from xetile_jit.target.targets import Target, dpas_shapes, get_target
 from xetile_jit.errors import LaunchError
 from xetile_jit.ir.types import float32
@@ -55,7 +56,7 @@ def test_a_new_target_is_one_entry_and_its_limits_decide_the_messages(monkeypatc
     """A made-up sub-group 16 target whose stores are at most 4 rows high and loads 4 rows: the GEMM compiles for it
     with no 8- or 16-row block messages (the element path does those), runs on opencl:cpu, and gives the same
     numbers."""
-    made_up = Target("xe-test", 16, dpas_shapes(16), BlockIO(max_load_rows=4, max_store_rows=4), builtins="emulated")
+    made_up = Target("xe-test", 16, dpas_shapes(16), BlockIO(max_load_rows=4, max_store_rows=4), abi=EMULATED)
     monkeypatch.setitem(targets.TARGETS, made_up.name, made_up)
     rng = np.random.default_rng(0)
     m, n, k = 64, 64, 32
@@ -75,8 +76,10 @@ def test_a_new_target_is_one_entry_and_its_limits_decide_the_messages(monkeypatc
 def test_targets_differ_only_in_their_entries():
     hpc, xe2 = get_target("xe-hpc"), get_target("xe2")
     assert replace(xe2, name="xe-hpc", ocloc_device="pvc", iga_platform="12p72") == hpc
-    assert get_target("cpu").emulated and not hpc.emulated and get_target("xe-hpg").block_io is None
-    assert replace(get_target("cpu"), name="xe-emulated", builtins="emulated", block_io=BlockIO(),
+    cpu = get_target("cpu").abi
+    assert cpu.defines_builtins and cpu.runs_on_cpu and not hpc.abi.defines_builtins and not hpc.abi.runs_on_cpu
+    assert get_target("xe-hpg").block_io is None
+    assert replace(get_target("cpu"), name="xe-emulated", abi=EMULATED, block_io=BlockIO(),
                    largest_loads=True, whole_row_bytes=0) == get_target("xe-emulated")
 
 
@@ -97,9 +100,9 @@ def test_tf32_dpas_is_in_the_sub_group_16_targets_tables():
 def test_the_builtin_abi_is_chosen_per_target_and_by_xetile_xe_abi(monkeypatch):
     """Xe-HPC and newer default to the 2025 SPIR-V extensions; XETILE_XE_ABI=legacy asks for the 2022 ABI, which
     changes the SPIR-V and so the cache key; the CPU targets and xe-hpg (no 2D block IO) keep their own."""
-    assert [get_target(name).builtins for name in ("xe-hpc", "xe2", "xe3", "xe-hpg", "cpu", "xe-emulated")] == [
+    assert [get_target(name).abi.name for name in ("xe-hpc", "xe2", "xe3", "xe-hpg", "cpu", "xe-emulated")] == [
         "spirv", "spirv", "spirv", "legacy", "vector", "emulated"]
-    assert get_target("xe-hpc", "legacy").builtins == "legacy" and get_target("cpu", "legacy").builtins == "vector"
+    assert get_target("xe-hpc", "legacy").abi.name == "legacy" and get_target("cpu", "legacy").abi.name == "vector"
     a, b, c = (np.zeros((64, 64), t) for t in (np.float16, np.float16, np.float32))
     args = dict(BM=64, BN=64, BK=32, LA=None, LB=None, sg_layout=[2, 2], sg_data=[32, 32], target="xe-hpc")
     spirv = gemm.warmup(a, b, c, 64, 64, 64, **args).asm["llir"]

@@ -115,8 +115,8 @@ def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target, ho
     local memory and a barrier, and the negated blocks are used on both sides of it. The OpenCL CPU compiler took
     an `fneg` of the blocks for a value the work-items share and hoisted it out of its loop over them, so on
     `xe-emulated` (the blocks unrolled) 8 of subgroup 0's 10 blocks came back as subgroup 1's. The CPU targets
-    negate as -0.0 - x with a -0.0 it cannot fold (codegen/cpu/negation.py rule_negate), and so a product by the literal
-    -1.0, which that compiler makes the same `fneg`."""
+    negate as -0.0 - x with a -0.0 it cannot fold (codegen/cpu/negation.py, CpuLowering.rule_negate), and so a
+    product by the literal -1.0, which that compiler makes the same `fneg`."""
     x = rng.uniform(1, 2, (1, 320)).astype(np.float32)
     y = np.zeros_like(x)
     negated_row_share[(1,)](x, y, BN=320, HOW=how, sg_layout=[1, 2], sg_data=[1, 160], target=target,

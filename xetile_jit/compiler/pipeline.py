@@ -16,7 +16,7 @@ from ..ir.simt_ops import SimtDpasOp
 from ..toolchain import isa_stats, ocloc
 from ..target.code_budget import check_code_size, check_registers, type_bytes
 from ..codegen.spirv import emit_spirv
-from ..codegen.llvm.lowering import lower_to_llvm
+from ..codegen.backends import lower_to_llvm
 from ..ir.printer import print_func
 from ..ir.verifier import verify
 from ..runtime import timing

@@ -2,19 +2,12 @@
 (`get_target`) and passed by reference; every stage reads it and no other module keeps a per-target table.
 
 A `Target` holds the subgroup size, the DPAS shapes per operand dtype, the 2D block-IO limits (`BlockIO`), the
-shared local memory and register file sizes, how Xe builtins are provided (`builtins`, the builtin ABI), the ocloc
-device and iga platform that check its code, and the driver options for kernels that use DPAS.
-
-Builtin ABIs: "emulated" defines every builtin in the module, bit for bit (the `xe-emulated` target); "vector" defines
-them in the module for a CPU's vector units (the `cpu` target, the default on a CPU device): same call ABI and
-lane layouts, but plain per-lane memory ops on a fast path taken when a whole block is inside its surface, and
-the emulation's DPAS (codegen/cpu/builtins.py says what differs); "spirv" uses the
-standard 2025 SPIR-V extensions (SPV_INTEL_2d_block_io: block messages read into and write from private memory),
-which current drivers take, the default on Xe-HPC and newer; "legacy" imports IGC's 2022 names and wraps inline
-vISA, for drivers that predate the extensions (`XETILE_XE_ABI=legacy`). The ABI decides how large a block one
-load may give a lane: a SPIR-V vector has at most 16 components, private memory holds any block (a 32x16 f16 A
-load is 32 elements a lane), so "spirv" and "emulated" load blocks of up to the message limits where only layout
-conversions use them (`Target.private_blocks`).
+shared local memory and register file sizes, how Xe builtins are provided (`abi`, a builtin ABI object of
+target/builtin_abi.py: "spirv", "legacy", "emulated" or "vector", which says what that module's docstring does), the
+ocloc device and iga platform that check its code, and the driver options for kernels that use DPAS. The ABI decides
+how large a block one load may give a lane: a SPIR-V vector has at most 16 components, private memory holds any
+block (a 32x16 f16 A load is 32 elements a lane), so where the ABI has `private_blocks` ("spirv" and the CPU ones)
+blocks are loaded up to the message limits where only layout conversions use them.
 
 DPAS shapes are (M, N, K) per operand dtype: M the repeat count (rows of A and C per instruction), N the subgroup
 size (columns of B and C), K from the builtin (docs/reference/xe_builtins.md §1). f32 x f32 tile_mma (the default
@@ -34,6 +27,7 @@ from math import gcd
 
 from ..errors import LaunchError
 from .block_io import BlockIO
+from .builtin_abi import EMULATED, GPU_ABIS, LEGACY, SPIRV, VECTOR, BuiltinAbi
 
 
 def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
@@ -52,7 +46,7 @@ class Target:
     subgroup_size: int
     dpas: dict = field(hash=False)
     block_io: BlockIO | None = None  # None: no 2D block messages
-    builtins: str = "spirv"  # the builtin ABI: "spirv", "legacy", "emulated" or "vector" (module docstring)
+    abi: BuiltinAbi = SPIRV  # how the Xe builtins are provided (target/builtin_abi.py)
     slm_bytes: int = 128 * 1024
     grf_count: int = 128
     large_grf_count: int = 256
@@ -119,19 +113,9 @@ class Target:
         return self.dpas[self.dpas_kind(dtype, precision)]
 
     @property
-    def emulated(self) -> bool:
-        """Whether the module defines the Xe builtins itself (a CPU device runs it: "emulated" or "vector")."""
-        return self.builtins in CPU_ABIS
-
-    @property
     def block_prefetch(self) -> bool:
         """Whether a 2D block prefetch reaches a cache: a GPU target with 2D block IO (on a CPU it does nothing)."""
-        return self.block_io is not None and not self.emulated
-
-    @property
-    def private_blocks(self) -> bool:
-        """Whether a 2D block load may give a lane more than a SPIR-V vector holds (read into private memory)."""
-        return self.builtins in ("spirv", *CPU_ABIS)
+        return self.block_io is not None and not self.abi.runs_on_cpu
 
     # ---- instruction blocks and lanes: the rules layout completion applies (XeGPU RFC blocking and
     # ---- "subgroup to work item distribution" rules); blocking and lane distribution read what it wrote
@@ -204,10 +188,10 @@ class Target:
             if {"load", "prefetch"} & set(kinds) and (rule := self.block_io.load_rule(dtype.bits, *inst)):
                 return rule
         components = self.lane_components(inst)
-        if components <= MAX_VECTOR_COMPONENTS or (self.private_blocks and "value" not in kinds):
+        if components <= MAX_VECTOR_COMPONENTS or (self.abi.private_blocks and "value" not in kinds):
             return None
-        where = ("used by other ops than layout conversions" if self.private_blocks else
-                 f"with the {self.builtins} builtin ABI")
+        where = ("used by other ops than layout conversions" if self.abi.private_blocks else
+                 f"with the {self.abi.name} builtin ABI")
         return (f"a lane holds {components} elements of a {inst[0]}x{inst[1]} block on sub-group "
                 f"{self.subgroup_size}; SPIR-V vectors have at most {MAX_VECTOR_COMPONENTS} ({where})")
 
@@ -228,35 +212,37 @@ TARGETS = {target.name: target for target in (
            iga_platform="12p72"),
     Target("xe2", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="bmg"),
     Target("xe3", 16, dpas_shapes(16), BlockIO(), dpas_build_options=LARGE_GRF, ocloc_device="ptl"),
-    Target("xe-hpg", 8, dpas_shapes(8), None, builtins="legacy", slm_bytes=64 * 1024, ocloc_device="acm-g10",
+    Target("xe-hpg", 8, dpas_shapes(8), None, abi=LEGACY, slm_bytes=64 * 1024, ocloc_device="acm-g10",
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
-    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), builtins="vector",
+    Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, largest_loads=False,
            whole_row_bytes=16 * 1024, column_major_gathers=True),
-    Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), builtins="emulated", max_workgroup_size=8192,
+    Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
            element_loops=True, lane_scalars=True, column_major_gathers=True),
 )}
-CPU_ABIS = ("emulated", "vector")  # the builtin ABIs whose targets run on a CPU device
-CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.builtins in CPU_ABIS)
-ABIS = ("spirv", "legacy")  # the builtin ABIs a GPU target may be given (XETILE_XE_ABI)
+CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.abi.runs_on_cpu)
 
 
 def xe_abi() -> str:
     """The builtin ABI XETILE_XE_ABI asks for GPU targets ("" for each target's own)."""
     abi = os.environ.get("XETILE_XE_ABI", "")
-    if abi and abi not in ABIS:
-        raise LaunchError(f"XETILE_XE_ABI={abi!r}: the builtin ABIs are {', '.join(ABIS)}")
+    if abi and abi not in GPU_ABIS:
+        raise LaunchError(f"XETILE_XE_ABI={abi!r}: the builtin ABIs are {', '.join(GPU_ABIS)}")
     return abi
 
 
 def get_target(name: str, abi: str = "") -> Target:
-    """The target named `name`, with the builtin ABI `abi` when given (GPU targets only); a LaunchError listing
-    the names otherwise ("numpy", the interpreter, is a device with no target)."""
+    """The target named `name`, with the builtin ABI named `abi` when given (GPU targets only: a CPU target keeps
+    its own, as does one without 2D block IO asked for an ABI that needs it); a LaunchError listing the names
+    otherwise ("numpy", the interpreter, is a device with no target)."""
     try:
         target = TARGETS[name]
     except KeyError:
         raise LaunchError(f"unknown target {name!r}; targets: numpy, {', '.join(TARGETS)}") from None
-    if not abi or target.emulated or (abi == "spirv" and target.block_io is None):
+    if not abi or target.abi.runs_on_cpu:
         return target
-    return replace(target, builtins=abi)
+    chosen = GPU_ABIS[abi]
+    if chosen.needs_block_io and target.block_io is None:
+        return target
+    return replace(target, abi=chosen)

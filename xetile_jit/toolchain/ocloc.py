@@ -21,7 +21,7 @@ def tools(target: Target) -> dict[str, str] | None:
     not installed or the target has no ocloc device."""
     if target.ocloc_device is None:
         return None
-    if target.builtins == "legacy":
+    if target.abi.legacy_stack:
         found = {tool: shutil.which(tool) for tool in ("ocloc", "iga64")}
     else:
         found = {"ocloc": gpu_compiler.find_tool("ocloc")}
@@ -43,7 +43,7 @@ def identity(target: Target) -> str:
 
 def spirv_validator(target: Target) -> str | None:
     """The spirv-val that knows `target`'s SPIR-V: the current stack's for the 2025 extensions, else the PATH's."""
-    if target.builtins == "spirv":
+    if target.abi.spirv_extensions:
         return gpu_compiler.find_tool("spirv-val")
     return shutil.which("spirv-val")
 

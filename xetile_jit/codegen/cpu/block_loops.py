@@ -176,12 +176,10 @@ def fold_run(ops: list[Operation], i: int, block_of: dict) -> Run | None:
 
 
 class BlockLoopLowering:
-    """Mixin of the XeGPU lowering (codegen/llvm/lowering.py, before PieceLowering): lower_block in loop regions on the
-    `cpu` target."""
+    """Mixin of the `cpu` target's lowering (codegen/cpu/lowering.py, VectorLowering, before PieceLowering):
+    lower_block in loop regions."""
 
     def lower_block(self, block, args) -> list[ir.Value]:
-        if self.target.builtins != "vector":
-            return super().lower_block(block, args)
         if not isinstance(self.values, LazyValues):
             self.values = LazyValues(self.values)
         self.values.update(zip(block.args, args))
@@ -192,7 +190,7 @@ class BlockLoopLowering:
                 self.lower_region(item, skipped)
             elif item not in skipped:
                 self.lower_item(item)
-        return self.operands(block.terminator)
+        return self.context.operands(block.terminator)
 
     def lower_item(self, item: Operation | Alias) -> None:
         if isinstance(item, Alias):  # the value as it is held (a stashed block stays where it is)

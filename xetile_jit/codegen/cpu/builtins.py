@@ -1,5 +1,6 @@
-"""The Xe builtins of the "vector" ABI (the `cpu` target, docs/DESIGN.md §3): the call ABI and lane layouts of
-codegen/xe/builtins.py, defined for a CPU's vector units instead of bit for bit.
+"""The Xe builtins of the "vector" ABI (the `cpu` target, docs/DESIGN.md §3; `VECTOR_DEFINITIONS`, which
+codegen/backends.py gives its lowering): the call ABI and lane layouts of codegen/xe/builtins.py, defined for a CPU's
+vector units instead of bit for bit.
 
 * 2D block load / store: one sub-group-uniform test whether the whole block lies inside its surface. Inside, each
   component is a plain per-lane memory op (a load or store of the lane's packed word, or of its parts for VNNI),
@@ -19,29 +20,30 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ..llvm.core import I32, I64, counted_loop
 from ..xe import builtins as X
 from ..xe import emulation as E
 from ..xe.dpas_emulation import emulate_dpas
-from ..llvm.core import counted_loop
+from ..xe.llvm_helpers import i32, lane_id
 
 
 def _whole_block_inside(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin) -> ir.Value:
     """i1, the same on every lane: every element of the message's block(s) lies inside the surface. Compared
     without multiplying the coordinates (they may be near the i32 limits, xe_emulation.Surface.element)."""
     size = msg.bits // 8
-    width = surface.width if size == 1 else b.udiv(surface.width, X._i32(size))
+    width = surface.width if size == 1 else b.udiv(surface.width, i32(size))
     cols = msg.cols * msg.blocks
-    zero = X._i32(0)
+    zero = i32(0)
     return b.and_(b.and_(b.icmp_signed(">=", surface.x, zero), b.icmp_signed(">=", surface.y, zero)),
-                  b.and_(b.icmp_signed("<=", surface.x, b.sub(width, X._i32(cols))),
-                         b.icmp_signed("<=", surface.y, b.sub(surface.height, X._i32(msg.rows)))))
+                  b.and_(b.icmp_signed("<=", surface.x, b.sub(width, i32(cols))),
+                         b.icmp_signed("<=", surface.y, b.sub(surface.height, i32(msg.rows)))))
 
 
 def _element_address(b: ir.IRBuilder, surface: E.Surface, row: ir.Value, col: ir.Value, bits: int,
                      ty: ir.Type) -> ir.Value:
     """The address of element (row, col) of `bits`-bit data, inside the surface, as a pointer to `ty`."""
-    offset = b.add(b.mul(b.sext(row, X.I64), b.sext(surface.pitch, X.I64)),
-                   b.mul(b.sext(col, X.I64), ir.Constant(X.I64, bits // 8)))
+    offset = b.add(b.mul(b.sext(row, I64), b.sext(surface.pitch, I64)),
+                   b.mul(b.sext(col, I64), ir.Constant(I64, bits // 8)))
     return b.bitcast(b.gep(surface.base, [offset]), ir.PointerType(ty, 1))
 
 
@@ -75,8 +77,8 @@ def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.F
     id read inside such a function (the load's returning an array), the GEMM tests' border tiles came out wrong
     on opencl:cpu; passed in, they are right. The coordinates as the builtin's <2 x i32> were a vector argument,
     which the driver built lane after lane on the fast path too (four instructions a block)."""
-    surface = [*fn.function_type.args[:4], X.I32, X.I32]
-    border = ir.Function(fn.module, ir.FunctionType(returns, [*surface, *args, X.I32]), fn.name + "_border")
+    surface = [*fn.function_type.args[:4], I32, I32]
+    border = ir.Function(fn.module, ir.FunctionType(returns, [*surface, *args, I32]), fn.name + "_border")
     border.linkage = "internal"
     border.attributes.add("noinline")
     return border
@@ -95,7 +97,7 @@ def _load_border(fn: ir.Function, msg: X.Block2DBuiltin) -> ir.Function:
     private array would escape and stay in memory on the fast path too; returning the lane's whole data (a
     vector or an array), the driver called it lane by lane and assembled the result (twice the code of the
     fused attention's kernel, docs/performance.md "CPU notes")."""
-    border = _out_of_line(fn, msg.lane_type, [X.I32])
+    border = _out_of_line(fn, msg.lane_type, [I32])
     b = ir.IRBuilder(border.append_basic_block("entry"))
     *_, index, lane = border.args
     b.ret(E.emulated_load_word(b, msg, _surface(border), lane, index))
@@ -122,21 +124,21 @@ def _inlined(fn: ir.Function) -> None:
 
 def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
     _inlined(fn)
-    surface, lane = E.Surface.of(b, fn), X._lane_id(b)
+    surface, lane = E.Surface.of(b, fn), lane_id(b)
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [X._i32(0), index])))
+                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [i32(0), index])))
         with border:
             function = _load_border(fn, msg)
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                b.call(function, [*_surface_args(fn, surface), index, lane]), b.gep(fn.args[5], [X._i32(0), index])))
+                b.call(function, [*_surface_args(fn, surface), index, lane]), b.gep(fn.args[5], [i32(0), index])))
     b.ret_void()
 
 
 def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
     _inlined(fn)
-    surface, lane, data = E.Surface.of(b, fn), X._lane_id(b), fn.args[5]
+    surface, lane, data = E.Surface.of(b, fn), lane_id(b), fn.args[5]
 
     def component(b, index, _):
         fast_store_word(b, surface, msg, lane, index, b.extract_element(data, index) if msg.components > 1 else data)
@@ -149,5 +151,5 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
     b.ret_void()
 
 
-VECTOR_DEFINITIONS = {"dpas": emulate_dpas, "load": _vector_load, "store": _vector_store,
+VECTOR_DEFINITIONS: X.Definitions = {"dpas": emulate_dpas, "load": _vector_load, "store": _vector_store,
                       "prefetch": E.emulate_prefetch}

@@ -7,47 +7,42 @@ split over two subgroups came back with 8 of subgroup 0's 10 blocks holding subg
 differential fuzzer"; the symptom of intel/llvm#23220). So on the CPU targets -x is -0.0 - x, with a -0.0
 the compiler cannot fold: its sign bit ORed with NumWorkgroups >> 63, which is 0. That is -x but for a NaN's
 sign bit. The literal forms of a negation (x * -1.0, x / -1.0, -0.0 - x), which the compiler also turns into an
-`fneg`, take the same path. GPU targets keep `fneg`.
+`fneg`, take the same path (`negation_operand`). GPU targets keep `fneg`. The CPU lowering (codegen/cpu/lowering.py)
+negates through `OpaqueNegativeZeros`.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 from llvmlite import ir
 
+from ..llvm.context import LoweringContext
 from ..llvm.core import I32, I64, broadcast
 
 
-class NegationLowering:
-    """Mixed into XeGPULowering (which gives builder, target, builtin, LLVMLowering's rules and `negative_zeros`:
-    each function's opaque -0.0 per element type)."""
+@dataclass
+class OpaqueNegativeZeros:
+    """Negation on `context`, with each function's opaque -0.0 per element type (`made`)."""
+    context: LoweringContext
+    made: dict = field(default_factory=dict)
 
-    def rule_instruction(self, instruction: str, dtype, *xs: ir.Value) -> ir.Value:
-        """The instruction; on the CPU targets a negation written with a literal (x * -1.0, x / -1.0, -0.0 - x), which
-        the OpenCL CPU compiler makes the same `fneg`, through rule_negate."""
-        negated = negation_operand(instruction, xs) if self.target.emulated else None
-        if negated is not None:
-            return self.rule_negate("", dtype, negated)
-        return super().rule_instruction(instruction, dtype, *xs)
-
-    def rule_negate(self, _: str, dtype, x: ir.Value) -> ir.Value:
-        """-x; on the CPU targets -0.0 - x with a -0.0 the compiler cannot fold (the module docstring)."""
-        if not self.target.emulated:
-            return super().rule_negate(_, dtype, x)
-        b = self.builder
+    def negate(self, x: ir.Value) -> ir.Value:
+        """-x as -0.0 - x with a -0.0 the compiler cannot fold (the module docstring)."""
+        b = self.context.builder
         element = getattr(x.type, "element", x.type)
-        return b.fsub(broadcast(b, self.opaque_negative_zero(element), x.type), x)
+        return b.fsub(broadcast(b, self.of(element), x.type), x)
 
-    def opaque_negative_zero(self, element: ir.Type) -> ir.Value:
+    def of(self, element: ir.Type) -> ir.Value:
         """The function's -0.0 of `element`, made once in its entry block (which dominates every negation)."""
-        key = (self.builder.function, element)
-        if key not in self.negative_zeros:
-            b = self.builder
+        b = self.context.builder
+        key = (b.function, element)
+        if key not in self.made:
             with b.goto_entry_block():
-                high = b.trunc(b.lshr(self.builtin("NumWorkgroups", 0), ir.Constant(I64, 63)), I32)
+                high = b.trunc(b.lshr(self.context.builtin("NumWorkgroups", 0), ir.Constant(I64, 63)), I32)
                 zero = b.bitcast(b.or_(high, ir.Constant(I32, -2**31)), ir.FloatType())
-                self.negative_zeros[key] = zero if element == ir.FloatType() else b.fptrunc(zero, element)
-        return self.negative_zeros[key]
+                self.made[key] = zero if element == ir.FloatType() else b.fptrunc(zero, element)
+        return self.made[key]
 
 
 def negation_operand(instruction: str, xs: tuple) -> ir.Value | None:

@@ -129,8 +129,8 @@ def base_and_shift(value: Value) -> tuple[Value, int]:
 
 
 class PieceLowering:
-    """Mixin of the XeGPU lowering (codegen/llvm/lowering.py): runs of block accesses on the `cpu` target lowered together
-    (codegen/cpu/block_loops.py finds them)."""
+    """Mixin of the `cpu` target's lowering (codegen/cpu/lowering.py, VectorLowering): runs of block accesses lowered
+    together (codegen/cpu/block_loops.py finds them)."""
 
     def piece_access(self, op: Operation) -> Access | None:
         """`op` as an Access of a run: a block load or store through a builtin message, on a descriptor made

@@ -29,7 +29,9 @@ from llvmlite import binding, ir
 from ...ir.core import Block, FuncOp, Operation, Value
 from ...ir.elementwise import CASTS
 from ...ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
+from ...target.targets import Target
 from .components import ComponentLowering
+from .context import LoweringContext
 
 VOID = ir.VoidType()
 I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
@@ -77,6 +79,16 @@ def llvm_type(t: Type) -> ir.Type:
 def components(ty: ir.Type) -> int:
     """How many components a lane value of type `ty` has: a vector's count, 1 for a scalar."""
     return ty.count if isinstance(ty, ir.VectorType) else 1
+
+
+def to_compute(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    """`x` in `compute_type(dtype)`: f16 and bf16 widen to f32 exactly."""
+    if dtype == float16:
+        return b.fpext(x, shaped(x.type, F32))
+    if dtype == bfloat16:
+        wide = shaped(x.type, I32)
+        return b.bitcast(b.shl(b.zext(x, wide), splat(wide, 16)), shaped(x.type, F32))
+    return x
 
 
 def splat(ty: ir.Type, value) -> ir.Constant:
@@ -211,15 +223,38 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
 # --- the lowering ----------------------------------------------------------------------------------------------
 class LLVMLowering(ComponentLowering):
     """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module, and `text`
-    that module's text."""
+    that module's text. What the lowering works on is its `context` (codegen/llvm/context.py); `func`, `module`,
+    `target`, `builder` and `values` read it."""
 
-    def __init__(self, func: FuncOp):
-        self.func = func
-        self.module = ir.Module(name=func.sym_name)
-        self.module.triple = "spir64-unknown-unknown"
-        self.values: dict[Value, ir.Value | MemRef | NdMemRef] = {}
-        self.builder: ir.IRBuilder | None = None
+    def __init__(self, func: FuncOp, target: Target | None = None):
+        module = ir.Module(name=func.sym_name)
+        module.triple = "spir64-unknown-unknown"
+        self.context = LoweringContext(func, module, target)
         self.text = ""  # the verified module's text, set by lower()
+
+    @property
+    def func(self) -> FuncOp:
+        return self.context.func
+
+    @property
+    def module(self) -> ir.Module:
+        return self.context.module
+
+    @property
+    def target(self) -> Target | None:
+        return self.context.target
+
+    @property
+    def builder(self) -> ir.IRBuilder | None:
+        return self.context.builder
+
+    @property
+    def values(self) -> dict[Value, ir.Value | MemRef | NdMemRef]:
+        return self.context.values
+
+    @values.setter
+    def values(self, values: dict) -> None:
+        self.context.values = values
 
     def arg_layout(self) -> list[KernelArg]:
         """What launch passes for each FuncOp argument, in order."""
@@ -235,7 +270,7 @@ class LLVMLowering(ComponentLowering):
         signature = ir.FunctionType(VOID, [t for arg in layout for t in arg.llvm_types])
         fn = ir.Function(self.module, signature, self.func.sym_name)
         fn.calling_convention = "spir_kernel"
-        self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.context.builder = ir.IRBuilder(fn.append_basic_block("entry"))
         params = iter(fn.args)
         self.lower_block(self.func.body, [self.bind_arg(arg, params) for arg in layout])
         self.text = verify(self.module)
@@ -264,10 +299,7 @@ class LLVMLowering(ComponentLowering):
         self.values.update(zip(block.args, args))
         for op in block.ops:
             self.lower_op(op)
-        return self.operands(block.terminator)
-
-    def operands(self, op: Operation) -> list:
-        return [self.values[v] for v in op.operands]
+        return self.context.operands(block.terminator)
 
     def lower_op(self, op: Operation) -> None:
         rule = getattr(self, f"lower_{type(op).__name__}", None)
@@ -276,25 +308,7 @@ class LLVMLowering(ComponentLowering):
         out = rule(op)
         self.values.update(zip(op.results, out if isinstance(out, list) else [out]))
 
-    def call(self, name: str, return_type: ir.Type, *args: ir.Value) -> ir.Value:
-        """A call of function `name`, declared on first use; a module has one signature per name."""
-        signature = ir.FunctionType(return_type, [a.type for a in args])
-        fn = self.module.globals[name] if name in self.module.globals else ir.Function(self.module, signature, name)
-        if fn.function_type != signature:
-            raise NotImplementedError(f"to-llvm: {name} called as {signature} and as {fn.function_type}")
-        return self.builder.call(fn, args)
-
     # --- f16 / bf16 arithmetic in f32 ----------------------------------------------------------------------
-    def to_compute(self, x: ir.Value, dtype: DType) -> ir.Value:
-        """`x` in `compute_type(dtype)`: f16 and bf16 widen to f32 exactly."""
-        b = self.builder
-        if dtype == float16:
-            return b.fpext(x, shaped(x.type, F32))
-        if dtype == bfloat16:
-            wide = shaped(x.type, I32)
-            return b.bitcast(b.shl(b.zext(x, wide), splat(wide, 16)), shaped(x.type, F32))
-        return x
-
     def from_compute(self, x: ir.Value, dtype: DType) -> ir.Value:
         """`x` (of `compute_type(dtype)`) rounded to `dtype` to nearest even."""
         if dtype == float16:
@@ -320,7 +334,7 @@ class LLVMLowering(ComponentLowering):
         method, arg = rule
         if self.splits(xs):
             return self.componentwise(partial(self.elementwise, rule, dtype), *xs)
-        wide = [self.to_compute(x, dtype) for x in xs]
+        wide = [to_compute(self.builder, x, dtype) for x in xs]
         return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
 
     def rule_instruction(self, instruction: str, dtype: DType, *xs: ir.Value) -> ir.Value:
@@ -387,19 +401,19 @@ class LLVMLowering(ComponentLowering):
         if isinstance(ty, ir.IntType) and ty.width < 64:
             wide = self.opencl(function, *(self.builder.sext(x, I64) for x in xs))
             return self.builder.trunc(wide, ty)
-        return self.call(f"__spirv_ocl_{function}", ty, *xs)
+        return self.context.call(f"__spirv_ocl_{function}", ty, *xs)
 
     def lower_elementwise_op(self, op):
-        return self.elementwise(op.table[op.name].llvm, op.result.type.dtype, *self.operands(op))
+        return self.elementwise(op.table[op.name].llvm, op.result.type.dtype, *self.context.operands(op))
 
     lower_UnaryOp = lower_BinaryOp = lower_TernaryOp = lower_elementwise_op
 
     def lower_CmpOp(self, op):
-        return self.per_component(partial(self.compare, op), *self.operands(op))
+        return self.per_component(partial(self.compare, op), *self.context.operands(op))
 
     def compare(self, op, x: ir.Value, y: ir.Value) -> ir.Value:
         dtype = op.operands[0].type.dtype
-        x, y = self.to_compute(x, dtype), self.to_compute(y, dtype)
+        x, y = to_compute(self.builder, x, dtype), to_compute(self.builder, y, dtype)
         if op.name == "arith.cmpf":  # our cmpf predicates are LLVM's fcmp conditions
             return self.builder.fcmp_ordered(op.predicate, x, y)
         return self.icmp(ICMP_CONDITIONS[op.predicate[-2:]], x, y, dtype)
@@ -409,7 +423,7 @@ class LLVMLowering(ComponentLowering):
 
     def cast(self, op, x: ir.Value) -> ir.Value:
         source, dest = op.operands[0].type.dtype, op.result.type.dtype
-        x = self.to_compute(x, source)
+        x = to_compute(self.builder, x, source)
         instruction = CASTS[op.name].llvm
         if instruction is not None:
             x = getattr(self.builder, instruction)(x, shaped(x.type, compute_type(dest)))
@@ -424,7 +438,7 @@ class LLVMLowering(ComponentLowering):
         return (self.builder.sext if dtype.kind == "i" else self.builder.zext)(x, I64)
 
     def lower_SelectOp(self, op):
-        return self.per_component(self.builder.select, *self.operands(op))
+        return self.per_component(self.builder.select, *self.context.operands(op))
 
     def lower_ConstantOp(self, op):
         return dense_constant(op.result.type, op.interpret(None))
@@ -447,7 +461,7 @@ class LLVMLowering(ComponentLowering):
         the region, then whether upper is more than one stride away, tested unsigned on the distance left:
         the iv never steps past upper, so it cannot wrap around and loop again (or forever)."""
         b = self.builder
-        lower, upper, step, *inits = self.operands(op)
+        lower, upper, step, *inits = self.context.operands(op)
         dtype = op.operands[0].type.dtype
         zero = ir.Constant(step.type, 0)
         up, down = self.icmp(">", step, zero, dtype), self.icmp("<", step, zero, dtype)
@@ -499,30 +513,24 @@ class LLVMLowering(ComponentLowering):
         self.builder.ret_void()
 
     # --- ids, barrier, SLM -------------------------------------------------------------------------------------
-    def builtin(self, name: str, axis: int | None = None) -> ir.Value:
-        """`__spirv_BuiltIn<name>`: component `axis` (i64) of a 3-component built-in, else an i32 built-in."""
-        if axis is None:
-            return self.call(f"__spirv_BuiltIn{name}", I32)
-        return self.call(f"__spirv_BuiltIn{name}", I64, ir.Constant(I32, axis))
-
     def lower_ProgramIdOp(self, op):
-        return self.builder.trunc(self.builtin("WorkgroupId", op.axis), I32)
+        return self.builder.trunc(self.context.builtin("WorkgroupId", op.axis), I32)
 
     def lower_NumProgramsOp(self, op):
-        return self.builder.trunc(self.builtin("NumWorkgroups", op.axis), I32)
+        return self.builder.trunc(self.context.builtin("NumWorkgroups", op.axis), I32)
 
     def lower_SubgroupIdOp(self, op):
-        return self.builder.zext(self.builtin("SubgroupId"), I64)
+        return self.builder.zext(self.context.builtin("SubgroupId"), I64)
 
     def lower_LaneIdOp(self, op):
-        return self.builder.zext(self.builtin("SubgroupLocalInvocationId"), I64)
+        return self.builder.zext(self.context.builtin("SubgroupLocalInvocationId"), I64)
 
     def lower_BarrierOp(self, op):
-        self.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))
+        self.context.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))
 
     def lower_FenceOp(self, op):
         scope, semantics = FENCE_SCOPES[op.scope], FENCE_SEMANTICS[op.memory]
-        self.call("__spirv_MemoryBarrier", VOID, ir.Constant(I32, scope), ir.Constant(I32, semantics))
+        self.context.call("__spirv_MemoryBarrier", VOID, ir.Constant(I32, scope), ir.Constant(I32, semantics))
 
     # Named barriers (xegpu_barriers.check_named_barriers): every subgroup runs each wait, which is the workgroup
     # barrier; an arrive (in a branch on subgroup_id() too) adds nothing to it.

@@ -1,15 +1,15 @@
-"""to-llvm of DPAS at the work-item level: `xegpu.dpas` (SIMT) through the target's DPAS builtin (codegen/xe/builtins.py),
-written inline on the `cpu` target (codegen/xe/dpas_emulation.py); f32 x f32 as exact f32 multiply-adds, each lane taking the
-rows of A from the lane that holds them (target/targets.py says why), tf32 operands truncated first where the target has
-no tf32 DPAS. On the `cpu` target the DPAS ops of a block that share A go four at a time (`dpas_batches`), as loops
-over k on groups of C's rows (dpas_emulation.row_loops), each B widened into a private column once for the block."""
+"""to-llvm of DPAS at the work-item level: `xegpu.dpas` (SIMT) through the target's DPAS builtin
+(codegen/xe/builtins.py); f32 x f32 as exact f32 multiply-adds, each lane taking the rows of A from the lane that holds
+them (target/targets.py says why), tf32 operands truncated first where the target has no tf32 DPAS, unrolled (a
+variable lane or index on a GPU is an indirect register access). The CPU lowerings (codegen/cpu/lowering.py) override
+the hooks: `dpas_run` (the DPAS ops lowered together, `dpas_batches` of those sharing A), `dpas_products` (the
+builtin's emulation written inline) and `fma_mma` (loops over k)."""
 from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ir import simt_ops as S
 from ..xe import builtins as X
-from ..xe.dpas_emulation import b_column_type, dpas_results, row_loops, tf32, widened_b
+from ..xe.dpas_emulation import tf32
 from .core import I32, llvm_type, splat
 from .elements import PrivateBlock
 
@@ -25,8 +25,8 @@ class DpasLowering:
 
     def lower_SimtDpasOp(self, op):
         """The target's DPAS builtin for the operands' kind (tf32 for input_precision "tf32" where the target has
-        it), on the `cpu` target its emulation written inline, with the DPAS ops after it (those sharing an A in
-        the same loops); f32 x f32 otherwise as multiply-adds."""
+        it), with the DPAS ops of `dpas_run` (those sharing an A in the same loops); f32 x f32 otherwise as
+        multiply-adds."""
         if op in self.dpas_results:
             return self.dpas_results.pop(op)
         run, results, columns = self.dpas_run(op), {}, {}
@@ -37,23 +37,12 @@ class DpasLowering:
         return results[op.result]
 
     def dpas_run(self, op) -> list:
-        """`op` and, on the `cpu` target, the DPAS ops after it in its block whose operands are lowered or computed
-        by the run."""
-        if self.target.builtins != "vector":
-            return [op]
-        ops = op.parent.ops
-        run, computed = [], set()
-        for candidate in ops[ops.index(op):]:
-            if not isinstance(candidate, S.SimtDpasOp) or candidate.result in self.values or any(
-                    v not in computed and v not in self.values for v in candidate.operands):
-                break
-            run.append(candidate)
-            computed.add(candidate.result)
-        return run
+        """The DPAS ops lowered with `op`: on a GPU, `op` alone."""
+        return [op]
 
     def lower_dpas_batch(self, batch: list, earlier: dict, columns: dict) -> list:
-        """The batch's results, their C the results of earlier batches (`earlier`) or lowered values; on the `cpu`
-        target each B widened once for the run (`columns`: B value -> its lane's column)."""
+        """The batch's results, their C the results of earlier batches (`earlier`) or lowered values; `columns`: B
+        values the run has prepared (B value -> its lane's column, where the CPU lowering widens each B once)."""
         first = batch[0]
         a = first.operands[0]
         accs = [self.accumulator(o, earlier) for o in batch]
@@ -63,21 +52,16 @@ class DpasLowering:
         key = X.Dpas(kind, "tf32" if kind == "tf32" else (first.vnni_b or first.operands[1].type.dtype).mlir,
                      m=first.layouts[2].block[0])
         mad = X.describe(self.target, key)
-        a_type, b_type = mad.signature.args[:2]
-        a_value = self.dpas_operand(self.values[a], a_type)
-        if self.target.builtins == "vector":  # inline: a call's vector arguments went through memory lane by lane
-            return dpas_results(self.builder, mad, a_value, [
-                (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)])
-        builtin = X.builtin(self.module, self.target, key)
+        a_value = self.dpas_operand(self.values[a], mad.signature.args[0])
+        return self.dpas_products(key, mad, a_value, batch, accs, columns)
+
+    def dpas_products(self, key: X.Dpas, mad: X.DpasBuiltin, a_value: ir.Value, batch: list, accs: list,
+                      columns: dict) -> list:
+        """A * B + C of each op of `batch` (A lowered, `a_value`; C `accs`): calls of the DPAS builtin."""
+        builtin = X.builtin(self.module, self.target, key, self.definitions)
+        b_type = mad.signature.args[1]
         return [self.builder.call(builtin, [a_value, self.dpas_operand(self.values[o.operands[1]], b_type), acc])
                 for o, acc in zip(batch, accs)]
-
-    def b_column(self, b, mad, b_type: ir.Type, columns: dict) -> ir.Value:
-        """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""
-        if b not in columns:
-            packed = self.dpas_operand(self.values[b], b_type)
-            columns[b] = widened_b(self.builder, mad, packed, self.private(b_column_type(mad)))
-        return columns[b]
 
     def accumulator(self, op, earlier: dict) -> ir.Value:
         """C of `op`: the result of an earlier batch (`earlier`), its lowered value, or zeros."""
@@ -96,48 +80,26 @@ class DpasLowering:
     def fma_mma(self, a: ir.Value, bs: list, accs: list[ir.Value], precision: str, columns: dict) -> list[ir.Value]:
         """C[r][n] += A[r][k] * B[k][n] for each (B, C) of `bs` (B's IR values), `accs`: lane n gets A[r][k] from
         lane k, k ascending, each a fused multiply-add (the GPU's mad; a CPU's FMA). tf32 (a target without tf32
-        DPAS): the operands truncated to tf32 first, as the interpreter's rule says. Row by row in scalars; on a CPU
-        as loops over k for all of them (dpas_emulation.row_loops), each B's components read from a private array
-        stored once for the run (`columns`), as the DPAS emulation (dpas_emulation.dpas_results says why), on a GPU
-        unrolled (a variable lane or index there is an indirect register access)."""
-        bld = self.builder
+        DPAS): the operands truncated to tf32 first, as the interpreter's rule says. Row by row in scalars,
+        unrolled."""
         rows = self.mma_elements(a, precision)
+        results = []
+        for b, acc in zip(bs, accs):
+            sums = self.elements(acc)
+            for k, b_k in enumerate(self.mma_elements(self.values[b], precision)):
+                sums = self.fma_step(self.a_column(rows, ir.Constant(I32, k)), sums, b_k)
+            results.append(self.assemble(sums))
+        return results
 
-        def step(a_k: list, sums: list, b_k: ir.Value) -> list:
-            return [self.opencl("fma", a_r, b_k, total) for a_r, total in zip(a_k, sums)]
-
-        if not self.target.emulated:
-            results = []
-            for b, acc in zip(bs, accs):
-                sums = self.elements(acc)
-                for k, b_k in enumerate(self.mma_elements(self.values[b], precision)):
-                    sums = step(self.a_column(rows, ir.Constant(I32, k)), sums, b_k)
-                results.append(self.assemble(sums))
-            return results
-        blocks = [self.fma_column(b, precision, columns) for b in bs]
-
-        def shared_step(bld, k, group, sums):
-            a_k = self.a_column([rows[r] for r in group], k)  # once for every B
-            return [total for block, totals in zip(blocks, sums)
-                    for total in step(a_k, totals, bld.load(block.slot(bld, k)))]
-        sums = row_loops(bld, blocks[0].count, [self.elements(acc) for acc in accs], shared_step)
-        return [self.assemble(totals) for totals in sums]
+    def fma_step(self, a_k: list, sums: list, b_k: ir.Value) -> list:
+        """Each of `sums` plus its row's A[r][k] (`a_k`) times B[k][n] (`b_k`), a fused multiply-add."""
+        return [self.opencl("fma", a_r, b_k, total) for a_r, total in zip(a_k, sums)]
 
     def mma_elements(self, value, precision: str) -> list[ir.Value]:
         """A lane's components of an f32 tile_mma operand, truncated to tf32 for precision "tf32"."""
         if precision == "tf32":
             return [tf32(self.builder, self.builder.bitcast(x, I32)) for x in self.elements(value)]
         return self.elements(value)
-
-    def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
-        """B's components in a private array, stored the first time the run takes this B."""
-        if (b, precision) not in columns:
-            elements = self.mma_elements(self.values[b], precision)
-            block = PrivateBlock(self.private(ir.ArrayType(elements[0].type, len(elements))))
-            for i, b_k in enumerate(elements):
-                self.builder.store(b_k, block.slot(self.builder, i))
-            columns[b, precision] = block
-        return columns[b, precision]
 
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
         """A[r][k] of each of `rows` on every lane: lane k's element of each row."""

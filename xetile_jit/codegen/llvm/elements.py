@@ -101,11 +101,8 @@ class ElementLowering:
         return block if count > MAX_VECTOR_COMPONENTS else self.read_run(block, 0, count)
 
     def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
-        """Components start .. start + count - 1 of `block` as one vector: in one load on a GPU (PrivateBlock.run),
-        word by word on a CPU, where read as one vector the OpenCL CPU compiler kept the array lane after lane and
-        transposed every block between the loads and the multiply-adds (docs/performance.md "CPU notes")."""
-        if self.target.emulated and count > 1:
-            return self.assemble([self.builder.load(block.slot(self.builder, start + i)) for i in range(count)])
+        """Components start .. start + count - 1 of `block` as one vector, in one load (PrivateBlock.run; the CPU
+        lowering reads them word by word, codegen/cpu/lowering.py)."""
         return block.run(self.builder, start, count)
 
     def store_elements(self, op) -> None:
@@ -144,7 +141,7 @@ class ElementLowering:
 @dataclass(frozen=True)
 class PrivateBlock:
     """A lane's part of a loaded block with more elements than a SPIR-V vector holds, kept in private memory
-    (Target.private_blocks): layout completion lets only layout conversions use such a block, which read it
+    (BuiltinAbi.private_blocks): layout completion lets only layout conversions use such a block, which read it
     element by element (`elements`)."""
     pointer: ir.Value  # [count x T]*
 

@@ -13,8 +13,10 @@ and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the ele
 slice outside its batched array has no rows: the message addresses a one-row stand-in surface with the block far
 below it (`surface`), so it reads padding and drops writes without an element path. The mixins lower the rest:
 DPAS (codegen/llvm/dpas.py), transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py),
-atomics, scatter ops, and on the `cpu` target the runs of block ops in loops (codegen/cpu/pieces.py,
-codegen/cpu/block_loops.py).
+atomics, scatter ops; device_print is a `Printer` on the lowering's context (codegen/llvm/printf.py,
+codegen/llvm/context.py). `XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it
+(codegen/cpu/lowering.py), and codegen/backends.py chooses the class and the builtin definitions by the target's
+builtin ABI.
 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
 element address and bounds check (the element path), so no offset or extent wraps. Block messages take i32
@@ -46,30 +48,28 @@ from ...target.block_io import BLOCK_MAX_EXTENT
 from ...ir.elementwise import BINARY, REDUCE_KINDS
 from ..xe import builtins as X
 from ..xe import prefetch_payload as payload
+from ..xe.llvm_helpers import SHUFFLE
 from ...target.targets import MAX_VECTOR_COMPONENTS, Target
 from .atomics import AtomicLowering
 from .elements import ElementLowering, PrivateBlock
-from ..cpu.negation import NegationLowering
 from .transposed import TransposedLoadLowering, hardware_padding
-from ..cpu.block_loops import BlockLoopLowering
 from .dpas import DpasLowering
-from ..cpu.pieces import PieceLowering
-from .printf import PrintLowering
+from .printf import Printer
 from .scatter import ScatterLowering
 from .core import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal, llvm_type
 
-SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
-class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering, PieceLowering, DpasLowering,
-                   ElementLowering, AtomicLowering, ScatterLowering, PrintLowering, LLVMLowering):
-    def __init__(self, func: FuncOp, target: Target):
-        super().__init__(func)
-        self.target = target
+class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, AtomicLowering, ScatterLowering,
+                    LLVMLowering):
+    """The lowering of a GPU target; `definitions` are its builtin ABI's (codegen/backends.py chooses both)."""
+
+    def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
+        super().__init__(func, target)
+        self.definitions = definitions
         self.dpas_results = {}  # DpasLowering
-        self.strings: dict[str, ir.GlobalVariable] = {}  # PrintLowering: printf formats, one global each
-        self.negative_zeros = {}  # NegationLowering
+        self.printer = Printer(self.context)
         self.lanes = func.lanes
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
@@ -92,7 +92,7 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
         return self.elementwise(BINARY[name].llvm, dtype, x, y)
 
     def lane_id(self) -> ir.Value:
-        return self.builtin("SubgroupLocalInvocationId")
+        return self.context.builtin("SubgroupLocalInvocationId")
 
     def shuffle(self, value: ir.Value, lane: ir.Value) -> ir.Value:
         """`value` as lane `lane` holds it. The emitter knows one overload of the shuffle, on i32 (as the
@@ -104,13 +104,13 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
         bits = {ir.HalfType: 16, ir.FloatType: 32}.get(type(ty)) or ty.width
         raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
         if bits == 64:
-            low = self.call(SHUFFLE, I32, b.trunc(raw, I32), lane)
-            high = self.call(SHUFFLE, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
+            low = self.context.call(SHUFFLE, I32, b.trunc(raw, I32), lane)
+            high = self.context.call(SHUFFLE, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
             moved = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
         elif bits < 32:
-            moved = b.trunc(self.call(SHUFFLE, I32, b.zext(raw, I32), lane), ir.IntType(bits))
+            moved = b.trunc(self.context.call(SHUFFLE, I32, b.zext(raw, I32), lane), ir.IntType(bits))
         else:
-            moved = self.call(SHUFFLE, I32, raw, lane)
+            moved = self.context.call(SHUFFLE, I32, raw, lane)
         return b.bitcast(moved, ty) if moved.type != ty else moved
 
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
@@ -269,7 +269,7 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
     def block_call(self, key, tdesc, *data: ir.Value, xy: ir.Value | None = None, cache=None) -> ir.Value:
         """The block message `key` on `tdesc`, with the op's `cache` hints (X.builtin: where the target has caches
         to steer)."""
-        fn = X.builtin(self.module, self.target, key, cache)
+        fn = X.builtin(self.module, self.target, key, self.definitions, cache)
         return self.builder.call(fn, self.surface(tdesc) + [xy or self.xy(tdesc), *data])
 
     def block_key(self, tdesc, layout: S.LaneLayout, kind, transpose=None):
@@ -375,7 +375,7 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
         """Each component in the valid part of the block (not its padding), at its index in the whole vector; in a
         replicated block lane 0 alone prints."""
         b = self.builder
-        values = self.operands(op)
+        values = self.context.operands(op)
         origin = values[op.count:]
         vector = values[op.vector]
         lane_zero = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
@@ -384,8 +384,11 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
             show = b.and_(*(b.icmp_signed("<", p, ir.Constant(I64, n)) for p, n in zip(position, op.valid)))
             with b.if_then(b.and_(show, lane_zero) if op.layout.replicated else show):
                 element = b.extract_element(vector, ir.Constant(I32, k)) if op.layout.per_lane > 1 else vector
-                self.call_printf(op, [element if i == op.vector else v for i, v in enumerate(values[:op.count])],
-                                 index)
+                printed = [element if i == op.vector else v for i, v in enumerate(values[:op.count])]
+                self.printer.call_printf(op, printed, index)
+
+    def lower_DevicePrintOp(self, op):
+        self.printer.lower(op)
 
     def scalar_type(self, t):
         return llvm_type(ScalarType(t.dtype))
@@ -420,7 +423,7 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
                    cache=None) -> ir.Value | PrivateBlock:
         """A lane's data of the block load `key`: the builtin writes it to private memory, from where a vector
         is read, or which is kept as a PrivateBlock when larger than a vector, in its words or in the `elements`
-        the lane holds (16 words of a 16-bit VNNI load are 32 elements); on a CPU word by word (`read_run`)."""
+        the lane holds (16 words of a 16-bit VNNI load are 32 elements)."""
         data_type = X.describe(self.target, key).data_type
         dst = self.private(data_type)
         self.block_call(key, tdesc, dst, xy=xy, cache=cache)
@@ -430,8 +433,10 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
         """A lane's data of a block load, from the private array `dst` the load wrote (block_read)."""
         if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
-        if self.target.emulated and data_type.count > 1:
-            return self.read_run(PrivateBlock(dst), 0, data_type.count)
+        return self.lane_vector(dst, data_type)
+
+    def lane_vector(self, dst: ir.Value, data_type: ir.ArrayType) -> ir.Value:
+        """The private array `dst` of a vector's size as that vector (a scalar for one word), in one load."""
         lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
         return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
 
@@ -543,8 +548,3 @@ class XeGPULowering(NegationLowering, TransposedLoadLowering, BlockLoopLowering,
     def table(self, row) -> ir.Constant:
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
 
-
-def lower_to_llvm(func: FuncOp, target: Target) -> tuple[ir.Module, str]:
-    """The verified LLVM module of `func` and its text."""
-    lowering = XeGPULowering(func, target)
-    return lowering.lower(), lowering.text

@@ -1,4 +1,5 @@
-"""Xe builtins the LLVM lowering calls: DPAS and 2D block load / store / prefetch, provided as the Target says.
+"""Xe builtins the LLVM lowering calls: DPAS and 2D block load / store / prefetch, provided as the Target's builtin ABI
+(`Target.abi`, target/builtin_abi.py) says.
 
 Every target calls the same function names with the same LLVM signatures and per-lane layouts
 (docs/reference/xe_builtins.md §1.3, §2 and §5); only the definition differs (docs/DESIGN.md §3):
@@ -22,8 +23,10 @@ transpose)`, `BlockStore(bits, rows, cols)`, `BlockPrefetch(bits, rows, cols, bl
 (per sub-group size) and `BLOCK2D_TABLE` map the supported keys to their descriptions (`DpasBuiltin`,
 `Block2DBuiltin`: name, kind, shape, layout, LLVM signature, vISA text); `describe(target, key)` gives the row
 (a key must also fit the Target's `BlockIO` limits: `block_rule` names the one it breaks) and
-`builtin(module, target, key)` the
-function, declared or defined once per module; `target.builtins` says which way. tf32 DPAS (`Dpas("tf32")`, K 8,
+`builtin(module, target, key, definitions)` the
+function, once per module: defined by the target's ABI's `Definitions` (GPU ABIs: codegen/xe/gpu_definitions.py;
+"emulated": codegen/xe/emulation.py; "vector": codegen/cpu/builtins.py; codegen/backends.py chooses them by the
+class of `target.abi`) or, for a kind they leave out, declared. tf32 DPAS (`Dpas("tf32")`, K 8,
 sub-group 16, `TF32_DPAS_TABLE`) is there on the "spirv" ABI (operand flags MatrixATF32INTEL | MatrixBTF32INTEL)
 and the CPU ones; the legacy ABI raises NotImplementedError: IGC 2022 has only an early tf32 builtin
 (`_Z43intel_sub_group_tf32_tf32_matrix_mad_k8_f32Dv8_sDv8_iDv8_f`, A as short8) whose A layout is undocumented.
@@ -49,7 +52,7 @@ Call-site ABI (lane = sub-group local id; vectors of one component are scalars):
 * block store: `void store(base, width, height, pitch, coord, T value)` with the plain layout; elements outside
   width x height are dropped. Prefetch: `void prefetch(base, width, height, pitch, coord)`; a no-op on a CPU.
 * "cpu" (ABI "vector"): defined in the module for the CPU's vector units (codegen/cpu/builtins.py), same results. The
-  "xe-emulated" block messages are codegen/xe/emulation.py's.
+  "xe-emulated" block messages are codegen/xe/emulation.py's; the GPU ABIs' definitions codegen/xe/gpu_definitions.py's.
 * T is an integer (vector, for stores; bitcast f16 / bf16 / f32 data). As on the hardware, the surface operands must be
   sub-group uniform and the calls made by the whole sub-group (the emulation shuffles between lanes).
 
@@ -64,17 +67,12 @@ from llvmlite import ir
 
 from ...ir.cache_hints import CacheHints, locality_hints
 from ...target.targets import Target
+from ..llvm.core import F32, I8, I32, VOID
+from .llvm_helpers import vector
 
-VOID = ir.VoidType()
-I8, I32, I64 = (ir.IntType(w) for w in (8, 32, 64))
-F32 = ir.FloatType()
 GLOBAL_BYTES = ir.PointerType(I8, 1)
 COORD = ir.VectorType(I32, 2)
 SURFACE_ARGS = [GLOBAL_BYTES, I32, I32, I32, COORD]  # base, width bytes, height rows, pitch bytes, (x, y)
-SHUFFLE = "__spirv_SubgroupShuffleINTEL"
-LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
-MATRIX_MULTIPLY = "__spirv_SubgroupMatrixMultiplyAccumulateINTEL"
-CACHE_CONTROL = "__spirv_CacheControl"
 
 
 # --- keys: what the lowering asks for -----------------------------------------------------------------------
@@ -128,10 +126,6 @@ _DTYPE_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "i8": 8, "ui8": 8}
 _INTEL_DTYPE = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "i8": "i8", "ui8": "u8"}  # as in the builtin names
 # Itanium codes of the OpenCL scalar types in the DPAS names: (kind, bits) -> letter (s signed, u unsigned, f float)
 _MANGLED_SCALAR = {("s", 16): "s", ("u", 16): "t", ("s", 32): "i", ("u", 32): "j", ("f", 32): "f"}
-
-
-def _vector(element: ir.Type, count: int) -> ir.Type:
-    return element if count == 1 else ir.VectorType(element, count)
 
 
 def _mangle(function: str, params: list[str]) -> str:
@@ -217,9 +211,9 @@ class DpasBuiltin:
 
     @property
     def signature(self) -> ir.FunctionType:
-        acc = _vector(F32 if self.is_float else I32, self.m)
+        acc = vector(F32 if self.is_float else I32, self.m)
         a, b = (F32, F32) if self.tf32 else (ir.IntType(self.a_lane_bits), I32)
-        return ir.FunctionType(acc, [_vector(a, self.a_components), ir.VectorType(b, 8), acc])
+        return ir.FunctionType(acc, [vector(a, self.a_components), ir.VectorType(b, 8), acc])
 
 
 @dataclass(frozen=True)
@@ -287,7 +281,7 @@ class Block2DBuiltin:
         """A lane's data: a vector (or scalar) for stores, an array in private memory for loads."""
         if self.kind == "load":
             return ir.ArrayType(self.lane_type, self.components)
-        return _vector(self.lane_type, self.components)
+        return vector(self.lane_type, self.components)
 
     @property
     def signature(self) -> ir.FunctionType:
@@ -338,6 +332,11 @@ BLOCK2D_TABLE = {**{key: Block2DBuiltin.of(key, name) for key, name in _IGC_BLOC
                  **{key: Block2DBuiltin.of(key) for key in _VISA_BLOCKS}}
 
 
+# How an ABI provides the builtins: builtin kind ("dpas", "load", "store", "prefetch") -> the function that writes a
+# builtin's body (builder at its entry, the function, its description); a kind missing is an Import
+Definitions = dict[str, Callable[[ir.IRBuilder, ir.Function, Union[DpasBuiltin, Block2DBuiltin]], None]]
+
+
 def block_rule(target: Target, key: Key) -> str | None:
     """Why `target` has no 2D block message for `key` (its BlockIO limits), None when it has one."""
     if target.block_io is None:
@@ -358,13 +357,13 @@ def provides(target: Target, key: Key) -> bool:
 
 def _any_shape(target: Target, key: Key) -> bool:
     """Whether `target`'s ABI provides the block message `key` in any shape its BlockIO allows."""
-    return target.builtins != "legacy" or isinstance(key, BlockPrefetch)
+    return target.abi.any_block_shape or isinstance(key, BlockPrefetch)
 
 
 def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
     """The table row of `key` on `target`; NotImplementedError when the target has no such builtin."""
     if isinstance(key, Dpas):
-        if key.a == "tf32" and target.builtins == "legacy":
+        if key.a == "tf32" and not target.abi.tf32_dpas:
             raise NotImplementedError(LEGACY_TF32)
         table = {**DPAS_TABLE.get(target.subgroup_size, {}), **TF32_DPAS_TABLE.get(target.subgroup_size, {})}
     else:
@@ -379,164 +378,22 @@ def describe(target: Target, key: Key) -> DpasBuiltin | Block2DBuiltin:
     return table[key]
 
 
-def builtin(module: ir.Module, target: Target, key: Key, cache: CacheHints | None = None) -> ir.Function:
-    """The function the lowering calls for `key`: declared (Import) or defined in `module`, once per module. A 2D
-    block message on a GPU target carries the `cache` controls (a prefetch without them: L1 and L3 cached; a
-    hinted load on the legacy ABI is the vISA message, as IGC's builtins take none); the CPU targets have no
-    caches to steer and ignore them."""
+def builtin(module: ir.Module, target: Target, key: Key, definitions: Definitions,
+            cache: CacheHints | None = None) -> ir.Function:
+    """The function the lowering calls for `key`: defined in `module` by `definitions[kind]` (the target's ABI's
+    definitions, codegen/backends.py), or declared (an Import) where they have none for the kind; once per module.
+    A 2D block message a driver provides carries the `cache` controls (a prefetch without them: L1 and L3 cached; a
+    hinted load on the legacy ABI is the vISA message, as IGC's builtins take none); builtins the module defines
+    (the CPU targets) have no caches to steer and ignore them."""
     desc = describe(target, key)
-    if isinstance(desc, Block2DBuiltin) and target.builtins in ("spirv", "legacy") and not target.emulated:
+    if isinstance(desc, Block2DBuiltin) and not target.abi.defines_builtins:
         cache = cache or (locality_hints(3) if desc.kind == "prefetch" else None)
         desc = replace(desc, cache=cache, igc_name="" if cache else desc.igc_name)
     if desc.name in module.globals:
         return module.globals[desc.name]
     fn = ir.Function(module, desc.signature, desc.name)
-    if target.builtins == "vector":
-        from ..cpu.builtins import VECTOR_DEFINITIONS
-        _define(fn, VECTOR_DEFINITIONS[desc.kind], desc)
-    elif target.emulated:
-        from .emulation import EMULATIONS
-        _define(fn, EMULATIONS[desc.kind], desc)
-    elif target.builtins == "spirv":
-        _define(fn, _spirv_dpas if isinstance(desc, DpasBuiltin) else _spirv_wrapper, desc)
-    elif isinstance(desc, Block2DBuiltin):
-        _define(fn, _legacy_wrapper, desc)
+    body = definitions.get(desc.kind)
+    if body is not None:
+        fn.linkage = "internal"
+        body(ir.IRBuilder(fn.append_basic_block("entry")), fn, desc)
     return fn
-
-
-def _define(fn: ir.Function, body: Callable, desc: DpasBuiltin | Block2DBuiltin) -> None:
-    fn.linkage = "internal"
-    body(ir.IRBuilder(fn.append_basic_block("entry")), fn, desc)
-
-
-def _i32(value: int) -> ir.Constant:
-    return ir.Constant(I32, value)
-
-
-# --- GPU, ABI "spirv": SPV_INTEL_2d_block_io ----------------------------------------------------------------
-def _spirv_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
-    """One SPV_INTEL_2d_block_io instruction: element size in bytes, block width, height and count (32-bit
-    constants), the surface (real width, height and pitch), the coordinate, and a lane's data in private memory
-    (a store's data is put there first)."""
-    shape = [_i32(msg.bits // 8), _i32(msg.cols), _i32(msg.rows), _i32(msg.blocks)]
-    base, *surface = fn.args[:5]
-    if msg.cache:
-        base = _cache_controlled(b, base, msg.cache)
-    data = []
-    if msg.kind == "load":
-        data = [b.bitcast(fn.args[5], ir.PointerType(I8))]
-    elif msg.kind == "store":
-        source = b.alloca(msg.data_type)
-        b.store(fn.args[5], source)
-        data = [b.bitcast(source, ir.PointerType(I8))]
-    operands = shape + (data + [base] if msg.kind == "store" else [base]) + surface + (
-        data if msg.kind == "load" else [])
-    op = _declared(b.module, msg.spirv_op, ir.FunctionType(VOID, [v.type for v in operands]))
-    b.call(op, operands)
-    b.ret_void()
-
-
-def _cache_controlled(b: ir.IRBuilder, base: ir.Value, cache: CacheHints) -> ir.Value:
-    """`base` decorated with SPV_INTEL_cache_controls (levels 0 = L1 and 1 = L3), as the emitter's
-    `__spirv_CacheControl{Load,Store}INTEL.<l1>_<l3>` makes it."""
-    kind = "Load" if cache.kind == "load" else "Store"
-    name = f"{CACHE_CONTROL}{kind}INTEL." + "_".join(map(str, cache.spirv_controls))
-    return b.call(_declared(b.module, name, ir.FunctionType(base.type, [base.type])), [base])
-
-
-def _spirv_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
-    """OpSubgroupMatrixMultiplyAccumulateINTEL: K, A, B, C and the operand mask of the dtypes."""
-    operands = [_i32(mad.k), *fn.args, _i32(mad.operands_mask)]
-    overload = f"{MATRIX_MULTIPLY}.{mad.a}_{mad.b}_m{mad.m}"  # one LLVM signature per name
-    op = _declared(b.module, overload, ir.FunctionType(fn.function_type.return_type, [v.type for v in operands]))
-    b.ret(b.call(op, operands))
-
-
-# --- GPU, ABI "legacy": IGC 2022 imports and inline vISA -----------------------------------------------------
-def _legacy_wrapper(b: ir.IRBuilder, fn: ir.Function, msg: Block2DBuiltin) -> None:
-    """A load calls IGC's builtin when it has one, else one inline-vISA message, and stores the lane's vector at
-    `dst`; stores and prefetches are one inline-vISA message."""
-    if msg.kind != "load":
-        _visa_message(b, fn.args[:5], msg, list(fn.args[5:]))
-        b.ret_void()
-        return
-    vector = _vector(msg.lane_type, msg.components)
-    if msg.igc_name:
-        value = b.call(_declared(b.module, msg.igc_name, ir.FunctionType(vector, SURFACE_ARGS)), fn.args[:5])
-    else:
-        value = _visa_message(b, fn.args[:5], msg, [])
-    b.store(value, b.bitcast(fn.args[5], ir.PointerType(vector)))
-    b.ret_void()
-
-
-def _visa_message(b: ir.IRBuilder, surface, msg: Block2DBuiltin, data: list) -> ir.Value:
-    """One `lsc_*_block2d` message (a load's result); vISA takes the base as u64 and width, height and pitch minus
-    one. The address operands are uniform (`rw.u`), the data operand per lane (`rw`)."""
-    base, width, height, pitch, coord = surface
-    address = [b.ptrtoint(base, I64), b.sub(width, _i32(1)), b.sub(height, _i32(1)), b.sub(pitch, _i32(1)),
-               b.extract_element(coord, _i32(0)), b.extract_element(coord, _i32(1))]
-    uniform = ["rw.u"] * len(address)
-    if msg.kind == "load":
-        asm = ir.InlineAsm(ir.FunctionType(_vector(msg.lane_type, msg.components), [a.type for a in address]),
-                           msg.visa, ",".join(["=rw", *uniform]))
-        return b.call(asm, address)
-    asm = ir.InlineAsm(ir.FunctionType(VOID, [a.type for a in data + address]), msg.visa,
-                       ",".join(["rw"] * len(data) + uniform), side_effect=True)
-    return b.call(asm, data + address)
-
-
-# --- cpu: emulation helpers ---------------------------------------------------------------------------------
-def _declared(module: ir.Module, name: str, ty: ir.FunctionType) -> ir.Function:
-    """The module's `name` (declared by the lowering or an earlier builtin), else a new declaration."""
-    fn = module.globals.get(name) or ir.Function(module, ty, name)
-    if fn.function_type != ty:
-        raise NotImplementedError(f"{name} is declared as {fn.function_type}; the Xe builtin emulation needs {ty}")
-    return fn
-
-
-def _lane_id(b: ir.IRBuilder) -> ir.Value:
-    return b.call(_declared(b.module, LANE_ID, ir.FunctionType(I32, [])), [])
-
-
-def _shuffle(b: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
-    """`value` (integers of at most 32 bits) of lane `lane`, one i32 shuffle per component: the emitter maps
-    `__spirv_SubgroupShuffleINTEL` by name, so a module has one overload of it, and i32 serves every width."""
-    if isinstance(value.type, ir.VectorType):
-        result = ir.Constant(value.type, None)
-        for index in range(value.type.count):
-            component = _shuffle(b, b.extract_element(value, _i32(index)), lane)
-            result = b.insert_element(result, component, _i32(index))
-        return result
-    shuffle = _declared(b.module, SHUFFLE, ir.FunctionType(I32, [I32, I32]))
-    if value.type == I32:
-        return b.call(shuffle, [value, lane])
-    return b.trunc(b.call(shuffle, [b.zext(value, I32), lane]), value.type)
-
-
-def _like(ty: ir.Type, element: ir.Type) -> ir.Type:
-    """`element`, or a vector of it with as many components as `ty` has."""
-    return ir.VectorType(element, ty.count) if isinstance(ty, ir.VectorType) else element
-
-
-def _constant(ty: ir.Type, value: int) -> ir.Constant:
-    return ir.Constant(ty, [value] * ty.count) if isinstance(ty, ir.VectorType) else ir.Constant(ty, value)
-
-
-def _splat(b: ir.IRBuilder, value: ir.Value, ty: ir.Type) -> ir.Value:
-    """Scalar `value` in every component of `ty` (`value` itself when `ty` is a scalar)."""
-    if not isinstance(ty, ir.VectorType):
-        return value
-    first = b.insert_element(ir.Constant(ty, ir.Undefined), value, _i32(0))
-    return b.shuffle_vector(first, ir.Constant(ty, ir.Undefined), ir.Constant(ir.VectorType(I32, ty.count), None))
-
-
-def _field(b: ir.IRBuilder, packed: ir.Value, index: int | ir.Value, bits: int) -> ir.Value:
-    """Element `index` (an int, or an i32 value when `packed` is an i32) of `bits` bits in each component of
-    `packed`, element 0 in the lowest bits."""
-    element = _like(packed.type, ir.IntType(bits))
-    if element == packed.type:
-        return packed
-    shift = _constant(packed.type, index * bits) if isinstance(index, int) else b.mul(index, _i32(bits))
-    return b.trunc(b.lshr(packed, shift), element)
-
-

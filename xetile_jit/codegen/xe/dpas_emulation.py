@@ -17,7 +17,9 @@ from llvmlite import ir
 
 from ...ir.numeric import TF32_MASK
 from ..llvm.core import counted_loop
-from .builtins import F32, I32, DpasBuiltin, _constant, _declared, _field, _i32, _like, _shuffle
+from ..llvm.core import F32, I32
+from .builtins import DpasBuiltin
+from .llvm_helpers import constant, declared, field, i32, like, shuffle
 
 # The row sums one loop over k carries (row_groups): four DPAS ops sharing A take 4 of its 8 rows a loop, two all 8.
 # 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is shuffled once for
@@ -30,29 +32,29 @@ CARRIED_SUMS = 16
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
     """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32; tf32: the f32 word truncated."""
     if dtype == "f16":
-        return b.fpext(b.bitcast(value, _like(value.type, ir.HalfType())), _like(value.type, F32))
+        return b.fpext(b.bitcast(value, like(value.type, ir.HalfType())), like(value.type, F32))
     if dtype == "bf16":
-        wide = b.zext(value, _like(value.type, I32))
-        return b.bitcast(b.shl(wide, _constant(wide.type, 16)), _like(value.type, F32))
+        wide = b.zext(value, like(value.type, I32))
+        return b.bitcast(b.shl(wide, constant(wide.type, 16)), like(value.type, F32))
     if dtype == "tf32":
         return tf32(b, value)
-    return (b.sext if dtype == "i8" else b.zext)(value, _like(value.type, I32))
+    return (b.sext if dtype == "i8" else b.zext)(value, like(value.type, I32))
 
 
 def tf32(b: ir.IRBuilder, words: ir.Value) -> ir.Value:
     """f32 words (i32, or a vector of them) as tf32 DPAS reads them: f32 values without their low 13 mantissa bits."""
-    mask = _constant(words.type, TF32_MASK - (1 << 32))  # the mask's bits as a signed i32
-    return b.bitcast(b.and_(words, mask), _like(words.type, F32))
+    mask = constant(words.type, TF32_MASK - (1 << 32))  # the mask's bits as a signed i32
+    return b.bitcast(b.and_(words, mask), like(words.type, F32))
 
 
 def _components(b: ir.IRBuilder, value: ir.Value, count: int) -> list[ir.Value]:
-    return [b.extract_element(value, _i32(i)) for i in range(count)] if count > 1 else [value]
+    return [b.extract_element(value, i32(i)) for i in range(count)] if count > 1 else [value]
 
 
 def _as_words(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
     """An f32 operand (tf32 A and B) as its i32 words: shuffles and fields work on integers."""
     element = value.type.element if isinstance(value.type, ir.VectorType) else value.type
-    return b.bitcast(value, _like(value.type, I32)) if element == F32 else value
+    return b.bitcast(value, like(value.type, I32)) if element == F32 else value
 
 
 def tf32_lane(mad: DpasBuiltin, r: int, k: int) -> tuple[int, int]:
@@ -65,17 +67,17 @@ def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
     every lane."""
     if mad.a == "tf32":
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
-        return lambda k, rows: [_widen(b, _shuffle(b, parts[places[r][1]], b.add(k, _i32(places[r][0]))), "tf32")
+        return lambda k, rows: [_widen(b, shuffle(b, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
                                 for r in rows]
     if mad.per_lane == 1 and mad.is_float:  # widened once, shuffled as words: the driver built the GEMM 1 s sooner
         wide = [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
-        return lambda k, rows: [b.bitcast(_shuffle(b, wide[r], k), F32) for r in rows]
+        return lambda k, rows: [b.bitcast(shuffle(b, wide[r], k), F32) for r in rows]
 
     def packed(k, rows):  # A[r][k] is field k % per_lane of lane k / per_lane's word
-        lane, field = b.udiv(k, _i32(mad.per_lane)), b.urem(k, _i32(mad.per_lane))
-        words = [_shuffle(b, parts[r], lane) for r in rows]
+        lane, place = b.udiv(k, i32(mad.per_lane)), b.urem(k, i32(mad.per_lane))
+        words = [shuffle(b, parts[r], lane) for r in rows]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
-        return [_widen(b, _field(b, word, field, mad.bits), mad.a) for word in words]
+        return [_widen(b, field(b, word, place, mad.bits), mad.a) for word in words]
     return packed
 
 
@@ -87,7 +89,7 @@ def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
     if not mad.is_float:
         return lambda x, y, acc: b.add(acc, b.mul(x, y))
     if mad.a == mad.b == "f16":
-        fma = _declared(b.module, "__spirv_ocl_fma", ir.FunctionType(F32, [F32] * 3))
+        fma = declared(b.module, "__spirv_ocl_fma", ir.FunctionType(F32, [F32] * 3))
         return lambda x, y, acc: b.call(fma, [x, y, acc])
     return lambda x, y, acc: b.fadd(acc, b.fmul(x, y))
 
@@ -109,8 +111,8 @@ def widened_b(b: ir.IRBuilder, mad: DpasBuiltin, packed_b: ir.Value, column: ir.
     k / per_word), widened: once for every DPAS op that takes this B."""
     packed, per_word = _as_words(b, packed_b), 32 // mad.bits
     for k in range(mad.k):
-        word = b.extract_element(packed, _i32(k // per_word))
-        b.store(_widen(b, _field(b, word, k % per_word, mad.bits), mad.b), b.gep(column, [_i32(0), _i32(k)]))
+        word = b.extract_element(packed, i32(k // per_word))
+        b.store(_widen(b, field(b, word, k % per_word, mad.bits), mad.b), b.gep(column, [i32(0), i32(k)]))
     return column
 
 
@@ -127,7 +129,7 @@ def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[
     def step(b, k, rows, sums):
         a_k, out = column(k, rows), []
         for (b_column, _), totals in zip(products, sums):
-            b_k = b.load(b.gep(b_column, [_i32(0), k]))
+            b_k = b.load(b.gep(b_column, [i32(0), k]))
             out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, totals)]
         return out
 
@@ -163,5 +165,5 @@ def _rows_value(b: ir.IRBuilder, acc: ir.Value, sums: list[ir.Value]) -> ir.Valu
         return sums[0]
     result = acc
     for r, value in enumerate(sums):
-        result = b.insert_element(result, value, _i32(r))
+        result = b.insert_element(result, value, i32(r))
     return result

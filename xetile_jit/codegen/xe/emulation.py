@@ -1,7 +1,8 @@
 """The CPU emulation of the 2D block messages (codegen/xe/builtins.py's module docstring: the per-lane layouts, padding 0
 outside the surface, writes outside dropped, a prefetch does nothing), for the "xe-emulated" target; codegen/cpu/builtins.py
 builds its faster versions on the same element addressing. Cache hints change no value: the emulation has no
-caches, so it ignores them.
+caches, so it ignores them. `EMULATIONS` are the "emulated" ABI's definitions (codegen/backends.py); the shared
+LLVM helpers are codegen/xe/llvm_helpers.py's.
 """
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ..llvm.core import I64, counted_loop
 from . import builtins as X
 from .dpas_emulation import emulate_dpas
-from ..llvm.core import counted_loop
-
-I32, I64 = X.I32, X.I64
+from .llvm_helpers import field, i32, lane_id
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Surface:
     @classmethod
     def of(cls, b: ir.IRBuilder, fn: ir.Function) -> Surface:
         base, width, height, pitch, coord = fn.args[:5]
-        x, y = (b.extract_element(coord, X._i32(axis)) for axis in (0, 1))
+        x, y = (b.extract_element(coord, i32(axis)) for axis in (0, 1))
         return cls(base, width, height, pitch, x, y)
 
     def element(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value, bits: int) -> tuple[ir.Value, ir.Value]:
@@ -38,9 +38,9 @@ class Surface:
         width` without its i32 overflow (a column near 2**31 / size would wrap into range). A row or column that
         wrapped while adding the block position to the coordinate is negative, hence outside too."""
         size = bits // 8
-        width = self.width if size == 1 else b.udiv(self.width, X._i32(size))
-        inside = b.and_(b.and_(b.icmp_signed(">=", row, X._i32(0)), b.icmp_signed("<", row, self.height)),
-                        b.and_(b.icmp_signed(">=", col, X._i32(0)), b.icmp_signed("<", col, width)))
+        width = self.width if size == 1 else b.udiv(self.width, i32(size))
+        inside = b.and_(b.and_(b.icmp_signed(">=", row, i32(0)), b.icmp_signed("<", row, self.height)),
+                        b.and_(b.icmp_signed(">=", col, i32(0)), b.icmp_signed("<", col, width)))
         offset = b.add(b.mul(b.sext(row, I64), b.sext(self.pitch, I64)),
                        b.mul(b.sext(col, I64), ir.Constant(I64, size)))
         offset = b.select(inside, offset, ir.Constant(I64, 0))
@@ -49,25 +49,25 @@ class Surface:
     def position(self, b: ir.IRBuilder, msg: X.Block2DBuiltin, lane: ir.Value, component: ir.Value, part: int):
         """(row, column) of element `part` of `component` on `lane` (the layouts of the module docstring)."""
         if msg.transpose:  # component c * g + h: row 16 h + lane, column c
-            groups = X._i32(msg.row_groups)
-            row = b.add(b.mul(b.urem(component, groups), X._i32(X.BLOCK_IO_SUBGROUP)), lane)
+            groups = i32(msg.row_groups)
+            row = b.add(b.mul(b.urem(component, groups), i32(X.BLOCK_IO_SUBGROUP)), lane)
             return b.add(self.y, row), b.add(self.x, b.udiv(component, groups))
         if msg.vnni:  # block by block, each rows / per_lane words
-            words = X._i32(msg.components // msg.blocks)
+            words = i32(msg.components // msg.blocks)
             block, word = b.udiv(component, words), b.urem(component, words)
-            return (b.add(self.y, b.add(b.mul(word, X._i32(msg.per_lane)), X._i32(part))),
-                    b.add(self.x, b.add(b.mul(block, X._i32(msg.cols)), lane)))
-        words = X._i32(msg.rows // msg.lane_rows)
+            return (b.add(self.y, b.add(b.mul(word, i32(msg.per_lane)), i32(part))),
+                    b.add(self.x, b.add(b.mul(block, i32(msg.cols)), lane)))
+        words = i32(msg.rows // msg.lane_rows)
         block, row = b.udiv(component, words), b.urem(component, words)
         if msg.lane_rows > 1:  # a narrow block: row `row * lane_rows + lane / cols`, column lane % cols
-            row = b.add(b.mul(row, X._i32(msg.lane_rows)), b.udiv(lane, X._i32(msg.cols)))
-            lane = b.urem(lane, X._i32(msg.cols))
-        col = b.add(b.mul(block, X._i32(msg.cols)), b.add(b.mul(lane, X._i32(msg.per_lane)), X._i32(part)))
+            row = b.add(b.mul(row, i32(msg.lane_rows)), b.udiv(lane, i32(msg.cols)))
+            lane = b.urem(lane, i32(msg.cols))
+        col = b.add(b.mul(block, i32(msg.cols)), b.add(b.mul(lane, i32(msg.per_lane)), i32(part)))
         return b.add(self.y, row), b.add(self.x, col)
 
 
 def emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
-    emulated_load_loop(b, fn.args[5], msg, Surface.of(b, fn), X._lane_id(b))
+    emulated_load_loop(b, fn.args[5], msg, Surface.of(b, fn), lane_id(b))
     b.ret_void()
 
 
@@ -75,7 +75,7 @@ def emulated_load_loop(b: ir.IRBuilder, out: ir.Value, msg: X.Block2DBuiltin, su
                         lane: ir.Value) -> None:
     """The load's components into the private array `out`."""
     counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-        emulated_load_word(b, msg, surface, lane, index), b.gep(out, [X._i32(0), index])))
+        emulated_load_word(b, msg, surface, lane, index), b.gep(out, [i32(0), index])))
 
 
 def emulated_load_word(b: ir.IRBuilder, msg: X.Block2DBuiltin, surface: Surface, lane: ir.Value,
@@ -92,7 +92,7 @@ def emulated_load_word(b: ir.IRBuilder, msg: X.Block2DBuiltin, surface: Surface,
 
 
 def emulate_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
-    emulated_store_loop(b, fn.args[5], msg, Surface.of(b, fn), X._lane_id(b))
+    emulated_store_loop(b, fn.args[5], msg, Surface.of(b, fn), lane_id(b))
     b.ret_void()
 
 
@@ -104,7 +104,7 @@ def emulated_store_loop(b: ir.IRBuilder, data: ir.Value, msg: X.Block2DBuiltin, 
         for part in range(msg.per_lane):
             inside, ptr = surface.element(b, *surface.position(b, msg, lane, index, part), msg.bits)
             with b.if_then(inside):
-                b.store(X._field(b, word, part, msg.bits), ptr)
+                b.store(field(b, word, part, msg.bits), ptr)
 
     counted_loop(b, msg.components, None, component)
 
@@ -113,4 +113,4 @@ def emulate_prefetch(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) ->
     b.ret_void()
 
 
-EMULATIONS = {"dpas": emulate_dpas, "load": emulate_load, "store": emulate_store, "prefetch": emulate_prefetch}
+EMULATIONS: X.Definitions = {"dpas": emulate_dpas, "load": emulate_load, "store": emulate_store, "prefetch": emulate_prefetch}

@@ -20,9 +20,11 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir.cache_hints import CacheHints, locality_hints
+from ..llvm.core import I32, I64, VOID
 from . import builtins as X
+from .llvm_helpers import declared, i32
 
-PAYLOAD = ir.PointerType(X.I32)  # the compiler's handle of a payload: a private i32 pointer
+PAYLOAD = ir.PointerType(I32)  # the compiler's handle of a payload: a private i32 pointer
 CREATE = "__builtin_IB_subgroup_createBlock2DAddressPayload"
 SET_COORD = tuple(f"__builtin_IB_subgroup_setBlock2DAddressPayloadBlock{axis}" for axis in "XY")  # x, y
 # LSC_L1_L3_CC: a load's (L1, L3) controls as the address-payload builtins take them (ir/cache_hints.LOAD_PAIRS)
@@ -38,9 +40,10 @@ def prefetch_name(key: X.BlockPrefetch) -> str:
 
 
 def applies(lowering, key: X.BlockPrefetch, tdesc) -> bool:
-    """Whether the prefetch of `tdesc` goes through a payload: a GPU target's "spirv" ABI, a shape the builtins
-    spell, one array whose surface is the kernel's arguments (so the entry block has it)."""
-    if lowering.target.builtins != "spirv" or lowering.target.emulated:
+    """Whether the prefetch of `tdesc` goes through a payload: an ABI with `prefetch_payloads` (a GPU target's
+    "spirv"), a shape the builtins spell, one array whose surface is the kernel's arguments (so the entry block has
+    it)."""
+    if not lowering.target.abi.prefetch_payloads:
         return False
     if key.rows not in ROWS or key.cols not in COLS or key.blocks not in BLOCKS:
         return False
@@ -53,18 +56,18 @@ def applies(lowering, key: X.BlockPrefetch, tdesc) -> bool:
 
 def prefetch(lowering, key: X.BlockPrefetch, tdesc, cache: CacheHints | None) -> None:
     """The payload made in the entry block, the coordinates set here, the prefetch (hints: L1 and L3 cached
-    unless given, as xe_builtins.builtin's)."""
+    unless given, as codegen/xe/builtins.py's `builtin`)."""
     b = lowering.builder
     module = lowering.module
     with b.goto_entry_block():
         base, width, height, pitch = lowering.surface(tdesc)
-        less = [b.sub(v, X._i32(1)) for v in (width, height, pitch)]
-        create = X._declared(module, CREATE, ir.FunctionType(PAYLOAD, [X.I64] + [X.I32] * 8))
-        payload = b.call(create, [b.ptrtoint(base, X.I64), *less, X._i32(0), X._i32(0),
-                                  X._i32(key.cols), X._i32(key.rows), X._i32(key.blocks)])
+        less = [b.sub(v, i32(1)) for v in (width, height, pitch)]
+        create = declared(module, CREATE, ir.FunctionType(PAYLOAD, [I64] + [I32] * 8))
+        payload = b.call(create, [b.ptrtoint(base, I64), *less, i32(0), i32(0),
+                                  i32(key.cols), i32(key.rows), i32(key.blocks)])
     for axis, name in enumerate(SET_COORD):
-        setter = X._declared(module, name, ir.FunctionType(X.VOID, [PAYLOAD, X.I32]))
+        setter = declared(module, name, ir.FunctionType(VOID, [PAYLOAD, I32]))
         b.call(setter, [payload, lowering.block_coord(tdesc, axis)])
     hints = cache or locality_hints(3)
-    fn = X._declared(module, prefetch_name(key), ir.FunctionType(X.VOID, [PAYLOAD] + [X.I32] * 3))
-    b.call(fn, [payload, X._i32(0), X._i32(0), X._i32(CACHE_CONTROL[hints.l1, hints.l3])])
+    fn = declared(module, prefetch_name(key), ir.FunctionType(VOID, [PAYLOAD] + [I32] * 3))
+    b.call(fn, [payload, i32(0), i32(0), i32(CACHE_CONTROL[hints.l1, hints.l3])])

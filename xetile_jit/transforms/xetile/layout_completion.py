@@ -215,9 +215,9 @@ class LayoutCompletion:
         """A DPAS operand block whose lane holds more values than a SPIR-V vector needs private blocks (8-bit A on
         sub-group 8: 32 a lane; 8-bit B packs four K rows a word), which the legacy builtin ABI has not (xe-hpg)."""
         values = self.target.lane_components(block) // self.target.packed_rows(dtype, index, block[0])
-        if values > MAX_VECTOR_COMPONENTS and not self.target.private_blocks:
+        if values > MAX_VECTOR_COMPONENTS and not self.target.abi.private_blocks:
             raise NotImplementedError(
-                f"{dtype} tile_mma on target {self.target.name} with the {self.target.builtins} builtin ABI: a "
+                f"{dtype} tile_mma on target {self.target.name} with the {self.target.abi.name} builtin ABI: a "
                 f"lane's DPAS {'AB'[index]} block {format_list(block)} holds {values} values, more than a SPIR-V "
                 f"vector, and this ABI reads no block into private memory; the operand as the words DPAS takes is "
                 f"not implemented")

@@ -1,0 +1,111 @@
+"""to-llvm for an OpenCL CPU runtime: the XeGPU lowering (codegen/llvm/lowering.py) with the OpenCL CPU compiler's
+workarounds, and for the `cpu` target its vector-unit strategy. codegen/backends.py chooses the class by the
+target's builtin ABI:
+
+* `CpuLowering` (the `xe-emulated` target, ABI "emulated"; the base of `VectorLowering`): negation as -0.0 - x
+  (codegen/cpu/negation.py); a vector read from private memory word by word, where read as one vector the CPU
+  compiler kept the array lane after lane and transposed every block between the loads and the multiply-adds
+  (docs/DESIGN.md "CPU notes"); f32 x f32 tile_mma as loops over k (dpas_emulation.row_loops), each B's components
+  read from a private array stored once for the run, as the DPAS emulation (dpas_emulation.dpas_results says why).
+* `VectorLowering` (the `cpu` target, ABI "vector"): a block's runs of block ops in loops over the blocks
+  (codegen/cpu/block_loops.py, codegen/cpu/pieces.py), and DPAS written inline (a call's vector arguments went
+  through memory lane by lane) for the DPAS ops of a block that share A four at a time (`dpas_batches`), as loops
+  over k on groups of C's rows, each B widened into a private column once for the block.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import simt_ops as S
+from ...ir.core import FuncOp
+from ...target.targets import Target
+from ..llvm.elements import PrivateBlock
+from ..llvm.lowering import XeGPULowering
+from ..xe import builtins as X
+from ..xe.dpas_emulation import b_column_type, dpas_results, row_loops, widened_b
+from .block_loops import BlockLoopLowering
+from .negation import OpaqueNegativeZeros, negation_operand
+from .pieces import PieceLowering
+
+
+class CpuLowering(XeGPULowering):
+    """The XeGPU lowering for an OpenCL CPU runtime (the module docstring)."""
+
+    def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
+        super().__init__(func, target, definitions)
+        self.negative_zeros = OpaqueNegativeZeros(self.context)
+
+    def rule_instruction(self, instruction: str, dtype, *xs: ir.Value) -> ir.Value:
+        """The instruction; a negation written with a literal (x * -1.0, x / -1.0, -0.0 - x), which the OpenCL CPU
+        compiler makes the same `fneg`, through rule_negate."""
+        negated = negation_operand(instruction, xs)
+        if negated is not None:
+            return self.rule_negate("", dtype, negated)
+        return super().rule_instruction(instruction, dtype, *xs)
+
+    def rule_negate(self, _: str, dtype, x: ir.Value) -> ir.Value:
+        return self.negative_zeros.negate(x)
+
+    def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
+        """Components start .. start + count - 1 of `block`, word by word (the module docstring)."""
+        if count > 1:
+            return self.assemble([self.builder.load(block.slot(self.builder, start + i)) for i in range(count)])
+        return super().read_run(block, start, count)
+
+    def lane_vector(self, dst: ir.Value, data_type: ir.ArrayType) -> ir.Value:
+        if data_type.count > 1:
+            return self.read_run(PrivateBlock(dst), 0, data_type.count)
+        return super().lane_vector(dst, data_type)
+
+    def fma_mma(self, a: ir.Value, bs: list, accs: list[ir.Value], precision: str, columns: dict) -> list[ir.Value]:
+        """The GPU's multiply-adds (XeGPULowering.fma_mma) as loops over k for every (B, C) of `bs`, `accs`
+        (dpas_emulation.row_loops), A[r][k] shuffled once for all of them."""
+        rows = self.mma_elements(a, precision)
+        blocks = [self.fma_column(b, precision, columns) for b in bs]
+
+        def shared_step(bld, k, group, sums):
+            a_k = self.a_column([rows[r] for r in group], k)  # once for every B
+            return [total for block, totals in zip(blocks, sums)
+                    for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
+        sums = row_loops(self.builder, blocks[0].count, [self.elements(acc) for acc in accs], shared_step)
+        return [self.assemble(totals) for totals in sums]
+
+    def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
+        """B's components in a private array, stored the first time the run takes this B."""
+        if (b, precision) not in columns:
+            elements = self.mma_elements(self.values[b], precision)
+            block = PrivateBlock(self.private(ir.ArrayType(elements[0].type, len(elements))))
+            for i, b_k in enumerate(elements):
+                self.builder.store(b_k, block.slot(self.builder, i))
+            columns[b, precision] = block
+        return columns[b, precision]
+
+
+class VectorLowering(BlockLoopLowering, PieceLowering, CpuLowering):
+    """The `cpu` target's lowering (the module docstring)."""
+
+    def dpas_run(self, op) -> list:
+        """`op` and the DPAS ops after it in its block whose operands are lowered or computed by the run."""
+        ops = op.parent.ops
+        run, computed = [], set()
+        for candidate in ops[ops.index(op):]:
+            if not isinstance(candidate, S.SimtDpasOp) or candidate.result in self.values or any(
+                    v not in computed and v not in self.values for v in candidate.operands):
+                break
+            run.append(candidate)
+            computed.add(candidate.result)
+        return run
+
+    def dpas_products(self, key: X.Dpas, mad: X.DpasBuiltin, a_value: ir.Value, batch: list, accs: list,
+                      columns: dict) -> list:
+        """The DPAS emulation written inline, each B widened once for the run (`columns`)."""
+        b_type = mad.signature.args[1]
+        return dpas_results(self.builder, mad, a_value, [
+            (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)])
+
+    def b_column(self, b, mad: X.DpasBuiltin, b_type: ir.Type, columns: dict) -> ir.Value:
+        """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""
+        if b not in columns:
+            packed = self.dpas_operand(self.values[b], b_type)
+            columns[b] = widened_b(self.builder, mad, packed, self.private(b_column_type(mad)))
+        return columns[b]

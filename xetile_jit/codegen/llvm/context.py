@@ -1,0 +1,42 @@
+"""What the pieces of a to-llvm lowering share: `LoweringContext`, the func being lowered, its LLVM module, the target
+(None for the target-free base lowering of codegen/llvm/core.py), the value map (IR value -> LLVM value or memref),
+the builder (made with the kernel's entry block), and the calls every piece makes: a declared function, a SPIR-V
+built-in, an op's lowered operands. A lowering class holds one (`LLVMLowering.context`); pieces that are objects of
+their own receive it (codegen/llvm/printf.py's `Printer`, codegen/cpu/negation.py's `OpaqueNegativeZeros`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llvmlite import ir
+
+from ...ir.core import FuncOp, Operation
+from ...target.targets import Target
+
+I32, I64 = ir.IntType(32), ir.IntType(64)
+
+
+@dataclass(eq=False)
+class LoweringContext:
+    func: FuncOp
+    module: ir.Module
+    target: Target | None = None
+    values: dict = field(default_factory=dict)
+    builder: ir.IRBuilder | None = None
+
+    def call(self, name: str, return_type: ir.Type, *args: ir.Value) -> ir.Value:
+        """A call of function `name`, declared on first use; a module has one signature per name."""
+        signature = ir.FunctionType(return_type, [a.type for a in args])
+        fn = self.module.globals[name] if name in self.module.globals else ir.Function(self.module, signature, name)
+        if fn.function_type != signature:
+            raise NotImplementedError(f"to-llvm: {name} called as {signature} and as {fn.function_type}")
+        return self.builder.call(fn, args)
+
+    def builtin(self, name: str, axis: int | None = None) -> ir.Value:
+        """`__spirv_BuiltIn<name>`: component `axis` (i64) of a 3-component built-in, else an i32 built-in."""
+        if axis is None:
+            return self.call(f"__spirv_BuiltIn{name}", I32)
+        return self.call(f"__spirv_BuiltIn{name}", I64, ir.Constant(I32, axis))
+
+    def operands(self, op: Operation) -> list:
+        """The lowered values of `op`'s operands."""
+        return [self.values[v] for v in op.operands]

@@ -1,0 +1,66 @@
+"""LLVM helpers every definition of the Xe builtins shares (codegen/xe/gpu_definitions.py, codegen/xe/emulation.py,
+codegen/xe/dpas_emulation.py, codegen/cpu/builtins.py): 32-bit constants, packed fields, declarations, and the
+sub-group's lane id and shuffle as the SPIR-V emitter maps them by name."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..llvm.core import I32
+
+SHUFFLE = "__spirv_SubgroupShuffleINTEL"
+LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
+
+
+def i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+def vector(element: ir.Type, count: int) -> ir.Type:
+    """`count` components of `element`: the element itself for one (vectors of one component are scalars)."""
+    return element if count == 1 else ir.VectorType(element, count)
+
+
+def like(ty: ir.Type, element: ir.Type) -> ir.Type:
+    """`element`, or a vector of it with as many components as `ty` has."""
+    return ir.VectorType(element, ty.count) if isinstance(ty, ir.VectorType) else element
+
+
+def constant(ty: ir.Type, value: int) -> ir.Constant:
+    return ir.Constant(ty, [value] * ty.count) if isinstance(ty, ir.VectorType) else ir.Constant(ty, value)
+
+
+def field(b: ir.IRBuilder, packed: ir.Value, index: int | ir.Value, bits: int) -> ir.Value:
+    """Element `index` (an int, or an i32 value when `packed` is an i32) of `bits` bits in each component of
+    `packed`, element 0 in the lowest bits."""
+    element = like(packed.type, ir.IntType(bits))
+    if element == packed.type:
+        return packed
+    shift = constant(packed.type, index * bits) if isinstance(index, int) else b.mul(index, i32(bits))
+    return b.trunc(b.lshr(packed, shift), element)
+
+
+def declared(module: ir.Module, name: str, ty: ir.FunctionType) -> ir.Function:
+    """The module's `name` (declared by the lowering or an earlier builtin), else a new declaration."""
+    fn = module.globals.get(name) or ir.Function(module, ty, name)
+    if fn.function_type != ty:
+        raise NotImplementedError(f"{name} is declared as {fn.function_type}; the Xe builtin emulation needs {ty}")
+    return fn
+
+
+def lane_id(b: ir.IRBuilder) -> ir.Value:
+    return b.call(declared(b.module, LANE_ID, ir.FunctionType(I32, [])), [])
+
+
+def shuffle(b: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
+    """`value` (integers of at most 32 bits) of lane `lane`, one i32 shuffle per component: the emitter maps
+    `__spirv_SubgroupShuffleINTEL` by name, so a module has one overload of it, and i32 serves every width."""
+    if isinstance(value.type, ir.VectorType):
+        result = ir.Constant(value.type, None)
+        for index in range(value.type.count):
+            component = shuffle(b, b.extract_element(value, i32(index)), lane)
+            result = b.insert_element(result, component, i32(index))
+        return result
+    function = declared(b.module, SHUFFLE, ir.FunctionType(I32, [I32, I32]))
+    if value.type == I32:
+        return b.call(function, [value, lane])
+    return b.trunc(b.call(function, [b.zext(value, I32), lane]), value.type)
