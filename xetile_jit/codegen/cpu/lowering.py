@@ -19,7 +19,7 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
 from ...target.targets import Target
-from ..llvm.elements import PrivateBlock
+from ..llvm.lanes import PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..xe import builtins as X
 from ..xe.dpas_emulation import b_column_type, dpas_results, row_loops, widened_b
@@ -49,7 +49,7 @@ class CpuLowering(XeGPULowering):
     def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
         """Components start .. start + count - 1 of `block`, word by word (the module docstring)."""
         if count > 1:
-            return self.assemble([self.builder.load(block.slot(self.builder, start + i)) for i in range(count)])
+            return self.lanes.assemble([self.builder.load(block.slot(self.builder, start + i)) for i in range(count)])
         return super().read_run(block, start, count)
 
     def lane_vector(self, dst: ir.Value, data_type: ir.ArrayType) -> ir.Value:
@@ -67,14 +67,14 @@ class CpuLowering(XeGPULowering):
             a_k = self.a_column([rows[r] for r in group], k)  # once for every B
             return [total for block, totals in zip(blocks, sums)
                     for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
-        sums = row_loops(self.builder, blocks[0].count, [self.elements(acc) for acc in accs], shared_step)
-        return [self.assemble(totals) for totals in sums]
+        sums = row_loops(self.builder, blocks[0].count, [self.lanes.elements(acc) for acc in accs], shared_step)
+        return [self.lanes.assemble(totals) for totals in sums]
 
     def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
         """B's components in a private array, stored the first time the run takes this B."""
         if (b, precision) not in columns:
             elements = self.mma_elements(self.values[b], precision)
-            block = PrivateBlock(self.private(ir.ArrayType(elements[0].type, len(elements))))
+            block = PrivateBlock(self.lanes.private(ir.ArrayType(elements[0].type, len(elements))))
             for i, b_k in enumerate(elements):
                 self.builder.store(b_k, block.slot(self.builder, i))
             columns[b, precision] = block
@@ -107,5 +107,5 @@ class VectorLowering(BlockLoopLowering, PieceLowering, CpuLowering):
         """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""
         if b not in columns:
             packed = self.dpas_operand(self.values[b], b_type)
-            columns[b] = widened_b(self.builder, mad, packed, self.private(b_column_type(mad)))
+            columns[b] = widened_b(self.builder, mad, packed, self.lanes.private(b_column_type(mad)))
         return columns[b]

@@ -6,11 +6,15 @@ their own receive it (codegen/llvm/printf.py's `Printer`, codegen/cpu/negation.p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
 from ...ir.core import FuncOp, Operation
 from ...target.targets import Target
+
+if TYPE_CHECKING:  # the lanes module builds on codegen/llvm/core.py, which builds on this one
+    from .lanes import Lanes
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 
@@ -22,6 +26,7 @@ class LoweringContext:
     target: Target | None = None
     values: dict = field(default_factory=dict)
     builder: ir.IRBuilder | None = None
+    lanes: Lanes | None = None  # the XeGPU lowering's lane values (codegen/llvm/lanes.py)
 
     def call(self, name: str, return_type: ir.Type, *args: ir.Value) -> ir.Value:
         """A call of function `name`, declared on first use; a module has one signature per name."""

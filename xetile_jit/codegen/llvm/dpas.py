@@ -11,7 +11,7 @@ from llvmlite import ir
 from ..xe import builtins as X
 from ..xe.dpas_emulation import tf32
 from .core import I32, llvm_type, splat
-from .elements import PrivateBlock
+from .lanes import PrivateBlock
 
 
 # DPAS ops sharing A lowered as loops over k on the `cpu` target (dpas_batches), each A element shuffled from its lane
@@ -74,7 +74,7 @@ class DpasLowering:
         """A lane's A or B as the DPAS builtin takes it (`ty`): its bits, read in one load from private memory
         when larger than a vector (8-bit B: 32 bytes a lane, eight words)."""
         if isinstance(value, PrivateBlock):
-            return self.read_run(self.reinterpret(value, ty), 0, ty.count)
+            return self.read_run(self.lanes.reinterpret(value, ty), 0, ty.count)
         return value if value.type == ty else self.builder.bitcast(value, ty)
 
     def fma_mma(self, a: ir.Value, bs: list, accs: list[ir.Value], precision: str, columns: dict) -> list[ir.Value]:
@@ -85,10 +85,10 @@ class DpasLowering:
         rows = self.mma_elements(a, precision)
         results = []
         for b, acc in zip(bs, accs):
-            sums = self.elements(acc)
+            sums = self.lanes.elements(acc)
             for k, b_k in enumerate(self.mma_elements(self.values[b], precision)):
                 sums = self.fma_step(self.a_column(rows, ir.Constant(I32, k)), sums, b_k)
-            results.append(self.assemble(sums))
+            results.append(self.lanes.assemble(sums))
         return results
 
     def fma_step(self, a_k: list, sums: list, b_k: ir.Value) -> list:
@@ -98,12 +98,12 @@ class DpasLowering:
     def mma_elements(self, value, precision: str) -> list[ir.Value]:
         """A lane's components of an f32 tile_mma operand, truncated to tf32 for precision "tf32"."""
         if precision == "tf32":
-            return [tf32(self.builder, self.builder.bitcast(x, I32)) for x in self.elements(value)]
-        return self.elements(value)
+            return [tf32(self.builder, self.builder.bitcast(x, I32)) for x in self.lanes.elements(value)]
+        return self.lanes.elements(value)
 
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
         """A[r][k] of each of `rows` on every lane: lane k's element of each row."""
-        return [self.shuffle(a_r, k) for a_r in rows]
+        return [self.lanes.shuffle(a_r, k) for a_r in rows]
 
 
 def dpas_batches(run: list) -> list[list]:

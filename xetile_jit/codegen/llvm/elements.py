@@ -10,13 +10,12 @@ LLVM IR and a 10 s driver build unrolled.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from .core import I32, I64, counted_loop, from_storage, literal, to_storage
+from .lanes import PrivateBlock
 
 
 class ElementLowering:
@@ -38,7 +37,7 @@ class ElementLowering:
         b = self.builder
         ly, lx, chunk = layout.grid
         rows = layout.block[0] // ly
-        lane = b.zext(self.lane_id(), I64)
+        lane = b.zext(self.lanes.lane_id(), I64)
         first_row = b.udiv(lane, ir.Constant(I64, lx))
         first_col = b.mul(b.urem(lane, ir.Constant(I64, lx)), ir.Constant(I64, chunk))
         group, i, e = (b.udiv(k, ir.Constant(I64, rows * chunk)),
@@ -75,7 +74,7 @@ class ElementLowering:
             return self.load_elements_looped(op)
         tdesc = op.operands[0]
         items = [self.load_element(op, tdesc, row, col) for row, col in self.positions(op.layout, op.transpose)]
-        return self.assemble(items)
+        return self.lanes.assemble(items)
 
     def load_element(self, op, tdesc, row: ir.Value, col: ir.Value) -> ir.Value:
         """Element (row, col) of the block, or the padding outside the array."""
@@ -89,7 +88,7 @@ class ElementLowering:
         """The components in a loop into a private array, then read as the lane value (a vector, or the array
         itself as a PrivateBlock beyond a vector's size)."""
         tdesc, count = op.operands[0], op.layout.per_lane
-        block = PrivateBlock(self.private(ir.ArrayType(self.scalar_type(op.result.type), count)))
+        block = PrivateBlock(self.lanes.private(ir.ArrayType(self.scalar_type(op.result.type), count)))
 
         def component(b, k, _):
             row, col = self.position(op.layout, b.zext(k, I64))
@@ -109,7 +108,7 @@ class ElementLowering:
         if self.looped(op.layout, op.operands[0].type.dtype):
             return self.store_elements_looped(op)
         value, tdesc = op.operands
-        for (row, col), item in zip(self.positions(op.layout), self.elements(self.values[value])):
+        for (row, col), item in zip(self.positions(op.layout), self.lanes.elements(self.values[value])):
             self.store_element(op, tdesc, row, col, item)
 
     def store_element(self, op, tdesc, row: ir.Value, col: ir.Value, item: ir.Value) -> None:
@@ -133,38 +132,6 @@ class ElementLowering:
     def spilled(self, vector: ir.Value, count: int) -> PrivateBlock:
         """A vector lane value stored into a new private array, in one store."""
         b = self.builder
-        block = PrivateBlock(self.private(ir.ArrayType(vector.type.element, count)))
+        block = PrivateBlock(self.lanes.private(ir.ArrayType(vector.type.element, count)))
         b.store(vector, b.bitcast(block.pointer, vector.type.as_pointer()))
         return block
-
-
-@dataclass(frozen=True)
-class PrivateBlock:
-    """A lane's part of a loaded block with more elements than a SPIR-V vector holds, kept in private memory
-    (BuiltinAbi.private_blocks): layout completion lets only layout conversions use such a block, which read it
-    element by element (`elements`)."""
-    pointer: ir.Value  # [count x T]*
-
-    @property
-    def count(self) -> int:
-        return self.pointer.type.pointee.count
-
-    def slot(self, b: ir.IRBuilder, i: int | ir.Value) -> ir.Value:
-        """The address of component `i` (a constant, or an i32 value: a loop's index)."""
-        return b.gep(self.pointer, [ir.Constant(I32, 0), i if isinstance(i, ir.Value) else ir.Constant(I32, i)])
-
-    def part(self, b: ir.IRBuilder, start: int, count: int) -> PrivateBlock:
-        """Components start .. start + count - 1 as a block of their own, in place (no copy): a run longer than a
-        vector (8-bit DPAS B) read later by whoever takes it."""
-        return PrivateBlock(b.bitcast(self.slot(b, start), ir.ArrayType(self.pointer.type.pointee.element,
-                                                                          count).as_pointer()))
-
-    def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
-        """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler takes the run
-        from the block's registers (a DPAS operand inside a loaded array of blocks; read element by element, the
-        block of a VNNI load went to memory and came back unpacked by movs)."""
-        element = self.pointer.type.pointee.element
-        bits = element.width if isinstance(element, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[
-            type(element)]
-        return b.load(b.bitcast(self.slot(b, start), ir.VectorType(element, count).as_pointer()),
-                      align=max(1, bits // 8))  # the run starts on an element, not on a vector's alignment

@@ -17,6 +17,7 @@ from llvmlite import ir
 from ...ir import xegpu_scatter_ops as GS
 from ...ir.analysis import sources
 from ...ir.simt_ops import LaneLayout
+from .atomics import guarded
 from .core import I64, MemRef, NdMemRef, from_storage, literal, llvm_type, to_storage
 from ...ir.types import ScalarType
 
@@ -30,7 +31,7 @@ def extents(m: MemRef | NdMemRef) -> tuple[tuple[ir.Value, ...], tuple[ir.Value,
 
 class ScatterLowering:
     """Mixed into XeGPULowering (which gives builder, values, elements, assemble, positions, within, clamp,
-    guarded, atomic, shuffle, lane_id)."""
+    atomics)."""
 
     def scatter_sources(self) -> dict:
         if not hasattr(self, "_scatter_bases"):
@@ -38,7 +39,7 @@ class ScatterLowering:
         return self._scatter_bases
 
     def scatter_desc_type(self, t: GS.ScatterDescType) -> ir.Type:
-        per_lane = LaneLayout(tuple(t.shape), self.lanes, t.layout.lane_layout, t.layout.lane_data).per_lane
+        per_lane = LaneLayout(tuple(t.shape), self.lanes.size, t.layout.lane_layout, t.layout.lane_data).per_lane
         return I64 if per_lane == 1 else ir.VectorType(I64, per_lane)
 
     def scatter_memref(self, tdesc) -> MemRef:
@@ -51,15 +52,15 @@ class ScatterLowering:
         """A per-lane integer vector's elements as i64 (sign- or zero-extended by its dtype)."""
         b = self.builder
         extend = b.zext if v.type.dtype.kind == "u" else b.sext
-        return [e if e.type == I64 else extend(e, I64) for e in self.elements(self.values[v])]
+        return [e if e.type == I64 else extend(e, I64) for e in self.lanes.elements(self.values[v])]
 
     def lower_CreateDescOp(self, op):
-        return self.assemble(self.widened(op.operands[1]))
+        return self.lanes.assemble(self.widened(op.operands[1]))
 
     def lower_UpdateOffsetOp(self, op):
         b = self.builder
-        offsets = self.elements(self.values[op.operands[0]])
-        return self.assemble([b.add(k, d) for k, d in zip(offsets, self.widened(op.operands[1]))])
+        offsets = self.lanes.elements(self.values[op.operands[0]])
+        return self.lanes.assemble([b.add(k, d) for k, d in zip(offsets, self.widened(op.operands[1]))])
 
     def scatter_places(self, op) -> list[tuple[ir.Value, ir.Value]]:
         """(address, accesses memory) of each of this lane's elements of the access `op`."""
@@ -70,17 +71,17 @@ class ScatterLowering:
         size = functools.reduce(b.mul, sizes)
         dense = functools.reduce(b.and_, [b.icmp_signed("==", stride, dense_stride)
                                           for stride, dense_stride in zip(strides, self.dense_strides(sizes))])
-        masks = self.elements(self.values[op.mask[0]]) if op.mask else None
+        masks = self.lanes.elements(self.values[op.mask[0]]) if op.mask else None
         positions = self.positions(op.layout) if op.valid is not None else None
         places = []
-        for i, k in enumerate(self.elements(self.values[tdesc])):
+        for i, k in enumerate(self.lanes.elements(self.values[tdesc])):
             inside = self.within(k, size)
             if masks is not None:
                 inside = b.and_(inside, masks[i])
             if positions is not None:
                 inside = b.and_(inside, self.in_block(*positions[i], op.valid))
             k = self.clamp(k, size)
-            places.append((b.gep(m.pointer, [self.guarded(b.not_(dense), lambda: self.strided(sizes, strides, k), k)],
+            places.append((b.gep(m.pointer, [guarded(b, b.not_(dense), lambda: self.strided(sizes, strides, k), k)],
                                  inbounds=True), inside))
         return places
 
@@ -105,15 +106,15 @@ class ScatterLowering:
         b = self.builder
         dtype = op.result.type.dtype
         pad = ir.Constant(llvm_type(ScalarType(dtype)), literal(op.padding, dtype))
-        return self.assemble([b.select(inside, from_storage(b, b.load(address), dtype), pad)
+        return self.lanes.assemble([b.select(inside, from_storage(b, b.load(address), dtype), pad)
                               for address, inside in self.scatter_places(op)])
 
     def lower_StoreScatterXOp(self, op):
         b = self.builder
         dtype = op.operands[0].type.dtype
-        for (address, inside), item in zip(self.scatter_places(op), self.elements(self.values[op.operands[0]])):
+        for (address, inside), item in zip(self.scatter_places(op), self.lanes.elements(self.values[op.operands[0]])):
             with b.if_then(inside):
                 b.store(to_storage(b, item, dtype), address)
 
     def lower_ScatterAtomicRMWOp(self, op):
-        return self.atomic_elements(op, self.scatter_places(op))
+        return self.atomics.atomic_elements(op, self.scatter_places(op))
