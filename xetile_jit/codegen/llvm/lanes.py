@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..xe.llvm_helpers import SHUFFLE
 from .core import I32, I64, components
@@ -22,6 +23,30 @@ class Lanes:
 
     def lane_id(self) -> ir.Value:
         return self.context.builtin("SubgroupLocalInvocationId")
+
+    def positions(self, layout: S.LaneLayout, transpose=None) -> list[tuple[ir.Value, ir.Value]]:
+        """(row, col) in the block, as i64, of each component of this lane (transposed: in the memory block)."""
+        if layout.replicated:
+            result = [(ir.Constant(I64, r), ir.Constant(I64, c)) for r, c in layout.elements(0)]
+        else:
+            result = [self.position(layout, ir.Constant(I64, k)) for k in range(layout.per_lane)]
+        return [(c, r) for r, c in result] if transpose else result
+
+    def position(self, layout: S.LaneLayout, k: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(row, col) in the block, as i64, of component `k` (i64) of this lane, for a layout that is not
+        replicated: k = (group * rows + i) * chunk + e is row first_row + ly * i, column first_col + group * lx *
+        chunk + e."""
+        b = self.context.builder
+        ly, lx, chunk = layout.grid
+        rows = layout.block[0] // ly
+        lane = b.zext(self.lane_id(), I64)
+        first_row = b.udiv(lane, ir.Constant(I64, lx))
+        first_col = b.mul(b.urem(lane, ir.Constant(I64, lx)), ir.Constant(I64, chunk))
+        group, i, e = (b.udiv(k, ir.Constant(I64, rows * chunk)),
+                       b.urem(b.udiv(k, ir.Constant(I64, chunk)), ir.Constant(I64, rows)),
+                       b.urem(k, ir.Constant(I64, chunk)))
+        return (b.add(first_row, b.mul(i, ir.Constant(I64, ly))),
+                b.add(first_col, b.add(b.mul(group, ir.Constant(I64, lx * chunk)), e)))
 
     def shuffle(self, value: ir.Value, lane: ir.Value) -> ir.Value:
         """`value` as lane `lane` holds it. The emitter knows one overload of the shuffle, on i32 (as the
@@ -89,6 +114,12 @@ class Lanes:
                 pointer = b.bitcast(value.pointer, ir.ArrayType(ty.element, ty.count).as_pointer())
             return PrivateBlock(pointer)
         return b.bitcast(value, ty)
+
+
+def in_block(b: ir.IRBuilder, row: ir.Value, col: ir.Value, sizes) -> ir.Value:
+    """Whether block position (row, col) lies in the leading `sizes` part."""
+    return b.and_(b.icmp_signed("<", row, ir.Constant(I64, sizes[0])),
+                  b.icmp_signed("<", col, ir.Constant(I64, sizes[1])))
 
 
 @dataclass(frozen=True)

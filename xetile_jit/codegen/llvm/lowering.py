@@ -51,18 +51,17 @@ from ..xe import prefetch_payload as payload
 from ...target.targets import MAX_VECTOR_COMPONENTS, Target
 from .atomics import Atomics
 from .elements import ElementLowering
-from .lanes import Lanes, PrivateBlock
+from .lanes import Lanes, PrivateBlock, in_block
 from .transposed import TransposedLoadLowering, hardware_padding
 from .dpas import DpasLowering
 from .printf import Printer
-from .scatter import ScatterLowering
+from .scatter import Scatter
 from .core import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal, llvm_type
 
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
-class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, ScatterLowering,
-                    LLVMLowering):
+class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, LLVMLowering):
     """The lowering of a GPU target; `definitions` are its builtin ABI's (codegen/backends.py chooses both)."""
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
@@ -71,6 +70,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Scatt
         self.dpas_results = {}  # DpasLowering
         self.printer = Printer(self.context)
         self.atomics = Atomics(self.context, self.combine)
+        self.scatter = Scatter(self.context, self.atomics)
         self.context.lanes = Lanes(self.context)
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
@@ -88,7 +88,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Scatt
 
     def value_type(self, t) -> ir.Type:
         if isinstance(t, GS.ScatterDescType):
-            return self.scatter_desc_type(t)
+            return self.scatter.desc_type(t)
         return self.coord_type if isinstance(t, G.TensorDescType) else llvm_type(t)
 
     # ---- helpers -------------------------------------------------------------------------------------
@@ -303,12 +303,13 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Scatt
         return merged
 
     def lower_SimtConstantMaskOp(self, op):
-        return self.lanes.assemble([self.in_block(row, col, op.sizes) for row, col in self.positions(op.layout)])
+        return self.lanes.assemble([in_block(self.builder, row, col, op.sizes)
+                                    for row, col in self.lanes.positions(op.layout)])
 
     def lower_SimtIotaOp(self, op):
         b, offset = self.builder, self.values[op.operands[0]]  # index: i64
         return self.lanes.assemble([b.trunc(b.add(position[op.dim], offset), I32)
-                                    for position in self.positions(op.layout)])
+                                    for position in self.lanes.positions(op.layout)])
 
     def lower_SimtPrintOp(self, op):
         """Each component in the valid part of the block (not its padding), at its index in the whole vector; in a
@@ -318,13 +319,28 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Scatt
         origin = values[op.count:]
         vector = values[op.vector]
         lane_zero = b.icmp_unsigned("==", self.lanes.lane_id(), ir.Constant(I32, 0))
-        for k, position in enumerate(self.positions(op.layout)):
+        for k, position in enumerate(self.lanes.positions(op.layout)):
             index = [b.add(p, o) for p, o in zip(position, origin)]
             show = b.and_(*(b.icmp_signed("<", p, ir.Constant(I64, n)) for p, n in zip(position, op.valid)))
             with b.if_then(b.and_(show, lane_zero) if op.layout.replicated else show):
                 element = b.extract_element(vector, ir.Constant(I32, k)) if op.layout.per_lane > 1 else vector
                 printed = [element if i == op.vector else v for i, v in enumerate(values[:op.count])]
                 self.printer.call_printf(op, printed, index)
+
+    def lower_CreateDescOp(self, op):
+        return self.scatter.create(op)
+
+    def lower_UpdateOffsetOp(self, op):
+        return self.scatter.update(op)
+
+    def lower_LoadGatherXOp(self, op):
+        return self.scatter.load(op)
+
+    def lower_StoreScatterXOp(self, op):
+        return self.scatter.store(op)
+
+    def lower_ScatterAtomicRMWOp(self, op):
+        return self.scatter.atomic(op)
 
     def lower_DevicePrintOp(self, op):
         self.printer.lower(op)
@@ -335,7 +351,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Scatt
     def lower_SimtAtomicRMWOp(self, op):
         tdesc = op.operands[1]
         return self.atomics.atomic_elements(op, (self.element(tdesc, row, col, op.valid) for row, col in
-                                         self.positions(op.layout)))
+                                         self.lanes.positions(op.layout)))
 
     # ---- memory ----------------------------------------------------------------------------------------
     def lower_SimtLoadNdOp(self, op):
@@ -390,7 +406,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Scatt
         pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, op.result.type.dtype))
         zero = ir.Constant(I32, 0)
         items = []
-        for (r, c), item in zip(self.positions(op.layout), self.lanes.elements(value)):
+        for (r, c), item in zip(self.lanes.positions(op.layout), self.lanes.elements(value)):
             row, col = b.add(y, b.trunc(r, I32)), b.add(x, b.trunc(c, I32))
             inside = b.and_(b.and_(b.icmp_signed(">=", row, zero), b.icmp_signed("<", row, height)),
                             b.and_(b.icmp_signed(">=", col, zero), b.icmp_signed("<", col, columns)))
