@@ -1,8 +1,10 @@
 """What the pieces of a to-llvm lowering share: `LoweringContext`, the func being lowered, its LLVM module, the target
 (None for the target-free base lowering of codegen/llvm/core.py), the value map (IR value -> LLVM value or memref),
-the builder (made with the kernel's entry block), and the calls every piece makes: a declared function, a SPIR-V
-built-in, an op's lowered operands. A lowering class holds one (`LLVMLowering.context`); pieces that are objects of
-their own receive it (codegen/llvm/printf.py's `Printer`, codegen/cpu/negation.py's `OpaqueNegativeZeros`)."""
+the builder (made with the kernel's entry block), the lane values of the XeGPU lowering (`lanes`, codegen/llvm/lanes.py)
+and the calls every piece makes: a declared function, a SPIR-V built-in, an op's lowered operands. A lowering class
+holds one (`LLVMLowering.context`); pieces that are objects of their own receive it (codegen/llvm/printf.py's
+`Printer`, codegen/llvm/atomics.py's `Atomics`, codegen/llvm/scatter.py's `Scatter`, codegen/cpu/negation.py's
+`OpaqueNegativeZeros`, codegen/cpu/pieces.py's `Stash`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -19,8 +19,8 @@ from .lanes import PrivateBlock, in_block
 
 
 class ElementLowering:
-    """Mixed into XeGPULowering (which gives builder, values, target, lane_id, memref, offset, within, clamp,
-    elements, assemble, private, scalar_type)."""
+    """Mixed into XeGPULowering (which gives builder, values, target, lanes (codegen/llvm/lanes.py), memref, offset,
+    scalar_type, read_run's CPU form)."""
 
     def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
         """The address of element (row, col) of the descriptor's block, clamped into the array, and whether

@@ -11,12 +11,15 @@ hold: a surface the launch checked (MemRefType.block_io; the compiler driver war
 that fails it; on the `cpu` target, whose builtins take any layout, only its extents, MemRefType.within_extents)
 and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the element path as the other branch). A
 slice outside its batched array has no rows: the message addresses a one-row stand-in surface with the block far
-below it (`surface`), so it reads padding and drops writes without an element path. The mixins lower the rest:
-DPAS (codegen/llvm/dpas.py), transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py),
-atomics, scatter ops; device_print is a `Printer` on the lowering's context (codegen/llvm/printf.py,
-codegen/llvm/context.py). `XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it
-(codegen/cpu/lowering.py), and codegen/backends.py chooses the class and the builtin definitions by the target's
-builtin ABI.
+below it (`surface`), so it reads padding and drops writes without an element path.
+
+What the lowering works on is its context (codegen/llvm/context.py), which holds the lane values (`Lanes`,
+codegen/llvm/lanes.py). Pieces constructed with the context lower the ops the lowering dispatches to them: atomics
+(codegen/llvm/atomics.py), scattered descriptors (codegen/llvm/scatter.py), device_print (codegen/llvm/printf.py).
+Mixins still lower the rest, reading the lowering's descriptor and block-message helpers: DPAS
+(codegen/llvm/dpas.py), transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py).
+`XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it (codegen/cpu/lowering.py),
+and codegen/backends.py chooses the class and the builtin definitions by the target's builtin ABI.
 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
 element address and bounds check (the element path), so no offset or extent wraps. Block messages take i32

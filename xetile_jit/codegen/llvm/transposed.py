@@ -36,8 +36,8 @@ def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
 
 
 class TransposedLoadLowering:
-    """Mixed into XeGPULowering (which gives builder, target, lanes, block_coord, block_read, block_call,
-    block_surface, xe_surface, x_aligned, surface, the lane value helpers)."""
+    """Mixed into XeGPULowering (which gives builder, target, block_coord, block_read, block_call, block_surface,
+    xe_surface, x_aligned, surface, and `lanes`, the lane values, codegen/llvm/lanes.py)."""
 
     def transposed_message(self, op):
         """The lowering of the transposed load `op` by d32 transposed messages (paired_transpose_load or
