@@ -3,8 +3,9 @@
 the builder (made with the kernel's entry block), the lane values of the XeGPU lowering (`lanes`, codegen/llvm/lanes.py)
 and the calls every piece makes: a declared function, a SPIR-V built-in, an op's lowered operands. A lowering class
 holds one (`LLVMLowering.context`); pieces that are objects of their own receive it (codegen/llvm/printf.py's
-`Printer`, codegen/llvm/atomics.py's `Atomics`, codegen/llvm/scatter.py's `Scatter`, codegen/cpu/negation.py's
-`OpaqueNegativeZeros`, codegen/cpu/pieces.py's `Stash`)."""
+`Printer`, codegen/llvm/dpas.py's `Dpas`, codegen/llvm/atomics.py's `Atomics`, codegen/llvm/scatter.py's `Scatter`,
+codegen/cpu/negation.py's `OpaqueNegativeZeros`, codegen/cpu/pieces.py's `Stash`, codegen/cpu/lowering.py's CPU
+pieces)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

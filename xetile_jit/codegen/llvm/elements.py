@@ -20,7 +20,7 @@ from .lanes import PrivateBlock, in_block
 
 class ElementLowering:
     """Mixed into XeGPULowering (which gives builder, values, target, lanes (codegen/llvm/lanes.py), memref, offset,
-    scalar_type, read_run's CPU form)."""
+    scalar_type)."""
 
     def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
         """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
@@ -68,12 +68,7 @@ class ElementLowering:
             b.store(self.load_element(op, tdesc, row, col), b.gep(block.pointer, [ir.Constant(I32, 0), k]))
 
         counted_loop(self.builder, count, None, component)
-        return block if count > MAX_VECTOR_COMPONENTS else self.read_run(block, 0, count)
-
-    def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
-        """Components start .. start + count - 1 of `block` as one vector, in one load (PrivateBlock.run; the CPU
-        lowering reads them word by word, codegen/cpu/lowering.py)."""
-        return block.run(self.builder, start, count)
+        return block if count > MAX_VECTOR_COMPONENTS else self.lanes.read_run(block, 0, count)
 
     def store_elements(self, op) -> None:
         if self.looped(op.layout, op.operands[0].type.dtype):

@@ -100,6 +100,17 @@ class Lanes:
             result = b.insert_element(result, item, ir.Constant(I32, i))
         return result
 
+    def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
+        """Components start .. start + count - 1 of `block` as one vector, in one load (PrivateBlock.run; the CPU
+        lowerings read them word by word, codegen/cpu/lowering.py)."""
+        return block.run(self.context.builder, start, count)
+
+    def lane_vector(self, dst: ir.Value, data_type: ir.ArrayType) -> ir.Value:
+        """The private array `dst` of a vector's size as that vector (a scalar for one word), in one load."""
+        lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
+        b = self.context.builder
+        return b.load(b.bitcast(dst, lane_type.as_pointer()))
+
     def private(self, ty: ir.Type) -> ir.Value:
         """A new variable of type `ty` in private memory; in the entry block, as SPIR-V wants."""
         b = self.context.builder

@@ -14,10 +14,10 @@ slice outside its batched array has no rows: the message addresses a one-row sta
 below it (`surface`), so it reads padding and drops writes without an element path.
 
 What the lowering works on is its context (codegen/llvm/context.py), which holds the lane values (`Lanes`,
-codegen/llvm/lanes.py). Pieces constructed with the context lower the ops the lowering dispatches to them: atomics
-(codegen/llvm/atomics.py), scattered descriptors (codegen/llvm/scatter.py), device_print (codegen/llvm/printf.py).
-Mixins still lower the rest, reading the lowering's descriptor and block-message helpers: DPAS
-(codegen/llvm/dpas.py), transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py).
+codegen/llvm/lanes.py). Pieces constructed with the context lower the ops the lowering dispatches to them: DPAS
+(codegen/llvm/dpas.py), atomics (codegen/llvm/atomics.py), scattered descriptors (codegen/llvm/scatter.py),
+device_print (codegen/llvm/printf.py). Mixins still lower the rest, reading the lowering's descriptor and
+block-message helpers: transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py).
 `XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it (codegen/cpu/lowering.py),
 and codegen/backends.py chooses the class and the builtin definitions by the target's builtin ABI.
 
@@ -56,7 +56,7 @@ from .atomics import Atomics
 from .elements import ElementLowering
 from .lanes import Lanes, PrivateBlock, in_block
 from .transposed import TransposedLoadLowering, hardware_padding
-from .dpas import DpasLowering
+from .dpas import Dpas
 from .printf import Printer
 from .scatter import Scatter
 from .core import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal, llvm_type
@@ -64,17 +64,21 @@ from .core import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal,
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
-class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, LLVMLowering):
-    """The lowering of a GPU target; `definitions` are its builtin ABI's (codegen/backends.py chooses both)."""
+class XeGPULowering(TransposedLoadLowering, ElementLowering, LLVMLowering):
+    """The lowering of a GPU target; `definitions` are its builtin ABI's (codegen/backends.py chooses both). A
+    subclass composes other pieces by naming their classes (`lanes_class`, `dpas_class`)."""
+
+    lanes_class = Lanes
+    dpas_class = Dpas
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target)
         self.definitions = definitions
-        self.dpas_results = {}  # DpasLowering
+        self.dpas = self.dpas_class(self.context, definitions, self.opencl)
         self.printer = Printer(self.context)
         self.atomics = Atomics(self.context, self.combine)
         self.scatter = Scatter(self.context, self.atomics)
-        self.context.lanes = Lanes(self.context)
+        self.context.lanes = self.lanes_class(self.context)
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
         arrays = [op.operands[0] for op in walk(func.body) if isinstance(op, G.CreateNdDescOp)]
@@ -345,6 +349,9 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, LLVML
     def lower_ScatterAtomicRMWOp(self, op):
         return self.scatter.atomic(op)
 
+    def lower_SimtDpasOp(self, op):
+        return self.dpas.lower(op)
+
     def lower_DevicePrintOp(self, op):
         self.printer.lower(op)
 
@@ -391,12 +398,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, LLVML
         """A lane's data of a block load, from the private array `dst` the load wrote (block_read)."""
         if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
-        return self.lane_vector(dst, data_type)
-
-    def lane_vector(self, dst: ir.Value, data_type: ir.ArrayType) -> ir.Value:
-        """The private array `dst` of a vector's size as that vector (a scalar for one word), in one load."""
-        lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
-        return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
+        return self.lanes.lane_vector(dst, data_type)
 
     def padded(self, value: ir.Value | PrivateBlock, op, tdesc, xy: tuple | None = None) -> ir.Value | PrivateBlock:
         """Elements outside the surface read as `padding` instead of the hardware's 0. The coordinates are the
@@ -453,7 +455,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, LLVML
         if isinstance(first, PrivateBlock) and len(mask) > 1 and \
                 mask == list(range(mask[0], mask[0] + len(mask))) and mask[-1] < n:
             if len(mask) <= MAX_VECTOR_COMPONENTS:
-                return self.read_run(first, mask[0], len(mask))
+                return self.lanes.read_run(first, mask[0], len(mask))
             with self.builder.goto_entry_block():  # beside the variable, as `reinterpret` wants it
                 return first.part(self.builder, mask[0], len(mask))
         lanes = self.lanes
