@@ -262,7 +262,7 @@ class BlockLoopLowering:
                 inside = test if inside is None else b.and_(inside, test)
         for run in region.runs:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
-                run.stash = Stash(self, llvm_type(run.ops[0].result.type), run.size)
+                run.stash = Stash(self.context, llvm_type(run.ops[0].result.type), run.size)
         plan = LoopPlan(region, {run: self.origin(run) for run in region.runs if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
                          if run.kind == "store" and not run.sources[0]})
@@ -322,7 +322,7 @@ class BlockLoopLowering:
 
     def stored_values(self, run: Run) -> Stash:
         """The values a store run without a source writes, in a private array."""
-        values = Stash(self, llvm_type(run.ops[0].operands[0].type), run.size)
+        values = Stash(self.context, llvm_type(run.ops[0].operands[0].type), run.size)
         for j, op in enumerate(run.ops):
             values.put(ir.Constant(I32, j), self.values[op.operands[0]])
         return values

@@ -11,6 +11,9 @@ target's builtin ABI:
   (codegen/cpu/block_loops.py, codegen/cpu/pieces.py), and DPAS written inline (a call's vector arguments went
   through memory lane by lane) for the DPAS ops of a block that share A four at a time (`dpas_batches`), as loops
   over k on groups of C's rows, each B widened into a private column once for the block.
+
+The lowerings compose their pieces by class: `CpuLanes` (the lane values read word by word) and `CpuDpas` for
+`CpuLowering`, `VectorDpas` for `VectorLowering`; the block loops and piece accesses are still mixins.
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
 from ...target.targets import Target
-from ..llvm.elements import PrivateBlock
+from ..llvm.dpas import Dpas
+from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..xe import builtins as X
 from ..xe.dpas_emulation import b_column_type, dpas_results, row_loops, widened_b
@@ -28,8 +32,89 @@ from .negation import OpaqueNegativeZeros, negation_operand
 from .pieces import PieceLowering
 
 
+class CpuLanes(Lanes):
+    """The lane values on an OpenCL CPU runtime: a vector read from private memory word by word (the module
+    docstring)."""
+
+    def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
+        """Components start .. start + count - 1 of `block`, word by word (the module docstring)."""
+        b = self.context.builder
+        if count > 1:
+            return self.assemble([b.load(block.slot(b, start + i)) for i in range(count)])
+        return super().read_run(block, start, count)
+
+    def lane_vector(self, dst: ir.Value, data_type: ir.ArrayType) -> ir.Value:
+        if data_type.count > 1:
+            return self.read_run(PrivateBlock(dst), 0, data_type.count)
+        return super().lane_vector(dst, data_type)
+
+
+class CpuDpas(Dpas):
+    """DPAS on an OpenCL CPU runtime: f32 x f32 tile_mma as loops over k (the module docstring)."""
+
+    def fma_mma(self, a: ir.Value, bs: list, accs: list[ir.Value], precision: str, columns: dict) -> list[ir.Value]:
+        """The GPU's multiply-adds (Dpas.fma_mma) as loops over k for every (B, C) of `bs`, `accs`
+        (dpas_emulation.row_loops), A[r][k] shuffled once for all of them."""
+        lanes = self.context.lanes
+        rows = self.mma_elements(a, precision)
+        blocks = [self.fma_column(b, precision, columns) for b in bs]
+
+        def shared_step(bld, k, group, sums):
+            a_k = self.a_column([rows[r] for r in group], k)  # once for every B
+            return [total for block, totals in zip(blocks, sums)
+                    for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
+        sums = row_loops(self.context.builder, blocks[0].count, [lanes.elements(acc) for acc in accs], shared_step)
+        return [lanes.assemble(totals) for totals in sums]
+
+    def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
+        """B's components in a private array, stored the first time the run takes this B."""
+        if (b, precision) not in columns:
+            bld = self.context.builder
+            elements = self.mma_elements(self.context.values[b], precision)
+            block = PrivateBlock(self.context.lanes.private(ir.ArrayType(elements[0].type, len(elements))))
+            for i, b_k in enumerate(elements):
+                bld.store(b_k, block.slot(bld, i))
+            columns[b, precision] = block
+        return columns[b, precision]
+
+
+class VectorDpas(CpuDpas):
+    """DPAS on the `cpu` target: the DPAS ops of a block that share A lowered together, the builtin's emulation
+    written inline (the module docstring)."""
+
+    def dpas_run(self, op) -> list:
+        """`op` and the DPAS ops after it in its block whose operands are lowered or computed by the run."""
+        values = self.context.values
+        ops = op.parent.ops
+        run, computed = [], set()
+        for candidate in ops[ops.index(op):]:
+            if not isinstance(candidate, S.SimtDpasOp) or candidate.result in values or any(
+                    v not in computed and v not in values for v in candidate.operands):
+                break
+            run.append(candidate)
+            computed.add(candidate.result)
+        return run
+
+    def dpas_products(self, key: X.Dpas, mad: X.DpasBuiltin, a_value: ir.Value, batch: list, accs: list,
+                      columns: dict) -> list:
+        """The DPAS emulation written inline, each B widened once for the run (`columns`)."""
+        b_type = mad.signature.args[1]
+        return dpas_results(self.context.builder, mad, a_value, [
+            (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)])
+
+    def b_column(self, b, mad: X.DpasBuiltin, b_type: ir.Type, columns: dict) -> ir.Value:
+        """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""
+        if b not in columns:
+            packed = self.dpas_operand(self.context.values[b], b_type)
+            columns[b] = widened_b(self.context.builder, mad, packed, self.context.lanes.private(b_column_type(mad)))
+        return columns[b]
+
+
 class CpuLowering(XeGPULowering):
     """The XeGPU lowering for an OpenCL CPU runtime (the module docstring)."""
+
+    lanes_class = CpuLanes
+    dpas_class = CpuDpas
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target, definitions)
@@ -46,66 +131,8 @@ class CpuLowering(XeGPULowering):
     def rule_negate(self, _: str, dtype, x: ir.Value) -> ir.Value:
         return self.negative_zeros.negate(x)
 
-    def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
-        """Components start .. start + count - 1 of `block`, word by word (the module docstring)."""
-        if count > 1:
-            return self.assemble([self.builder.load(block.slot(self.builder, start + i)) for i in range(count)])
-        return super().read_run(block, start, count)
-
-    def lane_vector(self, dst: ir.Value, data_type: ir.ArrayType) -> ir.Value:
-        if data_type.count > 1:
-            return self.read_run(PrivateBlock(dst), 0, data_type.count)
-        return super().lane_vector(dst, data_type)
-
-    def fma_mma(self, a: ir.Value, bs: list, accs: list[ir.Value], precision: str, columns: dict) -> list[ir.Value]:
-        """The GPU's multiply-adds (XeGPULowering.fma_mma) as loops over k for every (B, C) of `bs`, `accs`
-        (dpas_emulation.row_loops), A[r][k] shuffled once for all of them."""
-        rows = self.mma_elements(a, precision)
-        blocks = [self.fma_column(b, precision, columns) for b in bs]
-
-        def shared_step(bld, k, group, sums):
-            a_k = self.a_column([rows[r] for r in group], k)  # once for every B
-            return [total for block, totals in zip(blocks, sums)
-                    for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
-        sums = row_loops(self.builder, blocks[0].count, [self.elements(acc) for acc in accs], shared_step)
-        return [self.assemble(totals) for totals in sums]
-
-    def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
-        """B's components in a private array, stored the first time the run takes this B."""
-        if (b, precision) not in columns:
-            elements = self.mma_elements(self.values[b], precision)
-            block = PrivateBlock(self.private(ir.ArrayType(elements[0].type, len(elements))))
-            for i, b_k in enumerate(elements):
-                self.builder.store(b_k, block.slot(self.builder, i))
-            columns[b, precision] = block
-        return columns[b, precision]
-
 
 class VectorLowering(BlockLoopLowering, PieceLowering, CpuLowering):
     """The `cpu` target's lowering (the module docstring)."""
 
-    def dpas_run(self, op) -> list:
-        """`op` and the DPAS ops after it in its block whose operands are lowered or computed by the run."""
-        ops = op.parent.ops
-        run, computed = [], set()
-        for candidate in ops[ops.index(op):]:
-            if not isinstance(candidate, S.SimtDpasOp) or candidate.result in self.values or any(
-                    v not in computed and v not in self.values for v in candidate.operands):
-                break
-            run.append(candidate)
-            computed.add(candidate.result)
-        return run
-
-    def dpas_products(self, key: X.Dpas, mad: X.DpasBuiltin, a_value: ir.Value, batch: list, accs: list,
-                      columns: dict) -> list:
-        """The DPAS emulation written inline, each B widened once for the run (`columns`)."""
-        b_type = mad.signature.args[1]
-        return dpas_results(self.builder, mad, a_value, [
-            (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)])
-
-    def b_column(self, b, mad: X.DpasBuiltin, b_type: ir.Type, columns: dict) -> ir.Value:
-        """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""
-        if b not in columns:
-            packed = self.dpas_operand(self.values[b], b_type)
-            columns[b] = widened_b(self.builder, mad, packed, self.private(b_column_type(mad)))
-        return columns[b]
+    dpas_class = VectorDpas

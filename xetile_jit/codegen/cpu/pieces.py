@@ -26,7 +26,8 @@ from ..xe import builtins as X
 from .builtins import fast_load_word, fast_store_word
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..llvm.core import I32, I64, components, counted_loop, llvm_type
-from ..llvm.elements import PrivateBlock
+from ..llvm.context import LoweringContext
+from ..llvm.lanes import PrivateBlock
 from ..xe.emulation import Surface
 
 I8, BOOL = ir.IntType(8), ir.IntType(1)
@@ -84,27 +85,28 @@ class Grid:
 
 
 class Stash:
-    """`count` values of `value_type` (a scalar or a vector) in one private block of their components; booleans as
-    bytes (a SPIR-V kernel's memory holds no OpTypeBool)."""
+    """`count` values of `value_type` (a scalar or a vector) in one private block of their components, on the
+    lowering's `context`; booleans as bytes (a SPIR-V kernel's memory holds no OpTypeBool)."""
 
-    def __init__(self, lowering, value_type: ir.Type, count: int):
-        self.lowering, self.width = lowering, components(value_type)
+    def __init__(self, context: LoweringContext, value_type: ir.Type, count: int):
+        self.context, self.width = context, components(value_type)
         element = value_type.element if isinstance(value_type, ir.VectorType) else value_type
         self.bools = element == BOOL
-        self.block = PrivateBlock(lowering.private(ir.ArrayType(I8 if self.bools else element, count * self.width)))
+        self.block = PrivateBlock(context.lanes.private(ir.ArrayType(I8 if self.bools else element,
+                                                                     count * self.width)))
 
     def put(self, index: ir.Value, value: ir.Value) -> None:
-        b = self.lowering.builder
-        for j, component in enumerate(self.lowering.elements(value)):
+        b = self.context.builder
+        for j, component in enumerate(self.context.lanes.elements(value)):
             b.store(b.zext(component, I8) if self.bools else component, self.slot(index, j))
 
     def get(self, index: ir.Value) -> ir.Value:
-        b = self.lowering.builder
+        b = self.context.builder
         words = [b.load(self.slot(index, j)) for j in range(self.width)]
-        return self.lowering.assemble([b.trunc(w, BOOL) for w in words] if self.bools else words)
+        return self.context.lanes.assemble([b.trunc(w, BOOL) for w in words] if self.bools else words)
 
     def slot(self, index: ir.Value, component: int) -> ir.Value:
-        b = self.lowering.builder
+        b = self.context.builder
         return self.block.slot(b, b.add(b.mul(index, ir.Constant(I32, self.width)), ir.Constant(I32, component)))
 
 
@@ -180,14 +182,14 @@ class PieceLowering:
         b, op = self.builder, access.op
         desc = X.describe(self.target, access.key)
         surface = Surface(*surface, *xy)
-        lane = self.lane_id()
+        lane = self.lanes.lane_id()
         if isinstance(op, S.SimtStoreNdOp):
             raw = b.bitcast(data, desc.signature.args[-1])
             counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
                 b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
             return None
-        dst = PrivateBlock(self.private(desc.data_type))
+        dst = PrivateBlock(self.lanes.private(desc.data_type))
         counted_loop(b, desc.components, None, lambda b, index, _: b.store(
             fast_load_word(b, surface, desc, lane, index), dst.slot(b, index)))
-        return self.reinterpret(self.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
+        return self.lanes.reinterpret(self.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
                                 llvm_type(op.result.type))

@@ -2,51 +2,59 @@
 scattered descriptors alike: the hardware's atomicrmw on the bits where SPIR-V has the operation on 32 or 64 bits,
 else a compare-exchange loop (SPIR-V has no float atomics but exchange, no multiply, and no 16-bit atomics: those
 loop on the 32-bit word that holds the element). The rule per kind and element type is ir/elementwise.ATOMIC_KINDS.
+`Atomics` works on the lowering's context (codegen/llvm/context.py); the XeGPU lowering (codegen/llvm/lowering.py)
+holds one, and its scatter piece (codegen/llvm/scatter.py) shares it.
 """
 from __future__ import annotations
 
 from llvmlite import ir
 
 from ...ir.elementwise import ATOMIC_KINDS
+from .context import LoweringContext
 from .core import I32, I64
 
 
-class AtomicLowering:
-    """Mixed into XeGPULowering (which gives builder, values, elements, assemble, shuffle, lane_id, combine)."""
+def guarded(b: ir.IRBuilder, condition: ir.Value, make, otherwise: ir.Value) -> ir.Value:
+    """`make()` where `condition` holds, else `otherwise`."""
+    before = b.block
+    with b.if_then(condition):
+        value = make()
+        last = b.block
+    merged = b.phi(value.type)
+    merged.add_incoming(value, last)
+    merged.add_incoming(otherwise, before)
+    return merged
+
+
+class Atomics:
+    """atomic_rmw on `context`; `combine(name, dtype, x, y)` is the lowering's element-wise op of a row of
+    ir/elementwise.BINARY (the CPU lowerings write some of them otherwise)."""
+
+    def __init__(self, context: LoweringContext, combine):
+        self.context = context
+        self.combine = combine
 
     def atomic_elements(self, op, places) -> ir.Value:
         """`op`'s atomic element by element at `places` ((address, inside) per element, made as they are used); a
         block every lane holds is updated by lane 0 alone, which then shares the old values."""
         value = op.operands[0]
         dtype = value.type.dtype
-        b = self.builder
-        first_lane = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
+        b, lanes = self.context.builder, self.context.lanes
+        first_lane = b.icmp_unsigned("==", lanes.lane_id(), ir.Constant(I32, 0))
         olds = []
-        for (address, inside), item in zip(places, self.elements(self.values[value])):
+        for (address, inside), item in zip(places, lanes.elements(self.context.values[value])):
             if op.layout.replicated:
                 inside = b.and_(inside, first_lane)
-            olds.append(self.guarded(inside, lambda: self.atomic(op.kind, dtype, address, item),
-                                     ir.Constant(item.type, 0)))
-        old = self.assemble(olds)
-        return self.shuffle(old, ir.Constant(I32, 0)) if op.layout.replicated else old
-
-    def guarded(self, condition: ir.Value, make, otherwise: ir.Value) -> ir.Value:
-        """`make()` where `condition` holds, else `otherwise`."""
-        b = self.builder
-        before = b.block
-        with b.if_then(condition):
-            value = make()
-            last = b.block
-        merged = b.phi(value.type)
-        merged.add_incoming(value, last)
-        merged.add_incoming(otherwise, before)
-        return merged
+            olds.append(guarded(b, inside, lambda: self.atomic(op.kind, dtype, address, item),
+                                ir.Constant(item.type, 0)))
+        old = lanes.assemble(olds)
+        return lanes.shuffle(old, ir.Constant(I32, 0)) if op.layout.replicated else old
 
     def atomic(self, kind: str, dtype, address: ir.Value, value: ir.Value) -> ir.Value:
         """The hardware's atomicrmw on the bits where SPIR-V has the operation on 32 or 64 bits, else a
         compare-exchange loop: SPIR-V has no float atomics but exchange, no multiply, and no 16-bit atomics (those
         loop on the 32-bit word that holds the element)."""
-        b = self.builder
+        b = self.context.builder
         rule = ATOMIC_KINDS[kind][dtype.kind]
         bits = ir.IntType(dtype.bits)
         raw = b.bitcast(address, ir.PointerType(bits, address.type.addrspace))
@@ -67,7 +75,7 @@ class AtomicLowering:
         """The compare-exchange loop on the aligned 32-bit word holding a 16-bit element: the element's half
         of the word changes, the other half is what the word held (a neighbour's update makes the exchange
         retry)."""
-        b = self.builder
+        b = self.context.builder
         address = b.ptrtoint(raw, I64)
         word = b.inttoptr(b.and_(address, ir.Constant(I64, -4)), ir.PointerType(I32, raw.type.addrspace))
         shift = b.trunc(b.shl(b.and_(address, ir.Constant(I64, 2)), ir.Constant(I64, 3)), I32)
@@ -82,7 +90,7 @@ class AtomicLowering:
 
     def as_type(self, x: ir.Value, ty: ir.Type) -> ir.Value:
         """`x`'s bits as `ty` (no instruction when they are already)."""
-        return x if x.type == ty else self.builder.bitcast(x, ty)
+        return x if x.type == ty else self.context.builder.bitcast(x, ty)
 
     def new_contents(self, name: str | None, dtype, old: ir.Value, value: ir.Value) -> ir.Value:
         return value if name is None else self.combine(name, dtype, old, value)
@@ -90,7 +98,7 @@ class AtomicLowering:
     def exchange_loop(self, pointer: ir.Value, update) -> ir.Value:
         """Retries `*pointer = desired` while another work-item wrote in between; `update(expected)` gives
         (the old element, desired). Returns the old element of the exchange that took."""
-        b = self.builder
+        b = self.context.builder
         entry = b.block
         start = b.load(pointer)
         loop, done = b.append_basic_block("atomic.loop"), b.append_basic_block("atomic.done")

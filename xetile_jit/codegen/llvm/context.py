@@ -1,16 +1,23 @@
 """What the pieces of a to-llvm lowering share: `LoweringContext`, the func being lowered, its LLVM module, the target
 (None for the target-free base lowering of codegen/llvm/core.py), the value map (IR value -> LLVM value or memref),
-the builder (made with the kernel's entry block), and the calls every piece makes: a declared function, a SPIR-V
-built-in, an op's lowered operands. A lowering class holds one (`LLVMLowering.context`); pieces that are objects of
-their own receive it (codegen/llvm/printf.py's `Printer`, codegen/cpu/negation.py's `OpaqueNegativeZeros`)."""
+the builder (made with the kernel's entry block), the lane values of the XeGPU lowering (`lanes`, codegen/llvm/lanes.py)
+and the calls every piece makes: a declared function, a SPIR-V built-in, an op's lowered operands. A lowering class
+holds one (`LLVMLowering.context`); pieces that are objects of their own receive it (codegen/llvm/printf.py's
+`Printer`, codegen/llvm/dpas.py's `Dpas`, codegen/llvm/atomics.py's `Atomics`, codegen/llvm/scatter.py's `Scatter`,
+codegen/cpu/negation.py's `OpaqueNegativeZeros`, codegen/cpu/pieces.py's `Stash`, codegen/cpu/lowering.py's CPU
+pieces)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
 from ...ir.core import FuncOp, Operation
 from ...target.targets import Target
+
+if TYPE_CHECKING:  # the lanes module builds on codegen/llvm/core.py, which builds on this one
+    from .lanes import Lanes
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 
@@ -22,6 +29,7 @@ class LoweringContext:
     target: Target | None = None
     values: dict = field(default_factory=dict)
     builder: ir.IRBuilder | None = None
+    lanes: Lanes | None = None  # the XeGPU lowering's lane values (codegen/llvm/lanes.py)
 
     def call(self, name: str, return_type: ir.Type, *args: ir.Value) -> ir.Value:
         """A call of function `name`, declared on first use; a module has one signature per name."""

@@ -195,6 +195,18 @@ class NdMemRef:
     strides: tuple[ir.Value, ...]
 
 
+def within(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
+    """i1: 0 <= i < n (i64)."""
+    return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
+
+
+def clamp(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
+    """i (i64) clamped into [0, n - 1]."""
+    zero = ir.Constant(I64, 0)
+    high = b.sub(n, ir.Constant(I64, 1))
+    return b.select(b.icmp_signed("<", i, zero), zero, b.select(b.icmp_signed(">", i, high), high, i))
+
+
 def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, body: Callable) -> list | None:
     """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1), `carried` a list of
     values (scalars: one phi each, so a CPU keeps each in a register across the lanes); the final values."""
@@ -552,20 +564,10 @@ class LLVMLowering(ComponentLowering):
         inside = ir.Constant(ir.IntType(1), 1)
         offset = ir.Constant(I64, 0)
         for i, n, stride in zip(indices, sizes, strides):
-            inside = b.and_(inside, self.within(i, n))
-            offset = b.add(offset, b.mul(self.clamp(i, n), stride))
+            inside = b.and_(inside, within(b, i, n))
+            offset = b.add(offset, b.mul(clamp(b, i, n), stride))
         value = b.load(b.gep(m.pointer, [offset], inbounds=True))
         return b.select(inside, from_storage(b, value, m.dtype), ir.Constant(element_type(m.dtype), 0))
-
-    def within(self, i: ir.Value, n: ir.Value) -> ir.Value:
-        b = self.builder
-        return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
-
-    def clamp(self, i: ir.Value, n: ir.Value) -> ir.Value:
-        b = self.builder
-        zero = ir.Constant(I64, 0)
-        high = b.sub(n, ir.Constant(I64, 1))
-        return b.select(b.icmp_signed("<", i, zero), zero, b.select(b.icmp_signed(">", i, high), high, i))
 
     def lower_SlmAllocOp(self, op):
         """A module-level Workgroup (addrspace 3) array of the buffer's size; a row-major MemRef over it."""

@@ -1,17 +1,19 @@
 """to-llvm of DPAS at the work-item level: `xegpu.dpas` (SIMT) through the target's DPAS builtin
 (codegen/xe/builtins.py); f32 x f32 as exact f32 multiply-adds, each lane taking the rows of A from the lane that holds
 them (target/targets.py says why), tf32 operands truncated first where the target has no tf32 DPAS, unrolled (a
-variable lane or index on a GPU is an indirect register access). The CPU lowerings (codegen/cpu/lowering.py) override
-the hooks: `dpas_run` (the DPAS ops lowered together, `dpas_batches` of those sharing A), `dpas_products` (the
-builtin's emulation written inline) and `fma_mma` (loops over k)."""
+variable lane or index on a GPU is an indirect register access). `Dpas` works on the lowering's context
+(codegen/llvm/context.py); the XeGPU lowering (codegen/llvm/lowering.py) holds one. The CPU lowerings' pieces
+(codegen/cpu/lowering.py) override the hooks: `dpas_run` (the DPAS ops lowered together, `dpas_batches` of those
+sharing A), `dpas_products` (the builtin's emulation written inline) and `fma_mma` (loops over k)."""
 from __future__ import annotations
 
 from llvmlite import ir
 
 from ..xe import builtins as X
 from ..xe.dpas_emulation import tf32
+from .context import LoweringContext
 from .core import I32, llvm_type, splat
-from .elements import PrivateBlock
+from .lanes import PrivateBlock
 
 
 # DPAS ops sharing A lowered as loops over k on the `cpu` target (dpas_batches), each A element shuffled from its lane
@@ -19,21 +21,27 @@ from .elements import PrivateBlock
 SHARED_A = 4
 
 
-class DpasLowering:
-    """Mixin of the XeGPU lowering (codegen/llvm/lowering.py): lower_SimtDpasOp. `dpas_results`: the results of DPAS ops
-    lowered with an earlier one (dpas_batches)."""
+class Dpas:
+    """DPAS on `context` (`lower`), with the builtin ABI's `definitions`; `opencl(name, *xs)` is the lowering's OpenCL
+    call (LLVMLowering.opencl). `results`: the results of DPAS ops lowered with an earlier one (dpas_batches)."""
 
-    def lower_SimtDpasOp(self, op):
+    def __init__(self, context: LoweringContext, definitions: X.Definitions, opencl):
+        self.context = context
+        self.definitions = definitions
+        self.opencl = opencl
+        self.results = {}
+
+    def lower(self, op):
         """The target's DPAS builtin for the operands' kind (tf32 for input_precision "tf32" where the target has
         it), with the DPAS ops of `dpas_run` (those sharing an A in the same loops); f32 x f32 otherwise as
         multiply-adds."""
-        if op in self.dpas_results:
-            return self.dpas_results.pop(op)
+        if op in self.results:
+            return self.results.pop(op)
         run, results, columns = self.dpas_run(op), {}, {}
         for batch in dpas_batches(run):
             values = self.lower_dpas_batch(batch, results, columns)
             results.update(zip((o.result for o in batch), values))
-        self.dpas_results.update((o, results[o.result]) for o in run[1:])
+        self.results.update((o, results[o.result]) for o in run[1:])
         return results[op.result]
 
     def dpas_run(self, op) -> list:
@@ -46,21 +54,22 @@ class DpasLowering:
         first = batch[0]
         a = first.operands[0]
         accs = [self.accumulator(o, earlier) for o in batch]
-        kind = self.target.dpas_kind(a.type.dtype, first.precision)
+        kind = self.context.target.dpas_kind(a.type.dtype, first.precision)
         if kind == "f32":
-            return self.fma_mma(self.values[a], [o.operands[1] for o in batch], accs, first.precision, columns)
+            return self.fma_mma(self.context.values[a], [o.operands[1] for o in batch], accs, first.precision, columns)
         key = X.Dpas(kind, "tf32" if kind == "tf32" else (first.vnni_b or first.operands[1].type.dtype).mlir,
                      m=first.layouts[2].block[0])
-        mad = X.describe(self.target, key)
-        a_value = self.dpas_operand(self.values[a], mad.signature.args[0])
+        mad = X.describe(self.context.target, key)
+        a_value = self.dpas_operand(self.context.values[a], mad.signature.args[0])
         return self.dpas_products(key, mad, a_value, batch, accs, columns)
 
     def dpas_products(self, key: X.Dpas, mad: X.DpasBuiltin, a_value: ir.Value, batch: list, accs: list,
                       columns: dict) -> list:
         """A * B + C of each op of `batch` (A lowered, `a_value`; C `accs`): calls of the DPAS builtin."""
-        builtin = X.builtin(self.module, self.target, key, self.definitions)
+        builtin = X.builtin(self.context.module, self.context.target, key, self.definitions)
         b_type = mad.signature.args[1]
-        return [self.builder.call(builtin, [a_value, self.dpas_operand(self.values[o.operands[1]], b_type), acc])
+        return [self.context.builder.call(builtin, [a_value, self.dpas_operand(self.context.values[o.operands[1]],
+                                                                               b_type), acc])
                 for o, acc in zip(batch, accs)]
 
     def accumulator(self, op, earlier: dict) -> ir.Value:
@@ -68,14 +77,15 @@ class DpasLowering:
         c = op.operands[2:]
         if not c:
             return splat(llvm_type(op.result.type), 0)
-        return earlier[c[0]] if c[0] in earlier else self.values[c[0]]
+        return earlier[c[0]] if c[0] in earlier else self.context.values[c[0]]
 
     def dpas_operand(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value:
         """A lane's A or B as the DPAS builtin takes it (`ty`): its bits, read in one load from private memory
         when larger than a vector (8-bit B: 32 bytes a lane, eight words)."""
         if isinstance(value, PrivateBlock):
-            return self.read_run(self.reinterpret(value, ty), 0, ty.count)
-        return value if value.type == ty else self.builder.bitcast(value, ty)
+            lanes = self.context.lanes
+            return lanes.read_run(lanes.reinterpret(value, ty), 0, ty.count)
+        return value if value.type == ty else self.context.builder.bitcast(value, ty)
 
     def fma_mma(self, a: ir.Value, bs: list, accs: list[ir.Value], precision: str, columns: dict) -> list[ir.Value]:
         """C[r][n] += A[r][k] * B[k][n] for each (B, C) of `bs` (B's IR values), `accs`: lane n gets A[r][k] from
@@ -85,10 +95,10 @@ class DpasLowering:
         rows = self.mma_elements(a, precision)
         results = []
         for b, acc in zip(bs, accs):
-            sums = self.elements(acc)
-            for k, b_k in enumerate(self.mma_elements(self.values[b], precision)):
+            sums = self.context.lanes.elements(acc)
+            for k, b_k in enumerate(self.mma_elements(self.context.values[b], precision)):
                 sums = self.fma_step(self.a_column(rows, ir.Constant(I32, k)), sums, b_k)
-            results.append(self.assemble(sums))
+            results.append(self.context.lanes.assemble(sums))
         return results
 
     def fma_step(self, a_k: list, sums: list, b_k: ir.Value) -> list:
@@ -97,13 +107,14 @@ class DpasLowering:
 
     def mma_elements(self, value, precision: str) -> list[ir.Value]:
         """A lane's components of an f32 tile_mma operand, truncated to tf32 for precision "tf32"."""
+        b = self.context.builder
         if precision == "tf32":
-            return [tf32(self.builder, self.builder.bitcast(x, I32)) for x in self.elements(value)]
-        return self.elements(value)
+            return [tf32(b, b.bitcast(x, I32)) for x in self.context.lanes.elements(value)]
+        return self.context.lanes.elements(value)
 
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
         """A[r][k] of each of `rows` on every lane: lane k's element of each row."""
-        return [self.shuffle(a_r, k) for a_r in rows]
+        return [self.context.lanes.shuffle(a_r, k) for a_r in rows]
 
 
 def dpas_batches(run: list) -> list[list]:

@@ -10,59 +10,28 @@ LLVM IR and a 10 s driver build unrolled.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
-from .core import I32, I64, counted_loop, from_storage, literal, to_storage
+from .core import I32, I64, clamp, counted_loop, from_storage, literal, to_storage, within
+from .lanes import PrivateBlock, in_block
 
 
 class ElementLowering:
-    """Mixed into XeGPULowering (which gives builder, values, target, lane_id, memref, offset, within, clamp,
-    elements, assemble, private, scalar_type)."""
-
-    def positions(self, layout: S.LaneLayout, transpose=None) -> list[tuple[ir.Value, ir.Value]]:
-        """(row, col) in the block, as i64, of each component of this lane (transposed: in the memory block)."""
-        if layout.replicated:
-            result = [(ir.Constant(I64, r), ir.Constant(I64, c)) for r, c in layout.elements(0)]
-        else:
-            result = [self.position(layout, ir.Constant(I64, k)) for k in range(layout.per_lane)]
-        return [(c, r) for r, c in result] if transpose else result
-
-    def position(self, layout: S.LaneLayout, k: ir.Value) -> tuple[ir.Value, ir.Value]:
-        """(row, col) in the block, as i64, of component `k` (i64) of this lane, for a layout that is not
-        replicated: k = (group * rows + i) * chunk + e is row first_row + ly * i, column first_col + group * lx *
-        chunk + e."""
-        b = self.builder
-        ly, lx, chunk = layout.grid
-        rows = layout.block[0] // ly
-        lane = b.zext(self.lane_id(), I64)
-        first_row = b.udiv(lane, ir.Constant(I64, lx))
-        first_col = b.mul(b.urem(lane, ir.Constant(I64, lx)), ir.Constant(I64, chunk))
-        group, i, e = (b.udiv(k, ir.Constant(I64, rows * chunk)),
-                       b.urem(b.udiv(k, ir.Constant(I64, chunk)), ir.Constant(I64, rows)),
-                       b.urem(k, ir.Constant(I64, chunk)))
-        return (b.add(first_row, b.mul(i, ir.Constant(I64, ly))),
-                b.add(first_col, b.add(b.mul(group, ir.Constant(I64, lx * chunk)), e)))
+    """Mixed into XeGPULowering (which gives builder, values, target, lanes (codegen/llvm/lanes.py), memref, offset,
+    scalar_type)."""
 
     def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
         """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
         the element really is inside it (and inside the block's `valid` part, when given)."""
         b = self.builder
         m = self.memref(tdesc)
-        inside = ir.Constant(ir.IntType(1), 1) if valid is None else self.in_block(row, col, valid)
+        inside = ir.Constant(ir.IntType(1), 1) if valid is None else in_block(b, row, col, valid)
         row = b.add(self.offset(tdesc, 1), row)
         col = b.add(self.offset(tdesc, 0), col)
-        inside = b.and_(inside, b.and_(self.within(row, m.rows), self.within(col, m.cols)))
-        return m.element_pointer(b, self.clamp(row, m.rows), self.clamp(col, m.cols)), inside
-
-    def in_block(self, row: ir.Value, col: ir.Value, sizes) -> ir.Value:
-        """Whether block position (row, col) lies in the leading `sizes` part."""
-        b = self.builder
-        return b.and_(b.icmp_signed("<", row, ir.Constant(I64, sizes[0])),
-                      b.icmp_signed("<", col, ir.Constant(I64, sizes[1])))
+        inside = b.and_(inside, b.and_(within(b, row, m.rows), within(b, col, m.cols)))
+        return m.element_pointer(b, clamp(b, row, m.rows), clamp(b, col, m.cols)), inside
 
     def looped(self, layout: S.LaneLayout, dtype) -> bool:
         """Whether the components go through a private array in a loop (module docstring); not for i1, whose
@@ -74,8 +43,9 @@ class ElementLowering:
         if self.looped(op.layout, op.result.type.dtype):
             return self.load_elements_looped(op)
         tdesc = op.operands[0]
-        items = [self.load_element(op, tdesc, row, col) for row, col in self.positions(op.layout, op.transpose)]
-        return self.assemble(items)
+        positions = self.lanes.positions(op.layout, op.transpose)
+        items = [self.load_element(op, tdesc, row, col) for row, col in positions]
+        return self.lanes.assemble(items)
 
     def load_element(self, op, tdesc, row: ir.Value, col: ir.Value) -> ir.Value:
         """Element (row, col) of the block, or the padding outside the array."""
@@ -89,27 +59,22 @@ class ElementLowering:
         """The components in a loop into a private array, then read as the lane value (a vector, or the array
         itself as a PrivateBlock beyond a vector's size)."""
         tdesc, count = op.operands[0], op.layout.per_lane
-        block = PrivateBlock(self.private(ir.ArrayType(self.scalar_type(op.result.type), count)))
+        block = PrivateBlock(self.lanes.private(ir.ArrayType(self.scalar_type(op.result.type), count)))
 
         def component(b, k, _):
-            row, col = self.position(op.layout, b.zext(k, I64))
+            row, col = self.lanes.position(op.layout, b.zext(k, I64))
             if op.transpose:
                 row, col = col, row
             b.store(self.load_element(op, tdesc, row, col), b.gep(block.pointer, [ir.Constant(I32, 0), k]))
 
         counted_loop(self.builder, count, None, component)
-        return block if count > MAX_VECTOR_COMPONENTS else self.read_run(block, 0, count)
-
-    def read_run(self, block: PrivateBlock, start: int, count: int) -> ir.Value:
-        """Components start .. start + count - 1 of `block` as one vector, in one load (PrivateBlock.run; the CPU
-        lowering reads them word by word, codegen/cpu/lowering.py)."""
-        return block.run(self.builder, start, count)
+        return block if count > MAX_VECTOR_COMPONENTS else self.lanes.read_run(block, 0, count)
 
     def store_elements(self, op) -> None:
         if self.looped(op.layout, op.operands[0].type.dtype):
             return self.store_elements_looped(op)
         value, tdesc = op.operands
-        for (row, col), item in zip(self.positions(op.layout), self.elements(self.values[value])):
+        for (row, col), item in zip(self.lanes.positions(op.layout), self.lanes.elements(self.values[value])):
             self.store_element(op, tdesc, row, col, item)
 
     def store_element(self, op, tdesc, row: ir.Value, col: ir.Value, item: ir.Value) -> None:
@@ -125,7 +90,7 @@ class ElementLowering:
         block = lane_value if isinstance(lane_value, PrivateBlock) else self.spilled(lane_value, count)
 
         def component(b, k, _):
-            row, col = self.position(op.layout, b.zext(k, I64))
+            row, col = self.lanes.position(op.layout, b.zext(k, I64))
             self.store_element(op, tdesc, row, col, b.load(b.gep(block.pointer, [ir.Constant(I32, 0), k])))
 
         counted_loop(self.builder, count, None, component)
@@ -133,38 +98,6 @@ class ElementLowering:
     def spilled(self, vector: ir.Value, count: int) -> PrivateBlock:
         """A vector lane value stored into a new private array, in one store."""
         b = self.builder
-        block = PrivateBlock(self.private(ir.ArrayType(vector.type.element, count)))
+        block = PrivateBlock(self.lanes.private(ir.ArrayType(vector.type.element, count)))
         b.store(vector, b.bitcast(block.pointer, vector.type.as_pointer()))
         return block
-
-
-@dataclass(frozen=True)
-class PrivateBlock:
-    """A lane's part of a loaded block with more elements than a SPIR-V vector holds, kept in private memory
-    (BuiltinAbi.private_blocks): layout completion lets only layout conversions use such a block, which read it
-    element by element (`elements`)."""
-    pointer: ir.Value  # [count x T]*
-
-    @property
-    def count(self) -> int:
-        return self.pointer.type.pointee.count
-
-    def slot(self, b: ir.IRBuilder, i: int | ir.Value) -> ir.Value:
-        """The address of component `i` (a constant, or an i32 value: a loop's index)."""
-        return b.gep(self.pointer, [ir.Constant(I32, 0), i if isinstance(i, ir.Value) else ir.Constant(I32, i)])
-
-    def part(self, b: ir.IRBuilder, start: int, count: int) -> PrivateBlock:
-        """Components start .. start + count - 1 as a block of their own, in place (no copy): a run longer than a
-        vector (8-bit DPAS B) read later by whoever takes it."""
-        return PrivateBlock(b.bitcast(self.slot(b, start), ir.ArrayType(self.pointer.type.pointee.element,
-                                                                          count).as_pointer()))
-
-    def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
-        """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler takes the run
-        from the block's registers (a DPAS operand inside a loaded array of blocks; read element by element, the
-        block of a VNNI load went to memory and came back unpacked by movs)."""
-        element = self.pointer.type.pointee.element
-        bits = element.width if isinstance(element, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[
-            type(element)]
-        return b.load(b.bitcast(self.slot(b, start), ir.VectorType(element, count).as_pointer()),
-                      align=max(1, bits // 8))  # the run starts on an element, not on a vector's alignment

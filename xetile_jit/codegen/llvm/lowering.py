@@ -11,12 +11,15 @@ hold: a surface the launch checked (MemRefType.block_io; the compiler driver war
 that fails it; on the `cpu` target, whose builtins take any layout, only its extents, MemRefType.within_extents)
 and, for 8/16-bit data, a start on a 4-byte boundary (checked here, with the element path as the other branch). A
 slice outside its batched array has no rows: the message addresses a one-row stand-in surface with the block far
-below it (`surface`), so it reads padding and drops writes without an element path. The mixins lower the rest:
-DPAS (codegen/llvm/dpas.py), transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py),
-atomics, scatter ops; device_print is a `Printer` on the lowering's context (codegen/llvm/printf.py,
-codegen/llvm/context.py). `XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it
-(codegen/cpu/lowering.py), and codegen/backends.py chooses the class and the builtin definitions by the target's
-builtin ABI.
+below it (`surface`), so it reads padding and drops writes without an element path.
+
+What the lowering works on is its context (codegen/llvm/context.py), which holds the lane values (`Lanes`,
+codegen/llvm/lanes.py). Pieces constructed with the context lower the ops the lowering dispatches to them: DPAS
+(codegen/llvm/dpas.py), atomics (codegen/llvm/atomics.py), scattered descriptors (codegen/llvm/scatter.py),
+device_print (codegen/llvm/printf.py). Mixins still lower the rest, reading the lowering's descriptor and
+block-message helpers: transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py).
+`XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it (codegen/cpu/lowering.py),
+and codegen/backends.py chooses the class and the builtin definitions by the target's builtin ABI.
 
 The index-width rule: offsets are i64 from the kernel's index arithmetic to the descriptor and on through every
 element address and bounds check (the element path), so no offset or extent wraps. Block messages take i32
@@ -48,29 +51,34 @@ from ...target.block_io import BLOCK_MAX_EXTENT
 from ...ir.elementwise import BINARY, REDUCE_KINDS
 from ..xe import builtins as X
 from ..xe import prefetch_payload as payload
-from ..xe.llvm_helpers import SHUFFLE
 from ...target.targets import MAX_VECTOR_COMPONENTS, Target
-from .atomics import AtomicLowering
-from .elements import ElementLowering, PrivateBlock
+from .atomics import Atomics
+from .elements import ElementLowering
+from .lanes import Lanes, PrivateBlock, in_block
 from .transposed import TransposedLoadLowering, hardware_padding
-from .dpas import DpasLowering
+from .dpas import Dpas
 from .printf import Printer
-from .scatter import ScatterLowering
+from .scatter import Scatter
 from .core import I32, I64, LLVMLowering, MemRef, NdMemRef, components, literal, llvm_type
 
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (module docstring: the index-width rule)
 
 
-class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, AtomicLowering, ScatterLowering,
-                    LLVMLowering):
-    """The lowering of a GPU target; `definitions` are its builtin ABI's (codegen/backends.py chooses both)."""
+class XeGPULowering(TransposedLoadLowering, ElementLowering, LLVMLowering):
+    """The lowering of a GPU target; `definitions` are its builtin ABI's (codegen/backends.py chooses both). A
+    subclass composes other pieces by naming their classes (`lanes_class`, `dpas_class`)."""
+
+    lanes_class = Lanes
+    dpas_class = Dpas
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target)
         self.definitions = definitions
-        self.dpas_results = {}  # DpasLowering
+        self.dpas = self.dpas_class(self.context, definitions, self.opencl)
         self.printer = Printer(self.context)
-        self.lanes = func.lanes
+        self.atomics = Atomics(self.context, self.combine)
+        self.scatter = Scatter(self.context, self.atomics)
+        self.context.lanes = self.lanes_class(self.context)
         self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
         self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
         arrays = [op.operands[0] for op in walk(func.body) if isinstance(op, G.CreateNdDescOp)]
@@ -78,85 +86,22 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
         self.coord_type = ir.VectorType(I64, 3 if self.chosen_at_run_time else 2)
 
+    @property
+    def lanes(self) -> Lanes:
+        return self.context.lanes
+
     def lane_scalars(self) -> bool:
         return self.target.lane_scalars
 
     def value_type(self, t) -> ir.Type:
         if isinstance(t, GS.ScatterDescType):
-            return self.scatter_desc_type(t)
+            return self.scatter.desc_type(t)
         return self.coord_type if isinstance(t, G.TensorDescType) else llvm_type(t)
 
     # ---- helpers -------------------------------------------------------------------------------------
     def combine(self, name: str, dtype, x: ir.Value, y: ir.Value) -> ir.Value:
         """The element-wise op `name` (a row of ir/elementwise.BINARY) on LLVM values of `dtype`."""
         return self.elementwise(BINARY[name].llvm, dtype, x, y)
-
-    def lane_id(self) -> ir.Value:
-        return self.context.builtin("SubgroupLocalInvocationId")
-
-    def shuffle(self, value: ir.Value, lane: ir.Value) -> ir.Value:
-        """`value` as lane `lane` holds it. The emitter knows one overload of the shuffle, on i32 (as the
-        builtins module declares it), so every component travels as one or two i32."""
-        if isinstance(value.type, ir.VectorType):
-            return self.assemble([self.shuffle(e, lane) for e in self.elements(value)])
-        b = self.builder
-        ty = value.type
-        bits = {ir.HalfType: 16, ir.FloatType: 32}.get(type(ty)) or ty.width
-        raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
-        if bits == 64:
-            low = self.context.call(SHUFFLE, I32, b.trunc(raw, I32), lane)
-            high = self.context.call(SHUFFLE, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
-            moved = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
-        elif bits < 32:
-            moved = b.trunc(self.context.call(SHUFFLE, I32, b.zext(raw, I32), lane), ir.IntType(bits))
-        else:
-            moved = self.context.call(SHUFFLE, I32, raw, lane)
-        return b.bitcast(moved, ty) if moved.type != ty else moved
-
-    def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
-        return [self.component(v, i) for i in range(self.count(v))]
-
-    def component(self, v: ir.Value | PrivateBlock, i: int) -> ir.Value:
-        """Component `i` of a lane value, read alone (a regrouping reads only the components it keeps)."""
-        b = self.builder
-        if isinstance(v, PrivateBlock):
-            return b.load(v.slot(b, i))
-        if isinstance(v.type, ir.VectorType):
-            return b.extract_element(v, ir.Constant(I32, i))
-        return v
-
-    @staticmethod
-    def count(v: ir.Value | PrivateBlock) -> int:
-        if isinstance(v, PrivateBlock):
-            return v.count
-        return components(v.type)
-
-    def assemble(self, items: list[ir.Value], into: PrivateBlock | None = None) -> ir.Value | PrivateBlock:
-        """One lane value of `items`: a vector, or a PrivateBlock (`into`, or a new one) beyond a vector's size."""
-        if len(items) > MAX_VECTOR_COMPONENTS or into is not None:
-            block = into or PrivateBlock(self.private(ir.ArrayType(items[0].type, len(items))))
-            for i, item in enumerate(items):
-                self.builder.store(item, block.slot(self.builder, i))
-            return block
-        if len(items) == 1:
-            return items[0]
-        result = ir.Constant(ir.VectorType(items[0].type, len(items)), ir.Undefined)
-        for i, item in enumerate(items):
-            result = self.builder.insert_element(result, item, ir.Constant(I32, i))
-        return result
-
-    def private(self, ty: ir.Type) -> ir.Value:
-        """A new variable of type `ty` in private memory; in the entry block, as SPIR-V wants."""
-        with self.builder.goto_entry_block():
-            return self.builder.alloca(ty)
-
-    def reinterpret(self, value: ir.Value | PrivateBlock, ty: ir.Type) -> ir.Value | PrivateBlock:
-        """`value`'s bits as `ty` (a vector type; a PrivateBlock stays in private memory)."""
-        if isinstance(value, PrivateBlock):  # next to the variable, which dominates every use
-            with self.builder.goto_entry_block():
-                pointer = self.builder.bitcast(value.pointer, ir.ArrayType(ty.element, ty.count).as_pointer())
-            return PrivateBlock(pointer)
-        return self.builder.bitcast(value, ty)
 
     # ---- descriptors ---------------------------------------------------------------------------------
     def lower_MemRefTransposeOp(self, op):
@@ -191,7 +136,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
     def coord(self, x: ir.Value, y: ir.Value, array: int = 0) -> ir.Value:
         """A descriptor: <x, y>, and the index of its array when a tile may come from several (chosen at run
         time); an offset update adds a descriptor whose index is 0."""
-        return self.assemble([x, y] + ([ir.Constant(I64, array)] if self.chosen_at_run_time else []))
+        return self.lanes.assemble([x, y] + ([ir.Constant(I64, array)] if self.chosen_at_run_time else []))
 
     def offset(self, tdesc, axis: int) -> ir.Value:
         """Coordinate `axis` (0: x, the column; 1: y, the row) of the descriptor, i64."""
@@ -228,7 +173,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
 
     def xy(self, tdesc) -> ir.Value:
         """The <x, y> the block builtins take."""
-        return self.assemble([self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)])
+        return self.lanes.assemble([self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)])
 
     def in_slm(self, tdesc) -> bool:
         kinds = {isinstance(array.type, SlmMemRefType) for array in self.bases[tdesc]}
@@ -286,9 +231,9 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
             return None
         groups = layout.column_groups
         width = cols // groups
-        narrow = kind is X.BlockLoad and dtype.bits == 32 and width < self.lanes and \
-            layout.grid == (self.lanes // width, width, 1)
-        if layout.grid[:2] != (1, self.lanes) and not narrow:
+        narrow = kind is X.BlockLoad and dtype.bits == 32 and width < self.lanes.size and \
+            layout.grid == (self.lanes.size // width, width, 1)
+        if layout.grid[:2] != (1, self.lanes.size) and not narrow:
             return None
         if kind is X.BlockStore:
             keys = [X.BlockStore(dtype.bits, rows, cols)] if groups == 1 else []
@@ -353,7 +298,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
             with otherwise:
                 one_by_one = elements()
                 if isinstance(by_block, PrivateBlock):  # both write one variable: no phi of pointers
-                    self.assemble(self.elements(one_by_one), into=by_block)
+                    self.lanes.assemble(self.lanes.elements(one_by_one), into=by_block)
                 elements_end = b.block
         if by_block is None:
             return None
@@ -365,11 +310,13 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         return merged
 
     def lower_SimtConstantMaskOp(self, op):
-        return self.assemble([self.in_block(row, col, op.sizes) for row, col in self.positions(op.layout)])
+        return self.lanes.assemble([in_block(self.builder, row, col, op.sizes)
+                                    for row, col in self.lanes.positions(op.layout)])
 
     def lower_SimtIotaOp(self, op):
         b, offset = self.builder, self.values[op.operands[0]]  # index: i64
-        return self.assemble([b.trunc(b.add(position[op.dim], offset), I32) for position in self.positions(op.layout)])
+        return self.lanes.assemble([b.trunc(b.add(position[op.dim], offset), I32)
+                                    for position in self.lanes.positions(op.layout)])
 
     def lower_SimtPrintOp(self, op):
         """Each component in the valid part of the block (not its padding), at its index in the whole vector; in a
@@ -378,14 +325,32 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         values = self.context.operands(op)
         origin = values[op.count:]
         vector = values[op.vector]
-        lane_zero = b.icmp_unsigned("==", self.lane_id(), ir.Constant(I32, 0))
-        for k, position in enumerate(self.positions(op.layout)):
+        lane_zero = b.icmp_unsigned("==", self.lanes.lane_id(), ir.Constant(I32, 0))
+        for k, position in enumerate(self.lanes.positions(op.layout)):
             index = [b.add(p, o) for p, o in zip(position, origin)]
             show = b.and_(*(b.icmp_signed("<", p, ir.Constant(I64, n)) for p, n in zip(position, op.valid)))
             with b.if_then(b.and_(show, lane_zero) if op.layout.replicated else show):
                 element = b.extract_element(vector, ir.Constant(I32, k)) if op.layout.per_lane > 1 else vector
                 printed = [element if i == op.vector else v for i, v in enumerate(values[:op.count])]
                 self.printer.call_printf(op, printed, index)
+
+    def lower_CreateDescOp(self, op):
+        return self.scatter.create(op)
+
+    def lower_UpdateOffsetOp(self, op):
+        return self.scatter.update(op)
+
+    def lower_LoadGatherXOp(self, op):
+        return self.scatter.load(op)
+
+    def lower_StoreScatterXOp(self, op):
+        return self.scatter.store(op)
+
+    def lower_ScatterAtomicRMWOp(self, op):
+        return self.scatter.atomic(op)
+
+    def lower_SimtDpasOp(self, op):
+        return self.dpas.lower(op)
 
     def lower_DevicePrintOp(self, op):
         self.printer.lower(op)
@@ -395,8 +360,8 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
 
     def lower_SimtAtomicRMWOp(self, op):
         tdesc = op.operands[1]
-        return self.atomic_elements(op, (self.element(tdesc, row, col, op.valid) for row, col in
-                                         self.positions(op.layout)))
+        return self.atomics.atomic_elements(op, (self.element(tdesc, row, col, op.valid) for row, col in
+                                         self.lanes.positions(op.layout)))
 
     # ---- memory ----------------------------------------------------------------------------------------
     def lower_SimtLoadNdOp(self, op):
@@ -414,9 +379,9 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         of a run's grid, codegen/cpu/pieces.py)."""
         tdesc = op.operands[0]
         result_type = llvm_type(op.result.type)
-        words = self.block_read(key, tdesc, None if xy is None else self.assemble(list(xy)), components(result_type),
-                                cache=op.cache)
-        value = self.reinterpret(words, result_type)
+        words = self.block_read(key, tdesc, None if xy is None else self.lanes.assemble(list(xy)),
+                                components(result_type), cache=op.cache)
+        value = self.lanes.reinterpret(words, result_type)
         return value if hardware_padding(op) else self.padded(value, op, tdesc, xy)
 
     def block_read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1,
@@ -425,7 +390,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         is read, or which is kept as a PrivateBlock when larger than a vector, in its words or in the `elements`
         the lane holds (16 words of a 16-bit VNNI load are 32 elements)."""
         data_type = X.describe(self.target, key).data_type
-        dst = self.private(data_type)
+        dst = self.lanes.private(data_type)
         self.block_call(key, tdesc, dst, xy=xy, cache=cache)
         return self.lane_words(dst, data_type, elements)
 
@@ -433,12 +398,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         """A lane's data of a block load, from the private array `dst` the load wrote (block_read)."""
         if max(data_type.count, elements) > MAX_VECTOR_COMPONENTS:
             return PrivateBlock(dst)
-        return self.lane_vector(dst, data_type)
-
-    def lane_vector(self, dst: ir.Value, data_type: ir.ArrayType) -> ir.Value:
-        """The private array `dst` of a vector's size as that vector (a scalar for one word), in one load."""
-        lane_type = data_type.element if data_type.count == 1 else ir.VectorType(data_type.element, data_type.count)
-        return self.builder.load(self.builder.bitcast(dst, lane_type.as_pointer()))
+        return self.lanes.lane_vector(dst, data_type)
 
     def padded(self, value: ir.Value | PrivateBlock, op, tdesc, xy: tuple | None = None) -> ir.Value | PrivateBlock:
         """Elements outside the surface read as `padding` instead of the hardware's 0. The coordinates are the
@@ -451,12 +411,12 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, op.result.type.dtype))
         zero = ir.Constant(I32, 0)
         items = []
-        for (r, c), item in zip(self.positions(op.layout), self.elements(value)):
+        for (r, c), item in zip(self.lanes.positions(op.layout), self.lanes.elements(value)):
             row, col = b.add(y, b.trunc(r, I32)), b.add(x, b.trunc(c, I32))
             inside = b.and_(b.and_(b.icmp_signed(">=", row, zero), b.icmp_signed("<", row, height)),
                             b.and_(b.icmp_signed(">=", col, zero), b.icmp_signed("<", col, columns)))
             items.append(b.select(inside, item, pad))
-        return self.assemble(items, into=value if isinstance(value, PrivateBlock) else None)
+        return self.lanes.assemble(items, into=value if isinstance(value, PrivateBlock) else None)
 
     def lower_SimtStoreNdOp(self, op):
         value, tdesc = op.operands
@@ -471,7 +431,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         value, tdesc = op.operands
         raw_type = X.describe(self.target, key).signature.args[-1]
         data = self.values[value] if data is None else data
-        message_xy = None if xy is None else self.assemble(list(xy))
+        message_xy = None if xy is None else self.lanes.assemble(list(xy))
         self.block_call(key, tdesc, self.builder.bitcast(data, raw_type), xy=message_xy, cache=op.cache)
 
     def lower_PrefetchNdOp(self, op):
@@ -490,20 +450,21 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
     # ---- moving and reducing data ------------------------------------------------------------------------
     def lower_ShuffleOp(self, op):
         first, second = (self.values[v] for v in op.operands)
-        n = self.count(first)
+        n = self.lanes.count(first)
         mask = list(op.mask)
         if isinstance(first, PrivateBlock) and len(mask) > 1 and \
                 mask == list(range(mask[0], mask[0] + len(mask))) and mask[-1] < n:
             if len(mask) <= MAX_VECTOR_COMPONENTS:
-                return self.read_run(first, mask[0], len(mask))
+                return self.lanes.read_run(first, mask[0], len(mask))
             with self.builder.goto_entry_block():  # beside the variable, as `reinterpret` wants it
                 return first.part(self.builder, mask[0], len(mask))
-        return self.assemble([self.component(first, i) if i < n else self.component(second, i - n) for i in mask])
+        lanes = self.lanes
+        return lanes.assemble([lanes.component(first, i) if i < n else lanes.component(second, i - n) for i in mask])
 
     def lower_LaneReduceOp(self, op):
         dtype = op.operands[0].type.dtype
         name = REDUCE_KINDS[op.kind][dtype.kind].combine
-        data = np.array(self.elements(self.values[op.operands[0]]), dtype=object).reshape(op.shape)
+        data = np.array(self.lanes.elements(self.values[op.operands[0]]), dtype=object).reshape(op.shape)
         kept = [d for d in range(len(op.shape)) if d not in op.dims]
         groups = np.moveaxis(data, kept, list(range(len(kept)))).reshape(int(np.prod([op.shape[d] for d in kept])), -1)
         results = []
@@ -512,7 +473,7 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
             for item in group[1:]:
                 value = self.combine(name, dtype, value, item)
             results.append(value)
-        return self.assemble(results)
+        return self.lanes.assemble(results)
 
     def lower_SubgroupReduceOp(self, op):
         """Butterfly over the lanes of a cluster: after log2(size) exchanges every lane holds the result."""
@@ -521,8 +482,8 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         value = self.values[op.operands[0]]
         distance = op.cluster_size // 2
         while distance:
-            lane = self.builder.xor(self.lane_id(), ir.Constant(I32, distance * op.cluster_stride))
-            value = self.combine(name, dtype, value, self.shuffle(value, lane))
+            lane = self.builder.xor(self.lanes.lane_id(), ir.Constant(I32, distance * op.cluster_stride))
+            value = self.combine(name, dtype, value, self.lanes.shuffle(value, lane))
             distance //= 2
         return value
 
@@ -530,20 +491,20 @@ class XeGPULowering(TransposedLoadLowering, DpasLowering, ElementLowering, Atomi
         """Result component c: for each source component t some lane reads, shuffle it from the lane the table
         names and keep it where this lane wanted t."""
         bld = self.builder
-        pool = [e for v in op.operands for e in self.elements(self.values[v])]
-        lane = self.lane_id()
+        pool = [e for v in op.operands for e in self.lanes.elements(self.values[v])]
+        lane = self.lanes.lane_id()
         results = []
         for lanes_row, components_row in zip(op.source_lanes, op.components):
-            own = (lanes_row == np.arange(self.lanes)).all()  # only the component differs between lanes
+            own = (lanes_row == np.arange(self.lanes.size)).all()  # only the component differs between lanes
             source_lane = bld.extract_element(self.table(lanes_row), lane)
             wanted = bld.extract_element(self.table(components_row), lane)
             result = None
             for t in sorted(set(components_row.tolist())):
-                moved = pool[t] if own else self.shuffle(pool[t], source_lane)
+                moved = pool[t] if own else self.lanes.shuffle(pool[t], source_lane)
                 result = moved if result is None else bld.select(
                     bld.icmp_signed("==", wanted, ir.Constant(I32, t)), moved, result)
             results.append(result)
-        return self.assemble(results)
+        return self.lanes.assemble(results)
 
     def table(self, row) -> ir.Constant:
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])

@@ -6,7 +6,8 @@ An offset k addresses element k of the array in row-major order over its sizes (
 strides from the memref, so pitched and column-major arrays work too; a dense row-major array skips the division);
 an array argument of rank 1 or above 2 (a flattened table) is addressed the same way. It accesses memory only
 when 0 <= k < the array's size, its mask bit is set and it lies in the block's `valid` part. Loads read a clamped
-address and select the padding outside.
+address and select the padding outside. `Scatter` works on the lowering's context (codegen/llvm/context.py); the
+XeGPU lowering (codegen/llvm/lowering.py) holds one and dispatches the ops to it.
 """
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from llvmlite import ir
 from ...ir import xegpu_scatter_ops as GS
 from ...ir.analysis import sources
 from ...ir.simt_ops import LaneLayout
-from .core import I64, MemRef, NdMemRef, from_storage, literal, llvm_type, to_storage
+from .atomics import Atomics, guarded
+from .context import LoweringContext
+from .core import I64, MemRef, NdMemRef, clamp, from_storage, literal, llvm_type, to_storage, within
+from .lanes import in_block
 from ...ir.types import ScalarType
 
 
@@ -28,59 +32,66 @@ def extents(m: MemRef | NdMemRef) -> tuple[tuple[ir.Value, ...], tuple[ir.Value,
     return m.sizes, m.strides
 
 
-class ScatterLowering:
-    """Mixed into XeGPULowering (which gives builder, values, elements, assemble, positions, within, clamp,
-    guarded, atomic, shuffle, lane_id)."""
+class Scatter:
+    """The scattered-descriptor ops on `context`, their atomics through `atomics` (codegen/llvm/atomics.py)."""
 
-    def scatter_sources(self) -> dict:
-        if not hasattr(self, "_scatter_bases"):
-            self._scatter_bases = sources(self.func, GS.CreateDescOp, GS.UpdateOffsetOp)
-        return self._scatter_bases
+    def __init__(self, context: LoweringContext, atomics: Atomics):
+        self.context = context
+        self.atomics = atomics
 
-    def scatter_desc_type(self, t: GS.ScatterDescType) -> ir.Type:
-        per_lane = LaneLayout(tuple(t.shape), self.lanes, t.layout.lane_layout, t.layout.lane_data).per_lane
+    @functools.cached_property
+    def bases(self) -> dict:
+        """The arrays each scattered descriptor may come from (ir/analysis.sources)."""
+        return sources(self.context.func, GS.CreateDescOp, GS.UpdateOffsetOp)
+
+    def desc_type(self, t: GS.ScatterDescType) -> ir.Type:
+        """A lane's descriptor: the offsets of its elements."""
+        lanes = self.context.lanes.size
+        per_lane = LaneLayout(tuple(t.shape), lanes, t.layout.lane_layout, t.layout.lane_data).per_lane
         return I64 if per_lane == 1 else ir.VectorType(I64, per_lane)
 
-    def scatter_memref(self, tdesc) -> MemRef:
-        arrays = self.scatter_sources()[tdesc]
+    def memref(self, tdesc) -> MemRef:
+        arrays = self.bases[tdesc]
         if len(arrays) != 1:
             raise NotImplementedError("a #scatter tile that may come from several arrays")
-        return self.values[next(iter(arrays))]
+        return self.context.values[next(iter(arrays))]
 
     def widened(self, v) -> list[ir.Value]:
         """A per-lane integer vector's elements as i64 (sign- or zero-extended by its dtype)."""
-        b = self.builder
+        b = self.context.builder
         extend = b.zext if v.type.dtype.kind == "u" else b.sext
-        return [e if e.type == I64 else extend(e, I64) for e in self.elements(self.values[v])]
+        return [e if e.type == I64 else extend(e, I64) for e in self.context.lanes.elements(self.context.values[v])]
 
-    def lower_CreateDescOp(self, op):
-        return self.assemble(self.widened(op.operands[1]))
+    def create(self, op):
+        """xegpu.create_tdesc: the offsets, as i64."""
+        return self.context.lanes.assemble(self.widened(op.operands[1]))
 
-    def lower_UpdateOffsetOp(self, op):
-        b = self.builder
-        offsets = self.elements(self.values[op.operands[0]])
-        return self.assemble([b.add(k, d) for k, d in zip(offsets, self.widened(op.operands[1]))])
+    def update(self, op):
+        """xegpu.update_offset: the offsets moved."""
+        b, lanes = self.context.builder, self.context.lanes
+        offsets = lanes.elements(self.context.values[op.operands[0]])
+        return lanes.assemble([b.add(k, d) for k, d in zip(offsets, self.widened(op.operands[1]))])
 
-    def scatter_places(self, op) -> list[tuple[ir.Value, ir.Value]]:
+    def places(self, op) -> list[tuple[ir.Value, ir.Value]]:
         """(address, accesses memory) of each of this lane's elements of the access `op`."""
-        b = self.builder
+        b, lanes, values = self.context.builder, self.context.lanes, self.context.values
         tdesc = op.operands[1] if isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp)) else op.operands[0]
-        m = self.scatter_memref(tdesc)
+        m = self.memref(tdesc)
         sizes, strides = extents(m)
         size = functools.reduce(b.mul, sizes)
         dense = functools.reduce(b.and_, [b.icmp_signed("==", stride, dense_stride)
                                           for stride, dense_stride in zip(strides, self.dense_strides(sizes))])
-        masks = self.elements(self.values[op.mask[0]]) if op.mask else None
-        positions = self.positions(op.layout) if op.valid is not None else None
+        masks = lanes.elements(values[op.mask[0]]) if op.mask else None
+        positions = lanes.positions(op.layout) if op.valid is not None else None
         places = []
-        for i, k in enumerate(self.elements(self.values[tdesc])):
-            inside = self.within(k, size)
+        for i, k in enumerate(lanes.elements(values[tdesc])):
+            inside = within(b, k, size)
             if masks is not None:
                 inside = b.and_(inside, masks[i])
             if positions is not None:
-                inside = b.and_(inside, self.in_block(*positions[i], op.valid))
-            k = self.clamp(k, size)
-            places.append((b.gep(m.pointer, [self.guarded(b.not_(dense), lambda: self.strided(sizes, strides, k), k)],
+                inside = b.and_(inside, in_block(b, *positions[i], op.valid))
+            k = clamp(b, k, size)
+            places.append((b.gep(m.pointer, [guarded(b, b.not_(dense), lambda: self.strided(sizes, strides, k), k)],
                                  inbounds=True), inside))
         return places
 
@@ -88,32 +99,36 @@ class ScatterLowering:
         """The strides of a dense row-major array of these sizes."""
         strides = [ir.Constant(I64, 1)]
         for n in reversed(sizes[1:]):
-            strides.insert(0, self.builder.mul(strides[0], n))
+            strides.insert(0, self.context.builder.mul(strides[0], n))
         return strides
 
     def strided(self, sizes, strides, k: ir.Value) -> ir.Value:
         """The memory offset of element k (row-major over the array's sizes) of a pitched, transposed or
         column-major array (a dense row-major one: k itself, with no division)."""
-        b = self.builder
+        b = self.context.builder
         offset = ir.Constant(I64, 0)
         for n, stride in zip(reversed(sizes[1:]), reversed(strides[1:])):
             offset = b.add(offset, b.mul(b.srem(k, n), stride))
             k = b.sdiv(k, n)
         return b.add(offset, b.mul(k, strides[0]))
 
-    def lower_LoadGatherXOp(self, op):
-        b = self.builder
+    def load(self, op):
+        """xegpu.load (gather): each element, or the padding where it accesses no memory."""
+        b = self.context.builder
         dtype = op.result.type.dtype
         pad = ir.Constant(llvm_type(ScalarType(dtype)), literal(op.padding, dtype))
-        return self.assemble([b.select(inside, from_storage(b, b.load(address), dtype), pad)
-                              for address, inside in self.scatter_places(op)])
+        return self.context.lanes.assemble([b.select(inside, from_storage(b, b.load(address), dtype), pad)
+                                            for address, inside in self.places(op)])
 
-    def lower_StoreScatterXOp(self, op):
-        b = self.builder
+    def store(self, op) -> None:
+        """xegpu.store (scatter): each element where it accesses memory."""
+        b = self.context.builder
         dtype = op.operands[0].type.dtype
-        for (address, inside), item in zip(self.scatter_places(op), self.elements(self.values[op.operands[0]])):
+        items = self.context.lanes.elements(self.context.values[op.operands[0]])
+        for (address, inside), item in zip(self.places(op), items):
             with b.if_then(inside):
                 b.store(to_storage(b, item, dtype), address)
 
-    def lower_ScatterAtomicRMWOp(self, op):
-        return self.atomic_elements(op, self.scatter_places(op))
+    def atomic(self, op):
+        """xegpu.atomic_rmw on a scattered descriptor."""
+        return self.atomics.atomic_elements(op, self.places(op))

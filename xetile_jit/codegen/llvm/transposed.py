@@ -22,7 +22,7 @@ from ...ir import simt_ops as S
 from ..xe import builtins as X
 from .core import I32, I64, components, llvm_type
 from ...target.targets import MAX_VECTOR_COMPONENTS
-from .elements import PrivateBlock
+from .lanes import PrivateBlock
 
 
 def hardware_padding(op) -> bool:
@@ -36,13 +36,13 @@ def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
 
 
 class TransposedLoadLowering:
-    """Mixed into XeGPULowering (which gives builder, target, lanes, block_coord, block_read, block_call,
-    block_surface, xe_surface, x_aligned, surface, the lane value helpers)."""
+    """Mixed into XeGPULowering (which gives builder, target, block_coord, block_read, block_call, block_surface,
+    xe_surface, x_aligned, surface, and `lanes`, the lane values, codegen/llvm/lanes.py)."""
 
     def transposed_message(self, op):
         """The lowering of the transposed load `op` by d32 transposed messages (paired_transpose_load or
         dword_transpose_load), None where its block takes none."""
-        if not (hardware_padding(op) and op.layout.grid == (1, self.lanes, 1)
+        if not (hardware_padding(op) and op.layout.grid == (1, self.lanes.size, 1)
                 and self.block_surface(op.operands[0])):
             return None
         if self.pairs_transpose(op):
@@ -65,14 +65,14 @@ class TransposedLoadLowering:
         narrower data)."""
         rows, cols = op.layout.block
         bits = op.operands[0].type.dtype.bits
-        return (bits in (8, 16, 32) and rows * bits % 32 == 0 and cols == self.lanes
+        return (bits in (8, 16, 32) and rows * bits % 32 == 0 and cols == self.lanes.size
                 and X.provides(self.target, self.dword_transpose_key(rows * bits // 32)))
 
     def dword_transpose_key(self, dwords: int) -> X.BlockLoad:
         """The d32 transposed message of a lane's `dwords`: 16 memory rows by as many dwords as the target's widest
         transposed message holds and divide `dwords`."""
         widest = self.target.block_io.max_transpose_width_bytes // 4
-        return X.BlockLoad(32, self.lanes, gcd(dwords, widest), transpose=True)
+        return X.BlockLoad(32, self.lanes.size, gcd(dwords, widest), transpose=True)
 
     def dword_transpose_load(self, op) -> ir.Value | PrivateBlock:
         """The lane's dwords in chunks of a message each (dword_transpose_key): chunk j is the message at memory
@@ -84,17 +84,17 @@ class TransposedLoadLowering:
         dwords = op.layout.block[0] * tdesc.type.dtype.bits // 32
         key = self.dword_transpose_key(dwords)
         x, y = self.dword_coordinates(tdesc)
-        chunks = [self.assemble([b.add(x, ir.Constant(I32, j * key.cols)), y]) for j in range(dwords // key.cols)]
+        chunks = [self.lanes.assemble([b.add(x, ir.Constant(I32, j * key.cols)), y]) for j in range(dwords // key.cols)]
         result_type = llvm_type(op.result.type)
         if components(result_type) > MAX_VECTOR_COMPONENTS:
-            block = PrivateBlock(self.private(ir.ArrayType(I32, dwords)))
+            block = PrivateBlock(self.lanes.private(ir.ArrayType(I32, dwords)))
             data_type = X.describe(self.target, key).data_type.as_pointer()
             for j, xy in enumerate(chunks):
                 self.block_call(key, tdesc, b.bitcast(block.slot(b, j * key.cols), data_type), xy=xy, cache=op.cache)
-            return self.reinterpret(block, result_type)
-        items = [item for xy in chunks for item in self.elements(self.block_read(key, tdesc, xy, key.cols,
+            return self.lanes.reinterpret(block, result_type)
+        items = [item for xy in chunks for item in self.lanes.elements(self.block_read(key, tdesc, xy, key.cols,
                                                                                  cache=op.cache))]
-        return self.reinterpret(self.assemble(items), result_type)
+        return self.lanes.reinterpret(self.lanes.assemble(items), result_type)
 
     def dword_coordinates(self, tdesc) -> tuple[ir.Value, ir.Value]:
         """The block's (x, y) with x in dwords: its column over the elements a dword holds, shifted (x is a
@@ -125,13 +125,13 @@ class TransposedLoadLowering:
         tdesc = op.operands[0]
         b = self.builder
         key = paired_transpose(op.layout)
-        words = self.assemble(list(self.dword_coordinates(tdesc)))
+        words = self.lanes.assemble(list(self.dword_coordinates(tdesc)))
         desc = X.describe(self.target, key)
         if desc.row_groups == 1:
-            return self.reinterpret(self.block_read(key, tdesc, words, cache=op.cache), llvm_type(op.result.type))
-        message, value = (PrivateBlock(self.private(desc.data_type)) for _ in range(2))
+            return self.lanes.reinterpret(self.block_read(key, tdesc, words, cache=op.cache), llvm_type(op.result.type))
+        message, value = (PrivateBlock(self.lanes.private(desc.data_type)) for _ in range(2))
         self.block_call(key, tdesc, message.pointer, xy=words, cache=op.cache)
         order = [column * desc.row_groups + group for group in range(desc.row_groups) for column in range(desc.cols)]
-        value_words = self.assemble([b.load(message.slot(b, word)) for word in order])
+        value_words = self.lanes.assemble([b.load(message.slot(b, word)) for word in order])
         b.store(value_words, b.bitcast(value.pointer, value_words.type.as_pointer()))
-        return self.reinterpret(value, llvm_type(op.result.type))
+        return self.lanes.reinterpret(value, llvm_type(op.result.type))
