@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from . import gen, levels, rows, run
@@ -43,8 +44,20 @@ def check(batch_: gen.Batch, seed: int, directory: Path, on: tuple[str, ...]) ->
     if not problems:
         return {"cases": len(batch_.cases), "failing": 0}
     small, small_problems = run.minimized(batch_, problems, directory, on)
+    if small is batch_ and len(batch_.cases) > 1:   # the problems name no case: the first failing alone
+        small, small_problems = first_failing_case(batch_, directory, on) or (small, small_problems)
     return {"cases": len(batch_.cases), "failing": len(small.cases), "problems": small_problems,
             "script": str(write_reproducer(small, small_problems, seed, directory))}
+
+
+def first_failing_case(batch_: gen.Batch, directory: Path, on: tuple[str, ...]):
+    """(the batch cut down to its first case that fails alone, its problems), or None."""
+    for index, case in enumerate(batch_.cases):
+        alone = replace(batch_, name=f"{batch_.name}_case{index}", cases=[case])
+        problems = run.run_batch(alone, directory, on)
+        if problems:
+            return alone, problems
+    return None
 
 
 def main(argv: list[str]) -> None:
