@@ -264,8 +264,9 @@ class Gen:
     def load(self, array: str, extent, shape, *, pad: str = "", layout: bool = True, lead=()) -> str:
         lay = self.layout(shape, self.dtype_of(array)) if layout else ""
         name = self.fresh("v")
-        self.case.lines.append(f"{name} = xetile.load_tile(xetile.init_tile({array}, {self.place(extent, shape, lead)}, "
-                               f"{list(shape)}{lay}){pad})")
+        offsets = self.place(extent, shape, lead)
+        self.case.lines.append(f"{name} = xetile.load_tile(xetile.init_tile({array}, {offsets}, {list(shape)}{lay})"
+                               f"{pad})")
         return name
 
     def store(self, dtype: str, shape, value: str, tol=(0.0, False), stem: str = "out", lead=(), step=1) -> None:
@@ -517,8 +518,8 @@ class Gen:
             self.case.tols[table] = (0.0, False)
             return
         akind = self.pick([k for k in ATOMIC_KINDS if kind(dtype) in ATOMIC_KINDS[k]])
-        self.store(dtype, tshape, f"xetile.atomic_rmw_tile({akind!r}, {value}, {t}{', mask=' + mask[2:] if mask else ''})",
-                   stem="old")
+        masked = f", mask={mask[2:]}" if mask else ""
+        self.store(dtype, tshape, f"xetile.atomic_rmw_tile({akind!r}, {value}, {t}{masked})", stem="old")
 
     def perm(self, rows: int) -> str:
         """An int32 [rows, 1] array holding a permutation of 0..rows-1 (the generator's own draw)."""
