@@ -120,6 +120,7 @@ class Permutation:
 @dataclass
 class Case:
     kind: str
+    position: int = 0   # in its batch
     args: list = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     tols: dict = field(default_factory=dict)   # output array name -> (device tolerance, interpreters reorder)
@@ -287,7 +288,7 @@ class Gen:
 
     # ---- cases --------------------------------------------------------------------------------------
     def make(self, index: int, kind_: str) -> Case:
-        self.case = Case(kind_)
+        self.case = Case(kind_, index)
         self.prefix = f"c{index}_"
         getattr(self, kind_)()
         return self.case

@@ -95,10 +95,12 @@ def check_batches(kind: str, indices: list[int], tmp_path, record_property) -> N
         lines = []
         for o in failures:
             lines += [f"reproducer {o['script']}:", *o["problems"][:10]]
+            if kind == "gen":
+                lines += [f"replay: cd tests && python -m fuzz.replay {SEED} {o['done'] * worker.PER_BATCH + p}"
+                          for p in o.get("positions", range(o["cases"]))[:3]]
         first = failures[0]["script"]
-        replay = "" if kind == "rows" else f" (one case: cd tests && python -m fuzz.replay {SEED} INDEX)"
-        pytest.fail(f"XETILE_FUZZ_SEED={SEED}{replay}\n" + "\n".join(lines) +
-                    f"\n\n---- {first} ----\n{open(first).read()}", pytrace=False)
+        pytest.fail(f"XETILE_FUZZ_SEED={SEED}\n" + "\n".join(lines) + f"\n\n---- {first} ----\n{open(first).read()}",
+                    pytrace=False)
 
 
 def test_the_comparison_sees_one_ulp_where_exact_and_allows_the_tolerance():
@@ -143,7 +145,8 @@ def test_a_batch_whose_process_dies_fails_with_its_reproducer_and_the_next_batch
     monkeypatch.setattr(sys.modules[__name__], "run_worker", dies_on_batch_1)
     properties = []
     with pytest.raises(pytest.fail.Exception, match=r"(?s)XETILE_FUZZ_SEED=.*reproduce_fuzz_\d+_1\.py:\n"
-                                                    r"\[crash\] the process running the batch died \(exit code -11"):
+                                                    r"\[crash\] the process running the batch died \(exit code -11.*\n"
+                                                    rf"replay: cd tests && python -m fuzz\.replay {SEED} 16\n"):
         check_batches("gen", [0, 1, 2], tmp_path, lambda name, value: properties.append(value))
     assert calls == [[0, 1, 2], [2]]
     assert (properties[0]["cases"], properties[0]["failing_cases"]) == (3 * worker.PER_BATCH, worker.PER_BATCH)

@@ -47,6 +47,7 @@ def check(batch_: gen.Batch, seed: int, directory: Path, on: tuple[str, ...]) ->
     if small is batch_ and len(batch_.cases) > 1:   # the problems name no case: the first failing alone
         small, small_problems = first_failing_case(batch_, directory, on) or (small, small_problems)
     return {"cases": len(batch_.cases), "failing": len(small.cases), "problems": small_problems,
+            "positions": [case.position for case in small.cases],
             "script": str(write_reproducer(small, small_problems, seed, directory))}
 
 
