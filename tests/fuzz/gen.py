@@ -206,6 +206,10 @@ class Gen:
             return self.pick([2**31 - 1, 2**31 - size, -2**31, 2**32 - size, 2**32 + 1])
         return int(self.pick([-1, 1]) * self.rng.integers(size + 1, 200))
 
+    def store_offset(self, extent: int, size: int) -> int:
+        """Where an output tile starts: mostly where it writes all or part of its block (what the case checks)."""
+        return int(self.rng.integers(-size + 1, extent)) if self.chance(0.6) else self.offset(extent, size)
+
     def array(self, stem: str, shape, dtype: str, fill: str = "small", col_major: bool | None = None, lead=(),
               step: int = 1) -> str:
         name = self.fresh(stem)
@@ -230,7 +234,8 @@ class Gen:
         """Offsets along leading dims: mostly a slice inside, sometimes one just outside (a tile there reads padding
         and writes nothing)."""
         huge = [2**31 - 1, -2**31, 2**32 + 1] if "huge_leading_offsets" in FAMILIES else []
-        return [self.index(int(self.pick([*range(n), *range(n), -1, n, *huge]))) for n in lead]
+        return [self.index(int(self.rng.integers(n) if self.chance(0.8) else self.pick([-1, n, *huge])))
+                for n in lead]
 
     def layout(self, shape, dtype: str) -> str:
         """`, layout=...` with a random legal layout of the batch's subgroup count, or nothing."""
@@ -281,7 +286,8 @@ class Gen:
             extent = (self.extent(shape[0]) * gm, self.extent(shape[1]) * gn)
             shift = [f" + pid0 * {shape[0]}", f" + pid1 * {shape[1]}"]
         out = self.array(stem, extent, dtype, lead=lead, step=step)
-        offs = self.lead_offsets(lead) + [self.index(self.offset(e, s)) + d for e, s, d in zip(extent, shape, shift)]
+        offs = self.lead_offsets(lead) + [self.index(self.store_offset(e, s)) + d
+                                          for e, s, d in zip(extent, shape, shift)]
         self.case.lines.append(f"xetile.store_tile(xetile.init_tile({out}, [{', '.join(offs)}], {list(shape)}), "
                                f"{value})")
         self.case.tols[out] = tol
