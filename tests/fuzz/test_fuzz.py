@@ -34,7 +34,7 @@ CHUNKS = 8              # tests the batches are dealt to, so that pytest-xdist s
 BATCHES = -(-CASES // worker.PER_BATCH)
 ROW_CASES = int(os.environ.get("XETILE_FUZZ_ROW_CASES", "64"))   # one a batch
 ROW_CHUNKS = 2
-BATCH_TIMEOUT = 900     # seconds a child may take per batch before it counts as hung
+BATCH_TIMEOUT = 300     # seconds per batch (about 5 s of CPU each) after which a child counts as hung
 
 
 def child_cpu_seconds() -> float:
