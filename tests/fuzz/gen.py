@@ -839,9 +839,9 @@ VARIANTS = {
 DISABLED = {
     "negative_strides": "negative strides on leading dims (the launch allocates no bytes: 'Number of bytes of "
                         "request allocation must be positive')",
-    "gather_1d": "load_gather / store_scatter with 1-D arrays or 1-D index tiles (layout completion unpacks two "
-                 "dims)",
-    "layouts_1d": "1-D tiles with a layout",
+    "gather_1d": "load_gather / store_scatter with 1-D arrays (on opencl:cpu: 'NdMemRef' object has no attribute "
+                 "'rows') or 1-D index vectors (init_tile unpacks two dims of the indices)",
+    "layouts_1d": "1-D tiles with a layout (layout completion unpacks two dims of the piece)",
     "inst_data_only": "Layout(inst_data=...) alone (layout propagation counts the subgroups of sg_layout None)",
     "inst_data": "inst_data beside sg_layout/sg_data whose lane piece has a length SPIR-V vectors lack (an f16 "
                  "[7, 2] block: 'SPIR-V emitter: vector type <14 x half>')",
