@@ -2,7 +2,7 @@
 XeTile IR, at every lowered level of both CPU targets and as SPIR-V on opencl:cpu, and must agree
 (tests/fuzz/levels.py).
 
-A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 2000; 16 a kernel) from XETILE_FUZZ_SEED (default 0), and
+A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 2000; 8 a kernel) from XETILE_FUZZ_SEED (default 0), and
 XETILE_FUZZ_ROW_CASES row kernels (default 64, tests/fuzz/rows.py: wide tiles, the `cpu` target's block loops); set
 them to run more or other cases. gen.FAMILIES lists the constructs generated (gen.DISABLED: those left out, and
 why). Which CPU targets a batch runs on: fuzz/worker.py `targets`. The run's case count, seed, mismatches and time
@@ -34,7 +34,7 @@ CHUNKS = 8              # tests the batches are dealt to, so that pytest-xdist s
 BATCHES = -(-CASES // worker.PER_BATCH)
 ROW_CASES = int(os.environ.get("XETILE_FUZZ_ROW_CASES", "64"))   # one a batch
 ROW_CHUNKS = 2
-BATCH_TIMEOUT = 300     # seconds per batch (about 5 s of CPU each) after which a child counts as hung
+BATCH_TIMEOUT = 300     # seconds per batch (about 3 s of CPU each) after which a child counts as hung
 
 
 def child_cpu_seconds() -> float:

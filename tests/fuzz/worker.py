@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import gen, levels, rows, run
 
-PER_BATCH = 16   # cases in one generated kernel: one device build checks them all
+PER_BATCH = 8   # cases in one generated kernel: one device build checks them all (builds grow faster than kernels)
 
 
 def targets(index: int) -> tuple[str, ...]:
