@@ -146,7 +146,7 @@ def test_a_batch_whose_process_dies_fails_with_its_reproducer_and_the_next_batch
     properties = []
     with pytest.raises(pytest.fail.Exception, match=r"(?s)XETILE_FUZZ_SEED=.*reproduce_fuzz_\d+_1\.py:\n"
                                                     r"\[crash\] the process running the batch died \(exit code -11.*\n"
-                                                    rf"replay: cd tests && python -m fuzz\.replay {SEED} 16\n"):
+                                                    rf"replay: cd tests && python -m fuzz\.replay {SEED} {worker.PER_BATCH}\n"):
         check_batches("gen", [0, 1, 2], tmp_path, lambda name, value: properties.append(value))
     assert calls == [[0, 1, 2], [2]]
     assert (properties[0]["cases"], properties[0]["failing_cases"]) == (3 * worker.PER_BATCH, worker.PER_BATCH)
