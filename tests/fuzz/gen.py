@@ -524,9 +524,17 @@ class Gen:
             self.case.lines.append(f"xetile.store_scatter({t}, {value}{mask})")
             self.case.tols[table] = (0.0, False)
             return
-        akind = self.pick([k for k in ATOMIC_KINDS if kind(dtype) in ATOMIC_KINDS[k]])
+        # every workgroup updates the same elements: then only kinds whose result does not depend on their order,
+        # and the old values (which do) are not kept
+        contended = self.grid != (1, 1)
+        akind = self.pick([k for k in ATOMIC_KINDS if kind(dtype) in ATOMIC_KINDS[k] and not
+                           (contended and (k == "xchg" or (kind(dtype) == "f" and k not in ("max", "min"))))])
         masked = f", mask={mask[2:]}" if mask else ""
-        self.store(dtype, tshape, f"xetile.atomic_rmw_tile({akind!r}, {value}, {t}{masked})", stem="old")
+        call = f"xetile.atomic_rmw_tile({akind!r}, {value}, {t}{masked})"
+        if contended:
+            self.case.lines.append(call)
+        else:
+            self.store(dtype, tshape, call, stem="old")
 
     def perm(self, rows: int) -> str:
         """An int32 [rows, 1] array holding a permutation of 0..rows-1 (the generator's own draw)."""
