@@ -1,11 +1,11 @@
 """Runs one generated kernel at every level and compares (the differential fuzzer's oracle).
 
-The numpy interpreter on the XeTile IR is the reference; each stage lowered for the CPU target the kernel's SPIR-V
-runs on (`pipeline.lower`, `device_target`) runs in the level interpreters, and the SPIR-V on the device, all on
-fresh copies of the same inputs. Every interpreter run is in checking mode (ir/checking.py): a data race, a read of
-uninitialized SLM or an unpadded out-of-bounds access at any level is a mismatch too. Every array argument's whole
-base allocation is compared (a pitched view's margin too), exactly or within a tolerance per array. This module is
-self-contained (numpy, ml_dtypes, xetile_jit): a reproducer script embeds its source.
+The numpy interpreter on the XeTile IR is the reference; each stage lowered for each CPU target (`pipeline.lower`)
+runs in the level interpreters, and the SPIR-V built for that target on the device, all on fresh copies of the same
+inputs. Every interpreter run is in checking mode (ir/checking.py): a data race, a read of uninitialized SLM or an
+unpadded out-of-bounds access at any level is a mismatch too. Every array argument's whole base allocation is
+compared (a pitched view's margin too), exactly or within a tolerance per array. This module is self-contained
+(numpy, ml_dtypes, xetile_jit): a reproducer script embeds its source.
 """
 
 import threading
@@ -19,7 +19,8 @@ from xetile_jit.target.targets import CPU_TARGETS
 from xetile_jit.runtime.args import runtime_value
 
 NP_DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "int8": np.int8,
-             "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "bool": np.bool_}
+             "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32,
+             "int64": np.int64, "uint64": np.uint64, "bool": np.bool_}
 # relative and absolute tolerance of one rounding in each float dtype (with headroom); integers are exact
 TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5}
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 6e-5, 65504.0, 3.0e38, 1.0, -1.0, 0.5]
@@ -27,22 +28,24 @@ DEVICE = "opencl:cpu"
 HANG_SECONDS = 60   # a level interpreter still running after this is reported as a hang
 
 
-def make_array(seed: int, shape, dtype: str, col_major=False, pitch=0, origin=(0, 0), fill="small"):
+def make_array(seed: int, shape, dtype: str, col_major=False, pitch=0, origin=(0, 0), fill="small", lead=(),
+               step=1):
     """(base, view): `view` is a `shape` array of `dtype` inside the allocation `base`, row- or column-major,
-    its rows (columns) `pitch` elements longer than it, starting at `origin` of the base. fill: "small" (ints
-    in [-8, 8], floats in [-4, 4]), "full" (any value of an integer dtype), "special" (floats: NaN, inf, -0.0,
-    denormals mixed in)."""
+    its rows (columns) `pitch` elements longer than it, starting at `origin` of the base. A 1-D `shape` is one row
+    of such a matrix. `lead`: the sizes of leading dims (a batch, heads) before it; along them the view takes every
+    `step`-th slice of the base, in reverse where `step` is negative. fill: "small" (ints in [-8, 8], floats in
+    [-4, 4]), "full" (any value of an integer dtype), "special" (floats: NaN, inf, -0.0, denormals mixed in)."""
     rng = np.random.default_rng(seed)
-    rows, cols = shape
-    base_shape = (origin[0] + cols + pitch, origin[1] + rows) if col_major else \
-        (origin[0] + rows, origin[1] + cols + pitch)
+    rows, cols = (1, shape[0]) if len(shape) == 1 else shape
+    matrix = (origin[0] + cols + pitch, origin[1] + rows) if col_major else (origin[0] + rows, origin[1] + cols + pitch)
+    base_shape = tuple(n * abs(step) for n in lead) + matrix
     np_dtype = np.dtype(NP_DTYPES[dtype])
     if np_dtype == np.bool_:
         base = rng.random(base_shape) < 0.5
     elif np_dtype.kind in "iu":
         info = np.iinfo(np_dtype)
         lo, hi = (int(info.min), int(info.max)) if fill == "full" else (max(-8, int(info.min)), 8)
-        base = rng.integers(lo, hi, size=base_shape, endpoint=True).astype(np_dtype)
+        base = rng.integers(lo, hi, size=base_shape, dtype=np_dtype, endpoint=True)
     else:
         values = rng.uniform(-4, 4, size=base_shape).astype(np.float32)
         if fill == "special":
@@ -50,9 +53,10 @@ def make_array(seed: int, shape, dtype: str, col_major=False, pitch=0, origin=(0
             values[mask] = rng.choice(np.array(SPECIALS, np.float32), size=int(mask.sum()))
         with np.errstate(over="ignore"):   # specials such as 3e38 overflow to inf in 16-bit floats
             base = values.astype(np_dtype)
-    view = base[origin[0]:origin[0] + cols, origin[1]:origin[1] + rows].T if col_major else \
-        base[origin[0]:origin[0] + rows, origin[1]:origin[1] + cols]
-    return base, view
+    slices = base[tuple(slice(None, None, step) for _ in lead)]
+    view = slices[..., origin[0]:origin[0] + cols, origin[1]:origin[1] + rows].swapaxes(-1, -2) if col_major else \
+        slices[..., origin[0]:origin[0] + rows, origin[1]:origin[1] + cols]
+    return base, view[..., 0, :] if len(shape) == 1 else view
 
 
 def scalar(dtype: str | None, value):
@@ -119,8 +123,9 @@ def watchdog(fn, *args) -> None:
         raise errors[0]
 
 
-def run_levels(kern, make_args, names, grid, options, tols) -> list[str]:
-    """Runs `kern` at every level; returns the mismatches. names: the array arguments' names."""
+def run_levels(kern, make_args, names, grid, options, tols, targets=CPU_TARGETS) -> list[str]:
+    """Runs `kern` at every level; returns the mismatches. names: the array arguments' names. targets: the CPU
+    targets whose levels run in the interpreter and whose SPIR-V runs on the device (each blocks its own way)."""
     bases, values = fresh(make_args)
     compiled = kern.warmup(*values, device="numpy", **options)
     grid3 = tuple(grid) + (1,) * (3 - len(grid))
@@ -133,22 +138,18 @@ def run_levels(kern, make_args, names, grid, options, tols) -> list[str]:
 
     want = interpret(compiled.func)
     problems = []
-    target = device_target(kern)   # the levels the SPIR-V is built from: each CPU target blocks its own way
-    for stage, func in lower(compiled.func, target=target).items():
-        problems += guarded(stage, lambda: compare(stage, names, interpret(func), want, tols, interpreter=True))
+    for target in targets:
+        for stage, func in lower(compiled.func, target=target).items():
+            level = stage if len(targets) == 1 else f"{target} {stage}"
+            problems += guarded(level, lambda: compare(level, names, interpret(func), want, tols, interpreter=True))
 
-    def on_device():
-        bases, values = fresh(make_args)
-        kern[grid](*values, device=DEVICE, target=target, **options)
-        return compare(f"spirv {target}", names, bases, want, tols, interpreter=False)
+        def on_device():
+            bases, values = fresh(make_args)
+            kern[grid](*values, device=DEVICE, target=target, **options)
+            return compare(f"spirv {target}", names, bases, want, tols, interpreter=False)
 
-    return problems + guarded(f"spirv {target}", on_device)
-
-
-def device_target(kern) -> str:
-    """The CPU target a case's SPIR-V runs on: half the kernels each, by their source (so a case reruns on the
-    same one), covering `cpu` and the bit-exact `xe-emulated` without building every case twice."""
-    return CPU_TARGETS[int(kern.source_hash, 16) % len(CPU_TARGETS)]
+        problems += guarded(f"spirv {target}", on_device)
+    return problems
 
 
 def guarded(level: str, check) -> list[str]:

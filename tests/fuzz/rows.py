@@ -36,13 +36,16 @@ class RowGen(Gen):
         return int(self.pick([0, 0, self.rng.integers(0, max(1, extent - size + 1)),
                               extent - size + self.rng.integers(-1, 17), -self.rng.integers(1, 17), extent]))
 
-    def array(self, stem: str, shape, dtype: str, fill: str = "small", col_major: bool | None = None) -> str:
+    store_offset = offset   # output tiles sit where input tiles do
+
+    def array(self, stem: str, shape, dtype: str, fill: str = "small", col_major: bool | None = None, lead=(),
+              step: int = 1) -> str:
         name = self.fresh(stem)
         rows, cols = shape
         odd = self.chance(0.25)
         self.case.args.append(Array(name, (rows, cols if odd else -(-cols // 16) * 16), dtype,
                                     int(self.rng.integers(2**31)), pitch=int(self.pick([1, 5] if odd else [0, 0, 16])),
-                                    fill=fill))
+                                    fill=fill, lead=tuple(lead), step=step))
         return name
 
     def rows(self) -> None:

@@ -26,15 +26,15 @@ def load_kernel(batch: Batch, directory: Path):
 
 def args_factory(batch: Batch):
     code = compile(batch.args_code(), f"<{batch.name} arguments>", "eval")
-    return lambda: eval(code, {"make_array": levels.make_array, "scalar": levels.scalar})
+    return lambda: eval(code, {"make_array": levels.make_array, "scalar": levels.scalar, "np": levels.np})
 
 
-def run_batch(batch: Batch, directory: Path) -> list[str]:
-    """The batch's mismatches (an exception anywhere is one too)."""
+def run_batch(batch: Batch, directory: Path, targets=levels.CPU_TARGETS) -> list[str]:
+    """The batch's mismatches on `targets` (an exception anywhere is one too)."""
     try:
         kern = load_kernel(batch, directory)
         return levels.run_levels(kern, args_factory(batch), batch.array_names(), batch.grid, batch.options,
-                                 batch.tols())
+                                 batch.tols(), targets)
     except Exception as e:  # noqa: BLE001 - a generated valid kernel must compile and run: report, do not stop
         return [f"[raised] {type(e).__name__}: {e}"]
 
@@ -46,13 +46,14 @@ def failing_cases(batch: Batch, problems: list[str]) -> list[int]:
     return hit or list(range(len(batch.cases)))
 
 
-def minimized(batch: Batch, problems: list[str], directory: Path) -> tuple[Batch, list[str]]:
+def minimized(batch: Batch, problems: list[str], directory: Path,
+              targets=levels.CPU_TARGETS) -> tuple[Batch, list[str]]:
     """The batch cut down to its failing cases, if it still fails so; else the whole batch."""
     cases = failing_cases(batch, problems)
     if len(cases) == len(batch.cases):
         return batch, problems
     small = replace(batch, name=batch.name + "_min", cases=[batch.cases[i] for i in cases])
-    small_problems = run_batch(small, directory)
+    small_problems = run_batch(small, directory, targets)
     return (small, small_problems) if small_problems else (batch, problems)
 
 
