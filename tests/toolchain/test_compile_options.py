@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 import warnings
 
 import numpy as np
@@ -14,10 +15,11 @@ from xetile_jit.toolchain import ocloc
 from xetile_jit.target.targets import get_target
 from xetile_jit.compiler import driver as compiler
 from xetile_jit.compiler.driver import CompiledArtifact, CompileOptions
+from xetile_jit.codegen.spirv.spec import MAGIC
 from xetile_jit.compiler.dependencies import Dependency
 from xetile_jit.runtime.cache import DiskCache
 
-ARTIFACT = CompiledArtifact("k", {"xetile": "func.func @k() {\n}\n", "spirv": bytes(range(256)), "isa": ""},
+ARTIFACT = CompiledArtifact("k", {"xetile": "func.func @k() {\n}\n", "spirv": struct.pack("<I", MAGIC) + bytes(range(252)), "isa": ""},
                             frozenset({"y", "z"}), num_subgroups=4, lanes=16,
                             build_options="-ze-opt-large-register-file",
                             dependencies=(Dependency("global", "m.k", "OFFSET", "float(000000000000f03f)"),
