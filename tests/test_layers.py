@@ -38,7 +38,8 @@ def import_cycles(graph) -> list[list[str]]:
 
 def test_no_import_cycle_between_modules():
     assert Path(importlib.util.find_spec("xetile_jit").origin).parent == ROOT / "xetile_jit"  # this checkout's
-    graph = grimp.build_graph("xetile_jit", cache_dir=None)
+    # an import only for type annotations (under TYPE_CHECKING) never runs, so it closes no cycle
+    graph = grimp.build_graph("xetile_jit", cache_dir=None, exclude_type_checking_imports=True)
     assert len(graph.modules) > 100
     assert import_cycles(graph) == []
 
