@@ -119,7 +119,7 @@ def rng() -> np.random.Generator:
 
 @pytest.fixture(autouse=True)
 def private_cache_dir(tmp_path_factory, monkeypatch):
-    """Compiled kernels go to a cache directory of the test session, not the user's."""
+    """Compiled kernels go to a cache directory of this test run, not the user's."""
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "xetile-cache"))
 
 
