@@ -18,8 +18,6 @@ import struct
 import threading
 import types
 
-import dpctl.program
-
 from ..ir.interpreter import run_ir
 from ..target.targets import xe_abi
 from ..errors import CompilationError, LaunchError
@@ -28,6 +26,7 @@ from ..ir.types import DType
 from ..runtime import ordering, timing
 from ..runtime.args import classify, python_scalar, runtime_value
 from ..runtime.device import NUMPY, Device, choose_target, named_device, select_device
+from ..runtime.kernel_bundles import kernel_bundle_api
 from ..runtime.sycl import SyclProgram
 from ..compiler.driver import Compiled, CompileOptions, compile_kernel, debugging
 from ..compiler.dependencies import all_unchanged
@@ -153,7 +152,7 @@ class CompiledKernel:
         try:
             with timing.stage(self.name, f"driver build ({queue.sycl_device.filter_string})"):
                 return SyclProgram(self.asm["spirv"], queue, self.build_options)
-        except dpctl.program.SyclProgramCompilationError as e:
+        except kernel_bundle_api().compilation_error as e:
             log = str(e).strip() or "the driver gave no build log"
             raise LaunchError(f"the SYCL driver could not build kernel {self.name} for "
                               f"{queue.sycl_device.filter_string} with the build options {self.build_options!r} "

@@ -13,10 +13,10 @@ import os
 
 import dpctl
 import dpctl.memory
-import dpctl.program
 import numpy as np
 
 from ..errors import LaunchError
+from .kernel_bundles import kernel_bundle_api
 from .opencl import driver_binaries
 from . import ordering
 from .opencl.leaks import release_leaked
@@ -58,14 +58,14 @@ class SyclProgram:
         self.unkept = key if self.program is None else None  # kept once a kernel gives its native program
         if self.program is None:
             self.build()
-        self._kernels: dict[str, dpctl.program.SyclKernel] = {}
+        self._kernels: dict = {}  # name -> dpctl SyclKernel
 
     def build(self) -> None:
         """The program built from the SPIR-V, its native binary to keep under its key."""
-        self.program = dpctl.program.create_program_from_spirv(self.queue, self.spirv, self.options)
+        self.program = kernel_bundle_api().from_spirv(self.queue, self.spirv, self.options)
         self.from_binary, self.unkept = False, self.key
 
-    def kernel(self, name: str) -> dpctl.program.SyclKernel:
+    def kernel(self, name: str):
         if name not in self._kernels:
             kernel = self.program.get_sycl_kernel(name)  # not has_sycl_kernel: it leaks a kernel (runtime/opencl/leaks.py)
             if not kernel.addressof_ref() and self.from_binary:  # a kept binary of another program: replaced
@@ -101,13 +101,13 @@ def kernel_arg(value):
                     "a numpy scalar or a ctypes scalar)")
 
 
-def launch(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size, local_size, args) -> None:
+def launch(queue: dpctl.SyclQueue, kernel, global_size, local_size, args) -> None:
     """Run `kernel` over `global_size` work-items in workgroups of `local_size` (None: the runtime picks)
     and wait for it; both sizes in SPIR-V dimension order."""
     submit(queue, kernel, global_size, local_size, [kernel_arg(a) for a in args], wait=True)
 
 
-def submit(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size, local_size, args,
+def submit(queue: dpctl.SyclQueue, kernel, global_size, local_size, args,
            wait: bool, after=()) -> dpctl.SyclEvent:
     """Submit `kernel` with `args` already in a form `SyclQueue.submit` accepts, after the work dpctl and dpnp
     ordered on `queue` and on the queues `after` (ordering.py); `wait`: return once it has finished, else record
@@ -116,7 +116,7 @@ def submit(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_size
     return submit_ranges(queue, kernel, list(reversed(global_size)), local_range, args, wait, after)
 
 
-def submit_ranges(queue: dpctl.SyclQueue, kernel: dpctl.program.SyclKernel, global_range: list, local_range, args,
+def submit_ranges(queue: dpctl.SyclQueue, kernel, global_range: list, local_range, args,
                   wait: bool, after=(), owners=()) -> dpctl.SyclEvent:
     """`submit` with the sizes as SYCL ranges (the fastest dimension last); `owners`: what keeps the arguments'
     memory alive, kept with them while the kernel may run (ordering.py)."""

@@ -12,7 +12,8 @@ import ctypes
 import os
 
 import dpctl
-import dpctl.program
+
+from ..kernel_bundles import kernel_bundle_api
 
 MEASURED_DPCTL = ("0.22.",)
 CL_KERNEL_REFERENCE_COUNT = 0x1192
@@ -23,7 +24,6 @@ CL_PROGRAM_BINARIES = 0x1166
 BUNDLE_EXECUTABLE = 2  # sycl::bundle_state::executable
 BACKEND_OPENCL = 1     # sycl::backend::opencl
 SYCL_OBJECT_BYTES = 16  # a sycl::kernel_bundle: one std::shared_ptr to its implementation
-PROGRAM_MAKE_SIGNATURE = b"struct PySyclProgramObject *(DPCTLSyclKernelBundleRef)"
 
 handle, uint, size = ctypes.c_void_p, ctypes.c_uint, ctypes.c_size_t
 
@@ -53,8 +53,10 @@ class OpenCLApi:
                                    ctypes.c_char_p, handle, handle)
         address = ctypes.pythonapi.PyCapsule_GetPointer
         address.restype, address.argtypes = handle, [ctypes.py_object, ctypes.c_char_p]
-        capsule = dpctl.program._program.__pyx_capi__["SyclProgram_Make"]  # dpctl's C API: a new SyclProgram
-        self.program_make = ctypes.PYFUNCTYPE(ctypes.py_object, handle)(address(capsule, PROGRAM_MAKE_SIGNATURE))
+        signature = ctypes.pythonapi.PyCapsule_GetName  # Cython names the capsule by the function's C signature
+        signature.restype, signature.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        capsule = kernel_bundle_api().make_capsule  # dpctl's C API: a new kernel bundle object
+        self.program_make = ctypes.PYFUNCTYPE(ctypes.py_object, handle)(address(capsule, signature(capsule)))
 
 
 def typed(function, restype, *argtypes):

@@ -7,7 +7,7 @@ size-capped), keyed by the SPIR-V, the build options and the device: its name, t
 CPU's feature flags, since the code uses the host's vector instructions. A later process loads it with
 `clCreateProgramWithBinary` and `clBuildProgram` (about a millisecond) and hands it to SYCL's OpenCL interop
 (`make_kernel_bundle`), whose kernel bundle, in storage from C++'s operator new so that dpctl's
-`DPCTLKernelBundle_Delete` can free it, becomes a dpctl SyclProgram through dpctl's C API (`SyclProgram_Make`).
+`DPCTLKernelBundle_Delete` can free it, becomes a dpctl kernel bundle through dpctl's C API (`SyclProgram_Make`; runtime/kernel_bundles.py).
 Only on OpenCL CPU devices under the dpctl measured (runtime/opencl/api.py); a binary the runtime refuses, or whose
 program lacks the kernel launched (another program's), is deleted and the program built from SPIR-V (sycl.py).
 Intel's GPU driver keeps a cache of its own (runtime/opencl/environment.py).
@@ -19,7 +19,6 @@ import functools
 import hashlib
 
 import dpctl
-import dpctl.program
 
 from ..cache import DiskCache
 from .api import (BACKEND_OPENCL, BUNDLE_EXECUTABLE, CL_PROGRAM_BINARIES, CL_PROGRAM_BINARY_SIZES, SYCL_OBJECT_BYTES,
@@ -38,7 +37,7 @@ def binary_key(spirv: bytes, queue: dpctl.SyclQueue, options: str) -> str | None
                          device.driver_version, cpu_flags())
 
 
-def load(key: str, queue: dpctl.SyclQueue, options: str) -> dpctl.program.SyclProgram | None:
+def load(key: str, queue: dpctl.SyclQueue, options: str):
     """The program kept under `key`, built for `queue`'s device; None when there is none or the runtime refuses
     it (then the entry is deleted)."""
     entry = DiskCache().get(key)
@@ -55,7 +54,7 @@ def discard(key: str) -> None:
     DiskCache().discard(key)
 
 
-def keep(key: str, kernel: dpctl.program.SyclKernel) -> None:
+def keep(key: str, kernel) -> None:
     """Stores the native binary of `kernel`'s program under `key`."""
     api = opencl_api()
     native, program = native_kernel_and_program(api, kernel)
@@ -77,8 +76,8 @@ def program_binary(api: OpenCLApi, program: ctypes.c_void_p) -> bytes | None:
     return data.raw
 
 
-def from_binary(api: OpenCLApi, binary, queue: dpctl.SyclQueue, options: str) -> dpctl.program.SyclProgram | None:
-    """A dpctl SyclProgram of the native `binary` built for `queue`'s device (None when the runtime refuses it)."""
+def from_binary(api: OpenCLApi, binary, queue: dpctl.SyclQueue, options: str):
+    """A dpctl kernel bundle (SyclProgram) of the native `binary` built for `queue`'s device (None when the runtime refuses it)."""
     if not isinstance(binary, bytes) or not binary:
         return None
     context, device = (api.context_native(queue.sycl_context.addressof_ref()),

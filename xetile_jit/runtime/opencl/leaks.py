@@ -26,7 +26,7 @@ LEAKED_KERNEL_COUNT = 3   # clCreateKernel's (leaked), make_kernel's (SYCL's), g
 LEAKED_PROGRAM_COUNT = 3  # clCreateProgramWith*'s (leaked), the bundle's, get_native's in get_sycl_kernel (leaked)
 
 
-def release_leaked(kernel: dpctl.program.SyclKernel, queue: dpctl.SyclQueue) -> None:
+def release_leaked(kernel, queue: dpctl.SyclQueue) -> None:
     """Releases the references dpctl leaked in building `kernel`'s program and getting `kernel` (module docstring)."""
     api = opencl_api() if queue.backend == dpctl.backend_type.opencl else None
     if api is None:
