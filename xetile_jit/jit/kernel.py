@@ -28,6 +28,7 @@ from ..runtime.args import classify, python_scalar, runtime_value
 from ..runtime.device import NUMPY, Device, choose_target, named_device, select_device
 from ..runtime.kernel_bundles import kernel_bundle_api
 from ..runtime.sycl import SyclProgram
+from ..runtime.torch_tensors import check_tensor_devices
 from ..compiler.driver import Compiled, CompileOptions, compile_kernel, debugging
 from ..compiler.dependencies import all_unchanged
 from ..language.dsl import constexpr
@@ -265,6 +266,7 @@ class Kernel:
         if refresh_dpnp_types(self.specializer):  # dpnp arrays take their own path from now on: key them so
             bound = self.fast_bind(args, kwargs)
         device: Device = select_device(options.get("device"), values.values())
+        check_tensor_devices(values, device.queue)
         compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
         launched = bound[1] if bound is not None else tuple(values.values())
         plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched,

@@ -125,19 +125,20 @@ def other_key(name: str, value):
     if isinstance(value, SCALARS):
         return (kind, scalar_dtype(name, value)), value, None
     usm = usm_interface(value)
-    if usm is not None:
-        token, args = interface_entry(usm)
-        return token, value, args
-    if not is_array(value):
-        return None, None, None
-    value = as_array(name, value)  # a DLPack producer
-    kind = type(value)
-    if kind is dpnp_types()[1]:
-        return (kind, value.dtype, value.shape, value.strides, value._pointer % BLOCK_BASE_ALIGN == 0,
-                value.sycl_queue), value, None
-    if kind is np.ndarray:
-        return (kind, value.dtype, value.shape, value.strides), value, None
-    return None, None, None
+    if usm is None:
+        if not is_array(value):
+            return None, None, None
+        value = as_array(name, value)  # a torch tensor or another DLPack producer
+        if type(value) is dpnp_types()[1]:
+            return (kind, value.dtype, value.shape, value.strides, value._pointer % BLOCK_BASE_ALIGN == 0,
+                    value.sycl_queue), value, None
+        if type(value) is np.ndarray:  # keyed by the producer's type: a torch CPU tensor picks its own device
+            return (kind, value.dtype, value.shape, value.strides), value, None
+        usm = usm_interface(value)  # an XPU torch tensor's StreamArray
+        if usm is None:
+            return None, None, None
+    token, args = interface_entry(usm)
+    return token, value, args
 
 
 def environment(usm: bool) -> tuple:

@@ -31,8 +31,9 @@ from ..jit.kernel import kernel
 from ..compiler.layout_space import layouts
 from ..ir.attrs import Layout
 from ..ir.types import COL_MAJOR, dtype_of_numpy, float32, int32
-from ..runtime.args import array_layout, array_order, is_array, is_usm
+from ..runtime.args import array_layout, array_order, as_array, is_array, is_usm
 from ..runtime.device import array_queue, select_device
+from ..runtime.torch_tensors import as_numpy_dtype, is_tensor, new_tensor
 
 ACTIVATIONS = (None, "relu", "gelu", "silu")
 GELU_C = 0.7978845608028654  # sqrt(2 / pi)
@@ -174,7 +175,7 @@ def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK
 
 
 def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_precision="ieee", device=None):
-    """activation(a @ b + bias) into `c` (a new array of `a`'s kind, numpy or dpnp, when None, else M x N); returns
+    """activation(a @ b + bias) into `c` (a new array of `a`'s kind, numpy, dpnp or torch, when None, else M x N); returns
     it. As numpy's matmul, K = 0 makes a @ b zeros (so c = activation(bias)); M = 0 or N = 0 leaves nothing to do."""
     (m, k), (k2, n) = shape_of(a), shape_of(b)
     in_dtype = dtype_of(a)
@@ -191,7 +192,7 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
     if acc is int32 and activation in ("gelu", "silu"):
         raise ValueError(f"matmul: {activation} needs a float accumulator; int8 inputs accumulate in int32")
     if c is None:
-        c = new_array(a, (m, n), np.dtype(out_dtype) if out_dtype is not None else acc.np_dtype)
+        c = new_array(a, (m, n), as_numpy_dtype(out_dtype) if out_dtype is not None else acc.np_dtype)
     elif tuple(shape_of(c)) != (m, n):
         raise ValueError(f"matmul: c is {'x'.join(map(str, shape_of(c)))}, but a ({m}x{k}) @ b ({k}x{n}) is {m}x{n}")
     if bias is not None:
@@ -228,12 +229,14 @@ def row_major_operand(x, reuse: int, device):
     (Target.column_major_gathers: the CPU targets); a numpy array is copied on the host."""
     if reuse < COPY_FROM:
         return x
-    shape, strides, dtype = array_layout(x)
+    shape, strides, dtype = layout_of(x)
     if array_order("operand", shape, strides, dtype.itemsize) != COL_MAJOR:
         return x
     target = TARGETS.get(select_device(device, [x]).target)
     if target is None or not target.column_major_gathers:
         return x
+    if is_tensor(x):
+        return x.contiguous()
     if not is_usm(x):
         return np.ascontiguousarray(x)
     try:
@@ -246,18 +249,25 @@ def row_major_operand(x, reuse: int, device):
 
 
 def no_bias(c):
-    """The bias argument of a launch without bias, which the kernel never reads: `c` itself when it is a USM array
-    (no copy), else a 1x1 array, since a numpy argument is copied to the device at each launch (`c` twice over made
+    """The bias argument of a launch without bias, which the kernel never reads: `c` itself when it is in device
+    memory (no copy), else a 1x1 array, since a numpy argument is copied to the device at each launch (`c` twice over made
     a bf16 1024^3 GEMM on numpy arrays 2 ms slower)."""
-    return c if is_usm(c) else np.zeros((1, 1), c.dtype)
+    if is_usm(c) or is_tensor(c) and c.device.type != "cpu":
+        return c
+    return np.zeros((1, 1), layout_of(c)[2])
+
+
+def layout_of(array) -> tuple:
+    """Shape, byte strides and numpy dtype of a numpy, USM or torch array (runtime/args.py array_layout)."""
+    return array_layout(as_array("array", array))
 
 
 def shape_of(array) -> tuple[int, ...]:
-    return tuple(array_layout(array)[0]) if is_usm(array) else np.shape(array)
+    return tuple(layout_of(array)[0]) if is_usm(array) or is_tensor(array) else np.shape(array)
 
 
 def dtype_of(array) -> str:
-    dtype = array_layout(array)[2] if is_usm(array) else np.asarray(array).dtype
+    dtype = layout_of(array)[2] if is_usm(array) or is_tensor(array) else np.asarray(array).dtype
     found = dtype_of_numpy(dtype)
     return found.name if found is not None else str(dtype)
 
@@ -270,7 +280,10 @@ def as_row(bias, n: int):
 
 
 def new_array(like, shape, dtype: np.dtype):
-    """An uninitialised array of `like`'s kind: dpnp on its queue for USM arrays, numpy otherwise."""
+    """An uninitialised array of `like`'s kind: a torch tensor on its device, dpnp on its queue for USM arrays,
+    numpy otherwise."""
+    if is_tensor(like):
+        return new_tensor(like, shape, dtype)
     if not is_usm(like):
         return np.empty(shape, dtype)
     import dpnp

@@ -8,9 +8,10 @@ when they do not fit), floats f32, bools i1.
 
 Array arguments (docs/DESIGN.md §1) are numpy arrays, USM arrays (objects with `__sycl_usm_array_interface__`, such as
 dpnp arrays: dtype from its typestr, memory order from its strides, which are in elements and None when
-C-contiguous) and DLPack producers, imported as numpy arrays (`np.from_dlpack`) when they live on the host and as
-USM arrays (`dpnp.tensor.from_dlpack`; dpctl 0.22 moved dpctl.tensor into dpnp) when they live on a SYCL device.
-All three classify alike. The numpy interpreter runs on host arrays only.
+C-contiguous), torch tensors (runtime/torch_tensors.py: CPU ones as numpy arrays sharing their memory, XPU ones
+zero copy on torch's current stream) and other DLPack producers, imported as numpy arrays (`np.from_dlpack`) when
+they live on the host and as USM arrays (`dpnp.tensor.from_dlpack`; dpctl 0.22 moved dpctl.tensor into dpnp) when
+they live on a SYCL device. All classify alike. The numpy interpreter runs on host arrays only.
 
 dpnp's arrays (dpnp.ndarray and dpnp.tensor.usm_ndarray) are read by their attributes (shape, strides, dtype, queue,
 pointer), never by their `__sycl_usm_array_interface__`: reading it waits for every kernel queued on the array's
@@ -29,6 +30,7 @@ from ..errors import LaunchError
 from ..ir.types import (ALL_DTYPES, COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, bool_, dtype_of_numpy, float32,
                         int32, int64)
 from ..target.block_io import BLOCK_BASE_ALIGN, broken_surface_rule, surface_rule
+from . import torch_tensors
 
 SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
@@ -155,9 +157,12 @@ def import_dlpack(name: str, value):
 
 
 def as_array(name: str, value):
-    """An array argument as a numpy array or a USM array: DLPack producers imported, the others as they are."""
+    """An array argument as a numpy array or a USM array: torch tensors as runtime/torch_tensors.py launches them,
+    DLPack producers imported, the others as they are."""
     if isinstance(value, np.ndarray) or is_usm(value):
         return value
+    if torch_tensors.is_tensor(value):
+        return torch_tensors.as_array(value)
     return import_dlpack(name, value)
 
 
@@ -279,6 +284,8 @@ def host_array(value) -> np.ndarray:
     """An array argument in host memory, shared with the argument; device memory is a LaunchError."""
     if isinstance(value, np.ndarray):
         return value
+    if torch_tensors.is_tensor(value) and value.device.type == "cpu":
+        return torch_tensors.host_view(value)
     if usm_interface(value) is not None or value.__dlpack_device__()[0] != DLPACK_CPU:
         raise LaunchError(f"the numpy interpreter runs on host arrays, not on device memory ({type(value).__name__}); "
                           "launch on a SYCL device or pass numpy arrays")

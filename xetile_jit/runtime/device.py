@@ -3,8 +3,10 @@
 
 `select_device(device, arrays)` follows docs/DESIGN.md §4's order: the explicit `device=` launch option (a dpctl filter
 string, a `dpctl.SyclDevice`, a `dpctl.SyclQueue`, or "numpy") -> the queue of the USM array arguments (their
-`__sycl_usm_array_interface__["syclobj"]`; arrays on two different queues are a LaunchError; DLPack producers
-are not consulted) -> the `XETILE_DEVICE` environment variable (a filter string or "numpy") -> a Level Zero GPU
+`__sycl_usm_array_interface__["syclobj"]`, and of XPU torch tensors the queue of torch's current stream; arrays on
+two different queues are a LaunchError; other DLPack producers are not consulted) -> the `XETILE_DEVICE` environment
+variable (a filter string or "numpy") -> `opencl:cpu` (else the numpy interpreter) when a torch CPU tensor is among
+the arguments -> a Level Zero GPU
 -> `opencl:cpu` -> the numpy interpreter, with a warning the first time. The automatic choice is made once per
 process. A filter string dpctl cannot use is a LaunchError carrying dpctl's message.
 
@@ -40,9 +42,11 @@ import dpctl.memory
 from ..target.targets import CPU_TARGETS, TARGETS
 from ..errors import LaunchError
 from .args import is_usm, usm_interface, usm_ndarray_of
+from .torch_tensors import is_tensor, stream_queue
 
 NUMPY = "numpy"
-AUTOMATIC_FILTERS = ("level_zero:gpu", "opencl:cpu")
+CPU_FILTER = "opencl:cpu"
+AUTOMATIC_FILTERS = ("level_zero:gpu", CPU_FILTER)
 MAX_WORK_ITEMS = 2**31 - 1  # INT_MAX, DPC++'s id-queries-fit-in-int limit (module docstring)
 GPU_TARGETS = (  # first match wins; names like "Intel(R) Data Center GPU Max 1550", "Intel(R) Arc(TM) B580 Graphics"
     (re.compile(r"\bFlex\b"), "xe-hpg"),
@@ -82,7 +86,18 @@ def select_device(device=None, arrays=()) -> Device:
         return sycl_device(queue)
     if os.environ.get("XETILE_DEVICE"):
         return named_device(os.environ["XETILE_DEVICE"])
+    if any(is_tensor(a) and a.device.type == "cpu" for a in arrays):
+        return cpu_device()
     return automatic_device()
+
+
+@functools.cache
+def cpu_device() -> Device:
+    """Where torch CPU tensors run without `device=`: opencl:cpu, else the numpy interpreter."""
+    try:
+        return sycl_device(cached_queue(CPU_FILTER))
+    except LaunchError:
+        return NUMPY_DEVICE
 
 
 def named_device(device) -> Device:
@@ -117,7 +132,7 @@ def sycl_device(queue: dpctl.SyclQueue) -> Device:
 def arrays_queue(arrays) -> dpctl.SyclQueue | None:
     """The queue of the USM arrays among `arrays` (None when there are none): the first array's. Arrays on other
     queues of the same context and device are fine (USM memory belongs to the context, not the queue)."""
-    queues = [array_queue(a) for a in arrays if is_usm(a)]
+    queues = [array_queue(a) for a in arrays if is_usm(a) or is_tensor(a) and a.device.type == "xpu"]
     for other in queues[1:]:
         if (other.sycl_context, other.sycl_device) != (queues[0].sycl_context, queues[0].sycl_device):
             devices = f"{queues[0].sycl_device.filter_string} and {other.sycl_device.filter_string}"
@@ -128,6 +143,8 @@ def arrays_queue(arrays) -> dpctl.SyclQueue | None:
 
 
 def array_queue(array) -> dpctl.SyclQueue:
+    if is_tensor(array):  # an XPU one: the queue of torch's current stream on its device
+        return stream_queue(array.device.index)
     dpnp_array = usm_ndarray_of(array)
     if dpnp_array is not None:
         return dpnp_array.sycl_queue
