@@ -1,4 +1,6 @@
 """xetile_jit: a Triton-like Python DSL for XeTile kernels (workgroup-level tiles) on Intel GPUs."""
+import importlib
+
 from .runtime.opencl.environment import enable_gpu_driver_cache, expose_cpu_runtime
 
 expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
@@ -26,6 +28,18 @@ bool = bool_  # the public spelling of the dtype, as numpy's `bool`
 from . import ops, testing
 
 __version__ = "0.1.0"  # pyproject.toml's
+
+
+def __getattr__(name: str):
+    """`xetile.torch` (xetile_jit/torch.py), imported on first use: torch takes seconds to import, and is optional
+    (pip install "xetile_jit[torch]")."""
+    if name != "torch":
+        raise AttributeError(f"module 'xetile_jit' has no attribute {name!r}")
+    try:
+        import torch  # noqa: F401 - whether it is installed
+    except ImportError:
+        raise ImportError('xetile.torch needs torch: pip install "xetile_jit[torch]"') from None
+    return importlib.import_module(".torch", __name__)  # not `from . import torch`: it would ask this function
 
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "InterpretCheckError",
