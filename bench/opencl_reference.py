@@ -8,9 +8,8 @@ conversions), `max` folded with `fmax` (NaN ignored, as `tile_reduce("max")`), t
 division. Two partial results a fold, as the driver's vectorizer keeps one chain of `fmax` waiting on the one
 before. The lane index is a `size_t`: with an `int` one the driver saw per-lane addresses and gathered and scattered
 every block (3-4x slower). The rows must be multiples of 32 columns (every width the bench runs)."""
+from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
 from xetile_jit.runtime.sycl import kernel_arg
-
-import dpctl.program  # noqa: E402
 
 LANES = 16
 
@@ -86,7 +85,7 @@ def program(queue, width: int, half: bool):
     key = (queue, width, half)
     if key not in _PROGRAMS:
         options = f"-DW={width}" + (" -DHALF" if half else "")
-        _PROGRAMS[key] = dpctl.program.create_program_from_source(queue, SOURCE, options)
+        _PROGRAMS[key] = kernel_bundle_api().from_source(queue, SOURCE, options)
     return _PROGRAMS[key]
 
 

@@ -8,7 +8,6 @@ import sys
 
 import dpctl
 import dpctl.memory
-import dpctl.program
 import dpctl.utils
 import ml_dtypes
 import numpy as np
@@ -20,6 +19,7 @@ from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec, classify, runtime_value
+from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 from xetile_jit.target.block_io import (BASE_RULE, BUILTIN_HEIGHT_RULE, BUILTIN_PITCH_RULE, HEIGHT_RULE, PITCH_RULE,
                                         SLICE_RULE, WIDTH_RULE)
@@ -49,7 +49,7 @@ def queue():
 
 @pytest.fixture(scope="module")
 def program(queue):
-    return dpctl.program.create_program_from_source(queue, SOURCE)
+    return kernel_bundle_api().from_source(queue, SOURCE)
 
 
 def launch(queue, program, values: dict, written: set, shape):

@@ -167,7 +167,8 @@ def as_array(name: str, value):
 
 
 def is_array(value) -> bool:
-    return isinstance(value, np.ndarray) or is_usm(value) or hasattr(value, "__dlpack__")
+    return isinstance(value, np.ndarray) or is_usm(value) or hasattr(value, "__dlpack__") or \
+        torch_tensors.is_tensor(value)
 
 
 def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
