@@ -38,3 +38,29 @@ def test_attention_tutorial_in_the_interpreter(shape, causal):
     q, k, v = t.inputs(*shape)
     o = t.attention(q, k, v, causal, device="numpy")
     assert_close(o, t.reference(q, k, v, causal), np.float16, scale=4)
+
+
+@pytest.fixture(scope="module")
+def torch_layer_norm():
+    """Tutorial 12, imported once: it registers its torch ops by name."""
+    pytest.importorskip("torch")
+    return tutorial("12-torch-layer-norm")
+
+
+def test_torch_layer_norm_tutorial_trains_as_torch_does(torch_layer_norm):
+    """A few SGD steps of the small model, eager and compiled (aot_eager: the graphs of forward and backward with the
+    ops in them, without inductor's code generation, which tests/jit/test_torch_op.py runs), against torch's layer
+    norm: losses and the last gradients."""
+    assert torch_layer_norm.compare(width=40, rows=24, steps=3) < 1e-5
+    assert torch_layer_norm.compare(width=40, rows=24, steps=2, compile_backend="aot_eager") < 1e-5
+
+
+def test_torch_layer_norm_tutorial_backward_passes_gradcheck(torch_layer_norm):
+    """dx, dw and db against finite differences, in f32 (the kernels have no f64): a step of 1e-3 and tolerances of
+    a few f32 roundings of the differences; widths 20 (padded to a 32-column tile) and 32."""
+    import torch
+    torch.manual_seed(0)
+    for width in (20, 32):
+        x, w, b = (torch.randn(shape, requires_grad=True) for shape in ((6, width), (width,), (width,)))
+        assert torch.autograd.gradcheck(lambda *a: torch_layer_norm.layer_norm(a[0], (width,), *a[1:]), (x, w, b),
+                                        eps=1e-3, atol=5e-3, rtol=5e-3)

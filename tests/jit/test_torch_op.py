@@ -1,0 +1,76 @@
+"""xetile.torch.op (xetile_jit/torch.py): kernels and functions launching them as torch custom ops, eager, under
+torch._dynamo.explain (no graph break) and under torch.compile with the default (inductor) backend on the CPU; and
+what `xetile.torch` says without torch."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import xetile_jit as xetile
+
+torch = pytest.importorskip("torch")
+
+
+@xetile.kernel
+def scale_kernel(x, y, s, BM: xetile.constexpr, BN: xetile.constexpr):
+    i, j = xetile.program_id(0) * BM, xetile.program_id(1) * BN
+    xetile.store_tile(xetile.init_tile(y, [i, j], [BM, BN]), xetile.load_tile(xetile.init_tile(x, [i, j], [BM, BN])) * s)
+
+
+scale = xetile.torch.op("xetile_test::scale", scale_kernel, outputs={"y": lambda x, s: (x.shape, x.dtype)},
+                        grid=lambda x, s: (xetile.cdiv(x.shape[0], 8), xetile.cdiv(x.shape[1], 16)),
+                        constants={"BM": 8, "BN": 16}, scalars={"s": float})
+
+
+@xetile.torch.op("xetile_test::scale_and_shift", outputs=lambda x, s: ((x.shape, x.dtype), (x.shape, x.dtype)))
+def scale_and_shift(x: torch.Tensor, s: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x * s, x * s + 1), the second from the first by another launch."""
+    y = scale(x, s)
+    return y, scale(y, 1.0) + 1
+
+
+def model(x):
+    y, z = scale_and_shift(torch.sin(x), 3.0)
+    return torch.relu(scale(y + z, 0.5))
+
+
+def test_ops_of_a_kernel_and_of_a_function_run_eagerly():
+    x = torch.randn(20, 40)
+    torch.testing.assert_close(scale(x, 2.5), x * 2.5)
+    y, z = scale_and_shift(x, -2.0)
+    torch.testing.assert_close(y, x * -2.0)
+    torch.testing.assert_close(z, x * -2.0 + 1)
+
+
+def test_the_ops_are_nodes_of_one_graph():
+    explained = torch._dynamo.explain(model)(torch.randn(20, 40))
+    assert explained.graph_break_count == 0 and explained.graph_count == 1
+    code = explained.graphs[0].code
+    assert "xetile_test.scale_and_shift" in code and "xetile_test.scale" in code
+
+
+def test_a_model_with_the_ops_compiled_by_inductor_matches_eager():
+    x = torch.randn(20, 40)
+    compiled = torch.compile(model)  # the default backend, inductor, generating C++ for the CPU
+    torch.testing.assert_close(compiled(x), model(x))
+    x2 = torch.randn(20, 40)
+    torch.testing.assert_close(compiled(x2), model(x2))  # the compiled graph again, new data
+
+
+def test_op_arguments_that_do_not_fit_are_type_errors():
+    with pytest.raises(TypeError, match="give grid=.* and outputs="):
+        xetile.torch.op("xetile_test::bad", scale_kernel, outputs=lambda x: (x.shape, x.dtype))
+    with pytest.raises(TypeError, match=r"no parameters \['z'\]"):
+        xetile.torch.op("xetile_test::bad", scale_kernel, outputs={"z": lambda x: (x.shape, x.dtype)},
+                        grid=lambda x: (1,))
+    with pytest.raises(TypeError, match="describe a kernel"):
+        xetile.torch.op("xetile_test::bad", model, outputs=lambda x: (x.shape, x.dtype), grid=lambda x: (1,))
+
+
+def test_without_torch_xetile_torch_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    monkeypatch.delitem(sys.modules, "xetile_jit.torch")
+    monkeypatch.delattr(xetile, "torch")  # the attribute importing the submodule set
+    with pytest.raises(ImportError, match=r'pip install "xetile_jit\[torch\]"'):
+        xetile.torch
