@@ -10,7 +10,8 @@ config (`subgroup_split`: 32x64 pieces, K step 32) and, on the `cpu` target, wit
 against `dpnp.matmul` in f32 (oneMKL) on the same queue, as GFLOP/s and their ratio, timed in turns. Softmax and
 layer norm: 16 rows a workgroup, a whole row in registers (the kernels a user writes, computed in f32), against the time
 dpnp takes to copy the same bytes (read the input, write the output: `dpnp.copyto`) and against numpy on the host;
-the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth). Beside them three bounds:
+the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth); layer norm's `x/torch` is torch eager's
+`torch.nn.functional.layer_norm` on the host (when torch is installed: the `torch` extra) over ours. Beside them three bounds:
 "bound: copy" (a plain xetile copy kernel: our loads and stores of the same bytes, which no row kernel beats; dpnp's
 copy runs at its own, size-dependent speed), and two a softmax cannot beat, "bound: exp" (load, `exp`, store) and
 "bound: softmax-exp" (softmax's passes over a row, `exp` left out). Softmax and layer norm also run as hand-written
@@ -42,6 +43,8 @@ import opencl_reference  # noqa: E402 (after xetile_jit, which exposes the OpenC
 DEVICE = "opencl:cpu"
 ROWS_PER_WORKGROUP = 16
 REFERENCE = "opencl-c"  # the rows' "target" of bench/opencl_reference.py's hand-written OpenCL C kernels
+TORCH = "torch"  # torch eager's layer norm on the host, when torch is installed (the `x/torch` column)
+BASELINES = ("copy", "numpy", TORCH)
 
 
 @xetile.kernel
@@ -163,16 +166,36 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
                 if kernel in references:
                     runs[REFERENCE] = opencl_reference.launcher(kernel, references[kernel], dtype == np.float16,
                                                                  ROWS_PER_WORKGROUP)
+                if kernel == "layernorm" and torch_layer_norm is not None:
+                    runs[TORCH] = torch_layer_norm(host, w, bias)
                 times = best_times(runs, repeat)  # in turns, each a burst: the copy as well sampled as ours
                 copy, numpy_time = times["copy"], times["numpy"]
-                for target in [t for t in runs if t not in ("copy", "numpy")]:
+                for target in [t for t in runs if t not in BASELINES]:
                     ours = times[target]
                     runs[target]()
                     error = float(np.abs(dpnp.asnumpy(y).astype(np.float32) - numpy_fn()).max())
                     result.append({"kernel": kernel, "shape": f"{rows_count}x{width}", "dtype": np.dtype(dtype).name,
                                    "target": target, "ms": ours * 1e3, "x/copy": copy / ours,
-                                   "x/numpy": numpy_time / ours, "max_abs_error": error})
+                                   "x/numpy": numpy_time / ours, "max_abs_error": error,
+                                   **({"x/torch": times[TORCH] / ours} if TORCH in times else {})})
     return result
+
+
+def torch_layer_norm_baseline():
+    """A maker of torch eager's layer norm on the host for `row_rows` (None without torch): the baseline of a user
+    who would not write the kernel, in the row's dtype (torch's CPU kernel accumulates f16 rows in f32)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+
+    def make(host, w, bias):
+        x, weight, b = (torch.from_numpy(a).to(torch.from_numpy(host).dtype) for a in (host, w[0], bias[0]))
+        return lambda: torch.nn.functional.layer_norm(x, (x.shape[1],), weight, b)
+    return make
+
+
+torch_layer_norm = torch_layer_norm_baseline()
 
 
 def softmax_numpy(x):
@@ -218,7 +241,8 @@ def first_launch(target: str) -> float:
 def print_table(rows, columns) -> None:
     print(" ".join(f"{c:>12}" for c in columns))
     for r in rows:
-        print(" ".join(f"{r[c]:>12.3g}" if isinstance(r[c], float) else f"{r[c]:>12}" for c in columns))
+        values = [r.get(c, "") for c in columns]  # a column a row lacks (x/torch beside softmax) stays blank
+        print(" ".join(f"{v:>12.3g}" if isinstance(v, float) else f"{v:>12}" for v in values))
 
 
 def bar_color(row) -> str:
@@ -264,7 +288,8 @@ def main() -> None:
         rows += gemm
     if "rows" in args.only:
         by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat)
-        print_table(by_row, ["kernel", "shape", "dtype", "target", "ms", "x/copy", "x/numpy", "max_abs_error"])
+        print_table(by_row, ["kernel", "shape", "dtype", "target", "ms", "x/copy", "x/numpy", "x/torch",
+                             "max_abs_error"])
         rows += by_row
     if "first" in args.only:
         first = [{"kernel": "first launch", "target": t, "seconds": first_launch(t)} for t in args.targets]

@@ -2,7 +2,7 @@
 arguments, beside a raw `SyclQueue.submit` and `submit_async` of the same SPIR-V kernel with the same kernel
 arguments, and the first launch of the tutorial GEMM cold, from a warm cache in a fresh process, and hot.
 
-    python bench/bench_launch.py [--launches 2000] [--json out.json] [--png out.png] [--interface]
+    python bench/bench_launch.py [--launches 2000] [--json out.json] [--png out.png] [--interface] [--torch]
 
 Columns of the launch table, all in one process on one `opencl:cpu` queue, in microseconds per launch:
 `xetile` is `kernel[(1,)](*arrays)` (asynchronous: every argument is a dpnp array); `submit` is the raw blocking
@@ -11,6 +11,7 @@ recording in `dpctl.utils.SequentialOrderManager[queue]`, what dpnp and an xetil
 queue. The four take turns in rounds of 100 calls, each round starting on a drained queue (`queue.wait()`, not
 timed), so a passing load on the machine falls on all of them. `--interface` adds the same table for arrays known by
 their `__sycl_usm_array_interface__` alone (over dpctl.memory, as a library without dpnp's arrays gives them).
+`--torch` adds the torch path (`torch_rows`): torch CPU tensors beside numpy arrays, and an xetile.torch op.
 
 The first-launch table runs the tutorial GEMM (256 x 256 x 256 f32, numpy arrays) in child processes: `cold` with
 an empty XETILE_CACHE_DIR, `warm cache` in a new process on the cache `cold` filled, `hot` the second launch in
@@ -32,7 +33,6 @@ from common import load_tutorial
 import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 import dpctl.memory  # noqa: E402
 import dpctl.utils  # noqa: E402
-import dpnp  # noqa: E402
 
 DEVICE = "opencl:cpu"
 DRAIN_EVERY = 100
@@ -54,8 +54,9 @@ class InterfaceArray:
     def __init__(self, queue, host: np.ndarray):
         self.memory = dpctl.memory.MemoryUSMDevice(host.nbytes, queue=queue)
         self.memory.copy_from_host(host.reshape(-1).view(np.uint8))
+        # writable: dpctl 0.22's memory objects say read-only of memory they write themselves (runtime/args.py)
         self.__sycl_usm_array_interface__ = dict(self.memory.__sycl_usm_array_interface__, shape=host.shape,
-                                                 typestr=host.dtype.str)
+                                                 typestr=host.dtype.str, data=(self.memory._pointer, False))
         self.host = host
 
     def asnumpy(self) -> np.ndarray:
@@ -64,10 +65,28 @@ class InterfaceArray:
         return self.host
 
 
+def dpnp_ones(queue):
+    import dpnp  # the bench extra; without it the dpnp table is left out
+    return dpnp.ones((1, 16), dtype=np.float32, sycl_queue=queue)
+
+
+def dpnp_asnumpy(array) -> np.ndarray:
+    import dpnp
+    return dpnp.asnumpy(array)
+
+
 ARRAYS = {  # kind -> (an array of ones on the queue, its contents on the host)
-    "dpnp": (lambda queue: dpnp.ones((1, 16), dtype=np.float32, sycl_queue=queue), dpnp.asnumpy),
+    "dpnp": (dpnp_ones, dpnp_asnumpy),
     "interface": (lambda queue: InterfaceArray(queue, np.ones((1, 16), np.float32)), InterfaceArray.asnumpy),
 }
+
+
+def has_dpnp() -> bool:
+    try:
+        import dpnp  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def median_us(variants: dict, queue, launches: int) -> dict:
@@ -114,6 +133,28 @@ def launch_row(kernel, count: int, launches: int, kind: str = "dpnp") -> dict:
     return row
 
 
+def torch_rows(launches: int) -> list[dict]:
+    """The torch path beside the direct launch (`--torch`): the same kernel on torch CPU tensors and on numpy arrays
+    (both staged to the device and copied back: runtime/torch_tensors.py), and, for 3 arrays, the kernel as an
+    xetile.torch op (torch's dispatch, the output's allocation) beside `kernel[grid](...)` on tensors."""
+    import torch
+    queue = xetile.runtime.device.named_device(DEVICE).queue
+    rows = []
+    for kernel, count in ((copy3, 3), (copy20, 20)):
+        arrays = [np.ones((1, 16), np.float32) for _ in range(count)]
+        tensors = [torch.ones(1, 16) for _ in range(count)]
+        variants = {"numpy": lambda: kernel[(1,)](*arrays), "torch": lambda: kernel[(1,)](*tensors)}
+        if count == 3:
+            op = xetile.torch.op("bench_launch::copy3", copy3, outputs={"a2": lambda a0, a1: (a0.shape, a0.dtype)},
+                                 grid=lambda a0, a1: (1,))
+            variants["torch op"] = lambda: op(tensors[0], tensors[1])
+        for variant in variants.values():
+            variant()
+        rows.append({"arrays": count, **median_us(variants, queue, launches)})
+        assert float(tensors[-1].sum()) == 16.0
+    return rows
+
+
 def first_launch_child() -> None:
     """The child's side: two launches of the tutorial GEMM, their times as JSON on stdout."""
     tutorial = load_tutorial()
@@ -157,13 +198,18 @@ def main() -> None:
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--png", type=pathlib.Path)
     parser.add_argument("--interface", action="store_true", help="also time arrays known by their interface alone")
+    parser.add_argument("--torch", action="store_true", help="also time the torch path (needs torch)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return first_launch_child()
     print(f"device {DEVICE}; median us per launch; overhead = xetile - submit_async")
     tables = {}
-    for kind in ("dpnp", "interface") if args.interface else ("dpnp",):
+    kinds = ("dpnp", "interface") if args.interface else ("dpnp",)
+    if not has_dpnp():
+        print("dpnp is not installed (the bench extra): no dpnp table")
+        kinds = kinds[1:]
+    for kind in kinds:
         if kind != "dpnp":
             print(f"arrays known by __sycl_usm_array_interface__ alone ({kind}):")
         print(f"{'arrays':>6} {'xetile':>8} {'ordered':>8} {'submit':>8} {'submit_async':>12} {'overhead':>8}")
@@ -173,15 +219,24 @@ def main() -> None:
             rows.append(r)
             print(f"{count:>6} {r['xetile']:8.1f} {r['ordered']:8.1f} {r['submit']:8.1f} {r['submit_async']:12.1f} "
                   f"{r['xetile'] - r['submit_async']:8.1f}", flush=True)
-    rows = tables["dpnp"]
+    if args.torch:
+        print("torch CPU tensors beside numpy arrays (staged, synchronous), and the kernel as a torch op:")
+        print(f"{'arrays':>6} {'numpy':>8} {'torch':>8} {'torch op':>8} {'torch - numpy':>13}")
+        tables["torch"] = torch_rows(args.launches)
+        for r in tables["torch"]:
+            op = f"{r['torch op']:8.1f}" if "torch op" in r else f"{'':>8}"
+            print(f"{r['arrays']:>6} {r['numpy']:8.1f} {r['torch']:8.1f} {op} {r['torch'] - r['numpy']:13.1f}",
+                  flush=True)
+    rows = tables.get("dpnp", [])
     first = first_launch_rows()
     print("tutorial GEMM 256x256x256 f32, first launch in s: " +
           ", ".join(f"{name} {seconds:.3f}" for name, seconds in first.items()))
     if args.json:
         args.json.write_text(json.dumps({"launch": rows, "first_launch": first,
-                                         **({"launch_interface": tables["interface"]} if args.interface else {})},
+                                         **({"launch_interface": tables["interface"]} if args.interface else {}),
+                                         **({"launch_torch": tables["torch"]} if args.torch else {})},
                                         indent=2))
-    if args.png:
+    if args.png and rows:
         plot(rows, args.png)
 
 

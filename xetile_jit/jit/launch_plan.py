@@ -38,6 +38,7 @@ from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_arr
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
+from ..runtime.torch_tensors import host_view, is_tensor
 from ..runtime.usm_entries import entries_get, entry, interface_entry
 from ..target.block_io import BLOCK_BASE_ALIGN
 
@@ -124,6 +125,9 @@ def other_key(name: str, value):
         return (kind, value.dtype, value.shape, value.strides), value, None
     if isinstance(value, SCALARS):
         return (kind, scalar_dtype(name, value)), value, None
+    if is_tensor(value) and value.is_cpu:  # a numpy view, keyed by the tensor's type: it picks its own device
+        value = host_view(value)
+        return (kind, value.dtype, value.shape, value.strides), value, None
     usm = usm_interface(value)
     if usm is None:
         if not is_array(value):

@@ -91,19 +91,21 @@ class StreamArray:
         self.tensor = tensor
         self.__sycl_usm_array_interface__ = {
             "data": (tensor.data_ptr(), False), "shape": tuple(tensor.shape), "strides": tuple(tensor.stride()),
-            "typestr": typestr(numpy_dtype(tensor.dtype)), "version": 1, "syclobj": queue}
+            "typestr": typestr(tensor.dtype), "version": 1, "syclobj": queue}
 
 
-def typestr(dtype: np.dtype) -> str:
-    """The interface's typestr of `dtype`: its name for bfloat16, whose numpy str ('<V2') names no dtype."""
+@functools.cache
+def typestr(torch_dtype) -> str:
+    """The interface's typestr of a torch dtype: the name for bfloat16, whose numpy str ('<V2') names no dtype."""
+    dtype = numpy_dtype(torch_dtype)
     return dtype.name if dtype == np.dtype(ml_dtypes.bfloat16) else dtype.str
 
 
 def as_array(tensor):
     """A tensor as the array a launch takes: a numpy view (CPU) or a StreamArray (XPU); LaunchError for others."""
-    kind = tensor.device.type
-    if kind == "cpu":
+    if tensor.is_cpu:  # the launch hot path: 0.1 us against 0.9 for `device.type`
         return host_view(tensor)
+    kind = tensor.device.type
     if kind == "xpu":
         return StreamArray(tensor, stream_queue(tensor.device.index))
     raise LaunchError(f"a torch tensor on {tensor.device} is on no SYCL device; xetile_jit launches cpu and xpu "
