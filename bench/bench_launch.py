@@ -11,7 +11,8 @@ recording in `dpctl.utils.SequentialOrderManager[queue]`, what dpnp and an xetil
 queue. The four take turns in rounds of 100 calls, each round starting on a drained queue (`queue.wait()`, not
 timed), so a passing load on the machine falls on all of them. `--interface` adds the same table for arrays known by
 their `__sycl_usm_array_interface__` alone (over dpctl.memory, as a library without dpnp's arrays gives them).
-`--torch` adds the torch path (`torch_rows`): torch CPU tensors beside numpy arrays, and an xetile.torch op.
+`--torch` adds the torch path (`torch_rows`): torch CPU tensors beside numpy arrays, an xetile.torch op, and the
+binding of each (`kernel.fast_bind`: the launch's own host work before the copies, where the two paths differ).
 
 The first-launch table runs the tutorial GEMM (256 x 256 x 256 f32, numpy arrays) in child processes: `cold` with
 an empty XETILE_CACHE_DIR, `warm cache` in a new process on the cache `cold` filled, `hot` the second launch in
@@ -143,7 +144,9 @@ def torch_rows(launches: int) -> list[dict]:
     for kernel, count in ((copy3, 3), (copy20, 20)):
         arrays = [np.ones((1, 16), np.float32) for _ in range(count)]
         tensors = [torch.ones(1, 16) for _ in range(count)]
-        variants = {"numpy": lambda: kernel[(1,)](*arrays), "torch": lambda: kernel[(1,)](*tensors)}
+        variants = {"numpy": lambda: kernel[(1,)](*arrays), "torch": lambda: kernel[(1,)](*tensors),
+                    # what the torch path adds, without the synchronous launch's noise: the plan's binding
+                    "bind numpy": lambda: kernel.fast_bind(arrays, {}), "bind torch": lambda: kernel.fast_bind(tensors, {})}
         if count == 3:
             op = xetile.torch.op("bench_launch::copy3", copy3, outputs={"a2": lambda a0, a1: (a0.shape, a0.dtype)},
                                  grid=lambda a0, a1: (1,))
@@ -221,12 +224,13 @@ def main() -> None:
                   f"{r['xetile'] - r['submit_async']:8.1f}", flush=True)
     if args.torch:
         print("torch CPU tensors beside numpy arrays (staged, synchronous), and the kernel as a torch op:")
-        print(f"{'arrays':>6} {'numpy':>8} {'torch':>8} {'torch op':>8} {'torch - numpy':>13}")
+        print(f"{'arrays':>6} {'numpy':>8} {'torch':>8} {'torch op':>8} {'bind numpy':>10} {'bind torch':>10} "
+              f"{'bind torch - numpy':>18}")
         tables["torch"] = torch_rows(args.launches)
         for r in tables["torch"]:
             op = f"{r['torch op']:8.1f}" if "torch op" in r else f"{'':>8}"
-            print(f"{r['arrays']:>6} {r['numpy']:8.1f} {r['torch']:8.1f} {op} {r['torch'] - r['numpy']:13.1f}",
-                  flush=True)
+            print(f"{r['arrays']:>6} {r['numpy']:8.1f} {r['torch']:8.1f} {op} {r['bind numpy']:10.1f} "
+                  f"{r['bind torch']:10.1f} {r['bind torch'] - r['bind numpy']:18.1f}", flush=True)
     rows = tables.get("dpnp", [])
     first = first_launch_rows()
     print("tutorial GEMM 256x256x256 f32, first launch in s: " +

@@ -70,6 +70,7 @@ PUBLIC = {
     "in-kernel functions": dsl_names,
     "xetile.ops": lambda: list(xetile.ops.__all__),
     "xetile.testing": lambda: defined_in(testing),
+    "xetile.torch": lambda: (pytest.importorskip("torch"), defined_in(xetile.torch) + ["SCHEMA_TYPES"])[1],
     "exceptions and warnings": lambda: exceptions(errors) + exceptions(testing),
     "command line": cli_commands,
     "kernel objects": lambda: sorted({n for obj in kernel_objects() for n in object_attributes(obj)}),

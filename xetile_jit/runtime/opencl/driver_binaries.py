@@ -1,4 +1,4 @@
-"""Programs the OpenCL CPU runtime built, kept in the compile cache for later processes (docs/guide.md §6.5).
+"""Programs the OpenCL CPU runtime built, kept in the compile cache for later processes (docs/guide.md §6.6).
 
 On opencl:cpu the driver's build is most of a kernel's first launch in a process, and that runtime keeps nothing
 between processes. So once it has built a program from SPIR-V, the program's native binary (`CL_PROGRAM_BINARIES`:
