@@ -137,11 +137,11 @@ def test_a_tensor_on_no_sycl_device_is_a_launch_error():
 
 
 class XpuTensor:
-    """What the launch reads of an XPU tensor (device, dtype, shape, stride(), data_ptr()), over USM memory of the
-    stand-in stream's queue."""
+    """What the launch reads of an XPU tensor (is_cpu, device, dtype, shape, stride(), data_ptr()), over USM memory
+    of the stand-in stream's queue."""
 
     def __init__(self, stream: dpctl.SyclQueue, shape, index: int = 0):
-        self.shape, self.dtype, self.requires_grad = shape, torch.float32, False
+        self.shape, self.dtype, self.requires_grad, self.is_cpu = shape, torch.float32, False, False
         self.memory = dpctl.memory.MemoryUSMDevice(int(np.prod(shape)) * 4, queue=stream)
         self.device = types.SimpleNamespace(type="xpu", index=index)
 
