@@ -13,7 +13,7 @@ timed), so a passing load on the machine falls on all of them. `--interface` add
 their `__sycl_usm_array_interface__` alone (over dpctl.memory, as a library without dpnp's arrays gives them).
 `--torch` adds the torch path (`torch_rows`): torch CPU tensors beside numpy arrays, an xetile.torch op, the
 binding of each (`kernel.fast_bind`: the launch's own host work before the copies, where the two paths differ), and
-torch's custom-op dispatch alone (an op of `empty_like`, which launches nothing, beside the plain call).
+the op's own cost (torch's custom-op dispatch, the output's allocation): the launch and the op on an empty grid.
 
 The first-launch table runs the tutorial GEMM (256 x 256 x 256 f32, numpy arrays) in child processes: `cold` with
 an empty XETILE_CACHE_DIR, `warm cache` in a new process on the cache `cold` filled, `hot` the second launch in
@@ -135,10 +135,6 @@ def launch_row(kernel, count: int, launches: int, kind: str = "dpnp") -> dict:
     return row
 
 
-def empty_like(x: "torch.Tensor") -> "torch.Tensor":  # noqa: F821 - torch is imported by torch_rows
-    return x.new_empty(x.shape)
-
-
 def torch_rows(launches: int) -> list[dict]:
     """The torch path beside the direct launch (`--torch`): the same kernel on torch CPU tensors and on numpy arrays
     (both staged to the device and copied back: runtime/torch_tensors.py), and, for 3 arrays, the kernel as an
@@ -156,9 +152,12 @@ def torch_rows(launches: int) -> list[dict]:
             op = xetile.torch.op("bench_launch::copy3", copy3, outputs={"a2": lambda a0, a1: (a0.shape, a0.dtype)},
                                  grid=lambda a0, a1: (1,))
             variants["torch op"] = lambda: op(tensors[0], tensors[1])
-            # torch's own cost of a custom op, apart from the launch's noise: an op that launches nothing
-            empty = xetile.torch.op("bench_launch::empty", empty_like, outputs=lambda x: (x.shape, x.dtype))
-            variants |= {"empty_like": lambda: empty_like(tensors[0]), "empty_like op": lambda: empty(tensors[0])}
+            # the op's own cost, apart from the synchronous launch's noise: the same op and launch on an empty grid,
+            # which binds and returns before any copy
+            nothing = xetile.torch.op("bench_launch::copy3_empty", copy3,
+                                      outputs={"a2": lambda a0, a1: (a0.shape, a0.dtype)}, grid=lambda a0, a1: (0,))
+            variants |= {"empty grid": lambda: kernel[(0,)](*tensors),
+                         "empty grid op": lambda: nothing(tensors[0], tensors[1])}
         for variant in variants.values():
             variant()
         rows.append({"arrays": count, **median_us(variants, queue, launches)})
@@ -240,8 +239,8 @@ def main() -> None:
             print(f"{r['arrays']:>6} {r['numpy']:8.1f} {r['torch']:8.1f} {op} {r['bind numpy']:10.1f} "
                   f"{r['bind torch']:10.1f} {r['bind torch'] - r['bind numpy']:18.1f}", flush=True)
         r = tables["torch"][0]
-        print(f"torch's custom-op dispatch: empty_like {r['empty_like']:.1f} us, as an xetile.torch op "
-              f"{r['empty_like op']:.1f} us")
+        print(f"on an empty grid (3 arrays): the launch {r['empty grid']:.1f} us, as an xetile.torch op "
+              f"{r['empty grid op']:.1f} us")
     rows = tables.get("dpnp", [])
     first = first_launch_rows()
     print("tutorial GEMM 256x256x256 f32, first launch in s: " +
