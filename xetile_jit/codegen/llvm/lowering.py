@@ -14,10 +14,11 @@ slice outside its batched array has no rows: the message addresses a one-row sta
 below it (`surface`), so it reads padding and drops writes without an element path.
 
 What the lowering works on is its context (codegen/llvm/context.py), which holds the lane values (`Lanes`,
-codegen/llvm/lanes.py). Pieces constructed with the context lower the ops the lowering dispatches to them: DPAS
+codegen/llvm/lanes.py). Pieces constructed with the context lower the ops the lowering dispatches to them:
+descriptors and their surfaces (codegen/llvm/descriptors.py), block messages (codegen/llvm/block_messages.py),
+transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py), DPAS
 (codegen/llvm/dpas.py), atomics (codegen/llvm/atomics.py), scattered descriptors (codegen/llvm/scatter.py),
-device_print (codegen/llvm/printf.py). Mixins still lower the rest, reading the lowering's descriptor and
-block-message helpers: transposed loads (codegen/llvm/transposed.py), the element path (codegen/llvm/elements.py).
+device_print (codegen/llvm/printf.py).
 `XeGPULowering` is the GPU targets' lowering; the CPU targets' lowerings are subclasses of it (codegen/cpu/lowering.py),
 and codegen/backends.py chooses the class and the builtin definitions by the target's builtin ABI.
 
