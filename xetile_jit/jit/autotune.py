@@ -41,6 +41,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..compiler.pipeline import lower
+from ..target.cpu_features import host_cpu
 from ..target.targets import get_target
 from ..errors import CompilationError, LaunchError
 from ..runtime.args import array_layout, as_array, dtype_and_order, is_array
@@ -395,7 +396,7 @@ def autotune(configs, key, prune_configs_by=None, warmup=25, rep=100, cache_resu
 # ---- the winners on disk: entries of the compile cache (runtime/cache.py: same directory, atomic writes, privacy
 # checks and size cap). A winner's key covers xetile_jit's own sources (`compiler_hash`), the kernel's source, the
 # config list, the tuning key's values, every array argument's dtype and the device (its target, name and driver
-# version). The entry holds the winner's index in the config list and what the winner's trace read (globals,
+# version; on a CPU device the CPU's feature flags, target/cpu_features.py). The entry holds the winner's index in the config list and what the winner's trace read (globals,
 # closure cells, inlined kernels: compiler/dependencies.py), checked on load as the compile cache does: a changed
 # helper kernel or global tunes again.
 WINNER_FIELD = "autotune"
@@ -405,7 +406,7 @@ def device_identity(device: Device) -> tuple:
     if device.kind == NUMPY:
         return (NUMPY,)
     sycl = device.queue.sycl_device
-    return device.target, sycl.name, sycl.driver_version
+    return device.target, sycl.name, sycl.driver_version, host_cpu().key if sycl.is_cpu else None
 
 
 def winner_key(kernel, configs, key: tuple, device: Device) -> str:
