@@ -10,6 +10,7 @@ import textwrap
 import time
 import warnings
 
+import dpctl
 import numpy as np
 import pytest
 
@@ -21,7 +22,7 @@ from xetile_jit.ir.xetile_ops import check_distribution
 from xetile_jit.runtime.profiling import profiling_queue
 
 from conftest import subprocess_env, tutorial
-from usm_arrays import count_interface_reads, needs_dpnp
+from usm_arrays import Interface, count_interface_reads, needs_dpnp
 
 M, N, K = 40, 24, 20
 FAST = {"warmup": 0.1, "rep": 0.1}
@@ -365,21 +366,50 @@ def test_do_bench_times_the_host_with_the_wall_clock_and_says_so():
         xetile.testing.do_bench(sleep, return_mode="average")
 
 
-def test_do_bench_uses_device_time_on_a_profiling_queue(rng):
-    import dpctl
+def test_do_bench_times_the_device_on_numpy_arrays(rng):
+    """Launches on numpy arrays run on a profiling queue of their own: the device time leaves out the host's copies
+    and the launch; every sample is a run's, and the quantiles are of several of them."""
     queue = dpctl.get_device_cached_queue("opencl:cpu")
     a, b, c, expected = operands(rng)
     options = dict(BM=32, BN=32, BK=16, sg_layout=[2, 2], sg_data=[16, 16])
 
-    def run(device):
-        return lambda: gemm[grid](a, b, c, M, N, K, device=device, **options)
+    runs = []
 
-    device_ms = xetile.testing.do_bench(run(profiling_queue(queue)), warmup=1, rep=5, return_mode="min")
+    def run(device):
+        return lambda: runs.append(1) or gemm[grid](a, b, c, M, N, K, device=device, **options)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", xetile.testing.WallClockWarning)
+        samples = xetile.testing.do_bench(run(queue), warmup=1, rep=5, return_mode="all")
+        runs.clear()
+        low, high = xetile.testing.do_bench(run(queue), warmup=1, rep=0.001, quantiles=[0.0, 1.0])
+        assert len(runs) == 1 + 1 + 1 + xetile.testing.MIN_QUANTILE_RUNS  # first, estimate, warmup, timed
+        on_a_profiling_queue = xetile.testing.do_bench(run(profiling_queue(queue)), warmup=1, rep=5)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
-    with pytest.warns(xetile.testing.WallClockWarning, match="without event profiling"):
-        wall_ms = xetile.testing.do_bench(run(queue), warmup=1, rep=5, return_mode="min")
-    assert device_ms.clock == "device" and wall_ms.clock == "wall"
-    assert 0 < device_ms < wall_ms  # the device time leaves out the host's copies and the launch
+    start = time.perf_counter()
+    run(queue)()
+    wall_ms = (time.perf_counter() - start) * 1e3
+    assert {t.clock for t in samples} == {"device"} and 0 < min(samples) < wall_ms
+    assert on_a_profiling_queue.clock == "device"
+    assert low.clock == "device" and low < high  # the fastest and slowest of 5 runs, not one run repeated
+
+
+def test_do_bench_times_the_device_on_usm_arrays_of_any_queue(rng):
+    """USM arrays of a queue without profiling: their launches run on its profiling queue, in the order of the
+    arrays' queue (the second launch reads what the first wrote)."""
+    queue = dpctl.get_device_cached_queue("opencl:cpu")
+    usm = Interface(queue)
+    x = rng.uniform(-1, 1, (32, 8)).astype(np.float32)
+    dx, dy, dz = usm.asarray(x), usm.asarray(np.zeros_like(x)), usm.asarray(np.zeros_like(x))
+
+    def fn():
+        scaled_copy[(2,)](dx, dy, BM=16)
+        scaled_copy[(2,)](dy, dz, BM=16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", xetile.testing.WallClockWarning)
+        ms = xetile.testing.do_bench(fn, warmup=1, rep=2, return_mode="median")
+    assert ms.clock == "device" and ms > 0
+    np.testing.assert_array_equal(usm.asnumpy(dz), x)
 
 
 def test_autotune_on_opencl_cpu_times_on_the_device(rng, monkeypatch, bench_count):

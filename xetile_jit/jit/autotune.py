@@ -12,12 +12,13 @@ and memory order, and the device). A seen key runs its winner with no timing: fr
    error's message;
 3. `perf_model(**named_args, **kwargs, **config.all_kwargs())` ranks the rest and `top_k` (an int, or a
    fraction of the configs) of them are kept;
-4. each is compiled and launched once, untimed, on a profiling queue of the launch's device: every build (the
+4. each is compiled and launched once, untimed, on the launch's device: every build (the
    OpenCL CPU driver's takes seconds) comes before any timing, so no config is timed in the wake of its own build
    (measured on opencl:cpu: up to 40% slow, enough to lose the best config). A config that fails to compile or
    launch is skipped with its error; when every config is pruned or fails, the first error is raised with all
    the reasons;
-5. each is timed TIMING_ROUNDS times, in turns, on that queue (device time; the numpy interpreter: wall time),
+5. each is timed TIMING_ROUNDS times, in turns (device time on a profiling queue of that device, as do_bench
+   times; the numpy interpreter: wall time),
    each timing the median of do_bench's runs, each config keeping its fastest;
 6. the finalists, the configs within FINALIST_MARGIN of the fastest, are timed again RACE_ROUNDS times, in turns
    (a burst of load on a shared machine then slows each of them, not only one), and each keeps its fastest time:
@@ -46,7 +47,7 @@ from ..errors import CompilationError, LaunchError
 from ..runtime.args import array_layout, as_array, dtype_and_order, is_array
 from ..runtime.device import NUMPY, Device, select_device
 from ..runtime import progress
-from ..runtime.profiling import profiling_queue, recording
+from ..runtime.profiling import recording
 from ..testing import WallClockWarning, do_bench
 from . import kernel as jit
 from ..compiler.dependencies import Dependency, resolve
@@ -266,28 +267,26 @@ class Autotuner:
         return ranked[:top_k]
 
     def time_all(self, tuning: Tuning, configs: list[Config]) -> None:
-        device = tuning.device
-        options = {} if device.queue is None else {"device": profiling_queue(device.queue)}
         for i, config in enumerate(configs):
             progress.at_phase(f"build of config {i + 1}/{len(configs)}")
-            trial = self.built(tuning, config, options)
+            trial = self.built(tuning, config)
             if trial.stage is None:
                 tuning.trials.append(trial)  # printed once timed
             else:
                 self.note(tuning, trial)
         trials = [t for t in tuning.trials if t.stage is None]  # built: to be timed
         for round in range(TIMING_ROUNDS):
-            self.time_round(trials, tuning, options, f"timing round {round + 1}/{TIMING_ROUNDS}")
-        self.race([t for t in trials if t.ms is not None], tuning, options)
+            self.time_round(trials, tuning, f"timing round {round + 1}/{TIMING_ROUNDS}")
+        self.race([t for t in trials if t.ms is not None], tuning)
 
-    def time_round(self, trials: list[Trial], tuning: Tuning, options: dict, phase: str) -> None:
+    def time_round(self, trials: list[Trial], tuning: Tuning, phase: str) -> None:
         """Times each of `trials` once more, in turn."""
         for i, trial in enumerate(trials):
             progress.at_phase(f"{phase}, config {i + 1}/{len(trials)}")
-            self.time(trial, tuning, options)
+            self.time(trial, tuning)
             report(f"autotune {self.__name__}: {phase}: {trial}")
 
-    def race(self, timed: list[Trial], tuning: Tuning, options: dict) -> None:
+    def race(self, timed: list[Trial], tuning: Tuning) -> None:
         """Times the finalists among `timed` again, in turns (module docstring, step 6)."""
         if not timed:
             return
@@ -296,31 +295,31 @@ class Autotuner:
         if len(finalists) < 2:
             return
         for round in range(RACE_ROUNDS):
-            self.time_round(finalists, tuning, options, f"finalists' round {round + 1}/{RACE_ROUNDS}")
+            self.time_round(finalists, tuning, f"finalists' round {round + 1}/{RACE_ROUNDS}")
 
-    def launcher(self, tuning: Tuning, config: Config, options: dict):
-        kwargs = with_config(tuning.kwargs, config) | options
+    def launcher(self, tuning: Tuning, config: Config):
+        kwargs = with_config(tuning.kwargs, config)
 
         def launch():
             self.kernel.run(tuning.grid, tuning.args, dict(kwargs))  # run() takes the launch options out
         return launch
 
-    def built(self, tuning: Tuning, config: Config, options: dict) -> Trial:
+    def built(self, tuning: Tuning, config: Config) -> Trial:
         """`config` compiled and run once, untimed (module docstring, step 4): a Trial to time, or a failed one."""
         try:
             with recording() as run:
-                self.launcher(tuning, config, options)()
+                self.launcher(tuning, config)()
                 run.wait()
         except (CompilationError, LaunchError) as e:
             return Trial(config, stage="failed", reason=str(e), error=e)
         return Trial(config)
 
-    def time(self, trial: Trial, tuning: Tuning, options: dict) -> None:
+    def time(self, trial: Trial, tuning: Tuning) -> None:
         """One more timing of `trial`'s config, the median of do_bench's runs; the trial keeps its fastest."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", WallClockWarning)  # the trial records the clock
-                ms = do_bench(self.launcher(tuning, trial.config, options), warmup=self.warmup, rep=self.rep,
+                ms = do_bench(self.launcher(tuning, trial.config), warmup=self.warmup, rep=self.rep,
                               return_mode="median")
         except (CompilationError, LaunchError) as e:
             trial.ms, trial.stage, trial.reason, trial.error = None, "failed", str(e), e
