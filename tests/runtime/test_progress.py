@@ -132,3 +132,25 @@ def test_a_slow_compile_shows_its_stage(fast_progress, monkeypatch, tmp_path, st
     add_four.warmup(x, np.empty_like(x), target="cpu")
     assert "xetile: compile of add_four: xegpu-blocked (0." in stderr.getvalue()
     assert stderr.getvalue().endswith("\n") and "xetile: compile of add_four: done in 0." in stderr.getvalue()
+
+
+@xetile.kernel
+def exp_rows(x, y):
+    for i in range(0, 64, 16):
+        tile = xetile.exp(xetile.load_tile(xetile.init_tile(x, [i, 0], [16, 256])))
+        xetile.store_tile(xetile.init_tile(y, [i, 0], [16, 256]), tile)
+
+
+def test_the_line_moves_while_the_driver_builds(fast_progress, monkeypatch, tmp_path):
+    """The OpenCL CPU driver's build (seconds) lets the watcher run: lines during the build, each later than the
+    one before, then the total."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))  # no kept binary: a build
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.05)
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    x = np.zeros((64, 256), np.float32)
+    exp_rows[(1,)](x, np.empty_like(x), device="opencl:cpu")
+    building = [float(line.rsplit("(", 1)[1].split()[0]) for line in stderr.getvalue().splitlines()
+                if ": driver build (opencl:cpu:0) (" in line]
+    # dpctl's build, which holds the interpreter's lock, showed one or two lines of this build, at its end
+    assert len(building) >= 4 and building == sorted(building) and building[0] < building[-1]

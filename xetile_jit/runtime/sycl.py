@@ -61,8 +61,11 @@ class SyclProgram:
         self._kernels: dict[str, dpctl.program.SyclKernel] = {}
 
     def build(self) -> None:
-        """The program built from the SPIR-V, its native binary to keep under its key."""
-        self.program = dpctl.program.create_program_from_spirv(self.queue, self.spirv, self.options)
+        """The program built from the SPIR-V, its native binary to keep under its key: through the OpenCL API where
+        programs are kept (driver_binaries.from_spirv), else, or when that build fails, by dpctl (whose error has the
+        driver's build log)."""
+        program = None if self.key is None else driver_binaries.from_spirv(self.spirv, self.queue, self.options)
+        self.program = program or dpctl.program.create_program_from_spirv(self.queue, self.spirv, self.options)
         self.from_binary, self.unkept = False, self.key
 
     def kernel(self, name: str) -> dpctl.program.SyclKernel:

@@ -81,16 +81,39 @@ def from_binary(api: OpenCLApi, binary, queue: dpctl.SyclQueue, options: str) ->
     """A dpctl SyclProgram of the native `binary` built for `queue`'s device (None when the runtime refuses it)."""
     if not isinstance(binary, bytes) or not binary:
         return None
+
+    def create(context, devices, error):
+        status = ctypes.c_int()
+        program = api.create_program_with_binary(context, 1, devices, (ctypes.c_size_t * 1)(len(binary)),
+                                                 (ctypes.c_char_p * 1)(binary), ctypes.byref(status), error)
+        if program and status.value:
+            api.release_program(program)
+            return None
+        return program
+    return built(api, create, queue, options)
+
+
+def from_spirv(spirv: bytes, queue: dpctl.SyclQueue, options: str) -> dpctl.program.SyclProgram | None:
+    """A dpctl SyclProgram of `spirv` built for `queue`'s device (an OpenCL CPU device: `binary_key` is not None) by
+    the OpenCL runtime, as dpctl builds one, but through ctypes, which lets other threads run meanwhile (the progress
+    line, runtime/progress.py: dpctl's build holds the interpreter's lock for its seconds); None when the runtime
+    refuses it (dpctl's build then reports why)."""
+    api = opencl_api()
+    return built(api, lambda context, devices, error: api.create_program_with_il(context, spirv, len(spirv), error),
+                 queue, options)
+
+
+def built(api: OpenCLApi, create, queue: dpctl.SyclQueue, options: str) -> dpctl.program.SyclProgram | None:
+    """The program `create(context, devices, error)` makes on `queue`'s context, built for its device with
+    `options`, as a dpctl SyclProgram; None when it is not made or not built."""
     context, device = (api.context_native(queue.sycl_context.addressof_ref()),
                        api.device_native(queue.sycl_device.addressof_ref()))
     devices = (ctypes.c_void_p * 1)(device)
-    status, error = ctypes.c_int(), ctypes.c_int()
-    program = api.create_program_with_binary(context, 1, devices, (ctypes.c_size_t * 1)(len(binary)),
-                                             (ctypes.c_char_p * 1)(binary), ctypes.byref(status),
-                                             ctypes.byref(error))
+    error = ctypes.c_int()
+    program = create(context, devices, ctypes.byref(error))
     api.release_context(context)
     api.release_device(device)
-    if not program or error.value or status.value:
+    if not program or error.value:
         return None
     if api.build_program(program, 1, devices, options.encode(), None, None):
         api.release_program(program)
