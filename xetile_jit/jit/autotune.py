@@ -27,7 +27,7 @@ and memory order, and the device). A seen key runs its winner with no timing: fr
 The launch then runs the winner with the caller's arguments and options. Timing runs the kernel many times on
 the launch's own arguments, so a kernel that accumulates into its outputs must not be autotuned as is.
 
-`XETILE_PRINT_AUTOTUNING=1` prints each config as it is pruned, built and timed, then every config's result and the
+`XETILE_PRINT_AUTOTUNING=1` prints each config as it is pruned, fails or is timed, then every config's result and the
 winner. A tuning that takes longer than a second shows its progress on stderr (runtime/progress.py: which config,
 which step, which compile stage, how long so far); XETILE_QUIET=1 silences it.
 """

@@ -132,7 +132,7 @@ class Watcher:
     def add(self, activity: Activity) -> None:
         with self.condition:
             self.activities.append(activity)
-            if self.thread is None or not self.thread.is_alive():  # a forked child has no thread
+            if self.thread is None:
                 self.thread = threading.Thread(target=self.run, name="xetile progress", daemon=True)
                 self.thread.start()
             self.condition.notify()
@@ -154,6 +154,15 @@ class Watcher:
 
 
 _watcher = Watcher()
+
+
+def new_watcher() -> None:
+    """A forked child's own watcher: the parent's thread is not in the child, and its lock may have been held."""
+    global _watcher
+    _watcher = Watcher()
+
+
+os.register_at_fork(after_in_child=new_watcher)
 
 
 @contextlib.contextmanager
