@@ -283,8 +283,9 @@ class Autotuner:
         """Times each of `trials` once more, in turn."""
         for i, trial in enumerate(trials):
             progress.at_phase(f"{phase}, config {i + 1}/{len(trials)}")
-            self.time(trial, tuning)
-            report(f"autotune {self.__name__}: {phase}: {trial}")
+            ms = self.time(trial, tuning)
+            timing = trial if ms is None else f"{trial.config}: {ms:.4f} ms ({ms.clock} clock)"
+            report(f"autotune {self.__name__}: {phase}: {timing}")
 
     def race(self, timed: list[Trial], tuning: Tuning) -> None:
         """Times the finalists among `timed` again, in turns (module docstring, step 6)."""
@@ -314,8 +315,9 @@ class Autotuner:
             return Trial(config, stage="failed", reason=str(e), error=e)
         return Trial(config)
 
-    def time(self, trial: Trial, tuning: Tuning) -> None:
-        """One more timing of `trial`'s config, the median of do_bench's runs; the trial keeps its fastest."""
+    def time(self, trial: Trial, tuning: Tuning):
+        """One more timing of `trial`'s config, the median of do_bench's runs (returned; None when it failed); the
+        trial keeps its fastest."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", WallClockWarning)  # the trial records the clock
@@ -323,9 +325,10 @@ class Autotuner:
                               return_mode="median")
         except (CompilationError, LaunchError) as e:
             trial.ms, trial.stage, trial.reason, trial.error = None, "failed", str(e), e
-            return
+            return None
         trial.ms, trial.clock = float(ms) if trial.ms is None else min(trial.ms, float(ms)), ms.clock
         trial.timings += 1
+        return ms
 
 
 def array_key(name: str, value) -> tuple[str, str, tuple[int, int]]:
