@@ -34,7 +34,7 @@ import tempfile
 import time
 
 import numpy as np
-from common import ROOT, best_times, load_tutorial
+from common import ROOT, best_times, load_tutorial, machine
 
 import xetile_jit as xetile  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 from xetile_jit.ops.matmul import row_major_copy_kernel
@@ -281,7 +281,7 @@ def main() -> None:
     sizes = [1024, 2048] if args.quick else [1024, 2048, 4096]
     widths = [512, 2048] if args.quick else [512, 1024, 2048, 4096]
     rows = []
-    print(f"device {DEVICE}; best of {args.repeat}")
+    print(f"{machine()}; device {DEVICE}; best of {args.repeat}")
     if "gemm" in args.only:
         gemm = gemm_rows(dpnp, load_tutorial(), args.targets, sizes, args.repeat)
         print_table(gemm, ["shape", "dtype", "target", "config", "gflops", "onemkl_gflops", "x/onemkl", "rel_error"])

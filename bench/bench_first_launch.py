@@ -81,6 +81,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.run:
         return KERNELS[args.run]()
+    from common import machine  # here: a child's time starts before it imports xetile_jit
+    print(machine())
     for case in args.cases:
         print(f"{case:<12} {first_launch(case, args.timeout)}", flush=True)
 

@@ -27,7 +27,7 @@ import tempfile
 
 import ml_dtypes
 import numpy as np
-from common import best_times, load_tutorial
+from common import best_times, load_tutorial, machine
 
 import xetile_jit  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 
@@ -128,7 +128,7 @@ def main() -> None:
     parser.add_argument("--png", type=pathlib.Path)
     args = parser.parse_args()
     rows = in_processes(args) if args.processes > 1 else measure_all(args)
-    print(f"device {DEVICE}; GFLOP/s (higher is better); ratios over the baseline, same run"
+    print(f"{machine()}; device {DEVICE}; GFLOP/s (higher is better); ratios over the baseline, same run"
           + (f"; best of {args.processes} processes" if args.processes > 1 else ""))
     print(f"{'size':>6} {'dtype':>8} {'xetile':>8} {'tuned':>8} {'dpnp':>8} {'numpy':>8} {'t/x':>5} {'x/dpnp':>7} "
           f"{'x/numpy':>8} {'rel.err':>8}")

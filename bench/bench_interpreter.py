@@ -10,7 +10,7 @@ import json
 import pathlib
 
 import numpy as np
-from common import best_time, load_tutorial
+from common import best_time, load_tutorial, machine
 
 
 def main() -> None:
@@ -21,6 +21,7 @@ def main() -> None:
     args = parser.parse_args()
     tutorial = load_tutorial()
     rows = []
+    print(machine())
     print(f"{'size':>6} {'dtype':>8} {'xetile numpy GFLOP/s':>21} {'numpy GFLOP/s':>14} {'ratio':>6}")
     for n in args.sizes:
         for dtype in (np.float32, np.float16):

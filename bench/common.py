@@ -1,10 +1,19 @@
-"""Helpers the benchmarks share: a repository file (the tutorial GEMM) as a module, and the best time of repeated
-runs (of several functions: in turns)."""
+"""Helpers the benchmarks share: a repository file (the tutorial GEMM) as a module, the best time of repeated
+runs (of several functions: in turns), and the machine line every benchmark's header starts with."""
 import importlib.util
+import os
 import pathlib
 import time
 
+from xetile_jit.testing import host_cpu
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def machine() -> str:
+    """The CPU the numbers are measured on: model, vector ISA, the extensions the kernels may use, and its cores
+    (a CPU number holds for its class of CPU only: docs/performance.md)."""
+    return f"CPU {host_cpu().summary()}; {os.cpu_count()} cores"
 
 
 def load_module(name: str, relative_path: str):

@@ -1,16 +1,19 @@
-"""`xetile.testing.do_bench`: the time of a function that launches kernels, as Triton's; and
-`gpu_code_stats`, one line on a kernel's Intel GPU code (the tutorials print it).
+"""`xetile.testing.do_bench`: the time of a function that launches kernels, as Triton's; `gpu_code_stats`, one
+line on a kernel's Intel GPU code (the tutorials print it); `host_cpu`, the host CPU's vector ISA
+(target/cpu_features.py: `CpuFeatures`), which benchmarks print with their numbers.
 
-`fn` runs once first (it compiles and warms up), then up to five times to estimate its time (stopping once they
-take longer than `rep`), which sizes the loops: `warmup` ms of untimed runs, then `rep` ms of timed runs (at least
-one of each). Before every timed run a buffer twice the size of the largest cache is written, so no run finds the
-previous one's data in the cache (on a GPU queue, device memory of twice the device's cache; the OpenCL CPU
-device shares the host's caches).
+`fn` runs once first (it compiles and warms up), then up to five times to estimate its wall time (stopping once
+they take longer than `rep`; a run on numpy arrays includes their copies), which sizes the loops: `warmup` ms of
+untimed runs, then `rep` ms of timed runs (at least one of each; with `quantiles`, at least MIN_QUANTILE_RUNS timed
+runs, so that the quantiles are those of several samples, not one sample repeated). Before every timed run a buffer
+twice the size of the largest cache is written, so no run finds the previous one's data in the cache (on a GPU
+queue, device memory of twice the device's cache; the OpenCL CPU device shares the host's caches).
 
-The clock: where every kernel `fn` launched ran on a profiling queue (`dpctl.SyclQueue(..., property=
-"enable_profiling")`, runtime/profiling.py), a run's time is its kernels' device time, from their SYCL events.
-Otherwise (no kernels: the numpy interpreter; a queue without profiling) it is the wall time of the run, and
-do_bench says so: a `WallClockWarning`, and every time it returns has `.clock == "wall"` (else "device").
+The clock: the device's. Every kernel `fn` launches runs on a profiling queue of its queue's context and device
+(runtime/profiling.py: a launch on numpy arrays copies them to and from the device outside its kernel's event; a
+launch on USM arrays is ordered with the work of their queue), and a run's time is its kernels' device time, from
+their SYCL events. Where there are no kernels (the numpy interpreter runs on the host) it is the wall time of the
+run, and do_bench says so: a `WallClockWarning`, and every time it returns has `.clock == "wall"` (else "device").
 """
 from __future__ import annotations
 
@@ -23,11 +26,13 @@ import warnings
 import dpctl.memory
 import numpy as np
 
+from .target.cpu_features import CpuFeatures, host_cpu  # noqa: F401 (xetile.testing's names)
 from .toolchain.isa_stats import one_line
 from .runtime.profiling import Recording, recording
 
 RETURN_MODES = ("min", "max", "mean", "median", "all")
 ESTIMATE_RUNS = 5
+MIN_QUANTILE_RUNS = 5
 DEFAULT_CACHE_BYTES = 32 * 2**20
 
 
@@ -50,16 +55,18 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mo
     list has one)."""
     if return_mode not in RETURN_MODES:
         raise ValueError(f"return_mode must be one of {RETURN_MODES}, got {return_mode!r}")
-    with recording() as first:
+    with recording(device_times=True) as first:
         fn()
     flush = cache_flusher(first)
-    estimate = []
+    estimate = []  # wall times: the loops are sized by what a run costs, copies of numpy arrays included
     while len(estimate) < ESTIMATE_RUNS and sum(estimate) <= rep:
         estimate.append(timed(fn, flush)[0])
     per_run = max(statistics.fmean(estimate), 1e-6)
-    for _ in range(max(1, int(warmup / per_run))):
-        fn()
-    runs = [timed(fn, flush) for _ in range(max(1, int(rep / per_run)))]
+    with recording(device_times=True):
+        for _ in range(max(1, int(warmup / per_run))):
+            fn()
+    least = 1 if quantiles is None else MIN_QUANTILE_RUNS
+    runs = [timed(fn, flush) for _ in range(max(least, int(rep / per_run)))]
     clock = "device" if all(r.profiled for _, r in runs) else "wall"
     if clock == "wall":
         warnings.warn(f"do_bench: timed with the wall clock: {wall_clock_reason(first)}", WallClockWarning,
@@ -69,9 +76,9 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mo
 
 
 def timed(fn, flush) -> tuple[float, Recording]:
-    """One run after a cache flush: its wall time in ms and the kernels it launched."""
+    """One run after a cache flush: its wall time in ms and the kernels it launched (on profiling queues)."""
     flush()
-    with recording() as kernels:
+    with recording(device_times=True) as kernels:
         start = time.perf_counter()
         fn()
         kernels.wait()  # launches on USM arrays return before their kernels finish
@@ -83,8 +90,8 @@ def wall_clock_reason(run: Recording) -> str:
     if not run.events:
         return "fn launched no SYCL kernel (the numpy interpreter runs on the host)"
     queue = next(q for q, _ in run.events if not q.has_enable_profiling)
-    return (f"its kernels ran on a queue of {queue.sycl_device.filter_string} without event profiling "
-            "(launch on dpctl.SyclQueue(..., property='enable_profiling') for device times)")
+    return (f"its kernels ran on a queue of {queue.sycl_device.filter_string} without event profiling (submitted "
+            "outside xetile's launches)")
 
 
 def summarize(times: np.ndarray, clock: str, quantiles, return_mode: str):

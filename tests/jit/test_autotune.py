@@ -10,17 +10,19 @@ import textwrap
 import time
 import warnings
 
+import dpctl
 import numpy as np
 import pytest
 
 import xetile_jit as xetile
+from xetile_jit.runtime import progress
 from xetile_jit.jit import autotune as autotune_module
 from xetile_jit.jit import kernel as jit
 from xetile_jit.ir.xetile_ops import check_distribution
 from xetile_jit.runtime.profiling import profiling_queue
 
 from conftest import subprocess_env, tutorial
-from usm_arrays import count_interface_reads, needs_dpnp
+from usm_arrays import Interface, count_interface_reads, needs_dpnp
 
 M, N, K = 40, 24, 20
 FAST = {"warmup": 0.1, "rep": 0.1}
@@ -135,8 +137,10 @@ def test_a_fresh_process_reuses_the_winner(tmp_path):
                            timeout=120) for _ in range(2)]
     for run in runs:
         assert run.returncode == 0, run.stderr
-    timings = [sum(" ms (wall clock" in line for line in run.stdout.splitlines()) for run in runs]
-    assert timings == [2, 0]
+    results = [[line for line in run.stdout.splitlines() if " ms (wall clock" in line and "round" not in line]
+               for run in runs]
+    assert list(map(len, results)) == [2, 0]
+    assert "autotune matmul_kernel: timing round 1/2: " in runs[0].stdout  # each config as it is timed
     assert "cached winner" in runs[1].stdout
     assert runs[0].stdout.splitlines()[-1] == runs[1].stdout.splitlines()[-1]  # the same best config
 
@@ -157,7 +161,8 @@ def test_pruned_configs_are_reported_with_their_reasons(numpy_device, rng, bench
     assert "16384 work-items; a workgroup on target cpu has at most 8192" in pruned[repr(bad[1])]
     assert "each subgroup holds a 256x128 f32 value (128 KiB); the register budget" in pruned[repr(bad[2])]
     printed = capsys.readouterr().out
-    assert printed.count("pruned:") == 3 and printed.count(" ms (wall clock)") == 2 and "best config" in printed
+    # each pruned config and each timed config's time as it is pruned or timed, and again in the summary
+    assert printed.count("pruned:") == 6 and printed.count(" ms (wall clock)") == 4 and "best config" in printed
 
 
 def test_a_failing_config_does_not_stop_tuning(numpy_device, rng, bench_count):
@@ -289,18 +294,22 @@ class FakeTerminal(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("setting, shown", [(None, True), ("0", False)])
-def test_progress_on_a_terminal(numpy_device, rng, monkeypatch, setting, shown):
-    monkeypatch.setitem(sys.modules, "tqdm", None)  # the plain counter, whether or not tqdm is installed
-    if setting is not None:
-        monkeypatch.setenv("XETILE_PROGRESS", setting)
-    terminal = FakeTerminal()
-    monkeypatch.setattr(sys, "stderr", terminal)
+@pytest.mark.parametrize("stream", [io.StringIO, FakeTerminal])
+def test_a_tuning_of_three_configs_shows_its_progress(numpy_device, rng, monkeypatch, tmp_path, stream):
+    """With or without a terminal: the config and step being done, then the total (work is slow here after 0 s)."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))  # no winner of an earlier test: it tunes
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # the plain line, whether or not tqdm is installed
+    monkeypatch.delenv("XETILE_QUIET", raising=False)
+    monkeypatch.setattr(progress, "SLOW_AFTER", 0.0)
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)  # a line at each of the watcher's wakes
+    stderr = stream()
+    monkeypatch.setattr(sys, "stderr", stderr)
     a, b, c, _ = operands(rng)
-    configs = GOOD + [xetile.Config(BM=16, BN=32, BK=16, sg_layout=[1, 2], sg_data=[16, 16]),
-                      xetile.Config(BM=16, BN=16, BK=8, sg_layout=[1, 1], sg_data=[16, 16])]
-    tuned(configs)[grid](a, b, c, M, N, K)
-    assert ("autotune matmul_kernel: 5/5 configs" in terminal.getvalue()) == shown
+    tuned(GOOD)[grid](a, b, c, M, N, K)
+    shown = stderr.getvalue()
+    assert "xetile: autotune matmul_kernel: " in shown and "/3" in shown
+    assert shown.endswith("\n") and "xetile: autotune matmul_kernel: done in " in shown.splitlines()[-1]
+    assert shown.count("\n") == (1 if stream is FakeTerminal else len(shown.splitlines()))
 
 
 # ---- xetile.layouts ----------------------------------------------------------------------------------------
@@ -357,21 +366,50 @@ def test_do_bench_times_the_host_with_the_wall_clock_and_says_so():
         xetile.testing.do_bench(sleep, return_mode="average")
 
 
-def test_do_bench_uses_device_time_on_a_profiling_queue(rng):
-    import dpctl
+def test_do_bench_times_the_device_on_numpy_arrays(rng):
+    """Launches on numpy arrays run on a profiling queue of their own: the device time leaves out the host's copies
+    and the launch; every sample is a run's, and the quantiles are of several of them."""
     queue = dpctl.get_device_cached_queue("opencl:cpu")
     a, b, c, expected = operands(rng)
     options = dict(BM=32, BN=32, BK=16, sg_layout=[2, 2], sg_data=[16, 16])
 
-    def run(device):
-        return lambda: gemm[grid](a, b, c, M, N, K, device=device, **options)
+    runs = []
 
-    device_ms = xetile.testing.do_bench(run(profiling_queue(queue)), warmup=1, rep=5, return_mode="min")
+    def run(device):
+        return lambda: runs.append(1) or gemm[grid](a, b, c, M, N, K, device=device, **options)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", xetile.testing.WallClockWarning)
+        samples = xetile.testing.do_bench(run(queue), warmup=1, rep=5, return_mode="all")
+        runs.clear()
+        low, high = xetile.testing.do_bench(run(queue), warmup=1, rep=0.001, quantiles=[0.0, 1.0])
+        assert len(runs) == 1 + 1 + 1 + xetile.testing.MIN_QUANTILE_RUNS  # first, estimate, warmup, timed
+        on_a_profiling_queue = xetile.testing.do_bench(run(profiling_queue(queue)), warmup=1, rep=5)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
-    with pytest.warns(xetile.testing.WallClockWarning, match="without event profiling"):
-        wall_ms = xetile.testing.do_bench(run(queue), warmup=1, rep=5, return_mode="min")
-    assert device_ms.clock == "device" and wall_ms.clock == "wall"
-    assert 0 < device_ms < wall_ms  # the device time leaves out the host's copies and the launch
+    start = time.perf_counter()
+    run(queue)()
+    wall_ms = (time.perf_counter() - start) * 1e3
+    assert {t.clock for t in samples} == {"device"} and 0 < min(samples) < wall_ms
+    assert on_a_profiling_queue.clock == "device"
+    assert low.clock == "device" and low < high  # the fastest and slowest of 5 runs, not one run repeated
+
+
+def test_do_bench_times_the_device_on_usm_arrays_of_any_queue(rng):
+    """USM arrays of a queue without profiling: their launches run on its profiling queue, in the order of the
+    arrays' queue (the second launch reads what the first wrote)."""
+    queue = dpctl.get_device_cached_queue("opencl:cpu")
+    usm = Interface(queue)
+    x = rng.uniform(-1, 1, (32, 8)).astype(np.float32)
+    dx, dy, dz = usm.asarray(x), usm.asarray(np.zeros_like(x)), usm.asarray(np.zeros_like(x))
+
+    def fn():
+        scaled_copy[(2,)](dx, dy, BM=16)
+        scaled_copy[(2,)](dy, dz, BM=16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", xetile.testing.WallClockWarning)
+        ms = xetile.testing.do_bench(fn, warmup=1, rep=2, return_mode="median")
+    assert ms.clock == "device" and ms > 0
+    np.testing.assert_array_equal(usm.asnumpy(dz), x)
 
 
 def test_autotune_on_opencl_cpu_times_on_the_device(rng, monkeypatch, bench_count):

@@ -5,7 +5,7 @@ out, through the trace, the backend and the on-disk cache (docs/DESIGN.md §4).
 options' part of both cache keys.
 `CompiledArtifact` is what a compile produces and what the disk cache holds; it owns its serialisation to the
 cache's entry format (a dict of str and bytes fields). The disk key covers the compiler, the kernel's source,
-the specialization and the options; what the trace read besides (globals, closure cells, module attributes,
+the specialization and the options, and for the CPU targets the host CPU's feature flags; what the trace read besides (globals, closure cells, module attributes,
 inlined kernels: compiler/dependencies.py) is only known after tracing, so the entry lists it with its values and a load
 checks them (a mismatch recompiles and overwrites the entry).
 """
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..codegen.spirv.spec import MAGIC as SPIRV_MAGIC
 from ..toolchain import ocloc
 from .pipeline import compile_spirv, lower
+from ..target.cpu_features import host_cpu
 from ..target.targets import get_target
 from ..errors import BlockIOFallbackWarning, CompilationError, warn
 from ..ir.attrs import Layout
@@ -105,8 +106,10 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         return Compiled(artifact_of(kernel.__name__, func, {}, reads), interpreted(func, options), reads.rereads())
     target = get_target(options.target, options.abi)
     cache = DiskCache()
+    # an entry holds the ISA of the GPU compiler installed when it was made; a CPU target's, code chosen for the
+    # host CPU's vector ISA (target/cpu_features.py)
     key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options,
-                    ocloc.identity(target))  # an entry holds the ISA of the GPU compiler installed when it was made
+                    ocloc.identity(target), host_cpu().key if target.abi.runs_on_cpu else None)
     with timing.stage(kernel.__name__, "disk cache lookup"):
         cached = None if dumping_ir() else load(cache.get(key), kernel, specs)  # a dump shows every level: compile
     if cached is not None:

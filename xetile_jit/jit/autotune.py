@@ -12,12 +12,13 @@ and memory order, and the device). A seen key runs its winner with no timing: fr
    error's message;
 3. `perf_model(**named_args, **kwargs, **config.all_kwargs())` ranks the rest and `top_k` (an int, or a
    fraction of the configs) of them are kept;
-4. each is compiled and launched once, untimed, on a profiling queue of the launch's device: every build (the
+4. each is compiled and launched once, untimed, on the launch's device: every build (the
    OpenCL CPU driver's takes seconds) comes before any timing, so no config is timed in the wake of its own build
    (measured on opencl:cpu: up to 40% slow, enough to lose the best config). A config that fails to compile or
    launch is skipped with its error; when every config is pruned or fails, the first error is raised with all
    the reasons;
-5. each is timed TIMING_ROUNDS times, in turns, on that queue (device time; the numpy interpreter: wall time),
+5. each is timed TIMING_ROUNDS times, in turns (device time on a profiling queue of that device, as do_bench
+   times; the numpy interpreter: wall time),
    each timing the median of do_bench's runs, each config keeping its fastest;
 6. the finalists, the configs within FINALIST_MARGIN of the fastest, are timed again RACE_ROUNDS times, in turns
    (a burst of load on a shared machine then slows each of them, not only one), and each keeps its fastest time:
@@ -26,33 +27,33 @@ and memory order, and the device). A seen key runs its winner with no timing: fr
 The launch then runs the winner with the caller's arguments and options. Timing runs the kernel many times on
 the launch's own arguments, so a kernel that accumulates into its outputs must not be autotuned as is.
 
-`XETILE_PRINT_AUTOTUNING=1` prints each config's time or reason and the winner; a progress line (tqdm when it is
-installed) shows on stderr when more than PROGRESS_MIN configs are timed, stderr is a terminal and
-XETILE_PROGRESS is not "0".
+`XETILE_PRINT_AUTOTUNING=1` prints each config as it is pruned, fails or is timed, then every config's result and the
+winner. A tuning that takes longer than a second shows its progress on stderr (runtime/progress.py: which config,
+which step, which compile stage, how long so far); XETILE_QUIET=1 silences it.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 
 from ..compiler.pipeline import lower
+from ..target.cpu_features import host_cpu
 from ..target.targets import get_target
 from ..errors import CompilationError, LaunchError
 from ..runtime.args import array_layout, as_array, dtype_and_order, is_array
 from ..runtime.device import NUMPY, Device, select_device
-from ..runtime.profiling import profiling_queue, recording
+from ..runtime import progress
+from ..runtime.profiling import recording
 from ..testing import WallClockWarning, do_bench
 from . import kernel as jit
 from ..compiler.dependencies import Dependency, resolve
 from ..compiler.driver import compile_kernel
 from ..runtime.cache import DiskCache, compiler_hash
 
-PROGRESS_MIN = 4
 FINALIST_MARGIN = 1.25
 RACE_ROUNDS = 3
 TIMING_ROUNDS = 2
@@ -201,9 +202,14 @@ class Autotuner:
 
     # ---- tuning -----------------------------------------------------------------------------
     def tune(self, tuning: Tuning, key: tuple) -> Config:
+        with progress.activity(f"autotune {self.__name__}"):
+            return self.tuned(tuning, key)
+
+    def tuned(self, tuning: Tuning, key: tuple) -> Config:
         start = time.perf_counter()
         candidates = self.early_pruned(tuning)
-        candidates = self.ranked(tuning, [c for c in candidates if self.legal(tuning, c)])
+        candidates = self.ranked(tuning, [c for i, c in enumerate(candidates)
+                                          if self.legal(tuning, c, f"rules of config {i + 1}/{len(candidates)}")])
         if len(candidates) == 1:
             tuning.trials.append(Trial(candidates[0], stage="only", reason="the only config left"))
         elif candidates:
@@ -223,18 +229,25 @@ class Autotuner:
         if prune is None:
             return list(self.configs)
         kept = list(prune(list(self.configs), tuning.named, **plain_kwargs(tuning.kwargs)))
-        tuning.trials += [Trial(c, stage="early_config_prune", reason="dropped by early_config_prune")
-                          for c in self.configs if c not in kept]
+        for config in self.configs:
+            if config not in kept:
+                self.note(tuning, Trial(config, stage="early_config_prune", reason="dropped by early_config_prune"))
         return kept
 
-    def legal(self, tuning: Tuning, config: Config) -> bool:
+    def legal(self, tuning: Tuning, config: Config, phase: str) -> bool:
         """Whether `config` keeps the rules (module docstring, step 2); a Trial with the reason when not."""
+        progress.at_phase(phase)
         try:
             check_rules(self.kernel, tuning, config)
             return True
         except (CompilationError, LaunchError) as e:
-            tuning.trials.append(Trial(config, stage="rules", reason=str(e), error=e))
+            self.note(tuning, Trial(config, stage="rules", reason=str(e), error=e))
             return False
+
+    def note(self, tuning: Tuning, trial: Trial) -> None:
+        """Records `trial` and prints it when XETILE_PRINT_AUTOTUNING=1."""
+        tuning.trials.append(trial)
+        report(f"autotune {self.__name__}: {trial}")
 
     def ranked(self, tuning: Tuning, configs: list[Config]) -> list[Config]:
         model = self.prune.get("perf_model")
@@ -248,24 +261,33 @@ class Autotuner:
         named, kwargs = tuning.named, plain_kwargs(tuning.kwargs)
         estimates = {id(c): model(**named, **kwargs, **c.all_kwargs()) for c in configs}
         ranked = sorted(configs, key=lambda c: estimates[id(c)])
-        tuning.trials += [Trial(c, stage="perf_model", reason=f"estimate {estimates[id(c)]} is not in the top "
-                                f"{top_k}") for c in ranked[top_k:]]
+        for config in ranked[top_k:]:
+            self.note(tuning, Trial(config, stage="perf_model", reason=f"estimate {estimates[id(config)]} is not in "
+                                    f"the top {top_k}"))
         return ranked[:top_k]
 
     def time_all(self, tuning: Tuning, configs: list[Config]) -> None:
-        device = tuning.device
-        options = {} if device.queue is None else {"device": profiling_queue(device.queue)}
-        with Progress(len(configs), self.__name__) as step:
-            for config in configs:
-                tuning.trials.append(self.built(tuning, config, options))
-                step()
+        for i, config in enumerate(configs):
+            progress.at_phase(f"build of config {i + 1}/{len(configs)}")
+            trial = self.built(tuning, config)
+            if trial.stage is None:
+                tuning.trials.append(trial)  # printed once timed
+            else:
+                self.note(tuning, trial)
         trials = [t for t in tuning.trials if t.stage is None]  # built: to be timed
-        for _ in range(TIMING_ROUNDS):
-            for trial in trials:
-                self.time(trial, tuning, options)
-        self.race([t for t in trials if t.ms is not None], tuning, options)
+        for round in range(TIMING_ROUNDS):
+            self.time_round(trials, tuning, f"timing round {round + 1}/{TIMING_ROUNDS}")
+        self.race([t for t in trials if t.ms is not None], tuning)
 
-    def race(self, timed: list[Trial], tuning: Tuning, options: dict) -> None:
+    def time_round(self, trials: list[Trial], tuning: Tuning, phase: str) -> None:
+        """Times each of `trials` once more, in turn."""
+        for i, trial in enumerate(trials):
+            progress.at_phase(f"{phase}, config {i + 1}/{len(trials)}")
+            ms = self.time(trial, tuning)
+            timing = trial if ms is None else f"{trial.config}: {ms:.4f} ms ({ms.clock} clock)"
+            report(f"autotune {self.__name__}: {phase}: {timing}")
+
+    def race(self, timed: list[Trial], tuning: Tuning) -> None:
         """Times the finalists among `timed` again, in turns (module docstring, step 6)."""
         if not timed:
             return
@@ -273,39 +295,40 @@ class Autotuner:
         finalists = [t for t in timed if t.ms <= fastest * FINALIST_MARGIN]
         if len(finalists) < 2:
             return
-        for _ in range(RACE_ROUNDS):
-            for trial in finalists:
-                self.time(trial, tuning, options)
+        for round in range(RACE_ROUNDS):
+            self.time_round(finalists, tuning, f"finalists' round {round + 1}/{RACE_ROUNDS}")
 
-    def launcher(self, tuning: Tuning, config: Config, options: dict):
-        kwargs = with_config(tuning.kwargs, config) | options
+    def launcher(self, tuning: Tuning, config: Config):
+        kwargs = with_config(tuning.kwargs, config)
 
         def launch():
             self.kernel.run(tuning.grid, tuning.args, dict(kwargs))  # run() takes the launch options out
         return launch
 
-    def built(self, tuning: Tuning, config: Config, options: dict) -> Trial:
+    def built(self, tuning: Tuning, config: Config) -> Trial:
         """`config` compiled and run once, untimed (module docstring, step 4): a Trial to time, or a failed one."""
         try:
             with recording() as run:
-                self.launcher(tuning, config, options)()
+                self.launcher(tuning, config)()
                 run.wait()
         except (CompilationError, LaunchError) as e:
             return Trial(config, stage="failed", reason=str(e), error=e)
         return Trial(config)
 
-    def time(self, trial: Trial, tuning: Tuning, options: dict) -> None:
-        """One more timing of `trial`'s config, the median of do_bench's runs; the trial keeps its fastest."""
+    def time(self, trial: Trial, tuning: Tuning):
+        """One more timing of `trial`'s config, the median of do_bench's runs (returned; None when it failed); the
+        trial keeps its fastest."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", WallClockWarning)  # the trial records the clock
-                ms = do_bench(self.launcher(tuning, trial.config, options), warmup=self.warmup, rep=self.rep,
+                ms = do_bench(self.launcher(tuning, trial.config), warmup=self.warmup, rep=self.rep,
                               return_mode="median")
         except (CompilationError, LaunchError) as e:
             trial.ms, trial.stage, trial.reason, trial.error = None, "failed", str(e), e
-            return
+            return None
         trial.ms, trial.clock = float(ms) if trial.ms is None else min(trial.ms, float(ms)), ms.clock
         trial.timings += 1
+        return ms
 
 
 def array_key(name: str, value) -> tuple[str, str, tuple[int, int]]:
@@ -348,40 +371,7 @@ def no_config_error(name: str, trials: list[Trial]) -> Exception:
 
 def report(line: str) -> None:
     if os.environ.get("XETILE_PRINT_AUTOTUNING") == "1":
-        print(line, flush=True)
-
-
-class Progress:
-    """A progress display over `total` configs on stderr (module docstring): tqdm, else a counter line."""
-
-    def __init__(self, total: int, name: str):
-        self.total, self.name, self.done, self.bar = total, name, 0, None
-        self.shown = total > PROGRESS_MIN and sys.stderr.isatty() and os.environ.get("XETILE_PROGRESS") != "0"
-
-    def __enter__(self):
-        if self.shown:
-            try:
-                from tqdm import tqdm
-                self.bar = tqdm(total=self.total, desc=f"autotune {self.name}", unit="config", file=sys.stderr)
-            except ImportError:
-                self.bar = None
-        return self.step
-
-    def step(self) -> None:
-        self.done += 1
-        if not self.shown:
-            return
-        if self.bar is not None:
-            self.bar.update()
-        else:
-            print(f"\rautotune {self.name}: {self.done}/{self.total} configs", end="", file=sys.stderr, flush=True)
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.close()
-        elif self.shown:
-            print(file=sys.stderr)
-        return False
+        progress.message(line)
 
 
 def autotune(configs, key, prune_configs_by=None, warmup=25, rep=100, cache_results=True):
@@ -395,7 +385,7 @@ def autotune(configs, key, prune_configs_by=None, warmup=25, rep=100, cache_resu
 # ---- the winners on disk: entries of the compile cache (runtime/cache.py: same directory, atomic writes, privacy
 # checks and size cap). A winner's key covers xetile_jit's own sources (`compiler_hash`), the kernel's source, the
 # config list, the tuning key's values, every array argument's dtype and the device (its target, name and driver
-# version). The entry holds the winner's index in the config list and what the winner's trace read (globals,
+# version; on a CPU device the CPU's feature flags, target/cpu_features.py). The entry holds the winner's index in the config list and what the winner's trace read (globals,
 # closure cells, inlined kernels: compiler/dependencies.py), checked on load as the compile cache does: a changed
 # helper kernel or global tunes again.
 WINNER_FIELD = "autotune"
@@ -405,7 +395,7 @@ def device_identity(device: Device) -> tuple:
     if device.kind == NUMPY:
         return (NUMPY,)
     sycl = device.queue.sycl_device
-    return device.target, sycl.name, sycl.driver_version
+    return device.target, sycl.name, sycl.driver_version, host_cpu().key if sycl.is_cpu else None
 
 
 def winner_key(kernel, configs, key: tuple, device: Device) -> str:

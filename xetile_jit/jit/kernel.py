@@ -23,7 +23,7 @@ from ..target.targets import xe_abi
 from ..errors import CompilationError, LaunchError
 from ..ir.attrs import Layout
 from ..ir.types import DType
-from ..runtime import ordering, timing
+from ..runtime import ordering, progress, timing
 from ..runtime.args import classify, python_scalar, runtime_value
 from ..runtime.device import NUMPY, Device, choose_target, named_device, select_device
 from ..runtime.kernel_bundles import kernel_bundle_api
@@ -243,10 +243,11 @@ class Kernel:
         except TypeError:  # an unhashable constexpr or option: the slow path refuses it
             plan, bound = None, None
         if plan is None or not all_unchanged(plan.compiled.reads):
-            with self.lock:  # one thread compiles; the cache dicts are only written here
-                plan, values = self.make_plan(args, kwargs, bound)
-            with timing.stage(self.__name__, "first launch (driver build included)"):
-                return plan.launch(grid, values)
+            with progress.activity(f"first launch of {self.__name__}"):
+                with self.lock:  # one thread compiles; the cache dicts are only written here
+                    plan, values = self.make_plan(args, kwargs, bound)
+                with timing.stage(self.__name__, "first launch (driver build included)"):
+                    return plan.launch(grid, values)
         return plan.launch(grid, *bound[1:])
 
     def fast_bind(self, args, kwargs):
@@ -283,7 +284,8 @@ class Kernel:
         values, options = self.bind(args, kwargs)
         if target is None:
             target = select_device(options.get("device"), values.values()).target
-        compiled = self.compiled_for(values, options, target)
+        with progress.activity(f"compile of {self.__name__}"):
+            compiled = self.compiled_for(values, options, target)
         if grid is not None:
             normalize_grid(grid, {n: values[n] for n in self.constexprs})
         return compiled

@@ -37,6 +37,7 @@ from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_arr
                             runtime_value, scalar_dtype, usm_interface, usm_strides)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
+from ..runtime.profiling import launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
 from ..runtime.torch_tensors import host_view, is_tensor
 from ..runtime.usm_entries import entries_get, entry, interface_entry
@@ -214,14 +215,16 @@ class LaunchPlan:
                 self.sycl_kernel, self.checked = self.compiled.sycl_kernel(self.device.queue), True
         check_work_items(grid, size)
         queue = self.device.queue
+        run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
         if self.asynchronous:  # the ranges in SYCL order (sycl.py), made here: the hot path; the values are kept
-            return submit_ranges(queue, self.sycl_kernel, [grid[2], grid[1], grid[0] * size], [1, 1, size],
+            return submit_ranges(run_on, self.sycl_kernel, [grid[2], grid[1], grid[0] * size], [1, 1, size],
                                  self.kernel_args(values, parts) if args is None else args, wait=False,
-                                 owners=values)
+                                 owners=values, ordered_with=queue)
         global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
         named = {self.names[i]: values[i] for i, *_ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
-        event = submit(queue, self.sycl_kernel, global_size, local_size, args, wait=True, after=self.other_queues)
+        event = submit(run_on, self.sycl_kernel, global_size, local_size, args, wait=True, after=self.other_queues,
+                       ordered_with=queue)
         finish()
         return event
 

@@ -29,11 +29,13 @@ _pending: dict = {}  # queue -> deque of (event, args, owners) of launches that 
 
 
 def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range, wait: bool,
-           after=(), owners=()) -> dpctl.SyclEvent:
-    """`kernel` submitted after the work ordered on `queue` and on the queues `after` (other queues of the arrays,
-    for a launch that waits); waited for, or ordered and kept (module docstring)."""
+           after=(), owners=(), ordered_with: dpctl.SyclQueue | None = None) -> dpctl.SyclEvent:
+    """`kernel` submitted to `queue` after the work ordered on `ordered_with` (default `queue`: another queue of the
+    same context and device, whose work the launch belongs to, as a profiling queue's launch does) and on the queues
+    `after` (other queues of the arrays, for a launch that waits); waited for, or ordered and kept (module
+    docstring)."""
     with _order:
-        manager = dpctl.utils.SequentialOrderManager[queue]
+        manager = dpctl.utils.SequentialOrderManager[ordered_with or queue]
         dependencies = manager.submitted_events
         for other in after:
             dependencies += dpctl.utils.SequentialOrderManager[other].submitted_events

@@ -2,7 +2,10 @@
 device). `launch` (sycl.py) hands every submitted kernel's event and queue to `record`; inside `recording()` they
 are kept, so the caller can read each event's device-side start and end (SYCL event profiling), which the
 runtime reports only for queues made with `property="enable_profiling"` (`profiling_queue`). Outside a
-`recording()` nothing is kept.
+`recording()` nothing is kept. A recording made with `device_times=True` (do_bench's) also moves the launches inside
+it to a profiling queue of their queue's context and device (`launch_queue`), ordered with the work of the queue
+they were launched on (runtime/ordering.py), so that every array kind is timed on the device: numpy arrays, whose
+launches copy them to and from the device outside the kernel's event, and USM arrays of any queue.
 """
 from __future__ import annotations
 
@@ -18,8 +21,10 @@ _profiling_queues: dict = {}
 
 @dataclass
 class Recording:
-    """The (queue, event) of every kernel submitted while it was active."""
+    """The (queue, event) of every kernel submitted while it was active; `device_times`: the launches run on
+profiling queues (module docstring)."""
     events: list = field(default_factory=list)
+    device_times: bool = False
 
     @property
     def profiled(self) -> bool:
@@ -37,9 +42,10 @@ class Recording:
 
 
 @contextlib.contextmanager
-def recording():
-    """Keeps the kernels submitted inside the block (nested blocks: the innermost)."""
-    current = Recording()
+def recording(device_times: bool = False):
+    """Keeps the kernels submitted inside the block (nested blocks: the innermost); `device_times`: on profiling
+    queues (module docstring)."""
+    current = Recording(device_times=device_times)
     token = _active.set(current)
     try:
         yield current
@@ -62,3 +68,12 @@ def profiling_queue(queue: dpctl.SyclQueue) -> dpctl.SyclQueue:
     if key not in _profiling_queues:
         _profiling_queues[key] = dpctl.SyclQueue(queue.sycl_context, queue.sycl_device, property="enable_profiling")
     return _profiling_queues[key]
+
+
+def launch_queue(queue: dpctl.SyclQueue) -> dpctl.SyclQueue:
+    """The queue a launch on `queue` runs on: its profiling queue inside a recording that asks for device times,
+    else `queue` itself."""
+    current = _active.get()
+    if current is None or not current.device_times:
+        return queue
+    return profiling_queue(queue)

@@ -61,8 +61,11 @@ class SyclProgram:
         self._kernels: dict = {}  # name -> dpctl SyclKernel
 
     def build(self) -> None:
-        """The program built from the SPIR-V, its native binary to keep under its key."""
-        self.program = kernel_bundle_api().from_spirv(self.queue, self.spirv, self.options)
+        """The program built from the SPIR-V, its native binary to keep under its key: through the OpenCL API where
+        programs are kept (driver_binaries.from_spirv), else, or when that build fails, by dpctl (whose error has the
+        driver's build log)."""
+        program = None if self.key is None else driver_binaries.from_spirv(self.spirv, self.queue, self.options)
+        self.program = program or kernel_bundle_api().from_spirv(self.queue, self.spirv, self.options)
         self.from_binary, self.unkept = False, self.key
 
     def kernel(self, name: str):
@@ -108,18 +111,19 @@ def launch(queue: dpctl.SyclQueue, kernel, global_size, local_size, args) -> Non
 
 
 def submit(queue: dpctl.SyclQueue, kernel, global_size, local_size, args,
-           wait: bool, after=()) -> dpctl.SyclEvent:
+           wait: bool, after=(), ordered_with: dpctl.SyclQueue | None = None) -> dpctl.SyclEvent:
     """Submit `kernel` with `args` already in a form `SyclQueue.submit` accepts, after the work dpctl and dpnp
     ordered on `queue` and on the queues `after` (ordering.py); `wait`: return once it has finished, else record
-    its event in that order. The event goes to `profiling.record`."""
+    its event in that order (`ordered_with`: ordering.submit's). The event goes to `profiling.record`."""
     local_range = None if local_size is None else list(reversed(local_size))
-    return submit_ranges(queue, kernel, list(reversed(global_size)), local_range, args, wait, after)
+    return submit_ranges(queue, kernel, list(reversed(global_size)), local_range, args, wait, after,
+                         ordered_with=ordered_with)
 
 
 def submit_ranges(queue: dpctl.SyclQueue, kernel, global_range: list, local_range, args,
-                  wait: bool, after=(), owners=()) -> dpctl.SyclEvent:
+                  wait: bool, after=(), owners=(), ordered_with: dpctl.SyclQueue | None = None) -> dpctl.SyclEvent:
     """`submit` with the sizes as SYCL ranges (the fastest dimension last); `owners`: what keeps the arguments'
     memory alive, kept with them while the kernel may run (ordering.py)."""
-    event = ordering.submit(queue, kernel, args, global_range, local_range, wait, after, owners)
+    event = ordering.submit(queue, kernel, args, global_range, local_range, wait, after, owners, ordered_with)
     record(queue, event)
     return event

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Callable
 
 from llvmlite import ir
 
 from ...ir import core_ops as C
 from ...ir import simt_ops as S
 from ...ir.core import Operation, Value
+from ..llvm.context import LoweringContext
 from ..llvm.core import I32, counted_loop, llvm_type
-from .pieces import MIN_RUN, Access, Grid, Stash, descriptor
+from .pieces import MIN_RUN, Access, Grid, Pieces, Stash, descriptor
 
 MAPPED = (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)  # pure ops on each block alone
 FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
@@ -175,13 +177,26 @@ def fold_run(ops: list[Operation], i: int, block_of: dict) -> Run | None:
     return Run("fold", members, source.size, [source])
 
 
-class BlockLoopLowering:
-    """Mixin of the `cpu` target's lowering (codegen/cpu/lowering.py, VectorLowering, before PieceLowering):
-    lower_block in loop regions."""
+class BlockLoops:
+    """lower_block in loop regions, for the `cpu` target's lowering (codegen/cpu/lowering.py, VectorLowering): its
+    block accesses are `pieces`' (codegen/cpu/pieces.py); an op alone is lowered by `lower_op`, an op on other
+    operand values by its `rule` (LLVMLowering.lower_op, LLVMLowering.rule)."""
+
+    def __init__(self, context: LoweringContext, pieces: Pieces, lower_op: Callable, rule: Callable):
+        self.context, self.pieces, self.lower_op, self.rule = context, pieces, lower_op, rule
+        self.messages, self.descriptors = pieces.messages, pieces.descriptors
+
+    @property
+    def values(self) -> LazyValues:
+        return self.context.values
+
+    @property
+    def builder(self) -> ir.IRBuilder:
+        return self.context.builder
 
     def lower_block(self, block, args) -> list[ir.Value]:
-        if not isinstance(self.values, LazyValues):
-            self.values = LazyValues(self.values)
+        if not isinstance(self.context.values, LazyValues):
+            self.context.values = LazyValues(self.context.values)
         self.values.update(zip(block.args, args))
         items = self.runs(list(block.ops))
         skipped = unread(items)
@@ -225,12 +240,12 @@ class BlockLoopLowering:
         """The block loads (or stores) from ops[i] on, codegen/cpu/pieces.py's run, when it has MIN_RUN blocks in a
         grid. A store run whose values are not one Run's blocks in order has no source: its values are put in a
         private array before the loop."""
-        first = self.piece_access(ops[i])
+        first = self.pieces.access(ops[i])
         if first is None:
             return None
         accesses = [first]
         while i + len(accesses) < len(ops):
-            access = self.piece_access(ops[i + len(accesses)])
+            access = self.pieces.access(ops[i + len(accesses)])
             if access is None or not access.joins(first):
                 break
             accesses.append(access)
@@ -258,7 +273,7 @@ class BlockLoopLowering:
         inside = None
         for run in region.runs:
             if run.accesses is not None:
-                test = self.piece_inside(run.accesses)
+                test = self.pieces.inside(run.accesses)
                 inside = test if inside is None else b.and_(inside, test)
         for run in region.runs:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
@@ -336,7 +351,7 @@ class BlockLoopLowering:
         saved = {v: dict.get(self.values, v) for v in bound}
         dict.update(self.values, bound)
         try:
-            out = getattr(self, f"lower_{type(op).__name__}")(op)
+            out = self.rule(op)(op)
         finally:
             for v, old in saved.items():
                 if old is None:
@@ -348,7 +363,8 @@ class BlockLoopLowering:
     def origin(self, run: Run) -> tuple:
         """The surface and the first block's coordinates of a load or store run, before the loop."""
         tdesc = descriptor(run.accesses[0].op)
-        return self.surface(tdesc), self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        descriptors = self.descriptors
+        return descriptors.surface(tdesc), descriptors.block_coord(tdesc, 0), descriptors.block_coord(tdesc, 1)
 
     def unswitched(self, inside: ir.Value, loop) -> list | None:
         """`loop(True)` where the region's pieces are `inside`, else `loop(False)`; the folds' final values. One
@@ -376,10 +392,10 @@ class BlockLoopLowering:
         surface, x0, y0 = origin
         xy = run.grid.coordinates(self.builder, i, x0, y0)
         if fast:
-            return self.fast_access(access, surface, xy, data)
+            return self.pieces.fast_access(access, surface, xy, data)
         if data is None:
-            return self.block_load(access.key, access.op, xy)
-        self.block_store(access.key, access.op, data, xy)
+            return self.messages.load(access.key, access.op, xy)
+        self.messages.store(access.key, access.op, data, xy)
         return None
 
 

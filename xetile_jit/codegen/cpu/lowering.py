@@ -13,7 +13,7 @@ target's builtin ABI:
   over k on groups of C's rows, each B widened into a private column once for the block.
 
 The lowerings compose their pieces by class: `CpuLanes` (the lane values read word by word) and `CpuDpas` for
-`CpuLowering`, `VectorDpas` for `VectorLowering`; the block loops and piece accesses are still mixins.
+`CpuLowering`, `VectorDpas` for `VectorLowering`, which lowers a block's ops through `BlockLoops` and its `Pieces`.
 """
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..xe import builtins as X
 from ..xe.dpas_emulation import b_column_type, dpas_results, row_loops, widened_b
-from .block_loops import BlockLoopLowering
+from .block_loops import BlockLoops
 from .negation import OpaqueNegativeZeros, negation_operand
-from .pieces import PieceLowering
+from .pieces import Pieces
 
 
 class CpuLanes(Lanes):
@@ -132,7 +132,15 @@ class CpuLowering(XeGPULowering):
         return self.negative_zeros.negate(x)
 
 
-class VectorLowering(BlockLoopLowering, PieceLowering, CpuLowering):
-    """The `cpu` target's lowering (the module docstring)."""
+class VectorLowering(CpuLowering):
+    """The `cpu` target's lowering (the module docstring): a block's ops in loop regions (`BlockLoops`)."""
 
     dpas_class = VectorDpas
+
+    def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
+        super().__init__(func, target, definitions)
+        pieces = Pieces(self.context, self.descriptors, self.messages)
+        self.block_loops = BlockLoops(self.context, pieces, self.lower_op, self.rule)
+
+    def lower_block(self, block, args) -> list[ir.Value]:
+        return self.block_loops.lower_block(block, args)

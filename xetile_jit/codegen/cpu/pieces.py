@@ -6,7 +6,7 @@ block lies inside the surface and calls the out-of-line border function when not
 CPU device the per-block tests and the calls they guard were most of a narrow row's cost: a copy kernel of 16M f32
 elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true
 (docs/performance.md "CPU notes"). So a run of at least MIN_RUN consecutive block loads (or stores) on one array, whose
-descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`), is tested once (`piece_inside`):
+descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`), is tested once (`Pieces.inside`):
 inside, each block is read or written with plain loads or stores (`fast_access`, the builtin's own inside path
 without its test), otherwise through its builtin. codegen/cpu/block_loops.py lowers the runs in loops over the blocks,
 so the driver builds one block's border code, not the run's. Both paths read and write the same elements: the
@@ -26,7 +26,9 @@ from ..xe import builtins as X
 from .builtins import fast_load_word, fast_store_word
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..llvm.core import I32, I64, components, counted_loop, llvm_type
+from ..llvm.block_messages import BlockMessages
 from ..llvm.context import LoweringContext
+from ..llvm.descriptors import Descriptors
 from ..llvm.lanes import PrivateBlock
 from ..xe.emulation import Surface
 
@@ -130,44 +132,48 @@ def base_and_shift(value: Value) -> tuple[Value, int]:
     return value, 0
 
 
-class PieceLowering:
-    """Mixin of the `cpu` target's lowering (codegen/cpu/lowering.py, VectorLowering): runs of block accesses lowered
-    together (codegen/cpu/block_loops.py finds them)."""
+class Pieces:
+    """The block accesses of one kernel's pieces on the `cpu` target, on its `descriptors` through its block
+    `messages` (codegen/cpu/block_loops.py finds their runs and lowers them together)."""
 
-    def piece_access(self, op: Operation) -> Access | None:
+    def __init__(self, context: LoweringContext, descriptors: Descriptors, messages: BlockMessages):
+        self.context, self.descriptors, self.messages = context, descriptors, messages
+
+    def access(self, op: Operation) -> Access | None:
         """`op` as an Access of a run: a block load or store through a builtin message, on a descriptor made
         where it is used (create_nd_tdesc on the one array it may come from, with rows), a lane's data in a
         vector; else None."""
         if isinstance(op, S.SimtLoadNdOp) and not op.transpose:
-            key = self.block_key(op.operands[0], op.layout, X.BlockLoad)
-            if key is None or max(X.describe(self.target, key).data_type.count,
+            key = self.messages.block_key(op.operands[0], op.layout, X.BlockLoad)
+            if key is None or max(X.describe(self.context.target, key).data_type.count,
                                    lane_elements(op)) > MAX_VECTOR_COMPONENTS:
                 return None
         elif isinstance(op, S.SimtStoreNdOp) and op.valid is None:
-            key = self.block_key(op.operands[1], op.layout, X.BlockStore)
+            key = self.messages.block_key(op.operands[1], op.layout, X.BlockStore)
         else:
             return None
         tdesc = descriptor(op)
         create = tdesc.owner
-        if (key is None or not isinstance(create, G.CreateNdDescOp) or len(self.bases[tdesc]) != 1
-                or self.slice_of_batch(tdesc) or not self.aligned_start(tdesc)):
+        descriptors = self.descriptors
+        if (key is None or not isinstance(create, G.CreateNdDescOp) or len(descriptors.bases[tdesc]) != 1
+                or descriptors.slice_of_batch(tdesc) or not descriptors.aligned_start(tdesc)):
             return None
         return Access(op, key, create.operands[0], base_and_shift(create.operands[1]),
                       base_and_shift(create.operands[2]))
 
-    def piece_inside(self, run: list[Access]) -> ir.Value:
+    def inside(self, run: list[Access]) -> ir.Value:
         """i1: every block of `run` lies inside its surface, tested on the origin's i64 coordinates (no clamp)."""
-        b = self.builder
+        b = self.context.builder
         first = run[0]
-        desc = X.describe(self.target, first.key)
+        desc = X.describe(self.context.target, first.key)
         tdesc = descriptor(first.op)
-        _, width, height, _ = self.surface(tdesc)
+        _, width, height, _ = self.descriptors.surface(tdesc)
         columns = b.zext(b.udiv(width, ir.Constant(I32, max(1, desc.bits // 8))), I64)
         tests = []
         for (base, _), shifts, extent, end in (
                 (first.col, [a.col[1] for a in run], desc.cols * desc.blocks, columns),
                 (first.row, [a.row[1] for a in run], desc.rows, b.zext(height, I64))):
-            origin = self.values[base]
+            origin = self.context.values[base]
             tests.append(b.icmp_signed(">=", b.add(origin, ir.Constant(I64, min(shifts))), ir.Constant(I64, 0)))
             tests.append(b.icmp_signed("<=", b.add(origin, ir.Constant(I64, max(shifts) + extent)), end))
         inside = tests[0]
@@ -179,17 +185,17 @@ class PieceLowering:
         """The block of `access` at `xy` (x, y) of `surface` read or written with no bounds test (the piece is
         inside), a loop over a lane's components as in the builtin: a load's value as block_load gives it (no
         padding to apply), or None after writing a store's `data`."""
-        b, op = self.builder, access.op
-        desc = X.describe(self.target, access.key)
+        b, op, lanes = self.context.builder, access.op, self.context.lanes
+        desc = X.describe(self.context.target, access.key)
         surface = Surface(*surface, *xy)
-        lane = self.lanes.lane_id()
+        lane = lanes.lane_id()
         if isinstance(op, S.SimtStoreNdOp):
             raw = b.bitcast(data, desc.signature.args[-1])
             counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
                 b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
             return None
-        dst = PrivateBlock(self.lanes.private(desc.data_type))
+        dst = PrivateBlock(lanes.private(desc.data_type))
         counted_loop(b, desc.components, None, lambda b, index, _: b.store(
             fast_load_word(b, surface, desc, lane, index), dst.slot(b, index)))
-        return self.lanes.reinterpret(self.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
-                                llvm_type(op.result.type))
+        return lanes.reinterpret(self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
+                                 llvm_type(op.result.type))

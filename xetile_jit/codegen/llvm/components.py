@@ -4,18 +4,25 @@ comparison, cast or select on vectors is one op a component: the OpenCL CPU comp
 lane in memory and transposed it around its uses (docs/performance.md "CPU notes")."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from llvmlite import ir
+
+from .context import LoweringContext
 
 I32 = ir.IntType(32)
 
 
-class ComponentLowering:
-    """Mixin of LLVMLowering: `builder` is its llvmlite builder."""
+@dataclass(eq=False)
+class Components:
+    """A lowering's vectors, computed as their components where `lane_scalars` (the target's Target.lane_scalars;
+    False for the target-free base lowering)."""
+    context: LoweringContext
+    lane_scalars: bool = False
 
-    def lane_scalars(self) -> bool:
-        """Whether a lane's vectors are computed as their components (Target.lane_scalars). Not here: a target's
-        lowering says."""
-        return False
+    @property
+    def builder(self) -> ir.IRBuilder:
+        return self.context.builder
 
     def componentwise(self, fn, *vectors: ir.Value) -> ir.Value:
         """The vector of `fn` applied to each component of `vectors`."""
@@ -30,7 +37,7 @@ class ComponentLowering:
 
     def splits(self, xs) -> bool:
         """Whether an op on `xs` is one op a component: lane_scalars, and they are vectors."""
-        return self.lane_scalars() and all(isinstance(x.type, ir.VectorType) for x in xs)
+        return self.lane_scalars and all(isinstance(x.type, ir.VectorType) for x in xs)
 
     def vector_of(self, parts: list[ir.Value]) -> ir.Value:
         """The vector of `parts`, in order."""
@@ -41,7 +48,7 @@ class ComponentLowering:
 
     def carried_parts(self, values: list[ir.Value]) -> list[ir.Value]:
         """What a loop's phis carry of `values`: the values, or with lane_scalars each vector's components."""
-        if not self.lane_scalars():
+        if not self.lane_scalars:
             return values
         b = self.builder
         return [part for value in values for part in
@@ -50,7 +57,7 @@ class ComponentLowering:
 
     def carried_values(self, types: list[ir.Type], parts: list[ir.Value]) -> list[ir.Value]:
         """The values of `types` whose carried_parts are `parts`."""
-        if not self.lane_scalars():
+        if not self.lane_scalars:
             return parts
         parts = iter(parts)
         return [self.vector_of([next(parts) for _ in range(ty.count)]) if isinstance(ty, ir.VectorType)

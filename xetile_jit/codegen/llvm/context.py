@@ -2,10 +2,12 @@
 (None for the target-free base lowering of codegen/llvm/core.py), the value map (IR value -> LLVM value or memref),
 the builder (made with the kernel's entry block), the lane values of the XeGPU lowering (`lanes`, codegen/llvm/lanes.py)
 and the calls every piece makes: a declared function, a SPIR-V built-in, an op's lowered operands. A lowering class
-holds one (`LLVMLowering.context`); pieces that are objects of their own receive it (codegen/llvm/printf.py's
-`Printer`, codegen/llvm/dpas.py's `Dpas`, codegen/llvm/atomics.py's `Atomics`, codegen/llvm/scatter.py's `Scatter`,
-codegen/cpu/negation.py's `OpaqueNegativeZeros`, codegen/cpu/pieces.py's `Stash`, codegen/cpu/lowering.py's CPU
-pieces)."""
+holds one (`LLVMLowering.context`) and composes its pieces, each an object constructed with it and with the pieces it
+builds on: component-wise vectors (codegen/llvm/components.py), descriptors (codegen/llvm/descriptors.py), block
+messages (codegen/llvm/block_messages.py), transposed loads (codegen/llvm/transposed.py), the element path
+(codegen/llvm/elements.py), DPAS, atomics, scatter, printf, and on the CPU targets negation (codegen/cpu/negation.py),
+the lane values and DPAS of codegen/cpu/lowering.py, the piece accesses (codegen/cpu/pieces.py) and block loops
+(codegen/cpu/block_loops.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

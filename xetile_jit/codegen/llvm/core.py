@@ -30,7 +30,7 @@ from ...ir.core import Block, FuncOp, Operation, Value
 from ...ir.elementwise import CASTS
 from ...ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
 from ...target.targets import Target
-from .components import ComponentLowering
+from .components import Components
 from .context import LoweringContext
 
 VOID = ir.VoidType()
@@ -233,7 +233,7 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
 
 
 # --- the lowering ----------------------------------------------------------------------------------------------
-class LLVMLowering(ComponentLowering):
+class LLVMLowering:
     """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module, and `text`
     that module's text. What the lowering works on is its `context` (codegen/llvm/context.py); `func`, `module`,
     `target`, `builder` and `values` read it."""
@@ -242,6 +242,7 @@ class LLVMLowering(ComponentLowering):
         module = ir.Module(name=func.sym_name)
         module.triple = "spir64-unknown-unknown"
         self.context = LoweringContext(func, module, target)
+        self.components = Components(self.context)
         self.text = ""  # the verified module's text, set by lower()
 
     @property
@@ -314,11 +315,15 @@ class LLVMLowering(ComponentLowering):
         return self.context.operands(block.terminator)
 
     def lower_op(self, op: Operation) -> None:
+        out = self.rule(op)(op)
+        self.values.update(zip(op.results, out if isinstance(out, list) else [out]))
+
+    def rule(self, op: Operation) -> Callable:
+        """The lowering rule of `op`'s class: the method `lower_<class name>`."""
         rule = getattr(self, f"lower_{type(op).__name__}", None)
         if rule is None:
             raise op.error("has no LLVM lowering rule", "to-llvm lowers work-item-level ops")
-        out = rule(op)
-        self.values.update(zip(op.results, out if isinstance(out, list) else [out]))
+        return rule
 
     # --- f16 / bf16 arithmetic in f32 ----------------------------------------------------------------------
     def from_compute(self, x: ir.Value, dtype: DType) -> ir.Value:
@@ -344,8 +349,8 @@ class LLVMLowering(ComponentLowering):
         """An LLVM rule of ir/elementwise.py (UNARY, BINARY, TERNARY) on LLVM values of `dtype` (computed in
         `compute_type`)."""
         method, arg = rule
-        if self.splits(xs):
-            return self.componentwise(partial(self.elementwise, rule, dtype), *xs)
+        if self.components.splits(xs):
+            return self.components.componentwise(partial(self.elementwise, rule, dtype), *xs)
         wide = [to_compute(self.builder, x, dtype) for x in xs]
         return self.from_compute(getattr(self, f"rule_{method}")(arg, dtype, *wide), dtype)
 
@@ -409,7 +414,7 @@ class LLVMLowering(ComponentLowering):
         type: vectors go component by component, integers as i64 (the low bits of abs are the same)."""
         ty = xs[0].type
         if isinstance(ty, ir.VectorType):
-            return self.componentwise(partial(self.opencl, function), *xs)
+            return self.components.componentwise(partial(self.opencl, function), *xs)
         if isinstance(ty, ir.IntType) and ty.width < 64:
             wide = self.opencl(function, *(self.builder.sext(x, I64) for x in xs))
             return self.builder.trunc(wide, ty)
@@ -421,7 +426,7 @@ class LLVMLowering(ComponentLowering):
     lower_UnaryOp = lower_BinaryOp = lower_TernaryOp = lower_elementwise_op
 
     def lower_CmpOp(self, op):
-        return self.per_component(partial(self.compare, op), *self.context.operands(op))
+        return self.components.per_component(partial(self.compare, op), *self.context.operands(op))
 
     def compare(self, op, x: ir.Value, y: ir.Value) -> ir.Value:
         dtype = op.operands[0].type.dtype
@@ -431,7 +436,7 @@ class LLVMLowering(ComponentLowering):
         return self.icmp(ICMP_CONDITIONS[op.predicate[-2:]], x, y, dtype)
 
     def lower_CastOp(self, op):
-        return self.per_component(partial(self.cast, op), self.values[op.operands[0]])
+        return self.components.per_component(partial(self.cast, op), self.values[op.operands[0]])
 
     def cast(self, op, x: ir.Value) -> ir.Value:
         source, dest = op.operands[0].type.dtype, op.result.type.dtype
@@ -450,7 +455,7 @@ class LLVMLowering(ComponentLowering):
         return (self.builder.sext if dtype.kind == "i" else self.builder.zext)(x, I64)
 
     def lower_SelectOp(self, op):
-        return self.per_component(self.builder.select, *self.context.operands(op))
+        return self.components.per_component(self.builder.select, *self.context.operands(op))
 
     def lower_ConstantOp(self, op):
         return dense_constant(op.result.type, op.interpret(None))
@@ -480,21 +485,21 @@ class LLVMLowering(ComponentLowering):
         enter = b.or_(b.and_(up, self.icmp("<", lower, upper, dtype)),
                       b.and_(down, self.icmp(">", lower, upper, dtype)))
         header, body, end = (b.append_basic_block(f"for.{part}") for part in ("header", "body", "end"))
-        entry_parts = self.carried_parts([lower, *inits])
+        entry_parts = self.components.carried_parts([lower, *inits])
         entry = b.block
         b.branch(header)
         b.position_at_end(header)
         more = b.phi(ir.IntType(1))
         more.add_incoming(enter, entry)
         parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
-        carried = self.carried_values([value.type for value in (lower, *inits)], parts)
+        carried = self.components.carried_values([value.type for value in (lower, *inits)], parts)
         b.cbranch(more, body, end)
         b.position_at_end(body)
         yielded = self.lower_block(op.body, carried)
         iv = carried[0]
         left = b.select(up, b.sub(upper, iv), b.sub(iv, upper))
         stride = b.select(up, step, b.sub(zero, step))
-        following = [b.icmp_unsigned(">", left, stride), *self.carried_parts([b.add(iv, step), *yielded])]
+        following = [b.icmp_unsigned(">", left, stride), *self.components.carried_parts([b.add(iv, step), *yielded])]
         for phi, value in zip([more, *parts], following):
             phi.add_incoming(value, b.block)
         b.branch(header)

@@ -14,34 +14,47 @@ from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
+from .block_messages import scalar_type
+from .context import LoweringContext
 from .core import I32, I64, clamp, counted_loop, from_storage, literal, to_storage, within
+from .descriptors import Descriptors
 from .lanes import PrivateBlock, in_block
 
 
-class ElementLowering:
-    """Mixed into XeGPULowering (which gives builder, values, target, lanes (codegen/llvm/lanes.py), memref, offset,
-    scalar_type)."""
+class Elements:
+    """The element path of one kernel, on its `descriptors`."""
+
+    def __init__(self, context: LoweringContext, descriptors: Descriptors):
+        self.context, self.descriptors = context, descriptors
+
+    @property
+    def builder(self) -> ir.IRBuilder:
+        return self.context.builder
+
+    @property
+    def lanes(self):
+        return self.context.lanes
 
     def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
         """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
         the element really is inside it (and inside the block's `valid` part, when given)."""
         b = self.builder
-        m = self.memref(tdesc)
+        m = self.descriptors.memref(tdesc)
         inside = ir.Constant(ir.IntType(1), 1) if valid is None else in_block(b, row, col, valid)
-        row = b.add(self.offset(tdesc, 1), row)
-        col = b.add(self.offset(tdesc, 0), col)
+        row = b.add(self.descriptors.offset(tdesc, 1), row)
+        col = b.add(self.descriptors.offset(tdesc, 0), col)
         inside = b.and_(inside, b.and_(within(b, row, m.rows), within(b, col, m.cols)))
         return m.element_pointer(b, clamp(b, row, m.rows), clamp(b, col, m.cols)), inside
 
     def looped(self, layout: S.LaneLayout, dtype) -> bool:
         """Whether the components go through a private array in a loop (module docstring); not for i1, whose
         vectors are bit-packed in memory while an array of them takes a byte each."""
-        return self.target.element_loops and not layout.replicated and layout.per_lane > 1 and dtype.bits > 1
+        return self.context.target.element_loops and not layout.replicated and layout.per_lane > 1 and dtype.bits > 1
 
     # ---- loads and stores ------------------------------------------------------------------------------------
-    def load_elements(self, op):
+    def load(self, op):
         if self.looped(op.layout, op.result.type.dtype):
-            return self.load_elements_looped(op)
+            return self.load_looped(op)
         tdesc = op.operands[0]
         positions = self.lanes.positions(op.layout, op.transpose)
         items = [self.load_element(op, tdesc, row, col) for row, col in positions]
@@ -52,14 +65,14 @@ class ElementLowering:
         b = self.builder
         dtype = op.result.type.dtype
         address, inside = self.element(tdesc, row, col)
-        pad = ir.Constant(self.scalar_type(op.result.type), literal(op.padding, dtype))
+        pad = ir.Constant(scalar_type(op.result.type), literal(op.padding, dtype))
         return b.select(inside, from_storage(b, b.load(address, name="element"), dtype), pad)  # named: tests find it
 
-    def load_elements_looped(self, op):
+    def load_looped(self, op):
         """The components in a loop into a private array, then read as the lane value (a vector, or the array
         itself as a PrivateBlock beyond a vector's size)."""
         tdesc, count = op.operands[0], op.layout.per_lane
-        block = PrivateBlock(self.lanes.private(ir.ArrayType(self.scalar_type(op.result.type), count)))
+        block = PrivateBlock(self.lanes.private(ir.ArrayType(scalar_type(op.result.type), count)))
 
         def component(b, k, _):
             row, col = self.lanes.position(op.layout, b.zext(k, I64))
@@ -70,11 +83,11 @@ class ElementLowering:
         counted_loop(self.builder, count, None, component)
         return block if count > MAX_VECTOR_COMPONENTS else self.lanes.read_run(block, 0, count)
 
-    def store_elements(self, op) -> None:
+    def store(self, op) -> None:
         if self.looped(op.layout, op.operands[0].type.dtype):
-            return self.store_elements_looped(op)
+            return self.store_looped(op)
         value, tdesc = op.operands
-        for (row, col), item in zip(self.lanes.positions(op.layout), self.lanes.elements(self.values[value])):
+        for (row, col), item in zip(self.lanes.positions(op.layout), self.lanes.elements(self.context.values[value])):
             self.store_element(op, tdesc, row, col, item)
 
     def store_element(self, op, tdesc, row: ir.Value, col: ir.Value, item: ir.Value) -> None:
@@ -83,10 +96,10 @@ class ElementLowering:
         with self.builder.if_then(inside):
             self.builder.store(to_storage(self.builder, item, op.operands[0].type.dtype), address)
 
-    def store_elements_looped(self, op) -> None:
+    def store_looped(self, op) -> None:
         """The lane value into a private array (where it is not one already), then its components in a loop."""
         value, tdesc = op.operands
-        lane_value, count = self.values[value], op.layout.per_lane
+        lane_value, count = self.context.values[value], op.layout.per_lane
         block = lane_value if isinstance(lane_value, PrivateBlock) else self.spilled(lane_value, count)
 
         def component(b, k, _):

@@ -15,19 +15,16 @@ from __future__ import annotations
 
 from math import gcd
 
-import numpy as np
 from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ..xe import builtins as X
+from .block_messages import BlockMessages, hardware_padding
+from .context import LoweringContext
 from .core import I32, I64, components, llvm_type
+from .descriptors import Descriptors
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from .lanes import PrivateBlock
-
-
-def hardware_padding(op) -> bool:
-    """Whether a load's padding is what a block message reads outside its surface: 0 (+0.0; -0.0 is not)."""
-    return op.padding == 0 and not np.signbit(op.padding)
 
 
 def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
@@ -35,15 +32,29 @@ def paired_transpose(layout: S.LaneLayout) -> X.BlockLoad:
     return X.BlockLoad(32, layout.block[1], 8, transpose=True)
 
 
-class TransposedLoadLowering:
-    """Mixed into XeGPULowering (which gives builder, target, block_coord, block_read, block_call, block_surface,
-    xe_surface, x_aligned, surface, and `lanes`, the lane values, codegen/llvm/lanes.py)."""
+class TransposedLoads:
+    """The transposed loads of one kernel, on its `descriptors` through its block `messages`."""
 
-    def transposed_message(self, op):
+    def __init__(self, context: LoweringContext, descriptors: Descriptors, messages: BlockMessages):
+        self.context, self.descriptors, self.messages = context, descriptors, messages
+
+    @property
+    def builder(self) -> ir.IRBuilder:
+        return self.context.builder
+
+    @property
+    def target(self):
+        return self.context.target
+
+    @property
+    def lanes(self):
+        return self.context.lanes
+
+    def message(self, op):
         """The lowering of the transposed load `op` by d32 transposed messages (paired_transpose_load or
         dword_transpose_load), None where its block takes none."""
         if not (hardware_padding(op) and op.layout.grid == (1, self.lanes.size, 1)
-                and self.block_surface(op.operands[0])):
+                and self.descriptors.block_surface(op.operands[0])):
             return None
         if self.pairs_transpose(op):
             return self.paired_transpose_load
@@ -90,9 +101,9 @@ class TransposedLoadLowering:
             block = PrivateBlock(self.lanes.private(ir.ArrayType(I32, dwords)))
             data_type = X.describe(self.target, key).data_type.as_pointer()
             for j, xy in enumerate(chunks):
-                self.block_call(key, tdesc, b.bitcast(block.slot(b, j * key.cols), data_type), xy=xy, cache=op.cache)
+                self.messages.block_call(key, tdesc, b.bitcast(block.slot(b, j * key.cols), data_type), xy=xy, cache=op.cache)
             return self.lanes.reinterpret(block, result_type)
-        items = [item for xy in chunks for item in self.lanes.elements(self.block_read(key, tdesc, xy, key.cols,
+        items = [item for xy in chunks for item in self.lanes.elements(self.messages.read(key, tdesc, xy, key.cols,
                                                                                  cache=op.cache))]
         return self.lanes.reinterpret(self.lanes.assemble(items), result_type)
 
@@ -100,7 +111,7 @@ class TransposedLoadLowering:
         """The block's (x, y) with x in dwords: its column over the elements a dword holds, shifted (x is a
         multiple, pairs_aligned, and may be negative)."""
         b = self.builder
-        x, y = self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)
+        x, y = self.descriptors.block_coord(tdesc, 0), self.descriptors.block_coord(tdesc, 1)
         shift = {32: 0, 16: 1, 8: 2}[tdesc.type.dtype.bits]
         return (b.ashr(x, ir.Constant(I32, shift)) if shift else x), y
 
@@ -109,11 +120,11 @@ class TransposedLoadLowering:
         block starts on a dword and the surface's base, pitch and row width are in 4-byte units (launch-checked for
         memory that meets Xe's rules, MemRefType.block_io, and for 32-bit data; tested here for the rest, which the
         `cpu` target's builtins take, BlockIO.any_layout). None: for sure."""
-        start = self.x_aligned(tdesc, 4)
-        if self.xe_surface(tdesc) or tdesc.type.dtype.bits >= 32:
+        start = self.descriptors.x_aligned(tdesc, 4)
+        if self.descriptors.xe_surface(tdesc) or tdesc.type.dtype.bits >= 32:
             return start
         b = self.builder
-        base, width, _, pitch = self.surface(tdesc)
+        base, width, _, pitch = self.descriptors.surface(tdesc)
         units = b.or_(b.ptrtoint(base, I64), b.zext(b.or_(width, pitch), I64))
         words = b.icmp_unsigned("==", b.and_(units, ir.Constant(I64, 3)), ir.Constant(I64, 0))
         return words if start is None else b.and_(start, words)
@@ -128,9 +139,9 @@ class TransposedLoadLowering:
         words = self.lanes.assemble(list(self.dword_coordinates(tdesc)))
         desc = X.describe(self.target, key)
         if desc.row_groups == 1:
-            return self.lanes.reinterpret(self.block_read(key, tdesc, words, cache=op.cache), llvm_type(op.result.type))
+            return self.lanes.reinterpret(self.messages.read(key, tdesc, words, cache=op.cache), llvm_type(op.result.type))
         message, value = (PrivateBlock(self.lanes.private(desc.data_type)) for _ in range(2))
-        self.block_call(key, tdesc, message.pointer, xy=words, cache=op.cache)
+        self.messages.block_call(key, tdesc, message.pointer, xy=words, cache=op.cache)
         order = [column * desc.row_groups + group for group in range(desc.row_groups) for column in range(desc.cols)]
         value_words = self.lanes.assemble([b.load(message.slot(b, word)) for word in order])
         b.store(value_words, b.bitcast(value.pointer, value_words.type.as_pointer()))

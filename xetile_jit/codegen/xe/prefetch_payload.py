@@ -39,35 +39,36 @@ def prefetch_name(key: X.BlockPrefetch) -> str:
     return f"__builtin_IB_subgroup_block_read_ap_prefetch_u{key.bits}_m{key.rows}k{key.cols}v{key.blocks}"
 
 
-def applies(lowering, key: X.BlockPrefetch, tdesc) -> bool:
+def applies(descriptors, key: X.BlockPrefetch, tdesc) -> bool:
     """Whether the prefetch of `tdesc` goes through a payload: an ABI with `prefetch_payloads` (a GPU target's
     "spirv"), a shape the builtins spell, one array whose surface is the kernel's arguments (so the entry block has
     it)."""
-    if not lowering.target.abi.prefetch_payloads:
+    context = descriptors.context
+    if not context.target.abi.prefetch_payloads:
         return False
     if key.rows not in ROWS or key.cols not in COLS or key.blocks not in BLOCKS:
         return False
-    arrays = lowering.bases[tdesc]
-    if len(arrays) != 1 or lowering.has_rows(tdesc) is not None:
+    arrays = descriptors.bases[tdesc]
+    if len(arrays) != 1 or descriptors.has_rows(tdesc) is not None:
         return False
-    m = lowering.values[next(iter(arrays))]
+    m = context.values[next(iter(arrays))]
     return all(isinstance(v, (ir.Argument, ir.Constant)) for v in (m.pointer, m.rows, m.cols, m.row_stride))
 
 
-def prefetch(lowering, key: X.BlockPrefetch, tdesc, cache: CacheHints | None) -> None:
+def prefetch(descriptors, key: X.BlockPrefetch, tdesc, cache: CacheHints | None) -> None:
     """The payload made in the entry block, the coordinates set here, the prefetch (hints: L1 and L3 cached
     unless given, as codegen/xe/builtins.py's `builtin`)."""
-    b = lowering.builder
-    module = lowering.module
+    b = descriptors.context.builder
+    module = descriptors.context.module
     with b.goto_entry_block():
-        base, width, height, pitch = lowering.surface(tdesc)
+        base, width, height, pitch = descriptors.surface(tdesc)
         less = [b.sub(v, i32(1)) for v in (width, height, pitch)]
         create = declared(module, CREATE, ir.FunctionType(PAYLOAD, [I64] + [I32] * 8))
         payload = b.call(create, [b.ptrtoint(base, I64), *less, i32(0), i32(0),
                                   i32(key.cols), i32(key.rows), i32(key.blocks)])
     for axis, name in enumerate(SET_COORD):
         setter = declared(module, name, ir.FunctionType(VOID, [PAYLOAD, I32]))
-        b.call(setter, [payload, lowering.block_coord(tdesc, axis)])
+        b.call(setter, [payload, descriptors.block_coord(tdesc, axis)])
     hints = cache or locality_hints(3)
     fn = declared(module, prefetch_name(key), ir.FunctionType(VOID, [PAYLOAD] + [I32] * 3))
     b.call(fn, [payload, i32(0), i32(0), i32(CACHE_CONTROL[hints.l1, hints.l3])])

@@ -49,6 +49,8 @@ class OpenCLApi:
         self.create_program_with_binary = typed(
             opencl.clCreateProgramWithBinary, handle, handle, uint, ctypes.POINTER(handle), ctypes.POINTER(size),
             ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+        self.create_program_with_il = typed(opencl.clCreateProgramWithIL, handle, handle, ctypes.c_char_p, size,
+                                            ctypes.POINTER(ctypes.c_int))
         self.build_program = typed(opencl.clBuildProgram, ctypes.c_int, handle, uint, ctypes.POINTER(handle),
                                    ctypes.c_char_p, handle, handle)
         address = ctypes.pythonapi.PyCapsule_GetPointer

@@ -1,0 +1,86 @@
+"""The host CPU's features (target/cpu_features.py): read from /proc/cpuinfo's first processor, a fallback where
+there is none, and their part in the compile cache's keys."""
+from __future__ import annotations
+
+import numpy as np
+
+import xetile_jit as xetile
+from xetile_jit.target import cpu_features
+from xetile_jit.target.cpu_features import CpuFeatures, host_cpu, parse_cpuinfo
+
+
+def cpuinfo(vendor: str, family: str, model: str, flags: str) -> str:
+    """/proc/cpuinfo text of two processors; only the first one's entry counts."""
+    entry = (f"processor\t: {{}}\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel name\t: {model}\n"
+             f"flags\t\t: {flags}\n")
+    return entry.format(0) + "\n" + entry.format(1).replace(flags, "sse2")
+
+
+EPYC_AVX2 = cpuinfo("AuthenticAMD", "23", "AMD EPYC", "fpu sse2 sse4_2 fma avx f16c avx2 bmi2")
+ZEN4 = cpuinfo("AuthenticAMD", "25", "AMD Ryzen 9 7950X", "sse4_2 avx avx2 fma f16c avx512f avx512bw avx512_bf16")
+SAPPHIRE_RAPIDS = cpuinfo("GenuineIntel", "6", "Intel(R) Xeon(R) Platinum 8480+",
+                          "sse4_2 avx avx2 fma f16c avx512f avx512_bf16 avx512_fp16 amx_tile amx_bf16")
+
+
+def test_an_avx2_cpu():
+    cpu = parse_cpuinfo(EPYC_AVX2)
+    assert (cpu.model, cpu.vendor, cpu.family) == ("AMD EPYC", "AuthenticAMD", "23")
+    assert (cpu.isa, cpu.vector_bits, cpu.unit_bits, cpu.f32_lanes) == ("AVX2", 256, 256, 8)
+    assert not cpu.amx_bf16 and "sse2" in cpu.flags and "bmi2" in cpu.flags
+    assert cpu.summary() == "AMD EPYC: AVX2 (256-bit), no AVX-512; FMA, F16C"
+
+
+def test_avx512_on_256_bit_units_and_amx():
+    zen4, spr = parse_cpuinfo(ZEN4), parse_cpuinfo(SAPPHIRE_RAPIDS)
+    assert (zen4.isa, zen4.vector_bits, zen4.unit_bits, zen4.f32_lanes) == ("AVX-512", 512, 256, 16)
+    assert zen4.summary() == "AMD Ryzen 9 7950X: AVX-512 (512-bit on 256-bit units); FMA, F16C, AVX512-BF16"
+    assert (spr.isa, spr.unit_bits, spr.amx_bf16, spr.amx_fp16) == ("AVX-512", 512, True, False)
+    assert spr.summary().endswith("(512-bit); FMA, F16C, AVX512-BF16, AVX512-FP16, AMX-BF16")
+
+
+def test_older_isas_and_unknown_flags():
+    assert CpuFeatures("x", frozenset({"avx", "sse4_2"})).isa == "AVX"
+    assert CpuFeatures("x", frozenset({"sse4_2"})).vector_bits == 128
+    unknown = CpuFeatures("aarch64", frozenset())
+    assert (unknown.isa, unknown.vector_bits, unknown.f32_lanes) == ("unknown", 0, 0)
+    assert unknown.summary() == "aarch64: vector ISA unknown (no /proc/cpuinfo flags)"
+
+
+def test_the_key_is_the_flags_in_any_order():
+    cpu = parse_cpuinfo(EPYC_AVX2)
+    assert cpu.key == CpuFeatures("another name", frozenset(reversed(sorted(cpu.flags)))).key
+    assert cpu.key != parse_cpuinfo(ZEN4).key
+
+
+def test_host_cpu_reads_proc_cpuinfo_and_falls_back_without_it(tmp_path, monkeypatch):
+    (tmp_path / "cpuinfo").write_text(ZEN4)
+    monkeypatch.setattr(cpu_features, "CPUINFO", str(tmp_path / "cpuinfo"))
+    host_cpu.cache_clear()
+    try:
+        assert host_cpu() == parse_cpuinfo(ZEN4)
+        monkeypatch.setattr(cpu_features, "CPUINFO", str(tmp_path / "absent"))
+        host_cpu.cache_clear()
+        assert host_cpu().flags == frozenset() and host_cpu().isa == "unknown"
+    finally:
+        host_cpu.cache_clear()
+
+
+@xetile.kernel
+def add_three(x, y):
+    tile = xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 16]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [16, 16]), tile + 3)
+
+
+def test_a_cpu_targets_compile_cache_entry_is_the_host_cpus(tmp_path, monkeypatch):
+    """A kernel compiled for `cpu` on another CPU's flags is another disk cache entry; an Xe target's is not."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    x = np.zeros((16, 16), np.float32)
+
+    def entries_after_compiling(target: str, cpu: str) -> int:
+        monkeypatch.setattr("xetile_jit.compiler.driver.host_cpu", lambda: parse_cpuinfo(cpu))
+        add_three.cache.clear()
+        add_three.warmup(x, np.empty_like(x), target=target)
+        return len(list(tmp_path.iterdir()))
+
+    assert [entries_after_compiling("cpu", cpu) for cpu in (EPYC_AVX2, EPYC_AVX2, ZEN4)] == [1, 1, 2]
+    assert [entries_after_compiling("xe-hpc", cpu) for cpu in (EPYC_AVX2, ZEN4)] == [3, 3]

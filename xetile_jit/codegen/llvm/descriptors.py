@@ -1,0 +1,171 @@
+"""to-llvm: the tensor descriptors of the XeGPU lowering and the facts about their memory that decide how an access
+is made (codegen/llvm/lowering.py's module docstring: the descriptor, its surface, the index-width rule).
+
+A descriptor is its coordinates, <x = column, y = row> as <2 x i64>, and the index of its array as a third component
+where a tile may come from several arrays (chosen at run time). `Descriptors` answers, for one kernel, where a
+descriptor's memory is (`memref`, `surface`), its coordinates as a block message takes them (`block_coord`, `xy`), and
+whether a 2D block message may address it (`block_surface`, `x_aligned`, `has_rows`).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import core_ops as C
+from ...ir import xegpu_ops as G
+from ...ir.analysis import known_multiples, may_be_empty, sources
+from ...ir.core import walk
+from ...ir.types import SlmMemRefType
+from ...target.block_io import BLOCK_MAX_EXTENT
+from ..xe import builtins as X
+from .context import LoweringContext
+from .core import I32, I64, MemRef
+
+BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (codegen/llvm/lowering.py: the index-width rule)
+
+
+class Descriptors:
+    """The descriptors of the kernel `context.func` (their arrays found once, ir/analysis.sources)."""
+
+    def __init__(self, context: LoweringContext):
+        self.context = context
+        func = context.func
+        self.bases = sources(func, G.CreateNdDescOp, G.UpdateNdOffsetOp)
+        self.x_multiples = known_multiples(func, G.CreateNdDescOp, G.UpdateNdOffsetOp, axis=1)
+        arrays = [op.operands[0] for op in walk(func.body) if isinstance(op, G.CreateNdDescOp)]
+        self.array_index = {array: i for i, array in enumerate(dict.fromkeys(arrays))}
+        self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
+        self.coord_type = ir.VectorType(I64, 3 if self.chosen_at_run_time else 2)
+
+    @property
+    def builder(self) -> ir.IRBuilder:
+        return self.context.builder
+
+    def create(self, op: G.CreateNdDescOp) -> ir.Value:
+        row, col = (self.context.values[v] for v in op.operands[1:])  # index: i64, kept whole (the index-width rule)
+        return self.coord(col, row, self.array_index[op.operands[0]])
+
+    def update(self, op: G.UpdateNdOffsetOp) -> ir.Value:
+        drow, dcol = (self.context.values[v] for v in op.operands[1:])
+        return self.builder.add(self.context.values[op.operands[0]], self.coord(dcol, drow))
+
+    def coord(self, x: ir.Value, y: ir.Value, array: int = 0) -> ir.Value:
+        """A descriptor: <x, y>, and the index of its array when a tile may come from several (chosen at run
+        time); an offset update adds a descriptor whose index is 0."""
+        return self.context.lanes.assemble([x, y] + ([ir.Constant(I64, array)] if self.chosen_at_run_time else []))
+
+    def offset(self, tdesc, axis: int) -> ir.Value:
+        """Coordinate `axis` (0: x, the column; 1: y, the row) of the descriptor, i64."""
+        return self.builder.extract_element(self.context.values[tdesc], ir.Constant(I32, axis))
+
+    def block_coord(self, tdesc, axis: int) -> ir.Value:
+        """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32; on an empty
+        slice the row is BLOCK_COORD_LIMIT, far below the stand-in surface (`surface`). A descriptor moved by
+        constant offsets is its source's block coordinate plus them (the index-width rule: no second clamp)."""
+        b = self.builder
+        source, shift = self.constant_shift(tdesc, axis)
+        if source is not tdesc:
+            coord = self.block_coord(source, axis)
+            return b.add(coord, ir.Constant(I32, shift)) if shift else coord
+        value = self.offset(tdesc, axis)
+        low, high = ir.Constant(I64, -BLOCK_COORD_LIMIT), ir.Constant(I64, BLOCK_COORD_LIMIT)
+        value = b.select(b.icmp_signed("<", value, low), low, b.select(b.icmp_signed(">", value, high), high, value))
+        value = b.trunc(value, I32)
+        rows = self.has_rows(tdesc) if axis == 1 else None
+        return value if rows is None else b.select(rows, value, ir.Constant(I32, BLOCK_COORD_LIMIT))
+
+    @staticmethod
+    def constant_shift(tdesc, axis: int) -> tuple:
+        """The descriptor `tdesc` was moved from by constant offsets (update_nd_offset), and their sum along `axis`,
+        as long as that stays within BLOCK_MAX_EXTENT: a prefetch ahead of a load, or the load of a moved tile,
+        takes the load's clamped coordinate plus a constant."""
+        shift = 0
+        while isinstance(tdesc.owner, G.UpdateNdOffsetOp):
+            offset = tdesc.owner.operands[2 - axis]  # operands: descriptor, row offset, column offset
+            if not isinstance(offset.owner, C.ConstantOp) or abs(shift + offset.owner.value) > BLOCK_MAX_EXTENT:
+                break
+            shift += offset.owner.value
+            tdesc = tdesc.owner.operands[0]
+        return tdesc, shift
+
+    def xy(self, tdesc) -> ir.Value:
+        """The <x, y> the block builtins take."""
+        return self.context.lanes.assemble([self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)])
+
+    def in_slm(self, tdesc) -> bool:
+        kinds = {isinstance(array.type, SlmMemRefType) for array in self.bases[tdesc]}
+        if len(kinds) > 1:
+            raise NotImplementedError("a tile that may come from shared local memory or from a global array")
+        return kinds.pop()
+
+    def memref(self, tdesc) -> MemRef:
+        """The memref `tdesc` was created on; when it may be one of several, each field is chosen by the
+        descriptor's array index."""
+        self.in_slm(tdesc)  # one kind of memory
+        arrays = sorted(self.bases[tdesc], key=self.array_index.get)
+        chosen: MemRef = self.context.values[arrays[0]]
+        b = self.builder
+        for array in arrays[1:]:
+            m: MemRef = self.context.values[array]
+            this = b.icmp_unsigned("==", self.offset(tdesc, 2), ir.Constant(I64, self.array_index[array]))
+            chosen = MemRef(b.select(this, m.pointer, chosen.pointer), m.dtype,
+                            *(b.select(this, getattr(m, f), getattr(chosen, f))
+                              for f in ("rows", "cols", "row_stride", "col_stride")))
+        return chosen
+
+    def surface(self, tdesc) -> list[ir.Value]:
+        """base, width (bytes), height (rows), pitch (bytes) of the memref `tdesc` was created on. A slice outside
+        its batched array has no rows, which no message may address: it stands in as one row (at the array's
+        base, the launch-checked width and pitch) with the block far below it (block_coord), so the message reads
+        padding and drops writes, as for any block outside its surface, with no element-by-element path."""
+        m = self.memref(tdesc)
+        b = self.builder
+        size = ir.Constant(I64, max(1, m.dtype.bits // 8))
+        pointer = b.bitcast(m.pointer, X.GLOBAL_BYTES)
+        height = b.trunc(m.rows, I32)
+        rows = self.has_rows(tdesc)
+        if rows is not None:
+            height = b.select(rows, height, ir.Constant(I32, 1))
+        return [pointer, b.trunc(b.mul(m.cols, size), I32), height, b.trunc(b.mul(m.row_stride, size), I32)]
+
+    def block_surface(self, tdesc) -> bool:
+        """Whether 2D block messages may address `tdesc`'s memory: global memory whose surface passed the
+        launch's checks (MemRefType.block_io), or only its extents' where the builtins take any layout
+        (BlockIO.any_layout, MemRefType.within_extents)."""
+        io = self.context.target.block_io
+        return (io is not None and not self.in_slm(tdesc)
+                and all(array.type.block_io or (io.any_layout and array.type.within_extents)
+                        for array in self.bases[tdesc]))
+
+    def xe_surface(self, tdesc) -> bool:
+        """Whether `tdesc`'s memory meets every surface rule of Xe's block messages (MemRefType.block_io)."""
+        return all(array.type.block_io for array in self.bases[tdesc])
+
+    def x_aligned(self, tdesc, unit: int = 0) -> ir.Value | None:
+        """i1: the block starts on a multiple of `unit` bytes (default: the target's BlockIO.start_bytes, 4 on Xe, as
+        8- and 16-bit messages need); None when every start is for sure: 32- and 64-bit data on Xe, any on a CPU,
+        or a column offset the IR shows to be a multiple of `unit` bytes (ir/analysis.known_multiples: no
+        element-by-element path to generate, the tutorial GEMM's case)."""
+        if self.aligned_start(tdesc, unit):
+            return None
+        bytes_per = tdesc.type.dtype.bits // 8
+        unit = unit or self.context.target.block_io.start_bytes
+        b = self.builder
+        x = self.offset(tdesc, 0)
+        return b.icmp_unsigned("==", b.and_(x, ir.Constant(I64, unit // bytes_per - 1)), ir.Constant(I64, 0))
+
+    def aligned_start(self, tdesc, unit: int = 0) -> bool:
+        """Whether every block of `tdesc` starts on a multiple of `unit` bytes for sure (x_aligned's None)."""
+        bytes_per = tdesc.type.dtype.bits // 8
+        unit = unit or self.context.target.block_io.start_bytes
+        return bytes_per >= unit or self.x_multiples.get(tdesc, 1) * bytes_per % unit == 0
+
+    def slice_of_batch(self, tdesc) -> bool:
+        """Whether `tdesc`'s surface may have no rows: a slice of a batched array (memref.subview)."""
+        return any(may_be_empty(array) for array in self.bases[tdesc])
+
+    def has_rows(self, tdesc) -> ir.Value | None:
+        """i1: the surface has rows; a slice outside a batched array has none (memref.subview; its columns are the
+        array's, launch-checked). None: not a slice."""
+        if not self.slice_of_batch(tdesc):
+            return None
+        return self.builder.icmp_unsigned("!=", self.memref(tdesc).rows, ir.Constant(I64, 0))
