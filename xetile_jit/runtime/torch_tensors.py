@@ -71,7 +71,16 @@ def torch_dtype(dtype: np.dtype):
 
 
 def host_view(tensor) -> np.ndarray:
-    """A CPU tensor as a numpy array sharing its memory (module docstring)."""
+    """A CPU tensor as a numpy array sharing its memory (module docstring). `Tensor.numpy()` first, the launch hot
+    path (1.8 us; checking for grad and bfloat16 before it cost 0.9 us more); it refuses those two."""
+    try:
+        return tensor.numpy()
+    except (TypeError, RuntimeError):
+        return special_host_view(tensor)
+
+
+def special_host_view(tensor) -> np.ndarray:
+    """`host_view` of a tensor that requires grad or holds bfloat16 (or a dtype numpy lacks: LaunchError)."""
     if tensor.requires_grad:
         tensor = tensor.detach()
     torch = sys.modules["torch"]
