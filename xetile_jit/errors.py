@@ -1,11 +1,18 @@
 """User-facing errors: every message names the rule broken and, where there is one, the kernel's source line."""
 from __future__ import annotations
 
+import difflib
 import linecache
 import os
 import sys
 import warnings
 from dataclasses import dataclass
+
+
+def did_you_mean(name: str, candidates) -> str:
+    """"; did you mean 'X'?" naming the candidate nearest to a misspelt `name`, or "" when none is near."""
+    close = difflib.get_close_matches(name, [c for c in candidates if c != name], n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 @dataclass(frozen=True)

@@ -816,7 +816,7 @@ def k_shapes(x, out):
 def test_vector_shapes_incompatible(rng):
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     expect_error(k_shapes, (x, out), {},
-                 "vector shapes (8, 8) and (8, 4) are not compatible: dims must be equal or 1", "bad_sum = v + h")
+                 "vector shapes (8, 8) and (8, 4) are not compatible: dims must be equal or 1, aligned at the last dim (numpy broadcasting)", "bad_sum = v + h")
 
 
 @xetile.kernel

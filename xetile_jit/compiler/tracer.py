@@ -15,7 +15,7 @@ import sys
 import textwrap
 import types
 
-from ..errors import CompilationError, Loc
+from ..errors import CompilationError, Loc, did_you_mean
 from ..ir import core_ops as C
 from ..ir.core import Block, Value
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
@@ -37,6 +37,12 @@ PY_BUILTINS = {"range": range, "min": min, "max": max, "abs": builtins.abs, "int
                "bool": bool, "len": len, "True": True, "False": False, "None": None}
 PY_CALLABLES = (min, max, builtins.abs, int, float, bool, len, dsl.static_range, dsl.Layout)
 MAX_UNROLL = 4096
+PY_INSTEAD = {  # Python names a kernel does not have, and what to write instead
+    "print": "print does not run in a kernel; use xetile.device_print(\"x =\", x), which prints from the device "
+             "(one line per element of a vector)",
+}
+COMPREHENSIONS = {ast.ListComp: "a list comprehension", ast.SetComp: "a set comprehension",
+                  ast.DictComp: "a dict comprehension", ast.GeneratorExp: "a generator expression"}
 
 
 class Function:
@@ -118,6 +124,10 @@ class Tracer(ast.NodeVisitor):
                                    f"{sys.getrecursionlimit()}); split it into statements") from None
 
     def generic_visit(self, node):
+        if type(node) in COMPREHENSIONS:
+            raise self.error(node, f"{COMPREHENSIONS[type(node)]} is not supported in a kernel; write the values "
+                                   "out ([a, b, c]), or unroll with `for i in xetile.static_range(n):` and keep one "
+                                   "variable per tile or vector")
         raise self.error(node, f"unsupported Python syntax in a kernel: {type(node).__name__}")
 
     def visit_body(self, stmts, tail: bool) -> None:
@@ -398,7 +408,10 @@ class Tracer(ast.NodeVisitor):
             return python_scalar(value)
         if name in PY_BUILTINS:
             return PY_BUILTINS[name]
-        raise self.error(node, f"name '{name}' is not defined")
+        if name in PY_INSTEAD:
+            raise self.error(node, PY_INSTEAD[name])
+        known = [*self.scope, *self.function.closure, *self.function.globals, *PY_BUILTINS]
+        raise self.error(node, f"name '{name}' is not defined{did_you_mean(name, known)}")
 
     def outer_value(self, name: str) -> tuple[str, object] | None:
         """("closure" or "global", value) of a name the kernel's function sees outside itself."""

@@ -277,6 +277,8 @@ class CastOp(Operation):
         return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type} to {self.result.type}"
 
     def interpret(self, interp, x):
+        if CASTS[self.name].reinterprets:
+            return numeric.bitcast(x, self.result.type.dtype)
         return numeric.convert(x, self.result.type.dtype)
 
     @classmethod

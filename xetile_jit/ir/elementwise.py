@@ -110,6 +110,11 @@ class Cast:
     width: str | None  # "wider", "narrower" or "same": the verifier checks it
     llvm: str | None  # the LLVM cast between the compute types (None: they already agree, rounding does the rest)
 
+    @property
+    def reinterprets(self) -> bool:
+        """A cast that keeps the width keeps the bits (numpy's .view, LLVM's bitcast of the storage types)."""
+        return self.width == "same"
+
 
 CASTS = {
     "arith.extf": Cast("f", "f", "wider", None),
@@ -121,7 +126,7 @@ CASTS = {
     "arith.extsi": Cast("i", "iu", "wider", "sext"),
     "arith.extui": Cast("ub", "iu", "wider", "zext"),
     "arith.trunci": Cast("iu", "iu", "narrower", "trunc"),
-    "arith.bitcast": Cast("iu", "iu", "same", None),
+    "arith.bitcast": Cast("iuf", "iuf", "same", "bitcast"),
 }
 
 

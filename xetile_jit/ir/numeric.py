@@ -37,6 +37,11 @@ def convert(x, dtype: DType):
         return x.astype(dtype.np_dtype)
 
 
+def bitcast(x, dtype: DType):
+    """The bits of `x` read as `dtype`, of the same width (arith.bitcast)."""
+    return np.asarray(x).view(dtype.np_dtype)
+
+
 def representable(value, dtype: DType) -> bool:
     """Whether a Python number converts to `dtype` without loss."""
     if dtype.is_float:

@@ -20,7 +20,7 @@ import types
 
 from ..ir.interpreter import run_ir
 from ..target.targets import xe_abi
-from ..errors import CompilationError, LaunchError
+from ..errors import CompilationError, LaunchError, did_you_mean
 from ..ir.attrs import Layout
 from ..ir.types import DType
 from ..runtime import ordering, progress, timing
@@ -36,6 +36,12 @@ from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid
 from ..compiler.tracer import Function
 
 LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance", "check")
+TRITON_OPTIONS = {  # Triton's launch options, and what to write here instead
+    "num_warps": "num_warps is Triton's; here it is num_subgroups: the subgroups of a workgroup, as warps are a "
+                 "CTA's; a kernel with tile_mma takes sg_layout and sg_data",
+    "num_stages": "num_stages is Triton's; the nearest here is prefetch_distance: how many loop steps ahead a "
+                  "loop's tiles are prefetched",
+}
 CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
 CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
                   "of these (numpy numbers count as Python ones)")
@@ -209,12 +215,22 @@ class Kernel:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
-            missing = [n for n in self.constexprs if n not in kwargs and self.signature.parameters[n].default
-                       is inspect.Parameter.empty and self.params.index(n) >= len(args)]
-            hint = f" (missing constexpr {', '.join(missing)})" if missing else ""
-            raise LaunchError(f"{self.__name__}(): {e}{hint}; parameters are ({', '.join(self.params)})") from None
+            raise LaunchError(f"{self.__name__}(): {e}{self.binding_hint(args, kwargs)}; parameters are "
+                              f"({', '.join(self.params)})") from None
         bound.apply_defaults()
         return dict(bound.arguments), options
+
+    def binding_hint(self, args, kwargs) -> str:
+        """What to write instead, for a binding error: for a keyword that is no parameter, Triton's option it names
+        or the parameter nearest it (a misspelt constexpr); else the constexprs not given."""
+        unknown = [k for k in kwargs if k not in self.signature.parameters]
+        if unknown:
+            name = unknown[0]
+            return f" ({TRITON_OPTIONS[name]})" if name in TRITON_OPTIONS else \
+                f" ('{name}' is not a parameter{did_you_mean(name, self.params + list(LAUNCH_OPTIONS))})"
+        missing = [n for n in self.constexprs if n not in kwargs and self.signature.parameters[n].default
+                   is inspect.Parameter.empty and self.params.index(n) >= len(args)]
+        return f" (missing constexpr {', '.join(missing)})" if missing else ""
 
     def specialize(self, values: dict, options: dict, target: str):
         """The in-memory cache key of a launch, its argument specs, constexpr values and CompileOptions."""

@@ -2,6 +2,7 @@
 through the active `Semantic`; the op classes in `ir/` hold the rules and the semantics."""
 from __future__ import annotations
 
+import enum
 import functools
 import math
 
@@ -15,7 +16,7 @@ from ..ir.cache_hints import cache_hints
 from ..ir.scatter_ops import ScatterTileType
 from ..ir.core import Value
 from ..ir.types import (COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType, bool_,
-                        float32, int32)
+                        float32, int32, uint32)
 from . import indexed, scatter
 from .semantic import builtin, current, describe as _describe, is_py_scalar
 
@@ -305,29 +306,42 @@ def tile_transpose(v, perm=(1, 0), *, layout: Layout | None = None) -> Value:
     return _anchored(sem, op.result, layout, "tile_transpose")
 
 
+def _accumulated(sem, kind: str, v: Value, dtype, op: str) -> Value:
+    """`v` in the element type a reduction or scan computes and returns in: `dtype` if given, else 32 bits of the
+    same signedness for a sum of 8- or 16-bit integers (Triton's rule: the sum does not wrap at the narrow type's
+    range), else v's own."""
+    if dtype is not None:
+        return sem.cast(v, _check_dtype(sem, dtype, op))
+    if kind == "add" and v.type.dtype.is_int and v.type.dtype.bits < 32:
+        return sem.cast(v, uint32 if v.type.dtype.kind == "u" else int32)
+    return v
+
+
 @builtin
-def tile_reduce(kind: str, v, dims, *, layout: Layout | None = None) -> Value:
+def tile_reduce(kind: str, v, dims, *, layout: Layout | None = None, dtype: DType | None = None) -> Value:
     """Reduces `dims` with `kind` (add, mul, max, min, maximum, minimum, and, or, xor; argmax and argmin along one
-    dim give the first index of the extreme as int32); reduced dims keep size 1. `layout` is the result's."""
+    dim give the first index of the extreme as int32); reduced dims keep size 1. `layout` is the result's. The
+    result has v's element type, but `add` of 8- or 16-bit integers sums in (u)int32; `dtype` converts v first."""
     sem = current()
-    v = _vector(sem, v, "tile_reduce")
+    v = _accumulated(sem, kind, _vector(sem, v, "tile_reduce"), dtype, "tile_reduce")
     if kind in indexed.ARG_KINDS:
         return _anchored(sem, indexed.arg_reduce(sem, kind, v, _dims(dims)), layout, "tile_reduce")
     return _anchored(sem, sem.create(X.TileReduceOp, kind, v, _dims(dims)).result, layout, "tile_reduce")
 
 
 @builtin
-def tile_scan(kind: str, v, dim) -> Value:
-    """The inclusive prefix reduction (kinds of tile_reduce) of `v` along `dim`, in v's dtype."""
+def tile_scan(kind: str, v, dim, *, dtype: DType | None = None) -> Value:
+    """The inclusive prefix reduction (kinds of tile_reduce) of `v` along `dim`, in v's dtype, but `add` of 8- or
+    16-bit integers sums in (u)int32 (as tile_reduce); `dtype` converts v first."""
     sem = current()
-    v = _vector(sem, v, "tile_scan")
+    v = _accumulated(sem, kind, _vector(sem, v, "tile_scan"), dtype, "tile_scan")
     return indexed.scan(sem, kind, v, indexed.single_dim(sem, _dims(dim), "tile_scan"))
 
 
 @builtin
-def cumsum(v, dim) -> Value:
+def cumsum(v, dim, *, dtype: DType | None = None) -> Value:
     """The inclusive prefix sum of `v` along `dim` (tile_scan "add")."""
-    return tile_scan("add", v, dim)
+    return tile_scan("add", v, dim, dtype=dtype)
 
 
 @builtin
@@ -396,7 +410,7 @@ def broadcast_to(v, shape) -> Value:
     if len(src) > len(shape) or any(s not in (1, d) for s, d in zip(padded, shape)):
         raise sem.error(f"broadcast_to: cannot broadcast {v.type} to {list(shape)} [numpy broadcasting: dims "
                         "equal or 1]")
-    return sem.broadcast_to(reshape(v, padded), shape)
+    return sem.broadcast_to(v, shape)
 
 
 @builtin
@@ -450,14 +464,36 @@ def where(cond, a, b) -> Value:
     return current().where(cond, a, b)
 
 
-@builtin
-def maximum(a, b):
-    return current().binary("max", a, b)
+class PropagateNan(enum.Enum):
+    """What maximum and minimum of floats give where an operand is NaN (Triton's `tl.PropagateNan`). ALL (the
+    default here, numpy's np.maximum): NaN. NONE (Triton's default, whose result it leaves to the hardware;
+    defined here as numpy's np.fmax): the other operand."""
+    ALL = "all"
+    NONE = "none"
+
+
+def _extreme(sem, op: str, propagate_nan, name: str) -> str:
+    """The `binary` op of maximum or minimum (`op`: "max" or "min") for `propagate_nan`."""
+    if propagate_nan in (PropagateNan.ALL, True):
+        return op
+    if propagate_nan in (PropagateNan.NONE, False):
+        return op + "num"
+    raise sem.error(f"{name}: propagate_nan must be xetile.PropagateNan.ALL or .NONE (or True or False), got "
+                    f"{_describe(propagate_nan)}")
 
 
 @builtin
-def minimum(a, b):
-    return current().binary("min", a, b)
+def maximum(a, b, propagate_nan=PropagateNan.ALL):
+    """The element-wise larger of `a` and `b`; for floats `propagate_nan` says what a NaN gives (PropagateNan)."""
+    sem = current()
+    return sem.binary(_extreme(sem, "max", propagate_nan, "maximum"), a, b)
+
+
+@builtin
+def minimum(a, b, propagate_nan=PropagateNan.ALL):
+    """The element-wise smaller of `a` and `b`; for floats `propagate_nan` says what a NaN gives (PropagateNan)."""
+    sem = current()
+    return sem.binary(_extreme(sem, "min", propagate_nan, "minimum"), a, b)
 
 
 def _math(name: str, doc: str):
@@ -496,10 +532,19 @@ def abs(x):
 
 
 @builtin
-def cast(x, dtype: DType):
-    """`x` converted to `dtype` (also spelled `x.to(dtype)`)."""
+def cast(x, dtype: DType, bitcast: bool = False):
+    """`x` converted to `dtype` (also spelled `x.to(dtype)`); with bitcast=True its bits read as `dtype`."""
     sem = current()
-    return sem.to_value(x, _check_dtype(sem, dtype, "to"))
+    dtype = _check_dtype(sem, dtype, "to")
+    return sem.bitcast(x, dtype) if bitcast else sem.to_value(x, dtype)
+
+
+@builtin
+def bitcast(x, dtype: DType):
+    """The bits of `x` read as `dtype` of the same width (numpy's `x.view(dtype)`), e.g. f32 <-> i32, f16 <-> bf16;
+    also spelled `x.to(dtype, bitcast=True)`. Bools have no bit pattern to reinterpret."""
+    sem = current()
+    return sem.bitcast(x, _check_dtype(sem, dtype, "bitcast"))
 
 
 def _message(sem, msg, op: str) -> str:

@@ -14,6 +14,7 @@ from ..errors import CompilationError
 from ..ir import core_ops as C
 from ..ir import xetile_ops as X
 from ..ir.core import Builder, Value
+from ..ir.shape_ops import ShapeCastOp
 from ..ir.elementwise import FLOAT, TERNARY, UNARY
 from ..ir.verifier import verify_op
 from ..ir.types import DType, IndexType, ScalarType, VectorType, bool_, float32, int32, int64
@@ -116,9 +117,12 @@ ARITH = {  # python operator -> (float op, signed op, unsigned op)
     "^": (None, "arith.xori", "arith.xori"),
     "<<": (None, "arith.shli", "arith.shli"),
     ">>": (None, "arith.shrsi", "arith.shrui"),
-    "max": ("arith.maximumf", "arith.maxsi", "arith.maxui"),
+    "max": ("arith.maximumf", "arith.maxsi", "arith.maxui"),   # a NaN wins
     "min": ("arith.minimumf", "arith.minsi", "arith.minui"),
+    "maxnum": ("arith.maxnumf", "arith.maxsi", "arith.maxui"),   # a NaN loses (maximum's PropagateNan.NONE)
+    "minnum": ("arith.minnumf", "arith.minsi", "arith.minui"),
 }
+EXTREMES = ("max", "min", "maxnum", "minnum")
 CMP = {  # python operator -> (cmpf predicate, signed cmpi, unsigned cmpi)
     "<": ("olt", "slt", "ult"), "<=": ("ole", "sle", "ule"), ">": ("ogt", "sgt", "ugt"),
     ">=": ("oge", "sge", "uge"), "==": ("oeq", "eq", "eq"), "!=": ("une", "ne", "ne"),
@@ -217,30 +221,47 @@ class Semantic:
             return self.create(C.CastOp, "arith.trunci", v, to).result
         return self.create(C.CastOp, "arith.extsi" if src.kind == "i" else "arith.extui", v, to).result
 
+    def bitcast(self, x, dtype: DType) -> Value:
+        """`x`'s bits read as `dtype` (arith.bitcast): numbers and floats of one width, bools excluded."""
+        v = self.to_value(x)
+        src = v.type.dtype
+        if src.is_bool or dtype.is_bool:
+            raise self.error(f"bitcast: {v.type} to {dtype}: a bool has no bit pattern to reinterpret; compare "
+                             "(x != 0) or cast (x.to(...)) instead [arith.bitcast operand types]")
+        if src.bits != dtype.bits:
+            raise self.error(f"bitcast: {v.type} ({src.bits} bits) to {dtype} ({dtype.bits} bits): a bit cast keeps "
+                             "the width; convert the value with x.to(dtype) instead [arith.bitcast keeps the width]")
+        return v if src == dtype else self.create(C.CastOp, "arith.bitcast", v, C.with_dtype(v.type, dtype)).result
+
     def splat(self, v: Value, shape) -> Value:
         return self.create(C.SplatOp, v, shape).result
 
     def broadcast_to(self, v: Value, shape) -> Value:
-        """Scalars splat; size-1 dims of a vector broadcast with tile_broadcast (RFC tile_broadcast)."""
+        """Scalars splat; a vector of fewer dims gains leading unit dims (vector.shape_cast), then its size-1 dims
+        broadcast with tile_broadcast (RFC tile_broadcast): numpy's rule, as `common_shape` checks it."""
         if isinstance(v.type, ScalarType):
             return self.splat(v, shape)
-        if v.type.shape == tuple(shape):
+        shape = tuple(shape)
+        if len(v.type.shape) < len(shape):
+            v = self.create(ShapeCastOp, v, (1,) * (len(shape) - len(v.type.shape)) + v.type.shape).result
+        if v.type.shape == shape:
             return v
         dims = [i for i, (s, d) in enumerate(zip(v.type.shape, shape)) if s != d]
         return self.create(X.TileBroadcastOp, v, dims, shape).result
 
     def common_shape(self, *values: Value):
+        """The shape `values` broadcast to, by numpy's rule: shapes align at their last dims, a missing leading dim
+        counts as 1, and each dim is equal or 1 (so a 1-D vector of N meets a 2-D one of [M, N] as a row)."""
         shapes = [v.type.shape for v in values if isinstance(v.type, VectorType)]
         if not shapes:
             return ()
-        if len({len(s) for s in shapes}) != 1:
-            raise self.error(f"vector shapes {' and '.join(map(str, shapes))} are not compatible")
+        rank = max(map(len, shapes))
         out = []
-        for dims in zip(*shapes):
+        for dims in zip(*((1,) * (rank - len(s)) + s for s in shapes)):
             sizes = set(dims) - {1}
             if len(sizes) > 1:
                 raise self.error(f"vector shapes {' and '.join(map(str, shapes))} are not compatible: "
-                                 "dims must be equal or 1")
+                                 "dims must be equal or 1, aligned at the last dim (numpy broadcasting)")
             out.append(sizes.pop() if sizes else 1)
         return tuple(out)
 
@@ -260,7 +281,7 @@ class Semantic:
         t = lhs.type.dtype
         if op in INT_ONLY_OPS and t.is_float:
             raise self.error(f"operator {op} needs integer or bool operands, got {lhs.type}")
-        if op in ("+", "-", "*", "//", "%", "max", "min") and t.is_bool:
+        if op in ("+", "-", "*", "//", "%", *EXTREMES) and t.is_bool:
             lhs, rhs = self.cast(lhs, int32), self.cast(rhs, int32)
             t = int32
         if op == "//" and t.is_float:

@@ -440,6 +440,9 @@ class LLVMLowering:
 
     def cast(self, op, x: ir.Value) -> ir.Value:
         source, dest = op.operands[0].type.dtype, op.result.type.dtype
+        if CASTS[op.name].reinterprets:  # the bits as they are: between the element types, not the compute types
+            to = shaped(x.type, element_type(dest))
+            return x if to == x.type else self.builder.bitcast(x, to)
         x = to_compute(self.builder, x, source)
         instruction = CASTS[op.name].llvm
         if instruction is not None:
