@@ -149,8 +149,8 @@ def test_a_shape_mismatch_names_both_shapes():
 
 # ---- Triton's defaults: integer sums, NaN in maximum/minimum ------------------------------------------------
 @xetile.kernel
-def sums_and_extremes(q, u, a, c, sums, prefix, u_sums, wrapped, most, most_num, least_num):
-    """int8 sums accumulate in int32 (tile_reduce and cumsum), uint8 ones in uint32, unless dtype= says otherwise;
+def sums_and_extremes(q, u, a, c, sums, prefix, u_sums, wrapped, counts, most, most_num, least_num):
+    """int8 sums accumulate in int32 (tile_reduce and cumsum), uint8 and bool ones in uint32, unless dtype= says so;
     maximum keeps a NaN by default and lets it lose with PropagateNan.NONE (minimum with propagate_nan=False)."""
     pid = xetile.program_id(0)
     v = xetile.load_tile(block(q))
@@ -159,6 +159,7 @@ def sums_and_extremes(q, u, a, c, sums, prefix, u_sums, wrapped, most, most_num,
     xetile.store_tile(block(prefix), xetile.cumsum(v, 1))
     xetile.store_tile(xetile.init_tile(wrapped, [pid * 8, 0], [8, 1]), xetile.tile_reduce("add", v, [1],
                                                                                           dtype=xetile.int8))
+    xetile.store_tile(xetile.init_tile(counts, [pid * 8, 0], [8, 1]), xetile.tile_reduce("add", v > 0, [1]))
     w = xetile.load_tile(block(u))
     xetile.store_tile(xetile.init_tile(u_sums, [pid, 0], [1, 1]), xetile.tile_reduce("add", w, [0, 1]))
     s, t = xetile.load_tile(block(a)), xetile.load_tile(block(c))
@@ -173,6 +174,7 @@ def test_small_integer_sums_accumulate_in_32_bits_and_nan_follows_propagate_nan(
     a, c = with_specials(rng, (M, N)), with_specials(rng, (M, N))[::-1].copy()
     arrays = {"q": q, "u": u, "a": a, "c": c, "sums": np.zeros((M, 1), np.int32), "prefix": np.zeros((M, N), np.int32),
               "u_sums": np.zeros((2, 1), np.uint32), "wrapped": np.zeros((M, 1), np.int8),
+              "counts": np.zeros((M, 1), np.uint32),
               **{k: np.zeros((M, N), np.float32) for k in ("most", "most_num", "least_num")}}
     out = run_everywhere(sums_and_extremes, arrays)
     wide = q.astype(np.int32)
@@ -181,6 +183,7 @@ def test_small_integer_sums_accumulate_in_32_bits_and_nan_follows_propagate_nan(
     np.testing.assert_array_equal(out["prefix"], np.cumsum(wide, 1))
     np.testing.assert_array_equal(out["wrapped"], q.sum(1, keepdims=True, dtype=np.int8))
     np.testing.assert_array_equal(out["u_sums"][:, 0], u.astype(np.uint32).reshape(2, -1).sum(1))
+    np.testing.assert_array_equal(out["counts"], (q > 0).sum(1, keepdims=True))
     np.testing.assert_array_equal(out["most"], np.maximum(a, c))
     np.testing.assert_array_equal(out["most_num"], np.fmax(a, c))
     np.testing.assert_array_equal(out["least_num"], np.fmin(a, c))
@@ -247,6 +250,7 @@ def test_the_idioms_build_for_gpus(rng, target):
              (sums_and_extremes, [np.zeros((M, N), np.int8), np.zeros((M, N), np.uint8),
                                   *[np.zeros((M, N), np.float32)] * 2, np.zeros((M, 1), np.int32),
                                   np.zeros((M, N), np.int32), np.zeros((2, 1), np.uint32), np.zeros((M, 1), np.int8),
+                                  np.zeros((M, 1), np.uint32),
                                   *[np.zeros((M, N), np.float32)] * 3])]
     for kernel, args in cases:
         isa = kernel.warmup(*args, target=target).asm["isa"]

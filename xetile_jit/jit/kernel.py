@@ -180,6 +180,20 @@ class CompileCache(dict):
         self.plans.clear()
 
 
+def binding_hint(kernel: Kernel, args, kwargs) -> str:
+    """What to write instead, for an error binding a launch's arguments: for a keyword that is no parameter, the
+    option of ours a Triton option name stands for, or the parameter nearest it (a misspelt constexpr); else the
+    constexprs not given."""
+    unknown = [k for k in kwargs if k not in kernel.signature.parameters]
+    if unknown:
+        name = unknown[0]
+        return f" ({TRITON_OPTIONS[name]})" if name in TRITON_OPTIONS else \
+            f" ('{name}' is not a parameter{did_you_mean(name, kernel.params + list(LAUNCH_OPTIONS))})"
+    missing = [n for n in kernel.constexprs if n not in kwargs and kernel.signature.parameters[n].default
+               is inspect.Parameter.empty and kernel.params.index(n) >= len(args)]
+    return f" (missing constexpr {', '.join(missing)})" if missing else ""
+
+
 class Kernel:
     __xetile_kernel__ = True
 
@@ -215,22 +229,10 @@ class Kernel:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise LaunchError(f"{self.__name__}(): {e}{self.binding_hint(args, kwargs)}; parameters are "
+            raise LaunchError(f"{self.__name__}(): {e}{binding_hint(self, args, kwargs)}; parameters are "
                               f"({', '.join(self.params)})") from None
         bound.apply_defaults()
         return dict(bound.arguments), options
-
-    def binding_hint(self, args, kwargs) -> str:
-        """What to write instead, for a binding error: for a keyword that is no parameter, Triton's option it names
-        or the parameter nearest it (a misspelt constexpr); else the constexprs not given."""
-        unknown = [k for k in kwargs if k not in self.signature.parameters]
-        if unknown:
-            name = unknown[0]
-            return f" ({TRITON_OPTIONS[name]})" if name in TRITON_OPTIONS else \
-                f" ('{name}' is not a parameter{did_you_mean(name, self.params + list(LAUNCH_OPTIONS))})"
-        missing = [n for n in self.constexprs if n not in kwargs and self.signature.parameters[n].default
-                   is inspect.Parameter.empty and self.params.index(n) >= len(args)]
-        return f" (missing constexpr {', '.join(missing)})" if missing else ""
 
     def specialize(self, values: dict, options: dict, target: str):
         """The in-memory cache key of a launch, its argument specs, constexpr values and CompileOptions."""

@@ -308,12 +308,12 @@ def tile_transpose(v, perm=(1, 0), *, layout: Layout | None = None) -> Value:
 
 def _accumulated(sem, kind: str, v: Value, dtype, op: str) -> Value:
     """`v` in the element type a reduction or scan computes and returns in: `dtype` if given, else 32 bits of the
-    same signedness for a sum of 8- or 16-bit integers (Triton's rule: the sum does not wrap at the narrow type's
-    range), else v's own."""
+    same signedness for a sum of bools or 8- or 16-bit integers (Triton's rule: the sum does not wrap at the narrow
+    type's range; a bool counts as unsigned), else v's own."""
     if dtype is not None:
         return sem.cast(v, _check_dtype(sem, dtype, op))
-    if kind == "add" and v.type.dtype.is_int and v.type.dtype.bits < 32:
-        return sem.cast(v, uint32 if v.type.dtype.kind == "u" else int32)
+    if kind == "add" and v.type.dtype.bits < 32 and not v.type.dtype.is_float:
+        return sem.cast(v, int32 if v.type.dtype.kind == "i" else uint32)
     return v
 
 
@@ -321,7 +321,8 @@ def _accumulated(sem, kind: str, v: Value, dtype, op: str) -> Value:
 def tile_reduce(kind: str, v, dims, *, layout: Layout | None = None, dtype: DType | None = None) -> Value:
     """Reduces `dims` with `kind` (add, mul, max, min, maximum, minimum, and, or, xor; argmax and argmin along one
     dim give the first index of the extreme as int32); reduced dims keep size 1. `layout` is the result's. The
-    result has v's element type, but `add` of 8- or 16-bit integers sums in (u)int32; `dtype` converts v first."""
+    result has v's element type, but `add` of bools and 8- or 16-bit integers sums in (u)int32 (Triton's rule);
+    `dtype` converts v first."""
     sem = current()
     v = _accumulated(sem, kind, _vector(sem, v, "tile_reduce"), dtype, "tile_reduce")
     if kind in indexed.ARG_KINDS:
@@ -331,8 +332,8 @@ def tile_reduce(kind: str, v, dims, *, layout: Layout | None = None, dtype: DTyp
 
 @builtin
 def tile_scan(kind: str, v, dim, *, dtype: DType | None = None) -> Value:
-    """The inclusive prefix reduction (kinds of tile_reduce) of `v` along `dim`, in v's dtype, but `add` of 8- or
-    16-bit integers sums in (u)int32 (as tile_reduce); `dtype` converts v first."""
+    """The inclusive prefix reduction (kinds of tile_reduce) of `v` along `dim`, in v's dtype, but `add` of bools and
+    8- or 16-bit integers sums in (u)int32 (as tile_reduce); `dtype` converts v first."""
     sem = current()
     v = _accumulated(sem, kind, _vector(sem, v, "tile_scan"), dtype, "tile_scan")
     return indexed.scan(sem, kind, v, indexed.single_dim(sem, _dims(dim), "tile_scan"))
