@@ -878,3 +878,52 @@ def batch(seed: int, index: int, cases: int) -> Batch:
         made.append(gen.make(i, "mma" if i == 0 and mma is not None else str(gen.rng.choice(kinds, p=weights))))
     options = {} if mma is None else {"sg_layout": list(mma[0]), "sg_data": list(mma[1])}
     return Batch(f"fuzz_{seed}_{index}", made, grid, options)
+
+
+# ==== Triton idioms: bit casts, and a 1-D vector broadcast against a 2-D one ========================================
+# Case kinds kept in this block of their own: they register on Gen and in CASE_WEIGHTS here.
+SAME_WIDTH = {8: ["int8", "uint8"], 16: ["float16", "bfloat16", "int16", "uint16"],
+              32: ["float32", "int32", "uint32"], 64: ["int64", "uint64"]}
+BITS_OPS = ["({v} ^ {k})", "({v} & {k})", "({v} >> 1)"]   # integer ops on the bits of a float, between bit casts
+ROW_OPS = {"f": ["({a} + {b})", "({a} * {b})", "xetile.maximum({a}, {b})", "xetile.where({a} > {b}, {a}, {b})"],
+           "i": ["({a} - {b})", "({a} ^ {b})", "xetile.minimum({a}, {b})", "xetile.where({a} < {b}, {b}, {a})"],
+           "b": ["({a} & {b})", "({a} | {b})", "xetile.where({a}, {b}, {a})"]}
+
+
+def bitcast_case(gen: Gen) -> None:
+    """A bit cast between types of one width (floats holding NaN, infinities, signed zeros and denormals; integers
+    of any value), as `xetile.bitcast` or `.to(..., bitcast=True)`; a float is sometimes cast to an integer type,
+    its bits changed and cast back."""
+    width = int(gen.pick(list(SAME_WIDTH)))
+    src, dst = gen.pick(SAME_WIDTH[width]), gen.pick(SAME_WIDTH[width])
+    shape = gen.tile_shape()
+    extent = (gen.extent(shape[0]), gen.extent(shape[1]))
+    v = gen.load(gen.array("x", extent, src, fill="special" if src in FLOATS else "full"), extent, shape)
+    code = gen.pick([f"xetile.bitcast({v}, {xt(dst)})", f"{v}.to({xt(dst)}, bitcast=True)"])
+    if src in FLOATS and dst not in FLOATS and gen.chance(0.5):
+        bits = gen.pick(BITS_OPS).format(v=code, k=int(gen.rng.integers(1, 2**(width - 1))))
+        code, dst = f"xetile.bitcast({bits}, {xt(src)})", src
+    gen.store(dst, shape, code)
+
+
+def broadcast_rank_case(gen: Gen) -> None:
+    """A 1-D vector [n] (a 1-D tile, or an arange) meets a 2-D [m, n] one as a row, with no expand_dims, on either
+    side of an operator, where, maximum or minimum."""
+    dtype = gen.pick(DTYPES)
+    m, n = gen.tile_shape()
+    extent = (gen.extent(m), gen.extent(n))
+    wide = gen.load(gen.array("x", extent, dtype), extent, (m, n))
+    row_extent = (gen.extent(n),)
+    row = gen.load(gen.array("r", row_extent, dtype), row_extent, (n,))
+    if kind(dtype) in "iu" and gen.chance(0.3):
+        start = int(gen.rng.integers(-4, 5))
+        row = f"xetile.arange({start}, {start + n}).to({xt(dtype)})"
+    a, b = (wide, row) if gen.chance(0.5) else (row, wide)
+    gen.store(dtype, (m, n), gen.pick(ROW_OPS["i" if kind(dtype) == "u" else kind(dtype)]).format(a=a, b=b))
+
+
+IDIOM_CASES = {"bitcast": (bitcast_case, 1), "broadcast_rank": (broadcast_rank_case, 1)}
+for _name, (_make, _weight) in IDIOM_CASES.items():
+    setattr(Gen, _name, _make)
+    CASE_WEIGHTS[_name] = _weight
+FAMILIES = FAMILIES | IDIOM_CASES.keys()

@@ -475,12 +475,10 @@ class PropagateNan(enum.Enum):
 
 def _extreme(sem, op: str, propagate_nan, name: str) -> str:
     """The `binary` op of maximum or minimum (`op`: "max" or "min") for `propagate_nan`."""
-    if propagate_nan in (PropagateNan.ALL, True):
-        return op
-    if propagate_nan in (PropagateNan.NONE, False):
-        return op + "num"
-    raise sem.error(f"{name}: propagate_nan must be xetile.PropagateNan.ALL or .NONE (or True or False), got "
-                    f"{_describe(propagate_nan)}")
+    if not isinstance(propagate_nan, (PropagateNan, bool)):
+        raise sem.error(f"{name}: propagate_nan must be xetile.PropagateNan.ALL or .NONE (or True or False), got "
+                        f"{_describe(propagate_nan)}")
+    return op if propagate_nan in (PropagateNan.ALL, True) else op + "num"
 
 
 @builtin
