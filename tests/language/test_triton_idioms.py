@@ -218,6 +218,12 @@ def misspells(x, y, BLOCK: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(y, [0, 0], [BLOK, BLOCK]), xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])))
 
 
+@xetile.kernel
+def misnames(x, ATTRIBUTE: xetile.constexpr):
+    t = xetile.init_tile(x, [0, 0], [8, 8])
+    v = xetile.load_tile(t).too(xetile.float16) if ATTRIBUTE else xetile.lod_tile(t)
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda x: prints.warmup(x, BLOCK=8, target="numpy"), xetile.CompilationError,
      r"print does not run in a kernel; use xetile.device_print\(\"x =\", x\)"),
@@ -226,13 +232,18 @@ def misspells(x, y, BLOCK: xetile.constexpr):
      r"`for i in xetile.static_range\(n\):`"),
     (lambda x: misspells.warmup(x, x, BLOCK=8, target="numpy"), xetile.CompilationError,
      r"name 'BLOK' is not defined; did you mean 'BLOCK'\?"),
+    (lambda x: misnames.warmup(x, ATTRIBUTE=False, target="numpy"), xetile.CompilationError,
+     r"has no attribute 'lod_tile'; did you mean 'load_tile'\?"),
+    (lambda x: misnames.warmup(x, ATTRIBUTE=True, target="numpy"), xetile.CompilationError,
+     r"vector<8x8xf32> has no attribute 'too'; did you mean 'to'\?"),
     (lambda x: prints[(1,)](x, BLOCK=8, num_warps=4, device="numpy"), xetile.LaunchError,
      r"unexpected keyword argument 'num_warps' \(num_warps is Triton's; here it is num_subgroups: the subgroups"),
     (lambda x: prints[(1,)](x, BLOCK=8, num_stages=3, device="numpy"), xetile.LaunchError,
      r"\(num_stages is Triton's; the nearest here is prefetch_distance: how many loop steps"),
     (lambda x: prints[(1,)](x, BLOCKS=8, device="numpy"), xetile.LaunchError,
      r"\('BLOCKS' is not a parameter; did you mean 'BLOCK'\?\); parameters are \(x, BLOCK\)"),
-], ids=["print", "list-comprehension", "misspelt-name", "num_warps", "num_stages", "misspelt-constexpr"])
+], ids=["print", "list-comprehension", "misspelt-name", "misspelt-function", "misspelt-attribute", "num_warps",
+        "num_stages", "misspelt-constexpr"])
 def test_errors_say_what_to_write_instead(call, error, message):
     with pytest.raises(error, match=message):
         call(np.zeros((16, 16), np.float32))

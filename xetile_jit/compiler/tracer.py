@@ -430,7 +430,7 @@ class Tracer(ast.NodeVisitor):
         if isinstance(base, Value):
             return dsl.value_attribute(base, node.attr)
         if not hasattr(base, node.attr):
-            raise self.error(node, f"{base!r} has no attribute '{node.attr}'")
+            raise self.error(node, f"{base!r} has no attribute '{node.attr}'{did_you_mean(node.attr, dir(base))}")
         value = getattr(base, node.attr)
         if isinstance(base, types.ModuleType):
             self.reads.record("attribute", base, node.attr, value, self.function.loc(node))

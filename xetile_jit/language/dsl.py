@@ -6,6 +6,7 @@ import enum
 import functools
 import math
 
+from ..errors import did_you_mean
 from ..ir import core_ops as C
 from ..ir import debug_ops as D
 from ..ir import sync_ops as S
@@ -599,6 +600,9 @@ class static_range:
         return iter(self.range)
 
 
+VALUE_ATTRIBUTES = ("shape", "dtype", "to", "reshape", "T")
+
+
 def value_attribute(v: Value, name: str):
     """Attributes of IR values in kernels: v.shape, v.dtype, v.to(dtype), v.T."""
     if name == "shape" and hasattr(v.type, "shape"):
@@ -611,5 +615,5 @@ def value_attribute(v: Value, name: str):
         return builtin(functools.partial(reshape, v))
     if name == "T" and isinstance(v.type, VectorType):
         return tile_transpose(v)
-    raise current().error(f"{_describe(v)} has no attribute '{name}'")
+    raise current().error(f"{_describe(v)} has no attribute '{name}'{did_you_mean(name, VALUE_ATTRIBUTES)}")
 
