@@ -468,8 +468,8 @@ def where(cond, a, b) -> Value:
 
 class PropagateNan(enum.Enum):
     """What maximum and minimum of floats give where an operand is NaN (Triton's `tl.PropagateNan`). ALL (the
-    default here, numpy's np.maximum): NaN. NONE (Triton's default, whose result it leaves to the hardware;
-    defined here as numpy's np.fmax): the other operand."""
+    default here, numpy's np.maximum): NaN. NONE (Triton's default, which promises no NaN; defined here as numpy's
+    np.fmax): the other operand."""
     ALL = "all"
     NONE = "none"
 
