@@ -4,11 +4,14 @@ O = softmax(Q K^T * scale) V for (batch, heads, seq, head_dim) arrays, causal or
 seq x seq scores: a workgroup takes BM query rows of one head and walks the keys in blocks of BN, keeping the running
 row maximum `m_i`, the running row sum `l_i` and the unnormalized output `acc` (the online softmax): for each block,
 
-    s = Q K_blk^T * scale (masked: keys past seq, and in causal attention keys after the query)
-    m_new = max(m_i, rowmax(s));  p = exp(s - m_new);  alpha = exp(m_i - m_new)
+    s = Q K_blk^T * scale * log2(e) (masked: keys past seq, and in causal attention keys after the query)
+    m_new = max(m_i, rowmax(s));  p = exp2(s - m_new);  alpha = exp2(m_i - m_new)
     l_i = l_i * alpha + rowsum(p);  acc = acc * alpha + p V_blk;  m_i = m_new
 
-and O = acc / l_i at the end. The arrays are 4-D: `init_tile(q, [b, h, m, 0], [BM, D])` takes the batch and head as
+and O = acc / l_i at the end. exp(x) is exp2(x * log2(e)), and the factor log2(e) goes into the scale, once: the
+scores are in base 2 from the start, so each exponential is one exp2 and no multiply (as the fastest flash-attention
+kernels do). With `fast_math=True` the exp2, the final division and the multiply-adds of l_i and acc take their
+approximate forms (docs/guide.md "Fast math"). The arrays are 4-D: `init_tile(q, [b, h, m, 0], [BM, D])` takes the batch and head as
 leading offsets (one per array dim), and a tile never reads past its head's matrix. The two `tile_mma`s have layouts
 of their own (`layout=`): both split the query rows over the subgroups, so each subgroup's row maxima and sums stay
 inside it, and S (BM x BN) and O (BM x D) are cut differently. The masks come from `arange`: key columns
@@ -51,8 +54,8 @@ def attention_kernel(q, k, v, o, seq, scale, causal, BM: xetile.constexpr,
         keep = (cols <= rows + reach) & (cols < seq)
         s = xetile.where(keep, s, float("-inf"))
         m_new = xetile.maximum(m_i, xetile.tile_reduce("max", s, [1]))
-        p = xetile.exp(s - xetile.tile_broadcast(m_new, [1], [BM, BN]))
-        alpha = xetile.exp(m_i - m_new)
+        p = xetile.exp2(s - xetile.tile_broadcast(m_new, [1], [BM, BN]))
+        alpha = xetile.exp2(m_i - m_new)
         l_i = l_i * alpha + xetile.tile_reduce("add", p, [1])
         pv = xetile.tile_mma(p.to(xetile.float16), xetile.load_tile(tv), layout=LO)
         acc = acc * xetile.tile_broadcast(alpha, [1], [BM, D]) + pv
@@ -62,20 +65,22 @@ def attention_kernel(q, k, v, o, seq, scale, causal, BM: xetile.constexpr,
     xetile.store_tile(xetile.init_tile(o, [b, h, m, 0], [BM, D]), acc / xetile.tile_broadcast(l_i, [1], [BM, D]))
 
 
-def attention(q, k, v, causal: bool = False, bm: int = 32, bn: int = 32, device=None) -> np.ndarray:
+def attention(q, k, v, causal: bool = False, bm: int = 32, bn: int = 32, device=None,
+              fast_math: bool = False) -> np.ndarray:
     """softmax(q k^T / sqrt(head_dim)) v per (batch, head), f16 in and out; q, k, v are (batch, heads, seq, dim)."""
     batch, heads, seq, _ = q.shape
     o = np.zeros_like(q)
-    args, options = launch_arguments(q, k, v, o, causal, bm, bn)
+    args, options = launch_arguments(q, k, v, o, causal, bm, bn, fast_math)
     attention_kernel[(xetile.cdiv(seq, bm), heads, batch)](*args, **options, device=device)
     return o
 
 
-def launch_arguments(q, k, v, o, causal: bool, bm: int, bn: int) -> tuple[tuple, dict]:
+def launch_arguments(q, k, v, o, causal: bool, bm: int, bn: int, fast_math: bool = False) -> tuple[tuple, dict]:
     seq, dim = q.shape[2:]
     rows = [SUBGROUPS, 1]  # query rows over the subgroups: row maxima and sums stay inside each
     layouts = dict(LS=Layout(rows, [bm // SUBGROUPS, bn]), LO=Layout(rows, [bm // SUBGROUPS, dim]))
-    return (q, k, v, o, seq, 1.0 / math.sqrt(dim), int(causal)), dict(BM=bm, BN=bn, D=dim, **layouts)
+    scale = math.log2(math.e) / math.sqrt(dim)  # the softmax's scale in base 2
+    return (q, k, v, o, seq, scale, int(causal)), dict(BM=bm, BN=bn, D=dim, fast_math=fast_math, **layouts)
 
 
 def reference(q, k, v, causal: bool) -> np.ndarray:

@@ -1,8 +1,8 @@
 """The compiler driver: a kernel's specialization and `CompileOptions` in, a `CompiledArtifact`
 out, through the trace, the backend and the on-disk cache (docs/DESIGN.md §4).
 
-`CompileOptions` (target, tile_mma anchor layout, subgroup count, prefetch distance) is the one source of the
-options' part of both cache keys.
+`CompileOptions` (target, tile_mma anchor layout, subgroup count, prefetch distance, fast math) is the one source of
+the options' part of both cache keys.
 `CompiledArtifact` is what a compile produces and what the disk cache holds; it owns its serialisation to the
 cache's entry format (a dict of str and bytes fields). The disk key covers the compiler, the kernel's source,
 the specialization and the options, and for the CPU targets the host CPU's feature flags; what the trace read besides (globals, closure cells, module attributes,
@@ -55,6 +55,7 @@ class CompileOptions:
     debug: bool = False  # XETILE_DEBUG=1: device_assert in device code (not implemented: check_debug)
     num_subgroups: int | None = None  # subgroups of a kernel without anchors (None: layout propagation chooses)
     prefetch_distance: int = 0  # loop steps a walked tile is prefetched ahead (transforms/xetile/prefetch_insertion.py)
+    fast_math: bool = False  # approximate functions and contraction in device code (transforms/xetile/fast_math.py)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         check_debug(func, options)
         fallbacks = block_io_fallbacks(func, specs, target.block_io.any_layout) if target.block_io is not None else {}
         artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups, fallbacks,
-                                                                    options.prefetch_distance), reads)
+                                                                    options.prefetch_distance, options.fast_math),
+                               reads)
     warn_block_io_fallback(func.sym_name, fallbacks)
     cache.put(key, artifact.to_entry())
     return Compiled(artifact, None, reads.rereads())

@@ -27,6 +27,7 @@ from ..transforms.xegpu.blocking import block
 from ..transforms.xegpu.lane_distribution import distribute_lanes
 from ..transforms.xegpu.wg_to_sg import wg_to_sg
 from ..transforms.xetile.layout_completion import complete_layouts
+from ..transforms.xetile.fast_math import relax_float_math
 from ..transforms.xetile.layout_propagation import propagate_layouts
 from ..transforms.xetile.prefetch_insertion import insert_prefetch
 from ..transforms.xetile.rank2 import as_rank2
@@ -35,17 +36,21 @@ from ..transforms.xetile.to_xegpu import xetile_to_xegpu
 
 @dataclass(frozen=True)
 class StageOptions:
-    """The compile options the stages read: the subgroup count (layout propagation decides it) and the
-    prefetch distance (transforms/xetile/prefetch_insertion.py)."""
+    """The compile options the stages read: the subgroup count (layout propagation decides it), the
+    prefetch distance (transforms/xetile/prefetch_insertion.py) and fast math (transforms/xetile/fast_math.py)."""
     num_subgroups: int | None = None
     prefetch_distance: int = 0
+    fast_math: bool = False
 
 
 # ---- the stages: each lists the passes it runs, in order
 def xetile_layouts(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
-    """XeTile IR with 1-D values as rank 2, prefetches ahead of walked tiles, and every value's layout: propagation
-    chooses sg_layout and sg_data, completion the instruction blocks and lanes of the values that share one."""
+    """XeTile IR with 1-D values as rank 2, fast math when asked, prefetches ahead of walked tiles, and every value's
+    layout: propagation chooses sg_layout and sg_data, completion the instruction blocks and lanes of the values that
+    share one."""
     func = as_rank2(func)
+    if options.fast_math:
+        func = relax_float_math(func)
     func = insert_prefetch(func, target, options.prefetch_distance)
     shared = propagate_layouts(func, target, options.num_subgroups)
     complete_layouts(func, target, shared)
@@ -76,13 +81,14 @@ STAGE_NAMES = [name for name, _ in STAGES]
 
 
 def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu",
-          num_subgroups: int | None = None, prefetch_distance: int = 0) -> dict[str, FuncOp]:
+          num_subgroups: int | None = None, prefetch_distance: int = 0, fast_math: bool = False) -> dict[str, FuncOp]:
     """The IR after each stage up to `until`, by stage name; `func` itself is left as it was. `target` is the
-    Target, or its name (resolved here, once); `num_subgroups` and `prefetch_distance` the launch options."""
+    Target, or its name (resolved here, once); `num_subgroups`, `prefetch_distance` and `fast_math` the launch
+    options."""
     if until not in STAGE_NAMES:
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
     chosen = get_target(target) if isinstance(target, str) else target
-    options = StageOptions(num_subgroups, prefetch_distance)
+    options = StageOptions(num_subgroups, prefetch_distance, fast_math)
     results = {}
     # func.clone, not copy.deepcopy: use lists make the graph as deep as the kernel is long
     current = drop_device_asserts(func.clone())
@@ -123,12 +129,14 @@ def check_slm(func: FuncOp, target: Target) -> None:
 
 
 def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None,
-                  block_io_fallback: dict[str, str] | None = None, prefetch_distance: int = 0) -> dict:
+                  block_io_fallback: dict[str, str] | None = None, prefetch_distance: int = 0,
+                  fast_math: bool = False) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
     for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats", which lists
     `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules), and what launch
     needs: "num_subgroups" and "lanes" of a workgroup, and the driver's "build_options"."""
-    stages = lower(func, target=target, num_subgroups=num_subgroups, prefetch_distance=prefetch_distance)
+    stages = lower(func, target=target, num_subgroups=num_subgroups, prefetch_distance=prefetch_distance,
+                   fast_math=fast_math)
     simt = stages["xegpu-simt"]
     check_named_barriers(simt)
     with timing.stage(func.sym_name, "llvm-ir"):

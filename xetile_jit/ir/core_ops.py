@@ -43,6 +43,8 @@ def format_scalar(value, dtype: DType) -> str:
     return format_float(float(value)) if dtype.is_float else str(int(value))
 
 
+FASTMATH_FLAGS = "afn"  # upstream's flag for approximate functions: the one fast-math flag an op carries here
+FASTMATH_ATTR = f"#arith.fastmath<{FASTMATH_FLAGS}>"
 KIND_NAMES = {"f": "a float", "i": "an integer", "u": "an integer", "b": "a bool"}
 
 
@@ -129,14 +131,16 @@ class NumProgramsOp(GridQueryOp):
 
 class ElementwiseOp(Operation):
     """An op of an element-wise table (`table`: BINARY, UNARY or TERNARY of ir/elementwise.py): operands of one
-    type, a result of that type."""
+    type, a result of that type. `fastmath` (upstream's `fastmath<afn>`, set by transforms/xetile/fast_math.py) lets
+    device code compute it with its row's approximate rule; the numpy rule stays exact."""
 
     effects = ()
     table: dict = {}
 
-    def __init__(self, name: str, *operands: Value, loc=None):
+    def __init__(self, name: str, *operands: Value, fastmath: bool = False, loc=None):
         super().__init__(list(operands), [operands[0].type], loc=loc)
         self.name = name
+        self.fastmath = fastmath
 
     def verify(self):
         first, *others = self.operands
@@ -144,9 +148,12 @@ class ElementwiseOp(Operation):
             if other.type != first.type:
                 raise self.error(f"operand types differ: {first.type} vs {other.type}", "element-wise op operand types")
         check_kind(self, first.type, self.table[self.name].kinds)
+        if self.fastmath and self.table[self.name].fast is None:
+            raise self.error("has no approximate form", "fastmath<afn> flags the ops of an approximate LLVM rule")
 
     def format(self, p) -> str:
-        return f" {', '.join(p.name(v) for v in self.operands)}{p.attr_dict(self)} : {self.result.type}"
+        attrs = {"fastmath": FASTMATH_ATTR} if self.fastmath else None
+        return f" {', '.join(p.name(v) for v in self.operands)}{p.attr_dict(self, attrs)} : {self.result.type}"
 
     @classmethod
     def op_names(cls):
@@ -155,10 +162,12 @@ class ElementwiseOp(Operation):
     @classmethod
     def parse(cls, p, name):
         operands = p.operands()
-        p.attrs()
+        fastmath = p.attrs().pop("fastmath", None)
         p.expect(":")
         p.same_types(operands, p.type())
-        return cls(name, *operands)
+        if fastmath not in (None, FASTMATH_FLAGS):
+            raise p.error(f"fastmath flags {fastmath!r}: only {FASTMATH_FLAGS!r} is supported")
+        return cls(name, *operands, fastmath=fastmath is not None)
 
     def interpret(self, interp, *xs):
         return numeric.apply(self.result.type.dtype, self.table[self.name].numpy, *xs)

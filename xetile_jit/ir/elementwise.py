@@ -24,6 +24,7 @@ class Elementwise:
     kinds: str  # the dtype kinds its operands may have
     numpy: Callable
     llvm: tuple[str, str]  # (to_llvm rule method, its argument); rules compute in f32 for every float
+    fast: tuple[str, str] | None = None  # the approximate LLVM rule an op flagged fast math takes (None: none)
 
 
 def _rsqrt(x):
@@ -56,7 +57,7 @@ BINARY = {
     "arith.subi": Elementwise(INT, np.subtract, ("instruction", "sub")),
     "arith.mulf": Elementwise(FLOAT, np.multiply, ("instruction", "fmul")),
     "arith.muli": Elementwise(INT, np.multiply, ("instruction", "mul")),
-    "arith.divf": Elementwise(FLOAT, np.divide, ("instruction", "fdiv")),
+    "arith.divf": Elementwise(FLOAT, np.divide, ("instruction", "fdiv"), ("opencl", "native_divide")),
     "arith.divsi": Elementwise("i", numeric.div_trunc, ("int_division", "sdiv")),
     "arith.divui": Elementwise("u", np.floor_divide, ("int_division", "udiv")),
     "arith.remf": Elementwise(FLOAT, np.fmod, ("instruction", "frem")),
@@ -81,21 +82,21 @@ BINARY = {
 
 UNARY = {
     "arith.negf": Elementwise(FLOAT, np.negative, ("negate", "")),
-    "math.exp": Elementwise(FLOAT, np.exp, ("opencl", "exp")),
-    "math.exp2": Elementwise(FLOAT, np.exp2, ("opencl", "exp2")),
-    "math.log": Elementwise(FLOAT, np.log, ("opencl", "log")),
-    "math.sqrt": Elementwise(FLOAT, np.sqrt, ("opencl", "sqrt")),
-    "math.rsqrt": Elementwise(FLOAT, _rsqrt, ("opencl", "rsqrt")),
+    "math.exp": Elementwise(FLOAT, np.exp, ("opencl", "exp"), ("opencl", "native_exp")),
+    "math.exp2": Elementwise(FLOAT, np.exp2, ("opencl", "exp2"), ("opencl", "native_exp2")),
+    "math.log": Elementwise(FLOAT, np.log, ("opencl", "log"), ("opencl", "native_log")),
+    "math.sqrt": Elementwise(FLOAT, np.sqrt, ("opencl", "sqrt"), ("opencl", "native_sqrt")),
+    "math.rsqrt": Elementwise(FLOAT, _rsqrt, ("opencl", "rsqrt"), ("opencl", "native_rsqrt")),
     "math.absf": Elementwise(FLOAT, np.abs, ("opencl", "fabs")),
     "math.absi": Elementwise("i", np.abs, ("opencl", "s_abs")),
     "math.tanh": Elementwise(FLOAT, np.tanh, ("opencl", "tanh")),
     "math.floor": Elementwise(FLOAT, np.floor, ("opencl", "floor")),
     "math.ceil": Elementwise(FLOAT, np.ceil, ("opencl", "ceil")),
-    "math.log2": Elementwise(FLOAT, np.log2, ("opencl", "log2")),
+    "math.log2": Elementwise(FLOAT, np.log2, ("opencl", "log2"), ("opencl", "native_log2")),
     "math.sin": Elementwise(FLOAT, np.sin, ("opencl", "sin")),
     "math.cos": Elementwise(FLOAT, np.cos, ("opencl", "cos")),
     "math.erf": Elementwise(FLOAT, _erf, ("opencl", "erf")),
-    "math.sigmoid": Elementwise(FLOAT, _sigmoid, ("sigmoid", "")),
+    "math.sigmoid": Elementwise(FLOAT, _sigmoid, ("sigmoid", ""), ("sigmoid", "native_")),
 }
 
 TERNARY = {

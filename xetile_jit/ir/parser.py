@@ -353,11 +353,12 @@ class Parser:
         return WORDS[word] if word in WORDS else DTYPES.get(word, word)
 
     def hash_attr(self):
-        """After `#`: a layout (`#xetile.wg_map<...>`, `#xegpu.layout<...>`) or a cache hint (its policy)."""
+        """After `#`: a layout (`#xetile.wg_map<...>`, `#xegpu.layout<...>`), a cache hint (its policy) or fast-math
+        flags (`#arith.fastmath<afn>`: the word)."""
         start = self.pos
         name = self.word()
         self.expect("<")
-        if name in ("xetile.cache_hint", "xegpu.cache_hint"):
+        if name in ("xetile.cache_hint", "xegpu.cache_hint", "arith.fastmath"):  # a policy, or the flags
             policy = self.word()
             self.expect(">")
             return policy

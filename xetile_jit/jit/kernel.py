@@ -35,7 +35,8 @@ from ..language.dsl import constexpr
 from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
 from ..compiler.tracer import Function
 
-LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance", "check")
+LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance", "fast_math",
+                  "check")
 TRITON_OPTIONS = {  # Triton's launch options, and what to write here instead
     "num_warps": "num_warps is Triton's; here it is num_subgroups: the subgroups of a workgroup, as warps are a "
                  "CTA's; a kernel with tile_mma takes sg_layout and sg_data",
@@ -101,6 +102,16 @@ def prefetch_distance(options: dict) -> int:
     if not isinstance(distance, int) or isinstance(distance, bool) or distance < 0:
         raise LaunchError(f"prefetch_distance must be an int >= 0 (loop steps to prefetch ahead), got {distance!r}")
     return distance
+
+
+def fast_math(options: dict) -> bool:
+    """The `fast_math` launch option: True lets device code approximate exp, exp2, log, log2, sqrt, rsqrt and
+    division and contract multiply-adds into FMAs (transforms/xetile/fast_math.py); the numpy interpreter stays
+    exact."""
+    relaxed = python_scalar(options.get("fast_math", False))
+    if not isinstance(relaxed, bool):
+        raise LaunchError(f"fast_math must be True or False (approximate math in device code), got {relaxed!r}")
+    return relaxed
 
 
 def interpret_check(options: dict, device: Device) -> bool | None:
@@ -240,7 +251,7 @@ class Kernel:
         consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
         key_consts = tuple(hashable(v) for v in consts.values())
         compile_options = CompileOptions(target, mma_layout(options), xe_abi(), debugging(),
-                                         subgroup_count(options), prefetch_distance(options))
+                                         subgroup_count(options), prefetch_distance(options), fast_math(options))
         return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
 
     def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:
@@ -312,9 +323,10 @@ class Kernel:
 class Launcher:
     """`kernel[grid]`: called with the kernel's arguments and, by keyword, launch options: `device` ("numpy" for
     the interpreter, a SYCL filter string or queue), `target`, `sg_layout` and `sg_data` (tile_mma's layout),
-    `num_subgroups`, `prefetch_distance`, and `check`: True runs the numpy interpreter in checking mode (data
-    races, reads of uninitialized SLM, unpadded out-of-bounds accesses raise InterpretCheckError: ir/checking.py),
-    False runs it without, whatever XETILE_INTERPRET_CHECK says."""
+    `num_subgroups`, `prefetch_distance`, `fast_math` (approximate exp, exp2, log, log2, sqrt, rsqrt and division,
+    and FMA contraction, in device code: docs/guide.md "Fast math"), and `check`: True runs the numpy interpreter in
+    checking mode (data races, reads of uninitialized SLM, unpadded out-of-bounds accesses raise
+    InterpretCheckError: ir/checking.py), False runs it without, whatever XETILE_INTERPRET_CHECK says."""
 
     def __init__(self, kernel: Kernel, grid):
         self.kernel = kernel

@@ -360,11 +360,12 @@ class LLVMLowering:
     def rule_opencl(self, function: str, dtype: DType, *xs: ir.Value) -> ir.Value:
         return self.opencl(function, *xs)
 
-    def rule_sigmoid(self, _: str, dtype: DType, x: ir.Value) -> ir.Value:
-        """1 / (1 + exp(-x)), as the numpy rule."""
+    def rule_sigmoid(self, prefix: str, dtype: DType, x: ir.Value) -> ir.Value:
+        """1 / (1 + exp(-x)), as the numpy rule; with the prefix "native_", the approximate exp and reciprocal."""
         b = self.builder
         one = splat(x.type, 1.0)
-        return b.fdiv(one, b.fadd(one, self.opencl("exp", self.rule_negate("", dtype, x))))
+        denominator = b.fadd(one, self.opencl(f"{prefix}exp", self.rule_negate("", dtype, x)))
+        return self.opencl("native_recip", denominator) if prefix else b.fdiv(one, denominator)
 
     def rule_negate(self, _: str, dtype: DType, x: ir.Value) -> ir.Value:
         """-x (codegen/llvm/lowering.py writes it otherwise on the CPU targets)."""
@@ -421,7 +422,9 @@ class LLVMLowering:
         return self.context.call(f"__spirv_ocl_{function}", ty, *xs)
 
     def lower_elementwise_op(self, op):
-        return self.elementwise(op.table[op.name].llvm, op.result.type.dtype, *self.context.operands(op))
+        row = op.table[op.name]
+        rule = row.fast if op.fastmath else row.llvm
+        return self.elementwise(rule, op.result.type.dtype, *self.context.operands(op))
 
     lower_UnaryOp = lower_BinaryOp = lower_TernaryOp = lower_elementwise_op
 

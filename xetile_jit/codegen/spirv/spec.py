@@ -227,8 +227,8 @@ OPENCL_STD = {
     "acos": 0, "asin": 3, "atan": 6, "atan2": 7, "ceil": 12, "copysign": 13, "cos": 14, "cosh": 15, "erf": 18,
     "exp": 19, "exp2": 20, "expm1": 22, "fabs": 23, "floor": 25, "fma": 26, "fmax": 27, "fmin": 28, "fmod": 29,
     "log": 37, "log2": 38, "log1p": 40, "mad": 42, "pow": 48, "rint": 53, "round": 55, "rsqrt": 56, "sin": 57,
-    "sinh": 59, "sqrt": 61, "tan": 62, "tanh": 63, "trunc": 66, "native_exp": 83, "native_exp2": 84,
-    "native_log": 86, "native_log2": 87, "native_recip": 90, "native_rsqrt": 91, "native_sqrt": 93,
+    "sinh": 59, "sqrt": 61, "tan": 62, "tanh": 63, "trunc": 66, "native_divide": 82, "native_exp": 83,
+    "native_exp2": 84, "native_log": 86, "native_log2": 87, "native_recip": 90, "native_rsqrt": 91, "native_sqrt": 93,
     "fclamp": 95, "s_abs": 141, "s_clamp": 149, "u_clamp": 150, "clz": 151, "ctz": 152, "s_max": 156,
     "u_max": 157, "s_min": 158, "u_min": 159, "s_mul_hi": 160, "popcount": 166, "printf": 184, "u_mul_hi": 203,
 }

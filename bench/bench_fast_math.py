@@ -1,0 +1,183 @@
+"""The error of each op fast math approximates (docs/guide.md "Fast math"), against float64, on a device.
+
+    python bench/bench_fast_math.py [--device opencl:cpu] [--json out.json] [--isa]
+
+For each op a kernel applies it to every element of an f32 array, compiled with fast_math=True and without, and
+each result is compared with the float64 value of the op on the same f32 inputs: the largest error in units in the
+last place of the f32 nearest that value (`ulp`) and the largest relative error. Two input sets an op: every f32
+in [1, 2) (2**23 values, every mantissa once; for the division the divisor, the dividend being the same values
+reversed) and 2**22 points spread over a wide range (the `wide` column says which). The bound measured is the
+device's OpenCL runtime's: on an Intel GPU, native_ built-ins are the hardware's math unit, their accuracy is
+implementation-defined by the OpenCL specification.
+
+With --isa it prints instead what fast math does to tutorials 02 (softmax, 1024x1024 f32, 16 rows a workgroup),
+05 (layer norm, 768 f32 columns) and 06 (causal flash attention, f16, head dim 64, BM = BN = 32) as Intel's GPU
+compiler builds them for xe-hpc (`xetile_jit.toolchain.isa_stats`; nothing runs): the ISA instructions a tile
+element costs, each instruction counted once per subgroup that runs it (SIMD instructions: one works on many lanes)
+and divided by the elements of the workgroup's tile, for the whole kernel and, for attention, the main loop (the
+elements of one BM x BN block of scores). `math` counts the math-unit instructions (exp, log, inv, sqrt, ...).
+"""
+import argparse
+import json
+
+import numpy as np
+
+import xetile_jit as xetile
+from common import load_module
+
+BM, BN = 8, 256
+ALL_ONE_TO_TWO = np.arange(np.float32(1).view(np.int32), np.float32(2).view(np.int32), dtype=np.int32).view(
+    np.float32)
+WIDE_POINTS = 1 << 22
+WIDE = {  # op -> (numpy float64 rule, its wide input range: linear "lin" or geometric "geo")
+    "exp": (np.exp, ("lin", -87.0, 88.0)),
+    "exp2": (np.exp2, ("lin", -126.0, 127.0)),
+    "log": (np.log, ("geo", 1e-37, 1e38)),
+    "log2": (np.log2, ("geo", 1e-37, 1e38)),
+    "sqrt": (np.sqrt, ("geo", 1e-37, 1e38)),
+    "rsqrt": (lambda x: 1.0 / np.sqrt(x), ("geo", 1e-37, 1e38)),
+    "divide": (None, ("geo", 1e-18, 1e18)),
+}
+
+
+@xetile.kernel
+def unary_kernel(x, y, OP: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]))
+    if OP == "exp":
+        r = xetile.exp(v)
+    elif OP == "exp2":
+        r = xetile.exp2(v)
+    elif OP == "log":
+        r = xetile.log(v)
+    elif OP == "log2":
+        r = xetile.log2(v)
+    elif OP == "sqrt":
+        r = xetile.sqrt(v)
+    else:
+        r = xetile.rsqrt(v)
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), r)
+
+
+@xetile.kernel
+def divide_kernel(a, b, y):
+    m = xetile.program_id(0) * BM
+    numerator = xetile.load_tile(xetile.init_tile(a, [m, 0], [BM, BN]))
+    denominator = xetile.load_tile(xetile.init_tile(b, [m, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), numerator / denominator)
+
+
+def wide_inputs(kind: str, low: float, high: float) -> np.ndarray:
+    points = np.linspace(low, high, WIDE_POINTS) if kind == "lin" else np.geomspace(low, high, WIDE_POINTS)
+    return points.astype(np.float32)
+
+
+def device_result(op: str, x: np.ndarray, fast_math: bool, device: str) -> np.ndarray:
+    rows = x.reshape(-1, BN)
+    y = np.empty_like(rows)
+    grid = (rows.shape[0] // BM,)
+    if op == "divide":
+        divide_kernel[grid](rows[::-1].copy(), rows, y, fast_math=fast_math, device=device)
+    else:
+        unary_kernel[grid](rows, y, OP=op, fast_math=fast_math, device=device)
+    return y.reshape(-1)
+
+
+def exact(op: str, x: np.ndarray) -> np.ndarray:
+    wide = x.astype(np.float64)
+    if op == "divide":
+        return wide.reshape(-1, BN)[::-1].reshape(-1) / wide
+    return WIDE[op][0](wide)
+
+
+def errors(got: np.ndarray, expected: np.ndarray) -> dict:
+    """The largest error in ulps of the f32 nearest `expected`, and relative, over the finite normal results."""
+    keep = np.isfinite(expected) & (np.abs(expected) >= np.finfo(np.float32).tiny) & \
+        (np.abs(expected) <= np.finfo(np.float32).max)
+    got, expected = got[keep].astype(np.float64), expected[keep]
+    difference = np.abs(got - expected)
+    ulp = np.spacing(np.abs(expected.astype(np.float32))).astype(np.float64)
+    return {"max_ulp": float((difference / ulp).max()), "max_rel": float((difference / np.abs(expected)).max()),
+            "values": int(keep.sum())}
+
+
+def measure(device: str) -> list[dict]:
+    rows = []
+    for op, (_, wide) in WIDE.items():
+        for inputs, x in (("[1, 2) all", ALL_ONE_TO_TWO), (f"{wide[0]} {wide[1]:g}..{wide[2]:g}", wide_inputs(*wide))):
+            expected = exact(op, x)
+            for fast_math in (False, True):
+                row = {"op": op, "range": inputs, "fast_math": fast_math}
+                rows.append(row | errors(device_result(op, x, fast_math, device), expected))
+    return rows
+
+
+def tutorial_builds(fast_math: bool) -> dict:
+    """Name -> (the xe-hpc CompiledKernel of the tutorial kernel, the elements of its workgroup tile)."""
+    softmax = load_module("softmax", "tutorials/02-fused-softmax.py")
+    layer_norm = load_module("layer_norm", "tutorials/05-layer-norm.py")
+    attention = load_module("attention", "tutorials/06-fused-attention.py")
+    x, w = np.zeros((1024, 1024), np.float32), np.zeros(1024, np.float32)
+    q = np.zeros((1, 2, 1000, 64), np.float16)
+    args, options = attention.launch_arguments(q, q, q, q, True, 32, 32, fast_math)
+    target = dict(target="xe-hpc", fast_math=fast_math)
+    return {"softmax": (softmax.softmax_kernel.warmup(x, x, 1024, BM=16, BN=1024, **target), 16 * 1024),
+            "layer norm": (layer_norm.layer_norm_kernel.warmup(x[:, :768], w[:768], w[:768], x[:, :768], 768, 1e-5,
+                                                               BLOCK=1024, **target), 768),
+            "attention": (attention.attention_kernel.warmup(*args, **{**options, "target": "xe-hpc"}), 32 * 32)}
+
+
+def instructions(c: dict) -> int:
+    return c["dpas"] + c["loads"] + c["prefetches"] + c["stores"] + c["other_sends"] + c["other"]
+
+
+def isa_rows() -> list[dict]:
+    rows = []
+    for fast_math in (False, True):
+        for name, (compiled, elements) in tutorial_builds(fast_math).items():
+            if "isa_stats" not in compiled.asm:
+                raise SystemExit("no Intel GPU compiler here: python -m xetile_jit install-gpu-compiler")
+            stats = json.loads(compiled.asm["isa_stats"])
+            subgroups = compiled.artifact.num_subgroups
+            row = {"kernel": name, "fast_math": fast_math, "subgroups": subgroups,
+                   "kernel_per_element": instructions(stats["kernel"]) * subgroups / elements,
+                   "math": sum(" math." in line for line in compiled.asm["isa"].splitlines())}
+            if stats["loops"]:
+                row["loop_per_element"] = instructions(stats["loops"][0]) * subgroups / elements
+            rows.append(row)
+    return rows
+
+
+def print_isa(rows: list[dict]) -> None:
+    print(f"{'kernel':<11} {'fast_math':<9} {'per element':>11} {'main loop':>9} {'math':>5}")
+    for row in rows:
+        loop = f"{row['loop_per_element']:.3g}" if "loop_per_element" in row else "-"
+        print(f"{row['kernel']:<11} {str(row['fast_math']):<9} {row['kernel_per_element']:>11.3g} {loop:>9} "
+              f"{row['math']:>5}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="opencl:cpu")
+    parser.add_argument("--json")
+    parser.add_argument("--isa", action="store_true", help="the xe-hpc ISA of the tutorials instead")
+    args = parser.parse_args()
+    if args.isa:
+        rows = isa_rows()
+        print_isa(rows)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"target": "xe-hpc", "rows": rows}, f, indent=1)
+        return
+    rows = measure(args.device)
+    print(f"{'op':<7} {'inputs':<22} {'fast_math':<9} {'max ulp':>10} {'max rel':>10}")
+    for row in rows:
+        print(f"{row['op']:<7} {row['range']:<22} {str(row['fast_math']):<9} {row['max_ulp']:>10.3g} "
+              f"{row['max_rel']:>10.3g}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": args.device, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
