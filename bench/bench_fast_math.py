@@ -6,9 +6,9 @@ For each op a kernel applies it to every element of an f32 array, compiled with 
 each result is compared with the float64 value of the op on the same f32 inputs: the largest error in units in the
 last place of the f32 nearest that value (`ulp`) and the largest relative error. Two input sets an op: every f32
 in [1, 2) (2**23 values, every mantissa once; for the division the divisor, the dividend being the same values
-reversed) and 2**22 points spread over a wide range (the `wide` column says which). The bound measured is the
-device's OpenCL runtime's: on an Intel GPU, native_ built-ins are the hardware's math unit, their accuracy is
-implementation-defined by the OpenCL specification.
+reversed) and 2**22 points spread evenly (`lin`) or geometrically (`geo`) over a wide range (column `inputs`).
+The bound measured is the device's OpenCL runtime's; the OpenCL specification leaves the accuracy of the native_
+built-ins to each implementation, so a GPU's may differ.
 
 With --isa it prints instead what fast math does to tutorials 02 (softmax, 1024x1024 f32, 16 rows a workgroup),
 05 (layer norm, 768 f32 columns) and 06 (causal flash attention, f16, head dim 64, BM = BN = 32) as Intel's GPU
@@ -36,7 +36,8 @@ WIDE = {  # op -> (numpy float64 rule, its wide input range: linear "lin" or geo
     "log2": (np.log2, ("geo", 1e-37, 1e38)),
     "sqrt": (np.sqrt, ("geo", 1e-37, 1e38)),
     "rsqrt": (lambda x: 1.0 / np.sqrt(x), ("geo", 1e-37, 1e38)),
-    "divide": (None, ("geo", 1e-18, 1e18)),
+    "sigmoid": (lambda x: 1.0 / (1.0 + np.exp(-x)), ("lin", -87.0, 87.0)),
+    "divide": (None, ("geo", 1e-18, 1e18)),  # both operands: quotients from 1e-36 to 1e36
 }
 
 
@@ -54,6 +55,8 @@ def unary_kernel(x, y, OP: xetile.constexpr):
         r = xetile.log2(v)
     elif OP == "sqrt":
         r = xetile.sqrt(v)
+    elif OP == "sigmoid":
+        r = xetile.sigmoid(v)
     else:
         r = xetile.rsqrt(v)
     xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), r)

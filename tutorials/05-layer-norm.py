@@ -66,7 +66,8 @@ def check(m: int, n: int, device=None, fast_math: bool = False) -> bool:
     expected = reference(x, w, b)
     error = np.abs(y.astype(np.float32) - expected).max() / max(1.0, np.abs(expected).max())
     ok = error < 2e-3 + (RSQRT_ERROR if fast_math else 0)
-    print(f"{m:>5} {n:>5} {'yes' if fast_math else 'no':>4}  {error:>9.2e}  {elapsed * 1e3:>8.1f}  {2 * x.nbytes / elapsed / 1e9:>6.2f}"
+    print(f"{m:>5} {n:>5} {'yes' if fast_math else 'no':>4}  {error:>9.2e}  {elapsed * 1e3:>8.1f}  "
+          f"{2 * x.nbytes / elapsed / 1e9:>6.2f}"
           f"  {'ok' if ok else 'FAILED'}")
     return ok
 

@@ -10,12 +10,13 @@ row maximum `m_i`, the running row sum `l_i` and the unnormalized output `acc` (
 
 and O = acc / l_i at the end. exp(x) is exp2(x * log2(e)), and the factor log2(e) goes into the scale, once: the
 scores are in base 2 from the start, so each exponential is one exp2 and no multiply (as the fastest flash-attention
-kernels do). With `fast_math=True` the exp2, the final division and the multiply-adds of l_i and acc take their
-approximate forms (docs/guide.md "Fast math"). The arrays are 4-D: `init_tile(q, [b, h, m, 0], [BM, D])` takes the batch and head as
-leading offsets (one per array dim), and a tile never reads past its head's matrix. The two `tile_mma`s have layouts
-of their own (`layout=`): both split the query rows over the subgroups, so each subgroup's row maxima and sums stay
-inside it, and S (BM x BN) and O (BM x D) are cut differently. The masks come from `arange`: key columns
-`n + arange(0, BN)` against `seq` and against the query rows `m + arange(0, BM)`.
+kernels do). With `fast_math=True` the exp2s and the final division take their approximate forms and the
+multiply-adds of l_i and acc become FMAs (docs/guide.md "Fast math"). The arrays are 4-D:
+`init_tile(q, [b, h, m, 0], [BM, D])` takes the batch and head as leading offsets (one per array dim), and a tile
+never reads past its head's matrix. The two `tile_mma`s have layouts of their own (`layout=`): both split the query
+rows over the subgroups, so each subgroup's row maxima and sums stay inside it, and S (BM x BN) and O (BM x D) are
+cut differently. The masks come from `arange`: key columns `n + arange(0, BN)` against `seq` and against the query
+rows `m + arange(0, BM)`.
 
 Run: python tutorials/06-fused-attention.py
 """
