@@ -12,7 +12,7 @@ from xetile_jit.ir.core import walk
 from xetile_jit.ir.parser import parse_func
 from xetile_jit.ir.printer import print_func
 
-from conftest import assert_close
+from conftest import assert_close, target_options
 
 # The sum of the largest relative errors of exp and division on the OpenCL CPU runtime (docs/guide.md "Fast math")
 # bounds an element of `mixed`, whose other terms are exact or contracted (more accurate)
@@ -68,13 +68,14 @@ def test_fast_math_is_a_compile_option():
 
 def test_fast_math_results_within_the_bounds(on_each_device):
     x, y = inputs()
-    precise, fast = np.empty_like(x), np.empty_like(x)
-    mixed[(1,)](x, y, precise)
-    mixed[(1,)](x, y, fast, fast_math=True)
     exact = expected(x, y)
-    assert_close(precise, exact)
-    np.testing.assert_array_less(np.abs(fast - exact), FAST_MATH_ERROR * np.abs(exact) + 1e-6)
-    if on_each_device == "numpy":
-        np.testing.assert_array_equal(fast, precise)  # the interpreter is exact either way
-    else:
-        assert np.any(fast != precise)
+    for options in target_options(on_each_device):
+        precise, fast = np.empty_like(x), np.empty_like(x)
+        mixed[(1,)](x, y, precise, **options)
+        mixed[(1,)](x, y, fast, fast_math=True, **options)
+        assert_close(precise, exact)
+        np.testing.assert_array_less(np.abs(fast - exact), FAST_MATH_ERROR * np.abs(exact) + 1e-6)
+        if on_each_device == "numpy":
+            np.testing.assert_array_equal(fast, precise)  # the interpreter is exact either way
+        else:
+            assert np.any(fast != precise)
