@@ -41,25 +41,18 @@ WIDE = {  # op -> (numpy float64 rule, its wide input range: linear "lin" or geo
 }
 
 
-@xetile.kernel
-def unary_kernel(x, y, OP: xetile.constexpr):
-    m = xetile.program_id(0) * BM
-    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]))
-    if OP == "exp":
-        r = xetile.exp(v)
-    elif OP == "exp2":
-        r = xetile.exp2(v)
-    elif OP == "log":
-        r = xetile.log(v)
-    elif OP == "log2":
-        r = xetile.log2(v)
-    elif OP == "sqrt":
-        r = xetile.sqrt(v)
-    elif OP == "sigmoid":
-        r = xetile.sigmoid(v)
-    else:
-        r = xetile.rsqrt(v)
-    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), r)
+def unary_kernel(function):
+    """A kernel storing `function` (an xetile math function) of each element."""
+    @xetile.kernel
+    def unary(x, y):
+        m = xetile.program_id(0) * BM
+        v = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]))
+        xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), function(v))
+    return unary
+
+
+UNARY_KERNELS = {op: unary_kernel(getattr(xetile, op)) for op in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt",
+                                                                  "sigmoid")}
 
 
 @xetile.kernel
@@ -82,7 +75,7 @@ def device_result(op: str, x: np.ndarray, fast_math: bool, device: str) -> np.nd
     if op == "divide":
         divide_kernel[grid](rows[::-1].copy(), rows, y, fast_math=fast_math, device=device)
     else:
-        unary_kernel[grid](rows, y, OP=op, fast_math=fast_math, device=device)
+        UNARY_KERNELS[op][grid](rows, y, fast_math=fast_math, device=device)
     return y.reshape(-1)
 
 
