@@ -55,7 +55,7 @@ class CompileOptions:
     debug: bool = False  # XETILE_DEBUG=1: device_assert in device code (not implemented: check_debug)
     num_subgroups: int | None = None  # subgroups of a kernel without anchors (None: layout propagation chooses)
     prefetch_distance: int = 0  # loop steps a walked tile is prefetched ahead (transforms/xetile/prefetch_insertion.py)
-    fast_math: bool = False  # approximate functions and contraction in device code (transforms/xetile/fast_math.py)
+    fast_math: bool = False  # approximate functions and contraction in device code (transforms/xetile/relax_float_math.py)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from ..transforms.xegpu.blocking import block
 from ..transforms.xegpu.lane_distribution import distribute_lanes
 from ..transforms.xegpu.wg_to_sg import wg_to_sg
 from ..transforms.xetile.layout_completion import complete_layouts
-from ..transforms.xetile.fast_math import relax_float_math
+from ..transforms.xetile.relax_float_math import relax_float_math
 from ..transforms.xetile.layout_propagation import propagate_layouts
 from ..transforms.xetile.prefetch_insertion import insert_prefetch
 from ..transforms.xetile.rank2 import as_rank2
@@ -37,7 +37,7 @@ from ..transforms.xetile.to_xegpu import xetile_to_xegpu
 @dataclass(frozen=True)
 class StageOptions:
     """The compile options the stages read: the subgroup count (layout propagation decides it), the
-    prefetch distance (transforms/xetile/prefetch_insertion.py) and fast math (transforms/xetile/fast_math.py)."""
+    prefetch distance (transforms/xetile/prefetch_insertion.py) and fast math (transforms/xetile/relax_float_math.py)."""
     num_subgroups: int | None = None
     prefetch_distance: int = 0
     fast_math: bool = False

@@ -131,7 +131,7 @@ class NumProgramsOp(GridQueryOp):
 
 class ElementwiseOp(Operation):
     """An op of an element-wise table (`table`: BINARY, UNARY or TERNARY of ir/elementwise.py): operands of one
-    type, a result of that type. `fastmath` (upstream's `fastmath<afn>`, set by transforms/xetile/fast_math.py) lets
+    type, a result of that type. `fastmath` (upstream's `fastmath<afn>`, set by transforms/xetile/relax_float_math.py) lets
     device code compute it with its row's approximate rule; the numpy rule stays exact."""
 
     effects = ()

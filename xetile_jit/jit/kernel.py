@@ -106,7 +106,7 @@ def prefetch_distance(options: dict) -> int:
 
 def fast_math(options: dict) -> bool:
     """The `fast_math` launch option: True lets device code approximate exp, exp2, log, log2, sqrt, rsqrt and
-    division and contract multiply-adds into FMAs (transforms/xetile/fast_math.py); the numpy interpreter stays
+    division and contract multiply-adds into FMAs (transforms/xetile/relax_float_math.py); the numpy interpreter stays
     exact."""
     relaxed = python_scalar(options.get("fast_math", False))
     if not isinstance(relaxed, bool):

@@ -1,4 +1,4 @@
-"""Fast math (transforms/xetile/fast_math.py, the `fast_math` launch option): which ops it flags and contracts, the
+"""Fast math (transforms/xetile/relax_float_math.py, the `fast_math` launch option): which ops it flags and contracts, the
 flags' IR form, the option in the cache key, and device results within the documented bounds of the exact ones."""
 from collections import Counter
 
