@@ -237,13 +237,14 @@ def test_8bit_tile_mma_on_sub_group_8_is_a_named_error(monkeypatch):
     cannot hold (no private blocks): on xe-hpg a NotImplementedError naming it, not the SPIR-V emitter's refusal
     of a 32-component vector or a crash in a select (which every config of an int8 xetile.ops.matmul
     there would meet). The legacy ABI on sub-group 16 (xe-hpc) holds A in 16 and still builds."""
-    a, c = np.zeros((256, 256), np.int8), np.zeros((256, 256), np.int32)
-    options = dict(BM=128, BN=128, BK=64, ACC=xetile.int32, sg_layout=[4, 4], sg_data=[32, 32])
+    a, c = np.zeros((64, 64), np.int8), np.zeros((64, 64), np.int32)
+    # a subgroup's piece is one DPAS block, which is what the rule is about (ocloc builds it in a second)
+    options = dict(BM=16, BN=32, BK=64, ACC=xetile.int32, sg_layout=[2, 2], sg_data=[8, 16])
     with pytest.raises(NotImplementedError, match=re.escape(
             "i8 tile_mma on target xe-hpg with the legacy builtin ABI: a lane's DPAS A block [8, 32] holds 32")):
-        gemm.warmup(a, a, c, 256, 256, 256, **options, target="xe-hpg")
+        gemm.warmup(a, a, c, 64, 64, 64, **options, target="xe-hpg")
     monkeypatch.setenv("XETILE_XE_ABI", "legacy")
-    assert "spirv" in gemm.warmup(a, a, c, 256, 256, 256, **options, target="xe-hpc").asm
+    assert "spirv" in gemm.warmup(a, a, c, 64, 64, 64, **options, target="xe-hpc").asm
 
 
 @pytest.mark.parametrize("target, a_dtype, b_dtype", [("xe-emulated", np.int8, np.int8),
