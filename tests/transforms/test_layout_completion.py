@@ -112,11 +112,15 @@ def test_cpu_dpas_is_a_loop_over_k(rng, target):
 
 def test_an_operand_computed_on_keeps_dpas_blocks(rng):
     """An A tile whose loaded value another op uses (here a scaling) is not an array of blocks: it is loaded in
-    DPAS's 8x16 blocks (a lane holds at most a vector of them), B still in the largest messages."""
-    a, b, c, k = small_args(rng)
-    compiled = scaled_a_gemm.warmup(a, b, c, k, **SMALL, **layouts(), target="xe-emulated")
-    assert Counter(block_loads(compiled.asm["llir"])) == Counter({"d16_1x16x8nn": 8, "d16_2x16x32nt": 1})
-    scaled_a_gemm[(2, 2)](a, b, c, k, **SMALL, **layouts(), target="xe-emulated", device=cpu_queue())
+    DPAS's 8x16 blocks (a lane holds at most a vector of them), B still in the largest messages. Subgroup pieces of
+    8x32 C: A's 8x32 would be one message of two blocks (d16_2x16x8nn) if only tile_mma used it."""
+    a, b = rand(rng, (32, 64), np.float16), rand(rng, (64, 128), np.float16)
+    c = np.zeros((32, 128), np.float32)
+    options = dict(BM=16, BN=64, BK=32, sg_layout=[2, 2], sg_data=[8, 32], LA=xetile.Layout([2, 2], [8, 32]),
+                   LB=xetile.Layout([2, 2], [32, 32]), target="xe-emulated")
+    compiled = scaled_a_gemm.warmup(a, b, c, 64, **options)
+    assert Counter(block_loads(compiled.asm["llir"])) == Counter({"d16_1x16x8nn": 2, "d16_2x16x32nt": 1})
+    scaled_a_gemm[(2, 2)](a, b, c, 64, **options, device=cpu_queue())
     np.testing.assert_allclose(c, 2 * a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 
 
