@@ -153,7 +153,7 @@ def test_every_config_compiles_to_valid_spirv_for_the_cpu(dtype, order):
     from spirv_tools import validate
     a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.int32 if dtype == np.int8 else np.float32)
     operand = a if order == "row" else a.T
-    for config in (c for c in configs() if c.kwargs["PREFETCH"] == 0):
+    for config in (cfg for cfg in configs() if cfg.kwargs["PREFETCH"] == 0):
         compiled = matmul_kernel.kernel.warmup(operand, operand, c, c, 512, 512, 512, HAS_BIAS=False,
                                                ACC=xetile.int32 if dtype == np.int8 else xetile.float32,
                                                ACTIVATION="", INPUT_PRECISION="ieee", target="cpu",
