@@ -126,7 +126,7 @@ def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target, ho
 
 
 REPLICATED = xetile.Layout(sg_layout=[2, 2], sg_data=[32, 32])  # over 32x32: every subgroup holds all of it
-STRIDED = xetile.Layout(sg_layout=[2, 2], sg_data=[1, 1])        # over 32x32: subgroup (i, j) rows i, i + 2, ...
+STRIDED = xetile.Layout(sg_layout=[2, 2], sg_data=[1, 16])       # over 32x32: subgroup (i, j) rows i, i + 2, ...
 
 
 @xetile.kernel
