@@ -289,7 +289,7 @@ def test_a_column_major_a_is_read_by_d32_transposed_messages(dtype, target):
     target's builtins take A's other pitches too, and where its columns are not whole dwords apart (333 rows: a
     666-byte pitch) the kernel tests it and reads element by element. The products of small integers are exact, so
     every shape must equal numpy's. The messages are the DPAS blocks', whatever the tile: a 32x32 one (16x16 subgroup
-    pieces: two DPAS blocks of A each) builds in a fifth of the tutorial's 256x256's time."""
+    pieces, A's 16x32 of them four 8x16 blocks) builds in a fifth of the tutorial's 256x256's time."""
     t = tutorial("03-matrix-multiplication")
     rng = np.random.default_rng(0)
     for m, n, k in ((256, 256, 64), (100, 70, 45), (333, 129, 77)):
