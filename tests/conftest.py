@@ -119,8 +119,13 @@ def rng() -> np.random.Generator:
 
 @pytest.fixture(autouse=True)
 def private_cache_dir(tmp_path_factory, monkeypatch):
-    """Compiled kernels go to a cache directory of this test run, not the user's."""
-    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "xetile-cache"))
+    """Compiled kernels go to a cache directory of this test run, not the user's. The pytest-xdist workers share it
+    (their base temporary directories are folders of the run's): the driver's build of a kernel that tests on both
+    workers launch, most of a first launch on opencl:cpu, is then done once."""
+    run_dir = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_dir = run_dir.parent
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(run_dir / "xetile-cache"))
 
 
 def release_programs(module) -> None:

@@ -102,8 +102,8 @@ def check_gemm(rng, dtype, b_kind, sg_layout, sg_data, reduce):
 
 
 def test_gemm_with_256x256_workgroup_tiles(rng):
-    """The tutorial's 256x256 tile without the epilogue's reductions. Every dtype and B layout of this tile is
-    checked, C included, by the 8x4 cases of test_gemm_with_row_reductions_and_atomics (each a 10-25 s driver
+    """The tutorial's 256x256 tile without the epilogue's reductions. Every dtype and every B layout of this tile
+    is checked, C included, by the 8x4 cases of test_gemm_with_row_reductions_and_atomics (each a 10-25 s driver
     build on 2 cores), so one case here."""
     check_gemm(rng, np.float16, "rows", [8, 4], [32, 64], reduce=False)
 
@@ -115,13 +115,22 @@ def test_gemm_with_64x64_subgroup_tiles(rng, b_kind):
     check_gemm(rng, np.float16, b_kind, [4, 4], [64, 64], reduce=False)
 
 
-@DTYPES
-@B_KINDS
-@pytest.mark.parametrize("sg_layout, sg_data", [([2, 2], [16, 32]), ([8, 4], [32, 64])], ids=["2x2", "8x4"])
-def test_gemm_with_row_reductions_and_atomics(rng, dtype, b_kind, sg_layout, sg_data):
+SUBGROUP_TILES = {"2x2": ([2, 2], [16, 32]), "8x4": ([8, 4], [32, 64])}
+# Every dtype with every B layout on the 2x2 tile, and each dtype and each B layout once on the 8x4 tile (a 10-25 s
+# driver build on 2 cores): the dtype decides the conversions and DPAS, the B layout the messages, the tile the
+# distribution, so every pair of them meets, not every triple
+REDUCTION_CASES = [pytest.param(dtype, b_kind, tile, id=f"{tile}-{b_kind}-{name}")
+                   for d, (name, dtype) in enumerate([("f16", np.float16), ("bf16", ml_dtypes.bfloat16),
+                                                      ("f32", np.float32)])
+                   for b, b_kind in enumerate(["rows", "order", "transpose"])
+                   for tile in ["8x4" if d == b else "2x2"]]
+
+
+@pytest.mark.parametrize("dtype, b_kind, tile", REDUCTION_CASES)
+def test_gemm_with_row_reductions_and_atomics(rng, dtype, b_kind, tile):
     """The rows are split between subgroups: each reduces its part, and only the partial results go through
     SLM (a whole 256x256 f32 tile would need 256 KiB of it)."""
-    check_gemm(rng, dtype, b_kind, sg_layout, sg_data, reduce=True)
+    check_gemm(rng, dtype, b_kind, *SUBGROUP_TILES[tile], reduce=True)
 
 
 @xetile.kernel
@@ -279,14 +288,15 @@ def test_a_column_major_a_is_read_by_d32_transposed_messages(dtype, target):
     dwords (to_llvm_transposed.dword_transpose) on both CPU targets where Xe's rules hold (256 rows); the `cpu`
     target's builtins take A's other pitches too, and where its columns are not whole dwords apart (333 rows: a
     666-byte pitch) the kernel tests it and reads element by element. The products of small integers are exact, so
-    every shape must equal numpy's."""
+    every shape must equal numpy's. The messages are the DPAS blocks', whatever the tile: a 32x32 one (16x16 subgroup
+    pieces, A's 16x32 of them four 8x16 blocks) builds in a fifth of the tutorial's 256x256's time."""
     t = tutorial("03-matrix-multiplication")
     rng = np.random.default_rng(0)
     for m, n, k in ((256, 256, 64), (100, 70, 45), (333, 129, 77)):
         a = np.asfortranarray(rng.integers(-3, 4, (m, k)).astype(dtype))
         b, c = rng.integers(-3, 4, (k, n)).astype(dtype), np.zeros((m, n), np.float32)
-        options = dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64], target=target)
+        options = dict(BM=32, BN=32, BK=32, sg_layout=[2, 2], sg_data=[16, 16], target=target)
         kernel = t.matmul_kernel.warmup(a, b, c, m, n, k, **options).asm["llir"].split("define internal")[0]
         assert ("xe_block2d_load_d32_1x4x16tn" in kernel) == (target == "cpu" or m == 256)
-        t.matmul_kernel[(xetile.cdiv(m, 256), xetile.cdiv(n, 256))](a, b, c, m, n, k, **options)
+        t.matmul_kernel[(xetile.cdiv(m, 32), xetile.cdiv(n, 32))](a, b, c, m, n, k, **options)
         np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))

@@ -25,6 +25,15 @@ def numpy_device(monkeypatch):
     monkeypatch.setenv("XETILE_DEVICE", "numpy")
 
 
+@pytest.fixture(autouse=True)
+def one_timed_run_a_config(monkeypatch):
+    """The tuner still builds, runs and times every config, each in one run after one warm-up (do_bench with no
+    time budget), not the ~10 runs of its 25 + 100 ms: these tests check results and pruning, not timings (those
+    are tests/jit/test_autotune.py's), and in the interpreter a run of a config costs ~25 ms."""
+    monkeypatch.setattr(matmul_kernel, "warmup", 0)
+    monkeypatch.setattr(matmul_kernel, "rep", 0)
+
+
 def reference(a, b, bias, activation):
     r = a.astype(np.float64) @ b.astype(np.float64)
     if bias is not None:
@@ -91,13 +100,15 @@ def test_matmul_checks_the_shape_of_c():
 
 @pytest.mark.parametrize("m, n, k", [(0, 8, 8), (8, 0, 8), (8, 8, 0)], ids=str)
 def test_an_empty_matmul_is_numpys_on_the_cpu_device(monkeypatch, m, n, k):
-    """M = 0 or N = 0: nothing to do; K = 0: a @ b is zeros, so c = activation(bias)."""
+    """M = 0 or N = 0: nothing to do; K = 0: a @ b is zeros, so c = activation(bias). One kernel (bias and ReLU)
+    serves both calls: the tuner times its configs on the device once (each a driver build), and the bias's
+    negative half shows the product's zeros under the ReLU."""
     monkeypatch.setenv("XETILE_DEVICE", "opencl:cpu")
     a, b = np.ones((m, k), np.float32), np.ones((k, n), np.float32)
-    c = xetile.ops.matmul(a, b)
-    assert c.shape == (m, n)
-    np.testing.assert_array_equal(c, a @ b)
     bias = np.arange(n, dtype=np.float32) - 4
+    c = xetile.ops.matmul(a, b, bias=bias, activation="relu")
+    assert c.shape == (m, n)
+    np.testing.assert_array_equal(c, reference(a, b, bias, "relu"))
     c = np.full((m, n), 7.0, np.float32)
     assert xetile.ops.matmul(a, b, c, bias=bias, activation="relu") is c
     np.testing.assert_array_equal(c, reference(a, b, bias, "relu"))
@@ -146,11 +157,12 @@ def test_every_config_compiles_to_valid_spirv_for_the_cpu(dtype, order):
     column-major: taller load blocks than DPAS takes (B's 32x16 VNNI is 32 f16 a lane) stay in private memory until
     regrouped, and so do the 32 elements a lane a column-major 16-bit B in 32x16 blocks or an 8-bit one reads by
     transposed messages (the SPIR-V emitter refuses 32-component vectors, so they go through private
-    memory)."""
+    memory). Not the prefetch configs: the tuner prunes them on the CPU targets, where prefetch is a no-op
+    (test_prefetch_configs_are_pruned_where_prefetch_is_dropped)."""
     from spirv_tools import validate
     a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.int32 if dtype == np.int8 else np.float32)
     operand = a if order == "row" else a.T
-    for config in configs():
+    for config in (cfg for cfg in configs() if cfg.kwargs["PREFETCH"] == 0):
         compiled = matmul_kernel.kernel.warmup(operand, operand, c, c, 512, 512, 512, HAS_BIAS=False,
                                                ACC=xetile.int32 if dtype == np.int8 else xetile.float32,
                                                ACTIVATION="", INPUT_PRECISION="ieee", target="cpu",

@@ -129,9 +129,13 @@ COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 FLOAT_OPS = ["+", "-", "*", "/", "//", "%", "**", "max", "min", *COMPARISONS]
 INT_OPS = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>", "max", "min", *COMPARISONS]
 BOOL_OPS = ["&", "|", "^", "==", "!="]
-BINARY_CASES = [pytest.param(op, dt, id=f"{BINARY[op][0]}-{dtype_id(dt)}")
+# Every op on every dtype with two vectors, and in one more mode (a literal or a scalar, on either side), taken in
+# turn so that each op meets every mode (the int dtypes alone give it four) and each dtype too: a mode decides how an
+# operand reaches the op and takes the dtype's type, the op and dtype what is computed; a device case is a build
+BINARY_CASES = [pytest.param(op, dt, mode, id=f"{BINARY[op][0]}-{dtype_id(dt)}-{mode}")
                 for dtypes, ops in ((FLOAT_DTYPES, FLOAT_OPS), (INT_DTYPES, INT_OPS), ([np.bool_], BOOL_OPS))
-                for dt in dtypes for op in ops]
+                for d, dt in enumerate(dtypes) for o, op in enumerate(ops)
+                for mode in (MODES[0], MODES[1 + (o + d) % 4])]
 
 
 @xetile.kernel
@@ -250,8 +254,7 @@ def binary_operands(rng, op, dtype):
     return lhs, rhs
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("op,dtype", BINARY_CASES)
+@pytest.mark.parametrize("op, dtype, mode", BINARY_CASES)
 def test_binary_operator(rng, op, dtype, mode):
     check_binary_operator(rng, op, dtype, mode)
 

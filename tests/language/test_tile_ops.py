@@ -453,9 +453,16 @@ def test_tile_mma_16_bit_accumulator(rng, dtype):
     assert_close(c, expected, scale=2)
 
 
-@pytest.mark.parametrize("accumulate", [False, True], ids=["c_is_ab", "c_plus_ab"])
-@pytest.mark.parametrize("b_layout", ["row", "order", "transpose"])
-@pytest.mark.parametrize("a_dt, b_dt, acc_dt", MMA_TYPES, ids=MMA_IDS)
+# Every dtype pair with every B layout; C read back or not alternates, so each dtype and each layout meets both
+# (the accumulator's load is the same tile load whatever the operands)
+GEMM_CASES = [pytest.param(*types, b_layout, accumulate,
+                           id=f"{mma_id}-{b_layout}-{'c_plus_ab' if accumulate else 'c_is_ab'}")
+              for d, (types, mma_id) in enumerate(zip(MMA_TYPES, MMA_IDS))
+              for b, b_layout in enumerate(["row", "order", "transpose"])
+              for accumulate in [(d + b) % 2 == 1]]
+
+
+@pytest.mark.parametrize("a_dt, b_dt, acc_dt, b_layout, accumulate", GEMM_CASES)
 def test_gemm_unaligned(rng, a_dt, b_dt, acc_dt, b_layout, accumulate):
     """100x70x45 with 32x32x16 tiles: partial tiles in M, N and the last K step."""
     M, N, K, BM, BN, BK = 100, 70, 45, 32, 32, 16
@@ -554,8 +561,18 @@ REDUCE_CASES = [(kind, dt) for kind in ("add", "mul", "max", "min") for dt in FL
                [(kind, dt) for kind in ("and", "or", "xor") for dt in INT_DTYPES + [np.bool_]]
 
 
-@pytest.mark.parametrize("dims", [[0], [1], [0, 1]], ids=["dim0", "dim1", "dims01"])
-@pytest.mark.parametrize("kind, dtype", REDUCE_CASES, ids=[f"{k}-{dtype_id(d)}" for k, d in REDUCE_CASES])
+REDUCE_DIMS = {"dim0": [0], "dim1": [1], "dims01": [0, 1]}
+# Each kind on each dtype along one of the dims, taken in turn: every kind and every dtype (three kinds or more each)
+# meets every dims; the dims decide which lanes and blocks combine, the kind and dtype the combining op
+REDUCE_KINDS = list(dict.fromkeys(kind for kind, _ in REDUCE_CASES))
+REDUCE_DTYPES = list(dict.fromkeys(np.dtype(dtype) for _, dtype in REDUCE_CASES))
+REDUCE_DIMS_CASES = [pytest.param(kind, dtype, dims, id=f"{kind}-{dtype_id(dtype)}-{name}")
+                     for kind, dtype in REDUCE_CASES
+                     for name, dims in [list(REDUCE_DIMS.items())[
+                         (REDUCE_KINDS.index(kind) + REDUCE_DTYPES.index(np.dtype(dtype))) % 3]]]
+
+
+@pytest.mark.parametrize("kind, dtype, dims", REDUCE_DIMS_CASES)
 def test_tile_reduce(rng, kind, dtype, dims):
     BM, BN = TILE
     src = reduce_input(rng, kind, dtype, REDUCE_SRC)

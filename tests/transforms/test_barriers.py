@@ -126,7 +126,7 @@ def test_a_negated_row_split_over_subgroups_survives_the_barrier(rng, target, ho
 
 
 REPLICATED = xetile.Layout(sg_layout=[2, 2], sg_data=[32, 32])  # over 32x32: every subgroup holds all of it
-STRIDED = xetile.Layout(sg_layout=[2, 2], sg_data=[1, 1])        # over 32x32: subgroup (i, j) rows i, i + 2, ...
+STRIDED = xetile.Layout(sg_layout=[2, 2], sg_data=[1, 16])       # over 32x32: subgroup (i, j) rows i, i + 2, ...
 
 
 @xetile.kernel
@@ -180,11 +180,11 @@ def four_batches(a, b, c, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xet
 
 def test_stores_to_different_batches_need_no_barrier(rng, on_each_device):
     """The four C stores are to four slices of c (leading offsets 0..3): no subgroup touches another's data."""
-    a, b = rand(rng, (4, 64, 64), np.float16), rand(rng, (4, 64, 64), np.float16)
-    c = np.zeros((4, 64, 64), np.float32)
-    consts = dict(BM=64, BN=64, BK=32, sg_layout=[2, 2], sg_data=[32, 32])
-    stages = lowered(four_batches, a, b, c, 64, **consts)
+    a, b = rand(rng, (4, 16, 32), np.float16), rand(rng, (4, 32, 32), np.float16)
+    c = np.zeros((4, 16, 32), np.float32)
+    consts = dict(BM=16, BN=32, BK=16, sg_layout=[2, 2], sg_data=[8, 16])  # a subgroup's piece: one DPAS block
+    stages = lowered(four_batches, a, b, c, 32, **consts)
     assert count(stages["xegpu-wg"], G.StoreNdOp) == 4
     assert count(stages["xegpu-wg"], C.BarrierOp) == count(stages["xegpu-sg"], C.BarrierOp) == 0
-    four_batches[(1, 1)](a, b, c, 64, **consts)
+    four_batches[(1, 1)](a, b, c, 32, **consts)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)

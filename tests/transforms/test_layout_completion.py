@@ -112,11 +112,15 @@ def test_cpu_dpas_is_a_loop_over_k(rng, target):
 
 def test_an_operand_computed_on_keeps_dpas_blocks(rng):
     """An A tile whose loaded value another op uses (here a scaling) is not an array of blocks: it is loaded in
-    DPAS's 8x16 blocks (a lane holds at most a vector of them), B still in the largest messages."""
-    a, b, c, k = small_args(rng)
-    compiled = scaled_a_gemm.warmup(a, b, c, k, **SMALL, **layouts(), target="xe-emulated")
-    assert Counter(block_loads(compiled.asm["llir"])) == Counter({"d16_1x16x8nn": 8, "d16_2x16x32nt": 1})
-    scaled_a_gemm[(2, 2)](a, b, c, k, **SMALL, **layouts(), target="xe-emulated", device=cpu_queue())
+    DPAS's 8x16 blocks (a lane holds at most a vector of them), B still in the largest messages. Subgroup pieces of
+    8x32 C: A's 8x32 would be one message of two blocks (d16_2x16x8nn) if only tile_mma used it."""
+    a, b = rand(rng, (32, 64), np.float16), rand(rng, (64, 128), np.float16)
+    c = np.zeros((32, 128), np.float32)
+    options = dict(BM=16, BN=64, BK=32, sg_layout=[2, 2], sg_data=[8, 32], LA=xetile.Layout([2, 2], [8, 32]),
+                   LB=xetile.Layout([2, 2], [32, 32]), target="xe-emulated")
+    compiled = scaled_a_gemm.warmup(a, b, c, 64, **options)
+    assert Counter(block_loads(compiled.asm["llir"])) == Counter({"d16_1x16x8nn": 2, "d16_2x16x32nt": 1})
+    scaled_a_gemm[(2, 2)](a, b, c, 64, **options, device=cpu_queue())
     np.testing.assert_allclose(c, 2 * a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 
 
@@ -237,13 +241,14 @@ def test_8bit_tile_mma_on_sub_group_8_is_a_named_error(monkeypatch):
     cannot hold (no private blocks): on xe-hpg a NotImplementedError naming it, not the SPIR-V emitter's refusal
     of a 32-component vector or a crash in a select (which every config of an int8 xetile.ops.matmul
     there would meet). The legacy ABI on sub-group 16 (xe-hpc) holds A in 16 and still builds."""
-    a, c = np.zeros((256, 256), np.int8), np.zeros((256, 256), np.int32)
-    options = dict(BM=128, BN=128, BK=64, ACC=xetile.int32, sg_layout=[4, 4], sg_data=[32, 32])
+    a, c = np.zeros((64, 64), np.int8), np.zeros((64, 64), np.int32)
+    # a subgroup's piece is one DPAS block, which is what the rule is about (ocloc builds it in a second)
+    options = dict(BM=16, BN=32, BK=64, ACC=xetile.int32, sg_layout=[2, 2], sg_data=[8, 16])
     with pytest.raises(NotImplementedError, match=re.escape(
             "i8 tile_mma on target xe-hpg with the legacy builtin ABI: a lane's DPAS A block [8, 32] holds 32")):
-        gemm.warmup(a, a, c, 256, 256, 256, **options, target="xe-hpg")
+        gemm.warmup(a, a, c, 64, 64, 64, **options, target="xe-hpg")
     monkeypatch.setenv("XETILE_XE_ABI", "legacy")
-    assert "spirv" in gemm.warmup(a, a, c, 256, 256, 256, **options, target="xe-hpc").asm
+    assert "spirv" in gemm.warmup(a, a, c, 64, 64, 64, **options, target="xe-hpc").asm
 
 
 @pytest.mark.parametrize("target, a_dtype, b_dtype", [("xe-emulated", np.int8, np.int8),
@@ -252,10 +257,11 @@ def test_int8_b_reaches_dpas_from_vnni_transform_loads_bit_exact(rng, target, a_
     """8-bit B's lanes hold four K rows a word (lane_data [4, 1]) and its loads are VNNI-transform messages (..nt):
     each DPAS B operand is a run of a lane's 32 bytes, no packing in between (no shifts); every IR level
     and both CPU targets give numpy's exact i32 product over the whole 8-bit range."""
-    a, b = rand(rng, (128, 128), a_dtype, -128, 255), rand(rng, (128, 128), b_dtype, -128, 255)
-    c = np.zeros((128, 128), np.int32)
-    kwargs = dict(BM=64, BN=64, BK=64, sg_layout=[2, 2], sg_data=[32, 32], ACC=xetile.int32)
-    compiled = gemm.warmup(a, b, c, 128, 128, 128, **kwargs, target=target)
+    a, b = rand(rng, (32, 128), a_dtype, -128, 255), rand(rng, (128, 64), b_dtype, -128, 255)
+    c = np.zeros((32, 64), np.int32)
+    kwargs = dict(BM=16, BN=64, BK=64, sg_layout=[2, 2], sg_data=[8, 32], ACC=xetile.int32)
+    shape = (32, 64, 128)
+    compiled = gemm.warmup(a, b, c, *shape, **kwargs, target=target)
     b_load = [line for line in compiled.asm["xegpu"].splitlines() if "xegpu.load_nd %tb" in line]
     assert len(b_load) == 1 and "lane_data = [4, 1]" in b_load[0]
     loads = block_loads(compiled.asm["llir"])
@@ -264,14 +270,14 @@ def test_int8_b_reaches_dpas_from_vnni_transform_loads_bit_exact(rng, target, a_
     simt = compiled.asm["xegpu-simt"]
     assert "arith.shli" not in simt
     dpas = "vector<16xi8>, vector<32xi8>, vector<8xi32> -> vector<8xi32>"
-    assert simt.replace("ui8", "i8").count(dpas) == 4 * 2 * 2  # per K step: 4x2 C blocks, 2 DPAS deep
+    assert simt.replace("ui8", "i8").count(dpas) == 1 * 2 * 2  # per K step: 1x2 C blocks, 2 DPAS deep
     expected = a.astype(np.int64) @ b.astype(np.int64)
-    gemm[(2, 2)](a, b, c, 128, 128, 128, **kwargs, target=target, device=cpu_queue())
+    gemm[(2, 1)](a, b, c, *shape, **kwargs, target=target, device=cpu_queue())
     np.testing.assert_array_equal(c, expected)
     if target == "cpu":  # the levels are the targets' (blocking, lanes) once: check them on one
-        func = gemm.warmup(a, b, c, 128, 128, 128, **kwargs, target="numpy").func
+        func = gemm.warmup(a, b, c, *shape, **kwargs, target="numpy").func
         for stage, lowered in lower(func).items():
-            np.testing.assert_array_equal(run_func(lowered, (2, 2), [a, b, np.zeros_like(c), 128, 128, 128])[2],
+            np.testing.assert_array_equal(run_func(lowered, (2, 1), [a, b, np.zeros_like(c), *shape])[2],
                                           expected, err_msg=stage)
 
 
