@@ -83,13 +83,10 @@ def special_host_view(tensor) -> np.ndarray:
     """`host_view` of a tensor that requires grad or holds bfloat16 (or a dtype numpy lacks: LaunchError)."""
     if tensor.requires_grad:
         tensor = tensor.detach()
-    torch = sys.modules["torch"]
-    if tensor.dtype is torch.bfloat16:
-        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    try:
-        return tensor.numpy()
-    except TypeError:
-        raise LaunchError(f"torch dtype {tensor.dtype} has no numpy equivalent") from None
+    dtype = numpy_dtype(tensor.dtype)  # a LaunchError where numpy has none
+    if dtype == np.dtype(ml_dtypes.bfloat16):
+        return tensor.view(sys.modules["torch"].int16).numpy().view(dtype)
+    return tensor.numpy()
 
 
 class StreamArray:
