@@ -570,8 +570,9 @@ class Gen:
             self.store(dtype, shape, f"xetile.tile_broadcast({small}, [0], {list(shape)}{self.layout(shape, dtype)})")
 
     def slm(self) -> None:
-        """Shared local memory: subgroups store their pieces of a tile to an alloc_slm buffer, meet at a barrier, and
-        read back another piece (another layout, another place in the buffer), which they store."""
+        """Shared local memory: subgroups store their pieces of a tile to an alloc_slm buffer (filled first, where the
+        read-back covers more), meet at a barrier, and read back another piece (another layout, another place in the
+        buffer), which they store."""
         dtype = self.pick([d for d in DTYPES if d != "bool"])
         shape = self.tile_shape(32)
         extent = (self.extent(shape[0]), self.extent(shape[1]))
@@ -583,20 +584,20 @@ class Gen:
                                       int(self.rng.integers(0, buf[1] - shape[1] + 1))]
         back = self.pick([shape, shape[::-1]]) if buf[0] >= shape[1] and buf[1] >= shape[0] else shape
         get = self.layout_value(back, dtype, replicated)
+        self.case.lines.append(f"{slm} = xetile.alloc_slm({list(buf)}, {xt(dtype)})")
+        if back != shape or at != [0, 0] or buf != shape:
+            # the read-back tile sees elements the piece does not write: a fill first defines them (SLM starts
+            # undefined, and checking mode reports a read of an element nothing wrote)
+            fill = self.layout_value(buf, dtype, replicated)
+            self.case.lines += [
+                f"xetile.store_tile(xetile.init_tile({slm}, [0, 0], {list(buf)}{', layout=' + fill if fill else ''}), "
+                f"{self.pick(LITERALS[kind(dtype)])})",
+                "xetile.barrier()"]
         self.case.lines += [
-            f"{slm} = xetile.alloc_slm({list(buf)}, {xt(dtype)})",
             f"xetile.store_tile(xetile.init_tile({slm}, {at}, {list(shape)}{', layout=' + put if put else ''}), {v})",
             "xetile.barrier()"]
-        value = f"xetile.load_tile(xetile.init_tile({slm}, [0, 0], {list(back)}{', layout=' + get if get else ''}))"
-        if back == shape and at == [0, 0] and buf == shape:
-            self.store(dtype, shape, value)
-            return
-        # only the elements the tile wrote are defined: keep those, the rest is a constant
-        rows, cols = f"xetile.iota({list(back)}, 0)", f"xetile.iota({list(back)}, 1)"
-        written = (f"({rows} >= {at[0]}) & ({rows} < {at[0] + shape[0]}) & ({cols} >= {at[1]}) & "
-                   f"({cols} < {at[1] + shape[1]})")
-        self.store(dtype, back, f"xetile.where({written}, {value}, {self.pick(LITERALS[kind(dtype)])})")
-        self.case.lines.append("xetile.barrier()")   # the buffer is not reused, but a second barrier orders nothing new
+        self.store(dtype, back,
+                   f"xetile.load_tile(xetile.init_tile({slm}, [0, 0], {list(back)}{', layout=' + get if get else ''}))")
 
     def reduce_nan(self) -> None:
         """Float reductions over NaN, infinities and signed zeros: maximum/minimum (a NaN wins), max/min (a NaN

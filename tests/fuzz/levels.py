@@ -25,6 +25,7 @@ TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5}
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 6e-5, 65504.0, 3.0e38, 1.0, -1.0, 0.5]
 DEVICE = "opencl:cpu"
 HANG_SECONDS = 60   # a level interpreter still running after this is reported as a hang
+CHECKING = True     # the interpreters run in checking mode (ir/checking.py): a race or bad access is a problem too
 
 
 def make_array(seed: int, shape, dtype: str, col_major=False, pitch=0, origin=(0, 0), fill="small", lead=(),
@@ -131,7 +132,8 @@ def run_levels(kern, make_args, names, grid, options, tols, targets=CPU_TARGETS)
 
     def interpret(func):
         bases, values = fresh(make_args)
-        watchdog(run_ir, func, grid3, [runtime_value(spec, v) for spec, v in zip(compiled.specs.values(), values)])
+        watchdog(run_ir, func, grid3, [runtime_value(spec, v) for spec, v in zip(compiled.specs.values(), values)],
+                 CHECKING)
         return bases
 
     want = interpret(compiled.func)
