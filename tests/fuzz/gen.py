@@ -841,8 +841,6 @@ VARIANTS = {
 # Case kinds and variants left off, each because the backend mishandles it today (the defect named); a line
 # deleted here switches it on.
 DISABLED = {
-    "inst_data": "inst_data beside sg_layout/sg_data whose lane piece has a length SPIR-V vectors lack (an f16 "
-                 "[7, 2] block: 'SPIR-V emitter: vector type <14 x half>')",
     "huge_leading_offsets": "int64 offset overflow: a leading offset of -2**31 crashes the process on opencl:cpu "
                             "(SIGSEGV) on both CPU targets",
 }
