@@ -89,10 +89,23 @@ class Array:
     lead: tuple[int, ...] = ()   # leading dims (levels.make_array)
     step: int = 1                # the view takes every step-th slice along them
 
+    aliased: bool = False        # passed again as another argument (Alias): the code binds it to a name
+
     def code(self) -> str:
         more = f", lead={self.lead}, step={self.step}" if self.lead else ""
-        return (f"make_array({self.seed}, {self.shape}, {self.dtype!r}, col_major={self.col_major}, "
+        made = (f"make_array({self.seed}, {self.shape}, {self.dtype!r}, col_major={self.col_major}, "
                 f"pitch={self.pitch}, origin={self.origin}, fill={self.fill!r}{more})")
+        return f"({self.name} := {made})" if self.aliased else made
+
+
+@dataclass
+class Alias:
+    """The array of an earlier argument passed again (the launch gives both one memory)."""
+    name: str
+    of: Array
+
+    def code(self) -> str:
+        return self.of.name
 
 
 @dataclass
@@ -599,6 +612,24 @@ class Gen:
         self.store(dtype, back,
                    f"xetile.load_tile(xetile.init_tile({slm}, [0, 0], {list(back)}{', layout=' + get if get else ''}))")
 
+    def alias(self) -> None:
+        """One array passed as two written arguments: each workgroup writes the upper half of its rows through one
+        and the lower half through the other (disjoint, as the compiler takes arguments not to alias)."""
+        dtype = self.pick(DTYPES)
+        m, n = self.tile_shape()
+        gm, gn = self.grid
+        extent = (self.extent(m), self.extent(n))
+        v = self.load(self.array("x", extent, dtype), extent, (m, n))
+        out = self.array("out", (2 * m * gm, n * gn), dtype)
+        first = self.case.args[-1]
+        first.aliased = True
+        again = self.fresh("again")
+        self.case.args.append(Alias(again, first))
+        code = {"f": f"({v} * 2.0)", "i": f"({v} ^ 5)", "u": f"({v} + 3)", "b": f"(~{v})"}[kind(dtype)]
+        for name, row, value in ((out, "0", v), (again, str(m), code)):
+            self.case.lines.append(f"xetile.store_tile(xetile.init_tile({name}, [pid0 * {2 * m} + {row}, pid1 * {n}], "
+                                   f"[{m}, {n}]), {value})")
+
     def reduce_nan(self) -> None:
         """Float reductions over NaN, infinities and signed zeros: maximum/minimum (a NaN wins), max/min (a NaN
         loses) and argmax/argmin (the first NaN wins), some padded with NaN."""
@@ -829,7 +860,7 @@ BOOL_NODES = ["and", "or", "xor", "not", "where", "cmp", "cast"]
 # Case kinds and their weights; tile_mma cases cost the most to build (the emulated DPAS).
 CASE_WEIGHTS = {"elementwise": 6, "reduce": 2, "transpose": 1, "broadcast": 1, "mma": 1, "loop": 1, "atomic": 2,
                 "ranked": 2, "vector_1d": 1, "gather": 3, "layouts": 2, "slm": 1, "reduce_nan": 1, "scan": 1,
-                "cast": 1}
+                "cast": 1, "alias": 1}
 # Variants of the case kinds, each a switch.
 VARIANTS = {
     "tiles_1d": "1-D tiles and vectors (ranked, vector_1d)",
