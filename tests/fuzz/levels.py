@@ -2,7 +2,8 @@
 
 The numpy interpreter on the XeTile IR is the reference; each stage lowered for each CPU target (`pipeline.lower`)
 runs in the level interpreters, and the SPIR-V built for that target on the device, all on fresh copies of the same
-inputs. Every array argument's whole base allocation is compared (a pitched view's margin too), exactly or within a
+inputs. Every interpreter run is in checking mode (ir/checking.py): a data race, a read of unwritten SLM or an access
+no padding rule covers, at any level, is a problem of the case. Every array argument's whole base allocation is compared (a pitched view's margin too), exactly or within a
 tolerance per array. This module is self-contained
 (numpy, ml_dtypes, xetile_jit): a reproducer script embeds its source.
 """
@@ -25,6 +26,7 @@ TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5}
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 6e-5, 65504.0, 3.0e38, 1.0, -1.0, 0.5]
 DEVICE = "opencl:cpu"
 HANG_SECONDS = 60   # a level interpreter still running after this is reported as a hang
+CHECKING = True     # the interpreters run in checking mode (module docstring)
 
 
 def make_array(seed: int, shape, dtype: str, col_major=False, pitch=0, origin=(0, 0), fill="small", lead=(),
@@ -131,7 +133,8 @@ def run_levels(kern, make_args, names, grid, options, tols, targets=CPU_TARGETS)
 
     def interpret(func):
         bases, values = fresh(make_args)
-        watchdog(run_ir, func, grid3, [runtime_value(spec, v) for spec, v in zip(compiled.specs.values(), values)])
+        watchdog(run_ir, func, grid3, [runtime_value(spec, v) for spec, v in zip(compiled.specs.values(), values)],
+                 CHECKING)
         return bases
 
     want = interpret(compiled.func)

@@ -1,6 +1,6 @@
 """The differential fuzzer: generated kernels (tests/fuzz/gen.py) run in the numpy interpreter on the
-XeTile IR, at every lowered level of both CPU targets and as SPIR-V on opencl:cpu, and must agree
-(tests/fuzz/levels.py).
+XeTile IR, at every lowered level of both CPU targets and as SPIR-V on opencl:cpu, and must agree, the interpreter
+in checking mode finding no race, read of unwritten SLM or bad access at any level (tests/fuzz/levels.py).
 
 A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 2000; 8 a kernel) from XETILE_FUZZ_SEED (default 0), and
 XETILE_FUZZ_ROW_CASES row kernels (default 64, tests/fuzz/rows.py: wide tiles, the `cpu` target's block loops); set

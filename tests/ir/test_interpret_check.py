@@ -1,7 +1,7 @@
 """The numpy interpreter's checking mode (ir/checking.py): planted data races (SLM and global memory, subgroups and
-lanes), a planted read of uninitialized SLM and a planted out-of-bounds gather each raise InterpretCheckError
-naming the op and the kernel's line; the same kernels made right, barrier-ordered reductions and atomics from many
-subgroups, and every tutorial report nothing."""
+lanes), a planted read of uninitialized SLM and a planted access through a view past its array each raise
+InterpretCheckError naming the op and the kernel's line; the same kernels made right, gathers whose lanes the
+language pads, barrier-ordered reductions and atomics from many subgroups, and every tutorial report nothing."""
 from __future__ import annotations
 
 import inspect
@@ -173,17 +173,37 @@ def gather(table, ids, out, MASKED: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), v)
 
 
-def test_an_unmasked_gather_lane_outside_the_array_is_reported(rng):
+def test_a_gather_lane_outside_the_array_reads_padding_and_is_not_reported(rng):
+    """The language bounds-checks every gather lane (masked or not): one outside reads padding, as on a device."""
     table, out = rand(rng, (8, 8), np.float32), np.zeros((1, 16), np.float32)
-    ids = np.arange(16, dtype=np.int32).reshape(1, 16) * 5  # 75 is past the 64 elements
-    with pytest.raises(xetile.InterpretCheckError, match=r"out-of-bounds access in kernel gather: xetile.load_gather: "
-                       r"element \[0, 13\] of the scatter tile is at offset 65 of an array of 64 elements") as e:
-        launch(gather, table, ids, out, MASKED=False)
-    assert line_of(gather, "# the gather") in str(e.value)
-    launch(gather, table, ids, out, MASKED=True)  # the mask turns the lanes outside off
-    np.testing.assert_array_equal(out, np.where(ids < 64, table.ravel()[np.minimum(ids, 63)], 0))
-    launch(gather, table, ids // 2, out, MASKED=False)  # all inside
-    np.testing.assert_array_equal(out, table.ravel()[ids // 2])
+    ids = np.arange(16, dtype=np.int32).reshape(1, 16) * 5  # 65 and 70 and 75 are past the 64 elements
+    for masked in (False, True):
+        launch(gather, table, ids, out, MASKED=masked)
+        np.testing.assert_array_equal(out, np.where(ids < 64, table.ravel()[np.minimum(ids, 63)], 0))
+
+
+@xetile.kernel
+def through_view(flat, out, ROWS: xetile.constexpr):
+    """flat's memory as a ROWS x 8 matrix (base_shape, base_strides): the tile pads against the view, which the
+    kernel sizes itself."""
+    view = xetile.init_tile(flat, [0, 0], [8, 8], base_shape=[ROWS, 8], base_strides=[8, 1])
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 8]), xetile.load_tile(view) + 1.0)  # through the view
+
+
+def test_an_access_through_a_view_past_the_array_is_reported(rng):
+    flat, out = rand(rng, 60, np.float32), np.zeros((8, 8), np.float32)
+    with pytest.raises(xetile.InterpretCheckError, match=r"out-of-bounds access in kernel through_view: "
+                       r"xetile.load_tile reads element 60 of array 'flat', which has 60: the \[8, 8\] view it goes "
+                       r"through \(base_shape, base_strides\) reaches past the array") as e:
+        launch(through_view, flat, out, ROWS=8)
+    assert line_of(through_view, "# through the view") in str(e.value)
+    assert not out.any()
+    launch(through_view, flat, out, ROWS=7)  # 56 elements: inside; the tile's last row reads padding
+    np.testing.assert_array_equal(out, np.concatenate([flat[:56], np.zeros(8, np.float32)]).reshape(8, 8) + 1)
+    func = through_view.warmup(flat, out, ROWS=8, target="numpy").func
+    for stage, lowered in lower(func).items():
+        with pytest.raises(xetile.InterpretCheckError, match=r"out-of-bounds access in kernel through_view: xe"):
+            run_ir(lowered, (1, 1, 1), [flat, out], check=True)
 
 
 @xetile.kernel
@@ -267,8 +287,12 @@ def run_tutorials() -> None:
     tutorial("07-gemm-bias-reduce").gemm_bias_reduce_rows(f16(100, 72), f16(90, 72), f32(1, 90), bm=64, bn=64)
     tutorial("08-slm-cooperative-gemm").slm_gemm(f16(64, 48), f16(48, 40))
     tutorial("09-batched-gemm").bmm(f16(2, 64, 40), f16(2, 40, 64), bm=64, bn=64)
-    table, ids = f32(50, 128), rng.integers(0, 50, (1, 100)).astype(np.int32)
-    tutorial("10-embedding-gather").embedding(table, ids, np.zeros((100, 128), np.float32))
+    # rows of 100 in chunks of 64: a row's second chunk reaches into the next row, the last row's past the table,
+    # whose lanes read padding (the gather's bounds rule), and the store drops the columns past 100
+    table, ids = f32(50, 100), np.append(rng.integers(0, 50, (1, 99)), 49).reshape(1, 100).astype(np.int32)
+    embedding = tutorial("10-embedding-gather")
+    got = embedding.embedding(table, ids, np.zeros((100, 100), np.float32))
+    np.testing.assert_array_equal(got, embedding.reference(table, ids[0]))
     grouped = tutorial("11-grouped-gemm")
     grouped.grouped_gemm(grouped.problems_of([(40, 30, 20), (33, 17, 50)], np.float16))
 

@@ -173,6 +173,25 @@ def test_illegal_inst_data_names_the_rule(rng, inst, detail):
     assert "ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)" in str(info.value)  # test_passes.gemm
 
 
+@xetile.kernel
+def doubled(x, y, LAYOUT: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [14, 4]), layout=LAYOUT)
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [14, 4]), v * 2.0)
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_inst_data_whose_lane_piece_is_no_spirv_vector_names_the_rule(rng, target):
+    """A 7x2 block is narrower than the lanes: each holds all 14 elements, a length SPIR-V vectors lack (2, 3, 4,
+    8, 16). The user's inst_data is refused at its line; a 4x2 block (8 elements a lane) is one."""
+    x, y = rand(rng, (14, 4), np.float16), np.zeros((14, 4), np.float16)
+    with pytest.raises(xetile.CompilationError, match=re.escape(
+            f"inst_data [7, 2] on target {target}: a lane holds 14 elements of a 7x2 block on sub-group 16; SPIR-V "
+            "vectors have 2, 3, 4, 8 or 16 components [inst_data fits the target's instruction blocks]")):
+        doubled.warmup(x, y, LAYOUT=xetile.Layout([2, 2], [7, 2], inst_data=[7, 2]), target=target)
+    assert get_target(target).inst_rule(("value",), (7, 2), xetile.float16) is not None
+    assert get_target(target).inst_rule(("value",), (4, 2), xetile.float16) is None
+
+
 def test_dpas_b_packs_two_rows_a_lane_word_and_loads_them_vnni_transformed(rng):
     """A 16-bit tile_mma B operand's lanes hold two K rows in a 32-bit word (lane_data [2, 1], as DPAS takes B):
     its loads are VNNI-transform messages (vISA shape ..nt), which give each lane the same elements as a plain

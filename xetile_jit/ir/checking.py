@@ -13,9 +13,12 @@ of kernel bug become an InterpretCheckError naming the op, the kernel and its so
   workgroup's accesses count as ordered after the last one's.
 - a read of an SLM element that nothing wrote: SLM starts poisoned (NaN for floats) and the read is reported
   before it computes with the poison.
-- an access outside an array that no padding rule covers: block tiles pad (their out-of-bounds part reads padding
-  and is not written) and masked-off lanes access nothing; a scatter or gather lane whose mask is set (or that
-  has no mask) outside its array is reported. memref.load's out-of-range index reads 0 by its own rule.
+- an access outside an array that no padding rule covers. The language bounds-checks every access against the
+  tile's base: a block tile's out-of-bounds part reads padding and is not written, a gather or scatter lane (or
+  atomic) outside its array reads padding or is dropped, an element read outside reads 0; none of these is
+  reported. What no rule covers is a base the kernel made itself: a `base_shape`/`base_strides` view
+  (memref.reinterpret_cast) is bounds-checked against its own sizes, which nothing checks against the array's
+  memory, so an element of the view past the array is reported at the op that accesses it.
 
 In checking mode a workgroup's subgroup threads take turns: one runs at a time, up to a barrier or a named barrier's
 wait, where it lets the next one run (OpenCL's CPU device schedules subgroups so too). The checks then need no
@@ -42,6 +45,7 @@ from .scatter_ops import ScatterRef
 from .xetile_ops import TileRef
 
 NO_CLOCK = -1
+DOING = {READ: "reads", WRITE: "writes", "atomic": "atomically updates"}
 
 
 def checking_enabled(option: bool | None) -> bool:
@@ -80,6 +84,11 @@ class Region:
     def per_subgroup(self) -> tuple[np.ndarray, np.ndarray]:
         shape = (self.subgroups, self.size)
         return np.full(shape, NO_CLOCK, np.int64), np.zeros(shape, np.int32)
+
+    def contains(self, view: np.ndarray) -> bool:
+        """Whether every element of `view` lies in the region's memory (not so for a view past the array)."""
+        start, end = byte_bounds(view)
+        return self.start <= start and end <= self.end
 
     def element(self, index: int) -> str:
         """Element `index` of the shadow as an index of the array (its strides are not negative)."""
@@ -231,15 +240,18 @@ class WorkgroupCheck:
         if not access.view.size:
             return
         region = self.region(access)
+        contained = region.contains(access.view)
         ordered = self.launch.subgroups == 1  # one program (the workgroup level) orders all of its accesses itself
-        if ordered and region.written is None and not access.scattered:
+        if contained and ordered and region.written is None and not access.scattered:
             return  # nothing to check: a block access of global memory, or an element read, in one program
-        index = touched(access, self.launch.kernel)
+        index = touched(access)
         if index is None:
             return
         elements = (footprint(access.view, index) - region.start) // region.array.itemsize
         if not elements.size:
             return
+        if not contained:
+            self.check_inside(access, region, elements)
         if not ordered:
             self.check_order(sg, access, region, elements)
         if access.kind != WRITE and region.written is not None:
@@ -290,6 +302,16 @@ class WorkgroupCheck:
             self.race(sg, access, region, elements[at], int(writers[at]),
                       self.launch.ops[region.write_op[elements[at]]], "wrote")
 
+    def check_inside(self, access, region, elements) -> None:
+        """An element of a view (memref.reinterpret_cast) past the array's memory: no padding rule covers it."""
+        outside = (elements < 0) | (elements >= region.size)
+        if outside.any():
+            raise InterpretCheckError(
+                f"out-of-bounds access in kernel {self.launch.kernel}: {access.op.name} {DOING[access.kind]} element "
+                f"{int(elements[np.argmax(outside)])} of {region.name}, which has {region.size}: the "
+                f"{list(access.view.shape)} view it goes through (base_shape, base_strides) reaches past the array",
+                access.op.loc)
+
     def check_lanes(self, sg, access, region, elements) -> None:
         """Two lanes of one plain scatter write the same element: which value stays is not defined."""
         unique, counts = np.unique(elements, return_counts=True)
@@ -312,9 +334,8 @@ class WorkgroupCheck:
         return f" in subgroup {sg}" if self.launch.subgroups > 1 else ""
 
     def race(self, sg, access, region, element, other, other_op, what: str) -> None:
-        doing = {READ: "reads", WRITE: "writes", "atomic": "atomically updates"}[access.kind]
         raise InterpretCheckError(
-            f"data race in kernel {self.launch.kernel}: {access.op.name} in subgroup {sg} {doing} element "
+            f"data race in kernel {self.launch.kernel}: {access.op.name} in subgroup {sg} {DOING[access.kind]} element "
             f"{region.element(int(element))} of {region.name}, which {describe(other_op)} in subgroup {other} "
             f"{what} with no barrier between them", access.op.loc)
 
@@ -330,25 +351,16 @@ def accesses(op, operands) -> list[Access]:
             for position, both in kinds.items()]
 
 
-def touched(access: Access, kernel: str) -> tuple | None:
-    """The index into access.view of the elements the access touches (None: none). Raises InterpretCheckError
-    for a scatter lane outside its array."""
+def touched(access: Access) -> tuple | None:
+    """The index into access.view of the elements the access touches (None: none): a block tile's in-bounds part,
+    the selected lanes of a scatter inside its base, memref.load's element if inside (it reads 0 elsewhere)."""
     op, operands, ref = access.op, access.operands, access.ref
     valid = getattr(op, "valid", None)
     if isinstance(ref, TileRef):
         return tile_index(ref, valid)
     if isinstance(ref, ScatterRef):
-        selected = ref.selected(scatter_mask(op, operands), valid)
-        outside = selected & ~ref.inside()
-        if outside.any():
-            lane = tuple(int(i) for i in np.argwhere(outside)[0])
-            raise InterpretCheckError(
-                f"out-of-bounds access in kernel {kernel}: {op.name}: element {list(lane)} of the scatter tile "
-                f"is at offset "
-                f"{int(ref.offsets[lane])} of an array of {ref.base.size} elements, and no mask turns it off",
-                op.loc)
-        return ref.where(selected)
-    indices = tuple(int(i) for i in operands[1:])  # memref.load: one element, none outside (it reads 0 there)
+        return ref.where(ref.active(scatter_mask(op, operands), valid))
+    indices = tuple(int(i) for i in operands[1:])
     inside = all(0 <= i < n for i, n in zip(indices, ref.shape))
     return tuple(np.array([i]) for i in indices) if inside else None
 

@@ -188,15 +188,20 @@ class Target:
             if {"load", "prefetch"} & set(kinds) and (rule := self.block_io.load_rule(dtype.bits, *inst)):
                 return rule
         components = self.lane_components(inst)
-        if components <= MAX_VECTOR_COMPONENTS or (self.abi.private_blocks and "value" not in kinds):
+        if components == 1 or components in VECTOR_SIZES:
             return None
+        if components > MAX_VECTOR_COMPONENTS and self.abi.private_blocks and "value" not in kinds:
+            return None  # a load's or store's data stays in private memory
+        held = f"a lane holds {components} elements of a {inst[0]}x{inst[1]} block on sub-group {self.subgroup_size}"
+        if components < MAX_VECTOR_COMPONENTS:
+            return f"{held}; SPIR-V vectors have 2, 3, 4, 8 or 16 components"
         where = ("used by other ops than layout conversions" if self.abi.private_blocks else
                  f"with the {self.abi.name} builtin ABI")
-        return (f"a lane holds {components} elements of a {inst[0]}x{inst[1]} block on sub-group "
-                f"{self.subgroup_size}; SPIR-V vectors have at most {MAX_VECTOR_COMPONENTS} ({where})")
+        return f"{held}; SPIR-V vectors have at most {MAX_VECTOR_COMPONENTS} ({where})"
 
 
-MAX_VECTOR_COMPONENTS = 16  # SPIR-V (Kernel) vectors: 2, 3, 4, 8 or 16 components
+VECTOR_SIZES = (2, 3, 4, 8, 16)  # the component counts of SPIR-V (Kernel) vectors; a lane value is one, or a scalar
+MAX_VECTOR_COMPONENTS = VECTOR_SIZES[-1]
 
 
 def padded(n: int, unit: int) -> int:

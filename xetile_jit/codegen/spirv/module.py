@@ -8,6 +8,7 @@ import struct
 
 from llvmlite import ir
 
+from ...target.targets import VECTOR_SIZES
 from . import spec
 
 KERNEL_CALLING_CONVENTION = "spir_kernel"
@@ -113,7 +114,7 @@ class SpirvModule:
             self.require(spec.FLOAT_CAPABILITY.get(width))
             return self._cached(spec.OpTypeFloat, (width,))
         if isinstance(ty, ir.VectorType):
-            if ty.count not in spec.VECTOR_SIZES:
+            if ty.count not in VECTOR_SIZES:
                 raise NotImplementedError(f"SPIR-V emitter: vector type {ty} (Kernel vectors have 2, 3, 4, 8, 16)")
             self.require(spec.CapabilityVector16 if ty.count > 4 else None)
             return self._cached(spec.OpTypeVector, (self.type_id(ty.element), ty.count))

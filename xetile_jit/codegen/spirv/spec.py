@@ -205,7 +205,6 @@ CapabilityCacheControlsINTEL = 6441
 
 INT_CAPABILITY = {8: CapabilityInt8, 16: CapabilityInt16, 64: CapabilityInt64}
 FLOAT_CAPABILITY = {16: CapabilityFloat16, 64: CapabilityFloat64}
-VECTOR_SIZES = (2, 3, 4, 8, 16)
 
 # --- built-in variables: name -> (BuiltIn enumerant, is a 3-component vector) -----------------------
 BUILTIN_VARIABLES = {
