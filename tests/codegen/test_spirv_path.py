@@ -456,6 +456,30 @@ def test_far_column_does_not_crash():
 
 
 @xetile.kernel
+def outside_leading(x, out, lead, row):
+    v = xetile.load_tile(xetile.init_tile(x, [0, lead, row, 1], [2, 1]), padding=7)
+    xetile.store_tile(xetile.init_tile(out, [1, 2, 0, 1], [2, 1]), v ^ 5)
+
+
+def check_outside_leading(leads) -> None:
+    """A tile whose leading index is outside its 4-D array sees 0 rows there: it reads padding only, and the masked
+    element loads stay inside the array (they once read the row before it: SIGSEGV at the start of a page). A
+    narrow int32 array (element path), on both CPU targets; the case is printed first, so a crash names it."""
+    x = np.arange(3 * 3 * 30 * 9, dtype=np.int32).reshape(3, 3, 30, 9)
+    for lead in leads:
+        for target in ("cpu", "xe-emulated"):
+            print("outside_leading", lead, target, flush=True)
+            out = np.zeros((3, 3, 4, 2), np.int32)
+            reference, device = run_both(outside_leading, [x, out, np.int64(lead), np.int64(3)], {}, (1,), target)
+            np.testing.assert_array_equal(device[1], reference[1])
+            np.testing.assert_array_equal(device[1][1, 2, 0:2, 1], [7 ^ 5, 7 ^ 5])
+
+
+def test_leading_index_outside_reads_padding():
+    run_isolated("check_outside_leading([5, 3, -2**31, 2**31 - 1, 2**32 + 1])")
+
+
+@xetile.kernel
 def bytes_at(x, out, col):
     v = xetile.load_tile(xetile.init_tile(x, [0, col], [1, 64]), padding=7)
     xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 64]), v)

@@ -871,10 +871,7 @@ VARIANTS = {
 }
 # Case kinds and variants left off, each because the backend mishandles it today (the defect named); a line
 # deleted here switches it on.
-DISABLED = {
-    "huge_leading_offsets": "int64 offset overflow: a leading offset of -2**31 crashes the process on opencl:cpu "
-                            "(SIGSEGV) on both CPU targets",
-}
+DISABLED: dict[str, str] = {}
 FAMILIES = frozenset(CASE_WEIGHTS.keys() | VARIANTS.keys()) - DISABLED.keys()
 
 

@@ -201,10 +201,12 @@ def within(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
 
 
 def clamp(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
-    """i (i64) clamped into [0, n - 1]."""
+    """i (i64) clamped into [0, n - 1], and to 0 where n is 0: a masked-off access still reads inside its array
+    (a tile whose leading index is outside the array sees 0 rows: clamping to -1 read before the array)."""
     zero = ir.Constant(I64, 0)
     high = b.sub(n, ir.Constant(I64, 1))
-    return b.select(b.icmp_signed("<", i, zero), zero, b.select(b.icmp_signed(">", i, high), high, i))
+    below = b.select(b.icmp_signed(">", i, high), high, i)
+    return b.select(b.icmp_signed("<", below, zero), zero, below)
 
 
 def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, body: Callable) -> list | None:
