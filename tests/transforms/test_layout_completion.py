@@ -192,6 +192,28 @@ def test_inst_data_whose_lane_piece_is_no_spirv_vector_names_the_rule(rng, targe
     assert get_target(target).inst_rule(("value",), (4, 2), xetile.float16) is None
 
 
+@xetile.kernel
+def transposed_store(x, y):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [1, 32], layout=xetile.Layout([1, 2], [1, 16], inst_data=[1, 4])))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 1]), xetile.tile_transpose(v, [1, 0]))
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_a_transpose_does_not_carry_inst_data_to_the_other_side(rng, target):
+    """inst_data [1, 4] bf16 is a legal load block; its transpose [4, 1] is 2 bytes wide, no store block. The
+    stored side is blocked for its own store (the target's default), not refused at a line that gives no
+    inst_data, and the numbers are the interpreter's."""
+    x, y = rand(rng, (1, 32), "bfloat16"), np.zeros((32, 1), "bfloat16")
+    kern = transposed_store.warmup(x, y, target=target)
+    completed = kern.asm["xegpu"]
+    assert "inst_data = [1, 4]" in completed and "inst_data = [4, 1]" not in completed
+    reference, device = y.copy(), y.copy()
+    transposed_store[(1,)](x, reference, device="numpy")
+    transposed_store[(1,)](x, device, device="opencl:cpu", target=target)
+    np.testing.assert_array_equal(device, reference)
+    np.testing.assert_array_equal(reference[:, 0], x[0])
+
+
 def test_dpas_b_packs_two_rows_a_lane_word_and_loads_them_vnni_transformed(rng):
     """A 16-bit tile_mma B operand's lanes hold two K rows in a 32-bit word (lane_data [2, 1], as DPAS takes B):
     its loads are VNNI-transform messages (vISA shape ..nt), which give each lane the same elements as a plain

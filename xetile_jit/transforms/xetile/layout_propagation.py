@@ -57,6 +57,13 @@ def swapped(layout: Layout) -> Layout:
                   order=None if order == ROW_MAJOR else order)
 
 
+def swapped_map(layout: Layout) -> Layout:
+    """The transposed workgroup map, without inst_data: the blocks of one side need not be legal blocks of the
+    other's loads and stores (a [1, 3] bf16 block is a legal load, its [3, 1] transpose 2 bytes wide), so layout
+    completion blocks each side for its own uses (the load's blocks swapped where the transpose folds into it)."""
+    return swapped(dataclasses.replace(layout, inst_data=None))
+
+
 def default_layout(shape, subgroups: int) -> Layout:
     """`subgroups` over `shape`: rows first, columns taking the subgroups the rows cannot (splitting columns first
     would be exact for exactly the same shapes). When that is not exact, the dim that divides among more subgroups
@@ -191,7 +198,7 @@ class LayoutPropagation:
             self.both_ways(op, 0, op.result, lambda l: with_sg_data(l, {d: 1 for d in dims}),
                            lambda l: broadcast_result(l, dims, shape))
         elif isinstance(op, X.TileTransposeOp):
-            self.both_ways(op, 0, op.result, swapped, swapped)
+            self.both_ways(op, 0, op.result, swapped_map, swapped_map)
 
     def relate_scatter(self, op: Operation) -> None:
         """A #scatter tile and the value it loads or stores share one layout; its offsets, delta and mask have
