@@ -3,9 +3,9 @@
 The numpy interpreter on the XeTile IR is the reference; each stage lowered for each CPU target (`pipeline.lower`)
 runs in the level interpreters, and the SPIR-V built for that target on the device, all on fresh copies of the same
 inputs. Every interpreter run is in checking mode (ir/checking.py): a data race, a read of unwritten SLM or an access
-no padding rule covers, at any level, is a problem of the case. Every array argument's whole base allocation is compared (a pitched view's margin too), exactly or within a
-tolerance per array. This module is self-contained
-(numpy, ml_dtypes, xetile_jit): a reproducer script embeds its source.
+no padding rule covers, at any level, is a problem of the case. Every array argument's whole base allocation is
+compared (a pitched view's margin too), exactly or within a tolerance per array. This module is self-contained (numpy,
+ml_dtypes, xetile_jit): a reproducer script embeds its source.
 """
 
 import threading
