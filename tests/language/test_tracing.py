@@ -301,6 +301,6 @@ def test_array_used_as_a_number_is_a_compilation_error():
     x, out = np.ones((8, 16), np.float32), np.zeros((8, 16), np.float32)
     with pytest.raises(xetile.CompilationError, match=re.escape(
             "expected a number or a vector, got memref<?x?xf32, strided<[?, 1]>> (arrays are the bases of "
-            "init_tile, tiles are read with load_tile)")):
+            "init_tile and of `array + integer offsets`, tiles are read with load_tile)")):
         adds_an_array[(1,)](x, out, x)
     assert (out == 0).all()

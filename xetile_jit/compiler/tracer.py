@@ -20,7 +20,7 @@ from ..ir import core_ops as C
 from ..ir.core import Block, Value
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from ..runtime.args import python_scalar
-from ..language import dsl
+from ..language import dsl, pointers
 from .dependencies import Reads
 from ..language.semantic import Semantic, activate, default_dtype, is_py_scalar
 
@@ -457,6 +457,9 @@ class Tracer(ast.NodeVisitor):
         return self.visit(node.value)
 
     def binop(self, op: str, a, b):
+        moved = pointers.offset(op, a, b)  # `array + offsets`
+        if moved is not None:
+            return moved
         if isinstance(a, Value) or isinstance(b, Value):
             return self.sem.binary(op, a, b)
         return PY_OPERATORS[op](a, b)

@@ -172,8 +172,8 @@ class Semantic:
         """An IR value of `dtype` from an IR value (cast) or a Python number (a constant of `shape`)."""
         if isinstance(x, Value):
             if not isinstance(x.type, (ScalarType, VectorType)):
-                raise self.error(f"expected a number or a vector, got {x.type} (arrays are the bases of init_tile, "
-                                 "tiles are read with load_tile)")
+                raise self.error(f"expected a number or a vector, got {x.type} (arrays are the bases of init_tile and "
+                                 "of `array + integer offsets`, tiles are read with load_tile)")
             return x if dtype is None else self.cast(x, dtype)
         if not is_py_scalar(x):
             raise self.error(f"expected a number or an xetile value, got {type(x).__name__} {x!r}")

@@ -1,0 +1,144 @@
+"""Pointer arithmetic, Triton's spelling of gather and scatter: `x + offsets` names the elements of array `x` at
+`offsets` (an integer vector, 1-D or 2-D, or a number added to one), and `load`, `store` and the `atomic_*`
+functions read, write and combine there, masked like Triton's `tl.load(ptr + offs, mask, other)`.
+
+Offsets count elements in the array's row-major order (`x.flat`), whatever its rank: for a contiguous array they are
+Triton's pointer offsets; a strided view is indexed by the order of its elements, not by its memory, since the
+launch passes its strides. Each call is a #scatter tile of those offsets (language/scatter.py): lanes outside the
+array read `other` or are dropped, as every gather's are (XeTile RFC "load_gather and store_scatter").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.core import Value
+from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
+from . import scatter
+from .dsl import atomic_rmw_tile
+from .semantic import builtin, current, describe, is_py_scalar
+
+
+@dataclass(frozen=True)
+class Pointers:
+    """Array `array` at element `offsets` (an integer vector, a scalar value or a Python int)."""
+
+    array: Value
+    offsets: object
+
+
+def is_array(x) -> bool:
+    return isinstance(x, Value) and isinstance(x.type, MemRefType)
+
+
+def is_pointer(x) -> bool:
+    return is_array(x) or isinstance(x, Pointers)
+
+
+def is_integer(x) -> bool:
+    if isinstance(x, Value):
+        return isinstance(x.type, (ScalarType, VectorType)) and x.type.dtype.kind in "iu"
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def offset(op: str, a, b) -> Pointers | None:
+    """`a op b` where one side is an array or Pointers and the other integer offsets: the moved Pointers (+ either
+    way round, - by offsets). None where neither side is a pointer, or an array meets a non-integer (an array
+    passed where a number was meant: the semantic layer's error names it)."""
+    if not (is_pointer(a) or is_pointer(b)):
+        return None
+    sem = current()
+    if is_pointer(a) and is_pointer(b):
+        raise sem.error("pointer arithmetic adds offsets to one array, not two arrays")
+    base, delta = (a, b) if is_pointer(a) else (b, a)
+    if not is_integer(delta):
+        if is_array(base):
+            return None
+        raise sem.error(f"offsets must be integers, got {describe(delta)}")
+    if op not in ("+", "-") or base is b and op == "-":
+        raise sem.error(f"operator {op} on an array: arrays take `+ offsets` and `- offsets` (pointer arithmetic: "
+                        "x + offs names the elements xetile.load reads)")
+    if op == "-":
+        delta = sem.negate(delta) if isinstance(delta, Value) else -delta
+    if is_array(base):
+        return Pointers(base, delta)
+    return Pointers(base.array, sem.binary("+", base.offsets, delta))
+
+
+def _pointers(sem, pointer, op: str) -> Pointers:
+    if is_array(pointer):
+        pointer = Pointers(pointer, 0)
+    if not isinstance(pointer, Pointers):
+        raise sem.error(f"{op}: expected `array + offsets` (an array argument plus an integer vector), got "
+                        f"{describe(pointer)}")
+    offsets = pointer.offsets
+    if not (isinstance(offsets, Value) and isinstance(offsets.type, VectorType)):
+        raise sem.error(f"{op}: the offsets of `array + offsets` must be a 1-D or 2-D integer vector (xetile.arange, "
+                        f"iota), got {describe(offsets)}; one element is read as x[i]")
+    return pointer
+
+
+def _gather_tile(sem, pointer, op: str) -> Value:
+    p = _pointers(sem, pointer, op)
+    return scatter.init_scatter_tile(p.array, p.offsets, None, 1)
+
+
+def _mask(sem, mask, shape):
+    """`mask` broadcast to the offsets' shape, as Triton broadcasts it (a Python bool is all lanes on or off)."""
+    if mask is None or mask is True:
+        return None
+    if is_py_scalar(mask):
+        return sem.constant(bool(mask), bool_, shape)
+    return sem.broadcast_to(sem.to_value(mask), shape)
+
+
+@builtin
+def load(pointer, mask=None, other=None) -> Value:
+    """The elements at `pointer` (`array + offsets`): Triton's `tl.load(ptr + offs, mask, other)`. Masked-off lanes
+    and lanes outside the array read `other` (a number, or a vector taken where the mask is off; default 0)."""
+    sem = current()
+    tile = _gather_tile(sem, pointer, "load")
+    mask = _mask(sem, mask, tile.type.shape)
+    if other is None or is_py_scalar(other):
+        return scatter.load_gather(tile, mask, padding=other or 0)
+    value = scatter.load_gather(tile, mask)
+    return value if mask is None else sem.where(mask, value, other)
+
+
+@builtin
+def store(pointer, value, mask=None) -> None:
+    """Writes `value` (broadcast to the offsets' shape) at `pointer` (`array + offsets`), except masked-off lanes
+    and lanes outside the array: Triton's `tl.store(ptr + offs, value, mask)`."""
+    sem = current()
+    tile = _gather_tile(sem, pointer, "store")
+    scatter.store_scatter(tile, _broadcast(sem, value, tile), _mask(sem, mask, tile.type.shape))
+
+
+def _broadcast(sem, value, tile: Value):
+    """A vector `value` broadcast to the tile's shape (numbers are splat by the scatter ops)."""
+    if isinstance(value, Value) and isinstance(value.type, VectorType):
+        return sem.broadcast_to(value, tile.type.shape)
+    return value
+
+
+def _atomic(kind: str):
+    def atomic(pointer, value, mask=None) -> Value:
+        sem = current()
+        if isinstance(pointer, Value) and isinstance(pointer.type, TileType):  # block or #scatter tiles
+            return atomic_rmw_tile(kind, value, pointer, mask)
+        tile = _gather_tile(sem, pointer, f"atomic_{kind}")
+        return scatter.atomic_rmw_scatter(kind, _broadcast(sem, value, tile), tile, _mask(sem, mask, tile.type.shape))
+
+    atomic.__name__ = atomic.__qualname__ = f"atomic_{kind}"
+    atomic.__doc__ = (f"Atomically {kind}s `value` into the elements at `pointer` (`array + offsets`, or a tile) and "
+                      f"returns the old values; masked-off lanes and lanes outside the array are left alone: "
+                      f"Triton's `tl.atomic_{kind}(ptr + offs, value, mask)`.")
+    return builtin(atomic)
+
+
+atomic_add = _atomic("add")
+atomic_max = _atomic("max")
+atomic_min = _atomic("min")
+atomic_and = _atomic("and")
+atomic_or = _atomic("or")
+atomic_xor = _atomic("xor")
+atomic_xchg = _atomic("xchg")
