@@ -907,7 +907,7 @@ def batch(seed: int, index: int, cases: int) -> Batch:
     return Batch(f"fuzz_{seed}_{index}", made, grid, options)
 
 
-# ==== Triton idioms: bit casts, and a 1-D vector broadcast against a 2-D one ========================================
+# ==== Triton idioms: bit casts, a 1-D vector broadcast against a 2-D one, pointer arithmetic ======================
 # Case kinds kept in this block of their own: they register on Gen and in CASE_WEIGHTS here.
 SAME_WIDTH = {8: ["int8", "uint8"], 16: ["float16", "bfloat16", "int16", "uint16"],
               32: ["float32", "int32", "uint32"], 64: ["int64", "uint64"]}
@@ -949,7 +949,46 @@ def broadcast_rank_case(gen: Gen) -> None:
     gen.store(dtype, (m, n), gen.pick(ROW_OPS["i" if kind(dtype) == "u" else kind(dtype)]).format(a=a, b=b))
 
 
-IDIOM_CASES = {"bitcast": (bitcast_case, 1), "broadcast_rank": (broadcast_rank_case, 1)}
+def pointers_case(gen: Gen) -> None:
+    """Triton's spelling of gather and scatter: `xetile.load/store/atomic_*` on `array + offsets`, offsets a 1-D
+    arange or a 2-D iota grid with some past either end of an array of rank 1 to 3, masked (a 1-D mask broadcast to
+    2-D offsets), with `other`. Offsets are distinct, so a store's or an atomic's lanes never collide."""
+    dtype = gen.pick([d for d in DTYPES if d != "bool"])
+    n = int(gen.pick([1, 7, 16, 32]))
+    shape = (int(gen.pick([2, 3, 8])), n) if gen.chance(0.4) else (n,)
+    step = int(gen.pick([1, 2, 3]))
+    lead = (int(gen.pick([2, 3])),) if gen.chance(0.3) else ()
+    table_shape = (gen.extent(2 * n * step),) if gen.chance(0.5) else (gen.extent(shape[0]), gen.extent(n * step))
+    size = int(np.prod(lead + table_shape))
+    base = gen.index(int(gen.pick([0, 0, -step * n // 2, size - 3, int(gen.rng.integers(0, max(1, size)))])))
+    offs = (f"(xetile.arange(0, {n}) * {step} + {base})" if len(shape) == 1 else
+            f"(xetile.iota({list(shape)}, 0) * {n * step} + xetile.iota({list(shape)}, 1) * {step} + {base})")
+    mask = gen.pick(["", f", mask={offs} < {int(gen.rng.integers(0, size + 2))}",
+                     f", mask=(xetile.arange(0, {n}) % 3) != 1"])
+    table = gen.array("tab", table_shape, dtype, lead=lead)
+    op = gen.pick(["load", "load", "store", "atomic"])
+    if op == "atomic" and dtype not in ATOMIC_DTYPES:
+        op = "load"
+    if op == "load":
+        other = f", other={gen.pick(LITERALS[kind(dtype)])}" if gen.chance(0.5) else ""
+        gen.store(dtype, shape, f"xetile.load({table} + {offs}{mask}{other})")
+        return
+    value = gen.load(gen.array("val", shape, dtype), shape, shape, layout=False)
+    gen.case.tols[table] = (0.0 if op == "store" else TOLERANCE.get(dtype, 0.0), False)
+    if op == "store":
+        gen.case.lines.append(f"xetile.store({table} + {offs}, {value}{mask})")
+        return
+    contended = gen.grid != (1, 1)   # every workgroup updates the same elements: order-independent kinds only
+    akind = gen.pick([k for k in ATOMIC_KINDS if k != "mul" and kind(dtype) in ATOMIC_KINDS[k] and not
+                      (contended and (k == "xchg" or (kind(dtype) == "f" and k not in ("max", "min"))))])
+    call = f"xetile.atomic_{akind}({table} + {offs}, {value}{mask})"
+    if contended:
+        gen.case.lines.append(call)
+    else:
+        gen.store(dtype, shape, call, stem="old")
+
+
+IDIOM_CASES = {"bitcast": (bitcast_case, 1), "broadcast_rank": (broadcast_rank_case, 1), "pointers": (pointers_case, 1)}
 for _name, (_make, _weight) in IDIOM_CASES.items():
     setattr(Gen, _name, _make)
     CASE_WEIGHTS[_name] = _weight
