@@ -22,7 +22,7 @@ from .jit.kernel import CompiledKernel, Kernel, kernel, synchronize
 from .compiler.layout_space import layouts
 from .language.random import rand, randint, randn
 from .ir.attrs import Layout
-from .runtime.device import default_device, default_target
+from .runtime.device import default_device, default_target, empty_shared
 from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
 bool = bool_  # the public spelling of the dtype, as numpy's `bool`
@@ -46,7 +46,7 @@ def __getattr__(name: str):
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "InterpretCheckError",
     "LaunchError",
-    "default_device", "default_target", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
+    "default_device", "default_target", "empty_shared", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
     "Config", "autotune", "layouts",
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",

@@ -6,6 +6,9 @@ empty tensors of the shapes and dtypes `outputs` gives, on the device of the fir
 one node of a torch.compile graph (no graph break: dynamo never traces into it) and `backward=` (torch's
 `register_autograd`) gives it a gradient, written as more xetile ops.
 
+`empty_shared(shape, dtype)` makes a CPU tensor in USM shared memory, which launches on the CPU SYCL device read and
+write in place (runtime/shared_memory.py): zero copy, where a tensor of torch's allocator is copied both ways.
+
 `fn` is a Python function whose annotations give the op's schema (torch.library.custom_op's rules: Tensor, int,
 float, bool, ... arguments; a Tensor or a tuple of Tensors returned), or an `@xetile.kernel`: its op takes the
 kernel's parameters that are neither outputs nor `constants` (Tensors, but for those named in `scalars` with their
@@ -20,6 +23,8 @@ from typing import Callable
 import torch
 
 from .jit.kernel import Kernel
+from .runtime import device as devices
+from .runtime.torch_tensors import numpy_dtype
 
 SCHEMA_TYPES = {int: "SymInt", float: "float", bool: "bool"}
 
@@ -101,3 +106,13 @@ def kernel_op(kernel: Kernel, outputs: dict, grid: Callable | None, constants: d
         return found[0] if len(found) == 1 else found
 
     return launch, single_or_all, f"({arguments}) -> {results}"
+
+
+def empty_shared(shape, dtype=torch.float32, device=None) -> torch.Tensor:
+    """An uninitialized CPU tensor in USM shared memory of `device`'s SYCL context (default: the CPU device), which
+    launches there take in place, zero copy (module docstring); views of it too. bfloat16, which numpy lacks, is
+    allocated as int16 and viewed."""
+    bf16 = dtype is torch.bfloat16
+    array = devices.empty_shared(shape, "int16" if bf16 else numpy_dtype(dtype), device or devices.cpu_device().queue)
+    tensor = torch.from_numpy(array)  # holds the array, which holds the memory
+    return tensor.view(torch.bfloat16) if bf16 else tensor

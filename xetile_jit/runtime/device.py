@@ -38,9 +38,11 @@ from dataclasses import dataclass
 
 import dpctl
 import dpctl.memory
+import numpy as np
 
 from ..target.targets import CPU_TARGETS, TARGETS
 from ..errors import LaunchError
+from . import shared_memory
 from .args import is_usm, usm_interface, usm_ndarray_of
 from .torch_tensors import is_tensor, stream_queue
 
@@ -213,3 +215,13 @@ def check_work_items(grid: tuple[int, int, int], workgroup_size: int) -> None:
     if work_items > MAX_WORK_ITEMS:
         raise LaunchError(f"grid {grid} of {workgroup_size}-work-item workgroups is {work_items} work-items; a SYCL "
                           f"launch takes at most 2**31 - 1 = {MAX_WORK_ITEMS} (DPC++ assumes ids fit in an int)")
+
+
+def empty_shared(shape, dtype=np.float32, device=None) -> np.ndarray:
+    """A host array (uninitialized, C-contiguous) in USM shared memory of `device`'s SYCL context (default: the
+    default device), which launches there read and write in place, with no copy either way
+    (runtime/shared_memory.py). `dtype`: a numpy dtype or an xetile one."""
+    queue = select_device(device).queue
+    if queue is None:
+        raise LaunchError("empty_shared: the numpy interpreter has no shared memory; name a SYCL device")
+    return shared_memory.allocate(shape, getattr(dtype, "np_dtype", dtype), queue)

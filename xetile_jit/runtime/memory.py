@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import LaunchError
 from .args import (ArraySpec, as_array, copied_contiguous, runtime_value, usm_interface, usm_ndarray_of,
                    usm_strides)
+from . import shared_memory
 from .sycl import scalar_arg
 
 _SIZE_ARGS: dict = {}  # (shape, strides) -> the four i64 kernel arguments (ctypes values are copied at submit)
@@ -141,8 +142,10 @@ def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written
     """The kernel arguments of a launch on `queue`, and `finish()`, to call once the kernel has completed."""
     arrays = {name: as_array(name, values[name]) for name, spec in specs.items() if isinstance(spec, ArraySpec)}
     host = {name: array for name, array in arrays.items() if isinstance(array, np.ndarray)}
+    shared = {name for name, array in host.items() if passed_in_place(array, queue)} if shared_memory.any_shared() \
+        else set()
     staged, copies = {}, []
-    for group in overlapping(host):
+    for group in overlapping({name: array for name, array in host.items() if name not in shared}):
         args, copy = stage_group(queue, {name: host[name] for name in group}, written)
         staged.update(args)
         copies.append(copy)  # kept until the kernel has run: the pointers into its buffer do not hold it
@@ -150,8 +153,12 @@ def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written
     for name, spec in specs.items():
         if not isinstance(spec, ArraySpec):
             kernel_args.append(scalar_arg(runtime_value(spec, values[name])))
+        elif name in staged:
+            kernel_args += staged[name].kernel_args()
+        elif name in shared:
+            kernel_args += shared_arg(queue, name, host[name]).kernel_args()
         else:
-            kernel_args += (staged[name] if name in staged else usm_arg(queue, name, arrays[name])).kernel_args()
+            kernel_args += usm_arg(queue, name, arrays[name]).kernel_args()
 
     def finish() -> None:
         for copy in copies:
@@ -159,6 +166,19 @@ def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written
                 copy.copy_back()
 
     return kernel_args, finish
+
+
+def passed_in_place(array: np.ndarray, queue: dpctl.SyclQueue) -> bool:
+    """Whether a host array lies in USM shared memory of the queue's context (runtime/shared_memory.py), so the
+    kernel takes it by its address; not an empty array, nor one that goes as a C-contiguous copy."""
+    return bool(array.size) and not copied_contiguous(array) and shared_memory.in_shared_memory(
+        *byte_span(array), queue.sycl_context)
+
+
+def shared_arg(queue: dpctl.SyclQueue, name: str, array: np.ndarray) -> ArrayArg:
+    strides = element_strides(name, array)
+    return ArrayArg(address_memory(array.ctypes.data, array.shape, strides, array.itemsize, queue), array.shape,
+                    strides)
 
 
 def byte_span(array: np.ndarray) -> tuple[int, int]:
