@@ -20,6 +20,7 @@ undefined behaviour), and operations whose result jumps with the last bit of the
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ def kind(dtype: str) -> str:
 
 INTS = ["int8", "uint8", "int16", "int32", "int64"]
 DTYPES = FLOATS + INTS + ["bool"]
+ELEMENT_TYPES = [types.bool_ if d == "bool" else getattr(types, d) for d in DTYPES]
 BITS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64}
 BOUNDARY = (1, 2, 7, 8, 13, 16, 17, 31, 32, 33)   # tile dims: around the 8/16/32 block and subgroup sizes
 # The driver's build of the unrolled SPIR-V dominates the fuzzer's time and grows faster than linearly with it: small
@@ -250,18 +252,18 @@ class Gen:
         return [self.index(int(self.rng.integers(n) if self.chance(0.8) else self.pick([-1, n, *huge])))
                 for n in lead]
 
-    def layout(self, shape, dtype: str) -> str:
+    def layout(self, shape) -> str:
         """`, layout=...` with a random legal layout of the batch's subgroup count, or nothing."""
-        lay = self.layout_value(shape, dtype)
+        lay = self.layout_value(shape)
         return f", layout={lay}" if lay else ""
 
-    def layout_value(self, shape, dtype: str, replicated: bool = True) -> str:
-        """A random legal xetile.Layout for a `shape` value of `dtype` (sg_layout and sg_data of the batch's subgroup
+    def layout_value(self, shape, replicated: bool = True) -> str:
+        """A random legal xetile.Layout for a `shape` value of any dtype (sg_layout and sg_data of the batch's subgroup
         count, perhaps inst_data too), or "" (none). `replicated`: whether subgroups may share data."""
         if self.chance(0.5) or (len(shape) == 1 and "layouts_1d" not in FAMILIES):
             return ""
         if self.subgroups == 1:
-            inst = random_inst_data(self.rng, shape, dtype) if "inst_data_only" in FAMILIES else None
+            inst = random_inst_data(self.rng, shape) if "inst_data_only" in FAMILIES else None
             return f"xetile.Layout(inst_data={list(inst)})" if inst else ""
         for _ in range(8):
             sg_layout, sg_data = random_layout(self.rng, shape, self.subgroups)
@@ -269,11 +271,8 @@ class Gen:
                 break
         else:
             return ""
-        inst = random_inst_data(self.rng, sg_data, dtype) if "inst_data" in FAMILIES and self.chance(0.3) else None
+        inst = random_inst_data(self.rng, sg_data) if "inst_data" in FAMILIES and self.chance(0.3) else None
         return f"xetile.Layout({list(sg_layout)}, {list(sg_data)}{f', inst_data={list(inst)}' if inst else ''})"
-
-    def dtype_of(self, array: str) -> str:
-        return next(a.dtype for a in self.case.args if a.name == array)
 
     def place(self, extent, shape, lead=()) -> str:
         """The offsets of a `shape` tile of an array of `extent` (its last dims) behind `lead` dims."""
@@ -281,7 +280,7 @@ class Gen:
         return "[" + ", ".join(offs) + "]"
 
     def load(self, array: str, extent, shape, *, pad: str = "", layout: bool = True, lead=()) -> str:
-        lay = self.layout(shape, self.dtype_of(array)) if layout else ""
+        lay = self.layout(shape) if layout else ""
         name = self.fresh("v")
         offsets = self.place(extent, shape, lead)
         self.case.lines.append(f"{name} = xetile.load_tile(xetile.init_tile({array}, {offsets}, {list(shape)}{lay})"
@@ -564,23 +563,23 @@ class Gen:
         v = self.load(self.array("x", extent, dtype), extent, shape)
         step = self.pick(["transpose", "reduce", "broadcast", "convert"])
         if step == "convert" and "convert_layout" in FAMILIES:
-            lay = self.layout_value(shape, dtype) or "xetile.Layout([1, 1], " + f"{list(shape)})"
+            lay = self.layout_value(shape) or "xetile.Layout([1, 1], " + f"{list(shape)})"
             if self.subgroups > 1 and lay.startswith("xetile.Layout([1, 1]"):
                 lay = ""
             code = f"xetile.convert_layout({v}, {lay})" if lay else v
             self.store(dtype, shape, f"({code} + {code})" if kind(dtype) != "b" else code)
         elif step == "transpose":
-            self.store(dtype, shape[::-1], f"xetile.tile_transpose({v}, [1, 0]{self.layout(shape[::-1], dtype)})")
+            self.store(dtype, shape[::-1], f"xetile.tile_transpose({v}, [1, 0]{self.layout(shape[::-1])})")
         elif step == "reduce":
             dim = int(self.pick([0, 1]))
             kept = (1, shape[1]) if dim == 0 else (shape[0], 1)
             rkind = self.pick([k for k in REDUCE_KINDS[kind(dtype) if kind(dtype) != "u" else "i"]
                                if k not in ("add", "mul")])   # exact: no float sums to reorder
-            self.store(dtype, kept, f"xetile.tile_reduce({rkind!r}, {v}, [{dim}]{self.layout(kept, dtype)})")
+            self.store(dtype, kept, f"xetile.tile_reduce({rkind!r}, {v}, [{dim}]{self.layout(kept)})")
         else:
             small = self.fresh("r")
             self.case.lines.append(f"{small} = xetile.tile_reduce('max', {v}, [0])")
-            self.store(dtype, shape, f"xetile.tile_broadcast({small}, [0], {list(shape)}{self.layout(shape, dtype)})")
+            self.store(dtype, shape, f"xetile.tile_broadcast({small}, [0], {list(shape)}{self.layout(shape)})")
 
     def slm(self) -> None:
         """Shared local memory: subgroups store their pieces of a tile to an alloc_slm buffer (filled first, where the
@@ -591,17 +590,17 @@ class Gen:
         extent = (self.extent(shape[0]), self.extent(shape[1]))
         buf = (shape[0] + int(self.pick([0, 0, 3])), shape[1] + int(self.pick([0, 0, 5])))
         replicated = "slm_replicated" in FAMILIES
-        put = self.layout_value(shape, dtype, replicated)
+        put = self.layout_value(shape, replicated)
         v = self.load(self.array("x", extent, dtype), extent, shape, layout=False)
         slm, at = self.fresh("slm"), [int(self.rng.integers(0, buf[0] - shape[0] + 1)),
                                       int(self.rng.integers(0, buf[1] - shape[1] + 1))]
         back = self.pick([shape, shape[::-1]]) if buf[0] >= shape[1] and buf[1] >= shape[0] else shape
-        get = self.layout_value(back, dtype, replicated)
+        get = self.layout_value(back, replicated)
         self.case.lines.append(f"{slm} = xetile.alloc_slm({list(buf)}, {xt(dtype)})")
         if back != shape or at != [0, 0] or buf != shape:
             # the read-back tile sees elements the piece does not write: a fill first defines them (SLM starts
             # undefined, and checking mode reports a read of an element nothing wrote)
-            fill = self.layout_value(buf, dtype, replicated)
+            fill = self.layout_value(buf, replicated)
             self.case.lines += [
                 f"xetile.store_tile(xetile.init_tile({slm}, [0, 0], {list(buf)}{', layout=' + fill if fill else ''}), "
                 f"{self.pick(LITERALS[kind(dtype)])})",
@@ -690,13 +689,19 @@ def random_layout(rng, shape, subgroups: int) -> tuple[tuple[int, int], tuple[in
     return sg_layout, tuple(data)
 
 
-def random_inst_data(rng, shape, dtype: str) -> tuple[int, ...] | None:
+def random_inst_data(rng, shape) -> tuple[int, ...] | None:
     """An inst_data (the block one instruction handles) dividing `shape` that both CPU targets take for loads, stores
-    and values of `dtype` (Target.inst_rule), or None."""
-    element = types.bool_ if dtype == "bool" else getattr(types, dtype)
-    legal = [inst for inst in itertools.product(*map(divisors, shape))
-             if all(get_target(t).inst_rule(("load", "store", "value"), inst, element) is None for t in CPU_TARGETS)]
+    and values of every dtype (Target.inst_rule), or None. Every dtype, because the values a cast or a mixed-type
+    operator joins share one layout, inst_data included (transforms/xetile/layout_completion.py): a [1, 1] block of an
+    f32 load is no block for the stores of its f16 cast."""
+    legal = [inst for inst in itertools.product(*map(divisors, shape)) if legal_everywhere(inst)]
     return legal[int(rng.integers(len(legal)))] if legal else None
+
+
+@functools.cache
+def legal_everywhere(inst: tuple[int, ...]) -> bool:
+    return all(get_target(t).inst_rule(("load", "store", "value"), inst, element) is None
+               for t in CPU_TARGETS for element in ELEMENT_TYPES)
 
 
 def mma_shape(rng, mma) -> tuple[int, int]:
