@@ -1,0 +1,342 @@
+"""The workgroup-level XeGPU IR in the syntax upstream MLIR (23) parses and verifies, for its XeGPU pipeline
+(`mlir-opt --gpu-lower-to-xevm-pipeline="xegpu-op-level=workgroup ..."`): `export_mlir(func, arrays, size)`.
+
+Our RFC syntax differs from upstream's where upstream moved on: upstream takes the block offsets as operands of
+load_nd/store_nd/prefetch_nd and has no update_nd_offset, so a descriptor here is created once on its memref and
+its offsets travel as index values (scf.for iter_args where the RFC carries the descriptor); upstream reads the
+layouts only where they sit on the anchor ops (`layout` on loads, stores and prefetches, `layout_a`/`layout_b`/
+`layout_cd` on dpas) and propagates the rest itself, so other ops print none and layout conversions that keep
+the subgroup split print nothing. The kernel is a `gpu.func` with its workgroup size in a `gpu.module`, and every
+memref argument has the launch's static shape and strides. An op upstream has no form for raises
+NotImplementedError naming it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir.attrs import Layout
+from ..ir.core import FuncOp, Operation, Value
+from ..ir.core_ops import ConstantOp, ForOp, ProgramIdOp, ReturnOp, YieldOp, format_scalar
+from ..ir.printer import Printer
+from ..ir.types import DType, MemRefType, VectorType, bool_, index_dtype
+from ..ir.xegpu_ops import (CreateNdDescOp, DpasOp, LoadNdOp, MultiReductionOp, PrefetchNdOp, StoreNdOp,
+                            TensorDescType, UpdateNdOffsetOp, VectorBroadcastOp, XeGPUConvertLayoutOp)
+
+ANCHOR_FIELDS = ("sg_layout", "sg_data", "inst_data")  # what upstream reads at the workgroup level
+PRINTED_AS_IS = ("arith.", "math.")  # dialects whose ops our printer writes as upstream does
+REDUCTION_START = {"add": 0, "mul": 1, "maxnumf": -math.inf, "minnumf": math.inf}  # upstream's accumulator
+
+
+@dataclass(frozen=True)
+class ArrayShape:
+    """A memref argument's launch shape and strides, in elements."""
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Block:
+    """A descriptor at the upstream level: the created descriptor's name, the names of its index offsets and the
+    shape of its memref."""
+    desc: str
+    offsets: tuple[str, ...]
+    extents: tuple[int, ...]
+
+
+def anchor_layout(layout: Layout | None) -> str:
+    """`#xegpu.layout<sg_layout = ..., sg_data = ..., inst_data = ...>` (the lane fields left to upstream)."""
+    if layout is None:
+        raise NotImplementedError("upstream MLIR export: an anchor op without a layout")
+    fields = {k: v for k, v in layout.set_fields().items() if k in ANCHOR_FIELDS}
+    return Layout(**fields).text("xegpu")
+
+
+def tdesc_type(t: TensorDescType) -> str:
+    if t.memory_space != "global":
+        raise NotImplementedError(f"upstream MLIR export: a tensor_desc in {t.memory_space} memory")
+    return f"!xegpu.tensor_desc<{'x'.join(map(str, t.shape))}x{t.dtype.mlir}>"
+
+
+def memref_type(t: MemRefType, array: ArrayShape | None) -> str:
+    if array is None:
+        raise NotImplementedError("upstream MLIR export: a memref argument without the launch's shape")
+    if not t.block_io:
+        raise NotImplementedError("upstream MLIR export: an array 2D block messages cannot address (upstream "
+                                  "lowers every load_nd to them)")
+    if len(array.shape) != t.rank:
+        raise NotImplementedError(f"upstream MLIR export: a rank-{len(array.shape)} array seen as rank {t.rank}")
+    return (f"memref<{'x'.join(map(str, array.shape))}x{t.dtype.mlir}, "
+            f"strided<[{', '.join(map(str, array.strides))}]>>")
+
+
+class UpstreamPrinter(Printer):
+    """Our printer with upstream's forms for the ops that differ; descriptors as `Block`s."""
+
+    def __init__(self):
+        super().__init__("xegpu")
+        self.blocks: dict[Value, Block] = {}
+        self.memrefs: dict[Value, str] = {}  # memref argument -> its upstream type
+        self.arrays: dict[Value, ArrayShape] = {}  # memref argument -> its launch shape
+
+    def attr_dict(self, op: Operation, attrs: dict | None = None) -> str:
+        """Only the op's own attributes: upstream propagates the layouts of values from the anchor ops."""
+        items = dict(attrs or {})
+        return " {" + ", ".join(f"{k} = {v}" for k, v in items.items()) + "}" if items else ""
+
+    def line(self, indent: int, text: str) -> None:
+        self.lines.append(" " * indent + text)
+
+    def fresh(self, hint: str | None = None) -> str:
+        return self._fresh(hint)
+
+    def block(self, v: Value) -> Block:
+        if v not in self.blocks:
+            raise NotImplementedError("upstream MLIR export: a tensor_desc not made by create_nd_tdesc in the kernel")
+        return self.blocks[v]
+
+    def at(self, v: Value) -> str:
+        block = self.block(v)
+        return f"{block.desc}[{', '.join(block.offsets)}]"
+
+    def print_op(self, op: Operation, indent: int) -> None:
+        handler = HANDLERS.get(type(op))
+        if handler is not None:
+            handler(self, op, indent)
+        elif op.name.startswith(PRINTED_AS_IS) and not op.regions:
+            super().print_op(op, indent)
+        else:
+            raise NotImplementedError(f"upstream MLIR export: no upstream form for {op.name} "
+                                      f"({type(op).__name__})")
+
+
+def scalar_literal(value, dtype: DType) -> str:
+    """A constant as upstream reads it: a float that is not finite as its bits in hex."""
+    if dtype.is_float and not math.isfinite(float(value)):
+        bits = np.array(value, dtype.np_dtype).view(f"u{dtype.np_dtype.itemsize}")
+        return f"0x{int(bits):0{2 * dtype.np_dtype.itemsize}X}"
+    return format_scalar(value, dtype)
+
+
+def constant(p: UpstreamPrinter, indent: int, value, t, hint: str | None = None) -> str:
+    name = p.fresh(hint)
+    literal = scalar_literal(value, t.dtype)
+    p.line(indent, f"{name} = arith.constant {f'dense<{literal}>' if isinstance(t, VectorType) else literal} : {t}")
+    return name
+
+
+def print_constant(p: UpstreamPrinter, op: ConstantOp, indent: int) -> None:
+    p.names[op.result] = constant(p, indent, op.value, op.result.type, op.result.name_hint)
+
+
+def print_reduction(p: UpstreamPrinter, op: MultiReductionOp, indent: int) -> None:
+    """Upstream's multi_reduction drops the reduced dims and takes a start value; ours keeps them as 1s."""
+    (source,) = op.operands
+    if op.rfc_kind not in REDUCTION_START:
+        raise NotImplementedError(f"upstream MLIR export: a vector.multi_reduction <{op.rfc_kind}>")
+    kept = VectorType(tuple(n for i, n in enumerate(source.type.shape) if i not in op.dims), source.type.dtype)
+    start = constant(p, indent, REDUCTION_START[op.rfc_kind], kept, "start")
+    reduced = p.fresh("reduced")
+    p.line(indent, f"{reduced} = vector.multi_reduction <{op.rfc_kind}>, {p.name(source)}, {start} "
+                   f"[{', '.join(map(str, op.dims))}] : {source.type} to {kept}")
+    p.line(indent, f"{p.name(op.result)} = vector.shape_cast {reduced} : {kept} to {op.result.type}")
+
+
+def print_broadcast(p: UpstreamPrinter, op: VectorBroadcastOp, indent: int) -> None:
+    (source,) = op.operands
+    p.line(indent, f"{p.name(op.result)} = vector.broadcast {p.name(source)} : {source.type} to {op.result.type}")
+
+
+def print_program_id(p: UpstreamPrinter, op: ProgramIdOp, indent: int) -> None:
+    """Upstream's gpu.block_id is an index; ours an i32."""
+    block_id = p.fresh("block_id")
+    p.line(indent, f"{block_id} = gpu.block_id {'xyz'[op.axis]}")
+    p.line(indent, f"{p.name(op.result)} = arith.index_cast {block_id} : index to {op.result.type}")
+
+
+def print_create(p: UpstreamPrinter, op: CreateNdDescOp, indent: int) -> None:
+    base, *offsets = op.operands
+    desc = p.name(op.result)
+    p.line(indent, f"{desc} = xegpu.create_nd_tdesc {p.name(base)} : {p.memrefs[base]} -> "
+                   f"{tdesc_type(op.result.type)}")
+    p.blocks[op.result] = Block(desc, tuple(p.name(v) for v in offsets), p.arrays[base].shape)
+
+
+def print_update(p: UpstreamPrinter, op: UpdateNdOffsetOp, indent: int) -> None:
+    t, *deltas = op.operands
+    block = p.block(t)
+    moved = []
+    for offset, delta in zip(block.offsets, deltas):
+        name = p.fresh("offset")
+        p.line(indent, f"{name} = arith.addi {offset}, {p.name(delta)} : index")
+        moved.append(name)
+    p.blocks[op.result] = Block(block.desc, tuple(moved), block.extents)
+
+
+def print_load(p: UpstreamPrinter, op: LoadNdOp, indent: int) -> None:
+    (t,) = op.operands
+    attrs = {"layout": anchor_layout(op.result.layout)}
+    if op.transpose:
+        raise NotImplementedError("upstream MLIR export: a transposed load_nd")
+    loaded = p.name(op.result) if op.padding == 0 else p.fresh("loaded")
+    p.line(indent, f"{loaded} = xegpu.load_nd {p.at(t)}{p.attr_dict(op, attrs)} : "
+                   f"{tdesc_type(t.type)} -> {op.result.type}")
+    if op.padding != 0:
+        padded(p, indent, loaded, op.result, p.block(t), op.padding)
+
+
+def padded(p: UpstreamPrinter, indent: int, loaded: str, result: Value, block: Block, padding) -> None:
+    """Upstream's load_nd reads 0 outside the memref; ours reads `padding` there: the elements outside, by their
+    row and column against the memref's extents, are replaced."""
+    t = result.type
+    mask = VectorType(t.shape, bool_)
+    inside = []
+    for dim, (offset, extent) in enumerate(zip(block.offsets, block.extents)):
+        indices = VectorType((t.shape[dim],), index_dtype)
+        step, start, at, limit, within = (p.fresh(h) for h in ("step", "start", "at", "limit", "within"))
+        p.line(indent, f"{step} = vector.step : {indices}")
+        p.line(indent, f"{start} = vector.broadcast {offset} : index to {indices}")
+        p.line(indent, f"{at} = arith.addi {step}, {start} : {indices}")
+        p.line(indent, f"{limit} = arith.constant dense<{extent}> : {indices}")
+        p.line(indent, f"{within} = arith.cmpi ult, {at}, {limit} : {indices}")  # a negative index is beyond too
+        inside.append(spread(p, indent, within, VectorType(indices.shape, bool_), dim, mask))
+    valid = p.fresh("inside")
+    p.line(indent, f"{valid} = arith.andi {inside[0]}, {inside[1]} : {mask}")
+    fill = constant(p, indent, padding, t, "padding")
+    p.line(indent, f"{p.name(result)} = arith.select {valid}, {loaded}, {fill} : {mask}, {t}")
+
+
+def spread(p: UpstreamPrinter, indent: int, flags: str, t: VectorType, dim: int, mask: VectorType) -> str:
+    """The 1-D `flags` along dim `dim` of the 2-D `mask`, the same in every row (dim 1) or column (dim 0)."""
+    name = p.fresh("spread")
+    if dim == 1:
+        p.line(indent, f"{name} = vector.broadcast {flags} : {t} to {mask}")
+        return name
+    column = VectorType((t.shape[0], 1), bool_)
+    shaped = p.fresh("column")
+    p.line(indent, f"{shaped} = vector.shape_cast {flags} : {t} to {column}")
+    p.line(indent, f"{name} = vector.broadcast {shaped} : {column} to {mask}")
+    return name
+
+
+def print_store(p: UpstreamPrinter, op: StoreNdOp, indent: int) -> None:
+    value, t = op.operands
+    if op.valid is not None:
+        raise NotImplementedError("upstream MLIR export: store_nd of a padded block (valid)")
+    layout = {"layout": anchor_layout(value.layout)}
+    p.line(indent, f"xegpu.store_nd {p.name(value)}, {p.at(t)}{p.attr_dict(op, layout)} : {value.type}, "
+                   f"{tdesc_type(t.type)}")
+
+
+def print_prefetch(p: UpstreamPrinter, op: PrefetchNdOp, indent: int) -> None:
+    (t,) = op.operands
+    layout = {"layout": anchor_layout(t.type.layout)}
+    p.line(indent, f"xegpu.prefetch_nd {p.at(t)}{p.attr_dict(op, layout)} : {tdesc_type(t.type)}")
+
+
+def print_dpas(p: UpstreamPrinter, op: DpasOp, indent: int) -> None:
+    if op.vnni_b is not None or op.precision != "ieee":
+        raise NotImplementedError("upstream MLIR export: dpas on VNNI-packed 8-bit B or with tf32 precision")
+    operands = list(op.operands)
+    names = dict(zip(("layout_a", "layout_b", "layout_cd"), (*operands[:2], op.result)))
+    attrs = {k: anchor_layout(v.layout) for k, v in names.items()}
+    types = ", ".join(str(v.type) for v in operands)
+    p.line(indent, f"{p.name(op.result)} = xegpu.dpas {', '.join(p.name(v) for v in operands)}"
+                   f"{p.attr_dict(op, attrs)} : {types} -> {op.result.type}")
+
+
+def print_convert(p: UpstreamPrinter, op: XeGPUConvertLayoutOp, indent: int) -> None:
+    """A conversion that keeps each subgroup's data is a change of instruction blocks, which upstream's blocking
+    makes from the anchors' inst_data: the value passes through."""
+    (source,) = op.operands
+    before, after = source.layout, op.result.layout
+    if before is None or after is None or (before.sg_layout, before.sg_data) != (after.sg_layout, after.sg_data):
+        raise NotImplementedError("upstream MLIR export: xegpu.convert_layout between subgroup splits")
+    p.names[op.result] = p.name(source)
+
+
+def print_for(p: UpstreamPrinter, op: ForOp, indent: int) -> None:
+    """Descriptor iter_args become their offsets: the created descriptor serves the whole loop."""
+    lower, upper, step, *inits = op.operands
+    iv, *args = op.body.args
+    pairs, types, result_names = [], [], []
+    for init, arg in zip(inits, args):
+        if isinstance(init.type, TensorDescType):
+            block = p.block(init)
+            offsets = tuple(p.fresh(f"{p.name(arg)[1:]}_offset") for _ in block.offsets)
+            p.blocks[arg] = Block(block.desc, offsets, block.extents)
+            pairs += [f"{o} = {i}" for o, i in zip(offsets, block.offsets)]
+            types += ["index"] * len(offsets)
+        else:
+            pairs.append(f"{p.name(arg)} = {p.name(init)}")
+            types.append(str(init.type))
+    base = p.fresh()
+    count = len(types)
+    position = 0
+    for init, result in zip(inits, op.results):
+        if isinstance(init.type, TensorDescType):
+            width = len(p.block(init).offsets)
+            p.blocks[result] = Block(p.block(init).desc, tuple(f"{base}#{position + k}" for k in range(width)),
+                                     p.block(init).extents)
+            position += width
+        else:
+            p.names[result] = f"{base}#{position}" if count > 1 else base
+            position += 1
+    results = f"{base}:{count} = " if count > 1 else f"{base} = " if count else ""
+    carried_text = f" iter_args({', '.join(pairs)}) -> ({', '.join(types)})" if pairs else ""
+    p.line(indent, f"{results}scf.for {p.name(iv)} = {p.name(lower)} to {p.name(upper)} step {p.name(step)}"
+                   f"{carried_text} : {lower.type} {{")
+    loop_yield = op.body.ops[-1]
+    for body_op in op.body.ops:
+        if body_op is loop_yield:
+            print_yield(p, body_op, indent + 2, args)
+        else:
+            p.print_op(body_op, indent + 2)
+    p.line(indent, "}")
+
+
+def print_yield(p: UpstreamPrinter, op: YieldOp, indent: int, args: list[Value]) -> None:
+    names, types = [], []
+    for value, arg in zip(op.operands, args):
+        if isinstance(value.type, TensorDescType):
+            if p.block(value).desc != p.block(arg).desc:
+                raise NotImplementedError("upstream MLIR export: a loop carrying another descriptor than its own")
+            names += p.block(value).offsets
+            types += ["index"] * len(p.block(value).offsets)
+        else:
+            names.append(p.name(value))
+            types.append(str(value.type))
+    p.line(indent, f"scf.yield {', '.join(names)} : {', '.join(types)}" if names else "scf.yield")
+
+
+def print_return(p: UpstreamPrinter, op: ReturnOp, indent: int) -> None:
+    if op.operands:
+        raise NotImplementedError("upstream MLIR export: a kernel returning values")
+    p.line(indent, "gpu.return")
+
+
+HANDLERS = {ProgramIdOp: print_program_id, CreateNdDescOp: print_create, UpdateNdOffsetOp: print_update,
+            LoadNdOp: print_load, StoreNdOp: print_store, PrefetchNdOp: print_prefetch, DpasOp: print_dpas,
+            XeGPUConvertLayoutOp: print_convert, ForOp: print_for, ReturnOp: print_return, ConstantOp: print_constant,
+            MultiReductionOp: print_reduction, VectorBroadcastOp: print_broadcast}
+
+
+def export_mlir(func: FuncOp, arrays: dict[str, ArrayShape], workgroup_size: int) -> str:
+    """`func` (the workgroup-level XeGPU IR, asm["xegpu"]) as an upstream `gpu.module`; `arrays` gives each memref
+    argument's launch shape and strides by name, `workgroup_size` the work-items of a workgroup."""
+    p = UpstreamPrinter()
+    for a in func.args:
+        if isinstance(a.type, MemRefType):
+            p.memrefs[a] = memref_type(a.type, arrays.get(a.name_hint))
+            p.arrays[a] = arrays[a.name_hint]
+    args = ", ".join(f"{p.name(a)}: {p.memrefs.get(a, a.type)}" for a in func.args)
+    p.line(0, f"gpu.module @{func.sym_name}_module {{")
+    p.line(2, f"gpu.func @{func.sym_name}({args}) kernel attributes "
+              f"{{known_block_size = array<i32: {workgroup_size}, 1, 1>}} {{")
+    p.print_block(func.body, 4)
+    p.line(2, "}")
+    p.line(0, "}")
+    return "\n".join(p.lines) + "\n"
+
