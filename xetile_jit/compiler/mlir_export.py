@@ -19,11 +19,12 @@ import numpy as np
 
 from ..ir.attrs import Layout
 from ..ir.core import FuncOp, Operation, Value
-from ..ir.core_ops import ConstantOp, ForOp, ProgramIdOp, ReturnOp, YieldOp, format_scalar
+from ..ir.core_ops import ConstantOp, ForOp, IotaOp, SplatOp, ProgramIdOp, ReturnOp, YieldOp, format_scalar
 from ..ir.printer import Printer
 from ..ir.types import DType, MemRefType, VectorType, bool_, index_dtype
-from ..ir.xegpu_ops import (CreateNdDescOp, DpasOp, LoadNdOp, MultiReductionOp, PrefetchNdOp, StoreNdOp,
-                            TensorDescType, UpdateNdOffsetOp, VectorBroadcastOp, XeGPUConvertLayoutOp)
+from ..ir.xegpu_ops import (CreateNdDescOp, DpasOp, LoadNdOp, MemRefSubviewOp, MultiReductionOp, PrefetchNdOp, StoreNdOp,
+                            TensorDescType, UpdateNdOffsetOp, VectorBroadcastOp, VectorTransposeOp,
+                            XeGPUConvertLayoutOp)
 
 ANCHOR_FIELDS = ("sg_layout", "sg_data", "inst_data")  # what upstream reads at the workgroup level
 PRINTED_AS_IS = ("arith.", "math.")  # dialects whose ops our printer writes as upstream does
@@ -46,11 +47,13 @@ class Block:
     extents: tuple[int, ...]
 
 
-def anchor_layout(layout: Layout | None) -> str:
-    """`#xegpu.layout<sg_layout = ..., sg_data = ..., inst_data = ...>` (the lane fields left to upstream)."""
+def anchor_layout(layout: Layout | None, perm: tuple[int, ...] | None = None) -> str:
+    """`#xegpu.layout<sg_layout = ..., sg_data = ..., inst_data = ...>` (the lane fields left to upstream); with
+    `perm`, that of the loaded block before the load transposes it (upstream's layout is the descriptor's)."""
     if layout is None:
         raise NotImplementedError("upstream MLIR export: an anchor op without a layout")
-    fields = {k: v for k, v in layout.set_fields().items() if k in ANCHOR_FIELDS}
+    fields = {k: tuple(v[i] for i in perm or range(len(v))) for k, v in layout.set_fields().items()
+              if k in ANCHOR_FIELDS}
     return Layout(**fields).text("xegpu")
 
 
@@ -60,16 +63,20 @@ def tdesc_type(t: TensorDescType) -> str:
     return f"!xegpu.tensor_desc<{'x'.join(map(str, t.shape))}x{t.dtype.mlir}>"
 
 
-def memref_type(t: MemRefType, array: ArrayShape | None) -> str:
+def memref_type(name: str, t: MemRefType, array: ArrayShape | None) -> str:
     if array is None:
-        raise NotImplementedError("upstream MLIR export: a memref argument without the launch's shape")
+        raise NotImplementedError(f"upstream MLIR export: memref argument {name} without the launch's shape")
     if not t.block_io:
-        raise NotImplementedError("upstream MLIR export: an array 2D block messages cannot address (upstream "
-                                  "lowers every load_nd to them)")
+        raise NotImplementedError(f"upstream MLIR export: array {name}, which 2D block messages cannot address "
+                                  "(upstream lowers every load_nd and store_nd to them)")
     if len(array.shape) != t.rank:
-        raise NotImplementedError(f"upstream MLIR export: a rank-{len(array.shape)} array seen as rank {t.rank}")
-    return (f"memref<{'x'.join(map(str, array.shape))}x{t.dtype.mlir}, "
-            f"strided<[{', '.join(map(str, array.strides))}]>>")
+        raise NotImplementedError(f"upstream MLIR export: array {name}, rank {len(array.shape)}, seen as rank "
+                                  f"{t.rank} by the kernel")
+    return static_memref(array, t.dtype.mlir)
+
+
+def static_memref(array: ArrayShape, dtype: str) -> str:
+    return f"memref<{'x'.join(map(str, array.shape))}x{dtype}, strided<[{', '.join(map(str, array.strides))}]>>"
 
 
 class UpstreamPrinter(Printer):
@@ -144,9 +151,16 @@ def print_reduction(p: UpstreamPrinter, op: MultiReductionOp, indent: int) -> No
     p.line(indent, f"{p.name(op.result)} = vector.shape_cast {reduced} : {kept} to {op.result.type}")
 
 
-def print_broadcast(p: UpstreamPrinter, op: VectorBroadcastOp, indent: int) -> None:
+def print_broadcast(p: UpstreamPrinter, op: VectorBroadcastOp | SplatOp, indent: int) -> None:
+    """Of a vector's unit dims or of a scalar."""
     (source,) = op.operands
     p.line(indent, f"{p.name(op.result)} = vector.broadcast {p.name(source)} : {source.type} to {op.result.type}")
+
+
+def print_transpose(p: UpstreamPrinter, op: VectorTransposeOp, indent: int) -> None:
+    (source,) = op.operands
+    p.line(indent, f"{p.name(op.result)} = vector.transpose {p.name(source)}, [{', '.join(map(str, op.perm))}] : "
+                   f"{source.type} to {op.result.type}")
 
 
 def print_program_id(p: UpstreamPrinter, op: ProgramIdOp, indent: int) -> None:
@@ -177,9 +191,9 @@ def print_update(p: UpstreamPrinter, op: UpdateNdOffsetOp, indent: int) -> None:
 
 def print_load(p: UpstreamPrinter, op: LoadNdOp, indent: int) -> None:
     (t,) = op.operands
-    attrs = {"layout": anchor_layout(op.result.layout)}
+    attrs = {"layout": anchor_layout(op.result.layout, op.transpose)}
     if op.transpose:
-        raise NotImplementedError("upstream MLIR export: a transposed load_nd")
+        attrs["transpose"] = f"array<i64: {', '.join(map(str, op.transpose))}>"
     loaded = p.name(op.result) if op.padding == 0 else p.fresh("loaded")
     p.line(indent, f"{loaded} = xegpu.load_nd {p.at(t)}{p.attr_dict(op, attrs)} : "
                    f"{tdesc_type(t.type)} -> {op.result.type}")
@@ -194,31 +208,78 @@ def padded(p: UpstreamPrinter, indent: int, loaded: str, result: Value, block: B
     mask = VectorType(t.shape, bool_)
     inside = []
     for dim, (offset, extent) in enumerate(zip(block.offsets, block.extents)):
-        indices = VectorType((t.shape[dim],), index_dtype)
-        step, start, at, limit, within = (p.fresh(h) for h in ("step", "start", "at", "limit", "within"))
-        p.line(indent, f"{step} = vector.step : {indices}")
-        p.line(indent, f"{start} = vector.broadcast {offset} : index to {indices}")
-        p.line(indent, f"{at} = arith.addi {step}, {start} : {indices}")
-        p.line(indent, f"{limit} = arith.constant dense<{extent}> : {indices}")
-        p.line(indent, f"{within} = arith.cmpi ult, {at}, {limit} : {indices}")  # a negative index is beyond too
-        inside.append(spread(p, indent, within, VectorType(indices.shape, bool_), dim, mask))
+        at = indices(p, indent, offset, t.shape[dim])
+        indices_type = VectorType((t.shape[dim],), index_dtype)
+        limit, within = p.fresh("limit"), p.fresh("within")
+        p.line(indent, f"{limit} = arith.constant dense<{extent}> : {indices_type}")
+        p.line(indent, f"{within} = arith.cmpi ult, {at}, {limit} : {indices_type}")  # a negative index is beyond too
+        inside.append(spread(p, indent, within, VectorType(indices_type.shape, bool_), dim, mask))
     valid = p.fresh("inside")
     p.line(indent, f"{valid} = arith.andi {inside[0]}, {inside[1]} : {mask}")
     fill = constant(p, indent, padding, t, "padding")
     p.line(indent, f"{p.name(result)} = arith.select {valid}, {loaded}, {fill} : {mask}, {t}")
 
 
-def spread(p: UpstreamPrinter, indent: int, flags: str, t: VectorType, dim: int, mask: VectorType) -> str:
-    """The 1-D `flags` along dim `dim` of the 2-D `mask`, the same in every row (dim 1) or column (dim 0)."""
-    name = p.fresh("spread")
+def indices(p: UpstreamPrinter, indent: int, offset: str, size: int) -> str:
+    """`offset`, `offset` + 1, ..., as a vector<SIZExindex>."""
+    t = VectorType((size,), index_dtype)
+    step, start, at = p.fresh("step"), p.fresh("start"), p.fresh("at")
+    p.line(indent, f"{step} = vector.step : {t}")
+    p.line(indent, f"{start} = vector.broadcast {offset} : index to {t}")
+    p.line(indent, f"{at} = arith.addi {step}, {start} : {t}")
+    return at
+
+
+def spread(p: UpstreamPrinter, indent: int, values: str, t: VectorType, dim: int, target: VectorType,
+           name: str | None = None) -> str:
+    """The 1-D `values` along dim `dim` of the 2-D `target`, the same in every row (dim 1) or column (dim 0)."""
+    name = name or p.fresh("spread")
     if dim == 1:
-        p.line(indent, f"{name} = vector.broadcast {flags} : {t} to {mask}")
+        p.line(indent, f"{name} = vector.broadcast {values} : {t} to {target}")
         return name
-    column = VectorType((t.shape[0], 1), bool_)
+    column = VectorType((t.shape[0], 1), t.dtype)
     shaped = p.fresh("column")
-    p.line(indent, f"{shaped} = vector.shape_cast {flags} : {t} to {column}")
-    p.line(indent, f"{name} = vector.broadcast {shaped} : {column} to {mask}")
+    p.line(indent, f"{shaped} = vector.shape_cast {values} : {t} to {column}")
+    p.line(indent, f"{name} = vector.broadcast {shaped} : {column} to {target}")
     return name
+
+
+def print_iota(p: UpstreamPrinter, op: IotaOp, indent: int) -> None:
+    t = op.result.type
+    at = indices(p, indent, p.name(op.operands[0]), t.shape[op.dim])
+    line = VectorType((t.shape[op.dim],), t.dtype)
+    if len(t.shape) == 1:
+        p.line(indent, f"{p.name(op.result)} = arith.index_cast {at} : {VectorType(line.shape, index_dtype)} to {t}")
+        return
+    cast = p.fresh("iota")
+    p.line(indent, f"{cast} = arith.index_cast {at} : {VectorType(line.shape, index_dtype)} to {line}")
+    spread(p, indent, cast, line, op.dim, t, p.name(op.result))
+
+
+def print_subview(p: UpstreamPrinter, op: MemRefSubviewOp, indent: int) -> None:
+    """The matrix at fixed leading offsets (which the export takes to be inside the array: upstream's subview has
+    no empty matrices), or a 1-D array as one row."""
+    base, *offsets = op.operands
+    array = p.arrays[base]
+    name, dtype = p.name(op.result), base.type.dtype.mlir
+    if base.type.rank == 1:
+        if array.strides[0] != 1:
+            raise NotImplementedError(f"upstream MLIR export: 1-D array {base.name_hint} with stride "
+                                      f"{array.strides[0]}")
+        matrix = ArrayShape((1, array.shape[0]), (array.shape[0], 1))
+        p.memrefs[op.result] = f"memref<1x{array.shape[0]}x{dtype}>"  # the layout upstream infers
+        p.line(indent, f"{name} = memref.expand_shape {p.name(base)} [[0, 1]] output_shape [1, {array.shape[0]}] : "
+                       f"{p.memrefs[base]} into {p.memrefs[op.result]}")
+    else:
+        matrix = ArrayShape(array.shape[-2:], array.strides[-2:])
+        p.memrefs[op.result] = (f"memref<{'x'.join(map(str, matrix.shape))}x{dtype}, "
+                                f"strided<[{', '.join(map(str, matrix.strides))}], offset: ?>>")
+        kept = len(array.shape) - 2
+        starts = [p.name(v) for v in offsets] + ["0", "0"]
+        sizes = ["1"] * kept + [str(n) for n in matrix.shape]
+        p.line(indent, f"{name} = memref.subview {p.name(base)}[{', '.join(starts)}] [{', '.join(sizes)}] "
+                       f"[{', '.join(['1'] * len(array.shape))}] : {p.memrefs[base]} to {p.memrefs[op.result]}")
+    p.arrays[op.result] = matrix
 
 
 def print_store(p: UpstreamPrinter, op: StoreNdOp, indent: int) -> None:
@@ -320,7 +381,8 @@ def print_return(p: UpstreamPrinter, op: ReturnOp, indent: int) -> None:
 HANDLERS = {ProgramIdOp: print_program_id, CreateNdDescOp: print_create, UpdateNdOffsetOp: print_update,
             LoadNdOp: print_load, StoreNdOp: print_store, PrefetchNdOp: print_prefetch, DpasOp: print_dpas,
             XeGPUConvertLayoutOp: print_convert, ForOp: print_for, ReturnOp: print_return, ConstantOp: print_constant,
-            MultiReductionOp: print_reduction, VectorBroadcastOp: print_broadcast}
+            MultiReductionOp: print_reduction, VectorBroadcastOp: print_broadcast, IotaOp: print_iota,
+            MemRefSubviewOp: print_subview, SplatOp: print_broadcast, VectorTransposeOp: print_transpose}
 
 
 def export_mlir(func: FuncOp, arrays: dict[str, ArrayShape], workgroup_size: int) -> str:
@@ -329,7 +391,7 @@ def export_mlir(func: FuncOp, arrays: dict[str, ArrayShape], workgroup_size: int
     p = UpstreamPrinter()
     for a in func.args:
         if isinstance(a.type, MemRefType):
-            p.memrefs[a] = memref_type(a.type, arrays.get(a.name_hint))
+            p.memrefs[a] = memref_type(a.name_hint, a.type, arrays.get(a.name_hint))
             p.arrays[a] = arrays[a.name_hint]
     args = ", ".join(f"{p.name(a)}: {p.memrefs.get(a, a.type)}" for a in func.args)
     p.line(0, f"gpu.module @{func.sym_name}_module {{")
