@@ -57,6 +57,10 @@ def anchor_layout(layout: Layout | None, perm: tuple[int, ...] | None = None) ->
     return Layout(**fields).text("xegpu")
 
 
+def attributes(items: dict) -> str:
+    return " {" + ", ".join(f"{k} = {v}" for k, v in items.items()) + "}" if items else ""
+
+
 def tdesc_type(t: TensorDescType) -> str:
     if t.memory_space != "global":
         raise NotImplementedError(f"upstream MLIR export: a tensor_desc in {t.memory_space} memory")
@@ -89,9 +93,11 @@ class UpstreamPrinter(Printer):
         self.arrays: dict[Value, ArrayShape] = {}  # memref argument -> its launch shape
 
     def attr_dict(self, op: Operation, attrs: dict | None = None) -> str:
-        """Only the op's own attributes: upstream propagates the layouts of values from the anchor ops."""
-        items = dict(attrs or {})
-        return " {" + ", ".join(f"{k} = {v}" for k, v in items.items()) + "}" if items else ""
+        """For the ops printed as they are: their attributes and the layouts of their vector results, which
+        upstream's propagation needs where no anchor op reaches (an activation after the GEMM loop)."""
+        layouts = {f"layout_result_{i}": anchor_layout(v.layout) for i, v in enumerate(op.results)
+                   if v.layout is not None and isinstance(v.type, VectorType)}
+        return attributes({**(attrs or {}), **layouts})
 
     def line(self, indent: int, text: str) -> None:
         self.lines.append(" " * indent + text)
@@ -127,15 +133,16 @@ def scalar_literal(value, dtype: DType) -> str:
     return format_scalar(value, dtype)
 
 
-def constant(p: UpstreamPrinter, indent: int, value, t, hint: str | None = None) -> str:
+def constant(p: UpstreamPrinter, indent: int, value, t, hint: str | None = None, attrs: str = "") -> str:
     name = p.fresh(hint)
     literal = scalar_literal(value, t.dtype)
-    p.line(indent, f"{name} = arith.constant {f'dense<{literal}>' if isinstance(t, VectorType) else literal} : {t}")
+    dense = f"dense<{literal}>" if isinstance(t, VectorType) else literal
+    p.line(indent, f"{name} = arith.constant{attrs} {dense} : {t}")
     return name
 
 
 def print_constant(p: UpstreamPrinter, op: ConstantOp, indent: int) -> None:
-    p.names[op.result] = constant(p, indent, op.value, op.result.type, op.result.name_hint)
+    p.names[op.result] = constant(p, indent, op.value, op.result.type, op.result.name_hint, p.attr_dict(op))
 
 
 def print_reduction(p: UpstreamPrinter, op: MultiReductionOp, indent: int) -> None:
@@ -195,7 +202,7 @@ def print_load(p: UpstreamPrinter, op: LoadNdOp, indent: int) -> None:
     if op.transpose:
         attrs["transpose"] = f"array<i64: {', '.join(map(str, op.transpose))}>"
     loaded = p.name(op.result) if op.padding == 0 else p.fresh("loaded")
-    p.line(indent, f"{loaded} = xegpu.load_nd {p.at(t)}{p.attr_dict(op, attrs)} : "
+    p.line(indent, f"{loaded} = xegpu.load_nd {p.at(t)}{attributes(attrs)} : "
                    f"{tdesc_type(t.type)} -> {op.result.type}")
     if op.padding != 0:
         padded(p, indent, loaded, op.result, p.block(t), op.padding)
@@ -287,14 +294,14 @@ def print_store(p: UpstreamPrinter, op: StoreNdOp, indent: int) -> None:
     if op.valid is not None:
         raise NotImplementedError("upstream MLIR export: store_nd of a padded block (valid)")
     layout = {"layout": anchor_layout(value.layout)}
-    p.line(indent, f"xegpu.store_nd {p.name(value)}, {p.at(t)}{p.attr_dict(op, layout)} : {value.type}, "
+    p.line(indent, f"xegpu.store_nd {p.name(value)}, {p.at(t)}{attributes(layout)} : {value.type}, "
                    f"{tdesc_type(t.type)}")
 
 
 def print_prefetch(p: UpstreamPrinter, op: PrefetchNdOp, indent: int) -> None:
     (t,) = op.operands
     layout = {"layout": anchor_layout(t.type.layout)}
-    p.line(indent, f"xegpu.prefetch_nd {p.at(t)}{p.attr_dict(op, layout)} : {tdesc_type(t.type)}")
+    p.line(indent, f"xegpu.prefetch_nd {p.at(t)}{attributes(layout)} : {tdesc_type(t.type)}")
 
 
 def print_dpas(p: UpstreamPrinter, op: DpasOp, indent: int) -> None:
@@ -305,7 +312,7 @@ def print_dpas(p: UpstreamPrinter, op: DpasOp, indent: int) -> None:
     attrs = {k: anchor_layout(v.layout) for k, v in names.items()}
     types = ", ".join(str(v.type) for v in operands)
     p.line(indent, f"{p.name(op.result)} = xegpu.dpas {', '.join(p.name(v) for v in operands)}"
-                   f"{p.attr_dict(op, attrs)} : {types} -> {op.result.type}")
+                   f"{attributes(attrs)} : {types} -> {op.result.type}")
 
 
 def print_convert(p: UpstreamPrinter, op: XeGPUConvertLayoutOp, indent: int) -> None:
