@@ -152,6 +152,22 @@ def test_gemm_through_upstream_pipeline(activation):
     assert loop.dpas == 32 and build.spill_bytes == 0
 
 
+PIPELINED = {"vector-add": vector_add, "batched-gemm": batched_gemm, "column-sum": column_sum}
+
+
+@needs_mlir_opt
+@pytest.mark.skipif(not ocloc.available(get_target("xe-hpc")), reason="the current ocloc is not installed")
+@pytest.mark.parametrize("name", PIPELINED)
+def test_more_kernels_through_upstream_pipeline(name):
+    """Kernels without a reduction across subgroups (which upstream's pipeline refuses: softmax, layer norm, attention)
+    lower to SPIR-V that ocloc builds; a batched GEMM keeps its 2D block loads and DPAS."""
+    target = get_target("xe-hpc")
+    build = ocloc.gpu_build(upstream_mlir.lower_to_spirv(PIPELINED[name]().asm["mlir"], "pvc"), target,
+                            target.dpas_build_options)
+    assert isa_stats.block_messages(build.isa) and build.spill_bytes == 0
+    assert (isa_stats.dpas_count(build.isa) > 0) == (name == "batched-gemm")
+
+
 def test_mlir_string_unescape():
     assert upstream_mlir.unescape(r'\03\02#\07a\\b\"') == b'\x03\x02#\x07a\\b"'
 

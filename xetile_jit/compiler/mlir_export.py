@@ -5,8 +5,9 @@ Our RFC syntax differs from upstream's where upstream moved on: upstream takes t
 load_nd/store_nd/prefetch_nd and has no update_nd_offset, so a descriptor here is created once on its memref and
 its offsets travel as index values (scf.for iter_args where the RFC carries the descriptor); upstream reads the
 layouts only where they sit on the anchor ops (`layout` on loads, stores and prefetches, `layout_a`/`layout_b`/
-`layout_cd` on dpas) and propagates the rest itself, so other ops print none and layout conversions that keep
-the subgroup split print nothing. The kernel is a `gpu.func` with its workgroup size in a `gpu.module`, and every
+`layout_cd` on dpas), propagates from there, and takes `layout_result_N` on the ops printed as they are (arith,
+math) where its propagation finds none (a relu after the GEMM loop); layout conversions that keep the subgroup
+split print nothing. Cache hints are left out. The kernel is a `gpu.func` with its workgroup size in a `gpu.module`, and every
 memref argument has the launch's static shape and strides. An op upstream has no form for raises
 NotImplementedError naming it.
 """
