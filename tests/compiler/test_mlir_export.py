@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+import xetile_jit as xetile
 from conftest import ROOT, subprocess_env, tutorial
 from xetile_jit.target.targets import get_target
 from xetile_jit.toolchain import isa_stats, ocloc, upstream_mlir
@@ -73,11 +74,23 @@ def batched_gemm():
                                                          sg_data=[32, 32], target="xe-hpc")
 
 
+@xetile.kernel
+def accumulate(x, y):
+    xetile.atomic_rmw_tile("add", xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 32])),
+                           xetile.init_tile(y, [0, 0], [16, 32]))
+
+
+def atomic():
+    x = np.zeros((16, 32), np.float32)
+    return accumulate.warmup(x, np.zeros_like(x), target="xe-hpc")
+
+
 EXPORTED = {"vector-add": vector_add, "softmax": softmax, "gemm": gemm, "layer-norm": layer_norm,
             "attention": attention, "batched-gemm": batched_gemm, "column-sum": column_sum}
 REFUSED = {  # kernel -> the construct its NotImplementedError names
     "gemm-bias-reduce": (bias_reduce, "array res, which 2D block messages cannot address"),
     "slm-cooperative-gemm": (slm_gemm, "no upstream form for memref.alloc"),
+    "atomic": (atomic, "no upstream form for xegpu.atomic_rmw"),
 }
 
 
