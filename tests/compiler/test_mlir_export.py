@@ -17,11 +17,11 @@ needs_mlir_opt = pytest.mark.skipif(upstream_mlir.mlir_opt() is None,
 GEMM_SIZES = dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64])
 
 
-def gemm(activation: str = ""):
+def gemm(**options):
     a, b = np.zeros((1024, 512), np.float16), np.zeros((512, 768), np.float16)
     c = np.zeros((1024, 768), np.float32)
-    return tutorial("03-matrix-multiplication").matmul_kernel.warmup(a, b, c, 1024, 768, 512, **GEMM_SIZES,
-                                                                     ACTIVATION=activation, target="xe-hpc")
+    return tutorial("03-matrix-multiplication").matmul_kernel.warmup(a, b, c, 1024, 768, 512, **GEMM_SIZES, **options,
+                                                                     target="xe-hpc")
 
 
 def softmax(n: int = 500):
@@ -153,16 +153,17 @@ def test_numpy_target_has_no_export():
 
 @needs_mlir_opt
 @pytest.mark.skipif(not ocloc.available(get_target("xe-hpc")), reason="the current ocloc is not installed")
-@pytest.mark.parametrize("activation", ["", "relu"])
-def test_gemm_through_upstream_pipeline(activation):
-    """Upstream lowers our exported GEMM to SPIR-V that ocloc builds for PVC: 32 dpas per K step, no spill. The
-    relu after the loop needs its layout printed (upstream's propagation finds none from the anchors there)."""
+@pytest.mark.parametrize("options, prefetches", [({}, 0), ({"ACTIVATION": "relu"}, 0), ({"prefetch_distance": 2}, 3)])
+def test_gemm_through_upstream_pipeline(options, prefetches):
+    """Upstream lowers our exported GEMM to SPIR-V that ocloc builds for PVC: 32 dpas and the prefetches per K step,
+    no spill. The relu after the loop needs its layout printed (upstream's propagation finds none from the anchors
+    there)."""
     target = get_target("xe-hpc")
-    spirv = upstream_mlir.lower_to_spirv(gemm(activation).asm["mlir"], "pvc")
+    spirv = upstream_mlir.lower_to_spirv(gemm(**options).asm["mlir"], "pvc")
     assert spirv[:4] == b"\x03\x02\x23\x07"  # the SPIR-V magic number, little-endian
     build = ocloc.gpu_build(spirv, target, target.dpas_build_options)
     loop = isa_stats.innermost_loops(build.isa)[0]
-    assert loop.dpas == 32 and build.spill_bytes == 0
+    assert (loop.dpas, loop.prefetches, build.spill_bytes) == (32, prefetches, 0)
 
 
 PIPELINED = {"vector-add": vector_add, "batched-gemm": batched_gemm, "column-sum": column_sum}
