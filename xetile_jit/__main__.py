@@ -10,7 +10,8 @@
     python -m xetile_jit compile FILE --call CALL [--target T] [--emit LEVEL] [--stats]
                                                            a kernel of FILE compiled for target T as CALL says, its
                                                            code at LEVEL (xetile, xegpu, xegpu-sg, xegpu-simt, llir,
-                                                           spirv, isa, or mlir: upstream MLIR's XeGPU syntax; default isa) or with --stats its ISA counts
+                                                           spirv, isa, or mlir: upstream MLIR's XeGPU syntax;
+                                                           default isa) or with --stats its ISA counts
 """
 from __future__ import annotations
 
