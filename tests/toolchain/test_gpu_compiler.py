@@ -118,7 +118,7 @@ def test_launcher_script(sysroot, quoted):
     script = gpu_compiler.launcher_script(Path(sysroot), Path(sysroot) / "usr/bin/ocloc-26.27.1")
     assert script == (f"#!/bin/sh\nR={quoted}\n"
                       'exec "$R/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --library-path '
-                      '"$R/usr/lib/x86_64-linux-gnu" "$R/usr/bin/ocloc-26.27.1" "$@"\n')
+                      '"$R/usr/lib/x86_64-linux-gnu:$R/usr/lib/llvm-23/lib" "$R/usr/bin/ocloc-26.27.1" "$@"\n')
 
 
 def make_executable(path: Path, text: str = "#!/bin/sh\n") -> Path:
@@ -167,13 +167,14 @@ FAKE_FILES = {
     "spirv-tools": {"usr/bin/spirv-val": '#!/bin/sh\necho "fake spirv-val $*"\n'},
     "libigc2-tools": {"usr/bin/iga64": "#!/bin/sh\necho fake iga64\n"},
 }
+FAKE_MLIR = {"mlir-23-tools": {"usr/lib/llvm-23/bin/mlir-opt": '#!/bin/sh\necho "fake mlir-opt $*"\n'}}
 
 
-def build_debs(downloads: Path, files: dict[str, dict[str, str]]) -> None:
-    """One small .deb per gpu_compiler.PACKAGES in `downloads`, holding `files[package]` (path -> script)."""
+def build_debs(downloads: Path, files: dict[str, dict[str, str]], packages=gpu_compiler.PACKAGES) -> None:
+    """One small .deb per package of `packages` in `downloads`, holding `files[package]` (path -> script)."""
     if shutil.which("dpkg-deb") is None:
         pytest.skip("dpkg-deb is not installed")
-    for package in gpu_compiler.PACKAGES:
+    for package in packages:
         tree = downloads.parent / "trees" / package
         make_executable(tree / "DEBIAN" / "control", f"Package: {package}\nVersion: 1.0\nArchitecture: amd64\n"
                         "Maintainer: test <test@localhost>\nDescription: test package\n").chmod(0o644)
@@ -195,6 +196,29 @@ def test_install_offline_is_idempotent(tmp_path):
     logged.clear()
     gpu_compiler.install(tmp_path, log=logged.append)
     assert logged == ["ocloc: fake ocloc --version", "spirv-val: fake spirv-val --version"]  # nothing unpacked
+
+
+def test_install_with_mlir(tmp_path):
+    """--with-mlir adds upstream MLIR's packages and a mlir-opt launcher whose library path has LLVM's libraries."""
+    build_debs(tmp_path / "downloads", {**FAKE_FILES, **FAKE_MLIR},
+               gpu_compiler.PACKAGES + gpu_compiler.MLIR_PACKAGES)
+    logged = []
+    gpu_compiler.install(tmp_path, with_mlir=True, log=logged.append)
+    assert logged == [f"unpacking 20 packages into {tmp_path / 'sysroot'}", "ocloc: fake ocloc --version",
+                      "spirv-val: fake spirv-val --version", "mlir-opt: fake mlir-opt --version"]
+    run = subprocess.run([tmp_path / "bin" / "mlir-opt", "-"], capture_output=True, text=True, check=True)
+    assert run.stdout == "fake mlir-opt -\n"
+
+
+def test_install_with_mlir_needs_its_packages(tmp_path, monkeypatch):
+    """The Intel stack alone in the downloads: --with-mlir fetches the rest (apt-get stands in here)."""
+    build_debs(tmp_path / "downloads", FAKE_FILES)
+    fetched = []
+    monkeypatch.setattr(gpu_compiler, "system_mirror", lambda: "http://deb.example/debian")
+    monkeypatch.setattr(gpu_compiler, "run", lambda command, what, cwd=None: fetched.append(command) or "")
+    with pytest.raises(InstallError, match="apt-get download did not fetch mlir-23-tools libmlir-23"):
+        gpu_compiler.install(tmp_path, with_mlir=True, log=lambda line: None)
+    assert fetched[-1][-len(gpu_compiler.MLIR_PACKAGES):] == list(gpu_compiler.MLIR_PACKAGES)
 
 
 def test_install_names_the_tool_that_fails(tmp_path):
@@ -238,6 +262,7 @@ def test_cli_devices(monkeypatch, tmp_path, capsys):
         f"    ocloc      {tmp_path / 'ocloc'}",
         "    spirv-val  not found",
         "    iga64      not found",
+        "    mlir-opt   not found",
     ]
 
 

@@ -17,6 +17,7 @@ import os
 import struct
 import threading
 import types
+from collections.abc import Mapping
 
 from ..ir.interpreter import run_ir
 from ..target.targets import xe_abi
@@ -24,13 +25,15 @@ from ..errors import CompilationError, LaunchError, did_you_mean
 from ..ir.attrs import Layout
 from ..ir.types import DType
 from ..runtime import ordering, progress, timing
-from ..runtime.args import classify, python_scalar, runtime_value
+from ..ir.parser import parse_func
+from ..runtime.args import ArraySpec, array_layout, as_array, classify, python_scalar, runtime_value
 from ..runtime.device import NUMPY, Device, choose_target, named_device, select_device
 from ..runtime.kernel_bundles import kernel_bundle_api
 from ..runtime.sycl import SyclProgram
 from ..runtime.torch_tensors import check_tensor_devices
 from ..compiler.driver import Compiled, CompileOptions, compile_kernel, debugging
 from ..compiler.dependencies import all_unchanged
+from ..compiler.mlir_export import ArrayShape, export_mlir
 from ..language.dsl import constexpr
 from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
 from ..compiler.tracer import Function
@@ -125,21 +128,52 @@ def interpret_check(options: dict, device: Device) -> bool | None:
     return check
 
 
+class KernelAsm(Mapping):
+    """A compiled kernel's `asm`: the artifact's levels and, beside a workgroup XeGPU level ("xegpu"), "mlir": that
+    level in upstream MLIR's syntax (compiler/mlir_export.py), made when first read, since a kernel upstream has no
+    form for raises NotImplementedError there."""
+
+    def __init__(self, levels: dict, arrays: dict[str, ArrayShape], workgroup_size: int):
+        self.levels = levels
+        self.arrays = arrays
+        self.workgroup_size = workgroup_size
+        self.mlir: str | None = None
+
+    def exports(self) -> bool:
+        return "xegpu" in self.levels
+
+    def __getitem__(self, level: str):
+        if level != "mlir" or not self.exports():
+            return self.levels[level]
+        if self.mlir is None:
+            self.mlir = export_mlir(parse_func(self.levels["xegpu"]), self.arrays, self.workgroup_size)
+        return self.mlir
+
+    def __iter__(self):
+        yield from self.levels
+        if self.exports():
+            yield "mlir"
+
+    def __len__(self) -> int:
+        return len(self.levels) + self.exports()
+
+
 class CompiledKernel:
     """A kernel compiled for one specialization and CompileOptions. `.asm` holds the printed IR of each level
-    ("xetile", "xegpu", ...), and for device targets "llir" and "spirv" (bytes); `build_options` are the
-    driver's, for the SYCL program; `.artifact` is the CompiledArtifact."""
+    ("xetile", "xegpu", ...), and for device targets "llir", "spirv" (bytes) and "mlir" (KernelAsm: with the array
+    shapes of `arrays`, the launch that compiled it); `build_options` are the driver's, for the SYCL program;
+    `.artifact` is the CompiledArtifact."""
 
-    def __init__(self, specs: dict, target: str, compiled: Compiled):
+    def __init__(self, specs: dict, target: str, compiled: Compiled, arrays: dict[str, ArrayShape] | None = None):
         self.artifact = compiled.artifact
         self.specs = specs
         self.target = target
         self.func = compiled.func
         self.reads = compiled.reads
         self.programs: dict = {}  # SYCL context -> SyclProgram
+        self.asm = KernelAsm(self.artifact.asm, arrays or {}, self.artifact.num_subgroups * self.artifact.lanes)
 
     name = property(lambda self: self.artifact.name)
-    asm = property(lambda self: self.artifact.asm)
     written = property(lambda self: self.artifact.written)
     build_options = property(lambda self: self.artifact.build_options)
     workgroup_size = property(lambda self: self.artifact.num_subgroups * self.artifact.lanes)
@@ -176,6 +210,16 @@ class CompiledKernel:
                               f"{queue.sycl_device.filter_string} with the build options {self.build_options!r} "
                               f"and XETILE_BUILD_OPTIONS={os.environ.get('XETILE_BUILD_OPTIONS', '')!r}: "
                               f"{log}") from None
+
+
+def launch_shapes(specs: dict, values: dict) -> dict[str, ArrayShape]:
+    """The shape and strides (in elements) of each array argument, by name."""
+    shapes = {}
+    for name, spec in specs.items():
+        if isinstance(spec, ArraySpec):
+            shape, strides, dtype = array_layout(as_array(name, values[name]))
+            shapes[name] = ArrayShape(tuple(shape), tuple(s // dtype.itemsize for s in strides))
+    return shapes
 
 
 class CompileCache(dict):
@@ -259,7 +303,7 @@ class Kernel:
         compiled = self.cache.get(key)
         if compiled is None or not all_unchanged(compiled.reads):
             result = compile_kernel(self, specs, consts, key[1], compile_options)
-            compiled = self.cache[key] = CompiledKernel(specs, target, result)
+            compiled = self.cache[key] = CompiledKernel(specs, target, result, launch_shapes(specs, values))
         return compiled
 
     # ---- launch ----------------------------------------------------------------------------

@@ -10,6 +10,9 @@ configuration (a sources list naming the Debian mirror the machine's own apt sou
 lists/cache directories), unpacked with `dpkg -x` into `root()/sysroot` (nothing of the system is replaced). Their
 binaries need a newer C library than the machine's, so each launcher runs its tool through the unpacked C library's
 own loader with the unpacked libraries first.
+
+`install(with_mlir=True)` adds upstream MLIR's tools of the same suite (LLVM/MLIR 23: `mlir-opt`, the peer whose
+XeGPU pipeline takes the kernels compiler/mlir_export.py prints), from shared/reference/upstream_mlir.md.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TOOLS = ("ocloc", "spirv-val", "iga64")
+MLIR_TOOLS = ("mlir-opt",)
 
 
 def root() -> Path:
@@ -35,7 +39,7 @@ default_root = root  # install()'s parameter `root` hides the function
 
 
 def find_tool(name: str) -> str | None:
-    """The current stack's `name` (one of TOOLS) as an executable path, or None when it is not installed.
+    """The current stack's `name` (one of TOOLS or MLIR_TOOLS) as an executable path, or None when it is not installed.
     XETILE_OCLOC names ocloc, and the other tools beside it when they are there."""
     chosen = os.environ.get("XETILE_OCLOC")
     directory = Path(chosen).parent if chosen else root() / "bin"
@@ -45,8 +49,14 @@ def find_tool(name: str) -> str | None:
 
 PACKAGES = ("intel-ocloc", "libigc2", "libigdgmm12", "libigc2-tools", "libc6", "libstdc++6", "libgcc-s1", "zlib1g",
             "spirv-tools")  # libigdfcl2 (OpenCL C front end, 41 MB) is not needed for SPIR-V input
-BINARIES = {"ocloc": "ocloc-*", "spirv-val": "spirv-val", "iga64": "iga64"}  # tool -> its file in usr/bin (a glob)
+MLIR_PACKAGES = ("mlir-23-tools", "libmlir-23", "libllvm23", "libz3-4", "libzstd1", "libxml2-16", "libedit2", "libffi8",
+                 "libbsd0", "libmd0", "libtinfo6")
+LLVM_DIR = "usr/lib/llvm-23"
+# tool -> its file in the sysroot (a glob)
+BINARIES = {"ocloc": "usr/bin/ocloc-*", "spirv-val": "usr/bin/spirv-val", "iga64": "usr/bin/iga64"}
+MLIR_BINARIES = {"mlir-opt": f"{LLVM_DIR}/bin/mlir-opt"}
 VERIFIED = ("ocloc", "spirv-val")  # the tools install() runs with --version
+MLIR_VERIFIED = ("mlir-opt",)
 LIBDIR = "usr/lib/x86_64-linux-gnu"
 LOADER = f"{LIBDIR}/ld-linux-x86-64.so.2"
 SUITE = "sid"
@@ -120,29 +130,46 @@ def launcher_script(sysroot: Path, binary: Path) -> str:
     """A shell script running `binary` through `sysroot`'s C library loader with `sysroot`'s libraries."""
     quoted = shlex.quote(str(sysroot))
     return (f"#!/bin/sh\nR={quoted}\n"
-            f'exec "$R/{LOADER}" --library-path "$R/{LIBDIR}" "$R/{binary.relative_to(sysroot)}" "$@"\n')
+            f'exec "$R/{LOADER}" --library-path "$R/{LIBDIR}:$R/{LLVM_DIR}/lib" "$R/{binary.relative_to(sysroot)}" "$@"\n')
 
 
-def install(root: Path | None = None, *, log=print) -> Path:
-    """Fetch, unpack and check the current stack in `root` (default `root()`); return `root`. Quick when done."""
+@dataclass(frozen=True)
+class Selection:
+    """What install() puts in place: the packages to fetch, the launchers to write, the tools to check."""
+    packages: tuple[str, ...]
+    binaries: dict[str, str]
+    verified: tuple[str, ...]
+
+
+def selection(with_mlir: bool) -> Selection:
+    """The Intel stack, with upstream MLIR's tools when `with_mlir`."""
+    if not with_mlir:
+        return Selection(PACKAGES, BINARIES, VERIFIED)
+    return Selection(PACKAGES + MLIR_PACKAGES, {**BINARIES, **MLIR_BINARIES}, VERIFIED + MLIR_VERIFIED)
+
+
+def install(root: Path | None = None, *, with_mlir: bool = False, log=print) -> Path:
+    """Fetch, unpack and check the current stack (and upstream MLIR's tools when `with_mlir`) in `root` (default
+    `root()`); return `root`. Quick when done."""
     root = Path(root) if root is not None else default_root()
     if platform.machine() != "x86_64":
         raise InstallError(f"the GPU compiler packages are fetched for x86_64 only, this machine is {platform.machine()}")
-    debs = download(root, log)
+    chosen = selection(with_mlir)
+    debs = download(root, chosen.packages, log)
     sysroot = unpack(root, debs, log)
-    write_launchers(root, sysroot)
-    verify(root, log)
+    write_launchers(root, sysroot, chosen.binaries)
+    verify(root, chosen.verified, log)
     return root
 
 
-def missing_packages(downloads: Path) -> list[str]:
-    return [package for package in PACKAGES if not list(downloads.glob(f"{package}_*.deb"))]
+def missing_packages(downloads: Path, packages: tuple[str, ...]) -> list[str]:
+    return [package for package in packages if not list(downloads.glob(f"{package}_*.deb"))]
 
 
-def download(root: Path, log) -> list[Path]:
-    """The PACKAGES' .debs in root/downloads, fetched by apt-get from Debian unstable when any is missing."""
+def download(root: Path, packages: tuple[str, ...], log) -> list[Path]:
+    """The `packages`' .debs in root/downloads, fetched by apt-get from Debian unstable when any is missing."""
     downloads = root / "downloads"
-    missing = missing_packages(downloads)
+    missing = missing_packages(downloads, packages)
     if missing:
         for directory in (downloads, root / "lists" / "partial", root / "cache" / "archives" / "partial"):
             directory.mkdir(parents=True, exist_ok=True)
@@ -151,7 +178,7 @@ def download(root: Path, log) -> list[Path]:
         log(f"fetching {' '.join(missing)} from Debian {SUITE} (the mirror of this machine's apt sources)")
         run(["apt-get", *apt_options(root), "update"], "apt-get update")
         run(["apt-get", *apt_options(root), "download", *missing], "apt-get download", cwd=downloads)
-    still_missing = missing_packages(downloads)
+    still_missing = missing_packages(downloads, packages)
     if still_missing:
         raise InstallError(f"apt-get download did not fetch {' '.join(still_missing)} into {downloads}")
     return sorted(downloads.glob("*.deb"))
@@ -171,21 +198,21 @@ def unpack(root: Path, debs: list[Path], log) -> Path:
     return sysroot
 
 
-def write_launchers(root: Path, sysroot: Path) -> None:
+def write_launchers(root: Path, sysroot: Path, binaries: dict[str, str]) -> None:
     (root / "bin").mkdir(parents=True, exist_ok=True)
-    for tool, pattern in BINARIES.items():
-        matches = sorted((sysroot / "usr" / "bin").glob(pattern))
+    for tool, pattern in binaries.items():
+        matches = sorted(sysroot.glob(pattern))
         if len(matches) != 1:
-            raise InstallError(f"expected one {sysroot}/usr/bin/{pattern} for {tool}, found {len(matches)}; remove "
+            raise InstallError(f"expected one {sysroot}/{pattern} for {tool}, found {len(matches)}; remove "
                                f"{root} and install again")
         launcher = root / "bin" / tool
         launcher.write_text(launcher_script(sysroot, matches[0]))
         launcher.chmod(0o755)
 
 
-def verify(root: Path, log) -> None:
-    """Run each VERIFIED tool with --version; InstallError naming the tool when it does not run."""
-    for tool in VERIFIED:
+def verify(root: Path, tools: tuple[str, ...], log) -> None:
+    """Run each of `tools` with --version; InstallError naming the tool when it does not run."""
+    for tool in tools:
         output = run([str(root / "bin" / tool), "--version"], f"{root}/bin/{tool} --version")
         log(f"{tool}: {output.splitlines()[0] if output else '(no output)'}")
 

@@ -1,0 +1,196 @@
+"""compiler/mlir_export.py: the tutorial kernels at the workgroup XeGPU level in upstream MLIR 23's syntax, parsed and
+verified by its mlir-opt (installed by `install-gpu-compiler --with-mlir`); the GEMM also through upstream's own
+XeGPU pipeline and Intel's ocloc. The mlir-opt checks skip when it is not installed."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import ROOT, subprocess_env, tutorial
+from xetile_jit.target.targets import get_target
+from xetile_jit.toolchain import isa_stats, ocloc, upstream_mlir
+
+needs_mlir_opt = pytest.mark.skipif(upstream_mlir.mlir_opt() is None,
+                                    reason="mlir-opt 23 is not installed (install-gpu-compiler --with-mlir)")
+GEMM_SIZES = dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64])
+
+
+def gemm(**options):
+    a, b = np.zeros((1024, 512), np.float16), np.zeros((512, 768), np.float16)
+    c = np.zeros((1024, 768), np.float32)
+    return tutorial("03-matrix-multiplication").matmul_kernel.warmup(a, b, c, 1024, 768, 512, **GEMM_SIZES, **options,
+                                                                     target="xe-hpc")
+
+
+def softmax(n: int = 500):
+    x = np.zeros((1000, n), np.float32)
+    return tutorial("02-fused-softmax").softmax_kernel.warmup(x, np.zeros_like(x), 1000, BM=16, BN=512,
+                                                              target="xe-hpc")
+
+
+def layer_norm():
+    x, w = np.zeros((64, 1000), np.float32), np.zeros(1000, np.float32)
+    return tutorial("05-layer-norm").layer_norm_kernel.warmup(x, w, w, np.zeros_like(x), 1000, 1e-5, BLOCK=1024,
+                                                              target="xe-hpc")
+
+
+def attention():
+    module = tutorial("06-fused-attention")
+    q = np.zeros((1, 2, 128, 64), np.float16)
+    args, options = module.launch_arguments(q, q, q, np.zeros(q.shape, np.float32), False, 32, 32)
+    return module.attention_kernel.warmup(*args, **options, target="xe-hpc")
+
+
+def column_sum():
+    terms = np.zeros((64, 256), np.float32)
+    return tutorial("12-torch-layer-norm").column_sum_kernel.warmup(terms, np.zeros((1, 256), np.float32), 64, BM=16,
+                                                                    BN=256, target="xe-hpc")
+
+
+def bias_reduce():
+    module = tutorial("07-gemm-bias-reduce")
+    a, bt = np.zeros((256, 64), np.float16), np.zeros((256, 64), np.float16)
+    bias, res = np.zeros((1, 256), np.float32), np.zeros((256, 1), np.float32)
+    return module.gemm_bias_reduce.warmup(a, bt, bias, res, 64, BM=128, BN=128, BK=32, L=module.layouts(128, 128, 32),
+                                          target="xe-hpc")
+
+
+def slm_gemm():
+    module = tutorial("08-slm-cooperative-gemm")
+    a, b, c = np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float32)
+    return module.slm_gemm_kernel.warmup(a, b, c, 64, 64, 64, **module.options(32, 32, 16), target="xe-hpc")
+
+
+def vector_add():
+    x = np.zeros(4096, np.float32)
+    return tutorial("01-vector-add").add.warmup(x, x, np.zeros_like(x), BLOCK=1024, target="xe-hpc")
+
+
+def batched_gemm():
+    a, b, c = np.zeros((2, 128, 64), np.float16), np.zeros((2, 64, 128), np.float16), np.zeros((2, 128, 128), np.float32)
+    return tutorial("09-batched-gemm").bmm_kernel.warmup(a, b, c, 64, BM=128, BN=128, BK=32, sg_layout=[4, 4],
+                                                         sg_data=[32, 32], target="xe-hpc")
+
+
+@xetile.kernel
+def accumulate(x, y):
+    xetile.atomic_rmw_tile("add", xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 32])),
+                           xetile.init_tile(y, [0, 0], [16, 32]))
+
+
+def atomic():
+    x = np.zeros((16, 32), np.float32)
+    return accumulate.warmup(x, np.zeros_like(x), target="xe-hpc")
+
+
+EXPORTED = {"vector-add": vector_add, "softmax": softmax, "gemm": gemm, "layer-norm": layer_norm,
+            "attention": attention, "batched-gemm": batched_gemm, "column-sum": column_sum}
+REFUSED = {  # kernel -> the construct its NotImplementedError names
+    "gemm-bias-reduce": (bias_reduce, "array res, which 2D block messages cannot address"),
+    "slm-cooperative-gemm": (slm_gemm, "no upstream form for memref.alloc"),
+    "atomic": (atomic, "no upstream form for xegpu.atomic_rmw"),
+}
+
+
+def test_gemm_text():
+    """Offsets travel as index iter_args, the layouts sit on the anchor ops, the memrefs have the launch's shapes."""
+    text = gemm().asm["mlir"]
+    assert text.startswith("gpu.module @matmul_kernel_module {\n  gpu.func @matmul_kernel(%a: memref<1024x512xf16, "
+                           "strided<[512, 1]>>, %b: memref<512x768xf16, strided<[768, 1]>>, %c: memref<1024x768xf32, "
+                           "strided<[768, 1]>>, %M: i32, %N: i32, %K: i32) kernel attributes "
+                           "{known_block_size = array<i32: 512, 1, 1>} {\n")
+    assert "update_nd_offset" not in text and "lane_layout" not in text
+    # the accumulator's start, the one op outside the anchors with a layout, gives it for upstream's propagation
+    assert [line.split(" = ")[1] for line in text.splitlines() if "layout_result" in line] == ["arith.constant {"
+                                                                                            "layout_result_0"]
+    assert "-> (vector<256x256xf32>, index, index, index, index) : i32 {" in text
+    assert text.count("xegpu.load_nd") == 2 and text.count("xegpu.store_nd") == 1
+    assert ("{layout_a = #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32], inst_data = [8, 16]>, "
+            "layout_b = #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64], inst_data = [16, 16]>, "
+            "layout_cd = #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64], inst_data = [8, 16]>}") in text
+
+
+def test_padding_is_a_select():
+    """Upstream pads with 0: softmax's -inf outside the 1000 x 500 array is selected by row and column."""
+    text = softmax().asm["mlir"]
+    assert "arith.constant dense<1000> : vector<16xindex>" in text
+    assert "arith.constant dense<500> : vector<512xindex>" in text
+    assert "arith.constant dense<0xFF800000> : vector<16x512xf32>" in text
+    assert text.count("arith.select") == 1 and text.count("vector.multi_reduction") == 2
+
+
+@needs_mlir_opt
+@pytest.mark.parametrize("name", EXPORTED)
+def test_upstream_parses_and_verifies(name):
+    text = EXPORTED[name]().asm["mlir"]
+    printed = upstream_mlir.run_mlir_opt(text)
+    assert printed.count("xegpu.load_nd") == text.count("xegpu.load_nd") > 0
+    assert printed.count("xegpu.store_nd") == text.count("xegpu.store_nd") > 0
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_unsupported_constructs_name_themselves(name):
+    make, construct = REFUSED[name]
+    with pytest.raises(NotImplementedError, match=f"upstream MLIR export: .*{construct}"):
+        make().asm["mlir"]
+
+
+def test_views_of_batched_and_one_dimensional_arrays():
+    batched = batched_gemm().asm["mlir"]
+    assert ("memref.subview %a[%6, 0, 0] [1, 128, 64] [1, 1, 1] : memref<2x128x64xf16, strided<[8192, 64, 1]>> to "
+            "memref<128x64xf16, strided<[64, 1], offset: ?>>") in batched
+    assert ("memref.expand_shape %x [[0, 1]] output_shape [1, 4096] : memref<4096xf32, strided<[1]>> into "
+            "memref<1x4096xf32>") in vector_add().asm["mlir"]
+
+
+def test_numpy_target_has_no_export():
+    x = np.zeros((16, 512), np.float32)
+    compiled = tutorial("02-fused-softmax").softmax_kernel.warmup(x, x, 16, BM=16, BN=512, target="numpy")
+    assert "mlir" not in compiled.asm and len(compiled.asm) == len(list(compiled.asm))
+
+
+@needs_mlir_opt
+@pytest.mark.skipif(not ocloc.available(get_target("xe-hpc")), reason="the current ocloc is not installed")
+@pytest.mark.parametrize("options, prefetches", [({}, 0), ({"ACTIVATION": "relu"}, 0), ({"prefetch_distance": 2}, 3)])
+def test_gemm_through_upstream_pipeline(options, prefetches):
+    """Upstream lowers our exported GEMM to SPIR-V that ocloc builds for PVC: 32 dpas and the prefetches per K step,
+    no spill. The relu after the loop needs its layout printed (upstream's propagation finds none from the anchors
+    there)."""
+    target = get_target("xe-hpc")
+    spirv = upstream_mlir.lower_to_spirv(gemm(**options).asm["mlir"], "pvc")
+    assert spirv[:4] == b"\x03\x02\x23\x07"  # the SPIR-V magic number, little-endian
+    build = ocloc.gpu_build(spirv, target, target.dpas_build_options)
+    loop = isa_stats.innermost_loops(build.isa)[0]
+    assert (loop.dpas, loop.prefetches, build.spill_bytes) == (32, prefetches, 0)
+
+
+PIPELINED = {"vector-add": vector_add, "batched-gemm": batched_gemm, "column-sum": column_sum}
+
+
+@needs_mlir_opt
+@pytest.mark.skipif(not ocloc.available(get_target("xe-hpc")), reason="the current ocloc is not installed")
+@pytest.mark.parametrize("name", PIPELINED)
+def test_more_kernels_through_upstream_pipeline(name):
+    """Kernels without a reduction across subgroups (which upstream's pipeline refuses: softmax, layer norm, attention)
+    lower to SPIR-V that ocloc builds; a batched GEMM keeps its 2D block loads and DPAS."""
+    target = get_target("xe-hpc")
+    build = ocloc.gpu_build(upstream_mlir.lower_to_spirv(PIPELINED[name]().asm["mlir"], "pvc"), target,
+                            target.dpas_build_options)
+    assert isa_stats.block_messages(build.isa) and build.spill_bytes == 0
+    assert (isa_stats.dpas_count(build.isa) > 0) == (name == "batched-gemm")
+
+
+def test_mlir_string_unescape():
+    assert upstream_mlir.unescape(r'\03\02#\07a\\b\"') == b'\x03\x02#\x07a\\b"'
+
+
+def test_cli_emit_mlir():
+    call = ("softmax_kernel(f32[64,256], f32[64,256], 64, BM=16, BN=256)")
+    run = subprocess.run([sys.executable, "-m", "xetile_jit", "compile", str(ROOT / "tutorials/02-fused-softmax.py"),
+                          "--call", call, "--emit", "mlir"], capture_output=True, text=True, env=subprocess_env(),
+                         check=True)
+    assert run.stdout.startswith("gpu.module @softmax_kernel_module {\n  gpu.func @softmax_kernel(%x: "
+                                 "memref<64x256xf32, strided<[256, 1]>>")
+
