@@ -1,7 +1,8 @@
-"""First-launch time (compile + run) of every tutorial and of two row kernels as a user writes them, each in a
-fresh process with an empty compile cache.
+"""First-launch time (compile + run) of every tutorial and of four kernels as a user writes them (two row kernels, a
+`where` on a bool mask, a 64x64x64 `tile_mma` with an epilogue on the default layout), each in a fresh process with
+an empty compile cache.
 
-    python bench/bench_first_launch.py [--timeout 200] [--json] [--cases softmax layernorm tutorial-01 ...]
+    python bench/bench_first_launch.py [--timeout 200] [--json] [--cases softmax where mma-epilogue tutorial-01 ...]
 
 Each case runs in a child process with XETILE_CACHE_DIR set to a new temporary directory, so nothing is reused;
 the time is the child's wall time, start to exit (import, trace, compile, driver build, run, check). The child
@@ -57,7 +58,48 @@ def layernorm() -> None:
     assert np.allclose(y, expected, atol=1e-4)
 
 
-KERNELS = {"softmax": softmax, "layernorm": layernorm}
+def where() -> None:
+    """A 1024-element `where` on a bool mask, one workgroup (its driver build against a vector add's)."""
+    import xetile_jit as xetile
+
+    @xetile.kernel
+    def where_kernel(mask, x, y, out, N: xetile.constexpr):
+        chosen = xetile.where(xetile.load_tile(xetile.init_tile(mask, [0], [N])),
+                              xetile.load_tile(xetile.init_tile(x, [0], [N])),
+                              xetile.load_tile(xetile.init_tile(y, [0], [N])))
+        xetile.store_tile(xetile.init_tile(out, [0], [N]), chosen)
+
+    rng = np.random.default_rng(0)
+    mask, (x, y) = rng.standard_normal(1024) > 0, rng.standard_normal((2, 1024)).astype(np.float32)
+    out = np.empty_like(x)
+    where_kernel[(1,)](mask, x, y, out, N=1024)
+    assert np.array_equal(out, np.where(mask, x, y))
+
+
+def mma_epilogue() -> None:
+    """A single-block 64x64x64 f16 `tile_mma` with a bias, ReLU and a cast to f16, the default layout (one
+    subgroup: 128 DPAS ops)."""
+    import xetile_jit as xetile
+
+    @xetile.kernel
+    def mma_kernel(a, b, bias, c, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr):
+        acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [BM, BK])),
+                              xetile.load_tile(xetile.init_tile(b, [0, 0], [BK, BN])),
+                              xetile.zeros([BM, BN], xetile.float32))
+        acc = acc + xetile.load_tile(xetile.init_tile(bias, [0, 0], [BM, BN]))
+        acc = xetile.where(acc > 0, acc, 0.0 * acc)
+        xetile.store_tile(xetile.init_tile(c, [0, 0], [BM, BN]), xetile.cast(acc, xetile.float16))
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 64, 64)).astype(np.float16)
+    bias = rng.standard_normal((64, 64)).astype(np.float32)
+    c = np.empty((64, 64), np.float16)
+    mma_kernel[(1,)](a, b, bias, c, BM=64, BN=64, BK=64)
+    expected = np.maximum(a.astype(np.float32) @ b.astype(np.float32) + bias, 0)
+    assert np.allclose(c.astype(np.float32), expected, atol=2e-2, rtol=1e-2)
+
+
+KERNELS = {"softmax": softmax, "layernorm": layernorm, "where": where, "mma-epilogue": mma_epilogue}
 
 
 DRIVER_BUILD = re.compile(r"xetile timing: (\S+): driver build \([^)]*\) ([0-9.]+) ms")

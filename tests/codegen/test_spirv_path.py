@@ -138,6 +138,36 @@ def test_bool_and_int8_data_with_padding(rng):
 
 
 @xetile.kernel
+def where_mask(mask, x, y, out, above, BLOCK: xetile.constexpr):
+    start = xetile.program_id(0) * BLOCK
+    m = xetile.load_tile(xetile.init_tile(mask, [0, start], [1, BLOCK]))
+    a = xetile.load_tile(xetile.init_tile(x, [0, start], [1, BLOCK]))
+    b = xetile.load_tile(xetile.init_tile(y, [0, start], [1, BLOCK]))
+    xetile.store_tile(xetile.init_tile(out, [0, start], [1, BLOCK]), xetile.where(m, a, b))
+    xetile.store_tile(xetile.init_tile(above, [0, start], [1, BLOCK]), a > b)
+
+
+def llvm_instructions(llir: str) -> int:
+    return sum(line.startswith("  ") and not line.lstrip().startswith(";") for line in llir.splitlines())
+
+
+def test_bool_rows_are_block_messages_in_the_loop_over_the_blocks(rng):
+    """A bool mask is read and a bool result written as the bytes of 8-bit block messages, so on `cpu` their blocks
+    join the f32 operands' loop over the blocks: a 1024-element `where` plus a bool store is not much more code
+    than a vector add of that size (on the element path, each of the mask's 64 blocks was its own per-element code:
+    4287 LLVM instructions against 469, and a driver build 4.6x the add's). Results as the interpreter's, over a
+    row whose last block lies partly outside the arrays."""
+    n, block = 1000, 1024
+    mask, x, y = rand(rng, (1, n), np.bool_), rand(rng, (1, n), np.float32), rand(rng, (1, n), np.float32)
+    args = (mask, x, y, np.zeros((1, n), np.float32), np.zeros((1, n), np.bool_))
+    where_llir = where_mask.warmup(*args, BLOCK=block, target="cpu").asm["llir"]
+    add_llir = vector_add.warmup(x, y, args[3], BLOCK=block, target="cpu").asm["llir"]
+    assert llvm_instructions(where_llir) < 2 * llvm_instructions(add_llir)
+    for target in ("cpu", "xe-emulated"):
+        assert_same(where_mask, args, dict(BLOCK=block), (1,), target=target)
+
+
+@xetile.kernel
 def either_array(a, b, out, first, K: xetile.constexpr):
     """A tile chosen at run time, then carried through a loop that swaps which array it reads."""
     if first > 0:

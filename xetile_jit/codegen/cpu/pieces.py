@@ -190,12 +190,12 @@ class Pieces:
         surface = Surface(*surface, *xy)
         lane = lanes.lane_id()
         if isinstance(op, S.SimtStoreNdOp):
-            raw = b.bitcast(data, desc.signature.args[-1])
+            raw = self.messages.raw_data(data, op.operands[0].type, desc.signature.args[-1])
             counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
                 b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
             return None
         dst = PrivateBlock(lanes.private(desc.data_type))
         counted_loop(b, desc.components, None, lambda b, index, _: b.store(
             fast_load_word(b, surface, desc, lane, index), dst.slot(b, index)))
-        return lanes.reinterpret(self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
-                                 llvm_type(op.result.type))
+        return self.messages.lane_value(self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
+                                        op.result.type)

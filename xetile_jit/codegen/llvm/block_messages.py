@@ -14,7 +14,8 @@ from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..xe import builtins as X
 from ..xe import prefetch_payload as payload
 from .context import LoweringContext
-from .core import I32, components, literal, llvm_type
+from .core import (I32, components, from_storage, literal, llvm_type, shaped, storage_bits, storage_type,
+                   to_storage)
 from .descriptors import Descriptors
 from .lanes import PrivateBlock
 
@@ -52,24 +53,29 @@ class BlockMessages:
         side (array length). A load whose lanes pack two rows a word (lane_data [2, 1]) is a VNNI-transform read
         where the target has it: the same elements in each lane, in the register form DPAS B takes. Lanes
         [N / C, C] of one 32-bit element (C < N columns a block) are a load of C-wide blocks: their rows go to
-        groups of C lanes (tf32 DPAS A: a d32 8-wide block; narrower data keeps the element path)."""
+        groups of C lanes (tf32 DPAS A: a d32 8-wide block; narrower data keeps the element path). Bools are the
+        bytes of an 8-bit message (`lane_value`, `raw_data`), in a vector: on the element path every block of a
+        1024-element `where` mask was its own per-element code, 9x the code of the f32 operands' loop over the
+        blocks on `cpu`."""
         rows, cols = layout.block
         dtype = tdesc.type.dtype
-        if transpose or layout.replicated or dtype.is_bool or not self.descriptors.block_surface(tdesc):
+        if transpose or layout.replicated or not self.descriptors.block_surface(tdesc) or (
+                dtype.is_bool and rows * cols // self.context.lanes.size > MAX_VECTOR_COMPONENTS):
             return None
+        bits = storage_bits(dtype)
         groups = layout.column_groups
         width = cols // groups
         lanes = self.context.lanes.size
-        narrow = kind is X.BlockLoad and dtype.bits == 32 and width < lanes and \
+        narrow = kind is X.BlockLoad and bits == 32 and width < lanes and \
             layout.grid == (lanes // width, width, 1)
         if layout.grid[:2] != (1, lanes) and not narrow:
             return None
         if kind is X.BlockStore:
-            keys = [X.BlockStore(dtype.bits, rows, cols)] if groups == 1 else []
+            keys = [X.BlockStore(bits, rows, cols)] if groups == 1 else []
         else:
-            keys = [X.BlockLoad(dtype.bits, rows, cols // groups, groups)]
-            if layout.lane_data[0] == 32 // dtype.bits > 1:
-                keys.insert(0, X.BlockLoad(dtype.bits, rows, cols // groups, groups, vnni=True))
+            keys = [X.BlockLoad(bits, rows, cols // groups, groups)]
+            if layout.lane_data[0] == 32 // bits > 1:
+                keys.insert(0, X.BlockLoad(bits, rows, cols // groups, groups, vnni=True))
         return next((key for key in keys if X.provides(self.context.target, key)), None)
 
     def by_message(self, aligned: ir.Value | None, message, elements):
@@ -104,8 +110,18 @@ class BlockMessages:
         result_type = llvm_type(op.result.type)
         words = self.read(key, tdesc, None if xy is None else lanes.assemble(list(xy)),
                           components(result_type), cache=op.cache)
-        value = lanes.reinterpret(words, result_type)
+        value = self.lane_value(words, op.result.type)
         return value if hardware_padding(op) else self.padded(value, op, tdesc, xy)
+
+    def lane_value(self, words: ir.Value | PrivateBlock, t) -> ir.Value | PrivateBlock:
+        """A block load's `words` as the lane value of type `t` (bools: their bytes truncated, as the element path
+        reads them)."""
+        value = self.context.lanes.reinterpret(words, shaped(llvm_type(t), storage_type(t.dtype)))
+        return from_storage(self.builder, value, t.dtype)
+
+    def raw_data(self, data: ir.Value, t, raw_type: ir.Type) -> ir.Value:
+        """A lane's `data` of type `t` as a block store's message takes it (`raw_type`; bools as bytes)."""
+        return self.builder.bitcast(to_storage(self.builder, data, t.dtype), raw_type)
 
     def read(self, key, tdesc, xy: ir.Value | None = None, elements: int = 1, cache=None) -> ir.Value | PrivateBlock:
         """A lane's data of the block load `key`: the builtin writes it to private memory, from where a vector
@@ -148,7 +164,7 @@ class BlockMessages:
         raw_type = X.describe(self.context.target, key).signature.args[-1]
         data = self.context.values[value] if data is None else data
         message_xy = None if xy is None else self.context.lanes.assemble(list(xy))
-        self.block_call(key, tdesc, self.builder.bitcast(data, raw_type), xy=message_xy, cache=op.cache)
+        self.block_call(key, tdesc, self.raw_data(data, value.type, raw_type), xy=message_xy, cache=op.cache)
 
     def prefetch(self, op) -> None:
         """A cache hint: emitted, with the op's L1/L3 controls, where the target has the prefetch message of this

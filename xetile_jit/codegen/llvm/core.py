@@ -59,6 +59,11 @@ def storage_type(dtype: DType) -> ir.Type:
     return I8 if dtype.is_bool else element_type(dtype)
 
 
+def storage_bits(dtype: DType) -> int:
+    """The bits of one element of `dtype` in memory (a bool's byte: 8)."""
+    return 8 if dtype.is_bool else dtype.bits
+
+
 def compute_type(dtype: DType) -> ir.Type:
     return F32 if dtype.is_float else element_type(dtype)
 

@@ -18,7 +18,7 @@ from ...ir.types import SlmMemRefType
 from ...target.block_io import BLOCK_MAX_EXTENT
 from ..xe import builtins as X
 from .context import LoweringContext
-from .core import I32, I64, MemRef
+from .core import I32, I64, MemRef, storage_bits
 
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (codegen/llvm/lowering.py: the index-width rule)
 
@@ -147,7 +147,7 @@ class Descriptors:
         element-by-element path to generate, the tutorial GEMM's case)."""
         if self.aligned_start(tdesc, unit):
             return None
-        bytes_per = tdesc.type.dtype.bits // 8
+        bytes_per = storage_bits(tdesc.type.dtype) // 8
         unit = unit or self.context.target.block_io.start_bytes
         b = self.builder
         x = self.offset(tdesc, 0)
@@ -155,7 +155,7 @@ class Descriptors:
 
     def aligned_start(self, tdesc, unit: int = 0) -> bool:
         """Whether every block of `tdesc` starts on a multiple of `unit` bytes for sure (x_aligned's None)."""
-        bytes_per = tdesc.type.dtype.bits // 8
+        bytes_per = storage_bits(tdesc.type.dtype) // 8
         unit = unit or self.context.target.block_io.start_bytes
         return bytes_per >= unit or self.x_multiples.get(tdesc, 1) * bytes_per % unit == 0
 
