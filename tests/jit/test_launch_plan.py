@@ -388,6 +388,22 @@ def test_xetile_device_is_not_read_when_a_usm_array_decides(usm_kind, monkeypatc
     assert len(add_one.cache.plans) == 1
 
 
+def test_environment_read_at_each_launch_of_numpy_arrays(monkeypatch):
+    """XETILE_DEVICE changed between two launches of the same numpy arrays is read by the second (the key holds it),
+    and set back finds the first plan."""
+    add_one.cache.clear()
+    monkeypatch.setenv("XETILE_DEVICE", DEVICE)
+    x, y = np.zeros((1, 16), np.float32), np.zeros((1, 16), np.float32)
+    add_one[(1,)](x, y, BM=1, BN=16)
+    monkeypatch.setenv("XETILE_DEVICE", "numpy")
+    add_one[(1,)](y, x, BM=1, BN=16)
+    assert sorted(plan.device.kind for plan in add_one.cache.plans.values()) == ["numpy", "sycl"]
+    monkeypatch.setenv("XETILE_DEVICE", DEVICE)
+    add_one[(1,)](x, y, BM=1, BN=16)
+    assert len(add_one.cache.plans) == 2
+    np.testing.assert_array_equal(y, np.full((1, 16), 3.0, np.float32))
+
+
 def test_usm_arrays_and_a_scalar(usm_kind):
     """An asynchronous plan with a scalar argument: the scalar is the launch's own at each hit."""
     shadowing.cache.clear()

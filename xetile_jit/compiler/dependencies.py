@@ -12,6 +12,8 @@ dict or other mutable value can change in place and stay the same object, so its
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 import sys
 import types
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from ..runtime.cache import stable_repr
 
 MISSING = object()  # a name that is no longer there
 STALE = "<stale>"   # the form of a value that is no longer there or has none
+CELL_CONTENTS = operator.attrgetter("cell_contents")
 MUTABLE = object()  # what a LiveRead keeps of a value that may change in place: no read value is it
 IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, np.generic, np.dtype, type, types.ModuleType,
              types.FunctionType, types.BuiltinFunctionType)
@@ -83,14 +86,14 @@ class LiveRead:
     def __init__(self, dependency: Dependency, read, value):
         self.dependency, self.read, self.value = dependency, read, value if immutable(value) else MUTABLE
 
-    def unchanged(self) -> bool:
-        value = self.read()
-        return value is self.value or current_form(value) == self.dependency.form
-
 
 def all_unchanged(reads) -> bool:
-    for r in reads:  # a loop, not all() over a generator: every launch calls it (0.3 us less for 4 reads)
-        if not r.unchanged():
+    """Whether each read reads the same object, or a value of the same form, again. Every launch calls it: a loop
+    whose reads are partials of builtins (`reader`), so the same object read again costs no Python frame (~0.5 us a
+    read less on a loaded 2-core machine)."""
+    for r in reads:
+        value = r.read()
+        if value is not r.value and current_form(value) != r.dependency.form:
             return False
     return True
 
@@ -98,11 +101,10 @@ def all_unchanged(reads) -> bool:
 def reader(kind: str, owner, name: str):
     """How to read `name` again: `owner` is the reading kernel's Function, or a module."""
     if kind == "global":
-        return lambda: owner.globals.get(name, MISSING)
+        return functools.partial(owner.globals.get, name, MISSING)
     if kind == "closure":
-        cell = owner.closure[name]
-        return lambda: cell.cell_contents
-    return lambda: getattr(owner, name, MISSING)
+        return functools.partial(CELL_CONTENTS, owner.closure[name])
+    return functools.partial(getattr, owner, name, MISSING)
 
 
 class Reads:

@@ -39,7 +39,7 @@ from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.profiling import launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
-from ..runtime.torch_tensors import host_view, is_tensor
+from ..runtime.torch_tensors import host_view, is_tensor_type
 from ..runtime.usm_entries import entries_get, entry, interface_entry
 from ..target.block_io import BLOCK_BASE_ALIGN
 
@@ -47,6 +47,7 @@ from ..target.block_io import BLOCK_BASE_ALIGN
 ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG")
 MAX_PLANS = 1024  # per kernel; a full cache starts over
 SCALARS = (bool, int, float, np.generic)
+MAX_KEY_FUNCTIONS = 256  # argument types whose key function is remembered; a full table starts over
 
 
 def refresh_dpnp_types(specializer) -> bool:
@@ -120,15 +121,50 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
 
 def other_key(name: str, value):
     """The key part of an argument that is not a usm_ndarray, the value as launched and, for a USM array known by its
-    interface, its kernel arguments (runtime/usm_entries.py; None for the others); or (None, None, None)."""
-    kind = type(value)
+    interface, its kernel arguments (runtime/usm_entries.py; None for the others); or (None, None, None). Which of
+    the key functions below applies is decided once per type (`key_function`): the isinstance tests cost ~1.5 us an
+    argument on a loaded 2-core machine, as much as the rest of a numpy array's key."""
+    key_of = _key_functions.get(type(value))
+    if key_of is None:
+        key_of = key_function(type(value))
+    return key_of(name, value)
+
+
+def key_function(kind: type):
+    """The key function of the arguments of type `kind`, remembered (MAX_KEY_FUNCTIONS types)."""
     if kind is np.ndarray:
-        return (kind, value.dtype, value.shape, value.strides), value, None
-    if isinstance(value, SCALARS):
-        return (kind, scalar_dtype(name, value)), value, None
-    if is_tensor(value) and value.is_cpu:  # a numpy view, keyed by the tensor's type: it picks its own device
-        value = host_view(value)
-        return (kind, value.dtype, value.shape, value.strides), value, None
+        key_of = numpy_key
+    elif issubclass(kind, SCALARS):
+        key_of = scalar_key
+    elif is_tensor_type(kind):
+        key_of = tensor_key
+    else:
+        key_of = interface_key
+    if len(_key_functions) >= MAX_KEY_FUNCTIONS:
+        _key_functions.clear()
+    _key_functions[kind] = key_of
+    return key_of
+
+
+def numpy_key(name: str, value: np.ndarray, kind=np.ndarray):
+    """`kind` stands for the type that brought the array: a torch CPU tensor's view picks its own device."""
+    return (kind, value.dtype, value.shape, value.strides), value, None
+
+
+def scalar_key(name: str, value):
+    return (type(value), scalar_dtype(name, value)), value, None
+
+
+def tensor_key(name: str, tensor):
+    """A CPU tensor as its numpy view (runtime/torch_tensors.py), an XPU tensor as the array it imports as."""
+    if tensor.is_cpu:
+        return numpy_key(name, host_view(tensor), type(tensor))
+    return interface_key(name, tensor)
+
+
+def interface_key(name: str, value):
+    """A USM array known by its interface, or another DLPack producer by the array it imports as."""
+    kind = type(value)
     usm = usm_interface(value)
     if usm is None:
         if not is_array(value):
@@ -138,7 +174,7 @@ def other_key(name: str, value):
             return (kind, value.dtype, value.shape, value.strides, value._pointer % BLOCK_BASE_ALIGN == 0,
                     value.sycl_queue), value, None
         if type(value) is np.ndarray:  # keyed by the producer's type: a torch CPU tensor picks its own device
-            return (kind, value.dtype, value.shape, value.strides), value, None
+            return numpy_key(name, value, kind)
         usm = usm_interface(value)  # an XPU torch tensor's StreamArray
         if usm is None:
             return None, None, None
@@ -146,12 +182,22 @@ def other_key(name: str, value):
     return token, value, args
 
 
+_key_functions: dict[type, object] = {}
+
+
 def environment(usm: bool) -> tuple:
     """The values of ENVIRONMENT, read at each launch (os.environ may change between launches), but for
-    XETILE_DEVICE when the launch has a USM array: its queue decides the device (select_device). Each read of
-    an unset variable costs ~0.7 us (os.environ raises and catches KeyError inside)."""
-    get = os.environ.get
-    return None if usm else get("XETILE_DEVICE"), get("XETILE_TARGET"), get("XETILE_XE_ABI"), get("XETILE_DEBUG")
+    XETILE_DEVICE when the launch has a USM array: its queue decides the device (select_device). On POSIX they are
+    read (as bytes) from the dict under os.environ, `os.environ._data`: `os.environ.get` of an unset variable raises
+    and catches a KeyError inside, 0.7 us a variable on a quiet machine and 5.7 us on a loaded 2-core one, where the
+    dict's `get` takes 0.2."""
+    if os.name != "posix":  # Windows' os.environ keeps its keys upper-cased
+        return tuple(None if usm and name == "XETILE_DEVICE" else os.environ.get(name) for name in ENVIRONMENT)
+    get = os.environ._data.get
+    return None if usm else get(_DEVICE_KEY), get(_TARGET_KEY), get(_ABI_KEY), get(_DEBUG_KEY)
+
+
+_DEVICE_KEY, _TARGET_KEY, _ABI_KEY, _DEBUG_KEY = map(os.fsencode, ENVIRONMENT)
 
 
 @dataclass
@@ -173,6 +219,7 @@ class LaunchPlan:
     lock: object = None  # the kernel's: builds the SYCL program once
     checked: bool = False  # check_launch's device limits passed once
     interpret_check: bool | None = None  # the `check` launch option (jit/kernel.py interpret_check)
+    workgroup_size: int = 0  # the compiled kernel's, read once (a property chain of 0.5 us)
 
     @classmethod
     def of(cls, compiled, device: Device, names, constexprs: dict, values, lock,
@@ -187,7 +234,8 @@ class LaunchPlan:
             and queues <= {device.queue}
         return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
                    tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
-                   tuple(queues - {device.queue, None}), lock=lock, interpret_check=interpret_check)
+                   tuple(queues - {device.queue, None}), lock=lock, interpret_check=interpret_check,
+                   workgroup_size=compiled.workgroup_size)
 
     def launch(self, grid, values, parts=None, args=None):
         """Runs the plan with `values` (in parameter order, as the specializer gave them), `parts`, the kernel
@@ -208,7 +256,7 @@ class LaunchPlan:
             return None
         if not all(grid):
             return None
-        size = self.compiled.workgroup_size
+        size = self.workgroup_size
         if not self.checked:
             check_launch(self.device.queue.sycl_device, grid, size)
             with self.lock:

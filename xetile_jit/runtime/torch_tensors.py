@@ -43,6 +43,11 @@ def is_tensor(value) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
+def is_tensor_type(kind: type) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and issubclass(kind, torch.Tensor)
+
+
 @functools.cache
 def numpy_dtype(torch_dtype) -> np.dtype:
     """The numpy dtype of torch's `torch_dtype` (ml_dtypes' for bfloat16); a LaunchError for dtypes numpy lacks."""
