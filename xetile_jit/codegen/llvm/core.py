@@ -514,6 +514,32 @@ class LLVMLowering:
         b.position_at_end(end)
         return carried[1:]
 
+    def lower_WhileOp(self, op):
+        """header: phis of the carried values, then the condition region, whose last block tests `cond`; body: the
+        body region, whose yield feeds the phis. The condition's forwarded values (computed in blocks that dominate
+        both the body and the exit) are the body's arguments and the loop's results."""
+        b = self.builder
+        inits = self.context.operands(op)
+        header, body, end = (b.append_basic_block(f"while.{part}") for part in ("header", "body", "end"))
+        entry_parts = self.components.carried_parts(inits)
+        entry = b.block
+        b.branch(header)
+        b.position_at_end(header)
+        parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
+        carried = self.components.carried_values([value.type for value in inits], parts)
+        cond, *forwarded = self.lower_block(op.before, carried)
+        b.cbranch(cond, body, end)
+        b.position_at_end(body)
+        yielded = self.lower_block(op.after, forwarded)
+        for phi, value in zip(parts, self.components.carried_parts(yielded)):
+            phi.add_incoming(value, b.block)
+        b.branch(header)
+        b.position_at_end(end)
+        return forwarded
+
+    def lower_ConditionOp(self, op):
+        """Nothing to emit: scf.while reads the operands (see lower_block)."""
+
     def lower_IfOp(self, op):
         b = self.builder
         then, otherwise, end = (b.append_basic_block(f"if.{part}") for part in ("then", "else", "end"))

@@ -186,7 +186,7 @@ class LayoutPropagation:
             self.both_ways(op, 0, op.operands[1], same, same)
         elif isinstance(op, (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)):
             self.relate_elementwise(op)
-        elif isinstance(op, (C.ForOp, C.IfOp)):
+        elif isinstance(op, (C.ForOp, C.IfOp, C.WhileOp)):
             for group in carried_groups(op):
                 self.union(*group)
         elif isinstance(op, X.TileMMAOp):
