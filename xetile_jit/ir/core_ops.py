@@ -789,6 +789,42 @@ class ExtractStridedSliceOp(Operation):
                                             for o, s, st in zip(self.offsets, shape, self.strides))])
 
 
+class ExtractElementOp(Operation):
+    """vector.extract of the one element of a one-element vector (a 1x1 tile's value) as a scalar: one value for
+    the whole workgroup, since every subgroup holding the vector holds that element. At the work-item level it is
+    the element lane 0 holds (every lane layout gives lane 0 the element at (0, 0)); a lane's piece of a 1x1 vector
+    is a scalar there."""
+
+    name = "vector.extract"
+    effects = ()
+
+    def __init__(self, v: Value, loc=None):
+        super().__init__([v], [ScalarType(v.type.dtype)], loc=loc)
+
+    def verify(self):
+        t = self.operands[0].type
+        if any(n != 1 for n in shape_of(t)):
+            raise self.error(f"source {t} must be a vector of one element", "vector.extract of a 1x1 vector")
+
+    def format(self, p) -> str:
+        v = self.operands[0]
+        return f" {p.name(v)}[{', '.join('0' for _ in shape_of(v.type))}] : {self.result.type} from {v.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        v = p.value()
+        p.ints()
+        p.expect(":")
+        p.type()
+        p.keyword("from")
+        p.type_of(v)
+        return cls(v)
+
+    def interpret(self, interp, v):
+        lanes = np.asarray(v)
+        return (lanes[0] if interp.lanes is not None else lanes).reshape(-1)[0]
+
+
 class ConstantMaskOp(Operation):
     """vector.constant_mask: true in the leading `sizes` block, false elsewhere (blocking masks the padding of
     a block that reaches past its value's shape)."""
@@ -862,5 +898,5 @@ class InsertStridedSliceOp(Operation):
 
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
 SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IotaOp,
-              IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp,
+              IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ExtractElementOp, ConstantMaskOp, InsertStridedSliceOp,
               DevicePrintOp, MemRefLoadOp, MemRefReinterpretCastOp, *SYNC_OPS)

@@ -52,6 +52,7 @@ class Interpreter:
                 self.check.finish()
 
     subgroup_id = None  # the workgroup level has none (SubgroupIdOp says so); a Subgroup has its own
+    lanes = None  # the lanes of work-item-level IR, whose per-lane values hold one row per lane (Subgroup)
     checker_id = 0  # who accesses memory for the checks: the whole workgroup here, one subgroup in a Subgroup
 
     # The workgroup-level rules: one thread runs the workgroup's program in order, so every access before a

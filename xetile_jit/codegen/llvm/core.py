@@ -537,6 +537,13 @@ class LLVMLowering:
         b.position_at_end(end)
         return forwarded
 
+    def lower_ExtractElementOp(self, op):
+        """The element lane 0 holds (ExtractElementOp), which every lane reads."""
+        v, lanes = self.values[op.operands[0]], self.context.lanes
+        if lanes is not None:
+            v = lanes.shuffle(v, ir.Constant(I32, 0))
+        return self.builder.extract_element(v, ir.Constant(I32, 0)) if isinstance(v.type, ir.VectorType) else v
+
     def lower_ConditionOp(self, op):
         """Nothing to emit: scf.while reads the operands (see lower_block)."""
 

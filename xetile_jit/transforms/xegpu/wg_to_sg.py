@@ -162,8 +162,8 @@ class WgToSg(PiecewiseConversion):
         if not dist.wrapped:
             return self.clone(op)
         self.shared_atomics(op, dist, lambda: [
-            self.emit(G.AtomicRMWOp, op.kind, value, tile).result
-            for value, tile in zip(self.get(op.operands[0]), self.get(op.operands[1]))])
+            self.emit(G.AtomicRMWOp, op.kind, value, tile, None, *compare).result
+            for value, tile, *compare in zip(*(self.get(v) for v in [*op.operands[:2], *op.compare]))])
 
     @converts(GS.ScatterAtomicRMWOp)
     def convert_ScatterAtomicRMWOp(self, op: GS.ScatterAtomicRMWOp) -> None:
