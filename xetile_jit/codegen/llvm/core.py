@@ -517,10 +517,11 @@ class LLVMLowering:
     def lower_WhileOp(self, op):
         """header: phis of the carried values, then the condition region, whose last block tests `cond`; body: the
         body region, whose yield feeds the phis. The condition's forwarded values (computed in blocks that dominate
-        both the body and the exit) are the body's arguments and the loop's results."""
+        both the body and the exit) are the body's arguments and the loop's results. The body and exit blocks come
+        after the condition's in the function, as SPIR-V orders blocks after their dominators."""
         b = self.builder
         inits = self.context.operands(op)
-        header, body, end = (b.append_basic_block(f"while.{part}") for part in ("header", "body", "end"))
+        header = b.append_basic_block("while.header")
         entry_parts = self.components.carried_parts(inits)
         entry = b.block
         b.branch(header)
@@ -528,6 +529,7 @@ class LLVMLowering:
         parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
         carried = self.components.carried_values([value.type for value in inits], parts)
         cond, *forwarded = self.lower_block(op.before, carried)
+        body, end = (b.append_basic_block(f"while.{part}") for part in ("body", "end"))
         b.cbranch(cond, body, end)
         b.position_at_end(body)
         yielded = self.lower_block(op.after, forwarded)

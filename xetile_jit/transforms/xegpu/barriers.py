@@ -124,11 +124,11 @@ class Barriers:
                     pending = []
                 pending = pending + inside
             elif isinstance(op, (C.ForOp, C.WhileOp)):
-                blocks = [region.block for region in op.regions]
+                bodies = [region.block for region in op.regions]
                 # the last iteration's offsets differ
-                inner = pending + [a.unplaced() for block in blocks for a in self.accesses(block)]
-                for block in blocks:
-                    inner = self.order(block, inner)
+                inner = pending + [a.unplaced() for body in bodies for a in self.accesses(body)]
+                for body in bodies:
+                    inner = self.order(body, inner)
                 pending = pending + inner
             elif op.regions:
                 pending = pending + [a for region in op.regions for a in self.order(region.block, list(pending))]
