@@ -815,10 +815,10 @@ class ExtractElementOp(Operation):
         v = p.value()
         p.ints()
         p.expect(":")
-        p.type()
+        t = p.type()
         p.keyword("from")
         p.type_of(v)
-        return cls(v)
+        return p.result_type(cls(v), t)
 
     def interpret(self, interp, v):
         lanes = np.asarray(v)
