@@ -218,3 +218,19 @@ def test_break_names_what_to_write():
 def test_cas_takes_32_or_64_bit_elements():
     with pytest.raises(CompilationError, match="compare-and-swap on f16: only 32- and 64-bit elements"):
         cas_on_halves.warmup(np.zeros((8, 16), np.float16), target="numpy")
+
+
+@xetile.kernel
+def barrier_in_a_divergent_while(x):
+    i = 0
+    while i < xetile.subgroup_id():
+        xetile.barrier()
+        i += 1
+    xetile.store_tile(xetile.init_tile(x, [0, 0], [8, 16], layout=ROWS), xetile.full([8, 16], 1.0))
+
+
+def test_a_barrier_in_a_while_on_subgroup_id_is_refused():
+    """Subgroups run different iteration counts there: a barrier inside would wait forever."""
+    with pytest.raises(CompilationError, match="a workgroup barrier in a branch or loop on subgroup_id\\(\\) waits "
+                                               "forever"):
+        barrier_in_a_divergent_while.warmup(np.zeros((8, 16), np.float32), target="cpu")
