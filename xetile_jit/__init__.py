@@ -8,8 +8,8 @@ enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializ
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, InterpretCheckError, LaunchError
 from .jit.autotune import Config, autotune
-from .language.dsl import (PropagateNan, abs, alloc_slm, arange, atomic_rmw_tile, barrier, bitcast, broadcast_to,
-                           cast, cdiv, ceil, constexpr, convert_layout, cos, cumsum, device_assert, device_print, erf,
+from .language.dsl import (PropagateNan, abs, alloc_slm, arange, atomic_cas, atomic_rmw_tile, barrier, bitcast,
+                           broadcast_to, cast, cdiv, ceil, constexpr, convert_layout, cos, cumsum, device_assert, device_print, erf,
                            exp, exp2, expand_dims, fence, floor, fma, full, init_tile, iota, load_tile, log, log2,
                            maximum, minimum, named_barrier, nbarrier_arrive, nbarrier_wait, num_programs,
                            prefetch_tile, program_id, reshape, rsqrt, sigmoid, sin, sqrt, static_assert, static_range,
@@ -51,7 +51,7 @@ __all__ = [
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",
     "update_tile_offset", "prefetch_tile", "load_gather", "store_scatter", "tile_mma", "tile_transpose", "tile_reduce",
-    "tile_broadcast", "atomic_rmw_tile", "convert_layout", "subgroup_id", "alloc_slm", "barrier", "fence", "named_barrier", "nbarrier_arrive",
+    "tile_broadcast", "atomic_rmw_tile", "atomic_cas", "convert_layout", "subgroup_id", "alloc_slm", "barrier", "fence", "named_barrier", "nbarrier_arrive",
     "nbarrier_wait", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
     "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "static_assert", "device_assert",
     "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",

@@ -993,8 +993,36 @@ def pointers_case(gen: Gen) -> None:
         gen.store(dtype, shape, call, stem="old")
 
 
-IDIOM_CASES = {"bitcast": (bitcast_case, 1), "broadcast_rank": (broadcast_rank_case, 1), "pointers": (pointers_case, 1)}
-for _name, (_make, _weight) in IDIOM_CASES.items():
-    setattr(Gen, _name, _make)
-    CASE_WEIGHTS[_name] = _weight
-FAMILIES = FAMILIES | IDIOM_CASES.keys()
+def register_cases(cases: dict) -> frozenset:
+    """Case kinds made by functions of their own (name -> (make, weight)): methods of Gen and weights in
+    CASE_WEIGHTS; returns FAMILIES with them."""
+    for name, (make, weight) in cases.items():
+        setattr(Gen, name, make)
+        CASE_WEIGHTS[name] = weight
+    return FAMILIES | cases.keys()
+
+
+FAMILIES = register_cases({"bitcast": (bitcast_case, 1), "broadcast_rank": (broadcast_rank_case, 1),
+                           "pointers": (pointers_case, 1)})
+
+
+# ==== Data-dependent loops: a while loop on a count the kernel computes =============================================
+WHILE_OPS = {"f": "({v} * 0.5)", "i": "({v} ^ 5)", "u": "({v} + 3)", "b": "(~{v})"}
+
+
+def while_case(gen: Gen) -> None:
+    """A tile's value and a counter carried through an scf.while whose count (a literal or a runtime scalar, plus
+    the workgroup's id mod 2) differs between workgroups; each iteration changes the value."""
+    dtype = gen.pick(DTYPES)
+    shape = gen.tile_shape()
+    extent = (gen.extent(shape[0]), gen.extent(shape[1]))
+    v = gen.load(gen.array("x", extent, dtype), extent, shape)
+    n = gen.fresh("n")
+    gen.case.lines += [f"{n} = 0",
+                       f"while {n} < {gen.index(int(gen.rng.integers(0, 4)))} + pid0 % 2:",
+                       f"    {v} = " + WHILE_OPS[kind(dtype)].format(v=v),
+                       f"    {n} += 1"]
+    gen.store(dtype, shape, v)
+
+
+FAMILIES = register_cases({"while_loop": (while_case, 1)})

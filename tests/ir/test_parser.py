@@ -4,6 +4,7 @@ that is not the printer's syntax raises ParseError at its line and column."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import functools
 from unittest import mock
 
@@ -273,3 +274,61 @@ def test_an_op_that_breaks_its_rule_is_reported_at_its_line():
 def test_parse_error_after_the_function():
     with pytest.raises(ParseError, match=r"^line 7, column 1: expected the end of the text"):
         parse_func(GOOD + "\nfunc.return")
+
+
+# ---- scf.while and compare-and-swap, written by hand -----------------------------------------------------------
+WHILE_IR = """\
+func.func @doubling(%limit: i32, %lock: memref<?x?xi32, strided<[?, 1]>>) {
+  %0 = arith.constant 1 : i32
+  %1 = arith.constant 0 : i32
+  %2:2 = scf.while (%p = %0, %n = %1) do (%p_1, %n_1) -> (i32, i32) {
+    %3 = arith.cmpi sle, %p, %limit : i32
+    scf.condition(%3) %p, %n : i32, i32
+  } do {
+    %4 = arith.addi %p_1, %p_1 : i32
+    %5 = arith.constant 1 : i32
+    %6 = arith.addi %n_1, %5 : i32
+    scf.yield %4, %6 : i32, i32
+  }
+  %7 = arith.constant 0 : index
+  %8 = xetile.init_tile %lock[%7, %7] : memref<?x?xi32, strided<[?, 1]>> -> !xetile.tile<1x1xi32>
+  %9 = vector.broadcast %2#1 : i32 to vector<1x1xi32>
+  %10 = vector.broadcast %1 : i32 to vector<1x1xi32>
+  %11 = xetile.atomic_rmw_tile <cas> %9, %8, %10 : vector<1x1xi32>, !xetile.tile<1x1xi32>, vector<1x1xi32> -> vector<1x1xi32>
+  %12 = vector.extract %11[0, 0] : i32 from vector<1x1xi32>
+  func.return
+}"""
+
+
+def test_scf_while_and_cas_round_trip_and_run():
+    """The loop doubles 1 until it passes the limit, counting the steps; the count is swapped into a lock that
+    holds 0 (a second swap finds it taken)."""
+    func = parse_func(WHILE_IR)
+    assert print_func(func) == WHILE_IR
+    (lock,) = run_func(func, (1, 1, 1), [100, np.zeros((1, 1), np.int32)])
+    assert lock[0, 0] == 7  # 1, 2, 4, ..., 128: seven doublings
+    (lock,) = run_func(func, (1, 1, 1), [1000, lock])
+    assert lock[0, 0] == 7  # held 7, not 0: left alone
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("scf.condition(%3) %p, %n : i32, i32", "scf.condition(%3) %p : i32",
+     "scf.condition forwards (i32) but the loop carries (i32, i32)"),
+    ("%11 = xetile.atomic_rmw_tile <cas> %9, %8, %10 : vector<1x1xi32>, !xetile.tile<1x1xi32>, vector<1x1xi32>",
+     "%11 = xetile.atomic_rmw_tile <cas> %9, %8 : vector<1x1xi32>, !xetile.tile<1x1xi32>",
+     "kind 'cas' takes 3 operands, got 2"),
+    ("%11 = xetile.atomic_rmw_tile <cas>", "%11 = xetile.atomic_rmw_tile <addi>", "kind 'add' takes 2 operands, got 3"),
+])
+def test_scf_while_and_cas_rules(old, new, message):
+    assert WHILE_IR.count(old) == 1
+    with pytest.raises(CompilationError, match=re.escape(message)):
+        parse_func(WHILE_IR.replace(old, new))
+
+
+def test_a_while_condition_is_a_workgroup_scalar():
+    text = WHILE_IR.replace("%3 = arith.cmpi sle, %p, %limit : i32\n    scf.condition(%3)",
+                            "%3 = arith.cmpi sle, %p, %limit : i32\n"
+                            "    %v = vector.broadcast %3 : i1 to vector<1x16xi1>\n    scf.condition(%v)")
+    with pytest.raises(CompilationError, match="condition must be a scalar i1, got vector<1x16xi1>: a while loop's "
+                                               "condition is one value for the whole workgroup"):
+        parse_func(text)

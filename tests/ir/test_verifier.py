@@ -700,8 +700,15 @@ def test_subgroup_count_differs_between_tile_and_mma_anchor(rng):
 @xetile.kernel
 def k_while(x, out, n):
     mark(out)
-    while n > 0:
+    while xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])) > n:
         n = n - 1
+
+
+@xetile.kernel
+def k_break(x, out, n):
+    mark(out)
+    for i in range(n):
+        break
 
 
 @xetile.kernel
@@ -712,10 +719,18 @@ def k_constexpr_while(x, out, N: xetile.constexpr):
         i += 1
 
 
-def test_while_on_runtime_value(rng):
+def test_while_on_a_tile(rng):
+    """A while condition is one value for the workgroup: a scalar or a one-element vector, not a tile."""
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     expect_error(k_while, (x, out, 3), {},
-                 "`while` on a runtime value is not supported; use `for ... in range(...)`", "while n > 0:")
+                 "a while condition must be a scalar or a one-element vector, the same for the whole workgroup, got "
+                 "vector<8x8xi1>", "while xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])) > n:")
+
+
+def test_break_says_what_to_write(rng):
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_break, (x, out, 3), {}, "break is not supported in a kernel loop; fold the exit into a while "
+                                           "loop's condition", "break")
 
 
 def test_while_on_constexpr_unrolls():

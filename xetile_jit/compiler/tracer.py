@@ -1,8 +1,8 @@
 """Trace: a kernel's Python AST -> XeTile IR at the workgroup level.
 
 Python values (constexprs, literals) are computed at trace time; IR values build ops. `for ... in range`
-becomes scf.for with loop-carried values, `if` on a runtime scalar becomes scf.if, `static_range` and
-branches on compile-time values unroll or resolve while tracing. `if cond: return` at the top level
+becomes scf.for with loop-carried values, `while` on a runtime scalar scf.while, `if` on a runtime scalar
+scf.if, `static_range`, `while` and branches on compile-time values unroll or resolve while tracing. `if cond: return` at the top level
 makes the rest of the kernel the else branch.
 """
 from __future__ import annotations
@@ -202,14 +202,76 @@ class Tracer(ast.NodeVisitor):
             raise self.error(node, f"assert: {message}")
 
     def visit_While(self, node):
+        """A condition that is a runtime value on entry makes an scf.while; a compile-time one unrolls."""
+        if node.orelse:
+            raise self.error(node, "while ... else is not supported in a kernel")
+        if isinstance(self.throwaway(lambda: self.visit(node.test)), Value):
+            return self.scf_while(node)
         for _ in range(MAX_UNROLL):
             cond = self.visit(node.test)
             if isinstance(cond, Value):
-                raise self.error(node, "`while` on a runtime value is not supported; use `for ... in range(...)`")
+                raise self.error(node, "this while condition is a compile-time value on entry but a runtime value "
+                                       "after an iteration: give its variables runtime values before the loop "
+                                       "(e.g. `done = x < 0` rather than `done = False`)")
             if not cond:
                 return
             self.visit_body(node.body, tail=False)
         raise self.error(node, f"compile-time while loop ran more than {MAX_UNROLL} iterations")
+
+    def throwaway(self, trace):
+        """trace() with the ops it makes in a block that is dropped, and the scope left as it was."""
+        saved_scope, saved_locals = dict(self.scope), dict(self.loop_locals)
+        try:
+            with self.sem.builder.at_end_of(Block()):
+                return trace()
+        finally:
+            self.scope, self.loop_locals = saved_scope, saved_locals
+
+    def scf_while(self, node):
+        carried = self.carried_values(node, {})
+        names = list(carried)
+        op = self.sem.builder.create(C.WhileOp, list(carried.values()), names)
+        before = dict(self.scope)
+        self.scope.update(zip(names, op.before.args))
+        with self.sem.builder.at_end_of(op.before):
+            test = self.visit(node.test)
+            self.sem.builder.loc = self.function.loc(node.test)
+            self.sem.builder.create(C.ConditionOp, self.while_condition(node, test), op.before.args)
+        self.scope = dict(before)
+        self.scope.update(zip(names, op.after.args))
+        with self.sem.builder.at_end_of(op.after):
+            self.visit_body(node.body, tail=False)
+            yields = [self.carry_checked(node, n, self.scope[n], v.type) for n, v in zip(names, op.after.args)]
+            self.sem.builder.create(C.YieldOp, yields)
+        self.sem.builder.loc = self.function.loc(node)
+        op.verify()
+        self.close_loop(node, before, names, op.results)
+
+    def while_condition(self, node, test) -> Value:
+        """A scalar, or the element of a one-element vector (a 1x1 tile's value): one value for the workgroup."""
+        if isinstance(test, Value) and isinstance(test.type, VectorType) and all(n == 1 for n in test.type.shape):
+            test = self.sem.builder.create(C.ExtractElementOp, test).result
+        if isinstance(test, Value) and not isinstance(test.type, ScalarType):
+            raise self.error(node.test, f"a while condition must be a scalar or a one-element vector, the same for "
+                                        f"the whole workgroup, got {test.type}; reduce it first, e.g. "
+                                        "`xetile.tile_reduce(\"max\", t, [0, 1]) != 0` of a tile")
+        return self.sem.condition(test)
+
+    def close_loop(self, node, before: dict, names, results) -> None:
+        """After a loop: names it defined are loop locals, carried names take its results."""
+        for name in set(self.scope) - set(before):
+            self.loop_locals[name] = node.lineno + self.function.line_offset
+        self.scope = before
+        for name, value in zip(names, results):
+            value.name_hint = name
+            self.scope[name] = value
+
+    def visit_Break(self, node):
+        raise self.error(node, "break is not supported in a kernel loop; fold the exit into a while loop's condition "
+                               "(e.g. `while i < n and not done:`, with `done` set in the body)")
+
+    def visit_Continue(self, node):
+        raise self.error(node, "continue is not supported in a kernel loop; put the rest of the body under an `if`")
 
     # ---- if ------------------------------------------------------------------------------
     def visit_If(self, node):
@@ -322,7 +384,7 @@ class Tracer(ast.NodeVisitor):
         lower, upper, step = self.sem.unify(lower, upper, step)
         if not isinstance(lower.type, ScalarType) or not lower.type.dtype.is_int:
             raise self.error(node, f"range bounds must be integer scalars, got {lower.type}")
-        carried = self.carried_values(node, lower.type)
+        carried = self.carried_values(node, {node.target.id: Value(lower.type)})
         names = list(carried)
         op = self.sem.builder.create(C.ForOp, lower, upper, step, list(carried.values()), node.target.id, names)
         before = dict(self.scope)
@@ -333,16 +395,12 @@ class Tracer(ast.NodeVisitor):
             self.sem.builder.create(C.YieldOp, yields)
         self.sem.builder.loc = self.function.loc(node)
         op.verify()
-        for name in set(self.scope) - set(before):
-            self.loop_locals[name] = node.lineno + self.function.line_offset
-        self.scope = before
-        for name, value in zip(names, op.results):
-            value.name_hint = name
-            self.scope[name] = value
+        self.close_loop(node, before, names, op.results)
 
-    def carried_values(self, node, iv_type) -> dict:
-        """Values of the names the loop body reassigns that exist before it: the scf.for iter_args."""
-        names = sorted(n for n in assigned_names(node.body) if n in self.scope and n != node.target.id)
+    def carried_values(self, node, bound: dict) -> dict:
+        """Values of the names the loop body reassigns that exist before it: the scf.for iter_args, the scf.while
+        carried values. `bound`: the names the loop itself binds (a for loop's variable) and their values."""
+        names = sorted(n for n in assigned_names(node.body) if n in self.scope and n not in bound)
         inits = {}
         for name in names:
             value = self.scope[name]
@@ -350,15 +408,15 @@ class Tracer(ast.NodeVisitor):
                 raise self.error(node, f"'{name}' ({type(value).__name__}) cannot be carried through a loop: "
                                        "only numbers, vectors and tiles can")
             inits[name] = value
-        self.materialize_python_inits(node, inits, iv_type)
+        self.materialize_python_inits(node, inits, bound)
         return inits
 
-    def materialize_python_inits(self, node, inits: dict, iv_type) -> None:
+    def materialize_python_inits(self, node, inits: dict, bound: dict) -> None:
         """A Python number the loop reassigns becomes a value of the type the body gives it."""
         pending = [n for n, v in inits.items() if not isinstance(v, Value)]
         if not pending:
             return
-        types = self.dry_run_types(node, inits, iv_type)
+        types = self.dry_run_types(node, inits, bound)
         for name in pending:
             t = types.get(name)
             value = inits[name]
@@ -366,20 +424,14 @@ class Tracer(ast.NodeVisitor):
                 t = ScalarType(default_dtype(value))
             inits[name] = self.carry(value, t)
 
-    def dry_run_types(self, node, inits: dict, iv_type) -> dict:
+    def dry_run_types(self, node, inits: dict, bound: dict) -> dict:
         """Trace the body once into a throwaway block to see what type each carried name ends with."""
-        saved_scope, saved_locals = dict(self.scope), dict(self.loop_locals)
-        block = Block()
-        try:
-            with self.sem.builder.at_end_of(block):
-                self.scope[node.target.id] = Value(iv_type)
-                for name, value in inits.items():
-                    if isinstance(value, Value):
-                        self.scope[name] = Value(value.type)
-                self.visit_body(node.body, tail=False)
-                return {n: self.scope[n].type for n in inits if isinstance(self.scope.get(n), Value)}
-        finally:
-            self.scope, self.loop_locals = saved_scope, saved_locals
+        def trace():
+            self.scope.update(bound)
+            self.scope.update((n, Value(v.type)) for n, v in inits.items() if isinstance(v, Value))
+            self.visit_body(node.body, tail=False)
+            return {n: self.scope[n].type for n in inits if isinstance(self.scope.get(n), Value)}
+        return self.throwaway(trace)
 
     def carry_checked(self, node, name: str, value, t) -> Value:
         v = self.carry(value, t)

@@ -6,7 +6,7 @@ from math import gcd
 from numbers import Integral
 
 from .core import FuncOp, Value, walk
-from .core_ops import BinaryOp, CastOp, ConstantOp, ForOp, IfOp, IndexCastOp
+from .core_ops import BinaryOp, CastOp, ConstantOp, ForOp, IfOp, IndexCastOp, WhileOp
 
 
 def viewed_array(memref: Value) -> Value:
@@ -45,10 +45,14 @@ def may_be_empty(memref: Value) -> bool:
 
 def carried_groups(op):
     """The values a loop or branch makes one: each init, body argument, yielded value and result of an
-    scf.for; each result of an scf.if with what both regions yield for it."""
+    scf.for; each result of an scf.if with what both regions yield for it; each init of an scf.while with the
+    arguments of both its regions, what its condition forwards, what its body yields and the result."""
     if isinstance(op, ForOp):
         yields = op.body.terminator.operands
         yield from (list(group) for group in zip(op.operands[3:], op.body.args[1:], yields, op.results))
+    elif isinstance(op, WhileOp):
+        yield from (list(group) for group in zip(op.operands, op.before.args, op.before.terminator.operands[1:],
+                                                 op.after.args, op.after.terminator.operands, op.results))
     elif isinstance(op, IfOp):
         for i, result in enumerate(op.results):
             yield [result] + [region.block.terminator.operands[i] for region in op.regions]
@@ -142,7 +146,7 @@ def known_multiples(func: FuncOp, creators, updaters, axis: int) -> dict[Value, 
             for joined, *incoming in joins(op):
                 changed |= settle(found, joined, gcd(*map(of, incoming)))
             value = rule(op)
-            if value is None and not isinstance(op, (ForOp, IfOp)):
+            if value is None and not isinstance(op, (ForOp, IfOp, WhileOp)):
                 value = 1  # an op no rule knows (a program id, a division, a load): nothing known
             if value is not None:
                 changed |= settle(found, op.results, value)
@@ -151,11 +155,18 @@ def known_multiples(func: FuncOp, creators, updaters, axis: int) -> dict[Value, 
 
 def joins(op):
     """(the values a loop or branch defines, the values that flow into them): an scf.for's body argument and
-    result take its init and what the body yields; an scf.if's result what each region yields."""
+    result take its init and what the body yields; an scf.if's result what each region yields; an scf.while's
+    condition arguments take its init and what the body yields, its body arguments and results what the condition
+    forwards."""
     if isinstance(op, ForOp):
         yields = op.body.terminator.operands
         yield from (([arg, result], init, value) for init, arg, value, result in
                     zip(op.operands[3:], op.body.args[1:], yields, op.results))
+    elif isinstance(op, WhileOp):
+        yield from (([arg], init, value) for init, arg, value in
+                    zip(op.operands, op.before.args, op.after.terminator.operands))
+        yield from (([arg, result], value) for arg, result, value in
+                    zip(op.after.args, op.results, op.before.terminator.operands[1:]))
     elif isinstance(op, IfOp):
         for i, result in enumerate(op.results):
             yield ([result], *(region.block.terminator.operands[i] for region in op.regions))

@@ -5,7 +5,7 @@ A pass subclasses `Conversion` and registers a handler per op class it rewrites 
 classes in `legal` are cloned as they are. Any other op is an error of this pass, naming the op (MLIR's
 ConversionTarget): a forgotten handler fails here, not passes later. After the pass no op of a class in
 `illegal` may remain. Each old value maps to a list of new values (one for 1:1 passes, several when a workgroup
-value becomes several subgroup pieces); scf.for and scf.if carry the flattened lists through their regions.
+value becomes several subgroup pieces); scf.for, scf.while and scf.if carry the flattened lists through their regions.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Callable, ClassVar
 
 from ..errors import CompilationError
 from .core import Block, Builder, FuncOp, Operation, Value, walk
-from .core_ops import ForOp, IfOp, ReturnOp, YieldOp
+from .core_ops import ConditionOp, ForOp, IfOp, ReturnOp, WhileOp, YieldOp
 
 
 def converts(*op_classes: type) -> Callable:
@@ -138,6 +138,25 @@ class Conversion:
         with self.builder.at_end_of(new.body):
             self.convert_block(op.body)
         self.map_groups(op.results, new.results, counts)
+
+    @converts(WhileOp)
+    def convert_WhileOp(self, op: WhileOp) -> None:
+        counts = [self.carried_count(v) for v in op.operands]
+        inits = self.flat(op.operands)
+        names = [a.name_hint for a, n in zip(op.before.args, counts) for _ in range(n)]
+        new = self.emit(WhileOp, inits, names)
+        for init, *carried in zip(inits, new.before.args, new.after.args, new.results):
+            for v in carried:
+                v.layout = init.layout
+        for old, block in zip(op.regions, new.regions):
+            self.map_groups(old.block.args, block.block.args, counts)
+            with self.builder.at_end_of(block.block):
+                self.convert_block(old.block)
+        self.map_groups(op.results, new.results, counts)
+
+    @converts(ConditionOp)
+    def convert_ConditionOp(self, op: ConditionOp) -> None:
+        self.emit(ConditionOp, self.one(op.operands[0]), self.flat(op.operands[1:]))
 
     @converts(IfOp)
     def convert_IfOp(self, op: IfOp) -> None:

@@ -493,6 +493,110 @@ class ForOp(Operation):
         return values
 
 
+class ConditionOp(Operation):
+    """scf.condition: ends an scf.while's condition region; the loop goes on while `cond` holds, with the values
+    after it as the body's arguments, and otherwise returns them."""
+
+    name = "scf.condition"
+    effects = ()
+
+    def __init__(self, cond: Value, forwarded=(), loc=None):
+        super().__init__([cond, *forwarded], loc=loc)
+
+    def verify(self):
+        cond = self.operands[0].type
+        if cond != i1:
+            raise self.error(f"condition must be a scalar i1, got {cond}: a while loop's condition is one value for "
+                             "the whole workgroup (every subgroup and lane runs the same iterations); reduce a tile or "
+                             "vector to a scalar first (xetile.tile_reduce over both dims)",
+                             "scf.while conditions are workgroup-uniform scalars")
+
+    def format(self, p) -> str:
+        cond, *forwarded = self.operands
+        text = f"({p.name(cond)})"
+        if forwarded:
+            text += " " + ", ".join(p.name(v) for v in forwarded) + " : " + ", ".join(str(v.type) for v in forwarded)
+        return text
+
+    @classmethod
+    def parse(cls, p, name):
+        p.expect("(")
+        cond = p.value()
+        p.expect(")")
+        forwarded = p.operands()
+        if forwarded:
+            p.expect(":")
+            p.typed(forwarded)
+        return cls(cond, forwarded)
+
+
+class WhileOp(Operation):
+    """scf.while: a loop whose condition is computed each time round. The `before` region takes the carried values
+    and ends in scf.condition(cond) with the values the loop goes on with; while cond holds, the `after` region takes
+    those and yields the next carried values; otherwise the loop returns them. `cond` is a scalar, the same for every
+    subgroup and lane of the workgroup, so the loop never diverges inside a workgroup (unless it is computed from
+    subgroup_id(): then barriers inside it are refused, as in an scf.if on it)."""
+
+    name = "scf.while"
+    effects = ()  # the ops of its regions declare their own
+    region_separator = " do "
+
+    def __init__(self, inits, names=(), loc=None):
+        types = [v.type for v in inits]
+        regions = [Region(Block(types, list(names))), Region(Block(types, list(names)))]
+        super().__init__(list(inits), types, regions, loc=loc)
+
+    @property
+    def before(self) -> Block:
+        return self.regions[0].block
+
+    @property
+    def after(self) -> Block:
+        return self.regions[1].block
+
+    def verify(self):
+        condition = self.before.terminator
+        if not isinstance(condition, ConditionOp):
+            raise self.error("the condition region must end in scf.condition", "scf.while regions")
+        types = [v.type for v in self.results]
+        forwarded = [v.type for v in condition.operands[1:]]
+        if forwarded != types or [a.type for a in self.after.args] != types:
+            raise self.error(f"scf.condition forwards ({', '.join(map(str, forwarded))}) but the loop carries "
+                             f"({', '.join(map(str, types))})", "scf.while carried values match")
+        check_yield(self, self.after, types)
+
+    def format(self, p) -> str:
+        if not self.operands:
+            return ""
+        pairs = ", ".join(f"{p.name(a)} = {p.name(v)}" for a, v in zip(self.before.args, self.operands))
+        after = ", ".join(p.name(a) for a in self.after.args)
+        return f" ({pairs}) do ({after}) -> ({', '.join(str(v.type) for v in self.results)})"
+
+    @classmethod
+    def parse(cls, p, name):
+        pairs, after = [], []
+        if p.at("("):
+            pairs = p.comma_list(lambda: (p.value_name(), p.expect("="), p.value())[::2], "(", ")")
+            p.keyword("do")
+            after = p.comma_list(p.value_name, "(", ")")
+            p.expect("->")
+            p.typed_list([v for _, v in pairs])
+        op = cls([v for _, v in pairs])
+        if len(after) != len(pairs):
+            raise p.error(f"scf.while carries {len(pairs)} values but its body names {len(after)}")
+        for text, arg in zip([n for n, _ in pairs] + after, op.before.args + op.after.args):
+            p.define(text, arg)
+        return op
+
+    def interpret(self, interp, *inits):
+        values = list(inits)
+        while True:
+            cond, *values = interp.run_block(self.before, values)
+            if not cond:
+                return values
+            values = interp.run_block(self.after, values)
+
+
 class IfOp(Operation):
     name = "scf.if"
     effects = ()  # the ops of its regions declare their own
@@ -685,6 +789,42 @@ class ExtractStridedSliceOp(Operation):
                                             for o, s, st in zip(self.offsets, shape, self.strides))])
 
 
+class ExtractElementOp(Operation):
+    """vector.extract of the one element of a one-element vector (a 1x1 tile's value) as a scalar: one value for
+    the whole workgroup, since every subgroup holding the vector holds that element. At the work-item level it is
+    the element lane 0 holds (every lane layout gives lane 0 the element at (0, 0)); a lane's piece of a 1x1 vector
+    is a scalar there."""
+
+    name = "vector.extract"
+    effects = ()
+
+    def __init__(self, v: Value, loc=None):
+        super().__init__([v], [ScalarType(v.type.dtype)], loc=loc)
+
+    def verify(self):
+        t = self.operands[0].type
+        if any(n != 1 for n in shape_of(t)):
+            raise self.error(f"source {t} must be a vector of one element", "vector.extract of a 1x1 vector")
+
+    def format(self, p) -> str:
+        v = self.operands[0]
+        return f" {p.name(v)}[{', '.join('0' for _ in shape_of(v.type))}] : {self.result.type} from {v.type}"
+
+    @classmethod
+    def parse(cls, p, name):
+        v = p.value()
+        p.ints()
+        p.expect(":")
+        t = p.type()
+        p.keyword("from")
+        p.type_of(v)
+        return p.result_type(cls(v), t)
+
+    def interpret(self, interp, v):
+        lanes = np.asarray(v)
+        return (lanes[0] if interp.lanes is not None else lanes).reshape(-1)[0]
+
+
 class ConstantMaskOp(Operation):
     """vector.constant_mask: true in the leading `sizes` block, false elsewhere (blocking masks the padding of
     a block that reaches past its value's shape)."""
@@ -758,5 +898,5 @@ class InsertStridedSliceOp(Operation):
 
 # The ops every level shares: a conversion keeps them as they are unless it registers a handler.
 SHARED_OPS = (ConstantOp, GridQueryOp, ElementwiseOp, CmpOp, SelectOp, CastOp, IndexCastOp, SplatOp, IotaOp,
-              IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ConstantMaskOp, InsertStridedSliceOp,
+              IndexQueryOp, BarrierOp, SlmAllocOp, ExtractStridedSliceOp, ExtractElementOp, ConstantMaskOp, InsertStridedSliceOp,
               DevicePrintOp, MemRefLoadOp, MemRefReinterpretCastOp, *SYNC_OPS)

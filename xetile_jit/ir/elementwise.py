@@ -199,7 +199,11 @@ ATOMIC_KINDS = {  # user kind -> {dtype kind: Atomic}
     "or": _int_atomics("ori", "arith.ori", "or"),
     "xor": _int_atomics("xori", "arith.xori", "xor"),
     "xchg": {k: Atomic("assign", None, "xchg") for k in "fiu"},
+    # compare-and-swap: the value where the old contents equal the compared value bit for bit (its own rule:
+    # TileRef.atomic, Atomics.atomic), on 32- and 64-bit elements (CAS_BITS)
+    "cas": {k: Atomic("cas", None, None) for k in "fiu"},
 }
+CAS_BITS = (32, 64)
 ATOMIC_DTYPES = ("f16", "bf16", "f32", "i32", "ui32", "i64", "ui64")
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import LaunchError
 from .checking import LaunchCheck, WorkgroupCheck, checking_enabled
 from .core import Block, FuncOp
-from .core_ops import ReturnOp, YieldOp
+from .core_ops import ConditionOp, ReturnOp, YieldOp
 
 DEFAULT_MAX_WORKGROUPS = 2**20
 NBARRIER_TIMEOUT = 10  # seconds a subgroup waits at a named barrier before the launch is a deadlock
@@ -52,6 +52,7 @@ class Interpreter:
                 self.check.finish()
 
     subgroup_id = None  # the workgroup level has none (SubgroupIdOp says so); a Subgroup has its own
+    lanes = None  # the lanes of work-item-level IR, whose per-lane values hold one row per lane (Subgroup)
     checker_id = 0  # who accesses memory for the checks: the whole workgroup here, one subgroup in a Subgroup
 
     # The workgroup-level rules: one thread runs the workgroup's program in order, so every access before a
@@ -78,7 +79,7 @@ class Interpreter:
         env.update(zip(block.args, args))
         for op in block.ops:
             operands = [env[v] for v in op.operands]
-            if isinstance(op, (YieldOp, ReturnOp)):
+            if isinstance(op, (YieldOp, ReturnOp, ConditionOp)):
                 return operands
             if check is not None and op.effects:
                 check.check(self.checker_id, op, operands)

@@ -493,8 +493,9 @@ class Parser:
             self.expect("{")
             self.block(region.block)
         self.set_layouts(op, self.attrs())
-        for arg, result in zip(op.regions[0].block.args[-len(op.results):] if op.results else [], op.results):
-            arg.layout = result.layout  # a loop-carried value keeps the layout of what the loop returns
+        for region in op.regions if op.results else []:
+            for arg, result in zip(region.block.args[-len(op.results):], op.results):
+                arg.layout = result.layout  # a loop-carried value keeps the layout of what the loop returns
 
     def block(self, block: Block) -> None:
         """Ops up to the closing `}`."""

@@ -317,6 +317,12 @@ class AtomicRMWScatterOp(AtomicRMWTileOp):
         super().verify()
         check_mask(self, self.mask, self.operands[1].type)
 
+    def check_compare(self) -> None:
+        """The operands after the tile are the mask."""
+        if self.kind == "cas":
+            raise self.error("compare-and-swap on a #scatter tile is not supported; use a block tile",
+                             "atomic_cas takes a block tile")
+
     def format(self, p) -> str:
         value, tile = self.operands[:2]
         kind = ATOMIC_KINDS[self.kind][tile.type.dtype.kind].rmw

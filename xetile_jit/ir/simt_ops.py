@@ -33,8 +33,8 @@ from .effects import reads, writes
 from .types import DType, ScalarType, VectorType, bool_, int32
 from .xegpu_ops import vnni_unpack
 from .elementwise import REDUCE_KINDS
-from .xetile_ops import (TileRef, check_precision, format_atomic, mma_accumulator_dtype, parse_atomic, precision_attrs,
-                         valid_attr, valid_of)
+from .xetile_ops import (AtomicRMWTileOp, TileRef, check_compare, check_precision, format_atomic,
+                         mma_accumulator_dtype, parse_atomic, precision_attrs, valid_attr, valid_of)
 
 
 def elements(t) -> int:
@@ -233,21 +233,28 @@ class SimtAtomicRMWOp(Operation):
     name = "xegpu.atomic_rmw"
     effects = (reads(1), writes(1))
 
-    def __init__(self, kind: str, value: Value, tdesc: Value, layout: LaneLayout, valid=None, loc=None):
-        super().__init__([value, tdesc], [value.type], loc=loc)
+    def __init__(self, kind: str, value: Value, tdesc: Value, layout: LaneLayout, valid=None,
+                 compare: Value | None = None, loc=None):
+        super().__init__([value, tdesc] + ([compare] if compare is not None else []), [value.type], loc=loc)
         self.kind, self.layout, self.valid = kind, layout, valid
+
+    compare = AtomicRMWTileOp.compare
+
+    def verify(self):
+        check_compare(self)
 
     def format(self, p) -> str:
         return format_atomic(self, p, lane_attrs("layout_result_0", self.layout))
 
     @classmethod
     def parse(cls, p, name):
-        kind, (value, tdesc), attrs, result_type = parse_atomic(p, 2)
+        kind, (value, tdesc, *compare), attrs, result_type = parse_atomic(p, 2, 3)
         layout = parse_lane_layout(p, attrs, "layout_result_0")
-        return p.result_type(cls(kind, value, tdesc, layout, valid_of(attrs)), result_type)
+        return p.result_type(cls(kind, value, tdesc, layout, valid_of(attrs), *compare), result_type)
 
-    def interpret(self, interp, value, tile: TileRef):
-        return self.layout.distribute(tile.atomic(self.kind, self.layout.gather(value), self.valid))
+    def interpret(self, interp, value, tile: TileRef, *compare):
+        return self.layout.distribute(tile.atomic(self.kind, self.layout.gather(value), self.valid,
+                                                  *map(self.layout.gather, compare)))
 
 
 class SimtConstantMaskOp(Operation):

@@ -18,7 +18,7 @@ from .core import Operation, Value
 from .effects import ADDRESSED, PREFETCH, Effect, reads, writes
 from .types import ROW_MAJOR, DType, IndexType, MemRefType, Type, VectorType, int32
 from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, TileMMAOp, TileRef, TileReduceOp,
-                         TileTransposeOp, array_slice, check_cache_hints, check_offsets, format_at_offsets,
+                         TileTransposeOp, array_slice, check_cache_hints, check_compare, check_offsets, format_at_offsets,
                          parse_at_offsets, parse_atomic, valid_attr, valid_of)
 
 
@@ -297,22 +297,23 @@ class AtomicRMWOp(AtomicRMWTileOp):
     name = "xegpu.atomic_rmw"
     effects = (reads(1), writes(1))
 
-    def __init__(self, kind: str, value: Value, tile: Value, valid=None, loc=None):
-        super().__init__(kind, value, tile, loc=loc)
+    def __init__(self, kind: str, value: Value, tile: Value, valid=None, compare: Value | None = None, loc=None):
+        super().__init__(kind, value, tile, compare, loc=loc)
         self.valid = valid
 
     def verify(self):
-        value, tdesc = self.operands
+        value, tdesc = self.operands[:2]
         check_tdesc(self, tdesc.type)
         if value.type.shape != tdesc.type.shape or value.type.dtype != tdesc.type.dtype:
             raise self.error(f"value {value.type} does not match {tdesc.type}", "atomic_rmw value matches the tile")
+        check_compare(self)
 
     @classmethod
     def parse(cls, p, name):
-        kind, (value, tdesc), attrs, result_type = parse_atomic(p, 2)
+        kind, (value, tdesc, *compare), attrs, result_type = parse_atomic(p, 2, 3)
         if type(tdesc.type) is not TensorDescType:
             raise p.error(f"{name} without a mask takes an nd tensor_desc, not {tdesc.type}")
-        return p.result_type(cls(kind, value, tdesc, valid_of(attrs)), result_type)
+        return p.result_type(cls(kind, value, tdesc, valid_of(attrs), *compare), result_type)
 
 
 class DpasOp(TileMMAOp):

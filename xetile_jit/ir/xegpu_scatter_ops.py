@@ -230,6 +230,8 @@ class ScatterAtomicRMWOp(ScatterOp):
         super().__init__([value, tdesc] + ([mask] if mask is not None else []), [value.type], loc=loc)
         self.kind, self.valid, self.layout = kind, valid, layout
 
+    compare: tuple = ()  # no compare-and-swap on a scattered descriptor (AtomicRMWScatterOp.check_compare)
+
     @property
     def mask(self) -> list[Value]:
         return list(self.operands[2:])

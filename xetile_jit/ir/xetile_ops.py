@@ -18,7 +18,7 @@ from .attrs import Layout, format_list
 from .cache_hints import RULE as CACHE_RULE, CacheHints, hint_attrs
 from .core import Operation, Value, walk
 from .analysis import sources, viewed_array
-from .elementwise import ATOMIC_DTYPES, ATOMIC_KINDS, REDUCE_KINDS
+from .elementwise import ATOMIC_DTYPES, ATOMIC_KINDS, CAS_BITS, REDUCE_KINDS
 from .effects import GLOBAL, PREFETCH, SLM, WRITE, Effect, memory_accesses, reads, writes
 from .types import (ROW_MAJOR, DType, IndexType, MemRefType, SlmMemRefType, TileType, VectorType, dtype_of_numpy,
                     float32, int32)
@@ -76,13 +76,24 @@ class TileRef:
         if win is not None:
             self.base[win[0]] = value[win[1]]
 
-    def atomic(self, kind: str, value, valid=None):
-        """The atomic_rmw rule (ATOMIC_KINDS): the tile becomes kind(old, value); returns the old values."""
+    def atomic(self, kind: str, value, valid=None, compare=None):
+        """The atomic_rmw rule (ATOMIC_KINDS): the tile becomes kind(old, value), or for "cas" `value` where old
+        equals `compare` bit for bit (a float's NaN too) and old elsewhere; returns the old values."""
         dtype = dtype_of_numpy(self.base.dtype)
         with ATOMICS:
             old = self.load(0)
-            self.store(numeric.apply(dtype, ATOMIC_KINDS[kind][dtype.kind].numpy, old, value), valid)
+            if kind == "cas":
+                new = np.where(same_bits(old, compare), value, old)
+            else:
+                new = numeric.apply(dtype, ATOMIC_KINDS[kind][dtype.kind].numpy, old, value)
+            self.store(new, valid)
         return old
+
+
+def same_bits(a: np.ndarray, b) -> np.ndarray:
+    """Elementwise equality of the bits of `a` and `b` (of a's dtype): what a compare-exchange compares."""
+    bits = np.dtype(f"u{a.dtype.itemsize}")
+    return a.view(bits) == np.asarray(b, a.dtype).view(bits)
 
 
 def valid_attr(op) -> dict:
@@ -592,17 +603,26 @@ class TileBroadcastOp(Operation):
 
 
 class AtomicRMWTileOp(Operation):
+    """xetile.atomic_rmw_tile; the kind "cas" (xetile.atomic_cas) takes the compared values as a third operand:
+    `<cas> %value, %tile, %compare`."""
+
     name = "xetile.atomic_rmw_tile"
     effects = (reads(1), writes(1))
     valid = None  # the leading block it writes (TileRef.store); XeGPU's blocked ops set it
 
-    def __init__(self, kind: str, value: Value, tile: Value, loc=None):
-        super().__init__([value, tile], [value.type], loc=loc)
+    def __init__(self, kind: str, value: Value, tile: Value, compare: Value | None = None, loc=None):
+        super().__init__([value, tile] + ([compare] if compare is not None else []), [value.type], loc=loc)
         self.kind = kind
+
+    @property
+    def compare(self) -> list[Value]:
+        """The compared values of a compare-and-swap ([] for the other kinds)."""
+        return list(self.operands[2:3]) if self.kind == "cas" else []
 
     def verify(self):
         value, tile = self.operands[:2]  # a #scatter tile's op has a mask after them
         check_value_fits_tile(self, value, tile)
+        self.check_compare()
         dtype = tile.type.dtype
         if dtype.mlir not in ATOMIC_DTYPES:
             raise self.error(f"element type {dtype} has no atomics; supported: {', '.join(ATOMIC_DTYPES)}",
@@ -617,21 +637,41 @@ class AtomicRMWTileOp(Operation):
 
     @classmethod
     def parse(cls, p, name):
-        kind, (value, tile), attrs, result_type = parse_atomic(p, 2)
+        kind, (value, tile, *compare), attrs, result_type = parse_atomic(p, 2, 3)
         if not isinstance(tile.type, TileType) or tile.type.scatter:
             raise p.error(f"{name} without a mask takes a block tile, not {tile.type}")
-        return p.result_type(cls(kind, value, tile), result_type)
+        return p.result_type(cls(kind, value, tile, *compare), result_type)
 
-    def interpret(self, interp, value, tile: TileRef):
-        return tile.atomic(self.kind, value, self.valid)
+    def interpret(self, interp, value, tile: TileRef, *compare):
+        return tile.atomic(self.kind, value, self.valid, *compare)
+
+
+    def check_compare(self) -> None:
+        check_compare(self)
+
+
+def check_compare(op: Operation) -> None:
+    """A compare-and-swap has compared values of the value's type, of 32 or 64 bits; no other atomic has them."""
+    value = op.operands[0]
+    if len(op.operands) != 2 + (op.kind == "cas"):
+        raise op.error(f"kind '{op.kind}' takes {2 + (op.kind == 'cas')} operands, got {len(op.operands)}",
+                       "only a compare-and-swap has compared values")
+    for compare in op.compare:
+        if compare.type != value.type:
+            raise op.error(f"compared values {compare.type} differ from the values {value.type}",
+                           "atomic_cas compares values of the tile's type")
+        if value.type.dtype.bits not in CAS_BITS:
+            raise op.error(f"compare-and-swap on {value.type.dtype}: only 32- and 64-bit elements",
+                           "atomic_cas element types")
 
 
 def format_atomic(op: Operation, p, attrs: dict | None = None) -> str:
-    """`<kind> value, tile {valid, attrs} : types -> result`, at every level."""
-    value, tile = op.operands
-    kind = ATOMIC_KINDS[op.kind][tile.type.dtype.kind].rmw
-    return (f" <{kind}> {p.name(value)}, {p.name(tile)}{p.attr_dict(op, {**valid_attr(op), **(attrs or {})})} : "
-            f"{value.type}, {tile.type} -> {op.result.type}")
+    """`<kind> value, tile[, compare] {valid, attrs} : types -> result`, at every level."""
+    operands = op.operands
+    kind = ATOMIC_KINDS[op.kind][operands[1].type.dtype.kind].rmw
+    return (f" <{kind}> {', '.join(p.name(v) for v in operands)}"
+            f"{p.attr_dict(op, {**valid_attr(op), **(attrs or {})})} : "
+            f"{', '.join(str(v.type) for v in operands)} -> {op.result.type}")
 
 
 def parse_atomic(p, *counts: int) -> tuple[str, list[Value], dict, object]:

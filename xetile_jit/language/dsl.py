@@ -439,6 +439,18 @@ def atomic_rmw_tile(kind: str, value, tile, mask=None) -> Value:
     return sem.create(X.AtomicRMWTileOp, kind, _value_for_tile(sem, tile, value, "atomic_rmw_tile"), tile).result
 
 
+@builtin
+def atomic_cas(tile, cmp, val) -> Value:
+    """Atomically, element by element: where the tile's memory holds `cmp` (bit for bit), writes `val`; returns the
+    old values (32- and 64-bit elements of a block tile). The workgroup's tile is swapped once, as atomic_rmw_tile."""
+    sem = current()
+    tile = _tile(sem, tile, "atomic_cas")
+    if isinstance(tile.type, ScatterTileType):
+        raise sem.error("atomic_cas: a #scatter tile is not supported; use a block tile")
+    cmp, val = (_value_for_tile(sem, tile, v, "atomic_cas") for v in (cmp, val))
+    return sem.create(X.AtomicRMWTileOp, "cas", val, tile, cmp).result
+
+
 def _check_dtype(sem, dtype, op: str) -> DType:
     if not isinstance(dtype, DType):
         raise sem.error(f"{op}: dtype must be an xetile dtype such as xetile.float32, got {_describe(dtype)}")

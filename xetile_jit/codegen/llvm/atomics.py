@@ -42,22 +42,28 @@ class Atomics:
         b, lanes = self.context.builder, self.context.lanes
         first_lane = b.icmp_unsigned("==", lanes.lane_id(), ir.Constant(I32, 0))
         olds = []
-        for (address, inside), item in zip(places, lanes.elements(self.context.values[value])):
+        for (address, inside), item, *compare in zip(places, *(lanes.elements(self.context.values[v])
+                                                             for v in [value, *op.compare])):
             if op.layout.replicated:
                 inside = b.and_(inside, first_lane)
-            olds.append(guarded(b, inside, lambda: self.atomic(op.kind, dtype, address, item),
+            olds.append(guarded(b, inside, lambda: self.atomic(op.kind, dtype, address, item, *compare),
                                 ir.Constant(item.type, 0)))
         old = lanes.assemble(olds)
         return lanes.shuffle(old, ir.Constant(I32, 0)) if op.layout.replicated else old
 
-    def atomic(self, kind: str, dtype, address: ir.Value, value: ir.Value) -> ir.Value:
+    def atomic(self, kind: str, dtype, address: ir.Value, value: ir.Value, compare: ir.Value | None = None
+               ) -> ir.Value:
         """The hardware's atomicrmw on the bits where SPIR-V has the operation on 32 or 64 bits, else a
         compare-exchange loop: SPIR-V has no float atomics but exchange, no multiply, and no 16-bit atomics (those
-        loop on the 32-bit word that holds the element)."""
+        loop on the 32-bit word that holds the element). A compare-and-swap is one cmpxchg on the bits
+        (OpAtomicCompareExchange), which compares floats bit for bit."""
         b = self.context.builder
         rule = ATOMIC_KINDS[kind][dtype.kind]
         bits = ir.IntType(dtype.bits)
         raw = b.bitcast(address, ir.PointerType(bits, address.type.addrspace))
+        if kind == "cas":
+            pair = b.cmpxchg(raw, self.as_type(compare, bits), self.as_type(value, bits), "seq_cst", "seq_cst")
+            return self.as_type(b.extract_value(pair, 0), value.type)
         if dtype.bits < 32:
             return self.subword_exchange_loop(raw, value, rule.combine, dtype)
         if rule.hardware is not None:

@@ -519,6 +519,41 @@ class LLVMLowering:
         b.position_at_end(end)
         return carried[1:]
 
+    def lower_WhileOp(self, op):
+        """header: phis of the carried values, then the condition region, whose last block tests `cond`; body: the
+        body region, whose yield feeds the phis. The condition's forwarded values (computed in blocks that dominate
+        both the body and the exit) are the body's arguments and the loop's results. The body and exit blocks come
+        after the condition's in the function, as SPIR-V orders blocks after their dominators."""
+        b = self.builder
+        inits = self.context.operands(op)
+        header = b.append_basic_block("while.header")
+        entry_parts = self.components.carried_parts(inits)
+        entry = b.block
+        b.branch(header)
+        b.position_at_end(header)
+        parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
+        carried = self.components.carried_values([value.type for value in inits], parts)
+        cond, *forwarded = self.lower_block(op.before, carried)
+        body, end = (b.append_basic_block(f"while.{part}") for part in ("body", "end"))
+        b.cbranch(cond, body, end)
+        b.position_at_end(body)
+        yielded = self.lower_block(op.after, forwarded)
+        for phi, value in zip(parts, self.components.carried_parts(yielded)):
+            phi.add_incoming(value, b.block)
+        b.branch(header)
+        b.position_at_end(end)
+        return forwarded
+
+    def lower_ExtractElementOp(self, op):
+        """The element lane 0 holds (ExtractElementOp), which every lane reads."""
+        v, lanes = self.values[op.operands[0]], self.context.lanes
+        if lanes is not None:
+            v = lanes.shuffle(v, ir.Constant(I32, 0))
+        return self.builder.extract_element(v, ir.Constant(I32, 0)) if isinstance(v.type, ir.VectorType) else v
+
+    def lower_ConditionOp(self, op):
+        """Nothing to emit: scf.while reads the operands (see lower_block)."""
+
     def lower_IfOp(self, op):
         b = self.builder
         then, otherwise, end = (b.append_basic_block(f"if.{part}") for part in ("then", "else", "end"))

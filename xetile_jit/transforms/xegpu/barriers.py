@@ -15,9 +15,9 @@ compiler). A loop whose body writes an array also orders its iterations (an iter
 plus the loop's steps: compared by descriptor). Different array arguments are taken not to alias (as C's `restrict`); shared local memory is
 ordered by the layout conversions' own barriers (`drop_repeated_barriers` removes one of ours that follows one
 of theirs with no memory access between). Which ops read or write memory, and through which operand, is what
-they declare (ir/effects.py). A branch on a value that depends on the subgroup id runs in some subgroups only, so
-a barrier inside it would wait forever: such a branch is ordered as one access, with the barrier before it;
-inside, one subgroup runs its accesses in program order. Accesses through one scattered descriptor (a gather then
+they declare (ir/effects.py). A branch (or a while loop) on a value that depends on the subgroup id runs in some
+subgroups only, so a barrier inside it would wait forever: such a branch is ordered as one access, with the barrier
+before it; inside, one subgroup runs its accesses in program order. Accesses through one scattered descriptor (a gather then
 a scatter) are ordered too: their offsets need not keep to the subgroup's piece.
 
 User synchronization: `xetile.barrier()` is a gpu.barrier, so global accesses before it need no barrier of this
@@ -117,16 +117,19 @@ class Barriers:
         for op in list(block.ops):
             if synchronizes(op):
                 pending = []
-            elif isinstance(op, C.ForOp):
-                body = op.regions[0].block
-                previous = [a.unplaced() for a in self.accesses(body)]  # the last iteration's offsets differ
-                pending = pending + self.order(body, pending + previous)
-            elif isinstance(op, C.IfOp) and op.operands[0] in self.divergent:
+            elif isinstance(op, (C.IfOp, C.WhileOp)) and any(v in self.divergent for v in control_operands(op)):
                 inside = [a.unplaced() for region in op.regions for a in self.accesses(region.block)]
                 if any(earlier.conflicts(access) for access in inside for earlier in pending):
                     block.insert_before(op, C.BarrierOp(loc=op.loc))
                     pending = []
                 pending = pending + inside
+            elif isinstance(op, (C.ForOp, C.WhileOp)):
+                bodies = [region.block for region in op.regions]
+                # the last iteration's offsets differ
+                inner = pending + [a.unplaced() for body in bodies for a in self.accesses(body)]
+                for body in bodies:
+                    inner = self.order(body, inner)
+                pending = pending + inner
             elif op.regions:
                 pending = pending + [a for region in op.regions for a in self.order(region.block, list(pending))]
             accesses = self.access(op)
@@ -189,10 +192,12 @@ def divergent_ops(block: Block, dependent: set[Value], inside: bool = False):
 
 
 def control_operands(op) -> list[Value]:
-    """What decides whether or how often `op`'s regions run: an scf.if's condition, an scf.for's bounds and step
-    (not the values its iterations carry)."""
+    """What decides whether or how often `op`'s regions run: an scf.if's condition, an scf.for's bounds and step,
+    an scf.while's condition (not the values its iterations carry)."""
     if isinstance(op, C.IfOp):
         return op.operands[:1]
+    if isinstance(op, C.WhileOp):
+        return op.before.terminator.operands[:1]
     return op.operands[:3] if isinstance(op, C.ForOp) else []
 
 

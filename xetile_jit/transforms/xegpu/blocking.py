@@ -138,12 +138,14 @@ class Blocking(PiecewiseConversion):
 
     @converts(G.AtomicRMWOp)
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
-        value, tdesc = op.operands
+        value, tdesc = op.operands[:2]
         g = self.grid_of(tdesc)
         self.grids[op.result] = g
-        self.set(op.result, [self.emit(G.AtomicRMWOp, op.kind, piece, tile, valid_part(g, origin, tdesc.type.shape)
-                                       ).result
-                             for piece, tile, origin in zip(self.pieces(value, g), self.get(tdesc), g.origins())])
+        self.set(op.result, [self.emit(G.AtomicRMWOp, op.kind, piece, tile, valid_part(g, origin, tdesc.type.shape),
+                                       *compare).result
+                             for piece, tile, origin, *compare in zip(self.pieces(value, g), self.get(tdesc),
+                                                                      g.origins(), *(self.pieces(v, g)
+                                                                                     for v in op.compare))])
 
     @converts(G.DpasOp)
     def convert_DpasOp(self, op: G.DpasOp) -> None:

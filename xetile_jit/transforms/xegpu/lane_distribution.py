@@ -133,8 +133,9 @@ class LaneDistribution(Conversion):
 
     @converts(G.AtomicRMWOp)
     def convert_AtomicRMWOp(self, op: G.AtomicRMWOp) -> None:
-        value, tdesc = op.operands
-        new = self.emit(S.SimtAtomicRMWOp, op.kind, self.one(value), self.one(tdesc), self.layout(value), op.valid)
+        value, tdesc = op.operands[:2]
+        new = self.emit(S.SimtAtomicRMWOp, op.kind, self.one(value), self.one(tdesc), self.layout(value), op.valid,
+                        *map(self.one, op.compare))
         self.set(op.result, new.result)
 
     # ---- scattered descriptors: offsets, masks and values share the block's lane layout ----------------

@@ -181,12 +181,13 @@ class LayoutPropagation:
             self.union(op.operands[0], op.result)
         elif isinstance(op, X.AtomicRMWTileOp):
             self.union(op.operands[1], op.result)
-            self.both_ways(op, 0, op.operands[1], same, same)
+            for index in (0, 2)[:1 + len(op.compare)]:  # the value and a compare-and-swap's compared values
+                self.both_ways(op, index, op.operands[1], same, same)
         elif isinstance(op, X.StoreTileOp):
             self.both_ways(op, 0, op.operands[1], same, same)
         elif isinstance(op, (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)):
             self.relate_elementwise(op)
-        elif isinstance(op, (C.ForOp, C.IfOp)):
+        elif isinstance(op, (C.ForOp, C.IfOp, C.WhileOp)):
             for group in carried_groups(op):
                 self.union(*group)
         elif isinstance(op, X.TileMMAOp):

@@ -117,9 +117,9 @@ class XeTileToXeGPU(Conversion):
 
     @converts(X.AtomicRMWTileOp)
     def convert_AtomicRMWTileOp(self, op: X.AtomicRMWTileOp) -> None:
-        value, tile = self.one(op.operands[0]), op.operands[1]
-        col = is_col_major(tile)
-        new = self.emit(G.AtomicRMWOp, op.kind, self.transposed(value) if col else value, self.one(tile))
+        tile, col = op.operands[1], is_col_major(op.operands[1])
+        value, *compare = (self.transposed(self.one(v)) if col else self.one(v) for v in [op.operands[0], *op.compare])
+        new = self.emit(G.AtomicRMWOp, op.kind, value, self.one(tile), None, *compare)
         new.result.layout = swapped(op.result.layout) if col and op.result.layout else op.result.layout
         self.set(op.result, self.transposed(new.result) if col else new.result)
 

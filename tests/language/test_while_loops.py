@@ -1,0 +1,236 @@
+"""Data-dependent loops and compare-and-swap: `while` on a scalar computed in the kernel (scf.while), and
+`xetile.atomic_cas`, alone and as the spin lock of a mutex every workgroup of a grid takes.
+
+Each kernel runs in the numpy interpreter on the XeTile IR (checked against numpy), at every lowered level of both CPU
+targets and as their SPIR-V on opencl:cpu (checked against the XeTile IR's result bit for bit: fuzz/levels.run_levels),
+and builds for xe-hpc and xe2 (SPIR-V that spirv-val accepts; ocloc's ISA where it is installed)."""
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from fuzz.levels import run_levels
+from spirv_tools import disassemble, validate
+from xetile_jit.compiler.pipeline import lower
+from xetile_jit.errors import CompilationError
+from xetile_jit.ir.interpreter import run_ir
+from xetile_jit.ir.parser import parse_func
+from xetile_jit.ir.printer import print_func
+from xetile_jit.target.targets import get_target
+from xetile_jit.toolchain import ocloc
+
+ROWS = xetile.Layout(sg_layout=[2, 1], sg_data=[4, 16])   # an 8 x 16 block: two subgroups of four rows
+
+
+def run_everywhere(kern, arrays: dict, grid, *scalars) -> dict:
+    """The arrays (by name) after `kern` in the interpreter on the XeTile IR; asserts that every lowered level of
+    both CPU targets, and their SPIR-V on opencl:cpu, write the same bits."""
+    def make_args():
+        return [(a, a) for a in (x.copy() for x in arrays.values())] + list(scalars)
+
+    assert run_levels(kern, make_args, list(arrays), grid, {}, {}) == []
+    out = {name: a.copy() for name, a in arrays.items()}
+    kern[grid](*out.values(), *scalars, device="numpy")
+    return out
+
+
+# ---- a per-row iteration count read from memory -------------------------------------------------------------
+@xetile.kernel
+def halvings(counts, x, y):
+    """Workgroup p's 8 rows of x halve (rounding down) and add 1, counts[p] times: a while loop on a scalar read
+    from memory, carrying the counter and the tile's value."""
+    p = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [p * 8, 0], [8, 16], layout=ROWS))
+    i = 0
+    while i < counts[p]:
+        v = v // 2 + 1
+        i += 1
+    xetile.store_tile(xetile.init_tile(y, [p * 8, 0], [8, 16], layout=ROWS), v)
+
+
+def expected_halvings(counts, x):
+    out = x.copy()
+    for p, count in enumerate(counts):
+        for _ in range(count):
+            out[p * 8:(p + 1) * 8] = out[p * 8:(p + 1) * 8] // 2 + 1
+    return out
+
+
+def test_while_on_a_count_read_from_memory(rng):
+    counts = np.array([0, 3, 1, 7], np.int32)
+    x = rng.integers(0, 1000, (32, 16), dtype=np.int32)  # // truncates as in C: no negative values here
+    out = run_everywhere(halvings, {"counts": counts, "x": x, "y": np.zeros_like(x)}, (4,))
+    np.testing.assert_array_equal(out["y"], expected_halvings(counts, x))
+    assert out["y"][0:8].tolist() == x[0:8].tolist()  # a count of 0 runs no iteration
+
+
+@xetile.kernel
+def first_power_above(limits, out):
+    """The first power of two above limits[p]: the condition reads the value the loop changes."""
+    p = xetile.program_id(0)
+    power = 1
+    while power <= limits[p]:
+        power = power * 2
+    xetile.store_tile(xetile.init_tile(out, [p, 0], [1, 16]), xetile.full([1, 16], power, xetile.int32))
+
+
+def test_while_condition_on_a_carried_value():
+    limits = np.array([0, 1, 5, 64, 1000], np.int32)
+    out = run_everywhere(first_power_above, {"limits": limits, "out": np.zeros((5, 16), np.int32)}, (5,))
+    assert out["out"][:, 0].tolist() == [1, 2, 8, 128, 1024]
+
+
+# ---- compare-and-swap -----------------------------------------------------------------------------------------
+@xetile.kernel
+def swap_where_equal(x, cmp, val, old):
+    """Each element of x becomes val where it holds cmp; old gets what x held."""
+    t = xetile.init_tile(x, [xetile.program_id(0) * 8, 0], [8, 16], layout=ROWS)
+    got = xetile.atomic_cas(t, xetile.load_tile(xetile.init_tile(cmp, [xetile.program_id(0) * 8, 0], [8, 16])),
+                            xetile.load_tile(xetile.init_tile(val, [xetile.program_id(0) * 8, 0], [8, 16])))
+    xetile.store_tile(xetile.init_tile(old, [xetile.program_id(0) * 8, 0], [8, 16]), got)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.float32])
+def test_atomic_cas_swaps_where_the_old_value_equals(rng, dtype):
+    x = rng.integers(0, 4, (16, 16)).astype(dtype)
+    cmp = rng.integers(0, 4, (16, 16)).astype(dtype)
+    if dtype == np.float32:  # compared bit for bit: -0.0 is not 0.0, a NaN equals the same NaN
+        x[0, :4], cmp[0, :4] = [-0.0, np.nan, 0.0, np.nan], [0.0, np.nan, 0.0, 1.0]
+    val = (np.arange(256).reshape(16, 16) + 100).astype(dtype)
+    out = run_everywhere(swap_where_equal, {"x": x, "cmp": cmp, "val": val, "old": np.zeros_like(x)}, (2,))
+    equal = x.view(f"u{x.itemsize}") == cmp.view(f"u{x.itemsize}")
+    np.testing.assert_array_equal(out["x"].view(f"u{x.itemsize}"), np.where(equal, val, x).view(f"u{x.itemsize}"))
+    np.testing.assert_array_equal(out["old"].view(f"u{x.itemsize}"), x.view(f"u{x.itemsize}"))
+    assert 0 < equal.sum() < equal.size
+
+
+# ---- a spin lock ------------------------------------------------------------------------------------------------
+@xetile.kernel
+def locked_add(lock, counter):
+    """Every workgroup adds its id + 1 to a counter tile under a mutex: a plain load and store, made exclusive by
+    spinning on atomic_cas of the 1x1 lock (0: free, 1: taken) and released by an exchange."""
+    t = xetile.init_tile(lock, [0, 0], [1, 1])
+    while xetile.atomic_cas(t, 0, 1) != 0:
+        pass
+    c = xetile.init_tile(counter, [0, 0], [8, 16], layout=ROWS)
+    xetile.store_tile(c, xetile.load_tile(c) + xetile.program_id(0) + 1)
+    xetile.atomic_rmw_tile("xchg", 0, t)
+
+
+SPIN_GROUPS = 96
+
+
+@pytest.mark.usefixtures("on_each_device")
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_spin_lock_counter_over_a_grid(target, on_each_device):
+    """96 workgroups of two subgroups each: the exact total, 96 * 97 / 2, in every element."""
+    lock, counter = np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32)
+    options = {} if on_each_device == "numpy" else {"target": target}
+    locked_add[(SPIN_GROUPS,)](lock, counter, **options)
+    assert lock[0, 0] == 0
+    assert (counter == SPIN_GROUPS * (SPIN_GROUPS + 1) // 2).all()
+
+
+def test_spin_lock_at_every_level():
+    lock, counter = np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32)
+    func = locked_add.warmup(lock, counter, target="numpy").func
+    for name, level in {"xetile": func, **lower(func)}.items():
+        lock[:], counter[:] = 0, 0
+        run_ir(level, (12, 1, 1), [lock, counter])
+        assert (counter == 78).all() and lock[0, 0] == 0, name
+
+
+# ---- IR: every level prints and parses back ----------------------------------------------------------------------
+@pytest.mark.parametrize("kern, args", [
+    (halvings, (np.zeros(4, np.int32), np.zeros((32, 16), np.int32), np.zeros((32, 16), np.int32))),
+    (locked_add, (np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32)))])
+def test_every_level_round_trips(kern, args):
+    func = kern.warmup(*args, target="numpy").func
+    for name, level in {"xetile": func, **lower(func)}.items():
+        text = print_func(level)
+        assert print_func(parse_func(text)) == text, name
+    assert "scf.while" in print_func(func) and "scf.condition(" in print_func(func)
+
+
+def test_the_ir_of_a_spin_lock():
+    text = print_func(locked_add.warmup(np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32),
+                                        target="numpy").func)
+    assert "xetile.atomic_rmw_tile <cas> %" in text
+    assert "vector.extract %" in text and "i1 from vector<1x1xi1>" in text
+
+
+# ---- SPIR-V and GPU builds ----------------------------------------------------------------------------------------
+LOCK_ARGS = (np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32))
+
+
+def test_spirv_of_a_spin_lock_validates():
+    """The CPU target's module (the GPU targets' carry inline vISA, which spirv-val does not know): a loop of
+    branches and phis, the swap an OpAtomicCompareExchange."""
+    binary = locked_add.warmup(*LOCK_ARGS, target="cpu").asm["spirv"]
+    validate(binary)
+    text = disassemble(binary)
+    assert "OpAtomicCompareExchange" in text and "OpPhi" in text and "OpBranchConditional" in text
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+def test_loops_and_cas_build_for_gpus(target):
+    cases = [(halvings, (np.zeros(4, np.int32), np.zeros((32, 16), np.int32), np.zeros((32, 16), np.int32))),
+             (locked_add, LOCK_ARGS)]
+    for kern, args in cases:
+        compiled = kern.warmup(*args, target=target)
+        assert compiled.asm["spirv"] and ("cmpxchg" in compiled.asm["llir"]) == (kern is locked_add)
+        if ocloc.available(get_target(target)):
+            assert compiled.asm["isa"] and "calla" not in compiled.asm["isa"], kern
+
+
+# ---- what the tracer and verifier refuse --------------------------------------------------------------------------
+@xetile.kernel
+def while_on_a_tile(x):
+    t = xetile.init_tile(x, [0, 0], [8, 16])
+    while xetile.load_tile(t) > 0:
+        xetile.store_tile(t, xetile.load_tile(t) - 1)
+
+
+@xetile.kernel
+def break_in_a_loop(x, n):
+    i = 0
+    while i < n:
+        if i > 3:
+            break
+        i += 1
+
+
+@xetile.kernel
+def cas_on_halves(x):
+    xetile.atomic_cas(xetile.init_tile(x, [0, 0], [8, 16]), 0, 1)
+
+
+def test_a_tile_is_no_while_condition():
+    with pytest.raises(CompilationError, match="while condition must be a scalar or a one-element vector, the same "
+                                               "for the whole workgroup, got vector<8x16xi1>"):
+        while_on_a_tile.warmup(np.zeros((8, 16), np.float32), target="numpy")
+
+
+def test_break_names_what_to_write():
+    with pytest.raises(CompilationError, match="break is not supported in a kernel loop; fold the exit into"):
+        break_in_a_loop.warmup(np.zeros((8, 16), np.float32), 5, target="numpy")
+
+
+def test_cas_takes_32_or_64_bit_elements():
+    with pytest.raises(CompilationError, match="compare-and-swap on f16: only 32- and 64-bit elements"):
+        cas_on_halves.warmup(np.zeros((8, 16), np.float16), target="numpy")
+
+
+@xetile.kernel
+def barrier_in_a_divergent_while(x):
+    i = 0
+    while i < xetile.subgroup_id():
+        xetile.barrier()
+        i += 1
+    xetile.store_tile(xetile.init_tile(x, [0, 0], [8, 16], layout=ROWS), xetile.full([8, 16], 1.0))
+
+
+def test_a_barrier_in_a_while_on_subgroup_id_is_refused():
+    """Subgroups run different iteration counts there: a barrier inside would wait forever."""
+    with pytest.raises(CompilationError, match="a workgroup barrier in a branch or loop on subgroup_id\\(\\) waits "
+                                               "forever"):
+        barrier_in_a_divergent_while.warmup(np.zeros((8, 16), np.float32), target="cpu")
