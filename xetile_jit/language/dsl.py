@@ -14,6 +14,7 @@ from ..ir import xetile_ops as X
 from ..ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
 from ..ir.attrs import Layout
 from ..ir.cache_hints import cache_hints
+from ..ir.combine_ops import CombineReduceOp, CombineScanOp
 from ..ir.scatter_ops import ScatterTileType
 from ..ir.core import Value
 from ..ir.types import (COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType, bool_,
@@ -358,7 +359,7 @@ def reduce(values, axis, combine) -> Value | tuple[Value, ...]:
     combine(...combine(x0, x1)..., x[n-1]); the reduced axis keeps size 1. A tile for one tile, else a tuple."""
     sem = current()
     tiles, single, dim = _combine_tiles(sem, values, axis, combine, "reduce")
-    results = indexed.combine_fold(sem, tiles, dim, combine, scan=False)
+    results = indexed.traced_combine(sem, CombineReduceOp, tiles, dim, combine)
     return results[0] if single else tuple(results)
 
 
@@ -369,7 +370,7 @@ def associative_scan(values, axis, combine) -> Value | tuple[Value, ...]:
     does not)."""
     sem = current()
     tiles, single, dim = _combine_tiles(sem, values, axis, combine, "associative_scan")
-    results = indexed.combine_fold(sem, tiles, dim, combine, scan=True)
+    results = indexed.traced_combine(sem, CombineScanOp, tiles, dim, combine)
     return results[0] if single else tuple(results)
 
 
