@@ -308,7 +308,7 @@ def test_combine_text_runs_its_region_as_a_left_fold(rng):
     ("scf.yield %4 : f32", "%6 = arith.cmpf olt, %acc, %next : f32\n    scf.yield %6 : i1",
      "region yields (i1) but the op returns (f32)"),
     ("combine(%acc, %next)", "combine(%acc, %next, %more)", "takes one dim and two combine arguments per operand"),
-    ("into vector<16x1xf32> {", "into vector<1x32xf32> {", "gives vector<16x1xf32> for operand 0"),
+    ("into vector<16x1xf32> {", "into vector<1x32xf32> {", "type vector<1x32xf32> does not match vector<16x1xf32>"),
 ])
 def test_combine_text_errors(old, new, message):
     with pytest.raises((ParseError, CompilationError), match=re.escape(message)):

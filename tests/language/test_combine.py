@@ -211,3 +211,29 @@ def test_combines_compile_for_gpus(target):
         assert compiled.asm["spirv"][:4] == b"\x03\x02\x23\x07"  # the SPIR-V magic number, little-endian
         if ocloc.available(get_target(target)):
             assert compiled.asm["isa"]
+
+
+@xetile.kernel
+def welford_layer_norm(src, dst, N: constexpr, BM: constexpr, BN: constexpr):
+    """Row statistics in one pass over the column blocks (a reduction per block inside a loop, blocks merged by
+    calling the same combine on the partial results), then the normalized rows."""
+    mean = xetile.zeros([BM, 1], xetile.float32)
+    m2 = xetile.zeros([BM, 1], xetile.float32)
+    n = xetile.zeros([BM, 1], xetile.float32)
+    for k in range(0, N, BN):
+        x = xetile.load_tile(xetile.init_tile(src, [0, k], [BM, BN]))
+        ones = xetile.full([BM, BN], 1.0, xetile.float32)
+        mean_b, m2_b, n_b = xetile.reduce((x, xetile.zeros([BM, BN], xetile.float32), ones), 1, welford_combine)
+        mean, m2, n = welford_combine(mean, m2, n, mean_b, m2_b, n_b)
+    rstd = xetile.rsqrt(m2 / n + 1e-5)
+    for k in range(0, N, BN):
+        x = xetile.load_tile(xetile.init_tile(src, [0, k], [BM, BN]))
+        xetile.store_tile(xetile.init_tile(dst, [0, k], [BM, BN]), (x - mean) * rstd)
+
+
+def test_welford_layer_norm_matches_the_two_pass_one(rng, on_each_device):
+    x = rand(rng, (16, 96), np.float32) * 3.0 + 1.0
+    mean = x.mean(axis=1, keepdims=True)
+    expected = (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5)
+    for _, dst in run_everywhere(on_each_device, welford_layer_norm, [x, np.zeros_like(x)], dict(N=96, BM=16, BN=32)):
+        np.testing.assert_allclose(dst, expected, rtol=1e-5, atol=1e-5)

@@ -18,6 +18,14 @@ from .types import ScalarType, VectorType
 from .xetile_ops import reduced_shape
 
 
+def names(p, values) -> str:
+    return ", ".join(p.name(v) for v in values)
+
+
+def types(values) -> str:
+    return ", ".join(str(v.type) for v in values)
+
+
 class CombineOp(Operation):
     effects = ()  # the combine's scalar ops touch no memory
     scan = False  # a scan's results have the operands' shape; a reduction's keep dim as size 1
@@ -25,10 +33,10 @@ class CombineOp(Operation):
     def __init__(self, values, dim: int, loc=None):
         values = list(values)
         scalars = [ScalarType(v.type.dtype) for v in values]
-        names = [f"{side}{i}" for side in ("acc", "next") for i in range(len(values))]
+        arg_names = [f"{side}{i}" for side in ("acc", "next") for i in range(len(values))]
         shapes = [v.type.shape if self.scan else reduced_shape(v.type.shape, (dim,)) for v in values]
         super().__init__(values, [VectorType(s, v.type.dtype) for s, v in zip(shapes, values)],
-                         [Region(Block(scalars * 2, names))], loc=loc)
+                         [Region(Block(scalars * 2, arg_names))], loc=loc)
         self.dim = dim
 
     @property
@@ -36,24 +44,23 @@ class CombineOp(Operation):
         return self.regions[0].block
 
     def verify(self):
-        types = [v.type for v in self.operands]
-        if not types or any(not isinstance(t, VectorType) or len(t.shape) != 2 for t in types):
-            raise self.error(f"takes 2-D vectors, got {', '.join(map(str, types))}", "combine operands")
-        if len({t.shape for t in types}) != 1:
-            raise self.error(f"vectors of one shape, got {', '.join(map(str, types))}", "combine operands")
+        operand_types = [v.type for v in self.operands]
+        if not operand_types or any(not isinstance(t, VectorType) or len(t.shape) != 2 for t in operand_types):
+            raise self.error(f"takes 2-D vectors, got {types(self.operands)}", "combine operands")
+        if len({t.shape for t in operand_types}) != 1:
+            raise self.error(f"vectors of one shape, got {types(self.operands)}", "combine operands")
         if self.dim not in (0, 1):
             raise self.error(f"dim {self.dim} is not a dim of the 2-D vectors", "combine dim")
-        scalars = [ScalarType(t.dtype) for t in types]
+        scalars = [ScalarType(t.dtype) for t in operand_types]
         if [a.type for a in self.body.args] != scalars * 2:
-            raise self.error(f"combine takes ({', '.join(str(a.type) for a in self.body.args)}), not the element "
+            raise self.error(f"combine takes ({types(self.body.args)}), not the element "
                              f"types ({', '.join(map(str, scalars * 2))})", "combine arguments")
         check_yield(self, self.body, scalars)
 
     def format(self, p) -> str:
-        args = ", ".join(p.name(a) for a in self.body.args)
-        return (f" {', '.join(p.name(v) for v in self.operands)} [{self.dim}] combine({args}) : "
-                f"{', '.join(str(v.type) for v in self.operands)} into "
-                f"{', '.join(str(v.type) for v in self.results)}")
+        operands, results = self.operands, self.results
+        return (f" {names(p, operands)} [{self.dim}] combine({names(p, self.body.args)}) : {types(operands)} into "
+                f"{types(results)}")
 
     @classmethod
     def parse(cls, p, name):
@@ -67,12 +74,7 @@ class CombineOp(Operation):
         if len(dims) != 1 or len(args) != 2 * len(values):
             raise p.error(f"{name} takes one dim and two combine arguments per operand")
         op = cls(values, dims[0])
-        for i, v in enumerate(op.results):
-            if i:
-                p.expect(",")
-            start = p.here()
-            if str(p.type()) != str(v.type):
-                raise p.error(f"{name} gives {v.type} for operand {i}, the text says otherwise", start)
+        p.typed(op.results)
         for text, arg in zip(args, op.body.args):
             p.define(text, arg)
         return op
