@@ -2,11 +2,12 @@
 Welford mean and variance, argmax with ties to the lower index, a segmented scan. In the interpreter at every IR
 level (each level gives the xetile level's numbers bit for bit: one association order everywhere), on opencl:cpu
 for the cpu and xe-emulated targets, against numpy; on one subgroup and across a 2x2 grid of subgroups."""
+import ml_dtypes
 import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import rand, target_options
+from conftest import dtype_id, rand, target_options
 from test_passes import run_func
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.errors import CompilationError
@@ -237,3 +238,14 @@ def test_welford_layer_norm_matches_the_two_pass_one(rng, on_each_device):
     expected = (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5)
     for _, dst in run_everywhere(on_each_device, welford_layer_norm, [x, np.zeros_like(x)], dict(N=96, BM=16, BN=32)):
         np.testing.assert_allclose(dst, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.int8, np.uint16], ids=dtype_id)
+def test_argmax_of_narrow_types(rng, on_each_device, dtype):
+    """Each position's elements are picked out exactly in every element type (a sum with -0.0s, an `or` with 0s)."""
+    x = rng.integers(0, 4, (16, 32)).astype(np.float32).astype(dtype)
+    arrays = [x, np.zeros((16, 1), dtype), np.zeros((16, 1), np.int32)]
+    for _, values, indices in run_everywhere(on_each_device, argmax, arrays,
+                                             dict(AXIS=1, LAYOUT=LAYOUTS["2x2_subgroups"], BM=16, BN=32)):
+        np.testing.assert_array_equal(indices, np.argmax(x.astype(np.float32), axis=1, keepdims=True))
+        np.testing.assert_array_equal(values.astype(np.float32), x.astype(np.float32).max(axis=1, keepdims=True))
