@@ -78,7 +78,6 @@ def scan(sem: Semantic, kind: str, v: Value, dim: int) -> Value:
     return loop.results[0]
 
 
-
 def element_at(sem: Semantic, v: Value, at: Value, dim: int) -> Value:
     """The elements of `v` where the mask `at` holds, one position along `dim` (dim kept as size 1), exactly: a sum
     of them and -0.0s for floats (-0.0 + x is x, signed zeros and NaNs included), an `or` with zeros for integers and
