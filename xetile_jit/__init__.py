@@ -8,13 +8,13 @@ enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializ
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, InterpretCheckError, LaunchError
 from .jit.autotune import Config, autotune
-from .language.dsl import (PropagateNan, abs, alloc_slm, arange, atomic_cas, atomic_rmw_tile, barrier, bitcast,
-                           broadcast_to, cast, cdiv, ceil, constexpr, convert_layout, cos, cumsum, device_assert, device_print, erf,
-                           exp, exp2, expand_dims, fence, floor, fma, full, init_tile, iota, load_tile, log, log2,
-                           maximum, minimum, named_barrier, nbarrier_arrive, nbarrier_wait, num_programs,
-                           prefetch_tile, program_id, reshape, rsqrt, sigmoid, sin, sqrt, static_assert, static_range,
-                           store_tile, subgroup_id, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
-                           tile_transpose, update_tile_offset, where, zeros)
+from .language.dsl import (PropagateNan, abs, alloc_slm, arange, associative_scan, atomic_cas, atomic_rmw_tile, barrier,
+                           bitcast, broadcast_to, cast, cdiv, ceil, constexpr, convert_layout, cos, cumsum,
+                           device_assert, device_print, erf, exp, exp2, expand_dims, fence, floor, fma, full, init_tile,
+                           iota, load_tile, log, log2, maximum, minimum, named_barrier, nbarrier_arrive, nbarrier_wait,
+                           num_programs, prefetch_tile, program_id, reduce, reshape, rsqrt, sigmoid, sin, sqrt,
+                           static_assert, static_range, store_tile, subgroup_id, tanh, tile_broadcast, tile_mma,
+                           tile_reduce, tile_scan, tile_transpose, update_tile_offset, where, zeros)
 from .language.scatter import load_gather, store_scatter
 from .language.pointers import (atomic_add, atomic_and, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor,
                                 load, store)
@@ -57,5 +57,5 @@ __all__ = [
     "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",
     "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool_", "bool", "arange", "reshape",
     "expand_dims", "broadcast_to", "bitcast", "PropagateNan", "load", "store", "atomic_add", "atomic_max", "atomic_min",
-    "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
+    "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "reduce", "associative_scan",
 ]

@@ -4,8 +4,8 @@ that is not the printer's syntax raises ParseError at its line and column."""
 from __future__ import annotations
 
 import dataclasses
-import re
 import functools
+import re
 from unittest import mock
 
 import numpy as np
@@ -19,10 +19,12 @@ from test_passes import CASES, run_func
 from test_printer import hinted_copy, tf32_mma
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.errors import CompilationError, ParseError
-from xetile_jit.ir.core import FuncOp, walk
+from xetile_jit.ir.combine_ops import CombineReduceOp
+from xetile_jit.ir.core import FuncOp, Value, walk
+from xetile_jit.ir.core_ops import YieldOp
 from xetile_jit.ir.parser import parse_func, parse_funcs
 from xetile_jit.ir.printer import print_func
-from xetile_jit.ir.types import MemRefType
+from xetile_jit.ir.types import MemRefType, VectorType, float32
 from xetile_jit.jit.kernel import Kernel
 
 LEVELS = ["xetile", *STAGE_NAMES]
@@ -299,6 +301,19 @@ func.func @doubling(%limit: i32, %lock: memref<?x?xi32, strided<[?, 1]>>) {
   func.return
 }"""
 
+COMBINE_SUM = """func.func @row_sums(%src: memref<?x?xf32, strided<[?, 1]>>, %dst: memref<?x?xf32, strided<[?, 1]>>) {
+  %0 = arith.constant 0 : index
+  %1 = xetile.init_tile %src[%0, %0] : memref<?x?xf32, strided<[?, 1]>> -> !xetile.tile<16x32xf32>
+  %2 = xetile.load_tile %1 : !xetile.tile<16x32xf32> -> vector<16x32xf32>
+  %3 = xetile.reduce %2 [1] combine(%acc, %next) : vector<16x32xf32> into vector<16x1xf32> {
+    %4 = arith.addf %acc, %next : f32
+    scf.yield %4 : f32
+  }
+  %5 = xetile.init_tile %dst[%0, %0] : memref<?x?xf32, strided<[?, 1]>> -> !xetile.tile<16x1xf32>
+  xetile.store_tile %3, %5 : vector<16x1xf32>, !xetile.tile<16x1xf32>
+  func.return
+}"""
+
 
 def test_scf_while_and_cas_round_trip_and_run():
     """The loop doubles 1 until it passes the limit, counting the steps; the count is swapped into a lock that
@@ -332,3 +347,51 @@ def test_a_while_condition_is_a_workgroup_scalar():
     with pytest.raises(CompilationError, match="condition must be a scalar i1, got vector<1x16xi1>: a while loop's "
                                                "condition is one value for the whole workgroup"):
         parse_func(text)
+
+
+def test_combine_text_runs_its_region_as_a_left_fold(rng):
+    x = rand(rng, (16, 32), np.float32)
+    func = parse_func(COMBINE_SUM)
+    assert print_func(func) == COMBINE_SUM
+    expected = x[:, :1].copy()
+    for j in range(1, 32):
+        expected += x[:, j:j + 1]  # in order, in f32: the fold's rounding
+    for level in [func, *lower(func).values()]:
+        _, dst = run_func(level, (1,), [x, np.zeros((16, 1), np.float32)])
+        np.testing.assert_array_equal(dst, expected)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("scf.yield %4 : f32", "%6 = arith.cmpf olt, %acc, %next : f32\n    scf.yield %6 : i1",
+     "region yields (i1) but the op returns (f32)"),
+    ("combine(%acc, %next)", "combine(%acc, %next, %more)", "takes one dim and two combine arguments per operand"),
+    ("into vector<16x1xf32> {", "into vector<1x32xf32> {", "type vector<1x32xf32> does not match vector<16x1xf32>"),
+])
+def test_combine_text_errors(old, new, message):
+    with pytest.raises((ParseError, CompilationError), match=re.escape(message)):
+        parse_func(COMBINE_SUM.replace(old, new))
+
+
+@pytest.mark.parametrize("shapes, dim, message", [
+    ([(16, 32)], 2, "dim 2 is not a dim of the 2-D vectors"),
+    ([(16, 32), (16, 16)], 1, "vectors of one shape, got vector<16x32xf32>, vector<16x16xf32>"),
+])
+def test_combine_verifier(shapes, dim, message):
+    values = [Value(VectorType(shape, float32)) for shape in shapes]
+    op = CombineReduceOp(values, dim)
+    op.body.append(YieldOp(op.body.args[:len(values)]))
+    with pytest.raises(CompilationError, match=re.escape(message)):
+        op.verify()
+
+
+def test_combine_ops_round_trip_at_every_level(rng):
+    """xetile.reduce and xetile.scan keep their regions through the text; the levels below hold their loops."""
+    from test_combine import LAYOUTS, argmax, segmented_sum
+    x = np.zeros((32, 64), np.float32)
+    cases = [(argmax, [x, np.zeros((1, 64), np.float32), np.zeros((1, 64), np.int32)]),
+             (segmented_sum, [x, np.zeros((32, 64), np.int32), np.zeros((32, 64), np.int32)])]
+    for kernel, args in cases:
+        levels = levels_of(kernel, args, dict(AXIS=0, LAYOUT=LAYOUTS["2x2_subgroups"], BM=32, BN=64))
+        assert [op.name for op in walk(levels["xetile"].body) if op.regions] in (["xetile.reduce"], ["xetile.scan"])
+        for func in levels.values():
+            assert_same_ir(func, round_trip(func))

@@ -19,6 +19,7 @@ from ..codegen.spirv import emit_spirv
 from ..codegen.backends import lower_to_llvm
 from ..ir.printer import print_func
 from ..ir.verifier import verify
+from ..language.indexed import expand_combines
 from ..runtime import timing
 from ..target.targets import Target, get_target
 from ..transforms.xegpu.barriers import (check_divergent_barriers, check_named_barriers, drop_repeated_barriers,
@@ -45,10 +46,10 @@ class StageOptions:
 
 # ---- the stages: each lists the passes it runs, in order
 def xetile_layouts(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
-    """XeTile IR with 1-D values as rank 2, fast math when asked, prefetches ahead of walked tiles, and every value's
-    layout: propagation chooses sg_layout and sg_data, completion the instruction blocks and lanes of the values that
-    share one."""
-    func = as_rank2(func)
+    """XeTile IR with reductions and scans of user combines as their loops, 1-D values as rank 2, fast math when
+    asked, prefetches ahead of walked tiles, and every value's layout: propagation chooses sg_layout and sg_data,
+    completion the instruction blocks and lanes of the values that share one."""
+    func = as_rank2(expand_combines(func))
     if options.fast_math:
         func = relax_float_math(func)
     func = insert_prefetch(func, target, options.prefetch_distance)

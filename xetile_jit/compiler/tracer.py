@@ -594,7 +594,7 @@ class Tracer(ast.NodeVisitor):
 
     def call(self, node, fn, args, kwargs):
         if getattr(fn, "__xetile_builtin__", False):
-            return fn(*args, **kwargs)
+            return fn(*[self.inlined(node, a) for a in args], **{k: self.inlined(node, v) for k, v in kwargs.items()})
         if getattr(fn, "__xetile_kernel__", False):
             return self.inline(node, fn, args, kwargs)
         traced = any(isinstance(a, Value) for a in list(args) + list(kwargs.values()))
@@ -615,6 +615,13 @@ class Tracer(ast.NodeVisitor):
         name = getattr(fn, "__name__", repr(fn))
         raise self.error(node, f"calls to arbitrary Python functions are not supported in a kernel: '{name}' "
                                "(call xetile functions or other @xetile.kernel functions)")
+
+    def inlined(self, node, arg):
+        """A @xetile.kernel function passed to a builtin (the combine of reduce and associative_scan) as a callable
+        that traces it in place where the builtin calls it."""
+        if not getattr(arg, "__xetile_kernel__", False):
+            return arg
+        return lambda *args, **kwargs: self.inline(node, arg, args, kwargs)
 
     def inline(self, node, kernel, args, kwargs):
         """A call to another @xetile.kernel function is traced in place, like a Triton @jit helper; since

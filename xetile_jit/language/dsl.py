@@ -14,6 +14,7 @@ from ..ir import xetile_ops as X
 from ..ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
 from ..ir.attrs import Layout
 from ..ir.cache_hints import cache_hints
+from ..ir.combine_ops import CombineReduceOp, CombineScanOp
 from ..ir.scatter_ops import ScatterTileType
 from ..ir.core import Value
 from ..ir.types import (COL_MAJOR, ROW_MAJOR, DType, MemRefType, ScalarType, SlmMemRefType, TileType, VectorType, bool_,
@@ -338,6 +339,39 @@ def tile_scan(kind: str, v, dim, *, dtype: DType | None = None) -> Value:
     sem = current()
     v = _accumulated(sem, kind, _vector(sem, v, "tile_scan"), dtype, "tile_scan")
     return indexed.scan(sem, kind, v, indexed.single_dim(sem, _dims(dim), "tile_scan"))
+
+
+def _combine_tiles(sem, values, axis, combine, op: str):
+    """(the tiles as a list, whether one tile was given, the axis) of a reduce or associative_scan."""
+    single = not isinstance(values, (list, tuple))
+    tiles = [_vector(sem, v, op) for v in ([values] if single else values)]
+    if not tiles:
+        raise sem.error(f"{op}: takes at least one tile")
+    if not callable(combine):
+        raise sem.error(f"{op}: combine must be a @xetile.kernel function, got {_describe(combine)}")
+    return tiles, single, indexed.single_dim(sem, _dims(axis), op)
+
+
+@builtin
+def reduce(values, axis, combine) -> Value | tuple[Value, ...]:
+    """Reduces one tile or a tuple of tiles along `axis` (0 or 1) with `combine`, a @xetile.kernel function of
+    2n values (the n accumulators, then the n next elements) returning n: Triton's tl.reduce. A left fold:
+    combine(...combine(x0, x1)..., x[n-1]); the reduced axis keeps size 1. A tile for one tile, else a tuple."""
+    sem = current()
+    tiles, single, dim = _combine_tiles(sem, values, axis, combine, "reduce")
+    results = indexed.traced_combine(sem, CombineReduceOp, tiles, dim, combine)
+    return results[0] if single else tuple(results)
+
+
+@builtin
+def associative_scan(values, axis, combine) -> Value | tuple[Value, ...]:
+    """The inclusive scan of one tile or a tuple of tiles along `axis` with `combine` (as `reduce`): position j holds
+    the left fold of positions 0..j. Triton's tl.associative_scan (which needs combine associative; this fold
+    does not)."""
+    sem = current()
+    tiles, single, dim = _combine_tiles(sem, values, axis, combine, "associative_scan")
+    results = indexed.traced_combine(sem, CombineScanOp, tiles, dim, combine)
+    return results[0] if single else tuple(results)
 
 
 @builtin

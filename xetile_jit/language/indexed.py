@@ -7,14 +7,22 @@ device with no rules of their own.
 - tile_scan(kind, v, dim) (cumsum is kind "add"): the inclusive prefix along `dim` in v's dtype. Position j is the
   `kind` reduction of the elements up to j, one reduction per position in a runtime loop (so the code does not grow
   with the tile): the sums come in a tree order, within the dtype's rounding of numpy's sequential ones.
+- reduce / associative_scan with a combine function of the user's: traced into an `xetile.reduce` / `xetile.scan`
+  op whose region holds the combine on scalars (ir/combine_ops.py); `expand_combines` (the first lowering step)
+  rewrites each into the left fold the op's interpreter computes: a runtime loop over the positions along the dim,
+  each position's elements picked out exactly by a built-in reduction (every other element the identity), the
+  region's ops applied to those vectors. So the interpreter at every level and the device compute the same combines
+  in the same order, and a fold across subgroups exchanges through SLM like tile_reduce.
 """
 from __future__ import annotations
 
 from ..ir import core_ops as C
 from ..ir import xetile_ops as X
-from ..ir.core import Value
+from ..ir.combine_ops import COMBINE_OPS, CombineOp
+from ..ir.core import Block, Builder, FuncOp, Value, walk
 from ..ir.elementwise import REDUCE_KINDS, reduce_identity
-from ..ir.types import int32
+from ..ir.types import VectorType, int32
+from ..ir.verifier import verify_op
 from .semantic import Semantic
 
 ARG_KINDS = {"argmax": "max", "argmin": "min"}
@@ -69,3 +77,87 @@ def scan(sem: Semantic, kind: str, v: Value, dim: int) -> Value:
     sem.builder.loc = loop.loc
     return loop.results[0]
 
+
+def element_at(sem: Semantic, v: Value, at: Value, dim: int) -> Value:
+    """The elements of `v` where the mask `at` holds, one position along `dim` (dim kept as size 1), exactly: a sum
+    of them and -0.0s for floats (-0.0 + x is x, signed zeros and NaNs included), an `or` with zeros for integers and
+    bools."""
+    kind, identity = ("add", -0.0) if v.type.dtype.is_float else ("or", 0)
+    return reduce(sem, kind, sem.where(at, v, identity), dim)
+
+
+def traced_combine(sem: Semantic, op_class, values, dim: int, combine) -> list[Value]:
+    """An `op_class` (ir/combine_ops.py) over `values` whose region is `combine` traced on scalars."""
+    op = sem.builder.create(op_class, values, dim)
+    n = len(values)
+    with sem.builder.at_end_of(op.body):
+        results = combine(*op.body.args)
+        results = list(results) if isinstance(results, (list, tuple)) else [results]
+        if len(results) != n:
+            raise sem.error(f"combine returned {len(results)} values for {n} tiles [combine returns one value per "
+                            "tile]")
+        results = [r if isinstance(r, Value) else sem.to_value(r, a.type.dtype) for r, a in zip(results, op.body.args)]
+        for r, a in zip(results, op.body.args):
+            if r.type != a.type:
+                raise sem.error(f"combine returned {r.type} for a tile of {a.type.dtype} [combine returns one element "
+                                "of each tile's element type]")
+        sem.builder.create(C.YieldOp, results)
+    sem.builder.loc = op.loc
+    if any(o.regions for o in op.body.ops):
+        raise sem.error("combine: if statements and loops inside a combine function are not supported; choose with "
+                        "xetile.where")
+    verify_op(op)
+    return op.results
+
+
+def vector_body(sem: Semantic, body: Block, args) -> list[Value]:
+    """The ops of a combine region applied to vectors `args` (one per block argument, of one shape): each op again
+    with vector results; scalars from outside the region splat."""
+    shape = args[0].type.shape
+    mapping = dict(zip(body.args, args))
+
+    def operand(v: Value) -> Value:
+        return mapping[v] if v in mapping else sem.splat(v, shape)
+
+    for op in body.ops[:-1]:
+        new = op.copy_with([operand(v) for v in op.operands], [VectorType(shape, r.type.dtype) for r in op.results])
+        new.loc = op.loc
+        sem.builder.block.append(new)
+        verify_op(new)
+        mapping.update(zip(op.results, new.results))
+    return [operand(v) for v in body.terminator.operands]
+
+
+def combine_fold(sem: Semantic, op: CombineOp) -> list[Value]:
+    """The left fold of `op`'s combine along its dim (module docstring): per operand, the reduction (dim kept as
+    size 1) or, for a scan, the inclusive prefixes."""
+    values, dim = list(op.operands), op.dim
+    shape = values[0].type.shape
+    positions = iota(sem, shape, dim)
+    at_0 = sem.compare("==", positions, 0)
+    firsts = [element_at(sem, v, at_0, dim) for v in values]
+    bounds = [sem.constant(n, int32) for n in (1, shape[dim], 1)]
+    names = [f"acc{i}" for i in range(len(values))] + ([f"prefix{i}" for i in range(len(values))] if op.scan else [])
+    loop = sem.builder.create(C.ForOp, *bounds, firsts + (values if op.scan else []), "position", names)
+    with sem.builder.at_end_of(loop.body):
+        j, *carried = loop.body.args
+        at_j = sem.compare("==", positions, j)
+        nexts = [element_at(sem, v, at_j, dim) for v in values]
+        totals = vector_body(sem, op.body, carried[:len(values)] + nexts)
+        prefixes = [sem.where(at_j, sem.broadcast_to(t, shape), p) for t, p in zip(totals, carried[len(values):])]
+        sem.builder.create(C.YieldOp, totals + prefixes)
+    return loop.results[len(values):] if op.scan else loop.results[:len(values)]
+
+
+def expand_combines(func: FuncOp) -> FuncOp:
+    """Every xetile.reduce and xetile.scan of `func` rewritten in place as its left fold of built-in ops."""
+    for op in [o for o in walk(func.body) if isinstance(o, COMBINE_OPS)]:
+        sem = Semantic(Builder(Block()))
+        sem.builder.loc = op.loc
+        results = combine_fold(sem, op)
+        for new in list(sem.builder.block.ops):
+            op.parent.insert_before(op, new.detach())
+        for old, new in zip(op.results, results):
+            old.replace_all_uses_with(new)
+        op.erase()
+    return func

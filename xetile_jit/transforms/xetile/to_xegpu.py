@@ -22,6 +22,7 @@ from ...ir import xegpu_ops as G
 from ...ir import scatter_ops as SC
 from ...ir import xegpu_scatter_ops as GS
 from ...ir import xetile_ops as X
+from ...ir.combine_ops import COMBINE_OPS
 from ...ir.conversion import Conversion, converts
 from ...ir.core import FuncOp, Value
 from ...ir.shape_ops import ShapeCastOp
@@ -56,7 +57,7 @@ def tdesc_type(t: TileType, memory_space: str) -> G.TensorDescType:
 class XeTileToXeGPU(Conversion):
     dialect = "xegpu"
     legal = C.SHARED_OPS + (ShapeCastOp,)
-    illegal = X.XETILE_OPS + SC.SCATTER_OPS
+    illegal = X.XETILE_OPS + SC.SCATTER_OPS + COMBINE_OPS
 
     def __init__(self, func: FuncOp):
         super().__init__(func)

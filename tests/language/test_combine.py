@@ -1,0 +1,251 @@
+"""`xetile.reduce` and `xetile.associative_scan` with a combine function of the user's, over one or several tiles:
+Welford mean and variance, argmax with ties to the lower index, a segmented scan. In the interpreter at every IR
+level (each level gives the xetile level's numbers bit for bit: one association order everywhere), on opencl:cpu
+for the cpu and xe-emulated targets, against numpy; on one subgroup and across a 2x2 grid of subgroups."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xetile_jit as xetile
+from conftest import dtype_id, rand, target_options
+from test_passes import run_func
+from xetile_jit.compiler.pipeline import lower
+from xetile_jit.errors import CompilationError
+from xetile_jit.target.targets import get_target
+from xetile_jit.toolchain import ocloc
+
+# the (BM, 1) and (1, BN) outputs are too narrow for 2D block messages: element by element, as intended
+pytestmark = pytest.mark.filterwarnings("ignore::xetile_jit.BlockIOFallbackWarning")
+constexpr = xetile.constexpr
+LAYOUTS = {"one_subgroup": None, "2x2_subgroups": xetile.Layout(sg_layout=[2, 2], sg_data=[8, 16])}
+SHAPES = {"16x32": (16, 32), "32x64": (32, 64)}
+
+
+@xetile.kernel
+def welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
+    n = n_a + n_b
+    delta = mean_b - mean_a
+    w = xetile.where(n == 0.0, 0.0, n_b / n)
+    return mean_a + delta * w, m2_a + m2_b + delta * delta * n_a * w, n
+
+
+@xetile.kernel
+def welford(src, mean, var, AXIS: constexpr, LAYOUT: constexpr, BM: constexpr, BN: constexpr):
+    x = xetile.load_tile(xetile.init_tile(src, [0, 0], [BM, BN], layout=LAYOUT))
+    m, m2, n = xetile.reduce((x, xetile.zeros([BM, BN], xetile.float32), xetile.full([BM, BN], 1.0, xetile.float32)),
+                             AXIS, welford_combine)
+    shape = [1, BN] if AXIS == 0 else [BM, 1]
+    xetile.store_tile(xetile.init_tile(mean, [0, 0], shape), m)
+    xetile.store_tile(xetile.init_tile(var, [0, 0], shape), m2 / n)
+
+
+@xetile.kernel
+def argmax_combine(value_a, index_a, value_b, index_b):
+    b_wins = (value_b > value_a) | ((value_b == value_a) & (index_b < index_a))
+    return xetile.where(b_wins, value_b, value_a), xetile.where(b_wins, index_b, index_a)
+
+
+@xetile.kernel
+def argmax(src, values, indices, AXIS: constexpr, LAYOUT: constexpr, BM: constexpr, BN: constexpr):
+    x = xetile.load_tile(xetile.init_tile(src, [0, 0], [BM, BN], layout=LAYOUT))
+    v, i = xetile.reduce((x, xetile.iota([BM, BN], AXIS)), AXIS, argmax_combine)
+    shape = [1, BN] if AXIS == 0 else [BM, 1]
+    xetile.store_tile(xetile.init_tile(values, [0, 0], shape), v)
+    xetile.store_tile(xetile.init_tile(indices, [0, 0], shape), i)
+
+
+@xetile.kernel
+def segment_combine(sum_a, start_a, sum_b, start_b):
+    return xetile.where(start_b != 0, sum_b, sum_a + sum_b), start_a | start_b
+
+
+@xetile.kernel
+def segmented_sum(src, starts, dst, AXIS: constexpr, LAYOUT: constexpr, BM: constexpr, BN: constexpr):
+    x = xetile.load_tile(xetile.init_tile(src, [0, 0], [BM, BN], layout=LAYOUT))
+    f = xetile.load_tile(xetile.init_tile(starts, [0, 0], [BM, BN], layout=LAYOUT))
+    sums, _ = xetile.associative_scan((x, f), AXIS, segment_combine)
+    xetile.store_tile(xetile.init_tile(dst, [0, 0], [BM, BN]), sums)
+
+
+@xetile.kernel
+def largest(a, b):
+    return xetile.maximum(a, b)
+
+
+@xetile.kernel
+def running_max(src, dst, AXIS: constexpr, BM: constexpr, BN: constexpr):
+    x = xetile.load_tile(xetile.init_tile(src, [0, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(dst, [0, 0], [BM, BN]), xetile.associative_scan(x, AXIS, largest))
+
+
+def run_everywhere(device, kern, arrays, consts) -> list[list[np.ndarray]]:
+    """The output arrays from the interpreter at the xetile level and every lowered level (which must agree bit for
+    bit), or from opencl:cpu for each CPU target."""
+    if device == "numpy":
+        func = kern.warmup(*arrays, **consts, target="numpy").func
+        results = [run_func(level, (1,), arrays) for level in [func, *lower(func).values()]]
+        for other in results[1:]:
+            for got, want in zip(other, results[0]):
+                np.testing.assert_array_equal(got, want)
+        return results
+    results = []
+    for options in target_options(device):
+        copies = [a.copy() for a in arrays]
+        kern[(1,)](*copies, **consts, **options)
+        results.append(copies)
+    return results
+
+
+def cases():
+    return [(axis, layout, shape) for axis in (0, 1) for layout in LAYOUTS for shape in SHAPES]
+
+
+def case_id(case) -> str:
+    axis, layout, shape = case
+    return f"axis{axis}-{layout}-{shape}"
+
+
+@pytest.mark.parametrize("axis, layout, shape", cases(), ids=map(case_id, cases()))
+def test_welford_mean_and_variance_match_numpy(rng, on_each_device, axis, layout, shape):
+    bm, bn = SHAPES[shape]
+    x = rand(rng, (bm, bn), np.float32) + 3.0
+    out = (1, bn) if axis == 0 else (bm, 1)
+    arrays = [x, np.zeros(out, np.float32), np.zeros(out, np.float32)]
+    for _, mean, var in run_everywhere(on_each_device, welford, arrays,
+                                       dict(AXIS=axis, LAYOUT=LAYOUTS[layout], BM=bm, BN=bn)):
+        np.testing.assert_allclose(mean, np.mean(x, axis=axis, keepdims=True), rtol=2e-6, atol=2e-6)
+        np.testing.assert_allclose(var, np.var(x, axis=axis, keepdims=True), rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("axis, layout, shape", cases(), ids=map(case_id, cases()))
+def test_argmax_breaks_ties_by_the_lower_index_like_numpy(rng, on_each_device, axis, layout, shape):
+    bm, bn = SHAPES[shape]
+    x = rng.integers(-3, 4, (bm, bn)).astype(np.float32)  # few values: ties in every row and column
+    out = (1, bn) if axis == 0 else (bm, 1)
+    arrays = [x, np.zeros(out, np.float32), np.zeros(out, np.int32)]
+    for _, values, indices in run_everywhere(on_each_device, argmax, arrays,
+                                             dict(AXIS=axis, LAYOUT=LAYOUTS[layout], BM=bm, BN=bn)):
+        np.testing.assert_array_equal(indices, np.argmax(x, axis=axis, keepdims=True))
+        np.testing.assert_array_equal(values, np.max(x, axis=axis, keepdims=True))
+
+
+def segmented_cumsum(x, starts, axis):
+    """numpy's reference: the running sum restarts at every position whose flag is set."""
+    x, starts = (np.moveaxis(a, axis, -1) for a in (x, starts))
+    out = np.empty_like(x)
+    for row in np.ndindex(x.shape[:-1]):
+        total = 0
+        for j in range(x.shape[-1]):
+            total = x[row][j] if starts[row][j] else total + x[row][j]
+            out[row][j] = total
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("axis, layout, shape", cases(), ids=map(case_id, cases()))
+def test_segmented_scan_with_a_flag_tile(rng, on_each_device, axis, layout, shape):
+    bm, bn = SHAPES[shape]
+    x = rng.integers(-50, 50, (bm, bn)).astype(np.int32)
+    starts = (rng.random((bm, bn)) < 0.2).astype(np.int32)
+    arrays = [x, starts, np.zeros((bm, bn), np.int32)]
+    for *_, sums in run_everywhere(on_each_device, segmented_sum, arrays,
+                                   dict(AXIS=axis, LAYOUT=LAYOUTS[layout], BM=bm, BN=bn)):
+        np.testing.assert_array_equal(sums, segmented_cumsum(x, starts, axis))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scan_of_one_tile(rng, on_each_device, axis):
+    x = rand(rng, (16, 32), np.float32)
+    for _, dst in run_everywhere(on_each_device, running_max, [x, np.zeros_like(x)], dict(AXIS=axis, BM=16, BN=32)):
+        np.testing.assert_array_equal(dst, np.maximum.accumulate(x, axis=axis))
+
+
+@xetile.kernel
+def one_result(a, i, b, j):
+    return a + b
+
+
+@xetile.kernel
+def int_for_float(a, b):
+    return xetile.cast(a, xetile.int32)
+
+
+@xetile.kernel
+def branching(a, b):
+    if a > b:
+        r = a
+    else:
+        r = b
+    return r
+
+
+@xetile.kernel
+def wrong_combine(src, dst, CASE: constexpr):
+    x = xetile.load_tile(xetile.init_tile(src, [0, 0], [16, 32]))
+    if CASE == "count":
+        r, _ = xetile.reduce((x, x), 1, one_result)
+    elif CASE == "dtype":
+        r = xetile.reduce(x, 1, int_for_float)
+    else:
+        r = xetile.reduce(x, 1, branching)
+    xetile.store_tile(xetile.init_tile(dst, [0, 0], [16, 1]), r)
+
+
+@pytest.mark.parametrize("case, message", [("count", "combine returned 1 values for 2 tiles"),
+                                           ("dtype", "combine returned i32 for a tile of f32"),
+                                           ("branch", "if statements and loops inside a combine function")])
+def test_a_combine_that_does_not_match_its_tiles_is_refused(case, message):
+    with pytest.raises(CompilationError, match=message):
+        wrong_combine.warmup(np.zeros((16, 32), np.float32), np.zeros((16, 1), np.float32), CASE=case,
+                             target="numpy")
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+def test_combines_compile_for_gpus(target):
+    """SPIR-V for the GPU targets; the Intel GPU compiler builds it where one is installed."""
+    x = np.zeros((32, 64), np.float32)
+    layout = LAYOUTS["2x2_subgroups"]
+    builds = [welford.warmup(x, np.zeros((32, 1), np.float32), np.zeros((32, 1), np.float32), AXIS=1,
+                             LAYOUT=layout, BM=32, BN=64, target=target),
+              argmax.warmup(x, np.zeros((1, 64), np.float32), np.zeros((1, 64), np.int32), AXIS=0, LAYOUT=layout,
+                            BM=32, BN=64, target=target)]
+    for compiled in builds:
+        assert compiled.asm["spirv"][:4] == b"\x03\x02\x23\x07"  # the SPIR-V magic number, little-endian
+        if ocloc.available(get_target(target)):
+            assert compiled.asm["isa"]
+
+
+@xetile.kernel
+def welford_layer_norm(src, dst, N: constexpr, BM: constexpr, BN: constexpr):
+    """Row statistics in one pass over the column blocks (a reduction per block inside a loop, blocks merged by
+    calling the same combine on the partial results), then the normalized rows."""
+    mean = xetile.zeros([BM, 1], xetile.float32)
+    m2 = xetile.zeros([BM, 1], xetile.float32)
+    n = xetile.zeros([BM, 1], xetile.float32)
+    for k in range(0, N, BN):
+        x = xetile.load_tile(xetile.init_tile(src, [0, k], [BM, BN]))
+        ones = xetile.full([BM, BN], 1.0, xetile.float32)
+        mean_b, m2_b, n_b = xetile.reduce((x, xetile.zeros([BM, BN], xetile.float32), ones), 1, welford_combine)
+        mean, m2, n = welford_combine(mean, m2, n, mean_b, m2_b, n_b)
+    rstd = xetile.rsqrt(m2 / n + 1e-5)
+    for k in range(0, N, BN):
+        x = xetile.load_tile(xetile.init_tile(src, [0, k], [BM, BN]))
+        xetile.store_tile(xetile.init_tile(dst, [0, k], [BM, BN]), (x - mean) * rstd)
+
+
+def test_welford_layer_norm_matches_the_two_pass_one(rng, on_each_device):
+    x = rand(rng, (16, 96), np.float32) * 3.0 + 1.0
+    mean = x.mean(axis=1, keepdims=True)
+    expected = (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5)
+    for _, dst in run_everywhere(on_each_device, welford_layer_norm, [x, np.zeros_like(x)], dict(N=96, BM=16, BN=32)):
+        np.testing.assert_allclose(dst, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.int8, np.uint16], ids=dtype_id)
+def test_argmax_of_narrow_types(rng, on_each_device, dtype):
+    """Each position's elements are picked out exactly in every element type (a sum with -0.0s, an `or` with 0s)."""
+    x = rng.integers(0, 4, (16, 32)).astype(np.float32).astype(dtype)
+    arrays = [x, np.zeros((16, 1), dtype), np.zeros((16, 1), np.int32)]
+    for _, values, indices in run_everywhere(on_each_device, argmax, arrays,
+                                             dict(AXIS=1, LAYOUT=LAYOUTS["2x2_subgroups"], BM=16, BN=32)):
+        np.testing.assert_array_equal(indices, np.argmax(x.astype(np.float32), axis=1, keepdims=True))
+        np.testing.assert_array_equal(values.astype(np.float32), x.astype(np.float32).max(axis=1, keepdims=True))
