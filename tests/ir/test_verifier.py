@@ -843,7 +843,8 @@ def k_index_vector(x, out):
 def test_indexing_vector(rng):
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     expect_error(k_index_vector, (x, out), {},
-                 "indexing vectors or tiles is not supported; use tiles and tile ops", "first = v[0]")
+                 "indexing vector<8x8xf32> with (0,): a vector takes one slice a dim with constant bounds, e.g. "
+                 "v[2:6] or v[:, 0:8] (an element is the 1-element slice v[i:i+1])", "first = v[0]")
 
 
 @xetile.kernel

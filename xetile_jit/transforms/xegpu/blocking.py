@@ -21,6 +21,7 @@ from ...ir.attrs import Layout
 from ...ir.conversion import converts
 from ...ir.core import FuncOp, Operation, Value, walk
 from ...ir.types import IndexType, VectorType, int32, uint8
+from ...ir.shape_ops import FlipOp
 from ...ir.verifier import verify
 from ...ir.elementwise import reduce_identity
 from .piecewise import Grid, PiecewiseConversion
@@ -144,6 +145,21 @@ class Blocking(PiecewiseConversion):
         self.set(op.result, [self.emit(G.AtomicRMWOp, op.kind, piece, tile, valid_part(g, origin, tdesc.type.shape)
                                        ).result
                              for piece, tile, origin in zip(self.pieces(value, g), self.get(tdesc), g.origins())])
+
+    @converts(FlipOp)
+    def convert_FlipOp(self, op: FlipOp) -> None:
+        """Result block at origin o along the axis is the flip of the source region at its mirror, size - o -
+        block (regrouped from the source's blocks; before 0 it is the padding, which the flip moves to the end)."""
+        v, axis, out = op.operands[0], op.axis, self.grid_of(op.result)
+        have = self.grid_of(v)
+        blocks = list(zip(self.get(v), have.origins()))
+        size = v.type.shape[axis]
+        flipped = []
+        for origin in out.origins():
+            mirror = tuple(size - o - b if d == axis else o for d, (o, b) in enumerate(zip(origin, out.shape)))
+            block = self.regroup(blocks, have.shape, mirror, out.shape, v.type.dtype)
+            flipped.append(self.emit(FlipOp, block, axis).result)
+        self.set(op.result, flipped)
 
     @converts(G.DpasOp)
     def convert_DpasOp(self, op: G.DpasOp) -> None:

@@ -6,7 +6,9 @@ owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i
 L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
 Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers, as does a
 vector.shape_cast that moves elements between rows (stored in the source's shape, loaded through a view of the
-buffer in the result's).
+buffer in the result's), and the value shape ops: a slice loads its pieces from the buffer shifted by its offsets,
+a concat stores its second operand shifted by the first's extent, a flip stores each piece flipped (in the
+subgroup's registers) at its mirrored offset.
 An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
 which shares the old values through shared local memory when they are used. A reduction over dims
 split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
@@ -26,7 +28,7 @@ from ...ir.attrs import Layout
 from ...ir.conversion import converts
 from ...ir.core import Block, Builder, FuncOp, Value, walk
 from ...ir.debug_ops import DevicePrintOp
-from ...ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
+from ...ir.shape_ops import ConcatOp, FlipOp, MemRefReinterpretCastOp, ShapeCastOp, SliceOp
 from ...ir.types import IndexType, SlmMemRefType, VectorType
 from ...ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
@@ -304,16 +306,53 @@ class WgToSg(PiecewiseConversion):
                                  [self.const(cols), self.const(1)], shape=(rows, cols)).result
         self.exchange(v, op.result, slm, view)
 
+    @converts(SliceOp)
+    def convert_SliceOp(self, op: SliceOp) -> None:
+        v = op.operands[0]
+        slm = self.slm(v.type.dtype, v.type.shape)
+        self.store_pieces(slm, self.get(v), self.grid_of(v).offsets)
+        self.load_pieces(op.result, slm, [self.shifted(offsets, op.offsets) for offsets in self.grid_of(op.result).offsets])
+
+    @converts(ConcatOp)
+    def convert_ConcatOp(self, op: ConcatOp) -> None:
+        a, b = op.operands
+        slm = self.slm(op.result.type.dtype, op.result.type.shape)
+        shift = tuple(a.type.shape[d] if d == op.axis else 0 for d in range(2))
+        self.store_pieces(slm, self.get(a), self.grid_of(a).offsets)
+        self.store_pieces(slm, self.get(b), [self.shifted(offsets, shift) for offsets in self.grid_of(b).offsets])
+        self.load_pieces(op.result, slm, self.grid_of(op.result).offsets)
+
+    @converts(FlipOp)
+    def convert_FlipOp(self, op: FlipOp) -> None:
+        v, axis = op.operands[0], op.axis
+        src = self.grid_of(v)
+        slm = self.slm(v.type.dtype, v.type.shape)
+        last = v.type.shape[axis] - src.shape[axis]  # a piece at offset o lands at last - o
+        flipped = [self.emit(FlipOp, piece, axis).result for piece in self.get(v)]
+        mirrored = [tuple(self.early.create(C.BinaryOp, "arith.subi", self.const(last), o).result if d == axis else o
+                          for d, o in enumerate(offsets)) for offsets in src.offsets]
+        self.store_pieces(slm, flipped, mirrored)
+        self.load_pieces(op.result, slm, self.grid_of(op.result).offsets)
+
+    def shifted(self, offsets, shift) -> tuple:
+        return tuple(self.early_op("arith.addi", o, n) if n else o for o, n in zip(offsets, shift))
+
     def exchange(self, v: Value, result: Value, stored: Value, loaded: Value) -> None:
         """`result` (`v`'s elements in its own layout) through SLM: `v`'s pieces stored into buffer `stored`,
         a barrier, `result`'s pieces loaded from `loaded` (that buffer, or a view of it)."""
-        src, out = self.grid_of(v), self.grid_of(result)
-        for value, offsets in zip(self.get(v), src.offsets):
-            self.slm_store(stored, value, offsets)
+        self.store_pieces(stored, self.get(v), self.grid_of(v).offsets)
+        self.load_pieces(result, loaded, self.grid_of(result).offsets)
+
+    def store_pieces(self, slm: Value, pieces, offsets) -> None:
+        for value, at in zip(pieces, offsets):
+            self.slm_store(slm, value, at)
+
+    def load_pieces(self, result: Value, slm: Value, offsets) -> None:
+        """`result`'s pieces from `slm` at `offsets`, between two barriers: after the stores, and before the
+        buffer is rewritten if this runs again (in a loop)."""
         self.emit(C.BarrierOp)
-        loads = [self.slm_load(loaded, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
-        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
-        self.set(result, loads)
+        self.set(result, [self.slm_load(slm, at, self.grid_of(result).shape, result.type.dtype) for at in offsets])
+        self.emit(C.BarrierOp)
 
 
 def slm_tdesc_type(shape, dtype) -> G.TensorDescType:
