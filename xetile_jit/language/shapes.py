@@ -37,7 +37,7 @@ def _bound(sem, n, default: int, size: int) -> int:
 
 def _range(sem, v: Value, s: slice, size: int) -> tuple[int, int]:
     if s.step not in (None, 1):
-        raise sem.error(f"slicing {v.type}: step {describe(s.step)}; only step 1 is supported (flip reverses)")
+        raise sem.error(f"slicing {v.type}: step {s.step!r}; only step 1 is supported (flip reverses)")
     start, stop = _bound(sem, s.start, 0, size), _bound(sem, s.stop, size, size)
     if stop <= start:
         raise sem.error(f"slicing {v.type}: [{start}:{stop}] is empty [vector dims are at least 1]")

@@ -148,18 +148,41 @@ class Blocking(PiecewiseConversion):
 
     @converts(FlipOp)
     def convert_FlipOp(self, op: FlipOp) -> None:
-        """Result block at origin o along the axis is the flip of the source region at its mirror, size - o -
-        block (regrouped from the source's blocks; before 0 it is the padding, which the flip moves to the end)."""
+        """Every block flips whole; result block at o along the axis then takes, from the flipped blocks, the
+        elements x of the source it mirrors (x lands at size - 1 - x). Where the size is no multiple of the block,
+        these straddle two blocks: they move in runs of power-of-two length, so that no lane holds a vector of a
+        length SPIR-V lacks (a run of 5 rows is one of 4 and one of 1)."""
         v, axis, out = op.operands[0], op.axis, self.grid_of(op.result)
-        have = self.grid_of(v)
-        blocks = list(zip(self.get(v), have.origins()))
-        size = v.type.shape[axis]
-        flipped = []
+        flipped = [(self.emit(FlipOp, block, axis).result, start)
+                   for block, start in zip(self.pieces(v, out), out.origins())]
+        size, n = v.type.shape[axis], out.shape[axis]
+        results = []
         for origin in out.origins():
-            mirror = tuple(size - o - b if d == axis else o for d, (o, b) in enumerate(zip(origin, out.shape)))
-            block = self.regroup(blocks, have.shape, mirror, out.shape, v.type.dtype)
-            flipped.append(self.emit(FlipOp, block, axis).result)
-        self.set(op.result, flipped)
+            result = None
+            for block, start in flipped:
+                lo, hi = max(start[axis], size - origin[axis] - n, 0), min(start[axis] + n, size - origin[axis])
+                if start[1 - axis] != origin[1 - axis] or lo >= hi:
+                    continue
+                if hi - lo == n:
+                    result = block
+                    continue
+                if result is None:
+                    result = self.emit(C.ConstantOp, 0, VectorType(out.shape, v.type.dtype)).result
+                result = self.moved_runs(block, result, start[axis] + n - hi, size - hi - origin[axis], hi - lo, axis)
+            results.append(result)
+        self.set(op.result, results)
+
+    def moved_runs(self, source: Value, dest: Value, first: int, at: int, length: int, axis: int) -> Value:
+        """`dest` with `length` rows (axis 0) or columns of `source` from index `first` inserted at `at`."""
+        done = 0
+        while done < length:
+            run = 1 << ((length - done).bit_length() - 1)
+            sizes = [run if d == axis else n for d, n in enumerate(source.type.shape)]
+            part = self.emit(C.ExtractStridedSliceOp, source, [first + done if d == axis else 0 for d in range(2)],
+                             sizes).result
+            dest = self.emit(C.InsertStridedSliceOp, part, dest, [at + done if d == axis else 0 for d in range(2)]).result
+            done += run
+        return dest
 
     @converts(G.DpasOp)
     def convert_DpasOp(self, op: G.DpasOp) -> None:
