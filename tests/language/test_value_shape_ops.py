@@ -9,6 +9,8 @@ import xetile_jit as xetile
 from conftest import rand
 from test_passes import run_func
 from xetile_jit.compiler.pipeline import lower
+from xetile_jit.target.targets import get_target
+from xetile_jit.toolchain import ocloc
 
 pytestmark = pytest.mark.usefixtures("on_each_device")
 
@@ -128,3 +130,17 @@ def test_value_shape_ops_match_numpy(rng, case, on_each_device):
         kern[(1,)](*copies, **consts, **options, target=target)
         for got, want in zip(copies, expected):
             np.testing.assert_array_equal(got, want, target)
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+@pytest.mark.parametrize("case", ["flip-rows-13x37", "flip-cols-32x64-2x2-subgroups-i8", "1-d-37",
+                                  "join-split-interleave-16x32-4-subgroups", "slices-9x21"])
+def test_value_shape_ops_build_for_gpus(case, target, on_each_device):
+    """ocloc compiles them; the elements cross subgroups through SLM between workgroup barriers."""
+    if on_each_device != "numpy":
+        pytest.skip("a compile-only check: once")
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for {target} is installed")
+    kern, args, consts, options, _ = CASES[case](np.random.default_rng(0))
+    isa = kern.warmup(*args, **consts, **options, target=target).asm["isa"]
+    assert "sync.bar" in isa
