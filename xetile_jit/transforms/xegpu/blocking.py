@@ -180,7 +180,8 @@ class Blocking(PiecewiseConversion):
             sizes = [run if d == axis else n for d, n in enumerate(source.type.shape)]
             part = self.emit(C.ExtractStridedSliceOp, source, [first + done if d == axis else 0 for d in range(2)],
                              sizes).result
-            dest = self.emit(C.InsertStridedSliceOp, part, dest, [at + done if d == axis else 0 for d in range(2)]).result
+            at_run = [at + done if d == axis else 0 for d in range(2)]
+            dest = self.emit(C.InsertStridedSliceOp, part, dest, at_run).result
             done += run
         return dest
 

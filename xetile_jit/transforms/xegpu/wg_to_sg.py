@@ -311,7 +311,7 @@ class WgToSg(PiecewiseConversion):
         v = op.operands[0]
         slm = self.slm(v.type.dtype, v.type.shape)
         self.store_pieces(slm, self.get(v), self.grid_of(v).offsets)
-        self.load_pieces(op.result, slm, [self.shifted(offsets, op.offsets) for offsets in self.grid_of(op.result).offsets])
+        self.load_pieces(op.result, slm, [self.shifted(at, op.offsets) for at in self.grid_of(op.result).offsets])
 
     @converts(ConcatOp)
     def convert_ConcatOp(self, op: ConcatOp) -> None:
