@@ -16,7 +16,7 @@ from .language.dsl import (PropagateNan, abs, alloc_slm, arange, atomic_rmw_tile
                            store_tile, subgroup_id, tanh, tile_broadcast, tile_mma, tile_reduce, tile_scan,
                            tile_transpose, update_tile_offset, where, zeros)
 from .language.scatter import load_gather, store_scatter
-from .language.shapes import cat, flip, interleave, join, split
+from .language.shapes import cat, flip, interleave, join, sort, split, topk
 from .jit.kernel import CompiledKernel, Kernel, kernel, synchronize
 from .compiler.layout_space import layouts
 from .language.random import rand, randint, randn
@@ -56,4 +56,5 @@ __all__ = [
     "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",
     "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool_", "bool", "arange", "reshape",
     "expand_dims", "broadcast_to", "bitcast", "PropagateNan", "cat", "flip", "join", "split", "interleave",
+    "sort", "topk",
 ]

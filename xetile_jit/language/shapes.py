@@ -1,9 +1,13 @@
 """Value shape ops as Triton writes them: `v[a:b, c:d]` (and `v[:, None]`), `cat`, `flip`, `join`, `split`,
-`interleave`. Slicing, cat and flip are IR ops (ir/shape_ops.py); join, split and interleave are composed from them
+`interleave`, `sort`, `topk`. Slicing, cat and flip are IR ops (ir/shape_ops.py); join, split and interleave are composed from them
 and reshapes, with Triton's meaning restricted to values of at most 2 dims: join stacks two 1-D vectors as the
 columns of an [N, 2] one, split is its inverse, interleave alternates the elements of two vectors along their last
-dim ([M, N] and [M, N] -> [M, 2N])."""
+dim ([M, N] and [M, N] -> [M, 2N]). sort is a bitonic network along the last dim built of them: each
+compare-exchange step views the value as rows of two halves (a reshape), compares the halves element-wise and
+concatenates them again."""
 from __future__ import annotations
+
+import math
 
 from ..ir.core import Value
 from ..ir.shape_ops import ConcatOp, FlipOp, SliceOp
@@ -117,3 +121,66 @@ def interleave(a, b) -> Value:
     shape, total = a.type.shape, a.type.shape[0] * (a.type.shape[1] if len(a.type.shape) == 2 else 1)
     joined = join(reshape(a, [total]), reshape(b, [total]))
     return reshape(joined, [*shape[:-1], 2 * shape[-1]])
+
+
+def _out_of_order(sem, lo: Value, hi: Value) -> Value:
+    """`lo` comes after `hi` in numpy's ascending order: greater, or a NaN before a number (NaNs sort last)."""
+    greater = sem.compare(">", lo, hi)
+    if not lo.type.dtype.is_float:
+        return greater
+    nan_before_number = sem.binary("&", sem.compare("!=", lo, lo), sem.compare("==", hi, hi))
+    return sem.binary("|", greater, nan_before_number)
+
+
+def _compare_exchange(sem, lo: Value, hi: Value) -> tuple[Value, Value]:
+    swap = _out_of_order(sem, lo, hi)
+    return sem.where(swap, hi, lo), sem.where(swap, lo, hi)
+
+
+def _halves(v: Value, half: int) -> tuple[Value, Value]:
+    return subscript(v, (slice(None), slice(0, half))), subscript(v, (slice(None), slice(half, None)))
+
+
+def _merged(sem, x: Value, total: int, width: int, mirrored: bool) -> Value:
+    """One step of the network on runs of `width` along the row-major order: element i of the first half of a run
+    against element i of the second (or, `mirrored`, against the second half's element from its end)."""
+    half = width // 2
+    lo, hi = _halves(reshape(x, [total // width, width]), half)
+    mirrored = mirrored and half > 1
+    lo, hi = _compare_exchange(sem, lo, flip(hi, 1) if mirrored else hi)
+    return cat(lo, flip(hi, 1) if mirrored else hi, 1)
+
+
+@builtin
+def sort(x, axis: int = -1, descending: bool = False) -> Value:
+    """`x` sorted along its last dim (numpy's sort, NaNs last; `descending=True` its reverse): a bitonic network
+    of log2(N) * (log2(N) + 1) / 2 steps for a last dim of N, a power of two."""
+    sem = current()
+    x = _vector(sem, x, "sort")
+    shape = x.type.shape
+    if _axis(sem, x, axis, "sort") != len(shape) - 1:
+        raise sem.error(f"sort: axis {axis} of {x.type}: sorts along the last dim only (as Triton's)")
+    n, total = shape[-1], math.prod(shape)
+    if n & (n - 1):
+        raise sem.error(f"sort: the last dim of {x.type} must be a power of two (a bitonic network)")
+    size = 2
+    while size <= n:
+        x = _merged(sem, x, total, size, mirrored=True)
+        width = size // 2
+        while width >= 2:
+            x = _merged(sem, x, total, width, mirrored=False)
+            width //= 2
+        size *= 2
+    x = reshape(x, shape)
+    return flip(x, -1) if descending else x
+
+
+@builtin
+def topk(x, k: int) -> Value:
+    """The `k` largest elements along the last dim, largest first (Triton's topk): `sort(x, descending=True)`
+    sliced to `k`."""
+    sem = current()
+    x = _vector(sem, x, "topk")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= x.type.shape[-1]:
+        raise sem.error(f"topk: k {describe(k)} must be a compile-time int in [1, {x.type.shape[-1]}] for {x.type}")
+    return subscript(sort(x, descending=True), (slice(None),) * (len(x.type.shape) - 1) + (slice(0, k),))
