@@ -1,5 +1,6 @@
 """Value shape ops as a Triton user writes them: `v[a:b, c:d]` with constant bounds, `xetile.cat`, `xetile.flip`,
-`xetile.join`/`split`/`interleave`, against numpy (slicing, np.concatenate, np.flip, np.stack): in the interpreter
+`xetile.join`/`split`/`interleave`, `xetile.sort`/`topk`, against numpy (slicing, np.concatenate, np.flip, np.stack,
+np.sort): in the interpreter
 at every IR level, and as SPIR-V on opencl:cpu for the cpu and xe-emulated targets. Odd shapes pad the blocks a
 flip mirrors; several subgroups exchange the elements through shared local memory."""
 import numpy as np
@@ -59,6 +60,21 @@ def join_split(x, y, inter, back, M: constexpr, N: constexpr):
     xetile.store_tile(xetile.init_tile(back, [0], [N]), first * 10.0 + second)
 
 
+@xetile.kernel
+def sort_rows(x, up, down, top, M: constexpr, N: constexpr, K: constexpr):
+    """Each workgroup sorts its M rows of N both ways and takes their K largest."""
+    row = xetile.program_id(0) * M
+    v = xetile.load_tile(xetile.init_tile(x, [row, 0], [M, N]))
+    xetile.store_tile(xetile.init_tile(up, [row, 0], [M, N]), xetile.sort(v))
+    xetile.store_tile(xetile.init_tile(down, [row, 0], [M, N]), xetile.sort(v, descending=True))
+    xetile.store_tile(xetile.init_tile(top, [row, 0], [M, K]), xetile.topk(v, K))
+
+
+@xetile.kernel
+def sort_1d(x, y, N: constexpr):
+    xetile.store_tile(xetile.init_tile(y, [0], [N]), xetile.sort(xetile.load_tile(xetile.init_tile(x, [0], [N]))))
+
+
 def flip_case(rng, m, n, axis, options=None, dtype=np.float32, layout=None):
     x = rand(rng, (m, n), dtype)
     return flip_2d, (x, np.zeros((m, n), dtype)), dict(M=m, N=n, AXIS=axis, LAYOUT=layout), options or {}, \
@@ -91,6 +107,22 @@ def join_split_case(rng, m, n, options=None):
             [x, y, inter, x[0] * 10 + y[1]])
 
 
+def sort_case(rng, m, n, k, dtype, options=None):
+    """Two workgroups; floats with NaNs (numpy's order: last) and repeated values."""
+    x = rng.integers(-20, 20, (2 * m, n)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[0, 1], x[2 * m - 1, :3] = np.nan, np.nan
+    up = np.sort(x, -1)
+    down = np.flip(up, -1)
+    outs = [up, down, down[:, :k]]
+    return sort_rows, (x, *(np.zeros_like(o) for o in outs)), dict(M=m, N=n, K=k), options or {}, [x, *outs], (2,)
+
+
+def sort_1d_case(rng, n):
+    x = rand(rng, n, np.float32)
+    return sort_1d, (x, np.zeros_like(x)), dict(N=n), {}, [x, np.sort(x)]
+
+
 FOUR = dict(num_subgroups=4)
 SQUARES = xetile.Layout(sg_layout=[2, 2], sg_data=[16, 32])  # 32x64: each subgroup's block lands on another's
 CASES = {
@@ -112,35 +144,39 @@ CASES = {
     "1-d-64-4-subgroups": lambda rng: one_d_case(rng, 64, FOUR),
     "join-split-interleave-4x16": lambda rng: join_split_case(rng, 4, 16),
     "join-split-interleave-16x32-4-subgroups": lambda rng: join_split_case(rng, 16, 32, FOUR),
+    "sort-topk-4x16-f32": lambda rng: sort_case(rng, 4, 16, 5, np.float32),
+    "sort-topk-8x8-i32-4-subgroups": lambda rng: sort_case(rng, 8, 8, 3, np.int32, FOUR),
+    "sort-1-d-32": lambda rng: sort_1d_case(rng, 32),
 }
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_value_shape_ops_match_numpy(rng, case, on_each_device):
-    kern, args, consts, options, expected = CASES[case](rng)
+    kern, args, consts, options, expected, *grid = CASES[case](rng)
+    grid = grid[0] if grid else (1,)
     if on_each_device == "numpy":
         func = kern.warmup(*args, **consts, **options, target="numpy").func
         levels = {"xetile": func, **lower(func, num_subgroups=options.get("num_subgroups"))}
         for name, level in levels.items():
-            for got, want in zip(run_func(level, (1,), args), expected):
+            for got, want in zip(run_func(level, grid, args), expected):
                 np.testing.assert_array_equal(got, want, name)
         return
     for target in ("cpu", "xe-emulated"):
         copies = [a.copy() for a in args]
-        kern[(1,)](*copies, **consts, **options, target=target)
+        kern[grid](*copies, **consts, **options, target=target)
         for got, want in zip(copies, expected):
             np.testing.assert_array_equal(got, want, target)
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
 @pytest.mark.parametrize("case", ["flip-rows-13x37", "flip-cols-32x64-2x2-subgroups-i8", "1-d-37",
-                                  "join-split-interleave-16x32-4-subgroups", "slices-9x21"])
+                                  "join-split-interleave-16x32-4-subgroups", "slices-9x21", "sort-topk-4x16-f32"])
 def test_value_shape_ops_build_for_gpus(case, target, on_each_device):
     """ocloc compiles them; the elements cross subgroups through SLM between workgroup barriers."""
     if on_each_device != "numpy":
         pytest.skip("a compile-only check: once")
     if not ocloc.available(get_target(target)):
         pytest.skip(f"no GPU compiler for {target} is installed")
-    kern, args, consts, options, _ = CASES[case](np.random.default_rng(0))
+    kern, args, consts, options, *_ = CASES[case](np.random.default_rng(0))
     isa = kern.warmup(*args, **consts, **options, target=target).asm["isa"]
     assert "sync.bar" in isa

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from dataclasses import dataclass
 
 from ...ir import core_ops as C
@@ -57,6 +58,7 @@ class WgToSg(PiecewiseConversion):
         self.constants: dict = {}  # index constants and prologue arithmetic, each emitted once
         self.indices: dict = {}
         self.distributions: dict = {}
+        self.scratch_buffers: dict = {}  # dtype -> the SlmAllocOp of the exchanges' scratch buffer (scratch)
         self.used = {v for op in walk(func.body) for v in op.operands}
 
     def run(self) -> FuncOp:
@@ -224,6 +226,20 @@ class WgToSg(PiecewiseConversion):
     def slm(self, dtype, shape) -> Value:
         return self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=tuple(shape))).result
 
+    def scratch(self, dtype, shape) -> Value:
+        """A row-major view in `shape` of the workgroup's one scratch buffer of `dtype`, which the exchanges of
+        reshapes and value shape ops share: each ends with a barrier after its last load, so the next may
+        overwrite it (a sort's hundreds of steps take one buffer, of its largest value)."""
+        count, (rows, cols) = math.prod(shape), shape
+        alloc = self.scratch_buffers.get(dtype)
+        if alloc is None:
+            alloc = self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=(1, count)))
+            self.scratch_buffers[dtype] = alloc
+        elif count > alloc.result.type.shape[1]:
+            alloc.result.type = dataclasses.replace(alloc.result.type, shape=(1, count))
+        return self.early.create(MemRefReinterpretCastOp, alloc.result, [self.const(rows), self.const(cols)],
+                                 [self.const(cols), self.const(1)], shape=(rows, cols)).result
+
     def slm_store(self, slm: Value, value: Value, offsets) -> None:
         tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(value.type.shape, value.type.dtype))
         self.emit(G.StoreNdOp, value, tile.result)
@@ -300,23 +316,21 @@ class WgToSg(PiecewiseConversion):
         moves them between rows, so between subgroups: every subgroup stores its pieces into an SLM buffer of the
         source's shape, then loads its pieces of the result from a view of that buffer in the result's shape (one
         row-major buffer, so the same elements in the same order)."""
-        v, (rows, cols) = op.operands[0], op.result.type.shape
-        slm = self.slm(v.type.dtype, v.type.shape)
-        view = self.early.create(MemRefReinterpretCastOp, slm, [self.const(rows), self.const(cols)],
-                                 [self.const(cols), self.const(1)], shape=(rows, cols)).result
-        self.exchange(v, op.result, slm, view)
+        v = op.operands[0]
+        self.exchange(v, op.result, self.scratch(v.type.dtype, v.type.shape),
+                      self.scratch(v.type.dtype, op.result.type.shape))
 
     @converts(SliceOp)
     def convert_SliceOp(self, op: SliceOp) -> None:
         v = op.operands[0]
-        slm = self.slm(v.type.dtype, v.type.shape)
+        slm = self.scratch(v.type.dtype, v.type.shape)
         self.store_pieces(slm, self.get(v), self.grid_of(v).offsets)
         self.load_pieces(op.result, slm, [self.shifted(at, op.offsets) for at in self.grid_of(op.result).offsets])
 
     @converts(ConcatOp)
     def convert_ConcatOp(self, op: ConcatOp) -> None:
         a, b = op.operands
-        slm = self.slm(op.result.type.dtype, op.result.type.shape)
+        slm = self.scratch(op.result.type.dtype, op.result.type.shape)
         shift = tuple(a.type.shape[d] if d == op.axis else 0 for d in range(2))
         self.store_pieces(slm, self.get(a), self.grid_of(a).offsets)
         self.store_pieces(slm, self.get(b), [self.shifted(offsets, shift) for offsets in self.grid_of(b).offsets])
@@ -326,7 +340,7 @@ class WgToSg(PiecewiseConversion):
     def convert_FlipOp(self, op: FlipOp) -> None:
         v, axis = op.operands[0], op.axis
         src = self.grid_of(v)
-        slm = self.slm(v.type.dtype, v.type.shape)
+        slm = self.scratch(v.type.dtype, v.type.shape)
         last = v.type.shape[axis] - src.shape[axis]  # a piece at offset o lands at last - o
         flipped = [self.emit(FlipOp, piece, axis).result for piece in self.get(v)]
         mirrored = [tuple(self.early.create(C.BinaryOp, "arith.subi", self.const(last), o).result if d == axis else o
