@@ -120,6 +120,12 @@ def _check_axis(op: Operation, t: VectorType, axis: int) -> None:
         raise op.error(f"axis {axis} is not a dim of {t}", f"{op.name} along a dim of its vector")
 
 
+def _format_one(op: Operation, p, attrs: dict) -> str:
+    """`%v {attrs} : T to U`, the text of an op on one vector."""
+    v = op.operands[0]
+    return f" {p.name(v)}{p.attr_dict(op, attrs)} : {v.type} to {op.result.type}"
+
+
 class SliceOp(Operation):
     """The block of the result's shape at the constant `offsets` of the source (`v[a:b, c:d]`)."""
 
@@ -141,8 +147,7 @@ class SliceOp(Operation):
                              f"{format_list(full)}", "a slice stays inside its vector")
 
     def format(self, p) -> str:
-        v = self.operands[0]
-        return f" {p.name(v)}{p.attr_dict(self, {'offsets': list(self.offsets)})} : {v.type} to {self.result.type}"
+        return _format_one(self, p, {"offsets": list(self.offsets)})
 
     @classmethod
     def parse(cls, p, name):
@@ -203,8 +208,7 @@ class FlipOp(Operation):
         _check_axis(self, _check_vector(self, self.operands[0], "the source"), self.axis)
 
     def format(self, p) -> str:
-        v = self.operands[0]
-        return f" {p.name(v)}{p.attr_dict(self, {'axis': self.axis})} : {v.type} to {self.result.type}"
+        return _format_one(self, p, {"axis": self.axis})
 
     @classmethod
     def parse(cls, p, name):
