@@ -5,8 +5,8 @@ shape D that one subgroup owns. Along dim i, the subgroup's index j_i (from its 
 owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i)): round robin; when
 L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
 Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers, as does a
-vector.shape_cast that moves elements between rows (stored in the source's shape, loaded through a view of the
-buffer in the result's), and the value shape ops: a slice loads its pieces from the buffer shifted by its offsets,
+vector.shape_cast that moves elements between rows (stored through a view of an SLM buffer in the source's shape,
+loaded through one in the result's), and the value shape ops (these exchanges share one scratch buffer): a slice loads its pieces from the buffer shifted by its offsets,
 a concat stores its second operand shifted by the first's extent, a flip stores each piece flipped (in the
 subgroup's registers) at its mirrored offset.
 An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
@@ -313,8 +313,8 @@ class WgToSg(PiecewiseConversion):
     @converts(ShapeCastOp)
     def convert_ShapeCastOp(self, op: ShapeCastOp) -> None:
         """vector.shape_cast keeps the elements in row-major order (XeGPU RFC vector ops on XeTile vectors) and
-        moves them between rows, so between subgroups: every subgroup stores its pieces into an SLM buffer of the
-        source's shape, then loads its pieces of the result from a view of that buffer in the result's shape (one
+        moves them between rows, so between subgroups: every subgroup stores its pieces into a view of the scratch
+        buffer in the source's shape, then loads its pieces of the result from a view in the result's shape (one
         row-major buffer, so the same elements in the same order)."""
         v = op.operands[0]
         self.exchange(v, op.result, self.scratch(v.type.dtype, v.type.shape),
