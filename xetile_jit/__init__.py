@@ -18,6 +18,7 @@ from .language.dsl import (PropagateNan, abs, alloc_slm, arange, associative_sca
 from .language.scatter import load_gather, store_scatter
 from .language.pointers import (atomic_add, atomic_and, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor,
                                 load, store)
+from .language.shapes import cat, flip, interleave, join, sort, split, topk
 from .jit.kernel import CompiledKernel, Kernel, kernel, synchronize
 from .compiler.layout_space import layouts
 from .language.random import rand, randint, randn
@@ -57,5 +58,6 @@ __all__ = [
     "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",
     "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool_", "bool", "arange", "reshape",
     "expand_dims", "broadcast_to", "bitcast", "PropagateNan", "load", "store", "atomic_add", "atomic_max", "atomic_min",
-    "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "reduce", "associative_scan",
+    "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "reduce", "associative_scan", "cat", "flip", "join", "split",
+    "interleave", "sort", "topk",
 ]

@@ -17,6 +17,7 @@ from test_gpu_code import tutorial
 from test_blocking import mma_stored_b
 from test_passes import CASES, run_func
 from test_printer import hinted_copy, tf32_mma
+from test_value_shape_ops import CASES as SHAPE_CASES
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.errors import CompilationError, ParseError
 from xetile_jit.ir.combine_ops import CombineReduceOp
@@ -177,6 +178,18 @@ def test_assorted_ops_round_trip(level, rng):
     kernel, args, consts, _ = assorted_case(rng)
     func = levels_of(kernel, args, consts)[level]
     assert_same_ir(func, round_trip(func))
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_value_shape_ops_round_trip_and_run_like_the_printed(level, rng):
+    """xetile.slice, concat and flip (1-D and 2-D, 4 subgroups), and the flips left at each lower level."""
+    for case in ("slices-32x64-4-subgroups", "1-d-37", "flip-cols-32x64-2x2-subgroups-i8"):
+        kernel, args, consts, options, *_ = SHAPE_CASES[case](rng)
+        func = levels_of(kernel, args, consts, options.get("num_subgroups"))[level]
+        parsed = round_trip(func)
+        assert_same_ir(func, parsed)
+        for e, g in zip(run_func(func, (1,), args), run_func(parsed, (1,), args), strict=True):
+            assert np.array_equal(e, g), f"{case} at {level}"
 
 
 ATTRIBUTE_CASES = {  # kernels whose ops carry the attributes the others leave out

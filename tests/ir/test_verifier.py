@@ -858,7 +858,8 @@ def k_index_vector(x, out):
 def test_indexing_vector(rng):
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     expect_error(k_index_vector, (x, out), {},
-                 "indexing vectors or tiles is not supported; use tiles and tile ops", "first = v[0]")
+                 "indexing vector<8x8xf32> with (0,): a vector takes one slice a dim with constant bounds, e.g. "
+                 "v[2:6] or v[:, 0:8] (an element is the 1-element slice v[i:i+1])", "first = v[0]")
 
 
 @xetile.kernel
@@ -1161,6 +1162,74 @@ def test_view_op_rules_on_hand_built_ir():
                 "[vector.shape_cast keeps the element count]")
     expect_rule(b.create(ShapeCastOp, zero, (1,)),
                 "vector.shape_cast: source must be a vector, got index [vector.shape_cast of a vector]")
+
+
+def test_value_shape_op_rules_on_hand_built_ir():
+    from xetile_jit.ir.shape_ops import ConcatOp, FlipOp, SliceOp
+    from xetile_jit.ir.types import VectorType
+    from xetile_jit.ir import core_ops as C
+    func, b, zero = hand_built()
+    v = b.create(C.ConstantOp, 0.0, VectorType((4, 8), xetile.float32)).result
+    w = b.create(C.ConstantOp, 0, VectorType((4, 8), xetile.int32)).result
+    expect_rule(b.create(SliceOp, v, (2, 0), (3, 8)),
+                "xetile.slice: slice [3, 8] at [2, 0] exceeds [4, 8] [a slice stays inside its vector]")
+    expect_rule(b.create(SliceOp, v, (0,), (4,)),
+                "xetile.slice: slice [4] at [0] of vector<4x8xf32>: one offset and one size a dim "
+                "[xetile.slice keeps the rank]")
+    expect_rule(b.create(SliceOp, zero, (0,), (1,)),
+                "xetile.slice: the source must be a vector, got index [xetile.slice of vectors]")
+    expect_rule(b.create(ConcatOp, v, w, 0),
+                "xetile.concat: vector<4x8xf32> and vector<4x8xi32> do not join along axis 0 "
+                "[xetile.concat of one element type, the same sizes off the axis]")
+    expect_rule(b.create(ConcatOp, v, b.create(C.ConstantOp, 0.0, VectorType((5, 8), xetile.float32)).result, 1),
+                "xetile.concat: vector<4x8xf32> and vector<5x8xf32> do not join along axis 1")
+    expect_rule(b.create(FlipOp, v, 2),
+                "xetile.flip: axis 2 is not a dim of vector<4x8xf32> [xetile.flip along a dim of its vector]")
+
+
+@xetile.kernel
+def k_shape_op(x, out, OP: xetile.constexpr):
+    mark(out)
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [4, 8]))
+    if OP == "step":
+        r = v[::2]
+    elif OP == "empty":
+        r = v[3:1]
+    elif OP == "element":
+        r = v[1, 2]
+    elif OP == "cat":
+        r = xetile.cat(v, v[:, 0:4], 0)
+    elif OP == "flip-axis":
+        r = xetile.flip(v, 2)
+    elif OP == "join-2-d":
+        r = xetile.join(v, v)
+    elif OP == "split":
+        r = xetile.split(v)
+    else:
+        r = xetile.interleave(v, v[0:2])
+
+
+SHAPE_OP_ERRORS = {
+    "step": ("r = v[::2]", "slicing vector<4x8xf32>: step 2; only step 1 is supported (flip reverses)"),
+    "empty": ("r = v[3:1]", "slicing vector<4x8xf32>: [3:1] is empty [vector dims are at least 1]"),
+    "element": ("r = v[1, 2]", "indexing vector<4x8xf32> with (1, 2): a vector takes one slice a dim"),
+    "cat": ("r = xetile.cat(v, v[:, 0:4], 0)",
+            "cat: vector<4x8xf32> and vector<4x4xf32> do not join along axis 0 (one element type, the same sizes "
+            "off the axis)"),
+    "flip-axis": ("r = xetile.flip(v, 2)", "flip: axis int 2 is not a dim of vector<4x8xf32>"),
+    "join-2-d": ("r = xetile.join(v, v)", "join: vector<4x8xf32> and vector<4x8xf32>: takes two 1-D vectors of one "
+                 "type (the [N, 2] result is 2-D; joining 2-D values would make a 3-D one: interleave"),
+    "split": ("r = xetile.split(v)", "split: vector<4x8xf32> must be [N, 2]"),
+    "interleave": ("r = xetile.interleave(v, v[0:2])",
+                   "interleave: vector<4x8xf32> and vector<2x8xf32> must have one shape and element type"),
+}
+
+
+@pytest.mark.parametrize("case", SHAPE_OP_ERRORS)
+def test_value_shape_op_errors_name_the_shapes(rng, case):
+    line, expected = SHAPE_OP_ERRORS[case]
+    x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
+    expect_error(k_shape_op, (x, out), dict(OP=case), expected, line)
 
 
 def test_broadcast_keeps_the_rank_on_hand_built_ir():

@@ -113,20 +113,22 @@ def test_atomic_on_shared_pieces_has_no_barrier_inside_the_owner_branch(rng):
     np.testing.assert_array_equal(mem, np.maximum(mem0, val))
 
 
-def test_reshape_goes_through_a_view_of_an_slm_buffer():
-    """16x64 (four bands of rows) -> 64x16 (four 32x8 blocks): stores into a buffer of the source's shape, a
-    barrier, loads through its view in the result's shape, a barrier (the buffer is reused in loops)."""
+def test_reshape_goes_through_views_of_an_slm_buffer():
+    """16x64 (four bands of rows) -> 64x16 (four 32x8 blocks): stores through a view of the scratch buffer in the
+    source's shape, a barrier, loads through its view in the result's shape, a barrier (the buffer is reused in
+    loops and by the next exchange)."""
     x = np.zeros((16, 64), np.float32)
     func = reshape_2d.warmup(x, x.reshape(64, 16), M=16, N=64, P=64, Q=16, IN=BANDS, OUT=BLOCKS, target="numpy").func
     stages = lower(func, "xegpu-sg")
     wg = print_func(stages["xegpu-wg"])
     assert re.search(r"vector.shape_cast %\d+ .*: vector<16x64xf32> to vector<64x16xf32>", wg)
     sg = print_func(stages["xegpu-sg"])
-    buffer = re.search(r"(%\d+) = memref.alloc\(\) {layout_conversion} : memref<16x64xf32, slm>", sg).group(1)
-    view = re.search(rf"(%\d+) = memref.reinterpret_cast {buffer} to sizes: \[%\d+, %\d+\], strides: \[%\d+, %\d+\] : "
-                     r"memref<16x64xf32, slm> to memref<64x16xf32, slm>", sg).group(1)
-    store = sg.index(f"xegpu.create_nd_tdesc {buffer}[")
-    load = sg.index(f"xegpu.create_nd_tdesc {view}[")
+    buffer = re.search(r"(%\d+) = memref.alloc\(\) {layout_conversion} : memref<1x1024xf32, slm>", sg).group(1)
+    stored, loaded = (re.search(rf"(%\d+) = memref.reinterpret_cast {buffer} to sizes: \[%\d+, %\d+\], strides: "
+                                rf"\[%\d+, %\d+\] : memref<1x1024xf32, slm> to memref<{shape}xf32, slm>", sg).group(1)
+                      for shape in ("16x64", "64x16"))
+    store = sg.index(f"xegpu.create_nd_tdesc {stored}[")
+    load = sg.index(f"xegpu.create_nd_tdesc {loaded}[")
     assert store < sg.index("gpu.barrier", store) < load < sg.index("gpu.barrier", load)
     assert sg.count("gpu.barrier") == 2 and "vector.shape_cast" not in sg
 

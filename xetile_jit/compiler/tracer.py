@@ -20,7 +20,7 @@ from ..ir import core_ops as C
 from ..ir.core import Block, Value
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from ..runtime.args import python_scalar
-from ..language import dsl, pointers
+from ..language import dsl, pointers, shapes
 from .dependencies import Reads
 from ..language.semantic import Semantic, activate, default_dtype, is_py_scalar
 
@@ -498,9 +498,14 @@ class Tracer(ast.NodeVisitor):
         base = self.visit(node.value)
         if isinstance(base, Value) and isinstance(base.type, MemRefType):
             return self.sem.load_element(base, self.visit(node.slice))
+        if isinstance(base, Value) and isinstance(base.type, VectorType):
+            return shapes.subscript(base, self.visit(node.slice))
         if isinstance(base, Value):
             raise self.error(node, "indexing vectors or tiles is not supported; use tiles and tile ops")
         return base[self.visit(node.slice)]
+
+    def visit_Slice(self, node):
+        return slice(*(None if n is None else self.visit(n) for n in (node.lower, node.upper, node.step)))
 
     def visit_JoinedStr(self, node):
         return "".join(str(self.visit(v)) for v in node.values)

@@ -11,6 +11,10 @@
   reaches past the array is the kernel's bug, which the interpreter reports: at the view, or in checking mode
   (ir/checking.py) at the op that accesses an element past the array, before it does. wg-to-sg views an SLM
   buffer in another static shape this way (a shape cast through SLM).
+- xetile.slice, xetile.concat, xetile.flip: the value shape ops of `v[a:b, c:d]`, `xetile.cat` and `xetile.flip`
+  (and, composed from them and shape casts, `join`, `split`, `interleave`). Each result element is one source
+  element at a position known at compile time; wg-to-sg moves them between subgroups through SLM, so layout
+  propagation relates no layout across them (each side takes its own).
 """
 from __future__ import annotations
 
@@ -103,3 +107,116 @@ class MemRefReinterpretCastOp(Operation):
             raise self.error(f"sizes {sizes} and strides {strides} reach element {reach} of an array of {span}",
                              "the view stays inside the array")
         return np.lib.stride_tricks.as_strided(base, sizes, [s * base.itemsize for s in strides])
+
+
+def _check_vector(op: Operation, v: Value, what: str) -> VectorType:
+    if not isinstance(v.type, VectorType):
+        raise op.error(f"{what} must be a vector, got {v.type}", f"{op.name} of vectors")
+    return v.type
+
+
+def _check_axis(op: Operation, t: VectorType, axis: int) -> None:
+    if not 0 <= axis < len(t.shape):
+        raise op.error(f"axis {axis} is not a dim of {t}", f"{op.name} along a dim of its vector")
+
+
+def _format_one(op: Operation, p, attrs: dict) -> str:
+    """`%v {attrs} : T to U`, the text of an op on one vector."""
+    v = op.operands[0]
+    return f" {p.name(v)}{p.attr_dict(op, attrs)} : {v.type} to {op.result.type}"
+
+
+class SliceOp(Operation):
+    """The block of the result's shape at the constant `offsets` of the source (`v[a:b, c:d]`)."""
+
+    name = "xetile.slice"
+    effects = ()
+
+    def __init__(self, v: Value, offsets, shape, loc=None):
+        super().__init__([v], [VectorType(tuple(shape), v.type.dtype)], loc=loc)
+        self.offsets = tuple(offsets)
+
+    def verify(self):
+        full = _check_vector(self, self.operands[0], "the source").shape
+        part = self.result.type.shape
+        if len(self.offsets) != len(full) or len(part) != len(full):
+            raise self.error(f"slice {format_list(part)} at {format_list(self.offsets)} of {self.operands[0].type}: "
+                             "one offset and one size a dim", "xetile.slice keeps the rank")
+        if any(o < 0 or s < 1 or o + s > n for o, s, n in zip(self.offsets, part, full)):
+            raise self.error(f"slice {format_list(part)} at {format_list(self.offsets)} exceeds "
+                             f"{format_list(full)}", "a slice stays inside its vector")
+
+    def format(self, p) -> str:
+        return _format_one(self, p, {"offsets": list(self.offsets)})
+
+    @classmethod
+    def parse(cls, p, name):
+        (v,), attrs, t = p.operands_to("to", (1,), name)
+        return p.result_type(cls(v, p.pop(attrs, "offsets"), getattr(t, "shape", ())), t)
+
+    def interpret(self, interp, v):
+        return np.ascontiguousarray(v[tuple(slice(o, o + n) for o, n in zip(self.offsets, self.result.type.shape))])
+
+
+class ConcatOp(Operation):
+    """`a` then `b` along `axis` (numpy's concatenate); the other dims agree."""
+
+    name = "xetile.concat"
+    effects = ()
+
+    def __init__(self, a: Value, b: Value, axis: int, loc=None):
+        shape = list(a.type.shape)
+        if 0 <= axis < len(shape) and len(b.type.shape) == len(shape):
+            shape[axis] += b.type.shape[axis]
+        super().__init__([a, b], [VectorType(tuple(shape), a.type.dtype)], loc=loc)
+        self.axis = axis
+
+    def verify(self):
+        a, b = (_check_vector(self, v, "each operand") for v in self.operands)
+        _check_axis(self, a, self.axis)
+        others = [n for d, n in enumerate(a.shape) if d != self.axis]
+        if (len(a.shape) != len(b.shape) or a.dtype != b.dtype
+                or others != [n for d, n in enumerate(b.shape) if d != self.axis]):
+            raise self.error(f"{a} and {b} do not join along axis {self.axis}",
+                             "xetile.concat of one element type, the same sizes off the axis")
+
+    def format(self, p) -> str:
+        a, b = self.operands
+        return (f" {p.name(a)}, {p.name(b)}{p.attr_dict(self, {'axis': self.axis})} : {a.type}, {b.type} to "
+                f"{self.result.type}")
+
+    @classmethod
+    def parse(cls, p, name):
+        (a, b), attrs, t = p.operands_to("to", (2,), name)
+        return p.result_type(cls(a, b, p.pop(attrs, "axis")), t)
+
+    def interpret(self, interp, a, b):
+        return np.concatenate([a, b], axis=self.axis)
+
+
+class FlipOp(Operation):
+    """The source with the order of its elements along `axis` reversed (numpy's flip)."""
+
+    name = "xetile.flip"
+    effects = ()
+
+    def __init__(self, v: Value, axis: int, loc=None):
+        super().__init__([v], [v.type], loc=loc)
+        self.axis = axis
+
+    def verify(self):
+        _check_axis(self, _check_vector(self, self.operands[0], "the source"), self.axis)
+
+    def format(self, p) -> str:
+        return _format_one(self, p, {"axis": self.axis})
+
+    @classmethod
+    def parse(cls, p, name):
+        (v,), attrs, t = p.operands_to("to", (1,), name)
+        return p.result_type(cls(v, p.pop(attrs, "axis")), t)
+
+    def interpret(self, interp, v):
+        return np.ascontiguousarray(np.flip(v, self.axis))
+
+
+VALUE_SHAPE_OPS = (SliceOp, ConcatOp, FlipOp)

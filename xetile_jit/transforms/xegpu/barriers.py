@@ -203,14 +203,14 @@ def control_operands(op) -> list[Value]:
 
 def check_divergent_barriers(func: FuncOp) -> None:
     """A workgroup barrier that only some subgroups reach waits forever: a user's barrier() in a branch on
-    subgroup_id(), or one an op there brings (a reduction across subgroups, a layout conversion or reshape through
-    SLM)."""
+    subgroup_id(), or one an op there brings (a reduction across subgroups, a layout conversion, reshape or value
+    shape op through SLM)."""
     for op in divergent_ops(func.body, subgroup_dependent(func)):
         if isinstance(op, C.BarrierOp):
             raise op.error("a workgroup barrier in a branch or loop on subgroup_id() waits forever for the subgroups "
                            "that do not take it: barrier() and ops that exchange data between subgroups (reductions "
-                           "across them, layout conversions, reshapes that move elements between rows) belong "
-                           "outside it",
+                           "across them, layout conversions, reshapes that move elements between rows, slicing, cat, "
+                           "flip) belong outside it",
                            "every subgroup reaches a workgroup barrier")
 
 

@@ -21,6 +21,7 @@ from ...ir.attrs import Layout
 from ...ir.conversion import converts
 from ...ir.core import FuncOp, Operation, Value, walk
 from ...ir.types import IndexType, VectorType, int32, uint8
+from ...ir.shape_ops import FlipOp
 from ...ir.verifier import verify
 from ...ir.elementwise import reduce_identity
 from .piecewise import Grid, PiecewiseConversion
@@ -146,6 +147,45 @@ class Blocking(PiecewiseConversion):
                              for piece, tile, origin, *compare in zip(self.pieces(value, g), self.get(tdesc),
                                                                       g.origins(), *(self.pieces(v, g)
                                                                                      for v in op.compare))])
+
+    @converts(FlipOp)
+    def convert_FlipOp(self, op: FlipOp) -> None:
+        """Every block flips whole; result block at o along the axis then takes, from the flipped blocks, the
+        elements x of the source it mirrors (x lands at size - 1 - x). Where the size is no multiple of the block,
+        these straddle two blocks: they move in runs of power-of-two length, so that no lane holds a vector of a
+        length SPIR-V lacks (a run of 5 rows is one of 4 and one of 1)."""
+        v, axis, out = op.operands[0], op.axis, self.grid_of(op.result)
+        flipped = [(self.emit(FlipOp, block, axis).result, start)
+                   for block, start in zip(self.pieces(v, out), out.origins())]
+        size, n = v.type.shape[axis], out.shape[axis]
+        results = []
+        for origin in out.origins():
+            result = None
+            for block, start in flipped:
+                lo, hi = max(start[axis], size - origin[axis] - n, 0), min(start[axis] + n, size - origin[axis])
+                if start[1 - axis] != origin[1 - axis] or lo >= hi:
+                    continue
+                if hi - lo == n:
+                    result = block
+                    continue
+                if result is None:
+                    result = self.emit(C.ConstantOp, 0, VectorType(out.shape, v.type.dtype)).result
+                result = self.moved_runs(block, result, start[axis] + n - hi, size - hi - origin[axis], hi - lo, axis)
+            results.append(result)
+        self.set(op.result, results)
+
+    def moved_runs(self, source: Value, dest: Value, first: int, at: int, length: int, axis: int) -> Value:
+        """`dest` with `length` rows (axis 0) or columns of `source` from index `first` inserted at `at`."""
+        done = 0
+        while done < length:
+            run = 1 << ((length - done).bit_length() - 1)
+            sizes = [run if d == axis else n for d, n in enumerate(source.type.shape)]
+            part = self.emit(C.ExtractStridedSliceOp, source, [first + done if d == axis else 0 for d in range(2)],
+                             sizes).result
+            at_run = [at + done if d == axis else 0 for d in range(2)]
+            dest = self.emit(C.InsertStridedSliceOp, part, dest, at_run).result
+            done += run
+        return dest
 
     @converts(G.DpasOp)
     def convert_DpasOp(self, op: G.DpasOp) -> None:

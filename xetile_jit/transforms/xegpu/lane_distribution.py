@@ -24,6 +24,7 @@ from ...errors import CompilationError
 from ...ir.conversion import Conversion, converts
 from ...ir.core import FuncOp, Operation, Value
 from ...ir.debug_ops import DevicePrintOp
+from ...ir.shape_ops import FlipOp
 from ...ir.types import VectorType
 from ...ir.verifier import verify
 from ...target.targets import Target
@@ -238,6 +239,12 @@ class LaneDistribution(Conversion):
     def convert_ExtractStridedSliceOp(self, op: C.ExtractStridedSliceOp) -> None:
         (r0, c0), (sr, sc) = op.offsets, op.strides
         self.move(op.result, [self.source(op.operands[0])], lambda r, c: (0, (r0 + r * sr, c0 + c * sc)))
+
+    @converts(FlipOp)
+    def convert_FlipOp(self, op: FlipOp) -> None:
+        rows, cols = op.result.type.shape
+        self.move(op.result, [self.source(op.operands[0])],
+                  lambda r, c: (0, (rows - 1 - r, c) if op.axis == 0 else (r, cols - 1 - c)))
 
     @converts(C.InsertStridedSliceOp)
     def convert_InsertStridedSliceOp(self, op: C.InsertStridedSliceOp) -> None:

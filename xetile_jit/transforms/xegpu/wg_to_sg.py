@@ -5,8 +5,10 @@ shape D that one subgroup owns. Along dim i, the subgroup's index j_i (from its 
 owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i)): round robin; when
 L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
 Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers, as does a
-vector.shape_cast that moves elements between rows (stored in the source's shape, loaded through a view of the
-buffer in the result's).
+vector.shape_cast that moves elements between rows (stored through a view of an SLM buffer in the source's shape,
+loaded through one in the result's), and the value shape ops (these exchanges share one scratch buffer): a slice loads its pieces from the buffer shifted by its offsets,
+a concat stores its second operand shifted by the first's extent, a flip stores each piece flipped (in the
+subgroup's registers) at its mirrored offset.
 An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
 which shares the old values through shared local memory when they are used. A reduction over dims
 split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from dataclasses import dataclass
 
 from ...ir import core_ops as C
@@ -26,7 +29,7 @@ from ...ir.attrs import Layout
 from ...ir.conversion import converts
 from ...ir.core import Block, Builder, FuncOp, Value, walk
 from ...ir.debug_ops import DevicePrintOp
-from ...ir.shape_ops import MemRefReinterpretCastOp, ShapeCastOp
+from ...ir.shape_ops import ConcatOp, FlipOp, MemRefReinterpretCastOp, ShapeCastOp, SliceOp
 from ...ir.types import IndexType, SlmMemRefType, VectorType
 from ...ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
@@ -55,6 +58,7 @@ class WgToSg(PiecewiseConversion):
         self.constants: dict = {}  # index constants and prologue arithmetic, each emitted once
         self.indices: dict = {}
         self.distributions: dict = {}
+        self.scratch_buffers: dict = {}  # dtype -> the SlmAllocOp of the exchanges' scratch buffer (scratch)
         self.used = {v for op in walk(func.body) for v in op.operands}
 
     def run(self) -> FuncOp:
@@ -229,6 +233,20 @@ class WgToSg(PiecewiseConversion):
     def slm(self, dtype, shape) -> Value:
         return self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=tuple(shape))).result
 
+    def scratch(self, dtype, shape) -> Value:
+        """A row-major view in `shape` of the workgroup's one scratch buffer of `dtype`, which the exchanges of
+        reshapes and value shape ops share: each ends with a barrier after its last load, so the next may
+        overwrite it (a sort's hundreds of steps take one buffer, of its largest value)."""
+        count, (rows, cols) = math.prod(shape), shape
+        alloc = self.scratch_buffers.get(dtype)
+        if alloc is None:
+            alloc = self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=(1, count)))
+            self.scratch_buffers[dtype] = alloc
+        elif count > alloc.result.type.shape[1]:
+            alloc.result.type = dataclasses.replace(alloc.result.type, shape=(1, count))
+        return self.early.create(MemRefReinterpretCastOp, alloc.result, [self.const(rows), self.const(cols)],
+                                 [self.const(cols), self.const(1)], shape=(rows, cols)).result
+
     def slm_store(self, slm: Value, value: Value, offsets) -> None:
         tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(value.type.shape, value.type.dtype))
         self.emit(G.StoreNdOp, value, tile.result)
@@ -302,25 +320,60 @@ class WgToSg(PiecewiseConversion):
     @converts(ShapeCastOp)
     def convert_ShapeCastOp(self, op: ShapeCastOp) -> None:
         """vector.shape_cast keeps the elements in row-major order (XeGPU RFC vector ops on XeTile vectors) and
-        moves them between rows, so between subgroups: every subgroup stores its pieces into an SLM buffer of the
-        source's shape, then loads its pieces of the result from a view of that buffer in the result's shape (one
+        moves them between rows, so between subgroups: every subgroup stores its pieces into a view of the scratch
+        buffer in the source's shape, then loads its pieces of the result from a view in the result's shape (one
         row-major buffer, so the same elements in the same order)."""
-        v, (rows, cols) = op.operands[0], op.result.type.shape
-        slm = self.slm(v.type.dtype, v.type.shape)
-        view = self.early.create(MemRefReinterpretCastOp, slm, [self.const(rows), self.const(cols)],
-                                 [self.const(cols), self.const(1)], shape=(rows, cols)).result
-        self.exchange(v, op.result, slm, view)
+        v = op.operands[0]
+        self.exchange(v, op.result, self.scratch(v.type.dtype, v.type.shape),
+                      self.scratch(v.type.dtype, op.result.type.shape))
+
+    @converts(SliceOp)
+    def convert_SliceOp(self, op: SliceOp) -> None:
+        v = op.operands[0]
+        slm = self.scratch(v.type.dtype, v.type.shape)
+        self.store_pieces(slm, self.get(v), self.grid_of(v).offsets)
+        self.load_pieces(op.result, slm, [self.shifted(at, op.offsets) for at in self.grid_of(op.result).offsets])
+
+    @converts(ConcatOp)
+    def convert_ConcatOp(self, op: ConcatOp) -> None:
+        a, b = op.operands
+        slm = self.scratch(op.result.type.dtype, op.result.type.shape)
+        shift = tuple(a.type.shape[d] if d == op.axis else 0 for d in range(2))
+        self.store_pieces(slm, self.get(a), self.grid_of(a).offsets)
+        self.store_pieces(slm, self.get(b), [self.shifted(offsets, shift) for offsets in self.grid_of(b).offsets])
+        self.load_pieces(op.result, slm, self.grid_of(op.result).offsets)
+
+    @converts(FlipOp)
+    def convert_FlipOp(self, op: FlipOp) -> None:
+        v, axis = op.operands[0], op.axis
+        src = self.grid_of(v)
+        slm = self.scratch(v.type.dtype, v.type.shape)
+        last = v.type.shape[axis] - src.shape[axis]  # a piece at offset o lands at last - o
+        flipped = [self.emit(FlipOp, piece, axis).result for piece in self.get(v)]
+        mirrored = [tuple(self.early.create(C.BinaryOp, "arith.subi", self.const(last), o).result if d == axis else o
+                          for d, o in enumerate(offsets)) for offsets in src.offsets]
+        self.store_pieces(slm, flipped, mirrored)
+        self.load_pieces(op.result, slm, self.grid_of(op.result).offsets)
+
+    def shifted(self, offsets, shift) -> tuple:
+        return tuple(self.early_op("arith.addi", o, n) if n else o for o, n in zip(offsets, shift))
 
     def exchange(self, v: Value, result: Value, stored: Value, loaded: Value) -> None:
         """`result` (`v`'s elements in its own layout) through SLM: `v`'s pieces stored into buffer `stored`,
         a barrier, `result`'s pieces loaded from `loaded` (that buffer, or a view of it)."""
-        src, out = self.grid_of(v), self.grid_of(result)
-        for value, offsets in zip(self.get(v), src.offsets):
-            self.slm_store(stored, value, offsets)
+        self.store_pieces(stored, self.get(v), self.grid_of(v).offsets)
+        self.load_pieces(result, loaded, self.grid_of(result).offsets)
+
+    def store_pieces(self, slm: Value, pieces, offsets) -> None:
+        for value, at in zip(pieces, offsets):
+            self.slm_store(slm, value, at)
+
+    def load_pieces(self, result: Value, slm: Value, offsets) -> None:
+        """`result`'s pieces from `slm` at `offsets`, between two barriers: after the stores, and before the
+        buffer is rewritten if this runs again (in a loop)."""
         self.emit(C.BarrierOp)
-        loads = [self.slm_load(loaded, offsets, out.shape, v.type.dtype) for offsets in out.offsets]
-        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
-        self.set(result, loads)
+        self.set(result, [self.slm_load(slm, at, self.grid_of(result).shape, result.type.dtype) for at in offsets])
+        self.emit(C.BarrierOp)
 
 
 def slm_tdesc_type(shape, dtype) -> G.TensorDescType:

@@ -1,7 +1,7 @@
 """1-D tiles and vectors as one-row 2-D ones. XeTile ops take 1-D tiles and vectors (`vector<128xf32>`),
 but the XeGPU RFC's blocks, layouts and lanes are 2-D, so before layouts are chosen an N-element 1-D value becomes
 1xN, and a layout a user gave it the layout of that row (sg_layout [4] -> [1, 4]): the dims of vector.iota,
-tile_reduce and tile_broadcast on it shift by one, update_tile_offset on it moves row 0, and a vector.shape_cast
+tile_reduce, tile_broadcast, flip and concat on it shift by one, a slice of it starts in row 0, update_tile_offset on it moves row 0, and a vector.shape_cast
 that only adds or removes a unit dim becomes nothing (N <-> 1xN) or a tile_transpose (N <-> Nx1; its elements go
 from one row to one column). Other shape casts stay, between 2-D shapes (wg-to-sg moves their elements through
 shared local memory). Rewrites `func` in place.
@@ -14,7 +14,7 @@ from ...ir import core_ops as C
 from ...ir import xetile_ops as X
 from ...ir.attrs import Layout
 from ...ir.core import FuncOp, Value, walk
-from ...ir.shape_ops import ShapeCastOp
+from ...ir.shape_ops import ConcatOp, FlipOp, ShapeCastOp, SliceOp
 from ...ir.types import IndexType, TileType, VectorType
 
 
@@ -67,6 +67,10 @@ def shift_dims(op) -> None:
     """The dims of ops on 1-D values, counted in the 1xN form; update_tile_offset's row offset 0."""
     if isinstance(op, (X.TileReduceOp, X.TileBroadcastOp)) and is_1d(op.operands[0]):
         op.dims = tuple(d + 1 for d in op.dims)
+    elif isinstance(op, (FlipOp, ConcatOp)) and is_1d(op.operands[0]):
+        op.axis += 1
+    elif isinstance(op, SliceOp) and is_1d(op.operands[0]):
+        op.offsets = (0, *op.offsets)
     elif isinstance(op, C.IotaOp) and is_1d(op.result):
         op.dim += 1
     elif isinstance(op, X.UpdateTileOffsetOp) and is_1d(op.operands[0]):

@@ -2,8 +2,8 @@
 
 init_tile/load_tile/store_tile/update_tile_offset/prefetch_tile/atomic_rmw_tile become create_nd_tdesc,
 load_nd, store_nd, update_nd_offset, prefetch_nd and atomic_rmw; tile_mma becomes dpas; tile_reduce,
-tile_broadcast and tile_transpose become vector ops; tile_conv_layout becomes convert_layout; vector.shape_cast stays,
-with its layouts (wg-to-sg moves its elements). Tensor
+tile_broadcast and tile_transpose become vector ops; tile_conv_layout becomes convert_layout; vector.shape_cast and the value shape ops
+(xetile.slice, concat, flip) stay, with their layouts (wg-to-sg moves their elements). Tensor
 descriptors are row-major (XeGPU RFC: innermost stride 1), so a column-major tile (order = [0, 1], XeTile
 RFC Appendix 1) becomes a descriptor of the transposed matrix: offsets, shape and layout swap, loads use
 `transpose = [1, 0]`, stores and atomics transpose the value first. A load_tile read only by a tile_transpose
@@ -25,7 +25,7 @@ from ...ir import xetile_ops as X
 from ...ir.combine_ops import COMBINE_OPS
 from ...ir.conversion import Conversion, converts
 from ...ir.core import FuncOp, Value
-from ...ir.shape_ops import ShapeCastOp
+from ...ir.shape_ops import VALUE_SHAPE_OPS, ShapeCastOp
 from ...ir.types import COL_MAJOR, IndexType, TileType, VectorType
 from .layout_completion import only_transpose
 from .layout_propagation import swapped
@@ -56,7 +56,7 @@ def tdesc_type(t: TileType, memory_space: str) -> G.TensorDescType:
 
 class XeTileToXeGPU(Conversion):
     dialect = "xegpu"
-    legal = C.SHARED_OPS + (ShapeCastOp,)
+    legal = C.SHARED_OPS + (ShapeCastOp, *VALUE_SHAPE_OPS)
     illegal = X.XETILE_OPS + SC.SCATTER_OPS + COMBINE_OPS
 
     def __init__(self, func: FuncOp):
