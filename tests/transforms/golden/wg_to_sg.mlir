@@ -23,15 +23,15 @@ func.func @add_bias(%x: memref<?x?xf32, strided<[?, 1]>>, %bias: memref<?x?xf32,
   %4 = arith.muli %2, %1 : index
   %5 = arith.constant 32 : index
   %6 = arith.muli %3, %5 : index
-  %7 = arith.constant 0 : index
+  %7 = arith.remsi %4, %1 : index
   %8 = arith.constant 4 : index
   %9 = arith.muli %2, %8 : index
   %10 = arith.constant 0 : index
-  %11 = xegpu.create_nd_tdesc %bias[%7, %7] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<1x32xf32, #xegpu.layout<inst_data = [1, 16]>>
+  %11 = xegpu.create_nd_tdesc %bias[%7, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<1x32xf32, #xegpu.layout<inst_data = [1, 16]>>
   %12 = xegpu.load_nd %11 {layout = #xegpu.layout<inst_data = [1, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<1x32xf32, #xegpu.layout<inst_data = [1, 16]>> -> vector<1x32xf32>
-  %13 = xegpu.create_nd_tdesc %x[%9, %7] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
+  %13 = xegpu.create_nd_tdesc %x[%9, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
   %14 = xegpu.load_nd %13 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>> -> vector<4x32xf32>
-  %15 = xegpu.create_nd_tdesc %y[%9, %7] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
+  %15 = xegpu.create_nd_tdesc %y[%9, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
   %16 = vector.broadcast %12 [0] {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<1x32xf32> into vector<4x32xf32>
   %17 = arith.addf %14, %16 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<4x32xf32>
   xegpu.store_nd %17, %15 : vector<4x32xf32>, !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>

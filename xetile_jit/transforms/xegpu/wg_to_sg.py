@@ -130,19 +130,12 @@ class WgToSg(PiecewiseConversion):
                 wrapped.append((starts[-1], w))
         offsets = []
         for r0, r1 in itertools.product(range(counts[0]), range(counts[1])):
-            offsets.append(tuple(self.piece_offset(s, r, n_sg * d, d, w) for s, r, n_sg, d, w in
+            offsets.append(tuple(self.piece_offset(s, r, n_sg * d, w) for s, r, n_sg, d, w in
                                  zip(starts, (r0, r1), layout.sg_layout, layout.sg_data, shape)))
         return Distribution(tuple(counts), tuple(layout.sg_data), tuple(offsets), tuple(wrapped))
 
-    def piece_offset(self, start: Value, round: int, unit: int, data: int, extent: int) -> Value:
-        """start + round * unit, wrapped into the tile only where the assignment can pass its end. A constant where
-        it is the same for every subgroup: 0 where each subgroup's `data` covers the tile's extent whole, round * unit
-        where one subgroup spans the dim; then what a subgroup reads back of a shared atomic is seen to be the
-        same in every subgroup (the barrier checks: a while loop on such a value is uniform)."""
-        if unit > extent and data % extent == 0:
-            return self.const(0)
-        if unit == data:
-            return self.const(round * unit)
+    def piece_offset(self, start: Value, round: int, unit: int, extent: int) -> Value:
+        """start + round * unit, wrapped into the tile only where the assignment can pass its end."""
         offset = self.early_op("arith.addi", start, round * unit) if round else start
         return self.early_op("arith.remsi", offset, extent) if unit > extent else offset
 
