@@ -40,7 +40,8 @@ def allocate(shape, dtype: np.dtype, queue: dpctl.SyclQueue) -> np.ndarray:
 
 def in_shared_memory(low: int, high: int, context: dpctl.SyclContext) -> bool:
     """Whether bytes [low, high) lie in one registered allocation of `context`."""
-    return any(start <= low and high <= block.end and block.context == context for start, block in _blocks.items())
+    blocks = tuple(_blocks.items())  # a copy: a collected array's finalizer may drop an entry mid-way
+    return any(start <= low and high <= block.end and block.context == context for start, block in blocks)
 
 
 def any_shared() -> bool:
