@@ -2,6 +2,12 @@
 ocloc/iga print them)."""
 import json
 
+import numpy as np
+import pytest
+from conftest import tutorial
+
+from xetile_jit.target.targets import get_target
+from xetile_jit.toolchain import ocloc
 from xetile_jit.toolchain.isa_stats import (BlockMessage, block_messages, dpas_count, format_summary, innermost_loops,
                                             one_line, summary)
 
@@ -42,6 +48,12 @@ SPILLS = """\
 (W)     send.dc0 (8|M0)          null     r0      r36:1   0x0            0x020F10D0           {$2} // wr:1h+1, rd:0; hword scratch block write x2
 (W)     send.dc0 (16|M0)         r20      r0      null:0  0x0            0x024C3106           {$3} // wr:1h+0, rd:4; hword scratch block read x8
 """
+# xe2 and later spill through LSC messages on the scratch surface (bmg, ocloc 26.27); a bti load is no spill
+XE2_SPILLS = """\
+(W)     send.ugm (1|M0)          r33      r2  null:0  0x89000000:a0.2        0x4240F500           {F@1,$2} // wr:1+0, rd:4; load.ugm.d32x64t.a32.ss[a0.2][A-0xEE00]
+(W)     send.ugm (1|M0)          null     r2  r33:4  0x89000000:a0.2        0x4200F504           {F@1,$3} // wr:1+4, rd:0; store.ugm.d32x64t.a32.ss[a0.2][A-0xEE00]
+(W)     send.ugm (1|M0)          r5       r3  null:0  0x0            0x0218E500           {$4} // wr:1+0, rd:2; load.ugm.d32x32t.a32.ca.cc.bti[255]
+"""
 
 
 def test_summary_of_a_kernel_and_its_loops():
@@ -53,6 +65,24 @@ def test_summary_of_a_kernel_and_its_loops():
     table = format_summary(summary(ISA + SPILLS, 128, None, {})).splitlines()
     assert table[0] == "GRFs per thread: 128; spilled: unknown"
     assert table[2].split()[:8] == ["kernel", "2", "2", "1", "1", "2", "2", "5"]
+
+
+def test_xe2_scratch_surface_messages_are_spills():
+    stats = json.loads(summary(XE2_SPILLS, 128, 5632, {}))
+    assert (stats["kernel"]["other_sends"], stats["kernel"]["scratch"]) == (3, 2)
+
+
+@pytest.mark.skipif(not ocloc.available(get_target("xe2")), reason="the current ocloc is not installed")
+def test_a_gemm_that_spills_on_xe2_counts_its_spills():
+    """The tutorial GEMM with sg_data [64, 64] (a subgroup's f32 accumulator alone is 256 of bmg's 64-byte GRFs)
+    spills in 256 GRFs: zeInfo's 7680 bytes a thread, and its spill and fill messages (0 when only the 2022 stack's
+    "scratch" messages were recognized)."""
+    a, b, c = np.zeros((512, 64), np.float16), np.zeros((64, 512), np.float16), np.zeros((512, 512), np.float32)
+    kernel = tutorial("03-matrix-multiplication").matmul_kernel.warmup(
+        a, b, c, 512, 512, 64, BM=256, BN=256, BK=32, sg_layout=[4, 4], sg_data=[64, 64], target="xe2")
+    stats = json.loads(kernel.asm["isa_stats"])
+    assert (stats["grf_count"], stats["spill_bytes"]) == (256, 7680)
+    assert stats["kernel"]["scratch"] > 100 and stats["loops"][0]["scratch"] > 0
 
 
 def test_one_line_for_the_tutorials():

@@ -57,6 +57,9 @@ class Counts:
         return self.other / self.dpas if self.dpas else float("inf")
 
 
+# a spill or fill: the 2022 stack and xe-hpc print "hword scratch block read/write", xe2 and later an LSC message on
+# the scratch surface, whose state an address register holds ("store.ugm.d32x64t.a32.ss[a0.2][A-0xEE00]")
+_SCRATCH = re.compile(r"scratch|\.ss\[a0\.\d+\]")
 _LABEL = re.compile(r"^\s*(L\d+):\s*$")
 _JUMP = re.compile(r"\b(?:jmpi|goto|while)\b.*\b(L\d+)\b")
 _MARK = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:sync|nop|illegal)\b")
@@ -70,7 +73,7 @@ def counts(lines: list[str]) -> Counts:
                     and not _LABEL.match(line) and not _MARK.match(line)]
     sends = [line for line in instructions if re.search(r"\bsends?c?\.", line)]
     dpas = dpas_count(text)
-    scratch = sum("scratch" in line.split("//")[-1] for line in sends)
+    scratch = sum(bool(_SCRATCH.search(line.split("//")[-1])) for line in sends)
     shapes = Counter(f"{m.kind} {m.data} rd{m.grfs}" if m.kind == "load" else f"{m.kind} {m.data}" for m in messages)
     return Counts(dpas, kinds.count("load"), kinds.count("prefetch"), kinds.count("store"),
                   len(sends) - len(messages), scratch, len(instructions) - len(sends) - dpas, dict(sorted(shapes.items())))
