@@ -9,7 +9,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import ROOT, subprocess_env, tutorial
-from xetile_jit.target.targets import get_target
+from xetile_jit.target.targets import LARGE_GRF, get_target
 from xetile_jit.toolchain import isa_stats, ocloc, upstream_mlir
 
 needs_mlir_opt = pytest.mark.skipif(upstream_mlir.mlir_opt() is None,
@@ -17,11 +17,11 @@ needs_mlir_opt = pytest.mark.skipif(upstream_mlir.mlir_opt() is None,
 GEMM_SIZES = dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64])
 
 
-def gemm(**options):
+def gemm(target="xe-hpc", **options):
     a, b = np.zeros((1024, 512), np.float16), np.zeros((512, 768), np.float16)
     c = np.zeros((1024, 768), np.float32)
     return tutorial("03-matrix-multiplication").matmul_kernel.warmup(a, b, c, 1024, 768, 512, **GEMM_SIZES, **options,
-                                                                     target="xe-hpc")
+                                                                     target=target)
 
 
 def softmax(n: int = 500):
@@ -165,6 +165,24 @@ def test_gemm_through_upstream_pipeline(options, prefetches):
     build = ocloc.gpu_build(spirv, target, target.dpas_build_options)
     loop = isa_stats.innermost_loops(build.isa)[0]
     assert (loop.dpas, loop.prefetches, build.spill_bytes) == (32, prefetches, 0)
+
+
+@needs_mlir_opt
+@pytest.mark.skipif(not ocloc.available(get_target("xe2")), reason="the current ocloc is not installed")
+def test_gemm_zebin_through_upstream_pipeline_keeps_the_grf_mode():
+    """upstream_mlir.gpu_build: the pipeline's own ocloc build for bmg takes our driver options: 256 GRFs and no
+    spill with the large register file, IGC's default 128 GRFs spilling otherwise (its spill and fill messages
+    counted); ptl is a chip upstream's pipeline does not lay out for, its first error the reason."""
+    text = gemm(target="xe2").asm["mlir"]
+    large = upstream_mlir.gpu_build(text, get_target("xe2"), LARGE_GRF).build
+    loop = isa_stats.innermost_loops(large.isa)[0]
+    assert (large.grf_count, large.spill_bytes, loop.dpas, loop.loads) == (256, 0, 32, 3)
+    small = upstream_mlir.gpu_build(text, get_target("xe2")).build
+    assert small.grf_count == 128 and small.spill_bytes > 4096
+    assert isa_stats.counts(small.isa.splitlines()).scratch > 0
+    with pytest.raises(upstream_mlir.MlirError) as refused:
+        upstream_mlir.gpu_build(text, get_target("xe3"), LARGE_GRF)
+    assert refused.value.reason == "Failed to update operation with the layout."
 
 
 PIPELINED = {"vector-add": vector_add, "batched-gemm": batched_gemm, "column-sum": column_sum}

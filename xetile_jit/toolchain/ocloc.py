@@ -73,16 +73,35 @@ def gpu_build(spirv: bytes, target: Target, options: str = "") -> GpuBuild | Non
         if "Build succeeded" not in build.stdout:
             raise RuntimeError(f"ocloc could not build the {target.name} SPIR-V:\n{build.stdout}{build.stderr}")
         (program,) = glob.glob(os.path.join(work, "o*.bin"))
-        subprocess.run([found["ocloc"], "disasm", "-file", program, "-device", target.ocloc_device, "-dump", "dis"],
-                       cwd=work, capture_output=True, check=True)
-        dump = os.path.join(work, "dis")
-        if "iga64" not in found:
-            return current_stack_build(dump)
-        heaps = sorted(glob.glob(os.path.join(dump, "*_KernelHeap.dat")))
-        isa = "\n".join(subprocess.run([found["iga64"], "-d", f"-p={target.iga_platform}", heap],
-                                       capture_output=True, text=True, check=True).stdout for heap in heaps)
-        grfs = target.large_grf_count if LARGE_GRF in options else target.grf_count
-        return GpuBuild(isa, grfs, None)
+        return disassembled(program, target, found, options)
+
+
+def disassemble(program: bytes, target: Target) -> GpuBuild:
+    """A device binary (zebin) another compiler made for `target` with the current stack's ocloc (upstream MLIR's
+    pipeline), read like ours."""
+    found = tools(target)
+    if found is None or "iga64" in found:
+        raise RuntimeError(f"no current-stack ocloc disassembles {target.name} binaries here")
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "program.bin")
+        with open(path, "wb") as f:
+            f.write(program)
+        return disassembled(path, target, found, "")
+
+
+def disassembled(program: str, target: Target, found: dict[str, str], options: str) -> GpuBuild:
+    """The build of the device binary at `program` (made with the driver `options`), disassembled beside it."""
+    work = os.path.dirname(program)
+    subprocess.run([found["ocloc"], "disasm", "-file", program, "-device", target.ocloc_device, "-dump", "dis"],
+                   cwd=work, capture_output=True, check=True)
+    dump = os.path.join(work, "dis")
+    if "iga64" not in found:
+        return current_stack_build(dump)
+    heaps = sorted(glob.glob(os.path.join(dump, "*_KernelHeap.dat")))
+    isa = "\n".join(subprocess.run([found["iga64"], "-d", f"-p={target.iga_platform}", heap],
+                                   capture_output=True, text=True, check=True).stdout for heap in heaps)
+    grfs = target.large_grf_count if LARGE_GRF in options else target.grf_count
+    return GpuBuild(isa, grfs, None)
 
 
 def current_stack_build(dump: str) -> GpuBuild:
