@@ -1,16 +1,18 @@
 """The main loops of the tutorial GEMM, RFC Appendix 2.2 and flash attention as Intel's GPU compiler builds them,
 per Xe target and builtin ABI, beside the minimum.
 
-    python bench/bench_xe_isa.py [--targets xe-hpc xe2 xe3] [--json out.json] [--png out.png]
+    python bench/bench_xe_isa.py [--targets xe-hpc xe2 xe3] [--peer mlir] [--json out.json] [--png out.png]
 
 Nothing runs on a GPU: each row compiles the kernel (`warmup`) for the target and reads the ISA disassembly with
-xetile_jit.toolchain.isa_stats. The kernel is tests/test_passes.py's `gemm`, the tutorial's kernel with optional
-per-tile layouts (the tutorial's own kernel takes none): with LA=None it is the tutorial kernel, with
+xetile_jit.toolchain.isa_stats. The kernel is tests/transforms/test_passes.py's `gemm`, the tutorial's kernel with
+optional per-tile layouts (the tutorial's own kernel takes none): with LA=None it is the tutorial kernel, with
 A inst_data [32, 16] the A tile is cut into 32x16 blocks. Tile: 256x256 per workgroup, sg_layout [8, 4],
 sg_data [32, 64] (a subgroup's C is 32x64), K step 32 (64 for 8-bit, accumulated in i32; 16 for tf32: f32 inputs
 with input_precision "tf32", whose 32x64 accumulator, A and B of a K step of 32 would not fit the 256 registers);
 M = N = K = 512 zero arrays. Column `pf`: the prefetch_distance option (one f16 row prefetches the A and B tiles two
-K steps ahead: its `pref` column counts the prefetch messages per K step).
+K steps ahead: its `pref` column counts the prefetch messages per K step). Column `K`: "runtime" is the kernel's K
+argument, "const" the same kernel with K a constexpr of 4096 (at 512 Intel's compiler unrolls the 16 K steps
+whole, leaving no loop to count), arrays 512x4096 and 4096x512.
 
 The fused kernels are the tutorials' own, in their own configs, f16: "app2.2" is tutorials/07's GEMM + bias + row
 reduce at 128x128x32 (32 subgroups: a subgroup's C is 16x32, its B^T 32x32 read by transposed loads); "fa-hd64" and
@@ -30,6 +32,15 @@ Each run compiles into a fresh temporary XETILE_CACHE_DIR, so the ISA is what th
 today's code (the cache key names xetile_jit's sources, not the GPU compiler; an entry made before a compiler was
 installed has no ISA). A target x ABI whose compiler is not installed is listed and skipped;
 a compile raising NotImplementedError or CompilationError is a skipped row with its reason.
+
+`--peer mlir` sets upstream MLIR 23's XeGPU pipeline beside each `spirv` row: the kernel's export (asm["mlir"], the
+workgroup XeGPU level in upstream's syntax) goes through `mlir-opt --gpu-lower-to-xevm-pipeline` to a zebin for the
+target's chip (toolchain/upstream_mlir.gpu_build), built by the same ocloc with our build's driver options (the GRF
+mode), and its main loop is counted the same way. The peer table gives both per K step with the ratio ours/upstream
+and each side's compile seconds (ours: the whole compile, tracing to the disassembled ISA, in a fresh cache;
+upstream: mlir-opt with the ocloc build it runs, and the disassembly). A kernel the export cannot express is listed
+with its NotImplementedError, one upstream's pipeline refuses (a chip it does not know, a construct it does not
+lower) with mlir-opt's first error.
 """
 import argparse
 import json
@@ -38,6 +49,8 @@ import os
 import pathlib
 import sys
 import tempfile
+import time
+import types
 from collections import Counter
 from dataclasses import asdict, dataclass
 from importlib.util import find_spec
@@ -48,21 +61,23 @@ import numpy as np
 from common import ROOT, load_module
 
 import xetile_jit as xetile
-from xetile_jit.toolchain import ocloc
-from xetile_jit.toolchain.isa_stats import block_messages, innermost_loops
+from xetile_jit.toolchain import ocloc, upstream_mlir
+from xetile_jit.toolchain.isa_stats import block_messages, counts, innermost_loops
 from xetile_jit.target.targets import get_target
 
 TILE = dict(BM=256, BN=256, sg_layout=[8, 4], sg_data=[32, 64])
 SIZE = 512
+CONSTEXPR_K = 4096  # the K of the rows with K a constexpr (module docstring)
 # keys: Target.dpas's (MLIR type names; "tf32": f32 arrays, tile_mma input_precision "tf32")
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "i8": np.int8, "tf32": np.float32}
 K_STEP = {"f16": 32, "bf16": 32, "i8": 64, "tf32": 16}  # two DPAS depths (16-bit K 16, 8-bit K 32, tf32 K 8)
 ACCUMULATORS = {"i8": xetile.int32}  # tile_mma's accumulator for 8-bit operands; f32 for the others
 COMBOS = (("xe-hpc", "spirv"), ("xe-hpc", "legacy"), ("xe2", "spirv"), ("xe3", "spirv"))
 FUSED = {"app2.2": None, "fa-hd64": 64, "fa-hd128": 128}  # the fused kernels' rows: name -> attention head dim
-# (dtype, A inst_data, prefetch_distance): the last f16 row prefetches the A and B tiles two K steps ahead
-VARIANTS = (("f16", None, 0), ("f16", [32, 16], 0), ("bf16", None, 0), ("i8", None, 0), ("tf32", None, 0),
-            ("f16", None, 2))
+# (dtype, A inst_data, prefetch_distance, K a constexpr): the "pf" row prefetches A and B two K steps ahead
+VARIANTS = (("f16", None, 0, False), ("f16", None, 0, True), ("f16", [32, 16], 0, False), ("bf16", None, 0, False),
+            ("bf16", None, 0, True), ("i8", None, 0, False), ("tf32", None, 0, False), ("f16", None, 2, False))
+PEERS = ("mlir",)  # --peer: upstream MLIR's XeGPU pipeline
 
 
 @dataclass(frozen=True)
@@ -125,63 +140,111 @@ def compile_fused(kernel: str, target: str, abi: str):
         return t.attention_kernel.warmup(*args, **options, target=target)
 
 
-def compile_isa(gemm, target: str, abi: str, dtype: str, inst_a, prefetch: int = 0):
+def with_constexpr(kernel, name: str):
+    """`kernel` with its parameter `name` a constexpr: the same source, specialized on the value."""
+    fn = kernel.fn
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__annotations__ = {**fn.__annotations__, name: xetile.constexpr}
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return xetile.kernel(copy)
+
+
+def compile_isa(gemm, target: str, abi: str, dtype: str, inst_a, prefetch: int = 0, constexpr_k: bool = False):
     """The GEMM compiled for `target` with the builtin ABI `abi` (XETILE_XE_ABI), prefetching `prefetch` K steps
-    ahead (the prefetch_distance option; 0: none)."""
-    a, b = (np.zeros((SIZE, SIZE), DTYPES[dtype]) for _ in range(2))
+    ahead (the prefetch_distance option; 0: none); with `constexpr_k`, K a constexpr of CONSTEXPR_K."""
+    k = CONSTEXPR_K if constexpr_k else SIZE
+    a, b = np.zeros((SIZE, k), DTYPES[dtype]), np.zeros((k, SIZE), DTYPES[dtype])
     acc = ACCUMULATORS.get(dtype, xetile.float32)
     c = np.zeros((SIZE, SIZE), acc.np_dtype)
     la = None if inst_a is None else xetile.Layout(TILE["sg_layout"], [TILE["sg_data"][0], K_STEP[dtype]],
                                                    inst_data=inst_a)
+    kernel = with_constexpr(gemm, "K") if constexpr_k else gemm
     with mock.patch.dict(os.environ, {"XETILE_XE_ABI": abi}):
-        kernel = gemm.warmup(a, b, c, SIZE, SIZE, SIZE, LA=la, BK=K_STEP[dtype], ACC=acc, target=target,
+        return kernel.warmup(a, b, c, SIZE, SIZE, k, LA=la, BK=K_STEP[dtype], ACC=acc, target=target,
                              PRECISION="tf32" if dtype == "tf32" else "ieee", prefetch_distance=prefetch, **TILE)
-    return kernel
 
 
-def row(gemm, target: str, abi: str, dtype: str, inst_a, prefetch: int = 0) -> dict:
-    """One GEMM row: the main loop's counts per K step beside `minimum()`, or `skipped` with the reason."""
+def row(gemm, target: str, abi: str, dtype: str, inst_a, prefetch: int = 0, constexpr_k: bool = False,
+        peer: str | None = None) -> dict:
+    """One GEMM row: the main loop's counts per K step beside `minimum()` (and `peer`'s: module docstring), or
+    `skipped` with the reason."""
     least = minimum(get_target(target, abi), dtype, TILE["sg_data"][0], TILE["sg_data"][1], K_STEP[dtype])
     return measured({"target": target, "abi": abi, "kernel": "gemm", "dtype": dtype, "inst_a": inst_a,
-                     "prefetch_distance": prefetch}, least,
-                    lambda: compile_isa(gemm, target, abi, dtype, inst_a, prefetch))
+                     "prefetch_distance": prefetch, "k": "const" if constexpr_k else "runtime"}, least,
+                    lambda: compile_isa(gemm, target, abi, dtype, inst_a, prefetch, constexpr_k), peer)
 
 
-def fused_row(kernel: str, target: str, abi: str) -> dict:
-    """One FUSED kernel's row: its main loop's counts per iteration beside `fused_minimum()`."""
+def fused_row(kernel: str, target: str, abi: str, peer: str | None = None) -> dict:
+    """One FUSED kernel's row: its main loop's counts per iteration beside `fused_minimum()` (and `peer`'s)."""
     return measured({"target": target, "abi": abi, "kernel": kernel, "dtype": "f16", "inst_a": None,
-                     "prefetch_distance": 0}, fused_minimum(get_target(target, abi), kernel),
-                    lambda: compile_fused(kernel, target, abi))
+                     "prefetch_distance": 0, "k": "runtime"}, fused_minimum(get_target(target, abi), kernel),
+                    lambda: compile_fused(kernel, target, abi), peer)
 
 
-def measured(result: dict, least: Minimum, build) -> dict:
+def measured(result: dict, least: Minimum, build, peer: str | None = None) -> dict:
     """`result` with the main loop's counts of the kernel `build()` compiles beside `least`, its GRFs and spilled
-    bytes (None where the compiler does not say), or `skipped` with the reason."""
+    bytes (None where the compiler does not say) and compile seconds, or `skipped` with the reason; with `peer`
+    ("mlir"), "peer" holds the same counts of upstream MLIR's build of the kernel (`upstream_figures`)."""
     result |= {"min_dpas": least.dpas, "min_loads": least.loads, "fewest_loads": least.fewest}
+    start = time.perf_counter()
     try:
         kernel = build()
     except (NotImplementedError, xetile.CompilationError) as error:
         return result | {"skipped": f"{type(error).__name__}: {str(error).splitlines()[0]}"}
-    isa, options, stats = kernel.asm["isa"], kernel.build_options, json.loads(kernel.asm["isa_stats"])
-    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    seconds = time.perf_counter() - start
+    stats = json.loads(kernel.asm["isa_stats"])
+    result |= figures(kernel.asm["isa"], stats["grf_count"], stats["spill_bytes"], least) | {
+        "build_options": kernel.build_options, "compile_seconds": seconds}
+    if peer is not None:
+        result["peer"] = {peer: upstream_figures(kernel, get_target(result["target"], result["abi"]), least)}
+    return result
+
+
+def figures(isa: str, grf_count: int, spill_bytes: int | None, least: Minimum) -> dict:
+    """The counts per K step of the main loop of `isa` (the innermost loop with the most dpas; Intel's compiler's
+    unrolling divided out against `least`), its load kinds, GRFs and spilled bytes."""
+    loop = max(innermost_loops(isa), key=lambda c: c.dpas)
     unroll = loop.dpas // least.dpas if loop.dpas >= least.dpas and loop.dpas % least.dpas == 0 else 1
     kinds = Counter(f"{m.data}:{m.grfs}" for m in block_messages(isa) if m.kind == "load")
-    return result | {
-        "build_options": options, "unroll": unroll, "loop": asdict(loop),
-        "dpas": loop.dpas / unroll, "loads": loop.loads / unroll,
-        "load_kinds": " ".join(sorted(kinds)), "prefetches": loop.prefetches / unroll, "other": loop.other / unroll,
-        "other_per_dpas": loop.other_per_dpas, "scratch": "scratch" in isa or stats["kernel"]["scratch"] > 0,
-        "grf_count": stats["grf_count"], "spill_bytes": stats["spill_bytes"]}
+    return {"unroll": unroll, "loop": asdict(loop), "dpas": loop.dpas / unroll, "loads": loop.loads / unroll,
+            "load_kinds": " ".join(sorted(kinds)), "prefetches": loop.prefetches / unroll,
+            "other": loop.other / unroll, "other_per_dpas": loop.other_per_dpas,
+            "scratch": counts(isa.splitlines()).scratch > 0, "grf_count": grf_count,
+            "spill_bytes": spill_bytes}
 
 
-HEADER = (f"{'target':<7} {'abi':<6} {'kernel':<8} {'dtype':<5} {'A inst':<8} {'pf':>2} {'unroll':>6} {'dpas':>5} "
-          f"{'min':>4} {'loads':>6} {'min':>4} {'fewest':>6} {'load data:GRFs (kernel)':<24} {'pref':>5} {'other':>6} {'oth/dpas':>8} "
-          f"{'GRFs':>4} {'spill':>6}")
+def upstream_figures(kernel, target, least: Minimum) -> dict:
+    """Upstream MLIR's build of `kernel`'s export for `target` with our build's driver options (the same GRF mode):
+    `figures` and its compile seconds, or `skipped` with the export's NotImplementedError or mlir-opt's first
+    error."""
+    try:
+        upstream = upstream_mlir.gpu_build(kernel.asm["mlir"], target, kernel.build_options)
+    except NotImplementedError as error:
+        return {"skipped": reason(error)}
+    except upstream_mlir.MlirError as error:
+        return {"skipped": f"mlir-opt: {error.reason}"}
+    build = upstream.build
+    return figures(build.isa, build.grf_count, build.spill_bytes, least) | {"compile_seconds": upstream.seconds}
+
+
+def reason(error: Exception) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+HEADER = (f"{'target':<7} {'abi':<6} {'kernel':<8} {'dtype':<5} {'A inst':<8} {'pf':>2} {'K':<7} {'unroll':>6} "
+          f"{'dpas':>5} {'min':>4} {'loads':>6} {'min':>4} {'fewest':>6} {'load data:GRFs (kernel)':<24} {'pref':>5} "
+          f"{'other':>6} {'oth/dpas':>8} {'GRFs':>4} {'spill':>6}")
+
+
+def label(r: dict) -> str:
+    """A row's kernel: target, ABI, kernel, dtype, A inst_data, prefetch distance, K."""
+    inst = "x".join(map(str, r["inst_a"])) if r["inst_a"] else "default"
+    return (f"{r['target']:<7} {r['abi']:<6} {r['kernel']:<8} {r['dtype']:<5} {inst:<8} {r['prefetch_distance']:>2} "
+            f"{r['k']:<7}")
 
 
 def format_row(r: dict) -> str:
-    inst = "x".join(map(str, r["inst_a"])) if r["inst_a"] else "default"
-    head = f"{r['target']:<7} {r['abi']:<6} {r['kernel']:<8} {r['dtype']:<5} {inst:<8} {r['prefetch_distance']:>2}"
+    head = label(r)
     if "skipped" in r:
         return (f"{head} {'-':>6} {'-':>5} {r['min_dpas']:>4} {'-':>6} {r['min_loads']:>4} {r['fewest_loads']:>6} "
                 f"skipped: {r['skipped']}")
@@ -192,19 +255,62 @@ def format_row(r: dict) -> str:
             f"{r['grf_count']:>4} {spill:>6}")
 
 
-def plot(rows, path: pathlib.Path) -> None:
+PEER_COLUMNS = {"dpas": "dpas", "loads": "loads", "prefetches": "pref", "other": "other", "spill_bytes": "spill B"}
+PEER_HEADER = (f"{'target':<7} {'abi':<6} {'kernel':<8} {'dtype':<5} {'A inst':<8} {'pf':>2} {'K':<7} {'chip':<4} "
+               + " ".join(f"{name:>17}" for name in PEER_COLUMNS.values()) + f" {'compile s':>11}")
+
+
+def side_by_side(ours: float, theirs: float) -> str:
+    """`ours/theirs ratio` (the ratio "-" when both are 0, "inf" when only upstream's is)."""
+    ratio = "-" if ours == theirs == 0 else "inf" if theirs == 0 else f"{ours / theirs:.2f}"
+    return f"{ours:.4g}/{theirs:.4g} {ratio}"
+
+
+def format_peer_row(r: dict, peer: str) -> str:
+    """A row's counts per K step beside `peer`'s, `ours/upstream ratio`, and each side's compile seconds."""
+    head = f"{label(r)} {get_target(r['target'], r['abi']).ocloc_device:<4}"
+    theirs = r["peer"][peer]
+    if "skipped" in r or "skipped" in theirs:
+        return f"{head} skipped ({'ours' if 'skipped' in r else 'upstream'}): {r.get('skipped') or theirs['skipped']}"
+    cells = " ".join(f"{side_by_side(r[column], theirs[column]):>17}" for column in PEER_COLUMNS)
+    return f"{head} {cells} {r['compile_seconds']:>5.2f}/{theirs['compile_seconds']:<5.2f}"
+
+
+def print_peer_table(rows: list[dict], peer: str) -> None:
+    """The rows with a `peer` side, and the targets whose chip upstream's pipeline built no kernel for."""
+    compared = [r for r in rows if "peer" in r]
+    print(f"\nours/upstream MLIR 23 ({peer}) per K step of the main loop (same ocloc, same driver options); "
+          "compile s: ours/upstream")
+    print(PEER_HEADER)
+    for r in compared:
+        print(format_peer_row(r, peer))
+    for target in dict.fromkeys(r["target"] for r in compared):
+        mine = [r["peer"][peer] for r in compared if r["target"] == target]
+        if all("skipped" in theirs for theirs in mine):
+            print(f"{target}: upstream's pipeline built no kernel for chip {get_target(target).ocloc_device} "
+                  f"({mine[0]['skipped'] if mine else 'no row'})")
+
+
+def plot(rows, path: pathlib.Path, peer: str | None = None) -> None:
     import matplotlib.pyplot as plt
     built = [r for r in rows if "skipped" not in r]
-    labels = [f"{r['target']} {r['abi']} {r['kernel']} {r['dtype']} {'x'.join(map(str, r['inst_a'] or ['default']))}"
-              + (f" pf{r['prefetch_distance']}" if r["prefetch_distance"] else "") for r in built]
+    labels = [" ".join(label(r).split()) for r in built]
+    compared = [(name, r, r["peer"][peer]) for name, r in zip(labels, built)
+                if "skipped" not in r.get("peer", {}).get(peer, {"skipped": "no peer"})]
+    fig, axes = plt.subplots(1, 3 if compared else 2, figsize=(16 if compared else 11, 4))
     x = np.arange(len(built))
-    fig, (loads, other) = plt.subplots(1, 2, figsize=(11, 4))
-    loads.bar(x - 0.2, [r["loads"] for r in built], 0.4, label="2D loads per K step (iteration)")
-    loads.bar(x + 0.2, [r["min_loads"] for r in built], 0.4, label="minimum")
-    other.bar(x, [r["other_per_dpas"] for r in built], 0.6, label="other instructions per dpas")
-    other.axhline(1, color="k", linewidth=0.8, label="target: 1")
-    for ax in (loads, other):
-        ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=7)
+    axes[0].bar(x - 0.2, [r["loads"] for r in built], 0.4, label="2D loads per K step (iteration)")
+    axes[0].bar(x + 0.2, [r["min_loads"] for r in built], 0.4, label="minimum")
+    axes[1].bar(x, [r["other_per_dpas"] for r in built], 0.6, label="other instructions per dpas")
+    axes[1].axhline(1, color="k", linewidth=0.8, label="target: 1")
+    ticks = [(axes[0], labels), (axes[1], labels)]
+    if compared:
+        xp = np.arange(len(compared))
+        axes[2].bar(xp - 0.2, [r["other"] for _, r, _ in compared], 0.4, label="other per K step: ours")
+        axes[2].bar(xp + 0.2, [theirs["other"] for _, _, theirs in compared], 0.4, label=f"upstream MLIR ({peer})")
+        ticks.append((axes[2], [name for name, _, _ in compared]))
+    for ax, names in ticks:
+        ax.set_xticks(np.arange(len(names)), names, rotation=60, ha="right", fontsize=7)
         ax.legend()
     fig.tight_layout()
     fig.savefig(path)
@@ -213,11 +319,14 @@ def plot(rows, path: pathlib.Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", nargs="+", default=sorted({t for t, _ in COMBOS}))
+    parser.add_argument("--peer", choices=PEERS, help="set another compiler's build of each spirv row beside ours")
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--png", type=pathlib.Path)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "tests"))  # test_passes imports the tests' conftest helpers
-    gemm = load_module("test_passes", "tests/test_passes.py").gemm
+    if args.peer and upstream_mlir.mlir_opt() is None:
+        parser.error("--peer mlir needs mlir-opt 23 (python -m xetile_jit install-gpu-compiler --with-mlir)")
+    sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests/transforms")]  # test_passes imports the tests' conftest
+    gemm = load_module("test_passes", "tests/transforms/test_passes.py").gemm
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         os.environ["XETILE_CACHE_DIR"] = cache
@@ -229,18 +338,21 @@ def main() -> None:
             if not ocloc.available(get_target(target, abi)):
                 print(f"{target:<7} {abi:<6} skipped: no GPU compiler for this ABI is installed")
                 continue
-            for dtype, inst_a, prefetch in VARIANTS:
-                rows.append(row(gemm, target, abi, dtype, inst_a, prefetch))
+            peer = args.peer if abi == "spirv" else None
+            for dtype, inst_a, prefetch, constexpr_k in VARIANTS:
+                rows.append(row(gemm, target, abi, dtype, inst_a, prefetch, constexpr_k, peer))
                 print(format_row(rows[-1]), flush=True)
             for kernel in FUSED:
-                rows.append(fused_row(kernel, target, abi))
+                rows.append(fused_row(kernel, target, abi, peer))
                 print(format_row(rows[-1]), flush=True)
+    if args.peer:
+        print_peer_table(rows, args.peer)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
     if args.png and find_spec("matplotlib") is None:
         print("matplotlib is not installed: no PNG written")
     elif args.png:
-        plot(rows, args.png)
+        plot(rows, args.png, args.peer)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import sys
 import pytest
 from test_passes import gemm
 
-from xetile_jit.toolchain import ocloc
+from xetile_jit.toolchain import ocloc, upstream_mlir
 from xetile_jit.target.targets import get_target
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
@@ -92,3 +92,21 @@ def test_fused_rows_have_the_minimal_dpas_and_no_spill(kernel, target):
         "app2.2": (8, 5, 0, 256), "fa-hd128": (32, 20, 0, 256)}[kernel]
     assert "d32t:8" in row["load_kinds"] and not row["scratch"]
     assert bench.format_row(row).split()[2] == kernel
+
+
+def test_peer_row_sets_upstream_mlir_beside_ours():
+    """--peer mlir, the tutorial GEMM (f16, runtime K) on xe-hpc: the export through upstream's pipeline, built by
+    the same ocloc with our driver options, has the same 32x64x32 / 8x16x16 = 32 dpas and 3 loads (A 1, B 2 VNNI)
+    per K step as ours, in the same 256 GRFs, neither spilling; a kernel the export cannot express (tf32) names its
+    reason."""
+    if not ocloc.available(get_target("xe-hpc", "spirv")) or upstream_mlir.mlir_opt() is None:
+        pytest.skip("needs the current ocloc and mlir-opt 23 (install-gpu-compiler --with-mlir)")
+    row = bench.row(gemm, "xe-hpc", "spirv", "f16", None, peer="mlir")
+    theirs = row["peer"]["mlir"]
+    assert (row["dpas"], theirs["dpas"], row["min_dpas"], row["loads"], theirs["loads"]) == (32, 32, 32, 3, 3)
+    assert (row["grf_count"], theirs["grf_count"], row["spill_bytes"], theirs["spill_bytes"]) == (256, 256, 0, 0)
+    assert theirs["compile_seconds"] > 0 and theirs["other"] > 0
+    cells = bench.format_peer_row(row, "mlir").split()
+    assert cells[7:12] == ["pvc", "32/32", "1.00", "3/3", "1.00"]
+    tf32 = bench.row(gemm, "xe-hpc", "spirv", "tf32", None, peer="mlir")
+    assert "export: dpas on VNNI-packed 8-bit B or with tf32" in bench.format_peer_row(tf32, "mlir")
