@@ -62,7 +62,7 @@ from common import ROOT, load_module
 
 import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc, upstream_mlir
-from xetile_jit.toolchain.isa_stats import block_messages, counts, innermost_loops
+from xetile_jit.toolchain.isa_stats import block_messages, innermost_loops, spills
 from xetile_jit.target.targets import get_target
 
 TILE = dict(BM=256, BN=256, sg_layout=[8, 4], sg_data=[32, 64])
@@ -209,7 +209,7 @@ def figures(isa: str, grf_count: int, spill_bytes: int | None, least: Minimum) -
     return {"unroll": unroll, "loop": asdict(loop), "dpas": loop.dpas / unroll, "loads": loop.loads / unroll,
             "load_kinds": " ".join(sorted(kinds)), "prefetches": loop.prefetches / unroll,
             "other": loop.other / unroll, "other_per_dpas": loop.other_per_dpas,
-            "scratch": counts(isa.splitlines()).scratch > 0, "grf_count": grf_count,
+            "scratch": spills(isa) > 0, "grf_count": grf_count,
             "spill_bytes": spill_bytes}
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from xetile_jit.toolchain import ocloc
-from xetile_jit.toolchain.isa_stats import innermost_loops
+from xetile_jit.toolchain.isa_stats import innermost_loops, spills
 from xetile_jit.target.targets import get_target
 from xetile_jit.ir.attrs import Layout
 from conftest import tutorial
@@ -39,7 +39,7 @@ def test_gemm_for_pvc_uses_dpas_and_block_io(dtype, abi):
     assert isa.count("dpas.8x8 (16|M0)") == 4 * 4 * 2
     assert any("load_block2d" in s for s in sends) and any("store_block2d" in s for s in sends)
     assert "calla" not in isa
-    assert compiled.build_options == "-ze-opt-large-register-file" and "scratch" not in isa  # no spills
+    assert compiled.build_options == "-ze-opt-large-register-file" and spills(isa) == 0
 
 
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
@@ -59,7 +59,7 @@ def test_gemm_main_loop_is_at_the_hardwares_minimum(target, dtype):
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
     assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0)
     assert loop.messages == {"load d16 rd31": 1, "load d16v rd31": 2} and loop.other <= loop.dpas
-    assert "scratch" not in isa and "calla" not in isa
+    assert spills(isa) == 0 and "calla" not in isa
 
 
 def tf32_gemm(target: str, bk: int = 16, precision: str = "tf32", b_order: str = "C"):
@@ -86,7 +86,7 @@ def test_tf32_gemm_main_loop_is_at_the_hardwares_minimum(target):
     dpas = [line for line in isa.splitlines() if "dpas." in line]
     assert dpas and all(re.search(r"dpas\.8x8 \(16\|M0\)\s+\S+:f\s+\S+:f\s+\S+:tf32\s+\S+:tf32", line)
                         for line in dpas)
-    assert "scratch" not in isa and "calla" not in isa
+    assert spills(isa) == 0 and "calla" not in isa
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
@@ -100,7 +100,7 @@ def test_tf32_gemm_with_a_column_major_b_reads_it_by_d32_transposed_messages(tar
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
     assert (loop.dpas, loop.loads, loop.other_sends, loop.scratch) == (32, 9, 0, 0)
     assert loop.messages == {"load d32 rd31": 1, "load d32t rd8": 8} and loop.other <= 2 * loop.dpas
-    assert "scratch" not in isa and "calla" not in isa
+    assert spills(isa) == 0 and "calla" not in isa
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
@@ -118,7 +118,7 @@ def test_f16_gemm_with_a_column_major_a_reads_it_by_d32_transposed_messages(targ
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
     assert (loop.dpas, loop.other_sends, loop.scratch) == (32, 0, 0)
     assert loop.messages.get("load d32t rd4") == 8 and loop.other <= 4 * loop.dpas
-    assert "scratch" not in isa and "calla" not in isa
+    assert spills(isa) == 0 and "calla" not in isa
 
 
 @pytest.mark.parametrize("precision", ["ieee", "tf32"])
@@ -151,7 +151,7 @@ def test_batched_gemm_main_loop_has_no_element_path():
                                 sg_data=[32, 64]).asm["isa"]
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
     assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0) and loop.other <= loop.dpas
-    assert "scratch" not in isa
+    assert spills(isa) == 0
 
 
 def test_column_major_b_is_read_by_d32_transposed_messages(abi):
@@ -164,7 +164,7 @@ def test_column_major_b_is_read_by_d32_transposed_messages(abi):
     loads = [line for line in compiled.asm["isa"].splitlines() if "load_block2d" in line]
     # per subgroup and K step: B is 32x64, four 16x16 blocks along N, two along K
     assert sum("load_block2d.ugm.d32t" in line for line in loads) == 4 * 2
-    assert compiled.asm["isa"].count("dpas.8x8 (16|M0)") == 4 * 4 * 2 and "scratch" not in compiled.asm["isa"]
+    assert compiled.asm["isa"].count("dpas.8x8 (16|M0)") == 4 * 4 * 2 and spills(compiled.asm["isa"]) == 0
 
 
 def test_a_cached_compile_made_without_the_gpu_compiler_is_not_reused_once_it_is_installed(tmp_path, monkeypatch):
@@ -256,7 +256,7 @@ def test_gemm_with_prefetch_distance_prefetches_in_the_main_loop(target):
     assert (loop.dpas, loop.loads, loop.prefetches, loop.scratch) == (32, 3, 3, 0) and loop.other <= loop.dpas
     prefetches = [line for line in isa.splitlines() if "send" in line and " null " in line and "load_block2d" in line]
     assert prefetches and all(line.rstrip().endswith(".ca.ca") for line in prefetches)
-    assert "scratch" not in isa and "calla" not in isa
+    assert spills(isa) == 0 and "calla" not in isa
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
@@ -280,7 +280,7 @@ def test_a_column_major_b_of_32_elements_a_lane_is_read_by_d32_transposed_messag
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
     assert (loop.dpas, loop.other_sends, loop.scratch) == (32 if dtype == np.float16 else 16, 0, 0)
     assert loop.messages == messages and loop.other <= 2 * loop.dpas
-    assert "scratch" not in isa and "calla" not in isa
+    assert spills(isa) == 0 and "calla" not in isa
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
@@ -299,7 +299,7 @@ def test_int8_gemm_main_loop_is_at_the_hardwares_minimum(target):
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
     assert (loop.dpas, loop.loads, loop.scratch) == (32, 3, 0)
     assert loop.messages == {"load d8 rd31": 1, "load d8v rd31": 2} and loop.other <= loop.dpas
-    assert "scratch" not in isa and "calla" not in isa
+    assert spills(isa) == 0 and "calla" not in isa
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])

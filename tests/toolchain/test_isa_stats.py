@@ -9,7 +9,7 @@ from conftest import tutorial
 from xetile_jit.target.targets import get_target
 from xetile_jit.toolchain import ocloc
 from xetile_jit.toolchain.isa_stats import (BlockMessage, block_messages, dpas_count, format_summary, innermost_loops,
-                                            one_line, summary)
+                                            one_line, spills, summary)
 
 ISA = """\
 L0:
@@ -70,6 +70,7 @@ def test_summary_of_a_kernel_and_its_loops():
 def test_xe2_scratch_surface_messages_are_spills():
     stats = json.loads(summary(XE2_SPILLS, 128, 5632, {}))
     assert (stats["kernel"]["other_sends"], stats["kernel"]["scratch"]) == (3, 2)
+    assert (spills(XE2_SPILLS), spills(SPILLS), spills(ISA)) == (2, 2, 0)
 
 
 @pytest.mark.skipif(not ocloc.available(get_target("xe2")), reason="the current ocloc is not installed")

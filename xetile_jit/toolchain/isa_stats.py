@@ -65,6 +65,11 @@ _JUMP = re.compile(r"\b(?:jmpi|goto|while)\b.*\b(L\d+)\b")
 _MARK = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:sync|nop|illegal)\b")
 
 
+def spills(isa: str) -> int:
+    """The spill and fill messages of `isa`, on either stack and every target."""
+    return counts(isa.splitlines()).scratch
+
+
 def counts(lines: list[str]) -> Counts:
     text = "\n".join(lines)
     messages = block_messages(text)
