@@ -172,7 +172,8 @@ def test_gemm_through_upstream_pipeline(options, prefetches):
 def test_gemm_zebin_through_upstream_pipeline_keeps_the_grf_mode():
     """upstream_mlir.gpu_build: the pipeline's own ocloc build for bmg takes our driver options: 256 GRFs and no
     spill with the large register file, IGC's default 128 GRFs spilling otherwise (its spill and fill messages
-    counted); ptl is a chip upstream's pipeline does not lay out for, its first error the reason."""
+    counted); ptl is a chip upstream's pipeline does not lay out for, its first error the reason. Two driver options
+    are refused (the pipeline quotes them to ocloc, and IGC then missed the large register file)."""
     text = gemm(target="xe2").asm["mlir"]
     large = upstream_mlir.gpu_build(text, get_target("xe2"), LARGE_GRF).build
     loop = isa_stats.innermost_loops(large.isa)[0]
@@ -183,6 +184,8 @@ def test_gemm_zebin_through_upstream_pipeline_keeps_the_grf_mode():
     with pytest.raises(upstream_mlir.MlirError) as refused:
         upstream_mlir.gpu_build(text, get_target("xe3"), LARGE_GRF)
     assert refused.value.reason == "Failed to update operation with the layout."
+    with pytest.raises(NotImplementedError, match="more than one driver option"):
+        upstream_mlir.gpu_build(text, get_target("xe2"), f"{LARGE_GRF} -cl-fast-relaxed-math")
 
 
 PIPELINED = {"vector-add": vector_add, "batched-gemm": batched_gemm, "column-sum": column_sum}
