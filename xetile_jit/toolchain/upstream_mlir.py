@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -40,10 +41,12 @@ def run_mlir_opt(text: str, *options: str) -> str:
     tool = mlir_opt()
     if tool is None:
         raise MlirError("mlir-opt is not installed (python -m xetile_jit install-gpu-compiler --with-mlir)")
-    # the pipeline without binary-format=isa builds its SPIR-V with the first ocloc on the PATH: the current stack's
+    # the pipeline without binary-format=isa builds its SPIR-V with the first ocloc on the PATH (the current
+    # stack's, here) in files under TMPDIR, some of which it leaves: a directory of its own, removed after
     ocloc_dir = os.path.dirname(gpu_compiler.find_tool("ocloc") or "")
-    env = dict(os.environ, PATH=os.pathsep.join(filter(None, (ocloc_dir, os.environ.get("PATH")))))
-    result = subprocess.run([tool, *options, "-"], input=text, capture_output=True, text=True, env=env)
+    with tempfile.TemporaryDirectory() as work:
+        env = dict(os.environ, PATH=os.pathsep.join(filter(None, (ocloc_dir, os.environ.get("PATH")))), TMPDIR=work)
+        result = subprocess.run([tool, *options, "-"], input=text, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise MlirError(f"mlir-opt {' '.join(options)} failed:\n{result.stderr}")
     return result.stdout
