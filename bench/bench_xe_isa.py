@@ -189,8 +189,8 @@ def measured(result: dict, least: Minimum, build, peer: str | None = None) -> di
     start = time.perf_counter()
     try:
         kernel = build()
-    except (NotImplementedError, xetile.CompilationError) as error:
-        return result | {"skipped": f"{type(error).__name__}: {str(error).splitlines()[0]}"}
+    except (NotImplementedError, xetile.CompilationError) as error:  # no kernel to export either
+        return result | {"skipped": reason(error)} | ({"peer": {peer: {"skipped": "ours skipped"}}} if peer else {})
     seconds = time.perf_counter() - start
     stats = json.loads(kernel.asm["isa_stats"])
     result |= figures(kernel.asm["isa"], stats["grf_count"], stats["spill_bytes"], least) | {
@@ -208,9 +208,8 @@ def figures(isa: str, grf_count: int, spill_bytes: int | None, least: Minimum) -
     kinds = Counter(f"{m.data}:{m.grfs}" for m in block_messages(isa) if m.kind == "load")
     return {"unroll": unroll, "loop": asdict(loop), "dpas": loop.dpas / unroll, "loads": loop.loads / unroll,
             "load_kinds": " ".join(sorted(kinds)), "prefetches": loop.prefetches / unroll,
-            "other": loop.other / unroll, "other_per_dpas": loop.other_per_dpas,
-            "scratch": spills(isa) > 0, "grf_count": grf_count,
-            "spill_bytes": spill_bytes}
+            "other": loop.other / unroll, "other_per_dpas": loop.other_per_dpas, "scratch": spills(isa) > 0,
+            "grf_count": grf_count, "spill_bytes": spill_bytes}
 
 
 def upstream_figures(kernel, target, least: Minimum) -> dict:
@@ -285,10 +284,10 @@ def print_peer_table(rows: list[dict], peer: str) -> None:
     for r in compared:
         print(format_peer_row(r, peer))
     for target in dict.fromkeys(r["target"] for r in compared):
-        mine = [r["peer"][peer] for r in compared if r["target"] == target]
-        if all("skipped" in theirs for theirs in mine):
+        builds = [r["peer"][peer] for r in compared if r["target"] == target]
+        if all("skipped" in theirs for theirs in builds):
             print(f"{target}: upstream's pipeline built no kernel for chip {get_target(target).ocloc_device} "
-                  f"({mine[0]['skipped'] if mine else 'no row'})")
+                  f"({builds[0]['skipped']})")
 
 
 def plot(rows, path: pathlib.Path, peer: str | None = None) -> None:

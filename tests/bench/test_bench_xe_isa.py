@@ -65,6 +65,8 @@ def test_tf32_row_is_at_the_minimum():
 def test_a_compile_error_is_a_skipped_row_with_its_reason():
     row = bench.row(gemm, "xe-hpc", "legacy", "f16", [32, 16])
     assert "SPIR-V vectors have at most 16" in row["skipped"] and row["min_dpas"] == 32
+    with_peer = bench.row(gemm, "xe-hpc", "legacy", "f16", [32, 16], peer="mlir")  # no kernel: no export either
+    assert "skipped (ours): CompilationError" in bench.format_peer_row(with_peer, "mlir")
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
