@@ -27,7 +27,8 @@ def test_dpas_blocks_follow_the_target_shape(rng, dtype, acc, k_block, b_block):
     load), as the hardware takes it: DPAS takes it without repacking (no `vnni_b` words)."""
     m, n, k = 16, 32, 64
     a, b, c = rand(rng, (m, k), dtype), rand(rng, (k, n), dtype), np.zeros((m, n), acc)
-    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k, target="numpy").func, "xegpu-blocked")["xegpu-blocked"]
+    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k, target="numpy").func, "xegpu-blocked",
+                 num_subgroups=1)["xegpu-blocked"]  # one subgroup holds every block
     text = print_func(func)
     mlir = {np.float16: "f16", np.float32: "f32", np.int8: "i8", np.uint8: "ui8"}[dtype]
     dpas = re.findall(r"xegpu.dpas .* : (vector<[^>]*>), (vector<[^>]*>)", text)
@@ -91,7 +92,8 @@ def test_tile_mma_of_any_shape_pads_to_dpas_blocks(rng, dtype, acc, m, n, k):
     """K padding is zeroed in both operands (masks, or regrouping into zeros for 8x8x8), the result's padding
     is never stored (valid)."""
     a, b, c = rand(rng, (m, k), dtype), rand(rng, (k, n), dtype), np.full((m, n), 7, acc)
-    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k, target="numpy").func, "xegpu-blocked")["xegpu-blocked"]
+    func = lower(mma.warmup(a, b, c, M=m, N=n, K=k, target="numpy").func, "xegpu-blocked",
+                 num_subgroups=1)["xegpu-blocked"]  # one subgroup holds every block
     text = print_func(func)
     if m != 8:
         assert "vector.constant_mask" in text and "{valid = [" in text

@@ -20,7 +20,8 @@ the rows cannot take. S is prod(sg_layout) of the anchors; without any, the laun
 `default_subgroup_count`: enough subgroups that the kernel's largest value takes at most
 Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size / subgroup size),
 halved while that value would not split exactly; where the target keeps rows whole (Target.whole_row_bytes), at
-most its rows unless that takes more than whole_row_bytes a subgroup; 1 for a kernel with a tile_mma. The
+most its rows unless that takes more than whole_row_bytes a subgroup; for a kernel with a tile_mma, its largest
+result's count, halved until each piece is whole DPAS blocks (1 when the kernel also reduces). The
 layout is the contract: wg-to-sg and the later passes read S from it.
 """
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Callable
 from ...ir import core_ops as C
 from ...ir import scatter_ops as SC
 from ...ir import xetile_ops as X
+from ...ir.combine_ops import CombineOp
 from ...ir.analysis import UnionFind, carried_groups
 from ...ir.attrs import Layout
 from ...ir.core import FuncOp, Operation, Value, walk
@@ -89,18 +91,39 @@ def value_bytes(v: Value) -> int:
 
 def default_subgroup_count(ops: list[Operation], target: Target) -> int:
     """The subgroups of a kernel without anchors or `num_subgroups`: Target.default_subgroups of its largest value,
-    halved while that value's default layout would hold copies (an odd shape is better on fewer subgroups). A
-    kernel with a tile_mma keeps one subgroup: rows split for a row reduction are not DPAS blocks, so its layout
-    is the launch's sg_layout/sg_data (or num_subgroups) to give."""
+    halved while that value's default layout would hold copies (an odd shape is better on fewer subgroups). In a
+    kernel with a tile_mma that value is its largest result, halved also while a piece is not whole DPAS blocks
+    (`mma_subgroup_count`), and a tile_mma kernel that also reduces keeps one subgroup: rows split for a row
+    reduction are not DPAS blocks, so its layout is the launch's sg_layout/sg_data (or num_subgroups) to give."""
     values = [v for op in ops for v in op.results if has_layout(v)]
-    if not values or any(isinstance(op, X.TileMMAOp) for op in ops):
+    mmas = [op for op in ops if isinstance(op, X.TileMMAOp)]
+    if not values or mmas and any(isinstance(op, (X.TileReduceOp, CombineOp)) for op in ops):
         return 1
+    if mmas:
+        return mma_subgroup_count(mmas, target)
     largest = max(values, key=value_bytes)
     subgroups = target.default_subgroups(value_bytes(largest))
     if target.whole_row_bytes:
         rows = 1 << (largest.type.shape[0].bit_length() - 1)
         subgroups = max(min(subgroups, rows), target.default_subgroups(value_bytes(largest), target.whole_row_bytes))
     while subgroups > 1 and copies(default_layout(largest.type.shape, subgroups), largest.type.shape) > 1:
+        subgroups //= 2
+    return subgroups
+
+
+def mma_subgroup_count(mmas: list[X.TileMMAOp], target: Target) -> int:
+    """Subgroups for the largest tile_mma result, each piece of its default layout whole DPAS blocks of every
+    tile_mma (so a 64x64 f32 accumulator is four 16x64 pieces, not 128 DPAS ops on one subgroup)."""
+    largest = max((op.result for op in mmas), key=value_bytes)
+    blocks = [target.dpas_shape(op.operands[0].type.dtype, op.precision)[:2] for op in mmas]
+    subgroups = target.default_subgroups(value_bytes(largest))
+
+    def splits(count: int) -> bool:
+        layout = default_layout(largest.type.shape, count)
+        return copies(layout, largest.type.shape) == 1 and all(
+            layout.sg_data[0] % m == 0 and layout.sg_data[1] % n == 0 for m, n in blocks)
+
+    while subgroups > 1 and not splits(subgroups):
         subgroups //= 2
     return subgroups
 
