@@ -202,15 +202,6 @@ def while_on_a_tile(x):
 
 
 @xetile.kernel
-def break_in_a_loop(x, n):
-    i = 0
-    while i < n:
-        if i > 3:
-            break
-        i += 1
-
-
-@xetile.kernel
 def cas_on_halves(x):
     xetile.atomic_cas(xetile.init_tile(x, [0, 0], [8, 16]), 0, 1)
 
@@ -219,11 +210,6 @@ def test_a_tile_is_no_while_condition():
     with pytest.raises(CompilationError, match="while condition must be a scalar or a one-element vector, the same "
                                                "for the whole workgroup, got vector<8x16xi1>"):
         while_on_a_tile.warmup(np.zeros((8, 16), np.float32), target="numpy")
-
-
-def test_break_names_what_to_write():
-    with pytest.raises(CompilationError, match="break is not supported in a kernel loop; fold the exit into"):
-        break_in_a_loop.warmup(np.zeros((8, 16), np.float32), 5, target="numpy")
 
 
 def test_cas_takes_32_or_64_bit_elements():
