@@ -258,7 +258,7 @@ class Tracer(ast.NodeVisitor):
         scf.while; a compile-time condition otherwise unrolls."""
         if node.orelse:
             raise self.error(node, "while ... else is not supported in a kernel")
-        exits = loop_exits(node.body) - {CONTINUE}
+        exits = loop_exits(node.body)
         entry = self.throwaway(lambda: self.visit(node.test))
         if isinstance(entry, Value) or (exits and entry):
             return self.scf_while(node, lambda: self.visit(node.test), lambda: self.loop_body(node.body), exits)
@@ -500,7 +500,7 @@ class Tracer(ast.NodeVisitor):
         if len(iterations) > MAX_UNROLL:
             raise self.error(node, f"static_range unrolls {len(iterations)} iterations, more than the cap of "
                                    f"{MAX_UNROLL}; use `for ... in range(...)` for a runtime loop")
-        outer_break = self.scope.get(BREAK, MISSING)
+        outer = {f: self.scope.pop(f) for f in (BREAK, CONTINUE) if f in self.scope}  # an enclosing loop's
         self.scope[BREAK] = False
         for i in iterations:
             if self.scope[BREAK] is True or self.exited:
@@ -512,8 +512,7 @@ class Tracer(ast.NodeVisitor):
             else:
                 self.loop_body(node.body)
         self.scope.pop(BREAK)
-        if outer_break is not MISSING:
-            self.scope[BREAK] = outer_break
+        self.scope.update(outer)
 
     def scf_for(self, node, args):
         if not 1 <= len(args) <= 3:
@@ -565,7 +564,7 @@ class Tracer(ast.NodeVisitor):
             self.scope[counter] = self.sem.binary("+", i, step)
 
         self.scope[counter] = lower
-        self.scf_while(node, in_range, body, (exits - {CONTINUE}) | {counter})
+        self.scf_while(node, in_range, body, exits | {counter})
         self.scope.pop(counter)
 
     def carried_values(self, node, bound: dict, flags: dict, body) -> dict:
