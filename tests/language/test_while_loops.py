@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from fuzz.levels import run_levels
+from every_level import run_everywhere
 from spirv_tools import disassemble, validate
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.errors import CompilationError
@@ -19,18 +19,6 @@ from xetile_jit.target.targets import get_target
 from xetile_jit.toolchain import ocloc
 
 ROWS = xetile.Layout(sg_layout=[2, 1], sg_data=[4, 16])   # an 8 x 16 block: two subgroups of four rows
-
-
-def run_everywhere(kern, arrays: dict, grid, *scalars) -> dict:
-    """The arrays (by name) after `kern` in the interpreter on the XeTile IR; asserts that every lowered level of
-    both CPU targets, and their SPIR-V on opencl:cpu, write the same bits."""
-    def make_args():
-        return [(a, a) for a in (x.copy() for x in arrays.values())] + list(scalars)
-
-    assert run_levels(kern, make_args, list(arrays), grid, {}, {}) == []
-    out = {name: a.copy() for name, a in arrays.items()}
-    kern[grid](*out.values(), *scalars, device="numpy")
-    return out
 
 
 # ---- a per-row iteration count read from memory -------------------------------------------------------------
