@@ -2,11 +2,13 @@
 
 Python values (constexprs, literals) are computed at trace time; IR values build ops. `for ... in range`
 becomes scf.for with loop-carried values, `while` on a runtime scalar scf.while, `if` on a runtime scalar
-scf.if, `static_range`, `while` and branches on compile-time values unroll or resolve while tracing. Early exits lower at trace time, so that every later level and the interpreter see only scf.if and loops:
-`break`, `continue` and `return` set flags, hidden names of the scope (BREAK ...) that scf.if results merge and
-loops carry, and the statements after one that may have run go under `if not flag`. The statements after an `if`
-with one branch ending in an exit go into the other branch instead (no flag needed to skip them). A `for` loop
-with a `break` or `return` becomes an scf.while on "in range and not left", so it stops at the exit.
+scf.if, `static_range`, `while` and branches on compile-time values unroll or resolve while tracing.
+
+Early exits lower at trace time, so that every later level and the interpreter see only scf.if and loops: `break`,
+`continue` and `return` set flags, hidden names of the scope (BREAK ...) that scf.if results merge and loops carry,
+and the statements after one that may have run go under `if not flag`. The statements after an `if` with one branch
+ending in an exit go into the other branch instead (no flag needed to skip them). A `for` loop with a `break` or
+`return` becomes an scf.while on "in range and not left", so it stops at the exit.
 """
 from __future__ import annotations
 
@@ -423,10 +425,10 @@ class Tracer(ast.NodeVisitor):
         for name in dict.fromkeys([*then.scope, *other.scope]):
             unset = False if name in EXITS else MISSING  # an exit flag a branch does not set is clear there
             a, b = then.scope.get(name, unset), other.scope.get(name, unset)
-            if a is b:
+            if a is b or not any(isinstance(v, Value) or v is MISSING for v in (a, b)) and a == b:
                 self.scope[name] = a
                 continue
-            if MISSING in (a, b) and not (name == RETURNED or (then if a is MISSING else other).exited):
+            if (a is MISSING or b is MISSING) and not (name == RETURNED or (then if a is MISSING else other).exited):
                 continue
             t = self.merged_type(node, name, a, b)
             if t is not None:
@@ -642,7 +644,8 @@ class Tracer(ast.NodeVisitor):
             return PY_BUILTINS[name]
         if name in PY_INSTEAD:
             raise self.error(node, PY_INSTEAD[name])
-        known = [*(n for n in self.scope if not hidden(n)), *self.function.closure, *self.function.globals, *PY_BUILTINS]
+        known = [*(n for n in self.scope if not hidden(n)), *self.function.closure, *self.function.globals,
+                 *PY_BUILTINS]
         raise self.error(node, f"name '{name}' is not defined{did_you_mean(name, known)}")
 
     def outer_value(self, name: str) -> tuple[str, object] | None:

@@ -235,9 +235,9 @@ def check_divergent_barriers(func: FuncOp) -> None:
             raise op.error("a workgroup barrier in a branch or loop on subgroup_id() waits forever for the subgroups "
                            "that do not take it: barrier() and ops that exchange data between subgroups (reductions "
                            "across them, layout conversions, reshapes that move elements between rows, slicing, cat, "
-                           "flip) belong outside it. A `break`, `continue` or `return` on such a value makes the rest of its "
-                           "loop or function such a branch: decide exits on values the whole workgroup shares "
-                           "(program_id, arguments, scalars loaded from memory, reductions over the whole tile)",
+                           "flip) belong outside it. A `break`, `continue` or `return` on such a value makes the "
+                           "rest of its loop or function such a branch: decide exits on values the whole workgroup "
+                           "shares (program_id, arguments, scalars loaded from memory)",
                            "every subgroup reaches a workgroup barrier")
 
 
