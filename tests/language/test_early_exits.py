@@ -195,11 +195,23 @@ def test_a_for_with_break_is_an_scf_while_at_every_level():
         assert print_func(parse_func(printed)) == printed, name
 
 
+GUARDED_ROWS_ARGS = (np.zeros((48, 16), np.int32), np.zeros((48, 16), np.int32), np.zeros(6, np.int32), 40)
+
+
+def test_exit_flags_are_values_only_where_something_reads_them():
+    """No `continue` flag leaves its iteration, `while True` tests the `break` flag alone, and the kernel's first
+    `if ...: return` (the rest of the kernel its else branch) yields no flag."""
+    text = print_func(collatz_steps.warmup(np.zeros(5, np.int32), np.zeros((5, 16), np.int32), target="numpy").func)
+    assert "continue" not in text and "scf.while (%n = %2, %steps = %3, %break = %4)" in text
+    assert "arith.xori %break, %6 : i1\n    scf.condition(%7)" in text
+    text = print_func(guarded_rows.warmup(*GUARDED_ROWS_ARGS, target="numpy").func)
+    first_if = next(line for line in text.splitlines() if "scf.if" in line)
+    assert first_if == "  scf.if %3 {" and "scf.while (%v = %17#0, %i = %30, %return = %33)" in text
+
+
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
 def test_early_exits_build_for_gpus(target):
-    for kern, args in [(doublings, DOUBLINGS_ARGS),
-                       (guarded_rows, (np.zeros((48, 16), np.int32), np.zeros((48, 16), np.int32),
-                                       np.zeros(6, np.int32), 40))]:
+    for kern, args in [(doublings, DOUBLINGS_ARGS), (guarded_rows, GUARDED_ROWS_ARGS)]:
         compiled = kern.warmup(*args, target=target)
         assert "br i1" in compiled.asm["llir"] and compiled.asm["spirv"]
         if ocloc.available(get_target(target)):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import CompilationError, Loc, did_you_mean
 from ..ir import core_ops as C
-from ..ir.core import Block, Value
+from ..ir.core import Block, Value, walk
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from ..runtime.args import python_scalar
 from ..language import dsl, pointers, shapes
@@ -119,6 +119,30 @@ def loop_exits(stmts) -> set[str]:
     return found
 
 
+def drop_unread_results(block: Block) -> None:
+    """Drops the scf.if results nothing reads, and the constants only their yields read: the exit flags that reach
+    the end of a function or of a loop iteration, where nothing is left for them to skip. Until none is left, since
+    dropping one may leave another (that fed its yield) unread."""
+    ifs = [op for op in walk(block) if isinstance(op, C.IfOp)]
+    while sum(drop_unread(op) for op in ifs):
+        pass
+
+
+def drop_unread(op: C.IfOp) -> bool:
+    keep = [i for i, v in enumerate(op.results) if v.uses]
+    if len(keep) == len(op.results):
+        return False
+    op.results = [op.results[i] for i in keep]
+    for region in op.regions:
+        yield_op = region.block.terminator
+        fed = yield_op.operands
+        yield_op.set_operands([fed[i] for i in keep])
+        for v in fed:
+            if isinstance(v.owner, C.ConstantOp) and not v.uses:
+                v.owner.erase()
+    return True
+
+
 @dataclass
 class Branch:
     """A traced branch of an scf.if: its block, the scope at its end, and whether it ended in an exit."""
@@ -144,7 +168,9 @@ class Tracer(ast.NodeVisitor):
     # ---- driver --------------------------------------------------------------------------
     def trace(self):
         with activate(self.sem):
-            return self.trace_function()
+            value = self.trace_function()
+        drop_unread_results(self.sem.builder.block)
+        return value
 
     def trace_function(self):
         """The function's body; its returned value (None if it returns none)."""
@@ -316,7 +342,11 @@ class Tracer(ast.NodeVisitor):
         left = self.any_of(flags)
         go, stop = Block(), Block()
         with self.sem.builder.at_end_of(go):
-            self.sem.builder.create(C.YieldOp, [self.while_condition(test_node, test())])
+            value = test()
+        if not isinstance(value, Value) and not go.ops:  # `while True:`: the flags alone decide
+            return self.sem.invert(left) if value else self.sem.to_value(False)
+        with self.sem.builder.at_end_of(go):
+            self.sem.builder.create(C.YieldOp, [self.while_condition(test_node, value)])
         with self.sem.builder.at_end_of(stop):
             self.sem.builder.create(C.YieldOp, [self.sem.to_value(False)])
         self.sem.builder.loc = self.function.loc(node)
