@@ -95,6 +95,25 @@ def test_break_in_static_range(n, added):
     np.testing.assert_array_equal(y, x + added)
 
 
+@xetile.kernel
+def constexpr_break(x, y, n, ONCE: xetile.constexpr):
+    """A `break` under a compile-time condition: the loop's flag is a constant."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16], layout=ROWS))
+    for i in range(n):
+        v = v + 1
+        if ONCE:
+            break
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 16], layout=ROWS), v)
+
+
+@pytest.mark.parametrize("once, added", [(True, 1), (False, 5)])
+def test_break_on_a_compile_time_condition(once, added):
+    x = np.arange(128, dtype=np.int32).reshape(8, 16)
+    y = np.zeros_like(x)
+    constexpr_break[(1,)](x, y, 5, ONCE=once, device="numpy")
+    np.testing.assert_array_equal(y, x + added)
+
+
 # ---- return: early exit of the kernel and of called kernels ------------------------------------------------------
 @xetile.kernel
 def guarded_rows(x, y, limits, rows):
