@@ -201,6 +201,28 @@ def test_called_kernels_return_early(rng):
     np.testing.assert_array_equal(out["y"], y * np.repeat([1, 1, 2, 2], 8)[:, None])
 
 
+@xetile.kernel
+def five_or_seven(n, EARLY: xetile.constexpr):
+    """5 from inside the loop when EARLY (a return under a compile-time condition), 7 when the loop runs none."""
+    for i in range(n):
+        if EARLY:
+            return 5
+    return 7
+
+
+@xetile.kernel
+def store_five_or_seven(out, n, EARLY: xetile.constexpr):
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), xetile.full([1, 16], five_or_seven(n, EARLY),
+                                                                          xetile.int32))
+
+
+@pytest.mark.parametrize("early, n, want", [(True, 0, 7), (True, 3, 5), (False, 3, 7)])
+def test_a_compile_time_return_inside_a_loop_that_may_run_no_iteration(early, n, want):
+    out = np.zeros((1, 16), np.int32)
+    store_five_or_seven[(1,)](out, n, EARLY=early, device="numpy")
+    assert (out == want).all()
+
+
 # ---- IR and GPU builds --------------------------------------------------------------------------------------------
 DOUBLINGS_ARGS = (np.zeros(4, np.int32), np.zeros((32, 16), np.int32), np.zeros((32, 16), np.int32), 7)
 

@@ -312,8 +312,9 @@ class Tracer(ast.NodeVisitor):
 
     def scf_while(self, node, test, body, exits: set):
         """scf.while: `test()` in the before region (skipped once an exit flag is set), `body()` in the after
-        region. `exits`: the flags the body may set that end the loop, carried with the names the body assigns."""
-        flags = {f: self.scope.get(f, None if f == RETURNED else False) for f in exits}
+        region. `exits`: hidden names carried besides those the body assigns: the flags the body may set that end
+        the loop (from loop_exits), a `for` loop's counter."""
+        flags = {f: self.scope.get(f, None if f == RETURNED else False) for f in sorted(exits)}  # set order varies
         carried = self.carried_values(node, {}, flags, body)
         names = list(carried)
         op = self.sem.builder.create(C.WhileOp, list(carried.values()), [ir_name(n) for n in names])
@@ -365,7 +366,8 @@ class Tracer(ast.NodeVisitor):
 
     def close_loop(self, node, before: dict, names, results) -> None:
         """After a loop: names it defined are loop locals, carried names take its results (its own `break`
-        flag ends with it)."""
+        flag ends with it). What follows runs: the loop may have run no iteration."""
+        self.exited = False
         for name in set(self.scope) - set(before):
             if not hidden(name):
                 self.loop_locals[name] = node.lineno + self.function.line_offset
@@ -618,31 +620,40 @@ class Tracer(ast.NodeVisitor):
 
     def materialize_python_inits(self, node, inits: dict, bound: dict, body) -> None:
         """A Python number the loop reassigns becomes a value of the type the body gives it (a returned value not
-        yet set, a zero of the type the body returns)."""
+        yet set, a zero of the type the body returns; not carried where the body returns none)."""
         pending = [n for n, v in inits.items() if not isinstance(v, Value)]
         if not pending:
             return
-        types = self.dry_run_types(inits, bound, body)
+        types = self.dry_run_types(node, inits, bound, body)
         for name in pending:
             t = types.get(name)
             value = inits[name]
             if value is None:
                 if t is None:
-                    raise self.error(node, "a `return` in this loop returns a Python object; only numbers, vectors "
-                                           "and tiles can be returned from inside a loop")
+                    del inits[name]
+                    continue
                 value = 0
             if t is None:
                 t = ScalarType(default_dtype(value))
             inits[name] = self.carry(value, t)
 
-    def dry_run_types(self, inits: dict, bound: dict, body) -> dict:
-        """Trace the body once into a throwaway block to see what type each carried name ends with."""
+    def dry_run_types(self, node, inits: dict, bound: dict, body) -> dict:
+        """Trace the body once into a throwaway block to see what type each carried name ends with (a number
+        returned under a compile-time condition, its default type)."""
         def trace():
             self.scope.update(bound)
             self.scope.update((n, Value(v.type)) for n, v in inits.items() if isinstance(v, Value))
             self.scope.update((f, False) for f in (BREAK, RETURN) if f in inits)
             body()
-            return {n: self.scope[n].type for n in inits if isinstance(self.scope.get(n), Value)}
+            types = {n: self.scope[n].type for n in inits if isinstance(self.scope.get(n), Value)}
+            returned = self.scope.get(RETURNED)
+            if RETURNED in inits and returned is not None and not isinstance(returned, Value):
+                if not is_py_scalar(returned):
+                    raise self.error(node, f"a `return` in this loop returns a {type(returned).__name__}; only "
+                                           "numbers, vectors and tiles can be returned from inside a loop: set "
+                                           "names in the loop, `break`, and return them after it")
+                types[RETURNED] = ScalarType(default_dtype(returned))
+            return types
         return self.throwaway(trace)
 
     def carry_checked(self, node, name: str, value, t) -> Value:
