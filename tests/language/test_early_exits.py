@@ -77,6 +77,42 @@ def test_while_true_with_break_and_continue():
 
 
 @xetile.kernel
+def odd_sums(x, out, n):
+    """Nested loops, each with its own exits: for each x[i] >= 0 (a `continue` skips the others) the odd numbers up
+    to x[i] (a `while True` left by a `break`, even ones skipped by a `continue`), until the total passes 50."""
+    total = 0
+    for i in range(n):
+        if x[i] < 0:
+            continue
+        j = 0
+        while True:
+            j += 1
+            if j > x[i]:
+                break
+            if j % 2 == 0:
+                continue
+            total += j
+        if total > 50:
+            break
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), xetile.full([1, 16], total, xetile.int32))
+
+
+def expected_odd_sums(x) -> int:
+    total = 0
+    for v in x[x >= 0]:
+        total += sum(range(1, int(v) + 1, 2))
+        if total > 50:
+            break
+    return total
+
+
+def test_nested_loops_with_their_own_exits():
+    x = np.array([3, -2, 7, 0, 11, 9, 5, -1, 13, 2], np.int32)
+    out = run_everywhere(odd_sums, {"x": x, "out": np.zeros((1, 16), np.int32)}, (1,), 10)
+    assert (out["out"] == expected_odd_sums(x)).all() and expected_odd_sums(x) == 56
+
+
+@xetile.kernel
 def static_break(x, y, n):
     """A runtime `break` in an unrolled loop: the iterations after it run under `if not` its flag."""
     v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16], layout=ROWS))
