@@ -13,7 +13,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import rand
-from fuzz.levels import run_levels
+from every_level import run_everywhere
 from xetile_jit.ir import core_ops as C
 from xetile_jit.ir.core import Value
 from xetile_jit.ir.parser import parse_func
@@ -33,18 +33,6 @@ def with_specials(rng, shape) -> np.ndarray:
     x = rand(rng, shape, np.float32)
     x.flat[:: 5] = np.resize(SPECIALS, x.flat[:: 5].shape)
     return x
-
-
-def run_everywhere(kern, arrays: dict, *scalars, **consts) -> dict:
-    """The arrays (by name) after `kern` in the interpreter on the XeTile IR; asserts that every lowered level of
-    both CPU targets, and their SPIR-V on opencl:cpu, write the same bits."""
-    def make_args():
-        return [(a, a) for a in (x.copy() for x in arrays.values())] + list(scalars)
-
-    assert run_levels(kern, make_args, list(arrays), GRID, consts, {}) == []
-    out = {name: a.copy() for name, a in arrays.items()}
-    kern[GRID](*out.values(), *scalars, device="numpy", **consts)
-    return out
 
 
 @xetile.kernel
@@ -74,7 +62,7 @@ def bit_cast_case(rng):
 
 def test_bit_casts_reinterpret_the_bits(rng):
     kern, arrays, scalars = bit_cast_case(rng)
-    out = run_everywhere(kern, arrays, *scalars)
+    out = run_everywhere(kern, arrays, GRID, *scalars)
     x, h = arrays["x"], arrays["h"]
     np.testing.assert_array_equal(out["bits"], x.view(np.int32) ^ scalars[0].view(np.int32))
     np.testing.assert_array_equal(out["magnitude"].view(np.int32), x.view(np.int32) & 0x7FFFFFFF)
@@ -129,7 +117,7 @@ def bias_rows(x, bias, y, z):
 def test_a_1d_vector_broadcasts_against_a_2d_one_along_the_last_axis(rng):
     x, bias = rand(rng, (M, N), np.float32), rand(rng, (N,), np.float32)
     arrays = {"x": x, "bias": bias, "y": np.zeros((M, N), np.float32), "z": np.zeros((M, N), np.float32)}
-    out = run_everywhere(bias_rows, arrays)
+    out = run_everywhere(bias_rows, arrays, GRID)
     np.testing.assert_array_equal(out["y"], x * np.float32(2) + bias)
     np.testing.assert_array_equal(out["z"], np.where(np.arange(N) % 3 == 0, np.maximum(x, bias), bias - x))
 
@@ -176,7 +164,7 @@ def test_small_integer_sums_accumulate_in_32_bits_and_nan_follows_propagate_nan(
               "u_sums": np.zeros((2, 1), np.uint32), "wrapped": np.zeros((M, 1), np.int8),
               "counts": np.zeros((M, 1), np.uint32),
               **{k: np.zeros((M, N), np.float32) for k in ("most", "most_num", "least_num")}}
-    out = run_everywhere(sums_and_extremes, arrays)
+    out = run_everywhere(sums_and_extremes, arrays, GRID)
     wide = q.astype(np.int32)
     np.testing.assert_array_equal(out["sums"], wide.sum(1, keepdims=True))
     assert np.abs(out["sums"]).max() > 127   # beyond int8: the old rule wrapped these

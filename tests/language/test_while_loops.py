@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from fuzz.levels import run_levels
+from every_level import run_everywhere
 from spirv_tools import disassemble, validate
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.errors import CompilationError
@@ -19,18 +19,6 @@ from xetile_jit.target.targets import get_target
 from xetile_jit.toolchain import ocloc
 
 ROWS = xetile.Layout(sg_layout=[2, 1], sg_data=[4, 16])   # an 8 x 16 block: two subgroups of four rows
-
-
-def run_everywhere(kern, arrays: dict, grid, *scalars) -> dict:
-    """The arrays (by name) after `kern` in the interpreter on the XeTile IR; asserts that every lowered level of
-    both CPU targets, and their SPIR-V on opencl:cpu, write the same bits."""
-    def make_args():
-        return [(a, a) for a in (x.copy() for x in arrays.values())] + list(scalars)
-
-    assert run_levels(kern, make_args, list(arrays), grid, {}, {}) == []
-    out = {name: a.copy() for name, a in arrays.items()}
-    kern[grid](*out.values(), *scalars, device="numpy")
-    return out
 
 
 # ---- a per-row iteration count read from memory -------------------------------------------------------------
@@ -202,15 +190,6 @@ def while_on_a_tile(x):
 
 
 @xetile.kernel
-def break_in_a_loop(x, n):
-    i = 0
-    while i < n:
-        if i > 3:
-            break
-        i += 1
-
-
-@xetile.kernel
 def cas_on_halves(x):
     xetile.atomic_cas(xetile.init_tile(x, [0, 0], [8, 16]), 0, 1)
 
@@ -219,11 +198,6 @@ def test_a_tile_is_no_while_condition():
     with pytest.raises(CompilationError, match="while condition must be a scalar or a one-element vector, the same "
                                                "for the whole workgroup, got vector<8x16xi1>"):
         while_on_a_tile.warmup(np.zeros((8, 16), np.float32), target="numpy")
-
-
-def test_break_names_what_to_write():
-    with pytest.raises(CompilationError, match="break is not supported in a kernel loop; fold the exit into"):
-        break_in_a_loop.warmup(np.zeros((8, 16), np.float32), 5, target="numpy")
 
 
 def test_cas_takes_32_or_64_bit_elements():

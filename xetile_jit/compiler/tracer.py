@@ -2,8 +2,13 @@
 
 Python values (constexprs, literals) are computed at trace time; IR values build ops. `for ... in range`
 becomes scf.for with loop-carried values, `while` on a runtime scalar scf.while, `if` on a runtime scalar
-scf.if, `static_range`, `while` and branches on compile-time values unroll or resolve while tracing. `if cond: return` at the top level
-makes the rest of the kernel the else branch.
+scf.if, `static_range`, `while` and branches on compile-time values unroll or resolve while tracing.
+
+Early exits lower at trace time, so that every later level and the interpreter see only scf.if and loops: `break`,
+`continue` and `return` set flags, hidden names of the scope (BREAK ...) that scf.if results merge and loops carry,
+and the statements after one that may have run go under `if not flag`. The statements after an `if` with one branch
+ending in an exit go into the other branch instead (no flag needed to skip them). A `for` loop with a `break` or
+`return` becomes an scf.while on "in range and not left", so it stops at the exit.
 """
 from __future__ import annotations
 
@@ -14,10 +19,11 @@ import operator
 import sys
 import textwrap
 import types
+from dataclasses import dataclass
 
 from ..errors import CompilationError, Loc, did_you_mean
 from ..ir import core_ops as C
-from ..ir.core import Block, Value
+from ..ir.core import Block, Value, walk
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from ..runtime.args import python_scalar
 from ..language import dsl, pointers, shapes
@@ -77,8 +83,72 @@ def assigned_names(stmts) -> set[str]:
     return names
 
 
-def ends_with_return(stmts) -> bool:
-    return bool(stmts) and isinstance(stmts[-1], ast.Return)
+# Hidden scope names (a space keeps them apart from Python names): the exit flags, and the value of a `return`.
+BREAK, CONTINUE, RETURN, RETURNED = "break ", "continue ", "return ", "returned value "
+EXITS = (BREAK, CONTINUE, RETURN)
+MISSING = object()  # a name one branch does not define
+
+
+def hidden(name: str) -> bool:
+    return " " in name
+
+
+def ir_name(name: str) -> str:
+    """The name a value of `name` prints under in the IR."""
+    return name.strip().replace(" ", "_")
+
+
+def ends_with_exit(stmts) -> bool:
+    return bool(stmts) and isinstance(stmts[-1], (ast.Return, ast.Break, ast.Continue))
+
+
+def loop_exits(stmts) -> set[str]:
+    """The flags a loop body may set that end the loop: BREAK for its own `break`s (not those of loops inside it),
+    RETURN (and RETURNED for a value) for a `return` anywhere in it."""
+    found = set()
+    for node in (n for stmt in stmts for n in ast.walk(stmt)):
+        if isinstance(node, ast.Return):
+            found.update((RETURN, RETURNED) if node.value is not None else (RETURN,))
+    pending = list(stmts)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Break):
+            found.add(BREAK)
+        elif not isinstance(node, (ast.For, ast.While)):
+            pending.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+    return found
+
+
+def drop_unread_results(block: Block) -> None:
+    """Drops the scf.if results nothing reads, and the constants only their yields read: the exit flags that reach
+    the end of a function or of a loop iteration, where nothing is left for them to skip. Until none is left, since
+    dropping one may leave another (that fed its yield) unread."""
+    ifs = [op for op in walk(block) if isinstance(op, C.IfOp)]
+    while sum(drop_unread(op) for op in ifs):
+        pass
+
+
+def drop_unread(op: C.IfOp) -> bool:
+    keep = [i for i, v in enumerate(op.results) if v.uses]
+    if len(keep) == len(op.results):
+        return False
+    op.results = [op.results[i] for i in keep]
+    for region in op.regions:
+        yield_op = region.block.terminator
+        fed = yield_op.operands
+        yield_op.set_operands([fed[i] for i in keep])
+        for v in fed:
+            if isinstance(v.owner, C.ConstantOp) and not v.uses:
+                v.owner.erase()
+    return True
+
+
+@dataclass
+class Branch:
+    """A traced branch of an scf.if: its block, the scope at its end, and whether it ended in an exit."""
+    block: Block
+    scope: dict
+    exited: bool
 
 
 class Tracer(ast.NodeVisitor):
@@ -93,14 +163,24 @@ class Tracer(ast.NodeVisitor):
         self.reads = Reads() if reads is None else reads
         self.chain = chain
         self.loop_locals: dict[str, int] = {}
-        self.returned = False
-        self.return_value = None
+        self.exited = False  # the statements being traced end here (an exit ran at trace time)
 
     # ---- driver --------------------------------------------------------------------------
     def trace(self):
         with activate(self.sem):
-            self.visit_body(self.function.node.body, tail=True)
-        return self.return_value
+            value = self.trace_function()
+        drop_unread_results(self.sem.builder.block)
+        return value
+
+    def trace_function(self):
+        """The function's body; its returned value (None if it returns none)."""
+        self.visit_body(self.function.node.body)
+        value = self.scope.get(RETURNED)
+        if value is not None and not self.exited:  # a path reached the end
+            raise self.error(self.function.node, f"{self.function.fn.__name__} returns a value on some paths and "
+                                                 "reaches its end without a return on others; end it with "
+                                                 "`return ...`")
+        return value
 
     def error(self, node, message: str) -> CompilationError:
         return CompilationError(message, self.function.loc(node))
@@ -130,20 +210,20 @@ class Tracer(ast.NodeVisitor):
                                    "variable per tile or vector")
         raise self.error(node, f"unsupported Python syntax in a kernel: {type(node).__name__}")
 
-    def visit_body(self, stmts, tail: bool) -> None:
-        """Trace statements; `tail` means nothing of the kernel follows them, so `return` may end them."""
+    def visit_body(self, stmts) -> None:
+        """Trace statements up to an exit; once one may have run at run time, the rest under `if not` it."""
         for i, stmt in enumerate(stmts):
-            if self.returned:
+            if self.exited:
                 return
-            if tail and isinstance(stmt, ast.If) and (ends_with_return(stmt.body) or ends_with_return(stmt.orelse)):
-                self.visit_if(stmt, rest=stmts[i + 1:])
+            flag = self.pending_exit()
+            if flag is not None:
+                self.guard(stmt, flag, lambda: self.visit_body(stmts[i:]))
                 return
-            if isinstance(stmt, ast.Return):
-                if not tail:
-                    raise self.error(stmt, "return inside a loop or a conditional is not supported; "
-                                           "use `if cond: return` at the top level of the kernel")
-                self.visit_Return(stmt)
-                return
+            if isinstance(stmt, ast.If):
+                self.sem.builder.loc = self.function.loc(stmt)
+                if self.guarded(stmt, self.visit_if, stmt, stmts[i + 1:]):
+                    return
+                continue
             self.visit(stmt)
 
     # ---- statements ----------------------------------------------------------------------
@@ -156,9 +236,9 @@ class Tracer(ast.NodeVisitor):
         pass
 
     def visit_Return(self, node):
-        self.sem.builder.loc = self.function.loc(node)
-        self.return_value = None if node.value is None else self.visit(node.value)
-        self.returned = True
+        if node.value is not None:
+            self.scope[RETURNED] = self.visit(node.value)
+        self.exit(RETURN)
 
     def visit_Assign(self, node):
         value = self.visit(node.value)
@@ -202,11 +282,14 @@ class Tracer(ast.NodeVisitor):
             raise self.error(node, f"assert: {message}")
 
     def visit_While(self, node):
-        """A condition that is a runtime value on entry makes an scf.while; a compile-time one unrolls."""
+        """A condition that is a runtime value on entry, or a body that may `break` or `return`, makes an
+        scf.while; a compile-time condition otherwise unrolls."""
         if node.orelse:
             raise self.error(node, "while ... else is not supported in a kernel")
-        if isinstance(self.throwaway(lambda: self.visit(node.test)), Value):
-            return self.scf_while(node)
+        exits = loop_exits(node.body)
+        entry = self.throwaway(lambda: self.visit(node.test))
+        if isinstance(entry, Value) or (exits and entry):
+            return self.scf_while(node, lambda: self.visit(node.test), lambda: self.loop_body(node.body), exits)
         for _ in range(MAX_UNROLL):
             cond = self.visit(node.test)
             if isinstance(cond, Value):
@@ -215,128 +298,210 @@ class Tracer(ast.NodeVisitor):
                                        "(e.g. `done = x < 0` rather than `done = False`)")
             if not cond:
                 return
-            self.visit_body(node.body, tail=False)
+            self.loop_body(node.body)
         raise self.error(node, f"compile-time while loop ran more than {MAX_UNROLL} iterations")
 
     def throwaway(self, trace):
         """trace() with the ops it makes in a block that is dropped, and the scope left as it was."""
-        saved_scope, saved_locals = dict(self.scope), dict(self.loop_locals)
+        saved_scope, saved_locals, saved_exited = dict(self.scope), dict(self.loop_locals), self.exited
         try:
             with self.sem.builder.at_end_of(Block()):
                 return trace()
         finally:
-            self.scope, self.loop_locals = saved_scope, saved_locals
+            self.scope, self.loop_locals, self.exited = saved_scope, saved_locals, saved_exited
 
-    def scf_while(self, node):
-        carried = self.carried_values(node, {})
+    def scf_while(self, node, test, body, exits: set):
+        """scf.while: `test()` in the before region (skipped once an exit flag is set), `body()` in the after
+        region. `exits`: hidden names carried besides those the body assigns: the flags the body may set that end
+        the loop (from loop_exits), a `for` loop's counter."""
+        flags = {f: self.scope.get(f, None if f == RETURNED else False) for f in sorted(exits)}  # set order varies
+        carried = self.carried_values(node, {}, flags, body)
         names = list(carried)
-        op = self.sem.builder.create(C.WhileOp, list(carried.values()), names)
+        op = self.sem.builder.create(C.WhileOp, list(carried.values()), [ir_name(n) for n in names])
         before = dict(self.scope)
         self.scope.update(zip(names, op.before.args))
         with self.sem.builder.at_end_of(op.before):
-            test = self.visit(node.test)
-            self.sem.builder.loc = self.function.loc(node.test)
-            self.sem.builder.create(C.ConditionOp, self.while_condition(node, test), op.before.args)
+            cond = self.while_test(node, test, [self.scope[f] for f in (BREAK, RETURN) if f in exits])
+            self.sem.builder.create(C.ConditionOp, cond, op.before.args)
         self.scope = dict(before)
         self.scope.update(zip(names, op.after.args))
+        self.scope.update((f, False) for f in (BREAK, RETURN) if f in exits)  # the before region checked them
         with self.sem.builder.at_end_of(op.after):
-            self.visit_body(node.body, tail=False)
+            body()
             yields = [self.carry_checked(node, n, self.scope[n], v.type) for n, v in zip(names, op.after.args)]
             self.sem.builder.create(C.YieldOp, yields)
         self.sem.builder.loc = self.function.loc(node)
         op.verify()
         self.close_loop(node, before, names, op.results)
 
+    def while_test(self, node, test, flags) -> Value:
+        """The loop's condition; with exit flags, `not left and test`, the test evaluated only while not left
+        (it may read memory that is valid only until the exit)."""
+        test_node = getattr(node, "test", node)
+        if not flags:
+            return self.while_condition(test_node, test())
+        left = self.any_of(flags)
+        go, stop = Block(), Block()
+        with self.sem.builder.at_end_of(go):
+            value = test()
+        if not isinstance(value, Value) and not go.ops:  # `while True:`: the flags alone decide
+            return self.sem.invert(left) if value else self.sem.to_value(False)
+        with self.sem.builder.at_end_of(go):
+            self.sem.builder.create(C.YieldOp, [self.while_condition(test_node, value)])
+        with self.sem.builder.at_end_of(stop):
+            self.sem.builder.create(C.YieldOp, [self.sem.to_value(False)])
+        self.sem.builder.loc = self.function.loc(node)
+        return self.sem.builder.create(C.IfOp, left, [ScalarType(bool_)], stop, go).results[0]
+
     def while_condition(self, node, test) -> Value:
         """A scalar, or the element of a one-element vector (a 1x1 tile's value): one value for the workgroup."""
         if isinstance(test, Value) and isinstance(test.type, VectorType) and all(n == 1 for n in test.type.shape):
             test = self.sem.builder.create(C.ExtractElementOp, test).result
         if isinstance(test, Value) and not isinstance(test.type, ScalarType):
-            raise self.error(node.test, f"a while condition must be a scalar or a one-element vector, the same for "
-                                        f"the whole workgroup, got {test.type}; reduce it first, e.g. "
-                                        "`xetile.tile_reduce(\"max\", t, [0, 1]) != 0` of a tile")
+            raise self.error(node, f"a while condition must be a scalar or a one-element vector, the same for "
+                                   f"the whole workgroup, got {test.type}; reduce it first, e.g. "
+                                   "`xetile.tile_reduce(\"max\", t, [0, 1]) != 0` of a tile")
+        self.sem.builder.loc = self.function.loc(node)
         return self.sem.condition(test)
 
     def close_loop(self, node, before: dict, names, results) -> None:
-        """After a loop: names it defined are loop locals, carried names take its results."""
+        """After a loop: names it defined are loop locals, carried names take its results (its own `break`
+        flag ends with it). What follows runs: the loop may have run no iteration."""
+        self.exited = False
         for name in set(self.scope) - set(before):
-            self.loop_locals[name] = node.lineno + self.function.line_offset
+            if not hidden(name):
+                self.loop_locals[name] = node.lineno + self.function.line_offset
         self.scope = before
         for name, value in zip(names, results):
-            value.name_hint = name
-            self.scope[name] = value
+            value.name_hint = ir_name(name)
+            if name != BREAK:
+                self.scope[name] = value
+
+    def loop_body(self, stmts) -> None:
+        """One iteration: a `continue` or `break` in it ends the iteration, a `return` the function too."""
+        self.scope[BREAK] = self.scope[CONTINUE] = False
+        self.visit_body(stmts)
+        self.scope.pop(CONTINUE)
+        self.exited = self.scope.get(RETURN) is True
 
     def visit_Break(self, node):
-        raise self.error(node, "break is not supported in a kernel loop; fold the exit into a while loop's condition "
-                               "(e.g. `while i < n and not done:`, with `done` set in the body)")
+        self.exit(BREAK)
 
     def visit_Continue(self, node):
-        raise self.error(node, "continue is not supported in a kernel loop; put the rest of the body under an `if`")
+        self.exit(CONTINUE)
+
+    def exit(self, flag: str) -> None:
+        self.scope[flag] = True
+        self.exited = True
+
+    def pending_exit(self) -> Value | None:
+        """Whether an exit flag may be set at run time here (then what follows runs under `if not` it)."""
+        flags = [self.scope[f] for f in EXITS if isinstance(self.scope.get(f), Value)]
+        return self.any_of(flags) if flags else None
+
+    def any_of(self, flags) -> Value:
+        result = flags[0]
+        for flag in flags[1:]:
+            result = self.sem.binary("|", result, flag)
+        return result
+
+    def guard(self, node, flag: Value, trace) -> None:
+        """trace() under `if not flag`; the else branch is the path that has left, defining nothing new."""
+        self.sem.builder.loc = self.function.loc(node)
+        before = dict(self.scope)
+        live = self.trace_branch(trace, before, {f: False for f in EXITS if isinstance(before.get(f), Value)})
+        left = self.trace_branch(lambda: None, before)
+        self.scope = before
+        self.merge_branches(node, self.sem.invert(flag), live, Branch(left.block, left.scope, True))
+        self.exited = live.exited
 
     # ---- if ------------------------------------------------------------------------------
     def visit_If(self, node):
-        self.visit_if(node, rest=None)
+        self.visit_if(node, rest=[])
 
-    def visit_if(self, node, rest):
-        """`rest` (the statements after a tail `if ... return`) is appended to the branch that goes on."""
-        body, orelse = node.body, node.orelse
-        tail = rest is not None
-        if tail:
-            body = body[:-1] if ends_with_return(body) else body + rest
-            orelse = orelse[:-1] if ends_with_return(orelse) else orelse + rest
+    def visit_if(self, node, rest) -> bool:
+        """Traces the `if`; True if it took `rest`, the statements after it, into the branch that does not end
+        in an exit (`if cond: return` makes the rest of a function the else branch)."""
         cond = self.visit(node.test)
         if not isinstance(cond, Value):
-            self.visit_body(node.body if cond else node.orelse, tail=tail)
-            if tail and not self.returned:
-                self.visit_body(rest, tail=True)
-            return
-        if any(ends_with_return(b) and b[-1].value is not None for b in (node.body, node.orelse)):
-            raise self.error(node, "returning a value from inside a runtime `if` is not supported")
+            self.visit_body(node.body if cond else node.orelse)
+            return False
+        body, orelse = node.body, node.orelse
+        takes_rest = bool(rest) and ends_with_exit(body) != ends_with_exit(orelse)
+        if takes_rest:
+            body, orelse = (body, orelse + rest) if ends_with_exit(body) else (body + rest, orelse)
         cond = self.sem.condition(cond)
         before = dict(self.scope)
-        then_block, then_scope = self.trace_branch(body, before, tail)
-        else_block, else_scope = self.trace_branch(orelse, before, tail)
+        then = self.trace_branch(lambda: self.visit_body(body), before)
+        other = self.trace_branch(lambda: self.visit_body(orelse), before)
         self.scope = before
-        self.merge_branches(node, cond, then_block, then_scope, else_block, else_scope)
-        if tail:
-            self.returned = True
+        self.merge_branches(node, cond, then, other)
+        self.exited = then.exited and other.exited
+        return takes_rest
 
-    def trace_branch(self, stmts, before: dict, tail: bool):
+    def trace_branch(self, trace, before: dict, entry: dict | None = None) -> Branch:
         block = Block()
-        self.scope = dict(before)
+        self.scope = {**before, **(entry or {})}
+        self.exited = False
         with self.sem.builder.at_end_of(block):
-            self.visit_body(stmts, tail=tail)
-        if self.return_value is not None:
-            raise self.error(stmts[-1], "returning a value from inside a runtime `if` is not supported")
-        self.returned = False
-        return block, self.scope
+            trace()
+        branch = Branch(block, self.scope, self.exited)
+        self.exited = False
+        return branch
 
-    def merge_branches(self, node, cond, then_block, then_scope, else_block, else_scope):
-        names = [n for n in then_scope if n in else_scope and then_scope[n] is not else_scope[n]]
+    def merge_branches(self, node, cond, then: Branch, other: Branch):
+        """The scf.if: names the branches give different values become its results. A name only one branch
+        defines is visible after it when the other branch has left (an exit: nothing after it reads the name
+        there), and a returned value always (read only where the return flag is set): the other yields zero."""
         results = {}
-        for name in names:
-            a, b = then_scope[name], else_scope[name]
-            if not isinstance(a, Value) and not isinstance(b, Value):
-                if is_py_scalar(a) and is_py_scalar(b) and a != b:
-                    results[name] = ScalarType(default_dtype(a if isinstance(a, float) else b))
-                elif a != b:
-                    raise self.error(node, f"'{name}' is a different Python object in each branch")
+        for name in dict.fromkeys([*then.scope, *other.scope]):
+            unset = False if name in EXITS else MISSING  # an exit flag a branch does not set is clear there
+            a, b = then.scope.get(name, unset), other.scope.get(name, unset)
+            if a is b or not any(isinstance(v, Value) or v is MISSING for v in (a, b)) and a == b:
+                self.scope[name] = a
                 continue
-            types = {v.type for v in (a, b) if isinstance(v, Value)}
-            if len(types) != 1:
-                raise self.error(node, f"'{name}' has type {' in one branch and '.join(map(str, types))} "
-                                       "in the other; branches must agree")
-            results[name] = types.pop()
+            if (a is MISSING or b is MISSING) and not (name == RETURNED or (then if a is MISSING else other).exited):
+                continue
+            t = self.merged_type(node, name, a, b)
+            if t is not None:
+                results[name] = t
         result_types = list(results.values())
-        for block, scope in ((then_block, then_scope), (else_block, else_scope)):
-            with self.sem.builder.at_end_of(block):
-                yields = [self.carry(scope[n], t) for n, t in zip(results, result_types)]
+        for branch in (then, other):
+            with self.sem.builder.at_end_of(branch.block):
+                yields = [self.carry(branch.scope.get(n, 0), t) for n, t in zip(results, result_types)]
                 self.sem.builder.create(C.YieldOp, yields)
         self.sem.builder.loc = self.function.loc(node)
-        op = self.sem.builder.create(C.IfOp, cond, result_types, then_block, else_block)
+        op = self.sem.builder.create(C.IfOp, cond, result_types, then.block, other.block)
         for name, value in zip(results, op.results):
-            value.name_hint = name
+            value.name_hint = ir_name(name)
             self.scope[name] = value
+
+    def merged_type(self, node, name: str, a, b):
+        """The type of the scf.if result for `name` (a or b MISSING: the one branch's), None when it has none:
+        an object that is no number, vector or tile, defined in one branch only, is not visible after the `if`."""
+        present = [v for v in (a, b) if v is not MISSING]
+        values = [v for v in present if isinstance(v, Value)]
+        if not values:
+            if all(is_py_scalar(v) for v in present):
+                return ScalarType(default_dtype(next((v for v in present if isinstance(v, float)), present[-1])))
+            if len(present) == 2 or name == RETURNED:
+                what = "the returned value" if name == RETURNED else f"'{name}'"
+                raise self.error(node, f"{what} is a different Python object on each path through this runtime "
+                                       "`if`; only numbers, vectors and tiles can differ (return a tuple only at "
+                                       "the end of a function)")
+            return None
+        types = {v.type for v in values}
+        if len(types) != 1:
+            raise self.error(node, f"'{name.strip()}' has type {' in one branch and '.join(map(str, types))} "
+                                   "in the other; branches must agree")
+        t = types.pop()
+        if len(present) == 2 or isinstance(t, (ScalarType, VectorType)):
+            return t
+        if name == RETURNED:
+            raise self.error(node, f"returning a {t} from inside a runtime `if` or loop is not supported (no "
+                                   "placeholder exists for the paths that do not return); assign it to a name and "
+                                   "return it at the end of the function")
+        return None
 
     def carry(self, value, t) -> Value:
         """`value` as an IR value of type `t` at a region's end (Python numbers become constants)."""
@@ -362,15 +527,26 @@ class Tracer(ast.NodeVisitor):
         self.scf_for(node, args)
 
     def unroll(self, node, args):
+        """Each iteration traced in turn; once a runtime `break` or `return` may have run, under `if not` it."""
         if any(isinstance(a, Value) for a in args):
             raise self.error(node, "static_range bounds must be compile-time ints")
         iterations = range(*args)
         if len(iterations) > MAX_UNROLL:
             raise self.error(node, f"static_range unrolls {len(iterations)} iterations, more than the cap of "
                                    f"{MAX_UNROLL}; use `for ... in range(...)` for a runtime loop")
+        outer = {f: self.scope.pop(f) for f in (BREAK, CONTINUE) if f in self.scope}  # an enclosing loop's
+        self.scope[BREAK] = False
         for i in iterations:
+            if self.scope[BREAK] is True or self.exited:
+                break
             self.assign(node.target, i)
-            self.visit_body(node.body, tail=False)
+            flags = [self.scope[f] for f in (BREAK, RETURN) if isinstance(self.scope.get(f), Value)]
+            if flags:
+                self.guard(node, self.any_of(flags), lambda: self.loop_body(node.body))
+            else:
+                self.loop_body(node.body)
+        self.scope.pop(BREAK)
+        self.scope.update(outer)
 
     def scf_for(self, node, args):
         if not 1 <= len(args) <= 3:
@@ -381,25 +557,55 @@ class Tracer(ast.NodeVisitor):
             lower, upper, step = args[0], args[1], args[2] if len(args) == 3 else 1
         if is_py_scalar(step) and step == 0:
             raise self.error(node, "range step must not be zero (a runtime step of 0 runs the loop zero times)")
+        constant_step = step
         lower, upper, step = self.sem.unify(lower, upper, step)
         if not isinstance(lower.type, ScalarType) or not lower.type.dtype.is_int:
             raise self.error(node, f"range bounds must be integer scalars, got {lower.type}")
-        carried = self.carried_values(node, {node.target.id: Value(lower.type)})
+        exits = loop_exits(node.body)
+        if exits & {BREAK, RETURN}:
+            return self.for_as_while(node, lower, upper, step, constant_step, exits)
+        target = node.target.id
+        carried = self.carried_values(node, {target: Value(lower.type)}, {}, lambda: self.loop_body(node.body))
         names = list(carried)
-        op = self.sem.builder.create(C.ForOp, lower, upper, step, list(carried.values()), node.target.id, names)
+        op = self.sem.builder.create(C.ForOp, lower, upper, step, list(carried.values()), target, names)
         before = dict(self.scope)
-        self.scope.update(zip([node.target.id] + names, op.body.args))
+        self.scope.update(zip([target] + names, op.body.args))
         with self.sem.builder.at_end_of(op.body):
-            self.visit_body(node.body, tail=False)
+            self.loop_body(node.body)
             yields = [self.carry_checked(node, n, self.scope[n], v.type) for n, v in zip(names, op.body.args[1:])]
             self.sem.builder.create(C.YieldOp, yields)
         self.sem.builder.loc = self.function.loc(node)
         op.verify()
         self.close_loop(node, before, names, op.results)
 
-    def carried_values(self, node, bound: dict) -> dict:
+    def for_as_while(self, node, lower, upper, step, constant_step, exits: set):
+        """`for i in range(...)` that may `break` or `return`: an scf.while carrying the induction variable (a
+        hidden name; assigning `i` in the body does not change the iteration, as in Python)."""
+        counter = f"{node.target.id} "
+
+        def in_range():
+            i = self.scope[counter]
+            if is_py_scalar(constant_step):
+                return self.sem.compare("<" if constant_step > 0 else ">", i, upper)
+            up = self.sem.binary("&", self.sem.compare(">", step, 0), self.sem.compare("<", i, upper))
+            down = self.sem.binary("&", self.sem.compare("<", step, 0), self.sem.compare(">", i, upper))
+            return self.sem.binary("|", up, down)
+
+        def body():
+            i = self.scope[counter]
+            self.assign(node.target, i)
+            self.loop_body(node.body)
+            self.scope[counter] = self.sem.binary("+", i, step)
+
+        self.scope[counter] = lower
+        self.scf_while(node, in_range, body, exits | {counter})
+        self.scope.pop(counter)
+
+    def carried_values(self, node, bound: dict, flags: dict, body) -> dict:
         """Values of the names the loop body reassigns that exist before it: the scf.for iter_args, the scf.while
-        carried values. `bound`: the names the loop itself binds (a for loop's variable) and their values."""
+        carried values. `bound`: the names the loop itself binds (a for loop's variable) and their values;
+        `flags`: hidden names the loop carries and their values on entry (None: a returned value not yet set);
+        `body()` traces one iteration."""
         names = sorted(n for n in assigned_names(node.body) if n in self.scope and n not in bound)
         inits = {}
         for name in names:
@@ -408,29 +614,46 @@ class Tracer(ast.NodeVisitor):
                 raise self.error(node, f"'{name}' ({type(value).__name__}) cannot be carried through a loop: "
                                        "only numbers, vectors and tiles can")
             inits[name] = value
-        self.materialize_python_inits(node, inits, bound)
+        inits.update(flags)
+        self.materialize_python_inits(node, inits, bound, body)
         return inits
 
-    def materialize_python_inits(self, node, inits: dict, bound: dict) -> None:
-        """A Python number the loop reassigns becomes a value of the type the body gives it."""
+    def materialize_python_inits(self, node, inits: dict, bound: dict, body) -> None:
+        """A Python number the loop reassigns becomes a value of the type the body gives it (a returned value not
+        yet set, a zero of the type the body returns; not carried where the body returns none)."""
         pending = [n for n, v in inits.items() if not isinstance(v, Value)]
         if not pending:
             return
-        types = self.dry_run_types(node, inits, bound)
+        types = self.dry_run_types(node, inits, bound, body)
         for name in pending:
             t = types.get(name)
             value = inits[name]
+            if value is None:
+                if t is None:
+                    del inits[name]
+                    continue
+                value = 0
             if t is None:
                 t = ScalarType(default_dtype(value))
             inits[name] = self.carry(value, t)
 
-    def dry_run_types(self, node, inits: dict, bound: dict) -> dict:
-        """Trace the body once into a throwaway block to see what type each carried name ends with."""
+    def dry_run_types(self, node, inits: dict, bound: dict, body) -> dict:
+        """Trace the body once into a throwaway block to see what type each carried name ends with (a number
+        returned under a compile-time condition, its default type)."""
         def trace():
             self.scope.update(bound)
             self.scope.update((n, Value(v.type)) for n, v in inits.items() if isinstance(v, Value))
-            self.visit_body(node.body, tail=False)
-            return {n: self.scope[n].type for n in inits if isinstance(self.scope.get(n), Value)}
+            self.scope.update((f, False) for f in (BREAK, RETURN) if f in inits)
+            body()
+            types = {n: self.scope[n].type for n in inits if isinstance(self.scope.get(n), Value)}
+            returned = self.scope.get(RETURNED)
+            if RETURNED in inits and returned is not None and not isinstance(returned, Value):
+                if not is_py_scalar(returned):
+                    raise self.error(node, f"a `return` in this loop returns a {type(returned).__name__}; only "
+                                           "numbers, vectors and tiles can be returned from inside a loop: set "
+                                           "names in the loop, `break`, and return them after it")
+                types[RETURNED] = ScalarType(default_dtype(returned))
+            return types
         return self.throwaway(trace)
 
     def carry_checked(self, node, name: str, value, t) -> Value:
@@ -462,7 +685,8 @@ class Tracer(ast.NodeVisitor):
             return PY_BUILTINS[name]
         if name in PY_INSTEAD:
             raise self.error(node, PY_INSTEAD[name])
-        known = [*self.scope, *self.function.closure, *self.function.globals, *PY_BUILTINS]
+        known = [*(n for n in self.scope if not hidden(n)), *self.function.closure, *self.function.globals,
+                 *PY_BUILTINS]
         raise self.error(node, f"name '{name}' is not defined{did_you_mean(name, known)}")
 
     def outer_value(self, name: str) -> tuple[str, object] | None:
@@ -639,9 +863,9 @@ class Tracer(ast.NodeVisitor):
         loc = self.function.loc(node)
         function = kernel.function
         tracer = Tracer(function, self.sem, bind_arguments(function, args, kwargs, loc), self.reads, chain)
-        tracer.visit_body(function.node.body, tail=True)
+        value = tracer.trace_function()
         self.sem.builder.loc = loc
-        return tracer.return_value
+        return value
 
 
 def bind_arguments(function: Function, args, kwargs, loc: Loc) -> dict:

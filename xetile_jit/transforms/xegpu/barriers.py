@@ -145,12 +145,37 @@ class Barriers:
 
 
 def subgroup_dependent(func: FuncOp) -> set[Value]:
-    """The values computed from the subgroup id: they may differ between the subgroups of a workgroup."""
+    """The values computed from the subgroup id, or chosen by a branch or loop on such a value (a `break` on it
+    sets a flag that an scf.if yields and a loop carries): they may differ between the subgroups of a workgroup.
+    Walked until nothing new is found, since a loop's carried values feed its earlier ops."""
     found: set[Value] = set()
-    for op in walk(func.body):
-        if isinstance(op, C.SubgroupIdOp) or any(v in found for v in op.operands):
-            found.update(op.results)
-    return found
+    while True:
+        size = len(found)
+        for op in walk(func.body):
+            if isinstance(op, C.SubgroupIdOp) or any(v in found for v in op.operands):
+                found.update(op.results)
+            if any(v in found for v in control_operands(op)):
+                found.update(op.results)
+                found.update(a for region in op.regions for a in region.block.args)
+            found.update(target for source, target in region_flow(op) if source in found)
+        if len(found) == size:
+            return found
+
+
+def region_flow(op) -> list[tuple[Value, Value]]:
+    """(from, to) pairs of the values an op with regions passes along: yields to an scf.if's results, carried
+    values into a loop's block arguments and results."""
+    if isinstance(op, C.IfOp):
+        return [pair for region in op.regions for pair in zip(region.block.terminator.operands, op.results)]
+    if isinstance(op, C.ForOp):
+        carried = op.body.args[1:]
+        return [*zip(op.operands[3:], carried), *zip(op.body.terminator.operands, carried),
+                *zip(op.body.terminator.operands, op.results)]
+    if isinstance(op, C.WhileOp):
+        passed = op.before.terminator.operands[1:]
+        return [*zip(op.operands, op.before.args), *zip(op.after.terminator.operands, op.before.args),
+                *zip(passed, op.after.args), *zip(passed, op.results)]
+    return []
 
 
 def insert_barriers(func: FuncOp) -> FuncOp:
@@ -210,7 +235,9 @@ def check_divergent_barriers(func: FuncOp) -> None:
             raise op.error("a workgroup barrier in a branch or loop on subgroup_id() waits forever for the subgroups "
                            "that do not take it: barrier() and ops that exchange data between subgroups (reductions "
                            "across them, layout conversions, reshapes that move elements between rows, slicing, cat, "
-                           "flip) belong outside it",
+                           "flip) belong outside it. A `break`, `continue` or `return` on such a value makes the "
+                           "rest of its loop or function such a branch: decide exits on values the whole workgroup "
+                           "shares (program_id, arguments, scalars loaded from memory)",
                            "every subgroup reaches a workgroup barrier")
 
 
