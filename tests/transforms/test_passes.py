@@ -9,10 +9,11 @@ from conftest import assert_close, rand
 from conftest import tutorial
 from xetile_jit.ir.interpreter import run_ir
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
-from xetile_jit.ir.core import Block, walk
-from xetile_jit.ir.core_ops import ConstantOp, ForOp
+from xetile_jit.ir.core import walk
+from xetile_jit.ir.core_ops import ForOp
 from xetile_jit.ir.printer import print_func
-from xetile_jit.ir.xetile_ops import PrefetchTileOp, UpdateTileOffsetOp
+from xetile_jit.ir.attrs import Layout
+from xetile_jit.ir.xetile_ops import InitTileOp, PrefetchTileOp, UpdateTileOffsetOp
 
 
 @xetile.kernel
@@ -268,20 +269,36 @@ def prefetch_positions(func) -> tuple[int, int]:
     return sum(isinstance(op, PrefetchTileOp) for op in walk(func.body)) - inside, inside
 
 
+def prefetch_walk(func) -> list[tuple[int, Layout]]:
+    """For each tile the kernel's one scf.for carries to prefetch: the moves from its init_tile to the position the
+    first iteration prefetches, and its layout."""
+    loop = next(op for op in walk(func.body) if isinstance(op, ForOp))
+    found = []
+    for tile, arg in zip(loop.operands[3:], loop.body.args[1:]):
+        if not any(isinstance(op, PrefetchTileOp) for op, _ in arg.uses):
+            continue
+        moves = 0
+        while isinstance(tile.owner, UpdateTileOffsetOp):
+            moves, tile = moves + 1, tile.owner.operands[0]
+        assert isinstance(tile.owner, InitTileOp)
+        found.append((moves, tile.type.layout))
+    return found
+
+
 @pytest.mark.parametrize("distance", [1, 3])
 def test_prefetch_distance_prefetches_walked_tiles_ahead_and_keeps_the_numbers(rng, distance):
     """transforms/xetile/prefetch_insertion.py on xe-hpc: the GEMM's two walked tiles get `distance` prologue
-    prefetches each and one prefetch per iteration each, `distance` steps ahead; every level still computes the same
-    numbers."""
+    prefetches each, and a prefetch tile each the loop carries, `distance` steps ahead of the load, prefetched once
+    an iteration; those tiles have the cooperative layout: the 4 subgroups share A 32x16 in 8x16 pieces and B 16x32
+    in 4x32 ones (one 2D prefetch message each, the widest: 32 and 64 bytes), not the loads' 2x2 split in which two
+    subgroups prefetch each byte; every level still computes the same numbers."""
     kern, args, kwargs, grid = gemm_case(rng, [1, 0])
     func = kern.warmup(*args, **kwargs, target="numpy").func
     reference = run_func(func, grid, args)
     stages = lower(func, target="xe-hpc", num_subgroups=None, prefetch_distance=distance)
     assert prefetch_positions(stages["xetile-layouts"]) == (2 * distance, 2)
-    ahead = [op for op in walk(stages["xetile-layouts"].body) if isinstance(op, UpdateTileOffsetOp)
-             and isinstance(op.operands[0].owner, Block)]  # the in-loop moves of the carried tiles
-    steps = sorted(int(v.owner.value) for op in ahead for v in op.operands[1:] if isinstance(v.owner, ConstantOp))
-    assert steps == sorted([0, 16 * distance] * 2 + [0, 16] * 2)  # the loop's own moves by BK, and the far ones
+    assert prefetch_walk(stages["xetile-layouts"]) == [
+        (distance, Layout([4, 1], [8, 16], inst_data=[8, 16])), (distance, Layout([4, 1], [4, 32], inst_data=[4, 32]))]
     for stage, lowered in stages.items():
         for got, want in zip(run_func(lowered, grid, args), reference):
             assert_close(got, want, np.float32)
@@ -317,9 +334,7 @@ def test_prefetch_distance_on_tiles_loaded_after_their_move_and_not_on_slm(rng):
     reference = run_func(func, grid, args)
     stages = lower(func, target="xe-hpc", prefetch_distance=2)
     assert prefetch_positions(stages["xetile-layouts"]) == (4, 2)
-    prefetched = [op.operands[0] for op in walk(stages["xetile-layouts"].body) if isinstance(op, PrefetchTileOp)]
-    moves = [t.owner for t in prefetched]
-    assert all(isinstance(op, UpdateTileOffsetOp) for op in moves)  # none at the initial position
+    assert [moves for moves, _ in prefetch_walk(stages["xetile-layouts"])] == [3, 3]  # lead 1 + distance 2
     for stage, lowered in stages.items():
         for got, want in zip(run_func(lowered, grid, args), reference):
             assert_close(got, want, np.float32)

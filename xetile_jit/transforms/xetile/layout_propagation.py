@@ -270,6 +270,27 @@ class LayoutPropagation:
                 self.assign(v, layout, op)
             elif self.blocking.setdefault(self.find(v), (layout, op))[0] != layout:
                 raise conflict(op, self.blocking[self.find(v)][0], layout)
+        for root, tile in self.prefetched_only():
+            if root not in self.layouts and root not in self.blocking:
+                layout = cooperative_layout(tile.type, self.subgroups, self.target)
+                if layout is not None:
+                    self.layouts[root] = layout
+
+    def prefetched_only(self) -> list[tuple[Value, Value]]:
+        """(class root, one of its tiles) of each class of tiles that are only prefetched: moved, carried and
+        prefetched, never loaded, stored or given to another op."""
+        members: dict[Value, list[Value]] = {}
+        for v in values_with_layouts(self.func):
+            members.setdefault(self.find(v), []).append(v)
+        found = []
+        for root, values in members.items():
+            uses = [use for v in values for use in v.uses]
+            if all(isinstance(v.type, TileType) for v in values) and \
+                    any(isinstance(op, X.PrefetchTileOp) for op, _ in uses) and \
+                    all(isinstance(op, ONLY_PREFETCHED_USES) and (index == 0 or isinstance(op, CARRIERS))
+                        for op, index in uses):
+                found.append((root, values[0]))
+        return found
 
     def subgroup_count(self, anchors, ops) -> int:
         if not anchors:
@@ -337,6 +358,44 @@ def default_in_blocks(shape, block, subgroups: int) -> Layout:
     """The default layout of the shape counted in blocks, so that each subgroup's piece is whole blocks."""
     units = default_layout(tuple(n // b for n, b in zip(shape, block)), subgroups)
     return Layout(units.sg_layout, tuple(d * b for d, b in zip(units.sg_data, block)))
+
+
+CARRIERS = (C.ForOp, C.YieldOp, C.WhileOp, C.ConditionOp)
+ONLY_PREFETCHED_USES = (X.PrefetchTileOp, X.UpdateTileOffsetOp) + CARRIERS
+
+
+def cooperative_layout(tile: TileType, subgroups: int, target: Target) -> Layout | None:
+    """The layout of a row-major tile only prefetched (RFC Appendix 2.1's #mp_a_pfh, #mp_b_pfh): all `subgroups`
+    share it, each holding a different piece, so that a workgroup prefetches each byte once, and each piece takes
+    the fewest 2D prefetch messages of the target (Target.inst_rule: its block limits and lanes; inst_data is the
+    message); of splits as good, the one of the widest messages (whole cache lines of a memory row before more
+    rows): f16 256x32 over 32 subgroups is [32, 1] pieces of 8x32, 32x256 [4, 8] of 8x32, one 512-byte message a
+    subgroup each. None where no split over all the subgroups is exact or has a legal message, or the target has
+    no 2D block messages."""
+    if target.block_io is None or tile.order != ROW_MAJOR or len(tile.shape) != 2:
+        return None
+    rows, cols = tile.shape
+    best = None
+    for down in (d for d in range(1, subgroups + 1) if subgroups % d == 0):
+        across = subgroups // down
+        if rows % down or cols % across:
+            continue
+        piece = (rows // down, cols // across)
+        inst = prefetch_message(piece, tile.dtype, target)
+        if inst is None:
+            continue
+        score = (piece[0] * piece[1] // (inst[0] * inst[1]), -inst[1], -inst[0])
+        if best is None or score < best[0]:
+            best = (score, Layout((down, across), piece, inst_data=inst))
+    return None if best is None else best[1]
+
+
+def prefetch_message(piece, dtype, target: Target) -> tuple[int, int] | None:
+    """The largest 2D prefetch message that tiles `piece` on `target` (widest first), if any."""
+    shapes = [(r, c) for r in range(1, piece[0] + 1) if piece[0] % r == 0
+              for c in range(1, piece[1] + 1) if piece[1] % c == 0]
+    legal = [shape for shape in shapes if target.inst_rule(("prefetch",), shape, dtype) is None]
+    return max(legal, key=lambda shape: (shape[0] * shape[1], shape[1]), default=None)
 
 
 def conflict(op: Operation, layout: Layout, other: Layout):
