@@ -39,7 +39,7 @@ from ...ir.core import FuncOp, Operation, Value, walk
 from ...ir.types import ROW_MAJOR, TileType, VectorType
 from ...target.code_budget import type_bytes
 from ...target.targets import Target
-from .layout_completion import convert_operand, values_with_layouts
+from .layout_completion import convert_operand, prefetch_message, values_with_layouts
 
 
 def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
@@ -367,8 +367,8 @@ ONLY_PREFETCHED_USES = (X.PrefetchTileOp, X.UpdateTileOffsetOp) + CARRIERS
 def cooperative_layout(tile: TileType, subgroups: int, target: Target) -> Layout | None:
     """The layout of a row-major tile only prefetched (RFC Appendix 2.1's #mp_a_pfh, #mp_b_pfh): all `subgroups`
     share it, each holding a different piece, so that a workgroup prefetches each byte once, and each piece takes
-    the fewest 2D prefetch messages of the target (Target.inst_rule: its block limits and lanes; inst_data is the
-    message); of splits as good, the one of the widest messages (whole cache lines of a memory row before more
+    the fewest 2D prefetch messages of the target (prefetch_message, which layout completion makes its inst_data);
+    of splits as good, the one of the widest messages (whole cache lines of a memory row before more
     rows): f16 256x32 over 32 subgroups is [32, 1] pieces of 8x32, 32x256 [4, 8] of 8x32, one 512-byte message a
     subgroup each. None where no split over all the subgroups is exact or has a legal message, or the target has
     no 2D block messages."""
@@ -386,16 +386,8 @@ def cooperative_layout(tile: TileType, subgroups: int, target: Target) -> Layout
             continue
         score = (piece[0] * piece[1] // (inst[0] * inst[1]), -inst[1], -inst[0])
         if best is None or score < best[0]:
-            best = (score, Layout((down, across), piece, inst_data=inst))
+            best = (score, Layout((down, across), piece))
     return None if best is None else best[1]
-
-
-def prefetch_message(piece, dtype, target: Target) -> tuple[int, int] | None:
-    """The largest 2D prefetch message that tiles `piece` on `target` (widest first), if any."""
-    shapes = [(r, c) for r in range(1, piece[0] + 1) if piece[0] % r == 0
-              for c in range(1, piece[1] + 1) if piece[1] % c == 0]
-    legal = [shape for shape in shapes if target.inst_rule(("prefetch",), shape, dtype) is None]
-    return max(legal, key=lambda shape: (shape[0] * shape[1], shape[1]), default=None)
 
 
 def conflict(op: Operation, layout: Layout, other: Layout):
