@@ -95,7 +95,8 @@ def prefetch_ahead(loop: C.ForOp, walked: Walk, distance: int) -> None:
     step = [before_loop(C.ConstantOp(v.owner.value, v.type, loc=loop.loc)) if isinstance(v.owner, C.ConstantOp)
             else v for v in walked.offsets]
     tile = prefetch_start(loop, loop.operands[3 + walked.index])
-    for position in range(walked.lead + distance + 1):  # the prologue: what iterations 0 .. distance - 1 load
+    # the prologue prefetches what iterations 0 .. distance - 1 load; the last move starts the carried tile
+    for position in range(walked.lead + distance + 1):
         if position:
             tile = before_loop(X.UpdateTileOffsetOp(tile, step, loc=loop.loc))
         if walked.lead <= position < walked.lead + distance:
