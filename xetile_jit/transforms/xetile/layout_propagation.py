@@ -4,6 +4,9 @@ Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
 - anchors: layouts the user gave (init_tile `layout=`, the tile_mma layout of the launch); a layout of only
   inst_data (and lane fields) is no anchor but the blocking of each subgroup's data (RFC inst_data): its class
   takes the workgroup map propagation gives it (the default one in whole blocks) with that blocking;
+- a tile only prefetched (moved, carried, prefetched: prefetch_distance's prefetch tiles, a user's without a
+  layout) gets the cooperative layout (`cooperative_layout`, RFC Appendix 2.1): all subgroups on different pieces,
+  each the fewest 2D prefetch messages, so a workgroup prefetches each byte once;
 - tile_mma: A gets sg_data [sg_m, K], B [K, sg_n], C the result's layout (same sg_layout);
 - tile_reduce: the result has sg_data 1 along the reduced dims. The input may split them between subgroups
   (wg-to-sg then exchanges partial results through SLM) unless subgroups would hold the same data twice
