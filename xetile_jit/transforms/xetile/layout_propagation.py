@@ -371,10 +371,10 @@ def cooperative_layout(tile: TileType, subgroups: int, target: Target) -> Layout
     """The layout of a row-major tile only prefetched (RFC Appendix 2.1's #mp_a_pfh, #mp_b_pfh): all `subgroups`
     share it, each holding a different piece, so that a workgroup prefetches each byte once, and each piece takes
     the fewest 2D prefetch messages of the target (prefetch_message, which layout completion makes its inst_data);
-    of splits as good, the one of the widest messages (whole cache lines of a memory row before more
-    rows): f16 256x32 over 32 subgroups is [32, 1] pieces of 8x32, 32x256 [4, 8] of 8x32, one 512-byte message a
-    subgroup each. None where no split over all the subgroups is exact or has a legal message, or the target has
-    no 2D block messages."""
+    of splits as good, the one of the widest messages (whole cache lines of a memory row before more rows), then of
+    the widest pieces. f16 256x32 over 32 subgroups is [32, 1] pieces of 8x32, 32x256 [4, 8] of 8x32, one 512-byte
+    message a subgroup each; 128x64 over 4 is [4, 1], 2 messages of 32x32 each. None where no split over all the
+    subgroups is exact or has a legal message, or the target has no 2D block messages."""
     if target.block_io is None or tile.order != ROW_MAJOR or len(tile.shape) != 2:
         return None
     rows, cols = tile.shape
@@ -387,7 +387,7 @@ def cooperative_layout(tile: TileType, subgroups: int, target: Target) -> Layout
         inst = prefetch_message(piece, tile.dtype, target)
         if inst is None:
             continue
-        score = (piece[0] * piece[1] // (inst[0] * inst[1]), -inst[1], -inst[0])
+        score = (piece[0] * piece[1] // (inst[0] * inst[1]), -inst[1], -piece[1])
         if best is None or score < best[0]:
             best = (score, Layout((down, across), piece))
     return None if best is None else best[1]
