@@ -10,9 +10,13 @@ A inst_data [32, 16] the A tile is cut into 32x16 blocks. Tile: 256x256 per work
 sg_data [32, 64] (a subgroup's C is 32x64), K step 32 (64 for 8-bit, accumulated in i32; 16 for tf32: f32 inputs
 with input_precision "tf32", whose 32x64 accumulator, A and B of a K step of 32 would not fit the 256 registers);
 M = N = K = 512 zero arrays. Column `pf`: the prefetch_distance option (one f16 row prefetches the A and B tiles two
-K steps ahead: its `pref` column counts the prefetch messages per K step). Column `K`: "runtime" is the kernel's K
-argument, "const" the same kernel with K a constexpr of 4096 (at 512 Intel's compiler unrolls the 16 K steps
-whole, leaving no loop to count), arrays 512x4096 and 4096x512.
+K steps ahead: its `pref` column counts the prefetch messages per K step; in the cooperative layout each byte of a
+K step's A and B tiles is prefetched once a workgroup: (16 + 16 KiB) / (32 subgroups x 512-byte messages) = 2).
+Column `K`: "runtime" is the kernel's K argument, "const" the same kernel with K a constexpr of 4096 (at 512 Intel's
+compiler unrolls the 16 K steps whole, leaving no loop to count), arrays 512x4096 and 4096x512.
+Row "app2.1" is RFC Appendix 2.1 as written (tests/transforms/test_passes.py's `prefetched_gemm`, same tile and
+arrays): loads in #mp_a, #mp_b, prefetch tiles of its own in #mp_a_pfh [32, 1] and #mp_b_pfh [4, 8] (8x32 each),
+3 K steps ahead, no prefetch_distance option.
 
 The fused kernels are the tutorials' own, in their own configs, f16: "app2.2" is tutorials/07's GEMM + bias + row
 reduce at 128x128x32 (32 subgroups: a subgroup's C is 16x32, its B^T 32x32 read by transposed loads); "fa-hd64" and
@@ -174,6 +178,21 @@ def row(gemm, target: str, abi: str, dtype: str, inst_a, prefetch: int = 0, cons
                     lambda: compile_isa(gemm, target, abi, dtype, inst_a, prefetch, constexpr_k), peer)
 
 
+def appendix_row(passes, target: str, abi: str, peer: str | None = None) -> dict:
+    """RFC Appendix 2.1's row (module docstring): its main loop's counts per K step beside the GEMM's `minimum()`
+    (and `peer`'s)."""
+    least = minimum(get_target(target, abi), "f16", TILE["sg_data"][0], TILE["sg_data"][1], K_STEP["f16"])
+    a = np.zeros((SIZE, SIZE), np.float16)
+    c = np.zeros((SIZE, SIZE), np.float32)
+
+    def build():
+        with mock.patch.dict(os.environ, {"XETILE_XE_ABI": abi}):
+            return passes.prefetched_gemm.warmup(a, a, c, SIZE, SIZE, SIZE, BK=K_STEP["f16"], **passes.APPENDIX_2_1,
+                                                 target=target, **TILE)
+    return measured({"target": target, "abi": abi, "kernel": "app2.1", "dtype": "f16", "inst_a": None,
+                     "prefetch_distance": 0, "k": "runtime"}, least, build, peer)
+
+
 def fused_row(kernel: str, target: str, abi: str, peer: str | None = None) -> dict:
     """One FUSED kernel's row: its main loop's counts per iteration beside `fused_minimum()` (and `peer`'s)."""
     return measured({"target": target, "abi": abi, "kernel": kernel, "dtype": "f16", "inst_a": None,
@@ -325,7 +344,7 @@ def main() -> None:
     if args.peer and upstream_mlir.mlir_opt() is None:
         parser.error("--peer mlir needs mlir-opt 23 (python -m xetile_jit install-gpu-compiler --with-mlir)")
     sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests/transforms")]  # test_passes imports the tests' conftest
-    gemm = load_module("test_passes", "tests/transforms/test_passes.py").gemm
+    passes = load_module("test_passes", "tests/transforms/test_passes.py")
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         os.environ["XETILE_CACHE_DIR"] = cache
@@ -339,8 +358,10 @@ def main() -> None:
                 continue
             peer = args.peer if abi == "spirv" else None
             for dtype, inst_a, prefetch, constexpr_k in VARIANTS:
-                rows.append(row(gemm, target, abi, dtype, inst_a, prefetch, constexpr_k, peer))
+                rows.append(row(passes.gemm, target, abi, dtype, inst_a, prefetch, constexpr_k, peer))
                 print(format_row(rows[-1]), flush=True)
+            rows.append(appendix_row(passes, target, abi, peer))
+            print(format_row(rows[-1]), flush=True)
             for kernel in FUSED:
                 rows.append(fused_row(kernel, target, abi, peer))
                 print(format_row(rows[-1]), flush=True)

@@ -3,6 +3,7 @@ import pathlib
 import sys
 
 import pytest
+import test_passes as passes
 from test_passes import gemm
 
 from xetile_jit.toolchain import ocloc, upstream_mlir
@@ -30,15 +31,29 @@ def test_xe_hpc_row_has_the_minimal_dpas_and_no_spill():
     assert row["loads"] >= 3 and not row["scratch"]
 
 
-def test_prefetch_row_is_at_most_one_other_per_dpas():
-    """prefetch_distance=2: the A and B tiles' 3 prefetches per K step beside the 3 loads and 32 dpas, with at most
-    one other instruction per dpas (23 on xe-hpc; 48 when each prefetch rebuilt its payload) and no spill."""
+def test_prefetch_row_prefetches_each_byte_once_a_workgroup():
+    """prefetch_distance=2 on xe-hpc: the prefetch tiles in the cooperative layout, each byte of a K step's A and B
+    tiles (16 KiB each) prefetched once a workgroup: (16384 + 16384) / (32 subgroups x 512-byte 8x32 messages) = 2
+    prefetches a subgroup per K step (3 of 2 KiB in the loads' layouts, where 4 subgroups prefetched each A byte and
+    8 each B byte), beside the 3 loads and 32 dpas, at most one other instruction per dpas (27), no spill."""
     if not ocloc.available(get_target("xe-hpc", "spirv")):
         pytest.skip("no GPU compiler for the spirv ABI is installed")
     row = bench.row(gemm, "xe-hpc", "spirv", "f16", None, prefetch=2)
-    assert (row["dpas"], row["loads"], row["prefetches"], row["prefetch_distance"]) == (32, 3, 3, 2)
+    assert (row["dpas"], row["loads"], row["prefetch_distance"]) == (32, 3, 2)
+    assert row["prefetches"] == (16384 + 16384) / (32 * 8 * 32 * 2) == 2
+    assert row["loop"]["messages"]["prefetch d16"] == 2
     assert row["other_per_dpas"] <= 1 and not row["scratch"]
     assert "  2 " in bench.format_row(row)
+
+
+def test_appendix_2_1_row_prefetches_as_the_cooperative_layout():
+    """RFC Appendix 2.1 as written (the user's [32, 1] and [4, 8] prefetch tiles of 8x32) prefetches as
+    prefetch_distance's own tiles do: 2 messages a subgroup per K step on xe-hpc."""
+    if not ocloc.available(get_target("xe-hpc", "spirv")):
+        pytest.skip("no GPU compiler for the spirv ABI is installed")
+    row = bench.appendix_row(passes, "xe-hpc", "spirv")
+    assert (row["kernel"], row["dpas"], row["loads"], row["prefetches"]) == ("app2.1", 32, 3, 2)
+    assert not row["scratch"]
 
 
 def test_int8_row_accumulates_in_i32():

@@ -5,14 +5,16 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
+from xetile_jit.target.targets import get_target
 from conftest import assert_close, rand
 from xetile_jit.ir import interpreter
 from xetile_jit.ir.interpreter import Interpreter
 from xetile_jit.compiler.pipeline import lower
-from xetile_jit.transforms.xetile.layout_propagation import default_layout
+from xetile_jit.transforms.xetile.layout_propagation import cooperative_layout, default_layout
 from xetile_jit.ir.attrs import Layout
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
+from xetile_jit.ir.types import TileType
 from xetile_jit.ir.xetile_ops import ConvertLayoutOp, layout_of
 from test_passes import gemm, softmax, two_mma, two_mma_case
 
@@ -358,3 +360,17 @@ def test_inst_data_alone_must_divide_the_value():
             "inst_data[1] = 12 does not divide dim 1 = 32 of the value [without sg_layout, inst_data divides the "
             "value]")):
         scaled_rows.warmup(x, x.copy(), LAYOUT=Layout(inst_data=[8, 12]), target="numpy")
+
+
+@pytest.mark.parametrize("shape, dtype, subgroups, target, expected", [
+    ((256, 32), xetile.float16, 32, "xe-hpc", Layout([32, 1], [8, 32])),  # RFC Appendix 2.1's #mp_a_pfh
+    ((32, 256), xetile.float16, 32, "xe-hpc", Layout([4, 8], [8, 32])),  # #mp_b_pfh
+    ((32, 256), xetile.float32, 32, "xe2", Layout([2, 16], [16, 16])),  # 64 bytes wide: 16 f32
+    ((128, 64), xetile.float16, 4, "xe-hpc", Layout([4, 1], [32, 64])),  # 2 of 32x32: none fewer; whole rows
+    ((3, 5), xetile.float16, 4, "xe-hpc", None),  # no exact split over 4 subgroups
+    ((256, 32), xetile.float16, 32, "xe-hpg", None),  # no 2D block messages
+])
+def test_cooperative_layout_splits_a_prefetched_tile_over_all_subgroups(shape, dtype, subgroups, target, expected):
+    """A tile only prefetched: every subgroup a different piece (each byte prefetched once a workgroup), each piece
+    the fewest 2D prefetch messages, the widest of the splits as good."""
+    assert cooperative_layout(TileType(shape, dtype), subgroups, get_target(target)) == expected

@@ -9,10 +9,11 @@ from conftest import assert_close, rand
 from conftest import tutorial
 from xetile_jit.ir.interpreter import run_ir
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
-from xetile_jit.ir.core import Block, walk
-from xetile_jit.ir.core_ops import ConstantOp, ForOp
+from xetile_jit.ir.core import walk
+from xetile_jit.ir.core_ops import ForOp
 from xetile_jit.ir.printer import print_func
-from xetile_jit.ir.xetile_ops import PrefetchTileOp, UpdateTileOffsetOp
+from xetile_jit.ir.attrs import Layout
+from xetile_jit.ir.xetile_ops import InitTileOp, PrefetchTileOp, UpdateTileOffsetOp
 
 
 @xetile.kernel
@@ -30,6 +31,39 @@ def gemm(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetil
         acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc, input_precision=PRECISION)
         ta = xetile.update_tile_offset(ta, [0, BK])
         tb = xetile.update_tile_offset(tb, [BK, 0])
+    xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
+
+
+# RFC Appendix 2.1's layouts: the loads' #mp_a, #mp_b (tile_mma's pieces) and the prefetch tiles' #mp_a_pfh,
+# #mp_b_pfh (all 32 subgroups, 8x32 each)
+APPENDIX_2_1 = dict(LA=xetile.Layout([8, 4], [32, 32]), LB=xetile.Layout([8, 4], [32, 64]),
+                    PA=xetile.Layout([32, 1], [8, 32]), PB=xetile.Layout([4, 8], [8, 32]))
+
+
+@xetile.kernel
+def prefetched_gemm(a, b, c, M, N, K, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr,
+                    LA: xetile.constexpr, LB: xetile.constexpr, PA: xetile.constexpr, PB: xetile.constexpr,
+                    AHEAD: xetile.constexpr = 3):
+    """RFC Appendix 2.1 as written: the A and B tiles loaded in layouts LA and LB, and prefetch tiles of their own
+    (%1p, %2p, in layouts PA and PB) AHEAD K steps ahead (%c96: 3 steps of 32), each loop step loading, then
+    prefetching, then multiplying and moving all four tiles."""
+    m = xetile.program_id(0) * BM
+    n = xetile.program_id(1) * BN
+    ta = xetile.init_tile(a, [m, 0], [BM, BK], layout=LA)
+    tb = xetile.init_tile(b, [0, n], [BK, BN], layout=LB)
+    pa = xetile.init_tile(a, [m, AHEAD * BK], [BM, BK], layout=PA)
+    pb = xetile.init_tile(b, [AHEAD * BK, n], [BK, BN], layout=PB)
+    acc = xetile.zeros([BM, BN], xetile.float32)
+    for k in range(0, K, BK):
+        va = xetile.load_tile(ta)
+        vb = xetile.load_tile(tb)
+        xetile.prefetch_tile(pa)
+        xetile.prefetch_tile(pb)
+        acc = xetile.tile_mma(va, vb, acc)
+        ta = xetile.update_tile_offset(ta, [0, BK])
+        tb = xetile.update_tile_offset(tb, [BK, 0])
+        pa = xetile.update_tile_offset(pa, [0, BK])
+        pb = xetile.update_tile_offset(pb, [BK, 0])
     xetile.store_tile(xetile.init_tile(c, [m, n], [BM, BN]), acc)
 
 
@@ -268,20 +302,36 @@ def prefetch_positions(func) -> tuple[int, int]:
     return sum(isinstance(op, PrefetchTileOp) for op in walk(func.body)) - inside, inside
 
 
+def prefetch_walk(func) -> list[tuple[int, Layout]]:
+    """For each tile the kernel's one scf.for carries to prefetch: the moves from its init_tile to the position the
+    first iteration prefetches, and its layout."""
+    loop = next(op for op in walk(func.body) if isinstance(op, ForOp))
+    found = []
+    for tile, arg in zip(loop.operands[3:], loop.body.args[1:]):
+        if not any(isinstance(op, PrefetchTileOp) for op, _ in arg.uses):
+            continue
+        moves = 0
+        while isinstance(tile.owner, UpdateTileOffsetOp):
+            moves, tile = moves + 1, tile.owner.operands[0]
+        assert isinstance(tile.owner, InitTileOp)
+        found.append((moves, tile.type.layout))
+    return found
+
+
 @pytest.mark.parametrize("distance", [1, 3])
 def test_prefetch_distance_prefetches_walked_tiles_ahead_and_keeps_the_numbers(rng, distance):
     """transforms/xetile/prefetch_insertion.py on xe-hpc: the GEMM's two walked tiles get `distance` prologue
-    prefetches each and one prefetch per iteration each, `distance` steps ahead; every level still computes the same
-    numbers."""
+    prefetches each, and a prefetch tile each the loop carries, `distance` steps ahead of the load, prefetched once
+    an iteration; those tiles have the cooperative layout: the 4 subgroups share A 32x16 in 8x16 pieces and B 16x32
+    in 4x32 ones (one 2D prefetch message each, the widest: 32 and 64 bytes), not the loads' 2x2 split in which two
+    subgroups prefetch each byte; every level still computes the same numbers."""
     kern, args, kwargs, grid = gemm_case(rng, [1, 0])
     func = kern.warmup(*args, **kwargs, target="numpy").func
     reference = run_func(func, grid, args)
     stages = lower(func, target="xe-hpc", num_subgroups=None, prefetch_distance=distance)
     assert prefetch_positions(stages["xetile-layouts"]) == (2 * distance, 2)
-    ahead = [op for op in walk(stages["xetile-layouts"].body) if isinstance(op, UpdateTileOffsetOp)
-             and isinstance(op.operands[0].owner, Block)]  # the in-loop moves of the carried tiles
-    steps = sorted(int(v.owner.value) for op in ahead for v in op.operands[1:] if isinstance(v.owner, ConstantOp))
-    assert steps == sorted([0, 16 * distance] * 2 + [0, 16] * 2)  # the loop's own moves by BK, and the far ones
+    assert prefetch_walk(stages["xetile-layouts"]) == [
+        (distance, Layout([4, 1], [8, 16], inst_data=[8, 16])), (distance, Layout([4, 1], [4, 32], inst_data=[4, 32]))]
     for stage, lowered in stages.items():
         for got, want in zip(run_func(lowered, grid, args), reference):
             assert_close(got, want, np.float32)
@@ -317,9 +367,47 @@ def test_prefetch_distance_on_tiles_loaded_after_their_move_and_not_on_slm(rng):
     reference = run_func(func, grid, args)
     stages = lower(func, target="xe-hpc", prefetch_distance=2)
     assert prefetch_positions(stages["xetile-layouts"]) == (4, 2)
-    prefetched = [op.operands[0] for op in walk(stages["xetile-layouts"].body) if isinstance(op, PrefetchTileOp)]
-    moves = [t.owner for t in prefetched]
-    assert all(isinstance(op, UpdateTileOffsetOp) for op in moves)  # none at the initial position
+    assert [moves for moves, _ in prefetch_walk(stages["xetile-layouts"])] == [3, 3]  # lead 1 + distance 2
     for stage, lowered in stages.items():
         for got, want in zip(run_func(lowered, grid, args), reference):
             assert_close(got, want, np.float32)
+
+
+def prefetched_layouts(func) -> list[Layout]:
+    """The layouts of the tiles the kernel prefetches, in program order."""
+    return [op.operands[0].type.layout for op in walk(func.body) if isinstance(op, PrefetchTileOp)]
+
+
+def test_appendix_2_1_prefetch_tiles_keep_their_layouts(rng):
+    """RFC Appendix 2.1 on 4 subgroups (its layouts scaled to a 32x32 tile: loads [2, 2], prefetches [4, 1] of 8x16
+    and [1, 4] of 16x8): the user's prefetch layouts stay, completed with one message a piece, and prefetch_distance
+    adds cooperative prefetch tiles of its own beside them (A [4, 1] of 8x16, B [4, 1] of 4x32); every level
+    computes the numbers of the kernel without prefetches."""
+    m, n, k = 40, 48, 64
+    args = (rand(rng, (m, k), np.float16), rand(rng, (k, n), np.float16), np.zeros((m, n), np.float32), m, n, k)
+    layouts = dict(LA=Layout([2, 2], [16, 16]), LB=Layout([2, 2], [16, 16]), PA=Layout([4, 1], [8, 16]),
+                   PB=Layout([1, 4], [16, 8]))
+    func = prefetched_gemm.warmup(*args, BM=32, BN=32, BK=16, **layouts, AHEAD=1, sg_layout=[2, 2],
+                                  sg_data=[16, 16], target="numpy").func
+    grid = (2, 2)
+    reference = run_func(func, grid, args)
+    assert_close(reference[2], args[0].astype(np.float32) @ args[1].astype(np.float32), np.float32)
+    stages = lower(func, target="xe-hpc", prefetch_distance=1)
+    given = [Layout([4, 1], [8, 16], inst_data=[8, 16]), Layout([1, 4], [16, 8], inst_data=[16, 8])]
+    cooperative = [Layout([4, 1], [8, 16], inst_data=[8, 16]), Layout([4, 1], [4, 32], inst_data=[4, 32])]
+    assert prefetched_layouts(stages["xetile-layouts"]) == cooperative + cooperative[::-1] + given
+    for stage, lowered in stages.items():
+        for got, want in zip(run_func(lowered, grid, args), reference):
+            assert_close(got, want, np.float32)
+
+
+def test_appendix_2_1_runs_on_the_device(rng, on_each_device):
+    """The user's prefetch tiles in the interpreter and on opencl:cpu (the `cpu` target: prefetches lower to
+    nothing, the layouts still split the tiles), with the numbers of numpy."""
+    m, n, k = 64, 64, 64
+    a, b = rand(rng, (m, k), np.float16), rand(rng, (k, n), np.float16)
+    c = np.zeros((m, n), np.float32)
+    layouts = dict(LA=Layout([2, 2], [16, 16]), LB=Layout([2, 2], [16, 16]), PA=Layout([4, 1], [8, 16]),
+                   PB=Layout([1, 4], [16, 8]))
+    prefetched_gemm[(2, 2)](a, b, c, m, n, k, BM=32, BN=32, BK=16, **layouts, sg_layout=[2, 2], sg_data=[16, 16])
+    assert_close(c, a.astype(np.float32) @ b.astype(np.float32), np.float32)

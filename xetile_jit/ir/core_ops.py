@@ -446,6 +446,15 @@ class ForOp(Operation):
     def body(self) -> Block:
         return self.regions[0].block
 
+    def carry(self, init: Value, name: str | None = None) -> Value:
+        """One more loop-carried value, last: its init `init`; returns its body argument. The body's yield must then
+        give its next value (ops that add a carried value to a loop in place, keeping every op and use it has)."""
+        self.set_operands(list(self.operands) + [init])
+        arg = Value(init.type, self.body, name)
+        self.body.args.append(arg)
+        self.results.append(Value(init.type, self))
+        return arg
+
     def verify(self):
         bounds = [v.type for v in self.operands[:3]]
         if len(set(bounds)) != 1 or not isinstance(bounds[0], ScalarType) or not bounds[0].dtype.is_int:

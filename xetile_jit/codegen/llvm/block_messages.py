@@ -179,5 +179,6 @@ class BlockMessages:
             self.by_message(descriptors.x_aligned(tdesc), lambda: payload.prefetch(descriptors, key, tdesc, op.cache),
                             lambda: None)
         else:
-            self.by_message(descriptors.x_aligned(tdesc), lambda: self.block_call(key, tdesc, cache=op.cache),
+            self.by_message(descriptors.x_aligned(tdesc),
+                            lambda: self.block_call(key, tdesc, xy=descriptors.xy(tdesc, hint=True), cache=op.cache),
                             lambda: None)

@@ -57,16 +57,20 @@ class Descriptors:
         """Coordinate `axis` (0: x, the column; 1: y, the row) of the descriptor, i64."""
         return self.builder.extract_element(self.context.values[tdesc], ir.Constant(I32, axis))
 
-    def block_coord(self, tdesc, axis: int) -> ir.Value:
+    def block_coord(self, tdesc, axis: int, hint: bool = False) -> ir.Value:
         """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32; on an empty
         slice the row is BLOCK_COORD_LIMIT, far below the stand-in surface (`surface`). A descriptor moved by
-        constant offsets is its source's block coordinate plus them (the index-width rule: no second clamp)."""
+        constant offsets is its source's block coordinate plus them (the index-width rule: no second clamp).
+        `hint`: for a prefetch, truncated, not clamped (the index-width rule: a prefetch reads no value, and a
+        wrapped coordinate is still one of its surface, whose bounds the message checks)."""
         b = self.builder
         source, shift = self.constant_shift(tdesc, axis)
         if source is not tdesc:
-            coord = self.block_coord(source, axis)
+            coord = self.block_coord(source, axis, hint)
             return b.add(coord, ir.Constant(I32, shift)) if shift else coord
         value = self.offset(tdesc, axis)
+        if hint:
+            return b.trunc(value, I32)
         low, high = ir.Constant(I64, -BLOCK_COORD_LIMIT), ir.Constant(I64, BLOCK_COORD_LIMIT)
         value = b.select(b.icmp_signed("<", value, low), low, b.select(b.icmp_signed(">", value, high), high, value))
         value = b.trunc(value, I32)
@@ -87,9 +91,9 @@ class Descriptors:
             tdesc = tdesc.owner.operands[0]
         return tdesc, shift
 
-    def xy(self, tdesc) -> ir.Value:
-        """The <x, y> the block builtins take."""
-        return self.context.lanes.assemble([self.block_coord(tdesc, 0), self.block_coord(tdesc, 1)])
+    def xy(self, tdesc, hint: bool = False) -> ir.Value:
+        """The <x, y> the block builtins take (`hint`: block_coord's)."""
+        return self.context.lanes.assemble([self.block_coord(tdesc, 0, hint), self.block_coord(tdesc, 1, hint)])
 
     def in_slm(self, tdesc) -> bool:
         kinds = {isinstance(array.type, SlmMemRefType) for array in self.bases[tdesc]}

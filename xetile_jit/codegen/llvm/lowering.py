@@ -31,7 +31,9 @@ the surface that the whole block is: every element reads padding and every write
 descriptor moved by constant offsets summing to at most BLOCK_MAX_EXTENT (a prefetch `distance` steps ahead of a
 load) takes its source's clamped coordinate plus them: exact where the clamp changes nothing, and beyond 2**30 -
 2**24 (outside every surface, as the exact one is) where it does. So a prefetch costs one add, not a clamp of its
-own. Within 2**30 + 2**24 the emulation's and the padding's arithmetic cannot overflow i32 (block sizes are far
+own; a prefetch's coordinates are not clamped at all but truncated (a carried prefetch tile of its own layout,
+transforms/xetile/prefetch_insertion.py): it reads no value, and a wrapped coordinate addresses the same surface,
+whose bounds the message checks. Within 2**30 + 2**24 the emulation's and the padding's arithmetic cannot overflow i32 (block sizes are far
 below 2**30).
 """
 from __future__ import annotations

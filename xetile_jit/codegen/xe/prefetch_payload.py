@@ -68,7 +68,7 @@ def prefetch(descriptors, key: X.BlockPrefetch, tdesc, cache: CacheHints | None)
                                   i32(key.cols), i32(key.rows), i32(key.blocks)])
     for axis, name in enumerate(SET_COORD):
         setter = declared(module, name, ir.FunctionType(VOID, [PAYLOAD, I32]))
-        b.call(setter, [payload, descriptors.block_coord(tdesc, axis)])
+        b.call(setter, [payload, descriptors.block_coord(tdesc, axis, hint=True)])
     hints = cache or locality_hints(3)
     fn = declared(module, prefetch_name(key), ir.FunctionType(VOID, [PAYLOAD] + [I32] * 3))
     b.call(fn, [payload, i32(0), i32(0), i32(CACHE_CONTROL[hints.l1, hints.l3])])

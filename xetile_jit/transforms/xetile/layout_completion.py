@@ -11,7 +11,9 @@ element-wise operands, loop-carried values: layout propagation's classes) share 
   block (Target.lane_fields). Anything else is a CompilationError naming the rule;
 - otherwise a class that is a tile_mma operand takes the DPAS operand block (A [M, K], B [K, N]) where the
   target allows it (loads included), and every other class the target's default block of its piece
-  (Target.value_block). A row-major operand tile that is only loaded and fed to tile_mma (no other use of the
+  (Target.value_block); a class of tiles only prefetched, the largest 2D prefetch message that tiles its piece
+  (prefetch_message: the cooperative prefetch layouts of layout propagation make that piece one message). A
+  row-major operand tile that is only loaded and fed to tile_mma (no other use of the
   loaded value) takes instead the largest 2D block load message its piece covers (BlockIO.load_shapes: up to
   32 rows, DPAS blocks side by side up to 64 bytes, VNNI for 16-bit B; e.g. f16 A 32x32 in one message of two
   32x16 blocks) whose lanes the ABI allows (Target.inst_rule), on targets that ask for them (Target.largest_loads);
@@ -155,6 +157,8 @@ class LayoutCompletion:
         if block is not None and divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
             largest = self.only_regrouped(group) and self.target.largest_loads
             return self.load_message(group, piece, block, dtype) if largest else block
+        if group.kinds == {"prefetch"}:  # a tile only prefetched: its piece in the fewest messages
+            return prefetch_message(piece, dtype, self.target) or self.target.value_block(piece)
         return self.target.value_block(piece)
 
     def inst_of(self, group: LayoutClass) -> tuple[int, int]:
@@ -249,6 +253,15 @@ def converts_use(op: Operation, index: int) -> bool:
     """Whether operand `index` of `op` is only regrouped into other blocks: a tile_conv_layout, or a tile_mma A or
     B operand (converted to DPAS blocks below). A load block larger than a vector may have only such uses."""
     return isinstance(op, X.ConvertLayoutOp) or (isinstance(op, X.TileMMAOp) and index < 2)
+
+
+def prefetch_message(piece, dtype, target: Target) -> tuple[int, int] | None:
+    """The largest 2D prefetch message that tiles `piece` on `target` (Target.inst_rule: its block limits and
+    lanes), the widest of those as large; None where none does."""
+    shapes = [(rows, cols) for rows in range(1, piece[0] + 1) if piece[0] % rows == 0
+              for cols in range(1, piece[1] + 1) if piece[1] % cols == 0]
+    legal = [shape for shape in shapes if target.inst_rule(("prefetch",), shape, dtype) is None]
+    return max(legal, key=lambda shape: (shape[0] * shape[1], shape[1]), default=None)
 
 
 def divides(block, piece) -> bool:

@@ -4,6 +4,9 @@ Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
 - anchors: layouts the user gave (init_tile `layout=`, the tile_mma layout of the launch); a layout of only
   inst_data (and lane fields) is no anchor but the blocking of each subgroup's data (RFC inst_data): its class
   takes the workgroup map propagation gives it (the default one in whole blocks) with that blocking;
+- a tile only prefetched (moved, carried, prefetched: prefetch_distance's prefetch tiles, a user's without a
+  layout) gets the cooperative layout (`cooperative_layout`, RFC Appendix 2.1): all subgroups on different pieces,
+  each the fewest 2D prefetch messages, so a workgroup prefetches each byte once;
 - tile_mma: A gets sg_data [sg_m, K], B [K, sg_n], C the result's layout (same sg_layout);
 - tile_reduce: the result has sg_data 1 along the reduced dims. The input may split them between subgroups
   (wg-to-sg then exchanges partial results through SLM) unless subgroups would hold the same data twice
@@ -41,7 +44,7 @@ from ...ir.core import FuncOp, Operation, Value, walk
 from ...ir.types import ROW_MAJOR, TileType, VectorType
 from ...target.code_budget import type_bytes
 from ...target.targets import Target
-from .layout_completion import convert_operand, values_with_layouts
+from .layout_completion import convert_operand, prefetch_message, values_with_layouts
 
 
 def with_sg_data(layout: Layout, updates: dict[int, int]) -> Layout:
@@ -293,6 +296,27 @@ class LayoutPropagation:
                 self.assign(v, layout, op)
             elif self.blocking.setdefault(self.find(v), (layout, op))[0] != layout:
                 raise conflict(op, self.blocking[self.find(v)][0], layout)
+        for root, tile in self.prefetched_only():
+            if root not in self.layouts and root not in self.blocking:
+                layout = cooperative_layout(tile.type, self.subgroups, self.target)
+                if layout is not None:
+                    self.layouts[root] = layout
+
+    def prefetched_only(self) -> list[tuple[Value, Value]]:
+        """(class root, one of its tiles) of each class of tiles that are only prefetched: moved, carried and
+        prefetched, never loaded, stored or given to another op."""
+        members: dict[Value, list[Value]] = {}
+        for v in values_with_layouts(self.func):
+            members.setdefault(self.find(v), []).append(v)
+        found = []
+        for root, values in members.items():
+            uses = [use for v in values for use in v.uses]
+            if all(isinstance(v.type, TileType) for v in values) and \
+                    any(isinstance(op, X.PrefetchTileOp) for op, _ in uses) and \
+                    all(isinstance(op, ONLY_PREFETCHED_USES) and (index == 0 or isinstance(op, CARRIERS))
+                        for op, index in uses):
+                found.append((root, values[0]))
+        return found
 
     def subgroup_count(self, anchors, ops) -> int:
         if not anchors:
@@ -360,6 +384,36 @@ def default_in_blocks(shape, block, subgroups: int) -> Layout:
     """The default layout of the shape counted in blocks, so that each subgroup's piece is whole blocks."""
     units = default_layout(tuple(n // b for n, b in zip(shape, block)), subgroups)
     return Layout(units.sg_layout, tuple(d * b for d, b in zip(units.sg_data, block)))
+
+
+CARRIERS = (C.ForOp, C.YieldOp, C.WhileOp, C.ConditionOp)
+ONLY_PREFETCHED_USES = (X.PrefetchTileOp, X.UpdateTileOffsetOp) + CARRIERS
+
+
+def cooperative_layout(tile: TileType, subgroups: int, target: Target) -> Layout | None:
+    """The layout of a row-major tile only prefetched (RFC Appendix 2.1's #mp_a_pfh, #mp_b_pfh): all `subgroups`
+    share it, each holding a different piece, so that a workgroup prefetches each byte once, and each piece takes
+    the fewest 2D prefetch messages of the target (prefetch_message, which layout completion makes its inst_data);
+    of splits as good, the one of the widest messages (whole cache lines of a memory row before more rows), then of
+    the widest pieces. f16 256x32 over 32 subgroups is [32, 1] pieces of 8x32, 32x256 [4, 8] of 8x32, one 512-byte
+    message a subgroup each; 128x64 over 4 is [4, 1], 2 messages of 32x32 each. None where no split over all the
+    subgroups is exact or has a legal message, or the target has no 2D block messages."""
+    if target.block_io is None or tile.order != ROW_MAJOR or len(tile.shape) != 2:
+        return None
+    rows, cols = tile.shape
+    best = None
+    for down in (d for d in range(1, subgroups + 1) if subgroups % d == 0):
+        across = subgroups // down
+        if rows % down or cols % across:
+            continue
+        piece = (rows // down, cols // across)
+        inst = prefetch_message(piece, tile.dtype, target)
+        if inst is None:
+            continue
+        score = (piece[0] * piece[1] // (inst[0] * inst[1]), -inst[1], -piece[1])
+        if best is None or score < best[0]:
+            best = (score, Layout((down, across), piece))
+    return None if best is None else best[1]
 
 
 def conflict(op: Operation, layout: Layout, other: Layout):

@@ -3,23 +3,29 @@
 The rule: in an scf.for, a tile that is loop-carried and yielded moved by `update_tile_offset` with offsets
 defined outside the loop or constant (the K walk of a GEMM), and loaded (`load_tile`) in the loop body before or
 after the move, is loaded at init + (i + lead) * offsets in iteration i (lead 0 or 1). Before the loop the
-positions of its first `distance` loads are prefetched; in the body, one `prefetch_tile` of the tile `distance`
-loads ahead (the carried tile + (lead + distance) * offsets) per loaded tile and iteration, before the load.
+positions of its first `distance` loads are prefetched; the loop then carries a prefetch tile of its own,
+`distance` loads ahead (init + (i + lead + distance) * offsets in iteration i), prefetched at the start of the
+body, before the load, and moved by the same offsets (RFC Appendix 2.1, `transform.xegpu.insert_prefetch`).
 Tiles of shared local memory are left alone.
+The prefetch tiles are a copy of the loaded tile's init_tile (and moves) without its layout: a tile only prefetched
+takes the cooperative layout in layout propagation (transforms/xetile/layout_propagation.py: all subgroups share
+it, each byte prefetched once a workgroup, in pieces one 2D prefetch message each), not the load's, under which
+the subgroups that hold the same A rows or B columns would each prefetch them. A walked tile made elsewhere (an
+outer loop's carried tile) or not row-major is prefetched through moves of itself, with its layout.
 Prefetches beyond the array are dropped by the hardware, so the last iterations need no guard. Prefetches change no
 value (the interpreter runs them as no-ops); on a target whose 2D block prefetch reaches no cache
 (Target.block_prefetch: the CPU ones, xe-hpg) the pass does nothing. Rewrites `func` in place, at the XeTile level
-before layouts are chosen: the new tiles take the layouts of the loaded ones.
+before layouts are chosen.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...ir import core_ops as C
 from ...ir import xetile_ops as X
 from ...ir.analysis import sources
 from ...ir.core import Block, FuncOp, Value, walk
-from ...ir.types import SlmMemRefType
+from ...ir.types import ROW_MAJOR, SlmMemRefType
 from ...target.targets import Target
 
 
@@ -78,29 +84,46 @@ def defined_inside(body: Block) -> set[Value]:
 
 
 def prefetch_ahead(loop: C.ForOp, walked: Walk, distance: int) -> None:
-    """The prologue before `loop` and the prefetch `distance` steps ahead at the start of its body."""
+    """The prologue before `loop`, and a prefetch tile carried by `loop`, prefetched at the start of its body
+    `distance` steps ahead of the load and moved by the walk's offsets."""
     outer = loop.parent
 
     def before_loop(op):
         return outer.insert_before(loop, op).result
 
-    def scaled(v: Value, times: int) -> Value:
-        """`v` * `times`, defined before the loop (a constant is folded, wherever it was defined)."""
-        if isinstance(v.owner, C.ConstantOp):
-            return before_loop(C.ConstantOp(v.owner.value * times, v.type, loc=loop.loc))
-        if times == 1:
-            return v
-        return before_loop(C.BinaryOp("arith.muli", v, before_loop(C.ConstantOp(times, v.type, loc=loop.loc)),
-                                      loc=loop.loc))
-
-    step = [scaled(v, 1) for v in walked.offsets]
-    tile = loop.operands[3 + walked.index]
-    for position in range(walked.lead + distance):  # the prologue: what iterations 0 .. distance - 1 load
+    # the offsets, defined before the loop (a constant is copied, wherever it was defined)
+    step = [before_loop(C.ConstantOp(v.owner.value, v.type, loc=loop.loc)) if isinstance(v.owner, C.ConstantOp)
+            else v for v in walked.offsets]
+    tile = prefetch_start(loop, loop.operands[3 + walked.index])
+    # the prologue prefetches what iterations 0 .. distance - 1 load; the last move starts the carried tile
+    for position in range(walked.lead + distance + 1):
         if position:
             tile = before_loop(X.UpdateTileOffsetOp(tile, step, loc=loop.loc))
-        if position >= walked.lead:
+        if walked.lead <= position < walked.lead + distance:
             outer.insert_before(loop, X.PrefetchTileOp(tile, loc=loop.loc))
-    far = [scaled(v, walked.lead + distance) for v in walked.offsets]
+    ahead = loop.carry(tile, "prefetch")
     body = loop.body
-    moved = body.prepend(X.UpdateTileOffsetOp(body.args[1 + walked.index], far, loc=loop.loc))
-    body.insert_after(moved, X.PrefetchTileOp(moved.result, loc=loop.loc))
+    body.prepend(X.PrefetchTileOp(ahead, loc=loop.loc))
+    moved = body.insert_before(body.terminator, X.UpdateTileOffsetOp(ahead, step, loc=loop.loc))
+    body.terminator.set_operands(list(body.terminator.operands) + [moved.result])
+
+
+def prefetch_start(loop: C.ForOp, tile: Value) -> Value:
+    """The tile the prefetches of the walk that starts at `tile` start from: a copy, made before `loop`, of the
+    init_tile and moves that make `tile`, with no layout, so that layout propagation gives it the cooperative
+    layout of a tile only prefetched (every subgroup prefetches a part, each byte once a workgroup); `tile`
+    itself, sharing the load's layout, where it comes from elsewhere (an outer loop's carried tile) or is not
+    row-major (the cooperative layout is for row-major tiles)."""
+    chain = []
+    source = tile
+    while isinstance(source.owner, X.UpdateTileOffsetOp):
+        chain.append(source.owner)
+        source = source.owner.operands[0]
+    if not isinstance(source.owner, X.InitTileOp) or source.type.order != ROW_MAJOR:
+        return tile
+    init = source.owner
+    copy = loop.parent.insert_before(loop, init.copy_with(init.operands, [replace(source.type, layout=None)]))
+    start = copy.result
+    for move in reversed(chain):
+        start = loop.parent.insert_before(loop, X.UpdateTileOffsetOp(start, move.operands[1:], loc=move.loc)).result
+    return start
