@@ -279,9 +279,9 @@ def test_the_largest_value_takes_the_default_layout(rng):
     assert_close(y, x / x.sum(1, keepdims=True) * w, np.float32)
 
 
-@pytest.mark.parametrize("num_subgroups, mma_layout", [(None, ([4, 1], [8, 32])), (2, ([2, 1], [16, 32]))])
+@pytest.mark.parametrize("num_subgroups, mma_layout", [(None, ([1, 1], [32, 32])), (4, ([4, 1], [8, 32]))])
 def test_a_tile_mma_without_anchor_splits_its_result_into_whole_dpas_blocks(rng, num_subgroups, mma_layout):
-    """Unasked, the 32x32 f32 result (4 KiB) takes 4 subgroups of 1 KiB, each 8 rows: one DPAS row block."""
+    """Unasked, the 32x32 f32 result (4 KiB) is one subgroup's accumulator (Target.accumulator_bytes)."""
     a, b = rand(rng, (32, 16), np.float16), rand(rng, (16, 32), np.float16)
     c, d = np.zeros((32, 32), np.float32), np.zeros((8, 32), np.float32)
     levels = lower(mma_then_elementwise.warmup(a, b, c, d, target="numpy").func, "xegpu-sg", "cpu", num_subgroups)
@@ -293,15 +293,34 @@ def test_a_tile_mma_without_anchor_splits_its_result_into_whole_dpas_blocks(rng,
 
 @xetile.kernel
 def mma_row_sums(a, b, s):
-    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [32, 16])),
-                          xetile.load_tile(xetile.init_tile(b, [0, 0], [16, 32])))
-    xetile.store_tile(xetile.init_tile(s, [0, 0], [32, 1]), xetile.tile_reduce("add", acc, [1]))
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [64, 16])),
+                          xetile.load_tile(xetile.init_tile(b, [0, 0], [16, 64])))
+    xetile.store_tile(xetile.init_tile(s, [0, 0], [64, 1]), xetile.tile_reduce("add", acc, [1]))
+
+
+@xetile.kernel
+def mma_64(a, b, c):
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [64, 16])),
+                          xetile.load_tile(xetile.init_tile(b, [0, 0], [16, 64])))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [64, 64]), acc)
+
+
+def test_a_large_tile_mma_without_anchor_takes_accumulators_of_whole_dpas_blocks(rng):
+    """64x64 f32 (16 KiB) in 4 KiB accumulators: 4 subgroups of 16 rows, A split with C, B whole in each."""
+    a, b, c = rand(rng, (64, 16), np.float16), rand(rng, (16, 64), np.float16), np.zeros((64, 64), np.float32)
+    levels = lower(mma_64.warmup(a, b, c, target="numpy").func, "xegpu-sg", "cpu")
+    text = print_func(levels["xetile-layouts"])
+    assert f"wg_map = {wg([4, 1], [16, 64])}" in lines_with(text, "tile_mma")[0]
+    assert f"wg = {wg([4, 1], [16, 16])}" in lines_with(text, "init_tile %a")[0]
+    interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [a, b, c])
+    assert_close(c, a.astype(np.float32) @ b.astype(np.float32), np.float32, scale=16)
 
 
 def test_a_tile_mma_without_anchor_that_reduces_keeps_one_subgroup(rng):
-    a, b, s = rand(rng, (32, 16), np.float16), rand(rng, (16, 32), np.float16), np.zeros((32, 1), np.float32)
+    """64x64 f32 would take 4 subgroups; the row sums keep it on one."""
+    a, b, s = rand(rng, (64, 16), np.float16), rand(rng, (16, 64), np.float16), np.zeros((64, 1), np.float32)
     levels = lower(mma_row_sums.warmup(a, b, s, target="numpy").func, "xegpu-sg", "cpu")
-    assert f"wg_map = {wg([1, 1], [32, 32])}" in lines_with(print_func(levels["xetile-layouts"]), "tile_mma")[0]
+    assert f"wg_map = {wg([1, 1], [64, 64])}" in lines_with(print_func(levels["xetile-layouts"]), "tile_mma")[0]
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [a, b, s])
     assert_close(s, (a.astype(np.float32) @ b.astype(np.float32)).sum(1, keepdims=True), np.float32, scale=64)
 

@@ -115,11 +115,12 @@ def default_subgroup_count(ops: list[Operation], target: Target) -> int:
 
 
 def mma_subgroup_count(mmas: list[X.TileMMAOp], target: Target) -> int:
-    """Subgroups for the largest tile_mma result, each piece of its default layout whole DPAS blocks of every
-    tile_mma (so a 64x64 f32 accumulator is four 16x64 pieces, not 128 DPAS ops on one subgroup)."""
+    """Subgroups for the largest tile_mma result, Target.accumulator_bytes each, halved until each piece of its
+    default layout is whole DPAS blocks of every tile_mma (a 64x64 f32 accumulator is four 16x64 pieces, not 128
+    DPAS ops on one subgroup)."""
     largest = max((op.result for op in mmas), key=value_bytes)
     blocks = [target.dpas_shape(op.operands[0].type.dtype, op.precision)[:2] for op in mmas]
-    subgroups = target.default_subgroups(value_bytes(largest))
+    subgroups = target.default_subgroups(value_bytes(largest), target.accumulator_bytes)
 
     def splits(count: int) -> bool:
         layout = default_layout(largest.type.shape, count)
