@@ -32,7 +32,7 @@ from ...ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorTy
 from ...target.targets import Target
 from .components import Components
 from .context import LoweringContext
-from .float8 import f32_to_float8, float8_to_f32, is_float8
+from .float8 import f32_to_float8, float8_to_f16, float8_to_f32, is_float8
 from .values import shaped, splat
 
 VOID = ir.VoidType()
@@ -447,6 +447,8 @@ class LLVMLowering:
         if CASTS[op.name].reinterprets:  # the bits as they are: between the element types, not the compute types
             to = shaped(x.type, element_type(dest))
             return x if to == x.type else self.builder.bitcast(x, to)
+        if is_float8(source) and dest == float16:  # FP8 tile_mma operands: a shorter way, exact as well
+            return float8_to_f16(self.builder, x, source)
         x = to_compute(self.builder, x, source)
         instruction = CASTS[op.name].llvm
         if instruction is not None:

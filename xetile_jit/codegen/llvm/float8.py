@@ -4,6 +4,10 @@ are integer arithmetic and selects, bit-exact with ml_dtypes for every code and 
 * FP8 -> f32 is exact: a normal's exponent is rebiased and its mantissa shifted into place, a subnormal (exponent
   0) is its mantissa times the smallest subnormal (exact in f32); every NaN becomes the quiet NaN of its sign, as
   ml_dtypes gives it.
+* FP8 -> f16, the conversion FP8 tile_mma operands take (transforms/xetile/float8_mma.py), is exact and short: the
+  sign and code shifted into an f16's places are the value times 2**(bias - 15) (a subnormal code lands on an f16
+  subnormal), which one f16 multiply by a power of two undoes (e5m2, of the f16 bias: none, a shift alone); NaN
+  codes select the quiet NaN. Every e4m3fn value is an f16 normal, so the multiply is exact.
 * f32 -> FP8 rounds to nearest even: a value in the format's normal range adds half a unit of the kept last place
   minus one plus that place's bit (as bf16 rounds, codegen/llvm/core.py) and rebiases; one below it is scaled so
   that the smallest subnormal is 1 and rounded to an integer by adding and taking away 2**23 (f32 arithmetic that
@@ -22,6 +26,7 @@ from .values import shaped, splat
 F32_MANTISSA = 23
 F32_BIAS = 127
 F32_INFINITY, F32_QUIET_NAN = 0x7F800000, 0x7FC00000
+F16_MANTISSA, F16_BIAS, F16_QUIET_NAN = 10, 15, 0x7E00
 ROUNDING_MAGIC = float(2 ** F32_MANTISSA)  # x + 2**23 - 2**23 rounds 0 <= x < 2**22 to an integer, ties to even
 
 
@@ -91,6 +96,21 @@ def float8_to_f32(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
     if fmt.infinity is not None:
         word = b.select(b.icmp_unsigned("==", code, splat(i32, fmt.infinity)), splat(i32, F32_INFINITY), word)
     return b.bitcast(b.or_(word, sign), f32)
+
+
+def float8_to_f16(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    """The f16 of FP8 bits `x` (i8, or a vector of them), exactly (module docstring)."""
+    fmt = FORMATS[dtype]
+    i16, f16 = shaped(x.type, ir.IntType(16)), shaped(x.type, ir.HalfType())
+    bits = b.zext(x, i16)
+    code = b.and_(bits, splat(i16, 0x7F))
+    sign = b.shl(b.and_(bits, splat(i16, 0x80)), splat(i16, 8))
+    word = b.or_(sign, b.shl(code, splat(i16, F16_MANTISSA - fmt.mantissa_bits)))
+    nan = b.icmp_unsigned(">", code, splat(i16, fmt.overflow if fmt.infinity is not None else fmt.max_finite))
+    word = b.select(nan, b.or_(sign, splat(i16, F16_QUIET_NAN)), word)
+    value = b.bitcast(word, f16)
+    scale = 2.0 ** (F16_BIAS - fmt.bias)
+    return value if scale == 1 else b.fmul(value, splat(f16, scale))
 
 
 def f32_to_float8(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
