@@ -11,6 +11,7 @@ from xetile_jit.ir.interpreter import run_ir
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.ir.core import Block, walk
 from xetile_jit.ir.core_ops import ConstantOp, ForOp
+from xetile_jit.ir.parser import parse_func
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.xetile_ops import PrefetchTileOp, UpdateTileOffsetOp
 
@@ -328,7 +329,7 @@ def test_prefetch_distance_on_tiles_loaded_after_their_move_and_not_on_slm(rng):
 @pytest.mark.parametrize("target", ["cpu", "xe-hpc"])
 def test_float8_mma_operands_are_up_converted_after_their_loads_and_keep_the_numbers(rng, target):
     """Without FP8 DPAS (no target has it) tile_mma's FP8 A and B become f16 right after their loads, once each;
-    the interpreter gives the FP8 kernel's numbers at every level."""
+    the interpreter gives the FP8 kernel's numbers at every level, each of which prints and parses back."""
     import ml_dtypes
     m, n, k = 33, 40, 72
     a = rand(rng, (m, k), np.float32).astype(ml_dtypes.float8_e4m3fn)
@@ -348,3 +349,5 @@ def test_float8_mma_operands_are_up_converted_after_their_loads_and_keep_the_num
     for lowered in stages.values():
         for got, want in zip(run_func(lowered, grid, args), reference):
             np.testing.assert_array_equal(got, want)
+        text = print_func(lowered)
+        assert print_func(parse_func(text)) == text
