@@ -45,6 +45,11 @@ class Float8Format:
         return (1 << (self.exponent_bits - 1)) - 1
 
     @property
+    def last_number(self) -> int:
+        """The largest code that is not a NaN."""
+        return self.max_finite if self.infinity is None else self.infinity
+
+    @property
     def overflow(self) -> int:
         """The code a finite value past max_finite rounds to."""
         return self.nan if self.infinity is None else self.infinity
@@ -80,37 +85,43 @@ def is_float8(dtype: DType) -> bool:
     return dtype in FORMATS
 
 
+def split_code(b: ir.IRBuilder, x: ir.Value, width: int) -> tuple[ir.Type, ir.Value, ir.Value]:
+    """FP8 bits `x` as (the integer type of `width` bits shaped like `x`, the magnitude code, the sign bit at the
+    top of a word of that width)."""
+    ty = shaped(x.type, ir.IntType(width))
+    bits = b.zext(x, ty)
+    return ty, b.and_(bits, splat(ty, 0x7F)), b.shl(b.and_(bits, splat(ty, 0x80)), splat(ty, width - 8))
+
+
+def nan_or(b: ir.IRBuilder, fmt: Float8Format, code: ir.Value, word: ir.Value, nan: int) -> ir.Value:
+    """`word`, or the quiet NaN word `nan` where `code` is one of the format's NaNs."""
+    return b.select(b.icmp_unsigned(">", code, splat(code.type, fmt.last_number)), splat(word.type, nan), word)
+
+
 def float8_to_f32(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
     """The f32 of FP8 bits `x` (i8, or a vector of them), exactly."""
     fmt = FORMATS[dtype]
-    i32, f32 = shaped(x.type, ir.IntType(32)), shaped(x.type, ir.FloatType())
-    bits = b.zext(x, i32)
-    code = b.and_(bits, splat(i32, 0x7F))
-    sign = b.shl(b.lshr(bits, splat(i32, 7)), splat(i32, 31))
+    i32, code, sign = split_code(b, x, 32)
+    f32 = shaped(x.type, ir.FloatType())
     normal = b.add(b.shl(code, splat(i32, fmt.shift)), splat(i32, fmt.rebias))
     mantissa = b.and_(code, splat(i32, (1 << fmt.mantissa_bits) - 1))
     subnormal = b.bitcast(b.fmul(b.uitofp(mantissa, f32), splat(f32, fmt.subnormal_unit)), i32)
-    is_subnormal = b.icmp_unsigned("<", code, splat(i32, 1 << fmt.mantissa_bits))
-    word = b.select(is_subnormal, subnormal, normal)
-    word = b.select(b.icmp_unsigned(">", code, splat(i32, fmt.max_finite)), splat(i32, F32_QUIET_NAN), word)
+    word = b.select(b.icmp_unsigned("<", code, splat(i32, 1 << fmt.mantissa_bits)), subnormal, normal)
     if fmt.infinity is not None:
         word = b.select(b.icmp_unsigned("==", code, splat(i32, fmt.infinity)), splat(i32, F32_INFINITY), word)
-    return b.bitcast(b.or_(word, sign), f32)
+    return b.bitcast(b.or_(nan_or(b, fmt, code, word, F32_QUIET_NAN), sign), f32)
 
 
 def float8_to_f16(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
     """The f16 of FP8 bits `x` (i8, or a vector of them), exactly (module docstring)."""
     fmt = FORMATS[dtype]
-    i16, f16 = shaped(x.type, ir.IntType(16)), shaped(x.type, ir.HalfType())
-    bits = b.zext(x, i16)
-    code = b.and_(bits, splat(i16, 0x7F))
-    sign = b.shl(b.and_(bits, splat(i16, 0x80)), splat(i16, 8))
-    word = b.or_(sign, b.shl(code, splat(i16, F16_MANTISSA - fmt.mantissa_bits)))
-    nan = b.icmp_unsigned(">", code, splat(i16, fmt.overflow if fmt.infinity is not None else fmt.max_finite))
-    word = b.select(nan, b.or_(sign, splat(i16, F16_QUIET_NAN)), word)
-    value = b.bitcast(word, f16)
+    i16, code, sign = split_code(b, x, 16)
+    f16 = shaped(x.type, ir.HalfType())
+    word = b.or_(b.shl(code, splat(i16, F16_MANTISSA - fmt.mantissa_bits)), sign)
     scale = 2.0 ** (F16_BIAS - fmt.bias)
-    return value if scale == 1 else b.fmul(value, splat(f16, scale))
+    if scale != 1:  # the NaN is selected after the multiply, whose NaN payloads a GPU need not keep
+        word = b.bitcast(b.fmul(b.bitcast(word, f16), splat(f16, scale)), i16)
+    return b.bitcast(b.or_(nan_or(b, fmt, code, word, F16_QUIET_NAN), sign), f16)
 
 
 def f32_to_float8(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
