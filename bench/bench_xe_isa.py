@@ -8,7 +8,9 @@ xetile_jit.toolchain.isa_stats. The kernel is tests/transforms/test_passes.py's 
 optional per-tile layouts (the tutorial's own kernel takes none): with LA=None it is the tutorial kernel, with
 A inst_data [32, 16] the A tile is cut into 32x16 blocks. Tile: 256x256 per workgroup, sg_layout [8, 4],
 sg_data [32, 64] (a subgroup's C is 32x64), K step 32 (64 for 8-bit, accumulated in i32; 16 for tf32: f32 inputs
-with input_precision "tf32", whose 32x64 accumulator, A and B of a K step of 32 would not fit the 256 registers);
+with input_precision "tf32", whose 32x64 accumulator, A and B of a K step of 32 would not fit the 256 registers;
+f8E4M3FN and f8E5M2: FP8 A and B, up-converted to f16 in registers after their loads and multiplied on f16 DPAS, so
+their `other` less the f16 row's is the conversion's cost per K step);
 M = N = K = 512 zero arrays. Column `pf`: the prefetch_distance option (one f16 row prefetches the A and B tiles two
 K steps ahead: its `pref` column counts the prefetch messages per K step; in the cooperative layout each byte of a
 K step's A and B tiles is prefetched once a workgroup: (16 + 16 KiB) / (32 subgroups x 512-byte messages) = 2).
@@ -73,14 +75,18 @@ TILE = dict(BM=256, BN=256, sg_layout=[8, 4], sg_data=[32, 64])
 SIZE = 512
 CONSTEXPR_K = 4096  # the K of the rows with K a constexpr (module docstring)
 # keys: Target.dpas's (MLIR type names; "tf32": f32 arrays, tile_mma input_precision "tf32")
-DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "i8": np.int8, "tf32": np.float32}
-K_STEP = {"f16": 32, "bf16": 32, "i8": 64, "tf32": 16}  # two DPAS depths (16-bit K 16, 8-bit K 32, tf32 K 8)
+DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "i8": np.int8, "tf32": np.float32,
+          "f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}
+# two DPAS depths (16-bit K 16, 8-bit K 32, tf32 K 8; FP8 runs on f16 DPAS)
+K_STEP = {"f16": 32, "bf16": 32, "i8": 64, "tf32": 16, "f8E4M3FN": 32, "f8E5M2": 32}
+DPAS_KIND = {"f8E4M3FN": "f16", "f8E5M2": "f16"}  # FP8 operands are up-converted to f16 after their loads
 ACCUMULATORS = {"i8": xetile.int32}  # tile_mma's accumulator for 8-bit operands; f32 for the others
 COMBOS = (("xe-hpc", "spirv"), ("xe-hpc", "legacy"), ("xe2", "spirv"), ("xe3", "spirv"))
 FUSED = {"app2.2": None, "fa-hd64": 64, "fa-hd128": 128}  # the fused kernels' rows: name -> attention head dim
 # (dtype, A inst_data, prefetch_distance, K a constexpr): the "pf" row prefetches A and B two K steps ahead
 VARIANTS = (("f16", None, 0, False), ("f16", None, 0, True), ("f16", [32, 16], 0, False), ("bf16", None, 0, False),
-            ("bf16", None, 0, True), ("i8", None, 0, False), ("tf32", None, 0, False), ("f16", None, 2, False))
+            ("bf16", None, 0, True), ("i8", None, 0, False), ("tf32", None, 0, False), ("f16", None, 2, False),
+            ("f8E4M3FN", None, 0, False), ("f8E5M2", None, 0, False))
 PEERS = ("mlir",)  # --peer: upstream MLIR's XeGPU pipeline
 
 
@@ -105,7 +111,7 @@ def minimum(target, dtype: str, m: int, n: int, k: int) -> Minimum:
 
 def dpas(target, dtype: str, m: int, n: int, k: int) -> int:
     """The DPAS of `target`'s shape for `dtype` an m x n x k product takes."""
-    dm, dn, dk = target.dpas[dtype]
+    dm, dn, dk = target.dpas[DPAS_KIND.get(dtype, dtype)]
     return m // dm * (n // dn) * (k // dk)
 
 

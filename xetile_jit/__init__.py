@@ -24,7 +24,7 @@ from .compiler.layout_space import layouts
 from .language.random import rand, randint, randn
 from .ir.attrs import Layout
 from .runtime.device import default_device, default_target, empty_shared
-from .ir.types import bfloat16, bool_, float16, float32, int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from .ir.types import bfloat16, bool_, float8_e4m3fn, float8_e5m2, float16, float32, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
 bool = bool_  # the public spelling of the dtype, as numpy's `bool`
 
@@ -55,7 +55,7 @@ __all__ = [
     "tile_broadcast", "atomic_rmw_tile", "atomic_cas", "convert_layout", "subgroup_id", "alloc_slm", "barrier", "fence", "named_barrier", "nbarrier_arrive",
     "nbarrier_wait", "zeros", "full", "where", "maximum", "minimum", "exp", "exp2", "log", "sqrt", "rsqrt",
     "abs", "tanh", "sin", "cos", "erf", "sigmoid", "floor", "ceil", "log2", "fma", "static_assert", "device_assert",
-    "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32",
+    "device_print", "rand", "randn", "randint", "tile_scan", "cumsum", "iota", "cast", "float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2",
     "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool_", "bool", "arange", "reshape",
     "expand_dims", "broadcast_to", "bitcast", "PropagateNan", "load", "store", "atomic_add", "atomic_max", "atomic_min",
     "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "reduce", "associative_scan", "cat", "flip", "join", "split",

@@ -378,3 +378,33 @@ def test_fast_math_softmax_is_shorter_on_xe_hpc():
     maths = [sum(" math." in line for line in b.asm["isa"].splitlines()) for b in builds]
     others = [json.loads(b.asm["isa_stats"])["kernel"]["other"] for b in builds]
     assert maths[1] < maths[0] // 2 and others[1] < others[0] * 0.7
+
+
+FP8_TILES = {"full": dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64]),  # 32 dpas a K step
+             "small": dict(BM=32, BN=64, BK=16, sg_layout=[4, 4], sg_data=[8, 16])}  # 1 dpas: a short build
+
+
+@pytest.mark.parametrize("target, tile", [("xe-hpc", "full"), ("xe2", "small"), ("xe3", "small")])
+def test_float8_gemm_builds_on_f16_dpas(target, tile):
+    """FP8 A (e4m3fn) and B (e5m2), up-converted to f16 in registers after their 2D block loads (no target has FP8
+    DPAS): the SPIR-V passes the stack's spirv-val and the main loop is f16 DPAS, one per 8x16x16 of a subgroup's
+    K step, without spills (the tutorial's 32x64 C tile on xe-hpc; Xe2 and Xe3 build the same code in 8x16)."""
+    import ml_dtypes
+    from spirv_tools import validate
+    chosen = get_target(target)
+    if not ocloc.available(chosen):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    mm = tutorial("03-matrix-multiplication")
+    a, b = np.zeros((512, 512), ml_dtypes.float8_e4m3fn), np.zeros((512, 512), ml_dtypes.float8_e5m2)
+    options = FP8_TILES[tile]
+    compiled = mm.matmul_kernel.warmup(a, b, np.zeros((512, 512), np.float32), 512, 512, 512, target=target,
+                                       **options)
+    validate(compiled.asm["spirv"], tool=ocloc.spirv_validator(chosen))
+    isa = compiled.asm["isa"]
+    loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
+    (m, n), k = options["sg_data"], options["BK"]
+    assert loop.dpas == m // 8 * (n // 16) * (k // 16)
+    dpas = [line for line in isa.splitlines() if "dpas.8x8" in line]
+    assert dpas and all(line.count(":hf") == 2 for line in dpas)  # A and B in f16, C and D in f32
+    assert all("load_block2d" in line for line in isa.splitlines() if "send" in line and "d8" in line)
+    assert spills(isa) == 0 and "calla" not in isa

@@ -319,14 +319,15 @@ def k_mma_types(a, b, out):
     (np.float32, np.float16, "f32 x f16"),
     (np.int32, np.int32, "i32 x i32"),
     (np.int8, np.float16, "i8 x f16"),
+    (ml_dtypes.float8_e4m3fn, np.float16, "f8E4M3FN x f16"),
 ], ids=lambda v: v if isinstance(v, str) else dtype_id(v))
 def test_mma_operand_element_types(rng, da, db, names):
     a, b = rand(rng, (8, 8), da), rand(rng, (8, 8), db)
     out = np.zeros((8, 8), np.float32)
     msg = expect_error(k_mma_types, (a, b, out), {}, "[tile_mma operand element types]",
                        "prod = xetile.tile_mma(ta, tb)")
-    assert f"tile_mma: unsupported operand types {names}; takes f16 x f16, bf16 x bf16, f32 x f32 or 8-bit " \
-           "integers" in msg
+    assert f"tile_mma: unsupported operand types {names}; takes f16 x f16, bf16 x bf16, f32 x f32, FP8 x FP8 " \
+           "or 8-bit integers" in msg
 
 
 @xetile.kernel

@@ -169,7 +169,7 @@ def test_unsupported_array_dtype(xy, dtype):
     x, y = xy
     bad = np.zeros((16, 16), dtype)
     expect_launch_error(f"argument 'x': dtype {np.dtype(dtype).name} is not supported (supported: float16, "
-                        "bfloat16, float32, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool)",
+                        "bfloat16, float32, float8_e4m3fn, float8_e5m2, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool)",
                         lambda: scale_copy[(2, 2)](bad, y, 1.0, BM=8, BN=8), y, bad)
 
 

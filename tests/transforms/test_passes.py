@@ -11,6 +11,7 @@ from xetile_jit.ir.interpreter import run_ir
 from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.core_ops import ForOp
+from xetile_jit.ir.parser import parse_func
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.attrs import Layout
 from xetile_jit.ir.xetile_ops import InitTileOp, PrefetchTileOp, UpdateTileOffsetOp
@@ -411,3 +412,30 @@ def test_appendix_2_1_runs_on_the_device(rng, on_each_device):
                    PB=Layout([1, 4], [16, 8]))
     prefetched_gemm[(2, 2)](a, b, c, m, n, k, BM=32, BN=32, BK=16, **layouts, sg_layout=[2, 2], sg_data=[16, 16])
     assert_close(c, a.astype(np.float32) @ b.astype(np.float32), np.float32)
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-hpc"])
+def test_float8_mma_operands_are_up_converted_after_their_loads_and_keep_the_numbers(rng, target):
+    """Without FP8 DPAS (no target has it) tile_mma's FP8 A and B become f16 right after their loads, once each;
+    the interpreter gives the FP8 kernel's numbers at every level, each of which prints and parses back."""
+    import ml_dtypes
+    m, n, k = 33, 40, 72
+    a = rand(rng, (m, k), np.float32).astype(ml_dtypes.float8_e4m3fn)
+    b = rand(rng, (k, n), np.float32).astype(ml_dtypes.float8_e5m2)
+    args, grid = (a, b, np.zeros((m, n), np.float32), m, n, k), (xetile.cdiv(m, 32), xetile.cdiv(n, 32))
+    func = gemm.warmup(*args, BM=32, BN=32, BK=16, target="numpy").func
+    reference = run_func(func, grid, args)
+    stages = lower(func, target=target)
+    loop_body = next(op for op in walk(stages["xetile-layouts"].body) if isinstance(op, ForOp)).regions[0].block
+    casts = [op for op in loop_body.ops if op.name == "arith.extf"]
+    assert [str(op.result.type.dtype) for op in casts] == ["f16", "f16"]
+    for cast in casts:
+        load = loop_body.ops[loop_body.ops.index(cast) - 1]
+        assert load.name == "xetile.load_tile" and cast.operands[0].owner is load
+    mma = next(op for op in loop_body.ops if op.name == "xetile.tile_mma")
+    assert [v.owner for v in mma.operands[:2]] == casts
+    for lowered in stages.values():
+        for got, want in zip(run_func(lowered, grid, args), reference):
+            np.testing.assert_array_equal(got, want)
+        text = print_func(lowered)
+        assert print_func(parse_func(text)) == text

@@ -27,6 +27,7 @@ from ..transforms.xegpu.barriers import (check_divergent_barriers, check_named_b
 from ..transforms.xegpu.blocking import block
 from ..transforms.xegpu.lane_distribution import distribute_lanes
 from ..transforms.xegpu.wg_to_sg import wg_to_sg
+from ..transforms.xetile.float8_mma import upconvert_float8_mma
 from ..transforms.xetile.layout_completion import complete_layouts
 from ..transforms.xetile.relax_float_math import relax_float_math
 from ..transforms.xetile.layout_propagation import propagate_layouts
@@ -46,10 +47,10 @@ class StageOptions:
 
 # ---- the stages: each lists the passes it runs, in order
 def xetile_layouts(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
-    """XeTile IR with reductions and scans of user combines as their loops, 1-D values as rank 2, fast math when
-    asked, prefetches ahead of walked tiles, and every value's layout: propagation chooses sg_layout and sg_data,
+    """XeTile IR with reductions and scans of user combines as their loops, 1-D values as rank 2, FP8 tile_mma
+    operands in f16 where DPAS has no FP8, fast math when asked, prefetches ahead of walked tiles, and every value's layout: propagation chooses sg_layout and sg_data,
     completion the instruction blocks and lanes of the values that share one."""
-    func = as_rank2(expand_combines(func))
+    func = upconvert_float8_mma(as_rank2(expand_combines(func)), target)
     if options.fast_math:
         func = relax_float_math(func)
     func = insert_prefetch(func, target, options.prefetch_distance)

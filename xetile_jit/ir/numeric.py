@@ -13,9 +13,9 @@ def wrap_i64(x) -> int:
 
 
 def apply(dtype: DType, fn, *xs):
-    """fn over xs, with the result in `dtype`; half-precision inputs are widened to f32 first, index operands
+    """fn over xs, with the result in `dtype`; half-precision and FP8 inputs are widened to f32 first, index operands
     (Python ints) computed in wrapping int64."""
-    if dtype.is_float and dtype.bits == 16:
+    if dtype.is_float and dtype.bits < 32:
         xs = [np.asarray(x).astype(np.float32) for x in xs]
     if dtype == index_dtype:
         xs = [np.int64(wrap_i64(x)) if type(x) is int else x for x in xs]
@@ -24,11 +24,13 @@ def apply(dtype: DType, fn, *xs):
 
 
 def convert(x, dtype: DType):
-    """Value conversion (arith casts): floats to ints truncate toward zero; to bf16 rounds to nearest even."""
+    """Value conversion (arith casts): floats to ints truncate toward zero; to bf16 and FP8 rounds to nearest even,
+    and a finite value past an FP8 format's largest rounds to its overflow code as ml_dtypes does (e5m2: infinity;
+    e4m3fn, which has none: NaN), not to the largest finite value."""
     x = np.asarray(x)
     if x.dtype == dtype.np_dtype:
         return x
-    if dtype.is_float and dtype.bits == 16 and x.dtype.kind not in "f":
+    if dtype.is_float and dtype.bits < 32 and x.dtype.kind not in "f":
         x = x.astype(np.float32)
     if dtype.is_int and x.dtype.kind == "f":
         x = np.asarray(x, dtype=np.float32) if x.dtype.itemsize < 4 else x

@@ -42,6 +42,10 @@ class DType:
 float16 = DType("float16", "f16", "f", 16, np.dtype(np.float16))
 bfloat16 = DType("bfloat16", "bf16", "f", 16, np.dtype(ml_dtypes.bfloat16))
 float32 = DType("float32", "f32", "f", 32, np.dtype(np.float32))
+# FP8 (OCP formats, as ml_dtypes has them): e4m3fn has no infinities and one NaN per sign (0x7f, 0xff); e5m2 is
+# the upper byte of an f16. Arithmetic and tile_mma compute them in f32 (DPAS without FP8: in f16, exactly)
+float8_e4m3fn = DType("float8_e4m3fn", "f8E4M3FN", "f", 8, np.dtype(ml_dtypes.float8_e4m3fn))
+float8_e5m2 = DType("float8_e5m2", "f8E5M2", "f", 8, np.dtype(ml_dtypes.float8_e5m2))
 int8 = DType("int8", "i8", "i", 8, np.dtype(np.int8))
 uint8 = DType("uint8", "ui8", "u", 8, np.dtype(np.uint8))
 int16 = DType("int16", "i16", "i", 16, np.dtype(np.int16))
@@ -54,7 +58,8 @@ bool_ = DType("bool", "i1", "b", 1, np.dtype(np.bool_))
 
 index_dtype = DType("index", "index", "i", 64, np.dtype(np.int64))
 
-ALL_DTYPES = (float16, bfloat16, float32, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool_)
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2)
+ALL_DTYPES = (float16, bfloat16, float32, *FLOAT8_DTYPES, int8, uint8, int16, uint16, int32, uint32, int64, uint64, bool_)
 _BY_NUMPY = {d.np_dtype: d for d in ALL_DTYPES}
 
 

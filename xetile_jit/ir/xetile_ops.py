@@ -393,8 +393,9 @@ class PrefetchTileOp(Operation):
 
 
 def mma_accumulator_dtype(a: DType, b: DType) -> DType | None:
-    """The RFC's DPAS type combinations: f16 x f16, bf16 x bf16 -> f32; f32 x f32 -> f32; (u)int8 -> i32."""
-    if a == b and a.is_float:
+    """The RFC's DPAS type combinations: f16 x f16, bf16 x bf16 -> f32; f32 x f32 -> f32; (u)int8 -> i32; and FP8
+    x FP8 (either format each) -> f32."""
+    if a.is_float and b.is_float and (a == b or a.bits == b.bits == 8):
         return float32
     if a.is_int and b.is_int and a.bits == 8 and b.bits == 8:
         return int32
@@ -435,7 +436,7 @@ class TileMMAOp(Operation):
         acc = mma_accumulator_dtype(a.dtype, b.dtype)
         if acc is None:
             raise self.error(f"unsupported operand types {a.dtype} x {b.dtype}; takes f16 x f16, bf16 x bf16, "
-                             "f32 x f32 or 8-bit integers", "tile_mma operand element types")
+                             "f32 x f32, FP8 x FP8 or 8-bit integers", "tile_mma operand element types")
         r = self.result.type
         allowed = self.accumulator_dtypes(a.dtype, acc)
         if r.shape != (m, n) or r.dtype not in allowed:

@@ -291,7 +291,7 @@ def tile_mma(a, b, c=None, *, layout: Layout | None = None, input_precision: str
     dtype = c.type.dtype if c is not None else acc
     if dtype is None:
         raise sem.error(f"tile_mma: unsupported operand types {a.type.dtype} x {b.type.dtype}; takes f16 x f16, "
-                        "bf16 x bf16, f32 x f32 or 8-bit integers [tile_mma operand element types]")
+                        "bf16 x bf16, f32 x f32, FP8 x FP8 or 8-bit integers [tile_mma operand element types]")
     result = VectorType((a.type.shape[0], b.type.shape[-1]), dtype)
     # the op's verifier checks input_precision (X.check_precision)
     op = sem.create(X.TileMMAOp, a, b, c, result, layout=_user_layout(sem, layout, "tile_mma") or sem.mma_layout,

@@ -76,6 +76,9 @@ class Target:
     # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
     # column-major B: 105 GFLOP/s against 150 row-major; GPUs read it by d32 transposed messages)
     column_major_gathers: bool = False
+    # DPAS takes FP8 (e4m3fn, e5m2) A and B: on none of these targets (PVC, Xe2, Xe3 DPAS take f16, bf16, tf32 and
+    # 8-bit integers), so FP8 tile_mma operands are up-converted to f16 in registers (transforms/xetile/float8_mma.py)
+    fp8_dpas: bool = False
 
     def workgroup_rule(self, num_subgroups: int) -> str | None:
         """Why a workgroup of `num_subgroups` subgroups cannot run here (None: it can)."""

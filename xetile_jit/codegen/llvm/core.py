@@ -3,9 +3,9 @@
 
 Values are scalars or 1-D vectors (one work-item's share); on the CPU targets (Target.lane_scalars) a loop
 carries a vector's components, and an element-wise op, comparison, cast or select on vectors is one op a component.
-Element types become i1, i8 (ui8 too), i16, i32, i64 (index too), half and float; bf16 is held as its i16 bits. As
-in the IR's numpy rules (ir/numeric.py), f16 and bf16 compute in f32 and round back once per op; bf16 rounds to
-nearest even in integer arithmetic, bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
+Element types become i1, i8 (ui8 too), i16, i32, i64 (index too), half and float; bf16 is held as its i16 bits, FP8
+as its i8 bits. As in the IR's numpy rules (ir/numeric.py), f16, bf16 and FP8 compute in f32 and round back once per
+op; bf16 and FP8 (codegen/llvm/float8.py) round to nearest even in integer arithmetic, bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
 
 An array argument is passed as runtime/memory.py's ArrayArg: a CrossWorkgroup (addrspace 1) pointer to
 element [0, 0], then rows, cols, row_stride and col_stride as i64, strides in elements (`arg_layout()`).
@@ -32,6 +32,8 @@ from ...ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorTy
 from ...target.targets import Target
 from .components import Components
 from .context import LoweringContext
+from .float8 import f32_to_float8, float8_to_f16, float8_to_f32, is_float8
+from .values import shaped, splat
 
 VOID = ir.VoidType()
 I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
@@ -68,11 +70,6 @@ def compute_type(dtype: DType) -> ir.Type:
     return F32 if dtype.is_float else element_type(dtype)
 
 
-def shaped(like: ir.Type, element: ir.Type) -> ir.Type:
-    """`element`, or a vector of it as long as `like` when `like` is a vector."""
-    return ir.VectorType(element, like.count) if isinstance(like, ir.VectorType) else element
-
-
 def llvm_type(t: Type) -> ir.Type:
     if isinstance(t, VectorType) and len(t.shape) == 1:
         return ir.VectorType(element_type(t.dtype), t.shape[0])
@@ -87,20 +84,15 @@ def components(ty: ir.Type) -> int:
 
 
 def to_compute(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
-    """`x` in `compute_type(dtype)`: f16 and bf16 widen to f32 exactly."""
+    """`x` in `compute_type(dtype)`: f16, bf16 and FP8 widen to f32 exactly."""
+    if is_float8(dtype):
+        return float8_to_f32(b, x, dtype)
     if dtype == float16:
         return b.fpext(x, shaped(x.type, F32))
     if dtype == bfloat16:
         wide = shaped(x.type, I32)
         return b.bitcast(b.shl(b.zext(x, wide), splat(wide, 16)), shaped(x.type, F32))
     return x
-
-
-def splat(ty: ir.Type, value) -> ir.Constant:
-    """`value` as a constant of `ty`, in every component when `ty` is a vector."""
-    if isinstance(ty, ir.VectorType):
-        return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
-    return ir.Constant(ty, value)
 
 
 def broadcast(b: ir.IRBuilder, value: ir.Value, ty: ir.Type) -> ir.Value:
@@ -337,6 +329,8 @@ class LLVMLowering:
         """`x` (of `compute_type(dtype)`) rounded to `dtype` to nearest even."""
         if dtype == float16:
             return self.builder.fptrunc(x, shaped(x.type, ir.HalfType()))
+        if is_float8(dtype):
+            return f32_to_float8(self.builder, x, dtype)
         return self.round_to_bf16(x) if dtype == bfloat16 else x
 
     def round_to_bf16(self, x: ir.Value) -> ir.Value:
@@ -453,6 +447,8 @@ class LLVMLowering:
         if CASTS[op.name].reinterprets:  # the bits as they are: between the element types, not the compute types
             to = shaped(x.type, element_type(dest))
             return x if to == x.type else self.builder.bitcast(x, to)
+        if is_float8(source) and dest == float16:  # FP8 tile_mma operands: a shorter way, exact as well
+            return float8_to_f16(self.builder, x, source)
         x = to_compute(self.builder, x, source)
         instruction = CASTS[op.name].llvm
         if instruction is not None:

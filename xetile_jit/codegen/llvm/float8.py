@@ -1,0 +1,143 @@
+"""FP8 values in LLVM IR: held as their i8 bits (LLVM and SPIR-V have no FP8 type), computed in f32. Both conversions
+are integer arithmetic and selects, bit-exact with ml_dtypes for every code and every f32:
+
+* FP8 -> f32 is exact: a normal's exponent is rebiased and its mantissa shifted into place, a subnormal (exponent
+  0) is its mantissa times the smallest subnormal (exact in f32); every NaN becomes the quiet NaN of its sign, as
+  ml_dtypes gives it.
+* FP8 -> f16, the conversion FP8 tile_mma operands take (transforms/xetile/float8_mma.py), is exact and short: the
+  sign and code shifted into an f16's places are the value times 2**(bias - 15) (a subnormal code lands on an f16
+  subnormal), which one f16 multiply by a power of two undoes (e5m2, of the f16 bias: none, a shift alone); NaN
+  codes select the quiet NaN. Every e4m3fn value is an f16 normal, so the multiply is exact.
+* f32 -> FP8 rounds to nearest even: a value in the format's normal range adds half a unit of the kept last place
+  minus one plus that place's bit (as bf16 rounds, codegen/llvm/core.py) and rebiases; one below it is scaled so
+  that the smallest subnormal is 1 and rounded to an integer by adding and taking away 2**23 (f32 arithmetic that
+  rounds to nearest even: no fast-math flags); a result past the largest finite code is the overflow code
+  (e5m2: infinity, e4m3fn, which has none: NaN), as ml_dtypes overflows; a NaN becomes the format's NaN of its sign.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...ir.types import DType, float8_e4m3fn, float8_e5m2
+from .values import shaped, splat
+
+F32_MANTISSA = 23
+F32_BIAS = 127
+F32_INFINITY, F32_QUIET_NAN = 0x7F800000, 0x7FC00000
+F16_MANTISSA, F16_BIAS, F16_QUIET_NAN = 10, 15, 0x7E00
+ROUNDING_MAGIC = float(2 ** F32_MANTISSA)  # x + 2**23 - 2**23 rounds 0 <= x < 2**22 to an integer, ties to even
+
+
+@dataclass(frozen=True)
+class Float8Format:
+    """Codes are magnitudes: the sign is bit 7 in both formats."""
+
+    exponent_bits: int
+    mantissa_bits: int
+    max_finite: int  # the largest finite code
+    nan: int  # the NaN code ml_dtypes gives
+    infinity: int | None  # None: the format has no infinity
+
+    @property
+    def bias(self) -> int:
+        return (1 << (self.exponent_bits - 1)) - 1
+
+    @property
+    def last_number(self) -> int:
+        """The largest code that is not a NaN."""
+        return self.max_finite if self.infinity is None else self.infinity
+
+    @property
+    def overflow(self) -> int:
+        """The code a finite value past max_finite rounds to."""
+        return self.nan if self.infinity is None else self.infinity
+
+    @property
+    def shift(self) -> int:
+        """How far an FP8 code moves to sit in an f32 word."""
+        return F32_MANTISSA - self.mantissa_bits
+
+    @property
+    def rebias(self) -> int:
+        """What rebiasing a shifted code to an f32 word adds."""
+        return (F32_BIAS - self.bias) << F32_MANTISSA
+
+    @property
+    def smallest_normal(self) -> int:
+        """The f32 word of the format's smallest normal."""
+        return (F32_BIAS - self.bias + 1) << F32_MANTISSA
+
+    @property
+    def subnormal_unit(self) -> float:
+        """The smallest subnormal: 2**(1 - bias - mantissa bits)."""
+        return 2.0 ** (1 - self.bias - self.mantissa_bits)
+
+
+FORMATS = {
+    float8_e4m3fn: Float8Format(4, 3, max_finite=0x7E, nan=0x7F, infinity=None),
+    float8_e5m2: Float8Format(5, 2, max_finite=0x7B, nan=0x7E, infinity=0x7C),
+}
+
+
+def is_float8(dtype: DType) -> bool:
+    return dtype in FORMATS
+
+
+def split_code(b: ir.IRBuilder, x: ir.Value, width: int) -> tuple[ir.Type, ir.Value, ir.Value]:
+    """FP8 bits `x` as (the integer type of `width` bits shaped like `x`, the magnitude code, the sign bit at the
+    top of a word of that width)."""
+    ty = shaped(x.type, ir.IntType(width))
+    bits = b.zext(x, ty)
+    return ty, b.and_(bits, splat(ty, 0x7F)), b.shl(b.and_(bits, splat(ty, 0x80)), splat(ty, width - 8))
+
+
+def nan_or(b: ir.IRBuilder, fmt: Float8Format, code: ir.Value, word: ir.Value, nan: int) -> ir.Value:
+    """`word`, or the quiet NaN word `nan` where `code` is one of the format's NaNs."""
+    return b.select(b.icmp_unsigned(">", code, splat(code.type, fmt.last_number)), splat(word.type, nan), word)
+
+
+def float8_to_f32(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    """The f32 of FP8 bits `x` (i8, or a vector of them), exactly."""
+    fmt = FORMATS[dtype]
+    i32, code, sign = split_code(b, x, 32)
+    f32 = shaped(x.type, ir.FloatType())
+    normal = b.add(b.shl(code, splat(i32, fmt.shift)), splat(i32, fmt.rebias))
+    mantissa = b.and_(code, splat(i32, (1 << fmt.mantissa_bits) - 1))
+    subnormal = b.bitcast(b.fmul(b.uitofp(mantissa, f32), splat(f32, fmt.subnormal_unit)), i32)
+    word = b.select(b.icmp_unsigned("<", code, splat(i32, 1 << fmt.mantissa_bits)), subnormal, normal)
+    if fmt.infinity is not None:
+        word = b.select(b.icmp_unsigned("==", code, splat(i32, fmt.infinity)), splat(i32, F32_INFINITY), word)
+    return b.bitcast(b.or_(nan_or(b, fmt, code, word, F32_QUIET_NAN), sign), f32)
+
+
+def float8_to_f16(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    """The f16 of FP8 bits `x` (i8, or a vector of them), exactly (module docstring)."""
+    fmt = FORMATS[dtype]
+    i16, code, sign = split_code(b, x, 16)
+    f16 = shaped(x.type, ir.HalfType())
+    word = b.or_(b.shl(code, splat(i16, F16_MANTISSA - fmt.mantissa_bits)), sign)
+    scale = 2.0 ** (F16_BIAS - fmt.bias)
+    if scale != 1:  # the NaN is selected after the multiply, whose NaN payloads a GPU need not keep
+        word = b.bitcast(b.fmul(b.bitcast(word, f16), splat(f16, scale)), i16)
+    return b.bitcast(b.or_(nan_or(b, fmt, code, word, F16_QUIET_NAN), sign), f16)
+
+
+def f32_to_float8(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
+    """The FP8 bits (i8) of f32 `x`, rounded to nearest even (module docstring)."""
+    fmt = FORMATS[dtype]
+    i32, f32 = shaped(x.type, ir.IntType(32)), shaped(x.type, ir.FloatType())
+    bits = b.bitcast(x, i32)
+    sign = b.and_(b.lshr(bits, splat(i32, 24)), splat(i32, 0x80))
+    magnitude = b.and_(bits, splat(i32, 0x7FFFFFFF))
+    kept_bit = b.and_(b.lshr(magnitude, splat(i32, fmt.shift)), splat(i32, 1))
+    half_unit = b.add(kept_bit, splat(i32, (1 << (fmt.shift - 1)) - 1))
+    normal = b.lshr(b.sub(b.add(magnitude, half_unit), splat(i32, fmt.rebias)), splat(i32, fmt.shift))
+    normal = b.select(b.icmp_unsigned(">", normal, splat(i32, fmt.max_finite)), splat(i32, fmt.overflow), normal)
+    scaled = b.fmul(b.bitcast(magnitude, f32), splat(f32, 1 / fmt.subnormal_unit))
+    rounded = b.fsub(b.fadd(scaled, splat(f32, ROUNDING_MAGIC)), splat(f32, ROUNDING_MAGIC))
+    subnormal = b.fptoui(rounded, i32)
+    code = b.select(b.icmp_unsigned("<", magnitude, splat(i32, fmt.smallest_normal)), subnormal, normal)
+    code = b.select(b.icmp_unsigned(">", magnitude, splat(i32, F32_INFINITY)), splat(i32, fmt.nan), code)
+    return b.trunc(b.or_(code, sign), shaped(x.type, ir.IntType(8)))
