@@ -18,9 +18,11 @@ from conftest import tutorial
 from test_passes import run_func
 from test_spirv_path import loop_bodies
 from usm_arrays import UsmArray
+from xetile_jit.codegen.xe.dpas_emulation import CARRIED_SUMS, carried_sums
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.numeric import tf32
 from xetile_jit.runtime.cache import decode
+from xetile_jit.target.cpu_features import CpuFeatures, host_cpu
 
 DEVICE = "opencl:cpu"
 
@@ -265,20 +267,31 @@ def test_usm_arrays_are_used_in_place_on_their_queue(rng):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=["f16-dpas", "f32-fma"])
 def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype):
     """On the `cpu` target the DPAS ops of a K step that share A are lowered four at a time, as loops over k over
-    half of C's rows each (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: 16 row sums a loop, each A element
-    shuffled from its lane once for four FMAs), and each B is widened into a private column once for every DPAS
-    that takes it: the tutorial GEMM in 16x64 subgroup tiles, 2x4 DPAS blocks by 2 K blocks, is 8 loops of 16 over
-    k, each carrying 4 x 4 row sums and shuffling 4 A rows, and 8 B columns (2 K blocks x 4). Its numbers: the
-    tests above and tests/test_tutorials.py."""
+    groups of C's rows (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: each A element shuffled from its lane
+    once for four FMAs), and each B is widened into a private column once for every DPAS that takes it: the tutorial
+    GEMM in 16x64 subgroup tiles, 2x4 DPAS blocks by 2 K blocks, is 4 groups of DPAS ops, 8 B columns (2 K blocks x
+    4). f16 carries 16 row sums a loop (4 rows of the 4 ops: 8 loops of 16 over k, each shuffling 4 A rows); f32 as
+    many as half the host's vector registers hold (dpas_emulation.carried_sums: 16 with AVX-512, so 4 rows, and 4
+    with AVX2, one row a loop: 32 loops each shuffling 1). Its numbers: the tests above and tests/test_tutorials.py."""
     t = tutorial("03-matrix-multiplication")
     a, c = np.ones((512, 512), dtype), np.zeros((512, 512), np.float32)
     split = dict(sg_layout=[16, 4], sg_data=[16, 64])
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
+    rows = CARRIED_SUMS // 4 if dtype == np.float16 else max(1, carried_sums(host_cpu(), 16) // 4)
     loops = [body for body in loop_bodies(kernel, 16) if "SubgroupShuffle" in body]
-    assert len(loops) == 8
-    assert all(body.count("phi  float") == 16 and body.count("SubgroupShuffle") == 4 for body in loops)
+    assert len(loops) == 4 * (8 // rows)
+    assert all(body.count("phi  float") == 4 * rows and body.count("SubgroupShuffle") == rows for body in loops)
     assert kernel.count("alloca [16 x float]") == 8
+
+
+def test_the_row_sums_a_loop_carries_fill_half_the_vector_registers():
+    """16 sub-group lanes of f32: one zmm a sum with AVX-512 (16 of 32 registers), two ymm with AVX2 (4 sums in 8 of
+    16); an unknown ISA keeps AVX-512's 16."""
+    assert carried_sums(CpuFeatures("zen4", frozenset({"avx512f", "avx2"})), 16) == 16
+    assert carried_sums(CpuFeatures("epyc", frozenset({"avx2", "fma"})), 16) == 4
+    assert carried_sums(CpuFeatures("epyc", frozenset({"avx2", "fma"})), 8) == 8
+    assert carried_sums(CpuFeatures("aarch64", frozenset()), 16) == CARRIED_SUMS == 16
 
 
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])

@@ -11,9 +11,10 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.target.targets import get_target
-from xetile_jit.ops.matmul import (COPY_FROM, CPU_TIMED, CPU_WITHIN, PIECE_SPEED, configs, configs_to_time,
-                                   cpu_estimate, dtype_of, fastest_on_cpu, matmul_kernel, new_array, row_major_operand,
-                                   shape_of)
+from xetile_jit.target.cpu_features import CpuFeatures
+from xetile_jit.ops.matmul import (COPY_FROM, CPU_TIMED, CPU_WITHIN, PIECE_SPEED, PIECE_SPEED_16_REGISTERS, configs,
+                                   configs_to_time, cpu_estimate, dtype_of, fastest_on_cpu, matmul_kernel, new_array,
+                                   piece_speeds, row_major_operand, shape_of)
 
 from usm_arrays import count_interface_reads, needs_dpnp
 
@@ -238,12 +239,22 @@ def test_on_a_cpu_device_matmul_times_only_the_configs_it_estimates_fastest(m, n
     """On a CPU device (of 2 units, as the one measured) the tuner times at most CPU_TIMED configs: the best
     estimates of padded work per compute unit over the piece's speed, within CPU_WITHIN of the best. The expected
     winners are what timing every config chose on opencl:cpu."""
-    kept = fastest_on_cpu(configs(), m, n, k, 2)
+    kept = fastest_on_cpu(configs(), m, n, k, 2, PIECE_SPEED)
     assert len(kept) == timed <= CPU_TIMED
     assert piece(kept[0]) == fastest
     estimates = [cpu_estimate(c, m, n, k, 2) for c in kept]
     assert estimates == sorted(estimates) and estimates[-1] < CPU_WITHIN * estimates[0]
     assert estimates[0] == min(cpu_estimate(c, m, n, k, 2) for c in configs())
+
+
+def test_with_16_vector_registers_the_estimate_prefers_pieces_of_32_k():
+    """AVX2 (16 registers): the speeds measured there, where 64x64 pieces with K tile 64 ran at 0.6x the 16x64 ones
+    with K tile 32 (the AVX-512 speeds rank them first)."""
+    avx2, zen4 = (CpuFeatures("x", frozenset(flags)) for flags in ({"avx2"}, {"avx512f", "avx2"}))
+    assert piece_speeds(avx2) is PIECE_SPEED_16_REGISTERS and piece_speeds(zen4) is PIECE_SPEED
+    assert set(PIECE_SPEED_16_REGISTERS) == set(PIECE_SPEED)
+    kept = fastest_on_cpu(configs(), 2048, 2048, 2048, 2, PIECE_SPEED_16_REGISTERS)
+    assert piece(kept[0]) == (256, 256, (16, 64), 32) and all(c.kwargs["BK"] == 32 for c in kept)
 
 
 def test_an_empty_gemm_keeps_configs_to_time():

@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from ..target.cpu_features import CpuFeatures, host_cpu
 from ..target.targets import TARGETS
 from ..language import dsl as xt
 from ..jit.autotune import Config, autotune
@@ -99,6 +100,11 @@ def prefetch_b(count: int, bk: int, bn: int) -> Layout:
 # 2.2x-2.8x slower (1x1x1, 64x64x4096), so one config is left and nothing is timed.
 PIECE_SPEED = {((64, 64), 64): 1.0, ((32, 64), 64): 0.85, ((32, 64), 32): 0.88, ((32, 32), 32): 0.74,
                ((16, 64), 32): 0.70, ((16, 16), 16): 0.54}
+# With 16 vector registers (AVX2) a loop over k carries one row of four DPAS ops (dpas_emulation.carried_sums) and
+# the larger pieces' private data outgrow the caches: relative speeds from a 1024^3 f32 run of the tutorial kernel
+# with each piece, in turns in one process (AVX2 EPYC, 2026-11-28; 32x64/K32 at 32.0 GFLOP/s).
+PIECE_SPEED_16_REGISTERS = {((16, 64), 32): 1.0, ((32, 64), 32): 0.92, ((16, 16), 16): 0.72, ((32, 32), 32): 0.66,
+                            ((64, 64), 64): 0.60, ((32, 64), 64): 0.39}
 CPU_TIMED = 3
 CPU_WITHIN = 1.5
 
@@ -119,10 +125,17 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
     return configs
 
 
-def fastest_on_cpu(configs, m: int, n: int, k: int, units: int) -> list[Config]:
+def piece_speeds(cpu: CpuFeatures) -> dict:
+    """The pieces' relative speeds on `cpu`: PIECE_SPEED_16_REGISTERS where its ISA has 16 vector registers, else
+    PIECE_SPEED (AVX-512, or an ISA unknown)."""
+    return PIECE_SPEED_16_REGISTERS if cpu.vector_registers == 16 else PIECE_SPEED
+
+
+def fastest_on_cpu(configs, m: int, n: int, k: int, units: int, speeds: dict | None = None) -> list[Config]:
     """The configs estimated fastest on a CPU of `units` compute units, best first: at most CPU_TIMED, within
-    CPU_WITHIN of the best estimate."""
-    estimates = {id(c): cpu_estimate(c, m, n, k, units) for c in configs}
+    CPU_WITHIN of the best estimate; `speeds` the pieces' (default: the host's, piece_speeds)."""
+    speeds = piece_speeds(host_cpu()) if speeds is None else speeds
+    estimates = {id(c): cpu_estimate(c, m, n, k, units, speeds) for c in configs}
     best = min(estimates.values())  # 0 for an empty GEMM (K = 0): every config ties
     kept = sorted((c for c in configs if estimates[id(c)] <= best * CPU_WITHIN), key=lambda c: estimates[id(c)])
     return kept[:CPU_TIMED]
@@ -132,11 +145,11 @@ def has_prefetch(target: str) -> bool:
     return target in TARGETS and TARGETS[target].block_prefetch
 
 
-def cpu_estimate(config: Config, m: int, n: int, k: int, units: int) -> float:
-    """A config's time on a CPU device of `units` compute units, in arbitrary units (PIECE_SPEED)."""
+def cpu_estimate(config: Config, m: int, n: int, k: int, units: int, speeds: dict = PIECE_SPEED) -> float:
+    """A config's time on a CPU device of `units` compute units, in arbitrary units (`speeds`: PIECE_SPEED's)."""
     bm, bn, bk = (config.kwargs[name] for name in ("BM", "BN", "BK"))
     waves = xt.cdiv(xt.cdiv(m, bm) * xt.cdiv(n, bn), units)
-    return waves * bm * bn * xt.cdiv(k, bk) * bk / PIECE_SPEED[(tuple(config.sg_data), bk)]
+    return waves * bm * bn * xt.cdiv(k, bk) * bk / speeds[(tuple(config.sg_data), bk)]
 
 
 @autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION", "INPUT_PRECISION"],

@@ -52,6 +52,11 @@ class CpuFeatures:
         return self.vector_bits
 
     @property
+    def vector_registers(self) -> int:
+        """The ISA's vector registers: 32 with AVX-512, 16 with AVX2, AVX and SSE (x86-64; 0: unknown)."""
+        return {"AVX-512": 32, "AVX2": 16, "AVX": 16, "SSE4.2": 16}.get(self.isa, 0)
+
+    @property
     def f32_lanes(self) -> int:
         """f32 elements in one vector register (0: unknown)."""
         return self.vector_bits // 32

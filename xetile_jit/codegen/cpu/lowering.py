@@ -21,12 +21,13 @@ from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
+from ...target.cpu_features import host_cpu
 from ...target.targets import Target
 from ..llvm.dpas import Dpas
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..xe import builtins as X
-from ..xe.dpas_emulation import b_column_type, dpas_results, row_loops, widened_b
+from ..xe.dpas_emulation import b_column_type, carried_sums, dpas_results, row_loops, widened_b
 from .block_loops import BlockLoops
 from .negation import OpaqueNegativeZeros, negation_operand
 from .pieces import Pieces
@@ -63,8 +64,13 @@ class CpuDpas(Dpas):
             a_k = self.a_column([rows[r] for r in group], k)  # once for every B
             return [total for block, totals in zip(blocks, sums)
                     for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
-        sums = row_loops(self.context.builder, blocks[0].count, [lanes.elements(acc) for acc in accs], shared_step)
+        sums = row_loops(self.context.builder, blocks[0].count, [lanes.elements(acc) for acc in accs], shared_step,
+                         self.budget())
         return [lanes.assemble(totals) for totals in sums]
+
+    def budget(self) -> int:
+        """The row sums a loop over k carries on the host CPU (dpas_emulation.carried_sums)."""
+        return carried_sums(host_cpu(), self.context.target.subgroup_size)
 
     def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
         """B's components in a private array, stored the first time the run takes this B."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir.numeric import TF32_MASK
+from ...target.cpu_features import CpuFeatures
 from ..llvm.core import counted_loop
 from ..llvm.core import F32, I32
 from .builtins import DpasBuiltin
@@ -25,8 +26,22 @@ from .llvm_helpers import constant, declared, field, i32, like, shuffle
 # 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is shuffled once for
 # every op of the loop, so four ops a loop shuffle half as often as two (with each B widened once, `widened_b`:
 # tutorial GEMM 2048 f32 1.00-1.01x oneMKL against 0.92-0.93x, f16 1.03x against 0.94x; 24 sums as fast as 16, 32
-# 0.72x; docs/performance.md "CPU notes").
+# 0.72x; docs/performance.md "CPU notes"). That is half the register file of AVX-512 in sums of one vector each; a
+# CPU of another ISA carries half of its own (carried_sums).
 CARRIED_SUMS = 16
+
+
+def carried_sums(cpu: CpuFeatures, lanes: int) -> int:
+    """The row sums a loop over k carries on `cpu` for a sub-group of `lanes` lanes: half its vector registers, a sum
+    taking as many as a lane's f32 across the sub-group fill (AVX2 at 16 lanes: 2 ymm a sum, so 4 sums in 8 of its 16
+    registers, where 16 sums spilled every FMA's accumulator to the stack: tutorial GEMM 1024 f32 0.54x numpy
+    against 0.37x, docs/performance.md "On the AVX2 EPYC"); CARRIED_SUMS where the ISA is unknown. For the f32
+    multiply-adds (CpuDpas.fma_mma) only: the f16 / bf16 / 8-bit emulation extracts and widens each A element in the
+    loop, which fewer rows a loop amortise over fewer FMAs (f16 1024 0.28x numpy against 0.34x at 16 sums on AVX2)."""
+    if not cpu.vector_registers:
+        return CARRIED_SUMS
+    registers_a_sum = max(1, lanes * 32 // cpu.vector_bits)
+    return max(1, cpu.vector_registers // 2 // registers_a_sum)
 
 
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
@@ -137,11 +152,13 @@ def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[
     return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
 
 
-def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step) -> list[list[ir.Value]]:
+def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step,
+              budget: int = CARRIED_SUMS) -> list[list[ir.Value]]:
     """The row sums of DPAS ops sharing A (`sums`: each op's C rows) after `count` steps over k, as one loop over k
-    per group of rows (`row_groups`); `step(b, k, rows, group_sums)` gives the group's new sums, op after op."""
+    per group of rows (`row_groups` of `budget` sums); `step(b, k, rows, group_sums)` gives the group's new sums, op
+    after op."""
     sums = [list(rows) for rows in sums]
-    for rows in row_groups(len(sums[0]), len(sums)):
+    for rows in row_groups(len(sums[0]), len(sums), budget):
         size = len(rows)
 
         def group_step(b, k, carried, rows=rows, size=size):
@@ -152,10 +169,10 @@ def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step) -> 
     return sums
 
 
-def row_groups(m: int, ops: int) -> list[range]:
-    """C's m rows in groups of at most CARRIED_SUMS // ops rows: each group's loop carries the sums of those rows of
+def row_groups(m: int, ops: int, budget: int = CARRIED_SUMS) -> list[range]:
+    """C's m rows in groups of at most budget // ops rows: each group's loop carries the sums of those rows of
     every op sharing A in the CPU's vector registers, and shuffles each A[r][k] once for all the ops."""
-    size = max(1, min(m, CARRIED_SUMS // ops))
+    size = max(1, min(m, budget // ops))
     return [range(first, min(first + size, m)) for first in range(0, m, size)]
 
 
