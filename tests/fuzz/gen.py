@@ -6,8 +6,11 @@ expression trees over every dtype, reductions (NaN, infinities and signed zeros 
 broadcasts, transposes, casts between every dtype, tile_mma of every operand type with loops over K, loops with
 carried tiles, atomics of every kind and element type, arrays of rank 1 to 4 (leading offsets; slices skipped,
 unaligned), 1-D tiles and vectors with `arange` masks, gather/scatter/atomics on #scatter tiles (chunk_size, masks,
-update_tile_offset), layouts on the ops' results and convert_layout, and shared local memory with barriers.
-FAMILIES switches the kinds and their variants on; DISABLED names those left off and the defect each hits.
+update_tile_offset), layouts on the ops' results and convert_layout, shared local memory with barriers, and the
+kinds registered further down (bit casts, rank broadcasts, pointer arithmetic, while loops, `reduce` and
+`associative_scan` with combine functions of the user's, value shape ops, sort and topk).
+FAMILIES switches the kinds and their variants on; DISABLED names those left off and the defect each hits;
+XETILE_FUZZ_KINDS (comma-separated) draws from some kinds only, for a campaign on them.
 Arrays are row- or column-major pitched views at random origins of bigger allocations; tiles take boundary shapes
 and sit inside, across, beyond and before the arrays' edges. Every choice comes from seeded
 `numpy.random.Generator`s (one for the batch's grid and layouts, one per case), so a (seed, batch, case) gives the
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,6 +143,7 @@ class Case:
     args: list = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     tols: dict = field(default_factory=dict)   # output array name -> (device tolerance, interpreters reorder)
+    functions: list[str] = field(default_factory=list)   # module-level @xetile.kernel functions (combines) it calls
 
 
 @dataclass
@@ -156,7 +161,8 @@ class Batch:
         body = ["    pid0 = xetile.program_id(0)", "    pid1 = xetile.program_id(1)"]
         for case in self.cases:
             body += [f"    # {case.kind}"] + ["    " + line for line in case.lines]
-        return "\n".join(["@xetile.kernel", f"def {self.name}({params}):", *body]) + "\n"
+        functions = [line for case in self.cases for line in case.functions]
+        return "\n".join([*functions, "@xetile.kernel", f"def {self.name}({params}):", *body]) + "\n"
 
     def args_code(self) -> str:
         return "[" + ",\n            ".join(a.code() for a in self.args()) + "]"
@@ -881,7 +887,13 @@ FAMILIES = frozenset(CASE_WEIGHTS.keys() | VARIANTS.keys()) - DISABLED.keys()
 
 
 def case_kinds() -> tuple[list[str], np.ndarray]:
-    kinds = [k for k in CASE_WEIGHTS if k in FAMILIES]
+    """The case kinds drawn and their probabilities: FAMILIES', or those XETILE_FUZZ_KINDS names (a comma-separated
+    list, to run a campaign on some kinds)."""
+    chosen = [k for k in os.environ.get("XETILE_FUZZ_KINDS", "").split(",") if k]
+    known = FAMILIES & CASE_WEIGHTS.keys()
+    if not known.issuperset(chosen):
+        raise ValueError(f"XETILE_FUZZ_KINDS names {sorted(set(chosen) - known)}, not case kinds: {sorted(known)}")
+    kinds = [k for k in CASE_WEIGHTS if k in FAMILIES and (not chosen or k in chosen)]
     weights = np.array([CASE_WEIGHTS[k] for k in kinds], float)
     return kinds, weights / weights.sum()
 
@@ -1026,3 +1038,235 @@ def while_case(gen: Gen) -> None:
 
 
 FAMILIES = register_cases({"while_loop": (while_case, 1)})
+
+
+# ==== Combine functions of the user's: xetile.reduce and xetile.associative_scan ===================================
+# The steps of a random combine of one tile (accumulator and next element), each (template, exact). A float combine
+# chooses only between the operands it compares (maximum, a where picking the larger): a rounding difference moves
+# its result by a rounding, never to the other side of a choice.
+COMBINE_STEPS = {
+    "f": [("({x} + {y})", False), ("({x} - {y})", False), ("({x} * 0.5 + {y})", False),
+          ("xetile.maximum({x}, {y})", True), ("xetile.minimum({x}, {y})", True),
+          ("xetile.where({x} > {y}, {x}, {y})", True), ("xetile.where({x} <= {y}, {x}, {y})", True)],
+    "i": [("({x} + {y})", True), ("({x} - {y})", True), ("({x} * 3 + {y})", True), ("({x} ^ {y})", True),
+          ("({x} | {y})", True), ("({x} & {y})", True), ("xetile.maximum({x}, {y})", True),
+          ("xetile.where(({x} & 1) == 0, {y}, {x} + 1)", True)],
+    "b": [("({x} & {y})", True), ("({x} | {y})", True), ("({x} ^ {y})", True),
+          ("xetile.where({x}, {y}, ~{y})", True)],
+}
+COMBINE_AXIS = (1, 2, 7, 8, 13, 16)   # the fold is a loop over the axis, each position a reduction of the tile
+
+
+def combine_step(gen: Gen, k: str, acc: str, nxt: str, depth: int) -> tuple[str, bool]:
+    """A random combine of `acc` and `nxt` (scalar names) of dtype kind `k`: (code, exact). Its top step takes
+    both, in either order."""
+    template, exact = gen.pick(COMBINE_STEPS[k])
+    operands = [acc, nxt] if gen.chance(0.5) else [nxt, acc]
+    for i in range(2):
+        if depth > 1 and gen.chance(0.4):
+            operands[i], sub_exact = combine_step(gen, k, acc, nxt, depth - 1)
+            exact = exact and sub_exact
+    return template.format(x=operands[0], y=operands[1]), exact
+
+
+@dataclass
+class Combine:
+    """A combine function of the user's over len(tiles) tiles: its accumulator and next-element parameters, the
+    values it returns, and per tile (dtype, fill of its input, device tolerance of its result)."""
+    accs: list[str]
+    nexts: list[str]
+    results: list[str]
+    tiles: list[tuple[str, str, float]]
+
+
+def single_combine(gen: Gen, dtype: str, n: int, acc: str = "a", nxt: str = "b") -> Combine:
+    """A random combine of one tile; n: the axis length."""
+    k = "i" if kind(dtype) == "u" else kind(dtype)
+    code, exact = combine_step(gen, k, acc, nxt, int(gen.pick([1, 2, 2])))
+    fill = "special" if exact and kind(dtype) == "f" and gen.chance(0.5) else "small"
+    tol = 0.0 if exact or k != "f" else TOLERANCE[dtype] * 4 * (n + 2)
+    return Combine([acc], [nxt], [code], [(dtype, fill, tol)])
+
+
+def pair_combine(gen: Gen, dtype: str, n: int) -> Combine:
+    """Two tiles, of different dtypes perhaps, each with a random combine of its own."""
+    first = single_combine(gen, dtype, n, "a0", "b0")
+    second = single_combine(gen, gen.pick(DTYPES), n, "a1", "b1")
+    return Combine(first.accs + second.accs, first.nexts + second.nexts, first.results + second.results,
+                   first.tiles + second.tiles)
+
+
+def arg_combine(gen: Gen, dtype: str, n: int) -> Combine:
+    """(value, index) pairs: the larger (or smaller) value wins, a tie goes to the lower index."""
+    better = gen.pick([">", "<"])
+    wins = f"((value_b {better} value_a) | ((value_b == value_a) & (index_b < index_a)))"
+    fill = "special" if kind(dtype) == "f" and gen.chance(0.5) else "small"
+    return Combine(["value_a", "index_a"], ["value_b", "index_b"],
+                   [f"xetile.where({wins}, value_b, value_a)", f"xetile.where({wins}, index_b, index_a)"],
+                   [(dtype, fill, 0.0), ("int32", "iota", 0.0)])
+
+
+def welford_combine(gen: Gen, dtype: str, n: int) -> Combine:
+    """Welford's running mean, M2 and count over three float tiles (x, zeros, ones)."""
+    dtype = dtype if kind(dtype) == "f" else "float32"
+    tol = TOLERANCE[dtype] * 8 * (n + 2)
+    w = "xetile.where(n_a + n_b == 0.0, 0.0, n_b / (n_a + n_b))"
+    return Combine(["mean_a", "m2_a", "n_a"], ["mean_b", "m2_b", "n_b"],
+                   [f"mean_a + (mean_b - mean_a) * {w}",
+                    f"m2_a + m2_b + (mean_b - mean_a) * (mean_b - mean_a) * n_a * {w}", "n_a + n_b"],
+                   [(dtype, "small", tol), (dtype, "zeros", tol), (dtype, "ones", 0.0)])
+
+
+def segmented_combine(gen: Gen, dtype: str, n: int) -> Combine:
+    """A sum that restarts where a flag (a bool, or a nonzero int32) is set."""
+    dtype = dtype if dtype != "bool" else "int32"
+    flag = gen.pick(["bool", "int32"])
+    cond = "start_b" if flag == "bool" else "(start_b != 0)"
+    return Combine(["sum_a", "start_a"], ["sum_b", "start_b"],
+                   [f"xetile.where({cond}, sum_b, sum_a + sum_b)", "(start_a | start_b)"],
+                   [(dtype, "small", TOLERANCE.get(dtype, 0.0) * (n + 2)), (flag, "small", 0.0)])
+
+
+COMBINES = {"single": (single_combine, 4), "pair": (pair_combine, 1), "arg": (arg_combine, 2),
+            "welford": (welford_combine, 1), "segmented": (segmented_combine, 1)}
+
+
+def combine_case(gen: Gen) -> None:
+    """`xetile.reduce` or `xetile.associative_scan` along either axis of one tile or a tuple of tiles, with a combine
+    function of the user's (a random one, or argmax, Welford, a segmented sum): a module-level @xetile.kernel
+    function the kernel passes by name."""
+    shape = gen.tile_shape(32)
+    while max(shape) > max(COMBINE_AXIS):
+        shape = gen.tile_shape(32)
+    axis = int(gen.pick([0, 1]))
+    make, _ = COMBINES[gen.pick([k for k, (_, w) in COMBINES.items() for _ in range(w)])]
+    comb = make(gen, gen.pick(DTYPES), shape[axis])
+    name = gen.fresh("combine")
+    gen.case.functions += ["@xetile.kernel", f"def {name}({', '.join(comb.accs + comb.nexts)}):",
+                           f"    return {', '.join(comb.results)}", ""]
+    extent = (gen.extent(shape[0]), gen.extent(shape[1]))
+    tiles = [combine_input(gen, dtype, fill, shape, extent, axis) for dtype, fill, _ in comb.tiles]
+    scan = gen.chance(0.5)
+    op = "associative_scan" if scan else "reduce"
+    operand = tiles[0] if len(tiles) == 1 and gen.chance(0.7) else f"({', '.join(tiles)}{',' * (len(tiles) == 1)})"
+    outs = [gen.fresh("r") for _ in tiles]
+    gen.case.lines.append(f"{', '.join(outs)}{',' * (operand != tiles[0] and len(tiles) == 1)} = "
+                          f"xetile.{op}({operand}, {axis}, {name})")
+    kept = shape if scan else tuple(1 if d == axis else s for d, s in enumerate(shape))
+    for out, (dtype, _, tol) in zip(outs, comb.tiles):
+        gen.store(dtype, kept, out, (tol, False))
+
+
+def combine_input(gen: Gen, dtype: str, fill: str, shape, extent, axis: int) -> str:
+    """An operand tile of a combine: loaded (with `fill`), or the positions along the axis, zeros, ones."""
+    if fill == "iota":
+        return f"xetile.iota({list(shape)}, {axis})"
+    if fill in ("zeros", "ones"):
+        return f"xetile.full({list(shape)}, {0.0 if fill == 'zeros' else 1.0}, {xt(dtype)})"
+    return gen.load(gen.array("x", extent, dtype, fill=fill), extent, shape)
+
+
+# a fold's driver build takes seconds: a few in a default run, many in a campaign of their own (XETILE_FUZZ_KINDS)
+FAMILIES = register_cases({"combine": (combine_case, 0.5)})
+
+
+# ==== Value shape ops: slicing, cat, flip, join, split, interleave; sort and topk =================================
+SHAPE_OPS_ELEMENTS = 64   # every op moves the elements through SLM between barriers: small values
+
+
+def slice_bound(gen: Gen, size: int) -> tuple[str, int, int]:
+    """A random non-empty `a:b` (numpy's bounds: negative from the end, clipped, either left out) of a dim of
+    `size`: (the code, start, stop)."""
+    while True:
+        start = gen.pick([None, 0, int(gen.rng.integers(0, size + 1)), -int(gen.rng.integers(1, size + 2))])
+        stop = gen.pick([None, size, int(gen.rng.integers(0, size + 3)), -int(gen.rng.integers(1, size + 1))])
+        first, last, _ = slice(start, stop).indices(size)
+        if last > first:
+            return f"{'' if start is None else start}:{'' if stop is None else stop}", first, last
+
+
+def shape_step(gen: Gen, v: str, shape: tuple, dtype: str) -> tuple[str, tuple]:
+    """One random value shape op on `v` (a value of `shape`): (the code, the result's shape)."""
+    rank = len(shape)
+    ops = ["slice", "flip", "cat", "interleave"] + (["join", "expand"] if rank == 1 else [])
+    ops += ["split"] if shape[-1] == 2 and rank == 2 else []
+    op = gen.pick([o for o in ops if o != "interleave" or 2 * np.prod(shape) <= SHAPE_OPS_ELEMENTS])
+    if op == "slice":
+        dims = [d for d in range(rank) if gen.chance(0.7)] or [rank - 1]
+        keys, out = [], list(shape)
+        for d in range(rank):
+            code, first, last = slice_bound(gen, shape[d]) if d in dims else (":", 0, shape[d])
+            keys.append(code)
+            out[d] = last - first
+        if rank == 2 and keys[1] == ":" and gen.chance(0.5):
+            keys.pop()   # v[a:b] on a 2-D value slices its rows
+        return f"{v}[{', '.join(keys)}]", tuple(out)
+    if op == "flip":
+        axis = gen.pick(list(range(rank)) + [-1, None])
+        return (f"xetile.flip({v})" if axis is None else f"xetile.flip({v}, {axis})"), shape
+    if op == "expand":
+        return gen.pick([(f"{v}[None, :]", (1, shape[0])), (f"{v}[:, None]", (shape[0], 1))])
+    if op == "split":
+        first, second = gen.fresh("lo"), gen.fresh("hi")
+        gen.case.lines.append(f"{first}, {second} = xetile.split({v})")
+        return gen.pick([first, second, f"xetile.where({first} == {second}, {first}, {second})"]), shape[:1]
+    if op == "cat":
+        axis = int(gen.pick(list(range(rank))))
+        room = SHAPE_OPS_ELEMENTS // max(1, int(np.prod(shape)) // shape[axis]) - shape[axis]
+        other = list(shape)
+        other[axis] = int(gen.pick([d for d in BOUNDARY if d <= max(1, room)]))
+        w = shape_operand(gen, tuple(other), dtype)
+        a, b = (v, w) if gen.chance(0.5) else (w, v)
+        out = list(shape)
+        out[axis] += other[axis]
+        return f"xetile.cat({a}, {b}{f', {axis}' if axis or gen.chance(0.5) else ''})", tuple(out)
+    w = shape_operand(gen, shape, dtype)
+    a, b = (v, w) if gen.chance(0.5) else (w, v)
+    if op == "join":
+        return f"xetile.join({a}, {b})", (shape[0], 2)
+    return f"xetile.interleave({a}, {b})", (*shape[:-1], 2 * shape[-1])
+
+
+def shape_operand(gen: Gen, shape: tuple, dtype: str) -> str:
+    """A loaded value of `shape` (a 1-D or 2-D tile)."""
+    extent = tuple(gen.extent(n) for n in shape)
+    return gen.load(gen.array("x", extent, dtype), extent, shape)
+
+
+def shape_ops_case(gen: Gen) -> None:
+    """A chain of one to three value shape ops (slicing with constant bounds, cat, flip, join, split, interleave,
+    v[None, :]) on 1-D and 2-D values of every dtype; each result element is one of the inputs', bit for bit."""
+    dtype = gen.pick(DTYPES)
+    shape = (int(gen.pick([n for n in BOUNDARY if n <= 32])),) if gen.chance(0.4) else gen.tile_shape(32)
+    if len(shape) == 2 and gen.chance(0.15):
+        shape = (shape[0], 2)   # split's operand
+    v = shape_operand(gen, shape, dtype)
+    for _ in range(int(gen.pick([1, 1, 2, 3]))):
+        code, shape = shape_step(gen, v, shape, dtype)
+        v = gen.fresh("s")
+        gen.case.lines.append(f"{v} = {code}")
+        if np.prod(shape) > SHAPE_OPS_ELEMENTS // 2:
+            break
+    gen.store(dtype, shape, v)
+
+
+def sort_case(gen: Gen) -> None:
+    """`sort` (ascending or descending) or `topk` along the last dim, a power of two, of a 1-D or 2-D value of every
+    dtype (floats with NaN, infinities and signed zeros); a bitonic network, so the values stay few."""
+    dtype = gen.pick(DTYPES)
+    n = int(gen.pick([1, 2, 4, 8, 8]))
+    shape = (n,) if gen.chance(0.4) else (int(gen.pick([1, 2, 3])), n)
+    fill = "special" if kind(dtype) == "f" and gen.chance(0.5) else gen.pick(["small", "full"])
+    extent = tuple(gen.extent(d) for d in shape)
+    v = gen.load(gen.array("x", extent, dtype, fill=fill), extent, shape)
+    op = gen.pick(["sort", "descending", "topk"])
+    if op == "topk":
+        k = int(gen.rng.integers(1, shape[-1] + 1))
+        gen.store(dtype, (*shape[:-1], k), f"xetile.topk({v}, {k})")
+        return
+    axis = gen.pick(["", ", -1", f", {len(shape) - 1}"])
+    gen.store(dtype, shape, f"xetile.sort({v}{axis}{', descending=True' if op == 'descending' else ''})")
+
+
+# Their exchanges through SLM (a sort's many) make the driver's builds slow: rare in a default run.
+FAMILIES = register_cases({"shape_ops": (shape_ops_case, 0.5), "sort": (sort_case, 0.2)})

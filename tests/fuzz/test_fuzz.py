@@ -5,7 +5,7 @@ in checking mode finding no race, read of unwritten SLM or bad access at any lev
 A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 2000; 8 a kernel) from XETILE_FUZZ_SEED (default 0), and
 XETILE_FUZZ_ROW_CASES row kernels (default 64, tests/fuzz/rows.py: wide tiles, the `cpu` target's block loops); set
 them to run more or other cases. gen.FAMILIES lists the constructs generated (gen.DISABLED: those left out, and
-why). Which CPU targets a batch runs on: fuzz/worker.py `targets`. The run's case count, seed, mismatches and time
+why); XETILE_FUZZ_KINDS (comma-separated case kinds, e.g. "combine,shape_ops,sort") draws from those alone. Which CPU targets a batch runs on: fuzz/worker.py `targets`. The run's case count, seed, mismatches and time
 reach the end of the pytest log (the `xetile_fuzz` property, printed by conftest's terminal summary).
 
 The batches run in child processes (fuzz/worker.py), so that a crash of the OpenCL driver fails the batch it was
@@ -151,3 +151,12 @@ def test_a_batch_whose_process_dies_fails_with_its_reproducer_and_the_next_batch
     assert calls == [[0, 1, 2], [2]]
     assert (properties[0]["cases"], properties[0]["failing_cases"]) == (3 * worker.PER_BATCH, worker.PER_BATCH)
     assert "def fuzz_" in (tmp_path / f"reproduce_fuzz_{SEED}_1.py").read_text()
+
+
+def test_xetile_fuzz_kinds_draws_from_the_kinds_it_names(monkeypatch):
+    monkeypatch.setenv("XETILE_FUZZ_KINDS", "combine,sort")
+    drawn = {case.kind for index in range(4) for case in gen.batch(SEED, index, worker.PER_BATCH).cases}
+    assert drawn <= {"combine", "sort", "mma"} and {"combine", "sort"} <= drawn   # a batch of subgroups opens with mma
+    monkeypatch.setenv("XETILE_FUZZ_KINDS", "combine,no_such_kind")
+    with pytest.raises(ValueError, match=r"XETILE_FUZZ_KINDS names \['no_such_kind'\]"):
+        gen.batch(SEED, 0, 1)

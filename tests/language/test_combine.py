@@ -251,3 +251,38 @@ def test_argmax_of_narrow_types(rng, on_each_device, dtype):
                                              dict(AXIS=0, LAYOUT=LAYOUTS["2x2_subgroups"], BM=16, BN=32)):
         np.testing.assert_array_equal(indices, np.argmax(x.astype(np.float32), axis=0, keepdims=True))
         np.testing.assert_array_equal(values.astype(np.float32), x.astype(np.float32).max(axis=0, keepdims=True))
+
+
+@xetile.kernel
+def parity_and_flag(a, flag_a, b, flag_b):
+    """The running parity, and a flag set once a True meets an even parity before it."""
+    return a ^ b, flag_a | (b & ~a)
+
+
+@xetile.kernel
+def bool_scan(src, parity, flag, AXIS: constexpr, BM: constexpr, BN: constexpr):
+    x = xetile.load_tile(xetile.init_tile(src, [0, 0], [BM, BN]))
+    p, f = xetile.associative_scan((x, x), AXIS, parity_and_flag)
+    xetile.store_tile(xetile.init_tile(parity, [0, 0], [BM, BN]), p)
+    xetile.store_tile(xetile.init_tile(flag, [0, 0], [BM, BN]), f)
+
+
+def parity_and_flag_scan(x, axis):
+    x = np.moveaxis(x, axis, 0)
+    parity, flag = x.copy(), x.copy()
+    for j in range(1, len(x)):
+        parity[j], flag[j] = parity[j - 1] ^ x[j], flag[j - 1] | (x[j] & ~parity[j - 1])
+    return np.moveaxis(parity, 0, axis), np.moveaxis(flag, 0, axis)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_bool_tiles_fold_as_bools(rng, axis):
+    """Each position's bools are picked out as bools (an `or` with False), so the fold's values stay i1 at every
+    level."""
+    x = rng.random((4, 8)) < 0.5
+    want_parity, want_flag = parity_and_flag_scan(x, axis)
+    assert want_flag.any() and not want_flag.all()
+    for _, parity, flag in run_everywhere("numpy", bool_scan, [x, np.zeros_like(x), np.zeros_like(x)],
+                                          dict(AXIS=axis, BM=4, BN=8)):
+        np.testing.assert_array_equal(parity, np.logical_xor.accumulate(x, axis=axis))
+        np.testing.assert_array_equal(flag, want_flag)

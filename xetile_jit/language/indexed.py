@@ -21,7 +21,7 @@ from ..ir import xetile_ops as X
 from ..ir.combine_ops import COMBINE_OPS, CombineOp
 from ..ir.core import Block, Builder, FuncOp, Value, walk
 from ..ir.elementwise import REDUCE_KINDS, reduce_identity
-from ..ir.types import VectorType, int32
+from ..ir.types import VectorType, bool_, int32
 from ..ir.verifier import verify_op
 from .semantic import Semantic
 
@@ -82,7 +82,10 @@ def element_at(sem: Semantic, v: Value, at: Value, dim: int) -> Value:
     """The elements of `v` where the mask `at` holds, one position along `dim` (dim kept as size 1), exactly: a sum
     of them and -0.0s for floats (-0.0 + x is x, signed zeros and NaNs included), an `or` with zeros for integers and
     bools."""
-    kind, identity = ("add", -0.0) if v.type.dtype.is_float else ("or", 0)
+    if v.type.dtype.is_float:
+        kind, identity = "add", -0.0
+    else:   # False for bools: a 0 would promote the elements to i32, and the fold's values to another type
+        kind, identity = "or", (False if v.type.dtype == bool_ else 0)
     return reduce(sem, kind, sem.where(at, v, identity), dim)
 
 
