@@ -48,8 +48,9 @@ class StageOptions:
 # ---- the stages: each lists the passes it runs, in order
 def xetile_layouts(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
     """XeTile IR with reductions and scans of user combines as their loops, 1-D values as rank 2, FP8 tile_mma
-    operands in f16 where DPAS has no FP8, fast math when asked, prefetches ahead of walked tiles, and every value's layout: propagation chooses sg_layout and sg_data,
-    completion the instruction blocks and lanes of the values that share one."""
+    operands in f16 where DPAS has no FP8, fast math when asked, prefetches ahead of walked tiles, and every value's
+    layout: propagation chooses sg_layout and sg_data, completion the instruction blocks and lanes of the values
+    that share one."""
     func = upconvert_float8_mma(as_rank2(expand_combines(func)), target)
     if options.fast_math:
         func = relax_float_math(func)

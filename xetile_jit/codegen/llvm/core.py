@@ -5,7 +5,8 @@ Values are scalars or 1-D vectors (one work-item's share); on the CPU targets (T
 carries a vector's components, and an element-wise op, comparison, cast or select on vectors is one op a component.
 Element types become i1, i8 (ui8 too), i16, i32, i64 (index too), half and float; bf16 is held as its i16 bits, FP8
 as its i8 bits. As in the IR's numpy rules (ir/numeric.py), f16, bf16 and FP8 compute in f32 and round back once per
-op; bf16 and FP8 (codegen/llvm/float8.py) round to nearest even in integer arithmetic, bit-exact with ml_dtypes. In memory and as a kernel argument a bool is one byte.
+op; bf16 and FP8 (codegen/llvm/float8.py) round to nearest even in integer arithmetic, bit-exact with ml_dtypes. In
+memory and as a kernel argument a bool is one byte.
 
 An array argument is passed as runtime/memory.py's ArrayArg: a CrossWorkgroup (addrspace 1) pointer to
 element [0, 0], then rows, cols, row_stride and col_stride as i64, strides in elements (`arg_layout()`).
