@@ -259,7 +259,7 @@ def test_with_16_vector_registers_the_estimate_prefers_pieces_of_32_k():
 
 def test_an_empty_gemm_keeps_configs_to_time():
     """K = 0 estimates every config at 0: they all tie with the best, and the tuner keeps CPU_TIMED of them."""
-    assert len(fastest_on_cpu(configs(), 8, 8, 0, 2)) == CPU_TIMED
+    assert len(fastest_on_cpu(configs(), 8, 8, 0, 2, PIECE_SPEED)) == CPU_TIMED
 
 
 def test_the_tuner_on_the_cpu_device_drops_prefetch_and_load_blocks_then_estimates():
@@ -271,7 +271,7 @@ def test_the_tuner_on_the_cpu_device_drops_prefetch_and_load_blocks_then_estimat
              and c.kwargs["B_LAYOUT"] is None]
     named = {"a": np.zeros((1, 1), np.float32), "M": 300, "N": 200, "K": 100}
     assert configs_to_time(configs(), named, device=queue) == fastest_on_cpu(
-        plain, 300, 200, 100, queue.sycl_device.max_compute_units)
+        plain, 300, 200, 100, queue.sycl_device.max_compute_units, piece_speeds(get_target("cpu").cpu))
     assert {(c.sg_data[0], c.sg_data[1], c.kwargs["BK"]) for c in configs()} == {(*p, bk) for p, bk in PIECE_SPEED}
 
 

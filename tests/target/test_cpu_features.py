@@ -2,11 +2,14 @@
 there is none, and their part in the compile cache's keys."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 import xetile_jit as xetile
 from xetile_jit.target import cpu_features
 from xetile_jit.target.cpu_features import CpuFeatures, host_cpu, parse_cpuinfo
+from xetile_jit.target.targets import TARGETS
 
 
 def cpuinfo(vendor: str, family: str, model: str, flags: str) -> str:
@@ -71,13 +74,14 @@ def add_three(x, y):
     xetile.store_tile(xetile.init_tile(y, [0, 0], [16, 16]), tile + 3)
 
 
-def test_a_cpu_targets_compile_cache_entry_is_the_host_cpus(tmp_path, monkeypatch):
-    """A kernel compiled for `cpu` on another CPU's flags is another disk cache entry; an Xe target's is not."""
+def test_a_cpu_targets_compile_cache_entry_is_its_cpus(tmp_path, monkeypatch):
+    """A kernel compiled for `cpu` on another CPU's flags (Target.cpu) is another disk cache entry; an Xe target's
+    is not."""
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
     x = np.zeros((16, 16), np.float32)
 
     def entries_after_compiling(target: str, cpu: str) -> int:
-        monkeypatch.setattr("xetile_jit.compiler.driver.host_cpu", lambda: parse_cpuinfo(cpu))
+        monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=parse_cpuinfo(cpu)))
         add_three.cache.clear()
         add_three.warmup(x, np.empty_like(x), target=target)
         return len(list(tmp_path.iterdir()))

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from ..codegen.spirv.spec import MAGIC as SPIRV_MAGIC
 from ..toolchain import ocloc
 from .pipeline import compile_spirv, lower
-from ..target.cpu_features import host_cpu
 from ..target.targets import get_target
 from ..errors import BlockIOFallbackWarning, CompilationError, warn
 from ..ir.attrs import Layout
@@ -107,10 +106,10 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         return Compiled(artifact_of(kernel.__name__, func, {}, reads), interpreted(func, options), reads.rereads())
     target = get_target(options.target, options.abi)
     cache = DiskCache()
-    # an entry holds the ISA of the GPU compiler installed when it was made; a CPU target's, code chosen for the
-    # host CPU's vector ISA (target/cpu_features.py)
+    # an entry holds the ISA of the GPU compiler installed when it was made; a CPU target's, code chosen for its
+    # CPU's vector ISA (Target.cpu)
     key = cache.key(compiler_hash(), kernel.source_hash, tuple(specs.values()), key_consts, options,
-                    ocloc.identity(target), host_cpu().key if target.abi.runs_on_cpu else None)
+                    ocloc.identity(target), target.cpu and target.cpu.key)
     with timing.stage(kernel.__name__, "disk cache lookup"):
         cached = None if dumping_ir() else load(cache.get(key), kernel, specs)  # a dump shows every level: compile
     if cached is not None:

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..target.cpu_features import CpuFeatures, host_cpu
+from ..target.cpu_features import CpuFeatures
 from ..target.targets import TARGETS
 from ..language import dsl as xt
 from ..jit.autotune import Config, autotune
@@ -121,7 +121,8 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
         configs = [c for c in configs if c.kwargs["A_LAYOUT"] is None and c.kwargs["B_LAYOUT"] is None]
     if device.queue is not None and device.queue.sycl_device.is_cpu:
         units = device.queue.sycl_device.max_compute_units
-        configs = fastest_on_cpu(configs, named["M"], named["N"], named["K"], units)
+        speeds = piece_speeds(TARGETS[device.target].cpu)
+        configs = fastest_on_cpu(configs, named["M"], named["N"], named["K"], units, speeds)
     return configs
 
 
@@ -131,10 +132,9 @@ def piece_speeds(cpu: CpuFeatures) -> dict:
     return PIECE_SPEED_16_REGISTERS if cpu.vector_registers == 16 else PIECE_SPEED
 
 
-def fastest_on_cpu(configs, m: int, n: int, k: int, units: int, speeds: dict | None = None) -> list[Config]:
+def fastest_on_cpu(configs, m: int, n: int, k: int, units: int, speeds: dict) -> list[Config]:
     """The configs estimated fastest on a CPU of `units` compute units, best first: at most CPU_TIMED, within
-    CPU_WITHIN of the best estimate; `speeds` the pieces' (default: the host's, piece_speeds)."""
-    speeds = piece_speeds(host_cpu()) if speeds is None else speeds
+    CPU_WITHIN of the best estimate; `speeds` the pieces' on that CPU (piece_speeds)."""
     estimates = {id(c): cpu_estimate(c, m, n, k, units, speeds) for c in configs}
     best = min(estimates.values())  # 0 for an empty GEMM (K = 0): every config ties
     kept = sorted((c for c in configs if estimates[id(c)] <= best * CPU_WITHIN), key=lambda c: estimates[id(c)])

@@ -28,6 +28,7 @@ from math import gcd
 from ..errors import LaunchError
 from .block_io import BlockIO
 from .builtin_abi import EMULATED, GPU_ABIS, LEGACY, SPIRV, VECTOR, BuiltinAbi
+from .cpu_features import CpuFeatures, host_cpu
 
 
 def dpas_shapes(subgroup: int) -> dict[str, tuple[int, int, int]]:
@@ -79,6 +80,10 @@ class Target:
     # DPAS takes FP8 (e4m3fn, e5m2) A and B: on none of these targets (PVC, Xe2, Xe3 DPAS take f16, bf16, tf32 and
     # 8-bit integers), so FP8 tile_mma operands are up-converted to f16 in registers (transforms/xetile/float8_mma.py)
     fp8_dpas: bool = False
+    # the CPU whose vector units run the code (the CPU targets: the host's, whose OpenCL runtime builds the SPIR-V
+    # for itself); its ISA decides the `cpu` lowering's register blocking and the pieces xetile.ops.matmul tries,
+    # and its key is part of the compile cache's keys. None on GPU targets.
+    cpu: CpuFeatures | None = None
 
     def workgroup_rule(self, num_subgroups: int) -> str | None:
         """Why a workgroup of `num_subgroups` subgroups cannot run here (None: it can)."""
@@ -232,9 +237,9 @@ TARGETS = {target.name: target for target in (
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, largest_loads=False,
-           whole_row_bytes=16 * 1024, column_major_gathers=True),
+           whole_row_bytes=16 * 1024, column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
-           element_loops=True, lane_scalars=True, column_major_gathers=True),
+           element_loops=True, lane_scalars=True, column_major_gathers=True, cpu=host_cpu()),
 )}
 CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.abi.runs_on_cpu)
 

@@ -21,7 +21,6 @@ from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
-from ...target.cpu_features import host_cpu
 from ...target.targets import Target
 from ..llvm.dpas import Dpas
 from ..llvm.lanes import Lanes, PrivateBlock
@@ -69,8 +68,9 @@ class CpuDpas(Dpas):
         return [lanes.assemble(totals) for totals in sums]
 
     def budget(self) -> int:
-        """The row sums a loop over k carries on the host CPU (dpas_emulation.carried_sums)."""
-        return carried_sums(host_cpu(), self.context.target.subgroup_size)
+        """The row sums a loop over k carries on the target's CPU (dpas_emulation.carried_sums)."""
+        target = self.context.target
+        return carried_sums(target.cpu, target.subgroup_size)
 
     def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
         """B's components in a private array, stored the first time the run takes this B."""
