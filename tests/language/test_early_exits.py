@@ -1,5 +1,6 @@
 """`break`, `continue` and `return` inside loops, nested ifs and called kernels: lowered at trace time to flags
-that scf.if results merge and loops carry (compiler/tracer.py), so a `for` with a `break` is an scf.while.
+that scf.if results merge and loops carry (compiler/tracer.py), so a `for` with a `break` is an scf.while (an
+scf.for where the `break` is dead at trace time).
 
 Each kernel runs in the numpy interpreter on the XeTile IR (checked against numpy), at every lowered level of both CPU
 targets and as their SPIR-V on opencl:cpu (checked against the XeTile IR's result bit for bit: fuzz/levels.run_levels),
@@ -148,6 +149,35 @@ def test_break_on_a_compile_time_condition(once, added):
     y = np.zeros_like(x)
     constexpr_break[(1,)](x, y, 5, ONCE=once, device="numpy")
     np.testing.assert_array_equal(y, x + added)
+
+
+@pytest.mark.parametrize("once, loop, not_loop", [(True, "scf.while", "scf.for"), (False, "scf.for", "scf.while")])
+def test_a_break_dead_at_trace_time_leaves_an_scf_for(once, loop, not_loop):
+    """ONCE=False: the tracer knows the `break` never runs, so the loop keeps its counted form."""
+    x = np.zeros((8, 16), np.int32)
+    text = print_func(constexpr_break.warmup(x, x, 5, ONCE=once, target="numpy").func)
+    assert f"{loop} " in text and f"{not_loop} " not in text
+
+
+@xetile.kernel
+def break_on_a_carried_flag(x, y, n, LIMIT: xetile.constexpr):
+    """`done` enters the loop as the Python False, but an iteration sets it: the `break` under it is live."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16], layout=ROWS))
+    done = False
+    for i in range(n):
+        if done:
+            break
+        v = v + 1
+        done = i >= LIMIT
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 16], layout=ROWS), v)
+
+
+def test_a_break_on_a_flag_the_loop_sets_stays_an_exit():
+    x = np.arange(128, dtype=np.int32).reshape(8, 16)
+    y = np.zeros_like(x)
+    break_on_a_carried_flag[(1,)](x, y, 9, LIMIT=2, device="numpy")
+    np.testing.assert_array_equal(y, x + 3)
+    assert "scf.while " in print_func(break_on_a_carried_flag.warmup(x, y, 9, LIMIT=2, target="numpy").func)
 
 
 # ---- return: early exit of the kernel and of called kernels ------------------------------------------------------

@@ -11,12 +11,14 @@ import xetile_jit as xetile
 from every_level import run_everywhere
 from spirv_tools import disassemble, validate
 from xetile_jit.compiler.pipeline import lower
+from xetile_jit.ir.core import walk
+from xetile_jit.ir.core_ops import BarrierOp, SubgroupIdOp, WhileOp
 from xetile_jit.errors import CompilationError
-from xetile_jit.ir.interpreter import run_ir
 from xetile_jit.ir.parser import parse_func
 from xetile_jit.ir.printer import print_func
 from xetile_jit.target.targets import get_target
 from xetile_jit.toolchain import ocloc
+from xetile_jit.transforms.xegpu.barriers import control_operands, subgroup_dependent
 
 ROWS = xetile.Layout(sg_layout=[2, 1], sg_data=[4, 16])   # an 8 x 16 block: two subgroups of four rows
 
@@ -95,7 +97,9 @@ def test_atomic_cas_swaps_where_the_old_value_equals(rng, dtype):
 @xetile.kernel
 def locked_add(lock, counter):
     """Every workgroup adds its id + 1 to a counter tile under a mutex: a plain load and store, made exclusive by
-    spinning on atomic_cas of the 1x1 lock (0: free, 1: taken) and released by an exchange."""
+    spinning on atomic_cas of the 1x1 lock (0: free, 1: taken) and released by an exchange. The workgroup swaps once
+    per iteration and all its subgroups see the old value, so they leave the loop together: the lock is contended
+    between workgroups only, which run on threads of their own on opencl:cpu."""
     t = xetile.init_tile(lock, [0, 0], [1, 1])
     while xetile.atomic_cas(t, 0, 1) != 0:
         pass
@@ -104,42 +108,56 @@ def locked_add(lock, counter):
     xetile.atomic_rmw_tile("xchg", 0, t)
 
 
-SPIN_GROUPS = 96
+SPIN_GROUPS = 32
+LOCK_ARGS = (np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32))
 
 
-# A spin lock's tile: wg-to-sg computes each piece's offset from subgroup_id, so the barrier check sees the atomic's
-# old value as divergent and refuses the barriers in the loop on it; the lock works once those offsets are constants.
-SPIN_LOCK_REFUSED = pytest.mark.xfail(strict=True, raises=xetile.CompilationError,
-                                      reason="the barrier check refuses a spin lock's loop (its offsets from subgroup_id)")
+def test_spin_lock_counter_over_a_grid():
+    """32 workgroups of two subgroups each: the exact total, 32 * 33 / 2, in every element, the lock free again."""
+    out = run_everywhere(locked_add, {"lock": np.zeros((1, 1), np.int32), "counter": np.zeros((8, 16), np.int32)},
+                         (SPIN_GROUPS,))
+    assert out["lock"][0, 0] == 0
+    assert (out["counter"] == SPIN_GROUPS * (SPIN_GROUPS + 1) // 2).all()
 
 
-@pytest.mark.usefixtures("on_each_device")
-@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
-def test_spin_lock_counter_over_a_grid(target, on_each_device, request):
-    """96 workgroups of two subgroups each: the exact total, 96 * 97 / 2, in every element."""
-    if on_each_device != "numpy":
-        request.applymarker(SPIN_LOCK_REFUSED)
-    lock, counter = np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32)
-    options = {} if on_each_device == "numpy" else {"target": target}
-    locked_add[(SPIN_GROUPS,)](lock, counter, **options)
-    assert lock[0, 0] == 0
-    assert (counter == SPIN_GROUPS * (SPIN_GROUPS + 1) // 2).all()
+BOTH = xetile.Layout(sg_layout=[2, 1], sg_data=[1, 1])  # two subgroups, each holding the one element
 
 
-@SPIN_LOCK_REFUSED
-def test_spin_lock_at_every_level():
-    lock, counter = np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32)
-    func = locked_add.warmup(lock, counter, target="numpy").func
-    for name, level in {"xetile": func, **lower(func)}.items():
-        lock[:], counter[:] = 0, 0
-        run_ir(level, (12, 1, 1), [lock, counter])
-        assert (counter == 78).all() and lock[0, 0] == 0, name
+@xetile.kernel
+def cas_increment(count):
+    """count[0, 0] += 1 without a lock: swap in expected + 1 until the swap finds `expected` (no other workgroup
+    came between the read and the swap). A loop carrying the swap's old value."""
+    t = xetile.init_tile(count, [0, 0], [1, 1], layout=BOTH)
+    expected = xetile.atomic_rmw_tile("add", 0, t)  # an atomic read, once for the workgroup
+    seen = xetile.atomic_cas(t, expected, expected + 1)
+    while seen != expected:
+        expected = seen
+        seen = xetile.atomic_cas(t, expected, expected + 1)
+
+
+def test_a_loop_of_compare_and_swap_increments_once_per_workgroup():
+    """Each of 16 workgroups of two subgroups adds 1 (swaps that each subgroup made on its own would add 2, or leave
+    one subgroup looping after the other has left)."""
+    out = run_everywhere(cas_increment, {"count": np.full((1, 1), 5, np.int64)}, (16,))
+    assert out["count"][0, 0] == 5 + 16
+
+
+def test_a_spin_lock_loop_is_the_same_in_every_subgroup():
+    """At the subgroup level the swap's old value comes from one SLM element at constant offsets, so the loop's
+    condition does not depend on subgroup_id(), and the barriers that hand the value over are in uniform control
+    flow."""
+    sg = lower(locked_add.warmup(*LOCK_ARGS, target="numpy").func, until="xegpu-sg")["xegpu-sg"]
+    loops = [op for op in walk(sg.body) if isinstance(op, WhileOp)]
+    assert len(loops) == 1 and any(isinstance(op, BarrierOp) for op in walk(loops[0].before))
+    dependent = subgroup_dependent(sg)
+    assert not set(control_operands(loops[0])) & dependent
+    assert any(isinstance(op, SubgroupIdOp) for op in walk(sg.body)) and dependent  # the owner's test depends on it
 
 
 # ---- IR: every level prints and parses back ----------------------------------------------------------------------
 @pytest.mark.parametrize("kern, args", [
     (halvings, (np.zeros(4, np.int32), np.zeros((32, 16), np.int32), np.zeros((32, 16), np.int32))),
-    pytest.param(locked_add, (np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32)), marks=SPIN_LOCK_REFUSED)])
+    (locked_add, LOCK_ARGS)])
 def test_every_level_round_trips(kern, args):
     func = kern.warmup(*args, target="numpy").func
     for name, level in {"xetile": func, **lower(func)}.items():
@@ -149,17 +167,12 @@ def test_every_level_round_trips(kern, args):
 
 
 def test_the_ir_of_a_spin_lock():
-    text = print_func(locked_add.warmup(np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32),
-                                        target="numpy").func)
+    text = print_func(locked_add.warmup(*LOCK_ARGS, target="numpy").func)
     assert "xetile.atomic_rmw_tile <cas> %" in text
     assert "vector.extract %" in text and "i1 from vector<1x1xi1>" in text
 
 
 # ---- SPIR-V and GPU builds ----------------------------------------------------------------------------------------
-LOCK_ARGS = (np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32))
-
-
-@SPIN_LOCK_REFUSED
 def test_spirv_of_a_spin_lock_validates():
     """The CPU target's module (the GPU targets' carry inline vISA, which spirv-val does not know): a loop of
     branches and phis, the swap an OpAtomicCompareExchange."""
@@ -169,7 +182,6 @@ def test_spirv_of_a_spin_lock_validates():
     assert "OpAtomicCompareExchange" in text and "OpPhi" in text and "OpBranchConditional" in text
 
 
-@SPIN_LOCK_REFUSED
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
 def test_loops_and_cas_build_for_gpus(target):
     cases = [(halvings, (np.zeros(4, np.int32), np.zeros((32, 16), np.int32), np.zeros((32, 16), np.int32))),

@@ -8,7 +8,8 @@ Early exits lower at trace time, so that every later level and the interpreter s
 `continue` and `return` set flags, hidden names of the scope (BREAK ...) that scf.if results merge and loops carry,
 and the statements after one that may have run go under `if not flag`. The statements after an `if` with one branch
 ending in an exit go into the other branch instead (no flag needed to skip them). A `for` loop with a `break` or
-`return` becomes an scf.while on "in range and not left", so it stops at the exit.
+`return` becomes an scf.while on "in range and not left", so it stops at the exit; one whose exits sit under
+compile-time conditions that are false stays an scf.for (`live_exits`).
 """
 from __future__ import annotations
 
@@ -561,10 +562,10 @@ class Tracer(ast.NodeVisitor):
         lower, upper, step = self.sem.unify(lower, upper, step)
         if not isinstance(lower.type, ScalarType) or not lower.type.dtype.is_int:
             raise self.error(node, f"range bounds must be integer scalars, got {lower.type}")
-        exits = loop_exits(node.body)
+        target = node.target.id
+        exits = self.live_exits(node, {target: Value(lower.type)})
         if exits & {BREAK, RETURN}:
             return self.for_as_while(node, lower, upper, step, constant_step, exits)
-        target = node.target.id
         carried = self.carried_values(node, {target: Value(lower.type)}, {}, lambda: self.loop_body(node.body))
         names = list(carried)
         op = self.sem.builder.create(C.ForOp, lower, upper, step, list(carried.values()), target, names)
@@ -577,6 +578,32 @@ class Tracer(ast.NodeVisitor):
         self.sem.builder.loc = self.function.loc(node)
         op.verify()
         self.close_loop(node, before, names, op.results)
+
+    def live_exits(self, node, bound: dict) -> set[str]:
+        """The exits of loop_exits(node.body) that an iteration may take: a `break` or `return` under a
+        compile-time condition that is false (`if DEBUG: break`, DEBUG a constexpr) is dead, and leaves an scf.for.
+        One iteration is traced into a throwaway block, with `bound` (the loop variable) and the Python numbers the
+        body reassigns as runtime values, since later iterations see other values. Where that trace fails (such a
+        number is a shape there), every exit counts and the loop's own trace reports what is wrong."""
+        exits = loop_exits(node.body)
+        if not exits & {BREAK, RETURN}:
+            return exits
+
+        def taken() -> set[str]:
+            self.scope.update(bound)
+            self.scope.update((name, Value(ScalarType(default_dtype(self.scope[name]))))
+                              for name in assigned_names(node.body) if is_py_scalar(self.scope.get(name)))
+            self.scope.update((f, False) for f in (BREAK, RETURN))
+            self.loop_body(node.body)
+            return {f for f in (BREAK, RETURN) if self.scope[f] is not False}
+        try:
+            live = self.throwaway(taken)
+        except CompilationError:
+            return exits
+        dead = set() if BREAK in live else {BREAK}
+        if RETURN not in live:
+            dead |= {RETURN, RETURNED}
+        return exits - dead
 
     def for_as_while(self, node, lower, upper, step, constant_step, exits: set):
         """`for i in range(...)` that may `break` or `return`: an scf.while carrying the induction variable (a

@@ -21,19 +21,17 @@ func.func @add_bias(%x: memref<?x?xf32, strided<[?, 1]>>, %bias: memref<?x?xf32,
   %2 = arith.divsi %0, %1 : index
   %3 = arith.remsi %0, %1 : index
   %4 = arith.muli %2, %1 : index
-  %5 = arith.constant 32 : index
-  %6 = arith.muli %3, %5 : index
-  %7 = arith.remsi %4, %1 : index
-  %8 = arith.constant 4 : index
-  %9 = arith.muli %2, %8 : index
-  %10 = arith.constant 0 : index
-  %11 = xegpu.create_nd_tdesc %bias[%7, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<1x32xf32, #xegpu.layout<inst_data = [1, 16]>>
-  %12 = xegpu.load_nd %11 {layout = #xegpu.layout<inst_data = [1, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<1x32xf32, #xegpu.layout<inst_data = [1, 16]>> -> vector<1x32xf32>
-  %13 = xegpu.create_nd_tdesc %x[%9, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
-  %14 = xegpu.load_nd %13 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>> -> vector<4x32xf32>
-  %15 = xegpu.create_nd_tdesc %y[%9, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
-  %16 = vector.broadcast %12 [0] {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<1x32xf32> into vector<4x32xf32>
-  %17 = arith.addf %14, %16 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<4x32xf32>
-  xegpu.store_nd %17, %15 : vector<4x32xf32>, !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
+  %5 = arith.constant 0 : index
+  %6 = arith.constant 4 : index
+  %7 = arith.muli %2, %6 : index
+  %8 = arith.constant 0 : index
+  %9 = xegpu.create_nd_tdesc %bias[%5, %5] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<1x32xf32, #xegpu.layout<inst_data = [1, 16]>>
+  %10 = xegpu.load_nd %9 {layout = #xegpu.layout<inst_data = [1, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<1x32xf32, #xegpu.layout<inst_data = [1, 16]>> -> vector<1x32xf32>
+  %11 = xegpu.create_nd_tdesc %x[%7, %5] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
+  %12 = xegpu.load_nd %11 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>> -> vector<4x32xf32>
+  %13 = xegpu.create_nd_tdesc %y[%7, %5] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
+  %14 = vector.broadcast %10 [0] {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<1x32xf32> into vector<4x32xf32>
+  %15 = arith.addf %12, %14 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<4x32xf32>
+  xegpu.store_nd %15, %13 : vector<4x32xf32>, !xegpu.tensor_desc<4x32xf32, #xegpu.layout<inst_data = [4, 16]>>
   func.return
 }

@@ -147,6 +147,9 @@ class Barriers:
 def subgroup_dependent(func: FuncOp) -> set[Value]:
     """The values computed from the subgroup id, or chosen by a branch or loop on such a value (a `break` on it
     sets a flag that an scf.if yields and a loop carries): they may differ between the subgroups of a workgroup.
+    A load through a descriptor whose offsets do not depend on it counts as one value for all (an atomic's old
+    values that one subgroup hands to the others through SLM at constant offsets, so a spin lock's loop is uniform);
+    what another workgroup writes between two subgroups' loads is beyond the trace (docs/guide.md, section 4.5).
     Walked until nothing new is found, since a loop's carried values feed its earlier ops."""
     found: set[Value] = set()
     while True:

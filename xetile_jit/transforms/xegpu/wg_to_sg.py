@@ -125,17 +125,23 @@ class WgToSg(PiecewiseConversion):
         for j, n_sg, d, w in zip(self.subgroup_index(layout), layout.sg_layout, layout.sg_data, shape):
             unit = n_sg * d
             counts.append(max(1, w // unit))
-            starts.append(self.early_op("arith.muli", j, d))
+            # a dim whole in every subgroup needs its start only to pick the owner among those that share it
+            starts.append(self.early_op("arith.muli", j, d) if d != w or unit > w else None)
             if unit > w:
                 wrapped.append((starts[-1], w))
         offsets = []
         for r0, r1 in itertools.product(range(counts[0]), range(counts[1])):
-            offsets.append(tuple(self.piece_offset(s, r, n_sg * d, w) for s, r, n_sg, d, w in
+            offsets.append(tuple(self.piece_offset(s, r, n_sg * d, w, d) for s, r, n_sg, d, w in
                                  zip(starts, (r0, r1), layout.sg_layout, layout.sg_data, shape)))
         return Distribution(tuple(counts), tuple(layout.sg_data), tuple(offsets), tuple(wrapped))
 
-    def piece_offset(self, start: Value, round: int, unit: int, extent: int) -> Value:
-        """start + round * unit, wrapped into the tile only where the assignment can pass its end."""
+    def piece_offset(self, start: Value | None, round: int, unit: int, extent: int, data: int) -> Value:
+        """start + round * unit, wrapped into the tile only where the assignment can pass its end. Where every
+        subgroup holds the whole extent, the offset is the constant 0, not a value of the subgroup id: what such
+        pieces read is the same in every subgroup (an atomic's old values that one shares, so a loop on them is
+        uniform: transforms/xegpu/barriers.py)."""
+        if data == extent:
+            return self.const(0)
         offset = self.early_op("arith.addi", start, round * unit) if round else start
         return self.early_op("arith.remsi", offset, extent) if unit > extent else offset
 
