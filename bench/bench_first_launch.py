@@ -1,6 +1,6 @@
-"""First-launch time (compile + run) of every tutorial and of six kernels as a user writes them (two row kernels, a
-`where` on a bool mask, a 64x64x64 `tile_mma` with an epilogue on the default layout, a Welford reduction and an
-argmax with combines of the user's), each in a fresh process with an empty compile cache.
+"""First-launch time (compile + run) of every tutorial and of four kernels as a user writes them (two row kernels, a
+`where` on a bool mask, a 64x64x64 `tile_mma` with an epilogue on the default layout), each in a fresh process with
+an empty compile cache.
 
     python bench/bench_first_launch.py [--timeout 200] [--json] [--cases softmax where mma-epilogue tutorial-01 ...]
 
@@ -99,55 +99,7 @@ def mma_epilogue() -> None:
     assert np.allclose(c.astype(np.float32), expected, atol=2e-2, rtol=1e-2)
 
 
-def welford() -> None:
-    """Welford row mean and variance of a 16x64 f32 tile with a combine of the user's (`xetile.reduce`)."""
-    import xetile_jit as xetile
-
-    @xetile.kernel
-    def welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
-        n = n_a + n_b
-        delta = mean_b - mean_a
-        w = xetile.where(n == 0.0, 0.0, n_b / n)
-        return mean_a + delta * w, m2_a + m2_b + delta * delta * n_a * w, n
-
-    @xetile.kernel
-    def welford_kernel(x, mean, var, BM: xetile.constexpr, BN: xetile.constexpr):
-        rows = xetile.load_tile(xetile.init_tile(x, [0, 0], [BM, BN]))
-        m, m2, n = xetile.reduce((rows, xetile.zeros([BM, BN], xetile.float32),
-                                  xetile.full([BM, BN], 1.0, xetile.float32)), 1, welford_combine)
-        xetile.store_tile(xetile.init_tile(mean, [0, 0], [BM, 1]), m)
-        xetile.store_tile(xetile.init_tile(var, [0, 0], [BM, 1]), m2 / n)
-
-    x = np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32)
-    mean, var = np.empty((16, 1), np.float32), np.empty((16, 1), np.float32)
-    welford_kernel[(1,)](x, mean, var, BM=16, BN=64)
-    assert np.allclose(mean, x.mean(1, keepdims=True), atol=1e-5) and np.allclose(var, x.var(1, keepdims=True),
-                                                                                   atol=1e-4)
-
-
-def argmax() -> None:
-    """Row argmax of a 16x64 f32 tile, ties to the lower index, with a combine of the user's on (value, index)."""
-    import xetile_jit as xetile
-
-    @xetile.kernel
-    def argmax_combine(value_a, index_a, value_b, index_b):
-        b_wins = (value_b > value_a) | ((value_b == value_a) & (index_b < index_a))
-        return xetile.where(b_wins, value_b, value_a), xetile.where(b_wins, index_b, index_a)
-
-    @xetile.kernel
-    def argmax_kernel(x, indices, BM: xetile.constexpr, BN: xetile.constexpr):
-        rows = xetile.load_tile(xetile.init_tile(x, [0, 0], [BM, BN]))
-        _, i = xetile.reduce((rows, xetile.iota([BM, BN], 1)), 1, argmax_combine)
-        xetile.store_tile(xetile.init_tile(indices, [0, 0], [BM, 1]), i)
-
-    x = np.random.default_rng(0).integers(-3, 4, (16, 64)).astype(np.float32)
-    indices = np.empty((16, 1), np.int32)
-    argmax_kernel[(1,)](x, indices, BM=16, BN=64)
-    assert np.array_equal(indices[:, 0], np.argmax(x, 1))
-
-
-KERNELS = {"softmax": softmax, "layernorm": layernorm, "where": where, "mma-epilogue": mma_epilogue,
-           "welford": welford, "argmax": argmax}
+KERNELS = {"softmax": softmax, "layernorm": layernorm, "where": where, "mma-epilogue": mma_epilogue}
 
 
 DRIVER_BUILD = re.compile(r"xetile timing: (\S+): driver build \([^)]*\) ([0-9.]+) ms")
