@@ -1,6 +1,6 @@
 """Reductions and scans that need each element's position, traced into `vector.iota` and the
-ops the backend already lowers (tile_reduce, compares, selects, scf.for), so they run at every level and on the
-device with no rules of their own.
+ops the backend already lowers (tile_reduce, compares, selects, scf.for, xetile.roll), so they run at every level
+and on the device with no rules of their own.
 
 - argmax / argmin along one dim: the first index holding the extreme, as numpy's (a NaN counts as the extreme, so
   the first NaN wins); int32, the reduced dim kept as size 1 (tile_reduce's shape).
