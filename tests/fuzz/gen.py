@@ -1054,7 +1054,7 @@ COMBINE_STEPS = {
     "b": [("({x} & {y})", True), ("({x} | {y})", True), ("({x} ^ {y})", True),
           ("xetile.where({x}, {y}, ~{y})", True)],
 }
-COMBINE_AXIS = (1, 2, 7, 8, 13, 16)   # the fold is a loop over the axis, each position a reduction of the tile
+COMBINE_AXIS = (1, 2, 7, 8, 13, 16)   # powers of two and not: the tree's strides, its positions with no partner
 
 
 def combine_step(gen: Gen, k: str, acc: str, nxt: str, depth: int) -> tuple[str, bool]:
@@ -1166,7 +1166,7 @@ def combine_input(gen: Gen, dtype: str, fill: str, shape, extent, axis: int) -> 
     return gen.load(gen.array("x", extent, dtype, fill=fill), extent, shape)
 
 
-# a fold's driver build takes seconds: a few in a default run, many in a campaign of their own (XETILE_FUZZ_KINDS)
+# a combine's driver build takes seconds: a few in a default run, many in a campaign of their own (XETILE_FUZZ_KINDS)
 FAMILIES = register_cases({"combine": (combine_case, 0.5)})
 
 

@@ -362,13 +362,13 @@ def test_a_while_condition_is_a_workgroup_scalar():
         parse_func(text)
 
 
-def test_combine_text_runs_its_region_as_a_left_fold(rng):
+def test_combine_text_runs_its_region_as_a_tree_of_pairs(rng):
     x = rand(rng, (16, 32), np.float32)
     func = parse_func(COMBINE_SUM)
     assert print_func(func) == COMBINE_SUM
-    expected = x[:, :1].copy()
-    for j in range(1, 32):
-        expected += x[:, j:j + 1]  # in order, in f32: the fold's rounding
+    expected = x.copy()
+    while expected.shape[1] > 1:
+        expected = expected[:, 0::2] + expected[:, 1::2]  # neighbours paired, in f32: the tree's rounding
     for level in [func, *lower(func).values()]:
         _, dst = run_func(level, (1,), [x, np.zeros((16, 1), np.float32)])
         np.testing.assert_array_equal(dst, expected)

@@ -1137,7 +1137,7 @@ def test_view_op_rules_on_hand_built_ir():
 
 
 def test_value_shape_op_rules_on_hand_built_ir():
-    from xetile_jit.ir.shape_ops import ConcatOp, FlipOp, SliceOp
+    from xetile_jit.ir.shape_ops import ConcatOp, FlipOp, RollOp, SliceOp
     from xetile_jit.ir.types import VectorType
     from xetile_jit.ir import core_ops as C
     func, b, zero = hand_built()
@@ -1157,6 +1157,9 @@ def test_value_shape_op_rules_on_hand_built_ir():
                 "xetile.concat: vector<4x8xf32> and vector<5x8xf32> do not join along axis 1")
     expect_rule(b.create(FlipOp, v, 2),
                 "xetile.flip: axis 2 is not a dim of vector<4x8xf32> [xetile.flip along a dim of its vector]")
+    expect_rule(b.create(RollOp, v, 4, 0),
+                "xetile.roll: shift 4 of vector<4x8xf32> along axis 0 is not in (0, 4) [xetile.roll shifts by less "
+                "than the axis size]")
 
 
 @xetile.kernel

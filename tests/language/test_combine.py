@@ -1,7 +1,8 @@
 """`xetile.reduce` and `xetile.associative_scan` with a combine function of the user's, over one or several tiles:
 Welford mean and variance, argmax with ties to the lower index, a segmented scan. In the interpreter at every IR
-level (each level gives the xetile level's numbers bit for bit: one association order everywhere), on opencl:cpu
-for the cpu and xe-emulated targets, against numpy; on one subgroup and across a 2x2 grid of subgroups."""
+level (each level gives the xetile level's numbers bit for bit: one association order everywhere, the tree of
+ir/combine_ops.py), on opencl:cpu for the cpu and xe-emulated targets, against numpy; on one subgroup and across a
+2x2 grid of subgroups."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -10,6 +11,8 @@ import xetile_jit as xetile
 from conftest import dtype_id, rand, target_options
 from test_passes import run_func
 from xetile_jit.compiler.pipeline import lower
+from xetile_jit.ir.core import walk
+from xetile_jit.language.indexed import expand_combines
 from xetile_jit.errors import CompilationError
 from xetile_jit.target.targets import get_target
 from xetile_jit.toolchain import ocloc
@@ -97,9 +100,18 @@ def run_everywhere(device, kern, arrays, consts) -> list[list[np.ndarray]]:
 
 
 def cases():
-    """Both axes on both layouts at 16x32, and the larger shape once: a fold is a loop of reductions, one per
-    position, so each case costs the driver seconds per position (docs/performance.md)."""
+    """Both axes on both layouts at 16x32, and the larger shape once."""
     return [(axis, layout, "16x32") for axis in (0, 1) for layout in LAYOUTS] + [(0, "2x2_subgroups", "32x64")]
+
+
+# the driver builds each case for seconds (each stride of the tree is a copy of the combine, docs/performance.md):
+# opencl:cpu runs one case whose rotations stay in a subgroup's registers and one whose rotations go through SLM
+DEVICE_CASES = {(1, "one_subgroup", "16x32"), (0, "2x2_subgroups", "16x32")}
+
+
+def representative_on_device(device: str, case) -> None:
+    if device != "numpy" and case not in DEVICE_CASES:
+        pytest.skip("opencl:cpu runs the representative cases: rotations in registers and through SLM")
 
 
 def case_id(case) -> str:
@@ -109,6 +121,7 @@ def case_id(case) -> str:
 
 @pytest.mark.parametrize("axis, layout, shape", cases(), ids=map(case_id, cases()))
 def test_welford_mean_and_variance_match_numpy(rng, on_each_device, axis, layout, shape):
+    representative_on_device(on_each_device, (axis, layout, shape))
     bm, bn = SHAPES[shape]
     x = rand(rng, (bm, bn), np.float32) + 3.0
     out = (1, bn) if axis == 0 else (bm, 1)
@@ -121,6 +134,7 @@ def test_welford_mean_and_variance_match_numpy(rng, on_each_device, axis, layout
 
 @pytest.mark.parametrize("axis, layout, shape", cases(), ids=map(case_id, cases()))
 def test_argmax_breaks_ties_by_the_lower_index_like_numpy(rng, on_each_device, axis, layout, shape):
+    representative_on_device(on_each_device, (axis, layout, shape))
     bm, bn = SHAPES[shape]
     x = rng.integers(-3, 4, (bm, bn)).astype(np.float32)  # few values: ties in every row and column
     out = (1, bn) if axis == 0 else (bm, 1)
@@ -145,6 +159,7 @@ def segmented_cumsum(x, starts, axis):
 
 @pytest.mark.parametrize("axis, layout, shape", cases(), ids=map(case_id, cases()))
 def test_segmented_scan_with_a_flag_tile(rng, on_each_device, axis, layout, shape):
+    representative_on_device(on_each_device, (axis, layout, shape))
     bm, bn = SHAPES[shape]
     x = rng.integers(-50, 50, (bm, bn)).astype(np.int32)
     starts = (rng.random((bm, bn)) < 0.2).astype(np.int32)
@@ -203,13 +218,14 @@ def test_a_combine_that_does_not_match_its_tiles_is_refused(case, message):
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
 def test_combines_compile_for_gpus(target):
-    """SPIR-V for the GPU targets; the Intel GPU compiler builds it where one is installed."""
-    x = np.zeros((32, 64), np.float32)
+    """SPIR-V for the GPU targets; the Intel GPU compiler builds it where one is installed. 16x32 on the 2x2 grid:
+    the reduced axis split between subgroups, so every rotation of the tree goes through SLM."""
+    x = np.zeros((16, 32), np.float32)
     layout = LAYOUTS["2x2_subgroups"]
-    builds = [welford.warmup(x, np.zeros((32, 1), np.float32), np.zeros((32, 1), np.float32), AXIS=1,
-                             LAYOUT=layout, BM=32, BN=64, target=target),
-              argmax.warmup(x, np.zeros((1, 64), np.float32), np.zeros((1, 64), np.int32), AXIS=0, LAYOUT=layout,
-                            BM=32, BN=64, target=target)]
+    builds = [welford.warmup(x, np.zeros((16, 1), np.float32), np.zeros((16, 1), np.float32), AXIS=1,
+                             LAYOUT=layout, BM=16, BN=32, target=target),
+              argmax.warmup(x, np.zeros((1, 32), np.float32), np.zeros((1, 32), np.int32), AXIS=0, LAYOUT=layout,
+                            BM=16, BN=32, target=target)]
     for compiled in builds:
         assert compiled.asm["spirv"][:4] == b"\x03\x02\x23\x07"  # the SPIR-V magic number, little-endian
         if ocloc.available(get_target(target)):
@@ -244,7 +260,10 @@ def test_welford_layer_norm_matches_the_two_pass_one(rng, on_each_device):
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.int8, np.uint16], ids=dtype_id)
 def test_argmax_of_narrow_types(rng, on_each_device, dtype):
-    """Each position's elements are picked out exactly in every element type (a sum with -0.0s, an `or` with 0s)."""
+    """Narrow element types rotate exactly through SLM (across the 2x2 grid); on opencl:cpu one float and one
+    integer type."""
+    if on_each_device != "numpy" and dtype not in (np.float16, np.int8):
+        pytest.skip("opencl:cpu runs one 16-bit float and one 8-bit integer type")
     x = rng.integers(0, 4, (16, 32)).astype(np.float32).astype(dtype)
     arrays = [x, np.zeros((1, 32), dtype), np.zeros((1, 32), np.int32)]
     for _, values, indices in run_everywhere(on_each_device, argmax, arrays,
@@ -254,35 +273,76 @@ def test_argmax_of_narrow_types(rng, on_each_device, dtype):
 
 
 @xetile.kernel
-def parity_and_flag(a, flag_a, b, flag_b):
-    """The running parity, and a flag set once a True meets an even parity before it."""
-    return a ^ b, flag_a | (b & ~a)
+def compose_bit_maps(m_a, c_a, m_b, c_b):
+    """The bit maps t -> (m & t) ^ c, the first applied before the second: a composition, so associative."""
+    return m_a & m_b, (m_b & c_a) ^ c_b
 
 
 @xetile.kernel
-def bool_scan(src, parity, flag, AXIS: constexpr, BM: constexpr, BN: constexpr):
+def bool_scan(src, masks, flips, AXIS: constexpr, BM: constexpr, BN: constexpr):
     x = xetile.load_tile(xetile.init_tile(src, [0, 0], [BM, BN]))
-    p, f = xetile.associative_scan((x, x), AXIS, parity_and_flag)
-    xetile.store_tile(xetile.init_tile(parity, [0, 0], [BM, BN]), p)
-    xetile.store_tile(xetile.init_tile(flag, [0, 0], [BM, BN]), f)
+    m, c = xetile.associative_scan((x, ~x), AXIS, compose_bit_maps)
+    xetile.store_tile(xetile.init_tile(masks, [0, 0], [BM, BN]), m)
+    xetile.store_tile(xetile.init_tile(flips, [0, 0], [BM, BN]), c)
 
 
-def parity_and_flag_scan(x, axis):
-    x = np.moveaxis(x, axis, 0)
-    parity, flag = x.copy(), x.copy()
-    for j in range(1, len(x)):
-        parity[j], flag[j] = parity[j - 1] ^ x[j], flag[j - 1] | (x[j] & ~parity[j - 1])
-    return np.moveaxis(parity, 0, axis), np.moveaxis(flag, 0, axis)
+def composed_bit_maps(x, axis):
+    """numpy's reference: the maps of positions 0..j composed one after another."""
+    m, c = (np.moveaxis(a, axis, 0).copy() for a in (x, ~x))
+    for j in range(1, len(m)):
+        m[j], c[j] = m[j - 1] & m[j], (m[j] & c[j - 1]) ^ c[j]
+    return np.moveaxis(m, 0, axis), np.moveaxis(c, 0, axis)
 
 
 @pytest.mark.parametrize("axis", [0, 1])
-def test_bool_tiles_fold_as_bools(rng, axis):
-    """Each position's bools are picked out as bools (an `or` with False), so the fold's values stay i1 at every
-    level."""
-    x = rng.random((4, 8)) < 0.5
-    want_parity, want_flag = parity_and_flag_scan(x, axis)
-    assert want_flag.any() and not want_flag.all()
-    for _, parity, flag in run_everywhere("numpy", bool_scan, [x, np.zeros_like(x), np.zeros_like(x)],
+def test_bool_tiles_scan_as_bools(rng, axis):
+    """The rotations and selects of bool tiles keep them i1 at every level."""
+    x = rng.random((4, 8)) < 0.7
+    want_masks, want_flips = composed_bit_maps(x, axis)
+    assert want_flips.any() and not want_flips.all()
+    for _, masks, flips in run_everywhere("numpy", bool_scan, [x, np.zeros_like(x), np.zeros_like(x)],
                                           dict(AXIS=axis, BM=4, BN=8)):
-        np.testing.assert_array_equal(parity, np.logical_xor.accumulate(x, axis=axis))
-        np.testing.assert_array_equal(flag, want_flag)
+        np.testing.assert_array_equal(masks, want_masks)
+        np.testing.assert_array_equal(flips, want_flips)
+
+
+@xetile.kernel
+def triple_and_add(a, b):
+    """Not associative: its result shows the association order."""
+    return a * 3 + b
+
+
+@xetile.kernel
+def ordered(src, reduced, scanned, BN: constexpr):
+    x = xetile.load_tile(xetile.init_tile(src, [0, 0], [2, BN]))
+    xetile.store_tile(xetile.init_tile(reduced, [0, 0], [2, 1]), xetile.reduce(x, 1, triple_and_add))
+    xetile.store_tile(xetile.init_tile(scanned, [0, 0], [2, BN]), xetile.associative_scan(x, 1, triple_and_add))
+
+
+def test_the_tree_order_over_five_positions(rng):
+    """Pairs for the reduction, Kogge-Stone for the scan, a position without a partner passing on; at every level."""
+    x = rng.integers(-9, 10, (2, 5)).astype(np.int32)
+
+    def c(a, b):
+        return a * 3 + b
+    x0, x1, x2, x3, x4 = x.T
+    want_reduced = c(c(c(x0, x1), c(x2, x3)), x4)
+    want_scanned = [x0, c(x0, x1), c(x0, c(x1, x2)), c(c(x0, x1), c(x2, x3)), c(x0, c(c(x1, x2), c(x3, x4)))]
+    for _, reduced, scanned in run_everywhere("numpy", ordered, [x, np.zeros((2, 1), np.int32), np.zeros_like(x)],
+                                              dict(BN=5)):
+        np.testing.assert_array_equal(reduced[:, 0], want_reduced)
+        np.testing.assert_array_equal(scanned, np.stack(want_scanned, axis=1))
+
+
+@pytest.mark.parametrize("n, steps", [(64, 6), (24, 5), (2, 1)])
+def test_the_expansion_has_one_combine_and_one_rotation_a_stride(n, steps):
+    """log2(n) copies of the combine's op and rotations per value, and no loop, for a reduction and a scan."""
+    x = np.zeros((16, n), np.float32)
+    for scan in (False, True):
+        func = running_max.warmup(x, np.zeros_like(x), AXIS=1, BM=16, BN=n, target="numpy").func if scan else \
+            argmax.warmup(x, np.zeros((16, 1), np.float32), np.zeros((16, 1), np.int32), AXIS=1, LAYOUT=None,
+                          BM=16, BN=n, target="numpy").func
+        names = [op.name for op in walk(expand_combines(func).body)]
+        assert "scf.for" not in names and "xetile.reduce" not in names and "xetile.scan" not in names
+        assert names.count("xetile.roll") == steps * (1 if scan else 2)
+        assert names.count("arith.maximumf" if scan else "arith.cmpf") == steps * (1 if scan else 2)

@@ -2,9 +2,15 @@
 and tl.associative_scan): `xetile.reduce` and `xetile.scan`, each with a region holding the combine on scalars
 (block arguments: the n accumulators, then the n next elements; scf.yield of the n new accumulators).
 
-The association order is a left fold along `dim`: combine(...combine(combine(x0, x1), x2)..., x[n-1]). The
-interpreter runs the region once per position on numpy vectors of all the other positions' elements; the lowering
-(language/indexed.py, expand_combines) builds the same fold from the built-in ops, so every level computes the same
+The association order is a tree of log2(size) levels along `dim` (`strides`), each combine taking a left range of
+positions and the range just right of it, in that order, so the combine needs to be associative, not commutative:
+- a reduction combines pairs: at stride s (1, 2, 4, ...) the partial at each position p that is a multiple of 2s
+  becomes combine(partial[p], partial[p + s]) where p + s is in the dim; a position with no partner passes on. The
+  result is at position 0: for 5 positions combine(combine(combine(x0, x1), combine(x2, x3)), x4).
+- a scan is Kogge-Stone's: at stride s every position p >= s becomes combine(prefix[p - s], prefix[p]), from the
+  prefixes of the stride before; position p then holds positions 0..p.
+The interpreter runs the region once per stride on numpy vectors of the positions that combine; the lowering
+(language/indexed.py, expand_combines) builds the same tree from the built-in ops, so every level computes the same
 combines in the same order.
 """
 from __future__ import annotations
@@ -16,6 +22,11 @@ from .core import Block, Operation, Region
 from .core_ops import check_yield
 from .types import ScalarType, VectorType
 from .xetile_ops import reduced_shape
+
+
+def strides(n: int) -> list[int]:
+    """The tree's strides over `n` positions: 1, 2, 4, ... below n (none for one position)."""
+    return [1 << k for k in range((n - 1).bit_length())]
 
 
 def names(p, values) -> str:
@@ -79,22 +90,32 @@ class CombineOp(Operation):
             p.define(text, arg)
         return op
 
-    def fold(self, interp, values) -> list[list[np.ndarray]]:
-        """Per position along dim, the accumulators after it (each with dim kept as size 1)."""
-        at = [[v.take([j], axis=self.dim) for v in values] for j in range(values[0].shape[self.dim])]
-        totals = [at[0]]
+    def combined(self, interp, values, lefts, rights) -> list[np.ndarray]:
+        """The combine of the elements at positions `lefts` (accumulators) with those at `rights` (next elements)."""
+        picked = [v.take(lefts, axis=self.dim) for v in values] + [v.take(rights, axis=self.dim) for v in values]
         with np.errstate(all="ignore"):
-            for nexts in at[1:]:
-                out = interp.run_block(self.body, totals[-1] + nexts)
-                totals.append([np.asarray(r).astype(v.dtype) for r, v in zip(out, values)])
-        return totals
+            out = interp.run_block(self.body, picked)
+        return [np.asarray(r).astype(v.dtype) for r, v in zip(out, values)]
+
+    def tree(self, interp, values) -> list[np.ndarray]:
+        """`values` after every stride of the tree (module docstring): the reduction at position 0 of `dim`, or the
+        inclusive prefixes."""
+        values, n = [np.array(v) for v in values], values[0].shape[self.dim]
+        for s in strides(n):
+            rights = np.arange(s, n) if self.scan else np.arange(s, n, 2 * s)
+            lands = rights if self.scan else rights - s
+            for v, r in zip(values, self.combined(interp, values, rights - s, rights)):
+                index = [slice(None)] * v.ndim
+                index[self.dim] = lands
+                v[tuple(index)] = r
+        return values
 
 
 class CombineReduceOp(CombineOp):
     name = "xetile.reduce"
 
     def interpret(self, interp, *values):
-        return self.fold(interp, values)[-1]
+        return [v.take([0], axis=self.dim) for v in self.tree(interp, values)]
 
 
 class CombineScanOp(CombineOp):
@@ -102,8 +123,7 @@ class CombineScanOp(CombineOp):
     scan = True
 
     def interpret(self, interp, *values):
-        totals = self.fold(interp, values)
-        return [np.concatenate([t[i] for t in totals], axis=self.dim) for i in range(len(values))]
+        return self.tree(interp, values)
 
 
 COMBINE_OPS = (CombineReduceOp, CombineScanOp)

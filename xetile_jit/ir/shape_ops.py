@@ -15,6 +15,8 @@
   (and, composed from them and shape casts, `join`, `split`, `interleave`). Each result element is one source
   element at a position known at compile time; wg-to-sg moves them between subgroups through SLM, so layout
   propagation relates no layout across them (each side takes its own).
+- xetile.roll: a rotation along one dim (numpy's roll), which the trees of user combines use; its source and
+  result share one layout, so a subgroup whose pieces hold the whole dim rotates them in its registers.
 """
 from __future__ import annotations
 
@@ -219,4 +221,36 @@ class FlipOp(Operation):
         return np.ascontiguousarray(np.flip(v, self.axis))
 
 
-VALUE_SHAPE_OPS = (SliceOp, ConcatOp, FlipOp)
+class RollOp(Operation):
+    """The source rotated by `shift` along `axis` (numpy's roll): result element p is source element
+    (p - shift) mod the axis size. The trees of user combines bring each position's partner with it
+    (language/indexed.py). Source and result share one layout, so where a subgroup's piece holds the whole axis it
+    rotates in the subgroup's registers (lane shuffles), else through SLM."""
+
+    name = "xetile.roll"
+    effects = ()
+
+    def __init__(self, v: Value, shift: int, axis: int, loc=None):
+        super().__init__([v], [v.type], loc=loc)
+        self.shift, self.axis = shift, axis
+
+    def verify(self):
+        t = _check_vector(self, self.operands[0], "the source")
+        _check_axis(self, t, self.axis)
+        if not 0 < self.shift < t.shape[self.axis]:
+            raise self.error(f"shift {self.shift} of {t} along axis {self.axis} is not in (0, "
+                             f"{t.shape[self.axis]})", "xetile.roll shifts by less than the axis size")
+
+    def format(self, p) -> str:
+        return _format_one(self, p, {"shift": self.shift, "axis": self.axis})
+
+    @classmethod
+    def parse(cls, p, name):
+        (v,), attrs, t = p.operands_to("to", (1,), name)
+        return p.result_type(cls(v, p.pop(attrs, "shift"), p.pop(attrs, "axis")), t)
+
+    def interpret(self, interp, v):
+        return np.roll(v, self.shift, self.axis)
+
+
+VALUE_SHAPE_OPS = (SliceOp, ConcatOp, FlipOp, RollOp)

@@ -355,8 +355,10 @@ def _combine_tiles(sem, values, axis, combine, op: str):
 @builtin
 def reduce(values, axis, combine) -> Value | tuple[Value, ...]:
     """Reduces one tile or a tuple of tiles along `axis` (0 or 1) with `combine`, a @xetile.kernel function of
-    2n values (the n accumulators, then the n next elements) returning n: Triton's tl.reduce. A left fold:
-    combine(...combine(x0, x1)..., x[n-1]); the reduced axis keeps size 1. A tile for one tile, else a tuple."""
+    2n values (the n accumulators, then the n next elements) returning n: Triton's tl.reduce. A tree of pairs in
+    operand order (combine must be associative, not commutative): at stride s = 1, 2, 4, ... position p, a multiple
+    of 2s, combines with p + s (ir/combine_ops.py); the reduced axis keeps size 1. A tile for one tile, else a
+    tuple."""
     sem = current()
     tiles, single, dim = _combine_tiles(sem, values, axis, combine, "reduce")
     results = indexed.traced_combine(sem, CombineReduceOp, tiles, dim, combine)
@@ -366,8 +368,8 @@ def reduce(values, axis, combine) -> Value | tuple[Value, ...]:
 @builtin
 def associative_scan(values, axis, combine) -> Value | tuple[Value, ...]:
     """The inclusive scan of one tile or a tuple of tiles along `axis` with `combine` (as `reduce`): position j holds
-    the left fold of positions 0..j. Triton's tl.associative_scan (which needs combine associative; this fold
-    does not)."""
+    the combine of positions 0..j, by Kogge-Stone's tree: at stride s = 1, 2, 4, ... position p >= s becomes
+    combine(prefix[p - s], prefix[p]). Triton's tl.associative_scan; combine must be associative."""
     sem = current()
     tiles, single, dim = _combine_tiles(sem, values, axis, combine, "associative_scan")
     results = indexed.traced_combine(sem, CombineScanOp, tiles, dim, combine)

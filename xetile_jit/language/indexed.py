@@ -1,6 +1,6 @@
 """Reductions and scans that need each element's position, traced into `vector.iota` and the
-ops the backend already lowers (tile_reduce, compares, selects, scf.for), so they run at every level and on the
-device with no rules of their own.
+ops the backend already lowers (tile_reduce, compares, selects, scf.for, xetile.roll), so they run at every level
+and on the device with no rules of their own.
 
 - argmax / argmin along one dim: the first index holding the extreme, as numpy's (a NaN counts as the extreme, so
   the first NaN wins); int32, the reduced dim kept as size 1 (tile_reduce's shape).
@@ -9,19 +9,21 @@ device with no rules of their own.
   with the tile): the sums come in a tree order, within the dtype's rounding of numpy's sequential ones.
 - reduce / associative_scan with a combine function of the user's: traced into an `xetile.reduce` / `xetile.scan`
   op whose region holds the combine on scalars (ir/combine_ops.py); `expand_combines` (the first lowering step)
-  rewrites each into the left fold the op's interpreter computes: a runtime loop over the positions along the dim,
-  each position's elements picked out exactly by a built-in reduction (every other element the identity), the
-  region's ops applied to those vectors. So the interpreter at every level and the device compute the same combines
-  in the same order, and a fold across subgroups exchanges through SLM like tile_reduce.
+  rewrites each into the tree the op's interpreter computes, log2 of the dim's size strides: at each, the region's
+  ops on whole vectors, each position's partner brought by a rotation along the dim (`xetile.roll`), and a
+  `where` on the positions that combine at that stride. So the interpreter at every level and the device compute the
+  same combines in the same order; a rotation within a subgroup's registers is a lane shuffle, one across subgroups
+  goes through SLM.
 """
 from __future__ import annotations
 
 from ..ir import core_ops as C
 from ..ir import xetile_ops as X
-from ..ir.combine_ops import COMBINE_OPS, CombineOp
+from ..ir.combine_ops import COMBINE_OPS, CombineOp, strides
 from ..ir.core import Block, Builder, FuncOp, Value, walk
 from ..ir.elementwise import REDUCE_KINDS, reduce_identity
-from ..ir.types import VectorType, bool_, int32
+from ..ir.shape_ops import RollOp, SliceOp
+from ..ir.types import VectorType, int32
 from ..ir.verifier import verify_op
 from .semantic import Semantic
 
@@ -78,17 +80,6 @@ def scan(sem: Semantic, kind: str, v: Value, dim: int) -> Value:
     return loop.results[0]
 
 
-def element_at(sem: Semantic, v: Value, at: Value, dim: int) -> Value:
-    """The elements of `v` where the mask `at` holds, one position along `dim` (dim kept as size 1), exactly: a sum
-    of them and -0.0s for floats (-0.0 + x is x, signed zeros and NaNs included), an `or` with zeros for integers and
-    bools."""
-    if v.type.dtype.is_float:
-        kind, identity = "add", -0.0
-    else:   # False for bools: a 0 would promote the elements to i32, and the fold's values to another type
-        kind, identity = "or", (False if v.type.dtype == bool_ else 0)
-    return reduce(sem, kind, sem.where(at, v, identity), dim)
-
-
 def traced_combine(sem: Semantic, op_class, values, dim: int, combine) -> list[Value]:
     """An `op_class` (ir/combine_ops.py) over `values` whose region is `combine` traced on scalars."""
     op = sem.builder.create(op_class, values, dim)
@@ -131,33 +122,41 @@ def vector_body(sem: Semantic, body: Block, args) -> list[Value]:
     return [operand(v) for v in body.terminator.operands]
 
 
-def combine_fold(sem: Semantic, op: CombineOp) -> list[Value]:
-    """The left fold of `op`'s combine along its dim (module docstring): per operand, the reduction (dim kept as
-    size 1) or, for a scan, the inclusive prefixes."""
+def rolled(sem: Semantic, v: Value, dim: int, shift: int) -> Value:
+    """`v` with element p along `dim` taken from position p - shift (mod the dim's size)."""
+    return sem.create(RollOp, v, shift % v.type.shape[dim], dim).result
+
+
+def first_position(sem: Semantic, v: Value, dim: int) -> Value:
+    shape = [1 if d == dim else n for d, n in enumerate(v.type.shape)]
+    return v if tuple(shape) == v.type.shape else sem.create(SliceOp, v, [0, 0], shape).result
+
+
+def combine_tree(sem: Semantic, op: CombineOp) -> list[Value]:
+    """The tree of `op`'s combine along its dim (ir/combine_ops.py): per stride, every position's combine on whole
+    vectors, its partner's elements brought by a rotation, kept where the position combines at that stride. Per
+    operand, the reduction (dim kept as size 1) or, for a scan, the inclusive prefixes."""
     values, dim = list(op.operands), op.dim
-    shape = values[0].type.shape
-    positions = iota(sem, shape, dim)
-    at_0 = sem.compare("==", positions, 0)
-    firsts = [element_at(sem, v, at_0, dim) for v in values]
-    bounds = [sem.constant(n, int32) for n in (1, shape[dim], 1)]
-    names = [f"acc{i}" for i in range(len(values))] + ([f"prefix{i}" for i in range(len(values))] if op.scan else [])
-    loop = sem.builder.create(C.ForOp, *bounds, firsts + (values if op.scan else []), "position", names)
-    with sem.builder.at_end_of(loop.body):
-        j, *carried = loop.body.args
-        at_j = sem.compare("==", positions, j)
-        nexts = [element_at(sem, v, at_j, dim) for v in values]
-        totals = vector_body(sem, op.body, carried[:len(values)] + nexts)
-        prefixes = [sem.where(at_j, sem.broadcast_to(t, shape), p) for t, p in zip(totals, carried[len(values):])]
-        sem.builder.create(C.YieldOp, totals + prefixes)
-    return loop.results[len(values):] if op.scan else loop.results[:len(values)]
+    n = values[0].type.shape[dim]
+    positions = iota(sem, values[0].type.shape, dim)
+    for s in strides(n):
+        if op.scan:     # position p: combine(prefix[p - s], prefix[p]) for p >= s
+            totals = vector_body(sem, op.body, [rolled(sem, v, dim, s) for v in values] + values)
+            combines = sem.compare(">=", positions, s)
+        else:           # position p, a multiple of 2s: combine(partial[p], partial[p + s]) for p + s < n
+            totals = vector_body(sem, op.body, values + [rolled(sem, v, dim, -s) for v in values])
+            run_start = sem.compare("==", sem.binary("&", positions, 2 * s - 1), 0)
+            combines = sem.binary("&", run_start, sem.compare("<", positions, n - s))
+        values = [sem.where(combines, t, v) for t, v in zip(totals, values)]
+    return values if op.scan else [first_position(sem, v, dim) for v in values]
 
 
 def expand_combines(func: FuncOp) -> FuncOp:
-    """Every xetile.reduce and xetile.scan of `func` rewritten in place as its left fold of built-in ops."""
+    """Every xetile.reduce and xetile.scan of `func` rewritten in place as its tree of built-in ops."""
     for op in [o for o in walk(func.body) if isinstance(o, COMBINE_OPS)]:
         sem = Semantic(Builder(Block()))
         sem.builder.loc = op.loc
-        results = combine_fold(sem, op)
+        results = combine_tree(sem, op)
         for new in list(sem.builder.block.ops):
             op.parent.insert_before(op, new.detach())
         for old, new in zip(op.results, results):

@@ -21,7 +21,7 @@ from ...ir.attrs import Layout
 from ...ir.conversion import converts
 from ...ir.core import FuncOp, Operation, Value, walk
 from ...ir.types import IndexType, VectorType, int32, uint8
-from ...ir.shape_ops import FlipOp
+from ...ir.shape_ops import FlipOp, RollOp
 from ...ir.verifier import verify
 from ...ir.elementwise import reduce_identity
 from .piecewise import Grid, PiecewiseConversion
@@ -173,6 +173,48 @@ class Blocking(PiecewiseConversion):
                 result = self.moved_runs(block, result, start[axis] + n - hi, size - hi - origin[axis], hi - lo, axis)
             results.append(result)
         self.set(op.result, results)
+
+    @converts(RollOp)
+    def convert_RollOp(self, op: RollOp) -> None:
+        """Each block rolls by the shift within a block, then each result block takes the first part of its
+        elements from one rolled block and the rest from the next (a select on a constant mask): one lane shuffle
+        and one select a block. Where the blocks pad the axis, each result block gathers its elements in runs
+        instead."""
+        v, axis, out = op.operands[0], op.axis, self.grid_of(op.result)
+        blocks, size, n = self.pieces(v, out), v.type.shape[axis], out.shape[axis]
+        if size % n:
+            return self.set(op.result, self.gathered_roll(blocks, out, size, op.shift, axis))
+        whole, part = divmod(op.shift, n)
+        rolled = [self.emit(RollOp, block, part, axis).result if part else block for block in blocks]
+        mask = self.emit(C.ConstantMaskOp, [part if d == axis else b for d, b in enumerate(out.shape)],
+                         out.shape).result if part else None
+        results = []
+        for i, j in out.cells():
+            k = (i, j)[axis] - whole
+            this, before = ((rolled[out.index(*((k - m) % out.counts[0], j) if axis == 0 else (i, (k - m) %
+                                                                                            out.counts[1]))])
+                            for m in (0, 1))
+            results.append(self.emit(C.SelectOp, mask, before, this).result if part else this)
+        self.set(op.result, results)
+
+    def gathered_roll(self, blocks, out: Grid, size: int, shift: int, axis: int) -> list[Value]:
+        """The result blocks of a roll by `shift` along `axis` (of `size`, which the blocks pad), each built of
+        runs of the source blocks' elements (source position q lands at q + shift mod the size)."""
+        n, results = out.shape[axis], []
+        for (i, j), origin in zip(out.cells(), out.origins()):
+            result, at, valid = None, 0, min(n, size - origin[axis])
+            while at < valid:
+                q = (origin[axis] + at - shift) % size       # the source position landing at `at`
+                run = min(n - q % n, valid - at, size - q)
+                block = blocks[out.index(*((q // n, j) if axis == 0 else (i, q // n)))]
+                if run == n:
+                    result = block
+                else:
+                    result = result or self.emit(C.ConstantOp, 0, VectorType(out.shape, block.type.dtype)).result
+                    result = self.moved_runs(block, result, q % n, at, run, axis)
+                at += run
+            results.append(result)
+        return results
 
     def moved_runs(self, source: Value, dest: Value, first: int, at: int, length: int, axis: int) -> Value:
         """`dest` with `length` rows (axis 0) or columns of `source` from index `first` inserted at `at`."""

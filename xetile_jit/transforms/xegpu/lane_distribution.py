@@ -24,7 +24,7 @@ from ...errors import CompilationError
 from ...ir.conversion import Conversion, converts
 from ...ir.core import FuncOp, Operation, Value
 from ...ir.debug_ops import DevicePrintOp
-from ...ir.shape_ops import FlipOp
+from ...ir.shape_ops import FlipOp, RollOp
 from ...ir.types import VectorType
 from ...ir.verifier import verify
 from ...target.targets import Target
@@ -245,6 +245,12 @@ class LaneDistribution(Conversion):
         rows, cols = op.result.type.shape
         self.move(op.result, [self.source(op.operands[0])],
                   lambda r, c: (0, (rows - 1 - r, c) if op.axis == 0 else (r, cols - 1 - c)))
+
+    @converts(RollOp)
+    def convert_RollOp(self, op: RollOp) -> None:
+        shape, shift, axis = op.result.type.shape, op.shift, op.axis
+        self.move(op.result, [self.source(op.operands[0])],
+                  lambda r, c: (0, ((r - shift) % shape[0], c) if axis == 0 else (r, (c - shift) % shape[1])))
 
     @converts(C.InsertStridedSliceOp)
     def convert_InsertStridedSliceOp(self, op: C.InsertStridedSliceOp) -> None:

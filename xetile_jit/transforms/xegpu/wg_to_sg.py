@@ -8,7 +8,8 @@ Ops then apply piece by piece. convert_layout goes through shared local memory b
 vector.shape_cast that moves elements between rows (stored through a view of an SLM buffer in the source's shape,
 loaded through one in the result's), and the value shape ops (these exchanges share one scratch buffer): a slice loads its pieces from the buffer shifted by its offsets,
 a concat stores its second operand shifted by the first's extent, a flip stores each piece flipped (in the
-subgroup's registers) at its mirrored offset.
+subgroup's registers) at its mirrored offset. A roll rotates each piece in the subgroup's registers where the
+pieces hold the whole axis, else stores them twice, one axis size apart, and loads from the shifted offsets.
 An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
 which shares the old values through shared local memory when they are used. A reduction over dims
 split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
@@ -29,7 +30,7 @@ from ...ir.attrs import Layout
 from ...ir.conversion import converts
 from ...ir.core import Block, Builder, FuncOp, Value, walk
 from ...ir.debug_ops import DevicePrintOp
-from ...ir.shape_ops import ConcatOp, FlipOp, MemRefReinterpretCastOp, ShapeCastOp, SliceOp
+from ...ir.shape_ops import ConcatOp, FlipOp, MemRefReinterpretCastOp, RollOp, ShapeCastOp, SliceOp
 from ...ir.types import IndexType, SlmMemRefType, VectorType
 from ...ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
@@ -353,6 +354,23 @@ class WgToSg(PiecewiseConversion):
                           for d, o in enumerate(offsets)) for offsets in src.offsets]
         self.store_pieces(slm, flipped, mirrored)
         self.load_pieces(op.result, slm, self.grid_of(op.result).offsets)
+
+    @converts(RollOp)
+    def convert_RollOp(self, op: RollOp) -> None:
+        """Piece by piece where each piece holds the whole axis (source and result share a layout); else through
+        SLM: every piece stored twice, at its offset and one axis size further, and each result piece loaded from
+        `shift` before its own offset in the second copy."""
+        v, axis = op.operands[0], op.axis
+        src, size = self.grid_of(v), v.type.shape[axis]
+        if src.shape[axis] == size and src == self.grid_of(op.result):
+            self.set(op.result, [self.emit(RollOp, piece, op.shift, axis).result for piece in self.get(v)])
+            return
+        slm = self.scratch(v.type.dtype, [2 * n if d == axis else n for d, n in enumerate(v.type.shape)])
+        further = tuple(size if d == axis else 0 for d in range(2))
+        self.store_pieces(slm, self.get(v), src.offsets)
+        self.store_pieces(slm, self.get(v), [self.shifted(offsets, further) for offsets in src.offsets])
+        back = tuple(size - op.shift if d == axis else 0 for d in range(2))
+        self.load_pieces(op.result, slm, [self.shifted(at, back) for at in self.grid_of(op.result).offsets])
 
     def shifted(self, offsets, shift) -> tuple:
         return tuple(self.early_op("arith.addi", o, n) if n else o for o, n in zip(offsets, shift))

@@ -41,6 +41,7 @@ from ...ir.combine_ops import CombineOp
 from ...ir.analysis import UnionFind, carried_groups
 from ...ir.attrs import Layout
 from ...ir.core import FuncOp, Operation, Value, walk
+from ...ir.shape_ops import RollOp
 from ...ir.types import ROW_MAJOR, TileType, VectorType
 from ...target.code_budget import type_bytes
 from ...target.targets import Target
@@ -212,7 +213,7 @@ class LayoutPropagation:
                 self.both_ways(op, index, op.operands[1], same, same)
         elif isinstance(op, X.StoreTileOp):
             self.both_ways(op, 0, op.operands[1], same, same)
-        elif isinstance(op, (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)):
+        elif isinstance(op, (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp, RollOp)):
             self.relate_elementwise(op)
         elif isinstance(op, (C.ForOp, C.IfOp, C.WhileOp)):
             for group in carried_groups(op):
