@@ -21,6 +21,8 @@ from .context import LoweringContext
 from .core import I32, I64, MemRef, storage_bits
 
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (codegen/llvm/lowering.py: the index-width rule)
+# the clamp of a stepped coordinate's start (codegen/llvm/lowering.py: the stepped-coordinate rule)
+STEPPED_BELOW, STEPPED_ABOVE = 2**31 + 2**26, 2**26
 
 
 class Descriptors:
@@ -35,6 +37,9 @@ class Descriptors:
         self.array_index = {array: i for i, array in enumerate(dict.fromkeys(arrays))}
         self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
         self.coord_type = ir.VectorType(I64, 3 if self.chosen_at_run_time else 2)
+        # a descriptor a loop carries: its body argument -> (the loop, the index of its init among the loop's)
+        self.carried = {arg: (op, i) for op in walk(func.body) if isinstance(op, C.ForOp)
+                        for i, arg in enumerate(op.body.args[1:]) if isinstance(arg.type, G.TensorDescType)}
 
     @property
     def builder(self) -> ir.IRBuilder:
@@ -68,6 +73,9 @@ class Descriptors:
         if source is not tdesc:
             coord = self.block_coord(source, axis, hint)
             return b.add(coord, ir.Constant(I32, shift)) if shift else coord
+        stepped = self.stepped_coord(tdesc, axis)
+        if stepped is not None:
+            return stepped
         value = self.offset(tdesc, axis)
         if hint:
             return b.trunc(value, I32)
@@ -76,6 +84,31 @@ class Descriptors:
         value = b.trunc(value, I32)
         rows = self.has_rows(tdesc) if axis == 1 else None
         return value if rows is None else b.select(rows, value, ir.Constant(I32, BLOCK_COORD_LIMIT))
+
+    def stepped_coord(self, tdesc, axis: int) -> ir.Value | None:
+        """Coordinate `axis` of a descriptor a loop carries and moves by its step each iteration, as a block
+        message takes it, without a clamp in the loop: the init's coordinate clamped into [-STEPPED_BELOW,
+        STEPPED_ABOVE] before it, plus iv - lower in i32 (codegen/llvm/lowering.py: the stepped-coordinate rule);
+        None where the rule does not hold: a loop whose iv is not i32 or whose lower (>= 0) and step (> 0) are not
+        constants, an axis moved by another amount, memory that may exceed BLOCK_MAX_EXTENT or a slice that may
+        have no rows."""
+        carrier = self.carried.get(tdesc)
+        if carrier is None or self.slice_of_batch(tdesc) or not self.xe_surface(tdesc):
+            return None
+        loop, index = carrier
+        lower, _, step = (operand.owner for operand in loop.operands[:3])
+        iv = loop.body.args[0]
+        if not (isinstance(lower, C.ConstantOp) and isinstance(step, C.ConstantOp) and iv.type.dtype.kind == "i"
+                and iv.type.dtype.bits == 32 and lower.value >= 0 and step.value > 0):
+            return None
+        source, shift = self.constant_shift(loop.body.terminator.operands[index], axis)
+        if source is not tdesc or shift != step.value:
+            return None
+        b = self.builder
+        start = self.offset(loop.operands[3 + index], axis)
+        low, high = ir.Constant(I64, -STEPPED_BELOW), ir.Constant(I64, STEPPED_ABOVE)
+        start = b.select(b.icmp_signed("<", start, low), low, b.select(b.icmp_signed(">", start, high), high, start))
+        return b.add(b.trunc(start, I32), b.sub(self.context.values[iv], ir.Constant(I32, lower.value)))
 
     @staticmethod
     def constant_shift(tdesc, axis: int) -> tuple:
