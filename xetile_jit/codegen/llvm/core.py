@@ -484,9 +484,8 @@ class LLVMLowering:
 
     def lower_ForOp(self, op):
         """Python's range(lower, upper, step) for either sign of step, and no iteration for a step of 0 (the
-        loop rule, ForOp), as a loop tested at its end (one branch an iteration): the entry tests whether there
-        is a first iteration, the body's last block whether there is a next (`continues`); the results are phis
-        of the inits (no iteration) and of the last yield."""
+        loop rule, ForOp). header: phis of `more`, the iv and the carried values, exit test on `more`; body:
+        the region, then whether there is a next iteration (`continues`)."""
         b = self.builder
         lower, upper, step, *inits = self.context.operands(op)
         dtype = op.operands[0].type.dtype
@@ -494,27 +493,27 @@ class LLVMLowering:
         up, down = self.icmp(">", step, zero, dtype), self.icmp("<", step, zero, dtype)
         enter = b.or_(b.and_(up, self.icmp("<", lower, upper, dtype)),
                       b.and_(down, self.icmp(">", lower, upper, dtype)))
-        body, end = (b.append_basic_block(f"for.{part}") for part in ("body", "end"))
+        header, body, end = (b.append_basic_block(f"for.{part}") for part in ("header", "body", "end"))
         entry_parts = self.components.carried_parts([lower, *inits])
         entry = b.block
-        b.cbranch(enter, body, end)
-        b.position_at_end(body)
-        types = [value.type for value in (lower, *inits)]
+        b.branch(header)
+        b.position_at_end(header)
+        more = b.phi(ir.IntType(1))
+        more.add_incoming(enter, entry)
         parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
-        carried = self.components.carried_values(types, parts)
+        carried = self.components.carried_values([value.type for value in (lower, *inits)], parts)
+        b.cbranch(more, body, end)
+        b.position_at_end(body)
         yielded = self.lower_block(op.body, carried)
         iv = carried[0]
         after = b.add(iv, step)
-        more = self.continues(iv, after, lower, upper, step, up, dtype)
-        following = self.components.carried_parts([after, *yielded])
-        latch = b.block
-        for phi, value in zip(parts, following):
-            phi.add_incoming(value, latch)
-        b.cbranch(more, body, end)
+        following = [self.continues(iv, after, lower, upper, step, up, dtype),
+                     *self.components.carried_parts([after, *yielded])]
+        for phi, value in zip([more, *parts], following):
+            phi.add_incoming(value, b.block)
+        b.branch(header)
         b.position_at_end(end)
-        results = self.phis([part.type for part in entry_parts[1:]],  # after the iv, a scalar: one part
-                            [(entry_parts[1:], entry), (following[1:], latch)])
-        return self.components.carried_values(types[1:], results)
+        return carried[1:]
 
     def continues(self, iv: ir.Value, following: ir.Value, lower: ir.Value, upper: ir.Value, step: ir.Value,
                   up: ir.Value, dtype) -> ir.Value:
