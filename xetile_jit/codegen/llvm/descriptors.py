@@ -83,12 +83,14 @@ class Descriptors:
         index, shift = self.created_shift(tdesc, axis)
         value = self.offset(tdesc, axis) if index is None else self.context.values[index]
         if not hint:
-            low, high = ir.Constant(I64, -BLOCK_COORD_LIMIT), ir.Constant(I64, BLOCK_COORD_LIMIT)
-            value = b.select(b.icmp_signed("<", value, low), low,
-                             b.select(b.icmp_signed(">", value, high), high, value))
+            value = self.clamped(value, -BLOCK_COORD_LIMIT, BLOCK_COORD_LIMIT)
         value = self.shifted(b.trunc(value, I32), shift)
         rows = self.has_rows(tdesc) if axis == 1 and not hint else None
         return value if rows is None else b.select(rows, value, ir.Constant(I32, BLOCK_COORD_LIMIT))
+
+    def clamped(self, value: ir.Value, low: int, high: int) -> ir.Value:
+        """The i64 `value` clamped into [low, high] (OpenCL's s_clamp)."""
+        return self.context.call("__spirv_ocl_s_clamp", I64, value, ir.Constant(I64, low), ir.Constant(I64, high))
 
     def shifted(self, coord: ir.Value, shift: int) -> ir.Value:
         return self.builder.add(coord, ir.Constant(I32, shift)) if shift else coord
@@ -139,12 +141,10 @@ class Descriptors:
                 and iv.type.dtype.bits == 32 and lower.value >= 0 and step.value == shift > 0):
             return None
         b = self.builder
-        start = self.offset(init, axis)
-        low, high = ir.Constant(I64, -STEPPED_BELOW), ir.Constant(I64, STEPPED_ABOVE)
-        start = b.select(b.icmp_signed("<", start, low), low, b.select(b.icmp_signed(">", start, high), high, start))
+        start = self.clamped(self.offset(init, axis), -STEPPED_BELOW, STEPPED_ABOVE)
         rows = self.has_rows(tdesc) if axis == 1 else None
         if rows is not None:
-            start = b.select(rows, start, high)
+            start = b.select(rows, start, ir.Constant(I64, STEPPED_ABOVE))
         return b.add(b.trunc(start, I32), b.sub(self.context.values[iv], ir.Constant(I32, lower.value)))
 
     @staticmethod
