@@ -35,7 +35,7 @@ def test_prefetch_row_prefetches_each_byte_once_a_workgroup():
     """prefetch_distance=2 on xe-hpc: the prefetch tiles in the cooperative layout, each byte of a K step's A and B
     tiles (16 KiB each) prefetched once a workgroup: (16384 + 16384) / (32 subgroups x 512-byte 8x32 messages) = 2
     prefetches a subgroup per K step (3 of 2 KiB in the loads' layouts, where 4 subgroups prefetched each A byte and
-    8 each B byte), beside the 3 loads and 32 dpas, at most one other instruction per dpas (27), no spill."""
+    8 each B byte), beside the 3 loads and 32 dpas, at most one other instruction per dpas (16), no spill."""
     if not ocloc.available(get_target("xe-hpc", "spirv")):
         pytest.skip("no GPU compiler for the spirv ABI is installed")
     row = bench.row(gemm, "xe-hpc", "spirv", "f16", None, prefetch=2)
@@ -114,7 +114,8 @@ def test_fused_rows_have_the_minimal_dpas_and_no_spill(kernel, target):
 def test_peer_row_sets_upstream_mlir_beside_ours():
     """--peer mlir, the tutorial GEMM (f16, runtime K) on xe-hpc: the export through upstream's pipeline, built by
     the same ocloc with our driver options, has the same 32x64x32 / 8x16x16 = 32 dpas and 3 loads (A 1, B 2 VNNI)
-    per K step as ours, in the same 256 GRFs, neither spilling; a kernel the export cannot express (tf32) names its
+    per K step as ours, in the same 256 GRFs, neither spilling, and ours has no more other instructions (6 each:
+    three payload moves, the add, the compare and the jump); a kernel the export cannot express (tf32) names its
     reason."""
     if not ocloc.available(get_target("xe-hpc", "spirv")) or upstream_mlir.mlir_opt() is None:
         pytest.skip("needs the current ocloc and mlir-opt 23 (install-gpu-compiler --with-mlir)")
@@ -122,7 +123,7 @@ def test_peer_row_sets_upstream_mlir_beside_ours():
     theirs = row["peer"]["mlir"]
     assert (row["dpas"], theirs["dpas"], row["min_dpas"], row["loads"], theirs["loads"]) == (32, 32, 32, 3, 3)
     assert (row["grf_count"], theirs["grf_count"], row["spill_bytes"], theirs["spill_bytes"]) == (256, 256, 0, 0)
-    assert theirs["compile_seconds"] > 0 and theirs["other"] > 0
+    assert theirs["compile_seconds"] > 0 and 0 < row["other"] <= theirs["other"] and row["other"] == 6
     cells = bench.format_peer_row(row, "mlir").split()
     assert cells[7:12] == ["pvc", "32/32", "1.00", "3/3", "1.00"]
     tf32 = bench.row(gemm, "xe-hpc", "spirv", "tf32", None, peer="mlir")

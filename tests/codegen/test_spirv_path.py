@@ -486,6 +486,68 @@ def test_far_column_does_not_crash():
 
 
 @xetile.kernel
+def stepped_tile(x, out, col, n, ROW: xetile.constexpr):
+    """Sums x's 8x16 tile at (ROW, col + k) times 3**(steps left) over range(0, n, 2**24): a descriptor the loop
+    moves by its step, whose block coordinate is the iv's (the stepped-coordinate rule)."""
+    t = xetile.init_tile(x, [ROW, col], [8, 16])
+    acc = xetile.zeros([8, 16], xetile.int32)
+    for k in range(0, n, 2**24):
+        acc = acc * 3 + xetile.load_tile(t, padding=1)
+        t = xetile.update_tile_offset(t, [0, 2**24])
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), acc)
+
+
+@xetile.kernel
+def stepped_slice(x, out, batch, n):
+    """stepped_tile's loop on slice `batch` of a 3-D x (a slice outside it has no rows), from (0, 8) - 100 * 2**24,
+    both moved by the step: at (0, 8) after 100 steps, over the row an empty slice stands in with."""
+    t = xetile.init_tile(x, [batch, -100 * 2**24, 8 - 100 * 2**24], [8, 16])
+    acc = xetile.zeros([8, 16], xetile.int32)
+    for k in range(0, n, 2**24):
+        acc = acc * 3 + xetile.load_tile(t, padding=1)
+        t = xetile.update_tile_offset(t, [2**24, 2**24])
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [8, 16]), acc)
+
+
+# start columns: a step of 2**24 crosses the 32 columns at steps 100 (from the left edge, over it and in) and 64;
+# starts beyond 2**26 and below -(2**31 + 2**26) (the clamp of the start), 2**32 away from one inside (a truncation
+# alone would read it), near the ends of i32
+STEPPED = [8 - 100 * 2**24, -8 - 100 * 2**24, 24 - 64 * 2**24, 2**26 + 1, 2**31 - 8, -2**31 + 8, 8 - 2**32,
+           8 + 2**32, -2**31 - 2**26 - 1, 2**62]
+
+
+def check_stepped_tiles(cases, target: str) -> None:
+    """stepped_tile for each start column over 128 steps of 2**24 (2**31 columns): the device equals the
+    interpreter, and the steps whose tile overlaps the array read it, the others padding; stepped_slice the same
+    on slices of a 3-D array, inside it or not."""
+    x = np.arange(16 * 32, dtype=np.int32).reshape(16, 32)
+    padding_only = np.zeros((8, 16), np.int32)
+    for _ in range(128):
+        padding_only = padding_only * 3 + 1  # wraps as the kernel's i32
+    for col in cases:
+        print("stepped_tile", col, target, flush=True)
+        out = np.zeros((8, 16), np.int32)
+        reference, device = run_both(stepped_tile, [x, out, np.int64(col), 2**31 - 1], dict(ROW=4), (1,), target)
+        np.testing.assert_array_equal(device[1], reference[1])
+        inside = [k for k in range(0, 2**31 - 1, 2**24) if -16 < col + k < 32]
+        assert (reference[1] != padding_only).any() == bool(inside), col
+    for batch in (1, 2, -1):  # inside, and outside x's 2 slices: the stand-in row with every block far below it
+        print("stepped_slice", batch, target, flush=True)
+        out = np.zeros((8, 16), np.int32)
+        reference, device = run_both(stepped_slice, [np.stack([x, x]), out, batch, 2**31 - 1], {}, (1,), target)
+        np.testing.assert_array_equal(device[1], reference[1])
+        assert (reference[1] != padding_only).any() == (batch == 1), batch
+
+
+@pytest.mark.parametrize("target", ["xe-emulated", "cpu"])
+def test_a_loop_stepped_tile_reads_the_array_only_where_it_lies(target):
+    """The block coordinate of a tile the loop moves by its step is the iv's plus the start clamped once, with no
+    clamp in the loop: exact where the tile nears the array, outside it wherever the i64 column is (the 2D block
+    message's own bounds test does the rest), from starts at the array's edges to beyond 2**62."""
+    run_isolated(f"check_stepped_tiles(t.STEPPED, {target!r})")
+
+
+@xetile.kernel
 def outside_leading(x, out, lead, row):
     v = xetile.load_tile(xetile.init_tile(x, [0, lead, row, 1], [2, 1]), padding=7)
     xetile.store_tile(xetile.init_tile(out, [1, 2, 0, 1], [2, 1]), v ^ 5)

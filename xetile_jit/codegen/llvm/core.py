@@ -485,8 +485,7 @@ class LLVMLowering:
     def lower_ForOp(self, op):
         """Python's range(lower, upper, step) for either sign of step, and no iteration for a step of 0 (the
         loop rule, ForOp). header: phis of `more`, the iv and the carried values, exit test on `more`; body:
-        the region, then whether upper is more than one stride away, tested unsigned on the distance left:
-        the iv never steps past upper, so it cannot wrap around and loop again (or forever)."""
+        the region, then whether there is a next iteration (`continues`)."""
         b = self.builder
         lower, upper, step, *inits = self.context.operands(op)
         dtype = op.operands[0].type.dtype
@@ -507,14 +506,30 @@ class LLVMLowering:
         b.position_at_end(body)
         yielded = self.lower_block(op.body, carried)
         iv = carried[0]
-        left = b.select(up, b.sub(upper, iv), b.sub(iv, upper))
-        stride = b.select(up, step, b.sub(zero, step))
-        following = [b.icmp_unsigned(">", left, stride), *self.components.carried_parts([b.add(iv, step), *yielded])]
+        after = b.add(iv, step)
+        following = [self.continues(iv, after, lower, upper, step, up, dtype),
+                     *self.components.carried_parts([after, *yielded])]
         for phi, value in zip([more, *parts], following):
             phi.add_incoming(value, b.block)
         b.branch(header)
         b.position_at_end(end)
         return carried[1:]
+
+    def continues(self, iv: ir.Value, following: ir.Value, lower: ir.Value, upper: ir.Value, step: ir.Value,
+                  up: ir.Value, dtype) -> ir.Value:
+        """i1: the iv after `iv`, `following` (iv + step, wrapped), is still short of upper. With a positive
+        constant step from a constant signed lower >= 0 it is `following < upper` unsigned, one compare of the
+        value the loop steps anyway: in the body 0 <= iv < upper, so neither upper nor iv + step leaves the
+        unsigned range. Otherwise the distance left, tested unsigned, is more than one stride: the iv never steps
+        past upper, so it cannot wrap around and loop again (or forever)."""
+        b = self.builder
+        if (isinstance(step, ir.Constant) and isinstance(lower, ir.Constant) and dtype.kind == "i"
+                and step.constant > 0 and lower.constant >= 0):
+            return b.icmp_unsigned("<", following, upper)
+        zero = ir.Constant(step.type, 0)
+        left = b.select(up, b.sub(upper, iv), b.sub(iv, upper))
+        stride = b.select(up, step, b.sub(zero, step))
+        return b.icmp_unsigned(">", left, stride)
 
     def lower_WhileOp(self, op):
         """header: phis of the carried values, then the condition region, whose last block tests `cond`; body: the

@@ -21,6 +21,8 @@ from .context import LoweringContext
 from .core import I32, I64, MemRef, storage_bits
 
 BLOCK_COORD_LIMIT = 2**30  # |coordinate| a block message gets (codegen/llvm/lowering.py: the index-width rule)
+# the clamp of a stepped coordinate's start (codegen/llvm/lowering.py: the stepped-coordinate rule)
+STEPPED_BELOW, STEPPED_ABOVE = 2**31 + 2**26, 2**26
 
 
 class Descriptors:
@@ -35,6 +37,9 @@ class Descriptors:
         self.array_index = {array: i for i, array in enumerate(dict.fromkeys(arrays))}
         self.chosen_at_run_time = any(len(found) > 1 for found in self.bases.values())
         self.coord_type = ir.VectorType(I64, 3 if self.chosen_at_run_time else 2)
+        # a descriptor a loop carries: its body argument -> (the loop, the index of its init among the loop's)
+        self.carried = {arg: (op, i) for op in walk(func.body) if isinstance(op, C.ForOp)
+                        for i, arg in enumerate(op.body.args[1:]) if isinstance(arg.type, G.TensorDescType)}
 
     @property
     def builder(self) -> ir.IRBuilder:
@@ -60,22 +65,87 @@ class Descriptors:
     def block_coord(self, tdesc, axis: int, hint: bool = False) -> ir.Value:
         """Coordinate `axis` as a block message takes it: clamped into +-BLOCK_COORD_LIMIT, i32; on an empty
         slice the row is BLOCK_COORD_LIMIT, far below the stand-in surface (`surface`). A descriptor moved by
-        constant offsets is its source's block coordinate plus them (the index-width rule: no second clamp).
-        `hint`: for a prefetch, truncated, not clamped (the index-width rule: a prefetch reads no value, and a
-        wrapped coordinate is still one of its surface, whose bounds the message checks)."""
+        constant offsets, or created at an offset plus a constant, is its source's (that offset's) block coordinate
+        plus them (the index-width rule: no second clamp); one a loop carries unmoved is its init's, and one it
+        moves by its step the iv's (`stepped_coord`). `hint`: for a prefetch, truncated, not clamped (the
+        index-width rule: a prefetch reads no value, and a wrapped coordinate is still one of its surface, whose
+        bounds the message checks)."""
         b = self.builder
         source, shift = self.constant_shift(tdesc, axis)
         if source is not tdesc:
-            coord = self.block_coord(source, axis, hint)
-            return b.add(coord, ir.Constant(I32, shift)) if shift else coord
-        value = self.offset(tdesc, axis)
-        if hint:
-            return b.trunc(value, I32)
-        low, high = ir.Constant(I64, -BLOCK_COORD_LIMIT), ir.Constant(I64, BLOCK_COORD_LIMIT)
-        value = b.select(b.icmp_signed("<", value, low), low, b.select(b.icmp_signed(">", value, high), high, value))
-        value = b.trunc(value, I32)
-        rows = self.has_rows(tdesc) if axis == 1 else None
+            return self.shifted(self.block_coord(source, axis, hint), shift)
+        carried = self.carried_shift(tdesc, axis)
+        if carried is not None and carried[2] == 0:
+            return self.block_coord(carried[1], axis, hint)
+        stepped = self.stepped_coord(tdesc, axis)
+        if stepped is not None:
+            return stepped
+        index, shift = self.created_shift(tdesc, axis)
+        value = self.offset(tdesc, axis) if index is None else self.context.values[index]
+        if not hint:
+            value = self.clamped(value, -BLOCK_COORD_LIMIT, BLOCK_COORD_LIMIT)
+        value = self.shifted(b.trunc(value, I32), shift)
+        rows = self.has_rows(tdesc) if axis == 1 and not hint else None
         return value if rows is None else b.select(rows, value, ir.Constant(I32, BLOCK_COORD_LIMIT))
+
+    def clamped(self, value: ir.Value, low: int, high: int) -> ir.Value:
+        """The i64 `value` clamped into [low, high] (OpenCL's s_clamp)."""
+        return self.context.call("__spirv_ocl_s_clamp", I64, value, ir.Constant(I64, low), ir.Constant(I64, high))
+
+    def shifted(self, coord: ir.Value, shift: int) -> ir.Value:
+        return self.builder.add(coord, ir.Constant(I32, shift)) if shift else coord
+
+    def carried_shift(self, tdesc, axis: int) -> tuple | None:
+        """(the loop, the init, the constant it moves `tdesc` by along `axis` an iteration) of a descriptor a loop
+        carries and its body moves by constant offsets only; None for any other."""
+        carrier = self.carried.get(tdesc)
+        if carrier is None:
+            return None
+        loop, index = carrier
+        source, shift = self.constant_shift(loop.body.terminator.operands[index], axis)
+        return (loop, loop.operands[3 + index], shift) if source is tdesc else None
+
+    @staticmethod
+    def created_shift(tdesc, axis: int) -> tuple:
+        """(the index value, the constant) a descriptor was created at along `axis` when that offset is an index
+        plus constants summing to at most BLOCK_MAX_EXTENT (its block coordinate is the index's plus them, as
+        `constant_shift`'s); (None, 0) for any other."""
+        if not isinstance(tdesc.owner, G.CreateNdDescOp):
+            return None, 0
+        offset, shift = tdesc.owner.operands[2 - axis], 0  # operands: array, row, column
+        while isinstance(offset.owner, C.BinaryOp) and offset.owner.name == "arith.addi":
+            constants = [isinstance(v.owner, C.ConstantOp) for v in offset.owner.operands]
+            if constants.count(True) != 1:
+                break
+            constant, other = offset.owner.operands[::1 if constants[0] else -1]
+            if abs(shift + constant.owner.value) > BLOCK_MAX_EXTENT:
+                break
+            shift += constant.owner.value
+            offset = other
+        return (offset, shift) if shift else (None, 0)
+
+    def stepped_coord(self, tdesc, axis: int) -> ir.Value | None:
+        """Coordinate `axis` of a descriptor a loop carries and moves by its step each iteration, as a block
+        message takes it, without a clamp in the loop: the init's coordinate clamped into [-STEPPED_BELOW,
+        STEPPED_ABOVE] before it, plus iv - lower in i32 (codegen/llvm/lowering.py: the stepped-coordinate rule);
+        None where the rule does not hold: a loop whose iv is not i32 or whose lower (>= 0) and step (> 0) are not
+        constants, an axis moved by another amount, memory that may exceed BLOCK_MAX_EXTENT. A row of a slice
+        with no rows starts at STEPPED_ABOVE: every step of it lies far below the one-row stand-in surface."""
+        carried = self.carried_shift(tdesc, axis)
+        if carried is None or not self.xe_surface(tdesc):
+            return None
+        loop, init, shift = carried
+        lower, _, step = (operand.owner for operand in loop.operands[:3])
+        iv = loop.body.args[0]
+        if not (isinstance(lower, C.ConstantOp) and isinstance(step, C.ConstantOp) and iv.type.dtype.kind == "i"
+                and iv.type.dtype.bits == 32 and lower.value >= 0 and step.value == shift > 0):
+            return None
+        b = self.builder
+        start = self.clamped(self.offset(init, axis), -STEPPED_BELOW, STEPPED_ABOVE)
+        rows = self.has_rows(tdesc) if axis == 1 else None
+        if rows is not None:
+            start = b.select(rows, start, ir.Constant(I64, STEPPED_ABOVE))
+        return b.add(b.trunc(start, I32), b.sub(self.context.values[iv], ir.Constant(I32, lower.value)))
 
     @staticmethod
     def constant_shift(tdesc, axis: int) -> tuple:
