@@ -80,7 +80,10 @@ class Layout:
 
     def distributes_like(self, other: Layout, shape) -> bool:
         """Whether every subgroup owns the same pieces of a value of `shape` under both layouts (RFC Appendix 2.3:
-        sg_layout [32, 1] and sg_layout [4, 8] with order [0, 1], sg_data [64, 32], of a 256x32 tile)."""
+        sg_layout [32, 1] and sg_layout [4, 8] with order [0, 1], sg_data [64, 32], of a 256x32 tile); layouts
+        without a workgroup map, when neither has one."""
+        if self.sg_layout is None or other.sg_layout is None:
+            return self.sg_layout is other.sg_layout
         return self.sg_data == other.sg_data and self.num_subgroups == other.num_subgroups and all(
             self.subgroup_pieces(shape, s) == other.subgroup_pieces(shape, s) for s in range(self.num_subgroups))
 
