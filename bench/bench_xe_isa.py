@@ -21,7 +21,8 @@ arrays): loads in #mp_a, #mp_b, prefetch tiles of its own in #mp_a_pfh [32, 1] a
 3 K steps ahead, no prefetch_distance option.
 
 The fused kernels are the tutorials' own, in their own configs, f16: "app2.2" is tutorials/07's GEMM + bias + row
-reduce at 128x128x32 (32 subgroups: a subgroup's C is 16x32, its B^T 32x32 read by transposed loads); "fa-hd64" and
+reduce at 128x128x32 (32 subgroups: a subgroup's C is 16x32, its B^T 32x32 read by transposed loads), "app2.2-256"
+the same at the RFC's own 256x256x32 (a subgroup's C 32x64, B^T 64x32); "fa-hd64" and
 "fa-hd128" are tutorials/06's causal flash attention, BM = BN = 32, head dim 64 and 128 (4 subgroups: a subgroup's
 S is 8x32 = Q (8xD, loaded before the loop) K^T, then O 8xD += P V; K^T is read by transposed loads). Their minimum
 per loop iteration is the DPAS of each tile_mma plus the fewest messages for the tiles the loop loads; a transposed
@@ -82,7 +83,8 @@ K_STEP = {"f16": 32, "bf16": 32, "i8": 64, "tf32": 16, "f8E4M3FN": 32, "f8E5M2":
 DPAS_KIND = {"f8E4M3FN": "f16", "f8E5M2": "f16"}  # FP8 operands are up-converted to f16 after their loads
 ACCUMULATORS = {"i8": xetile.int32}  # tile_mma's accumulator for 8-bit operands; f32 for the others
 COMBOS = (("xe-hpc", "spirv"), ("xe-hpc", "legacy"), ("xe2", "spirv"), ("xe3", "spirv"))
-FUSED = {"app2.2": None, "fa-hd64": 64, "fa-hd128": 128}  # the fused kernels' rows: name -> attention head dim
+# the fused kernels' rows: name -> the tile's size (Appendix 2.2: BM = BN) or the attention head dim
+FUSED = {"app2.2": 128, "app2.2-256": 256, "fa-hd64": 64, "fa-hd128": 128}
 # (dtype, A inst_data, prefetch_distance, K a constexpr): the "pf" row prefetches A and B two K steps ahead
 VARIANTS = (("f16", None, 0, False), ("f16", None, 0, True), ("f16", [32, 16], 0, False), ("bf16", None, 0, False),
             ("bf16", None, 0, True), ("i8", None, 0, False), ("tf32", None, 0, False), ("f16", None, 2, False),
@@ -126,8 +128,9 @@ def messages(target, dtype: str, rows: int, cols: int, transposed: bool = False,
 
 def fused_minimum(target, kernel: str) -> Minimum:
     """The least one main-loop iteration of a subgroup of a FUSED kernel takes (module docstring)."""
-    if kernel == "app2.2":  # C 16x32 += A 16x32 @ (B^T 32x32)^T
-        products, plain, transposed = dpas(target, "f16", 16, 32, 32), messages(target, "f16", 16, 32), (32, 32)
+    if appendix_2_2(kernel):  # C (BM/8)x(BN/4) += A (BM/8)x32 @ (B^T (BN/4)x32)^T; 128: C 16x32, 256: C 32x64
+        m, n = FUSED[kernel] // 8, FUSED[kernel] // 4
+        products, plain, transposed = dpas(target, "f16", m, n, 32), messages(target, "f16", m, 32), (n, 32)
     else:
         d = FUSED[kernel]  # S 8x32 = Q 8xD @ K^T; O 8xD += P 8x32 @ V 32xD
         products = dpas(target, "f16", 8, 32, d) + dpas(target, "f16", 8, d, 32)
@@ -136,14 +139,20 @@ def fused_minimum(target, kernel: str) -> Minimum:
                    plain + messages(target, "f16", *transposed, transposed=True, dpas_ready=False))
 
 
+def appendix_2_2(kernel: str) -> bool:
+    return kernel.startswith("app2.2")
+
+
 def compile_fused(kernel: str, target: str, abi: str):
     """A FUSED kernel compiled for `target` with the builtin ABI `abi`, in its tutorial's config."""
     with mock.patch.dict(os.environ, {"XETILE_XE_ABI": abi}):
-        if kernel == "app2.2":
+        if appendix_2_2(kernel):
             t = load_module("tutorial_gemm_bias_reduce", "tutorials/07-gemm-bias-reduce.py")
-            a = np.zeros((256, 128), np.float16)
-            return t.gemm_bias_reduce.warmup(a, a, np.zeros((1, 256), np.float32), np.zeros((256, 1), np.float32),
-                                             128, BM=128, BN=128, BK=32, L=t.layouts(128, 128, 32), target=target)
+            size = FUSED[kernel]
+            a = np.zeros((2 * size, 128), np.float16)
+            return t.gemm_bias_reduce.warmup(a, a, np.zeros((1, 2 * size), np.float32),
+                                             np.zeros((2 * size, 1), np.float32), 128, BM=size, BN=size, BK=32,
+                                             L=t.layouts(size, size, 32), target=target)
         t = load_module("tutorial_attention", "tutorials/06-fused-attention.py")
         q = np.zeros((1, 2, 1000, FUSED[kernel]), np.float16)
         args, options = t.launch_arguments(q, q, q, q, True, 32, 32)
@@ -208,7 +217,8 @@ def fused_row(kernel: str, target: str, abi: str, peer: str | None = None) -> di
 
 def measured(result: dict, least: Minimum, build, peer: str | None = None) -> dict:
     """`result` with the main loop's counts of the kernel `build()` compiles beside `least`, its GRFs and spilled
-    bytes (None where the compiler does not say) and compile seconds, or `skipped` with the reason; with `peer`
+    bytes (None where the compiler does not say), its shared local memory a workgroup and compile seconds, or
+    `skipped` with the reason; with `peer`
     ("mlir"), "peer" holds the same counts of upstream MLIR's build of the kernel (`upstream_figures`)."""
     result |= {"min_dpas": least.dpas, "min_loads": least.loads, "fewest_loads": least.fewest}
     start = time.perf_counter()
@@ -219,7 +229,7 @@ def measured(result: dict, least: Minimum, build, peer: str | None = None) -> di
     seconds = time.perf_counter() - start
     stats = json.loads(kernel.asm["isa_stats"])
     result |= figures(kernel.asm["isa"], stats["grf_count"], stats["spill_bytes"], least) | {
-        "build_options": kernel.build_options, "compile_seconds": seconds}
+        "slm_bytes": stats["slm_bytes"], "build_options": kernel.build_options, "compile_seconds": seconds}
     if peer is not None:
         result["peer"] = {peer: upstream_figures(kernel, get_target(result["target"], result["abi"]), least)}
     return result
@@ -255,15 +265,15 @@ def reason(error: Exception) -> str:
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
 
 
-HEADER = (f"{'target':<7} {'abi':<6} {'kernel':<8} {'dtype':<5} {'A inst':<8} {'pf':>2} {'K':<7} {'unroll':>6} "
+HEADER = (f"{'target':<7} {'abi':<6} {'kernel':<10} {'dtype':<5} {'A inst':<8} {'pf':>2} {'K':<7} {'unroll':>6} "
           f"{'dpas':>5} {'min':>4} {'loads':>6} {'min':>4} {'fewest':>6} {'load data:GRFs (kernel)':<24} {'pref':>5} "
-          f"{'other':>6} {'oth/dpas':>8} {'GRFs':>4} {'spill':>6}")
+          f"{'other':>6} {'oth/dpas':>8} {'GRFs':>4} {'spill':>6} {'SLM B':>6}")
 
 
 def label(r: dict) -> str:
     """A row's kernel: target, ABI, kernel, dtype, A inst_data, prefetch distance, K."""
     inst = "x".join(map(str, r["inst_a"])) if r["inst_a"] else "default"
-    return (f"{r['target']:<7} {r['abi']:<6} {r['kernel']:<8} {r['dtype']:<5} {inst:<8} {r['prefetch_distance']:>2} "
+    return (f"{r['target']:<7} {r['abi']:<6} {r['kernel']:<10} {r['dtype']:<5} {inst:<8} {r['prefetch_distance']:>2} "
             f"{r['k']:<7}")
 
 
@@ -276,11 +286,11 @@ def format_row(r: dict) -> str:
     return (f"{head} {r['unroll']:>6} {r['dpas']:>5g} {r['min_dpas']:>4} {r['loads']:>6g} {r['min_loads']:>4} "
             f"{r['fewest_loads']:>6} "
             f"{r['load_kinds']:<24} {r['prefetches']:>5g} {r['other']:>6g} {r['other_per_dpas']:>8.2f} "
-            f"{r['grf_count']:>4} {spill:>6}")
+            f"{r['grf_count']:>4} {spill:>6} {r['slm_bytes']:>6}")
 
 
 PEER_COLUMNS = {"dpas": "dpas", "loads": "loads", "prefetches": "pref", "other": "other", "spill_bytes": "spill B"}
-PEER_HEADER = (f"{'target':<7} {'abi':<6} {'kernel':<8} {'dtype':<5} {'A inst':<8} {'pf':>2} {'K':<7} {'chip':<4} "
+PEER_HEADER = (f"{'target':<7} {'abi':<6} {'kernel':<10} {'dtype':<5} {'A inst':<8} {'pf':>2} {'K':<7} {'chip':<4} "
                + " ".join(f"{name:>17}" for name in PEER_COLUMNS.values()) + f" {'compile s':>11}")
 
 
@@ -356,7 +366,7 @@ def main() -> None:
         os.environ["XETILE_CACHE_DIR"] = cache
         print("main loop per K step of a subgroup (gemm: 32x64 C tile; fused kernels: one iteration); "
               "min = minimum() (transposed loads as DPAS takes them), fewest = legal messages; other = non-dpas, "
-              "non-send; GRFs: register file per thread")
+              "non-send; GRFs: register file per thread; SLM B: shared local memory a workgroup")
         print(HEADER)
         for target, abi in (combo for combo in COMBOS if combo[0] in args.targets):
             if not ocloc.available(get_target(target, abi)):

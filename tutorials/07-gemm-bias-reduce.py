@@ -3,13 +3,17 @@
 C = A @ B^T + broadcast(bias, dim 0), then Reduce = reduce_add(C, dim 1). The program is the RFC's: B comes
 transposed (`bt`, row-major N x K) and is read with its own layout `mp_bt`, then `tile_transpose` into the layout
 `mp_b` the `tile_mma` takes; the bias row is broadcast in the C layout; C is converted (`convert_layout`, the RFC's
-`tile_conv_layout`) to `mp_reduce2`, whose subgroups each hold whole rows, so `tile_reduce` needs no exchange between
-subgroups; the row sums go out with `atomic_rmw_tile` (the workgroups along N each add their part).
+`tile_conv_layout`) to `mp_reduce2`, whose subgroups each hold whole rows, then summed along rows (`tile_reduce`);
+the row sums go out with `atomic_rmw_tile` (the workgroups along N each add their part).
 
 Every op carries the layout the RFC gives it. The RFC's workgroup tile is 256x256 with 32 subgroups; here the tile
-is BM x BN with the same sg_layouts and sg_data scaled to it (`layouts(BM, BN, BK)`). At 256x256 the C conversion
-alone needs 256 KiB of shared local memory, more than any Xe GPU has (128 KiB on PVC): the compiler rejects it,
-naming the rule, so the default here is 128x128.
+is BM x BN with the same sg_layouts and sg_data scaled to it (`layouts(BM, BN, BK)`). The conversion of C would
+stage all of C in shared local memory (256 KiB at 256x256, more than any Xe GPU has); the compiler instead sums
+each subgroup's piece of C where it is and exchanges only these partial sums (4 KiB at 256x256), as the sum is
+the same. mp_bt (sg_layout [4, 8], order [0, 1]) gives each subgroup the B^T rows of the B columns it holds in
+mp_b, so the transpose moves no data between subgroups (RFC Appendix 2.3's "optimized mapping", sg_layout [32, 1],
+is the same distribution, and builds the same); B^T is read by transposed block loads. The default tile here is
+128x128 (a shorter build on the CPU device); the GPU build below is the RFC's 256x256.
 
 Run: python tutorials/07-gemm-bias-reduce.py
 """
@@ -81,9 +85,9 @@ if __name__ == "__main__":
     print(f"device: {xetile.default_device()}")
     print("    M     N     K      error        ms   GFLOP/s")
     results = [check(256, 256, 128), check(200, 300, 72)]
-    compiled = gemm_bias_reduce.warmup(np.zeros((256, 128), np.float16), np.zeros((256, 128), np.float16),
-                                       np.zeros((1, 256), np.float32), np.zeros((256, 1), np.float32), 128,
-                                       BM=128, BN=128, BK=32, L=layouts(128, 128, 32), target="xe-hpc")
+    compiled = gemm_bias_reduce.warmup(np.zeros((512, 128), np.float16), np.zeros((512, 128), np.float16),
+                                       np.zeros((1, 512), np.float32), np.zeros((512, 1), np.float32), 128,
+                                       BM=256, BN=256, BK=32, L=layouts(256, 256, 32), target="xe-hpc")
     if "isa" in compiled.asm:
         from xetile_jit.toolchain.isa_stats import innermost_loops
         print("xe-hpc main loop:", innermost_loops(compiled.asm["isa"])[0])

@@ -87,11 +87,13 @@ def test_a_compile_error_is_a_skipped_row_with_its_reason():
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
 def test_fused_minimum_counts_both_products_and_transposed_loads(target):
     """Appendix 2.2 (C 16x32 += A 16x32 B 32x32): 2x2x2 DPAS; A 16 rows x 64 bytes 1 load, B^T 32 rows x 64 bytes
-    4 transposed loads (16 rows, as DPAS takes them; 32 bytes wide; the fewest legal: 2 of 32 rows). Attention hd64:
+    4 transposed loads (16 rows, as DPAS takes them; 32 bytes wide; the fewest legal: 2 of 32 rows); at 256x256
+    (C 32x64 += A 32x32 B 32x64): 4x4x2 DPAS, A 1 load, B^T 64 rows 8 (4). Attention hd64:
     S 8x32x64 and O 8x64x32 are 8 + 8 DPAS; K 32 rows x 128 bytes 8 transposed loads (4), V 2; hd128: 16 + 16 DPAS,
     16 + 4 loads (8 + 4)."""
     t = get_target(target)
     assert bench.fused_minimum(t, "app2.2") == bench.Minimum(8, 5, fewest=3)
+    assert bench.fused_minimum(t, "app2.2-256") == bench.Minimum(32, 9, fewest=5)
     assert bench.fused_minimum(t, "fa-hd64") == bench.Minimum(16, 10, fewest=6)
     assert bench.fused_minimum(t, "fa-hd128") == bench.Minimum(32, 20, fewest=12)
 
@@ -101,12 +103,13 @@ def test_fused_minimum_counts_both_products_and_transposed_loads(target):
 def test_fused_rows_have_the_minimal_dpas_and_no_spill(kernel, target):
     """The fused kernels' rows: the minimal DPAS, K^T / B^T in 16x16 transposed messages (d32t, 8 GRFs): loads
     5/3 of the minimum, no spill in 256 GRFs (attention hd128 spilled 1152 B on xe-hpc and 1280 B on xe2 when
-    K^T was a load and a register transpose)."""
+    K^T was a load and a register transpose); Appendix 2.2's SLM is its row sum's partial sums, 128 rows x 4 column
+    subgroups x 4 bytes."""
     if not ocloc.available(get_target(target, "spirv")):
         pytest.skip("no GPU compiler for the spirv ABI is installed")
     row = bench.fused_row(kernel, target, "spirv")
-    assert (row["dpas"], row["loads"], row["spill_bytes"], row["grf_count"]) == {
-        "app2.2": (8, 5, 0, 256), "fa-hd128": (32, 20, 0, 256)}[kernel]
+    assert (row["dpas"], row["loads"], row["spill_bytes"], row["grf_count"], row["slm_bytes"]) == {
+        "app2.2": (8, 5, 0, 256, 2048), "fa-hd128": (32, 20, 0, 256, 0)}[kernel]
     assert "d32t:8" in row["load_kinds"] and not row["scratch"]
     assert bench.format_row(row).split()[2] == kernel
 

@@ -348,6 +348,27 @@ def test_gemm_bias_reduce_main_loop_has_no_exchange(target):
     assert loop.messages == {"load d16 rd16": 1, "load d32t rd8": 4}
 
 
+@pytest.mark.parametrize("target, mp_bt", [("xe-hpc", None), ("xe2", None), ("xe-hpc", Layout([32, 1], [64, 32]))])
+def test_gemm_bias_reduce_at_the_rfcs_256x256_tile(target, mp_bt):
+    """RFC Appendix 2.2 at its own 256x256 tile (a subgroup's C 32x64), with the RFC's layouts (and Appendix 2.3's
+    B^T mapping, sg_layout [32, 1], which is mp_b's transpose): it asked for 256 KiB of SLM, C converted to whole
+    rows for the row sum, against 128 KiB. Now the SLM is the partial sums only: 256 rows x 4 column subgroups x
+    4 bytes = 4 KiB; no spill; the main loop is the GEMM's 32 dpas, one 32x32 A message and 8 transposed B^T
+    messages, and no SLM message."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for the spirv ABI of {target} is installed")
+    t = tutorial("07-gemm-bias-reduce")
+    mp_a, bt_layout, *rest = t.layouts(256, 256, 32)
+    a = np.zeros((512, 128), np.float16)
+    compiled = t.gemm_bias_reduce.warmup(a, a, np.zeros((1, 512), np.float32), np.zeros((512, 1), np.float32), 128,
+                                         BM=256, BN=256, BK=32, L=(mp_a, mp_bt or bt_layout, *rest), target=target)
+    stats = json.loads(compiled.asm["isa_stats"])
+    assert (stats["spill_bytes"], stats["slm_bytes"], spills(compiled.asm["isa"])) == (0, 4096, 0)
+    loop = max(innermost_loops(compiled.asm["isa"]), key=lambda counts: counts.dpas)
+    assert (loop.dpas, loop.other_sends) == (32, 0)
+    assert loop.messages == {"load d16 rd31": 1, "load d32t rd8": 8}
+
+
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
 def test_igc_reads_a_reordered_32_row_transposed_message_as_two_of_16_rows(target):
     """Tutorial 7 with B^T in inst_data [32, 16] blocks calls two 32-row d32 transposed messages per K step; the

@@ -299,7 +299,7 @@ def test_cli_compile_stats(capsys):
         pytest.skip("the current GPU compiler is not installed")
     assert cli.main(["compile", TUTORIAL_GEMM, "--call", GEMM_CALL, "--target", "xe-hpc", "--stats"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "GRFs per thread: 256; spilled: 0 B"
+    assert out[0] == "GRFs per thread: 256; spilled: 0 B; SLM per workgroup: 0 B"
     loop = out[3].split()
     assert loop[:2] == ["loop", "1"] and loop[2] == "32"  # 32 dpas per K step
 

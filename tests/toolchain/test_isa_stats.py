@@ -57,18 +57,18 @@ XE2_SPILLS = """\
 
 
 def test_summary_of_a_kernel_and_its_loops():
-    stats = json.loads(summary(ISA + SPILLS, 128, 8896, {}))
-    assert (stats["grf_count"], stats["spill_bytes"]) == (128, 8896)
+    stats = json.loads(summary(ISA + SPILLS, 128, 8896, {}, 4096))
+    assert (stats["grf_count"], stats["spill_bytes"], stats["slm_bytes"]) == (128, 8896, 4096)
     kernel, (loop,) = stats["kernel"], stats["loops"]
     assert (kernel["dpas"], kernel["loads"], kernel["stores"], kernel["other_sends"], kernel["scratch"]) == (2, 2, 1, 2, 2)
     assert loop["scratch"] == 0 and loop["dpas"] == 2
-    table = format_summary(summary(ISA + SPILLS, 128, None, {})).splitlines()
-    assert table[0] == "GRFs per thread: 128; spilled: unknown"
+    table = format_summary(summary(ISA + SPILLS, 128, None, {}, 0)).splitlines()
+    assert table[0] == "GRFs per thread: 128; spilled: unknown; SLM per workgroup: 0 B"
     assert table[2].split()[:8] == ["kernel", "2", "2", "1", "1", "2", "2", "5"]
 
 
 def test_xe2_scratch_surface_messages_are_spills():
-    stats = json.loads(summary(XE2_SPILLS, 128, 5632, {}))
+    stats = json.loads(summary(XE2_SPILLS, 128, 5632, {}, 0))
     assert (stats["kernel"]["other_sends"], stats["kernel"]["scratch"]) == (3, 2)
     assert (spills(XE2_SPILLS), spills(SPILLS), spills(ISA)) == (2, 2, 0)
 
@@ -87,9 +87,9 @@ def test_a_gemm_that_spills_on_xe2_counts_its_spills():
 
 
 def test_one_line_for_the_tutorials():
-    line = one_line(summary(ISA + SPILLS, 256, 0, {"b": "the pitch between memory rows is a multiple of 16 bytes"}))
+    line = one_line(summary(ISA + SPILLS, 256, 0, {"b": "the pitch between memory rows is a multiple of 16 bytes"}, 0))
     assert line == ("kernel 2 dpas, 2 2D loads, 1 prefetches, 1 2D stores, 2 other sends, 5 other; main loop 2 dpas, "
                     "2 2D loads, 1 prefetches, 0 2D stores, 0 other sends, 4 other; 256 GRFs, spilled 0 B; element "
                     "loads for b")
-    assert one_line(summary(SPILLS, 128, None, {})) == ("kernel 0 dpas, 0 2D loads, 0 prefetches, 0 2D stores, "
+    assert one_line(summary(SPILLS, 128, None, {}, 0)) == ("kernel 0 dpas, 0 2D loads, 0 prefetches, 0 2D stores, "
                                                        "2 other sends, 0 other; 128 GRFs, spilled unknown")

@@ -6,7 +6,7 @@ import pytest
 
 import xetile_jit as xetile
 from xetile_jit.target.targets import get_target
-from conftest import assert_close, rand
+from conftest import assert_close, rand, tutorial
 from xetile_jit.ir import interpreter
 from xetile_jit.ir.interpreter import Interpreter
 from xetile_jit.compiler.pipeline import lower
@@ -102,6 +102,42 @@ def test_propagation_keeps_the_numbers(rng):
     expected = a.astype(np.float32) @ bt.astype(np.float32).T + bias
     assert_close(c, expected, np.float32, scale=40)
     assert_close(rs, expected.sum(1, keepdims=True), np.float32, scale=4000)
+
+
+def tutorial_7(size: int, mp_bt: Layout | None = None):
+    """Tutorial 7 (RFC Appendix 2.2 with every op's own layout) at a size x size x 32 tile, propagated; `mp_bt`
+    instead of the tutorial's B^T layout when given."""
+    t = tutorial("07-gemm-bias-reduce")
+    mp_a, bt_layout, *rest = t.layouts(size, size, 32)
+    a = np.zeros((2 * size, 64), np.float16)
+    return propagated(t.gemm_bias_reduce, a, a, np.zeros((1, 2 * size), np.float32),
+                      np.zeros((2 * size, 1), np.float32), 64, BM=size, BN=size, BK=32,
+                      L=(mp_a, mp_bt or bt_layout, *rest))
+
+
+def test_appendix_2_2_row_sum_reads_mp_c_without_the_conversion_to_whole_rows():
+    """The RFC converts C (256x256 f32, mp_c) to mp_reduce2 (whole rows a subgroup) before the row sum: 256 KiB of
+    SLM. mp_c splits no row between two subgroups holding the same elements, so the tile_reduce reads C as it is
+    and keeps its own result layout, mp_reduce (wg-to-sg exchanges the partial sums)."""
+    func = tutorial_7(256)
+    assert not any(isinstance(op, ConvertLayoutOp) for op in walk(func.body))
+    (reduce,) = [op for op in walk(func.body) if op.name == "xetile.tile_reduce"]
+    assert layout_of(reduce.operands[0]).workgroup_level() == Layout([8, 4], [32, 64])
+    assert layout_of(reduce.result).workgroup_level() == Layout([32, 1], [8, 1])
+
+
+def test_appendix_2_3_optimized_mapping_is_the_transposed_mp_b():
+    """RFC Appendix 2.3's B^T layout, sg_layout [32, 1], sg_data [64, 32], gives subgroup s rows 64 (s mod 4) of
+    the 256x32 tile: the rows of mp_b's columns it holds after the transpose (mp_b swapped: sg_layout [4, 8],
+    order [0, 1]). The tile takes that layout and no conversion is inserted; the RFC's first mapping, sg_layout
+    [4, 8] row-major, gives subgroup s rows 64 (s div 8) and is converted."""
+    func = tutorial_7(256, Layout([32, 1], [64, 32]))
+    bt = next(op.result for op in walk(func.body) if op.name == "xetile.init_tile" and op.operands[0] is func.args[1])
+    assert layout_of(bt).workgroup_level() == Layout([4, 8], [64, 32], order=[0, 1])
+    assert not any(isinstance(op, ConvertLayoutOp) for op in walk(func.body))
+    first = tutorial_7(256, Layout([4, 8], [64, 32]))
+    (convert,) = [op for op in walk(first.body) if isinstance(op, ConvertLayoutOp)]
+    assert layout_of(convert.result).workgroup_level() == Layout([4, 8], [64, 32], order=[0, 1])
 
 
 def test_without_layouts_small_values_get_the_one_subgroup_default():

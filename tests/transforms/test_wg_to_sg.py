@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import assert_close, rand
+from conftest import assert_close, rand, tutorial
 from test_shape_ops import BANDS, BLOCKS, reshape_2d
 from xetile_jit.ir.interpreter import Interpreter, run_ir
 from xetile_jit.compiler.pipeline import lower
@@ -61,6 +61,16 @@ def test_order_0_1_linearizes_column_major():
     """XeGPU RFC: with order [0, 1] subgroup ids run down the columns of sg_layout."""
     offsets = piece_offsets((32, 32), [4, 4], [8, 8], order=[0, 1])
     assert offsets[1] == [(8, 0)] and offsets[4] == [(0, 8)]
+
+
+@pytest.mark.parametrize("shape, sg_layout, sg_data, order", [
+    ((128, 128), [2, 2], [32, 128], None), ((64, 32), [2, 2], [8, 16], None), ((32, 32), [4, 4], [8, 8], [0, 1]),
+    ((256, 32), [32, 1], [64, 32], None), ((256, 32), [4, 8], [64, 32], [0, 1])])
+def test_layout_pieces_are_those_of_the_distributed_ir(shape, sg_layout, sg_data, order):
+    """Layout.subgroup_pieces (which decides that two layouts distribute alike) names the pieces wg-to-sg gives."""
+    layout = xetile.Layout(sg_layout, sg_data, order=order)
+    assert piece_offsets(shape, sg_layout, sg_data, order) == {
+        sg: list(layout.subgroup_pieces(shape, sg)) for sg in range(layout.num_subgroups)}
 
 
 @pytest.mark.parametrize("sg_layout, sg_data", [([2, 2], [32, 128]), ([4, 8], [16, 16]), ([2, 2], [8, 16]),
@@ -142,3 +152,18 @@ def test_reshape_buffer_counts_against_the_targets_slm():
             "needs 131072 bytes of shared local memory (0 in alloc_slm buffers, 131072 for layout conversions); "
             "target xe-hpg has 65536")):
         lower(func, "xegpu-sg", target="xe-hpg")
+
+
+def test_appendix_2_2_row_sum_exchanges_only_partial_sums():
+    """Tutorial 7 at the RFC's 256x256 tile: each subgroup sums its 32x64 piece of C to 32x1; the four subgroups
+    of a row band exchange these through SLM, 256 rows x 4 x 4 bytes = 4 KiB (converting C to whole rows took
+    256 KiB), and each loads its 8 rows of mp_reduce, 8x4, and sums them."""
+    t = tutorial("07-gemm-bias-reduce")
+    a = np.zeros((512, 64), np.float16)
+    func = t.gemm_bias_reduce.warmup(a, a, np.zeros((1, 512), np.float32), np.zeros((512, 1), np.float32), 64,
+                                     BM=256, BN=256, BK=32, L=t.layouts(256, 256, 32), target="numpy").func
+    sg = print_func(lower(func, "xegpu-sg", target="xe-hpc")["xegpu-sg"])
+    assert re.findall(r"memref.alloc\(\) {layout_conversion} : memref<(\w+), slm>", sg) == ["256x4xf32"]
+    assert re.findall(r"multi_reduction <add> %\d+ \[1\] .*: (vector<\w+>) into", sg) == [
+        "vector<32x64xf32>", "vector<8x4xf32>"]
+    assert sg.count("gpu.barrier") == 2

@@ -4,6 +4,7 @@ import pytest
 
 from conftest import assert_close
 from conftest import tutorial
+from xetile_jit import Layout
 
 
 def test_gemm_bias_reduce_tutorial(on_each_device):
@@ -15,6 +16,22 @@ def test_gemm_bias_reduce_tutorial(on_each_device):
     bias = rng.standard_normal((1, 300), dtype=np.float32)
     expected = (a.astype(np.float64) @ bt.astype(np.float64).T + bias).sum(axis=1, keepdims=True)
     assert_close(t.gemm_bias_reduce_rows(a, bt, bias, bm=64, bn=64), expected, np.float32, scale=300)
+
+
+def test_gemm_bias_reduce_with_the_appendix_2_3_mapping():
+    """RFC Appendix 2.3's B^T layout, sg_layout [32, 1] (on the 64x64 tile sg_data [16, 32]: subgroup s holds rows
+    16 (s mod 4), as mp_b's transpose gives it), in the numpy interpreter: the same row sums, partial tiles in M, N
+    and K."""
+    t = tutorial("07-gemm-bias-reduce")
+    rng = np.random.default_rng(1)
+    a, bt = (rng.standard_normal(shape, dtype=np.float32).astype(np.float16) for shape in ((100, 40), (90, 40)))
+    bias = rng.standard_normal((1, 90), dtype=np.float32)
+    res = np.zeros((100, 1), np.float32)
+    mp_a, _, *rest = t.layouts(64, 64, 32)
+    t.gemm_bias_reduce[(2, 2)](a, bt, bias, res, 40, BM=64, BN=64, BK=32, L=(mp_a, Layout([32, 1], [16, 32]), *rest),
+                               device="numpy")
+    expected = (a.astype(np.float64) @ bt.astype(np.float64).T + bias).sum(axis=1, keepdims=True)
+    assert_close(res, expected, np.float32, scale=300)
 
 
 def test_grouped_gemm_tutorial(on_each_device):

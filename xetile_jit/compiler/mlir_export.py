@@ -321,7 +321,7 @@ def print_convert(p: UpstreamPrinter, op: XeGPUConvertLayoutOp, indent: int) -> 
     makes from the anchors' inst_data: the value passes through."""
     (source,) = op.operands
     before, after = source.layout, op.result.layout
-    if before is None or after is None or (before.sg_layout, before.sg_data) != (after.sg_layout, after.sg_data):
+    if before is None or after is None or not before.distributes_like(after, source.type.shape):
         raise NotImplementedError("upstream MLIR export: xegpu.convert_layout between subgroup splits")
     p.names[op.result] = p.name(source)
 

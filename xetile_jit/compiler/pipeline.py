@@ -118,11 +118,15 @@ def drop_device_asserts(func: FuncOp) -> FuncOp:
     return func
 
 
+def slm_bytes(func: FuncOp) -> tuple[int, int]:
+    """The kernel's shared local memory in bytes: its alloc_slm buffers', and all (the layout conversions' too)."""
+    sizes = [(op.by_user, type_bytes(op.result.type)) for op in walk(func.body) if isinstance(op, SlmAllocOp)]
+    return sum(size for by_user, size in sizes if by_user), sum(size for _, size in sizes)
+
+
 def check_slm(func: FuncOp, target: Target) -> None:
     """The kernel's shared local memory (its alloc_slm buffers and the layout conversions') must fit the target's."""
-    sizes = [(op.by_user, type_bytes(op.result.type)) for op in walk(func.body) if isinstance(op, SlmAllocOp)]
-    user = sum(size for by_user, size in sizes if by_user)
-    used = sum(size for _, size in sizes)
+    user, used = slm_bytes(func)
     if used > target.slm_bytes:
         raise CompilationError(f"kernel {func.sym_name}: needs {used} bytes of shared local memory ({user} in "
                                f"alloc_slm buffers, {used - user} for layout conversions); target {target.name} "
@@ -136,7 +140,8 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
                   fast_math: bool = False) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
     for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats", which lists
-    `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules), and what launch
+    `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules, and the shared
+    local memory a workgroup takes), and what launch
     needs: "num_subgroups" and "lanes" of a workgroup, and the driver's "build_options"."""
     stages = lower(func, target=target, num_subgroups=num_subgroups, prefetch_distance=prefetch_distance,
                    fast_math=fast_math)
@@ -159,5 +164,5 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     if build is not None:
         result["isa"] = build.isa
         result["isa_stats"] = isa_stats.summary(build.isa, build.grf_count, build.spill_bytes,
-                                                block_io_fallback or {})
+                                                block_io_fallback or {}, slm_bytes(simt)[1])
     return result

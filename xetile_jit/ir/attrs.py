@@ -8,6 +8,7 @@ lane fields (`subgroup_level`), a blocked one the lane fields only (blocking wri
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from itertools import product
 from math import prod
 
 
@@ -66,6 +67,25 @@ class Layout:
         """Whether subgroups hold the same elements of a value of `shape` (XeGPU RFC distribution rule: along a dim
         where sg_layout x sg_data exceeds the value, the assignment wraps)."""
         return any(n * d > w for n, d, w in zip(self.sg_layout, self.sg_data, shape))
+
+    def subgroup_pieces(self, shape, subgroup: int) -> tuple[tuple[int, ...], ...]:
+        """The offsets of the sg_data pieces subgroup `subgroup` owns in a value of `shape`, row-major (XeGPU RFC
+        distribution rule: its index in sg_layout counts `order`'s first dim fastest; round robin along each dim,
+        wrapping where sg_layout x sg_data exceeds the value)."""
+        index, rest = [0] * self.rank, subgroup
+        for d in self.order or reversed(range(self.rank)):
+            index[d], rest = rest % self.sg_layout[d], rest // self.sg_layout[d]
+        return tuple(product(*([(j * data + r * n * data) % w for r in range(max(1, w // (n * data)))]
+                               for j, n, data, w in zip(index, self.sg_layout, self.sg_data, shape))))
+
+    def distributes_like(self, other: Layout, shape) -> bool:
+        """Whether every subgroup owns the same pieces of a value of `shape` under both layouts (RFC Appendix 2.3:
+        sg_layout [32, 1] and sg_layout [4, 8] with order [0, 1], sg_data [64, 32], of a 256x32 tile); layouts
+        without a workgroup map, when neither has one."""
+        if self.sg_layout is None or other.sg_layout is None:
+            return self.sg_layout is other.sg_layout
+        return self.sg_data == other.sg_data and self.num_subgroups == other.num_subgroups and all(
+            self.subgroup_pieces(shape, s) == other.subgroup_pieces(shape, s) for s in range(self.num_subgroups))
 
     def workgroup_level(self) -> Layout | None:
         """How subgroups share the value: sg_layout, sg_data and order (None at the subgroup level)."""

@@ -95,12 +95,15 @@ def innermost_loops(isa: str) -> list[Counts]:
     return [counts(lines[s:e + 1]) for s, e in innermost]
 
 
-def summary(isa: str, grf_count: int, spill_bytes: int | None, block_io_fallback: dict[str, str]) -> str:
+def summary(isa: str, grf_count: int, spill_bytes: int | None, block_io_fallback: dict[str, str],
+            slm_bytes: int) -> str:
     """`asm["isa_stats"]`: JSON of the kernel's counts ("kernel"), each innermost loop's ("loops"), the GRFs per
     thread ("grf_count"), the spilled bytes per thread ("spill_bytes"; null where the compiler does not say: then
-    "scratch" counts the spill messages) and the arrays 2D block messages cannot address, with their rules
-    ("block_io_fallback")."""
-    return json.dumps({"grf_count": grf_count, "spill_bytes": spill_bytes, "kernel": asdict(counts(isa.splitlines())),
+    "scratch" counts the spill messages), the shared local memory bytes per workgroup ("slm_bytes": alloc_slm
+    buffers and layout conversions, as the compiler allocated them) and the arrays 2D block messages cannot address,
+    with their rules ("block_io_fallback")."""
+    return json.dumps({"grf_count": grf_count, "spill_bytes": spill_bytes, "slm_bytes": slm_bytes,
+                       "kernel": asdict(counts(isa.splitlines())),
                        "loops": [asdict(loop) for loop in innermost_loops(isa)],
                        "block_io_fallback": block_io_fallback}, indent=1)
 
@@ -109,7 +112,7 @@ def format_summary(text: str) -> str:
     """`summary` as a table for people (python -m xetile_jit compile --stats)."""
     stats = json.loads(text)
     spill = "unknown" if stats["spill_bytes"] is None else f"{stats['spill_bytes']} B"
-    lines = [f"GRFs per thread: {stats['grf_count']}; spilled: {spill}",
+    lines = [f"GRFs per thread: {stats['grf_count']}; spilled: {spill}; SLM per workgroup: {stats['slm_bytes']} B",
              f"{'where':<10} {'dpas':>5} {'loads':>5} {'pref':>5} {'stores':>6} {'sends':>5} {'scratch':>7} "
              f"{'other':>6}  2D block messages"]
     for name, c in [("kernel", stats["kernel"])] + [(f"loop {i}", loop) for i, loop in enumerate(stats["loops"], 1)]:

@@ -12,8 +12,10 @@ subgroup's registers) at its mirrored offset. A roll rotates each piece in the s
 pieces hold the whole axis, else stores them twice, one axis size apart, and loads from the shifted offsets.
 An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
 which shares the old values through shared local memory when they are used. A reduction over dims
-split between subgroups reduces each subgroup's pieces, then exchanges only these partial results through
-shared local memory (f16/bf16 in f32, rounded once at the end, as the op does).
+split between subgroups, or whose result has a layout of its own (not its input's with sg_data 1 along the
+reduced dims), reduces each subgroup's pieces, then exchanges only these partial results through shared local
+memory (f16/bf16 in f32, rounded once at the end, as the op does), which each subgroup loads in the result's
+layout.
 """
 from __future__ import annotations
 
@@ -273,7 +275,10 @@ class WgToSg(PiecewiseConversion):
         v = op.operands[0]
         layout, src = wg_layout(v), self.grid_of(v)
         split = [d for d in op.dims if layout.sg_layout[d] > 1 and layout.sg_data[d] < v.type.shape[d]]
-        if not split and all(src.counts[d] == 1 for d in op.dims):
+        sliced = dataclasses.replace(layout.workgroup_level(), sg_data=tuple(
+            1 if d in op.dims else n for d, n in enumerate(layout.sg_data)))
+        if not split and all(src.counts[d] == 1 for d in op.dims) and \
+                wg_layout(op.result).workgroup_level() == sliced:
             return self.pieces_from(op, lambda i, j: (0 if 0 in op.dims else i, 0 if 1 in op.dims else j))
         partials = self.local_partials(op)
         slm_shape = tuple(layout.sg_layout[d] if d in split else 1 if d in op.dims else n
@@ -307,10 +312,11 @@ class WgToSg(PiecewiseConversion):
 
     @converts(G.XeGPUConvertLayoutOp)
     def convert_XeGPUConvertLayoutOp(self, op: G.XeGPUConvertLayoutOp) -> None:
-        """Through SLM: every subgroup stores what it has, then loads what it needs; a conversion that keeps how
-        subgroups share the value (only inst_data or lanes change) stays in each subgroup's registers."""
+        """Through SLM: every subgroup stores what it has, then loads what it needs; a conversion that keeps the
+        pieces each subgroup owns (only inst_data or lanes change, or the layouts distribute alike) stays in each
+        subgroup's registers."""
         v = op.operands[0]
-        if wg_layout(v).workgroup_level() == op.result.layout.workgroup_level():
+        if wg_layout(v).distributes_like(op.result.layout, v.type.shape):
             level = op.result.layout.subgroup_level()
             self.set(op.result, [self.emit(G.XeGPUConvertLayoutOp, piece, level).result for piece in self.get(v)])
             return

@@ -10,11 +10,19 @@ Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
 - tile_mma: A gets sg_data [sg_m, K], B [K, sg_n], C the result's layout (same sg_layout);
 - tile_reduce: the result has sg_data 1 along the reduced dims. The input may split them between subgroups
   (wg-to-sg then exchanges partial results through SLM) unless subgroups would hold the same data twice
-  there; then it is converted to a layout that holds them whole (RFC Appendix 2.2);
+  there; then it is converted to a layout that holds them whole (RFC Appendix 2.2). A result whose layout is
+  not the input's (a user's) takes no conversion of the input either: the partial results go to it through
+  SLM, the size of the result times the subgroups along the reduced dims, where converting the input would stage
+  all of it. For the same reason a tile_conv_layout whose only reader is a tile_reduce that can take the
+  conversion's source as it is goes (`fold_conversions_into_reductions`): RFC Appendix 2.2's conversion of the
+  256x256 f32 C to whole rows (256 KiB of SLM, twice PVC's) before the row sum becomes a 4 KiB exchange of the
+  four column subgroups' partial sums;
 - tile_broadcast: the input has sg_data 1 along the broadcast dims;
 - tile_transpose: sg_layout, sg_data and order swap;
 - values that must agree (a tile and what it loads, loop-carried and branch values, element-wise operands)
-  share one layout; where two layouts meet at a use, `tile_conv_layout` converts (RFC `convert_layout`).
+  share one layout; where two layouts meet at a use, `tile_conv_layout` converts (RFC `convert_layout`), unless
+  they give every subgroup the same pieces (RFC Appendix 2.3's "optimized mapping"): the value then takes the
+  layout the use wants (`adopt_equivalent_layouts`).
   Propagation decides sg_layout, sg_data and order; layout completion (transforms/xetile/layout_completion.py) then adds
   inst_data and the lane fields for the target.
 Values no rule reaches get the default layout (`default_layout`) for the kernel's subgroup count S: rows split
@@ -199,8 +207,10 @@ class LayoutPropagation:
         self.seed(ops)
         while self.propagate() or self.default_one(ops):
             pass
+        self.adopt_equivalent_layouts()
         self.insert_conversions()
         self.write_back()
+        fold_conversions_into_reductions(self.func)
 
     def relate(self, op: Operation) -> None:
         """Hard equalities (one layout) and soft edges (a rule; a conversion where it does not hold)."""
@@ -281,11 +291,8 @@ class LayoutPropagation:
                 return with_sg_data(l, {d: 1 for d in dims})
             return with_sg_data(reduce_friendly(shape, dims, self.subgroups), {d: 1 for d in dims})
 
-        def fits(operand: Layout, result: Layout) -> bool:
-            return reducible(operand, dims, shape) and result_from_input(operand) == result
-
         self.edges.append(Edge(op.result, op.operands[0], lambda l: with_sg_data(l, {d: shape[d] for d in dims}),
-                               (op, 0), fits))
+                               (op, 0), lambda operand, _: reducible(operand, dims, shape)))
         self.edges.append(Edge(op.operands[0], op.result, result_from_input))
 
     def seed(self, ops) -> None:
@@ -351,6 +358,20 @@ class LayoutPropagation:
         self.layouts[self.find(v)] = default_in_blocks(v.type.shape, block, self.subgroups)
         return True
 
+    def adopt_equivalent_layouts(self) -> None:
+        """A value whose layout gives every subgroup the same pieces as the one a use wants
+        (`Layout.distributes_like`) takes the wanted one, blocks and lanes kept: the use then needs no conversion,
+        and the passes after see the layout they match (RFC Appendix 2.3's B^T in sg_layout [32, 1], sg_data
+        [64, 32] is mp_b's transpose, sg_layout [4, 8] with order [0, 1]: read by transposed loads)."""
+        for edge in self.edges:
+            if edge.use is None:
+                continue
+            have, wanted = self.layout(edge.dst), edge.rule(self.layout(edge.src))
+            if have.workgroup_level() != wanted.workgroup_level() and \
+                    have.distributes_like(wanted, edge.dst.type.shape):
+                self.layouts[self.find(edge.dst)] = dataclasses.replace(
+                    have, sg_layout=wanted.sg_layout, sg_data=wanted.sg_data, order=wanted.order)
+
     def insert_conversions(self) -> None:
         for edge in self.edges:
             if edge.use is None:
@@ -380,6 +401,19 @@ class LayoutPropagation:
                 v.type = dataclasses.replace(v.type, layout=layout)
             else:
                 v.layout = layout
+
+
+def fold_conversions_into_reductions(func: FuncOp) -> None:
+    """A tile_conv_layout read only by a tile_reduce that can reduce its source as it is (`reducible`) goes; the
+    reduction reads the source (module docstring)."""
+    for op in [op for op in walk(func.body) if isinstance(op, X.ConvertLayoutOp)]:
+        uses = op.result.uses
+        if len(uses) != 1 or not isinstance(uses[0][0], X.TileReduceOp):
+            continue
+        reduce, source = uses[0][0], op.operands[0]
+        if reducible(X.layout_of(source), reduce.dims, source.type.shape):
+            reduce.set_operand(0, source)
+            op.erase()
 
 
 def default_in_blocks(shape, block, subgroups: int) -> Layout:
