@@ -39,7 +39,7 @@ from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.profiling import launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
-from ..runtime.torch_tensors import host_view, is_tensor_type
+from ..runtime.torch_tensors import host_view, is_tensor_type, unowned_view
 from ..runtime.usm_entries import entries_get, entry, interface_entry
 from ..target.block_io import BLOCK_BASE_ALIGN
 
@@ -48,6 +48,7 @@ ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG"
 MAX_PLANS = 1024  # per kernel; a full cache starts over
 SCALARS = (bool, int, float, np.generic)
 MAX_KEY_FUNCTIONS = 256  # argument types whose key function is remembered; a full table starts over
+MAX_HOST_VIEWS = 4096  # CPU tensor layouts whose host view is kept (tensor_key)
 
 
 def refresh_dpnp_types(specializer) -> bool:
@@ -156,10 +157,32 @@ def scalar_key(name: str, value):
 
 
 def tensor_key(name: str, tensor):
-    """A CPU tensor as its numpy view (runtime/torch_tensors.py), an XPU tensor as the array it imports as."""
-    if tensor.is_cpu:
-        return numpy_key(name, host_view(tensor), type(tensor))
-    return interface_key(name, tensor)
+    """A CPU tensor as its numpy view (runtime/torch_tensors.py), an XPU tensor as the array it imports as. A CPU
+    tensor's key part and view are found by what decides them, read at each launch because in-place ops (`t_`,
+    `resize_`, `set_`) and `.data = ...` change them: its type, address, dtype, shape and strides, and its negative
+    bit (a view with it set, which `Tensor.numpy()` refuses, is never kept). Those reads cost a tensor about half of
+    what `Tensor.numpy()` did (docs/performance.md "The torch path")."""
+    if not tensor.is_cpu:
+        return interface_key(name, tensor)
+    layout = (type(tensor), tensor.data_ptr(), tensor.dtype, tensor.shape, tensor.stride())
+    found = None if tensor.is_neg() else _host_views.get(layout)
+    return found or host_view_key(name, tensor, layout)
+
+
+def host_view_key(name: str, tensor, layout: tuple):
+    """`tensor_key` of a CPU tensor whose layout has no view kept: its view made now, and kept (by address alone:
+    torch_tensors.unowned_view) from the second launch of a non-empty layout on, so that a tensor made for one launch
+    (an op's output) costs no more than its view; MAX_HOST_VIEWS layouts, a full table starts over."""
+    view = host_view(tensor)
+    found = numpy_key(name, view, type(tensor))
+    if view.size:
+        if len(_host_views) >= MAX_HOST_VIEWS:
+            _host_views.clear()
+        if layout in _host_views:  # seen once (None)
+            found = _host_views[layout] = (found[0], unowned_view(view, layout[1]), None)
+        else:
+            _host_views[layout] = None
+    return found
 
 
 def interface_key(name: str, value):
@@ -183,6 +206,9 @@ def interface_key(name: str, value):
 
 
 _key_functions: dict[type, object] = {}
+# (type, address, dtype, shape, strides) of a CPU tensor -> (its key part, its host view by address, None), or
+# None when seen once (host_view_key)
+_host_views: dict[tuple, tuple] = {}
 
 
 def environment(usm: bool) -> tuple:
