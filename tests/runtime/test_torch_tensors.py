@@ -5,8 +5,10 @@ tensor" in USM memory of an in-order opencl:cpu queue that stands for torch's cu
 the stand-in `torch._C._xpu_getCurrentRawStream` (or `torch.xpu.current_stream().sycl_queue`) returns."""
 from __future__ import annotations
 
+import gc
 import sys
 import types
+import weakref
 
 import dpctl
 import dpctl.memory
@@ -103,6 +105,25 @@ def test_a_tensor_that_requires_grad_is_read_through_its_data():
     y = torch.zeros(8, 16)
     add_one[(1,)](x, y, BM=8, BN=16)
     assert torch.equal(y, x.detach() + 1)
+
+
+def test_a_relaunched_tensor_is_read_as_it_is_at_each_launch():
+    """The host view kept for a CPU tensor (jit/launch_plan.py tensor_key) is found by its address and layout at
+    each launch: transposed in place (`t_`: same address), its memory given a neg bit (refused, as
+    `Tensor.numpy()` refuses it), the launch reads what the tensor is now; the view keeps no tensor alive."""
+    x, y = torch.arange(256, dtype=torch.float32).reshape(16, 16), torch.zeros(16, 16)
+    for _ in range(3):  # kept from the second launch on
+        add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+    assert torch.equal(y, x + 1)
+    x.t_()
+    add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+    assert torch.equal(y, x + 1) and not torch.equal(x, x.T)
+    with pytest.raises(RuntimeError, match="negative bit"):
+        add_one[(1,)](torch._neg_view(x), y, BM=16, BN=16, device="numpy")
+    alive = weakref.ref(x)
+    del x
+    gc.collect()
+    assert alive() is None
 
 
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")

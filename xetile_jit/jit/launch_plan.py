@@ -39,7 +39,7 @@ from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime.profiling import launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
-from ..runtime.torch_tensors import host_view, is_tensor_type
+from ..runtime.torch_tensors import host_view, is_tensor_type, unowned_view
 from ..runtime.usm_entries import entries_get, entry, interface_entry
 from ..target.block_io import BLOCK_BASE_ALIGN
 
@@ -48,6 +48,7 @@ ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG"
 MAX_PLANS = 1024  # per kernel; a full cache starts over
 SCALARS = (bool, int, float, np.generic)
 MAX_KEY_FUNCTIONS = 256  # argument types whose key function is remembered; a full table starts over
+MAX_HOST_VIEWS = 4096  # CPU tensors whose host view is kept (tensor_key)
 
 
 def refresh_dpnp_types(specializer) -> bool:
@@ -156,10 +157,34 @@ def scalar_key(name: str, value):
 
 
 def tensor_key(name: str, tensor):
-    """A CPU tensor as its numpy view (runtime/torch_tensors.py), an XPU tensor as the array it imports as."""
-    if tensor.is_cpu:
-        return numpy_key(name, host_view(tensor), type(tensor))
-    return interface_key(name, tensor)
+    """A CPU tensor as its numpy view (runtime/torch_tensors.py), an XPU tensor as the array it imports as. A CPU
+    tensor's key part and view are kept by its id with what decides them (`_host_views`), read at each launch because
+    in-place ops (`t_`, `resize_`, `set_`) and `.data = ...` change them: its type, address, dtype, shape and strides,
+    and its negative bit (a view with it set, which `Tensor.numpy()` refuses, is never kept). The view kept is made
+    over the memory by address alone, so it keeps no tensor alive, and it is right for any tensor that has the id and
+    all of these when launched. Those reads cost a tensor about half of what `Tensor.numpy()` did
+    (docs/performance.md "The torch path")."""
+    if not tensor.is_cpu:
+        return interface_key(name, tensor)
+    layout = (type(tensor), tensor.data_ptr(), tensor.dtype, tensor.shape, tensor.stride())
+    kept = _host_views.get(id(tensor))
+    if kept is not None and kept[2] is not None and kept[0] == layout and not tensor.is_neg():
+        return kept[1], kept[2], None
+    return host_view_key(name, tensor, layout, kept)
+
+
+def host_view_key(name: str, tensor, layout: tuple, kept: tuple | None):
+    """`tensor_key` of a CPU tensor with no view kept for its id and layout: its view made now; kept (by address
+    alone: torch_tensors.unowned_view) when its id had this layout at its last launch, so that a tensor made for one
+    launch (an op's output) pays no more than its view; MAX_HOST_VIEWS ids, a full table starts over."""
+    view = host_view(tensor)
+    key = numpy_key(name, view, type(tensor))[0]
+    if view.size:
+        again = kept is not None and kept[0] == layout
+        if len(_host_views) >= MAX_HOST_VIEWS:
+            _host_views.clear()
+        _host_views[id(tensor)] = (layout, key, unowned_view(view, layout[1]) if again else None)
+    return key, view, None
 
 
 def interface_key(name: str, value):
@@ -183,6 +208,9 @@ def interface_key(name: str, value):
 
 
 _key_functions: dict[type, object] = {}
+# id of a CPU tensor -> ((type, address, dtype, shape, strides) at its last launch, its key part, its host view by
+# address or None when launched once: tensor_key)
+_host_views: dict[int, tuple] = {}
 
 
 def environment(usm: bool) -> tuple:

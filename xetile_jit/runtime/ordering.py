@@ -10,7 +10,7 @@ then for its own kernel; a launch on another queue than its USM arrays' waits fo
 arguments (USM memory objects) and their owners (the arrays launched: a memory object made from an interface's
 address alone owns nothing, memory.interface_memory) here until its event completes, so an array freed right after
 the launch is not freed under the running kernel. Completed launches are dropped at the next launch on the queue and at
-`synchronize`. Thread safe: one lock guards the pending lists, another dpctl's order managers.
+`synchronize`. Thread safe: one lock guards dpctl's order managers and the pending lists.
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ import dpctl
 import dpctl.utils
 
 _COMPLETE = dpctl.event_status_type.complete
-_lock = threading.Lock()
-# dpctl 0.22's SequentialOrderManager[queue] is one object for every thread (its ContextVar's default map is shared)
-# and not thread safe; a suite run's four-thread launch test once crashed inside its wait
+# guards dpctl's order managers and the pending lists: dpctl 0.22's SequentialOrderManager[queue] is one object for
+# every thread (its ContextVar's default map is shared) and not thread safe; a suite run's four-thread launch test once
+# crashed inside its wait
 _order = threading.Lock()
 _pending: dict = {}  # queue -> deque of (event, args, owners) of launches that may still run
 
@@ -40,17 +40,15 @@ def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range
         for other in after:
             dependencies += dpctl.utils.SequentialOrderManager[other].submitted_events
         event = queue.submit_async(kernel, args, global_range, local_range, dependencies)
-        if not wait:
+        if not wait:  # kept under the same lock: one lock a launch (the hot path)
             manager.add_event_pair((), (event,))
-    if wait:
-        event.wait()
-        return event
-    with _lock:
-        pending = _pending.get(queue)
-        if pending is None:
-            pending = _pending[queue] = deque()
-        drop_completed(pending)
-        pending.append((event, args, owners))
+            pending = _pending.get(queue)
+            if pending is None:
+                pending = _pending[queue] = deque()
+            drop_completed(pending)
+            pending.append((event, args, owners))
+            return event
+    event.wait()
     return event
 
 
@@ -58,13 +56,13 @@ def synchronize(queue: dpctl.SyclQueue | None = None) -> None:
     """Waits for all work on `queue` and on the other queues of its device a launch ran asynchronously on (None:
     on every queue a launch ran asynchronously on): the work each SequentialOrderManager ordered and everything
     else submitted to the queue."""
-    with _lock:
+    with _order:
         queues = [q for q in _pending if queue is None or q.sycl_device == queue.sycl_device]
     for q in queues + ([] if queue is None or queue in queues else [queue]):
         with _order:
             dpctl.utils.SequentialOrderManager[q].wait()
         q.wait()
-        with _lock:  # a launch another thread made meanwhile may still run: only the completed ones go
+        with _order:  # a launch another thread made meanwhile may still run: only the completed ones go
             drop_completed(_pending.get(q, ()))
 
 

@@ -8,6 +8,9 @@ the program has imported torch and the value is a `torch.Tensor`.
   (runtime/memory.py), strided and transposed views included. Its memory is torch's CPU allocator's, which no SYCL
   context knows, so a kernel cannot read it in place. bfloat16, which numpy lacks, is viewed as ml_dtypes' bfloat16;
   a tensor that requires grad is launched as its `detach()`ed view (the same memory; a kernel is no autograd op).
+  A launch finds the view of a tensor launched before by the tensor's address and layout, read at each launch
+  (jit/launch_plan.py tensor_key); the view kept is made over the memory by address alone (`unowned_view`), so it
+  keeps no tensor alive.
 - An XPU tensor is launched zero copy as a USM array (`StreamArray`: `__sycl_usm_array_interface__` with the
   tensor's address, shape and strides) on the queue of torch's current stream on its device: the `sycl::queue*` of
   `torch._C._xpu_getCurrentRawStream(index)` (else `torch.xpu.current_stream(index).sycl_queue`), handed to dpctl as
@@ -82,6 +85,15 @@ def host_view(tensor) -> np.ndarray:
         return tensor.numpy()
     except (TypeError, RuntimeError):
         return special_host_view(tensor)
+
+
+def unowned_view(view: np.ndarray, address: int) -> np.ndarray:
+    """A non-empty CPU tensor's host view (`host_view`), whose first element is at `address` (`data_ptr()`), made
+    again over its memory by address alone, holding no reference to the tensor (`Tensor.numpy()`'s view holds the
+    tensor): what a cache of views may keep without keeping tensors alive. torch strides are never negative, so the
+    memory runs from the first element to the last."""
+    span = sum((n - 1) * s for n, s in zip(view.shape, view.strides)) + view.itemsize
+    return np.ndarray(view.shape, view.dtype, (ctypes.c_char * span).from_address(address), 0, view.strides)
 
 
 def special_host_view(tensor) -> np.ndarray:
