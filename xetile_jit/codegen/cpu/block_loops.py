@@ -1,17 +1,18 @@
-"""to-llvm on the `cpu` target: a subgroup's instruction blocks computed in loops over the blocks.
+"""to-llvm on the CPU targets: a subgroup's instruction blocks computed in loops over the blocks.
 
 Blocking (XeGPU RFC blocking rule) writes an op on a subgroup value of N instruction blocks as N block ops in a row,
 and the fold of a reduction as a chain of N - 1 ops; codegen/cpu/pieces.py finds the runs of N block loads or stores.
 Lowered one value a block, a whole row of N blocks is live at once, and the OpenCL CPU compiler's register
-allocator moves each block through the stack three or four times (docs/performance.md "CPU notes"). So on the `cpu`
-target a basic block's runs form loop regions: consecutive runs over the same N blocks (element-wise ops alike in
+allocator moves each block through the stack three or four times (docs/performance.md "CPU notes"), and the driver
+builds each block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive runs over the same N blocks (element-wise ops alike in
 all but their block operands, fold chains, load and store runs) are one loop over the blocks that computes every
 run's block i, a fold as 4 partial results the loop carries (independent chains, folded pairwise after it). A block
 used after its region is kept in a private array (`Stash`) and read where it is used. Pure ops between the runs are
 lowered before the loop when they use no value of the region, else after it, and a later run on the region's
-blocks still joins. Load and store runs read or write their blocks with plain memory ops where every piece of the
-region lies inside its surface and through their builtins otherwise: two copies of the loop after one test
-(`unswitched`), so the values are the builtins'. An element-wise op or constant alike to an earlier one, operands
+blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read or write their blocks with plain
+memory ops where every piece of the region lies inside its surface and through their builtins otherwise: two copies
+of the loop after one test (`unswitched`), so the values are the builtins'; on `xe-emulated` every block goes
+through its builtin, in the one loop. An element-wise op or constant alike to an earlier one, operands
 included (blocking repeats a constant, or an op on broadcast values, a block), is that one's Alias; the descriptors
 and offsets of a run's other blocks, which the loop never reads, are not lowered. Measured (docs/performance.md "CPU
 notes", 4096 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16
@@ -178,12 +179,14 @@ def fold_run(ops: list[Operation], i: int, block_of: dict) -> Run | None:
 
 
 class BlockLoops:
-    """lower_block in loop regions, for the `cpu` target's lowering (codegen/cpu/lowering.py, VectorLowering): its
-    block accesses are `pieces`' (codegen/cpu/pieces.py); an op alone is lowered by `lower_op`, an op on other
-    operand values by its `rule` (LLVMLowering.lower_op, LLVMLowering.rule)."""
+    """lower_block in loop regions, for the CPU targets' lowerings (codegen/cpu/lowering.py): its block accesses
+    are `pieces`' (codegen/cpu/pieces.py), with their plain memory paths when `fast_paths`; an op alone is lowered
+    by `lower_op`, an op on other operand values by its `rule` (LLVMLowering.lower_op, LLVMLowering.rule)."""
 
-    def __init__(self, context: LoweringContext, pieces: Pieces, lower_op: Callable, rule: Callable):
+    def __init__(self, context: LoweringContext, pieces: Pieces, lower_op: Callable, rule: Callable,
+                 fast_paths: bool = True):
         self.context, self.pieces, self.lower_op, self.rule = context, pieces, lower_op, rule
+        self.fast_paths = fast_paths
         self.messages, self.descriptors = pieces.messages, pieces.descriptors
 
     @property
@@ -272,7 +275,7 @@ class BlockLoops:
         b = self.builder
         inside = None
         for run in region.runs:
-            if run.accesses is not None:
+            if run.accesses is not None and self.fast_paths:
                 test = self.pieces.inside(run.accesses)
                 inside = test if inside is None else b.and_(inside, test)
         for run in region.runs:
@@ -385,9 +388,9 @@ class BlockLoops:
             merged[-1].add_incoming(slow_value, slow_end)
         return merged
 
-    def block_in_loop(self, run: Run, i: ir.Value, fast: bool, origin: tuple, data: ir.Value | None = None):
+    def block_in_loop(self, run: Run, i: ir.Value, fast: bool | None, origin: tuple, data: ir.Value | None = None):
         """Block i of a load run (its value) or of a store run (writing `data`): plain memory ops where the
-        region's pieces are inside their surfaces (`fast`), the builtin otherwise."""
+        region's pieces are inside their surfaces (`fast`), the builtin otherwise (or with no fast paths: None)."""
         access = run.accesses[0]
         surface, x0, y0 = origin
         xy = run.grid.coordinates(self.builder, i, x0, y0)

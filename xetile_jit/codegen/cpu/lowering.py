@@ -6,14 +6,18 @@ target's builtin ABI:
   (codegen/cpu/negation.py); a vector read from private memory word by word, where read as one vector the CPU
   compiler kept the array lane after lane and transposed every block between the loads and the multiply-adds
   (docs/DESIGN.md "CPU notes"); f32 x f32 tile_mma as loops over k (dpas_emulation.row_loops), each B's components
-  read from a private array stored once for the run, as the DPAS emulation (dpas_emulation.dpas_results says why).
-* `VectorLowering` (the `cpu` target, ABI "vector"): a block's runs of block ops in loops over the blocks
-  (codegen/cpu/block_loops.py, codegen/cpu/pieces.py), and DPAS written inline (a call's vector arguments went
-  through memory lane by lane) for the DPAS ops of a block that share A four at a time (`dpas_batches`), as loops
-  over k on groups of C's rows, each B widened into a private column once for the block.
+  read from a private array stored once for the run, as the DPAS emulation (dpas_emulation.dpas_results says why);
+  a block's runs of block ops in loops over the blocks (codegen/cpu/block_loops.py, codegen/cpu/pieces.py), every
+  block load and store through its builtin: one call site a run, where one a block had the driver inline the
+  emulated builtin into each (a 1024-element f32 vector add: 1414 LLVM instructions unrolled, 228 in the loop;
+  docs/performance.md "Driver builds").
+* `VectorLowering` (the `cpu` target, ABI "vector"): the same loops, whose load and store runs take plain memory
+  ops behind one bounds test of the pieces (`fast_block_paths`), and DPAS written inline (a call's vector arguments
+  went through memory lane by lane) for the DPAS ops of a block that share A four at a time (`dpas_batches`), as
+  loops over k on groups of C's rows, each B widened into a private column once for the block.
 
-The lowerings compose their pieces by class: `CpuLanes` (the lane values read word by word) and `CpuDpas` for
-`CpuLowering`, `VectorDpas` for `VectorLowering`, which lowers a block's ops through `BlockLoops` and its `Pieces`.
+The lowerings compose their pieces by class: `CpuLanes` (the lane values read word by word), `CpuDpas` and
+`BlockLoops` with its `Pieces` for `CpuLowering`, `VectorDpas` for `VectorLowering`.
 """
 from __future__ import annotations
 
@@ -117,14 +121,22 @@ class VectorDpas(CpuDpas):
 
 
 class CpuLowering(XeGPULowering):
-    """The XeGPU lowering for an OpenCL CPU runtime (the module docstring)."""
+    """The XeGPU lowering for an OpenCL CPU runtime (the module docstring): a block's ops in loop regions
+    (`BlockLoops`), whose block loads and stores take plain memory ops where their pieces lie inside their surfaces
+    when `fast_block_paths`, else always their builtins."""
 
     lanes_class = CpuLanes
     dpas_class = CpuDpas
+    fast_block_paths = False
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target, definitions)
         self.negative_zeros = OpaqueNegativeZeros(self.context)
+        pieces = Pieces(self.context, self.descriptors, self.messages)
+        self.block_loops = BlockLoops(self.context, pieces, self.lower_op, self.rule, self.fast_block_paths)
+
+    def lower_block(self, block, args) -> list[ir.Value]:
+        return self.block_loops.lower_block(block, args)
 
     def rule_instruction(self, instruction: str, dtype, *xs: ir.Value) -> ir.Value:
         """The instruction; a negation written with a literal (x * -1.0, x / -1.0, -0.0 - x), which the OpenCL CPU
@@ -139,14 +151,7 @@ class CpuLowering(XeGPULowering):
 
 
 class VectorLowering(CpuLowering):
-    """The `cpu` target's lowering (the module docstring): a block's ops in loop regions (`BlockLoops`)."""
+    """The `cpu` target's lowering (the module docstring): block runs with fast paths, DPAS written inline."""
 
     dpas_class = VectorDpas
-
-    def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
-        super().__init__(func, target, definitions)
-        pieces = Pieces(self.context, self.descriptors, self.messages)
-        self.block_loops = BlockLoops(self.context, pieces, self.lower_op, self.rule)
-
-    def lower_block(self, block, args) -> list[ir.Value]:
-        return self.block_loops.lower_block(block, args)
+    fast_block_paths = True

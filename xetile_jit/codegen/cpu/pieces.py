@@ -133,7 +133,7 @@ def base_and_shift(value: Value) -> tuple[Value, int]:
 
 
 class Pieces:
-    """The block accesses of one kernel's pieces on the `cpu` target, on its `descriptors` through its block
+    """The block accesses of one kernel's pieces on a CPU target, on its `descriptors` through its block
     `messages` (codegen/cpu/block_loops.py finds their runs and lowers them together)."""
 
     def __init__(self, context: LoweringContext, descriptors: Descriptors, messages: BlockMessages):
