@@ -121,9 +121,12 @@ def lane_elements(load: S.SimtLoadNdOp) -> int:
     return components(llvm_type(load.result.type))
 
 
-def base_and_shift(value: Value) -> tuple[Value, int]:
-    """`value` as base + constant (an arith.addi of a constant), else (value, 0)."""
+def base_and_shift(value: Value) -> tuple[Value | None, int]:
+    """`value` as base + constant (an arith.addi of a constant), else (value, 0); a constant as (None, itself): the
+    surface's origin is the base of the pieces every subgroup holds whole (wg_to_sg gives them constant offsets)."""
     op = value.owner
+    if isinstance(op, C.ConstantOp):
+        return None, int(op.value)
     if isinstance(op, C.BinaryOp) and op.name == "arith.addi":
         for index in (0, 1):
             other = op.operands[1 - index].owner
@@ -173,7 +176,7 @@ class Pieces:
         for (base, _), shifts, extent, end in (
                 (first.col, [a.col[1] for a in run], desc.cols * desc.blocks, columns),
                 (first.row, [a.row[1] for a in run], desc.rows, b.zext(height, I64))):
-            origin = self.context.values[base]
+            origin = ir.Constant(I64, 0) if base is None else self.context.values[base]
             tests.append(b.icmp_signed(">=", b.add(origin, ir.Constant(I64, min(shifts))), ir.Constant(I64, 0)))
             tests.append(b.icmp_signed("<=", b.add(origin, ir.Constant(I64, max(shifts) + extent)), end))
         inside = tests[0]
