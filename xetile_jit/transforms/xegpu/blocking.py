@@ -33,6 +33,13 @@ def grid(shape, block) -> Grid:
     return Grid(tuple(-(-n // b) for n, b in zip(shape, block)), tuple(block))
 
 
+def along(grid: Grid, cell: tuple[int, int], axis: int, k: int) -> int:
+    """The index in `grid` of `cell` moved to block k (mod the blocks) along `axis`."""
+    moved = list(cell)
+    moved[axis] = k % grid.counts[axis]
+    return grid.index(*moved)
+
+
 class Blocking(PiecewiseConversion):
     illegal = (G.XeGPUConvertLayoutOp,)
 
@@ -189,11 +196,9 @@ class Blocking(PiecewiseConversion):
         mask = self.emit(C.ConstantMaskOp, [part if d == axis else b for d, b in enumerate(out.shape)],
                          out.shape).result if part else None
         results = []
-        for i, j in out.cells():
-            k = (i, j)[axis] - whole
-            this, before = ((rolled[out.index(*((k - m) % out.counts[0], j) if axis == 0 else (i, (k - m) %
-                                                                                            out.counts[1]))])
-                            for m in (0, 1))
+        for cell in out.cells():
+            k = cell[axis] - whole
+            this, before = (rolled[along(out, cell, axis, k - m)] for m in (0, 1))
             results.append(self.emit(C.SelectOp, mask, before, this).result if part else this)
         self.set(op.result, results)
 
@@ -201,12 +206,12 @@ class Blocking(PiecewiseConversion):
         """The result blocks of a roll by `shift` along `axis` (of `size`, which the blocks pad), each built of
         runs of the source blocks' elements (source position q lands at q + shift mod the size)."""
         n, results = out.shape[axis], []
-        for (i, j), origin in zip(out.cells(), out.origins()):
+        for cell, origin in zip(out.cells(), out.origins()):
             result, at, valid = None, 0, min(n, size - origin[axis])
             while at < valid:
                 q = (origin[axis] + at - shift) % size       # the source position landing at `at`
                 run = min(n - q % n, valid - at, size - q)
-                block = blocks[out.index(*((q // n, j) if axis == 0 else (i, q // n)))]
+                block = blocks[along(out, cell, axis, q // n)]
                 if run == n:
                     result = block
                 else:
