@@ -77,7 +77,7 @@ class Descriptors:
         carried = self.carried_shift(tdesc, axis)
         if carried is not None and carried[2] == 0:
             return self.block_coord(carried[1], axis, hint)
-        stepped = self.stepped_coord(tdesc, axis)
+        stepped = None if carried is None else self.stepped_coord(tdesc, axis, carried)
         if stepped is not None:
             return stepped
         index, shift = self.created_shift(tdesc, axis)
@@ -124,15 +124,15 @@ class Descriptors:
             offset = other
         return (offset, shift) if shift else (None, 0)
 
-    def stepped_coord(self, tdesc, axis: int) -> ir.Value | None:
-        """Coordinate `axis` of a descriptor a loop carries and moves by its step each iteration, as a block
-        message takes it, without a clamp in the loop: the init's coordinate clamped into [-STEPPED_BELOW,
-        STEPPED_ABOVE] before it, plus iv - lower in i32 (codegen/llvm/lowering.py: the stepped-coordinate rule);
+    def stepped_coord(self, tdesc, axis: int, carried: tuple) -> ir.Value | None:
+        """Coordinate `axis` of a descriptor a loop carries and moves by its step each iteration (`carried`: its
+        carried_shift), as a block message takes it, without a clamp that depends on the iteration: the init's
+        coordinate clamped into [-STEPPED_BELOW, STEPPED_ABOVE], loop-invariant (Intel's GPU compiler hoists it: no
+        clamp in the loop's ISA), plus iv - lower in i32 (codegen/llvm/lowering.py: the stepped-coordinate rule);
         None where the rule does not hold: a loop whose iv is not i32 or whose lower (>= 0) and step (> 0) are not
         constants, an axis moved by another amount, memory that may exceed BLOCK_MAX_EXTENT. A row of a slice
         with no rows starts at STEPPED_ABOVE: every step of it lies far below the one-row stand-in surface."""
-        carried = self.carried_shift(tdesc, axis)
-        if carried is None or not self.xe_surface(tdesc):
+        if not self.xe_surface(tdesc):
             return None
         loop, init, shift = carried
         lower, _, step = (operand.owner for operand in loop.operands[:3])

@@ -36,19 +36,19 @@ transforms/xetile/prefetch_insertion.py): it reads no value, and a wrapped coord
 whose bounds the message checks. Within 2**30 + 2**24 the emulation's and the padding's arithmetic cannot overflow i32 (block sizes are far
 below 2**30).
 
-The stepped-coordinate rule: a clamp in a loop costs an iteration four instructions (64-bit compares and
-selects), so a descriptor a loop carries is not clamped there. Unmoved by the loop, it takes its init's block
-coordinate, computed before it. Moved by the loop's step along an axis (the GEMM's K tiles; scf.for with an i32
-iv, a constant lower >= 0 and a constant step > 0, on memory within BLOCK_MAX_EXTENT), its coordinate there is
-the init's, clamped once into [-(2**31 + 2**26), 2**26], plus iv - lower in i32, wrapping: the loop's own iv, so
-Intel's compiler keeps one induction variable for the loop test and every payload. iv - lower lies in [0, 2**31),
-so with a start inside the clamp the exact coordinate v (plus a constant shift of at most 2**24: a prefetch
-ahead) lies within 2**31 + 2**27 of 0, and the i32 one is v modulo 2**32: v itself wherever |v| <= 2**24, and of
-magnitude above 2**24 wherever |v| is. A block message reads or writes a block near its surface at the exact
-place and leaves every other wholly outside (the message bound-checks the signed 32-bit x and y; the emulation
-too, where a coordinate plus a block position that wraps is negative). A start below the clamp stays below
--2**26 + 2**24 over 2**31 steps, as its clamped stand-in does; one above stays above 2**26 - 2**24, as its
-stand-in does: both outside.
+The stepped-coordinate rule: a clamp in a loop costs an iteration four instructions (64-bit compares and selects),
+so a descriptor a loop carries is not clamped by the iteration. Unmoved by the loop, it takes its init's block
+coordinate, loop-invariant (Intel's compiler hoists it). Moved by the loop's step along an axis (the GEMM's K tiles;
+scf.for with an i32 iv, a constant lower >= 0 and a constant step > 0, on memory within BLOCK_MAX_EXTENT), its
+coordinate there is the init's, clamped into [-(2**31 + 2**26), 2**26] (loop-invariant too), plus iv - lower in i32,
+wrapping: the loop's own iv, so Intel's compiler keeps one induction variable for the loop test and every payload.
+iv - lower lies in [0, 2**31), so with a start inside the clamp the exact coordinate v (plus a constant shift of at
+most 2**24: a prefetch ahead) lies within 2**31 + 2**27 of 0, and the i32 one is v modulo 2**32: v itself wherever
+|v| <= 2**24, and of magnitude above 2**24 wherever |v| is. A block message reads or writes a block near its surface
+at the exact place and leaves every other wholly outside (the message bound-checks the signed 32-bit x and y; the
+emulation too, where a coordinate plus a block position that wraps is negative). A start below the clamp stays below
+-2**26 + 2**24 over 2**31 steps, as its clamped stand-in does; one above stays above 2**26 - 2**24, as its stand-in
+does: both outside.
 """
 from __future__ import annotations
 
