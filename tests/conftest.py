@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from spirv_tools import validate
 
+import device_cover
+
 import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.compiler import pipeline
@@ -91,6 +93,41 @@ def pytest_addoption(parser):
     parser.addoption("--device", action="append", choices=DEVICES,
                      help="where the core tests launch their kernels (repeatable; default: each of "
                           f"{', '.join(DEVICES)})")
+    parser.addoption("--device-all", action="store_true",
+                     help="run every parametrization of the core tests on opencl:cpu, not a covering set "
+                          "(tests/device_cover.py)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "device_cover(strength): on opencl:cpu, run the parametrizations that hold "
+                                       "every combination of `strength` parameters' values (tests/device_cover.py)")
+
+
+def device_parameters(item) -> dict | None:
+    """The parameters of an opencl:cpu parametrization of a core test (values by repr), else None."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if params.get("on_each_device") != "opencl:cpu":
+        return None
+    return {name: repr(value) for name, value in params.items() if name != "on_each_device"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """On opencl:cpu each core test runs a covering set of its parametrizations (tests/device_cover.py)."""
+    if config.getoption("device_all"):
+        return
+    groups: dict[tuple, list[int]] = {}
+    for index, item in enumerate(items):
+        if device_parameters(item):
+            groups.setdefault((item.path, item.cls, item.originalname), []).append(index)
+    dropped = set()
+    for indices in groups.values():
+        marker = items[indices[0]].get_closest_marker("device_cover")
+        strength = marker.args[0] if marker else device_cover.DEFAULT_STRENGTH
+        kept = device_cover.covering([device_parameters(items[i]) for i in indices], strength)
+        dropped |= set(indices) - {indices[k] for k in kept}
+    if dropped:
+        config.hook.pytest_deselected(items=[items[i] for i in sorted(dropped)])
+        items[:] = [item for i, item in enumerate(items) if i not in dropped]
 
 
 def pytest_generate_tests(metafunc):

@@ -2,9 +2,10 @@
 XeTile IR, at every lowered level of both CPU targets and as SPIR-V on opencl:cpu, and must agree, the interpreter
 in checking mode finding no race, read of unwritten SLM or bad access at any level (tests/fuzz/levels.py).
 
-A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 2000; 8 a kernel) from XETILE_FUZZ_SEED (default 0), and
-XETILE_FUZZ_ROW_CASES row kernels (default 64, tests/fuzz/rows.py: wide tiles, the `cpu` target's block loops); set
-them to run more or other cases. gen.FAMILIES lists the constructs generated (gen.DISABLED: those left out, and
+A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 640; 8 a kernel) from XETILE_FUZZ_SEED (default 0), and
+XETILE_FUZZ_ROW_CASES row kernels (default 24, tests/fuzz/rows.py: wide tiles, the `cpu` target's block loops); set
+them to run more or other cases (a campaign: XETILE_FUZZ_CASES=20000 and a new seed). The default cases draw every
+case kind several times (test_the_default_cases_draw_every_case_kind). gen.FAMILIES lists the constructs generated (gen.DISABLED: those left out, and
 why); XETILE_FUZZ_KINDS (comma-separated case kinds, e.g. "combine,shape_ops,sort") draws from those alone. Which CPU targets a batch runs on: fuzz/worker.py `targets`. The run's case count, seed, mismatches and time
 reach the end of the pytest log (the `xetile_fuzz` property, printed by conftest's terminal summary).
 
@@ -28,11 +29,11 @@ import pytest
 from conftest import TESTS, subprocess_env
 from fuzz import gen, levels, replay, worker
 
-CASES = int(os.environ.get("XETILE_FUZZ_CASES", "2000"))
+CASES = int(os.environ.get("XETILE_FUZZ_CASES", "640"))
 SEED = int(os.environ.get("XETILE_FUZZ_SEED", "0"))
 CHUNKS = 8              # tests the batches are dealt to, so that pytest-xdist spreads them
 BATCHES = -(-CASES // worker.PER_BATCH)
-ROW_CASES = int(os.environ.get("XETILE_FUZZ_ROW_CASES", "64"))   # one a batch
+ROW_CASES = int(os.environ.get("XETILE_FUZZ_ROW_CASES", "24"))   # one a batch
 ROW_CHUNKS = 2
 BATCH_TIMEOUT = 300     # seconds per batch (about 3 s of CPU each) after which a child counts as hung
 
@@ -151,6 +152,13 @@ def test_a_batch_whose_process_dies_fails_with_its_reproducer_and_the_next_batch
     assert calls == [[0, 1, 2], [2]]
     assert (properties[0]["cases"], properties[0]["failing_cases"]) == (3 * worker.PER_BATCH, worker.PER_BATCH)
     assert "def fuzz_" in (tmp_path / f"reproduce_fuzz_{SEED}_1.py").read_text()
+
+
+def test_the_default_cases_draw_every_case_kind():
+    kinds = gen.case_kinds()[0]
+    drawn = [case.kind for index in range(BATCHES) for case in worker.batch("gen", SEED, CASES, index).cases]
+    rare = {kind: drawn.count(kind) for kind in kinds if drawn.count(kind) < 3}
+    assert not rare, f"case kinds drawn fewer than 3 times in the {CASES} cases of seed {SEED}: {rare}"
 
 
 def test_xetile_fuzz_kinds_draws_from_the_kinds_it_names(monkeypatch):

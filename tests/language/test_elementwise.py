@@ -254,6 +254,7 @@ def binary_operands(rng, op, dtype):
     return lhs, rhs
 
 
+@pytest.mark.device_cover(2)   # the lowering follows the op and the dtype together
 @pytest.mark.parametrize("op, dtype, mode", BINARY_CASES)
 def test_binary_operator(rng, op, dtype, mode):
     check_binary_operator(rng, op, dtype, mode)
@@ -488,6 +489,7 @@ def unary_ir_op(fn, dtype):
     return {"f": "math.absf", "i": "math.absi", "u": None}[kind], dtype
 
 
+@pytest.mark.device_cover(2)   # the lowering follows the op and the dtype together
 @pytest.mark.parametrize("fn,dtype", [pytest.param(fn, dt, id=f"{fn}-{dtype_id(dt)}") for fn, dt in UNARY_CASES])
 def test_unary(rng, fn, dtype):
     """-x and ~x keep the dtype (ints wrap); math functions on ints compute in f32; abs on ints stays int."""
@@ -670,6 +672,7 @@ def cast_reference(x, dst):
     return x.astype(dst)                             # ints wrap (two's complement)
 
 
+@pytest.mark.device_cover(2)   # each pair of types has a conversion of its own
 @pytest.mark.parametrize("dst", ALL_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("src", ALL_DTYPES, ids=dtype_id)
 def test_cast_between_all_dtypes(rng, src, dst):

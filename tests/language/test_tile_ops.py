@@ -573,6 +573,7 @@ REDUCE_DIMS_CASES = [pytest.param(kind, dtype, dims, id=f"{kind}-{dtype_id(dtype
                          (REDUCE_KINDS.index(kind) + REDUCE_DTYPES.index(np.dtype(dtype))) % 3]]]
 
 
+@pytest.mark.device_cover(2)   # the combine follows the kind and the dtype together
 @pytest.mark.parametrize("kind, dtype, dims", REDUCE_DIMS_CASES)
 def test_tile_reduce(rng, kind, dtype, dims):
     BM, BN = TILE
@@ -654,6 +655,7 @@ def run_atomic(rng, kind, dtype, offsets):
     np.testing.assert_array_equal(mem, expected_mem)
 
 
+@pytest.mark.device_cover(2)   # the lowering follows the kind and the width and signedness together
 @pytest.mark.parametrize("kind, dtype", ATOMIC_CASES, ids=[f"{k}-{dtype_id(d)}" for k, d in ATOMIC_CASES])
 def test_atomic_rmw_tile(rng, kind, dtype):
     """Every kind on every element type: returns the old values (0 out of bounds) and updates only the
