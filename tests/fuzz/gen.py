@@ -7,7 +7,8 @@ broadcasts, transposes, casts between every dtype, tile_mma of every operand typ
 carried tiles, atomics of every kind and element type, arrays of rank 1 to 4 (leading offsets; slices skipped,
 unaligned), 1-D tiles and vectors with `arange` masks, gather/scatter/atomics on #scatter tiles (chunk_size, masks,
 update_tile_offset), layouts on the ops' results and convert_layout, shared local memory with barriers, and the
-kinds registered further down (bit casts, rank broadcasts, pointer arithmetic, while loops, `reduce` and
+kinds registered further down (bit casts, rank broadcasts, pointer arithmetic, while loops, `break` and
+`continue` on counts read from memory, `return` inside nested ifs of a called kernel, atomic_cas, `reduce` and
 `associative_scan` with combine functions of the user's, value shape ops, sort and topk).
 FAMILIES switches the kinds and their variants on; DISABLED names those left off and the defect each hits;
 XETILE_FUZZ_KINDS (comma-separated) draws from some kinds only, for a campaign on them.
@@ -26,7 +27,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -1037,7 +1038,72 @@ def while_case(gen: Gen) -> None:
     gen.store(dtype, shape, v)
 
 
-FAMILIES = register_cases({"while_loop": (while_case, 1)})
+def count_per_workgroup(gen: Gen) -> str:
+    """A count read from memory, one per workgroup row of the grid (ints in [-8, 8]): `counts[pid0]`."""
+    return f"{gen.array('counts', (gen.grid[0],), 'int32')}[pid0]"
+
+
+def break_case(gen: Gen) -> None:
+    """A `for` over a literal or runtime count left by a `break` once its index reaches a count read from memory
+    (each workgroup's own), stepping over some indices with a `continue`: an scf.while whose exit differs between
+    workgroups."""
+    dtype = gen.pick(DTYPES)
+    shape = gen.tile_shape()
+    extent = (gen.extent(shape[0]), gen.extent(shape[1]))
+    v = gen.load(gen.array("x", extent, dtype), extent, shape)
+    i, skip = gen.fresh("i"), int(gen.pick([2, 3]))
+    gen.case.lines += [f"for {i} in range({gen.index(int(gen.rng.integers(0, 6)))}):",
+                       f"    if {i} >= {count_per_workgroup(gen)}:",
+                       "        break",
+                       f"    if {i} % {skip} == 1:",
+                       "        continue",
+                       f"    {v} = " + WHILE_OPS[kind(dtype)].format(v=v)]
+    gen.store(dtype, shape, v)
+
+
+def return_case(gen: Gen) -> None:
+    """A called kernel that returns from inside nested ifs on a count read from memory: the branches' values merge
+    where the called kernel's result is used."""
+    dtype = gen.pick(DTYPES)
+    shape = gen.tile_shape()
+    extent = (gen.extent(shape[0]), gen.extent(shape[1]))
+    v = gen.load(gen.array("x", extent, dtype), extent, shape)
+    name, step = gen.fresh("steps"), WHILE_OPS[kind(dtype)]
+    gen.case.functions += ["@xetile.kernel", f"def {name}(v, n):",
+                           f"    if n > {int(gen.rng.integers(-4, 4))}:",
+                           "        if n % 2 == 0:",
+                           f"            return {step.format(v=step.format(v='v'))}",
+                           f"        return {step.format(v='v')}",
+                           "    return v"]
+    gen.store(dtype, shape, f"{name}({v}, {count_per_workgroup(gen)})")
+
+
+CAS_DTYPES = ["int32", "uint32", "int64", "uint64"]
+
+
+def cas_case(gen: Gen) -> None:
+    """`xetile.atomic_cas` on each workgroup's own block: the compared values are the memory's own (an array made
+    from the same seed) with the low bit flipped where a random tile is odd, so some elements swap and others not;
+    the old values and the memory are both checked."""
+    dtype = gen.pick(CAS_DTYPES)
+    shape = gen.tile_shape(32)
+    gm, gn = gen.grid
+    extent = (gen.extent(shape[0]) * gm, gen.extent(shape[1]) * gn)
+    mem = gen.array("mem", extent, dtype)
+    gen.case.tols[mem] = (0.0, False)
+    same = replace(gen.case.args[-1], name=gen.fresh("same"))
+    gen.case.args.append(same)
+    o0, o1 = (gen.index(gen.offset(e, s)) for e, s in zip(extent, shape))
+    at = f"[{o0} + pid0 * {shape[0]}, {o1} + pid1 * {shape[1]}], {list(shape)}"
+    expected, flips = gen.fresh("v"), gen.load(gen.array("flip", shape, dtype), shape, shape)
+    val = gen.load(gen.array("val", shape, dtype), shape, shape)
+    gen.case.lines.append(f"{expected} = xetile.load_tile(xetile.init_tile({same.name}, {at}))")
+    gen.store(dtype, shape, f"xetile.atomic_cas(xetile.init_tile({mem}, {at}), {expected} ^ ({flips} & 1), {val})",
+              stem="old")
+
+
+FAMILIES = register_cases({"while_loop": (while_case, 1), "break_loop": (break_case, 0.5),
+                           "return_if": (return_case, 0.5), "atomic_cas": (cas_case, 0.5)})
 
 
 # ==== Combine functions of the user's: xetile.reduce and xetile.associative_scan ===================================
