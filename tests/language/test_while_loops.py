@@ -108,12 +108,12 @@ def locked_add(lock, counter):
     xetile.atomic_rmw_tile("xchg", 0, t)
 
 
-SPIN_GROUPS = 32
+SPIN_GROUPS = 96
 LOCK_ARGS = (np.zeros((1, 1), np.int32), np.zeros((8, 16), np.int32))
 
 
 def test_spin_lock_counter_over_a_grid():
-    """32 workgroups of two subgroups each: the exact total, 32 * 33 / 2, in every element, the lock free again."""
+    """96 workgroups of two subgroups each: the exact total, 96 * 97 / 2, in every element, the lock free again."""
     out = run_everywhere(locked_add, {"lock": np.zeros((1, 1), np.int32), "counter": np.zeros((8, 16), np.int32)},
                          (SPIN_GROUPS,))
     assert out["lock"][0, 0] == 0
