@@ -1,7 +1,8 @@
 """The CPU path: GEMM, softmax and layer norm on the `opencl:cpu` device, per CPU target, beside oneMKL,
 dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
 
-    python bench/bench_cpu.py [--quick] [--targets cpu xe-emulated] [--repeat 5] [--json out.json] [--png out.png]
+    python bench/bench_cpu.py [--quick] [--targets cpu xe-emulated] [--repeat 5] [--fast-math] [--json out.json]
+                              [--png out.png]
 
 Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with its operands already in USM memory
 (dpnp arrays). GEMM: the tutorial's kernel (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles) with its
@@ -22,7 +23,8 @@ XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. T
 is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts
 (common.best_times: a copy timed in 3 runs alone measured twice its time in bursts, which doubled every
 x/copy).
-`--quick` drops the 4096 GEMMs and the largest rows.
+`--quick` drops the 4096 GEMMs and the largest rows. `--fast-math` runs the rows with the `fast_math` launch option
+(approximate exp and division, contraction into FMAs) and builds the hand-written kernels with `-cl-fast-relaxed-math`.
 """
 import argparse
 import json
@@ -133,11 +135,12 @@ def tutorial_gemm(tutorial, a, b, c, n, target, config):
     return run
 
 
-def row_kernels(x, y, dw, db, host, w, bias):
+def row_kernels(x, y, dw, db, host, w, bias, fast_math=False):
     """(name, launch on a target, numpy's result) of each row kernel on x -> y (`host`, `w`, `bias`: x, dw, db on the
-    host)."""
+    host), launched with the `fast_math` option."""
     width = host.shape[1]
-    grid, shape = (xetile.cdiv(host.shape[0], ROWS_PER_WORKGROUP),), dict(BM=ROWS_PER_WORKGROUP, BN=width)
+    grid = (xetile.cdiv(host.shape[0], ROWS_PER_WORKGROUP),)
+    shape = dict(BM=ROWS_PER_WORKGROUP, BN=width, fast_math=fast_math)
     return [("softmax", lambda t: softmax_kernel[grid](x, y, **shape, target=t), lambda: softmax_numpy(host)),
             ("layernorm", lambda t: layernorm_kernel[grid](x, dw, db, y, width, **shape, target=t),
              lambda: layernorm_numpy(host, w, bias)),
@@ -149,8 +152,9 @@ def row_kernels(x, y, dw, db, host, w, bias):
              lambda: softmax_without_exp_numpy(host))]
 
 
-def row_rows(dpnp, targets, widths, rows_count, repeat):
-    """Softmax, layer norm and the bounds on them, of `rows_count` x width arrays, f32 and f16."""
+def row_rows(dpnp, targets, widths, rows_count, repeat, fast_math=False):
+    """Softmax, layer norm and the bounds on them, of `rows_count` x width arrays, f32 and f16; `fast_math`: ours
+    with the `fast_math` option and the hand-written kernels built with `-cl-fast-relaxed-math`."""
     result = []
     for width in widths:
         for dtype in (np.float32, np.float16):
@@ -160,12 +164,12 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
             x, y = dpnp.asarray(host, device=DEVICE), dpnp.empty((rows_count, width), dtype=dtype, device=DEVICE)
             dw, db = dpnp.asarray(w, device=DEVICE), dpnp.asarray(bias, device=DEVICE)
             references = {"softmax": [x, y], "layernorm": [x, dw, db, y]}
-            for kernel, launch, numpy_fn in row_kernels(x, y, dw, db, host, w, bias):
+            for kernel, launch, numpy_fn in row_kernels(x, y, dw, db, host, w, bias, fast_math):
                 runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
                 runs |= {t: (lambda t: lambda: (launch(t), y.sycl_queue.wait()))(t) for t in targets}
                 if kernel in references:
                     runs[REFERENCE] = opencl_reference.launcher(kernel, references[kernel], dtype == np.float16,
-                                                                 ROWS_PER_WORKGROUP)
+                                                                 ROWS_PER_WORKGROUP, fast_math)
                 if kernel == "layernorm" and torch_layer_norm is not None:
                     runs[TORCH] = torch_layer_norm(host, w, bias)
                 times = best_times(runs, repeat)  # in turns, each a burst: the copy as well sampled as ours
@@ -175,7 +179,7 @@ def row_rows(dpnp, targets, widths, rows_count, repeat):
                     runs[target]()
                     error = float(np.abs(dpnp.asnumpy(y).astype(np.float32) - numpy_fn()).max())
                     result.append({"kernel": kernel, "shape": f"{rows_count}x{width}", "dtype": np.dtype(dtype).name,
-                                   "target": target, "ms": ours * 1e3, "x/copy": copy / ours,
+                                   "target": target, "fast_math": fast_math, "ms": ours * 1e3, "x/copy": copy / ours,
                                    "x/numpy": numpy_time / ours, "max_abs_error": error,
                                    **({"x/torch": times[TORCH] / ours} if TORCH in times else {})})
     return result
@@ -275,6 +279,8 @@ def main() -> None:
     parser.add_argument("--targets", nargs="+", default=["cpu", "xe-emulated"])
     parser.add_argument("--only", nargs="+", choices=["gemm", "rows", "first"], default=["gemm", "rows", "first"])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--fast-math", action="store_true",
+                        help="rows: ours with fast_math=True, the hand-written kernels with -cl-fast-relaxed-math")
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--png", type=pathlib.Path)
     args = parser.parse_args()
@@ -287,7 +293,7 @@ def main() -> None:
         print_table(gemm, ["shape", "dtype", "target", "config", "gflops", "onemkl_gflops", "x/onemkl", "rel_error"])
         rows += gemm
     if "rows" in args.only:
-        by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat)
+        by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat, args.fast_math)
         print_table(by_row, ["kernel", "shape", "dtype", "target", "ms", "x/copy", "x/numpy", "x/torch",
                              "max_abs_error"])
         rows += by_row

@@ -80,24 +80,25 @@ __kernel void layernorm(__global const T* x, __global const float* w, __global c
 _PROGRAMS: dict = {}
 
 
-def program(queue, width: int, half: bool):
-    """The program for rows of `width` elements (f16 where `half`), built once per queue."""
-    key = (queue, width, half)
+def program(queue, width: int, half: bool, fast_math: bool = False):
+    """The program for rows of `width` elements (f16 where `half`), built once per queue; `fast_math` builds it
+    with `-cl-fast-relaxed-math` (approximate functions and division, contraction: what our `fast_math` allows)."""
+    key = (queue, width, half, fast_math)
     if key not in _PROGRAMS:
-        options = f"-DW={width}" + (" -DHALF" if half else "")
+        options = f"-DW={width}" + (" -DHALF" if half else "") + (" -cl-fast-relaxed-math" if fast_math else "")
         _PROGRAMS[key] = kernel_bundle_api().from_source(queue, SOURCE, options)
     return _PROGRAMS[key]
 
 
-def launcher(name: str, arrays: list, half: bool, rows_per_workgroup: int):
+def launcher(name: str, arrays: list, half: bool, rows_per_workgroup: int, fast_math: bool = False):
     """A function that runs kernel `name` ("softmax" or "layernorm") on `arrays` (dpnp arrays: the input first,
-    the output last), `rows_per_workgroup` rows a workgroup, and waits for it."""
+    the output last), `rows_per_workgroup` rows a workgroup, and waits for it; `fast_math`: see `program`."""
     x = arrays[0]
     rows, width = x.shape
     if width % (2 * LANES) or rows % rows_per_workgroup:
         raise ValueError(f"the OpenCL C reference takes rows of a multiple of {2 * LANES} columns, "
                          f"{rows_per_workgroup} rows at a time, not {rows}x{width}")
     queue = x.sycl_queue
-    kernel = program(queue, width, half).get_sycl_kernel(name)
+    kernel = program(queue, width, half, fast_math).get_sycl_kernel(name)
     args = [kernel_arg(a) for a in arrays]
     return lambda: queue.submit(kernel, args, [rows, LANES], [rows_per_workgroup, LANES]).wait()
