@@ -580,9 +580,11 @@ def bytes_at(x, out, col):
 
 def test_columns_past_2_31():
     """Data past column 2**31 of a big array is reached, not read as padding. A 2 GB uint8 row (the smallest array
-    with such columns; about 5 s) read across column 2**31 by the element path (too wide for block messages)."""
-    x = np.zeros((1, 2**31 + 32), np.uint8)
-    x[0, 2**31:] = np.arange(1, 33)
+    with such columns) read across column 2**31 by the element path (too wide for block messages). The row lies in
+    USM shared memory, which the launch takes in place: a host array would be copied whole to the device (2 GB), and
+    only the pages the test writes and the kernel reads are ever touched."""
+    x = xetile.empty_shared((1, 2**31 + 32), np.uint8, device=DEVICE)
+    x[0, 2**31 - 16:] = np.concatenate([np.zeros(16), np.arange(1, 33)])
     out = np.zeros((1, 64), np.uint8)
     bytes_at[(1,)](x, out, 2**31 - 16, device=DEVICE)
     np.testing.assert_array_equal(out[0], np.concatenate([np.zeros(16), np.arange(1, 33), np.full(16, 7)]))
