@@ -64,14 +64,18 @@ def test_gemm_main_loop_is_at_the_hardwares_minimum(target, dtype):
     assert spills(isa) == 0 and "calla" not in isa
 
 
-def tf32_gemm(target: str, bk: int = 16, precision: str = "tf32", b_order: str = "C"):
-    """The tutorial GEMM with f32 inputs and input_precision "tf32", sg_layout [8, 4], sg_data [32, 64], compiled;
-    B in `b_order` ("F": column-major)."""
+TUTORIAL_TILE = dict(BM=256, BN=256, sg_layout=[8, 4], sg_data=[32, 64])  # 32x64 C a subgroup
+SMALL_TILE = dict(BM=32, BN=64, sg_layout=[4, 4], sg_data=[8, 16])  # one 8x16 block a subgroup: a short build
+
+
+def tf32_gemm(target: str, bk: int = 16, precision: str = "tf32", b_order: str = "C", tile=TUTORIAL_TILE):
+    """The tutorial GEMM with f32 inputs and input_precision "tf32" on `tile`, compiled; B in `b_order` ("F":
+    column-major)."""
     mm = tutorial("03-matrix-multiplication")
     a, c = (np.zeros((512, 512), np.float32) for _ in range(2))
     b = np.zeros((512, 512), np.float32, order=b_order)
-    return mm.matmul_kernel.warmup(a, b, c, 512, 512, 512, BM=256, BN=256, BK=bk, INPUT_PRECISION=precision,
-                                   target=target, sg_layout=[8, 4], sg_data=[32, 64])
+    return mm.matmul_kernel.warmup(a, b, c, 512, 512, 512, BK=bk, INPUT_PRECISION=precision, target=target,
+                                   **tile)
 
 
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2", "xe3"])
@@ -126,10 +130,11 @@ def test_f16_gemm_with_a_column_major_a_reads_it_by_d32_transposed_messages(targ
 @pytest.mark.parametrize("precision", ["ieee", "tf32"])
 def test_f32_gemm_on_xe_hpg_is_multiply_adds(precision):
     """DG2 has no tf32 DPAS (the tf32 builtins are for sub-group 16 devices): f32 multiply-adds (K 8 blocks: lane k
-    holds A's column k), for tf32 on operands truncated to tf32 (`and` with 0xFFFFE000, -8192 as an i32)."""
+    holds A's column k), for tf32 on operands truncated to tf32 (`and` with 0xFFFFE000, -8192 as an i32); one 8x16
+    block a subgroup shows it as the tutorial's tile does."""
     if not ocloc.available(get_target("xe-hpg")):
         pytest.skip("no GPU compiler for xe-hpg is installed")
-    compiled = tf32_gemm("xe-hpg", bk=8, precision=precision)
+    compiled = tf32_gemm("xe-hpg", bk=8, precision=precision, tile=SMALL_TILE)
     assert (", -8192" in compiled.asm["llir"]) == (precision == "tf32")
     isa = compiled.asm["isa"]
     assert "dpas" not in isa and "mad" in isa and "calla" not in isa
@@ -405,8 +410,8 @@ def test_fast_math_softmax_is_shorter_on_xe_hpc():
     assert maths[1] < maths[0] // 2 and others[1] < others[0] * 0.7
 
 
-FP8_TILES = {"full": dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64]),  # 32 dpas a K step
-             "small": dict(BM=32, BN=64, BK=16, sg_layout=[4, 4], sg_data=[8, 16])}  # 1 dpas: a short build
+FP8_TILES = {"full": dict(TUTORIAL_TILE, BK=32),  # 32 dpas a K step
+             "small": dict(SMALL_TILE, BK=16)}  # 1 dpas: a short build
 
 
 @pytest.mark.parametrize("target, tile", [("xe-hpc", "full"), ("xe2", "small"), ("xe3", "small")])

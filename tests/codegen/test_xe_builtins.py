@@ -305,6 +305,14 @@ def dpas_case(rng, key: xb.Dpas, draw=_random):
     return [a_lanes, b_lanes, np.ascontiguousarray(c.T), np.zeros((SG, key.m), c.dtype)], d.T
 
 
+def check_dpas_rows(abi: str, keys, cases) -> None:
+    """Runs one kernel per DPAS row of `keys` on opencl:cpu with its (registers, expected D) of `cases`; D must
+    equal the expected bits."""
+    run_cpu(dpas_module(abi, keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
+    for key, (arrays, expected) in zip(keys, cases):
+        np.testing.assert_array_equal(arrays[3].view(np.uint32), expected.view(np.uint32), err_msg=str(key))
+
+
 def tf32_case(rng, m: int):
     """tf32 A, B, C registers of random f32 matrices (reference §1.3: A component j holds row 2j on lanes 0-7, row
     2j + 1 on lanes 8-15, column lane % 8; B component k = B[k][n]), and D: each operand truncated to tf32 (its low 13
@@ -348,9 +356,7 @@ def test_vector_border_paths_are_functions_the_driver_does_not_inline():
 def test_cpu_tf32_dpas_every_row(rng, abi):
     keys = list(xb.TF32_DPAS_TABLE[SG])
     cases = [tf32_case(rng, key.m) for key in keys]
-    run_cpu(dpas_module(abi, keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
-    for key, (arrays, expected) in zip(keys, cases):
-        np.testing.assert_array_equal(arrays[3].view(np.uint32), expected.view(np.uint32), err_msg=str(key))
+    check_dpas_rows(abi, keys, cases)
 
 
 def _f16_extremes(rng, shape, dtype):
@@ -372,17 +378,24 @@ def test_f16_dpas_fuses_its_multiply_adds_bit_for_bit(rng, abi):
         module = dpas_module(abi, [key])
         assert ("__spirv_ocl_fma" in str(module)) == uses_fma, key
     cases = [dpas_case(rng, key, _f16_extremes) for key in keys]
-    run_cpu(dpas_module(abi, keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
-    for key, (arrays, expected) in zip(keys, cases):
-        np.testing.assert_array_equal(arrays[3].view(np.uint32), expected.view(np.uint32), err_msg=str(key))
+    check_dpas_rows(abi, keys, cases)
 
 
-def test_cpu_dpas_every_row_of_the_table(rng):
-    keys = list(xb.DPAS_TABLE[SG])
+# Each A x B pair at M = 8 is launched by test_cpu_gemm_tile_bit_exact, and every f16 row by the test above; the
+# rest of the table differs from those rows in M alone (the rows a lane sums, a scalar for M = 1), which does not
+# depend on the operands' signs: each other pair once at an M below 8, every such M with 8-bit operands, and bf16
+# (its own widening, no fma) with a scalar row
+SMALL_M_ROWS = [xb.Dpas("bf16", "bf16", 1), xb.Dpas("i8", "i8", 1), xb.Dpas("ui8", "ui8", 2),
+                xb.Dpas("i8", "ui8", 4), xb.Dpas("ui8", "i8", 2)]
+
+
+def test_cpu_dpas_of_fewer_rows_bit_exact(rng):
+    """SMALL_M_ROWS on opencl:cpu; every row of the table defined in one module that passes spirv-val."""
+    validate(emit_spirv(dpas_module("emulated", xb.DPAS_TABLE[SG]), subgroup_size=SG))
+    keys = SMALL_M_ROWS
+    assert set(keys) <= set(xb.DPAS_TABLE[SG])
     cases = [dpas_case(rng, key) for key in keys]
-    run_cpu(dpas_module("emulated", keys), [(f"dpas{i}", (1, 1), arrays) for i, (arrays, _) in enumerate(cases)])
-    for key, (arrays, expected) in zip(keys, cases):
-        np.testing.assert_array_equal(arrays[3].view(np.uint32), expected.view(np.uint32), err_msg=str(key))
+    check_dpas_rows("emulated", keys, cases)
 
 
 # --- 2D block load / store layouts (reference §2, §5) -------------------------------------------------------------
