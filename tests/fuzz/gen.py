@@ -1008,11 +1008,11 @@ def pointers_case(gen: Gen) -> None:
 
 def register_cases(cases: dict) -> frozenset:
     """Case kinds made by functions of their own (name -> (make, weight)): methods of Gen and weights in
-    CASE_WEIGHTS; returns FAMILIES with them."""
+    CASE_WEIGHTS; returns FAMILIES with them (but those DISABLED)."""
     for name, (make, weight) in cases.items():
         setattr(Gen, name, make)
         CASE_WEIGHTS[name] = weight
-    return FAMILIES | cases.keys()
+    return (FAMILIES | cases.keys()) - DISABLED.keys()
 
 
 FAMILIES = register_cases({"bitcast": (bitcast_case, 1), "broadcast_rank": (broadcast_rank_case, 1),
@@ -1102,6 +1102,8 @@ def cas_case(gen: Gen) -> None:
               stem="old")
 
 
+DISABLED["break_loop"] = ("a store of a partial row after a loop with both a break and a continue writes only its "
+                          "first element in SPIR-V on opencl:cpu (tests/language/test_early_exits.py, xfail)")
 FAMILIES = register_cases({"while_loop": (while_case, 1), "break_loop": (break_case, 0.5),
                            "return_if": (return_case, 0.5), "atomic_cas": (cas_case, 0.5)})
 

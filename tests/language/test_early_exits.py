@@ -55,6 +55,30 @@ def test_for_with_break_on_a_count_read_from_memory_and_continue(rng):
 
 
 @xetile.kernel
+def halved_then_row(x, counts, out):
+    """A loop left by a `break` and stepping by a `continue`, then a store of a partial row ([1, 13] of a block of
+    16) after it."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 8]))
+    for i in range(5):
+        if i >= counts[0]:
+            break
+        if i % 3 == 1:
+            continue
+        v = v * 0.5
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [2, 8]), v)
+    xetile.store_tile(xetile.init_tile(out, [2, 0], [1, 13]), xetile.full([1, 13], 7.0, xetile.float32))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="SPIR-V on opencl:cpu stores only the first element of the partial row after a loop with "
+                          "both a break and a continue (both CPU targets; every IR level is right)")
+def test_a_partial_row_stored_after_a_loop_with_break_and_continue():
+    out = run_everywhere(halved_then_row, {"x": np.ones((2, 8), np.float32), "counts": np.array([3], np.int32),
+                                           "out": np.zeros((3, 16), np.float32)}, (1,))
+    assert (out["out"][2, :13] == 7).all() and (out["out"][:2, :8] == 0.25).all()
+
+
+@xetile.kernel
 def collatz_steps(starts, out):
     """The Collatz steps from starts[p] down to 1: `while True` left by a `break`, halving under a `continue`."""
     p = xetile.program_id(0)
