@@ -134,11 +134,12 @@ def piece_speeds(cpu: CpuFeatures) -> dict:
 
 def fastest_on_cpu(configs, m: int, n: int, k: int, units: int, speeds: dict) -> list[Config]:
     """The configs estimated fastest on a CPU of `units` compute units, best first: at most CPU_TIMED, within
-    CPU_WITHIN of the best estimate; `speeds` the pieces' on that CPU (piece_speeds)."""
+    CPU_WITHIN of the best estimate; `speeds` the pieces' on that CPU (piece_speeds). An empty GEMM (K = 0, every
+    estimate 0) keeps one: the configs all do nothing, and timing each would cost its driver build."""
     estimates = {id(c): cpu_estimate(c, m, n, k, units, speeds) for c in configs}
-    best = min(estimates.values())  # 0 for an empty GEMM (K = 0): every config ties
+    best = min(estimates.values())
     kept = sorted((c for c in configs if estimates[id(c)] <= best * CPU_WITHIN), key=lambda c: estimates[id(c)])
-    return kept[:CPU_TIMED]
+    return kept[:CPU_TIMED if best else 1]
 
 
 def has_prefetch(target: str) -> bool:
