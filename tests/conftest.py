@@ -115,16 +115,17 @@ def pytest_collection_modifyitems(config, items):
     """On opencl:cpu each core test runs a covering set of its parametrizations (tests/device_cover.py)."""
     if config.getoption("device_all"):
         return
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple, list[tuple[int, dict]]] = {}
     for index, item in enumerate(items):
-        if device_parameters(item):
-            groups.setdefault((item.path, item.cls, item.originalname), []).append(index)
+        params = device_parameters(item)
+        if params:
+            groups.setdefault((item.path, item.cls, item.originalname), []).append((index, params))
     dropped = set()
-    for indices in groups.values():
-        marker = items[indices[0]].get_closest_marker("device_cover")
+    for members in groups.values():
+        marker = items[members[0][0]].get_closest_marker("device_cover")
         strength = marker.args[0] if marker else device_cover.DEFAULT_STRENGTH
-        kept = device_cover.covering([device_parameters(items[i]) for i in indices], strength)
-        dropped |= set(indices) - {indices[k] for k in kept}
+        kept = device_cover.covering([params for _, params in members], strength)
+        dropped |= {index for index, _ in members} - {members[k][0] for k in kept}
     if dropped:
         config.hook.pytest_deselected(items=[items[i] for i in sorted(dropped)])
         items[:] = [item for i, item in enumerate(items) if i not in dropped]

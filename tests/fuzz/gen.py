@@ -1023,13 +1023,19 @@ FAMILIES = register_cases({"bitcast": (bitcast_case, 1), "broadcast_rank": (broa
 WHILE_OPS = {"f": "({v} * 0.5)", "i": "({v} ^ 5)", "u": "({v} + 3)", "b": "(~{v})"}
 
 
-def while_case(gen: Gen) -> None:
-    """A tile's value and a counter carried through an scf.while whose count (a literal or a runtime scalar, plus
-    the workgroup's id mod 2) differs between workgroups; each iteration changes the value."""
+def loaded_tile(gen: Gen) -> tuple[str, tuple[int, int], str]:
+    """(dtype, shape, name) of a tile of any dtype loaded from a new array at random offsets: the value a loop or a
+    called kernel changes."""
     dtype = gen.pick(DTYPES)
     shape = gen.tile_shape()
     extent = (gen.extent(shape[0]), gen.extent(shape[1]))
-    v = gen.load(gen.array("x", extent, dtype), extent, shape)
+    return dtype, shape, gen.load(gen.array("x", extent, dtype), extent, shape)
+
+
+def while_case(gen: Gen) -> None:
+    """A tile's value and a counter carried through an scf.while whose count (a literal or a runtime scalar, plus
+    the workgroup's id mod 2) differs between workgroups; each iteration changes the value."""
+    dtype, shape, v = loaded_tile(gen)
     n = gen.fresh("n")
     gen.case.lines += [f"{n} = 0",
                        f"while {n} < {gen.index(int(gen.rng.integers(0, 4)))} + pid0 % 2:",
@@ -1047,10 +1053,7 @@ def break_case(gen: Gen) -> None:
     """A `for` over a literal or runtime count left by a `break` once its index reaches a count read from memory
     (each workgroup's own), stepping over some indices with a `continue`: an scf.while whose exit differs between
     workgroups."""
-    dtype = gen.pick(DTYPES)
-    shape = gen.tile_shape()
-    extent = (gen.extent(shape[0]), gen.extent(shape[1]))
-    v = gen.load(gen.array("x", extent, dtype), extent, shape)
+    dtype, shape, v = loaded_tile(gen)
     i, skip = gen.fresh("i"), int(gen.pick([2, 3]))
     gen.case.lines += [f"for {i} in range({gen.index(int(gen.rng.integers(0, 6)))}):",
                        f"    if {i} >= {count_per_workgroup(gen)}:",
@@ -1064,10 +1067,7 @@ def break_case(gen: Gen) -> None:
 def return_case(gen: Gen) -> None:
     """A called kernel that returns from inside nested ifs on a count read from memory: the branches' values merge
     where the called kernel's result is used."""
-    dtype = gen.pick(DTYPES)
-    shape = gen.tile_shape()
-    extent = (gen.extent(shape[0]), gen.extent(shape[1]))
-    v = gen.load(gen.array("x", extent, dtype), extent, shape)
+    dtype, shape, v = loaded_tile(gen)
     name, step = gen.fresh("steps"), WHILE_OPS[kind(dtype)]
     gen.case.functions += ["@xetile.kernel", f"def {name}(v, n):",
                            f"    if n > {int(gen.rng.integers(-4, 4))}:",
