@@ -6,8 +6,9 @@ parametrization costs a driver build (0.2-4 s on a 2-core machine), and what it 
 lowering and the driver, whose code paths follow one parameter or a pair of them (an op on a dtype, a layout with
 a transpose), seldom three at once. So the device runs a covering set: the fewest parametrizations, picked
 greedily in collection order (the same ones every run), that together hold every combination of `strength` of the
-test's parameters that any parametrization holds: every pair by default (all-pairs testing), every value of every
-parameter with `@pytest.mark.device_cover(1)`. `pytest --device-all` runs every parametrization on the device.
+test's parameters that any parametrization holds: every value of every parameter by default, every pair
+(all-pairs testing) with `@pytest.mark.device_cover(2)`, for tests whose lowering follows two parameters together.
+`pytest --device-all` runs every parametrization on the device.
 """
 from __future__ import annotations
 

@@ -5,9 +5,11 @@ in checking mode finding no race, read of unwritten SLM or bad access at any lev
 A fixed seed runs in CI: XETILE_FUZZ_CASES cases (default 640; 8 a kernel) from XETILE_FUZZ_SEED (default 0), and
 XETILE_FUZZ_ROW_CASES row kernels (default 24, tests/fuzz/rows.py: wide tiles, the `cpu` target's block loops); set
 them to run more or other cases (a campaign: XETILE_FUZZ_CASES=20000 and a new seed). The default cases draw every
-case kind several times (test_the_default_cases_draw_every_case_kind). gen.FAMILIES lists the constructs generated (gen.DISABLED: those left out, and
-why); XETILE_FUZZ_KINDS (comma-separated case kinds, e.g. "combine,shape_ops,sort") draws from those alone. Which CPU targets a batch runs on: fuzz/worker.py `targets`. The run's case count, seed, mismatches and time
-reach the end of the pytest log (the `xetile_fuzz` property, printed by conftest's terminal summary).
+case kind several times (test_the_default_cases_draw_every_case_kind). gen.FAMILIES lists the constructs generated
+(gen.DISABLED: those left out, and why); XETILE_FUZZ_KINDS (comma-separated case kinds, e.g.
+"combine,shape_ops,sort") draws from those alone. Which CPU targets a batch runs on: fuzz/worker.py `targets`. The
+run's case count, seed, mismatches and time reach the end of the pytest log (the `xetile_fuzz` property, printed by
+conftest's terminal summary).
 
 The batches run in child processes (fuzz/worker.py), so that a crash of the OpenCL driver fails the batch it was
 building instead of pytest. A failing batch is cut down to its failing cases and written out as a standalone

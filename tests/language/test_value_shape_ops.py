@@ -1,8 +1,8 @@
 """Value shape ops as a Triton user writes them: `v[a:b, c:d]` with constant bounds, `xetile.cat`, `xetile.flip`,
 `xetile.join`/`split`/`interleave`, `xetile.sort`/`topk`, against numpy (slicing, np.concatenate, np.flip, np.stack,
-np.sort): in the interpreter
-at every IR level, and as SPIR-V on opencl:cpu, the cases alternating between the cpu and xe-emulated targets. Odd shapes pad the blocks a
-flip mirrors; several subgroups exchange the elements through shared local memory."""
+np.sort): in the interpreter at every IR level, and as SPIR-V on opencl:cpu, the cases alternating between the cpu
+and xe-emulated targets. Odd shapes pad the blocks a flip mirrors; several subgroups exchange the elements through
+shared local memory."""
 import numpy as np
 import pytest
 
