@@ -1,6 +1,6 @@
 """The error of each op fast math approximates (docs/guide.md "Fast math"), against float64, on a device.
 
-    python bench/bench_fast_math.py [--device opencl:cpu] [--json out.json] [--isa]
+    python bench/bench_fast_math.py [--device opencl:cpu] [--json out.json] [--isa [--peer mlir]]
 
 For each op a kernel applies it to every element of an f32 array, compiled with fast_math=True and without, and
 each result is compared with the float64 value of the op on the same f32 inputs: the largest error in units in the
@@ -16,6 +16,8 @@ compiler builds them for xe-hpc (`xetile_jit.toolchain.isa_stats`; nothing runs)
 element costs, each instruction counted once per subgroup that runs it (SIMD instructions: one works on many lanes)
 and divided by the elements of the workgroup's tile, for the whole kernel and, for attention, the main loop (the
 elements of one BM x BN block of scores). `math` counts the math-unit instructions (exp, log, inv, sqrt, ...).
+With --peer mlir each kernel is built in a configuration upstream MLIR's pipeline lowers (PEER_OPTIONS), and
+upstream's build of its export (`asm["mlir"]`, same ocloc, same driver options) is counted beside it.
 """
 import argparse
 import json
@@ -24,6 +26,8 @@ import numpy as np
 
 import xetile_jit as xetile
 from common import load_module
+from xetile_jit.target.targets import get_target
+from xetile_jit.toolchain import isa_stats, upstream_mlir
 
 BM, BN = 8, 256
 ALL_ONE_TO_TWO = np.arange(np.float32(1).view(np.int32), np.float32(2).view(np.int32), dtype=np.int32).view(
@@ -108,48 +112,82 @@ def measure(device: str) -> list[dict]:
     return rows
 
 
-def tutorial_builds(fast_math: bool) -> dict:
-    """Name -> (the xe-hpc CompiledKernel of the tutorial kernel, the elements of its workgroup tile)."""
+# The tutorials' configurations whose exports upstream MLIR's pipeline lowers (it distributes no reduction across
+# subgroups): softmax with a row a subgroup, layer norm with one subgroup a row; attention it refuses at any.
+PEER_OPTIONS = {"softmax": {"num_subgroups": 16}, "layer norm": {"num_subgroups": 1}, "attention": {}}
+
+
+def tutorial_builds(fast_math: bool, peer: bool = False) -> dict:
+    """Name -> (the xe-hpc CompiledKernel of the tutorial kernel, the elements of its workgroup tile); with `peer`
+    in the configurations of PEER_OPTIONS."""
     softmax = load_module("softmax", "tutorials/02-fused-softmax.py")
     layer_norm = load_module("layer_norm", "tutorials/05-layer-norm.py")
     attention = load_module("attention", "tutorials/06-fused-attention.py")
     x, w = np.zeros((1024, 1024), np.float32), np.zeros(1024, np.float32)
     q = np.zeros((1, 2, 1000, 64), np.float16)
     args, options = attention.launch_arguments(q, q, q, q, True, 32, 32, fast_math)
-    target = dict(target="xe-hpc", fast_math=fast_math)
-    return {"softmax": (softmax.softmax_kernel.warmup(x, x, 1024, BM=16, BN=1024, **target), 16 * 1024),
+
+    def options_of(name: str) -> dict:
+        return dict(target="xe-hpc", fast_math=fast_math) | (PEER_OPTIONS[name] if peer else {})
+    return {"softmax": (softmax.softmax_kernel.warmup(x, x, 1024, BM=16, BN=1024, **options_of("softmax")), 16 * 1024),
             "layer norm": (layer_norm.layer_norm_kernel.warmup(x[:, :768], w[:768], w[:768], x[:, :768], 768, 1e-5,
-                                                               BLOCK=1024, **target), 768),
-            "attention": (attention.attention_kernel.warmup(*args, **{**options, "target": "xe-hpc"}), 32 * 32)}
+                                                               BLOCK=1024, **options_of("layer norm")), 768),
+            "attention": (attention.attention_kernel.warmup(*args, **options | options_of("attention")), 32 * 32)}
 
 
-def instructions(c: dict) -> int:
-    return c["dpas"] + c["loads"] + c["prefetches"] + c["stores"] + c["other_sends"] + c["other"]
+def instructions(c: isa_stats.Counts) -> int:
+    return c.dpas + c.loads + c.prefetches + c.stores + c.other_sends + c.other
 
 
-def isa_rows() -> list[dict]:
+def per_element(isa: str, subgroups: int, elements: int) -> dict:
+    """The instructions of `isa` a tile element costs (each counted once a subgroup), in the whole kernel and in the
+    main loop, and its math-unit instructions."""
+    figures = {"kernel_per_element": instructions(isa_stats.counts(isa.splitlines())) * subgroups / elements,
+               "math": sum(" math." in line for line in isa.splitlines())}
+    loops = isa_stats.innermost_loops(isa)
+    return figures | ({"loop_per_element": instructions(loops[0]) * subgroups / elements} if loops else {})
+
+
+def upstream_per_element(compiled, subgroups: int, elements: int) -> dict:
+    """`per_element` of upstream MLIR's build of the kernel's export (same ocloc, same driver options), or
+    `skipped` with mlir-opt's first error."""
+    try:
+        build = upstream_mlir.gpu_build(compiled.asm["mlir"], get_target("xe-hpc"), compiled.build_options).build
+    except upstream_mlir.MlirError as error:
+        return {"skipped": f"mlir-opt: {error.reason}"}
+    return per_element(build.isa, subgroups, elements)
+
+
+def isa_rows(peer: str | None = None) -> list[dict]:
     rows = []
     for fast_math in (False, True):
-        for name, (compiled, elements) in tutorial_builds(fast_math).items():
-            if "isa_stats" not in compiled.asm:
+        for name, (compiled, elements) in tutorial_builds(fast_math, peer is not None).items():
+            if "isa" not in compiled.asm:
                 raise SystemExit("no Intel GPU compiler here: python -m xetile_jit install-gpu-compiler")
-            stats = json.loads(compiled.asm["isa_stats"])
             subgroups = compiled.artifact.num_subgroups
             row = {"kernel": name, "fast_math": fast_math, "subgroups": subgroups,
-                   "kernel_per_element": instructions(stats["kernel"]) * subgroups / elements,
-                   "math": sum(" math." in line for line in compiled.asm["isa"].splitlines())}
-            if stats["loops"]:
-                row["loop_per_element"] = instructions(stats["loops"][0]) * subgroups / elements
+                   **per_element(compiled.asm["isa"], subgroups, elements)}
+            if peer is not None:
+                row["peer"] = {peer: upstream_per_element(compiled, subgroups, elements)}
             rows.append(row)
     return rows
 
 
-def print_isa(rows: list[dict]) -> None:
-    print(f"{'kernel':<11} {'fast_math':<9} {'per element':>11} {'main loop':>9} {'math':>5}")
+def figures_text(row: dict) -> str:
+    loop = f"{row['loop_per_element']:.3g}" if "loop_per_element" in row else "-"
+    return f"{row['kernel_per_element']:>11.3g} {loop:>9} {row['math']:>5}"
+
+
+def print_isa(rows: list[dict], peer: str | None) -> None:
+    print(f"{'kernel':<11} {'fast_math':<9} {'subgroups':>9} {'per element':>11} {'main loop':>9} {'math':>5}"
+          + (f"   upstream ({peer}): {'per element':>11} {'main loop':>9} {'math':>5}" if peer else ""))
     for row in rows:
-        loop = f"{row['loop_per_element']:.3g}" if "loop_per_element" in row else "-"
-        print(f"{row['kernel']:<11} {str(row['fast_math']):<9} {row['kernel_per_element']:>11.3g} {loop:>9} "
-              f"{row['math']:>5}")
+        line = f"{row['kernel']:<11} {str(row['fast_math']):<9} {row['subgroups']:>9} {figures_text(row)}"
+        if peer:
+            theirs = row["peer"][peer]
+            line += "   " + (f"skipped: {theirs['skipped']}" if "skipped" in theirs else
+                             f"{'':<{len(peer) + 12}}{figures_text(theirs)}")
+        print(line)
 
 
 def main() -> None:
@@ -157,13 +195,14 @@ def main() -> None:
     parser.add_argument("--device", default="opencl:cpu")
     parser.add_argument("--json")
     parser.add_argument("--isa", action="store_true", help="the xe-hpc ISA of the tutorials instead")
+    parser.add_argument("--peer", choices=("mlir",), help="with --isa: upstream MLIR's build beside ours")
     args = parser.parse_args()
     if args.isa:
-        rows = isa_rows()
-        print_isa(rows)
+        rows = isa_rows(args.peer)
+        print_isa(rows, args.peer)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"target": "xe-hpc", "rows": rows}, f, indent=1)
+                json.dump({"target": "xe-hpc", "peer": args.peer, "rows": rows}, f, indent=1)
         return
     rows = measure(args.device)
     print(f"{'op':<7} {'inputs':<22} {'fast_math':<9} {'max ulp':>10} {'max rel':>10}")
