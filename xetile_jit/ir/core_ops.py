@@ -43,8 +43,6 @@ def format_scalar(value, dtype: DType) -> str:
     return format_float(float(value)) if dtype.is_float else str(int(value))
 
 
-FASTMATH_FLAGS = "afn"  # upstream's flag for approximate functions: the one fast-math flag an op carries here
-FASTMATH_ATTR = f"#arith.fastmath<{FASTMATH_FLAGS}>"
 KIND_NAMES = {"f": "a float", "i": "an integer", "u": "an integer", "b": "a bool"}
 
 
@@ -131,8 +129,9 @@ class NumProgramsOp(GridQueryOp):
 
 class ElementwiseOp(Operation):
     """An op of an element-wise table (`table`: BINARY, UNARY or TERNARY of ir/elementwise.py): operands of one
-    type, a result of that type. `fastmath` (upstream's `fastmath<afn>`, set by transforms/xetile/relax_float_math.py) lets
-    device code compute it with its row's approximate rule; the numpy rule stays exact."""
+    type, a result of that type. `fastmath` (set by transforms/xetile/relax_float_math.py; printed as upstream's flag
+    that allows the approximation, the row's `fast_flag`: `afn`, or `arcp` for a division) lets device code compute
+    it with its row's approximate rule; the numpy rule stays exact."""
 
     effects = ()
     table: dict = {}
@@ -149,10 +148,10 @@ class ElementwiseOp(Operation):
                 raise self.error(f"operand types differ: {first.type} vs {other.type}", "element-wise op operand types")
         check_kind(self, first.type, self.table[self.name].kinds)
         if self.fastmath and self.table[self.name].fast is None:
-            raise self.error("has no approximate form", "fastmath<afn> flags the ops of an approximate LLVM rule")
+            raise self.error("has no approximate form", "fastmath flags the ops of an approximate LLVM rule")
 
     def format(self, p) -> str:
-        attrs = {"fastmath": FASTMATH_ATTR} if self.fastmath else None
+        attrs = {"fastmath": f"#arith.fastmath<{self.table[self.name].fast_flag}>"} if self.fastmath else None
         return f" {', '.join(p.name(v) for v in self.operands)}{p.attr_dict(self, attrs)} : {self.result.type}"
 
     @classmethod
@@ -165,8 +164,9 @@ class ElementwiseOp(Operation):
         fastmath = p.attrs().pop("fastmath", None)
         p.expect(":")
         p.same_types(operands, p.type())
-        if fastmath not in (None, FASTMATH_FLAGS):
-            raise p.error(f"fastmath flags {fastmath!r}: only {FASTMATH_FLAGS!r} is supported")
+        flag = cls.table[name].fast_flag
+        if fastmath not in (None, flag):
+            raise p.error(f"fastmath flags {fastmath!r} on {name}: only {flag!r} is supported")
         return cls(name, *operands, fastmath=fastmath is not None)
 
     def interpret(self, interp, *xs):

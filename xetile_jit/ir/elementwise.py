@@ -25,6 +25,8 @@ class Elementwise:
     numpy: Callable
     llvm: tuple[str, str]  # (to_llvm rule method, its argument); rules compute in f32 for every float
     fast: tuple[str, str] | None = None  # the approximate LLVM rule an op flagged fast math takes (None: none)
+    # upstream MLIR's fast-math flag that allows that rule: approximate functions, or a reciprocal for a division
+    fast_flag: str = "afn"
 
 
 def _rsqrt(x):
@@ -57,7 +59,7 @@ BINARY = {
     "arith.subi": Elementwise(INT, np.subtract, ("instruction", "sub")),
     "arith.mulf": Elementwise(FLOAT, np.multiply, ("instruction", "fmul")),
     "arith.muli": Elementwise(INT, np.multiply, ("instruction", "mul")),
-    "arith.divf": Elementwise(FLOAT, np.divide, ("instruction", "fdiv"), ("opencl", "native_divide")),
+    "arith.divf": Elementwise(FLOAT, np.divide, ("instruction", "fdiv"), ("opencl", "native_divide"), "arcp"),
     "arith.divsi": Elementwise("i", numeric.div_trunc, ("int_division", "sdiv")),
     "arith.divui": Elementwise("u", np.floor_divide, ("int_division", "udiv")),
     "arith.remf": Elementwise(FLOAT, np.fmod, ("instruction", "frem")),

@@ -1,6 +1,7 @@
 // RUN: relax-float-math
-// fast_math: exp, sqrt and the division take the approximate form (fastmath<afn>); each product with no other
-// use feeds its add or subtract as one math.fma (x * w + x; x * w - e as fma with e negated).
+// fast_math: exp and sqrt take the approximate form (fastmath<afn>), the division its reciprocal (fastmath<arcp>);
+// each product with no other use feeds its add or subtract as one math.fma (x * w + x; x * w - e as fma with e
+// negated).
 func.func @row(%x: memref<?x?xf32, strided<[?, 1]>>, %w: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, strided<[?, 1]>>) attributes {BLOCK = 16} {
   %0 = gpu.block_id x : i32
   %1 = arith.index_cast %0 : i32 to index
@@ -42,7 +43,7 @@ func.func @row(%x: memref<?x?xf32, strided<[?, 1]>>, %w: memref<?x?xf32, strided
   %12 = arith.negf %10 : vector<1x16xf32>
   %13 = math.fma %4, %7, %12 : vector<1x16xf32>
   %14 = math.sqrt %11 {fastmath = #arith.fastmath<afn>} : vector<1x16xf32>
-  %15 = arith.divf %10, %14 {fastmath = #arith.fastmath<afn>} : vector<1x16xf32>
+  %15 = arith.divf %10, %14 {fastmath = #arith.fastmath<arcp>} : vector<1x16xf32>
   %16 = arith.index_cast %0 : i32 to index
   %17 = xetile.init_tile %y[%16, %2] : memref<?x?xf32, strided<[?, 1]>> -> !xetile.tile<1x16xf32>
   %18 = arith.addf %15, %13 : vector<1x16xf32>

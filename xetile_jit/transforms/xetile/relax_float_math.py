@@ -2,8 +2,8 @@
 layouts are chosen:
 
 - every element-wise op whose row in ir/elementwise.py has an approximate LLVM rule (`fast`: exp, exp2, log, log2,
-  sqrt, rsqrt, division, sigmoid) gets upstream's `fastmath<afn>` flag, which device code lowers to the OpenCL
-  `native_` built-ins;
+  sqrt, rsqrt, division, sigmoid) gets upstream's fast-math flag for it (`afn`, approximate functions; `arcp` on a
+  division), which device code lowers to the OpenCL `native_` built-ins;
 - a float multiply whose one use is an add or a subtract in its block contracts with it into `math.fma` (upstream's
   `contract`): a * b + c, c + a * b, a * b - c (as fma(a, b, -c)) and c - a * b (as fma(-a, b, c)).
 
