@@ -87,10 +87,10 @@ def atomic():
 
 
 EXPORTED = {"vector-add": vector_add, "softmax": softmax, "gemm": gemm, "layer-norm": layer_norm,
-            "attention": attention, "batched-gemm": batched_gemm, "column-sum": column_sum}
+            "attention": attention, "batched-gemm": batched_gemm, "column-sum": column_sum,
+            "slm-cooperative-gemm": slm_gemm}
 REFUSED = {  # kernel -> the construct its NotImplementedError names
     "gemm-bias-reduce": (bias_reduce, "array res, which 2D block messages cannot address"),
-    "slm-cooperative-gemm": (slm_gemm, "no upstream form for memref.alloc"),
     "atomic": (atomic, "no upstream form for xegpu.atomic_rmw"),
 }
 
@@ -122,6 +122,17 @@ def test_padding_is_a_select():
     assert text.count("arith.select") == 1 and text.count("vector.multi_reduction") == 2
 
 
+def test_slm_buffers_are_mem_descs_read_by_load_matrix():
+    """Tutorial 8's two buffers: workgroup memory of their bytes as mem_descs; the copies into them store_matrix,
+    the tile_mma operands load_matrix, at the offsets the loop computes; its barriers stay."""
+    text = slm_gemm().asm["mlir"]
+    assert text.count("memref.alloca() : memref<2048xi8, 3>") == 2
+    assert text.count("xegpu.create_mem_desc") == 2 and text.count("-> !xegpu.mem_desc<32x32xf16>") == 2
+    assert [line.split("{")[0].strip() for line in text.splitlines() if "load_matrix" in line] == [
+        "%23 = xegpu.load_matrix %5[%18, %22]", "%25 = xegpu.load_matrix %6[%24, %18]"]
+    assert text.count("xegpu.store_matrix") == 4 and text.count("gpu.barrier") == 2
+
+
 @needs_mlir_opt
 @pytest.mark.parametrize("name", EXPORTED)
 def test_upstream_parses_and_verifies(name):
@@ -129,6 +140,7 @@ def test_upstream_parses_and_verifies(name):
     printed = upstream_mlir.run_mlir_opt(text)
     assert printed.count("xegpu.load_nd") == text.count("xegpu.load_nd") > 0
     assert printed.count("xegpu.store_nd") == text.count("xegpu.store_nd") > 0
+    assert printed.count("xegpu.load_matrix") == text.count("xegpu.load_matrix")
 
 
 @pytest.mark.parametrize("name", REFUSED)
@@ -188,7 +200,8 @@ def test_gemm_zebin_through_upstream_pipeline_keeps_the_grf_mode():
         upstream_mlir.gpu_build(text, get_target("xe2"), f"{LARGE_GRF} -cl-fast-relaxed-math")
 
 
-PIPELINED = {"vector-add": vector_add, "batched-gemm": batched_gemm, "column-sum": column_sum}
+PIPELINED = {"vector-add": vector_add, "batched-gemm": batched_gemm, "column-sum": column_sum,
+             "slm-cooperative-gemm": slm_gemm}
 
 
 @needs_mlir_opt
@@ -196,12 +209,12 @@ PIPELINED = {"vector-add": vector_add, "batched-gemm": batched_gemm, "column-sum
 @pytest.mark.parametrize("name", PIPELINED)
 def test_more_kernels_through_upstream_pipeline(name):
     """Kernels without a reduction across subgroups (which upstream's pipeline refuses: softmax, layer norm, attention)
-    lower to SPIR-V that ocloc builds; a batched GEMM keeps its 2D block loads and DPAS."""
+    lower to SPIR-V that ocloc builds; the GEMMs (batched, and through SLM) keep their 2D block loads and DPAS."""
     target = get_target("xe-hpc")
     build = ocloc.gpu_build(upstream_mlir.lower_to_spirv(PIPELINED[name]().asm["mlir"], "pvc"), target,
                             target.dpas_build_options)
     assert isa_stats.block_messages(build.isa) and build.spill_bytes == 0
-    assert (isa_stats.dpas_count(build.isa) > 0) == (name == "batched-gemm")
+    assert (isa_stats.dpas_count(build.isa) > 0) == name.endswith("gemm")
 
 
 def test_mlir_string_unescape():

@@ -7,7 +7,8 @@ its offsets travel as index values (scf.for iter_args where the RFC carries the 
 layouts only where they sit on the anchor ops (`layout` on loads, stores and prefetches, `layout_a`/`layout_b`/
 `layout_cd` on dpas), propagates from there, and takes `layout_result_N` on the ops printed as they are (arith,
 math) where its propagation finds none (a relu after the GEMM loop); layout conversions that keep the subgroup
-split print nothing. Cache hints are left out. The kernel is a `gpu.func` with its workgroup size in a `gpu.module`, and every
+split print nothing. An SLM buffer is workgroup memory (address space 3) seen as upstream's `xegpu.mem_desc`,
+its blocks read and written by load_matrix and store_matrix. Cache hints are left out. The kernel is a `gpu.func` with its workgroup size in a `gpu.module`, and every
 memref argument has the launch's static shape and strides. An op upstream has no form for raises
 NotImplementedError naming it.
 """
@@ -20,7 +21,8 @@ import numpy as np
 
 from ..ir.attrs import Layout
 from ..ir.core import FuncOp, Operation, Value
-from ..ir.core_ops import ConstantOp, ForOp, IotaOp, SplatOp, ProgramIdOp, ReturnOp, YieldOp, format_scalar
+from ..ir.core_ops import (ConstantOp, ForOp, IotaOp, ProgramIdOp, ReturnOp, SlmAllocOp, SplatOp, YieldOp,
+                           format_scalar)
 from ..ir.printer import Printer
 from ..ir.types import DType, MemRefType, VectorType, bool_, index_dtype
 from ..ir.xegpu_ops import (CreateNdDescOp, DpasOp, LoadNdOp, MemRefSubviewOp, MultiReductionOp, PrefetchNdOp, StoreNdOp,
@@ -28,7 +30,7 @@ from ..ir.xegpu_ops import (CreateNdDescOp, DpasOp, LoadNdOp, MemRefSubviewOp, M
                             XeGPUConvertLayoutOp)
 
 ANCHOR_FIELDS = ("sg_layout", "sg_data", "inst_data")  # what upstream reads at the workgroup level
-PRINTED_AS_IS = ("arith.", "math.")  # dialects whose ops our printer writes as upstream does
+PRINTED_AS_IS = ("arith.", "math.", "gpu.barrier")  # ops our printer writes as upstream does
 REDUCTION_START = {"add": 0, "mul": 1, "maxnumf": -math.inf, "minnumf": math.inf}  # upstream's accumulator
 
 
@@ -42,10 +44,12 @@ class ArrayShape:
 @dataclass(frozen=True)
 class Block:
     """A descriptor at the upstream level: the created descriptor's name, the names of its index offsets and the
-    shape of its memref."""
+    shape of its memref; for a block of an SLM buffer, `matrix` is the type of the buffer's `xegpu.mem_desc` (named
+    `desc`), which upstream reads and writes with load_matrix and store_matrix."""
     desc: str
     offsets: tuple[str, ...]
     extents: tuple[int, ...]
+    matrix: str | None = None
 
 
 def anchor_layout(layout: Layout | None, perm: tuple[int, ...] | None = None) -> str:
@@ -92,6 +96,7 @@ class UpstreamPrinter(Printer):
         self.blocks: dict[Value, Block] = {}
         self.memrefs: dict[Value, str] = {}  # memref argument -> its upstream type
         self.arrays: dict[Value, ArrayShape] = {}  # memref argument -> its launch shape
+        self.matrices: dict[Value, str] = {}  # SLM buffer -> the type of its mem_desc
 
     def attr_dict(self, op: Operation, attrs: dict | None = None) -> str:
         """For the ops printed as they are: their attributes and the layouts of their vector results, which
@@ -114,6 +119,14 @@ class UpstreamPrinter(Printer):
     def at(self, v: Value) -> str:
         block = self.block(v)
         return f"{block.desc}[{', '.join(block.offsets)}]"
+
+    def global_block(self, v: Value, op: Operation) -> Block:
+        """The block of `v`, which `op` (upstream has no form of it on SLM) needs in global memory."""
+        block = self.block(v)
+        if block.matrix is not None:
+            raise NotImplementedError(f"upstream MLIR export: {op.name} of a block in shared local memory (upstream's "
+                                      "load_matrix neither pads nor transposes, and nothing prefetches there)")
+        return block
 
     def print_op(self, op: Operation, indent: int) -> None:
         handler = HANDLERS.get(type(op))
@@ -178,8 +191,23 @@ def print_program_id(p: UpstreamPrinter, op: ProgramIdOp, indent: int) -> None:
     p.line(indent, f"{p.name(op.result)} = arith.index_cast {block_id} : index to {op.result.type}")
 
 
+def print_slm_alloc(p: UpstreamPrinter, op: SlmAllocOp, indent: int) -> None:
+    """An SLM buffer: workgroup memory of its bytes (address space 3) seen as upstream's `mem_desc` of its shape."""
+    t = op.result.type
+    raw = f"memref<{math.prod(t.shape) * t.dtype.bits // 8}xi8, 3>"
+    matrix = f"!xegpu.mem_desc<{'x'.join(map(str, t.shape))}x{t.dtype.mlir}>"
+    storage = p.fresh("slm")
+    p.line(indent, f"{storage} = memref.alloca() : {raw}")
+    p.line(indent, f"{p.name(op.result)} = xegpu.create_mem_desc {storage} : {raw} -> {matrix}")
+    p.matrices[op.result] = matrix
+
+
 def print_create(p: UpstreamPrinter, op: CreateNdDescOp, indent: int) -> None:
     base, *offsets = op.operands
+    if base in p.matrices:  # a block of an SLM buffer: its mem_desc and offsets, read by load_matrix
+        p.blocks[op.result] = Block(p.name(base), tuple(p.name(v) for v in offsets), base.type.shape,
+                                    p.matrices[base])
+        return
     desc = p.name(op.result)
     p.line(indent, f"{desc} = xegpu.create_nd_tdesc {p.name(base)} : {p.memrefs[base]} -> "
                    f"{tdesc_type(op.result.type)}")
@@ -197,8 +225,20 @@ def print_update(p: UpstreamPrinter, op: UpdateNdOffsetOp, indent: int) -> None:
     p.blocks[op.result] = Block(block.desc, tuple(moved), block.extents)
 
 
+def matrix_operands(block: Block) -> str:
+    """The types after a load_matrix's or store_matrix's mem_desc: its own and its dynamic offsets'."""
+    return ", ".join([block.matrix, *["index"] * len(block.offsets)])
+
+
 def print_load(p: UpstreamPrinter, op: LoadNdOp, indent: int) -> None:
     (t,) = op.operands
+    block = p.block(t)
+    if block.matrix is not None and not op.transpose and op.padding == 0:
+        p.line(indent, f"{p.name(op.result)} = xegpu.load_matrix {p.at(t)}"
+                       f"{attributes({'layout': anchor_layout(op.result.layout)})} : {matrix_operands(block)} -> "
+                       f"{op.result.type}")
+        return
+    p.global_block(t, op)
     attrs = {"layout": anchor_layout(op.result.layout, op.transpose)}
     if op.transpose:
         attrs["transpose"] = f"array<i64: {', '.join(map(str, op.transpose))}>"
@@ -295,12 +335,18 @@ def print_store(p: UpstreamPrinter, op: StoreNdOp, indent: int) -> None:
     if op.valid is not None:
         raise NotImplementedError("upstream MLIR export: store_nd of a padded block (valid)")
     layout = {"layout": anchor_layout(value.layout)}
+    block = p.block(t)
+    if block.matrix is not None:
+        p.line(indent, f"xegpu.store_matrix {p.name(value)}, {p.at(t)}{attributes(layout)} : {value.type}, "
+                       f"{matrix_operands(block)}")
+        return
     p.line(indent, f"xegpu.store_nd {p.name(value)}, {p.at(t)}{attributes(layout)} : {value.type}, "
                    f"{tdesc_type(t.type)}")
 
 
 def print_prefetch(p: UpstreamPrinter, op: PrefetchNdOp, indent: int) -> None:
     (t,) = op.operands
+    p.global_block(t, op)
     layout = {"layout": anchor_layout(t.type.layout)}
     p.line(indent, f"xegpu.prefetch_nd {p.at(t)}{attributes(layout)} : {tdesc_type(t.type)}")
 
@@ -330,7 +376,7 @@ def print_for(p: UpstreamPrinter, op: ForOp, indent: int) -> None:
     """Descriptor iter_args become their offsets: the created descriptor serves the whole loop."""
     lower, upper, step, *inits = op.operands
     iv, *args = op.body.args
-    pairs, types, result_names = [], [], []
+    pairs, types = [], []
     for init, arg in zip(inits, args):
         if isinstance(init.type, TensorDescType):
             block = p.block(init)
@@ -390,7 +436,8 @@ HANDLERS = {ProgramIdOp: print_program_id, CreateNdDescOp: print_create, UpdateN
             LoadNdOp: print_load, StoreNdOp: print_store, PrefetchNdOp: print_prefetch, DpasOp: print_dpas,
             XeGPUConvertLayoutOp: print_convert, ForOp: print_for, ReturnOp: print_return, ConstantOp: print_constant,
             MultiReductionOp: print_reduction, VectorBroadcastOp: print_broadcast, IotaOp: print_iota,
-            MemRefSubviewOp: print_subview, SplatOp: print_broadcast, VectorTransposeOp: print_transpose}
+            MemRefSubviewOp: print_subview, SplatOp: print_broadcast, VectorTransposeOp: print_transpose,
+            SlmAllocOp: print_slm_alloc}
 
 
 def export_mlir(func: FuncOp, arrays: dict[str, ArrayShape], workgroup_size: int) -> str:
