@@ -12,8 +12,9 @@ queue. The four take turns in rounds of 100 calls, each round starting on a drai
 timed), so a passing load on the machine falls on all of them. `--interface` adds the same table for arrays known by
 their `__sycl_usm_array_interface__` alone (over dpctl.memory, as a library without dpnp's arrays gives them).
 `--torch` adds the torch path (`torch_rows`): torch CPU tensors beside numpy arrays, an xetile.torch op, the
-binding of each (`kernel.fast_bind`: the launch's own host work before the copies, where the two paths differ), and
-the op's own cost (torch's custom-op dispatch, the output's allocation): the launch and the op on an empty grid.
+binding of each and its plan's lookup (`kernel.fast_bind` and `kernel.cache.plans`: the launch's own host work before
+the copies, where the two paths differ), and the op's own cost (torch's custom-op dispatch, the output's
+allocation): the launch and the op on an empty grid.
 
 The first-launch table runs the tutorial GEMM (256 x 256 x 256 f32, numpy arrays) in child processes: `cold` with
 an empty XETILE_CACHE_DIR, `warm cache` in a new process on the cache `cold` filled, `hot` the second launch in
@@ -135,6 +136,11 @@ def launch_row(kernel, count: int, launches: int, kind: str = "dpnp") -> dict:
     return row
 
 
+def bound_plan(kernel, args):
+    """The plan of a launch of `kernel` with `args`, found as the launch finds it (jit/kernel.py Kernel.run)."""
+    return kernel.cache.plans[kernel.fast_bind(args, {})[0]]
+
+
 def torch_rows(launches: int) -> list[dict]:
     """The torch path beside the direct launch (`--torch`): the same kernel on torch CPU tensors and on numpy arrays
     (both staged to the device and copied back: runtime/torch_tensors.py), and, for 3 arrays, the kernel as an
@@ -146,8 +152,8 @@ def torch_rows(launches: int) -> list[dict]:
         arrays = [np.ones((1, 16), np.float32) for _ in range(count)]
         tensors = [torch.ones(1, 16) for _ in range(count)]
         variants = {"numpy": lambda: kernel[(1,)](*arrays), "torch": lambda: kernel[(1,)](*tensors),
-                    # what the torch path adds, without the synchronous launch's noise: the plan's binding
-                    "bind numpy": lambda: kernel.fast_bind(arrays, {}), "bind torch": lambda: kernel.fast_bind(tensors, {})}
+                    # what the torch path adds, without the synchronous launch's noise: the binding, the plan lookup
+                    "bind numpy": lambda: bound_plan(kernel, arrays), "bind torch": lambda: bound_plan(kernel, tensors)}
         if count == 3:
             op = xetile.torch.op("bench_launch::copy3", copy3, outputs={"a2": lambda a0, a1: (a0.shape, a0.dtype)},
                                  grid=lambda a0, a1: (1,))

@@ -23,7 +23,7 @@ import xetile_jit as xetile
 from usm_arrays import DLPackOnly, Dpnp, Interface, needs_dpnp
 from xetile_jit.compiler.pipeline import STAGE_NAMES
 from xetile_jit.jit import kernel as jit
-from xetile_jit.runtime import usm_entries
+from xetile_jit.runtime import ordering, usm_entries
 from xetile_jit.runtime.device import named_device
 
 DEVICE = "opencl:cpu"
@@ -363,6 +363,39 @@ def test_short_lived_arrays_launched_asynchronously(usm_kind):
         np.testing.assert_array_equal(usm_kind.asnumpy(out), np.full((2, 16), i + 1.0, np.float32))
     (plan,) = add_one.cache.plans.values()
     assert plan.asynchronous
+
+
+def test_a_new_grid_is_normalized_and_checked_at_its_launch(usm_kind):
+    """A plan keeps the ranges of the last tuple grid it checked (LaunchPlan.grid_ranges), found by the tuple's
+    identity: another tuple, a callable grid and a grid beyond the work-item limit are each taken as they are."""
+    add_one.cache.clear()
+    x, y = usm_kind.asarray(np.arange(64).reshape(4, 16)), usm_kind.asarray(np.zeros((4, 16)))
+    one = (1,)
+    add_one[one](x, y, BM=1, BN=16)
+    (plan,) = add_one.cache.plans.values()
+    assert plan.grid_ranges[:3] == (one, (1, 1, 1), [1, 1, plan.workgroup_size])
+    add_one[(4,)](x, y, BM=1, BN=16)
+    np.testing.assert_array_equal(usm_kind.asnumpy(y), np.arange(64).reshape(4, 16) + 1)
+    add_one[lambda meta: (2, 1)](x, y, BM=2, BN=16)
+    np.testing.assert_array_equal(usm_kind.asnumpy(y), np.arange(64).reshape(4, 16) + 1)
+    with pytest.raises(xetile.LaunchError, match="work-items; a SYCL launch takes at most 2"):
+        add_one[(2**31,)](x, y, BM=1, BN=16)
+    assert plan.grid_ranges[1] == (4, 1, 1)
+
+
+def test_completed_launches_are_let_go_every_drop_every_launches(usm_kind, queue):
+    """The launches kept alive (runtime/ordering.py) are looked at every DROP_EVERY-th launch on a queue: here each
+    has completed before the next, so the list grows to DROP_EVERY and starts over."""
+    add_one.cache.clear()
+    x = usm_kind.asarray(np.zeros((1, 16)))
+    xetile.synchronize()
+    lengths = []
+    for _ in range(2 * ordering.DROP_EVERY + 1):
+        add_one[(1,)](x, x, BM=1, BN=16)
+        queue.wait()
+        lengths.append(len(ordering._pending[queue]))
+    assert lengths == [*range(1, ordering.DROP_EVERY + 1)] * 2 + [1]
+    np.testing.assert_array_equal(usm_kind.asnumpy(x), np.full((1, 16), 2.0 * ordering.DROP_EVERY + 1, np.float32))
 
 
 def test_an_interface_arrays_entry_does_not_keep_it(queue):

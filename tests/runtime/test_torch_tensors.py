@@ -126,6 +126,21 @@ def test_a_relaunched_tensor_is_read_as_it_is_at_each_launch():
     assert alive() is None
 
 
+def test_tensors_of_one_layout_launch_with_one_plan():
+    """A CPU tensor's key part is a token for its view's layout (jit/launch_plan.py tensor_key), the same whether its
+    view was made at the launch or kept from the one before: new tensors of one layout, launched twice each, find
+    the plan the first made; another dtype makes another."""
+    add_one.cache.clear()
+    for value in range(3):
+        x, y = torch.full((8, 16), float(value)), torch.zeros(8, 16)
+        for _ in range(2):
+            add_one[(1,)](x, y, BM=8, BN=16, device="numpy")
+        assert torch.equal(y, x + 1)
+    assert len(add_one.cache.plans) == 1
+    add_one[(1,)](torch.zeros(8, 16, dtype=torch.float16), torch.zeros(8, 16), BM=8, BN=16, device="numpy")
+    assert len(add_one.cache.plans) == 2
+
+
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 def test_a_dtype_numpy_lacks_or_the_kernels_lack_is_a_launch_error():
     with pytest.raises(xetile.LaunchError, match="dtype float64 is not supported"):

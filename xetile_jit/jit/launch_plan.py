@@ -40,7 +40,7 @@ from ..runtime.memory import interface_pointer, prepare_arguments, size_args, us
 from ..runtime.profiling import launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
 from ..runtime.torch_tensors import host_view, is_tensor_type, unowned_view
-from ..runtime.usm_entries import entries_get, entry, interface_entry
+from ..runtime.usm_entries import entries_get, entry, interface_entry, key_token
 from ..target.block_io import BLOCK_BASE_ALIGN
 
 # read by select_device (the device and its target) and CompileOptions
@@ -49,6 +49,7 @@ MAX_PLANS = 1024  # per kernel; a full cache starts over
 SCALARS = (bool, int, float, np.generic)
 MAX_KEY_FUNCTIONS = 256  # argument types whose key function is remembered; a full table starts over
 MAX_HOST_VIEWS = 4096  # CPU tensors whose host view is kept (tensor_key)
+NO_GRID = object()  # no launch's grid (LaunchPlan.grid_ranges before the first)
 
 
 def refresh_dpnp_types(specializer) -> bool:
@@ -74,9 +75,9 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
         return None
     dpnp_array, usm_ndarray = dpnp_types()
     # the generated code's own names start with "_xt_", so that no parameter name shadows them
-    namespace = {"_xt_DpnpArray": dpnp_array, "_xt_usm_ndarray": usm_ndarray, "_xt_other_key": other_key,
-                 "_xt_hashable": hashable, "_xt_environment": environment, "_xt_type": type,
-                 "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry}
+    namespace = {"_xt_DpnpArray": dpnp_array, "_xt_usm_ndarray": usm_ndarray, "_xt_key_of": _key_functions.get,
+                 "_xt_key_function": key_function, "_xt_hashable": hashable, "_xt_environment": environment,
+                 "_xt_type": type, "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry}
     pieces, star, body, keys, parts = [], False, [], [], []
     for i, p in enumerate(params):
         if p.kind is Parameter.KEYWORD_ONLY and not star:
@@ -92,7 +93,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
         if name in constexprs:
             body.append(f"    {key} = _xt_hashable({name})")
             parts.append("None")
-        else:  # usm_ndarray inline (the hot case: its entry, runtime/usm_entries.py), the rest in other_key
+        else:  # usm_ndarray inline (the hot case: its entry, runtime/usm_entries.py), the rest by key_function
             found, part = f"_xt_entry_{i}", f"_xt_part_{i}"
             parts.append(part)
             usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
@@ -101,9 +102,11 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                    f"            {found} = _xt_make_entry({name})",
                    f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
                    f"        if {part} is None:", "            _xt_whole = False"]
-            body += [f"    if _xt_type({name}) is _xt_DpnpArray:", f"        {name} = {name}.get_array()", *usm,
-                     f"    elif _xt_type({name}) is _xt_usm_ndarray:", *usm,
-                     "    else:", f"        {key}, {name}, {part} = _xt_other_key({name!r}, {name})",
+            body += [f"    _xt_kind = _xt_type({name})",
+                     "    if _xt_kind is _xt_DpnpArray:", f"        {name} = {name}.get_array()", *usm,
+                     "    elif _xt_kind is _xt_usm_ndarray:", *usm,
+                     "    else:", "        _xt_key = _xt_key_of(_xt_kind) or _xt_key_function(_xt_kind)",
+                     f"        {key}, {name}, {part} = _xt_key({name!r}, {name})",
                      f"        if {key} is None:", "            return None",
                      f"        if {part} is None:", "            _xt_whole = False",
                      "        else:", "            _xt_usm = True"]
@@ -120,19 +123,12 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     return namespace["specialize"]
 
 
-def other_key(name: str, value):
-    """The key part of an argument that is not a usm_ndarray, the value as launched and, for a USM array known by its
-    interface, its kernel arguments (runtime/usm_entries.py; None for the others); or (None, None, None). Which of
-    the key functions below applies is decided once per type (`key_function`): the isinstance tests cost ~1.5 us an
-    argument on a loaded 2-core machine, as much as the rest of a numpy array's key."""
-    key_of = _key_functions.get(type(value))
-    if key_of is None:
-        key_of = key_function(type(value))
-    return key_of(name, value)
-
-
 def key_function(kind: type):
-    """The key function of the arguments of type `kind`, remembered (MAX_KEY_FUNCTIONS types)."""
+    """The key function of the arguments of type `kind`, remembered (MAX_KEY_FUNCTIONS types), for an argument that
+    is not a usm_ndarray: it gives the argument's key part, its value as launched and, for a USM array known by its
+    interface, its kernel arguments (runtime/usm_entries.py; None for the others); or (None, None, None). The
+    specializer looks it up by the argument's type: the isinstance tests cost ~1.5 us an argument on a loaded 2-core
+    machine, as much as the rest of a numpy array's key."""
     if kind is np.ndarray:
         key_of = numpy_key
     elif issubclass(kind, SCALARS):
@@ -162,7 +158,8 @@ def tensor_key(name: str, tensor):
     in-place ops (`t_`, `resize_`, `set_`) and `.data = ...` change them: its type, address, dtype, shape and strides,
     and its negative bit (a view with it set, which `Tensor.numpy()` refuses, is never kept). The view kept is made
     over the memory by address alone, so it keeps no tensor alive, and it is right for any tensor that has the id and
-    all of these when launched. Those reads cost a tensor about half of what `Tensor.numpy()` did
+    all of these when launched. The key part is a token (usm_entries.key_token) standing for the view's numpy key,
+    so that the plan key hashes an int for it. The reads cost a tensor ~0.5 us more than a numpy array's whole key
     (docs/performance.md "The torch path")."""
     if not tensor.is_cpu:
         return interface_key(name, tensor)
@@ -178,7 +175,7 @@ def host_view_key(name: str, tensor, layout: tuple, kept: tuple | None):
     alone: torch_tensors.unowned_view) when its id had this layout at its last launch, so that a tensor made for one
     launch (an op's output) pays no more than its view; MAX_HOST_VIEWS ids, a full table starts over."""
     view = host_view(tensor)
-    key = numpy_key(name, view, type(tensor))[0]
+    key = key_token(numpy_key(name, view, type(tensor))[0])
     if view.size:
         again = kept is not None and kept[0] == layout
         if len(_host_views) >= MAX_HOST_VIEWS:
@@ -208,8 +205,8 @@ def interface_key(name: str, value):
 
 
 _key_functions: dict[type, object] = {}
-# id of a CPU tensor -> ((type, address, dtype, shape, strides) at its last launch, its key part, its host view by
-# address or None when launched once: tensor_key)
+# id of a CPU tensor -> ((type, address, dtype, shape, strides) at its last launch, its key part's token, its host
+# view by address or None when launched once: tensor_key)
 _host_views: dict[int, tuple] = {}
 
 
@@ -248,6 +245,10 @@ class LaunchPlan:
     checked: bool = False  # check_launch's device limits passed once
     interpret_check: bool | None = None  # the `check` launch option (jit/kernel.py interpret_check)
     workgroup_size: int = 0  # the compiled kernel's, read once (a property chain of 0.5 us)
+    # (grid, as 3 ints, its SYCL global and local ranges) of the last tuple grid a SYCL launch checked: a tuple never
+    # changes, and `kernel[(n,)]` with a literal passes the same one at each launch, which then skips the grid's
+    # normalization, its work-item check and its ranges (the ranges' lists are only read by dpctl)
+    grid_ranges: tuple = (NO_GRID, None, None, None)
 
     @classmethod
     def of(cls, compiled, device: Device, names, constexprs: dict, values, lock,
@@ -270,7 +271,9 @@ class LaunchPlan:
         arguments of each USM array the specializer found in its entry (runtime/usm_entries.py; None: none found), and
         `args`, all of the kernel arguments when the parts are (else None); the event of a SYCL launch, None on the
         numpy device or for an empty grid."""
-        grid = fast_grid(grid) or normalize_grid(grid, self.constexprs)
+        ranges = self.grid_ranges
+        new_grid = ranges[0] is not grid
+        given, grid = grid, (fast_grid(grid) or normalize_grid(grid, self.constexprs)) if new_grid else ranges[1]
         for i in self.written:
             if read_only(values[i]):
                 raise LaunchError(f"argument '{self.names[i]}' is read-only but the kernel writes it")
@@ -289,11 +292,15 @@ class LaunchPlan:
             check_launch(self.device.queue.sycl_device, grid, size)
             with self.lock:
                 self.sycl_kernel, self.checked = self.compiled.sycl_kernel(self.device.queue), True
-        check_work_items(grid, size)
+        if new_grid:
+            check_work_items(grid, size)
+            ranges = (given, grid, [grid[2], grid[1], grid[0] * size], [1, 1, size])  # SYCL order (sycl.py)
+            if type(given) is tuple:
+                self.grid_ranges = ranges
         queue = self.device.queue
         run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
-        if self.asynchronous:  # the ranges in SYCL order (sycl.py), made here: the hot path; the values are kept
-            return submit_ranges(run_on, self.sycl_kernel, [grid[2], grid[1], grid[0] * size], [1, 1, size],
+        if self.asynchronous:  # the hot path; the values are kept
+            return submit_ranges(run_on, self.sycl_kernel, ranges[2], ranges[3],
                                  self.kernel_args(values, parts) if args is None else args, wait=False,
                                  owners=values, ordered_with=queue)
         global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)

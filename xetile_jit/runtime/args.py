@@ -271,7 +271,8 @@ def read_only(value) -> bool:
     if flags is None:
         usm = None if isinstance(value, DPCTL_MEMORY) else usm_interface(value)
         return usm is not None and bool(usm["data"][1])
-    return not getattr(flags, "writeable", getattr(flags, "writable", True))
+    writable = getattr(flags, "writable", None)  # dpnp's spelling first: its arrays launch asynchronously (hot)
+    return not (getattr(flags, "writeable", True) if writable is None else writable)
 
 
 def runtime_value(spec, value):

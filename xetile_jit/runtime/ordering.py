@@ -9,8 +9,11 @@ then for its own kernel; a launch on another queue than its USM arrays' waits fo
 `SyclQueue.submit_async` leaves the kernel's arguments' lifetime to the caller: an asynchronous launch keeps its
 arguments (USM memory objects) and their owners (the arrays launched: a memory object made from an interface's
 address alone owns nothing, memory.interface_memory) here until its event completes, so an array freed right after
-the launch is not freed under the running kernel. Completed launches are dropped at the next launch on the queue and at
-`synchronize`. Thread safe: one lock guards dpctl's order managers and the pending lists.
+the launch is not freed under the running kernel. Completed launches are dropped at every DROP_EVERY-th launch on the
+queue and at `synchronize`: reading an event's status costs more than anything else a launch adds to dpctl's own
+ordered submit (~5 us of a launch on the 2-core machine while kernels run, docs/performance.md), so a launch looks
+only now and then, and an array dropped after its kernel ran lives at most DROP_EVERY launches longer. Thread safe:
+one lock guards dpctl's order managers and the pending lists.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import dpctl
 import dpctl.utils
 
 _COMPLETE = dpctl.event_status_type.complete
+DROP_EVERY = 16  # launches on a queue between two looks for its completed launches (module docstring)
 # guards dpctl's order managers and the pending lists: dpctl 0.22's SequentialOrderManager[queue] is one object for
 # every thread (its ContextVar's default map is shared) and not thread safe; a suite run's four-thread launch test once
 # crashed inside its wait
@@ -45,7 +49,8 @@ def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range
             pending = _pending.get(queue)
             if pending is None:
                 pending = _pending[queue] = deque()
-            drop_completed(pending)
+            if len(pending) % DROP_EVERY == 0:
+                drop_completed(pending)
             pending.append((event, args, owners))
             return event
     event.wait()
