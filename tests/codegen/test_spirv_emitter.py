@@ -9,6 +9,7 @@ from llvmlite import ir
 from spirv_tools import cpu_queue, disassemble, validate
 from usm_arrays import UsmArray
 
+from xetile_jit.codegen.llvm.core import loop_id
 from xetile_jit.codegen.spirv import emit_spirv
 from xetile_jit.runtime import sycl
 
@@ -517,6 +518,48 @@ def test_inlining_attributes_become_function_controls():
     assert "%always = OpFunction %float Inline" in text
     assert "%never = OpFunction %float DontInline" in text
     assert "%either = OpFunction %float None" in text
+
+
+def hinted_loop(module: ir.Module, early_exit: bool) -> None:
+    """A kernel counting to its argument in a loop whose back edge asks not to be unrolled; with `early_exit` the
+    body may also leave the loop for a block of its own."""
+    fn, b = kernel(module, "hinted", I32)
+    entry, header, body, done = b.block, *(fn.append_basic_block(name) for name in ("header", "body", "done"))
+    b.branch(header)
+    b.position_at_end(header)
+    i = b.phi(I32, "i")
+    b.cbranch(b.icmp_signed("<", i, fn.args[0]), body, done)
+    b.position_at_end(body)
+    next_i = b.add(i, ir.Constant(I32, 1))
+    if early_exit:
+        latch, bail = fn.append_basic_block("latch"), fn.append_basic_block("bail")
+        b.cbranch(b.icmp_signed("==", next_i, ir.Constant(I32, 7)), bail, latch)
+        b.position_at_end(bail)
+        b.ret_void()
+        b.position_at_end(latch)
+    b.branch(header).set_metadata("llvm.loop", loop_id(module, ("llvm.loop.unroll.disable",)))
+    i.add_incoming(ir.Constant(I32, 0), entry)
+    i.add_incoming(next_i, b.block)
+    b.position_at_end(done)
+    b.ret_void()
+
+
+def test_loop_hints_become_a_loop_merge():
+    """`llvm.loop.unroll.disable` on a back edge is OpLoopMerge DontUnroll in the loop's header, naming the loop's
+    exit and the back edge's block; a loop with two exit blocks has no merge block to name."""
+    module = ir.Module()
+    hinted_loop(module, early_exit=False)
+    binary = emit_spirv(module)
+    validate(binary)
+    text = disassemble(binary)
+    header = text[text.index("%header = OpLabel"):text.index("%body = OpLabel")].split()
+    merge, branch = header[-8:-4], header[-4:]
+    assert merge == ["OpLoopMerge", "%done", "%body", "DontUnroll"] and text.count("OpLoopMerge") == 1
+    assert branch[0] == "OpBranchConditional" and branch[2:] == ["%body", "%done"]
+    two_exits = ir.Module()
+    hinted_loop(two_exits, early_exit=True)
+    with pytest.raises(NotImplementedError, match="loop hints on a loop with 2 exit blocks"):
+        emit_spirv(two_exits)
 
 
 def test_generic_address_space(rng):

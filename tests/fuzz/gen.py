@@ -1102,8 +1102,6 @@ def cas_case(gen: Gen) -> None:
               stem="old")
 
 
-DISABLED["break_loop"] = ("a store of a partial row after a loop with both a break and a continue writes only its "
-                          "first element in SPIR-V on opencl:cpu (tests/language/test_early_exits.py, xfail)")
 FAMILIES = register_cases({"while_loop": (while_case, 1), "break_loop": (break_case, 0.5),
                            "return_if": (return_case, 0.5), "atomic_cas": (cas_case, 0.5)})
 

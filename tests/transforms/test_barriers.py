@@ -15,9 +15,12 @@ from xetile_jit.ir import core_ops as C
 from xetile_jit.ir import xegpu_ops as G
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
+from xetile_jit.transforms.xegpu.barriers import Barriers
+from xetile_jit.transforms.xetile.to_xegpu import xetile_to_xegpu
 
 ROUND_ROBIN = xetile.Layout(sg_layout=[2, 2], sg_data=[2, 8])  # over 8x32: four pieces per subgroup, none shared
 WRAPPED = xetile.Layout(sg_layout=[4, 2], sg_data=[4, 8])      # over 8x32: subgroups 0 and 2 hold the same rows
+HALVES = xetile.Layout(sg_layout=[2, 1], sg_data=[4, 16])      # over 8x16: four rows each
 
 
 def count(func, op_class) -> int:
@@ -188,3 +191,28 @@ def test_stores_to_different_batches_need_no_barrier(rng, on_each_device):
     assert count(stages["xegpu-wg"], C.BarrierOp) == count(stages["xegpu-sg"], C.BarrierOp) == 0
     four_batches[(1, 1)](a, b, c, 32, **consts)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+@xetile.kernel
+def loops_in_a_row(x, counts, y, LOOPS: xetile.constexpr):
+    """LOOPS loops one after another, each left by a `break` and stepping by a `continue` (an scf.while with scf.ifs
+    in both regions), on a tile two subgroups share."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 16], layout=HALVES))
+    for j in xetile.static_range(LOOPS):
+        for i in range(4):
+            if i >= counts[j]:
+                break
+            if i % 2 == 1:
+                continue
+            v = v + 1.0
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [8, 16], layout=HALVES), v)
+
+
+def test_loops_in_a_row_hand_on_each_access_once():
+    """Fuzzer (break_loop kind, seed 1, batch 0): what a loop or `if` left unordered started with what came before
+    it, and was appended to it, so the list doubled at each; seven such loops in a kernel hung the pass."""
+    func = loops_in_a_row.warmup(np.zeros((8, 16), np.float32), np.full(3, 3, np.int32),
+                                 np.zeros((8, 16), np.float32), LOOPS=3, target="numpy").func
+    workgroup = xetile_to_xegpu(lower(func, "xetile-layouts")["xetile-layouts"])
+    pending = Barriers(workgroup).order(workgroup.body, [])
+    assert len(pending) == len(set(pending)) == 3   # x read, counts read (one access in the three loops), y written

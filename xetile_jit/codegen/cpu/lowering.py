@@ -128,6 +128,10 @@ class CpuLowering(XeGPULowering):
     lanes_class = CpuLanes
     dpas_class = CpuDpas
     fast_block_paths = False
+    # An scf.while whose exit tests a flag it carries (a `for` with a `break`) under a constant bound: the OpenCL CPU
+    # compiler unrolls it fully by that bound, leaving an exit its vectorizer refuses ("loop with multiple exits"),
+    # and then runs the kernel unvectorized, every work-item as sub-group lane 0 (a partial row stores one element).
+    while_loop_hints = ("llvm.loop.unroll.disable",)
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target, definitions)

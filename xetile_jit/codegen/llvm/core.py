@@ -193,6 +193,14 @@ class NdMemRef:
     strides: tuple[ir.Value, ...]
 
 
+def loop_id(module: ir.Module, hints: tuple[str, ...]) -> ir.MDValue:
+    """A new `!llvm.loop` node: itself, then one `!{!"<hint>"}` per hint. Built directly, as llvmlite's
+    add_metadata would hand every loop with the same hints one shared node."""
+    node = ir.MDValue(module, [module.add_metadata([hint]) for hint in hints], name=str(len(module.metadata)))
+    node.operands = (node, *node.operands)
+    return node
+
+
 def within(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
     """i1: 0 <= i < n (i64)."""
     return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
@@ -237,6 +245,9 @@ class LLVMLowering:
     """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module, and `text`
     that module's text. What the lowering works on is its `context` (codegen/llvm/context.py); `func`, `module`,
     `target`, `builder` and `values` read it."""
+
+    # the `!llvm.loop` hints on every scf.while's back edge (the SPIR-V emitter makes them loop controls)
+    while_loop_hints: tuple[str, ...] = ()
 
     def __init__(self, func: FuncOp, target: Target | None = None):
         module = ir.Module(name=func.sym_name)
@@ -552,7 +563,9 @@ class LLVMLowering:
         yielded = self.lower_block(op.after, forwarded)
         for phi, value in zip(parts, self.components.carried_parts(yielded)):
             phi.add_incoming(value, b.block)
-        b.branch(header)
+        back_edge = b.branch(header)
+        if self.while_loop_hints:
+            back_edge.set_metadata("llvm.loop", loop_id(self.module, self.while_loop_hints))
         b.position_at_end(end)
         return forwarded
 

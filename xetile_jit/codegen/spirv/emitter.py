@@ -41,6 +41,11 @@ Built-in naming convention (what the LLVM lowering declares and calls):
   at level 1 (L3), each through a decoration group (SpirvModule.group_decorate); a memory instruction through the
   result takes those controls.
 
+A back edge (`br label %header`) carrying `!llvm.loop` metadata with hints of _LOOP_CONTROLS (e.g.
+`llvm.loop.unroll.disable`) gives its loop's header an `OpLoopMerge` naming the loop's one exit block as merge block,
+the back edge's block as continue target and those controls (DontUnroll): how OpenCL SPIR-V passes loop hints to
+the driver, as the Khronos translator writes them. Only loops with a single exit block take hints.
+
 Anything the emitter cannot translate raises NotImplementedError naming the instruction or type.
 """
 from __future__ import annotations
@@ -53,6 +58,8 @@ from . import spec
 from .module import SpirvModule, is_bool, splat
 
 BUILTIN_PREFIX = "__spirv_"
+
+_LOOP_CONTROLS = {"llvm.loop.unroll.disable": spec.LoopControlDontUnroll}
 
 _ARITHMETIC = {
     "add": spec.OpIAdd, "sub": spec.OpISub, "mul": spec.OpIMul, "sdiv": spec.OpSDiv, "udiv": spec.OpUDiv,
@@ -138,12 +145,57 @@ def emit_spirv(module: ir.Module, subgroup_size: int | None = None) -> bytes:
     return spv.binary()
 
 
+def successors(block: ir.Block) -> list[ir.Block]:
+    """The blocks `block` branches to (none before it has a terminator: the emitter then names what it lacks)."""
+    terminator = block.terminator
+    return [] if terminator is None else [operand for operand in terminator.operands if isinstance(operand, ir.Block)]
+
+
+def loop_merges(fn: ir.Function) -> dict[ir.Block, tuple[ir.Block, ir.Block, int]]:
+    """OpLoopMerge's operands (merge block, continue target, loop control) by loop header, for the loops whose back
+    edge carries hints (the module docstring). The loop is the header and the blocks that reach the back edge's
+    block without passing through the header."""
+    predecessors: dict[ir.Block, list[ir.Block]] = {block: [] for block in fn.blocks}
+    for block in fn.blocks:
+        for successor in successors(block):
+            predecessors[successor].append(block)
+    merges = {}
+    for latch in fn.blocks:
+        hints = None if latch.terminator is None else latch.terminator.metadata.get("llvm.loop")
+        if hints is None:
+            continue
+        header, = successors(latch)
+        loop, pending = {header}, [latch]
+        while pending:
+            block = pending.pop()
+            if block not in loop:
+                loop.add(block)
+                pending += predecessors[block]
+        exits = {successor for block in loop for successor in successors(block)} - loop
+        if len(exits) != 1:
+            raise NotImplementedError(f"SPIR-V emitter: loop hints on a loop with {len(exits)} exit blocks")
+        merges[header] = (*exits, latch, loop_control(hints))
+    return merges
+
+
+def loop_control(loop_id: ir.MDValue) -> int:
+    """The LoopControl bits of an `!llvm.loop` node: its first operand is the node itself, each other one a hint."""
+    control = 0
+    for hint in loop_id.operands[1:]:
+        name = hint.operands[0].string
+        if name not in _LOOP_CONTROLS:
+            raise NotImplementedError(f"SPIR-V emitter: loop hint {name}")
+        control |= _LOOP_CONTROLS[name]
+    return control
+
+
 class _FunctionEmitter:
     """Emits one function body into the definitions section, one handler per LLVM instruction kind."""
 
     def __init__(self, spv: SpirvModule, fn: ir.Function):
         self.spv, self.fn = spv, fn
         self.code = spv.definitions
+        self.loop_merges = loop_merges(fn)
 
     def emit(self) -> None:
         self.spv.function_header(self.code, self.fn)
@@ -155,6 +207,9 @@ class _FunctionEmitter:
                     self._alloca(alloca)
                 instructions = [i for i in instructions if not isinstance(i, ir.AllocaInstr)]
             for instr in instructions:
+                if instr is block.terminator and block in self.loop_merges:
+                    merge, latch, control = self.loop_merges[block]
+                    self.spv.emit(self.code, spec.OpLoopMerge, *self._ids([merge, latch]), control)
                 self.instruction(instr)
         self.spv.emit(self.code, spec.OpFunctionEnd)
 

@@ -126,6 +126,7 @@ OpAtomicAnd = 240
 OpAtomicOr = 241
 OpAtomicXor = 242
 OpPhi = 245
+OpLoopMerge = 246
 OpLabel = 248
 OpBranch = 249
 OpBranchConditional = 250
@@ -152,6 +153,7 @@ ExecutionModeSubgroupSize = 35
 FunctionControlNone = 0
 FunctionControlInline = 0x1
 FunctionControlDontInline = 0x2
+LoopControlDontUnroll = 0x2
 MemoryAccessAligned = 0x2
 
 DecorationBuiltIn = 11

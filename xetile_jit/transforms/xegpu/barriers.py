@@ -122,26 +122,32 @@ class Barriers:
                 if any(earlier.conflicts(access) for access in inside for earlier in pending):
                     block.insert_before(op, C.BarrierOp(loc=op.loc))
                     pending = []
-                pending = pending + inside
+                pending = joined(pending, inside)
             elif isinstance(op, (C.ForOp, C.WhileOp)):
                 bodies = [region.block for region in op.regions]
                 # the last iteration's offsets differ
-                inner = pending + [a.unplaced() for body in bodies for a in self.accesses(body)]
+                inner = joined(pending, [a.unplaced() for body in bodies for a in self.accesses(body)])
                 for body in bodies:
                     inner = self.order(body, inner)
-                pending = pending + inner
+                pending = joined(pending, inner)
             elif op.regions:
-                pending = pending + [a for region in op.regions for a in self.order(region.block, list(pending))]
+                pending = joined(pending, *[self.order(region.block, list(pending)) for region in op.regions])
             accesses = self.access(op)
             if any(earlier.conflicts(access) for access in accesses for earlier in pending):
                 block.insert_before(op, C.BarrierOp(loc=op.loc))
                 pending = []
-            pending = pending + accesses
+            pending = joined(pending, accesses)
         return pending
 
     def accesses(self, block: Block) -> list[Access]:
         """Every access in `block`, nested ones too: what the previous iteration of a loop left unordered."""
         return [a for op in walk(block) for a in self.access(op)]
+
+
+def joined(*parts: list[Access]) -> list[Access]:
+    """The accesses of `parts` in order, each once: what a loop or a branch hands on starts with what came before
+    it, so appending copies would double the list at every loop and `if` in a row."""
+    return list(dict.fromkeys(access for part in parts for access in part))
 
 
 def subgroup_dependent(func: FuncOp) -> set[Value]:
