@@ -89,8 +89,18 @@ class Descriptors:
         return value if rows is None else b.select(rows, value, ir.Constant(I32, BLOCK_COORD_LIMIT))
 
     def clamped(self, value: ir.Value, low: int, high: int) -> ir.Value:
-        """The i64 `value` clamped into [low, high] (OpenCL's s_clamp)."""
-        return self.context.call("__spirv_ocl_s_clamp", I64, value, ir.Constant(I64, low), ir.Constant(I64, high))
+        """The i64 `value` clamped into [low, high]: OpenCL's s_clamp for Intel's GPU compiler (which then sees a
+        clamped coordinate plus a constant as one payload, docs/performance.md), compares and selects on a CPU. The
+        OpenCL CPU compiler's vectorizer takes s_clamp's result as varying across the sub-group, and with it every
+        address and bounds test the coordinate reaches: each block read and written lane by lane and both paths of
+        each block under a mask (a load, scale and store of 4096x512 f16 rows 1.4 ms against 0.2 with the selects;
+        docs/performance.md "CPU notes")."""
+        low, high = ir.Constant(I64, low), ir.Constant(I64, high)
+        if not self.context.target.abi.runs_on_cpu:
+            return self.context.call("__spirv_ocl_s_clamp", I64, value, low, high)
+        b = self.builder
+        value = b.select(b.icmp_signed("<", value, low), low, value)
+        return b.select(b.icmp_signed(">", value, high), high, value)
 
     def shifted(self, coord: ir.Value, shift: int) -> ir.Value:
         return self.builder.add(coord, ir.Constant(I32, shift)) if shift else coord
