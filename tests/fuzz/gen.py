@@ -1334,5 +1334,5 @@ def sort_case(gen: Gen) -> None:
     gen.store(dtype, shape, f"xetile.sort({v}{axis}{', descending=True' if op == 'descending' else ''})")
 
 
-# Their exchanges through SLM (a sort's many) make the driver's builds slow: rare in a default run.
+# Their exchanges through SLM make the driver's builds slow: rare in a default run.
 FAMILIES = register_cases({"shape_ops": (shape_ops_case, 0.5), "sort": (sort_case, 0.2)})

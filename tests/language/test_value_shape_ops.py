@@ -150,15 +150,8 @@ CASES = {
 }
 
 
-# Cases checked in the interpreter at every level only: on the device each f32 sort step is a driver build of
-# seconds (an unrolled network: 164 s for this one on a loaded 2-core AVX2 EPYC); "sort-1-d-32" sorts f32 there.
-INTERPRETER_ONLY = {"sort-topk-4x16-f32"}
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_value_shape_ops_match_numpy(rng, case, on_each_device):
-    if on_each_device != "numpy" and case in INTERPRETER_ONLY:
-        pytest.skip("checked in the interpreter; the f32 sort runs on the device in sort-1-d-32")
     kern, args, consts, options, expected, *grid = CASES[case](rng)
     grid = grid[0] if grid else (1,)
     if on_each_device == "numpy":

@@ -2,17 +2,17 @@
 `interleave`, `sort`, `topk`. Slicing, cat and flip are IR ops (ir/shape_ops.py); join, split and interleave are composed from them
 and reshapes, with Triton's meaning restricted to values of at most 2 dims: join stacks two 1-D vectors as the
 columns of an [N, 2] one, split is its inverse, interleave alternates the elements of two vectors along their last
-dim ([M, N] and [M, N] -> [M, 2N]). sort is a bitonic network along the last dim built of them: each
-compare-exchange step views the value as rows of two halves (a reshape), compares the halves element-wise and
-concatenates them again."""
+dim ([M, N] and [M, N] -> [M, 2N]). sort is a bitonic network along the last dim in a runtime loop over its merge
+stages: each compare-exchange step compares the whole value element-wise with its partners, brought by two
+rotations (xetile.roll), so the code a lane runs holds log2(N) steps whatever the network's length."""
 from __future__ import annotations
 
-import math
-
-from ..ir.core import Value
+from ..ir import core_ops as C
+from ..ir.core import Block, Value
 from ..ir.shape_ops import ConcatOp, FlipOp, SliceOp
-from ..ir.types import VectorType
+from ..ir.types import VectorType, int32
 from .dsl import expand_dims, reshape
+from .indexed import iota, rolled
 from .semantic import builtin, current, describe
 
 
@@ -132,46 +132,64 @@ def _out_of_order(sem, lo: Value, hi: Value) -> Value:
     return sem.binary("|", greater, nan_before_number)
 
 
-def _compare_exchange(sem, lo: Value, hi: Value) -> tuple[Value, Value]:
-    swap = _out_of_order(sem, lo, hi)
-    return sem.where(swap, hi, lo), sem.where(swap, lo, hi)
+def _exchanged(sem, x: Value, lower: Value, descending_runs: Value, distance: int) -> Value:
+    """One compare-exchange step at `distance` along the last dim: position i and its partner i ^ distance
+    (brought by a rotation either way) swap where they are out of order for their run's direction. `lower` holds
+    where i is the pair's first position."""
+    axis = len(x.type.shape) - 1
+    partner = sem.where(lower, rolled(sem, x, axis, -distance), rolled(sem, x, axis, distance))
+    takes_lesser = sem.binary("^", lower, descending_runs)
+    swap = sem.where(takes_lesser, _out_of_order(sem, x, partner), _out_of_order(sem, partner, x))
+    return sem.where(swap, partner, x)
 
 
-def _halves(v: Value, half: int) -> tuple[Value, Value]:
-    return subscript(v, (slice(None), slice(0, half))), subscript(v, (slice(None), slice(half, None)))
+def _when(sem, cond: Value, step, x: Value) -> Value:
+    """`step(x)` where the scalar `cond` holds, else `x`: an scf.if, so a skipped step costs no work."""
+    taken, skipped = Block(), Block()
+    with sem.builder.at_end_of(taken):
+        sem.builder.create(C.YieldOp, [step(x)])
+    with sem.builder.at_end_of(skipped):
+        sem.builder.create(C.YieldOp, [x])
+    return sem.builder.create(C.IfOp, cond, [x.type], taken, skipped).results[0]
 
 
-def _merged(sem, x: Value, total: int, width: int, mirrored: bool) -> Value:
-    """One step of the network on runs of `width` along the row-major order: element i of the first half of a run
-    against element i of the second (or, `mirrored`, against the second half's element from its end)."""
-    half = width // 2
-    lo, hi = _halves(reshape(x, [total // width, width]), half)
-    mirrored = mirrored and half > 1
-    lo, hi = _compare_exchange(sem, lo, flip(hi, 1) if mirrored else hi)
-    return cat(lo, flip(hi, 1) if mirrored else hi, 1)
+def _bitonic(sem, x: Value) -> Value:
+    """`x` in ascending order along its last dim of n, a power of two: a runtime loop over the log2(n) merge
+    stages of a bitonic network, each stage the log2(n) compare-exchange distances n/2 ... 1, of which the stage
+    merging runs of k takes those below k (an scf.if a distance skips the others). So the code holds log2(n)
+    steps, not the network's log2(n) (log2(n) + 1) / 2, and does not grow with the stages: each step compares
+    whole vectors, its partners brought by rotations along the dim (lane shuffles within a subgroup)."""
+    n, axis = x.type.shape[-1], len(x.type.shape) - 1
+    positions = iota(sem, x.type.shape, axis)
+    distances = [n >> s for s in range(1, n.bit_length())]
+    lower = {d: sem.compare("==", sem.binary("&", positions, d), 0) for d in distances}
+    bounds = [sem.constant(v, int32) for v in (1, n.bit_length(), 1)]
+    loop = sem.builder.create(C.ForOp, *bounds, [x], "stage", ["runs"])
+    with sem.builder.at_end_of(loop.body):
+        stage, x = loop.body.args
+        run = sem.binary("<<", 1, stage)
+        descending_runs = sem.compare("!=", sem.binary("&", positions, run), 0)
+        for d in distances:
+            x = _when(sem, sem.compare("<", d, run),
+                      lambda v, d=d: _exchanged(sem, v, lower[d], descending_runs, d), x)
+        sem.builder.create(C.YieldOp, [x])
+    sem.builder.loc = loop.loc
+    return loop.results[0]
 
 
 @builtin
 def sort(x, axis: int = -1, descending: bool = False) -> Value:
     """`x` sorted along its last dim (numpy's sort, NaNs last; `descending=True` its reverse): a bitonic network
-    of log2(N) * (log2(N) + 1) / 2 steps for a last dim of N, a power of two."""
+    for a last dim of N, a power of two (`_bitonic`)."""
     sem = current()
     x = _vector(sem, x, "sort")
     shape = x.type.shape
     if _axis(sem, x, axis, "sort") != len(shape) - 1:
         raise sem.error(f"sort: axis {axis} of {x.type}: sorts along the last dim only (as Triton's)")
-    n, total = shape[-1], math.prod(shape)
+    n = shape[-1]
     if n & (n - 1):
         raise sem.error(f"sort: the last dim of {x.type} must be a power of two (a bitonic network)")
-    size = 2
-    while size <= n:
-        x = _merged(sem, x, total, size, mirrored=True)
-        width = size // 2
-        while width >= 2:
-            x = _merged(sem, x, total, width, mirrored=False)
-            width //= 2
-        size *= 2
-    x = reshape(x, shape)
+    x = _bitonic(sem, x) if n > 1 else x
     return flip(x, -1) if descending else x
 
 

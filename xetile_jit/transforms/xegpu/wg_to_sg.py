@@ -238,7 +238,7 @@ class WgToSg(PiecewiseConversion):
     def scratch(self, dtype, shape) -> Value:
         """A row-major view in `shape` of the workgroup's one scratch buffer of `dtype`, which the exchanges of
         reshapes and value shape ops share: each ends with a barrier after its last load, so the next may
-        overwrite it (a sort's hundreds of steps take one buffer, of its largest value)."""
+        overwrite it (all of a kernel's exchanges take one buffer, of its largest value)."""
         count, (rows, cols) = math.prod(shape), shape
         alloc = self.scratch_buffers.get(dtype)
         if alloc is None:

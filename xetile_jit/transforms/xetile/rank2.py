@@ -14,7 +14,7 @@ from ...ir import core_ops as C
 from ...ir import xetile_ops as X
 from ...ir.attrs import Layout
 from ...ir.core import FuncOp, Value, walk
-from ...ir.shape_ops import ConcatOp, FlipOp, ShapeCastOp, SliceOp
+from ...ir.shape_ops import ConcatOp, FlipOp, RollOp, ShapeCastOp, SliceOp
 from ...ir.types import IndexType, TileType, VectorType
 
 
@@ -67,7 +67,7 @@ def shift_dims(op) -> None:
     """The dims of ops on 1-D values, counted in the 1xN form; update_tile_offset's row offset 0."""
     if isinstance(op, (X.TileReduceOp, X.TileBroadcastOp)) and is_1d(op.operands[0]):
         op.dims = tuple(d + 1 for d in op.dims)
-    elif isinstance(op, (FlipOp, ConcatOp)) and is_1d(op.operands[0]):
+    elif isinstance(op, (FlipOp, ConcatOp, RollOp)) and is_1d(op.operands[0]):
         op.axis += 1
     elif isinstance(op, SliceOp) and is_1d(op.operands[0]):
         op.offsets = (0, *op.offsets)
