@@ -15,8 +15,9 @@
   (and, composed from them and shape casts, `join`, `split`, `interleave`). Each result element is one source
   element at a position known at compile time; wg-to-sg moves them between subgroups through SLM, so layout
   propagation relates no layout across them (each side takes its own).
-- xetile.roll: a rotation along one dim (numpy's roll), which the trees of user combines use; its source and
-  result share one layout, so a subgroup whose pieces hold the whole dim rotates them in its registers.
+- xetile.roll: a rotation along one dim (numpy's roll), which the trees of user combines and the steps of a sort
+  use; its source and result share one layout, so a subgroup whose pieces hold the whole dim rotates them in its
+  registers.
 """
 from __future__ import annotations
 

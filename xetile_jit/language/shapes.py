@@ -156,7 +156,7 @@ def _when(sem, cond: Value, step, x: Value) -> Value:
 def _bitonic(sem, x: Value) -> Value:
     """`x` in ascending order along its last dim of n, a power of two: a runtime loop over the log2(n) merge
     stages of a bitonic network, each stage the log2(n) compare-exchange distances n/2 ... 1, of which the stage
-    merging runs of k takes those below k (an scf.if a distance skips the others). So the code holds log2(n)
+    merging runs of k takes those below k (an scf.if around each skips the others). So the code holds log2(n)
     steps, not the network's log2(n) (log2(n) + 1) / 2, and does not grow with the stages: each step compares
     whole vectors, its partners brought by rotations along the dim (lane shuffles within a subgroup)."""
     n, axis = x.type.shape[-1], len(x.type.shape) - 1
