@@ -181,7 +181,7 @@ def build_debs(downloads: Path, files: dict[str, dict[str, str]], packages=gpu_c
         for path, text in files.get(package, {}).items():
             make_executable(tree / path, text)
         downloads.mkdir(exist_ok=True)
-        subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(tree), str(downloads / f"{package}_1.0_amd64.deb")],
+        subprocess.run(["dpkg-deb", "--root-owner-group", "-Znone", "-b", str(tree), str(downloads / f"{package}_1.0_amd64.deb")],
                        check=True, capture_output=True)
 
 
