@@ -8,9 +8,9 @@ layouts only where they sit on the anchor ops (`layout` on loads, stores and pre
 `layout_cd` on dpas), propagates from there, and takes `layout_result_N` on the ops printed as they are (arith,
 math) where its propagation finds none (a relu after the GEMM loop); layout conversions that keep the subgroup
 split print nothing. An SLM buffer is workgroup memory (address space 3) seen as upstream's `xegpu.mem_desc`,
-its blocks read and written by load_matrix and store_matrix. Cache hints are left out. The kernel is a `gpu.func` with its workgroup size in a `gpu.module`, and every
-memref argument has the launch's static shape and strides. An op upstream has no form for raises
-NotImplementedError naming it.
+its blocks read and written by load_matrix and store_matrix. Cache hints are left out. The kernel is a `gpu.func`
+with its workgroup size in a `gpu.module`, and every memref argument has the launch's static shape and strides. An
+op upstream has no form for raises NotImplementedError naming it.
 """
 from __future__ import annotations
 

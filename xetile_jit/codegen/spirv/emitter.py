@@ -155,15 +155,16 @@ def loop_merges(fn: ir.Function) -> dict[ir.Block, tuple[ir.Block, ir.Block, int
     """OpLoopMerge's operands (merge block, continue target, loop control) by loop header, for the loops whose back
     edge carries hints (the module docstring). The loop is the header and the blocks that reach the back edge's
     block without passing through the header."""
+    latches = {block: block.terminator.metadata["llvm.loop"] for block in fn.blocks
+               if block.terminator is not None and "llvm.loop" in block.terminator.metadata}
+    if not latches:  # most functions: no predecessor map to build
+        return {}
     predecessors: dict[ir.Block, list[ir.Block]] = {block: [] for block in fn.blocks}
     for block in fn.blocks:
         for successor in successors(block):
             predecessors[successor].append(block)
     merges = {}
-    for latch in fn.blocks:
-        hints = None if latch.terminator is None else latch.terminator.metadata.get("llvm.loop")
-        if hints is None:
-            continue
+    for latch, hints in latches.items():
         header, = successors(latch)
         loop, pending = {header}, [latch]
         while pending:
