@@ -9,7 +9,7 @@ from llvmlite import ir
 from spirv_tools import cpu_queue, disassemble, validate
 from usm_arrays import UsmArray
 
-from xetile_jit.codegen.llvm.core import loop_id
+from xetile_jit.codegen.llvm.core import counted_loop, loop_id
 from xetile_jit.codegen.spirv import emit_spirv
 from xetile_jit.runtime import sycl
 
@@ -560,6 +560,27 @@ def test_loop_hints_become_a_loop_merge():
     hinted_loop(two_exits, early_exit=True)
     with pytest.raises(NotImplementedError, match="loop hints on a loop with 2 exit blocks"):
         emit_spirv(two_exits)
+
+
+def test_a_one_block_loop_is_its_own_continue_target(rng):
+    """A counted loop whose one block is header and latch (counted_loop, as the CPU builtins keep their loops over a
+    lane's components) names itself as continue target; the driver runs it as written."""
+    module = ir.Module()
+    fn, b = kernel(module, "prefix", gptr(F32), gptr(F32))
+    i = builtin(b, "GlobalInvocationId", 0)
+
+    def step(b, k, carried):
+        total = b.fadd(carried[0], b.load(at(b, fn.args[0], b.add(b.mul(i, ir.Constant(I64, 8)), b.zext(k, I64)))))
+        return [total]
+
+    total, = counted_loop(b, 8, [ir.Constant(F32, 0.0)], step, ("llvm.loop.unroll.disable",))
+    b.store(total, at(b, fn.args[1], i))
+    b.ret_void()
+    text = disassemble(emit_spirv(module))
+    assert text.count("OpLoopMerge %done %loop DontUnroll") == 1
+    data = rng.integers(-50, 50, (16, 8)).astype(np.float32)
+    (got,) = run(module, "prefix", [16], [16], [data, np.zeros(16, np.float32)])[1:]
+    np.testing.assert_array_equal(got, data.sum(axis=1))
 
 
 def test_generic_address_space(rng):

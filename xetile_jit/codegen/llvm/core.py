@@ -215,9 +215,11 @@ def clamp(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
     return b.select(b.icmp_signed("<", below, zero), zero, below)
 
 
-def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, body: Callable) -> list | None:
+def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, body: Callable,
+                 hints: tuple[str, ...] = ()) -> list | None:
     """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1), `carried` a list of
-    values (scalars: one phi each, so a CPU keeps each in a register across the lanes); the final values."""
+    values (scalars: one phi each, so a CPU keeps each in a register across the lanes); the final values. `hints`:
+    the `!llvm.loop` hints of its back edge (the SPIR-V emitter makes them loop controls)."""
     entry, loop = b.block, b.function.append_basic_block("loop")
     b.branch(loop)
     b.position_at_end(loop)
@@ -235,7 +237,9 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
         for state, value in zip(states, result):
             state.add_incoming(value, b.block)
     done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
-    b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
+    back_edge = b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
+    if hints:
+        back_edge.set_metadata("llvm.loop", loop_id(b.module, hints))
     b.position_at_end(done)
     return result
 

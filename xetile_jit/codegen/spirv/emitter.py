@@ -41,7 +41,7 @@ Built-in naming convention (what the LLVM lowering declares and calls):
   at level 1 (L3), each through a decoration group (SpirvModule.group_decorate); a memory instruction through the
   result takes those controls.
 
-A back edge (`br label %header`) carrying `!llvm.loop` metadata with hints of _LOOP_CONTROLS (e.g.
+A back edge (a branch to the loop's header, conditional where the header is its own latch) carrying `!llvm.loop` metadata with hints of _LOOP_CONTROLS (e.g.
 `llvm.loop.unroll.disable`) gives its loop's header an `OpLoopMerge` naming the loop's one exit block as merge block,
 the back edge's block as continue target and those controls (DontUnroll): how OpenCL SPIR-V passes loop hints to
 the driver, as the Khronos translator writes them. Only loops with a single exit block take hints.
@@ -163,9 +163,12 @@ def loop_merges(fn: ir.Function) -> dict[ir.Block, tuple[ir.Block, ir.Block, int
     for block in fn.blocks:
         for successor in successors(block):
             predecessors[successor].append(block)
+    order = {block: position for position, block in enumerate(fn.blocks)}
     merges = {}
     for latch, hints in latches.items():
-        header, = successors(latch)
+        # the back edge's target: blocks come in dominance order, so the header is at or before its latch (the latch
+        # itself in a one-block loop, whose conditional branch also leaves it)
+        header, = (block for block in successors(latch) if order[block] <= order[latch])
         loop, pending = {header}, [latch]
         while pending:
             block = pending.pop()
