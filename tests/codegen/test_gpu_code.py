@@ -418,7 +418,9 @@ FP8_TILES = {"full": dict(TUTORIAL_TILE, BK=32),  # 32 dpas a K step
 def test_float8_gemm_builds_on_f16_dpas(target, tile):
     """FP8 A (e4m3fn) and B (e5m2), up-converted to f16 in registers after their 2D block loads (no target has FP8
     DPAS): the SPIR-V passes the stack's spirv-val and the main loop is f16 DPAS, one per 8x16x16 of a subgroup's
-    K step, without spills (the tutorial's 32x64 C tile on xe-hpc; Xe2 and Xe3 build the same code in 8x16)."""
+    K step, without spills (the tutorial's 32x64 C tile on xe-hpc; Xe2 and Xe3 build the same code in 8x16). On
+    the 32x64 tile a lane converts 192 elements a K step, in under 8 instructions each with the moves around them
+    (1438 in all, 2026-11-29, ocloc 26.27; 2082 when the quiet NaN was selected on the code: codegen/llvm/float8.py)."""
     import ml_dtypes
     from spirv_tools import validate
     chosen = get_target(target)
@@ -434,6 +436,8 @@ def test_float8_gemm_builds_on_f16_dpas(target, tile):
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)
     (m, n), k = options["sg_data"], options["BK"]
     assert loop.dpas == m // 8 * (n // 16) * (k // 16)
+    if tile == "full":
+        assert loop.other < 8 * (m + n) * k // chosen.subgroup_size
     dpas = [line for line in isa.splitlines() if "dpas.8x8" in line]
     assert dpas and all(line.count(":hf") == 2 for line in dpas)  # A and B in f16, C and D in f32
     assert all("load_block2d" in line for line in isa.splitlines() if "send" in line and "d8" in line)

@@ -4,10 +4,15 @@ are integer arithmetic and selects, bit-exact with ml_dtypes for every code and 
 * FP8 -> f32 is exact: a normal's exponent is rebiased and its mantissa shifted into place, a subnormal (exponent
   0) is its mantissa times the smallest subnormal (exact in f32); every NaN becomes the quiet NaN of its sign, as
   ml_dtypes gives it.
-* FP8 -> f16, the conversion FP8 tile_mma operands take (transforms/xetile/float8_mma.py), is exact and short: the
-  sign and code shifted into an f16's places are the value times 2**(bias - 15) (a subnormal code lands on an f16
-  subnormal), which one f16 multiply by a power of two undoes (e5m2, of the f16 bias: none, a shift alone); NaN
-  codes select the quiet NaN. Every e4m3fn value is an f16 normal, so the multiply is exact.
+* FP8 -> f16, the conversion FP8 tile_mma operands take (transforms/xetile/float8_mma.py), is exact and a few
+  operations on an i16 word: the byte sign-extended and shifted into an f16's places is the sign and code, the
+  value times 2**(bias - 15). e5m2 (f16's bias) is then the f16's upper byte; its NaN codes, past the infinity (one
+  compare of the word shifted left, the sign out), select the quiet NaN of their sign. e4m3fn drops the sign's copy
+  below bit 15, and one f16 multiply by 2**8 rebiases it exactly (a subnormal code lands on an f16 subnormal and
+  becomes a normal); its NaN code becomes +-480, which no code reaches, turned into the quiet NaN by an xor masked by
+  the compare. These are the forms Intel's compiler builds into the fewest instructions of the FP8 GEMM without
+  spilling (bench/bench_xe_isa.py; docs/performance.md): with the NaN tested in f16 it spilled, with the quiet NaN
+  selected on the code it took more instructions.
 * f32 -> FP8 rounds to nearest even: a value in the format's normal range adds half a unit of the kept last place
   minus one plus that place's bit (as bf16 rounds, codegen/llvm/core.py) and rebiases; one below it is scaled so
   that the smallest subnormal is 1 and rounded to an integer by adding and taking away 2**23 (f32 arithmetic that
@@ -115,13 +120,38 @@ def float8_to_f32(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
 def float8_to_f16(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
     """The f16 of FP8 bits `x` (i8, or a vector of them), exactly (module docstring)."""
     fmt = FORMATS[dtype]
-    i16, code, sign = split_code(b, x, 16)
-    f16 = shaped(x.type, ir.HalfType())
-    word = b.or_(b.shl(code, splat(i16, F16_MANTISSA - fmt.mantissa_bits)), sign)
-    scale = 2.0 ** (F16_BIAS - fmt.bias)
-    if scale != 1:  # the NaN is selected after the multiply, whose NaN payloads a GPU need not keep
-        word = b.bitcast(b.fmul(b.bitcast(word, f16), splat(f16, scale)), i16)
-    return b.bitcast(b.or_(nan_or(b, fmt, code, word, F16_QUIET_NAN), sign), f16)
+    i16 = shaped(x.type, ir.IntType(16))
+    shift = F16_MANTISSA - fmt.mantissa_bits
+    word = b.shl(b.sext(x, i16), splat(i16, shift))  # the sign at bit 15
+    word = quieted(b, fmt, word, shift) if fmt.bias == F16_BIAS else rebiased(b, fmt, word, shift)
+    return b.bitcast(word, shaped(x.type, ir.HalfType()))
+
+
+def quieted(b: ir.IRBuilder, fmt: Float8Format, word: ir.Value, shift: int) -> ir.Value:
+    """The f16 word of an FP8 code of f16's bias (e5m2) in the upper byte `word`: itself, or for a code past the
+    infinity, an f16 NaN of another payload, the quiet NaN of its sign."""
+    ty = word.type
+    nan = b.icmp_unsigned(">", b.shl(word, splat(ty, 1)), splat(ty, fmt.infinity << (shift + 1)))
+    return b.select(nan, b.or_(b.and_(word, splat(ty, 0x8000)), splat(ty, F16_QUIET_NAN)), word)
+
+
+def rebiased(b: ir.IRBuilder, fmt: Float8Format, word: ir.Value, shift: int) -> ir.Value:
+    """The f16 word of an FP8 code of a smaller bias and no infinity (e4m3fn) shifted into `word`'s places (the
+    sign extended below bit 15 too): the value times 2**(bias - 15), which one multiply by a power of two undoes,
+    exactly; the NaN code's magnitude becomes a number no code reaches, `nan_image`, flipped to the quiet NaN."""
+    ty = word.type
+    word = b.and_(word, splat(ty, 0x8000 | 0x7F << shift))
+    nan = b.icmp_unsigned("==", b.shl(word, splat(ty, 1)), splat(ty, fmt.nan << (shift + 1)))
+    f16 = shaped(ty, ir.HalfType())
+    word = b.bitcast(b.fmul(b.bitcast(word, f16), splat(f16, 2.0 ** (F16_BIAS - fmt.bias))), ty)
+    return b.xor(word, b.and_(b.sext(nan, ty), splat(ty, nan_image(fmt) ^ F16_QUIET_NAN)))
+
+
+def nan_image(fmt: Float8Format) -> int:
+    """The f16 word of the number the NaN code of `fmt` would be if its exponent were a normal one."""
+    mantissa = fmt.nan & ((1 << fmt.mantissa_bits) - 1)
+    exponent = (fmt.nan >> fmt.mantissa_bits) - fmt.bias + F16_BIAS
+    return exponent << F16_MANTISSA | mantissa << (F16_MANTISSA - fmt.mantissa_bits)
 
 
 def f32_to_float8(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
