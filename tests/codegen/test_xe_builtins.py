@@ -356,7 +356,7 @@ def test_vector_border_paths_are_functions_the_driver_does_not_inline():
 def test_cpu_block_messages_keep_their_component_loops(abi):
     """Every loop over a lane's components in the CPU definitions of the block loads and stores asks the driver not
     to unroll it (OpLoopMerge DontUnroll): unrolled at each inlined block op, they made most of a GEMM's or an
-    attention's driver build (codegen/xe/emulation.py ROLLED)."""
+    attention's driver build (codegen/xe/llvm_helpers.py ROLLED)."""
     module = block_module(abi)
     loops = [block for fn in module.functions for block in fn.blocks if re.fullmatch(r"loop(\.\d+)?", block.name)]
     merges = [words for op, words in instructions(emit_spirv(module, 16)) if op == spec.OpLoopMerge]

@@ -24,7 +24,7 @@ from ..llvm.core import I32, I64, counted_loop
 from ..xe import builtins as X
 from ..xe import emulation as E
 from ..xe.dpas_emulation import emulate_dpas
-from ..xe.llvm_helpers import i32, lane_id
+from ..xe.llvm_helpers import ROLLED, i32, lane_id
 
 
 def _whole_block_inside(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin) -> ir.Value:
@@ -128,12 +128,12 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> Non
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [i32(0), index])), E.ROLLED)
+                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [i32(0), index])), ROLLED)
         with border:
             function = _load_border(fn, msg)
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
                 b.call(function, [*_surface_args(fn, surface), index, lane]), b.gep(fn.args[5], [i32(0), index])),
-                E.ROLLED)
+                ROLLED)
     b.ret_void()
 
 
@@ -146,7 +146,7 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
 
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
-            counted_loop(b, msg.components, None, component, E.ROLLED)
+            counted_loop(b, msg.components, None, component, ROLLED)
         with border:
             b.call(_store_border(fn, msg), [*_surface_args(fn, surface), data, lane])
     b.ret_void()

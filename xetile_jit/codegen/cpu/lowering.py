@@ -30,7 +30,7 @@ from ..llvm.dpas import Dpas
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..xe import builtins as X
-from ..xe.dpas_emulation import b_column_type, carried_sums, dpas_results, row_loops, widened_b
+from ..xe.dpas_emulation import carried_sums, dpas_results, row_loops, widened_b
 from .block_loops import BlockLoops
 from .negation import OpaqueNegativeZeros, negation_operand
 from .pieces import Pieces
@@ -116,7 +116,7 @@ class VectorDpas(CpuDpas):
         """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""
         if b not in columns:
             packed = self.dpas_operand(self.context.values[b], b_type)
-            columns[b] = widened_b(self.context.builder, mad, packed, self.context.lanes.private(b_column_type(mad)))
+            columns[b] = widened_b(self.context.builder, mad, packed, self.context.lanes.private)
         return columns[b]
 
 

@@ -20,7 +20,7 @@ from ...target.cpu_features import CpuFeatures
 from ..llvm.core import counted_loop
 from ..llvm.core import F32, I32
 from .builtins import DpasBuiltin
-from .llvm_helpers import constant, declared, field, i32, like, shuffle
+from .llvm_helpers import ROLLED, constant, declared, field, i32, like, shuffle
 
 # The row sums one loop over k carries (row_groups): four DPAS ops sharing A take 4 of its 8 rows a loop, two all 8.
 # 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is shuffled once for
@@ -112,7 +112,7 @@ def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
 def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
     """The builtin's body (the "vector" ABI's lowering writes `dpas_results` inline instead)."""
     a, packed_b, acc = fn.args
-    column = widened_b(b, mad, packed_b, b.alloca(b_column_type(mad)))
+    column = widened_b(b, mad, packed_b, b.alloca)
     b.ret(dpas_results(b, mad, a, [(column, acc)])[0])
 
 
@@ -121,13 +121,21 @@ def b_column_type(mad: DpasBuiltin) -> ir.ArrayType:
     return ir.ArrayType(F32 if mad.is_float else I32, mad.k)
 
 
-def widened_b(b: ir.IRBuilder, mad: DpasBuiltin, packed_b: ir.Value, column: ir.Value) -> ir.Value:
-    """`column` (a private `b_column_type`) holding this lane's B[k], k = 0..K-1 (field k % per_word of word
-    k / per_word), widened: once for every DPAS op that takes this B."""
+def widened_b(b: ir.IRBuilder, mad: DpasBuiltin, packed_b: ir.Value, private) -> ir.Value:
+    """A private `b_column_type` holding this lane's B[k], k = 0..K-1 (field k % per_word of word k / per_word),
+    widened: once for every DPAS op that takes this B. `private(type)` makes a private variable. The words go to
+    private memory and the widening is one rolled loop over k (ROLLED): unrolled, its K copies were a third of a
+    flash attention's LLVM IR."""
     packed, per_word = _as_words(b, packed_b), 32 // mad.bits
-    for k in range(mad.k):
-        word = b.extract_element(packed, i32(k // per_word))
-        b.store(_widen(b, field(b, word, k % per_word, mad.bits), mad.b), b.gep(column, [i32(0), i32(k)]))
+    words = _components(b, packed, packed.type.count if isinstance(packed.type, ir.VectorType) else 1)
+    stored, column = private(ir.ArrayType(words[0].type, len(words))), private(b_column_type(mad))
+    for w, word in enumerate(words):
+        b.store(word, b.gep(stored, [i32(0), i32(w)]))
+
+    def step(b, k, _):
+        word = b.load(b.gep(stored, [i32(0), b.udiv(k, i32(per_word))]))
+        b.store(_widen(b, field(b, word, b.urem(k, i32(per_word)), mad.bits), mad.b), b.gep(column, [i32(0), k]))
+    counted_loop(b, mad.k, None, step, ROLLED)
     return column
 
 

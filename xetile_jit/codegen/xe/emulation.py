@@ -13,7 +13,7 @@ from llvmlite import ir
 from ..llvm.core import I64, counted_loop
 from . import builtins as X
 from .dpas_emulation import emulate_dpas
-from .llvm_helpers import field, i32, lane_id
+from .llvm_helpers import ROLLED, field, i32, lane_id
 
 
 @dataclass
@@ -64,13 +64,6 @@ class Surface:
             lane = b.urem(lane, i32(msg.cols))
         col = b.add(b.mul(block, i32(msg.cols)), b.add(b.mul(lane, i32(msg.per_lane)), i32(part)))
         return b.add(self.y, row), b.add(self.x, col)
-
-
-# The loops over a lane's components stay loops: these definitions run only on the OpenCL CPU runtime, whose
-# compiler unrolled them at every inlined block load and store of a kernel, which made most of its build (tutorial
-# GEMM f16 6.2 against 3.0 s, causal attention 7.3 against 4.3 s on the AVX2 EPYC, docs/performance.md "Driver
-# builds"); rolled, its vectorizer still makes each component one access across the lanes.
-ROLLED = ("llvm.loop.unroll.disable",)
 
 
 def emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:

@@ -10,6 +10,13 @@ from ..llvm.core import I32
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
 
+# The hints of the CPU definitions' loops over a lane's components and over k: they stay loops. Those definitions run
+# only on the OpenCL CPU runtime, whose compiler unrolled them at every inlined block load and store and every B a
+# DPAS widens, which made most of a kernel's build (tutorial GEMM f16 6.2 against 3.0 s, causal attention 7.3 against
+# 4.3 s on the AVX2 EPYC, docs/performance.md "Driver builds"); rolled, its vectorizer still makes each step one
+# access or conversion across the lanes.
+ROLLED = ("llvm.loop.unroll.disable",)
+
 
 def i32(value: int) -> ir.Constant:
     return ir.Constant(I32, value)
