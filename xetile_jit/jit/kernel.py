@@ -321,7 +321,7 @@ class Kernel:
                     plan, values = self.make_plan(args, kwargs, bound)
                 with timing.stage(self.__name__, "first launch (driver build included)"):
                     return plan.launch(grid, values)
-        return plan.launch(grid, *bound[1:])
+        return plan.launch(grid, bound[1], bound[2], bound[3])
 
     def fast_bind(self, args, kwargs):
         """(plan key, argument values as launched, their kernel-argument parts, the kernel arguments or None:
@@ -371,6 +371,7 @@ class Launcher:
     and FMA contraction, in device code: docs/guide.md "Fast math"), and `check`: True runs the numpy interpreter in
     checking mode (data races, reads of uninitialized SLM, unpadded out-of-bounds accesses raise
     InterpretCheckError: ir/checking.py), False runs it without, whatever XETILE_INTERPRET_CHECK says."""
+    __slots__ = ("kernel", "grid")  # one is made at each launch
 
     def __init__(self, kernel: Kernel, grid):
         self.kernel = kernel

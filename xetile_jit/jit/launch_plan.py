@@ -37,7 +37,8 @@ from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_arr
                             runtime_value, scalar_dtype, usm_interface, usm_strides)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
-from ..runtime.profiling import launch_queue
+from ..runtime import ordering
+from ..runtime.profiling import active_recording, launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
 from ..runtime.torch_tensors import host_view, is_tensor_type, unowned_view
 from ..runtime.usm_entries import entries_get, entry, interface_entry, key_token
@@ -103,8 +104,9 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                    f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
                    f"        if {part} is None:", "            _xt_whole = False"]
             body += [f"    _xt_kind = _xt_type({name})",
-                     "    if _xt_kind is _xt_DpnpArray:", f"        {name} = {name}.get_array()", *usm,
-                     "    elif _xt_kind is _xt_usm_ndarray:", *usm,
+                     "    if _xt_kind is _xt_DpnpArray:", f"        {name} = {name}.get_array()",
+                     "        _xt_kind = _xt_usm_ndarray",
+                     "    if _xt_kind is _xt_usm_ndarray:", *usm,
                      "    else:", "        _xt_key = _xt_key_of(_xt_kind) or _xt_key_function(_xt_kind)",
                      f"        {key}, {name}, {part} = _xt_key({name!r}, {name})",
                      f"        if {key} is None:", "            return None",
@@ -113,9 +115,9 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
     source = "\n".join([
         f"def specialize({', '.join(pieces)}):", "    _xt_usm, _xt_whole = False, True", *body,
-        f"    _xt_options = ({''.join(o + ', ' for o in options)})",
-        "    if _xt_options.count(None) != len(_xt_options):",
-        "        _xt_options = tuple(map(_xt_hashable, _xt_options))",
+        # no option given (the hot case): None in the key, no tuple to build and hash
+        f"    _xt_options = None if {' and '.join(o + ' is None' for o in options) or 'True'} else "
+        f"tuple(map(_xt_hashable, ({''.join(o + ', ' for o in options)})))",
         f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment(_xt_usm)), "
         f"({''.join(p.name + ', ' for p in params)}), ({''.join(p + ', ' for p in parts)}), "
         f"[{''.join('*' + p + ', ' for p in parts if p != 'None')}] if _xt_whole else None"])
@@ -298,11 +300,14 @@ class LaunchPlan:
             if type(given) is tuple:
                 self.grid_ranges = ranges
         queue = self.device.queue
-        run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
         if self.asynchronous:  # the hot path; the values are kept
-            return submit_ranges(run_on, self.sycl_kernel, ranges[2], ranges[3],
-                                 self.kernel_args(values, parts) if args is None else args, wait=False,
+            if args is None:
+                args = self.kernel_args(values, parts)
+            if active_recording() is None:  # no profiling queue to run on, no event to record
+                return ordering.submit(queue, self.sycl_kernel, args, ranges[2], ranges[3], False, (), values)
+            return submit_ranges(launch_queue(queue), self.sycl_kernel, ranges[2], ranges[3], args, wait=False,
                                  owners=values, ordered_with=queue)
+        run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
         global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
         named = {self.names[i]: values[i] for i, *_ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import dpctl
 
 _active: contextvars.ContextVar["Recording | None"] = contextvars.ContextVar("xetile_recording", default=None)
+active_recording = _active.get  # the innermost recording, None outside one: a C call, no Python frame (hot path)
 _profiling_queues: dict = {}
 
 
