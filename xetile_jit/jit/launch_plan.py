@@ -74,11 +74,13 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     params = list(signature.parameters.values())
     if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
         return None
+    environment_read, environment_names = environment_reads()
     dpnp_array, usm_ndarray = dpnp_types()
     # the generated code's own names start with "_xt_", so that no parameter name shadows them
     namespace = {"_xt_DpnpArray": dpnp_array, "_xt_usm_ndarray": usm_ndarray, "_xt_key_of": _key_functions.get,
-                 "_xt_key_function": key_function, "_xt_hashable": hashable, "_xt_environment": environment,
-                 "_xt_type": type, "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry}
+                 "_xt_key_function": key_function, "_xt_hashable": hashable,
+                 "_xt_type": type, "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry,
+                 **environment_names}
     pieces, star, body, keys, parts = [], False, [], [], []
     for i, p in enumerate(params):
         if p.kind is Parameter.KEYWORD_ONLY and not star:
@@ -118,7 +120,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
         # no option given (the hot case): None in the key, no tuple to build and hash
         f"    _xt_options = None if {' and '.join(o + ' is None' for o in options) or 'True'} else "
         f"tuple(map(_xt_hashable, ({''.join(o + ', ' for o in options)})))",
-        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment(_xt_usm)), "
+        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, {environment_read}), "
         f"({''.join(p.name + ', ' for p in params)}), ({''.join(p + ', ' for p in parts)}), "
         f"[{''.join('*' + p + ', ' for p in parts if p != 'None')}] if _xt_whole else None"])
     exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
@@ -214,17 +216,22 @@ _host_views: dict[int, tuple] = {}
 
 def environment(usm: bool) -> tuple:
     """The values of ENVIRONMENT, read at each launch (os.environ may change between launches), but for
-    XETILE_DEVICE when the launch has a USM array: its queue decides the device (select_device). On POSIX they are
-    read (as bytes) from the dict under os.environ, `os.environ._data`: `os.environ.get` of an unset variable raises
-    and catches a KeyError inside, 0.7 us a variable on a quiet machine and 5.7 us on a loaded 2-core one, where the
-    dict's `get` takes 0.2."""
-    if os.name != "posix":  # Windows' os.environ keeps its keys upper-cased
-        return tuple(None if usm and name == "XETILE_DEVICE" else os.environ.get(name) for name in ENVIRONMENT)
-    get = os.environ._data.get
-    return None if usm else get(_DEVICE_KEY), get(_TARGET_KEY), get(_ABI_KEY), get(_DEBUG_KEY)
+    XETILE_DEVICE when the launch has a USM array: its queue decides the device (select_device). What the specializer
+    reads off POSIX; on POSIX it reads them itself (`environment_reads`)."""
+    return tuple(None if usm and name == "XETILE_DEVICE" else os.environ.get(name) for name in ENVIRONMENT)
 
 
-_DEVICE_KEY, _TARGET_KEY, _ABI_KEY, _DEBUG_KEY = map(os.fsencode, ENVIRONMENT)
+def environment_reads() -> tuple[str, dict]:
+    """The specializer's expression of `environment(_xt_usm)` and the names it uses. On POSIX the values are read
+    inline (no Python frame a launch) as bytes from the dict under os.environ, `os.environ._data`: `os.environ.get` of
+    an unset variable raises and catches a KeyError inside, 0.7 us a variable on a quiet machine and 5.7 us on a
+    loaded 2-core one, where the dict's `get` takes 0.2. Windows' os.environ keeps its keys upper-cased: there the
+    specializer calls `environment`."""
+    if os.name != "posix":
+        return "_xt_environment(_xt_usm)", {"_xt_environment": environment}
+    reads = [f"_xt_getenv({os.fsencode(name)!r})" for name in ENVIRONMENT]
+    reads[0] = f"None if _xt_usm else {reads[0]}"  # XETILE_DEVICE
+    return f"({', '.join(reads)})", {"_xt_getenv": os.environ._data.get}
 
 
 @dataclass
