@@ -23,6 +23,7 @@ import xetile_jit as xetile
 from usm_arrays import DLPackOnly, Dpnp, Interface, needs_dpnp
 from xetile_jit.compiler.pipeline import STAGE_NAMES
 from xetile_jit.jit import kernel as jit
+from xetile_jit.jit import launch_plan
 from xetile_jit.runtime import ordering, usm_entries
 from xetile_jit.runtime.device import named_device
 
@@ -305,6 +306,46 @@ def test_parameter_names_do_not_shadow_the_binder():
         shadowing[(1,)](x, y, 3.0, BN=16, device=DEVICE)
     assert len(shadowing.cache.plans) == 1
     np.testing.assert_array_equal(y, 3 * np.arange(16).reshape(1, 16))
+
+
+def test_launch_options_given_or_not_key_their_own_plans():
+    """A launch with no option given and one giving None for options share a plan; an option given makes another."""
+    add_one.cache.clear()
+    x = np.arange(16, dtype=np.float32).reshape(1, 16)
+    y = np.zeros_like(x)
+    add_one[(1,)](x, y, BM=1, BN=16)
+    add_one[(1,)](x, y, BM=1, BN=16, device=None, check=None)
+    assert len(add_one.cache.plans) == 1
+    add_one[(1,)](x, y, BM=1, BN=16, device=DEVICE)
+    assert len(add_one.cache.plans) == 2
+    np.testing.assert_array_equal(y, x + 1)
+
+
+def test_a_kernel_keeps_the_launcher_of_its_last_tuple_grid():
+    """`kernel[(n,)]` with a literal gives the same tuple at each launch, and gets the same Launcher back; a callable
+    grid is not kept (it may hold what it closes over)."""
+    grid = (2,)
+    launcher = add_one[grid]
+    assert add_one[grid] is launcher and (launcher.kernel, launcher.grid) == (add_one, (2,))
+    other = tuple([2])
+    assert add_one[other] is not launcher and add_one[other].grid is other
+
+    def by_block(meta):
+        return (1,)
+
+    assert add_one[by_block].grid is by_block and add_one.launcher.grid is other
+
+
+def test_the_binder_reads_a_dpnp_arrays_slot_when_its_class_has_it():
+    class Slotted:
+        __slots__ = ("_array_obj",)
+
+    class Plain:
+        def get_array(self):
+            return self
+
+    assert launch_plan.dpnp_unwrap(Slotted) == "._array_obj"
+    assert launch_plan.dpnp_unwrap(Plain) == ".get_array()"
 
 
 def test_an_array_reshaped_in_place_gets_a_new_key(usm_kind):

@@ -268,12 +268,18 @@ class Kernel:
         self.cache = CompileCache()  # specialization key -> CompiledKernel
         self.lock = threading.RLock()
         self.specializer = make_specializer(self.signature, self.constexprs, LAUNCH_OPTIONS, hashable)
+        self.launcher = Launcher(self, None)  # the last tuple grid's (a Launcher holds nothing else)
 
     def __repr__(self) -> str:
         return f"<xetile.kernel {self.__name__}>"
 
     def __getitem__(self, grid):
-        return Launcher(self, grid)
+        launcher = self.launcher
+        if launcher.grid is not grid:  # `kernel[(n,)]` with a literal gives the same tuple at each launch
+            launcher = Launcher(self, grid)
+            if type(grid) is tuple:  # never a callable grid, which may hold what it closes over
+                self.launcher = launcher
+        return launcher
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"launch a kernel as {self.__name__}[grid](...); kernels may call it only from inside a kernel")
@@ -321,7 +327,7 @@ class Kernel:
                     plan, values = self.make_plan(args, kwargs, bound)
                 with timing.stage(self.__name__, "first launch (driver build included)"):
                     return plan.launch(grid, values)
-        return plan.launch(grid, *bound[1:])
+        return plan.launch(grid, bound[1], bound[2], bound[3])
 
     def fast_bind(self, args, kwargs):
         """(plan key, argument values as launched, their kernel-argument parts, the kernel arguments or None:
@@ -371,6 +377,7 @@ class Launcher:
     and FMA contraction, in device code: docs/guide.md "Fast math"), and `check`: True runs the numpy interpreter in
     checking mode (data races, reads of uninitialized SLM, unpadded out-of-bounds accesses raise
     InterpretCheckError: ir/checking.py), False runs it without, whatever XETILE_INTERPRET_CHECK says."""
+    __slots__ = ("kernel", "grid")  # one is made at each launch with a new grid
 
     def __init__(self, kernel: Kernel, grid):
         self.kernel = kernel

@@ -26,6 +26,7 @@ order at all, so those launches wait.
 from __future__ import annotations
 
 import os
+import types
 from dataclasses import dataclass
 from inspect import Parameter
 
@@ -37,7 +38,8 @@ from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_arr
                             runtime_value, scalar_dtype, usm_interface, usm_strides)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
-from ..runtime.profiling import launch_queue
+from ..runtime import ordering
+from ..runtime.profiling import active_recording, launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
 from ..runtime.torch_tensors import host_view, is_tensor_type, unowned_view
 from ..runtime.usm_entries import entries_get, entry, interface_entry, key_token
@@ -73,11 +75,14 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     params = list(signature.parameters.values())
     if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
         return None
+    environment_read, environment_names = environment_reads()
     dpnp_array, usm_ndarray = dpnp_types()
+    unwrap = dpnp_unwrap(dpnp_array)
     # the generated code's own names start with "_xt_", so that no parameter name shadows them
     namespace = {"_xt_DpnpArray": dpnp_array, "_xt_usm_ndarray": usm_ndarray, "_xt_key_of": _key_functions.get,
-                 "_xt_key_function": key_function, "_xt_hashable": hashable, "_xt_environment": environment,
-                 "_xt_type": type, "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry}
+                 "_xt_key_function": key_function, "_xt_hashable": hashable,
+                 "_xt_type": type, "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry,
+                 **environment_names}
     pieces, star, body, keys, parts = [], False, [], [], []
     for i, p in enumerate(params):
         if p.kind is Parameter.KEYWORD_ONLY and not star:
@@ -103,8 +108,9 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                    f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
                    f"        if {part} is None:", "            _xt_whole = False"]
             body += [f"    _xt_kind = _xt_type({name})",
-                     "    if _xt_kind is _xt_DpnpArray:", f"        {name} = {name}.get_array()", *usm,
-                     "    elif _xt_kind is _xt_usm_ndarray:", *usm,
+                     "    if _xt_kind is _xt_DpnpArray:", f"        {name} = {name}{unwrap}",
+                     "        _xt_kind = _xt_usm_ndarray",
+                     "    if _xt_kind is _xt_usm_ndarray:", *usm,
                      "    else:", "        _xt_key = _xt_key_of(_xt_kind) or _xt_key_function(_xt_kind)",
                      f"        {key}, {name}, {part} = _xt_key({name!r}, {name})",
                      f"        if {key} is None:", "            return None",
@@ -113,14 +119,22 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
     source = "\n".join([
         f"def specialize({', '.join(pieces)}):", "    _xt_usm, _xt_whole = False, True", *body,
-        f"    _xt_options = ({''.join(o + ', ' for o in options)})",
-        "    if _xt_options.count(None) != len(_xt_options):",
-        "        _xt_options = tuple(map(_xt_hashable, _xt_options))",
-        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, _xt_environment(_xt_usm)), "
+        # no option given (the hot case): None in the key, no tuple to build and hash
+        f"    _xt_options = None if {' and '.join(o + ' is None' for o in options) or 'True'} else "
+        f"tuple(map(_xt_hashable, ({''.join(o + ', ' for o in options)})))",
+        f"    return ({''.join(k + ', ' for k in keys)}_xt_options, {environment_read}), "
         f"({''.join(p.name + ', ' for p in params)}), ({''.join(p + ', ' for p in parts)}), "
         f"[{''.join('*' + p + ', ' for p in parts if p != 'None')}] if _xt_whole else None"])
     exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
     return namespace["specialize"]
+
+
+def dpnp_unwrap(dpnp_array) -> str:
+    """How the binder gets a dpnp array's usm_ndarray: what `get_array()` returns, the `_array_obj` slot, read inline
+    when the class has that slot (no call: ~0.04 us an array of the ~0.4 a dpnp array's binding costs), else by the
+    call (also for a specializer made before dpnp was imported)."""
+    slot = getattr(dpnp_array, "_array_obj", None)
+    return "._array_obj" if isinstance(slot, types.MemberDescriptorType) else ".get_array()"
 
 
 def key_function(kind: type):
@@ -212,17 +226,22 @@ _host_views: dict[int, tuple] = {}
 
 def environment(usm: bool) -> tuple:
     """The values of ENVIRONMENT, read at each launch (os.environ may change between launches), but for
-    XETILE_DEVICE when the launch has a USM array: its queue decides the device (select_device). On POSIX they are
-    read (as bytes) from the dict under os.environ, `os.environ._data`: `os.environ.get` of an unset variable raises
-    and catches a KeyError inside, 0.7 us a variable on a quiet machine and 5.7 us on a loaded 2-core one, where the
-    dict's `get` takes 0.2."""
-    if os.name != "posix":  # Windows' os.environ keeps its keys upper-cased
-        return tuple(None if usm and name == "XETILE_DEVICE" else os.environ.get(name) for name in ENVIRONMENT)
-    get = os.environ._data.get
-    return None if usm else get(_DEVICE_KEY), get(_TARGET_KEY), get(_ABI_KEY), get(_DEBUG_KEY)
+    XETILE_DEVICE when the launch has a USM array: its queue decides the device (select_device). What the specializer
+    reads off POSIX; on POSIX it reads them itself (`environment_reads`)."""
+    return tuple(None if usm and name == "XETILE_DEVICE" else os.environ.get(name) for name in ENVIRONMENT)
 
 
-_DEVICE_KEY, _TARGET_KEY, _ABI_KEY, _DEBUG_KEY = map(os.fsencode, ENVIRONMENT)
+def environment_reads() -> tuple[str, dict]:
+    """The specializer's expression of `environment(_xt_usm)` and the names it uses. On POSIX the values are read
+    inline (no Python frame a launch) as bytes from the dict under os.environ, `os.environ._data`: `os.environ.get` of
+    an unset variable raises and catches a KeyError inside, 0.7 us a variable on a quiet machine and 5.7 us on a
+    loaded 2-core one, where the dict's `get` takes 0.2. Windows' os.environ keeps its keys upper-cased: there the
+    specializer calls `environment`."""
+    if os.name != "posix":
+        return "_xt_environment(_xt_usm)", {"_xt_environment": environment}
+    reads = [f"_xt_getenv({os.fsencode(name)!r})" for name in ENVIRONMENT]
+    reads[0] = f"None if _xt_usm else {reads[0]}"  # XETILE_DEVICE
+    return f"({', '.join(reads)})", {"_xt_getenv": os.environ._data.get}
 
 
 @dataclass
@@ -298,11 +317,14 @@ class LaunchPlan:
             if type(given) is tuple:
                 self.grid_ranges = ranges
         queue = self.device.queue
-        run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
         if self.asynchronous:  # the hot path; the values are kept
-            return submit_ranges(run_on, self.sycl_kernel, ranges[2], ranges[3],
-                                 self.kernel_args(values, parts) if args is None else args, wait=False,
+            if args is None:
+                args = self.kernel_args(values, parts)
+            if active_recording() is None:  # no profiling queue to run on, no event to record
+                return ordering.submit(queue, self.sycl_kernel, args, ranges[2], ranges[3], False, (), values)
+            return submit_ranges(launch_queue(queue), self.sycl_kernel, ranges[2], ranges[3], args, wait=False,
                                  owners=values, ordered_with=queue)
+        run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
         global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
         named = {self.names[i]: values[i] for i, *_ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)

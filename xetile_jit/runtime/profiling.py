@@ -1,11 +1,12 @@
 """Which SYCL kernels a stretch of host code submitted (`xetile.testing.do_bench` times them on the
-device). `launch` (sycl.py) hands every submitted kernel's event and queue to `record`; inside `recording()` they
-are kept, so the caller can read each event's device-side start and end (SYCL event profiling), which the
-runtime reports only for queues made with `property="enable_profiling"` (`profiling_queue`). Outside a
-`recording()` nothing is kept. A recording made with `device_times=True` (do_bench's) also moves the launches inside
-it to a profiling queue of their queue's context and device (`launch_queue`), ordered with the work of the queue
-they were launched on (runtime/ordering.py), so that every array kind is timed on the device: numpy arrays, whose
-launches copy them to and from the device outside the kernel's event, and USM arrays of any queue.
+device). `submit_ranges` (sycl.py) hands every submitted kernel's event and queue to `record` (an asynchronous
+launch, the hot path, only inside a recording: `active_recording`); inside `recording()` they are kept, so the
+caller can read each event's device-side start and end (SYCL event profiling), which the runtime reports only for
+queues made with `property="enable_profiling"` (`profiling_queue`). Outside a `recording()` nothing is kept. A
+recording made with `device_times=True` (do_bench's) also moves the launches inside it to a profiling queue of their
+queue's context and device (`launch_queue`), ordered with the work of the queue they were launched on
+(runtime/ordering.py), so that every array kind is timed on the device: numpy arrays, whose launches copy them to and
+from the device outside the kernel's event, and USM arrays of any queue.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 import dpctl
 
 _active: contextvars.ContextVar["Recording | None"] = contextvars.ContextVar("xetile_recording", default=None)
+active_recording = _active.get  # the innermost recording, None outside one: a C call, no Python frame (hot path)
 _profiling_queues: dict = {}
 
 
