@@ -14,7 +14,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import assert_close, rand
-from spirv_tools import cpu_queue, validate
+from spirv_tools import cpu_queue
 from conftest import tutorial
 from device_cover import covering
 from test_passes import run_func
@@ -99,7 +99,6 @@ def check_gemm(rng, dtype, b_kind, sg_layout, sg_data, reduce):
     assert_close(c, expected, np.float32, scale=k)
     if reduce:
         assert_close(rowsum, sums, np.float32, scale=k * n)
-    validate(gemm.warmup(*args, device=DEVICE, **kwargs).asm["spirv"])
 
 
 def test_gemm_with_64x64_subgroup_tiles(rng):

@@ -20,6 +20,7 @@ In the interpreter a per-lane value is an array with a leading lane axis (N, ele
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,9 +122,8 @@ class LaneLayout:
         return row % ly * lx + col // chunk, first + row // ly * chunk + col % chunk
 
     def indices(self) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, cols) index arrays of shape (lanes, per_lane): where each component comes from."""
-        table = np.array([self.elements(lane) for lane in range(self.lanes)]).reshape(self.lanes, -1, 2)
-        return table[..., 0], table[..., 1]
+        """(rows, cols) index arrays of shape (lanes, per_lane), read-only: where each component comes from."""
+        return index_table(self)
 
     def distribute(self, block: np.ndarray) -> np.ndarray:
         """[R, C] block -> (lanes, per_lane) array, (lanes,) for one element a lane (per_lane_form)."""
@@ -141,6 +141,16 @@ class LaneLayout:
         block = np.empty(self.block, dtype=data.dtype)
         block[self.indices()] = data
         return block
+
+
+@functools.lru_cache(maxsize=4096)
+def index_table(layout: LaneLayout) -> tuple[np.ndarray, np.ndarray]:
+    """LaneLayout.indices, made once per layout: the interpreter asks for it at every SIMT load, store, mask and iota
+    it runs, and building the table element by element in Python each time was a third of a SIMT level's run."""
+    table = np.array([layout.elements(lane) for lane in range(layout.lanes)]).reshape(layout.lanes, -1, 2)
+    rows, cols = table[..., 0], table[..., 1]
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
 
 
 def lane_attrs(key: str, layout: LaneLayout | None) -> dict:
