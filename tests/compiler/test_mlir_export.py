@@ -1,6 +1,7 @@
 """compiler/mlir_export.py: the tutorial kernels at the workgroup XeGPU level in upstream MLIR 23's syntax, parsed and
 verified by its mlir-opt (installed by `install-gpu-compiler --with-mlir`); the GEMM also through upstream's own
 XeGPU pipeline and Intel's ocloc. The mlir-opt checks skip when it is not installed."""
+import re
 import subprocess
 import sys
 
@@ -9,19 +10,37 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import ROOT, subprocess_env, tutorial
+from xetile_jit.compiler.mlir_export import export_mlir
+from xetile_jit.ir.parser import parse_func
 from xetile_jit.target.targets import LARGE_GRF, get_target
 from xetile_jit.toolchain import isa_stats, ocloc, upstream_mlir
 
 needs_mlir_opt = pytest.mark.skipif(upstream_mlir.mlir_opt() is None,
                                     reason="mlir-opt 23 is not installed (install-gpu-compiler --with-mlir)")
+# tutorial 7's `res` and the row sums' `sums` are (M, 1) arrays, which 2D block messages cannot address, as intended
+pytestmark = pytest.mark.filterwarnings("ignore::xetile_jit.BlockIOFallbackWarning")
 GEMM_SIZES = dict(BM=256, BN=256, BK=32, sg_layout=[8, 4], sg_data=[32, 64])
 
 
-def gemm(target="xe-hpc", **options):
-    a, b = np.zeros((1024, 512), np.float16), np.zeros((512, 768), np.float16)
+def gemm(target="xe-hpc", dtype=np.float16, **options):
+    a, b = np.zeros((1024, 512), dtype), np.zeros((512, 768), dtype)
     c = np.zeros((1024, 768), np.float32)
     return tutorial("03-matrix-multiplication").matmul_kernel.warmup(a, b, c, 1024, 768, 512, **GEMM_SIZES, **options,
                                                                      target=target)
+
+
+def tf32_gemm():
+    return gemm(dtype=np.float32, INPUT_PRECISION="tf32")
+
+
+def int8_gemm(dtype=np.int8):
+    """xetile.ops.matmul's kernel (tutorial 3's accumulates in f32) in its 256x256 config of K tile 64."""
+    from xetile_jit.ops.matmul import configs, matmul_kernel
+    config = next(c for c in configs() if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.sg_data) == (
+        256, 256, 64, [32, 64]))
+    a, b, c = np.zeros((1024, 512), dtype), np.zeros((512, 768), dtype), np.zeros((1024, 768), np.int32)
+    return matmul_kernel.kernel.warmup(a, b, c, c, 1024, 768, 512, HAS_BIAS=False, ACTIVATION="", ACC=xetile.int32,
+                                       INPUT_PRECISION="ieee", target="xe-hpc", **config.all_kwargs())
 
 
 def softmax(n: int = 500):
@@ -86,13 +105,36 @@ def atomic():
     return accumulate.warmup(x, np.zeros_like(x), target="xe-hpc")
 
 
+@xetile.kernel
+def swap(x, y):
+    t = xetile.init_tile(y, [0, 0], [16, 32])
+    xetile.atomic_cas(t, xetile.load_tile(t), xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 32])))
+
+
+def compare_and_swap():
+    x = np.zeros((16, 32), np.int32)
+    return swap.warmup(x, np.zeros_like(x), target="xe-hpc")
+
+
+@xetile.kernel
+def row_sums(x, sums):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 48]))
+    xetile.store_tile(xetile.init_tile(sums, [0, 0], [16, 1]), xetile.tile_reduce("add", v, [1]))
+
+
+def stored_column():
+    return row_sums.warmup(np.zeros((16, 48), np.float32), np.zeros((16, 1), np.float32), target="xe-hpc")
+
+
 EXPORTED = {"vector-add": vector_add, "softmax": softmax, "gemm": gemm, "layer-norm": layer_norm,
             "attention": attention, "batched-gemm": batched_gemm, "column-sum": column_sum,
-            "slm-cooperative-gemm": slm_gemm}
+            "slm-cooperative-gemm": slm_gemm, "gemm-bias-reduce": bias_reduce, "atomic": atomic,
+            "int8-gemm": int8_gemm, "uint8-gemm": lambda: int8_gemm(np.uint8), "tf32-gemm": tf32_gemm}
 REFUSED = {  # kernel -> the construct its NotImplementedError names
-    "gemm-bias-reduce": (bias_reduce, "array res, which 2D block messages cannot address"),
-    "atomic": (atomic, "no upstream form for xegpu.atomic_rmw"),
+    "atomic-cas": (compare_and_swap, "an atomic compare-and-swap"),
+    "stored-column": (stored_column, "xegpu.store_nd of array sums, which 2D block messages cannot address"),
 }
+UPSTREAM_OPS = ("xegpu.load_nd", "xegpu.store_nd", "xegpu.load_matrix", "xegpu.dpas", "xegpu.atomic_rmw")
 
 
 def test_gemm_text():
@@ -138,9 +180,8 @@ def test_slm_buffers_are_mem_descs_read_by_load_matrix():
 def test_upstream_parses_and_verifies(name):
     text = EXPORTED[name]().asm["mlir"]
     printed = upstream_mlir.run_mlir_opt(text)
-    assert printed.count("xegpu.load_nd") == text.count("xegpu.load_nd") > 0
-    assert printed.count("xegpu.store_nd") == text.count("xegpu.store_nd") > 0
-    assert printed.count("xegpu.load_matrix") == text.count("xegpu.load_matrix")
+    counts = [text.count(op) for op in UPSTREAM_OPS]
+    assert [printed.count(op) for op in UPSTREAM_OPS] == counts and counts[0] > 0
 
 
 @pytest.mark.parametrize("name", REFUSED)
@@ -229,3 +270,42 @@ def test_cli_emit_mlir():
     assert run.stdout.startswith("gpu.module @softmax_kernel_module {\n  gpu.func @softmax_kernel(%x: "
                                  "memref<64x256xf32, strided<[256, 1]>>")
 
+
+
+def test_atomic_is_on_a_subview_masked_to_the_array():
+    """Tutorial 7's row sums: the (256, 1) array `res`, which 2D block messages cannot address, is only updated by
+    atomics, on a descriptor of the 128x1 block's subview at row %i, masked to the array's 256 rows and 1 column."""
+    text = bias_reduce().asm["mlir"]
+    view = re.search(r"(%\w+) = memref.subview %res\[(%\w+), %\w+\] \[128, 1\] \[1, 1\] : memref<256x1xf32, "
+                     r"strided<\[1, 1\]>> to (memref<128x1xf32, strided<\[1, 1\], offset: \?>>)", text)
+    assert view is not None and f"xegpu.create_nd_tdesc {view[1]} : {view[3]}" in text
+    assert "xegpu.create_nd_tdesc %res" not in text
+    assert [line.split(" : ")[1] for line in text.splitlines() if "arith.constant dense<" in line and "index>" in line
+            ] == ["vector<128xindex>", "vector<1xindex>"]
+    assert "dense<256> : vector<128xindex>" in text and "dense<1> : vector<1xindex>" in text
+    assert re.search(r"xegpu.atomic_rmw addf %desc, %inside, %\d+ \{layout = #xegpu.layout<sg_layout = \[32, 1\], "
+                     r"sg_data = \[4, 1\], inst_data = \[4, 1\]>\} : !xegpu.tensor_desc<128x1xf32>, "
+                     r"vector<128x1xi1>, vector<128x1xf32> -> vector<128x1xf32>", text)
+
+
+def test_dpas_operand_types():
+    """int8: A and B as the loaded 8-bit matrices (upstream packs B itself); tf32: the f32 loads truncated to tf32
+    toward zero, as the hardware reads them (the exact f32 dpas keeps its f32 operands)."""
+    int8 = int8_gemm().asm["mlir"]
+    assert re.findall(r"xegpu.dpas .* : (.*)", int8) == [
+        "vector<256x64xi8>, vector<64x256xi8>, vector<256x256xi32> -> vector<256x256xi32>"]
+    tf32 = tf32_gemm().asm["mlir"]
+    assert re.findall(r"arith.truncf %\d+ toward_zero : (.*)", tf32) == [
+        "vector<256x32xf32> to vector<256x32xtf32>", "vector<32x256xf32> to vector<32x256xtf32>"]
+    assert re.findall(r"xegpu.dpas .* : (.*)", tf32) == [
+        "vector<256x32xtf32>, vector<32x256xtf32>, vector<256x256xf32> -> vector<256x256xf32>"]
+    assert "truncf" not in gemm(dtype=np.float32).asm["mlir"]
+
+
+def test_vnni_packed_b_is_refused():
+    """Blocking packs 8-bit B into words below the workgroup level; a workgroup-level dpas given them is refused."""
+    func = parse_func("func.func @packed(%a: vector<8x32xi8>, %b: vector<8x16xi32>) {\n"
+                      "  %0 = xegpu.dpas %a, %b {vnni_b = i8} : vector<8x32xi8>, vector<8x16xi32> into "
+                      "vector<8x16xi32>\n  func.return\n}")
+    with pytest.raises(NotImplementedError, match=r"upstream MLIR export: dpas on B packed into VNNI words"):
+        export_mlir(func, {}, 16)

@@ -8,12 +8,15 @@ layouts only where they sit on the anchor ops (`layout` on loads, stores and pre
 `layout_cd` on dpas), propagates from there, and takes `layout_result_N` on the ops printed as they are (arith,
 math) where its propagation finds none (a relu after the GEMM loop); layout conversions that keep the subgroup
 split print nothing. An SLM buffer is workgroup memory (address space 3) seen as upstream's `xegpu.mem_desc`,
-its blocks read and written by load_matrix and store_matrix. Cache hints are left out. The kernel is a `gpu.func`
+its blocks read and written by load_matrix and store_matrix. An atomic_rmw, which takes no offsets upstream,
+works on a descriptor of a subview at its block's place, masked to the array. A tf32 dpas takes its operands
+truncated to tf32; an 8-bit one takes B as the 8-bit matrix. Cache hints are left out. The kernel is a `gpu.func`
 with its workgroup size in a `gpu.module`, and every memref argument has the launch's static shape and strides. An
 op upstream has no form for raises NotImplementedError naming it.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -23,11 +26,12 @@ from ..ir.attrs import Layout
 from ..ir.core import FuncOp, Operation, Value
 from ..ir.core_ops import (ConstantOp, ForOp, IotaOp, ProgramIdOp, ReturnOp, SlmAllocOp, SplatOp, YieldOp,
                            format_scalar)
+from ..ir.elementwise import ATOMIC_KINDS
 from ..ir.printer import Printer
 from ..ir.types import DType, MemRefType, VectorType, bool_, index_dtype
-from ..ir.xegpu_ops import (CreateNdDescOp, DpasOp, LoadNdOp, MemRefSubviewOp, MultiReductionOp, PrefetchNdOp, StoreNdOp,
-                            TensorDescType, UpdateNdOffsetOp, VectorBroadcastOp, VectorTransposeOp,
-                            XeGPUConvertLayoutOp)
+from ..ir.xegpu_ops import (AtomicRMWOp, CreateNdDescOp, DpasOp, LoadNdOp, MemRefSubviewOp, MultiReductionOp,
+                            PrefetchNdOp, StoreNdOp, TensorDescType, UpdateNdOffsetOp, VectorBroadcastOp,
+                            VectorTransposeOp, XeGPUConvertLayoutOp)
 
 ANCHOR_FIELDS = ("sg_layout", "sg_data", "inst_data")  # what upstream reads at the workgroup level
 PRINTED_AS_IS = ("arith.", "math.", "gpu.barrier")  # ops our printer writes as upstream does
@@ -43,12 +47,13 @@ class ArrayShape:
 
 @dataclass(frozen=True)
 class Block:
-    """A descriptor at the upstream level: the created descriptor's name, the names of its index offsets and the
-    shape of its memref; for a block of an SLM buffer, `matrix` is the type of the buffer's `xegpu.mem_desc` (named
-    `desc`), which upstream reads and writes with load_matrix and store_matrix."""
-    desc: str
+    """A descriptor at the upstream level: the created descriptor's name (None where only atomics use it, which
+    make their own), the names of its index offsets and the memref it is on; for a block of an SLM buffer, `matrix`
+    is the type of the buffer's `xegpu.mem_desc` (named `desc`), which upstream reads and writes with load_matrix
+    and store_matrix."""
+    desc: str | None
     offsets: tuple[str, ...]
-    extents: tuple[int, ...]
+    base: Value
     matrix: str | None = None
 
 
@@ -75,9 +80,6 @@ def tdesc_type(t: TensorDescType) -> str:
 def memref_type(name: str, t: MemRefType, array: ArrayShape | None) -> str:
     if array is None:
         raise NotImplementedError(f"upstream MLIR export: memref argument {name} without the launch's shape")
-    if not t.block_io:
-        raise NotImplementedError(f"upstream MLIR export: array {name}, which 2D block messages cannot address "
-                                  "(upstream lowers every load_nd and store_nd to them)")
     if len(array.shape) != t.rank:
         raise NotImplementedError(f"upstream MLIR export: array {name}, rank {len(array.shape)}, seen as rank "
                                   f"{t.rank} by the kernel")
@@ -97,6 +99,7 @@ class UpstreamPrinter(Printer):
         self.memrefs: dict[Value, str] = {}  # memref argument -> its upstream type
         self.arrays: dict[Value, ArrayShape] = {}  # memref argument -> its launch shape
         self.matrices: dict[Value, str] = {}  # SLM buffer -> the type of its mem_desc
+        self.array_names: dict[Value, str] = {}  # memref argument or its view -> the argument's name
 
     def attr_dict(self, op: Operation, attrs: dict | None = None) -> str:
         """For the ops printed as they are: their attributes and the layouts of their vector results, which
@@ -125,7 +128,19 @@ class UpstreamPrinter(Printer):
         block = self.block(v)
         if block.matrix is not None:
             raise NotImplementedError(f"upstream MLIR export: {op.name} of a block in shared local memory (upstream's "
-                                      "load_matrix neither pads nor transposes, and nothing prefetches there)")
+                                      "load_matrix neither pads nor transposes, nothing prefetches there, and "
+                                      "its atomic_rmw takes no mem_desc)")
+        return block
+
+    def block_message(self, v: Value, op: Operation) -> Block:
+        """The block of `v` in global memory, which `op` reads or writes with 2D block messages: upstream lowers
+        every load_nd, store_nd and prefetch_nd to them, and its create_nd_tdesc of an array that breaks their
+        surface rules (base alignment, pitch, width) would verify and then be wrong on the GPU."""
+        block = self.global_block(v, op)
+        if not block.base.type.block_io:
+            raise NotImplementedError(f"upstream MLIR export: {op.name} of array {self.array_names[block.base]}, "
+                                      "which 2D block messages cannot address (upstream lowers every load_nd, "
+                                      "store_nd and prefetch_nd to them)")
         return block
 
     def print_op(self, op: Operation, indent: int) -> None:
@@ -204,14 +219,17 @@ def print_slm_alloc(p: UpstreamPrinter, op: SlmAllocOp, indent: int) -> None:
 
 def print_create(p: UpstreamPrinter, op: CreateNdDescOp, indent: int) -> None:
     base, *offsets = op.operands
+    offsets = tuple(p.name(v) for v in offsets)
     if base in p.matrices:  # a block of an SLM buffer: its mem_desc and offsets, read by load_matrix
-        p.blocks[op.result] = Block(p.name(base), tuple(p.name(v) for v in offsets), base.type.shape,
-                                    p.matrices[base])
+        p.blocks[op.result] = Block(p.name(base), offsets, base, p.matrices[base])
+        return
+    if all(isinstance(user, AtomicRMWOp) for user, _ in op.result.uses):
+        p.blocks[op.result] = Block(None, offsets, base)
         return
     desc = p.name(op.result)
     p.line(indent, f"{desc} = xegpu.create_nd_tdesc {p.name(base)} : {p.memrefs[base]} -> "
                    f"{tdesc_type(op.result.type)}")
-    p.blocks[op.result] = Block(desc, tuple(p.name(v) for v in offsets), p.arrays[base].shape)
+    p.blocks[op.result] = Block(desc, offsets, base)
 
 
 def print_update(p: UpstreamPrinter, op: UpdateNdOffsetOp, indent: int) -> None:
@@ -222,7 +240,7 @@ def print_update(p: UpstreamPrinter, op: UpdateNdOffsetOp, indent: int) -> None:
         name = p.fresh("offset")
         p.line(indent, f"{name} = arith.addi {offset}, {p.name(delta)} : index")
         moved.append(name)
-    p.blocks[op.result] = Block(block.desc, tuple(moved), block.extents)
+    p.blocks[op.result] = dataclasses.replace(block, offsets=tuple(moved))
 
 
 def matrix_operands(block: Block) -> str:
@@ -238,7 +256,7 @@ def print_load(p: UpstreamPrinter, op: LoadNdOp, indent: int) -> None:
                        f"{attributes({'layout': anchor_layout(op.result.layout)})} : {matrix_operands(block)} -> "
                        f"{op.result.type}")
         return
-    p.global_block(t, op)
+    p.block_message(t, op)
     attrs = {"layout": anchor_layout(op.result.layout, op.transpose)}
     if op.transpose:
         attrs["transpose"] = f"array<i64: {', '.join(map(str, op.transpose))}>"
@@ -250,22 +268,29 @@ def print_load(p: UpstreamPrinter, op: LoadNdOp, indent: int) -> None:
 
 
 def padded(p: UpstreamPrinter, indent: int, loaded: str, result: Value, block: Block, padding) -> None:
-    """Upstream's load_nd reads 0 outside the memref; ours reads `padding` there: the elements outside, by their
-    row and column against the memref's extents, are replaced."""
+    """Upstream's load_nd reads 0 outside the memref; ours reads `padding` there: the elements outside are
+    replaced."""
     t = result.type
-    mask = VectorType(t.shape, bool_)
-    inside = []
-    for dim, (offset, extent) in enumerate(zip(block.offsets, block.extents)):
-        at = indices(p, indent, offset, t.shape[dim])
-        indices_type = VectorType((t.shape[dim],), index_dtype)
+    valid = inside(p, indent, block, t.shape)
+    fill = constant(p, indent, padding, t, "padding")
+    p.line(indent, f"{p.name(result)} = arith.select {valid}, {loaded}, {fill} : {VectorType(t.shape, bool_)}, {t}")
+
+
+def inside(p: UpstreamPrinter, indent: int, block: Block, shape: tuple[int, ...]) -> str:
+    """The mask of the elements of a `shape` block at `block`'s offsets that lie inside its memref, by their row
+    and column against the memref's extents."""
+    mask = VectorType(shape, bool_)
+    within_dims = []
+    for dim, (offset, extent) in enumerate(zip(block.offsets, p.arrays[block.base].shape)):
+        at = indices(p, indent, offset, shape[dim])
+        indices_type = VectorType((shape[dim],), index_dtype)
         limit, within = p.fresh("limit"), p.fresh("within")
         p.line(indent, f"{limit} = arith.constant dense<{extent}> : {indices_type}")
         p.line(indent, f"{within} = arith.cmpi ult, {at}, {limit} : {indices_type}")  # a negative index is beyond too
-        inside.append(spread(p, indent, within, VectorType(indices_type.shape, bool_), dim, mask))
+        within_dims.append(spread(p, indent, within, VectorType(indices_type.shape, bool_), dim, mask))
     valid = p.fresh("inside")
-    p.line(indent, f"{valid} = arith.andi {inside[0]}, {inside[1]} : {mask}")
-    fill = constant(p, indent, padding, t, "padding")
-    p.line(indent, f"{p.name(result)} = arith.select {valid}, {loaded}, {fill} : {mask}, {t}")
+    p.line(indent, f"{valid} = arith.andi {within_dims[0]}, {within_dims[1]} : {mask}")
+    return valid
 
 
 def indices(p: UpstreamPrinter, indent: int, offset: str, size: int) -> str:
@@ -328,6 +353,7 @@ def print_subview(p: UpstreamPrinter, op: MemRefSubviewOp, indent: int) -> None:
         p.line(indent, f"{name} = memref.subview {p.name(base)}[{', '.join(starts)}] [{', '.join(sizes)}] "
                        f"[{', '.join(['1'] * len(array.shape))}] : {p.memrefs[base]} to {p.memrefs[op.result]}")
     p.arrays[op.result] = matrix
+    p.array_names[op.result] = p.array_names[base]
 
 
 def print_store(p: UpstreamPrinter, op: StoreNdOp, indent: int) -> None:
@@ -340,26 +366,71 @@ def print_store(p: UpstreamPrinter, op: StoreNdOp, indent: int) -> None:
         p.line(indent, f"xegpu.store_matrix {p.name(value)}, {p.at(t)}{attributes(layout)} : {value.type}, "
                        f"{matrix_operands(block)}")
         return
+    p.block_message(t, op)
     p.line(indent, f"xegpu.store_nd {p.name(value)}, {p.at(t)}{attributes(layout)} : {value.type}, "
                    f"{tdesc_type(t.type)}")
 
 
+def print_atomic(p: UpstreamPrinter, op: AtomicRMWOp, indent: int) -> None:
+    """Upstream's atomic_rmw takes no offsets, and its create_nd_tdesc none either: the block's place is a subview of
+    the array at the block's offsets, of the block's shape, its elements outside the array masked off (the view
+    reaches past the array's end only where they are). The array need not meet the 2D block messages' surface rules
+    (refused for load_nd, store_nd and prefetch_nd): no block message does atomics, so an atomic_rmw is lowered
+    element by element, each addressed from the descriptor's base and strides, as ours is (codegen/llvm/atomics.py),
+    and an array that breaks those rules is no hazard for it."""
+    value, t = op.operands[:2]
+    if op.kind == "cas":
+        raise NotImplementedError("upstream MLIR export: an atomic compare-and-swap (upstream's atomic_rmw kinds "
+                                  "have none)")
+    if op.valid is not None:
+        raise NotImplementedError("upstream MLIR export: atomic_rmw of a padded block (valid)")
+    block = p.global_block(t, op)
+    shape, array = t.type.shape, p.arrays[block.base]
+    source = p.memrefs[block.base]
+    view_type = (f"memref<{'x'.join(map(str, shape))}x{t.type.dtype.mlir}, "
+                 f"strided<[{', '.join(map(str, array.strides))}], offset: ?>>")
+    view, desc = p.fresh("view"), p.fresh("desc")
+    p.line(indent, f"{view} = memref.subview {p.name(block.base)}[{', '.join(block.offsets)}] "
+                   f"[{', '.join(map(str, shape))}] [{', '.join(['1'] * len(shape))}] : {source} to {view_type}")
+    p.line(indent, f"{desc} = xegpu.create_nd_tdesc {view} : {view_type} -> {tdesc_type(t.type)}")
+    mask = inside(p, indent, block, shape)
+    kind = ATOMIC_KINDS[op.kind][t.type.dtype.kind].rmw
+    layout = attributes({"layout": anchor_layout(value.layout)})
+    p.line(indent, f"{p.name(op.result)} = xegpu.atomic_rmw {kind} {desc}, {mask}, {p.name(value)}{layout} : "
+                   f"{tdesc_type(t.type)}, {VectorType(shape, bool_)}, {value.type} -> {op.result.type}")
+
+
 def print_prefetch(p: UpstreamPrinter, op: PrefetchNdOp, indent: int) -> None:
     (t,) = op.operands
-    p.global_block(t, op)
+    p.block_message(t, op)
     layout = {"layout": anchor_layout(t.type.layout)}
     p.line(indent, f"xegpu.prefetch_nd {p.at(t)}{attributes(layout)} : {tdesc_type(t.type)}")
 
 
 def print_dpas(p: UpstreamPrinter, op: DpasOp, indent: int) -> None:
-    if op.vnni_b is not None or op.precision != "ieee":
-        raise NotImplementedError("upstream MLIR export: dpas on VNNI-packed 8-bit B or with tf32 precision")
-    operands = list(op.operands)
-    names = dict(zip(("layout_a", "layout_b", "layout_cd"), (*operands[:2], op.result)))
+    """8-bit A and B as they are: upstream packs B into VNNI words itself."""
+    if op.vnni_b is not None:  # made by blocking, below the workgroup level
+        raise NotImplementedError("upstream MLIR export: dpas on B packed into VNNI words (vnni_b)")
+    a, b, *c = op.operands
+    names = dict(zip(("layout_a", "layout_b", "layout_cd"), (a, b, op.result)))
     attrs = {k: anchor_layout(v.layout) for k, v in names.items()}
-    types = ", ".join(str(v.type) for v in operands)
-    p.line(indent, f"{p.name(op.result)} = xegpu.dpas {', '.join(p.name(v) for v in operands)}"
-                   f"{attributes(attrs)} : {types} -> {op.result.type}")
+    inputs = [(p.name(v), str(v.type)) for v in (a, b)]
+    if op.precision == "tf32":
+        inputs = [tf32(p, indent, p.name(v), v.type) for v in (a, b)]
+    operands = [*inputs, *((p.name(v), str(v.type)) for v in c)]
+    p.line(indent, f"{p.name(op.result)} = xegpu.dpas {', '.join(name for name, _ in operands)}"
+                   f"{attributes(attrs)} : {', '.join(t for _, t in operands)} -> {op.result.type}")
+
+
+def tf32(p: UpstreamPrinter, indent: int, name: str, t: VectorType) -> tuple[str, str]:
+    """A tf32 dpas operand: the f32 values truncated to tf32 (toward zero, the low 13 mantissa bits dropped), as the
+    hardware's tf32 DPAS reads f32 words and as our tf32 computes. The f32 operands as they are would not do: a dpas
+    on f32 states no truncation (upstream 23's XeVM conversion has no DPAS for it at all), and it is how our exact
+    "ieee" f32 dpas exports, which the tf32 one must stay apart from."""
+    narrow = f"vector<{'x'.join(map(str, t.shape))}xtf32>"
+    truncated = p.fresh("tf32")
+    p.line(indent, f"{truncated} = arith.truncf {name} toward_zero : {t} to {narrow}")
+    return truncated, narrow
 
 
 def print_convert(p: UpstreamPrinter, op: XeGPUConvertLayoutOp, indent: int) -> None:
@@ -381,7 +452,7 @@ def print_for(p: UpstreamPrinter, op: ForOp, indent: int) -> None:
         if isinstance(init.type, TensorDescType):
             block = p.block(init)
             offsets = tuple(p.fresh(f"{p.name(arg)[1:]}_offset") for _ in block.offsets)
-            p.blocks[arg] = Block(block.desc, offsets, block.extents)
+            p.blocks[arg] = dataclasses.replace(block, offsets=offsets)
             pairs += [f"{o} = {i}" for o, i in zip(offsets, block.offsets)]
             types += ["index"] * len(offsets)
         else:
@@ -393,8 +464,8 @@ def print_for(p: UpstreamPrinter, op: ForOp, indent: int) -> None:
     for init, result in zip(inits, op.results):
         if isinstance(init.type, TensorDescType):
             width = len(p.block(init).offsets)
-            p.blocks[result] = Block(p.block(init).desc, tuple(f"{base}#{position + k}" for k in range(width)),
-                                     p.block(init).extents)
+            p.blocks[result] = dataclasses.replace(p.block(init), offsets=tuple(f"{base}#{position + k}"
+                                                                                 for k in range(width)))
             position += width
         else:
             p.names[result] = f"{base}#{position}" if count > 1 else base
@@ -437,7 +508,7 @@ HANDLERS = {ProgramIdOp: print_program_id, CreateNdDescOp: print_create, UpdateN
             XeGPUConvertLayoutOp: print_convert, ForOp: print_for, ReturnOp: print_return, ConstantOp: print_constant,
             MultiReductionOp: print_reduction, VectorBroadcastOp: print_broadcast, IotaOp: print_iota,
             MemRefSubviewOp: print_subview, SplatOp: print_broadcast, VectorTransposeOp: print_transpose,
-            SlmAllocOp: print_slm_alloc}
+            SlmAllocOp: print_slm_alloc, AtomicRMWOp: print_atomic}
 
 
 def export_mlir(func: FuncOp, arrays: dict[str, ArrayShape], workgroup_size: int) -> str:
@@ -448,6 +519,7 @@ def export_mlir(func: FuncOp, arrays: dict[str, ArrayShape], workgroup_size: int
         if isinstance(a.type, MemRefType):
             p.memrefs[a] = memref_type(a.name_hint, a.type, arrays.get(a.name_hint))
             p.arrays[a] = arrays[a.name_hint]
+            p.array_names[a] = a.name_hint
     args = ", ".join(f"{p.name(a)}: {p.memrefs.get(a, a.type)}" for a in func.args)
     p.line(0, f"gpu.module @{func.sym_name}_module {{")
     p.line(2, f"gpu.func @{func.sym_name}({args}) kernel attributes "
