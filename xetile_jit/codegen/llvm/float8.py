@@ -7,17 +7,16 @@ are integer arithmetic and selects, bit-exact with ml_dtypes for every code and 
 * FP8 -> f16, the conversion FP8 tile_mma operands take (transforms/xetile/float8_mma.py), is exact and a few
   operations on an i16 word: the byte sign-extended and shifted into an f16's places is the sign and code, the
   value times 2**(bias - 15). e5m2 (f16's bias) is then the f16's upper byte; its NaN codes, past the infinity (one
-  compare of the word shifted left, the sign out), select the quiet NaN of their sign. The cast of a tile_mma
-  operand frees the NaN payload (CastOp.any_nan_payload: a DPAS product of any NaN operand is NaN), and there e5m2
-  is the shifted byte alone, already an f16 NaN for a NaN code (2.7 instructions an element against 6.9 on
-  xe-hpc, the moves around them included). e4m3fn has no such shortcut: its NaN code's shifted word is the number
-  +-480 until the compare finds it, and that compare and the one masked xor are the same instructions whatever
-  NaN they make, so it keeps its exact form. e4m3fn drops the sign's copy
+  compare of the word shifted left, the sign out), select the quiet NaN of their sign. e4m3fn drops the sign's copy
   below bit 15, and one f16 multiply by 2**8 rebiases it exactly (a subnormal code lands on an f16 subnormal and
   becomes a normal); its NaN code becomes +-480, which no code reaches, turned into the quiet NaN by an xor masked by
   the compare. These are the forms Intel's compiler builds into the fewest instructions of the FP8 GEMM without
   spilling (bench/bench_xe_isa.py; docs/performance.md): with the NaN tested in f16 it spilled, with the quiet NaN
   selected on the code it took more instructions.
+  The cast of a tile_mma operand frees the NaN payload (CastOp.any_nan_payload: a DPAS product of any NaN operand
+  is NaN). There e5m2 is the shifted byte alone, already an f16 NaN for a NaN code: most of its cost was the quiet
+  NaN. e4m3fn keeps its exact form: its NaN code's word is the number +-480 until a compare finds it, and the
+  compare and the masked xor are the same instructions whatever NaN they make (a select of one NaN took more).
 * f32 -> FP8 rounds to nearest even: a value in the format's normal range adds half a unit of the kept last place
   minus one plus that place's bit (as bf16 rounds, codegen/llvm/core.py) and rebiases; one below it is scaled so
   that the smallest subnormal is 1 and rounded to an integer by adding and taking away 2**23 (f32 arithmetic that
