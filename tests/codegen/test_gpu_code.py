@@ -419,8 +419,10 @@ def test_float8_gemm_builds_on_f16_dpas(target, tile):
     """FP8 A (e4m3fn) and B (e5m2), up-converted to f16 in registers after their 2D block loads (no target has FP8
     DPAS): the SPIR-V passes the stack's spirv-val and the main loop is f16 DPAS, one per 8x16x16 of a subgroup's
     K step, without spills (the tutorial's 32x64 C tile on xe-hpc; Xe2 and Xe3 build the same code in 8x16). On
-    the 32x64 tile a lane converts 192 elements a K step, in under 8 instructions each with the moves around them
-    (1438 in all, 2026-11-29, ocloc 26.27; 2082 when the quiet NaN was selected on the code: codegen/llvm/float8.py)."""
+    the 32x64 tile a lane converts 64 elements of A and 128 of B a K step, with the moves around them in under 9
+    instructions an e4m3fn element and 3 an e5m2 element, whose NaN codes keep the payload the shift gives them
+    (875 in all, 2026-11-29, ocloc 26.27; 1438 with e5m2's NaNs made the quiet NaN of their sign, 2082 when that
+    was selected on the code: codegen/llvm/float8.py)."""
     import ml_dtypes
     from spirv_tools import validate
     chosen = get_target(target)
@@ -437,7 +439,7 @@ def test_float8_gemm_builds_on_f16_dpas(target, tile):
     (m, n), k = options["sg_data"], options["BK"]
     assert loop.dpas == m // 8 * (n // 16) * (k // 16)
     if tile == "full":
-        assert loop.other < 8 * (m + n) * k // chosen.subgroup_size
+        assert loop.other < (9 * m + 3 * n) * k // chosen.subgroup_size
     dpas = [line for line in isa.splitlines() if "dpas.8x8" in line]
     assert dpas and all(line.count(":hf") == 2 for line in dpas)  # A and B in f16, C and D in f32
     assert all("load_block2d" in line for line in isa.splitlines() if "send" in line and "d8" in line)

@@ -8,6 +8,7 @@ import functools
 import re
 from unittest import mock
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -192,11 +193,20 @@ def test_value_shape_ops_round_trip_and_run_like_the_printed(level, rng):
             assert np.array_equal(e, g), f"{case} at {level}"
 
 
+@xetile.kernel
+def float8_mma(a, b, c):
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [8, 32])),
+                          xetile.load_tile(xetile.init_tile(b, [0, 0], [32, 16])))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [8, 16]), acc)
+
+
 ATTRIBUTE_CASES = {  # kernels whose ops carry the attributes the others leave out
     "cache-hints": (hinted_copy, (np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))),
     "tf32": (tf32_mma, (np.zeros((8, 16), np.float32), np.zeros((16, 16), np.float32), np.zeros((8, 16), np.float32))),
     "vnni-b": (mma_stored_b, (np.zeros((16, 64), np.int8), np.zeros((64, 32), np.int8), np.zeros((16, 32), np.int32),
                               np.zeros((64, 32), np.int8))),
+    "fp8-mma": (float8_mma, (np.zeros((8, 32), ml_dtypes.float8_e5m2), np.zeros((32, 16), ml_dtypes.float8_e4m3fn),
+                             np.zeros((8, 16), np.float32))),
 }
 
 
@@ -208,7 +218,7 @@ def test_op_attributes_round_trip(case):
         assert_same_ir(func, round_trip(func))
     texts = "".join(print_func(f) for f in levels.values())
     assert {"cache-hints": "l1_hint = #xegpu.cache_hint<uncached>", "tf32": 'input_precision = "tf32"',
-            "vnni-b": "vnni_b = i8"}[case] in texts
+            "vnni-b": "vnni_b = i8", "fp8-mma": "{any_nan_payload = true"}[case] in texts
 
 
 @pytest.mark.parametrize("case", ["epilogue", "indexed", "two-mma-own-layouts", "rows-1d", "column-major-io"])
@@ -268,6 +278,8 @@ func.func @k(%x: memref<?x?xf32, strided<[?, 1]>>, %n: i32) {
     ("%0 = arith.constant 0 : index", "%0 = arith.constant 0 : index {bogus = 1}", 2, 33, "expected an op"),
     ("%2 = xetile.load_tile %1 :", "%2 = xetile.load_tile %1 {volatile = true} :", 4, 28,
      "xetile.load_tile has no attribute volatile"),
+    ("  func.return", "  %3 = arith.truncf %2 {any_nan_payload = yes} : vector<8x16xf32> to vector<8x16xf16>\n"
+     "  func.return", 5, 24, "any_nan_payload = 'yes' on arith.truncf: true or false"),
 ])
 def test_parse_errors_name_line_and_column(old, new, line, column, message):
     assert GOOD.count(old) == 1
@@ -278,11 +290,15 @@ def test_parse_errors_name_line_and_column(old, new, line, column, message):
     assert message in error.value.message and str(error.value).startswith(f"line {line}, column {column}: ")
 
 
-def test_an_op_that_breaks_its_rule_is_reported_at_its_line():
+@pytest.mark.parametrize("line, message", [
+    ("xetile.prefetch_tile %1 locality<7> : !xetile.tile<8x16xf32>", "xetile.prefetch_tile: locality must be 0..3"),
+    ("%3 = arith.truncf %2 {any_nan_payload = true} : vector<8x16xf32> to vector<8x16xf16>",
+     "arith.truncf: frees the NaN payload of a cast other than a float extension"),
+])
+def test_an_op_that_breaks_its_rule_is_reported_at_its_line(line, message):
     """The parsed function is verified; each op's loc is its line of the text."""
-    prefetch = "  xetile.prefetch_tile %1 locality<7> : !xetile.tile<8x16xf32>\n"
-    text = GOOD.replace("  func.return", prefetch + "  func.return")
-    with pytest.raises(CompilationError, match=r"^kernel.mlir:5: xetile.prefetch_tile: locality must be 0..3"):
+    text = GOOD.replace("  func.return", f"  {line}\n  func.return")
+    with pytest.raises(CompilationError, match=rf"^kernel.mlir:5: {message}"):
         parse_func(text, "kernel.mlir")
 
 

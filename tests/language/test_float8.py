@@ -127,3 +127,25 @@ def test_float8_gemm_with_borders(rng, fa, fb):
         c[...] = 0
         gemm[(xetile.cdiv(m, FP8_GEMM["BM"]), xetile.cdiv(n, FP8_GEMM["BN"]))](a, b, c, m, n, k, **FP8_GEMM, **options)
         np.testing.assert_allclose(c, expected, rtol=0, atol=tolerance)
+
+
+E5M2_NANS = [0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF]
+
+
+def test_float8_gemm_nans_where_numpy_has_them(rng):
+    """Every e5m2 NaN code in A (a row each) and in B (a column each), one in K's padded last block: the tile_mma
+    operands' conversion leaves NaN codes f16 NaNs of any payload (codegen/llvm/float8.py), and C is NaN exactly
+    where numpy's f32 product of the same values is, the other numbers as they are (both targets on the device)."""
+    from test_passes import gemm
+    fp8 = ml_dtypes.float8_e5m2
+    a, b, c, m, n, k = float8_gemm_args(rng, fp8, fp8)
+    a.view(np.uint8)[[0, 5, 11, 20, 27, 32], [0, 13, 30, 47, 64, 71]] = E5M2_NANS
+    b.view(np.uint8)[[2, 17, 35, 50, 66, 71], [1, 8, 15, 22, 33, 39]] = E5M2_NANS
+    expected = float8_reference(a, b)
+    nans = np.isnan(expected)
+    assert nans.all(axis=1).sum() == 6 and nans.all(axis=0).sum() == 6 and nans.sum() == 6 * (m + n) - 36
+    for options in target_options(xetile.default_device()):
+        c[...] = 0
+        gemm[(xetile.cdiv(m, FP8_GEMM["BM"]), xetile.cdiv(n, FP8_GEMM["BN"]))](a, b, c, m, n, k, **FP8_GEMM, **options)
+        np.testing.assert_array_equal(np.isnan(c), nans)
+        np.testing.assert_allclose(c[~nans], expected[~nans], rtol=0, atol=1e-6 * k * np.abs(expected[~nans]).max())

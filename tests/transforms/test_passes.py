@@ -416,8 +416,9 @@ def test_appendix_2_1_runs_on_the_device(rng, on_each_device):
 
 @pytest.mark.parametrize("target", ["cpu", "xe-hpc"])
 def test_float8_mma_operands_are_up_converted_after_their_loads_and_keep_the_numbers(rng, target):
-    """Without FP8 DPAS (no target has it) tile_mma's FP8 A and B become f16 right after their loads, once each;
-    the interpreter gives the FP8 kernel's numbers at every level, each of which prints and parses back."""
+    """Without FP8 DPAS (no target has it) tile_mma's FP8 A and B become f16 right after their loads, once each,
+    by casts that free the NaN payload (DPAS cannot observe it), marked at every level; the interpreter gives the
+    FP8 kernel's numbers at every level, each of which prints and parses back."""
     import ml_dtypes
     m, n, k = 33, 40, 72
     a = rand(rng, (m, k), np.float32).astype(ml_dtypes.float8_e4m3fn)
@@ -429,6 +430,7 @@ def test_float8_mma_operands_are_up_converted_after_their_loads_and_keep_the_num
     loop_body = next(op for op in walk(stages["xetile-layouts"].body) if isinstance(op, ForOp)).regions[0].block
     casts = [op for op in loop_body.ops if op.name == "arith.extf"]
     assert [str(op.result.type.dtype) for op in casts] == ["f16", "f16"]
+    assert all(op.any_nan_payload for op in casts)
     for cast in casts:
         load = loop_body.ops[loop_body.ops.index(cast) - 1]
         assert load.name == "xetile.load_tile" and cast.operands[0].owner is load
@@ -439,3 +441,6 @@ def test_float8_mma_operands_are_up_converted_after_their_loads_and_keep_the_num
             np.testing.assert_array_equal(got, want)
         text = print_func(lowered)
         assert print_func(parse_func(text)) == text
+        marked = [op for op in walk(lowered.body) if op.name == "arith.extf" and op.operands[0].type.dtype.bits == 8]
+        assert marked and all(op.any_nan_payload for op in marked)
+        assert text.count("{any_nan_payload = true") == len(marked)

@@ -263,11 +263,17 @@ class SelectOp(Operation):
 
 
 class CastOp(Operation):
+    """An arith cast. `any_nan_payload` (set by transforms/xetile/float8_mma.py on the FP8 -> f16 extension of a
+    tile_mma operand, whose NaN payload DPAS cannot observe: any NaN operand makes its products NaN; printed
+    `{any_nan_payload = true}`) lets device code give a NaN code any f16 NaN; the numpy rule stays exact, one of
+    the NaNs allowed."""
+
     effects = ()
 
-    def __init__(self, name: str, x: Value, to: Type, loc=None):
+    def __init__(self, name: str, x: Value, to: Type, any_nan_payload: bool = False, loc=None):
         super().__init__([x], [to], loc=loc)
         self.name = name
+        self.any_nan_payload = any_nan_payload
 
     def verify(self):
         src, dst = self.operands[0].type, self.result.type
@@ -281,9 +287,14 @@ class CastOp(Operation):
             raise self.error(f"{dst} is not narrower than {src}", "arith truncation narrows")
         if width == "same" and dst.dtype.bits != src.dtype.bits:
             raise self.error(f"{dst} and {src} differ in width", "arith.bitcast keeps the width")
+        if self.any_nan_payload and self.name != "arith.extf":
+            raise self.error("frees the NaN payload of a cast other than a float extension",
+                             "any_nan_payload marks arith.extf")
 
     def format(self, p) -> str:
-        return f" {p.name(self.operands[0])}{p.attr_dict(self)} : {self.operands[0].type} to {self.result.type}"
+        attrs = {"any_nan_payload": "true"} if self.any_nan_payload else None
+        x = self.operands[0]
+        return f" {p.name(x)}{p.attr_dict(self, attrs)} : {x.type} to {self.result.type}"
 
     def interpret(self, interp, x):
         if CASTS[self.name].reinterprets:
@@ -297,7 +308,10 @@ class CastOp(Operation):
     @classmethod
     def parse(cls, p, name):
         x, to = p.conversion()
-        return cls(name, x, to)
+        any_nan_payload = p.pending.pop("any_nan_payload", False)
+        if not isinstance(any_nan_payload, bool):
+            raise p.error(f"any_nan_payload = {any_nan_payload!r} on {name}: true or false", p.attrs_pos)
+        return cls(name, x, to, any_nan_payload)
 
 
 class IndexCastOp(Operation):

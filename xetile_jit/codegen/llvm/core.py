@@ -463,8 +463,8 @@ class LLVMLowering:
         if CASTS[op.name].reinterprets:  # the bits as they are: between the element types, not the compute types
             to = shaped(x.type, element_type(dest))
             return x if to == x.type else self.builder.bitcast(x, to)
-        if is_float8(source) and dest == float16:  # FP8 tile_mma operands: a shorter way, exact as well
-            return float8_to_f16(self.builder, x, source)
+        if is_float8(source) and dest == float16:  # a shorter way, exact but where the NaN payload is free
+            return float8_to_f16(self.builder, x, source, op.any_nan_payload)
         x = to_compute(self.builder, x, source)
         instruction = CASTS[op.name].llvm
         if instruction is not None:

@@ -13,6 +13,10 @@ are integer arithmetic and selects, bit-exact with ml_dtypes for every code and 
   the compare. These are the forms Intel's compiler builds into the fewest instructions of the FP8 GEMM without
   spilling (bench/bench_xe_isa.py; docs/performance.md): with the NaN tested in f16 it spilled, with the quiet NaN
   selected on the code it took more instructions.
+  The cast of a tile_mma operand frees the NaN payload (CastOp.any_nan_payload: a DPAS product of any NaN operand
+  is NaN). There e5m2 is the shifted byte alone, already an f16 NaN for a NaN code: most of its cost was the quiet
+  NaN. e4m3fn keeps its exact form: its NaN code's word is the number +-480 until a compare finds it, and the
+  compare and the masked xor are the same instructions whatever NaN they make (a select of one NaN took more).
 * f32 -> FP8 rounds to nearest even: a value in the format's normal range adds half a unit of the kept last place
   minus one plus that place's bit (as bf16 rounds, codegen/llvm/core.py) and rebiases; one below it is scaled so
   that the smallest subnormal is 1 and rounded to an integer by adding and taking away 2**23 (f32 arithmetic that
@@ -117,13 +121,17 @@ def float8_to_f32(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
     return b.bitcast(b.or_(nan_or(b, fmt, code, word, F32_QUIET_NAN), sign), f32)
 
 
-def float8_to_f16(b: ir.IRBuilder, x: ir.Value, dtype: DType) -> ir.Value:
-    """The f16 of FP8 bits `x` (i8, or a vector of them), exactly (module docstring)."""
+def float8_to_f16(b: ir.IRBuilder, x: ir.Value, dtype: DType, any_nan_payload: bool = False) -> ir.Value:
+    """The f16 of FP8 bits `x` (i8, or a vector of them), exactly, or with `any_nan_payload` any f16 NaN for a NaN
+    code (module docstring)."""
     fmt = FORMATS[dtype]
     i16 = shaped(x.type, ir.IntType(16))
     shift = F16_MANTISSA - fmt.mantissa_bits
     word = b.shl(b.sext(x, i16), splat(i16, shift))  # the sign at bit 15
-    word = quieted(b, fmt, word, shift) if fmt.bias == F16_BIAS else rebiased(b, fmt, word, shift)
+    if fmt.bias != F16_BIAS:
+        word = rebiased(b, fmt, word, shift)
+    elif not any_nan_payload:  # the upper byte alone is an f16 NaN for a NaN code, of another payload
+        word = quieted(b, fmt, word, shift)
     return b.bitcast(word, shaped(x.type, ir.HalfType()))
 
 

@@ -6,9 +6,11 @@ lowers it as it does any other.
 The conversion (arith.extf) goes right after the op that made the operand (a load, usually: in registers, once per
 loaded value, however many tile_mma ops read it); an operand that is a block argument (a loop-carried value) is
 converted at the start of its block. Both FP8 formats are exact in f16: e5m2 is the upper byte of an f16, and every
-e4m3fn value, its subnormals (2**-9 .. 7 * 2**-9) included, is an f16 normal; NaN stays NaN (the quiet NaN of its
-sign, as ml_dtypes converts it). So D = A @ B + C is the same product of the same values as in FP8: the interpreter
-gives the same numbers before and after this pass. Rewrites `func` in place.
+e4m3fn value, its subnormals (2**-9 .. 7 * 2**-9) included, is an f16 normal; NaN stays NaN, of any payload: the
+cast is marked `any_nan_payload` (ir/core_ops.py CastOp), as a DPAS product of any NaN operand is NaN, which lets
+e5m2 be its byte shifted alone (codegen/llvm/float8.py). So D = A @ B + C is the same product of the same values
+as in FP8, NaN at the same places: the interpreter gives the same numbers before and after this pass. Rewrites
+`func` in place.
 """
 from __future__ import annotations
 
@@ -34,8 +36,9 @@ def upconvert_float8_mma(func: FuncOp, target: Target) -> FuncOp:
 
 
 def as_float16(value: Value) -> Value:
-    """`value` extended to f16, right after it is made."""
-    cast = C.CastOp("arith.extf", value, VectorType(value.type.shape, float16))
+    """`value` extended to f16, right after it is made; its NaN payload is free (core_ops.CastOp): DPAS makes a
+    product of any NaN operand NaN."""
+    cast = C.CastOp("arith.extf", value, VectorType(value.type.shape, float16), any_nan_payload=True)
     if isinstance(value.owner, Block):
         value.owner.prepend(cast)
     else:
