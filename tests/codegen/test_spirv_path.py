@@ -361,8 +361,8 @@ def row_extremes(x, y, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(y, [m, 2], [16, 1]), xetile.tile_reduce("add", v, [1]))
 
 
-# The partial results each of a loop's two or three folds of 16 lanes' f32 keeps on this host (block_loops.fold_chains):
-# 2 on AVX2's 16 ymm registers, 4 on AVX-512's 32 (4 too where the ISA is unknown).
+# The partial results each of a loop's two or three folds of 16 lanes' f32 keeps on this host
+# (block_loops.fold_chains): 2 on AVX2's 16 ymm registers, 4 on AVX-512's 32 (4 too where the ISA is unknown).
 HOST_CHAINS = {16: 2, 32: 4}.get(TARGETS["cpu"].cpu.vector_registers, 4)
 
 

@@ -6,7 +6,8 @@ Lowered one value a block, a whole row of N blocks is live at once, and the Open
 allocator moves each block through the stack three or four times (docs/performance.md "CPU notes"), and the driver
 builds each block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive runs over the same N blocks (element-wise ops alike in
 all but their block operands, fold chains, load and store runs) are one loop over the blocks that computes every
-run's block i, a fold as 4 partial results the loop carries (independent chains, folded pairwise after it). A block
+run's block i, a fold as up to 4 partial results the loop carries (independent chains, as many as the CPU's vector
+registers hold for the loop's folds; folded pairwise after it). A block
 used after its region is kept in a private array (`Stash`) and read where it is used. Pure ops between the runs are
 lowered before the loop when they use no value of the region, else after it, and a later run on the region's
 blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read or write their blocks with plain
@@ -476,7 +477,7 @@ def unread(items: list) -> set:
     return skipped
 
 
-def fold_chains(size: int, folds: int = 1, bits: int = 0, cpu: CpuFeatures | None = None) -> int:
+def fold_chains(size: int, folds: int, bits: int, cpu: CpuFeatures | None) -> int:
     """How many partial results each of a loop's `folds` folds of `size` blocks keeps: block i goes to partial
     i % chains, so that a fold is `chains` independent chains (one chain of maxnumf measured 2x the time of the
     same kernel's loads and stores: each block waited for the compare and select of the one before). At most
