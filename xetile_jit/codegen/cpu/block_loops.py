@@ -484,7 +484,8 @@ def fold_chains(size: int, folds: int, bits: int, cpu: CpuFeatures | None) -> in
     FOLD_CHAINS, and as many as FOLD_REGISTERS of `cpu`'s vector registers hold for all the folds, a partial
     result being `bits` bits across the sub-group (FOLD_CHAINS where the ISA is unknown): on AVX2 layer norm's two
     sums of 16 lanes' f32 keep 2 chains each, where 4 took all 16 ymm registers and the loop spilled and copied
-    its partial sums through the stack every iteration (docs/performance.md "Rows.")."""
+    its partial sums through the stack every iteration (docs/performance.md "Rows."). The chains order a sum's
+    additions, so its last bits follow the CPU (whose flags are in the compile cache's keys)."""
     most = FOLD_CHAINS
     if cpu is not None and cpu.vector_registers:
         most = int(cpu.vector_registers * FOLD_REGISTERS) // (folds * cpu.registers_for(bits))
