@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
+from xetile_jit.codegen.cpu.block_loops import fold_chains
+from xetile_jit.target.cpu_features import CpuFeatures
+from xetile_jit.target.targets import TARGETS
 from conftest import assert_close, rand, subprocess_env
 from test_passes import CASES
 from usm_arrays import UsmArray
@@ -357,12 +360,22 @@ def row_extremes(x, y, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(y, [m, 2], [16, 1]), xetile.tile_reduce("add", v, [1]))
 
 
-@pytest.mark.parametrize("width, loop", [(256, 4), (288, 9), (272, 17), (2048, 32)])
-def test_a_fold_is_independent_chains_on_the_cpu_target(rng, width, loop):
-    """A row's fold over its N blocks of 1x16 keeps 4 partial results (2, 1 where N is not a multiple) folded
-    pairwise after the loop, which then runs N / 4 times (to_llvm_block_loops.fold_chains): a single chain of
-    maxnumf waited for each block's compare. The numbers stay the interpreter's: max and min exactly, NaNs
-    losing, as in any order."""
+# The partial results each of a loop's two or three folds of 16 lanes' f32 keeps on this host
+# (block_loops.fold_chains): 2 on AVX2's 16 ymm registers, 4 on AVX-512's 32 (4 too where the ISA is unknown).
+HOST_CHAINS = {16: 2, 32: 4}.get(TARGETS["cpu"].cpu.vector_registers, 4)
+
+
+def chains_of(blocks: int) -> int:
+    return next(chains for chains in (HOST_CHAINS, 2, 1) if blocks % chains == 0)
+
+
+@pytest.mark.parametrize("width", [256, 288, 272, 2048])
+def test_a_fold_is_independent_chains_on_the_cpu_target(rng, width):
+    """A row's three folds over its N blocks of 1x16 keep HOST_CHAINS partial results each (2, 1 where N is not a
+    multiple) folded pairwise after the loop, which then runs N / chains times (block_loops.fold_chains): a
+    single chain of maxnumf waited for each block's compare. The numbers stay the interpreter's: max and min
+    exactly, NaNs losing, as in any order."""
+    loop = width // 16 // chains_of(width // 16)
     x = rand(rng, (32, width), np.float32)
     x[3, 5] = x[4, :width // 2] = np.nan
     x[5, :] = np.nan
@@ -372,6 +385,20 @@ def test_a_fold_is_independent_chains_on_the_cpu_target(rng, width, loop):
     reference, device = run_both(row_extremes, [x, y], dict(BN=width), (2,))
     np.testing.assert_array_equal(device[1][:, :2], reference[1][:, :2])
     assert_close(device[1][:, 2], reference[1][:, 2], np.float32, scale=width)
+
+
+def test_a_loops_folds_keep_as_many_chains_as_the_cpus_vector_registers_hold():
+    """fold_chains: a loop's folds keep their partial results in at most 3/4 of the CPU's vector registers, 4
+    chains at most, a divisor of the blocks: on AVX2 (16 ymm) one fold of 16 lanes' f32 (two registers) keeps 4
+    chains, two or three folds 2 each (layer norm's sums: 4 each spilled), a fold of 8 such values (16 registers)
+    one; on AVX-512 (32 zmm) 4 for up to six folds; 4 where the ISA is unknown."""
+    avx2, avx512 = CpuFeatures("epyc", frozenset({"avx2"})), CpuFeatures("zen4", frozenset({"avx512f", "avx2"}))
+    f32_lanes = 16 * 32
+    assert [fold_chains(64, folds, f32_lanes, avx2) for folds in (1, 2, 3, 4)] == [4, 2, 2, 1]
+    assert fold_chains(64, 1, 8 * f32_lanes, avx2) == 1
+    assert [fold_chains(64, folds, f32_lanes, avx512) for folds in (2, 6, 7)] == [4, 4, 2]
+    assert fold_chains(64, 2, f32_lanes, CpuFeatures("aarch64", frozenset())) == 4
+    assert [fold_chains(blocks, 1, f32_lanes, avx2) for blocks in (18, 17)] == [2, 1]
 
 
 @xetile.kernel
@@ -406,11 +433,13 @@ def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_targe
     y = np.zeros_like(x)
     llir = layer_norm.warmup(x, w, y, width, BN=width, target="cpu").asm["llir"].split("define internal")[0]
     blocks = min(width, 4096) // 16  # of 1x16, a subgroup's
-    folds, outputs = loop_bodies(llir, blocks // 4), loop_bodies(llir, blocks)  # 4 partial sums
+    folds, outputs = loop_bodies(llir, blocks // HOST_CHAINS), loop_bodies(llir, blocks)
     assert len(folds) == len(outputs) == 2
     for fast, slow in (folds, outputs):
         assert "@\"xe_block2d" not in fast and "@\"xe_block2d" in slow
-    assert folds[0].count("phi  float") == 8 and outputs[0].count("addrspace(1)*") > 0
+    assert folds[0].count("phi  float") == 2 * HOST_CHAINS and outputs[0].count("addrspace(1)*") > 0
+    # the mean and the variance read from lane 0 after their butterflies: one scalar a sub-group for the driver
+    assert len(re.findall(r'@"__spirv_SubgroupShuffleINTEL"\(i32 %"[^"]+", i32 0\)', llir)) == 2
     assert ("__spirv_ControlBarrier" in llir) == (width > 4096)
     reference, device = run_both(layer_norm, [x, w, y, width], dict(BN=width), (xetile.cdiv(rows, 16),))
     assert_close(device[2], reference[2], dtype, scale=8)

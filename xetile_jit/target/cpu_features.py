@@ -56,6 +56,11 @@ class CpuFeatures:
         """The ISA's vector registers: 32 with AVX-512, 16 with AVX2, AVX and SSE (x86-64; 0: unknown)."""
         return {"AVX-512": 32, "AVX2": 16, "AVX": 16, "SSE4.2": 16}.get(self.isa, 0)
 
+    def registers_for(self, bits: int) -> int:
+        """The vector registers a value of `bits` bits takes (a lane value across a sub-group's lanes: 16 lanes' f32
+        are two ymm registers, one zmm), at least 1; 0 where the ISA is unknown."""
+        return -(-bits // self.vector_bits) if self.vector_bits else 0
+
     @property
     def f32_lanes(self) -> int:
         """f32 elements in one vector register (0: unknown)."""

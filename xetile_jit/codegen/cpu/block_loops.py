@@ -6,7 +6,8 @@ Lowered one value a block, a whole row of N blocks is live at once, and the Open
 allocator moves each block through the stack three or four times (docs/performance.md "CPU notes"), and the driver
 builds each block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive runs over the same N blocks (element-wise ops alike in
 all but their block operands, fold chains, load and store runs) are one loop over the blocks that computes every
-run's block i, a fold as 4 partial results the loop carries (independent chains, folded pairwise after it). A block
+run's block i, a fold as up to 4 partial results the loop carries (independent chains, as many as the CPU's vector
+registers hold for the loop's folds; folded pairwise after it). A block
 used after its region is kept in a private array (`Stash`) and read where it is used. Pure ops between the runs are
 lowered before the loop when they use no value of the region, else after it, and a later run on the region's
 blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read or write their blocks with plain
@@ -29,12 +30,16 @@ from llvmlite import ir
 from ...ir import core_ops as C
 from ...ir import simt_ops as S
 from ...ir.core import Operation, Value
+from ...ir.types import VectorType
+from ...target.cpu_features import CpuFeatures
 from ..llvm.context import LoweringContext
 from ..llvm.core import I32, counted_loop, llvm_type
 from .pieces import MIN_RUN, Access, Grid, Pieces, Stash, descriptor
 
 MAPPED = (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)  # pure ops on each block alone
 FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
+FOLD_REGISTERS = 0.75  # the share of the vector registers a loop's folds keep their partial results in; the rest
+# holds the blocks an iteration computes (fold_chains)
 CORE_FIELDS = {"_operands", "results", "regions", "parent", "loc"}
 
 
@@ -115,14 +120,11 @@ class LoopPlan:
     region: Region
     origins: dict
     stored: dict
+    chains: int = 1
 
     @property
     def folds(self) -> list[Run]:
-        return [run for run in self.region.runs if run.kind == "fold"]
-
-    @property
-    def chains(self) -> int:
-        return fold_chains(self.region.size) if self.folds else 1
+        return folds(self.region)
 
 
 def repeat_key(op: Operation, same: dict) -> tuple | None:
@@ -283,7 +285,7 @@ class BlockLoops:
                 run.stash = Stash(self.context, llvm_type(run.ops[0].result.type), run.size)
         plan = LoopPlan(region, {run: self.origin(run) for run in region.runs if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
-                         if run.kind == "store" and not run.sources[0]})
+                         if run.kind == "store" and not run.sources[0]}, self.chains(region))
         loop = partial(self.region_loop, plan)
         finals = loop(None) if inside is None else self.unswitched(inside, loop)
         for k, run in enumerate(plan.folds):
@@ -325,6 +327,14 @@ class BlockLoops:
                 if run.stash is not None:
                     run.stash.put(i, value)
         return states
+
+    def chains(self, region: Region) -> int:
+        """The chains each fold of `region` keeps (fold_chains), for the target's CPU."""
+        runs = folds(region)
+        if not runs:
+            return 1
+        bits = max(lane_bits(run.ops[-1].result.type) for run in runs) * self.context.lanes.size
+        return fold_chains(region.size, len(runs), bits, self.context.target.cpu)
 
     def mapped_block(self, run: Run, i: ir.Value, current: dict) -> ir.Value:
         """Block i of a map run: its op on block i of each source run (or the value shared by every block)."""
@@ -467,11 +477,28 @@ def unread(items: list) -> set:
     return skipped
 
 
-def fold_chains(size: int) -> int:
-    """How many partial results a fold of `size` blocks keeps: block i goes to partial i % chains, so that the loop's
-    folds are `chains` independent chains (one chain of maxnumf measured 2x the time of the same kernel's loads and
-    stores: each block waited for the compare and select of the one before)."""
-    return next(chains for chains in (FOLD_CHAINS, 2, 1) if size % chains == 0)
+def fold_chains(size: int, folds: int, bits: int, cpu: CpuFeatures | None) -> int:
+    """How many partial results each of a loop's `folds` folds of `size` blocks keeps: block i goes to partial
+    i % chains, so that a fold is `chains` independent chains (one chain of maxnumf measured 2x the time of the
+    same kernel's loads and stores: each block waited for the compare and select of the one before). At most
+    FOLD_CHAINS, and as many as FOLD_REGISTERS of `cpu`'s vector registers hold for all the folds, a partial
+    result being `bits` bits across the sub-group (FOLD_CHAINS where the ISA is unknown): on AVX2 layer norm's two
+    sums of 16 lanes' f32 keep 2 chains each, where 4 took all 16 ymm registers and the loop spilled and copied
+    its partial sums through the stack every iteration (docs/performance.md "Rows."). The chains order a sum's
+    additions, so its last bits follow the CPU (whose flags are in the compile cache's keys)."""
+    most = FOLD_CHAINS
+    if cpu is not None and cpu.vector_registers:
+        most = int(cpu.vector_registers * FOLD_REGISTERS) // (folds * cpu.registers_for(bits))
+    return next(chains for chains in (FOLD_CHAINS, 2, 1) if chains <= max(1, most) and size % chains == 0)
+
+
+def folds(region: Region) -> list[Run]:
+    return [run for run in region.runs if run.kind == "fold"]
+
+
+def lane_bits(t) -> int:
+    """The bits of one lane's value of type `t` (a scalar or a 1-D vector)."""
+    return t.dtype.bits * (t.shape[0] if isinstance(t, VectorType) else 1)
 
 
 def joins(run: Run, region: Region | None, later: set) -> bool:

@@ -26,6 +26,7 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
 from ...target.targets import Target
+from ..llvm.core import I32
 from ..llvm.dpas import Dpas
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
@@ -159,3 +160,13 @@ class VectorLowering(CpuLowering):
 
     dpas_class = VectorDpas
     fast_block_paths = True
+
+    def lower_SubgroupReduceOp(self, op):
+        """The butterfly (XeGPULowering); over the whole sub-group, its result then read from lane 0: every lane
+        holds the same value, which the driver's vectorizer knows of a shuffle from one lane, so the statistics of
+        a row (softmax's maximum and sum, layer norm's mean and variance) and what is computed from them stay one
+        scalar a sub-group, not a vector of 16 equal lanes."""
+        value = super().lower_SubgroupReduceOp(op)
+        if op.cluster_size < self.lanes.size:
+            return value
+        return self.lanes.shuffle(value, ir.Constant(I32, 0))
