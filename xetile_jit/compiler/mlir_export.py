@@ -345,15 +345,24 @@ def print_subview(p: UpstreamPrinter, op: MemRefSubviewOp, indent: int) -> None:
                        f"{p.memrefs[base]} into {p.memrefs[op.result]}")
     else:
         matrix = ArrayShape(array.shape[-2:], array.strides[-2:])
-        p.memrefs[op.result] = (f"memref<{'x'.join(map(str, matrix.shape))}x{dtype}, "
-                                f"strided<[{', '.join(map(str, matrix.strides))}], offset: ?>>")
+        p.memrefs[op.result] = view_type(matrix.shape, matrix.strides, dtype)
         kept = len(array.shape) - 2
         starts = [p.name(v) for v in offsets] + ["0", "0"]
-        sizes = ["1"] * kept + [str(n) for n in matrix.shape]
-        p.line(indent, f"{name} = memref.subview {p.name(base)}[{', '.join(starts)}] [{', '.join(sizes)}] "
-                       f"[{', '.join(['1'] * len(array.shape))}] : {p.memrefs[base]} to {p.memrefs[op.result]}")
+        print_view(p, indent, name, base, starts, (1,) * kept + matrix.shape, p.memrefs[op.result])
     p.arrays[op.result] = matrix
     p.array_names[op.result] = p.array_names[base]
+
+
+def view_type(shape: tuple[int, ...], strides: tuple[int, ...], dtype: str) -> str:
+    """The memref type of a subview of `shape` with the array's `strides`, at an offset known at run time."""
+    return f"memref<{'x'.join(map(str, shape))}x{dtype}, strided<[{', '.join(map(str, strides))}], offset: ?>>"
+
+
+def print_view(p: UpstreamPrinter, indent: int, name: str, base: Value, starts: list[str], sizes: tuple[int, ...],
+               view: str) -> None:
+    """`name` = the subview of memref `base` at `starts` of `sizes` (unit steps), of type `view`."""
+    p.line(indent, f"{name} = memref.subview {p.name(base)}[{', '.join(starts)}] [{', '.join(map(str, sizes))}] "
+                   f"[{', '.join(['1'] * len(sizes))}] : {p.memrefs[base]} to {view}")
 
 
 def print_store(p: UpstreamPrinter, op: StoreNdOp, indent: int) -> None:
@@ -386,13 +395,9 @@ def print_atomic(p: UpstreamPrinter, op: AtomicRMWOp, indent: int) -> None:
         raise NotImplementedError("upstream MLIR export: atomic_rmw of a padded block (valid)")
     block = p.global_block(t, op)
     shape, array = t.type.shape, p.arrays[block.base]
-    source = p.memrefs[block.base]
-    view_type = (f"memref<{'x'.join(map(str, shape))}x{t.type.dtype.mlir}, "
-                 f"strided<[{', '.join(map(str, array.strides))}], offset: ?>>")
-    view, desc = p.fresh("view"), p.fresh("desc")
-    p.line(indent, f"{view} = memref.subview {p.name(block.base)}[{', '.join(block.offsets)}] "
-                   f"[{', '.join(map(str, shape))}] [{', '.join(['1'] * len(shape))}] : {source} to {view_type}")
-    p.line(indent, f"{desc} = xegpu.create_nd_tdesc {view} : {view_type} -> {tdesc_type(t.type)}")
+    view, desc, ty = p.fresh("view"), p.fresh("desc"), view_type(shape, array.strides, t.type.dtype.mlir)
+    print_view(p, indent, view, block.base, list(block.offsets), shape, ty)
+    p.line(indent, f"{desc} = xegpu.create_nd_tdesc {view} : {ty} -> {tdesc_type(t.type)}")
     mask = inside(p, indent, block, shape)
     kind = ATOMIC_KINDS[op.kind][t.type.dtype.kind].rmw
     layout = attributes({"layout": anchor_layout(value.layout)})

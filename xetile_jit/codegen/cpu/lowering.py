@@ -32,6 +32,7 @@ from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..xe import builtins as X
 from ..xe.dpas_emulation import carried_sums, dpas_results, row_loops, widened_b
+from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
 from .negation import OpaqueNegativeZeros, negation_operand
 from .pieces import Pieces
@@ -132,7 +133,7 @@ class CpuLowering(XeGPULowering):
     # An scf.while whose exit tests a flag it carries (a `for` with a `break`) under a constant bound: the OpenCL CPU
     # compiler unrolls it fully by that bound, leaving an exit its vectorizer refuses ("loop with multiple exits"),
     # and then runs the kernel unvectorized, every work-item as sub-group lane 0 (a partial row stores one element).
-    while_loop_hints = ("llvm.loop.unroll.disable",)
+    while_loop_hints = ROLLED
 
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target, definitions)

@@ -201,6 +201,12 @@ def loop_id(module: ir.Module, hints: tuple[str, ...]) -> ir.MDValue:
     return node
 
 
+def hint_loop(module: ir.Module, back_edge: ir.Instruction, hints: tuple[str, ...]) -> None:
+    """Gives a loop's back edge its `!llvm.loop` hints, if any (the SPIR-V emitter makes them loop controls)."""
+    if hints:
+        back_edge.set_metadata("llvm.loop", loop_id(module, hints))
+
+
 def within(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
     """i1: 0 <= i < n (i64)."""
     return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
@@ -219,7 +225,7 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
                  hints: tuple[str, ...] = ()) -> list | None:
     """`for i in range(count): carried = body(b, i, carried)` as an LLVM loop (count >= 1), `carried` a list of
     values (scalars: one phi each, so a CPU keeps each in a register across the lanes); the final values. `hints`:
-    the `!llvm.loop` hints of its back edge (the SPIR-V emitter makes them loop controls)."""
+    its back edge's (hint_loop)."""
     entry, loop = b.block, b.function.append_basic_block("loop")
     b.branch(loop)
     b.position_at_end(loop)
@@ -237,9 +243,7 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
         for state, value in zip(states, result):
             state.add_incoming(value, b.block)
     done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
-    back_edge = b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
-    if hints:
-        back_edge.set_metadata("llvm.loop", loop_id(b.module, hints))
+    hint_loop(b.module, b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done), hints)
     b.position_at_end(done)
     return result
 
@@ -567,9 +571,7 @@ class LLVMLowering:
         yielded = self.lower_block(op.after, forwarded)
         for phi, value in zip(parts, self.components.carried_parts(yielded)):
             phi.add_incoming(value, b.block)
-        back_edge = b.branch(header)
-        if self.while_loop_hints:
-            back_edge.set_metadata("llvm.loop", loop_id(self.module, self.while_loop_hints))
+        hint_loop(self.module, b.branch(header), self.while_loop_hints)
         b.position_at_end(end)
         return forwarded
 
