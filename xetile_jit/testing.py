@@ -6,8 +6,10 @@ line on a kernel's Intel GPU code (the tutorials print it); `host_cpu`, the host
 they take longer than `rep`; a run on numpy arrays includes their copies), which sizes the loops: `warmup` ms of
 untimed runs, then `rep` ms of timed runs (at least one of each; with `quantiles`, at least MIN_QUANTILE_RUNS timed
 runs, so that the quantiles are those of several samples, not one sample repeated). Before every timed run a buffer
-twice the size of the largest cache is written, so no run finds the previous one's data in the cache (on a GPU
-queue, device memory of twice the device's cache; the OpenCL CPU device shares the host's caches).
+twice the size of the largest cache, at most FLUSH_BYTES, is written, so no run finds the previous one's data in the
+cache (on a GPU queue, device memory of twice the device's cache; the OpenCL CPU device shares the host's caches).
+Where `fn` launches no kernel (the numpy interpreter) nothing is flushed: its runs are Python on the host, whose
+time a flush does not change, only lengthens.
 
 The clock: the device's. Every kernel `fn` launches runs on a profiling queue of its queue's context and device
 (runtime/profiling.py: a launch on numpy arrays copies them to and from the device outside its kernel's event; a
@@ -34,6 +36,9 @@ RETURN_MODES = ("min", "max", "mean", "median", "all")
 ESTIMATE_RUNS = 5
 MIN_QUANTILE_RUNS = 5
 DEFAULT_CACHE_BYTES = 32 * 2**20
+# Triton's flush buffer on a GPU. A server CPU's last-level cache is shared by all its cores, and a VM of two of
+# them reports all of it (300 MB on a Xeon here): a flush of twice that took 0.2 s a run, hundreds of times a kernel.
+FLUSH_BYTES = 256 * 2**20
 
 
 class WallClockWarning(UserWarning):
@@ -104,14 +109,22 @@ def summarize(times: np.ndarray, clock: str, quantiles, return_mode: str):
 
 
 def cache_flusher(run: Recording):
-    """A function that evicts the caches `fn`'s kernels use: device memory on a GPU queue, host memory otherwise."""
+    """A function that evicts the caches `fn`'s kernels use: device memory on a GPU queue, host memory on a CPU one,
+    nothing where `fn` launched no kernel (module docstring)."""
+    if not run.events:
+        return lambda: None
     gpu_queues = [q for q, _ in run.events if not q.sycl_device.is_cpu]
     if gpu_queues:
         queue = gpu_queues[0]
         memory = dpctl.memory.MemoryUSMDevice(2 * queue.sycl_device.global_mem_cache_size, queue=queue)
         return memory.memset
-    buffer = np.empty(2 * host_cache_bytes(), np.uint8)
+    buffer = np.empty(host_flush_bytes(), np.uint8)
     return lambda: buffer.fill(0)
+
+
+def host_flush_bytes() -> int:
+    """The bytes a flush of the host's caches writes: twice the largest cache, at most FLUSH_BYTES."""
+    return min(2 * host_cache_bytes(), FLUSH_BYTES)
 
 
 @functools.cache

@@ -366,6 +366,31 @@ def test_do_bench_times_the_host_with_the_wall_clock_and_says_so():
         xetile.testing.do_bench(sleep, return_mode="average")
 
 
+def test_do_bench_flushes_the_host_caches_around_kernels_only_and_at_most_flush_bytes(monkeypatch, rng):
+    """No flush for the interpreter (its runs are Python on the host); on the OpenCL CPU device one buffer of twice
+    the largest cache, capped (a server's shared L3 of hundreds of MB would cost 0.2 s a run)."""
+    sizes, flush_bytes = [], xetile.testing.host_flush_bytes
+
+    def counted() -> int:
+        sizes.append(flush_bytes())
+        return sizes[-1]
+
+    monkeypatch.setattr(xetile.testing, "host_flush_bytes", counted)
+    a, b, c, expected = operands(rng)
+    options = dict(BM=32, BN=32, BK=16, sg_layout=[2, 2], sg_data=[16, 16])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", xetile.testing.WallClockWarning)
+        xetile.testing.do_bench(lambda: gemm[grid](a, b, c, M, N, K, device="numpy", **options), warmup=0, rep=0)
+    assert sizes == []
+    xetile.testing.do_bench(lambda: gemm[grid](a, b, c, M, N, K, device="opencl:cpu", **options), warmup=0, rep=0)
+    assert len(sizes) == 1 and 0 < sizes[0] <= xetile.testing.FLUSH_BYTES
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+    monkeypatch.undo()
+    for cache, flushed in ((300 * 2**20, xetile.testing.FLUSH_BYTES), (16 * 2**20, 32 * 2**20)):
+        monkeypatch.setattr(xetile.testing, "host_cache_bytes", lambda cache=cache: cache)
+        assert xetile.testing.host_flush_bytes() == flushed
+
+
 def test_do_bench_times_the_device_on_numpy_arrays(rng):
     """Launches on numpy arrays run on a profiling queue of their own: the device time leaves out the host's copies
     and the launch; every sample is a run's, and the quantiles are of several of them."""
