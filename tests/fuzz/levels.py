@@ -1,8 +1,8 @@
 """Runs one generated kernel at every level and compares (the differential fuzzer's oracle).
 
-The numpy interpreter on the XeTile IR is the reference; each stage lowered for each CPU target (`pipeline.lower`)
-runs in the level interpreters, and the SPIR-V built for that target on the device, all on fresh copies of the same
-inputs. Every interpreter run is in checking mode (ir/checking.py): a data race, a read of unwritten SLM or an access
+The numpy interpreter on the XeTile IR is the reference; the SPIR-V built for each CPU target runs on the device, and
+each stage that build lowered (`pipeline.observing_stages`) in the level interpreters, all on fresh copies of the
+same inputs. Every interpreter run is in checking mode (ir/checking.py): a data race, a read of unwritten SLM or an access
 no padding rule covers, at any level, is a problem of the case. Every array argument's whole base allocation is
 compared (a pitched view's margin too), exactly or within a tolerance per array. This module is self-contained (numpy,
 ml_dtypes, xetile_jit): a reproducer script embeds its source.
@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from xetile_jit.ir.interpreter import run_ir
-from xetile_jit.compiler.pipeline import lower
+from xetile_jit.compiler.pipeline import STAGE_NAMES, lower, observing_stages
 from xetile_jit.target.targets import CPU_TARGETS
 from xetile_jit.runtime.args import runtime_value
 
@@ -140,16 +140,22 @@ def run_levels(kern, make_args, names, grid, options, tols, targets=CPU_TARGETS)
     want = interpret(compiled.func)
     problems = []
     for target in targets:
-        for stage, func in lower(compiled.func, target=target).items():
-            level = stage if len(targets) == 1 else f"{target} {stage}"
-            problems += guarded(level, lambda: compare(level, names, interpret(func), want, tols, interpreter=True))
+        compiled_stages = {}
 
         def on_device():
             bases, values = fresh(make_args)
-            kern[grid](*values, device=DEVICE, target=target, **options)
+            with observing_stages(lambda kernel, stage, func: kernel == compiled.func.sym_name
+                                  and compiled_stages.setdefault(stage, func)):
+                kern[grid](*values, device=DEVICE, target=target, **options)
             return compare(f"spirv {target}", names, bases, want, tols, interpreter=False)
 
-        problems += guarded(f"spirv {target}", on_device)
+        device_problems = guarded(f"spirv {target}", on_device)
+        # the levels the launch compiled; lowered here where it stopped early or its compile came from the disk cache
+        stages = compiled_stages if len(compiled_stages) == len(STAGE_NAMES) else lower(compiled.func, target=target)
+        for stage, func in stages.items():
+            level = stage if len(targets) == 1 else f"{target} {stage}"
+            problems += guarded(level, lambda: compare(level, names, interpret(func), want, tols, interpreter=True))
+        problems += device_problems
     return problems
 
 

@@ -8,7 +8,7 @@ import xetile_jit as xetile
 from conftest import assert_close, rand
 from conftest import tutorial
 from xetile_jit.ir.interpreter import run_ir
-from xetile_jit.compiler.pipeline import STAGE_NAMES, lower
+from xetile_jit.compiler.pipeline import STAGE_NAMES, lower, observing_stages
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.core_ops import ForOp
 from xetile_jit.ir.parser import parse_func
@@ -265,6 +265,22 @@ def test_every_stage_keeps_the_numbers(rng, case):
         for got, want in zip(run_func(lowered, grid, args), reference):
             assert_close(got, want, np.float32)
     assert list(lower(func)) == STAGE_NAMES
+
+
+def test_an_observer_sees_every_stage_a_launch_compiles_and_no_cached_one(rng, monkeypatch, tmp_path):
+    """observing_stages hands over each stage's IR of the launch's compile, the IR the SPIR-V was built from; a
+    launch the disk cache answers compiles nothing."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    kern, args, kwargs, grid = CASES["gemm"](rng)
+    seen = []
+    with observing_stages(lambda kernel, stage, func: seen.append((kernel, stage, print_func(func)))):
+        compiled = kern.warmup(*args, **kwargs, target="cpu", device="opencl:cpu")
+    assert [stage for _, stage, _ in seen] == STAGE_NAMES and {kernel for kernel, _, _ in seen} == {"gemm"}
+    assert seen[STAGE_NAMES.index("xegpu-simt")][2] == compiled.asm["xegpu-simt"]
+    kern.cache.clear()
+    with observing_stages(lambda *stage: seen.append(stage)):
+        kern.warmup(*args, **kwargs, target="cpu", device="opencl:cpu")
+    assert len(seen) == len(STAGE_NAMES)
 
 
 def test_column_major_tile_becomes_a_transposed_descriptor(rng):

@@ -1,12 +1,15 @@
 """The lowering pipeline (docs/DESIGN.md §2): one function per stage, run in order; every stage's output is
 verified, and printed to stderr when XETILE_DUMP_IR=1. `compile_spirv` runs it to the end: LLVM IR,
-then the SPIR-V binary. XETILE_TIMING=1 times each stage (runtime/timing.py)."""
+then the SPIR-V binary. XETILE_TIMING=1 times each stage (runtime/timing.py). `observing_stages` hands every stage's
+IR to a function of the caller's (MLIR's pass instrumentation): a differential test interprets the very IR a launch
+compiled, without lowering the kernel a second time."""
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 from ..errors import CompilationError
 from ..ir.core import FuncOp, walk
@@ -81,6 +84,20 @@ def xegpu_simt(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
 STAGES = [("xetile-layouts", xetile_layouts), ("xegpu-wg", xegpu_workgroup), ("xegpu-sg", xegpu_subgroup),
           ("xegpu-blocked", xegpu_blocked), ("xegpu-simt", xegpu_simt)]
 STAGE_NAMES = [name for name, _ in STAGES]
+# called with the kernel's name, a stage's name and its IR after each stage of every `lower` (observing_stages)
+StageObserver = Callable[[str, str, FuncOp], None]
+STAGE_OBSERVERS: list[StageObserver] = []
+
+
+@contextlib.contextmanager
+def observing_stages(observer: StageObserver) -> Iterator[None]:
+    """`observer` sees every stage's IR of the compiles in the block (of this process: a debugging and testing hook,
+    not for concurrent compiles). A compile the disk cache answers runs no stage."""
+    STAGE_OBSERVERS.append(observer)
+    try:
+        yield
+    finally:
+        STAGE_OBSERVERS.remove(observer)
 
 
 def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu",
@@ -104,6 +121,8 @@ def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cp
             check_slm(current, chosen)
             check_registers(current, chosen)
         results[name] = current
+        for observe in STAGE_OBSERVERS:
+            observe(func.sym_name, name, current)
         if os.environ.get("XETILE_DUMP_IR") == "1":
             print(f"// -----// {name}: {func.sym_name} //----- //\n{print_func(current)}", file=sys.stderr)
         if name == until:
