@@ -153,6 +153,12 @@ def test_a_layout_check_sees_each_change_at_the_address(change):
     assert not check(x) if x.data_ptr() == address else change == "set_"
 
 
+def test_tensorguards_pass_their_test_also_first_asked_in_inference_mode():
+    torch_tensors.tensor_guards_work.cache_clear()
+    with torch.inference_mode():
+        assert torch_tensors.tensor_guards_work()
+
+
 def held_views(kernel, *tensors):
     """What a launch of `kernel` with `tensors` takes from its HeldTensors (jit/launch_plan.py)."""
     held = kernel.specializer.__globals__["_xt_held"]

@@ -16,7 +16,9 @@ The key holds whatever decides a check or a choice the slow path makes once per 
 - the environment variables that choose the device and the compile options (ENVIRONMENT), read at each launch.
 What can differ between launches with one key is checked at each launch: the grid (and its work-item limit), arrays
 the kernel writes being read-only, zero loop steps, and what the trace read (compiler/dependencies.py: jit/kernel.py re-checks it).
-dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers as the array they import as.
+dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers as the array they import as; torch
+CPU tensors as numpy views, whose layouts a launch reads one by one (tensor_key) or, for tensors launched before,
+checks all at once (HeldTensors).
 
 A plan is asynchronous (runtime/ordering.py) when every array is a USM array whose queue (a usm_ndarray's, or the
 interface's `syclobj` when it is a SyclQueue) is the launch queue itself: another queue's work is ordered by that
@@ -191,7 +193,7 @@ def tensor_key(name: str, tensor):
     and its negative bit (a view with it set, which `Tensor.numpy()` refuses, is never kept). The view kept is made
     over the memory by address alone, so it keeps no tensor alive, and it is right for any tensor that has the id and
     all of these when launched. The key part is a token (usm_entries.key_token) standing for the view's numpy key,
-    so that the plan key hashes an int for it. The reads cost a tensor ~1 us more than a numpy array's whole key
+    so that the plan key hashes an int for it. The reads cost a tensor ~0.8 us more than a numpy array's whole key
     (docs/performance.md "The torch path"): tensors launched again are checked all at once instead (HeldTensors)."""
     if not tensor.is_cpu:
         return interface_key(name, tensor)
@@ -238,7 +240,7 @@ def interface_key(name: str, value):
 
 @dataclass
 class HeldTensors:
-    """The CPU tensors of a kernel's launches checked with one call a launch rather than read one by one: ~1 us a
+    """The CPU tensors of a kernel's launches checked with one call a launch rather than read one by one: ~0.7 us a
     tensor less (docs/performance.md "The torch path"). A launch that read its CPU tensors one by one holds those
     whose views it found kept (`tensor_key`: each was launched before with its layout): their positions among the
     kernel's non-constexpr arguments and their types, and under the tuple of their addresses (`data_ptr()`) a check
