@@ -17,6 +17,7 @@ import pytest
 
 import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id
+from xetile_jit.jit import launch_plan
 from xetile_jit.runtime import torch_tensors
 from xetile_jit.runtime.torch_tensors import check_one_sycl_runtime, mapped_sycl_runtimes
 
@@ -124,6 +125,105 @@ def test_a_relaunched_tensor_is_read_as_it_is_at_each_launch():
     del x
     gc.collect()
     assert alive() is None
+
+
+# in-place changes of a 16 x 16 f32 tensor's layout or memory (its view as int32 needs the other tensor in int32
+# too); all but set_ keep its address. resize_ stays within the memory: a launched tensor's storage is shared
+# with numpy (Tensor.numpy()), which torch then never grows
+CHANGES = {
+    "t_": lambda x: x.t_(),
+    "as_strided_": lambda x: x.as_strided_((16, 16), (1, 16)),
+    "resize_": lambda x: x.resize_(8, 16),
+    "data = t()": lambda x: setattr(x, "data", x.t()),
+    "data = view(int32)": lambda x: setattr(x, "data", x.view(torch.int32)),
+    "data = neg view": lambda x: setattr(x, "data", torch._neg_view(x)),
+    "set_": lambda x: x.set_(torch.arange(256, dtype=torch.float32).reshape(16, 16) * 2),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_layout_check_sees_each_change_at_the_address(change):
+    """torch_tensors.layout_check (torch's TensorGuards) sees each change that keeps the address; the others move
+    the tensor's memory."""
+    assert torch_tensors.tensor_guards_work()
+    x = torch.arange(256, dtype=torch.float32).reshape(16, 16)
+    address, check = x.data_ptr(), torch_tensors.layout_check((x,))
+    assert check(x)
+    CHANGES[change](x)
+    assert not check(x) if x.data_ptr() == address else change == "set_"
+
+
+def test_tensorguards_pass_their_test_also_first_asked_in_inference_mode():
+    torch_tensors.tensor_guards_work.cache_clear()
+    with torch.inference_mode():
+        assert torch_tensors.tensor_guards_work()
+
+
+def held_views(kernel, *tensors):
+    """What a launch of `kernel` with `tensors` takes from its HeldTensors (jit/launch_plan.py)."""
+    held = kernel.specializer.__globals__["_xt_held"]
+    return None if held.pattern is None else held.views(tensors)
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_held_tensors_are_read_as_they_are_at_each_launch(change):
+    """Tensors launched three times are held (jit/launch_plan.py HeldTensors: one check of all their layouts, their
+    views kept); after each in-place change the launch reads what the tensor is now, and holds it again."""
+    x, y = torch.arange(256, dtype=torch.float32).reshape(16, 16), torch.zeros(16, 16)
+    for _ in range(3):
+        add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+    assert held_views(add_one, x, y) is not None
+    CHANGES[change](x)
+    assert held_views(add_one, x, y) is None
+    if change == "data = view(int32)":
+        y.data = y.view(torch.int32)
+    if change == "data = neg view":
+        with pytest.raises(RuntimeError, match="negative bit"):
+            add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+        return
+    rows = len(x)
+    for _ in range(3):
+        y.zero_()
+        add_one[(1,)](x, y, BM=rows, BN=16, device="numpy")
+        assert torch.equal(y[:rows], x + 1) and not y[rows:].any()
+    assert held_views(add_one, x, y) is not None
+
+
+def test_a_neg_view_at_a_held_tensors_address_is_refused():
+    x, y = torch.arange(256, dtype=torch.float32).reshape(16, 16), torch.zeros(16, 16)
+    for _ in range(3):
+        add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+    with pytest.raises(RuntimeError, match="negative bit"):
+        add_one[(1,)](torch._neg_view(x), y, BM=16, BN=16, device="numpy")
+
+
+def test_tensors_that_take_turns_are_held_and_so_is_an_input_beside_new_outputs():
+    """Two sets of tensors launched in turns are both held; an input stays held beside a new output at each
+    launch."""
+    a, b = (torch.full((16, 16), float(v)) for v in (1, 2))
+    for _ in range(3):
+        add_one[(1,)](a, b, BM=16, BN=16, device="numpy")
+        add_one[(1,)](b, a, BM=16, BN=16, device="numpy")
+    assert held_views(add_one, a, b) is not None and held_views(add_one, b, a) is not None
+    assert torch.equal(a, torch.full((16, 16), 7.0)) and torch.equal(b, torch.full((16, 16), 6.0))
+    for _ in range(3):
+        out = torch.zeros(16, 16)
+        add_one[(1,)](a, out, BM=16, BN=16, device="numpy")
+        assert torch.equal(out, a + 1)
+    assert held_views(add_one, a, torch.zeros(16, 16))[0] is not None
+
+
+def test_without_tensorguards_tensors_are_read_one_by_one(monkeypatch):
+    monkeypatch.setattr(launch_plan, "layout_check", lambda tensors: None)
+    x, y = torch.arange(256, dtype=torch.float32).reshape(16, 16), torch.zeros(16, 16)
+    add_one.cache.clear()
+    add_one.specializer.__globals__["_xt_held"].pattern = None
+    for _ in range(3):
+        add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+    assert held_views(add_one, x, y) is None
+    x.t_()
+    add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+    assert torch.equal(y, x + 1)
 
 
 def test_tensors_of_one_layout_launch_with_one_plan():

@@ -16,7 +16,9 @@ The key holds whatever decides a check or a choice the slow path makes once per 
 - the environment variables that choose the device and the compile options (ENVIRONMENT), read at each launch.
 What can differ between launches with one key is checked at each launch: the grid (and its work-item limit), arrays
 the kernel writes being read-only, zero loop steps, and what the trace read (compiler/dependencies.py: jit/kernel.py re-checks it).
-dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers as the array they import as.
+dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers as the array they import as; torch
+CPU tensors as numpy views, whose layouts a launch reads one by one (tensor_key) or, for tensors launched before,
+checks all at once (HeldTensors).
 
 A plan is asynchronous (runtime/ordering.py) when every array is a USM array whose queue (a usm_ndarray's, or the
 interface's `syclobj` when it is a SyclQueue) is the launch queue itself: another queue's work is ordered by that
@@ -41,7 +43,7 @@ from ..runtime.memory import interface_pointer, prepare_arguments, size_args, us
 from ..runtime import ordering
 from ..runtime.profiling import active_recording, launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
-from ..runtime.torch_tensors import host_view, is_tensor_type, unowned_view
+from ..runtime.torch_tensors import host_view, is_tensor_type, layout_check, tensor_data_ptr, unowned_view
 from ..runtime.usm_entries import entries_get, entry, interface_entry, key_token
 from ..target.block_io import BLOCK_BASE_ALIGN
 
@@ -51,6 +53,7 @@ MAX_PLANS = 1024  # per kernel; a full cache starts over
 SCALARS = (bool, int, float, np.generic)
 MAX_KEY_FUNCTIONS = 256  # argument types whose key function is remembered; a full table starts over
 MAX_HOST_VIEWS = 4096  # CPU tensors whose host view is kept (tensor_key)
+MAX_HELD = 64  # address tuples of a kernel's CPU tensors checked at once (HeldTensors)
 NO_GRID = object()  # no launch's grid (LaunchPlan.grid_ranges before the first)
 
 
@@ -83,7 +86,8 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                  "_xt_key_function": key_function, "_xt_hashable": hashable,
                  "_xt_type": type, "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry,
                  **environment_names}
-    pieces, star, body, keys, parts = [], False, [], [], []
+    namespace |= {"_xt_held": HeldTensors(), "_xt_tensor_key": tensor_key}
+    pieces, star, body, keys, parts, arguments = [], False, [], [], [], []
     for i, p in enumerate(params):
         if p.kind is Parameter.KEYWORD_ONLY and not star:
             pieces.append("*")
@@ -101,24 +105,36 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
         else:  # usm_ndarray inline (the hot case: its entry, runtime/usm_entries.py), the rest by key_function
             found, part = f"_xt_entry_{i}", f"_xt_part_{i}"
             parts.append(part)
+            held = f"_xt_views[{len(arguments)}]"
+            arguments.append((name, key))
             usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
                    f"        if {found} is None or {found}[4]() is not {name} or {found}[0] != {name}.shape "
                    f"or {found}[1] != {name}.strides:",
                    f"            {found} = _xt_make_entry({name})",
                    f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
                    f"        if {part} is None:", "            _xt_whole = False"]
-            body += [f"    _xt_kind = _xt_type({name})",
-                     "    if _xt_kind is _xt_DpnpArray:", f"        {name} = {name}{unwrap}",
-                     "        _xt_kind = _xt_usm_ndarray",
-                     "    if _xt_kind is _xt_usm_ndarray:", *usm,
-                     "    else:", "        _xt_key = _xt_key_of(_xt_kind) or _xt_key_function(_xt_kind)",
-                     f"        {key}, {name}, {part} = _xt_key({name!r}, {name})",
-                     f"        if {key} is None:", "            return None",
-                     f"        if {part} is None:", "            _xt_whole = False",
-                     "        else:", "            _xt_usm = True"]
+            body += [f"    if _xt_views is not None and {held} is not None:",  # a CPU tensor HeldTensors checked
+                     f"        ({key}, {name}), {part} = {held}, None", "        _xt_whole = False",
+                     "    else:", *indent([
+                         f"    _xt_kind = _xt_type({name})",
+                         "    if _xt_kind is _xt_DpnpArray:", f"        {name} = {name}{unwrap}",
+                         "        _xt_kind = _xt_usm_ndarray",
+                         "    if _xt_kind is _xt_usm_ndarray:", *usm,
+                         "    else:", "        _xt_key = _xt_key_of(_xt_kind) or _xt_key_function(_xt_kind)",
+                         f"        {key}, {name}, {part} = _xt_key({name!r}, {name})",
+                         f"        if {key} is None:", "            return None",
+                         "        if _xt_key is _xt_tensor_key:", "            _xt_tensors = True",
+                         f"        if {part} is None:", "            _xt_whole = False",
+                         "        else:", "            _xt_usm = True"])]
     pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
+    given = f"({''.join(name + ', ' for name, _ in arguments)})"
     source = "\n".join([
-        f"def specialize({', '.join(pieces)}):", "    _xt_usm, _xt_whole = False, True", *body,
+        f"def specialize({', '.join(pieces)}):", "    _xt_usm, _xt_whole, _xt_tensors = False, True, False",
+        f"    _xt_arguments = {given}",
+        "    _xt_views = None if _xt_held.pattern is None else _xt_held.views(_xt_arguments)", *body,
+        # a launch that read tensors one by one holds those whose views it found kept (HeldTensors.keep)
+        "    if _xt_tensors:",
+        f"        _xt_held.keep(_xt_arguments, {given}, ({''.join(key + ', ' for _, key in arguments)}))",
         # no option given (the hot case): None in the key, no tuple to build and hash
         f"    _xt_options = None if {' and '.join(o + ' is None' for o in options) or 'True'} else "
         f"tuple(map(_xt_hashable, ({''.join(o + ', ' for o in options)})))",
@@ -127,6 +143,10 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
         f"[{''.join('*' + p + ', ' for p in parts if p != 'None')}] if _xt_whole else None"])
     exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
     return namespace["specialize"]
+
+
+def indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
 
 
 def dpnp_unwrap(dpnp_array) -> str:
@@ -173,8 +193,8 @@ def tensor_key(name: str, tensor):
     and its negative bit (a view with it set, which `Tensor.numpy()` refuses, is never kept). The view kept is made
     over the memory by address alone, so it keeps no tensor alive, and it is right for any tensor that has the id and
     all of these when launched. The key part is a token (usm_entries.key_token) standing for the view's numpy key,
-    so that the plan key hashes an int for it. The reads cost a tensor ~0.5 us more than a numpy array's whole key
-    (docs/performance.md "The torch path")."""
+    so that the plan key hashes an int for it. The reads cost a tensor ~0.8 us more than a numpy array's whole key
+    (docs/performance.md "The torch path"): tensors launched again are checked all at once instead (HeldTensors)."""
     if not tensor.is_cpu:
         return interface_key(name, tensor)
     layout = (type(tensor), tensor.data_ptr(), tensor.dtype, tensor.shape, tensor.stride())
@@ -216,6 +236,66 @@ def interface_key(name: str, value):
             return None, None, None
     token, args = interface_entry(usm)
     return token, value, args
+
+
+@dataclass
+class HeldTensors:
+    """The CPU tensors of a kernel's launches checked with one call a launch rather than read one by one: ~0.7 us a
+    tensor less (docs/performance.md "The torch path"). A launch that read its CPU tensors one by one holds those
+    whose views it found kept (`tensor_key`: each was launched before with its layout): their positions among the
+    kernel's non-constexpr arguments and their types, and under the tuple of their addresses (`data_ptr()`) a check
+    of their layouts (runtime/torch_tensors.py layout_check: type, dispatch keys with the negative bit, dtype,
+    device, shape, strides) and their key parts and views. A later launch with tensors at those positions at those
+    addresses that pass the check takes the key parts and views held: a view made over the memory by address alone
+    is right for any tensor with its address and layout, whatever its id, as in `tensor_key`. Launches with one set
+    of positions and types share up to MAX_HELD address tuples (tensors that take turns, such as a loop's two
+    buffers); another set starts over."""
+    # (positions, types, {addresses: (layout check, (key part, view) or None by position)}), replaced whole, so that
+    # a launch in another thread reads one set
+    pattern: tuple | None = None
+    data_ptr: object = None  # torch.Tensor.data_ptr, read once torch is imported
+
+    def views(self, arguments: tuple) -> tuple | None:
+        """The (key part, view) of each held position of a launch with `arguments` (None elsewhere), or None."""
+        positions, kinds, held = self.pattern
+        if type(arguments[positions[0]]) is not kinds[0]:  # a launch on other arrays: read no further
+            return None
+        tensors = tuple(map(arguments.__getitem__, positions))
+        try:
+            found = held.get(tuple(map(self.data_ptr, tensors)))
+        except (TypeError, RuntimeError):  # not a tensor, or one without storage
+            return None
+        if found is None or not found[0](*tensors):  # the check's types are `kinds`
+            return None
+        return found[1]
+
+    def keep(self, arguments: tuple, values: tuple, keys: tuple) -> None:
+        """Holds the CPU tensors among `arguments` whose views (`values`, with their key parts `keys`) were kept."""
+        positions = tuple(i for i, (argument, value) in enumerate(zip(arguments, values))
+                          if is_kept_view(argument, value))
+        tensors = tuple(arguments[i] for i in positions)
+        if not tensors or len(set(map(id, tensors))) < len(tensors):  # TensorGuards fails a tensor given twice
+            return
+        kinds, addresses = tuple(map(type, tensors)), tuple(map(tensor_data_ptr(), tensors))
+        pattern = self.pattern
+        held = pattern[2] if pattern is not None and pattern[:2] == (positions, kinds) else None
+        found = None if held is None else held.get(addresses)
+        if found is not None and found[0](*tensors):  # held, beside a new tensor (an op's output)
+            return
+        check = layout_check(tensors)
+        if check is None:
+            return
+        if held is None or len(held) >= MAX_HELD:
+            held, self.data_ptr = {}, tensor_data_ptr()
+            self.pattern = (positions, kinds, held)  # `kinds` keeps alive the types the checks know by address
+        held[addresses] = (check, tuple((keys[i], values[i]) if i in positions else None
+                                        for i in range(len(arguments))))
+
+
+def is_kept_view(argument, value) -> bool:
+    """Whether the launch took `value` for `argument` from the views `tensor_key` keeps."""
+    kept = _host_views.get(id(argument))
+    return kept is not None and kept[2] is value
 
 
 _key_functions: dict[type, object] = {}
