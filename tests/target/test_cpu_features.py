@@ -7,6 +7,11 @@ from dataclasses import replace
 import numpy as np
 
 import xetile_jit as xetile
+from xetile_jit.codegen.cpu.block_loops import fold_chains
+from xetile_jit.codegen.cpu.builtins import component_hints
+from xetile_jit.codegen.xe.dpas_emulation import carried_sums
+from xetile_jit.codegen.xe.llvm_helpers import ROLLED
+from xetile_jit.ops.matmul import PIECE_SPEED, PIECE_SPEED_16_REGISTERS, piece_speeds
 from xetile_jit.target import cpu_features
 from xetile_jit.target.cpu_features import CpuFeatures, host_cpu, parse_cpuinfo
 from xetile_jit.target.targets import TARGETS
@@ -21,6 +26,8 @@ def cpuinfo(vendor: str, family: str, model: str, flags: str) -> str:
 
 EPYC_AVX2 = cpuinfo("AuthenticAMD", "23", "AMD EPYC", "fpu sse2 sse4_2 fma avx f16c avx2 bmi2")
 ZEN4 = cpuinfo("AuthenticAMD", "25", "AMD Ryzen 9 7950X", "sse4_2 avx avx2 fma f16c avx512f avx512bw avx512_bf16")
+XEON_AVX512 = cpuinfo("GenuineIntel", "6", "Intel(R) Xeon(R) Processor",
+                      "sse4_2 avx avx2 fma f16c avx512f avx512bw avx512_bf16 avx512_fp16 amx_tile amx_bf16 amx_int8")
 SAPPHIRE_RAPIDS = cpuinfo("GenuineIntel", "6", "Intel(R) Xeon(R) Platinum 8480+",
                           "sse4_2 avx avx2 fma f16c avx512f avx512_bf16 avx512_fp16 amx_tile amx_bf16")
 
@@ -39,6 +46,21 @@ def test_avx512_on_256_bit_units_and_amx():
     assert zen4.summary() == "AMD Ryzen 9 7950X: AVX-512 (512-bit on 256-bit units); FMA, F16C, AVX512-BF16"
     assert (spr.isa, spr.unit_bits, spr.amx_bf16, spr.amx_fp16) == ("AVX-512", 512, True, False)
     assert spr.summary().endswith("(512-bit); FMA, F16C, AVX512-BF16, AVX512-FP16, AMX-BF16")
+
+
+def test_the_code_decisions_each_cpu_class_gets():
+    """What the `cpu` target's code takes from the CPU, for 16 lanes' f32 (one zmm, two ymm): the f32 GEMM's row sums
+    a loop over k (carried_sums), the partial results of layer norm's two sums of 8 blocks (fold_chains), the pieces'
+    speeds ops.matmul estimates with, the block loads' and stores' component loops (rolled but where 512-bit units
+    run AVX-512, component_hints). AVX2 and Zen 4 keep what they were measured with; the Xeon's 32 zmm on 512-bit
+    units unroll the component loops (docs/performance.md "On the Xeon AVX-512")."""
+    def decisions(cpu):
+        return carried_sums(cpu, 16), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), component_hints(cpu)
+
+    assert decisions(parse_cpuinfo(EPYC_AVX2)) == (4, 2, PIECE_SPEED_16_REGISTERS, ROLLED)
+    assert decisions(parse_cpuinfo(ZEN4)) == (16, 4, PIECE_SPEED, ROLLED)
+    assert decisions(parse_cpuinfo(XEON_AVX512)) == (16, 4, PIECE_SPEED, ())
+    assert decisions(CpuFeatures("aarch64", frozenset())) == (16, 4, PIECE_SPEED, ROLLED)
 
 
 def test_older_isas_and_unknown_flags():

@@ -5,6 +5,7 @@ in their builtins (codegen/xe/gpu_definitions.py); the CPU ABIs have lowerings o
 and define the builtins in the module (codegen/xe/emulation.py, codegen/cpu/builtins.py)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -12,7 +13,7 @@ from llvmlite import ir
 from ..ir.core import FuncOp
 from ..target.builtin_abi import EmulatedAbi, LegacyAbi, SpirvAbi, VectorAbi
 from ..target.targets import Target
-from .cpu.builtins import VECTOR_DEFINITIONS
+from .cpu.builtins import vector_definitions
 from .cpu.lowering import CpuLowering, VectorLowering
 from .llvm.lowering import XeGPULowering
 from .xe.builtins import Definitions
@@ -23,14 +24,18 @@ from .xe.gpu_definitions import LEGACY_DEFINITIONS, SPIRV_DEFINITIONS
 @dataclass(frozen=True)
 class Backend:
     lowering: type[XeGPULowering]
-    definitions: Definitions
+    definitions: Callable[[Target], Definitions]  # the builtins' definitions for a target of the ABI
+
+
+def every_target(definitions: Definitions) -> Callable[[Target], Definitions]:
+    return lambda _: definitions
 
 
 BACKENDS = {
-    SpirvAbi: Backend(XeGPULowering, SPIRV_DEFINITIONS),
-    LegacyAbi: Backend(XeGPULowering, LEGACY_DEFINITIONS),
-    EmulatedAbi: Backend(CpuLowering, EMULATIONS),
-    VectorAbi: Backend(VectorLowering, VECTOR_DEFINITIONS),
+    SpirvAbi: Backend(XeGPULowering, every_target(SPIRV_DEFINITIONS)),
+    LegacyAbi: Backend(XeGPULowering, every_target(LEGACY_DEFINITIONS)),
+    EmulatedAbi: Backend(CpuLowering, every_target(EMULATIONS)),
+    VectorAbi: Backend(VectorLowering, lambda target: vector_definitions(target.cpu)),  # the CPU decides (its loops)
 }
 
 
@@ -41,5 +46,5 @@ def backend(target: Target) -> Backend:
 def lower_to_llvm(func: FuncOp, target: Target) -> tuple[ir.Module, str]:
     """The verified LLVM module of `func` and its text, made by the lowering of `target`'s builtin ABI."""
     chosen = backend(target)
-    lowering = chosen.lowering(func, target, chosen.definitions)
+    lowering = chosen.lowering(func, target, chosen.definitions(target))
     return lowering.lower(), lowering.text

@@ -1,4 +1,4 @@
-"""The Xe builtins of the "vector" ABI (the `cpu` target, docs/DESIGN.md §3; `VECTOR_DEFINITIONS`, which
+"""The Xe builtins of the "vector" ABI (the `cpu` target, docs/DESIGN.md §3; `vector_definitions(cpu)`, which
 codegen/backends.py gives its lowering): the call ABI and lane layouts of codegen/xe/builtins.py, defined for a CPU's
 vector units instead of bit for bit.
 
@@ -18,6 +18,8 @@ vector units instead of bit for bit.
 """
 from __future__ import annotations
 
+from functools import partial
+
 from llvmlite import ir
 
 from ..llvm.core import I32, I64, counted_loop
@@ -25,6 +27,7 @@ from ..xe import builtins as X
 from ..xe import emulation as E
 from ..xe.dpas_emulation import emulate_dpas
 from ..xe.llvm_helpers import ROLLED, i32, lane_id
+from ...target.cpu_features import CpuFeatures
 
 
 def _whole_block_inside(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin) -> ir.Value:
@@ -122,22 +125,22 @@ def _inlined(fn: ir.Function) -> None:
     fn.attributes.add("alwaysinline")
 
 
-def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
+def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, hints: tuple[str, ...]) -> None:
     _inlined(fn)
     surface, lane = E.Surface.of(b, fn), lane_id(b)
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [i32(0), index])), ROLLED)
+                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [i32(0), index])), hints)
         with border:
             function = _load_border(fn, msg)
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
                 b.call(function, [*_surface_args(fn, surface), index, lane]), b.gep(fn.args[5], [i32(0), index])),
-                ROLLED)
+                hints)
     b.ret_void()
 
 
-def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:
+def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, hints: tuple[str, ...]) -> None:
     _inlined(fn)
     surface, lane, data = E.Surface.of(b, fn), lane_id(b), fn.args[5]
 
@@ -146,11 +149,24 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> No
 
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
-            counted_loop(b, msg.components, None, component, ROLLED)
+            counted_loop(b, msg.components, None, component, hints)
         with border:
             b.call(_store_border(fn, msg), [*_surface_args(fn, surface), data, lane])
     b.ret_void()
 
 
-VECTOR_DEFINITIONS: X.Definitions = {"dpas": emulate_dpas, "load": _vector_load, "store": _vector_store,
-                      "prefetch": E.emulate_prefetch}
+def component_hints(cpu: CpuFeatures) -> tuple[str, ...]:
+    """The hints of the block loads' and stores' loops over a lane's components: none where AVX-512 runs on 512-bit
+    units, else ROLLED (AVX2, AVX-512 on Zen 4's 256-bit units, an unknown ISA; llvm_helpers.ROLLED says why).
+    Unrolled, the loaded block is a private array of constant indices that the driver keeps in registers (32 zmm,
+    one a component of 16 lanes' f32); a loop on either path, inside the surface or on its border, indexes it by a
+    variable and keeps it in memory: tutorial GEMM 1024 f32 49-62 GFLOP/s unrolled, 36 with the border loop alone
+    rolled, 21-24 all rolled (docs/performance.md "On the Xeon AVX-512")."""
+    return () if cpu.unit_bits == 512 else ROLLED
+
+
+def vector_definitions(cpu: CpuFeatures) -> X.Definitions:
+    """The definitions of the "vector" ABI's builtins for code that runs on `cpu`."""
+    hints = component_hints(cpu)
+    return {"dpas": emulate_dpas, "load": partial(_vector_load, hints=hints),
+            "store": partial(_vector_store, hints=hints), "prefetch": E.emulate_prefetch}
