@@ -4,9 +4,10 @@ one TensorGuards check, their addresses) and those two parts, then each read fro
 (no Python frame a read: the floor of reading them). Each is timed over 20 (1, 16) f32 arrays or tensors, best of
 9 rounds of `--calls` calls, the cases in turns.
 
-    python bench/bench_torch_reads.py [--calls 20000]
+    python bench/bench_torch_reads.py [--calls 20000] [--json out.json]
 """
 import argparse
+import json
 import timeit
 
 import numpy as np
@@ -49,7 +50,9 @@ def cases() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20000)
-    calls = parser.parse_args().calls
+    parser.add_argument("--json", help="also write the table (us a tensor by case) to this file")
+    args = parser.parse_args()
+    calls = args.calls
     print(f"{machine()}; torch {torch.__version__}; us a tensor, best of {ROUNDS} x {calls} over {COUNT}")
     best = {}
     functions = cases()
@@ -60,6 +63,9 @@ def main() -> None:
         print(f"{name:40s} {us:6.3f}")
     floor = sum(us for name, us in best.items() if name.startswith("read mapped"))
     print(f"{'the reads mapped, together':40s} {floor:6.3f}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"machine": machine(), "us_a_tensor": best, "reads_mapped_together": floor}, out, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """bench/bench_torch_reads.py: its cases do what they name (the held tensors are found, each read agrees with
 itself) and its table has a line for each and their sum."""
+import json
 import pathlib
 import sys
 
@@ -18,9 +19,11 @@ def test_each_case_runs_and_the_reads_agree():
     assert all(cases[name]() is True for name in cases if name.startswith("read mapped"))
 
 
-def test_the_table_has_a_line_a_case_and_the_sum(monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["bench_torch_reads.py", "--calls", "2"])
+def test_the_table_has_a_line_a_case_and_the_sum(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(sys, "argv", ["bench_torch_reads.py", "--calls", "2", "--json", str(tmp_path / "t.json")])
     bench_torch_reads.main()
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("CPU ") and len(lines) == 12
     assert lines[-1].startswith("the reads mapped, together") and float(lines[-1].split()[-1]) > 0
+    written = json.loads((tmp_path / "t.json").read_text())
+    assert len(written["us_a_tensor"]) == 10 and written["reads_mapped_together"] == pytest.approx(float(lines[-1].split()[-1]), abs=5e-4)
