@@ -197,6 +197,23 @@ def test_a_neg_view_at_a_held_tensors_address_is_refused():
         add_one[(1,)](torch._neg_view(x), y, BM=16, BN=16, device="numpy")
 
 
+def test_inside_an_operators_implementation_tensors_are_read_one_by_one():
+    """Where torch excludes the negative bit's dispatch key (an operator's implementation), TensorGuards would take
+    a neg view for the held tensor at its address: there nothing is held, a neg view is refused, and what the
+    self-test would see there is not what it remembers for everywhere else."""
+    torch_tensors.tensor_guards_work.cache_clear()
+    x, y = torch.arange(256, dtype=torch.float32).reshape(16, 16), torch.zeros(16, 16)
+    for _ in range(3):
+        add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Negative)):
+        assert not torch_tensors.bits_visible() and torch_tensors.layout_check((x,)) is None
+        for _ in range(3):
+            add_one[(1,)](x, y, BM=16, BN=16, device="numpy")
+        with pytest.raises(RuntimeError, match="negative bit"):
+            add_one[(1,)](torch._neg_view(x), y, BM=16, BN=16, device="numpy")
+    assert torch.equal(y, x + 1) and torch_tensors.tensor_guards_work()
+
+
 def test_tensors_that_take_turns_are_held_and_so_is_an_input_beside_new_outputs():
     """Two sets of tensors launched in turns are both held; an input stays held beside a new output at each
     launch."""

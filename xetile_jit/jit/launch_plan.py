@@ -43,7 +43,8 @@ from ..runtime.memory import interface_pointer, prepare_arguments, size_args, us
 from ..runtime import ordering
 from ..runtime.profiling import active_recording, launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
-from ..runtime.torch_tensors import host_view, is_tensor_type, layout_check, tensor_data_ptr, unowned_view
+from ..runtime.torch_tensors import (bits_visible, host_view, is_tensor_type, layout_check, tensor_data_ptr,
+                                     unowned_view)
 from ..runtime.usm_entries import entries_get, entry, interface_entry, key_token
 from ..target.block_io import BLOCK_BASE_ALIGN
 
@@ -249,7 +250,8 @@ class HeldTensors:
     addresses that pass the check takes the key parts and views held: a view made over the memory by address alone
     is right for any tensor with its address and layout, whatever its id, as in `tensor_key`. Launches with one set
     of positions and types share up to MAX_HELD address tuples (tensors that take turns, such as a loop's two
-    buffers); another set starts over."""
+    buffers); another set starts over. Inside an operator's implementation nothing is held or taken
+    (runtime/torch_tensors.py bits_visible)."""
     # (positions, types, {addresses: (layout check, (key part, view) or None by position)}), replaced whole, so that
     # a launch in another thread reads one set
     pattern: tuple | None = None
@@ -258,7 +260,7 @@ class HeldTensors:
     def views(self, arguments: tuple) -> tuple | None:
         """The (key part, view) of each held position of a launch with `arguments` (None elsewhere), or None."""
         positions, kinds, held = self.pattern
-        if type(arguments[positions[0]]) is not kinds[0]:  # a launch on other arrays: read no further
+        if type(arguments[positions[0]]) is not kinds[0] or not bits_visible():  # other arrays, or inside an op
             return None
         tensors = tuple(map(arguments.__getitem__, positions))
         try:

@@ -104,9 +104,18 @@ def layout_check(tensors: tuple):
     all of them, torch's TensorGuards (torch._C._dynamo.guards, what TorchDynamo's tensor guards were made of:
     ~0.13 us a tensor against ~0.76 for reading these from Python, docs/performance.md "The torch path"). It holds
     no tensor. None where this torch's TensorGuards is missing or fails `tensor_guards_work`."""
-    if not tensor_guards_work():
+    if not (bits_visible() and tensor_guards_work()):
         return None
     return tensor_guards()(*tensors, dynamic_dims_sizes=None, dynamic_dims_strides=None).check
+
+
+def bits_visible() -> bool:
+    """Whether tensors' dispatch keys show their negative and conjugate bits here. Inside an operator's
+    implementation (an `xetile.torch` op's, say) torch excludes those keys, its inputs' bits resolved, and a
+    TensorGuards check would take a neg view for the tensor at its address: there tensors are read one by one."""
+    c = sys.modules["torch"]._C
+    return not (c._dispatch_tls_is_dispatch_key_excluded(c.DispatchKey.Negative)
+                or c._dispatch_tls_is_dispatch_key_excluded(c.DispatchKey.Conjugate))
 
 
 def tensor_data_ptr():
@@ -121,7 +130,8 @@ def tensor_guards():
 @functools.cache
 def tensor_guards_work() -> bool:
     """Whether TensorGuards, a torch internal, is there and sees what `layout_check` promises: each change of a
-    tensor's layout at the same address that an in-place op, `.data = ...` or a neg view makes."""
+    tensor's layout at the same address that an in-place op, `.data = ...` or a neg view makes. Asked where
+    `bits_visible` (layout_check), so that the answer cached holds wherever a check is made or used."""
     torch = sys.modules["torch"]
     try:
         with torch.inference_mode(False):  # ordinary tensors (requires_grad) also when first asked in inference mode
