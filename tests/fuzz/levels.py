@@ -142,10 +142,13 @@ def run_levels(kern, make_args, names, grid, options, tols, targets=CPU_TARGETS)
     for target in targets:
         compiled_stages = {}
 
+        def keep_stage(kernel, stage, func):
+            if kernel == compiled.func.sym_name:
+                compiled_stages.setdefault(stage, func)
+
         def on_device():
             bases, values = fresh(make_args)
-            with observing_stages(lambda kernel, stage, func: kernel == compiled.func.sym_name
-                                  and compiled_stages.setdefault(stage, func)):
+            with observing_stages(keep_stage):
                 kern[grid](*values, device=DEVICE, target=target, **options)
             return compare(f"spirv {target}", names, bases, want, tols, interpreter=False)
 
