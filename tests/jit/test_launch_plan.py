@@ -362,6 +362,21 @@ def test_an_array_reshaped_in_place_gets_a_new_key(usm_kind):
     assert len(add_one.cache.plans) == 2
 
 
+def test_an_array_reshaped_away_and_back_launches_as_before(dpnp, queue):
+    """An array reshaped in place and back to its entry's shape (runtime/usm_entries.py: its strides are not read)
+    addresses its elements as before, even where the reshape changed the stride of an axis of length 1."""
+    add_one.cache.clear()
+    base = dpnp_array(dpnp, queue, np.arange(16).reshape(1, 16))
+    x, y = base.T, dpnp.zeros((16, 1), dtype=np.float32, sycl_queue=queue)  # x: strides (1, 0) or (1, 16)
+    add_one[(1,)](x, y, BM=16, BN=1)
+    before = x.get_array().strides
+    for shape in ((4, 4), (16, 1)):
+        x.shape = shape
+    add_one[(1,)](x, y, BM=16, BN=1)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), np.arange(16).reshape(16, 1) + 1)
+    assert len(add_one.cache.plans) == 1, (before, x.get_array().strides)
+
+
 def test_an_arrays_entry_goes_with_the_array(dpnp, queue):
     """The per-array entries (runtime/usm_entries.py) do not keep arrays, or themselves, alive once the array is gone."""
     x = dpnp_array(dpnp, queue, np.zeros((1, 16)))
@@ -385,7 +400,7 @@ def test_an_entry_left_at_a_reused_id_is_not_used(dpnp, queue):
     usm_entries._entries[id(x.get_array())] = usm_entries._entries[id(other.get_array())]
     add_one[(1,)](x, y, BM=1, BN=16)
     np.testing.assert_array_equal(dpnp.asnumpy(y), np.ones((1, 16), np.float32))
-    assert usm_entries._entries[id(x.get_array())][4]() is x.get_array()
+    assert usm_entries._entries[id(x.get_array())][1]() is x.get_array()
 
 
 def test_short_lived_arrays_launched_asynchronously(usm_kind):

@@ -109,8 +109,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
             held = f"_xt_views[{len(arguments)}]"
             arguments.append((name, key))
             usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
-                   f"        if {found} is None or {found}[4]() is not {name} or {found}[0] != {name}.shape "
-                   f"or {found}[1] != {name}.strides:",
+                   f"        if {found} is None or {found}[1]() is not {name} or {found}[0] != {name}.shape:",
                    f"            {found} = _xt_make_entry({name})",
                    f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
                    f"        if {part} is None:", "            _xt_whole = False"]

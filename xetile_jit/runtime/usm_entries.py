@@ -6,8 +6,11 @@ launch with 20 arrays. So each live array gets an entry, made at its first launc
 dies (a weakref callback drops it). A launch uses an entry only when its weakref's referent is the array itself: an
 id is reused once its object is freed, so an entry that outlived its array for any reason (a callback not yet run)
 can never give a later array at the same id another array's memory. The entry holds:
-- its shape and strides, which a launch compares with the array's: `usm_ndarray.shape = ...` reshapes the array in
-  place (and may change its strides), the only part of its key that can change;
+- its shape, which a launch compares with the array's: `usm_ndarray.shape = ...` reshapes the array in place, the
+  only change its metadata can undergo. Its strides need no reading (~0.1 us an array): a reshape without a copy keeps
+  each element's address in C order, so an array back at its entry's shape addresses every element as it did when
+  the entry was made. Only strides that address nothing can differ then (of an axis of length 1, or of an empty
+  array), and the entry's kernel arguments, made with the old ones, address the same elements;
 - a token, an int standing for the whole key part: arrays with equal key parts have equal tokens, so a plan key is
   a tuple of small ints, cheap to hash;
 - its kernel arguments (the pointer's memory object and the i64 shape and strides), when the view starts at its
@@ -37,7 +40,7 @@ from .memory import interface_memory, size_args
 MAX_TOKENS = 4096  # distinct key parts remembered; a full table starts over with new tokens (old plans then miss)
 MAX_INTERFACE_ENTRIES = 4096  # likewise for the arrays known by their interface
 INTERFACE = "__sycl_usm_array_interface__"
-_entries: dict[int, tuple] = {}  # id(array) -> (shape, strides, token, kernel args or None, weakref)
+_entries: dict[int, tuple] = {}  # id(array) -> (shape, weakref, token, kernel args or None)
 _interface_entries: dict[tuple, tuple] = {}  # (address, offset, shape, strides, typestr, syclobj) -> (token, args)
 _tokens: dict[tuple, int] = {}  # (dtype, shape, strides, aligned, queue) -> token
 _counter = itertools.count()  # tokens are never reused, so a token in an old plan key cannot mean another key part
@@ -53,7 +56,7 @@ def entry(array) -> tuple:
     # the callback is called with the weakref: _entries.pop(id, weakref) drops the entry (the weakref is pop's
     # default), and holds no global that interpreter shutdown may have cleared
     drop = functools.partial(_entries.pop, id(array))
-    made = _entries[id(array)] = (shape, strides, token, args, weakref.ref(array, drop))
+    made = _entries[id(array)] = (shape, weakref.ref(array, drop), token, args)
     return made
 
 
