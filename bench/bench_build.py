@@ -5,7 +5,8 @@
     python bench/bench_build.py --log timing.log [--worst 20]
 
 `--log` reads the XETILE_TIMING lines of another run instead, e.g. of the test suite's
-(`XETILE_TIMING=1 python -m pytest -s -n 0 tests/... 2> timing.log`), and prints its slowest driver builds.
+(`XETILE_TIMING=$PWD/timing.log python -m pytest -n 2 tests`: the lines appended to that file), and prints its slowest
+driver builds.
 
 Each tutorial runs as its own script (`python tutorials/<file>`) in a fresh process for each target, with
 XETILE_TARGET set to it, XETILE_CACHE_DIR a new temporary directory (so every kernel is traced, lowered and built

@@ -242,16 +242,36 @@ def test_a_misaligned_usm_view_gets_its_own_plan(usm_kind):
     assert specs.count(None) == 1
 
 
-def test_timing_prints_every_stage(monkeypatch, capfd, tmp_path):
-    monkeypatch.setenv("XETILE_TIMING", "1")
-    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+TIMED_STAGES = ["disk cache lookup", "trace", *STAGE_NAMES, "llvm-ir", "spirv", "driver build (opencl:cpu:0)",
+                "first launch (driver build included)"]
+
+
+def timed_stages(text: str) -> list[str]:
+    return [line.split(": ")[2].rsplit(" ", 2)[0] for line in text.splitlines()
+            if line.startswith("xetile timing: add_one: ")]
+
+
+def timed_first_launch(monkeypatch, tmp_path, timing: str) -> None:
+    monkeypatch.setenv("XETILE_TIMING", timing)
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path / "cache"))
     add_one.cache.clear()
     x = np.zeros((8, 16), np.float32)
     add_one[(1,)](x, x, BM=8, BN=16, device=DEVICE)
-    stages = [line.split(": ")[2].rsplit(" ", 2)[0] for line in capfd.readouterr().err.splitlines()
-              if line.startswith("xetile timing: add_one: ")]
-    assert stages == ["disk cache lookup", "trace", *STAGE_NAMES, "llvm-ir", "spirv",
-                      "driver build (opencl:cpu:0)", "first launch (driver build included)"]
+
+
+def test_timing_prints_every_stage(monkeypatch, capfd, tmp_path):
+    timed_first_launch(monkeypatch, tmp_path, "1")
+    assert timed_stages(capfd.readouterr().err) == TIMED_STAGES
+
+
+def test_timing_to_a_file_appends_every_stage_there(monkeypatch, capfd, tmp_path):
+    """XETILE_TIMING=<path>: the lines go to that file, after what it held, and none to stderr."""
+    log = tmp_path / "timing.log"
+    log.write_text("earlier\n")
+    timed_first_launch(monkeypatch, tmp_path, str(log))
+    assert timed_stages(capfd.readouterr().err) == []
+    assert log.read_text().startswith("earlier\n")
+    assert timed_stages(log.read_text()) == TIMED_STAGES
 
 
 DPNP_LATER = """
