@@ -311,6 +311,43 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     assert kernel.count("alloca [16 x float]") == 8
 
 
+@xetile.kernel
+def product_from_zero(a, b, c, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr,
+                      LAYOUT: xetile.constexpr):
+    """C = A @ B of one tile, tile_mma with no accumulator: a chain of BK / 16 DPAS ops a block of C."""
+    va = xetile.load_tile(xetile.init_tile(a, [0, 0], [BM, BK]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [BK, BN]))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [BM, BN]), xetile.tile_mma(va, vb, layout=LAYOUT))
+
+
+def sequential(a, b) -> np.ndarray:
+    """c = sum over k, in order, of a[:, k] * b[k] (exact products of f16), rounded after each addition."""
+    c = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for k in range(a.shape[1]):
+        c = c + np.outer(a[:, k].astype(np.float32), b[k].astype(np.float32))
+    return c
+
+
+def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_target(rng):
+    """A tile_mma with no accumulator over K = 64 is, for each 16-column block of C, a chain of 4 DPAS ops, each
+    taking the one before as C (a flash attention's Q K^T over its head dim and P V over its key block). On the
+    `cpu` target the chains of a subgroup sharing A op by op are one loop over all 64 k (VectorDpas.lower,
+    dpas_emulation.chained_results): here one subgroup's 8 rows of 2 blocks, 16 row sums, A's words read from a
+    private array by the k's op, each B widened once into one column of 64; the sums in the order of the chain,
+    bit for bit."""
+    a, b = (rand(rng, shape, np.float16, -2, 2) for shape in ((32, 64), (64, 32)))
+    c = np.zeros((32, 32), np.float32)
+    args = dict(BM=32, BN=32, BK=64, LAYOUT=xetile.Layout([4, 1], [8, 32]))
+    product_from_zero[(1,)](a, b, c, **args, device=DEVICE, target="cpu")
+    np.testing.assert_array_equal(c.view(np.uint32), sequential(a, b).view(np.uint32))
+    llir = product_from_zero.warmup(a, b, c, **args, target="cpu").asm["llir"]
+    kernel = llir.split("define internal")[0]
+    loops = [body for body in loop_bodies(kernel, 64) if "SubgroupShuffle" in body]
+    assert len(loops) == 1
+    assert loops[0].count("phi  float") == 16 and loops[0].count("SubgroupShuffle") == 8
+    assert kernel.count("alloca [64 x float]") == 2
+
+
 def test_the_row_sums_a_loop_carries_fill_half_the_vector_registers():
     """16 sub-group lanes of f32: one zmm a sum with AVX-512 (16 of 32 registers), two ymm with AVX2 (4 sums in 8 of
     16); an unknown ISA keeps AVX-512's 16."""

@@ -14,7 +14,9 @@ target's builtin ABI:
 * `VectorLowering` (the `cpu` target, ABI "vector"): the same loops, whose load and store runs take plain memory
   ops behind one bounds test of the pieces (`fast_block_paths`), and DPAS written inline (a call's vector arguments
   went through memory lane by lane) for the DPAS ops of a block that share A four at a time (`dpas_batches`), as
-  loops over k on groups of C's rows, each B widened into a private column once for the block.
+  loops over k on groups of C's rows, each B widened into a private column once for the block; chains of DPAS ops
+  from zero (a flash attention's products over its head dim and its key block) as one loop over all of a chain's
+  k (`chain_groups`): the driver built tutorial 6's attention in a quarter to a third less time.
 
 The lowerings compose their pieces by class: `CpuLanes` (the lane values read word by word), `CpuDpas` and
 `BlockLoops` with its `Pieces` for `CpuLowering`, `VectorDpas` for `VectorLowering`.
@@ -27,11 +29,12 @@ from ...ir import simt_ops as S
 from ...ir.core import FuncOp
 from ...target.targets import Target
 from ..llvm.core import I32
-from ..llvm.dpas import Dpas
+from ..llvm.dpas import SHARED_A, Dpas, same_a
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..xe import builtins as X
-from ..xe.dpas_emulation import carried_sums, dpas_results, row_loops, widened_b
+from ..xe.dpas_emulation import (a_words, carried_sums, chained_results, dpas_results, row_loops, widened_b,
+                                 widened_chain)
 from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
 from .negation import OpaqueNegativeZeros, negation_operand
@@ -107,6 +110,49 @@ class VectorDpas(CpuDpas):
             computed.add(candidate.result)
         return run
 
+    def lower(self, op):
+        """`op`'s result; a run whose DPAS ops form chains from zero (`chain_groups`: a flash attention's two
+        products) is lowered a group of chains at a time, one loop over all of their k
+        (dpas_emulation.chained_results). A GEMM's chains, which start from the accumulators its K loop carries,
+        keep their loops an op: chained, the tutorial f16 GEMM ran slower (docs/performance.md "Driver builds")."""
+        if op in self.results:
+            return self.results.pop(op)
+        run = self.dpas_run(op)
+        groups = chain_groups(run)
+        if groups is None or not all(self.chainable(chain[0]) and len(chain[0].operands) == 2
+                                     for chains in groups for chain in chains):
+            return super().lower(op)
+        results = {}
+        for chains in groups:
+            results.update(self.lower_chains(chains, results))
+        self.results.update((o, results[o.result]) for o in run[1:])
+        return results[op.result]
+
+    def chainable(self, op) -> bool:
+        """Whether `op` is a DPAS the builtin's emulation computes (not f32 x f32) on A other than tf32."""
+        kind = self.context.target.dpas_kind(op.operands[0].type.dtype, op.precision)
+        return kind not in ("f32", "tf32")
+
+    def lower_chains(self, chains: list[list], earlier: dict) -> dict:
+        """The results of `chains` (chain_groups), by value: the last op's from the loops, the others' unused."""
+        first = chains[0][0]
+        kind = self.context.target.dpas_kind(first.operands[0].type.dtype, first.precision)
+        mad = X.describe(self.context.target, self.builtin_key(first, kind))
+        b, private = self.context.builder, self.context.lanes.private
+        a_type, b_type = mad.signature.args[:2]
+        words = a_words(b, mad, [self.dpas_operand(self.context.values[o.operands[0]], a_type) for o in chains[0]],
+                        private)
+        products = []
+        for chain in chains:
+            column = widened_chain(b, mad, [self.dpas_operand(self.context.values[o.operands[1]], b_type)
+                                            for o in chain], private)
+            products.append((column, self.accumulator(chain[0], earlier)))
+        finals = chained_results(b, mad, words, len(chains[0]), products)
+        results = {o.result: ir.Constant(final.type, ir.Undefined) for chain, final in zip(chains, finals)
+                   for o in chain[:-1]}
+        results.update((chain[-1].result, final) for chain, final in zip(chains, finals))
+        return results
+
     def dpas_products(self, key: X.Dpas, mad: X.DpasBuiltin, a_value: ir.Value, batch: list, accs: list,
                       columns: dict) -> list:
         """The DPAS emulation written inline, each B widened once for the run (`columns`)."""
@@ -120,6 +166,37 @@ class VectorDpas(CpuDpas):
             packed = self.dpas_operand(self.context.values[b], b_type)
             columns[b] = widened_b(self.context.builder, mad, packed, self.context.lanes.private)
         return columns[b]
+
+
+def chain_groups(run: list) -> list[list[list]] | None:
+    """The DPAS ops of `run` as chains (each op's result the next one's C and used nowhere else), in groups of at
+    most SHARED_A chains of one length whose ops take the same A position by position; None where no chain has
+    two ops."""
+    produced = {o.result: o for o in run}
+    following = {}
+    for o in run:
+        c = o.operands[2] if len(o.operands) > 2 else None
+        if c in produced:
+            if len(c.uses) != 1:
+                return None
+            following[produced[c]] = o
+    heads = [o for o in run if not (len(o.operands) > 2 and o.operands[2] in produced)]
+    chains = []
+    for head in heads:
+        chains.append([head])
+        while chains[-1][-1] in following:
+            chains[-1].append(following[chains[-1][-1]])
+    if all(len(chain) == 1 for chain in chains):
+        return None
+    groups = []
+    for chain in chains:
+        group = next((g for g in groups if len(g) < SHARED_A and len(g[0]) == len(chain)
+                      and all(same_a(o, other) for o, other in zip(chain, g[0]))), None)
+        if group is None:
+            groups.append([chain])
+        else:
+            group.append(chain)
+    return groups
 
 
 class CpuLowering(XeGPULowering):

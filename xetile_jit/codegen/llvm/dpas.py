@@ -57,11 +57,15 @@ class Dpas:
         kind = self.context.target.dpas_kind(a.type.dtype, first.precision)
         if kind == "f32":
             return self.fma_mma(self.context.values[a], [o.operands[1] for o in batch], accs, first.precision, columns)
-        key = X.Dpas(kind, "tf32" if kind == "tf32" else (first.vnni_b or first.operands[1].type.dtype).mlir,
-                     m=first.layouts[2].block[0])
+        key = self.builtin_key(first, kind)
         mad = X.describe(self.context.target, key)
         a_value = self.dpas_operand(self.context.values[a], mad.signature.args[0])
         return self.dpas_products(key, mad, a_value, batch, accs, columns)
+
+    def builtin_key(self, op, kind: str) -> X.Dpas:
+        """The DPAS builtin of `op`, whose operands' kind is `kind` (Target.dpas_kind)."""
+        return X.Dpas(kind, "tf32" if kind == "tf32" else (op.vnni_b or op.operands[1].type.dtype).mlir,
+                      m=op.layouts[2].block[0])
 
     def dpas_products(self, key: X.Dpas, mad: X.DpasBuiltin, a_value: ir.Value, batch: list, accs: list,
                       columns: dict) -> list:

@@ -83,13 +83,26 @@ def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
         return lambda k, rows: [_widen(b, shuffle(b, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
                                 for r in rows]
-    if mad.per_lane == 1 and mad.is_float:  # widened once, shuffled as words: the driver built the GEMM 1 s sooner
-        wide = [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
-        return lambda k, rows: [b.bitcast(shuffle(b, wide[r], k), F32) for r in rows]
+    words = _lane_words(b, mad, parts)
+    return _column_of(b, mad, lambda r: words[r])
+
+
+def _lane_words(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]) -> list[ir.Value]:
+    """The words a lane's A rows are shuffled as (not tf32): one element a lane widened once, as i32 (the driver
+    built the GEMM 1 s sooner than widening after the shuffle), else the packed words."""
+    if mad.per_lane == 1 and mad.is_float:
+        return [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
+    return parts
+
+
+def _column_of(b: ir.IRBuilder, mad: DpasBuiltin, word):
+    """_a_column given row r's `_lane_words` word on this lane as `word(r)`."""
+    if mad.per_lane == 1 and mad.is_float:
+        return lambda k, rows: [b.bitcast(shuffle(b, word(r), k), F32) for r in rows]
 
     def packed(k, rows):  # A[r][k] is field k % per_lane of lane k / per_lane's word
         lane, place = b.udiv(k, i32(mad.per_lane)), b.urem(k, i32(mad.per_lane))
-        words = [shuffle(b, parts[r], lane) for r in rows]
+        words = [shuffle(b, word(r), lane) for r in rows]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
         return [_widen(b, field(b, word, place, mad.bits), mad.a) for word in words]
     return packed
@@ -125,16 +138,26 @@ def widened_b(b: ir.IRBuilder, mad: DpasBuiltin, packed_b: ir.Value, private) ->
     widened: once for every DPAS op that takes this B. `private(type)` makes a private variable. The words go to
     private memory and the widening is one rolled loop over k (ROLLED): unrolled, its K copies were a third of a
     flash attention's LLVM IR."""
-    packed, per_word = _as_words(b, packed_b), 32 // mad.bits
-    words = _components(b, packed, packed.type.count if isinstance(packed.type, ir.VectorType) else 1)
-    stored, column = private(ir.ArrayType(words[0].type, len(words))), private(b_column_type(mad))
+    return widened_chain(b, mad, [packed_b], private)
+
+
+def widened_chain(b: ir.IRBuilder, mad: DpasBuiltin, packed_bs: list[ir.Value], private) -> ir.Value:
+    """A private array of this lane's B[k] of each of `packed_bs` one after another (widened_b), in one loop: a B's
+    K elements are its K / per_word words, so element k of them all is field k % per_word of word k / per_word."""
+    per_word = 32 // mad.bits
+    words = [word for packed_b in packed_bs for word in _components(
+        b, _as_words(b, packed_b), packed_b.type.count if isinstance(packed_b.type, ir.VectorType) else 1)]
+    count = len(packed_bs) * mad.k
+    assert len(words) * per_word == count, "a B's words hold its K elements"
+    stored = private(ir.ArrayType(words[0].type, len(words)))
+    column = private(ir.ArrayType(b_column_type(mad).element, count))
     for w, word in enumerate(words):
         b.store(word, b.gep(stored, [i32(0), i32(w)]))
 
     def step(b, k, _):
         word = b.load(b.gep(stored, [i32(0), b.udiv(k, i32(per_word))]))
         b.store(_widen(b, field(b, word, b.urem(k, i32(per_word)), mad.bits), mad.b), b.gep(column, [i32(0), k]))
-    counted_loop(b, mad.k, None, step, ROLLED)
+    counted_loop(b, count, None, step, ROLLED)
     return column
 
 
@@ -157,6 +180,40 @@ def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[
 
     sums = row_loops(b, mad.k, [_components(b, acc, mad.m) for _, acc in products], step)
     return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
+
+
+def chained_results(b: ir.IRBuilder, mad: DpasBuiltin, a_words: ir.Value, chunks: int,
+                    products: list[tuple]) -> list[ir.Value]:
+    """Lane n of chains of `chunks` DPAS ops each (op i + 1 taking op i's result as C), for each (B, C) of
+    `products`: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..chunks * K - 1 in order, the rounding of the chain op
+    after op. Op i of every chain takes the same A (not tf32), whose `_lane_words` are `a_words`' elements i *
+    a_components ..; B is a private array of the chain's chunks * K widened elements (`widened_chain`). One loop over
+    all of a chain's k, not one an op: the OpenCL CPU compiler's build of a flash attention is mostly its loops over
+    k (docs/performance.md "Driver builds")."""
+    mad_step = _multiply_add(b, mad)
+
+    def step(b, k, rows, sums):
+        chunk, within = b.udiv(k, i32(mad.k)), b.urem(k, i32(mad.k))
+        first = b.mul(chunk, i32(mad.a_components))
+        a_k = _column_of(b, mad, lambda r: b.load(b.gep(a_words, [i32(0), b.add(first, i32(r))])))(within, rows)
+        out = []
+        for (b_column, _), totals in zip(products, sums):
+            b_k = b.load(b.gep(b_column, [i32(0), k]))
+            out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, totals)]
+        return out
+
+    sums = row_loops(b, chunks * mad.k, [_components(b, acc, mad.m) for _, acc in products], step)
+    return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
+
+
+def a_words(b: ir.IRBuilder, mad: DpasBuiltin, chunks: list[ir.Value], private) -> ir.Value:
+    """A private array of the `_lane_words` of each A of `chunks` (the DPAS builtin's A operands), one after another
+    (chained_results); `private(type)` makes it."""
+    words = [_lane_words(b, mad, _components(b, _as_words(b, a), mad.a_components)) for a in chunks]
+    array = private(ir.ArrayType(words[0][0].type, len(chunks) * mad.a_components))
+    for i, word in enumerate(w for chunk in words for w in chunk):
+        b.store(word, b.gep(array, [i32(0), i32(i)]))
+    return array
 
 
 def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step,
