@@ -68,6 +68,33 @@ scale_rows[(2,)](x, y, BM=16, BN=256, target="cpu", device="opencl:cpu")
 np.testing.assert_array_equal(y, 2 * x)
 """
 
+# A row's scale from its statistics, which are one value a sub-group: 16 rows of 256 f32 a workgroup, two workgroups.
+ROW_SCALE = """
+import numpy as np
+import xetile_jit as xetile
+
+
+@xetile.kernel
+def scale_by_rsqrt(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    m = xetile.program_id(0) * BM
+    rows = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]))
+    scale = xetile.rsqrt(xetile.tile_reduce("add", rows * rows, [1]) + 1.0)
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), rows * scale)
+
+
+x = np.random.default_rng(0).standard_normal((32, 256)).astype(np.float32)
+y = np.zeros_like(x)
+scale_by_rsqrt[(2,)](x, y, BM=16, BN=256, target="cpu", device="opencl:cpu")
+np.testing.assert_allclose(y, x / np.sqrt((x * x).sum(1, keepdims=True) + 1), rtol=1e-5)
+"""
+
+
+def instructions(path, function: str) -> list[str]:
+    """The mnemonics of `function`'s code in the driver's assembly at `path`, from its label on."""
+    lines = path.read_text().splitlines()
+    return [line.split()[0] for line in lines[lines.index(f"{function}:"):]
+            if line.strip() and not line.lstrip().startswith((".", "#")) and not line.rstrip().endswith(":")]
+
 
 def gathers_and_scatters(path, function: str | None = None) -> int:
     """The gathers and scatters in the driver's assembly at `path`, or in `function`'s code alone (from its label
@@ -109,3 +136,13 @@ def test_a_row_kernel_reads_and_writes_whole_vectors(tmp_path):
     (rows,) = driver_assembly(tmp_path, ROWS)
     assert gathers_and_scatters(rows, "scale_rows") == 0
     assert gathers_and_scatters(rows) > 0
+
+
+def test_a_rows_rsqrt_of_its_statistics_is_one_scalar_square_root_and_division(tmp_path):
+    """rsqrt is 1 / sqrt(x) on the CPU targets (CpuLowering.rule_opencl): the driver keeps a call of the OpenCL
+    rsqrt a call of its 16-wide SVML function even on a sub-group-uniform value, with every vector register saved
+    around it (layer norm's scale of a row; docs/performance.md "On the Xeon AVX-512")."""
+    (rows,) = driver_assembly(tmp_path, ROW_SCALE)
+    code = instructions(rows, "scale_by_rsqrt")
+    assert "vsqrtss" in code and "vdivss" in code
+    assert "svml" not in rows.read_text().split("scale_by_rsqrt:")[1]

@@ -2,22 +2,22 @@
 
 Blocking (XeGPU RFC blocking rule) writes an op on a subgroup value of N instruction blocks as N block ops in a row,
 and the fold of a reduction as a chain of N - 1 ops; codegen/cpu/pieces.py finds the runs of N block loads or stores.
-Lowered one value a block, a whole row of N blocks is live at once, and the OpenCL CPU compiler's register
-allocator moves each block through the stack three or four times (docs/performance.md "CPU notes"), and the driver
-builds each block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive runs over the same N blocks (element-wise ops alike in
-all but their block operands, fold chains, load and store runs) are one loop over the blocks that computes every
-run's block i, a fold as up to 4 partial results the loop carries (independent chains, as many as the CPU's vector
-registers hold for the loop's folds; folded pairwise after it). A block
-used after its region is kept in a private array (`Stash`) and read where it is used. Pure ops between the runs are
-lowered before the loop when they use no value of the region, else after it, and a later run on the region's
-blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read or write their blocks with plain
-memory ops where every piece of the region lies inside its surface and through their builtins otherwise: two copies
-of the loop after one test (`unswitched`), so the values are the builtins'; on `xe-emulated` every block goes
-through its builtin, in the one loop. An element-wise op or constant alike to an earlier one, operands
-included (blocking repeats a constant, or an op on broadcast values, a block), is that one's Alias; the descriptors
-and offsets of a run's other blocks, which the loop never reads, are not lowered. Measured (docs/performance.md "CPU
-notes", 4096 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16
-1.2-1.8x (512 columns: 1.0-1.2x); a row kernel's code is the same size at 512 and 2048 columns.
+Lowered one value a block, a whole row of N blocks is live at once, and the OpenCL CPU compiler's register allocator
+moves each block through the stack three or four times (docs/performance.md "CPU notes"), and the driver builds each
+block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive runs over the
+same N blocks (element-wise ops alike in all but their block operands, an `arange`'s iotas a constant offset apart,
+fold chains, load and store runs) are one loop over the blocks that computes every run's block i, a fold as up to 4
+partial results the loop carries (independent chains, as many as the CPU's vector registers hold for the loop's
+folds; folded pairwise after it). A block used after its region is kept in a private array (`Stash`) and read where
+it is used. Pure ops between the runs are lowered before the loop when they use no value of the region, else after
+it, and a later run on the region's blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read
+or write their blocks with plain memory ops where every piece of the region lies inside its surface and through
+their builtins otherwise: two copies of the loop after one test (`unswitched`), so the values are the builtins'; on
+`xe-emulated` every block goes through its builtin, in the one loop. An element-wise op or constant alike to an
+earlier one, operands included (blocking repeats a constant, or an op on broadcast values, a block), is that one's
+Alias; the descriptors and offsets of a run's other blocks, which the loop never reads, are not lowered. Measured
+(docs/performance.md "CPU notes", 4096 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32
+1.4-1.5x, f16 1.2-1.8x (512 columns: 1.0-1.2x); a row kernel's code is the same size at 512 and 2048 columns.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from ..llvm.context import LoweringContext
 from ..llvm.core import I32, counted_loop, llvm_type
 from .pieces import MIN_RUN, Access, Grid, Pieces, Stash, descriptor
 
-MAPPED = (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp)  # pure ops on each block alone
+MAPPED = (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp, S.SimtIotaOp)  # pure ops on each block alone
 FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
 FOLD_REGISTERS = 0.75  # the share of the vector registers a loop's folds keep their partial results in; the rest
 # holds the blocks an iteration computes (fold_chains)
@@ -49,11 +49,20 @@ def signature(op: Operation) -> tuple:
     return type(op), repr(attrs), len(op.operands), tuple(v.type for v in op.results)
 
 
+@dataclass(frozen=True)
+class Stride:
+    """An integer constant operand that is `first` + i * `step` in block i's op: the offset of each block's
+    `vector.iota` (an `arange` over a row, blocking gives each block its own)."""
+    first: int
+    step: int
+
+
 @dataclass(eq=False)
 class Run:
     """The N block ops of one value: kind "map" (an element-wise op a block; `sources` per operand position the Run
-    whose block i it takes, or None: the same value for every block), "fold" (the N - 1 ops folding the blocks of
-    `sources[0]`), "load" or "store" (`accesses`, a row-major `grid`; a store's `sources[0]` is the stored Run)."""
+    whose block i it takes, or None: the same value for every block; a `vector.iota`'s offset: a Stride), "fold"
+    (the N - 1 ops folding the blocks of `sources[0]`), "load" or "store" (`accesses`, a row-major `grid`; a
+    store's `sources[0]` is the stored Run)."""
     kind: str
     ops: list[Operation]
     size: int
@@ -137,8 +146,10 @@ def repeat_key(op: Operation, same: dict) -> tuple | None:
 
 def map_run(ops: list[Operation], i: int, block_of: dict, same: dict) -> Run | None:
     """The element-wise ops from ops[i] on that compute a value's N blocks: alike (signature), each operand block j
-    of one Run for op j, or one value for all (aliases resolved)."""
+    of one Run for op j, or one value for all (aliases resolved); or N `vector.iota` whose offsets are a Stride."""
     first = ops[i]
+    if isinstance(first, S.SimtIotaOp):
+        return iota_run(ops, i, same)
     if not isinstance(first, MAPPED) or len(first.results) != 1 or first.regions:
         return None
     firsts = [block_of.get(v) for v in first.operands]
@@ -157,6 +168,23 @@ def map_run(ops: list[Operation], i: int, block_of: dict, same: dict) -> Run | N
             if (same.get(v, v) is not same.get(v0, v0)) if source is None else (block_of.get(v) != (source, j)):
                 return None
     return Run("map", members, size, sources)
+
+
+def iota_run(ops: list[Operation], i: int, same: dict) -> Run | None:
+    """The `vector.iota` ops from ops[i] on, alike, whose offsets are constants a constant step apart (blocking
+    gives each block of an `arange` its own), when there are MIN_RUN of them; block i's offset is computed in the
+    loop."""
+    first = ops[i]
+    offsets = []
+    for op in ops[i:]:
+        offset = same.get(op.operands[0], op.operands[0]).owner if isinstance(op, S.SimtIotaOp) else None
+        if (not isinstance(offset, C.ConstantOp) or signature(op) != signature(first)
+                or (len(offsets) > 1 and offset.value - offsets[-1] != offsets[1] - offsets[0])):
+            break
+        offsets.append(offset.value)
+    if len(offsets) < MIN_RUN or offsets[1] == offsets[0]:
+        return None
+    return Run("map", ops[i:i + len(offsets)], len(offsets), [Stride(offsets[0], offsets[1] - offsets[0])])
 
 
 def fold_run(ops: list[Operation], i: int, block_of: dict) -> Run | None:
@@ -337,9 +365,17 @@ class BlockLoops:
         return fold_chains(region.size, len(runs), bits, self.context.target.cpu)
 
     def mapped_block(self, run: Run, i: ir.Value, current: dict) -> ir.Value:
-        """Block i of a map run: its op on block i of each source run (or the value shared by every block)."""
-        return self.lower_with(run.ops[0], {v: self.block_value(source, i, current)
-                                            for v, source in zip(run.ops[0].operands, run.sources) if source is not None})
+        """Block i of a map run: its op on block i of each source run or stride (or the value shared by every
+        block)."""
+        b = self.builder
+        bound = {}
+        for v, source in zip(run.ops[0].operands, run.sources):
+            if isinstance(source, Stride):  # an index: i64
+                ty = llvm_type(v.type)
+                bound[v] = b.add(ir.Constant(ty, source.first), b.mul(b.zext(i, ty), ir.Constant(ty, source.step)))
+            elif source is not None:
+                bound[v] = self.block_value(source, i, current)
+        return self.lower_with(run.ops[0], bound)
 
     def fold_partials(self, fold: Operation, partials: list[ir.Value]) -> ir.Value:
         """The partial results of a fold's chains folded pairwise with its op."""

@@ -3,14 +3,14 @@ workarounds, and for the `cpu` target its vector-unit strategy. codegen/backends
 target's builtin ABI:
 
 * `CpuLowering` (the `xe-emulated` target, ABI "emulated"; the base of `VectorLowering`): negation as -0.0 - x
-  (codegen/cpu/negation.py); a vector read from private memory word by word, where read as one vector the CPU
-  compiler kept the array lane after lane and transposed every block between the loads and the multiply-adds
-  (docs/DESIGN.md "CPU notes"); f32 x f32 tile_mma as loops over k (dpas_emulation.row_loops), each B's components
-  read from a private array stored once for the run, as the DPAS emulation (dpas_emulation.dpas_results says why);
-  a block's runs of block ops in loops over the blocks (codegen/cpu/block_loops.py, codegen/cpu/pieces.py), every
-  block load and store through its builtin: one call site a run, where one a block had the driver inline the
-  emulated builtin into each (a 1024-element f32 vector add: 1414 LLVM instructions unrolled, 228 in the loop;
-  docs/performance.md "Driver builds").
+  (codegen/cpu/negation.py); `rsqrt` as 1 / sqrt(x) (`rule_opencl`); a vector read from private memory word by word,
+  where read as one vector the CPU compiler kept the array lane after lane and transposed every block between the
+  loads and the multiply-adds (docs/DESIGN.md "CPU notes"); f32 x f32 tile_mma as loops over k
+  (dpas_emulation.row_loops), each B's components read from a private array stored once for the run, as the DPAS
+  emulation (dpas_emulation.dpas_results says why); a block's runs of block ops in loops over the blocks
+  (codegen/cpu/block_loops.py, codegen/cpu/pieces.py), every block load and store through its builtin: one call site
+  a run, where one a block had the driver inline the emulated builtin into each (a 1024-element f32 vector add: 1414
+  LLVM instructions unrolled, 228 in the loop; docs/performance.md "Driver builds").
 * `VectorLowering` (the `cpu` target, ABI "vector"): the same loops, whose load and store runs take plain memory
   ops behind one bounds test of the pieces (`fast_block_paths`), and DPAS written inline (a call's vector arguments
   went through memory lane by lane) for the DPAS ops of a block that share A four at a time (`dpas_batches`), as
@@ -32,6 +32,7 @@ from ..llvm.core import I32
 from ..llvm.dpas import SHARED_A, Dpas, same_a
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
+from ..llvm.values import splat
 from ..xe import builtins as X
 from ..xe.dpas_emulation import (a_words, carried_sums, chained_results, dpas_results, row_loops, widened_b,
                                  widened_chain)
@@ -231,6 +232,16 @@ class CpuLowering(XeGPULowering):
 
     def rule_negate(self, _: str, dtype, x: ir.Value) -> ir.Value:
         return self.negative_zeros.negate(x)
+
+    def rule_opencl(self, function: str, dtype, *xs: ir.Value) -> ir.Value:
+        """The OpenCL function; `rsqrt` as 1 / sqrt(x), the interpreter's definition (correctly rounded square root
+        and division, as the OpenCL CPU runtime computes them). The driver keeps a call of `rsqrt` a library call
+        even on a sub-group-uniform value: layer norm's scale of a row was the 16-wide SVML rsqrt on a broadcast,
+        each vector register saved around the call; `sqrt` and the division are one `vsqrtss` and one `vdivss`."""
+        if function == "rsqrt":
+            (x,) = xs
+            return self.builder.fdiv(splat(x.type, 1.0), self.opencl("sqrt", x))
+        return super().rule_opencl(function, dtype, *xs)
 
 
 class VectorLowering(CpuLowering):
