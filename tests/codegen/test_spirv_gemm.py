@@ -331,7 +331,7 @@ def sequential(a, b) -> np.ndarray:
 def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_target(rng):
     """A tile_mma with no accumulator over K = 64 is, for each 16-column block of C, a chain of 4 DPAS ops, each
     taking the one before as C (a flash attention's Q K^T over its head dim and P V over its key block). On the
-    `cpu` target the chains of a subgroup sharing A op by op are one loop over all 64 k (VectorDpas.lower,
+    `cpu` target the chains of a subgroup sharing A op by op are one loop over all 64 k (VectorDpas.lower_run,
     dpas_emulation.chained_results): here one subgroup's 8 rows of 2 blocks, 16 row sums, A's words read from a
     private array by the k's op, each B widened once into one column of 64; the sums in the order of the chain,
     bit for bit."""

@@ -111,23 +111,19 @@ class VectorDpas(CpuDpas):
             computed.add(candidate.result)
         return run
 
-    def lower(self, op):
-        """`op`'s result; a run whose DPAS ops form chains from zero (`chain_groups`: a flash attention's two
+    def lower_run(self, run: list) -> dict:
+        """The results of `run`; a run whose DPAS ops form chains from zero (`chain_groups`: a flash attention's two
         products) is lowered a group of chains at a time, one loop over all of their k
         (dpas_emulation.chained_results). A GEMM's chains, which start from the accumulators its K loop carries,
         keep their loops an op: chained, the tutorial f16 GEMM ran slower (docs/performance.md "Driver builds")."""
-        if op in self.results:
-            return self.results.pop(op)
-        run = self.dpas_run(op)
         groups = chain_groups(run)
         if groups is None or not all(self.chainable(chain[0]) and len(chain[0].operands) == 2
                                      for chains in groups for chain in chains):
-            return super().lower(op)
+            return super().lower_run(run)
         results = {}
         for chains in groups:
             results.update(self.lower_chains(chains, results))
-        self.results.update((o, results[o.result]) for o in run[1:])
-        return results[op.result]
+        return results
 
     def chainable(self, op) -> bool:
         """Whether `op` is a DPAS the builtin's emulation computes (not f32 x f32) on A other than tf32."""

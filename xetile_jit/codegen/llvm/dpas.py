@@ -37,12 +37,18 @@ class Dpas:
         multiply-adds."""
         if op in self.results:
             return self.results.pop(op)
-        run, results, columns = self.dpas_run(op), {}, {}
+        run = self.dpas_run(op)
+        results = self.lower_run(run)
+        self.results.update((o, results[o.result]) for o in run[1:])
+        return results[op.result]
+
+    def lower_run(self, run: list) -> dict:
+        """The result of each op of `run` (dpas_run), by value, batch by batch (dpas_batches)."""
+        results, columns = {}, {}
         for batch in dpas_batches(run):
             values = self.lower_dpas_batch(batch, results, columns)
             results.update(zip((o.result for o in batch), values))
-        self.results.update((o, results[o.result]) for o in run[1:])
-        return results[op.result]
+        return results
 
     def dpas_run(self, op) -> list:
         """The DPAS ops lowered with `op`: on a GPU, `op` alone."""
