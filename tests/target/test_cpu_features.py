@@ -1,10 +1,16 @@
 """The host CPU's features (target/cpu_features.py): read from /proc/cpuinfo's first processor, a fallback where
-there is none, and their part in the compile cache's keys."""
+there is none, cut to the ISA the OpenCL CPU runtime is told to build for, and their part in the compile cache's
+keys."""
 from __future__ import annotations
 
+import os
+import pathlib
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
@@ -86,6 +92,56 @@ def test_host_cpu_reads_proc_cpuinfo_and_falls_back_without_it(tmp_path, monkeyp
         assert host_cpu().flags == frozenset() and host_cpu().isa == "unknown"
     finally:
         host_cpu.cache_clear()
+
+
+def test_a_driver_architecture_cuts_the_flags_to_its_isa():
+    """CL_CONFIG_CPU_TARGET_ARCH=core-avx2 makes the OpenCL CPU runtime build AVX2 code on an AVX-512 CPU: the
+    features the code meets are then AVX2's, and their cache key another's."""
+    spr = parse_cpuinfo(SAPPHIRE_RAPIDS)
+    avx2 = spr.built_for("core-avx2")
+    assert (avx2.isa, avx2.vector_registers, avx2.amx_bf16, avx2.driver_arch) == ("AVX2", 16, False, "core-avx2")
+    assert avx2.flags == {"sse4_2", "avx", "avx2", "fma", "f16c"} and avx2.key != spr.key
+    assert avx2.summary() == ("Intel(R) Xeon(R) Platinum 8480+: AVX2 (256-bit), no AVX-512 (driver target core-avx2);"
+                              " FMA, F16C")
+    skx = spr.built_for("skx")
+    assert (skx.isa, skx.vector_registers, "avx512_fp16" in skx.flags, skx.amx_bf16) == ("AVX-512", 32, False, False)
+    assert spr.built_for("sapphirerapids").flags == spr.flags
+    assert spr.built_for("") is spr and spr.built_for("no such arch") is spr
+
+
+def test_host_cpu_is_the_cpu_the_driver_builds_for(tmp_path, monkeypatch):
+    (tmp_path / "cpuinfo").write_text(SAPPHIRE_RAPIDS)
+    monkeypatch.setattr(cpu_features, "CPUINFO", str(tmp_path / "cpuinfo"))
+    monkeypatch.setenv("CL_CONFIG_CPU_TARGET_ARCH", "core-avx2")
+    host_cpu.cache_clear()
+    try:
+        assert host_cpu() == parse_cpuinfo(SAPPHIRE_RAPIDS).built_for("core-avx2")
+    finally:
+        host_cpu.cache_clear()
+
+
+RUN_AS_AVX2 = """
+import numpy as np, xetile_jit as xetile
+from xetile_jit.target.targets import TARGETS
+@xetile.kernel
+def add_three(x, y):
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [16, 16]), xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 16])) + 3)
+x = np.arange(256, dtype=np.float32).reshape(16, 16)
+y = np.empty_like(x)
+add_three[(1,)](x, y, target="cpu")
+print(TARGETS["cpu"].cpu.isa, bool((y == x + 3).all()))
+"""
+
+
+def test_a_kernel_runs_as_avx2_code_where_the_driver_is_told_to_build_it(tmp_path):
+    """The OpenCL CPU runtime accepts core-avx2 on any AVX2 CPU; the `cpu` target then chooses its code for AVX2."""
+    env = dict(os.environ, CL_CONFIG_CPU_TARGET_ARCH="core-avx2", XETILE_CACHE_DIR=str(tmp_path), XETILE_QUIET="1")
+    if "avx2" not in parse_cpuinfo(pathlib.Path(cpu_features.CPUINFO).read_text()).flags:
+        pytest.skip("the host has no AVX2")
+    (tmp_path / "avx2.py").write_text(RUN_AS_AVX2)
+    done = subprocess.run([sys.executable, str(tmp_path / "avx2.py")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.stdout.split() == ["AVX2", "True"], done.stderr
 
 
 @xetile.kernel

@@ -5,7 +5,10 @@ how fast a blocking is, and a native binary built on one CPU is not another's.
 
 `host_cpu()` reads them once from /proc/cpuinfo (the first processor's entry: the runtime builds for the host, whose
 processors share an ISA); where that file is absent or unreadable the model is the platform's processor name and
-the flags are empty (`isa` "unknown"). `CpuFeatures.key` identifies the flags in the compile cache's keys (compiled
+the flags are empty (`isa` "unknown"). The runtime builds for an older ISA when `CL_CONFIG_CPU_TARGET_ARCH` names
+one of its architectures (`DRIVER_ARCHES`): then the code meets that ISA, not the host's, so `host_cpu()` keeps
+only the host's vector flags that architecture has (`driver_arch` says which). This is how AVX2 code is built and
+timed on an AVX-512 machine; any other value is the driver's to refuse (it then makes no device). `CpuFeatures.key` identifies the flags in the compile cache's keys (compiled
 kernels of the `cpu` targets, the driver's native binaries, autotuning winners); `summary()` is the line
 benchmarks print in their headers.
 """
@@ -13,14 +16,27 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 CPUINFO = "/proc/cpuinfo"
 # /proc/cpuinfo flag -> the name a summary prints, in the order it prints them
 EXTENSIONS = {"fma": "FMA", "f16c": "F16C", "avx512_bf16": "AVX512-BF16", "avx512_fp16": "AVX512-FP16",
               "amx_bf16": "AMX-BF16", "amx_fp16": "AMX-FP16"}
 AMD_ZEN4_FAMILY = "25"  # AMD family 25 with AVX-512 is Zen 4, whose vector units are 256 bits wide
+DRIVER_ARCH_VARIABLE = "CL_CONFIG_CPU_TARGET_ARCH"
+
+# The vector ISA flags each architecture the OpenCL CPU runtime accepts in CL_CONFIG_CPU_TARGET_ARCH may use.
+_SSE42 = frozenset({"sse", "sse2", "ssse3", "sse4_1", "sse4_2", "popcnt"})
+_AVX = _SSE42 | {"avx"}
+_AVX2 = _AVX | {"avx2", "fma", "f16c", "bmi1", "bmi2"}
+_SKX = _AVX2 | {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}
+_ICX = _SKX | {"avx512ifma", "avx512vbmi", "avx512_vbmi2", "avx512_vnni", "avx512_bitalg", "avx512_vpopcntdq"}
+_SPR = _ICX | {"avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8"}
+DRIVER_ARCHES = {"corei7": _SSE42, "corei7-avx": _AVX, "core-avx2": _AVX2, "skx": _SKX, "icelake-server": _ICX,
+                 "sapphirerapids": _SPR}
+VECTOR_FLAGS = _SPR | {"amx_fp16", "avx512_vp2intersect", "avx_vnni", "avx512er", "avx512pf"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +46,7 @@ class CpuFeatures:
     flags: frozenset[str]
     vendor: str = ""
     family: str = ""
+    driver_arch: str = ""  # the CL_CONFIG_CPU_TARGET_ARCH the flags were cut to ("": the host's own)
 
     @property
     def isa(self) -> str:
@@ -86,8 +103,17 @@ class CpuFeatures:
         units = f" on {self.unit_bits}-bit units" if self.unit_bits != self.vector_bits else ""
         extensions = [name for flag, name in EXTENSIONS.items() if flag in self.flags]
         no_avx512 = "" if self.isa == "AVX-512" else ", no AVX-512"
-        return (f"{self.model}: {self.isa} ({self.vector_bits}-bit{units}){no_avx512}"
+        driver = f" (driver target {self.driver_arch})" if self.driver_arch else ""
+        return (f"{self.model}: {self.isa} ({self.vector_bits}-bit{units}){no_avx512}{driver}"
                 + (f"; {', '.join(extensions)}" if extensions else ""))
+
+    def built_for(self, arch: str) -> CpuFeatures:
+        """These features as code built for the driver architecture `arch` meets them: the vector flags it lacks
+        dropped. An architecture outside DRIVER_ARCHES leaves them as they are."""
+        allowed = DRIVER_ARCHES.get(arch)
+        if allowed is None:
+            return self
+        return replace(self, flags=self.flags - (VECTOR_FLAGS - allowed), driver_arch=arch)
 
 
 def parse_cpuinfo(text: str) -> CpuFeatures:
@@ -106,9 +132,10 @@ def parse_cpuinfo(text: str) -> CpuFeatures:
 
 @functools.cache
 def host_cpu() -> CpuFeatures:
-    """The host CPU's features (module docstring), read once per process."""
+    """The host CPU's features as the OpenCL CPU runtime builds for them (module docstring), read once per process."""
     try:
         with open(CPUINFO) as info:
-            return parse_cpuinfo(info.read())
+            cpu = parse_cpuinfo(info.read())
     except OSError:
-        return CpuFeatures(platform.processor() or platform.machine(), frozenset())
+        cpu = CpuFeatures(platform.processor() or platform.machine(), frozenset())
+    return cpu.built_for(os.environ.get(DRIVER_ARCH_VARIABLE, ""))
