@@ -152,10 +152,11 @@ class VectorDpas(CpuDpas):
 
     def dpas_products(self, key: X.Dpas, mad: X.DpasBuiltin, a_value: ir.Value, batch: list, accs: list,
                       columns: dict) -> list:
-        """The DPAS emulation written inline, each B widened once for the run (`columns`)."""
+        """The DPAS emulation written inline, each B widened once for the run (`columns`), the loops carrying the
+        CPU's budget of sums."""
         b_type = mad.signature.args[1]
         return dpas_results(self.context.builder, mad, a_value, [
-            (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)])
+            (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)], self.budget())
 
     def b_column(self, b, mad: X.DpasBuiltin, b_type: ir.Type, columns: dict) -> ir.Value:
         """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""

@@ -34,10 +34,10 @@ CARRIED_SUMS = 16
 def carried_sums(cpu: CpuFeatures, lanes: int) -> int:
     """The row sums a loop over k carries on `cpu` for a sub-group of `lanes` lanes: half its vector registers, a sum
     taking as many as a lane's f32 across the sub-group fill (AVX2 at 16 lanes: 2 ymm a sum, so 4 sums in 8 of its 16
-    registers, where 16 sums spilled every FMA's accumulator to the stack: tutorial GEMM 1024 f32 0.54x numpy
-    against 0.37x, docs/performance.md "On the AVX2 EPYC"); CARRIED_SUMS where the ISA is unknown. For the f32
-    multiply-adds (CpuDpas.fma_mma) only: the f16 / bf16 / 8-bit emulation extracts and widens each A element in the
-    loop, which fewer rows a loop amortise over fewer FMAs (f16 1024 0.28x numpy against 0.34x at 16 sums on AVX2)."""
+    registers, where 16 sums spilled half the accumulators to the stack every step: tutorial GEMM 1024 f32 0.54x numpy
+    against 0.37x, docs/performance.md "On the AVX2 EPYC"; f16 1024 62-83 GFLOP/s against 51-55, "AVX2 code on the
+    Xeon"); CARRIED_SUMS where the ISA is unknown. For the f32 multiply-adds (CpuDpas.fma_mma) and the `cpu` target's
+    DPAS emulation (`dpas_results`), whose A is widened before its loops."""
     if not cpu.vector_registers:
         return CARRIED_SUMS
     return max(1, cpu.vector_registers // 2 // cpu.registers_for(lanes * 32))
@@ -161,10 +161,12 @@ def widened_chain(b: ir.IRBuilder, mad: DpasBuiltin, packed_bs: list[ir.Value], 
     return column
 
 
-def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[tuple]) -> list[ir.Value]:
+def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[tuple],
+                 budget: int = CARRIED_SUMS) -> list[ir.Value]:
     """Lane n, for each (B, C) of `products` (DPAS ops that share A; B a lane's column, `widened_b`): d[r] = c[r] +
-    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops`): A[r][k] shuffled from its lane once
-    for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in scalars.
+    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops` of `budget` sums): A[r][k] shuffled from
+    its lane once for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in
+    scalars.
     Unrolled, the OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes:
     the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/performance.md "CPU
     notes")."""
@@ -178,7 +180,7 @@ def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[
             out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, totals)]
         return out
 
-    sums = row_loops(b, mad.k, [_components(b, acc, mad.m) for _, acc in products], step)
+    sums = row_loops(b, mad.k, [_components(b, acc, mad.m) for _, acc in products], step, budget)
     return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
 
 
