@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import XETILE_DTYPE, assert_close
 from llvmlite import ir
-from spirv_tools import cpu_queue, validate
+from spirv_tools import cpu_queue, disassemble, validate
 
 from xetile_jit.codegen.spirv import emit_spirv
 from xetile_jit.codegen.llvm.core import LLVMLowering, from_storage, llvm_type, to_storage
@@ -21,6 +21,7 @@ from xetile_jit.ir.types import (MemRefType, ScalarType, SlmMemRefType, VectorTy
                                  int32)
 from xetile_jit.runtime import sycl
 from xetile_jit.runtime.memory import stage
+from xetile_jit.target.targets import TARGETS
 
 N, WG, SG = 256, 32, 16  # work-items per launch; a workgroup is two subgroups
 APPROXIMATE = {"math.powf", "math.exp", "math.exp2", "math.log", "math.log2", "math.rsqrt", "math.tanh", "math.sin",
@@ -520,6 +521,26 @@ def test_arrays_of_other_ranks_pass_their_shape_then_their_strides():
     fn = LLVMLowering(func).lower().get_global("ranks")
     assert [p.name for p in fn.args] == ["x", "x.size0", "x.size1", "x.size2", "x.stride0", "x.stride1", "x.stride2",
                                          "w", "w.size0", "w.stride0"]
+
+
+def test_a_packed_sizes_abi_passes_the_pointers_then_one_struct_by_value():
+    """Where the target's ABI packs the sizes (the CPU targets): each array's parameter is its pointer, every array's
+    i64 fields follow as one struct passed by value (SPIR-V FuncParamAttr ByVal), read at the kernel's start."""
+    func, b, _ = new_func("packed", x=MemRefType(float32, rank=3), n=index, w=MemRefType(float32, rank=1))
+    b.create(C.ReturnOp)
+    lowering = LLVMLowering(func, TARGETS["cpu"])
+    fn = lowering.lower().get_global("packed")
+    assert [p.name for p in fn.args] == ["x", "n", "w", "sizes"]
+    assert str(fn.args[-1].type) == "{i64, i64, i64, i64, i64, i64, i64, i64}*"
+    assert 'byval({i64, i64, i64, i64, i64, i64, i64, i64}) align 8 %"sizes"' in lowering.text
+    loads = [i for i in fn.entry_basic_block.instructions if i.opname == "load"]
+    assert [i.name for i in loads] == ["x.size0", "x.size1", "x.size2", "x.stride0", "x.stride1", "x.stride2",
+                                       "w.size0", "w.stride0"]
+    binary = emit_spirv(lowering.module)
+    validate(binary)
+    assert "OpDecorate %sizes FuncParamAttr ByVal" in disassemble(binary)
+    assert [p.name for p in LLVMLowering(func, TARGETS["xe-hpc"]).lower().get_global("packed").args][:2] == \
+        ["x", "x.size0"]
 
 
 def test_op_without_rule_is_named():

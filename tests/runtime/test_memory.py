@@ -159,7 +159,7 @@ def test_array_abi(queue, rng):
         expected = ArrayArg(args[0], abi[:rank], abi[rank:]).kernel_args()
         assert isinstance(args[0], dpctl.memory.MemoryUSMDevice) and len(args) == len(expected) == 1 + 2 * rank
         assert [(type(a), a.value) for a in args[1:]] == [(type(a), a.value) for a in expected[1:]]
-        assert [a.value for a in args[1:]] == list(abi) and type(args[1]) is ctypes.c_int64
+        assert [a.value for a in args[1:]] == list(abi) and isinstance(args[1], ctypes.c_int64)
 
 
 def test_strides_not_in_whole_elements(queue):

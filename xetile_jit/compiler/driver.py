@@ -42,7 +42,7 @@ from ..language.semantic import Semantic
 from .tracer import Tracer
 
 META_FIELD = "meta"  # the entry field holding everything but the IR texts and the SPIR-V, as JSON
-LAUNCH_FIELDS = ("num_subgroups", "lanes", "build_options")  # of compile_spirv's result: not IR
+LAUNCH_FIELDS = ("num_subgroups", "lanes", "build_options", "packed_sizes")  # of compile_spirv's result: not IR
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,13 @@ class CompiledArtifact:
     build_options: str = ""
     dependencies: tuple[Dependency, ...] = ()
     loop_steps: tuple[str, ...] = ()  # scalar arguments a runtime loop steps by: a launch refuses 0 for them
+    packed_sizes: bool = False  # the kernel takes its arrays' sizes as one struct (BuiltinAbi.packed_sizes)
 
     def to_entry(self) -> dict:
         meta = {"name": self.name, "written": sorted(self.written), "num_subgroups": self.num_subgroups,
                 "lanes": self.lanes, "build_options": self.build_options,
-                "dependencies": [d.to_json() for d in self.dependencies], "loop_steps": list(self.loop_steps)}
+                "dependencies": [d.to_json() for d in self.dependencies], "loop_steps": list(self.loop_steps),
+                "packed_sizes": self.packed_sizes}
         return {**self.asm, META_FIELD: json.dumps(meta)}
 
     @classmethod
@@ -86,7 +88,7 @@ class CompiledArtifact:
         return cls(str(meta["name"]), {k: v for k, v in entry.items() if k != META_FIELD},
                    frozenset(map(str, meta["written"])), int(meta["num_subgroups"]), int(meta["lanes"]),
                    str(meta["build_options"]), tuple(Dependency(*map(str, d)) for d in meta["dependencies"]),
-                   tuple(map(str, meta["loop_steps"])))
+                   tuple(map(str, meta["loop_steps"])), bool(meta["packed_sizes"]))
 
 
 @dataclass

@@ -31,6 +31,7 @@ import os
 import types
 from dataclasses import dataclass
 from inspect import Parameter
+from typing import Callable
 
 import dpctl
 import numpy as np
@@ -41,6 +42,7 @@ from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_arr
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime import ordering
+from ..runtime.packed_sizes import SizePacking
 from ..runtime.profiling import active_recording, launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
 from ..runtime.torch_tensors import (bits_visible, host_view, is_tensor_type, layout_check, tensor_data_ptr,
@@ -345,6 +347,7 @@ class LaunchPlan:
     checked: bool = False  # check_launch's device limits passed once
     interpret_check: bool | None = None  # the `check` launch option (jit/kernel.py interpret_check)
     workgroup_size: int = 0  # the compiled kernel's, read once (a property chain of 0.5 us)
+    pack: Callable = list  # the kernel arguments as its ABI takes them (runtime/packed_sizes.py; list: as given)
     # (grid, as 3 ints, its SYCL global and local ranges) of the last tuple grid a SYCL launch checked: a tuple never
     # changes, and `kernel[(n,)]` with a literal passes the same one at each launch, which then skips the grid's
     # normalization, its work-item check and its ranges (the ranges' lists are only read by dpctl)
@@ -364,7 +367,7 @@ class LaunchPlan:
         return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
                    tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
                    tuple(queues - {device.queue, None}), lock=lock, interpret_check=interpret_check,
-                   workgroup_size=compiled.workgroup_size)
+                   workgroup_size=compiled.workgroup_size, pack=argument_packing(compiled))
 
     def launch(self, grid, values, parts=None, args=None):
         """Runs the plan with `values` (in parameter order, as the specializer gave them), `parts`, the kernel
@@ -399,8 +402,7 @@ class LaunchPlan:
                 self.grid_ranges = ranges
         queue = self.device.queue
         if self.asynchronous:  # the hot path; the values are kept
-            if args is None:
-                args = self.kernel_args(values, parts)
+            args = self.kernel_args(values, parts) if args is None else self.pack(args)
             if active_recording() is None:  # no profiling queue to run on, no event to record
                 return ordering.submit(queue, self.sycl_kernel, args, ranges[2], ranges[3], False, (), values)
             return submit_ranges(launch_queue(queue), self.sycl_kernel, ranges[2], ranges[3], args, wait=False,
@@ -409,14 +411,15 @@ class LaunchPlan:
         global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
         named = {self.names[i]: values[i] for i, *_ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
+        args = self.pack(args)
         event = submit(run_on, self.sycl_kernel, global_size, local_size, args, wait=True, after=self.other_queues,
                        ordered_with=queue)
         finish()
         return event
 
     def kernel_args(self, values, parts=None) -> list:
-        """The kernel arguments of an asynchronous plan's launch: USM array pointers and sizes (from `parts`, as in
-        `launch`, where given), scalars."""
+        """The kernel arguments of an asynchronous plan's launch, as its ABI takes them (`pack`): USM array pointers
+        and sizes (from `parts`, as in `launch`, where given), scalars."""
         if parts is None:
             parts = (None,) * len(values)
         args = []
@@ -429,7 +432,15 @@ class LaunchPlan:
             else:
                 args.append(memory(values[i]))
                 args += sizes
-        return args
+        return self.pack(args)
+
+
+def argument_packing(compiled) -> Callable:
+    """What a launch of `compiled` (a CompiledKernel) does to its kernel arguments: pack its arrays' sizes where its
+    ABI takes them packed (runtime/packed_sizes.py), else nothing."""
+    if compiled.artifact.packed_sizes:
+        return SizePacking.of(compiled.specs.values())
+    return list
 
 
 def usm_argument(value, usm_ndarray) -> tuple:

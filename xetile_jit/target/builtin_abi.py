@@ -44,6 +44,9 @@ class BuiltinAbi:
     legacy_stack: ClassVar[bool] = False
     # for targets with 2D block IO only: XETILE_XE_ABI asking for it leaves one without (xe-hpg) its own
     needs_block_io: ClassVar[bool] = False
+    # the arrays' sizes and strides reach the kernel as one by-value struct, its last parameter, not as an i64
+    # parameter each: dpctl's submit costs ~1.2 us an argument (docs/performance.md "Launch overhead")
+    packed_sizes: ClassVar[bool] = False
 
     def __str__(self) -> str:
         return self.name
@@ -71,6 +74,7 @@ class CpuAbi(BuiltinAbi):
     """The ABIs of an OpenCL CPU runtime, whose modules define the builtins."""
     defines_builtins: ClassVar[bool] = True
     runs_on_cpu: ClassVar[bool] = True
+    packed_sizes: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)

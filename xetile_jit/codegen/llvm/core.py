@@ -9,7 +9,11 @@ op; bf16 and FP8 (codegen/llvm/float8.py) round to nearest even in integer arith
 memory and as a kernel argument a bool is one byte.
 
 An array argument is passed as runtime/memory.py's ArrayArg: a CrossWorkgroup (addrspace 1) pointer to
-element [0, 0], then rows, cols, row_stride and col_stride as i64, strides in elements (`arg_layout()`).
+element [0, 0], then rows, cols, row_stride and col_stride as i64, strides in elements (`arg_layout()`). Where the
+target's ABI packs the sizes (BuiltinAbi.packed_sizes) an array's parameter is its pointer alone, and every array's
+i64 fields, in the arguments' order, are one struct after the other parameters, passed by value (`SIZES`: a
+Function pointer parameter with LLVM's `byval`, the SPIR-V emitter's FuncParamAttr ByVal), which the kernel reads
+once at its start (runtime/packed_sizes.py packs a launch's).
 Inside the kernel an array, like an SLM buffer, is a `MemRef`. Built-ins are calls named as the SPIR-V
 emitter's docstring says (`__spirv_BuiltIn*`, `__spirv_ocl_*`, `__spirv_ControlBarrier`).
 
@@ -41,6 +45,7 @@ I8, I16, I32, I64 = (ir.IntType(w) for w in (8, 16, 32, 64))
 F32 = ir.FloatType()
 GLOBAL, CONSTANT, SHARED = 1, 2, 3  # LLVM address spaces of CrossWorkgroup memory, UniformConstant and SLM
 ARRAY_FIELDS = ("rows", "cols", "row_stride", "col_stride")  # i64 parameters after an array's pointer (ArrayArg)
+SIZES = "sizes"  # the by-value struct parameter of the arrays' i64 fields where the ABI packs them
 # Workgroup execution and memory scope; SequentiallyConsistent | WorkgroupMemory | CrossWorkgroupMemory (global)
 BARRIER_ARGS = (2, 2, 0x310)
 FENCE_SCOPES = {"workgroup": 2, "gpu": 1}  # SPIR-V Workgroup and Device scopes
@@ -299,20 +304,42 @@ class LLVMLowering:
     def lower(self) -> ir.Module:
         """The module: the kernel's parameters bound to the FuncOp's arguments, then its body op by op."""
         layout = self.arg_layout()
-        signature = ir.FunctionType(VOID, [t for arg in layout for t in arg.llvm_types])
-        fn = ir.Function(self.module, signature, self.func.sym_name)
+        packed = self.target is not None and self.target.abi.packed_sizes
+        fields = [name for arg in layout for name in arg.param_names[1:]] if packed else []
+        params = [t for arg in layout for t in (arg.llvm_types[:1] if packed else arg.llvm_types)]
+        if fields:
+            params.append(ir.PointerType(ir.LiteralStructType([I64] * len(fields))))
+        fn = ir.Function(self.module, ir.FunctionType(VOID, params), self.func.sym_name)
         fn.calling_convention = "spir_kernel"
         self.context.builder = ir.IRBuilder(fn.append_basic_block("entry"))
-        params = iter(fn.args)
-        self.lower_block(self.func.body, [self.bind_arg(arg, params) for arg in layout])
+        values = self.parameter_values(fn, layout, fields)
+        self.lower_block(self.func.body, [self.bind_arg(arg, mine) for arg, mine in zip(layout, values)])
         self.text = verify(self.module)
         return self.module
 
-    def bind_arg(self, arg: KernelArg, params) -> ir.Value | MemRef | NdMemRef:
-        """The value of `arg` from its next parameters, which get its name."""
-        mine = [next(params) for _ in arg.llvm_types]
-        for param, name in zip(mine, arg.param_names):
-            param.name = name
+    def parameter_values(self, fn: ir.Function, layout: list[KernelArg], fields: list[str]) -> list[list[ir.Value]]:
+        """Each argument's values, named as its parameters: its own parameters, or, with `fields` packed, its
+        pointer and its fields read from the SIZES struct."""
+        params = iter(fn.args)
+        if not fields:
+            values = [[next(params) for _ in arg.llvm_types] for arg in layout]
+            for arg, mine in zip(layout, values):
+                for param, name in zip(mine, arg.param_names):
+                    param.name = name
+            return values
+        firsts = [next(params) for _ in layout]
+        for arg, first in zip(layout, firsts):
+            first.name = arg.name
+        sizes = next(params)
+        sizes.name, sizes.attributes.align = SIZES, 8
+        sizes.add_attribute("byval")
+        b = self.builder
+        loaded = iter([b.load(b.gep(sizes, [ir.Constant(I32, 0), ir.Constant(I32, j)]), name=name)
+                       for j, name in enumerate(fields)])
+        return [[first, *(next(loaded) for _ in arg.fields)] for arg, first in zip(layout, firsts)]
+
+    def bind_arg(self, arg: KernelArg, mine: list[ir.Value]) -> ir.Value | MemRef | NdMemRef:
+        """The value of `arg` from its values (parameter_values)."""
         if arg.is_array and arg.type.rank == 2:
             return MemRef(mine[0], arg.type.dtype, *mine[1:])
         if arg.is_array:

@@ -217,7 +217,7 @@ class SpirvModule:
     # --- functions ---------------------------------------------------------------------------------------
     def function_header(self, section: list[int], fn: ir.Function) -> None:
         """OpFunction (DontInline for LLVM's `noinline`, Inline for `alwaysinline`) and its parameters; pointer
-        parameters with an `align` attribute get Alignment."""
+        parameters with an `align` attribute get Alignment, with `byval` FuncParamAttr ByVal."""
         fid = self.value_id(fn)
         control = spec.FunctionControlNone
         for attribute, flag in FUNCTION_CONTROLS.items():
@@ -229,6 +229,8 @@ class SpirvModule:
             self.emit(section, spec.OpFunctionParameter, self.type_id(arg.type), self.value_id(arg))
             if arg.attributes.align:
                 self.decorate(self.value_id(arg), spec.DecorationAlignment, arg.attributes.align)
+            if "byval" in arg.attributes:  # a struct the caller passes by value: its bytes are the argument
+                self.decorate(self.value_id(arg), spec.DecorationFuncParamAttr, spec.FunctionParameterAttributeByVal)
         if fn.calling_convention == KERNEL_CALLING_CONVENTION:
             self.kernels.append((fid, fn.name))
             self.require(spec.CapabilitySubgroupDispatch if self.subgroup_size else None)

@@ -1,0 +1,47 @@
+"""The packing of a launch's array sizes into one by-value argument (runtime/packed_sizes.py), and that kernels of
+the CPU targets take them so."""
+from __future__ import annotations
+
+import numpy as np
+
+import xetile_jit as xetile
+from xetile_jit.ir.types import ROW_MAJOR, float32, int32
+from xetile_jit.runtime.args import ArraySpec, ScalarSpec
+from xetile_jit.runtime.memory import size_args
+from xetile_jit.runtime.packed_sizes import SizePacking
+
+
+def test_the_pointers_and_scalars_stay_in_order_and_every_arrays_sizes_follow_as_one_argument():
+    packing = SizePacking.of([ArraySpec(float32, ROW_MAJOR), ScalarSpec(int32), ArraySpec(float32, ROW_MAJOR, rank=1)])
+    assert (packing.kept, packing.sizes) == ((0, 5, 6), (1, 2, 3, 4, 7, 8))
+    pointers = ["x", "n", "w"]
+
+    def args(rows):
+        return [pointers[0], *size_args((rows, 64), (64, 1)), pointers[1], pointers[2], *size_args((64,), (1,))]
+    first, again, other = packing(args(8)), packing(args(8)), packing(args(16))
+    assert first[:3] == pointers and len(first) == 4
+    assert again[3] is first[3] and other[3] is not first[3]  # one RawKernelArg a set of shapes and strides
+
+
+def test_a_kernel_without_arrays_passes_its_scalars_as_they_are():
+    packing = SizePacking.of([ScalarSpec(int32), ScalarSpec(float32)])
+    assert packing(["n", "s"]) == ["n", "s"]
+
+
+@xetile.kernel
+def scaled_rows(x, w, y, scale):
+    """y[b] = x[b] * w * scale for each b of a 3-D x: arrays of ranks 3, 1 and 2 and a scalar in one launch."""
+    b = xetile.program_id(0)
+    rows = xetile.load_tile(xetile.init_tile(x, [b, 0, 0], [4, 32]))
+    weight = xetile.broadcast_to(xetile.load_tile(xetile.init_tile(w, [0], [32])).reshape([1, 32]), [4, 32])
+    xetile.store_tile(xetile.init_tile(y, [b * 4, 0], [4, 32]), rows * weight * scale)
+
+
+def test_arrays_of_every_rank_launch_with_their_sizes_packed():
+    x = np.arange(3 * 4 * 32, dtype=np.float32).reshape(3, 4, 32)
+    w = np.linspace(-1, 1, 32, dtype=np.float32)
+    y = np.zeros((12, 32), np.float32)
+    compiled = scaled_rows.warmup(x, w, y, 2.0, target="cpu")
+    assert compiled.artifact.packed_sizes and 'byval' in compiled.asm["llir"]
+    scaled_rows[(3,)](x, w, y, 2.0, target="cpu")
+    np.testing.assert_array_equal(y, (x * w * np.float32(2.0)).reshape(12, 32))
