@@ -133,13 +133,20 @@ def piece_speeds(cpu: CpuFeatures) -> dict:
 
 
 def fastest_on_cpu(configs, m: int, n: int, k: int, units: int, speeds: dict) -> list[Config]:
-    """The configs estimated fastest on a CPU of `units` compute units, best first: at most CPU_TIMED, within
-    CPU_WITHIN of the best estimate; `speeds` the pieces' on that CPU (piece_speeds). An empty GEMM (K = 0, every
-    estimate 0) keeps one: the configs all do nothing, and timing each would cost its driver build."""
+    """The configs estimated fastest on a CPU of `units` compute units, best first, one a piece (the best estimate
+    of each subgroup piece and K tile): at most CPU_TIMED, within CPU_WITHIN of the best estimate; `speeds` the
+    pieces' on that CPU (piece_speeds). The pieces' speeds move from one CPU of a class to the next more than the
+    tiles' waves do, so timing decides between pieces: with AVX2 code on the Xeon the three best estimates were all
+    16x64 pieces, which ran at 0.64-0.81x the 32x64 ones (docs/performance.md "AVX2 code on the Xeon"). An empty
+    GEMM (K = 0, every estimate 0) keeps one: the configs all do nothing, and timing each would cost its driver
+    build."""
     estimates = {id(c): cpu_estimate(c, m, n, k, units, speeds) for c in configs}
     best = min(estimates.values())
     kept = sorted((c for c in configs if estimates[id(c)] <= best * CPU_WITHIN), key=lambda c: estimates[id(c)])
-    return kept[:CPU_TIMED if best else 1]
+    per_piece = {}
+    for config in kept:
+        per_piece.setdefault((tuple(config.sg_data), config.kwargs["BK"]), config)
+    return list(per_piece.values())[:CPU_TIMED if best else 1]
 
 
 def has_prefetch(target: str) -> bool:
