@@ -137,7 +137,8 @@ def fastest_on_cpu(configs, m: int, n: int, k: int, units: int, speeds: dict) ->
     of each subgroup piece and K tile): at most CPU_TIMED, within CPU_WITHIN of the best estimate; `speeds` the
     pieces' on that CPU (piece_speeds). The pieces' speeds move from one CPU of a class to the next more than the
     tiles' waves do, so timing decides between pieces: with AVX2 code on the Xeon the three best estimates were all
-    16x64 pieces, which ran at 0.64-0.81x the 32x64 ones (docs/performance.md "AVX2 code on the Xeon"). An empty
+    16x64 pieces, and the GEMM tuned to one ran at 0.64-0.81x the tutorial's 32x64 pieces (docs/performance.md
+    "AVX2 code on the Xeon"). An empty
     GEMM (K = 0, every estimate 0) keeps one: the configs all do nothing, and timing each would cost its driver
     build."""
     estimates = {id(c): cpu_estimate(c, m, n, k, units, speeds) for c in configs}

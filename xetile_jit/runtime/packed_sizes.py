@@ -6,8 +6,8 @@ A launch's arguments come as for the unpacked ABI, each array's pointer followed
 (ArrayArg.kernel_args, memory.size_args); `SizePacking` keeps the pointers and scalars in order and passes every
 array's sizes as one `dpctl.RawKernelArg` after them. The size arguments are the objects `memory.size_args` keeps
 per shape and strides (`memory.SizeArg`, hashed by identity), so they key the RawKernelArg of their bytes: a launch
-with the shapes of an earlier one costs two item gets and a lookup (~1 us at 20 arrays, against the ~20-70 us the
-packing saves there).
+with the shapes of an earlier one costs two item gets and a lookup (2.6-5 us at 20 arrays timed alone, against the
+~100 us the submit of a 20-array launch saves).
 """
 from __future__ import annotations
 
