@@ -158,10 +158,10 @@ MemoryAccessAligned = 0x2
 
 DecorationBuiltIn = 11
 DecorationConstant = 22
+DecorationFuncParamAttr = 38
+FunctionParameterAttributeByVal = 2  # the FuncParamAttr literal
 DecorationLinkageAttributes = 41
 DecorationAlignment = 44
-DecorationFuncParamAttr = 38
-FunctionParameterAttributeByVal = 2
 DecorationSideEffectsINTEL = 5608
 DecorationCacheControlLoadINTEL = 6442
 DecorationCacheControlStoreINTEL = 6443
