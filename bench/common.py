@@ -10,10 +10,16 @@ from xetile_jit.testing import host_cpu
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+# The variables that hold the baselines' libraries to an older ISA (docs/guide.md section 6, AVX2 code on an AVX-512
+# machine): a table whose baselines ran so says it
+BASELINE_ISA_VARIABLES = ("MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE")
+
+
 def machine() -> str:
     """The CPU the numbers are measured on: model, vector ISA, the extensions the kernels may use, and its cores
-    (a CPU number holds for its class of CPU only: docs/performance.md)."""
-    return f"CPU {host_cpu().summary()}; {os.cpu_count()} cores"
+    (a CPU number holds for its class of CPU only: docs/performance.md), then the baselines' ISA variables set."""
+    held = [f"{name}={os.environ[name]}" for name in BASELINE_ISA_VARIABLES if os.environ.get(name)]
+    return f"CPU {host_cpu().summary()}; {os.cpu_count()} cores" + (f"; baselines {' '.join(held)}" if held else "")
 
 
 def load_module(name: str, relative_path: str):
