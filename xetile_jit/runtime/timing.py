@@ -37,6 +37,7 @@ def stage(kernel: str, name: str):
 
 
 def report(line: str) -> None:
+    """`line` to stderr (XETILE_TIMING=1) or appended to the file XETILE_TIMING names."""
     where = os.environ.get("XETILE_TIMING")
     if where == "1":
         sys.stderr.write(line)

@@ -171,17 +171,7 @@ def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[
     the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/performance.md "CPU
     notes")."""
     column = _a_column(b, mad, _components(b, _as_words(b, a), mad.a_components))
-    mad_step = _multiply_add(b, mad)
-
-    def step(b, k, rows, sums):
-        a_k, out = column(k, rows), []
-        for (b_column, _), totals in zip(products, sums):
-            b_k = b.load(b.gep(b_column, [i32(0), k]))
-            out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, totals)]
-        return out
-
-    sums = row_loops(b, mad.k, [_components(b, acc, mad.m) for _, acc in products], step, budget)
-    return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
+    return _column_products(b, mad, mad.k, lambda b, k, rows: column(k, rows), products, budget)
 
 
 def chained_results(b: ir.IRBuilder, mad: DpasBuiltin, a_words: ir.Value, chunks: int,
@@ -192,19 +182,28 @@ def chained_results(b: ir.IRBuilder, mad: DpasBuiltin, a_words: ir.Value, chunks
     a_components ..; B is a private array of the chain's chunks * K widened elements (`widened_chain`). One loop over
     all of a chain's k, not one an op: the OpenCL CPU compiler's build of a flash attention is mostly its loops over
     k (docs/performance.md "Driver builds")."""
+    def a_column(b, k, rows):  # op k / K's A words, element k % K
+        chunk, within = b.udiv(k, i32(mad.k)), b.urem(k, i32(mad.k))
+        first = b.mul(chunk, i32(mad.a_components))
+        return _column_of(b, mad, lambda r: b.load(b.gep(a_words, [i32(0), b.add(first, i32(r))])))(within, rows)
+    return _column_products(b, mad, chunks * mad.k, a_column, products)
+
+
+def _column_products(b: ir.IRBuilder, mad: DpasBuiltin, count: int, a_column, products: list[tuple],
+                     budget: int = CARRIED_SUMS) -> list[ir.Value]:
+    """Lane n of each (B, C) of `products` after `count` steps over k of c[r] += A[r][k] * B[k][n] (`row_loops` of
+    `budget` sums): `a_column(b, k, rows)` gives A[r][k] of the rows, once for every product; B[k] is element k of
+    the product's private column."""
     mad_step = _multiply_add(b, mad)
 
     def step(b, k, rows, sums):
-        chunk, within = b.udiv(k, i32(mad.k)), b.urem(k, i32(mad.k))
-        first = b.mul(chunk, i32(mad.a_components))
-        a_k = _column_of(b, mad, lambda r: b.load(b.gep(a_words, [i32(0), b.add(first, i32(r))])))(within, rows)
-        out = []
+        a_k, out = a_column(b, k, rows), []
         for (b_column, _), totals in zip(products, sums):
             b_k = b.load(b.gep(b_column, [i32(0), k]))
             out += [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, totals)]
         return out
 
-    sums = row_loops(b, chunks * mad.k, [_components(b, acc, mad.m) for _, acc in products], step)
+    sums = row_loops(b, count, [_components(b, acc, mad.m) for _, acc in products], step, budget)
     return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
 
 
