@@ -524,6 +524,28 @@ def test_usm_arrays_and_a_scalar(usm_kind):
     np.testing.assert_array_equal(usm_kind.asnumpy(y), 3 * np.arange(16).reshape(1, 16))
 
 
+@pytest.mark.parametrize("value", [7, -2**31, 2**31, -1, True, False, 2.5, -0.0, 1e-45, 3.4e38, 1e300, float("nan"),
+                                   np.float16(-1.5), np.int8(-3), np.uint64(2**63), np.float64(0.1), np.bool_(True)],
+                         ids=repr)
+def test_a_scalars_part_is_the_kernel_argument_the_plan_would_make(value):
+    """The specializer gives a scalar's kernel argument (scalar_key), so that a launch with scalars passes its
+    arguments whole: the same bytes `LaunchPlan.kernel_args` makes from the scalar's spec."""
+    key, launched, (arg,) = launch_plan.scalar_key("s", value)
+    spec = jit.classify("s", value)
+    assert key == (type(value), spec.dtype.name) and launched is value
+    assert bytes(arg) == bytes(launch_plan.scalar_arg(launch_plan.runtime_value(spec, value)))
+
+
+def test_usm_arrays_and_scalars_launch_with_the_specializers_arguments(usm_kind, monkeypatch):
+    """A hit with USM arrays and scalars passes the arguments the specializer made, kernel_args makes none."""
+    shadowing.cache.clear()
+    x, y = usm_kind.asarray(np.arange(16).reshape(1, 16)), usm_kind.asarray(np.zeros((1, 16)))
+    shadowing[(1,)](x, y, 2.0, BN=16)
+    monkeypatch.setattr(launch_plan.LaunchPlan, "kernel_args", lambda *args: pytest.fail("kernel_args ran"))
+    shadowing[(1,)](x, y, -0.5, BN=16)
+    np.testing.assert_array_equal(usm_kind.asnumpy(y), -0.5 * np.arange(16).reshape(1, 16))
+
+
 @xetile.kernel
 def add_one_to_each(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
     """y[b] = x[b] + 1 for the b-th BM x BN matrix of 3-D arrays, one workgroup each."""

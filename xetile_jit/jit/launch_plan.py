@@ -27,6 +27,7 @@ order at all, so those launches wait.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import types
 from dataclasses import dataclass
@@ -54,6 +55,11 @@ from ..target.block_io import BLOCK_BASE_ALIGN
 ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG")
 MAX_PLANS = 1024  # per kernel; a full cache starts over
 SCALARS = (bool, int, float, np.generic)
+PYTHON_SCALARS = frozenset((bool, int, float))
+# the kernel argument of a Python scalar of each dtype scalar_dtype gives it: its bits as `scalar_arg` of the numpy
+# scalar has them (floats rounded to nearest), made with no numpy scalar in between
+PYTHON_SCALAR_ARGS = {"bool": ctypes.c_bool, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
+                      "float32": ctypes.c_float}
 MAX_KEY_FUNCTIONS = 256  # argument types whose key function is remembered; a full table starts over
 MAX_HOST_VIEWS = 4096  # CPU tensors whose host view is kept (tensor_key)
 MAX_HELD = 64  # address tuples of a kernel's CPU tensors checked at once (HeldTensors)
@@ -89,7 +95,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                  "_xt_key_function": key_function, "_xt_hashable": hashable,
                  "_xt_type": type, "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry,
                  **environment_names}
-    namespace |= {"_xt_held": HeldTensors(), "_xt_tensor_key": tensor_key}
+    namespace |= {"_xt_held": HeldTensors(), "_xt_tensor_key": tensor_key, "_xt_scalar_key": scalar_key}
     pieces, star, body, keys, parts, arguments = [], False, [], [], [], []
     for i, p in enumerate(params):
         if p.kind is Parameter.KEYWORD_ONLY and not star:
@@ -127,7 +133,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                          f"        if {key} is None:", "            return None",
                          "        if _xt_key is _xt_tensor_key:", "            _xt_tensors = True",
                          f"        if {part} is None:", "            _xt_whole = False",
-                         "        else:", "            _xt_usm = True"])]
+                         "        elif _xt_key is not _xt_scalar_key:", "            _xt_usm = True"])]
     pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
     given = f"({''.join(name + ', ' for name, _ in arguments)})"
     source = "\n".join([
@@ -185,7 +191,12 @@ def numpy_key(name: str, value: np.ndarray, kind=np.ndarray):
 
 
 def scalar_key(name: str, value):
-    return (type(value), scalar_dtype(name, value)), value, None
+    """A scalar's key part is its type and its dtype's name (hashing the DType itself hashes its numpy dtype at each
+    launch), and its part the kernel argument `LaunchPlan.kernel_args` would make of it: a launch with scalars
+    then passes the specializer's arguments as a launch of arrays alone does."""
+    dtype, kind = scalar_dtype(name, value), type(value)
+    make = PYTHON_SCALAR_ARGS.get(dtype.name) if kind in PYTHON_SCALARS else None
+    return (kind, dtype.name), value, [make(value) if make else scalar_arg(dtype.np_dtype.type(value))]
 
 
 def tensor_key(name: str, tensor):
