@@ -79,32 +79,82 @@ def current_form(value) -> str:
 
 
 class LiveRead:
-    """A read the trace made, with how to read it again now; `value` is the value read when it is immutable, else
-    MUTABLE (the module docstring)."""
-    __slots__ = ("dependency", "read", "value")
+    """A read the trace made from `source` (a kernel's globals, a closure cell or a module), with how to read it again
+    now; `value` is the value read when it is immutable, else MUTABLE (the module docstring)."""
+    __slots__ = ("dependency", "source", "read", "value")
 
-    def __init__(self, dependency: Dependency, read, value):
-        self.dependency, self.read, self.value = dependency, read, value if immutable(value) else MUTABLE
+    def __init__(self, dependency: Dependency, source, value):
+        self.dependency, self.source = dependency, source
+        self.read = reader(dependency.kind, source, dependency.name)
+        self.value = value if immutable(value) else MUTABLE
 
 
-def all_unchanged(reads) -> bool:
-    """Whether each read reads the same object, or a value of the same form, again. Every launch calls it: a loop
-    whose reads are partials of builtins (`reader`), so the same object read again costs no Python frame (~0.5 us a
-    read less on a loaded 2-core machine)."""
-    for r in reads:
-        value = r.read()
-        if value is not r.value and current_form(value) != r.dependency.form:
-            return False
+class Rereads:
+    """The reads a compiled kernel checks at each launch (all_unchanged). Those of immutable values are grouped by
+    their source, each group read with one C-level getter and compared by identity with the values read: after a
+    kernel that streamed tens of MB, the launch path runs with cold caches and costs ~5x its time in a loop
+    (docs/performance.md "Launch overhead"), so a check touches as few objects as it can."""
+
+    def __init__(self, live: list[LiveRead]):
+        self.live = live
+        sources: dict[int, tuple] = {}
+        for r in live:
+            if r.value is not MUTABLE:
+                sources.setdefault(id(r.source), (r.source, r.dependency.kind, []))[2].append(r)
+        # (getter, source, values): a getter of one name gives its value, of several a tuple
+        self.groups = tuple((group_getter(kind, [r.dependency.name for r in reads]), source,
+                             tuple(r.value for r in reads)) for source, kind, reads in sources.values())
+        self.mutable = tuple(r for r in live if r.value is MUTABLE)
+
+
+def group_getter(kind: str, names: list[str]):
+    if kind == "closure":
+        return CELL_CONTENTS
+    return (operator.itemgetter if kind == "global" else operator.attrgetter)(*names)
+
+
+def all_unchanged(reads: Rereads) -> bool:
+    """Whether each read reads the same object, or a value of the same form, again. Every launch calls it: the
+    immutable reads' groups first (Rereads), then the mutable reads' forms; a value no longer the same object, or
+    no longer there, has every read checked by its form."""
+    try:
+        for get, source, values in reads.groups:
+            got = get(source)
+            if not (got is values[0] if len(values) == 1 else all(map(operator.is_, got, values))):
+                return all_forms_unchanged(reads.live)
+    except (KeyError, AttributeError, ValueError):  # a name gone, an empty cell
+        return all_forms_unchanged(reads.live)
+    return all_forms_unchanged(reads.mutable)
+
+
+def all_forms_unchanged(reads) -> bool:
+    """Whether each read reads the same object, or a value of the same form, again (a closure cell emptied by `del`
+    reads nothing: a change)."""
+    try:
+        for r in reads:
+            value = r.read()
+            if value is not r.value and current_form(value) != r.dependency.form:
+                return False
+    except ValueError:
+        return False
     return True
 
 
-def reader(kind: str, owner, name: str):
-    """How to read `name` again: `owner` is the reading kernel's Function, or a module."""
+def source_of(kind: str, owner, name: str):
+    """What `name` is read from: `owner` is the reading kernel's Function (its globals, or its closure cell of
+    `name`), or a module."""
     if kind == "global":
-        return functools.partial(owner.globals.get, name, MISSING)
+        return owner.globals
+    return owner.closure[name] if kind == "closure" else owner
+
+
+def reader(kind: str, source, name: str):
+    """How to read `name` from `source` (source_of) again: a partial of a builtin, no Python frame a read."""
+    if kind == "global":
+        return functools.partial(source.get, name, MISSING)
     if kind == "closure":
-        return functools.partial(CELL_CONTENTS, owner.closure[name])
-    return functools.partial(getattr, owner, name, MISSING)
+        return functools.partial(CELL_CONTENTS, source)
+    return functools.partial(getattr, source, name, MISSING)
 
 
 class Reads:
@@ -125,17 +175,17 @@ class Reads:
                 "compile cache; a kernel may read numbers, strings, None, dtypes, Layouts, tuples, lists and dicts "
                 "of these, modules, functions and kernels (pass anything else as an argument)", loc) from None
         dependency = Dependency(kind, owner_name, name, form)
-        self.live[kind, owner_name, name] = LiveRead(dependency, reader(kind, owner, name), value)
+        self.live[kind, owner_name, name] = LiveRead(dependency, source_of(kind, owner, name), value)
 
-    def rereads(self) -> list[LiveRead]:
-        return list(self.live.values())
+    def rereads(self) -> Rereads:
+        return Rereads(list(self.live.values()))
 
     @property
     def dependencies(self) -> tuple[Dependency, ...]:
         return tuple(r.dependency for r in self.live.values())
 
 
-def resolve(root, dependencies) -> list[LiveRead] | None:
+def resolve(root, dependencies) -> Rereads | None:
     """The reads of a cached compile of kernel `root`, read again now; None when any has changed."""
     owners = {qualified_name(root.fn): root.function}
     live = []
@@ -143,11 +193,11 @@ def resolve(root, dependencies) -> list[LiveRead] | None:
         owner = sys.modules.get(dep.owner) if dep.kind == "attribute" else owners.get(dep.owner)
         if owner is None or (dep.kind == "closure" and dep.name not in owner.closure):
             return None
-        read = reader(dep.kind, owner, dep.name)
-        value = read()
+        source = source_of(dep.kind, owner, dep.name)
+        value = reader(dep.kind, source, dep.name)()
         if current_form(value) != dep.form:
             return None
         if getattr(value, "__xetile_kernel__", False):
             owners[qualified_name(value.fn)] = value.function
-        live.append(LiveRead(dep, read, value))
-    return live
+        live.append(LiveRead(dep, source, value))
+    return Rereads(live)

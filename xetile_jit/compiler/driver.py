@@ -36,7 +36,7 @@ from ..ir.xetile_ops import InitTileOp, written_arrays
 from ..runtime.cache import DiskCache, compiler_hash
 from ..runtime import timing
 from ..runtime.device import NUMPY
-from .dependencies import Dependency, LiveRead, Reads, resolve
+from .dependencies import Dependency, Reads, Rereads, resolve
 from .layout_space import INTERPRETER_TARGET
 from ..language.semantic import Semantic
 from .tracer import Tracer
@@ -97,7 +97,7 @@ class Compiled:
     (None when loaded from disk) and the reads to re-check at each in-memory cache hit."""
     artifact: CompiledArtifact
     func: FuncOp | None
-    reads: list[LiveRead]
+    reads: Rereads
 
 
 def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options: CompileOptions) -> Compiled:
