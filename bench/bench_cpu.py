@@ -17,7 +17,9 @@ the `x/copy` column is the copy's time over ours (1.0: at copy bandwidth); layer
 copy runs at its own, size-dependent speed), and two a softmax cannot beat, "bound: exp" (load, `exp`, store) and
 "bound: softmax-exp" (softmax's passes over a row, `exp` left out). Softmax and layer norm also run as hand-written
 OpenCL C kernels built by the OpenCL CPU runtime's own compiler (target "opencl-c", bench/opencl_reference.py: the
-same work, a row a subgroup): what the device reaches on the rows without our compiler.
+same work, a row a subgroup): what the device reaches on the rows without our compiler. Those are launched with one
+blocking `SyclQueue.submit`; `kernel_ms` is our softmax's and layer norm's kernel run the same way, with the
+arguments of its launch (`kernel_alone`), so that `ms` minus `kernel_ms` is what our launch path adds.
 First launch: the tutorial GEMM (f16, 256x256 tile, 256x256 problem) in a fresh process with an empty
 XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. The machine may be shared: each time
 is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts
@@ -47,6 +49,7 @@ ROWS_PER_WORKGROUP = 16
 REFERENCE = "opencl-c"  # the rows' "target" of bench/opencl_reference.py's hand-written OpenCL C kernels
 TORCH = "torch"  # torch eager's layer norm on the host, when torch is installed (the `x/torch` column)
 BASELINES = ("copy", "numpy", TORCH)
+KERNEL_ALONE = "kernel alone: "  # our softmax and layer norm on a target without the launch path (kernel_alone)
 
 
 @xetile.kernel
@@ -136,20 +139,35 @@ def tutorial_gemm(tutorial, a, b, c, n, target, config):
 
 
 def row_kernels(x, y, dw, db, host, w, bias, fast_math=False):
-    """(name, launch on a target, numpy's result) of each row kernel on x -> y (`host`, `w`, `bias`: x, dw, db on the
-    host), launched with the `fast_math` option."""
+    """(name, kernel, its grid and arguments, numpy's result) of each row kernel on x -> y (`host`, `w`, `bias`: x,
+    dw, db on the host), launched with the `fast_math` option."""
     width = host.shape[1]
     grid = (xetile.cdiv(host.shape[0], ROWS_PER_WORKGROUP),)
     shape = dict(BM=ROWS_PER_WORKGROUP, BN=width, fast_math=fast_math)
-    return [("softmax", lambda t: softmax_kernel[grid](x, y, **shape, target=t), lambda: softmax_numpy(host)),
-            ("layernorm", lambda t: layernorm_kernel[grid](x, dw, db, y, width, **shape, target=t),
-             lambda: layernorm_numpy(host, w, bias)),
-            ("bound: copy", lambda t: row_major_copy_kernel[grid + (1,)](x, y, **shape, target=t),
-             lambda: host.astype(np.float32)),
-            ("bound: exp", lambda t: exp_kernel[grid](x, y, **shape, target=t),
-             lambda: np.exp(host.astype(np.float32))),
-            ("bound: softmax-exp", lambda t: softmax_without_exp_kernel[grid](x, y, **shape, target=t),
+    return [("softmax", softmax_kernel, grid, (x, y), shape, lambda: softmax_numpy(host)),
+            ("layernorm", layernorm_kernel, grid, (x, dw, db, y, width), shape, lambda: layernorm_numpy(host, w, bias)),
+            ("bound: copy", row_major_copy_kernel, grid + (1,), (x, y), shape, lambda: host.astype(np.float32)),
+            ("bound: exp", exp_kernel, grid, (x, y), shape, lambda: np.exp(host.astype(np.float32))),
+            ("bound: softmax-exp", softmax_without_exp_kernel, grid, (x, y), shape,
              lambda: softmax_without_exp_numpy(host))]
+
+
+def kernel_alone(kernel, grid, args, options):
+    """Our kernel run as the hand-written ones are (opencl_reference.launcher): one blocking `SyclQueue.submit` of
+    its SYCL kernel with the kernel arguments of a launch with `args` and `options`, made once from the plan of a
+    launch before the first run. Its time against the launch's is what the launch path adds."""
+    made = []
+
+    def run():
+        if not made:
+            key, values, parts, _ = kernel.fast_bind(args, options)
+            plan = kernel.cache.plans[key]
+            size = plan.workgroup_size
+            made.append((plan.device.queue, plan.sycl_kernel, plan.kernel_args(values, parts),
+                         [1, 1, grid[0] * size], [1, 1, size]))
+        queue, sycl_kernel, kernel_args, global_range, local_range = made[0]
+        queue.submit(sycl_kernel, kernel_args, global_range, local_range).wait()
+    return run
 
 
 def row_rows(dpnp, targets, widths, rows_count, repeat, fast_math=False):
@@ -164,24 +182,28 @@ def row_rows(dpnp, targets, widths, rows_count, repeat, fast_math=False):
             x, y = dpnp.asarray(host, device=DEVICE), dpnp.empty((rows_count, width), dtype=dtype, device=DEVICE)
             dw, db = dpnp.asarray(w, device=DEVICE), dpnp.asarray(bias, device=DEVICE)
             references = {"softmax": [x, y], "layernorm": [x, dw, db, y]}
-            for kernel, launch, numpy_fn in row_kernels(x, y, dw, db, host, w, bias, fast_math):
+            for kernel, fn, grid, args, shape, numpy_fn in row_kernels(x, y, dw, db, host, w, bias, fast_math):
                 runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
-                runs |= {t: (lambda t: lambda: (launch(t), y.sycl_queue.wait()))(t) for t in targets}
+                runs |= {t: (lambda t: lambda: (fn[grid](*args, **shape, target=t), y.sycl_queue.wait()))(t)
+                         for t in targets}
                 if kernel in references:
                     runs[REFERENCE] = opencl_reference.launcher(kernel, references[kernel], dtype == np.float16,
                                                                  ROWS_PER_WORKGROUP, fast_math)
+                    runs |= {KERNEL_ALONE + t: kernel_alone(fn, grid, args, {**shape, "target": t}) for t in targets}
                 if kernel == "layernorm" and torch_layer_norm is not None:
                     runs[TORCH] = torch_layer_norm(host, w, bias)
                 times = best_times(runs, repeat)  # in turns, each a burst: the copy as well sampled as ours
                 copy, numpy_time = times["copy"], times["numpy"]
-                for target in [t for t in runs if t not in BASELINES]:
+                for target in [t for t in runs if t not in BASELINES and not t.startswith(KERNEL_ALONE)]:
                     ours = times[target]
                     runs[target]()
                     error = float(np.abs(dpnp.asnumpy(y).astype(np.float32) - numpy_fn()).max())
                     result.append({"kernel": kernel, "shape": f"{rows_count}x{width}", "dtype": np.dtype(dtype).name,
                                    "target": target, "fast_math": fast_math, "ms": ours * 1e3, "x/copy": copy / ours,
                                    "x/numpy": numpy_time / ours, "max_abs_error": error,
-                                   **({"x/torch": times[TORCH] / ours} if TORCH in times else {})})
+                                   **({"x/torch": times[TORCH] / ours} if TORCH in times else {}),
+                                   **({"kernel_ms": times[KERNEL_ALONE + target] * 1e3}
+                                      if KERNEL_ALONE + target in times else {})})
     return result
 
 
@@ -294,8 +316,8 @@ def main() -> None:
         rows += gemm
     if "rows" in args.only:
         by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat, args.fast_math)
-        print_table(by_row, ["kernel", "shape", "dtype", "target", "ms", "x/copy", "x/numpy", "x/torch",
-                             "max_abs_error"])
+        print_table(by_row, ["kernel", "shape", "dtype", "target", "ms", "kernel_ms", "x/copy", "x/numpy",
+                             "x/torch", "max_abs_error"])
         rows += by_row
     if "first" in args.only:
         first = [{"kernel": "first launch", "target": t, "seconds": first_launch(t)} for t in args.targets]
