@@ -92,7 +92,7 @@ class LiveRead:
 class Rereads:
     """The reads a compiled kernel checks at each launch (all_unchanged). Those of immutable values are grouped by
     their source, each group read with one C-level getter and compared by identity with the values read: after a
-    kernel that streamed tens of MB, the launch path runs with cold caches and costs ~5x its time in a loop
+    kernel that streamed tens of MB, the launch path runs with cold caches and costs 3-5x its time in a loop
     (docs/performance.md "Launch overhead"), so a check touches as few objects as it can."""
 
     def __init__(self, live: list[LiveRead]):
