@@ -1,0 +1,28 @@
+"""bench/bench_cpu.py: our row kernels run alone (`kernel_alone`, the `kernel_ms` column) compute what their launch
+does, with the arguments of that launch."""
+import pathlib
+import sys
+
+import numpy as np
+from usm_arrays import Interface
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+import bench_cpu  # noqa: E402  (needs bench/ on the path for its `common` import)
+
+from xetile_jit.runtime.device import named_device  # noqa: E402
+
+
+def test_a_kernel_run_alone_computes_its_launchs_rows():
+    usm = Interface(named_device(bench_cpu.DEVICE).queue)
+    rng = np.random.default_rng(2)
+    host = rng.standard_normal((32, 64)).astype(np.float32)
+    w, b = rng.standard_normal((2, 1, 64)).astype(np.float32)
+    x, dw, db, y = usm.asarray(host), usm.asarray(w), usm.asarray(b), usm.asarray(np.zeros_like(host))
+    _, kernel, grid, args, shape, expected = next(k for k in bench_cpu.row_kernels(x, y, dw, db, host, w, b)
+                                                  if k[0] == "layernorm")
+    kernel[grid](*args, **shape, target="cpu")
+    np.testing.assert_allclose(usm.asnumpy(y), expected(), rtol=1e-5, atol=1e-5)
+    y.memory.copy_from_host(np.zeros(host.nbytes, np.uint8))  # the launch's output cleared
+    assert not usm.asnumpy(y).any()
+    bench_cpu.kernel_alone(kernel, grid, args, {**shape, "target": "cpu"})()
+    np.testing.assert_allclose(usm.asnumpy(y), expected(), rtol=1e-5, atol=1e-5)
