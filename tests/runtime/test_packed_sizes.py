@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
+import pytest
+
 import xetile_jit as xetile
+from usm_arrays import Dpnp, Interface
 from xetile_jit.ir.types import ROW_MAJOR, float32, int32
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec
 from xetile_jit.runtime.memory import size_args
+from xetile_jit.runtime.device import named_device
 from xetile_jit.runtime.packed_sizes import SizePacking
+
+
+@pytest.fixture(params=[Interface, Dpnp], ids=lambda kind: kind.name)
+def usm_kind(request):
+    """Makes and reads USM arrays of one kind (usm_arrays.py)."""
+    return request.param(named_device("opencl:cpu").queue)
 
 
 def test_the_pointers_and_scalars_stay_in_order_and_every_arrays_sizes_follow_as_one_argument():
@@ -18,9 +28,24 @@ def test_the_pointers_and_scalars_stay_in_order_and_every_arrays_sizes_follow_as
 
     def args(rows):
         return [pointers[0], *size_args((rows, 64), (64, 1)), pointers[1], pointers[2], *size_args((64,), (1,))]
-    first, again, other = packing(args(8)), packing(args(8)), packing(args(16))
+    first, again = packing(args(8)), packing(args(8))
     assert first[:3] == pointers and len(first) == 4
-    assert again[3] is first[3] and other[3] is not first[3]  # one RawKernelArg a set of shapes and strides
+    assert again[3] is first[3]  # a plan's packing makes its RawKernelArg once
+
+
+def test_each_plan_packs_its_own_shapes(usm_kind):
+    """Arrays of another shape are another plan with its own packed sizes; other arrays of the same shape launch
+    with the plan's."""
+    scaled_rows.cache.clear()
+    w = usm_kind.asarray(np.linspace(-1, 1, 32))
+    for batches in (3, 2, 3):
+        x = np.arange(batches * 4 * 32, dtype=np.float32).reshape(batches, 4, 32) - batches
+        y = usm_kind.asarray(np.zeros((batches * 4, 32)))
+        scaled_rows[(batches,)](usm_kind.asarray(x), w, y, 2.0, target="cpu")
+        expected = (x * np.linspace(-1, 1, 32, dtype=np.float32) * np.float32(2.0)).reshape(-1, 32)
+        np.testing.assert_array_equal(usm_kind.asnumpy(y), expected)
+    assert len(scaled_rows.cache.plans) == 2
+    assert all(plan.pack.packed is not None for plan in scaled_rows.cache.plans.values())
 
 
 def test_a_kernel_without_arrays_passes_its_scalars_as_they_are():

@@ -41,12 +41,6 @@ _SIZE_ARGS: dict = {}  # (shape, strides) -> the four i64 kernel arguments (ctyp
 MAX_SIZE_ARGS = 4096
 
 
-class SizeArg(ctypes.c_int64):
-    """An i64 size or stride argument, hashed by identity: runtime/packed_sizes.py keys the packed bytes of a
-    launch's sizes by the objects `size_args` keeps (a plain ctypes value is not hashable)."""
-    __hash__ = object.__hash__
-
-
 @dataclass(frozen=True)
 class ArrayArg:
     pointer: object  # a dpctl.memory USM object whose first byte is element [0, ..., 0]
@@ -65,7 +59,7 @@ def size_args(shape: tuple, strides: tuple) -> list:
     if args is None:
         if len(_SIZE_ARGS) >= MAX_SIZE_ARGS:
             _SIZE_ARGS.clear()
-        args = _SIZE_ARGS[key] = [SizeArg(v) for v in (*shape, *strides)]
+        args = _SIZE_ARGS[key] = [ctypes.c_int64(v) for v in (*shape, *strides)]
     return args
 
 

@@ -4,10 +4,9 @@ and strides were four of them (docs/performance.md "Launch overhead").
 
 A launch's arguments come as for the unpacked ABI, each array's pointer followed by its sizes and strides
 (ArrayArg.kernel_args, memory.size_args); `SizePacking` keeps the pointers and scalars in order and passes every
-array's sizes as one `dpctl.RawKernelArg` after them. The size arguments are the objects `memory.size_args` keeps
-per shape and strides (`memory.SizeArg`, hashed by identity), so they key the RawKernelArg of their bytes: a launch
-with the shapes of an earlier one costs two item gets and a lookup (2.6-5 us at 20 arrays timed alone, against the
-~100 us the submit of a 20-array launch saves).
+array's sizes as one `dpctl.RawKernelArg` after them. Each launch plan has its own SizePacking, and a plan's key fixes
+the shape and strides of every array it launches (jit/launch_plan.py), so the RawKernelArg is made at the plan's first
+launch and passed as it is at every later one: a launch then picks its pointers and scalars, one C-level item get.
 """
 from __future__ import annotations
 
@@ -19,9 +18,6 @@ import dpctl
 
 from .args import ArraySpec
 
-MAX_PACKED = 4096
-_PACKED: dict = {}  # a launch's size arguments (memory.SizeArg, by identity) -> their RawKernelArg
-
 
 @dataclass
 class SizePacking:
@@ -30,6 +26,7 @@ class SizePacking:
     # C-level item gets of those positions (a tuple even of one); None where there are no sizes to pack
     pick_kept: Callable = field(init=False, repr=False)
     pick_sizes: Callable | None = field(init=False, repr=False)
+    packed: object = field(default=None, init=False, repr=False)  # the plan's RawKernelArg, from its first launch
 
     @classmethod
     def of(cls, specs) -> SizePacking:
@@ -48,16 +45,12 @@ class SizePacking:
         self.pick_sizes = picker(self.sizes) if self.sizes else None
 
     def __call__(self, args: list) -> list:
-        """`args` with the size arguments packed."""
+        """`args` with the size arguments packed (the same sizes at every call: the module docstring)."""
         if self.pick_sizes is None:
             return args
-        sizes = self.pick_sizes(args)
-        packed = _PACKED.get(sizes)
-        if packed is None:
-            if len(_PACKED) >= MAX_PACKED:
-                _PACKED.clear()
-            packed = _PACKED[sizes] = dpctl.RawKernelArg(b"".join(map(bytes, sizes)))
-        return [*self.pick_kept(args), packed]
+        if self.packed is None:  # two threads' first launches make the same bytes
+            self.packed = dpctl.RawKernelArg(b"".join(map(bytes, self.pick_sizes(args))))
+        return [*self.pick_kept(args), self.packed]
 
 
 def picker(positions: tuple[int, ...]):
