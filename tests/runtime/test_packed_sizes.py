@@ -12,7 +12,8 @@ from xetile_jit.ir.types import ROW_MAJOR, float32, int32
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec
 from xetile_jit.runtime.memory import size_args
 from xetile_jit.runtime.device import named_device
-from xetile_jit.runtime.packed_sizes import SizePacking
+from xetile_jit.runtime import packed_sizes
+from xetile_jit.runtime.packed_sizes import AS_GIVEN, SizePacking
 
 
 @pytest.fixture(params=[Interface, Dpnp], ids=lambda kind: kind.name)
@@ -50,7 +51,19 @@ def test_each_plan_packs_its_own_shapes(usm_kind):
 
 def test_a_kernel_without_arrays_passes_its_scalars_as_they_are():
     packing = SizePacking.of([ScalarSpec(int32), ScalarSpec(float32)])
-    assert packing(["n", "s"]) == ["n", "s"]
+    assert packing(["n", "s"]) == ["n", "s"] == packing.parts((["n"], ["s"]))
+
+
+def test_the_arguments_parts_pack_as_their_flat_list_does(monkeypatch):
+    """A launch whose every argument has its part (launch_plan's binder) packs from the parts themselves: the same
+    pointers, scalars and bytes as from the flat list a launch without them makes."""
+    monkeypatch.setattr(packed_sizes.dpctl, "RawKernelArg", lambda data: ("raw", data))
+    specs = [ArraySpec(float32, ROW_MAJOR), ScalarSpec(int32), ArraySpec(float32, ROW_MAJOR, rank=1)]
+    parts = (["x", *size_args((8, 64), (64, 1))], ["n"], ["w", *size_args((64,), (1,))])
+    flat = SizePacking.of(specs)([item for part in parts for item in part])
+    assert SizePacking.of(specs).parts(parts) == flat
+    assert flat == ["x", "n", "w", ("raw", np.array([8, 64, 64, 1, 64, 1], np.int64).tobytes())]
+    assert AS_GIVEN.parts(parts) == [item for part in parts for item in part]
 
 
 @xetile.kernel

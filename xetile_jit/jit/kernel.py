@@ -330,8 +330,8 @@ class Kernel:
         return plan.launch(grid, bound[1], bound[2], bound[3])
 
     def fast_bind(self, args, kwargs):
-        """(plan key, argument values as launched, their kernel-argument parts, the kernel arguments or None:
-        launch_plan.make_specializer), or None: the slow path binds and reports."""
+        """(plan key, argument values as launched, their kernel-argument parts, the parts of all of the kernel
+        arguments or None: launch_plan.make_specializer), or None: the slow path binds and reports."""
         if self.specializer is None:
             return None
         try:

@@ -32,7 +32,6 @@ import os
 import types
 from dataclasses import dataclass
 from inspect import Parameter
-from typing import Callable
 
 import dpctl
 import numpy as np
@@ -43,7 +42,7 @@ from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_arr
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime import ordering
-from ..runtime.packed_sizes import SizePacking
+from ..runtime.packed_sizes import AS_GIVEN, SizePacking
 from ..runtime.profiling import active_recording, launch_queue
 from ..runtime.sycl import scalar_arg, submit, submit_ranges
 from ..runtime.torch_tensors import (bits_visible, host_view, is_tensor_type, layout_check, tensor_data_ptr,
@@ -64,6 +63,7 @@ MAX_KEY_FUNCTIONS = 256  # argument types whose key function is remembered; a fu
 MAX_HOST_VIEWS = 4096  # CPU tensors whose host view is kept (tensor_key)
 MAX_HELD = 64  # address tuples of a kernel's CPU tensors checked at once (HeldTensors)
 NO_GRID = object()  # no launch's grid (LaunchPlan.grid_ranges before the first)
+NO_ENTRY = (None, lambda: None, None, None)  # what the binder reads for a usm_ndarray without an entry
 
 
 def refresh_dpnp_types(specializer) -> bool:
@@ -78,8 +78,8 @@ def refresh_dpnp_types(specializer) -> bool:
 def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     """A function taking the kernel's parameters and, keyword-only, the launch `options` that returns the plan key
     of a launch (module docstring), the parameters' values as launched (dpnp arrays as their usm_ndarray, DLPack
-    producers imported), their kernel-argument parts (LaunchPlan.launch) and, when every argument is a USM
-    array with its part, the kernel arguments themselves (else None); or None when an argument is of a kind
+    producers imported), their kernel-argument parts (LaunchPlan.launch) and, when every argument has its part
+    (USM arrays with their entry's, scalars), those parts alone, in order (else None); or None when an argument is of a kind
     only the slow path handles. Generated from
     the signature, so Python itself binds: a TypeError from a call is a binding error (as is one from an
     unhashable constexpr or option), for the slow path to report. None for a signature with positional-only or
@@ -94,6 +94,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     namespace = {"_xt_DpnpArray": dpnp_array, "_xt_usm_ndarray": usm_ndarray, "_xt_key_of": _key_functions.get,
                  "_xt_key_function": key_function, "_xt_hashable": hashable,
                  "_xt_type": type, "_xt_id": id, "_xt_entries_get": entries_get, "_xt_make_entry": entry,
+                 "_xt_no_entry": NO_ENTRY,
                  **environment_names}
     namespace |= {"_xt_held": HeldTensors(), "_xt_tensor_key": tensor_key, "_xt_scalar_key": scalar_key}
     pieces, star, body, keys, parts, arguments = [], False, [], [], [], []
@@ -112,14 +113,15 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
             body.append(f"    {key} = _xt_hashable({name})")
             parts.append("None")
         else:  # usm_ndarray inline (the hot case: its entry, runtime/usm_entries.py), the rest by key_function
-            found, part = f"_xt_entry_{i}", f"_xt_part_{i}"
+            part = f"_xt_part_{i}"
             parts.append(part)
             held = f"_xt_views[{len(arguments)}]"
             arguments.append((name, key))
-            usm = [f"        {found} = _xt_entries_get(_xt_id({name}))",
-                   f"        if {found} is None or {found}[1]() is not {name} or {found}[0] != {name}.shape:",
-                   f"            {found} = _xt_make_entry({name})",
-                   f"        {key}, {part} = {found}[2], {found}[3]", "        _xt_usm = True",
+            # an id without an entry gets NO_ENTRY, whose reference is dead: one unpacking for either
+            usm = [f"        _xt_shape, _xt_ref, {key}, {part} = _xt_entries_get(_xt_id({name}), _xt_no_entry)",
+                   f"        if _xt_ref() is not {name} or _xt_shape != {name}.shape:",
+                   f"            _xt_shape, _xt_ref, {key}, {part} = _xt_make_entry({name})",
+                   "        _xt_usm = True",
                    f"        if {part} is None:", "            _xt_whole = False"]
             body += [f"    if _xt_views is not None and {held} is not None:",  # a CPU tensor HeldTensors checked
                      f"        ({key}, {name}), {part} = {held}, None", "        _xt_whole = False",
@@ -148,7 +150,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
         f"tuple(map(_xt_hashable, ({''.join(o + ', ' for o in options)})))",
         f"    return ({''.join(k + ', ' for k in keys)}_xt_options, {environment_read}), "
         f"({''.join(p.name + ', ' for p in params)}), ({''.join(p + ', ' for p in parts)}), "
-        f"[{''.join('*' + p + ', ' for p in parts if p != 'None')}] if _xt_whole else None"])
+        f"({''.join(p + ', ' for p in parts if p != 'None')}) if _xt_whole else None"])
     exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
     return namespace["specialize"]
 
@@ -358,7 +360,7 @@ class LaunchPlan:
     checked: bool = False  # check_launch's device limits passed once
     interpret_check: bool | None = None  # the `check` launch option (jit/kernel.py interpret_check)
     workgroup_size: int = 0  # the compiled kernel's, read once (a property chain of 0.5 us)
-    pack: Callable = list  # the kernel arguments as its ABI takes them (runtime/packed_sizes.py; list: as given)
+    pack: object = AS_GIVEN  # the kernel arguments as its ABI takes them (runtime/packed_sizes.py)
     # (grid, as 3 ints, its SYCL global and local ranges) of the last tuple grid a SYCL launch checked: a tuple never
     # changes, and `kernel[(n,)]` with a literal passes the same one at each launch, which then skips the grid's
     # normalization, its work-item check and its ranges (the ranges' lists are only read by dpctl)
@@ -380,11 +382,11 @@ class LaunchPlan:
                    tuple(queues - {device.queue, None}), lock=lock, interpret_check=interpret_check,
                    workgroup_size=compiled.workgroup_size, pack=argument_packing(compiled))
 
-    def launch(self, grid, values, parts=None, args=None):
+    def launch(self, grid, values, parts=None, whole=None):
         """Runs the plan with `values` (in parameter order, as the specializer gave them), `parts`, the kernel
-        arguments of each USM array the specializer found in its entry (runtime/usm_entries.py; None: none found), and
-        `args`, all of the kernel arguments when the parts are (else None); the event of a SYCL launch, None on the
-        numpy device or for an empty grid."""
+        arguments of each USM array the specializer found in its entry (runtime/usm_entries.py; None: none found) and
+        of each scalar, and `whole`, the parts of every kernel argument when each has one (else None); the event of a
+        SYCL launch, None on the numpy device or for an empty grid."""
         ranges = self.grid_ranges
         new_grid = ranges[0] is not grid
         given, grid = grid, (fast_grid(grid) or normalize_grid(grid, self.constexprs)) if new_grid else ranges[1]
@@ -413,7 +415,7 @@ class LaunchPlan:
                 self.grid_ranges = ranges
         queue = self.device.queue
         if self.asynchronous:  # the hot path; the values are kept
-            args = self.kernel_args(values, parts) if args is None else self.pack(args)
+            args = self.kernel_args(values, parts) if whole is None else self.pack.parts(whole)
             if active_recording() is None:  # no profiling queue to run on, no event to record
                 return ordering.submit(queue, self.sycl_kernel, args, ranges[2], ranges[3], False, (), values)
             return submit_ranges(launch_queue(queue), self.sycl_kernel, ranges[2], ranges[3], args, wait=False,
@@ -446,12 +448,12 @@ class LaunchPlan:
         return self.pack(args)
 
 
-def argument_packing(compiled) -> Callable:
+def argument_packing(compiled):
     """What a launch of `compiled` (a CompiledKernel) does to its kernel arguments: pack its arrays' sizes where its
-    ABI takes them packed (runtime/packed_sizes.py), else nothing."""
+    ABI takes them packed, else nothing (runtime/packed_sizes.py)."""
     if compiled.artifact.packed_sizes:
         return SizePacking.of(compiled.specs.values())
-    return list
+    return AS_GIVEN
 
 
 def usm_argument(value, usm_ndarray) -> tuple:
