@@ -6,7 +6,8 @@ A launch's arguments come as for the unpacked ABI, each array's pointer followed
 (ArrayArg.kernel_args, memory.size_args); `SizePacking` keeps the pointers and scalars in order and passes every
 array's sizes as one `dpctl.RawKernelArg` after them. Each launch plan has its own SizePacking, and a plan's key fixes
 the shape and strides of every array it launches (jit/launch_plan.py), so the RawKernelArg is made at the plan's first
-launch and passed as it is at every later one: a launch then picks its pointers and scalars, one C-level item get.
+launch and passed as it is at every later one: a launch then takes only its pointers and scalars, from the flat list
+(`__call__`) or from each argument's part (`parts`, the binder's whole launches).
 """
 from __future__ import annotations
 
