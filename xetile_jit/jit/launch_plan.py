@@ -79,11 +79,10 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     """A function taking the kernel's parameters and, keyword-only, the launch `options` that returns the plan key
     of a launch (module docstring), the parameters' values as launched (dpnp arrays as their usm_ndarray, DLPack
     producers imported), their kernel-argument parts (LaunchPlan.launch) and, when every argument has its part
-    (USM arrays with their entry's, scalars), those parts alone, in order (else None); or None when an argument is of a kind
-    only the slow path handles. Generated from
-    the signature, so Python itself binds: a TypeError from a call is a binding error (as is one from an
-    unhashable constexpr or option), for the slow path to report. None for a signature with positional-only or
-    variadic parameters (the slow path binds those)."""
+    (USM arrays with their entry's, scalars), those parts alone, in order (else None); or None when an argument is of
+    a kind only the slow path handles. Generated from the signature, so Python itself binds: a TypeError from a
+    call is a binding error (as is one from an unhashable constexpr or option), for the slow path to report. None for
+    a signature with positional-only or variadic parameters (the slow path binds those)."""
     params = list(signature.parameters.values())
     if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
         return None
