@@ -12,11 +12,13 @@ import pytest
 from spirv_tools import validate
 
 import device_cover
+from usm_arrays import Dpnp, Interface
 
 import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.compiler import pipeline
 from xetile_jit.jit.kernel import Kernel
+from xetile_jit.runtime.device import named_device
 
 TESTS = pathlib.Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -153,6 +155,13 @@ def target_options(device: str) -> list[dict]:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(params=[Interface, Dpnp], ids=lambda kind: kind.name)
+def usm_kind(request):
+    """Makes and reads USM arrays of one kind on the opencl:cpu queue (usm_arrays.py): known by their
+    `__sycl_usm_array_interface__` alone, and dpnp arrays (skipped without dpnp)."""
+    return request.param(named_device("opencl:cpu").queue)
 
 
 @pytest.fixture(autouse=True)

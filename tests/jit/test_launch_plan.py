@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from usm_arrays import DLPackOnly, Dpnp, Interface, needs_dpnp
+from usm_arrays import DLPackOnly, Interface, needs_dpnp
 from xetile_jit.compiler.pipeline import STAGE_NAMES
 from xetile_jit.jit import kernel as jit
 from xetile_jit.jit import launch_plan
@@ -61,12 +61,6 @@ def queue():
 @pytest.fixture
 def dpnp():
     return needs_dpnp()
-
-
-@pytest.fixture(params=[Interface, Dpnp], ids=lambda kind: kind.name)
-def usm_kind(request, queue):
-    """Makes and reads USM arrays of one kind (usm_arrays.py)."""
-    return request.param(queue)
 
 
 def dpnp_array(dpnp, queue, values, dtype=np.float32):

@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import pytest
-
 import xetile_jit as xetile
-from usm_arrays import Dpnp, Interface
 from xetile_jit.ir.types import ROW_MAJOR, float32, int32
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec
 from xetile_jit.runtime.memory import size_args
-from xetile_jit.runtime.device import named_device
 from xetile_jit.runtime import packed_sizes
 from xetile_jit.runtime.packed_sizes import AS_GIVEN, SizePacking
-
-
-@pytest.fixture(params=[Interface, Dpnp], ids=lambda kind: kind.name)
-def usm_kind(request):
-    """Makes and reads USM arrays of one kind (usm_arrays.py)."""
-    return request.param(named_device("opencl:cpu").queue)
 
 
 def test_the_pointers_and_scalars_stay_in_order_and_every_arrays_sizes_follow_as_one_argument():
