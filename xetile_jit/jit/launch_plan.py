@@ -434,17 +434,13 @@ class LaunchPlan:
         and sizes (from `parts`, as in `launch`, where given), scalars."""
         if parts is None:
             parts = (None,) * len(values)
-        args = []
+        whole = []
         for i, spec, sizes, memory in self.arguments:
             part = parts[i]
-            if part is not None:
-                args += part
-            elif sizes is None:
-                args.append(scalar_arg(runtime_value(spec, values[i])))
-            else:
-                args.append(memory(values[i]))
-                args += sizes
-        return self.pack(args)
+            if part is None:
+                part = [scalar_arg(runtime_value(spec, values[i]))] if sizes is None else [memory(values[i]), *sizes]
+            whole.append(part)
+        return self.pack.parts(whole)
 
 
 def argument_packing(compiled):

@@ -6,15 +6,15 @@ A launch's arguments come as for the unpacked ABI, each array's pointer followed
 (ArrayArg.kernel_args, memory.size_args); `SizePacking` keeps the pointers and scalars in order and passes every
 array's sizes as one `dpctl.RawKernelArg` after them. Each launch plan has its own SizePacking, and a plan's key fixes
 the shape and strides of every array it launches (jit/launch_plan.py), so the RawKernelArg is made at the plan's first
-launch and passed as it is at every later one: a launch then takes only its pointers and scalars, from the flat list
-(`__call__`) or from each argument's part (`parts`, the binder's whole launches).
+launch and passed as it is at every later one: a launch then takes only its pointers and scalars, from each
+argument's part (`parts`: the binder's, or LaunchPlan.kernel_args') or from a synchronous launch's flat list
+(`__call__`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
-from typing import Callable
 
 import dpctl
 
@@ -25,9 +25,6 @@ from .args import ArraySpec
 class SizePacking:
     kept: tuple[int, ...]  # positions of the pointers and scalars in the unpacked arguments
     sizes: tuple[int, ...]  # positions of the arrays' sizes and strides there
-    # C-level item gets of those positions (a tuple even of one); None where there are no sizes to pack
-    pick_kept: Callable = field(init=False, repr=False)
-    pick_sizes: Callable | None = field(init=False, repr=False)
     packed: object = field(default=None, init=False, repr=False)  # the plan's RawKernelArg, from its first launch
 
     @classmethod
@@ -42,24 +39,18 @@ class SizePacking:
             position += 1 + fields
         return cls(tuple(kept), tuple(sizes))
 
-    def __post_init__(self):
-        self.pick_kept = picker(self.kept)
-        self.pick_sizes = picker(self.sizes) if self.sizes else None
-
     def __call__(self, args: list) -> list:
-        """`args` with the size arguments packed (the same sizes at every call: the module docstring)."""
-        if self.pick_sizes is None:
-            return args
-        if self.packed is None:  # two threads' first launches make the same bytes
-            self.packed = dpctl.RawKernelArg(b"".join(map(bytes, self.pick_sizes(args))))
-        return [*self.pick_kept(args), self.packed]
+        """The flat arguments `args` packed, as `parts` packs each argument's."""
+        ends = (*self.kept[1:], len(args))
+        return self.parts([args[start:end] for start, end in zip(self.kept, ends)])
 
-    def parts(self, parts: tuple) -> list:
-        """The arguments of `parts`, each kernel argument's (an array's pointer and sizes, a scalar), packed: the
-        pointers and scalars are each part's first item, so no flat list is made (20 arrays: 100 items)."""
-        if self.pick_sizes is None:
+    def parts(self, parts) -> list:
+        """The arguments of `parts`, each kernel argument's (an array's pointer and sizes, a scalar), packed (the
+        same sizes at every call: the module docstring): the pointers and scalars are each part's first item, so no
+        flat list is made (20 arrays: 100 items)."""
+        if not self.sizes:
             return AS_GIVEN.parts(parts)
-        if self.packed is None:
+        if self.packed is None:  # two threads' first launches make the same bytes
             self.packed = dpctl.RawKernelArg(b"".join(bytes(size) for part in parts for size in part[1:]))
         return [*map(FIRST, parts), self.packed]
 
@@ -70,15 +61,9 @@ class AsGiven:
     def __call__(self, args: list) -> list:
         return args
 
-    def parts(self, parts: tuple) -> list:
+    def parts(self, parts) -> list:
         return list(chain.from_iterable(parts))
 
 
 AS_GIVEN = AsGiven()
 FIRST = itemgetter(0)
-
-
-def picker(positions: tuple[int, ...]):
-    """A function giving the items of a list at `positions`, as a tuple."""
-    get = itemgetter(*positions)
-    return get if len(positions) > 1 else lambda items: (get(items),)
