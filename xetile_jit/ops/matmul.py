@@ -138,9 +138,8 @@ def fastest_on_cpu(configs, m: int, n: int, k: int, units: int, speeds: dict) ->
     pieces' on that CPU (piece_speeds). The pieces' speeds move from one CPU of a class to the next more than the
     tiles' waves do, so timing decides between pieces: with AVX2 code on the Xeon the three best estimates were all
     16x64 pieces, and the GEMM tuned to one ran at 0.64-0.81x the tutorial's 32x64 pieces (docs/performance.md
-    "AVX2 code on the Xeon"). An empty
-    GEMM (K = 0, every estimate 0) keeps one: the configs all do nothing, and timing each would cost its driver
-    build."""
+    "AVX2 code on the Xeon"). An empty GEMM (K = 0, every estimate 0) keeps one: the configs all do nothing, and
+    timing each would cost its driver build."""
     estimates = {id(c): cpu_estimate(c, m, n, k, units, speeds) for c in configs}
     best = min(estimates.values())
     kept = sorted((c for c in configs if estimates[id(c)] <= best * CPU_WITHIN), key=lambda c: estimates[id(c)])
