@@ -23,6 +23,8 @@ from collections import deque
 import dpctl
 import dpctl.utils
 
+from . import native_submit
+
 _COMPLETE = dpctl.event_status_type.complete
 DROP_EVERY = 16  # launches on a queue between two looks for its completed launches (module docstring)
 # guards dpctl's order managers and the pending lists: dpctl 0.22's SequentialOrderManager[queue] is one object for
@@ -43,7 +45,7 @@ def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range
         dependencies = manager.submitted_events
         for other in after:
             dependencies += dpctl.utils.SequentialOrderManager[other].submitted_events
-        event = queue.submit_async(kernel, args, global_range, local_range, dependencies)
+        event = native_submit.submit_async(queue, kernel, args, global_range, local_range, dependencies)
         if not wait:  # kept under the same lock: one lock a launch (the hot path)
             manager.add_event_pair((), (event,))
             pending = _pending.get(queue)

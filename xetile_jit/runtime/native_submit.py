@@ -1,0 +1,128 @@
+"""Kernel submission through dpctl's C interface: `DPCTLQueue_SubmitNDRange` of libDPCTLSyclInterface, the call
+dpctl's `SyclQueue.submit_async` makes once it has turned each Python argument into a C one.
+
+That turning, not the SYCL runtime, is most of what dpctl's submit costs per argument on the OpenCL CPU device: with
+21 arguments (20 arrays' pointers and their packed sizes) `submit_async` took 62-87 us where the C call with the same
+arguments took 36-50 (docs/performance.md "Launch overhead"). Here each argument kind's C form is read with one
+C-level getter: a USM memory object passes its address (dpctl_void_ptr: the pointer itself), a `dpctl.RawKernelArg`
+its reference, a ctypes scalar the address of its value under the code of its type. The codes are those of dpctl's
+own `kernel_arg_type` enum (beside SyclQueue), so a dpctl that numbers them otherwise is followed.
+
+The event returned is a `dpctl.SyclEvent` made by dpctl's C API `SyclEvent_Make` (which copies the C event), for
+dpctl's and dpnp's order of work (ordering.py). The arguments' lifetime is the caller's, as with `submit_async`.
+These go to `submit_async` instead: a dpctl without the library, the event maker or the enum; an argument of another
+kind; a launch without a local range; a submission the C call refuses (dpctl's own checks then raise its error).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import operator
+import os
+import sys
+from array import array
+from dataclasses import dataclass
+
+import dpctl
+import dpctl.memory
+
+LIBRARY = "libDPCTLSyclInterface.so"
+MAKE_EVENT_SIGNATURE = b"struct PySyclEventObject *(DPCTLSyclEventRef)"  # Cython names a C API capsule so
+MAX_FORMS = 256  # argument type lists whose forms are remembered; a full table starts over
+# each ctypes scalar type a launch passes (runtime/sycl.py scalar_arg, jit/launch_plan.py PYTHON_SCALAR_ARGS), by the
+# name of its code; c_bool is one byte, as the kernel's i8 parameter
+SCALAR_CODES = {ctypes.c_bool: "dpctl_uint8", ctypes.c_uint8: "dpctl_uint8", ctypes.c_int8: "dpctl_int8",
+                ctypes.c_uint16: "dpctl_uint16", ctypes.c_int16: "dpctl_int16", ctypes.c_uint32: "dpctl_uint32",
+                ctypes.c_int32: "dpctl_int32", ctypes.c_uint64: "dpctl_uint64", ctypes.c_int64: "dpctl_int64",
+                ctypes.c_float: "dpctl_float32", ctypes.c_double: "dpctl_float64"}
+MEMORY_TYPES = (dpctl.memory.MemoryUSMDevice, dpctl.memory.MemoryUSMShared, dpctl.memory.MemoryUSMHost)
+NOT_NATIVE = None  # the forms of an argument list dpctl's submit_async takes instead
+NO_FORMS = object()  # no forms remembered yet for an argument type list
+_forms: dict = {}
+CALL = getattr(operator, "call", lambda function, argument: function(argument))  # Python 3.10 has no operator.call
+
+
+@dataclass(frozen=True)
+class CInterface:
+    """The C functions, typed, and the argument type codes by name."""
+    submit: object  # DPCTLQueue_SubmitNDRange
+    delete_event: object  # DPCTLEvent_Delete
+    make_event: object  # dpctl's C API SyclEvent_Make: a SyclEvent of a copy of the C event
+    codes: dict
+
+    def forms(self, kinds: tuple) -> tuple | None:
+        """The C type codes (an int array, with its address) and the getters of the C words of arguments of types
+        `kinds`; NOT_NATIVE when one has no C form here."""
+        codes, getters = [], []
+        for kind in kinds:
+            if issubclass(kind, MEMORY_TYPES):
+                code, getter = "dpctl_void_ptr", operator.attrgetter("_pointer")
+            elif kind is dpctl.RawKernelArg:
+                code, getter = "dpctl_raw_kernel_arg", operator.attrgetter("_ref")
+            else:
+                code, getter = SCALAR_CODES.get(kind), ctypes.addressof
+            if code not in self.codes:
+                return NOT_NATIVE
+            codes.append(self.codes[code])
+            getters.append(getter)
+        codes = array("i", codes)
+        return codes, codes.buffer_info()[0], tuple(getters)
+
+
+@functools.cache
+def c_interface() -> CInterface | None:
+    """dpctl's C interface, or None when this dpctl ships no library, event maker or argument type enum of the names
+    read here, or where its words are not the size of array's "Q" and its enums of "i"."""
+    try:
+        library = ctypes.CDLL(os.path.join(os.path.dirname(dpctl.__file__), LIBRARY))
+        submit, delete_event = library.DPCTLQueue_SubmitNDRange, library.DPCTLEvent_Delete
+        make_event = sys.modules[dpctl.SyclEvent.__module__].__pyx_capi__["SyclEvent_Make"]
+        kinds = sys.modules[dpctl.SyclQueue.__module__].kernel_arg_type  # an object with a member per kind
+        codes = {name: getattr(kinds, name).value for name in dir(kinds) if name.startswith("dpctl_")}
+    except (OSError, AttributeError, KeyError):
+        return None
+    if "dpctl_void_ptr" not in codes or array("Q").itemsize != ctypes.sizeof(ctypes.c_void_p) or \
+            array("i").itemsize != ctypes.sizeof(ctypes.c_int):
+        return None
+    handle, size = ctypes.c_void_p, ctypes.c_size_t
+    submit.restype = handle
+    submit.argtypes = [handle, handle, handle, handle, size, handle, handle, size, handle, size]
+    delete_event.restype, delete_event.argtypes = None, [handle]
+    address = ctypes.pythonapi.PyCapsule_GetPointer
+    address.restype, address.argtypes = handle, [ctypes.py_object, ctypes.c_char_p]
+    make_event = ctypes.PYFUNCTYPE(ctypes.py_object, handle)(address(make_event, MAKE_EVENT_SIGNATURE))
+    return CInterface(submit, delete_event, make_event, codes)
+
+
+def forms_of(kinds: tuple) -> tuple | None:
+    """CInterface.forms of an argument list's types, remembered (a plan passes the same types at every launch)."""
+    forms = _forms.get(kinds, NO_FORMS)
+    if forms is NO_FORMS:
+        if len(_forms) >= MAX_FORMS:
+            _forms.clear()
+        forms = _forms[kinds] = c_interface().forms(kinds)
+    return forms
+
+
+def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range,
+                 dependencies: list) -> dpctl.SyclEvent:
+    """`queue.submit_async(kernel, args, global_range, local_range, dependencies)`, through the C call where it can
+    (module docstring). The words, ranges and dependencies are passed as `array`s: a ctypes array costs ~2x more
+    to make."""
+    interface = c_interface()
+    forms = NOT_NATIVE if interface is None or local_range is None else forms_of(tuple(map(type, args)))
+    if forms is NOT_NATIVE:
+        return queue.submit_async(kernel, args, global_range, local_range, dependencies)
+    _, codes, getters = forms
+    words = array("Q", map(CALL, getters, args))
+    sizes, local = array("Q", global_range), array("Q", local_range)
+    after = array("Q", [e.addressof_ref() for e in dependencies])
+    event = interface.submit(kernel.addressof_ref(), queue.addressof_ref(), words.buffer_info()[0], codes, len(args),
+                             sizes.buffer_info()[0], local.buffer_info()[0], len(sizes), after.buffer_info()[0],
+                             len(after))
+    if not event:  # refused: dpctl's submit raises its error (SyclKernelSubmitError, a range error)
+        return queue.submit_async(kernel, args, global_range, local_range, dependencies)
+    try:
+        return interface.make_event(event)
+    finally:
+        interface.delete_event(event)
