@@ -6,8 +6,8 @@ the same, so a dpnp operation after it (and `dpnp.asnumpy`) waits for it, and it
 before it. A synchronous launch (numpy arguments, copied back after the kernel) waits for the same events and
 then for its own kernel; a launch on another queue than its USM arrays' waits for their queues' events too.
 
-`SyclQueue.submit_async` leaves the kernel's arguments' lifetime to the caller: an asynchronous launch keeps its
-arguments (USM memory objects) and their owners (the arrays launched: a memory object made from an interface's
+A launch submits through dpctl's C interface (native_submit.py), which, as `SyclQueue.submit_async`, leaves the
+arguments' lifetime to the caller: an asynchronous launch keeps its arguments (USM memory objects) and their owners (the arrays launched: a memory object made from an interface's
 address alone owns nothing, memory.interface_memory) here until its event completes, so an array freed right after
 the launch is not freed under the running kernel. Completed launches are dropped at every DROP_EVERY-th launch on the
 queue and at `synchronize`: reading an event's status costs more than anything else a launch adds to dpctl's own
