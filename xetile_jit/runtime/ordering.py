@@ -7,13 +7,14 @@ before it. A synchronous launch (numpy arguments, copied back after the kernel) 
 then for its own kernel; a launch on another queue than its USM arrays' waits for their queues' events too.
 
 A launch submits through dpctl's C interface (native_submit.py), which, as `SyclQueue.submit_async`, leaves the
-arguments' lifetime to the caller: an asynchronous launch keeps its arguments (USM memory objects) and their owners (the arrays launched: a memory object made from an interface's
-address alone owns nothing, memory.interface_memory) here until its event completes, so an array freed right after
-the launch is not freed under the running kernel. Completed launches are dropped at every DROP_EVERY-th launch on the
-queue and at `synchronize`: reading an event's status costs more than anything else a launch adds to dpctl's own
-ordered submit (~5 us of a launch on the 2-core machine while kernels run, docs/performance.md), so a launch looks
-only now and then, and an array dropped after its kernel ran lives at most DROP_EVERY launches longer. Thread safe:
-one lock guards dpctl's order managers and the pending lists.
+arguments' lifetime to the caller: an asynchronous launch keeps its arguments (USM memory objects) and their owners
+(the arrays launched: a memory object made from an interface's address alone owns nothing, memory.interface_memory)
+here until its event completes, so an array freed right after the launch is not freed under the running kernel.
+Completed launches are dropped at every DROP_EVERY-th launch on the queue and at `synchronize`: reading an event's
+status costs more than anything else a launch adds to dpctl's own ordered submit (~5 us of a launch on the 2-core
+machine while kernels run, docs/performance.md), so a launch looks only now and then, and an array dropped after its
+kernel ran lives at most DROP_EVERY launches longer. Thread safe: one lock guards dpctl's order managers and the
+pending lists.
 """
 from __future__ import annotations
 
