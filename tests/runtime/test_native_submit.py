@@ -8,6 +8,7 @@ import dpctl.memory
 import numpy as np
 import pytest
 
+import xetile_jit as xetile
 from xetile_jit.runtime import native_submit
 from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
 
@@ -43,8 +44,9 @@ def program(queue):
 @pytest.fixture
 def calls(monkeypatch):
     """The C submissions made while a test runs, through a stand-in of the interface's submit: the references of
-    the events each waits for."""
+    the events each waits for. The tests' launches have few arguments: the C call is taken from one on."""
     interface, made = native_submit.c_interface(), []
+    monkeypatch.setattr(native_submit, "C_CALL_FROM", 1)
 
     def submit(*args):
         after, count = args[-2:]
@@ -137,6 +139,15 @@ def test_a_launch_without_a_local_range_goes_to_dpctl(queue, program, calls):
     np.testing.assert_array_equal(to_host(out), np.ones(N, np.float32))
 
 
+def test_a_launch_with_few_arguments_goes_to_dpctl(queue, program, calls, monkeypatch):
+    monkeypatch.setattr(native_submit, "C_CALL_FROM", 2)
+    out, recorded = device_array(queue, np.zeros(N, np.float32)), DpctlSubmit(queue)
+    kernel = program.get_sycl_kernel("add_one")
+    native_submit.submit_async(recorded, kernel, [out], [N], [8], []).wait()
+    assert (len(calls), len(recorded.made)) == (0, 1)
+    np.testing.assert_array_equal(to_host(out), np.ones(N, np.float32))
+
+
 def test_an_argument_without_a_c_form_goes_to_dpctl(queue, program, calls):
     out, recorded = device_array(queue, np.arange(N, dtype=np.float32)), DpctlSubmit(queue)
     args = [out, dpctl.LocalAccessor("f4", (8,))]
@@ -151,3 +162,28 @@ def test_a_submission_the_c_call_refuses_raises_dpctls_error(queue, program, cal
     with pytest.raises((dpctl.SyclKernelSubmitError, dpctl.SyclKernelInvalidRangeError)):
         native_submit.submit_async(queue, program.get_sycl_kernel("add_one"), [out], [N], [16], [])  # 16 into 40
     assert len(calls) == 1
+
+
+@xetile.kernel
+def load(a):
+    return xetile.load_tile(xetile.init_tile(a, [0, 0], [4, 16]))
+
+
+@xetile.kernel
+def sum_of_eleven(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, out, scale):
+    total = load(a0) + load(a1) + load(a2) + load(a3) + load(a4) + load(a5) + load(a6) + load(a7) + load(a8) + \
+        load(a9) + load(a10)
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [4, 16]), total * scale)
+
+
+def test_a_launch_with_many_arguments_takes_the_c_call(usm_kind, monkeypatch):
+    """12 arrays and a scalar: 13 arguments with the sizes packed, over C_CALL_FROM; the launch's own path, not a
+    lowered threshold."""
+    interface, made = native_submit.c_interface(), []
+    monkeypatch.setattr(native_submit, "c_interface",
+                        lambda: dataclasses.replace(interface, submit=lambda *a: made.append(a) or interface.submit(*a)))
+    hosts = [np.full((4, 16), i, np.float32) + np.arange(16, dtype=np.float32) for i in range(11)]
+    out = usm_kind.asarray(np.zeros((4, 16), np.float32))
+    sum_of_eleven[(1,)](*map(usm_kind.asarray, hosts), out, 0.5, target="cpu")
+    np.testing.assert_array_equal(usm_kind.asnumpy(out), sum(hosts) * np.float32(0.5))
+    assert len(made) == 1

@@ -3,14 +3,17 @@ dpctl's `SyclQueue.submit_async` makes once it has turned each Python argument i
 
 That turning, not the SYCL runtime, is most of what dpctl's submit costs per argument on the OpenCL CPU device: with
 21 arguments (20 arrays' pointers and their packed sizes) `submit_async` took 62-87 us where the C call with the same
-arguments took 36-50 (docs/performance.md "Launch overhead"). Here each argument kind's C form is read with one
+arguments took 36-50. The Python this module runs around the C call costs about what dpctl's turning of 4 arguments
+does, and right after a kernel that streamed its data (caches cold) 20-30 us more than dpctl's whole submit with 4
+arguments, and as much as it with 21 (docs/performance.md "Launch overhead"). So a launch with C_CALL_FROM arguments or
+more calls the C function itself; one with fewer calls dpctl's submit. Each argument kind's C form is read with one
 C-level getter: a USM memory object passes its address (dpctl_void_ptr: the pointer itself), a `dpctl.RawKernelArg`
 its reference, a ctypes scalar the address of its value under the code of its type. The codes are those of dpctl's
 own `kernel_arg_type` enum (beside SyclQueue), so a dpctl that numbers them otherwise is followed.
 
 The event returned is a `dpctl.SyclEvent` made by dpctl's C API `SyclEvent_Make` (which copies the C event), for
 dpctl's and dpnp's order of work (ordering.py). The arguments' lifetime is the caller's, as with `submit_async`.
-These go to `submit_async` instead: a dpctl without the library, the event maker or the enum; an argument of another
+These go to `submit_async` as well: a dpctl without the library, the event maker or the enum; an argument of another
 kind; a launch without a local range; a submission the C call refuses (dpctl's own checks then raise its error).
 """
 from __future__ import annotations
@@ -28,6 +31,7 @@ import dpctl.memory
 
 LIBRARY = "libDPCTLSyclInterface.so"
 MAKE_EVENT_SIGNATURE = b"struct PySyclEventObject *(DPCTLSyclEventRef)"  # Cython names a C API capsule so
+C_CALL_FROM = 12  # arguments: with fewer, dpctl's submit costs less (module docstring)
 MAX_FORMS = 256  # argument type lists whose forms are remembered; a full table starts over
 # each ctypes scalar type a launch passes (runtime/sycl.py scalar_arg, jit/launch_plan.py PYTHON_SCALAR_ARGS), by the
 # name of its code; c_bool is one byte, as the kernel's i8 parameter
@@ -109,8 +113,8 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
     """`queue.submit_async(kernel, args, global_range, local_range, dependencies)`, through the C call where it can
     (module docstring). The words, ranges and dependencies are passed as `array`s: a ctypes array costs ~2x more
     to make."""
-    interface = c_interface()
-    forms = NOT_NATIVE if interface is None or local_range is None else forms_of(tuple(map(type, args)))
+    interface = None if len(args) < C_CALL_FROM or local_range is None else c_interface()
+    forms = NOT_NATIVE if interface is None else forms_of(tuple(map(type, args)))
     if forms is NOT_NATIVE:
         return queue.submit_async(kernel, args, global_range, local_range, dependencies)
     _, codes, getters = forms
