@@ -18,8 +18,11 @@ copy runs at its own, size-dependent speed), and two a softmax cannot beat, "bou
 "bound: softmax-exp" (softmax's passes over a row, `exp` left out). Softmax and layer norm also run as hand-written
 OpenCL C kernels built by the OpenCL CPU runtime's own compiler (target "opencl-c", bench/opencl_reference.py: the
 same work, a row a subgroup): what the device reaches on the rows without our compiler. Those are launched with one
-blocking `SyclQueue.submit`; `kernel_ms` is our softmax's and layer norm's kernel run the same way, with the
-arguments of its launch (`kernel_alone`), so that `ms` minus `kernel_ms` is what our launch path adds.
+blocking `SyclQueue.submit`, which waits for its own event; ours are waited for the same way, by the event their
+launch returns (`kernel[grid](...).wait()`: a `queue.wait()` after it cost 13-25 us more at 4096x512,
+docs/performance.md).
+`kernel_ms` is our softmax's and layer norm's kernel run as the hand-written ones, with the arguments of its launch
+(`kernel_alone`), so that `ms` minus `kernel_ms` is what our launch path adds.
 First launch: the tutorial GEMM (f16, 256x256 tile, 256x256 problem) in a fresh process with an empty
 XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. The machine may be shared: each time
 is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts
@@ -184,8 +187,7 @@ def row_rows(dpnp, targets, widths, rows_count, repeat, fast_math=False):
             references = {"softmax": [x, y], "layernorm": [x, dw, db, y]}
             for kernel, fn, grid, args, shape, numpy_fn in row_kernels(x, y, dw, db, host, w, bias, fast_math):
                 runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
-                runs |= {t: (lambda t: lambda: (fn[grid](*args, **shape, target=t), y.sycl_queue.wait()))(t)
-                         for t in targets}
+                runs |= {t: (lambda t: lambda: fn[grid](*args, **shape, target=t).wait())(t) for t in targets}
                 if kernel in references:
                     runs[REFERENCE] = opencl_reference.launcher(kernel, references[kernel], dtype == np.float16,
                                                                  ROWS_PER_WORKGROUP, fast_math)
