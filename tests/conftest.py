@@ -19,6 +19,7 @@ from xetile_jit.toolchain import ocloc
 from xetile_jit.compiler import pipeline
 from xetile_jit.jit.kernel import Kernel
 from xetile_jit.runtime.device import named_device
+from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
 
 TESTS = pathlib.Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -162,6 +163,18 @@ def usm_kind(request):
     """Makes and reads USM arrays of one kind on the opencl:cpu queue (usm_arrays.py): known by their
     `__sycl_usm_array_interface__` alone, and dpnp arrays (skipped without dpnp)."""
     return request.param(named_device("opencl:cpu").queue)
+
+
+@pytest.fixture(scope="module")
+def queue():
+    """The opencl:cpu queue, for tests that run OpenCL C kernels of their own."""
+    return named_device("opencl:cpu").queue
+
+
+@pytest.fixture(scope="module")
+def program(queue, request):
+    """The test module's OpenCL C `SOURCE`, built for `queue`."""
+    return kernel_bundle_api().from_source(queue, request.module.SOURCE)
 
 
 @pytest.fixture(autouse=True)

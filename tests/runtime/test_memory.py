@@ -19,7 +19,6 @@ from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec, classify, runtime_value
-from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 from xetile_jit.target.block_io import (BASE_RULE, BUILTIN_HEIGHT_RULE, BUILTIN_PITCH_RULE, HEIGHT_RULE, PITCH_RULE,
                                         SLICE_RULE, WIDTH_RULE)
@@ -40,16 +39,6 @@ __kernel void scalars({ARRAY.format("long", "out")}, char i8, uchar u8, short i1
     out[7] = (long)(f32 * 8); out[8] = b;
 }}
 """
-
-
-@pytest.fixture(scope="module")
-def queue():
-    return dpctl.get_device_cached_queue("opencl:cpu")
-
-
-@pytest.fixture(scope="module")
-def program(queue):
-    return kernel_bundle_api().from_source(queue, SOURCE)
 
 
 def launch(queue, program, values: dict, written: set, shape):

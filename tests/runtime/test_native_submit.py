@@ -10,7 +10,6 @@ import pytest
 
 import xetile_jit as xetile
 from xetile_jit.runtime import native_submit
-from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
 
 SOURCE = """
 typedef struct { long scale; long count; } Sizes;
@@ -29,16 +28,6 @@ __kernel void add_local(__global float *out, __local float *scratch) {
 }
 """
 N = 40
-
-
-@pytest.fixture(scope="module")
-def queue():
-    return dpctl.get_device_cached_queue("opencl:cpu")
-
-
-@pytest.fixture(scope="module")
-def program(queue):
-    return kernel_bundle_api().from_source(queue, SOURCE)
 
 
 @pytest.fixture
