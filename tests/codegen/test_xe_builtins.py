@@ -398,17 +398,50 @@ def _f16_extremes(rng, shape, dtype):
     return (rng.choice(values, size=shape) * rng.choice([-1, 1], size=shape)).astype(dtype)
 
 
+ONE = "float 0x3ff0000000000000"  # how llvmlite prints 1.0
+
+
+def fma_calls(module) -> list[str]:
+    return [line for line in str(module).splitlines() if "call float @\"__spirv_ocl_fma\"" in line]
+
+
 @pytest.mark.parametrize("abi", ["emulated", "vector"])
 def test_f16_dpas_fuses_its_multiply_adds_bit_for_bit(rng, abi):
     """f16 x f16 DPAS adds each product with OpenCL's fma (a CPU's one instruction; 12-17% of the cpu target's
     f16 GEMM, docs/performance.md "CPU notes"): an f16 product is exact and normal in f32, so the fused and the unfused
-    add round alike, also at f16's extremes. bf16 and tf32 products can leave f32's range: no fma there."""
+    add round alike, also at f16's extremes. bf16 and tf32 products can leave f32's range: their products are fmuls,
+    each added by an fma of it by 1.0 (test_bf16_dpas_rounds_its_products_at_f32s_bounds)."""
     keys = [key for key in xb.DPAS_TABLE[SG] if key.a == key.b == "f16"]
-    for key, uses_fma in ((keys[0], True), (xb.Dpas("bf16", "bf16"), False), (xb.Dpas("tf32", m=8), False)):
+    f16_calls = fma_calls(dpas_module(abi, keys[:1]))
+    assert f16_calls and not any(ONE in call for call in f16_calls)
+    for key in (xb.Dpas("bf16", "bf16"), xb.Dpas("tf32", m=8)):
         module = dpas_module(abi, [key])
-        assert ("__spirv_ocl_fma" in str(module)) == uses_fma, key
+        assert "fmul float" in str(module) and all(ONE in call for call in fma_calls(module)), key
     cases = [dpas_case(rng, key, _f16_extremes) for key in keys]
     check_dpas_rows(abi, keys, cases)
+
+
+def _bf16_extremes(rng, shape, dtype):
+    """bf16 magnitudes whose products leave f32's normal range (2**128, 2**-128, and 2**-140 with bits to round off)
+    or stay just inside it, and f32 accumulators near those bounds: there an fma of the operands rounds otherwise
+    than the product rounded, then added."""
+    if dtype == np.float32:
+        values = [2.0 ** 127, 1.5 * 2.0 ** 126, 2.0 ** -126, 3 * 2.0 ** -140, 1.0]
+    else:
+        values = [2.0 ** 64, 1.5 * 2.0 ** 63, 2.0 ** -64, (1 + 2 ** -7) * 2.0 ** -70, 1.0, 3.0]
+    return (rng.choice(values, size=shape) * rng.choice([-1, 1], size=shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("abi", ["emulated", "vector"])
+def test_bf16_dpas_rounds_its_products_at_f32s_bounds(rng, abi):
+    """Each bf16 product is rounded to f32 (to infinity past its largest value, to a subnormal below its smallest
+    normal) before its add, as the interpreter computes it."""
+    key = xb.Dpas("bf16", "bf16")
+    with np.errstate(over="ignore", invalid="ignore"):
+        cases = [dpas_case(rng, key, _bf16_extremes) for _ in range(4)]
+    expected = np.concatenate([d for _, d in cases])
+    assert np.isinf(expected).any() and (np.abs(expected[np.isfinite(expected)]) < 2.0 ** -126).any()
+    check_dpas_rows(abi, [key] * len(cases), cases)
 
 
 # Each A x B pair at M = 8 is launched by test_cpu_gemm_tile_bit_exact, and every f16 row by the test above; the

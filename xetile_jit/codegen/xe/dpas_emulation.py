@@ -112,13 +112,16 @@ def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
     """`(a, b, c) -> c + a * b` rounded as the module docstring says. f16 x f16 uses OpenCL's `fma`: a product
     of two f16 values is exact and normal in f32 (at most 22 significant bits, 2**-48 to 2**32), so the fused
     operation rounds once, as the add alone does, and a CPU does it in one instruction. Not for bf16 and tf32,
-    whose products can leave f32's range (and then round differently unfused)."""
+    whose products can leave f32's range (and then round differently unfused): their product is an `fmul`, and the
+    add of it an `fma` of the product by 1.0, exactly the add (the product times 1 is exact). The OpenCL CPU driver
+    built an `fmul` feeding an `fadd` in ten times the time with AVX2 code: the bf16 256x256 GEMM of the tests in 39 s
+    against 3.2 (docs/performance.md "Driver builds")."""
     if not mad.is_float:
         return lambda x, y, acc: b.add(acc, b.mul(x, y))
+    fma = declared(b.module, "__spirv_ocl_fma", ir.FunctionType(F32, [F32] * 3))
     if mad.a == mad.b == "f16":
-        fma = declared(b.module, "__spirv_ocl_fma", ir.FunctionType(F32, [F32] * 3))
         return lambda x, y, acc: b.call(fma, [x, y, acc])
-    return lambda x, y, acc: b.fadd(acc, b.fmul(x, y))
+    return lambda x, y, acc: b.call(fma, [b.fmul(x, y), ir.Constant(F32, 1.0), acc])
 
 
 def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
