@@ -20,9 +20,8 @@ OpenCL C kernels built by the OpenCL CPU runtime's own compiler (target "opencl-
 same work, a row a subgroup): what the device reaches on the rows without our compiler. Those are launched with one
 blocking `SyclQueue.submit`, which waits for its own event; ours are waited for the same way, by the event their
 launch returns (`kernel[grid](...).wait()`: a `queue.wait()` after it cost 13-25 us more at 4096x512,
-docs/performance.md).
-`kernel_ms` is our softmax's and layer norm's kernel run as the hand-written ones, with the arguments of its launch
-(`kernel_alone`), so that `ms` minus `kernel_ms` is what our launch path adds.
+docs/performance.md). `kernel_ms` is our softmax's and layer norm's kernel run as the hand-written ones, with the
+arguments of its launch (`kernel_alone`), so that `ms` minus `kernel_ms` is what our launch path adds.
 First launch: the tutorial GEMM (f16, 256x256 tile, 256x256 problem) in a fresh process with an empty
 XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. The machine may be shared: each time
 is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts

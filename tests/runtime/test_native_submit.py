@@ -166,11 +166,11 @@ def sum_of_eleven(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, out, scale):
 
 
 def test_a_launch_with_many_arguments_takes_the_c_call(usm_kind, monkeypatch):
-    """12 arrays and a scalar: 13 arguments with the sizes packed, over C_CALL_FROM; the launch's own path, not a
-    lowered threshold."""
+    """12 arrays and a scalar: 14 kernel arguments with the sizes packed (the pointers, the scalar, the sizes), over
+    C_CALL_FROM; the launch's own path, not a lowered threshold."""
     interface, made = native_submit.c_interface(), []
-    monkeypatch.setattr(native_submit, "c_interface",
-                        lambda: dataclasses.replace(interface, submit=lambda *a: made.append(a) or interface.submit(*a)))
+    counted = dataclasses.replace(interface, submit=lambda *a: made.append(a) or interface.submit(*a))
+    monkeypatch.setattr(native_submit, "c_interface", lambda: counted)
     hosts = [np.full((4, 16), i, np.float32) + np.arange(16, dtype=np.float32) for i in range(11)]
     out = usm_kind.asarray(np.zeros((4, 16), np.float32))
     sum_of_eleven[(1,)](*map(usm_kind.asarray, hosts), out, 0.5, target="cpu")
