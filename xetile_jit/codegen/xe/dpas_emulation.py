@@ -29,6 +29,11 @@ from .llvm_helpers import ROLLED, constant, declared, field, i32, like, shuffle
 # 0.72x; docs/performance.md "CPU notes"). That is half the register file of AVX-512 in sums of one vector each; a
 # CPU of another ISA carries half of its own (carried_sums).
 CARRIED_SUMS = 16
+# Loops over k of at most this many steps are marked not to unroll: the OpenCL CPU driver unrolled tf32's 8-step loops
+# (one row of four DPAS ops each, under AVX2's budget of sums) whole, and built the tutorial's tf32 GEMM in 22 s with
+# AVX2 code against 3.2 s rolled, as fast or faster; rolling the 16-step loops of the other types as well cost their
+# GEMMs 6-7% at 2048 there (docs/performance.md "AVX2 code on the Xeon").
+ROLLED_UP_TO = 8
 
 
 def carried_sums(cpu: CpuFeatures, lanes: int) -> int:
@@ -223,15 +228,16 @@ def a_words(b: ir.IRBuilder, mad: DpasBuiltin, chunks: list[ir.Value], private) 
 def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step,
               budget: int = CARRIED_SUMS) -> list[list[ir.Value]]:
     """The row sums of DPAS ops sharing A (`sums`: each op's C rows) after `count` steps over k, as one loop over k
-    per group of rows (`row_groups` of `budget` sums); `step(b, k, rows, group_sums)` gives the group's new sums, op
-    after op."""
+    per group of rows (`row_groups` of `budget` sums; rolled up to ROLLED_UP_TO steps); `step(b, k, rows,
+    group_sums)` gives the group's new sums, op after op."""
     sums = [list(rows) for rows in sums]
     for rows in row_groups(len(sums[0]), len(sums), budget):
         size = len(rows)
 
         def group_step(b, k, carried, rows=rows, size=size):
             return step(b, k, rows, [carried[j * size:(j + 1) * size] for j in range(len(sums))])
-        carried = counted_loop(b, count, [totals[r] for totals in sums for r in rows], group_step)
+        carried = counted_loop(b, count, [totals[r] for totals in sums for r in rows], group_step,
+                               ROLLED if count <= ROLLED_UP_TO else ())
         for j, totals in enumerate(sums):
             totals[rows.start:rows.stop] = carried[j * size:(j + 1) * size]
     return sums
