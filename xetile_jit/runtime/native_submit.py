@@ -29,8 +29,9 @@ from dataclasses import dataclass
 import dpctl
 import dpctl.memory
 
+from .capsules import capsule_function
+
 LIBRARY = "libDPCTLSyclInterface.so"
-MAKE_EVENT_SIGNATURE = b"struct PySyclEventObject *(DPCTLSyclEventRef)"  # Cython names a C API capsule so
 C_CALL_FROM = 12  # arguments: with fewer, dpctl's submit costs less (module docstring)
 MAX_FORMS = 256  # argument type lists whose forms are remembered; a full table starts over
 # each ctypes scalar type a launch passes (runtime/sycl.py scalar_arg, jit/launch_plan.py PYTHON_SCALAR_ARGS), by the
@@ -92,10 +93,7 @@ def c_interface() -> CInterface | None:
     submit.restype = handle
     submit.argtypes = [handle, handle, handle, handle, size, handle, handle, size, handle, size]
     delete_event.restype, delete_event.argtypes = None, [handle]
-    address = ctypes.pythonapi.PyCapsule_GetPointer
-    address.restype, address.argtypes = handle, [ctypes.py_object, ctypes.c_char_p]
-    make_event = ctypes.PYFUNCTYPE(ctypes.py_object, handle)(address(make_event, MAKE_EVENT_SIGNATURE))
-    return CInterface(submit, delete_event, make_event, codes)
+    return CInterface(submit, delete_event, capsule_function(make_event, ctypes.py_object, handle), codes)
 
 
 def forms_of(kinds: tuple) -> tuple | None:

@@ -13,6 +13,7 @@ import os
 
 import dpctl
 
+from ..capsules import capsule_function
 from ..kernel_bundles import kernel_bundle_api
 
 MEASURED_DPCTL = ("0.22.",)
@@ -53,12 +54,8 @@ class OpenCLApi:
                                             ctypes.POINTER(ctypes.c_int))
         self.build_program = typed(opencl.clBuildProgram, ctypes.c_int, handle, uint, ctypes.POINTER(handle),
                                    ctypes.c_char_p, handle, handle)
-        address = ctypes.pythonapi.PyCapsule_GetPointer
-        address.restype, address.argtypes = handle, [ctypes.py_object, ctypes.c_char_p]
-        signature = ctypes.pythonapi.PyCapsule_GetName  # Cython names the capsule by the function's C signature
-        signature.restype, signature.argtypes = ctypes.c_char_p, [ctypes.py_object]
-        capsule = kernel_bundle_api().make_capsule  # dpctl's C API: a new kernel bundle object
-        self.program_make = ctypes.PYFUNCTYPE(ctypes.py_object, handle)(address(capsule, signature(capsule)))
+        # dpctl's C API: a new kernel bundle object
+        self.program_make = capsule_function(kernel_bundle_api().make_capsule, ctypes.py_object, handle)
 
 
 def typed(function, restype, *argtypes):
