@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 
 import dpctl
 import ml_dtypes
@@ -14,6 +15,7 @@ import pytest
 
 import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
+from xetile_jit.codegen.llvm.lowering import exchange_rounds, unrolled_shuffles
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.target.targets import TARGETS
 from conftest import assert_close, rand, subprocess_env
@@ -49,6 +51,59 @@ ONE_TARGET = ("causal-attention",)  # a 40 s driver build per target: on the def
 def test_pipeline_kernels(rng, case, target):
     kern, args, kwargs, grid = CASES[case](rng)
     assert_same(kern, args, kwargs, grid, scale=64, target=target)
+
+
+@pytest.mark.parametrize("target, shuffles, exchanges", [("cpu", 64, 2), ("xe-emulated", 64, 2),
+                                                        ("xe-hpc", 512, 16)])
+def test_column_major_regroups_and_atomics_are_short_on_the_cpu_targets(rng, target, shuffles, exchanges):
+    """The column-major kernel's regroups between its lanes' columns and rows (six lane_gathers of 8 components a
+    lane from 8 lanes each) take 8 shuffles each on the CPU targets, in exchange_rounds, not 64; its atomic max is
+    one compare-exchange loop a block in a loop over the lane's elements. A GPU keeps both unrolled. Both CPU
+    targets' numbers are the interpreter's (test_pipeline_kernels)."""
+    kern, args, kwargs, _ = CASES["column-major-io"](rng)
+    with warnings.catch_warnings():  # y and z are element by element: no 2D block message addresses them
+        warnings.simplefilter("ignore", xetile.BlockIOFallbackWarning)
+        llir = kern.warmup(*args, **kwargs, target=target).asm["llir"]
+    assert llir.count('SubgroupShuffleINTEL"(') - 1 == shuffles and llir.count(" cmpxchg ") == exchanges
+
+
+def gathered(pools: np.ndarray, source_lanes: np.ndarray, components: np.ndarray) -> np.ndarray:
+    """A lane_gather's result by its tables: [result component, lane]."""
+    return pools[source_lanes, components]
+
+
+def in_rounds(pools: np.ndarray, rounds, count: int) -> np.ndarray:
+    """The same by exchange_rounds: each lane sends pool[sent], reads its source's, keeps it at its slot."""
+    lanes = pools.shape[0]
+    result = np.full((count + 1, lanes), np.nan)
+    for sent, source, slot in rounds:
+        moved = pools[np.arange(lanes), sent][source]
+        result[slot, np.arange(lanes)] = moved
+    return result[:count]
+
+
+TRANSPOSE = (np.array([[2 * c + lane // 8 for lane in range(16)] for c in range(8)]),
+             np.array([[lane % 8 for lane in range(16)] for _ in range(8)]))
+
+
+@pytest.mark.parametrize("tables", ["transpose", "random", "broadcast", "own lanes"])
+def test_exchange_rounds_move_what_the_tables_name(rng, tables):
+    """Each result component of each lane arrives, in each round a lane sends one component and keeps at most one;
+    a transpose of 8 components from 8 lanes each takes 8 rounds where unrolled it takes 64 shuffles."""
+    lanes, count, pool = 16, 8, 12
+    source_lanes, components = {
+        "transpose": TRANSPOSE,
+        "random": (rng.integers(0, lanes, (count, lanes)), rng.integers(0, pool, (count, lanes))),
+        "broadcast": (np.zeros((count, lanes), np.int64), np.tile(np.arange(count)[:, None], (1, lanes))),
+        "own lanes": (np.tile(np.arange(lanes), (count, 1)), rng.integers(0, pool, (count, lanes))),
+    }[tables]
+    pools = rng.standard_normal((lanes, pool))
+    rounds = exchange_rounds(source_lanes, components, lanes)
+    np.testing.assert_array_equal(in_rounds(pools, rounds, count), gathered(pools, source_lanes, components))
+    if tables == "transpose":
+        assert (len(rounds), unrolled_shuffles(source_lanes, components, lanes)) == (8, 64)
+    if tables == "broadcast":  # every lane reads lane 0's component c: one round a component
+        assert len(rounds) == count
 
 
 @xetile.kernel

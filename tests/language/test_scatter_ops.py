@@ -212,6 +212,15 @@ def test_atomic_rmw_on_scatter_tile_launched(rng):
     np.testing.assert_array_equal(hist, 3 * expected_histogram(keys))
 
 
+@pytest.mark.parametrize("target, atomics", [("cpu", 1), ("xe-emulated", 1), ("xe-hpc", 4)])
+def test_a_lanes_scattered_elements_are_a_loop_on_the_cpu_targets(rng, target, atomics):
+    """Each lane's 4 keys (a 4x16 tile) are one atomic add in a loop over them on the CPU targets
+    (Lanes.looped: their driver's build time grows with the unrolled code), four unrolled adds on a GPU."""
+    keys, hist, old = histogram_case(rng)
+    llir = histogram.warmup(keys, hist, old, N=4, target=target).asm["llir"]
+    assert llir.count(" atomicrmw ") == atomics
+
+
 WHOLE = xetile.Layout(sg_layout=[4, 1], sg_data=[4, 16])  # every subgroup holds all of the 4x16 tile
 HALVES = xetile.Layout(sg_layout=[2, 2], sg_data=[4, 8])  # each element is held by two subgroups
 

@@ -68,6 +68,11 @@ class Target:
     # memory and transposed it around its uses (the tutorial GEMM's 16 accumulators: 2824 permutes, a third of its
     # driver build; docs/performance.md "CPU notes"); GPUs keep vectors
     lane_scalars: bool = False
+    # a lane reads its own components by a lane-dependent index from private memory: a lane_gather row whose
+    # source lanes each send one component goes as that pick and one shuffle (codegen/llvm/lowering.py). The CPU
+    # targets, where the read is one gather across the vectorized lanes and the driver's build time grew with the
+    # unrolled form's shuffles (a column-major 16x32 f32 tile's regroups: 385 of them); GPUs pick among registers
+    indexed_lane_reads: bool = False
     # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
     # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local
     # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
@@ -236,10 +241,12 @@ TARGETS = {target.name: target for target in (
            iga_platform="12p71"),
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
-           max_workgroup_size=8192, element_loops=True, lane_scalars=True, largest_loads=False,
+           max_workgroup_size=8192, element_loops=True, lane_scalars=True, indexed_lane_reads=True,
+           largest_loads=False,
            whole_row_bytes=16 * 1024, column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
-           element_loops=True, lane_scalars=True, column_major_gathers=True, cpu=host_cpu()),
+           element_loops=True, lane_scalars=True, indexed_lane_reads=True, column_major_gathers=True,
+           cpu=host_cpu()),
 )}
 CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.abi.runs_on_cpu)
 

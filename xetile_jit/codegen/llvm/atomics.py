@@ -34,22 +34,25 @@ class Atomics:
         self.context = context
         self.combine = combine
 
-    def atomic_elements(self, op, places) -> ir.Value:
-        """`op`'s atomic element by element at `places` ((address, inside) per element, made as they are used); a
+    def atomic_elements(self, op, place) -> ir.Value:
+        """`op`'s atomic element by element, component k at `place(k)` ((address, inside), k as Lanes.for_each
+        gives it: a loop on the CPU targets, whose driver build time grew with each unrolled exchange loop); a
         block every lane holds is updated by lane 0 alone, which then shares the old values."""
         value = op.operands[0]
         dtype = value.type.dtype
         b, lanes = self.context.builder, self.context.lanes
-        first_lane = b.icmp_unsigned("==", lanes.lane_id(), ir.Constant(I32, 0))
-        olds = []
-        for (address, inside), item, *compare in zip(places, *(lanes.elements(self.context.values[v])
-                                                             for v in [value, *op.compare])):
-            if op.layout.replicated:
+        operands = [lanes.addressable(op.layout, dtype, self.context.values[v]) for v in [value, *op.compare]]
+        first_lane = b.icmp_unsigned("==", lanes.lane_id(), ir.Constant(I32, 0)) if op.layout.replicated else None
+
+        def element(k):
+            address, inside = place(k)
+            if first_lane is not None:
                 inside = b.and_(inside, first_lane)
-            olds.append(guarded(b, inside, lambda: self.atomic(op.kind, dtype, address, item, *compare),
-                                ir.Constant(item.type, 0)))
-        old = lanes.assemble(olds)
-        return lanes.shuffle(old, ir.Constant(I32, 0)) if op.layout.replicated else old
+            item, *compare = (lanes.component(v, k) for v in operands)
+            return guarded(b, inside, lambda: self.atomic(op.kind, dtype, address, item, *compare),
+                           ir.Constant(item.type, 0))
+        old = lanes.made(op.layout, dtype, lanes.component_type(operands[0]), element)
+        return old if first_lane is None else lanes.shuffle(old, ir.Constant(I32, 0))
 
     def atomic(self, kind: str, dtype, address: ir.Value, value: ir.Value, compare: ir.Value | None = None
                ) -> ir.Value:

@@ -11,7 +11,7 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..xe.llvm_helpers import SHUFFLE
-from .core import I32, I64, components
+from .core import I32, I64, components, counted_loop
 
 
 class Lanes:
@@ -31,6 +31,15 @@ class Lanes:
         else:
             result = [self.position(layout, ir.Constant(I64, k)) for k in range(layout.per_lane)]
         return [(c, r) for r, c in result] if transpose else result
+
+    def position_at(self, layout: S.LaneLayout, k: int | ir.Value, transpose=None) -> tuple[ir.Value, ir.Value]:
+        """`positions(layout, transpose)[k]` for component `k`: an int, or an i32 loop index (`for_each`)."""
+        if isinstance(k, int):
+            row, col = ([ir.Constant(I64, x) for x in layout.elements(0)[k]] if layout.replicated
+                        else self.position(layout, ir.Constant(I64, k)))
+        else:
+            row, col = self.position(layout, self.context.builder.zext(k, I64))
+        return (col, row) if transpose else (row, col)
 
     def position(self, layout: S.LaneLayout, k: ir.Value) -> tuple[ir.Value, ir.Value]:
         """(row, col) in the block, as i64, of component `k` (i64) of this lane, for a layout that is not
@@ -70,14 +79,61 @@ class Lanes:
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
         return [self.component(v, i) for i in range(self.count(v))]
 
-    def component(self, v: ir.Value | PrivateBlock, i: int) -> ir.Value:
-        """Component `i` of a lane value, read alone (a regrouping reads only the components it keeps)."""
+    def component(self, v: ir.Value | PrivateBlock, i: int | ir.Value) -> ir.Value:
+        """Component `i` (an int, or an i32 loop index) of a lane value, read alone (a regrouping reads only the
+        components it keeps)."""
         b = self.context.builder
         if isinstance(v, PrivateBlock):
             return b.load(v.slot(b, i))
         if isinstance(v.type, ir.VectorType):
-            return b.extract_element(v, ir.Constant(I32, i))
+            return b.extract_element(v, i if isinstance(i, ir.Value) else ir.Constant(I32, i))
         return v
+
+    # ---- a lane's components one at a time: unrolled, or a loop on the CPU targets -----------------------------
+    def looped(self, layout: S.LaneLayout, dtype) -> bool:
+        """Whether an access element by element (codegen/llvm/elements.py, scatter.py, atomics.py) takes a lane's
+        components in a loop through private memory (Target.element_loops: the CPU targets, whose driver build
+        time follows the straight-line code); not for a replicated block, nor for i1, whose vectors are bit-packed
+        in memory while an array of them takes a byte each."""
+        return (self.context.target.element_loops and not layout.replicated and layout.per_lane > 1
+                and dtype.bits > 1)
+
+    def for_each(self, layout: S.LaneLayout, dtype, body) -> None:
+        """`body(k)` for each component k of this lane: in a loop (k an i32 index) where `looped`, else unrolled
+        (k an int). Values `body` reads by k come from `addressable`."""
+        if self.looped(layout, dtype):
+            counted_loop(self.context.builder, layout.per_lane, None, lambda b, k, _: body(k))
+        else:
+            for k in range(layout.per_lane):
+                body(k)
+
+    def made(self, layout: S.LaneLayout, dtype, element_type: ir.Type, element) -> ir.Value | PrivateBlock:
+        """The lane value whose component k is `element(k)`, k as `for_each` gives it (looped: stored into a
+        private array, then read as one vector up to a vector's size)."""
+        if not self.looped(layout, dtype):
+            return self.assemble([element(k) for k in range(layout.per_lane)])
+        b, count = self.context.builder, layout.per_lane
+        block = PrivateBlock(self.private(ir.ArrayType(element_type, count)))
+        self.for_each(layout, dtype, lambda k: b.store(element(k), block.slot(b, k)))
+        return block if count > MAX_VECTOR_COMPONENTS else self.read_run(block, 0, count)
+
+    def addressable(self, layout: S.LaneLayout, dtype, v: ir.Value | PrivateBlock) -> ir.Value | PrivateBlock:
+        """`v` as `for_each`'s body reads it by k: a vector stored into a private array in one store where the
+        components go in a loop (a CPU reads a component by a loop index from memory either way), else `v` (an i1
+        vector too: bit-packed in memory, it is read by an extract at the index)."""
+        if (not self.looped(layout, dtype) or isinstance(v, PrivateBlock) or not isinstance(v.type, ir.VectorType)
+                or v.type.element == ir.IntType(1)):
+            return v
+        b = self.context.builder
+        block = PrivateBlock(self.private(ir.ArrayType(v.type.element, v.type.count)))
+        b.store(v, b.bitcast(block.pointer, v.type.as_pointer()))
+        return block
+
+    @staticmethod
+    def component_type(v: ir.Value | PrivateBlock) -> ir.Type:
+        if isinstance(v, PrivateBlock):
+            return v.pointer.type.pointee.element
+        return v.type.element if isinstance(v.type, ir.VectorType) else v.type
 
     @staticmethod
     def count(v: ir.Value | PrivateBlock) -> int:

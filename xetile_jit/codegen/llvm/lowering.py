@@ -187,8 +187,8 @@ class XeGPULowering(LLVMLowering):
 
     def lower_SimtAtomicRMWOp(self, op):
         tdesc = op.operands[1]
-        return self.atomics.atomic_elements(op, (self.elements.element(tdesc, row, col, op.valid) for row, col in
-                                         self.lanes.positions(op.layout)))
+        return self.atomics.atomic_elements(
+            op, lambda k: self.elements.element(tdesc, *self.lanes.position_at(op.layout, k), op.valid))
 
     # ---- memory ----------------------------------------------------------------------------------------
     def lower_SimtLoadNdOp(self, op):
@@ -258,10 +258,18 @@ class XeGPULowering(LLVMLowering):
 
     def lower_LaneGatherOp(self, op):
         """Result component c: for each source component t some lane reads, shuffle it from the lane the table
-        names and keep it where this lane wanted t."""
+        names and keep it where this lane wanted t; or, where the target reads private memory by index
+        (Target.indexed_lane_reads) and that takes at most half the shuffles, in `exchange_rounds`."""
         bld = self.builder
         pool = [e for v in op.operands for e in self.lanes.elements(self.values[v])]
         lane = self.lanes.lane_id()
+        rounds = None  # not for i1, whose vectors are bit-packed in memory while an array of them takes a byte each
+        if self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1):
+            rounds = exchange_rounds(op.source_lanes, op.components, self.lanes.size)
+            if 2 * len(rounds) > unrolled_shuffles(op.source_lanes, op.components, self.lanes.size):
+                rounds = None
+        if rounds is not None:
+            return self.gather_in_rounds(pool, rounds, len(op.source_lanes))
         results = []
         for lanes_row, components_row in zip(op.source_lanes, op.components):
             own = (lanes_row == np.arange(self.lanes.size)).all()  # only the component differs between lanes
@@ -275,6 +283,52 @@ class XeGPULowering(LLVMLowering):
             results.append(result)
         return self.lanes.assemble(results)
 
+    def gather_in_rounds(self, pool: list[ir.Value], rounds, count: int) -> ir.Value | PrivateBlock:
+        """A lane_gather as `exchange_rounds`: in each, every lane reads the component it sends from its pool in
+        private memory by index, shuffles, and stores what it received at its result slot by index."""
+        b, lanes = self.builder, self.lanes
+        lane = lanes.lane_id()
+        sources = lanes.assemble(pool, into=PrivateBlock(lanes.private(ir.ArrayType(pool[0].type, len(pool)))))
+        result = PrivateBlock(lanes.private(ir.ArrayType(pool[0].type, count + 1)))  # + the slot of unkept values
+        for sent, source, slot in rounds:
+            value = b.load(sources.slot(b, b.extract_element(self.table(sent), lane)))
+            moved = lanes.shuffle(value, b.extract_element(self.table(source), lane))
+            b.store(moved, result.slot(b, b.extract_element(self.table(slot), lane)))
+        if count <= MAX_VECTOR_COMPONENTS:
+            return lanes.read_run(result, 0, count)
+        with b.goto_entry_block():  # beside the variable, as `reinterpret` wants it
+            return result.part(b, 0, count)
+
     def table(self, row) -> ir.Constant:
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
 
+
+
+def unrolled_shuffles(source_lanes: np.ndarray, components: np.ndarray, lanes: int) -> int:
+    """The shuffles of a lane_gather unrolled: one a component some lane reads, in each row that moves data
+    between lanes."""
+    return sum(len(set(row.tolist())) for lanes_row, row in zip(source_lanes, components)
+               if not (lanes_row == np.arange(lanes)).all())
+
+
+def exchange_rounds(source_lanes: np.ndarray, components: np.ndarray, lanes: int) -> list[tuple]:
+    """A lane_gather (result component c of lane l is component components[c][l] of lane source_lanes[c][l]) as
+    rounds of one shuffle each: (the component each lane sends, the lane each lane reads from, the result slot each
+    lane keeps it in; `len(components)` where it keeps nothing). A round serves each lane at most once and sends
+    one component a lane, which every lane wanting it may read; built greedily, in table order."""
+    pending = [(c, l, int(source_lanes[c][l]), int(components[c][l]))
+               for c in range(len(components)) for l in range(lanes)]
+    rounds = []
+    while pending:
+        sent = np.zeros(lanes, np.int64)
+        source, slot = np.arange(lanes), np.full(lanes, len(components), np.int64)
+        sending, left = {}, []
+        for c, l, s, t in pending:
+            if slot[l] == len(components) and sending.get(s, t) == t:
+                sending[s] = sent[s] = t
+                source[l], slot[l] = s, c
+            else:
+                left.append((c, l, s, t))
+        rounds.append((sent, source, slot))
+        pending = left
+    return rounds

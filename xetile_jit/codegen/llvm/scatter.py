@@ -72,8 +72,9 @@ class Scatter:
         offsets = lanes.elements(self.context.values[op.operands[0]])
         return lanes.assemble([b.add(k, d) for k, d in zip(offsets, self.widened(op.operands[1]))])
 
-    def places(self, op) -> list[tuple[ir.Value, ir.Value]]:
-        """(address, accesses memory) of each of this lane's elements of the access `op`."""
+    def place(self, op):
+        """(address, accesses memory) of this lane's element k of the access `op`, as a function of k (as
+        Lanes.for_each gives it); what all elements share is computed once, here."""
         b, lanes, values = self.context.builder, self.context.lanes, self.context.values
         tdesc = op.operands[1] if isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp)) else op.operands[0]
         m = self.memref(tdesc)
@@ -81,19 +82,22 @@ class Scatter:
         size = functools.reduce(b.mul, sizes)
         dense = functools.reduce(b.and_, [b.icmp_signed("==", stride, dense_stride)
                                           for stride, dense_stride in zip(strides, self.dense_strides(sizes))])
-        masks = lanes.elements(values[op.mask[0]]) if op.mask else None
-        positions = lanes.positions(op.layout) if op.valid is not None else None
-        places = []
-        for i, k in enumerate(lanes.elements(values[tdesc])):
-            inside = within(b, k, size)
+        dtype = op.operands[0].type.dtype if isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp)) \
+            else op.result.type.dtype
+        offsets = lanes.addressable(op.layout, dtype, values[tdesc])
+        masks = lanes.addressable(op.layout, dtype, values[op.mask[0]]) if op.mask else None
+
+        def at(k):
+            offset = lanes.component(offsets, k)
+            inside = within(b, offset, size)
             if masks is not None:
-                inside = b.and_(inside, masks[i])
-            if positions is not None:
-                inside = b.and_(inside, in_block(b, *positions[i], op.valid))
-            k = clamp(b, k, size)
-            places.append((b.gep(m.pointer, [guarded(b, b.not_(dense), lambda: self.strided(sizes, strides, k), k)],
-                                 inbounds=True), inside))
-        return places
+                inside = b.and_(inside, lanes.component(masks, k))
+            if op.valid is not None:
+                inside = b.and_(inside, in_block(b, *lanes.position_at(op.layout, k), op.valid))
+            offset = clamp(b, offset, size)
+            return b.gep(m.pointer, [guarded(b, b.not_(dense), lambda: self.strided(sizes, strides, offset), offset)],
+                         inbounds=True), inside
+        return at
 
     def dense_strides(self, sizes) -> list[ir.Value]:
         """The strides of a dense row-major array of these sizes."""
@@ -116,19 +120,29 @@ class Scatter:
         """xegpu.load (gather): each element, or the padding where it accesses no memory."""
         b = self.context.builder
         dtype = op.result.type.dtype
-        pad = ir.Constant(llvm_type(ScalarType(dtype)), literal(op.padding, dtype))
-        return self.context.lanes.assemble([b.select(inside, from_storage(b, b.load(address), dtype), pad)
-                                            for address, inside in self.places(op)])
+        element_type = llvm_type(ScalarType(dtype))
+        pad = ir.Constant(element_type, literal(op.padding, dtype))
+        place = self.place(op)
+
+        def element(k):
+            address, inside = place(k)
+            return b.select(inside, from_storage(b, b.load(address), dtype), pad)
+        return self.context.lanes.made(op.layout, dtype, element_type, element)
 
     def store(self, op) -> None:
         """xegpu.store (scatter): each element where it accesses memory."""
-        b = self.context.builder
+        b, lanes = self.context.builder, self.context.lanes
         dtype = op.operands[0].type.dtype
-        items = self.context.lanes.elements(self.context.values[op.operands[0]])
-        for (address, inside), item in zip(self.places(op), items):
+        items = lanes.addressable(op.layout, dtype, self.context.values[op.operands[0]])
+        place = self.place(op)
+
+        def element(k):
+            address, inside = place(k)
+            item = lanes.component(items, k)
             with b.if_then(inside):
                 b.store(to_storage(b, item, dtype), address)
+        lanes.for_each(op.layout, dtype, element)
 
     def atomic(self, op):
         """xegpu.atomic_rmw on a scattered descriptor."""
-        return self.atomics.atomic_elements(op, self.places(op))
+        return self.atomics.atomic_elements(op, self.place(op))
