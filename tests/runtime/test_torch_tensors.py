@@ -223,10 +223,11 @@ def test_tensors_that_take_turns_are_held_and_so_is_an_input_beside_new_outputs(
         add_one[(1,)](b, a, BM=16, BN=16, device="numpy")
     assert held_views(add_one, a, b) is not None and held_views(add_one, b, a) is not None
     assert torch.equal(a, torch.full((16, 16), 7.0)) and torch.equal(b, torch.full((16, 16), 6.0))
+    outputs = []  # all alive: a freed output's address and id, taken again by the next, would make it held too
     for _ in range(3):
-        out = torch.zeros(16, 16)
-        add_one[(1,)](a, out, BM=16, BN=16, device="numpy")
-        assert torch.equal(out, a + 1)
+        outputs.append(torch.zeros(16, 16))
+        add_one[(1,)](a, outputs[-1], BM=16, BN=16, device="numpy")
+        assert torch.equal(outputs[-1], a + 1)
     assert held_views(add_one, a, torch.zeros(16, 16))[0] is not None
 
 

@@ -60,18 +60,19 @@ class Target:
     # compiler keeps in registers for small blocks only (tutorial GEMM 1024 f16: 15-35% slower in 32x32 blocks)
     largest_loads: bool = True
     iga_platform: str | None = None
-    # the general memory path (codegen/llvm/elements.py) as a loop over a lane's components, not unrolled: the CPU
-    # targets, whose driver build time follows the straight-line code; GPUs keep the components in registers
+    # the general memory path, gathers, scatters and atomics (codegen/llvm/elements.py, scatter.py, atomics.py) as a
+    # loop over a lane's components, not unrolled: the CPU targets, whose driver build time follows the straight-line
+    # code; GPUs keep the components in registers
     element_loops: bool = False
     # a lane's vectors computed as their components (codegen/llvm/core.py: a loop's carried vectors a phi a component, an
     # element-wise op an op a component): the CPU targets, whose compiler kept a vector value lane after lane in
     # memory and transposed it around its uses (the tutorial GEMM's 16 accumulators: 2824 permutes, a third of its
     # driver build; docs/performance.md "CPU notes"); GPUs keep vectors
     lane_scalars: bool = False
-    # a lane reads its own components by a lane-dependent index from private memory: a lane_gather row whose
-    # source lanes each send one component goes as that pick and one shuffle (codegen/llvm/lowering.py). The CPU
-    # targets, where the read is one gather across the vectorized lanes and the driver's build time grew with the
-    # unrolled form's shuffles (a column-major 16x32 f32 tile's regroups: 385 of them); GPUs pick among registers
+    # a lane reads and writes its own components by a lane-dependent index in private memory, so a lane_gather can
+    # go in rounds of one shuffle (codegen/llvm/lowering.py exchange_rounds): the CPU targets, where such an access
+    # is one gather or scatter across the vectorized lanes and the driver's build time grew with the unrolled
+    # form's shuffles (a column-major tile's regroup to rows: 64 a regroup, 8 rounds); GPUs pick among registers
     indexed_lane_reads: bool = False
     # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
     # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local

@@ -262,7 +262,6 @@ class XeGPULowering(LLVMLowering):
         (Target.indexed_lane_reads) and that takes at most half the shuffles, in `exchange_rounds`."""
         bld = self.builder
         pool = [e for v in op.operands for e in self.lanes.elements(self.values[v])]
-        lane = self.lanes.lane_id()
         rounds = None  # not for i1, whose vectors are bit-packed in memory while an array of them takes a byte each
         if self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1):
             rounds = exchange_rounds(op.source_lanes, op.components, self.lanes.size)
@@ -270,6 +269,7 @@ class XeGPULowering(LLVMLowering):
                 rounds = None
         if rounds is not None:
             return self.gather_in_rounds(pool, rounds, len(op.source_lanes))
+        lane = self.lanes.lane_id()
         results = []
         for lanes_row, components_row in zip(op.source_lanes, op.components):
             own = (lanes_row == np.arange(self.lanes.size)).all()  # only the component differs between lanes
@@ -301,7 +301,6 @@ class XeGPULowering(LLVMLowering):
 
     def table(self, row) -> ir.Constant:
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
-
 
 
 def unrolled_shuffles(source_lanes: np.ndarray, components: np.ndarray, lanes: int) -> int:

@@ -76,14 +76,14 @@ class Scatter:
         """(address, accesses memory) of this lane's element k of the access `op`, as a function of k (as
         Lanes.for_each gives it); what all elements share is computed once, here."""
         b, lanes, values = self.context.builder, self.context.lanes, self.context.values
-        tdesc = op.operands[1] if isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp)) else op.operands[0]
+        writes = isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp))  # its value, then its descriptor
+        tdesc = op.operands[1] if writes else op.operands[0]
+        dtype = (op.operands[0] if writes else op.result).type.dtype
         m = self.memref(tdesc)
         sizes, strides = extents(m)
         size = functools.reduce(b.mul, sizes)
         dense = functools.reduce(b.and_, [b.icmp_signed("==", stride, dense_stride)
                                           for stride, dense_stride in zip(strides, self.dense_strides(sizes))])
-        dtype = op.operands[0].type.dtype if isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp)) \
-            else op.result.type.dtype
         offsets = lanes.addressable(op.layout, dtype, values[tdesc])
         masks = lanes.addressable(op.layout, dtype, values[op.mask[0]]) if op.mask else None
 
