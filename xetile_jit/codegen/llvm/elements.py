@@ -5,9 +5,9 @@ start, 8-bit transposes), each element's address clamped into the array and its 
 A lane's component k sits at block position `position(layout, k)` (simt_ops.LaneLayout: column groups, then rows,
 then the lane's chunk). On GPU targets the components are unrolled: registers, no private memory. On the CPU
 targets (Target.element_loops, Lanes.looped) they are a loop over k through a private array, as are gathers,
-scatters and atomics (codegen/llvm/scatter.py, atomics.py): the OpenCL CPU compiler's build
-time grows with straight-line code, and a 13x37 f16 add (48 components a lane, three arrays) was 4,900 lines of
-LLVM IR and a 10 s driver build unrolled.
+scatters and atomics (codegen/llvm/scatter.py, atomics.py): the OpenCL CPU compiler's build time grows with
+straight-line code, and a 13x37 f16 add (48 components a lane, three arrays) was 4,900 lines of LLVM IR and a 10 s
+driver build unrolled.
 """
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ class Elements:
     def load(self, op):
         """Each component read alone: a loop on the CPU targets (Lanes.looped), a PrivateBlock beyond a vector's
         size."""
-        tdesc, layout = op.operands[0], op.layout
-        return self.lanes.made(layout, op.result.type.dtype, scalar_type(op.result.type), lambda k: self.load_element(
-            op, tdesc, *self.lanes.position_at(layout, k, op.transpose)))
+        tdesc, layout, lanes = op.operands[0], op.layout, self.lanes
+        return lanes.made(layout, op.result.type.dtype, scalar_type(op.result.type),
+                          lambda k: self.load_element(op, tdesc, *lanes.position_at(layout, k, op.transpose)))
 
     def load_element(self, op, tdesc, row: ir.Value, col: ir.Value) -> ir.Value:
         """Element (row, col) of the block, or the padding outside the array."""
