@@ -69,10 +69,10 @@ class Target:
     # memory and transposed it around its uses (the tutorial GEMM's 16 accumulators: 2824 permutes, a third of its
     # driver build; docs/performance.md "CPU notes"); GPUs keep vectors
     lane_scalars: bool = False
-    # a lane reads and writes its own components by a lane-dependent index in private memory, so a lane_gather can
-    # go in rounds of one shuffle (codegen/llvm/lowering.py exchange_rounds): the CPU targets, where such an access
-    # is one gather or scatter across the vectorized lanes and the driver's build time grew with the unrolled
-    # form's shuffles (a column-major tile's regroup to rows: 64 a regroup, 8 rounds); GPUs pick among registers
+    # a lane reads its own components by a lane-dependent index from private memory, so a lane_gather can go in
+    # rounds of one shuffle (codegen/llvm/lowering.py exchange_rounds): the CPU targets, where such a read is one
+    # gather across the vectorized lanes and the driver's build time grew with the unrolled form's shuffles (a
+    # column-major tile's regroup to rows: 64 a regroup, 8 rounds); GPUs pick among registers
     indexed_lane_reads: bool = False
     # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
     # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local

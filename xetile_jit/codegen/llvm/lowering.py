@@ -285,19 +285,23 @@ class XeGPULowering(LLVMLowering):
 
     def gather_in_rounds(self, pool: list[ir.Value], rounds, count: int) -> ir.Value | PrivateBlock:
         """A lane_gather as `exchange_rounds`: in each, every lane reads the component it sends from its pool in
-        private memory by index, shuffles, and stores what it received at its result slot by index."""
+        private memory by index and shuffles; it keeps what it received in the result component its slot names
+        (selects: no store by index, which AVX2 has no scatter for)."""
         b, lanes = self.builder, self.lanes
         lane = lanes.lane_id()
         sources = lanes.assemble(pool, into=PrivateBlock(lanes.private(ir.ArrayType(pool[0].type, len(pool)))))
-        result = PrivateBlock(lanes.private(ir.ArrayType(pool[0].type, count + 1)))  # + the slot of unkept values
+        results = [ir.Constant(pool[0].type, 0)] * count
         for sent, source, slot in rounds:
             value = b.load(sources.slot(b, b.extract_element(self.table(sent), lane)))
             moved = lanes.shuffle(value, b.extract_element(self.table(source), lane))
-            b.store(moved, result.slot(b, b.extract_element(self.table(slot), lane)))
-        if count <= MAX_VECTOR_COMPONENTS:
-            return lanes.read_run(result, 0, count)
-        with b.goto_entry_block():  # beside the variable, as `reinterpret` wants it
-            return result.part(b, 0, count)
+            kept = sorted(set(slot.tolist()) - {count})
+            if len(kept) == 1 and (slot == kept[0]).all():
+                results[kept[0]] = moved
+                continue
+            where = b.extract_element(self.table(slot), lane)
+            for c in kept:
+                results[c] = b.select(b.icmp_signed("==", where, ir.Constant(I32, c)), moved, results[c])
+        return lanes.assemble(results)
 
     def table(self, row) -> ir.Constant:
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
@@ -312,8 +316,8 @@ def unrolled_shuffles(source_lanes: np.ndarray, components: np.ndarray, lanes: i
 
 def exchange_rounds(source_lanes: np.ndarray, components: np.ndarray, lanes: int) -> list[tuple]:
     """A lane_gather (result component c of lane l is component components[c][l] of lane source_lanes[c][l]) as
-    rounds of one shuffle each: (the component each lane sends, the lane each lane reads from, the result slot each
-    lane keeps it in; `len(components)` where it keeps nothing). A round serves each lane at most once and sends
+    rounds of one shuffle each: (the component each lane sends, the lane each lane reads from, the result component
+    each lane keeps it as; `len(components)` where it keeps nothing). A round serves each lane at most once and sends
     one component a lane, which every lane wanting it may read; built greedily, in table order."""
     pending = [(c, l, int(source_lanes[c][l]), int(components[c][l]))
                for c in range(len(components)) for l in range(lanes)]
