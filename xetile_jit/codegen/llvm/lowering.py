@@ -262,7 +262,9 @@ class XeGPULowering(LLVMLowering):
         (Target.indexed_lane_reads) and that takes at most half the shuffles, in `exchange_rounds`."""
         bld = self.builder
         pool = [e for v in op.operands for e in self.lanes.elements(self.values[v])]
-        rounds = None  # not for i1, whose vectors are bit-packed in memory while an array of them takes a byte each
+        # not for i1: a bool pool in private memory read by index came out wrong on opencl:cpu (the bool case of
+        # test_store_through_order01_tile_into_column_major_output); bools keep the unrolled form
+        rounds = None
         if self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1):
             rounds = exchange_rounds(op.source_lanes, op.components, self.lanes.size)
             if 2 * len(rounds) > unrolled_shuffles(op.source_lanes, op.components, self.lanes.size):
