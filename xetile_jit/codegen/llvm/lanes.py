@@ -132,7 +132,7 @@ class Lanes:
     @staticmethod
     def component_type(v: ir.Value | PrivateBlock) -> ir.Type:
         if isinstance(v, PrivateBlock):
-            return v.pointer.type.pointee.element
+            return v.element
         return v.type.element if isinstance(v.type, ir.VectorType) else v.type
 
     @staticmethod
@@ -200,6 +200,10 @@ class PrivateBlock:
     def count(self) -> int:
         return self.pointer.type.pointee.count
 
+    @property
+    def element(self) -> ir.Type:
+        return self.pointer.type.pointee.element
+
     def slot(self, b: ir.IRBuilder, i: int | ir.Value) -> ir.Value:
         """The address of component `i` (a constant, or an i32 value: a loop's index)."""
         return b.gep(self.pointer, [ir.Constant(I32, 0), i if isinstance(i, ir.Value) else ir.Constant(I32, i)])
@@ -207,14 +211,13 @@ class PrivateBlock:
     def part(self, b: ir.IRBuilder, start: int, count: int) -> PrivateBlock:
         """Components start .. start + count - 1 as a block of their own, in place (no copy): a run longer than a
         vector (8-bit DPAS B) read later by whoever takes it."""
-        return PrivateBlock(b.bitcast(self.slot(b, start), ir.ArrayType(self.pointer.type.pointee.element,
-                                                                          count).as_pointer()))
+        return PrivateBlock(b.bitcast(self.slot(b, start), ir.ArrayType(self.element, count).as_pointer()))
 
     def run(self, b: ir.IRBuilder, start: int, count: int) -> ir.Value:
         """Components start .. start + count - 1 as one vector, read in one load: the GPU compiler takes the run
         from the block's registers (a DPAS operand inside a loaded array of blocks; read element by element, the
         block of a VNNI load went to memory and came back unpacked by movs)."""
-        element = self.pointer.type.pointee.element
+        element = self.element
         bits = element.width if isinstance(element, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[
             type(element)]
         return b.load(b.bitcast(self.slot(b, start), ir.VectorType(element, count).as_pointer()),

@@ -267,14 +267,14 @@ class XeGPULowering(LLVMLowering):
         rounds = None
         if self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1):
             rounds = exchange_rounds(op.source_lanes, op.components, self.lanes.size)
-            if 2 * len(rounds) > unrolled_shuffles(op.source_lanes, op.components, self.lanes.size):
+            if 2 * len(rounds) > unrolled_shuffles(op.source_lanes, op.components):
                 rounds = None
         if rounds is not None:
             return self.gather_in_rounds(pool, rounds, len(op.source_lanes))
         lane = self.lanes.lane_id()
         results = []
         for lanes_row, components_row in zip(op.source_lanes, op.components):
-            own = (lanes_row == np.arange(self.lanes.size)).all()  # only the component differs between lanes
+            own = own_lanes(lanes_row)  # only the component differs between lanes
             source_lane = bld.extract_element(self.table(lanes_row), lane)
             wanted = bld.extract_element(self.table(components_row), lane)
             result = None
@@ -309,11 +309,15 @@ class XeGPULowering(LLVMLowering):
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
 
 
-def unrolled_shuffles(source_lanes: np.ndarray, components: np.ndarray, lanes: int) -> int:
+def own_lanes(source_lanes: np.ndarray) -> bool:
+    """Whether a lane_gather row reads each lane's own components (no shuffle)."""
+    return bool((source_lanes == np.arange(len(source_lanes))).all())
+
+
+def unrolled_shuffles(source_lanes: np.ndarray, components: np.ndarray) -> int:
     """The shuffles of a lane_gather unrolled: one a component some lane reads, in each row that moves data
     between lanes."""
-    return sum(len(set(row.tolist())) for lanes_row, row in zip(source_lanes, components)
-               if not (lanes_row == np.arange(lanes)).all())
+    return sum(len(set(row.tolist())) for lanes_row, row in zip(source_lanes, components) if not own_lanes(lanes_row))
 
 
 def exchange_rounds(source_lanes: np.ndarray, components: np.ndarray, lanes: int) -> list[tuple]:
@@ -325,15 +329,14 @@ def exchange_rounds(source_lanes: np.ndarray, components: np.ndarray, lanes: int
                for c in range(len(components)) for l in range(lanes)]
     rounds = []
     while pending:
-        sent = np.zeros(lanes, np.int64)
+        sent = np.full(lanes, -1, np.int64)  # -1: sends nothing yet
         source, slot = np.arange(lanes), np.full(lanes, len(components), np.int64)
-        sending, left = {}, []
+        left = []
         for c, l, s, t in pending:
-            if slot[l] == len(components) and sending.get(s, t) == t:
-                sending[s] = sent[s] = t
-                source[l], slot[l] = s, c
+            if slot[l] == len(components) and sent[s] in (-1, t):
+                sent[s], source[l], slot[l] = t, s, c
             else:
                 left.append((c, l, s, t))
-        rounds.append((sent, source, slot))
+        rounds.append((np.maximum(sent, 0), source, slot))
         pending = left
     return rounds
