@@ -22,9 +22,11 @@ def _run(tool: str, binary: bytes, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run([tool, *args, f.name], capture_output=True, text=True)
 
 
-def validate(binary: bytes, target_env: str = "spv1.2", tool: str | None = "spirv-val") -> None:
-    """spirv-val `tool` (the PATH's by default; the current stack's for the 2025 extensions) accepts `binary`."""
-    result = _run(tool, binary, "--target-env", target_env)
+def validate(binary: bytes, target_env: str | None = None, tool: str | None = "spirv-val") -> None:
+    """spirv-val `tool` (the PATH's by default; the current stack's for the 2025 extensions) accepts `binary`, for
+    `target_env` or the SPIR-V version its header names (1.2, or 1.3 where it takes GroupNonUniform ops)."""
+    version = int.from_bytes(binary[4:8], "little")
+    result = _run(tool, binary, "--target-env", target_env or f"spv{version >> 16 & 0xff}.{version >> 8 & 0xff}")
     assert result.returncode == 0, result.stderr + result.stdout
 
 

@@ -54,10 +54,10 @@ def at(b: ir.IRBuilder, ptr: ir.Value, *indices) -> ir.Value:
     return b.gep(ptr, [ir.Constant(I64, i) if isinstance(i, int) else i for i in indices], inbounds=True)
 
 
-def run(module, name, global_size, local_size, args, subgroup_size=None, target_env="spv1.2"):
+def run(module, name, global_size, local_size, args, subgroup_size=None):
     """Emit, validate and run kernel `name`; numpy arrays go through USM memory and come back as the result."""
     binary = emit_spirv(module, subgroup_size)
-    validate(binary, target_env)
+    validate(binary)
     queue = cpu_queue()
 
     def to_device(arg):
@@ -410,7 +410,7 @@ def test_subgroup_shuffle_and_broadcast(rng):
     data = rng.standard_normal(n, dtype=np.float32)
     got, got_info = run(module, "subgroup", [n], [group], [data, np.zeros((n, 2), np.float32),
                                                            np.zeros((n, 4), np.int32)],
-                        subgroup_size=16, target_env="spv1.3")[1:]
+                        subgroup_size=16)[1:]
     lanes = data.reshape(-1, 16)
     np.testing.assert_array_equal(got[:, 0], np.roll(lanes, -1, axis=1).reshape(-1))
     np.testing.assert_array_equal(got[:, 1], np.repeat(lanes[:, 3], 16))

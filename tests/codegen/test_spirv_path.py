@@ -472,6 +472,47 @@ def test_a_fold_is_independent_chains_on_the_cpu_target(rng, width):
     assert_close(device[1][:, 2], reference[1][:, 2], np.float32, scale=width)
 
 
+@xetile.kernel
+def lane_rows(x, y, KIND: xetile.constexpr):
+    """Each row's reduction: one subgroup's 32x32 tile, so a lane holds 8 rows of a 16-column block."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32]), layout=xetile.Layout([1, 1], [32, 32]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 1]), xetile.tile_reduce(KIND, v, [1]))
+
+
+@pytest.mark.parametrize("kind, dtype", [("max", np.float32), ("min", np.float32), ("add", np.float32),
+                                         ("max", np.int32), ("add", np.int32)])
+def test_a_lanes_rows_are_reduced_across_lanes_by_the_drivers_group_ops_on_the_cpu_target(rng, kind, dtype):
+    """Target.group_reductions: a reduction across lanes of a lane's 8 rows is 8 GroupNonUniform ops, not 32
+    shuffles; `xe-emulated` keeps the butterfly. maxnumf and minnumf go through ordered integer keys: a NaN loses,
+    a row of NaNs is NaN, infinities and signed zeros keep their order, as numpy's fmax and fmin."""
+    x = rand(rng, (32, 32), dtype, -100, 100)
+    if dtype == np.float32:
+        x[0, :] = np.nan
+        x[1, ::2] = np.nan
+        x[2, :] = np.where(np.arange(32) % 3, -0.0, 0.0)
+        x[3, :] = -np.inf
+        x[4, :], x[4, 7] = np.nan, -np.inf
+        x[5, :], x[5, 30] = np.nan, np.inf
+        x[6, 9], x[6, 20] = np.inf, -np.inf
+    y = np.zeros((32, 16), dtype)  # rows of 64 bytes, which block messages address on both targets
+    counts = {}
+    for target in ("cpu", "xe-emulated"):
+        llir = lane_rows.warmup(x, y, KIND=kind, target=target).asm["llir"]
+        counts[target] = (llir.count("call i32 @\"__spirv_SubgroupShuffleINTEL\""),
+                          len(re.findall(r"call \w+ @\"__spirv_GroupNonUniform", llir)))
+    assert counts == {"cpu": (0, 32), "xe-emulated": (128, 0)}
+    reference, device = run_both(lane_rows, [x, y], dict(KIND=kind), (1,))
+    with np.errstate(invalid="ignore"):  # inf + -inf
+        numpy = {"max": np.fmax, "min": np.fmin, "add": np.add}[kind].reduce(x, axis=1)
+    got, interpreted = device[1][:, 0], reference[1][:, 0]
+    if kind == "add":
+        assert_close(got, numpy, scale=32)
+        assert_close(got, interpreted, scale=32)
+    else:
+        np.testing.assert_array_equal(got, numpy)
+        np.testing.assert_array_equal(got, interpreted)
+
+
 def test_a_loops_folds_keep_as_many_chains_as_the_cpus_vector_registers_hold():
     """fold_chains: a loop's folds keep their partial results in at most 3/4 of the CPU's vector registers, 4
     chains at most, a divisor of the blocks: on AVX2 (16 ymm) one fold of 16 lanes' f32 (two registers) keeps 4

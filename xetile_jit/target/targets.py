@@ -74,6 +74,13 @@ class Target:
     # gather across the vectorized lanes and the driver's build time grew with the unrolled form's shuffles (a
     # column-major tile's regroup to rows: 64 a regroup, 8 rounds); GPUs pick among registers
     indexed_lane_reads: bool = False
+    # a reduction across lanes of a value of several components (gpu.subgroup_reduce over consecutive lanes, i32 or
+    # f32: a lane's rows of a tile) is SPIR-V's GroupNonUniform arithmetic, which the driver implements itself
+    # (codegen/llvm/lowering.py group_reduction), not a butterfly of shuffles a component: the `cpu` target, where
+    # those butterflies doubled the driver build of a GEMM with row reductions; one component (a row a sub-group:
+    # softmax, layer norm) keeps its butterfly, which ran faster there. GPUs and `xe-emulated` (the GPU's order of a
+    # float sum, bit for bit) keep the butterfly
+    group_reductions: bool = False
     # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
     # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local
     # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
@@ -243,7 +250,7 @@ TARGETS = {target.name: target for target in (
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, indexed_lane_reads=True,
-           largest_loads=False,
+           group_reductions=True, largest_loads=False,
            whole_row_bytes=16 * 1024, column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
            element_loops=True, lane_scalars=True, indexed_lane_reads=True, column_major_gathers=True,

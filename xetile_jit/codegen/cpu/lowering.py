@@ -247,12 +247,12 @@ class VectorLowering(CpuLowering):
     dpas_class = VectorDpas
     fast_block_paths = True
 
-    def lower_SubgroupReduceOp(self, op):
-        """The butterfly (XeGPULowering); over the whole sub-group, its result then read from lane 0: every lane
-        holds the same value, which the driver's vectorizer knows of a shuffle from one lane, so the statistics of
-        a row (softmax's maximum and sum, layer norm's mean and variance) and what is computed from them stay one
-        scalar a sub-group, not a vector of 16 equal lanes."""
-        value = super().lower_SubgroupReduceOp(op)
+    def butterfly(self, op):
+        """XeGPULowering's; over the whole sub-group, its result then read from lane 0: every lane holds the same
+        value, which the driver's vectorizer knows of a shuffle from one lane, so what is computed from it stays
+        one scalar a sub-group, not a vector of 16 equal lanes. (The driver's own reductions, which this target
+        takes where SPIR-V has them, are such a value already.)"""
+        value = super().butterfly(op)
         if op.cluster_size < self.lanes.size:
             return value
         return self.lanes.shuffle(value, ir.Constant(I32, 0))

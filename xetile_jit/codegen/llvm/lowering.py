@@ -75,6 +75,19 @@ from .printf import Printer
 from .scatter import Scatter
 from .core import I32, I64, LLVMLowering, MemRef, NdMemRef, llvm_type
 
+# a reduction's combine (a row of ir/elementwise.BINARY) -> the SPIR-V GroupNonUniform op that reduces with it
+GROUP_REDUCTIONS = {"arith.addf": "FAdd", "arith.addi": "IAdd", "arith.mulf": "FMul", "arith.muli": "IMul",
+                    "arith.maxnumf": "FMax", "arith.minnumf": "FMin", "arith.maxsi": "SMax", "arith.minsi": "SMin",
+                    "arith.maxui": "UMax", "arith.minui": "UMin", "arith.andi": "BitwiseAnd", "arith.ori": "BitwiseOr",
+                    "arith.xori": "BitwiseXor"}
+GROUP_OPERATION_REDUCE, GROUP_OPERATION_CLUSTERED = 0, 3  # SPIR-V's GroupOperation Reduce and ClusteredReduce
+
+
+def ordered_bits(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
+    """An f32's bits as an i32 whose signed order is the floats' (-0.0 below 0.0): a negative float's magnitude
+    bits flipped. Its own inverse; the keys past either end (-2**31, 2**31 - 1) map back to NaNs."""
+    return b.xor(bits, b.and_(b.ashr(bits, ir.Constant(I32, 31)), ir.Constant(I32, 2 ** 31 - 1)))
+
 
 class XeGPULowering(LLVMLowering):
     """The lowering of a GPU target; `definitions` are its builtin ABI's (codegen/backends.py chooses both). A
@@ -245,6 +258,37 @@ class XeGPULowering(LLVMLowering):
         return self.lanes.assemble(results)
 
     def lower_SubgroupReduceOp(self, op):
+        """The driver's own reductions (`group_reduction`) where the target has them, for a value of several
+        components (Target.group_reductions), else `butterfly`."""
+        name = GROUP_REDUCTIONS.get(REDUCE_KINDS[op.kind][op.operands[0].type.dtype.kind].combine)
+        value = self.values[op.operands[0]]
+        if (self.target is not None and self.target.group_reductions and name is not None and op.cluster_stride == 1
+                and self.lanes.count(value) > 1 and self.lanes.component_type(value) in (I32, ir.FloatType())):
+            return self.group_reduction(op, name, value)
+        return self.butterfly(op)
+
+    def group_reduction(self, op, name: str, value: ir.Value | PrivateBlock) -> ir.Value | PrivateBlock:
+        """Each component reduced by SPIR-V's OpGroupNonUniform<name> over the sub-group or, in clusters of
+        consecutive lanes, as a ClusteredReduce. FMax and FMin leave a NaN's result undefined (the OpenCL CPU
+        runtime's keeps it), where maxnumf and minnumf let it lose, so those reduce the floats' `ordered_bits`."""
+        whole = op.cluster_size == self.lanes.size
+        operation = ir.Constant(I32, GROUP_OPERATION_REDUCE if whole else GROUP_OPERATION_CLUSTERED)
+        cluster = [] if whole else [ir.Constant(I32, op.cluster_size)]
+
+        def reduce(function: str, e: ir.Value) -> ir.Value:
+            overload = f"__spirv_GroupNonUniform{function}.{'' if whole else 'clustered.'}{e.type}"
+            return self.context.call(overload, e.type, operation, e, *cluster)
+
+        def component(e: ir.Value) -> ir.Value:
+            if name not in ("FMax", "FMin"):
+                return reduce(name, e)
+            b = self.builder
+            loser = ir.Constant(I32, -2 ** 31 if name == "FMax" else 2 ** 31 - 1)
+            key = b.select(b.fcmp_unordered("uno", e, e), loser, ordered_bits(b, b.bitcast(e, I32)))
+            return b.bitcast(ordered_bits(b, reduce("SMax" if name == "FMax" else "SMin", key)), e.type)
+        return self.lanes.assemble([component(e) for e in self.lanes.elements(value)])
+
+    def butterfly(self, op) -> ir.Value:
         """Butterfly over the lanes of a cluster: after log2(size) exchanges every lane holds the result."""
         dtype = op.operands[0].type.dtype
         name = REDUCE_KINDS[op.kind][dtype.kind].combine

@@ -28,6 +28,10 @@ Built-in naming convention (what the LLVM lowering declares and calls):
 * `T __spirv_SubgroupShuffleINTEL(T value, i32 lane)`: OpSubgroupShuffleINTEL (SPV_INTEL_subgroups).
 * `T __spirv_GroupNonUniformBroadcast(T value, i32 lane)`: OpGroupNonUniformBroadcast in Subgroup scope
   (SPIR-V 1.3; `lane` must be a constant before SPIR-V 1.5, use the shuffle for a dynamic lane).
+* `T __spirv_GroupNonUniform<Op>(i32 operation, T value[, i32 cluster_size])` for the arithmetic ops of
+  `GROUP_ARITHMETIC` (IAdd, FAdd, ..., FMax, BitwiseXor): OpGroupNonUniform<Op> in Subgroup scope, `operation` the
+  GroupOperation literal (a constant: Reduce, or ClusteredReduce with a constant `cluster_size`, which takes the
+  GroupNonUniformClustered capability); SPIR-V 1.3.
 * `void __spirv_ControlBarrier(i32 execution_scope, i32 memory_scope, i32 semantics)`: OpControlBarrier;
   the three arguments must be constants (a workgroup barrier over SLM is `(2, 2, 0x110)`).
 * `void __spirv_MemoryBarrier(i32 memory_scope, i32 semantics)`: OpMemoryBarrier (a fence); constant arguments.
@@ -112,13 +116,20 @@ class _SpirvOp:
     scope: int | None = None  # an execution scope constant put before the arguments
     has_result: bool = True
     literals: int = 0  # how many trailing arguments (integer constants) are literal operands, not ids
+    group_operation: bool = False  # the first argument (an integer constant) is a GroupOperation literal
 
 
+GROUP_ARITHMETIC = ("IAdd", "FAdd", "IMul", "FMul", "SMin", "UMin", "FMin", "SMax", "UMax", "FMax", "BitwiseAnd",
+                    "BitwiseOr", "BitwiseXor")
 _SPIRV_OPS = {
     "SubgroupShuffleINTEL": _SpirvOp(spec.OpSubgroupShuffleINTEL, spec.CapabilitySubgroupShuffleINTEL,
                                      "SPV_INTEL_subgroups"),
     "GroupNonUniformBroadcast": _SpirvOp(spec.OpGroupNonUniformBroadcast, spec.CapabilityGroupNonUniformBallot,
                                          version=spec.VERSION_1_3, scope=spec.ScopeSubgroup),
+    **{f"GroupNonUniform{name}": _SpirvOp(getattr(spec, f"OpGroupNonUniform{name}"),
+                                          spec.CapabilityGroupNonUniformArithmetic, version=spec.VERSION_1_3,
+                                          scope=spec.ScopeSubgroup, group_operation=True)
+       for name in GROUP_ARITHMETIC},
     "ControlBarrier": _SpirvOp(spec.OpControlBarrier, has_result=False),
     "MemoryBarrier": _SpirvOp(spec.OpMemoryBarrier, has_result=False),
     **{f"Subgroup2DBlock{name}INTEL": _SpirvOp(getattr(spec, f"OpSubgroup2DBlock{name}INTEL"),
@@ -435,9 +446,13 @@ class _FunctionEmitter:
 
     def _spirv_op(self, instr, op: _SpirvOp):
         self.spv.require(op.capability, op.extension, op.version)
-        ids = instr.args[:len(instr.args) - op.literals]
-        literals = [int(arg.constant) for arg in instr.args[len(ids):]]
-        operands = ([] if op.scope is None else [self.spv.i32(op.scope)]) + self._ids(ids) + literals
+        args = list(instr.args)
+        leading = [int(args.pop(0).constant)] if op.group_operation else []
+        if leading == [spec.GroupOperationClusteredReduce]:
+            self.spv.require(spec.CapabilityGroupNonUniformClustered)
+        ids = args[:len(args) - op.literals]
+        literals = [int(arg.constant) for arg in args[len(ids):]]
+        operands = ([] if op.scope is None else [self.spv.i32(op.scope)]) + leading + self._ids(ids) + literals
         if op.has_result:
             self._result(instr, op.opcode, *operands)
         else:

@@ -134,6 +134,20 @@ OpReturn = 253
 OpReturnValue = 254
 OpUnreachable = 255
 OpGroupNonUniformBroadcast = 337
+# GroupNonUniform arithmetic, each `Scope, GroupOperation (literal), Value[, ClusterSize]`
+OpGroupNonUniformIAdd = 349
+OpGroupNonUniformFAdd = 350
+OpGroupNonUniformIMul = 351
+OpGroupNonUniformFMul = 352
+OpGroupNonUniformSMin = 353
+OpGroupNonUniformUMin = 354
+OpGroupNonUniformFMin = 355
+OpGroupNonUniformSMax = 356
+OpGroupNonUniformUMax = 357
+OpGroupNonUniformFMax = 358
+OpGroupNonUniformBitwiseAnd = 359
+OpGroupNonUniformBitwiseOr = 360
+OpGroupNonUniformBitwiseXor = 361
 OpSubgroupShuffleINTEL = 5571
 OpAsmTargetINTEL = 5609  # SPV_INTEL_inline_assembly; encoded without a result type (see emitter)
 OpAsmINTEL = 5610
@@ -179,6 +193,9 @@ ScopeDevice = 1
 ScopeWorkgroup = 2
 ScopeSubgroup = 3
 
+GroupOperationReduce = 0
+GroupOperationClusteredReduce = 3
+
 # LLVM atomic ordering -> memory semantics ordering bits
 SEMANTICS_ORDERING = {"monotonic": 0x0, "unordered": 0x0, "acquire": 0x2, "release": 0x4, "acq_rel": 0x8,
                       "seq_cst": 0x10}
@@ -198,7 +215,9 @@ CapabilityInt16 = 22
 CapabilityGenericPointer = 38
 CapabilityInt8 = 39
 CapabilitySubgroupDispatch = 58
+CapabilityGroupNonUniformArithmetic = 63
 CapabilityGroupNonUniformBallot = 64
+CapabilityGroupNonUniformClustered = 67
 CapabilitySubgroupShuffleINTEL = 5568
 CapabilityAsmINTEL = 5606
 CapabilitySubgroup2DBlockIOINTEL = 6228
