@@ -251,7 +251,7 @@ class VectorLowering(CpuLowering):
         """XeGPULowering's; over the whole sub-group, its result then read from lane 0: every lane holds the same
         value, which the driver's vectorizer knows of a shuffle from one lane, so what is computed from it stays
         one scalar a sub-group, not a vector of 16 equal lanes. (The driver's own reductions, which this target
-        takes where SPIR-V has them, are such a value already.)"""
+        takes for values of several components, Target.group_reductions, are such values already.)"""
         value = super().butterfly(op)
         if op.cluster_size < self.lanes.size:
             return value
