@@ -308,13 +308,10 @@ class XeGPULowering(LLVMLowering):
         pool = [e for v in op.operands for e in self.lanes.elements(self.values[v])]
         # not for i1: a bool pool in private memory read by index came out wrong on opencl:cpu (the bool case of
         # test_store_through_order01_tile_into_column_major_output); bools keep the unrolled form
-        rounds = None
         if self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1):
             rounds = exchange_rounds(op.source_lanes, op.components, self.lanes.size)
-            if 2 * len(rounds) > unrolled_shuffles(op.source_lanes, op.components):
-                rounds = None
-        if rounds is not None:
-            return self.gather_in_rounds(pool, rounds, len(op.source_lanes))
+            if 2 * len(rounds) <= unrolled_shuffles(op.source_lanes, op.components):
+                return self.gather_in_rounds(pool, rounds, len(op.source_lanes))
         lane = self.lanes.lane_id()
         results = []
         for lanes_row, components_row in zip(op.source_lanes, op.components):
