@@ -22,12 +22,22 @@ def cell_of(value):
     return (lambda: value).__closure__[0]
 
 
-def test_reads_of_immutable_values_check_in_one_group_per_source():
+def test_reads_of_immutable_values_check_in_one_expression_over_their_sources():
     globals_, module = {"N": 300, "f": len, "shape": [8, 8]}, types.SimpleNamespace(BM=16)
-    reads = rereads_of(globals_, module, cell_of(2.0))
-    assert sorted(len(values) for _, _, values in reads.groups) == [1, 1, 2]  # the list is checked by its form
+    cell = cell_of(2.0)
+    reads = rereads_of(globals_, module, cell)
+    # each source once, each immutable value read once; the list is checked by its form
+    assert reads.same.__defaults__ == (globals_, 300, len, module, 16, cell, 2.0)
     assert [r.dependency.name for r in reads.mutable] == ["shape"]
+    assert reads.same() and all_unchanged(reads)
+
+
+def test_an_attribute_that_is_a_keyword_is_read_by_getattr():
+    module = types.SimpleNamespace(**{"class": 3, "not a name": 4})
+    reads = Rereads([live_read("attribute", module, "class", 3), live_read("attribute", module, "not a name", 4)])
     assert all_unchanged(reads)
+    setattr(module, "not a name", 5)
+    assert not all_unchanged(reads)
 
 
 @pytest.mark.parametrize("change, unchanged", [

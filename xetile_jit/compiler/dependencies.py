@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import keyword
 import operator
 import sys
 import types
@@ -90,41 +91,56 @@ class LiveRead:
 
 
 class Rereads:
-    """The reads a compiled kernel checks at each launch (all_unchanged). Those of immutable values are grouped by
-    their source, each group read with one C-level getter and compared by identity with the values read: after a
-    kernel that streamed tens of MB, the launch path runs with cold caches and costs 3-5x its time in a loop
-    (docs/performance.md "Launch overhead"), so a check touches as few objects as it can."""
+    """The reads a compiled kernel checks at each launch (all_unchanged). Those of immutable values are read again
+    and compared by identity with the values read in one generated expression (`same`): after a kernel that
+    streamed tens of MB, the launch path runs with cold caches and costs 3-5x its time in a loop (docs/performance.md
+    "Launch overhead"), so a check touches as few objects as it can."""
 
     def __init__(self, live: list[LiveRead]):
         self.live = live
-        sources: dict[int, tuple] = {}
-        for r in live:
-            if r.value is not MUTABLE:
-                sources.setdefault(id(r.source), (r.source, r.dependency.kind, []))[2].append(r)
-        # (getter, source, values): a getter of one name gives its value, of several a tuple
-        self.groups = tuple((group_getter(kind, [r.dependency.name for r in reads]), source,
-                             tuple(r.value for r in reads)) for source, kind, reads in sources.values())
+        self.same = identity_check([r for r in live if r.value is not MUTABLE])
         self.mutable = tuple(r for r in live if r.value is MUTABLE)
 
 
-def group_getter(kind: str, names: list[str]):
-    if kind == "closure":
-        return CELL_CONTENTS
-    return (operator.itemgetter if kind == "global" else operator.attrgetter)(*names)
+# each kind of read as Python reads it, on a source held in `source`
+READ_EXPRESSIONS = {"global": "{source}[{name!r}]", "closure": "{source}.cell_contents",
+                    "attribute": "{source}.{name}"}
+
+
+def identity_check(reads: list[LiveRead]):
+    """A function telling whether each of `reads` reads the same object again: `source[name] is value and ...`,
+    generated with the sources and values as its defaults (local names, no getter or loop). Like the reads
+    themselves, it raises KeyError, AttributeError or ValueError where a name is gone or a closure cell is empty."""
+    defaults, sources, tests = {}, {}, []
+    for i, r in enumerate(reads):
+        source = sources.setdefault(id(r.source), f"_s{len(sources)}")
+        defaults[source], defaults[f"_v{i}"] = r.source, r.value
+        name = r.dependency.name
+        read = (READ_EXPRESSIONS[r.dependency.kind] if r.dependency.kind != "attribute" or is_attribute_name(name)
+                else "getattr({source}, {name!r})")
+        tests.append(f"{read.format(source=source, name=name)} is _v{i}")
+    namespace = dict(defaults)
+    exec(f"def same({', '.join(f'{n}={n}' for n in defaults)}):\n"  # noqa: S102 - built from the reads alone
+         f"    return {' and '.join(tests) or 'True'}", namespace)
+    return namespace["same"]
+
+
+def is_attribute_name(name: str) -> bool:
+    """Whether `source.name` is Python: a name that is not a keyword."""
+    return name.isidentifier() and not keyword.iskeyword(name)
 
 
 def all_unchanged(reads: Rereads) -> bool:
     """Whether each read reads the same object, or a value of the same form, again. Every launch calls it: the
-    immutable reads' groups first (Rereads), then the mutable reads' forms; a value no longer the same object, or
-    no longer there, has every read checked by its form."""
+    immutable reads' identities first (Rereads.same), then the mutable reads' forms; a value no longer the same
+    object, or no longer there, has every read checked by its form."""
     try:
-        for get, source, values in reads.groups:
-            got = get(source)
-            if not (got is values[0] if len(values) == 1 else all(map(operator.is_, got, values))):
-                return all_forms_unchanged(reads.live)
+        same = reads.same()
     except (KeyError, AttributeError, ValueError):  # a name gone, an empty cell
+        same = False
+    if not same:
         return all_forms_unchanged(reads.live)
-    return all_forms_unchanged(reads.mutable)
+    return not reads.mutable or all_forms_unchanged(reads.mutable)
 
 
 def all_forms_unchanged(reads) -> bool:
