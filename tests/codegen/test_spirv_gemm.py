@@ -290,13 +290,13 @@ AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
                          ids=["f16-dpas-avx2", "f16-dpas-avx512", "f32-fma-avx2", "f32-fma-avx512"])
 def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu, monkeypatch):
     """On the `cpu` target the DPAS ops of a K step that share A are lowered four at a time, as loops over k over
-    groups of C's rows (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: each A element shuffled from its lane
+    groups of C's rows (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: each A element broadcast from its lane
     once for four FMAs), and each B is widened into a private column once for every DPAS that takes it: the tutorial
     GEMM in 16x64 subgroup tiles, 2x4 DPAS blocks by 2 K blocks, is 4 groups of DPAS ops, 8 B columns (2 K blocks x
     4). A loop carries as many row sums as half the target CPU's vector registers hold (Target.cpu,
     dpas_emulation.carried_sums), f16's DPAS emulation as f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4
-    ops (8 loops of 16 over k, each shuffling 4 A rows), and 4 with AVX2, one row a loop (32 loops each shuffling 1),
-    whichever CPU runs the test. Its numbers: the tests above and tests/test_tutorials.py."""
+    ops (8 loops of 16 over k, each broadcasting 4 A rows), and 4 with AVX2, one row a loop (32 loops each
+    broadcasting 1), whichever CPU runs the test. Its numbers: the tests above and tests/test_tutorials.py."""
     monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
     t = tutorial("03-matrix-multiplication")
     # a cache of its own: the kernel's compiled forms for the host's CPU stay as they were for the other tests
@@ -306,9 +306,9 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
     rows = max(1, carried_sums(cpu, 16) // 4)
-    loops = [body for body in loop_bodies(kernel, 16) if "SubgroupShuffle" in body]
+    loops = [body for body in loop_bodies(kernel, 16) if "GroupBroadcast" in body]
     assert len(loops) == 4 * (8 // rows)
-    assert all(body.count("phi  float") == 4 * rows and body.count("SubgroupShuffle") == rows for body in loops)
+    assert all(body.count("phi  float") == 4 * rows and body.count("GroupBroadcast") == rows for body in loops)
     assert kernel.count("alloca [16 x float]") == 8
 
 
@@ -343,9 +343,9 @@ def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_t
     np.testing.assert_array_equal(c.view(np.uint32), sequential(a, b).view(np.uint32))
     llir = product_from_zero.warmup(a, b, c, **args, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
-    loops = [body for body in loop_bodies(kernel, 64) if "SubgroupShuffle" in body]
+    loops = [body for body in loop_bodies(kernel, 64) if "GroupBroadcast" in body]
     assert len(loops) == 1
-    assert loops[0].count("phi  float") == 16 and loops[0].count("SubgroupShuffle") == 8
+    assert loops[0].count("phi  float") == 16 and loops[0].count("GroupBroadcast") == 8
     assert kernel.count("alloca [64 x float]") == 2
 
 

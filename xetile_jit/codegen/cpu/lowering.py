@@ -77,6 +77,10 @@ class CpuDpas(Dpas):
                          self.budget())
         return [lanes.assemble(totals) for totals in sums]
 
+    def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
+        """A[r][k] of each of `rows` on every lane, broadcast from lane k (llvm_helpers.broadcast)."""
+        return [self.context.lanes.broadcast(a_r, k) for a_r in rows]
+
     def budget(self) -> int:
         """The row sums a loop over k carries on the target's CPU (dpas_emulation.carried_sums)."""
         target = self.context.target

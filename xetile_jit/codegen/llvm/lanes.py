@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
-from ..xe.llvm_helpers import SHUFFLE
+from ..xe.llvm_helpers import BROADCAST, SHUFFLE
 from .core import I32, I64, components, counted_loop
 
 
@@ -60,20 +60,28 @@ class Lanes:
     def shuffle(self, value: ir.Value, lane: ir.Value) -> ir.Value:
         """`value` as lane `lane` holds it. The emitter knows one overload of the shuffle, on i32 (as the
         builtins module declares it), so every component travels as one or two i32."""
+        return self.moved(value, lane, SHUFFLE)
+
+    def broadcast(self, value: ir.Value, lane: ir.Value) -> ir.Value:
+        """`shuffle` where every lane asks for the same `lane` (llvm_helpers.broadcast says why)."""
+        return self.moved(value, lane, BROADCAST)
+
+    def moved(self, value: ir.Value, lane: ir.Value, name: str) -> ir.Value:
+        """`value` from lane `lane` through the i32 builtin `name` (SHUFFLE or BROADCAST)."""
         if isinstance(value.type, ir.VectorType):
-            return self.assemble([self.shuffle(e, lane) for e in self.elements(value)])
+            return self.assemble([self.moved(e, lane, name) for e in self.elements(value)])
         b = self.context.builder
         ty = value.type
         bits = {ir.HalfType: 16, ir.FloatType: 32}.get(type(ty)) or ty.width
         raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
         if bits == 64:
-            low = self.context.call(SHUFFLE, I32, b.trunc(raw, I32), lane)
-            high = self.context.call(SHUFFLE, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
+            low = self.context.call(name, I32, b.trunc(raw, I32), lane)
+            high = self.context.call(name, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
             moved = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
         elif bits < 32:
-            moved = b.trunc(self.context.call(SHUFFLE, I32, b.zext(raw, I32), lane), ir.IntType(bits))
+            moved = b.trunc(self.context.call(name, I32, b.zext(raw, I32), lane), ir.IntType(bits))
         else:
-            moved = self.context.call(SHUFFLE, I32, raw, lane)
+            moved = self.context.call(name, I32, raw, lane)
         return b.bitcast(moved, ty) if moved.type != ty else moved
 
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:

@@ -28,6 +28,8 @@ Built-in naming convention (what the LLVM lowering declares and calls):
 * `T __spirv_SubgroupShuffleINTEL(T value, i32 lane)`: OpSubgroupShuffleINTEL (SPV_INTEL_subgroups).
 * `T __spirv_GroupNonUniformBroadcast(T value, i32 lane)`: OpGroupNonUniformBroadcast in Subgroup scope
   (SPIR-V 1.3; `lane` must be a constant before SPIR-V 1.5, use the shuffle for a dynamic lane).
+* `T __spirv_GroupBroadcast(T value, i32 lane)`: OpGroupBroadcast in Subgroup scope (the Groups capability):
+  every lane of the sub-group executes it with the same `lane`, which need not be a constant.
 * `T __spirv_GroupNonUniform<Op>(i32 operation, T value[, i32 cluster_size])` for the arithmetic ops of
   `GROUP_ARITHMETIC` (IAdd, FAdd, ..., FMax, BitwiseXor): OpGroupNonUniform<Op> in Subgroup scope, `operation` the
   GroupOperation literal (a constant: Reduce, or ClusteredReduce with a constant `cluster_size`, which takes the
@@ -124,6 +126,7 @@ GROUP_ARITHMETIC = ("IAdd", "FAdd", "IMul", "FMul", "SMin", "UMin", "FMin", "SMa
 _SPIRV_OPS = {
     "SubgroupShuffleINTEL": _SpirvOp(spec.OpSubgroupShuffleINTEL, spec.CapabilitySubgroupShuffleINTEL,
                                      "SPV_INTEL_subgroups"),
+    "GroupBroadcast": _SpirvOp(spec.OpGroupBroadcast, spec.CapabilityGroups, scope=spec.ScopeSubgroup),
     "GroupNonUniformBroadcast": _SpirvOp(spec.OpGroupNonUniformBroadcast, spec.CapabilityGroupNonUniformBallot,
                                          version=spec.VERSION_1_3, scope=spec.ScopeSubgroup),
     **{f"GroupNonUniform{name}": _SpirvOp(getattr(spec, f"OpGroupNonUniform{name}"),

@@ -133,6 +133,7 @@ OpBranchConditional = 250
 OpReturn = 253
 OpReturnValue = 254
 OpUnreachable = 255
+OpGroupBroadcast = 263
 OpGroupNonUniformBroadcast = 337
 # GroupNonUniform arithmetic, each `Scope, GroupOperation (literal), Value[, ClusterSize]`
 OpGroupNonUniformIAdd = 349
@@ -211,6 +212,7 @@ CapabilityFloat16 = 9
 CapabilityFloat64 = 10
 CapabilityInt64 = 11
 CapabilityInt64Atomics = 12
+CapabilityGroups = 18
 CapabilityInt16 = 22
 CapabilityGenericPointer = 38
 CapabilityInt8 = 39

@@ -1,5 +1,5 @@
 """The DPAS builtin defined for a CPU (both CPU ABIs, "emulated" and "vector"): the call ABI and lane layouts of
-codegen/xe/builtins.py (docs/reference/xe_builtins.md §1.3), computed with shuffles and scalar arithmetic.
+codegen/xe/builtins.py (docs/reference/xe_builtins.md §1.3), computed with lane broadcasts and scalar arithmetic.
 
 Numerics: bf16, f16 and 8-bit inputs are converted exactly to f32 / i32; tf32 inputs are f32 words whose low 13
 mantissa bits are dropped (truncation, as tf32 DPAS reads an f32 register: ir/numeric.py `tf32`). Each product
@@ -20,7 +20,7 @@ from ...target.cpu_features import CpuFeatures
 from ..llvm.core import counted_loop
 from ..llvm.core import F32, I32
 from .builtins import DpasBuiltin
-from .llvm_helpers import ROLLED, constant, declared, field, i32, like, shuffle
+from .llvm_helpers import ROLLED, broadcast, constant, declared, field, i32, like
 
 # The row sums one loop over k carries (row_groups): four DPAS ops sharing A take 4 of its 8 rows a loop, two all 8.
 # 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is shuffled once for
@@ -86,7 +86,7 @@ def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
     every lane."""
     if mad.a == "tf32":
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
-        return lambda k, rows: [_widen(b, shuffle(b, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
+        return lambda k, rows: [_widen(b, broadcast(b, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
                                 for r in rows]
     words = _lane_words(b, mad, parts)
     return _column_of(b, mad, lambda r: words[r])
@@ -103,11 +103,11 @@ def _lane_words(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]) -> lis
 def _column_of(b: ir.IRBuilder, mad: DpasBuiltin, word):
     """_a_column given row r's `_lane_words` word on this lane as `word(r)`."""
     if mad.per_lane == 1 and mad.is_float:
-        return lambda k, rows: [b.bitcast(shuffle(b, word(r), k), F32) for r in rows]
+        return lambda k, rows: [b.bitcast(broadcast(b, word(r), k), F32) for r in rows]
 
     def packed(k, rows):  # A[r][k] is field k % per_lane of lane k / per_lane's word
         lane, place = b.udiv(k, i32(mad.per_lane)), b.urem(k, i32(mad.per_lane))
-        words = [shuffle(b, word(r), lane) for r in rows]
+        words = [broadcast(b, word(r), lane) for r in rows]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
         return [_widen(b, field(b, word, place, mad.bits), mad.a) for word in words]
     return packed
@@ -172,7 +172,7 @@ def widened_chain(b: ir.IRBuilder, mad: DpasBuiltin, packed_bs: list[ir.Value], 
 def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[tuple],
                  budget: int = CARRIED_SUMS) -> list[ir.Value]:
     """Lane n, for each (B, C) of `products` (DPAS ops that share A; B a lane's column, `widened_b`): d[r] = c[r] +
-    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops` of `budget` sums): A[r][k] shuffled from
+    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops` of `budget` sums): A[r][k] broadcast from
     its lane once for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in
     scalars.
     Unrolled, the OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes:
