@@ -23,8 +23,8 @@ from .builtins import DpasBuiltin
 from .llvm_helpers import ROLLED, broadcast, constant, declared, field, i32, like
 
 # The row sums one loop over k carries (row_groups): four DPAS ops sharing A take 4 of its 8 rows a loop, two all 8.
-# 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is shuffled once for
-# every op of the loop, so four ops a loop shuffle half as often as two (with each B widened once, `widened_b`:
+# 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is broadcast once for
+# every op of the loop, so four ops a loop broadcast half as often as two (with each B widened once, `widened_b`:
 # tutorial GEMM 2048 f32 1.00-1.01x oneMKL against 0.92-0.93x, f16 1.03x against 0.94x; 24 sums as fast as 16, 32
 # 0.72x; docs/performance.md "CPU notes"). That is half the register file of AVX-512 in sums of one vector each; a
 # CPU of another ISA carries half of its own (carried_sums).
@@ -245,7 +245,7 @@ def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step,
 
 def row_groups(m: int, ops: int, budget: int = CARRIED_SUMS) -> list[range]:
     """C's m rows in groups of at most budget // ops rows: each group's loop carries the sums of those rows of
-    every op sharing A in the CPU's vector registers, and shuffles each A[r][k] once for all the ops."""
+    every op sharing A in the CPU's vector registers, and broadcasts each A[r][k] once for all the ops."""
     size = max(1, min(m, budget // ops))
     return [range(first, min(first + size, m)) for first in range(0, m, size)]
 

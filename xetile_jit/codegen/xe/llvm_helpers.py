@@ -69,7 +69,7 @@ def broadcast(b: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
     """`shuffle` where every lane reads the same `lane` (k of a loop over k), as OpGroupBroadcast. The OpenCL CPU
     compiler also builds a masked copy of each kernel, for workgroups whose size is not a multiple of the
     sub-group's (never ours), and there made each shuffle a test and a blend a lane; the broadcast is one element
-    read. The DPAS emulation's loops over k in that copy went from 117 instructions to 41, the tutorial GEMM's
+    read. The DPAS emulation's loops over k in that copy went from 117 instructions to 39-43, the tutorial GEMM's
     machine code from 28.7 to 24.0 thousand lines (docs/performance.md "Driver builds")."""
     return _moved(b, BROADCAST, value, lane)
 
