@@ -1,6 +1,6 @@
 """LLVM helpers every definition of the Xe builtins shares (codegen/xe/gpu_definitions.py, codegen/xe/emulation.py,
 codegen/xe/dpas_emulation.py, codegen/cpu/builtins.py): 32-bit constants, packed fields, declarations, and the
-sub-group's lane id and shuffle as the SPIR-V emitter maps them by name."""
+sub-group's lane id and broadcast as the SPIR-V emitter maps them by name."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -59,30 +59,21 @@ def lane_id(b: ir.IRBuilder) -> ir.Value:
     return b.call(declared(b.module, LANE_ID, ir.FunctionType(I32, [])), [])
 
 
-def shuffle(b: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
-    """`value` (integers of at most 32 bits) of lane `lane`, one i32 shuffle per component: the emitter maps
-    `__spirv_SubgroupShuffleINTEL` by name, so a module has one overload of it, and i32 serves every width."""
-    return _moved(b, SHUFFLE, value, lane)
-
-
 def broadcast(b: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
-    """`shuffle` where every lane reads the same `lane` (k of a loop over k), as OpGroupBroadcast. The OpenCL CPU
-    compiler also builds a masked copy of each kernel, for workgroups whose size is not a multiple of the
-    sub-group's (never ours), and there made each shuffle a test and a blend a lane; the broadcast is one element
-    read. The DPAS emulation's loops over k in that copy went from 117 instructions to 39-43, the tutorial GEMM's
-    machine code from 28.7 to 24.0 thousand lines (docs/performance.md "Driver builds")."""
-    return _moved(b, BROADCAST, value, lane)
-
-
-def _moved(b: ir.IRBuilder, name: str, value: ir.Value, lane: ir.Value) -> ir.Value:
-    """`value` moved from lane `lane` by the i32 builtin `name` (SHUFFLE or BROADCAST), component by component."""
+    """`value` (integers of at most 32 bits) of lane `lane`, where every lane reads the same `lane` (k of a loop over
+    k), one i32 OpGroupBroadcast a component (the emitter maps `__spirv_GroupBroadcast` by name, so a module has one
+    overload of it). Not a shuffle: the OpenCL CPU compiler also builds a masked copy of each kernel, for workgroups
+    whose size is not a multiple of the sub-group's (never ours), and there made each shuffle a test and a blend a
+    lane; the broadcast is one element read. The DPAS emulation's loops over k in that copy went from 117
+    instructions to 39-43, the tutorial GEMM's machine code from 28.7 to 24.0 thousand lines (docs/performance.md
+    "Driver builds")."""
     if isinstance(value.type, ir.VectorType):
         result = ir.Constant(value.type, None)
         for index in range(value.type.count):
-            component = _moved(b, name, b.extract_element(value, i32(index)), lane)
+            component = broadcast(b, b.extract_element(value, i32(index)), lane)
             result = b.insert_element(result, component, i32(index))
         return result
-    function = declared(b.module, name, ir.FunctionType(I32, [I32, I32]))
+    function = declared(b.module, BROADCAST, ir.FunctionType(I32, [I32, I32]))
     if value.type == I32:
         return b.call(function, [value, lane])
     return b.trunc(b.call(function, [b.zext(value, I32), lane]), value.type)
