@@ -599,6 +599,16 @@ def test_tile_reduce_float_nan(kind, expected):
     np.testing.assert_array_equal(dst, np.array(expected, np.float32))
 
 
+@pytest.mark.parametrize("width", [256, 250])
+def test_a_sum_of_negative_zeros_is_negative_zero(width):
+    """-0.0 is float add's identity (+0.0 + -0.0 is +0.0): rows of -0.0 sum to -0.0, folded over 16 blocks in a
+    loop (256 columns) or with a partial block padded by the identity (250)."""
+    src = np.full((4, width), -0.0, np.float32)
+    dst = np.ones((4, 1), np.float32)
+    reduce_tile[(1,)](src, dst, KIND="add", DIMS=[1], PAD=-0.0, BM=4, BN=width)
+    np.testing.assert_array_equal(np.signbit(dst), True)
+
+
 # ---- tile_broadcast -----------------------------------------------------------------------------------------
 
 BROADCASTS = {  # (source tile shape, dims)

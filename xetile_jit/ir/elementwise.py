@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -141,7 +142,7 @@ class Reduction:
 
 
 REDUCE_KINDS = {  # user kind -> {dtype kind: Reduction}
-    "add": {"f": Reduction("add", np.add.reduce, "arith.addf"),
+    "add": {"f": Reduction("add", partial(np.add.reduce, initial=-0.0), "arith.addf"),  # numpy's 0 made -0.0s +0.0
             **{k: Reduction("add", np.add.reduce, "arith.addi") for k in "iu"}},
     "mul": {"f": Reduction("mul", np.multiply.reduce, "arith.mulf"),
             **{k: Reduction("mul", np.multiply.reduce, "arith.muli") for k in "iu"}},
@@ -162,8 +163,11 @@ REDUCE_KINDS = {  # user kind -> {dtype kind: Reduction}
 
 
 def reduce_identity(kind: str, dtype: DType):
-    """The value that leaves a `kind` reduction over `dtype` unchanged (the padding of a padded block). For float
-    max and min that is NaN, which loses there: with -inf or +inf a row of NaNs reduced to the infinity, not NaN."""
+    """The value that leaves a `kind` reduction over `dtype` unchanged bit for bit (the padding of a padded block).
+    For float max and min that is NaN, which loses there: with -inf or +inf a row of NaNs reduced to the infinity,
+    not NaN. For float add it is -0.0: +0.0 turned a sum of -0.0s into +0.0."""
+    if kind == "add" and dtype.is_float:
+        return -0.0
     if kind in ("add", "or", "xor"):
         return 0
     if kind == "mul":
@@ -174,6 +178,16 @@ def reduce_identity(kind: str, dtype: DType):
         return {"max": np.nan, "maximum": -np.inf, "min": np.nan, "minimum": np.inf}[kind]
     info = np.iinfo(dtype.np_dtype)
     return {"max": int(info.min), "min": int(info.max), "and": -1 if dtype.kind == "i" else int(info.max)}[kind]
+
+
+def combine_identity(name: str, dtype: DType):
+    """reduce_identity of the reduction whose partial results the BINARY op `name` folds over `dtype`; None where
+    `name` folds no reduction (sub, div, shifts, ...)."""
+    for kind, reductions in REDUCE_KINDS.items():
+        reduction = reductions.get(dtype.kind)
+        if reduction is not None and reduction.combine == name:
+            return reduce_identity(kind, dtype)
+    return None
 
 
 @dataclass(frozen=True)
