@@ -79,3 +79,27 @@ def test_fast_math_results_within_the_bounds(on_each_device):
             np.testing.assert_array_equal(fast, precise)  # the interpreter is exact either way
         else:
             assert np.any(fast != precise)
+
+
+@xetile.kernel
+def sum_of_squares(x, out):
+    a = xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 256]))
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [16, 1]), xetile.tile_reduce("add", a * a, [1]))
+
+
+def test_fast_math_fuses_a_reductions_lone_products_on_the_cpu_targets():
+    """The product a sum alone takes gets the contract flag, and the CPU targets' loops over blocks add each block's
+    products with one fma (no multiply left); without fast math, no fma. Both within a rounding a block of the
+    exact sums."""
+    x = np.random.default_rng(3).uniform(-1, 1, (16, 256)).astype(np.float32)
+    traced = sum_of_squares.warmup(x, np.empty((16, 1), np.float32), device="numpy").func
+    text = print_func(lower(traced, "xetile-layouts", target="cpu", fast_math=True)["xetile-layouts"])
+    assert text.count("fastmath = #arith.fastmath<contract>") == 1 and print_func(parse_func(text)) == text
+    exact = (x.astype(np.float64) ** 2).sum(axis=1, keepdims=True)
+    for target in ("cpu", "xe-emulated"):
+        for fast in (False, True):
+            out = np.empty((16, 1), np.float32)
+            sum_of_squares[(1,)](out=out, x=x, target=target, fast_math=fast)
+            llir = sum_of_squares.warmup(x, out, target=target, fast_math=fast).asm["llir"]
+            assert ("__spirv_ocl_fma" in llir, " fmul " in llir) == (fast, not fast)
+            np.testing.assert_allclose(out, exact, rtol=256 * 2.0 ** -24)

@@ -127,19 +127,24 @@ class NumProgramsOp(GridQueryOp):
         return np.int32(interp.grid[self.axis])
 
 
+CONTRACTS = "arith.mulf"  # the op a `contract` flag may mark
+
+
 class ElementwiseOp(Operation):
     """An op of an element-wise table (`table`: BINARY, UNARY or TERNARY of ir/elementwise.py): operands of one
     type, a result of that type. `fastmath` (set by transforms/xetile/relax_float_math.py; printed as upstream's flag
     that allows the approximation, the row's `fast_flag`: `afn`, or `arcp` for a division) lets device code compute
-    it with its row's approximate rule; the numpy rule stays exact."""
+    it with its row's approximate rule; `contract` (upstream's `contract`, on a float multiply: set by the same pass)
+    lets device code fuse the product into the add that takes it. The numpy rule stays exact."""
 
     effects = ()
     table: dict = {}
 
-    def __init__(self, name: str, *operands: Value, fastmath: bool = False, loc=None):
+    def __init__(self, name: str, *operands: Value, fastmath: bool = False, contract: bool = False, loc=None):
         super().__init__(list(operands), [operands[0].type], loc=loc)
         self.name = name
         self.fastmath = fastmath
+        self.contract = contract
 
     def verify(self):
         first, *others = self.operands
@@ -149,9 +154,16 @@ class ElementwiseOp(Operation):
         check_kind(self, first.type, self.table[self.name].kinds)
         if self.fastmath and self.table[self.name].fast is None:
             raise self.error("has no approximate form", "fastmath flags the ops of an approximate LLVM rule")
+        if self.contract and self.name != CONTRACTS:
+            raise self.error("cannot contract", f"the contract flag is on {CONTRACTS} only")
+
+    @property
+    def fast_flag(self) -> str | None:
+        """The upstream fast-math flag the op carries, if any."""
+        return self.table[self.name].fast_flag if self.fastmath else "contract" if self.contract else None
 
     def format(self, p) -> str:
-        attrs = {"fastmath": f"#arith.fastmath<{self.table[self.name].fast_flag}>"} if self.fastmath else None
+        attrs = {"fastmath": f"#arith.fastmath<{self.fast_flag}>"} if self.fast_flag else None
         return f" {', '.join(p.name(v) for v in self.operands)}{p.attr_dict(self, attrs)} : {self.result.type}"
 
     @classmethod
@@ -164,10 +176,11 @@ class ElementwiseOp(Operation):
         fastmath = p.attrs().pop("fastmath", None)
         p.expect(":")
         p.same_types(operands, p.type())
-        flag = cls.table[name].fast_flag
+        flag = "contract" if name == CONTRACTS else cls.table[name].fast_flag
         if fastmath not in (None, flag):
             raise p.error(f"fastmath flags {fastmath!r} on {name}: only {flag!r} is supported")
-        return cls(name, *operands, fastmath=fastmath is not None)
+        return cls(name, *operands, fastmath=fastmath is not None and flag != "contract",
+                   contract=fastmath is not None and flag == "contract")
 
     def interpret(self, interp, *xs):
         return numeric.apply(self.result.type.dtype, self.table[self.name].numpy, *xs)

@@ -30,8 +30,8 @@ from llvmlite import ir
 from ...ir import core_ops as C
 from ...ir import simt_ops as S
 from ...ir.core import Operation, Value
-from ...ir.elementwise import combine_identity
-from ...ir.types import VectorType
+from ...ir.elementwise import TERNARY, combine_identity
+from ...ir.types import VectorType, float32
 from ...target.cpu_features import CpuFeatures
 from ..llvm.context import LoweringContext
 from ..llvm.core import I32, counted_loop, literal, llvm_type
@@ -212,12 +212,13 @@ def fold_run(ops: list[Operation], i: int, block_of: dict) -> Run | None:
 class BlockLoops:
     """lower_block in loop regions, for the CPU targets' lowerings (codegen/cpu/lowering.py): its block accesses
     are `pieces`' (codegen/cpu/pieces.py), with their plain memory paths when `fast_paths`; an op alone is lowered
-    by `lower_op`, an op on other operand values by its `rule` (LLVMLowering.lower_op, LLVMLowering.rule)."""
+    by `lower_op`, an op on other operand values by its `rule`, an element-wise rule on values by `elementwise`
+    (LLVMLowering.lower_op, .rule, .elementwise)."""
 
     def __init__(self, context: LoweringContext, pieces: Pieces, lower_op: Callable, rule: Callable,
-                 fast_paths: bool = True):
+                 elementwise: Callable, fast_paths: bool = True):
         self.context, self.pieces, self.lower_op, self.rule = context, pieces, lower_op, rule
-        self.fast_paths = fast_paths
+        self.elementwise, self.fast_paths = elementwise, fast_paths
         self.messages, self.descriptors = pieces.messages, pieces.descriptors
 
     @property
@@ -346,9 +347,14 @@ class BlockLoops:
                 self.block_in_loop(run, i, fast, plan.origins[run], data)
             elif run.kind == "fold":
                 k = plan.folds.index(run)
+                if contracts(run):
+                    states[k] = self.fused(run, i, current, states[k])
+                    continue
                 block = self.block_value(run.sources[0], i, current)
                 combined = self.lower_with(run.ops[0], dict(zip(run.ops[0].operands, (states[k], block))))
                 states[k] = combined if has_identity(run) else b.select(first, block, combined)
+            elif any(contracts(fold) and fold.sources[0] is run for fold in plan.folds):
+                continue  # its fold multiplies and adds in one (fused)
             else:
                 value = (self.block_in_loop(run, i, fast, plan.origins[run]) if run.kind == "load"
                          else self.mapped_block(run, i, current))
@@ -365,9 +371,21 @@ class BlockLoops:
         bits = max(lane_bits(run.ops[-1].result.type) for run in runs) * self.context.lanes.size
         return fold_chains(region.size, len(runs), bits, self.context.target.cpu)
 
+    def fused(self, fold: Run, i: ir.Value, current: dict, partial_result: ir.Value) -> ir.Value:
+        """A contracting fold's partial result after block i: the product block i of its source would be, added
+        with one rounding (`contracts`)."""
+        product = fold.sources[0]
+        bound = self.mapped_operands(product, i, current)
+        a, b = (bound[v] if v in bound else self.values[v] for v in product.ops[0].operands)
+        return self.elementwise(TERNARY["math.fma"].llvm, float32, a, b, partial_result)
+
     def mapped_block(self, run: Run, i: ir.Value, current: dict) -> ir.Value:
         """Block i of a map run: its op on block i of each source run or stride (or the value shared by every
         block)."""
+        return self.lower_with(run.ops[0], self.mapped_operands(run, i, current))
+
+    def mapped_operands(self, run: Run, i: ir.Value, current: dict) -> dict:
+        """The operand values of block i's op of a map run, by the op's operands."""
         b = self.builder
         bound = {}
         for v, source in zip(run.ops[0].operands, run.sources):
@@ -376,7 +394,7 @@ class BlockLoops:
                 bound[v] = b.add(ir.Constant(ty, source.first), b.mul(b.zext(i, ty), ir.Constant(ty, source.step)))
             elif source is not None:
                 bound[v] = self.block_value(source, i, current)
-        return self.lower_with(run.ops[0], bound)
+        return bound
 
     def fold_partials(self, fold: Operation, partials: list[ir.Value]) -> ir.Value:
         """The partial results of a fold's chains folded pairwise with its op."""
@@ -527,6 +545,17 @@ def fold_chains(size: int, folds: int, bits: int, cpu: CpuFeatures | None) -> in
     if cpu is not None and cpu.vector_registers:
         most = int(cpu.vector_registers * FOLD_REGISTERS) // (folds * cpu.registers_for(bits))
     return next(chains for chains in (FOLD_CHAINS, 2, 1) if chains <= max(1, most) and size % chains == 0)
+
+
+def contracts(fold: Run) -> bool:
+    """Whether `fold` sums f32 products that nothing else uses, made by a multiply flagged `contract` (fast math,
+    transforms/xetile/relax_float_math.py): the loop then adds each block's products with one fma, as OpenCL C
+    compiles a sum of squares by default."""
+    product = fold.sources[0]
+    op = product.ops[0]
+    return (fold.ops[0].name == "arith.addf" and product.kind == "map" and isinstance(op, C.BinaryOp)
+            and op.contract and op.result.type.dtype == float32
+            and all(len(v.uses) == 1 for v in product.blocks()))
 
 
 def has_identity(run: Run) -> bool:

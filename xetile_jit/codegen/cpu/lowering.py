@@ -218,7 +218,8 @@ class CpuLowering(XeGPULowering):
         super().__init__(func, target, definitions)
         self.negative_zeros = OpaqueNegativeZeros(self.context)
         pieces = Pieces(self.context, self.descriptors, self.messages)
-        self.block_loops = BlockLoops(self.context, pieces, self.lower_op, self.rule, self.fast_block_paths)
+        self.block_loops = BlockLoops(self.context, pieces, self.lower_op, self.rule, self.elementwise,
+                                      self.fast_block_paths)
 
     def lower_block(self, block, args) -> list[ir.Value]:
         return self.block_loops.lower_block(block, args)

@@ -5,7 +5,10 @@ layouts are chosen:
   sqrt, rsqrt, division, sigmoid) gets upstream's fast-math flag for it (`afn`, approximate functions; `arcp` on a
   division), which device code lowers to the OpenCL `native_` built-ins;
 - a float multiply whose one use is an add or a subtract in its block contracts with it into `math.fma` (upstream's
-  `contract`): a * b + c, c + a * b, a * b - c (as fma(a, b, -c)) and c - a * b (as fma(-a, b, c)).
+  `contract`): a * b + c, c + a * b, a * b - c (as fma(a, b, -c)) and c - a * b (as fma(-a, b, c));
+- a float multiply whose one use is an add `tile_reduce` in its block gets upstream's `contract` flag: the adds that
+  reduce the products may fuse them (the CPU targets' loops over blocks, codegen/cpu/block_loops.py: a sum of
+  squares, a dot product along a row). A reduction has no single add to rewrite here: blocking makes them.
 
 The numpy interpreter runs the traced kernel, exactly: device code may differ from it within the bounds docs/guide.md
 gives ("Fast math"). Rewrites `func` in place.
@@ -13,6 +16,7 @@ gives ("Fast math"). Rewrites `func` in place.
 from __future__ import annotations
 
 from ...ir import core_ops as C
+from ...ir import xetile_ops as X
 from ...ir.core import FuncOp, Operation, Value, walk
 
 CONTRACTED = ("arith.addf", "arith.subf")
@@ -24,6 +28,8 @@ def relax_float_math(func: FuncOp) -> FuncOp:
             op.fastmath = True
         elif isinstance(op, C.BinaryOp) and op.name in CONTRACTED:
             contract(op)
+        elif isinstance(op, X.TileReduceOp) and op.kind == "add" and is_lone_product(op.operands[0], op):
+            op.operands[0].owner.contract = True
     return func
 
 
