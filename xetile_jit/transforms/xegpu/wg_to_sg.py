@@ -294,10 +294,27 @@ class WgToSg(PiecewiseConversion):
         for offsets in out.offsets:
             shape = tuple(slm_shape[d] if d in op.dims else n for d, n in enumerate(out.shape))
             at = [self.const(0) if d in op.dims else offsets[d] for d in range(2)]
-            total = self.emit(G.MultiReductionOp, op.kind, self.slm_load(slm, at, shape, wide), op.dims).result
+            partials = self.slm_load(slm, at, shape, wide)
+            rows = self.row_per_lane(shape, op.dims)
+            if rows is not None:
+                set_layout(partials.owner.operands[0], rows)
+                set_layout(partials, rows)
+            total = self.emit(G.MultiReductionOp, op.kind, partials, op.dims).result
             results.append(self.float_cast(total, op.result.type.dtype))
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
         self.set(op.result, results)
+
+    def row_per_lane(self, shape, dims) -> Layout | None:
+        """The layout of the subgroups' partial results of a reduction along dim 1, read back from SLM ([rows,
+        subgroups]): a row a lane, so that each lane reduces its row alone into the result's layout (a row a lane,
+        the default of a column). With the default 4x4 lanes the partials went from lane to lane: the test GEMM's
+        epilogue (256x256, subgroups [8, 4]) had 96 shuffles against 33, its driver build with AVX2 code took a
+        fifth longer, and its PVC code 16 SLM loads against 4 (docs/performance.md "Driver builds"). None where
+        the rows do not fill the lanes or the partials are no vector width."""
+        lanes = self.target.subgroup_size
+        if tuple(dims) != (1,) or shape[0] % lanes or shape[1] not in (2, 4, 8, 16):
+            return None
+        return Layout(inst_data=(lanes, shape[1]), lane_layout=(lanes, 1), lane_data=(1, shape[1]))
 
     def local_partials(self, op: G.MultiReductionOp) -> list[tuple[Value, tuple]]:
         """Per position along the kept dims: the subgroup's pieces there reduced and folded, and the offsets of
