@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
-from ..xe.llvm_helpers import BROADCAST, SHUFFLE
+from ..xe.llvm_helpers import BROADCAST, SHUFFLE, moved
 from .core import I32, I64, components, counted_loop
 
 
@@ -67,22 +67,10 @@ class Lanes:
         return self.moved(value, lane, BROADCAST)
 
     def moved(self, value: ir.Value, lane: ir.Value, name: str) -> ir.Value:
-        """`value` from lane `lane` through the i32 builtin `name` (SHUFFLE or BROADCAST)."""
+        """`value` from lane `lane` through the i32 builtin `name` (SHUFFLE or BROADCAST; llvm_helpers.moved)."""
         if isinstance(value.type, ir.VectorType):
             return self.assemble([self.moved(e, lane, name) for e in self.elements(value)])
-        b = self.context.builder
-        ty = value.type
-        bits = {ir.HalfType: 16, ir.FloatType: 32}.get(type(ty)) or ty.width
-        raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
-        if bits == 64:
-            low = self.context.call(name, I32, b.trunc(raw, I32), lane)
-            high = self.context.call(name, I32, b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane)
-            moved = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
-        elif bits < 32:
-            moved = b.trunc(self.context.call(name, I32, b.zext(raw, I32), lane), ir.IntType(bits))
-        else:
-            moved = self.context.call(name, I32, raw, lane)
-        return b.bitcast(moved, ty) if moved.type != ty else moved
+        return moved(self.context.builder, name, value, lane)
 
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
         return [self.component(v, i) for i in range(self.count(v))]

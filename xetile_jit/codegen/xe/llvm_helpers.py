@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..llvm.core import I32
+from ..llvm.core import I32, I64
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 BROADCAST = "__spirv_GroupBroadcast"
@@ -60,20 +60,35 @@ def lane_id(b: ir.IRBuilder) -> ir.Value:
 
 
 def broadcast(b: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
-    """`value` (integers of at most 32 bits) of lane `lane`, where every lane reads the same `lane` (k of a loop over
-    k), one i32 OpGroupBroadcast a component (the emitter maps `__spirv_GroupBroadcast` by name, so a module has one
-    overload of it). Not a shuffle: the OpenCL CPU compiler also builds a masked copy of each kernel, for workgroups
-    whose size is not a multiple of the sub-group's (never ours), and there made each shuffle a test and a blend a
-    lane; the broadcast is one element read. The DPAS emulation's loops over k in that copy went from 117
-    instructions to 39-43, the tutorial GEMM's machine code from 28.7 to 24.0 thousand lines (docs/performance.md
-    "Driver builds")."""
+    """`value` of lane `lane`, where every lane reads the same `lane` (k of a loop over k): OpGroupBroadcast
+    (`moved`). Not a shuffle: the OpenCL CPU compiler also builds a masked copy of each kernel, for workgroups whose
+    size is not a multiple of the sub-group's (never ours), and there made each shuffle a test and a blend a lane;
+    the broadcast is one element read. The DPAS emulation's loops over k in that copy went from 117 instructions to
+    39-43, the tutorial GEMM's machine code from 28.7 to 24.0 thousand lines (docs/performance.md "Driver
+    builds")."""
+    return moved(b, BROADCAST, value, lane)
+
+
+def moved(b: ir.IRBuilder, name: str, value: ir.Value, lane: ir.Value) -> ir.Value:
+    """`value` of lane `lane` through the lane builtin `name` (SHUFFLE or BROADCAST), one i32 call a 32-bit part of
+    each component: the emitter maps the builtin by name, so a module has one overload of it, and i32 serves every
+    width (narrower values widened, 64-bit ones in two halves, floats as their bits)."""
     if isinstance(value.type, ir.VectorType):
         result = ir.Constant(value.type, None)
         for index in range(value.type.count):
-            component = broadcast(b, b.extract_element(value, i32(index)), lane)
+            component = moved(b, name, b.extract_element(value, i32(index)), lane)
             result = b.insert_element(result, component, i32(index))
         return result
-    function = declared(b.module, BROADCAST, ir.FunctionType(I32, [I32, I32]))
-    if value.type == I32:
-        return b.call(function, [value, lane])
-    return b.trunc(b.call(function, [b.zext(value, I32), lane]), value.type)
+    function = declared(b.module, name, ir.FunctionType(I32, [I32, I32]))
+    ty = value.type
+    bits = {ir.HalfType: 16, ir.FloatType: 32}.get(type(ty)) or ty.width
+    raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
+    if bits == 64:
+        low = b.call(function, [b.trunc(raw, I32), lane])
+        high = b.call(function, [b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane])
+        result = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
+    elif bits < 32:
+        result = b.trunc(b.call(function, [b.zext(raw, I32), lane]), ir.IntType(bits))
+    else:
+        result = b.call(function, [raw, lane])
+    return b.bitcast(result, ty) if result.type != ty else result
