@@ -253,9 +253,14 @@ class WgToSg(PiecewiseConversion):
         tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(value.type.shape, value.type.dtype))
         self.emit(G.StoreNdOp, value, tile.result)
 
-    def slm_load(self, slm: Value, offsets, shape, dtype) -> Value:
+    def slm_load(self, slm: Value, offsets, shape, dtype, layout: Layout | None = None) -> Value:
+        """The SLM block at `offsets`; in `layout` where given, else in the target's default (subgroup_layouts)."""
         tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(shape, dtype)).result
-        return self.emit(G.LoadNdOp, tile).result
+        value = self.emit(G.LoadNdOp, tile).result
+        if layout is not None:
+            set_layout(tile, layout)
+            set_layout(value, layout)
+        return value
 
     # ---- compute -----------------------------------------------------------------------------
     @converts(G.DpasOp)
@@ -294,11 +299,7 @@ class WgToSg(PiecewiseConversion):
         for offsets in out.offsets:
             shape = tuple(slm_shape[d] if d in op.dims else n for d, n in enumerate(out.shape))
             at = [self.const(0) if d in op.dims else offsets[d] for d in range(2)]
-            partials = self.slm_load(slm, at, shape, wide)
-            rows = self.row_per_lane(shape, op.dims)
-            if rows is not None:
-                set_layout(partials.owner.operands[0], rows)
-                set_layout(partials, rows)
+            partials = self.slm_load(slm, at, shape, wide, self.row_per_lane(shape, op.dims))
             total = self.emit(G.MultiReductionOp, op.kind, partials, op.dims).result
             results.append(self.float_cast(total, op.result.type.dtype))
         self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
