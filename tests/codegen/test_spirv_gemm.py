@@ -20,7 +20,7 @@ from device_cover import covering
 from test_passes import run_func
 from test_spirv_path import loop_bodies
 from usm_arrays import UsmArray
-from xetile_jit.codegen.xe.dpas_emulation import CARRIED_SUMS, carried_sums
+from xetile_jit.codegen.xe.dpas_emulation import CARRIED_SUMS, carried_sums, k_loops
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.numeric import tf32
 from xetile_jit.runtime.cache import decode
@@ -282,21 +282,24 @@ def test_usm_arrays_are_used_in_place_on_their_queue(rng):
 
 
 AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))
-AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
+AVX512 = CpuFeatures("xeon", frozenset({"avx512f", "avx2", "fma"}), "GenuineIntel", "6")
+ZEN4 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}), "AuthenticAMD", "25")
 
 
-@pytest.mark.parametrize("dtype,cpu", [(np.float16, AVX2), (np.float16, AVX512), (np.float32, AVX2),
-                                       (np.float32, AVX512)],
-                         ids=["f16-dpas-avx2", "f16-dpas-avx512", "f32-fma-avx2", "f32-fma-avx512"])
+@pytest.mark.parametrize("dtype,cpu", [(np.float16, AVX2), (np.float16, AVX512), (np.float16, ZEN4),
+                                       (np.float32, AVX2), (np.float32, AVX512), (np.float32, ZEN4)],
+                         ids=["f16-dpas-avx2", "f16-dpas-avx512", "f16-dpas-zen4", "f32-fma-avx2", "f32-fma-avx512",
+                              "f32-fma-zen4"])
 def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu, monkeypatch):
     """On the `cpu` target the DPAS ops of a K step that share A are lowered four at a time, as loops over k over
-    groups of C's rows (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: each A element broadcast from its lane
-    once for four FMAs), and each B is widened into a private column once for every DPAS that takes it: the tutorial
-    GEMM in 16x64 subgroup tiles, 2x4 DPAS blocks by 2 K blocks, is 4 groups of DPAS ops, 8 B columns (2 K blocks x
-    4). A loop carries as many row sums as half the target CPU's vector registers hold (Target.cpu,
-    dpas_emulation.carried_sums), f16's DPAS emulation as f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4
-    ops (8 loops of 16 over k, each broadcasting 4 A rows), and 4 with AVX2, one row a loop (32 loops each
-    broadcasting 1), whichever CPU runs the test. Its numbers: the tests above and tests/test_tutorials.py."""
+    groups of C's rows (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: each A element moved from its lane
+    once for four FMAs, by a group broadcast or, on Zen 4, a shuffle: dpas_emulation.k_loops), and each B is widened
+    into a private column once for every DPAS that takes it: the tutorial GEMM in 16x64 subgroup tiles, 2x4 DPAS
+    blocks by 2 K blocks, is 4 groups of DPAS ops, 8 B columns (2 K blocks x 4). A loop carries as many row sums as
+    half the target CPU's vector registers hold (Target.cpu, dpas_emulation.carried_sums), f16's DPAS emulation as
+    f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4 ops (8 loops of 16 over k, each moving 4 A rows), and 4
+    with AVX2, one row a loop (32 loops each moving 1), whichever CPU runs the test. Its numbers: the tests above
+    and tests/test_tutorials.py."""
     monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
     t = tutorial("03-matrix-multiplication")
     # a cache of its own: the kernel's compiled forms for the host's CPU stay as they were for the other tests
@@ -305,10 +308,10 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     split = dict(sg_layout=[16, 4], sg_data=[16, 64])
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
-    rows = max(1, carried_sums(cpu, 16) // 4)
-    loops = [body for body in loop_bodies(kernel, 16) if "GroupBroadcast" in body]
+    rows, read = max(1, carried_sums(cpu, 16) // 4), k_loops(cpu, 16).read + '"('
+    loops = [body for body in loop_bodies(kernel, 16) if read in body]
     assert len(loops) == 4 * (8 // rows)
-    assert all(body.count("phi  float") == 4 * rows and body.count("GroupBroadcast") == rows for body in loops)
+    assert all(body.count("phi  float") == 4 * rows and body.count(read) == rows for body in loops)
     assert kernel.count("alloca [16 x float]") == 8
 
 
@@ -343,9 +346,10 @@ def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_t
     np.testing.assert_array_equal(c.view(np.uint32), sequential(a, b).view(np.uint32))
     llir = product_from_zero.warmup(a, b, c, **args, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
-    loops = [body for body in loop_bodies(kernel, 64) if "GroupBroadcast" in body]
+    read = k_loops(TARGETS["cpu"].cpu, 16).read + '"('  # the host's CPU builds it
+    loops = [body for body in loop_bodies(kernel, 64) if read in body]
     assert len(loops) == 1
-    assert loops[0].count("phi  float") == 16 and loops[0].count("GroupBroadcast") == 8
+    assert loops[0].count("phi  float") == 16 and loops[0].count(read) == 8
     assert kernel.count("alloca [64 x float]") == 2
 
 

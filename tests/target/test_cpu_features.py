@@ -15,8 +15,8 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
 from xetile_jit.codegen.cpu.builtins import component_hints
-from xetile_jit.codegen.xe.dpas_emulation import carried_sums
-from xetile_jit.codegen.xe.llvm_helpers import ROLLED
+from xetile_jit.codegen.xe.dpas_emulation import KLoops, k_loops
+from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, ROLLED, SHUFFLE
 from xetile_jit.ops.matmul import PIECE_SPEED, PIECE_SPEED_16_REGISTERS, piece_speeds
 from xetile_jit.target import cpu_features
 from xetile_jit.target.cpu_features import CpuFeatures, host_cpu, parse_cpuinfo
@@ -53,18 +53,18 @@ def test_avx512_on_256_bit_units_and_amx():
 
 
 def test_the_code_decisions_each_cpu_class_gets():
-    """What the `cpu` target's code takes from the CPU, for 16 lanes' f32 (one zmm, two ymm): the f32 GEMM's row sums
-    a loop over k (carried_sums), the partial results of layer norm's two sums of 8 blocks (fold_chains), the pieces'
-    speeds ops.matmul estimates with, the block loads' and stores' component loops (rolled but where 512-bit units
-    run AVX-512, component_hints). AVX2 and Zen 4 keep what they were measured with; the Xeon's 32 zmm on 512-bit
+    """What the `cpu` target's code takes from the CPU, for 16 lanes' f32 (one zmm, two ymm): the GEMM's row sums a
+    loop over k and the lane builtin that reads A[r][k] (k_loops: a shuffle only on Zen 4), the partial results of
+    layer norm's two sums of 8 blocks (fold_chains), the pieces' speeds ops.matmul estimates with, the block loads'
+    and stores' component loops (rolled but where 512-bit units run AVX-512, component_hints). AVX2 and Zen 4 keep what they were measured with; the Xeon's 32 zmm on 512-bit
     units unroll the component loops (docs/performance.md "On the Xeon AVX-512")."""
     def decisions(cpu):
-        return carried_sums(cpu, 16), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), component_hints(cpu)
+        return k_loops(cpu, 16), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), component_hints(cpu)
 
-    assert decisions(parse_cpuinfo(EPYC_AVX2)) == (4, 2, PIECE_SPEED_16_REGISTERS, ROLLED)
-    assert decisions(parse_cpuinfo(ZEN4)) == (16, 4, PIECE_SPEED, ROLLED)
-    assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS)) == (16, 4, PIECE_SPEED, ())
-    assert decisions(CpuFeatures("aarch64", frozenset())) == (16, 4, PIECE_SPEED, ROLLED)
+    assert decisions(parse_cpuinfo(EPYC_AVX2)) == (KLoops(4, BROADCAST), 2, PIECE_SPEED_16_REGISTERS, ROLLED)
+    assert decisions(parse_cpuinfo(ZEN4)) == (KLoops(16, SHUFFLE), 4, PIECE_SPEED, ROLLED)
+    assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS)) == (KLoops(16, BROADCAST), 4, PIECE_SPEED, ())
+    assert decisions(CpuFeatures("aarch64", frozenset())) == (KLoops(16, BROADCAST), 4, PIECE_SPEED, ROLLED)
 
 
 def test_older_isas_and_unknown_flags():
@@ -75,10 +75,12 @@ def test_older_isas_and_unknown_flags():
     assert unknown.summary() == "aarch64: vector ISA unknown (no /proc/cpuinfo flags)"
 
 
-def test_the_key_is_the_flags_in_any_order():
+def test_the_key_is_the_flags_in_any_order_and_the_unit_width():
     cpu = parse_cpuinfo(EPYC_AVX2)
     assert cpu.key == CpuFeatures("another name", frozenset(reversed(sorted(cpu.flags)))).key
     assert cpu.key != parse_cpuinfo(ZEN4).key
+    zen4 = parse_cpuinfo(ZEN4)
+    assert zen4.key != replace(zen4, vendor="GenuineIntel", family="6").key  # 256-bit units against 512-bit ones
 
 
 def test_host_cpu_reads_proc_cpuinfo_and_falls_back_without_it(tmp_path, monkeypatch):

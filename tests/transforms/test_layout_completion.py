@@ -11,6 +11,8 @@ from conftest import tutorial
 from test_passes import gemm, run_func
 
 import xetile_jit as xetile
+from xetile_jit.codegen.xe.dpas_emulation import KLoops, k_loops
+from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, SHUFFLE
 from xetile_jit.toolchain import ocloc
 from xetile_jit.toolchain.isa_stats import block_messages, dpas_count, spills
 from xetile_jit.target.targets import get_target
@@ -96,17 +98,19 @@ def test_a_cpu_reads_a_loaded_block_word_by_word(rng, target, one_load, fmas):
 
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
 def test_cpu_dpas_is_a_loop_over_k(rng, target):
-    """The CPU targets' DPAS is a loop over k broadcasting A[r][k] from lane k (k the same on every lane, so a
-    group broadcast, not a shuffle): 8 broadcasts and 8 fma a step. The `cpu` target writes it inline for the 16
-    DPAS blocks of a subgroup's K step (a call's vector arguments went through memory lane by lane), two blocks
-    that share A in one loop, their 16 fma on 8 broadcasts; `xe-emulated` calls the builtin defining it."""
+    """The CPU targets' DPAS is a loop over k moving A[r][k] from lane k (k the same on every lane): by a group
+    broadcast, or a shuffle where the `cpu` target's CPU is a Zen 4 (dpas_emulation.k_loops); 8 moves and 8 fma a
+    step. The `cpu` target writes it inline for the 16 DPAS blocks of a subgroup's K step (a call's vector arguments
+    went through memory lane by lane), two blocks that share A in one loop, their 16 fma on 8 moves; `xe-emulated`
+    calls the builtin defining it, which broadcasts."""
     a, b, c, k = small_args(rng)
     llir = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target=target).asm["llir"]
     dpas_calls = len(re.findall(r"call <8 x float> @\"\w+matrix_mad", llir))
-    broadcasts = llir.count('GroupBroadcast"(') - 1  # less the declaration
+    read = {"cpu": k_loops(get_target("cpu").cpu, 16), "xe-emulated": KLoops()}[target].read
+    moves = llir.count(f'{read}"(') - 1  # less the declaration
     fmas = llir.count('@"__spirv_ocl_fma"(') - 1
-    assert 'SubgroupShuffleINTEL"(' not in llir
-    assert (dpas_calls, broadcasts, fmas) == {"cpu": (0, 8 * 8, 16 * 8), "xe-emulated": (16, 8, 8)}[target]
+    assert ({SHUFFLE, BROADCAST} - {read}).pop() not in llir
+    assert (dpas_calls, moves, fmas) == {"cpu": (0, 8 * 8, 16 * 8), "xe-emulated": (16, 8, 8)}[target]
     gemm[(2, 2)](a, b, c, 128, 128, k, **SMALL, **layouts(), target=target, device=cpu_queue())
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 

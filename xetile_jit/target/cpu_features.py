@@ -93,8 +93,10 @@ class CpuFeatures:
 
     @property
     def key(self) -> str:
-        """The flags' identity in cache keys (sha256 of the sorted flags): code built for one set is not another's."""
-        return hashlib.sha256(" ".join(sorted(self.flags)).encode()).hexdigest()
+        """The identity of the code's CPU in cache keys (sha256 of the sorted flags, then the unit width): code built
+        for one set of flags is not another's, nor code for AVX-512 on 256-bit units (Zen 4) a Xeon's with the same
+        flags (dpas_emulation.k_loops)."""
+        return hashlib.sha256(" ".join([*sorted(self.flags), f"units={self.unit_bits}"]).encode()).hexdigest()
 
     def summary(self) -> str:
         """One line: model, ISA with its vector and unit widths, the extensions the kernels' code may use."""

@@ -34,7 +34,7 @@ from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..llvm.values import splat
 from ..xe import builtins as X
-from ..xe.dpas_emulation import (a_words, carried_sums, chained_results, dpas_results, row_loops, widened_b,
+from ..xe.dpas_emulation import (KLoops, a_words, chained_results, dpas_results, k_loops, row_loops, widened_b,
                                  widened_chain)
 from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
@@ -74,17 +74,17 @@ class CpuDpas(Dpas):
             return [total for block, totals in zip(blocks, sums)
                     for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
         sums = row_loops(self.context.builder, blocks[0].count, [lanes.elements(acc) for acc in accs], shared_step,
-                         self.budget())
+                         self.loops().sums)
         return [lanes.assemble(totals) for totals in sums]
 
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
-        """A[r][k] of each of `rows` on every lane, broadcast from lane k (llvm_helpers.broadcast)."""
-        return [self.context.lanes.broadcast(a_r, k) for a_r in rows]
+        """A[r][k] of each of `rows` on every lane, moved from lane k by the target CPU's builtin (KLoops.read)."""
+        return [self.context.lanes.moved(a_r, k, self.loops().read) for a_r in rows]
 
-    def budget(self) -> int:
-        """The row sums a loop over k carries on the target's CPU (dpas_emulation.carried_sums)."""
+    def loops(self) -> KLoops:
+        """How the loops over k run on the target's CPU (dpas_emulation.k_loops)."""
         target = self.context.target
-        return carried_sums(target.cpu, target.subgroup_size)
+        return k_loops(target.cpu, target.subgroup_size)
 
     def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
         """B's components in a private array, stored the first time the run takes this B."""
@@ -148,7 +148,7 @@ class VectorDpas(CpuDpas):
             column = widened_chain(b, mad, [self.dpas_operand(self.context.values[o.operands[1]], b_type)
                                             for o in chain], private)
             products.append((column, self.accumulator(chain[0], earlier)))
-        finals = chained_results(b, mad, words, len(chains[0]), products)
+        finals = chained_results(b, mad, words, len(chains[0]), products, self.loops().read)
         results = {o.result: ir.Constant(final.type, ir.Undefined) for chain, final in zip(chains, finals)
                    for o in chain[:-1]}
         results.update((chain[-1].result, final) for chain, final in zip(chains, finals))
@@ -160,7 +160,7 @@ class VectorDpas(CpuDpas):
         CPU's budget of sums."""
         b_type = mad.signature.args[1]
         return dpas_results(self.context.builder, mad, a_value, [
-            (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)], self.budget())
+            (self.b_column(o.operands[1], mad, b_type, columns), acc) for o, acc in zip(batch, accs)], self.loops())
 
     def b_column(self, b, mad: X.DpasBuiltin, b_type: ir.Type, columns: dict) -> ir.Value:
         """B's lane column, widened (dpas_emulation.widened_b), the first time the run takes this B."""

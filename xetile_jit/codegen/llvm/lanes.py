@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
-from ..xe.llvm_helpers import BROADCAST, SHUFFLE, moved
+from ..xe.llvm_helpers import SHUFFLE, moved
 from .core import I32, I64, components, counted_loop
 
 
@@ -61,10 +61,6 @@ class Lanes:
         """`value` as lane `lane` holds it. The emitter knows one overload of the shuffle, on i32 (as the
         builtins module declares it), so every component travels as one or two i32."""
         return self.moved(value, lane, SHUFFLE)
-
-    def broadcast(self, value: ir.Value, lane: ir.Value) -> ir.Value:
-        """`shuffle` where every lane asks for the same `lane` (llvm_helpers.broadcast says why)."""
-        return self.moved(value, lane, BROADCAST)
 
     def moved(self, value: ir.Value, lane: ir.Value, name: str) -> ir.Value:
         """`value` from lane `lane` through the i32 builtin `name` (SHUFFLE or BROADCAST; llvm_helpers.moved)."""

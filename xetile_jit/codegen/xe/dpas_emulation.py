@@ -13,6 +13,8 @@ on sub-group 16): lane k for the even rows and k + 8 for the odd ones, component
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from llvmlite import ir
 
 from ...ir.numeric import TF32_MASK
@@ -20,7 +22,7 @@ from ...target.cpu_features import CpuFeatures
 from ..llvm.core import counted_loop
 from ..llvm.core import F32, I32
 from .builtins import DpasBuiltin
-from .llvm_helpers import ROLLED, broadcast, constant, declared, field, i32, like
+from .llvm_helpers import BROADCAST, ROLLED, SHUFFLE, constant, declared, field, i32, like, moved
 
 # The row sums one loop over k carries (row_groups): four DPAS ops sharing A take 4 of its 8 rows a loop, two all 8.
 # 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is broadcast once for
@@ -46,6 +48,27 @@ def carried_sums(cpu: CpuFeatures, lanes: int) -> int:
     if not cpu.vector_registers:
         return CARRIED_SUMS
     return max(1, cpu.vector_registers // 2 // cpu.registers_for(lanes * 32))
+
+
+@dataclass(frozen=True)
+class KLoops:
+    """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`) and the lane
+    builtin that gives every lane A[r][k] of lane k (SHUFFLE or BROADCAST)."""
+    sums: int = CARRIED_SUMS
+    read: str = BROADCAST
+
+
+def k_loops(cpu: CpuFeatures, lanes: int) -> KLoops:
+    """The loops over k on `cpu` for a sub-group of `lanes` lanes. A[r][k] is read by OpGroupBroadcast (every lane
+    asks for the same k): the OpenCL CPU compiler also builds a masked copy of each kernel, for workgroups whose size
+    is not a multiple of the sub-group's (never ours), and there made each shuffle a test and a blend a lane, where
+    the broadcast is one element read (the tutorial GEMM's machine code with AVX2 code 28.7 thousand lines against
+    24.0, its builds on the Xeon AVX-512 in half the time; docs/performance.md "Driver builds"). Where AVX-512 runs
+    on 256-bit units (Zen 4) it is a shuffle: the 16 lanes are one zmm and the shuffle one `vpermd` in both copies,
+    where the broadcast stored A's row to the stack every step for a `vbroadcastss` to read back, and the tutorial
+    GEMM ran 0.8x as fast (docs/performance.md "GEMM on the `cpu` target")."""
+    split_units = cpu.vector_bits == 512 and cpu.unit_bits < cpu.vector_bits
+    return KLoops(carried_sums(cpu, lanes), SHUFFLE if split_units else BROADCAST)
 
 
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
@@ -81,15 +104,15 @@ def tf32_lane(mad: DpasBuiltin, r: int, k: int) -> tuple[int, int]:
     return k + mad.k * (r % 2), r // 2
 
 
-def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]):
+def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value], read: str):
     """A function of k (an i32, the same on every lane) and rows giving [A[r][k] for each of the rows], widened, on
-    every lane."""
+    every lane, each moved by the lane builtin `read` (KLoops.read)."""
     if mad.a == "tf32":
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
-        return lambda k, rows: [_widen(b, broadcast(b, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
+        return lambda k, rows: [_widen(b, moved(b, read, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
                                 for r in rows]
     words = _lane_words(b, mad, parts)
-    return _column_of(b, mad, lambda r: words[r])
+    return _column_of(b, mad, lambda r: words[r], read)
 
 
 def _lane_words(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]) -> list[ir.Value]:
@@ -100,14 +123,14 @@ def _lane_words(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]) -> lis
     return parts
 
 
-def _column_of(b: ir.IRBuilder, mad: DpasBuiltin, word):
+def _column_of(b: ir.IRBuilder, mad: DpasBuiltin, word, read: str):
     """_a_column given row r's `_lane_words` word on this lane as `word(r)`."""
     if mad.per_lane == 1 and mad.is_float:
-        return lambda k, rows: [b.bitcast(broadcast(b, word(r), k), F32) for r in rows]
+        return lambda k, rows: [b.bitcast(moved(b, read, word(r), k), F32) for r in rows]
 
     def packed(k, rows):  # A[r][k] is field k % per_lane of lane k / per_lane's word
         lane, place = b.udiv(k, i32(mad.per_lane)), b.urem(k, i32(mad.per_lane))
-        words = [broadcast(b, word(r), lane) for r in rows]
+        words = [moved(b, read, word(r), lane) for r in rows]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
         return [_widen(b, field(b, word, place, mad.bits), mad.a) for word in words]
     return packed
@@ -170,30 +193,30 @@ def widened_chain(b: ir.IRBuilder, mad: DpasBuiltin, packed_bs: list[ir.Value], 
 
 
 def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[tuple],
-                 budget: int = CARRIED_SUMS) -> list[ir.Value]:
+                 loops: KLoops = KLoops()) -> list[ir.Value]:
     """Lane n, for each (B, C) of `products` (DPAS ops that share A; B a lane's column, `widened_b`): d[r] = c[r] +
-    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops` of `budget` sums): A[r][k] broadcast from
+    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops` of `loops.sums` sums): A[r][k] moved from
     its lane once for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in
     scalars.
     Unrolled, the OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes:
     the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/performance.md "CPU
     notes")."""
-    column = _a_column(b, mad, _components(b, _as_words(b, a), mad.a_components))
-    return _column_products(b, mad, mad.k, lambda b, k, rows: column(k, rows), products, budget)
+    column = _a_column(b, mad, _components(b, _as_words(b, a), mad.a_components), loops.read)
+    return _column_products(b, mad, mad.k, lambda b, k, rows: column(k, rows), products, loops.sums)
 
 
 def chained_results(b: ir.IRBuilder, mad: DpasBuiltin, a_words: ir.Value, chunks: int,
-                    products: list[tuple]) -> list[ir.Value]:
+                    products: list[tuple], read: str = BROADCAST) -> list[ir.Value]:
     """Lane n of chains of `chunks` DPAS ops each (op i + 1 taking op i's result as C), for each (B, C) of
     `products`: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..chunks * K - 1 in order, the rounding of the chain op
     after op. Op i of every chain takes the same A (not tf32), whose `_lane_words` are `a_words`' elements i *
-    a_components ..; B is a private array of the chain's chunks * K widened elements (`widened_chain`). One loop over
-    all of a chain's k, not one an op: the OpenCL CPU compiler's build of a flash attention is mostly its loops over
-    k (docs/performance.md "Driver builds")."""
+    a_components .., moved by the lane builtin `read` (KLoops.read); B is a private array of the chain's chunks * K
+    widened elements (`widened_chain`). One loop over all of a chain's k, not one an op: the OpenCL CPU compiler's
+    build of a flash attention is mostly its loops over k (docs/performance.md "Driver builds")."""
     def a_column(b, k, rows):  # op k / K's A words, element k % K
         chunk, within = b.udiv(k, i32(mad.k)), b.urem(k, i32(mad.k))
         first = b.mul(chunk, i32(mad.a_components))
-        return _column_of(b, mad, lambda r: b.load(b.gep(a_words, [i32(0), b.add(first, i32(r))])))(within, rows)
+        return _column_of(b, mad, lambda r: b.load(b.gep(a_words, [i32(0), b.add(first, i32(r))])), read)(within, rows)
     return _column_products(b, mad, chunks * mad.k, a_column, products)
 
 

@@ -59,16 +59,6 @@ def lane_id(b: ir.IRBuilder) -> ir.Value:
     return b.call(declared(b.module, LANE_ID, ir.FunctionType(I32, [])), [])
 
 
-def broadcast(b: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
-    """`value` of lane `lane`, where every lane reads the same `lane` (k of a loop over k): OpGroupBroadcast
-    (`moved`). Not a shuffle: the OpenCL CPU compiler also builds a masked copy of each kernel, for workgroups whose
-    size is not a multiple of the sub-group's (never ours), and there made each shuffle a test and a blend a lane;
-    the broadcast is one element read. The DPAS emulation's loops over k in that copy went from 117 instructions to
-    39-43, the tutorial GEMM's machine code from 28.7 to 24.0 thousand lines (docs/performance.md "Driver
-    builds")."""
-    return moved(b, BROADCAST, value, lane)
-
-
 def moved(b: ir.IRBuilder, name: str, value: ir.Value, lane: ir.Value) -> ir.Value:
     """`value` of lane `lane` through the lane builtin `name` (SHUFFLE or BROADCAST), one i32 call a 32-bit part of
     each component: the emitter maps the builtin by name, so a module has one overload of it, and i32 serves every
