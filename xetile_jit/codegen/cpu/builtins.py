@@ -156,13 +156,14 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, hints
 
 
 def component_hints(cpu: CpuFeatures) -> tuple[str, ...]:
-    """The hints of the block loads' and stores' loops over a lane's components: none where AVX-512 runs on 512-bit
-    units, else ROLLED (AVX2, AVX-512 on Zen 4's 256-bit units, an unknown ISA; llvm_helpers.ROLLED says why).
-    Unrolled, the loaded block is a private array of constant indices that the driver keeps in registers (32 zmm,
-    one a component of 16 lanes' f32); a loop on either path, inside the surface or on its border, indexes it by a
-    variable and keeps it in memory: tutorial GEMM 1024 f32 49-62 GFLOP/s unrolled, 36 with the border loop alone
-    rolled, 21-24 all rolled (docs/performance.md "On the Xeon AVX-512")."""
-    return () if cpu.unit_bits == 512 else ROLLED
+    """The hints of the block loads' and stores' loops over a lane's components: none where the ISA is AVX-512, else
+    ROLLED (AVX2, an unknown ISA; llvm_helpers.ROLLED says why). Unrolled, the loaded block is a private array of
+    constant indices that the driver keeps in registers (32 zmm, one a component of 16 lanes' f32); a loop on either
+    path, inside the surface or on its border, indexes it by a variable and keeps it in memory: tutorial GEMM 1024
+    f32 49-62 GFLOP/s unrolled, 36 with the border loop alone rolled, 21-24 all rolled on the Xeon (docs/performance.md
+    "On the Xeon AVX-512"). The register file decides it, not the units' width: Zen 4 (AVX-512 on 256-bit units)
+    ran the tutorial GEMMs 4% faster unrolled and built them as fast ("GEMM on the `cpu` target")."""
+    return () if cpu.vector_bits == 512 else ROLLED
 
 
 def vector_definitions(cpu: CpuFeatures) -> X.Definitions:
