@@ -16,7 +16,7 @@ from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.types import TileType
 from xetile_jit.ir.xetile_ops import ConvertLayoutOp, layout_of
-from test_passes import gemm, softmax, two_mma, two_mma_case
+from test_passes import gemm, softmax, two_mma_case
 
 
 def wg(sg_layout, sg_data, **fields) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attrs import format_list
 from .core import Block, Operation, Region
 from .core_ops import check_yield
 from .types import ScalarType, VectorType
