@@ -11,9 +11,11 @@ partial results the loop carries (independent chains, as many as the CPU's vecto
 folds; folded pairwise after it). A block used after its region is kept in a private array (`Stash`) and read where
 it is used. Pure ops between the runs are lowered before the loop when they use no value of the region, else after
 it, and a later run on the region's blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read
-or write their blocks with plain memory ops where every piece of the region lies inside its surface and through
-their builtins otherwise: two copies of the loop after one test (`unswitched`), so the values are the builtins'; on
-`xe-emulated` every block goes through its builtin, in the one loop. An element-wise op or constant alike to an
+or write their blocks with plain memory ops where every piece of the region lies inside its surface and element by
+element otherwise (the builtins' border path, written in the loop: no call, whose clobbered registers made the
+driver keep the values live across the two loops in memory on the fast path too), two copies of the loop after one
+test (`unswitched`), so the values are the builtins'; on `xe-emulated` every block goes through its builtin, in the
+one loop. An element-wise op or constant alike to an
 earlier one, operands included (blocking repeats a constant, or an op on broadcast values, a block), is that one's
 Alias; the descriptors and offsets of a run's other blocks, which the loop never reads, are not lowered. Measured
 (docs/performance.md "CPU notes", 4096 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32
@@ -436,8 +438,8 @@ class BlockLoops:
 
     def unswitched(self, inside: ir.Value, loop) -> list | None:
         """`loop(True)` where the region's pieces are `inside`, else `loop(False)`; the folds' final values. One
-        test before two loops, not one a block in the loop: the border path's call clobbers the vector registers,
-        and the OpenCL CPU compiler then kept the folds' partial results in memory on the fast path too."""
+        test before two loops, not one a block in the loop: a call of the border path there clobbered the vector
+        registers, and the OpenCL CPU compiler then kept the folds' partial results in memory on the fast path too."""
         b = self.builder
         with b.if_else(inside) as (then, otherwise):
             with then:
@@ -455,12 +457,15 @@ class BlockLoops:
 
     def block_in_loop(self, run: Run, i: ir.Value, fast: bool | None, origin: tuple, data: ir.Value | None = None):
         """Block i of a load run (its value) or of a store run (writing `data`): plain memory ops where the
-        region's pieces are inside their surfaces (`fast`), the builtin otherwise (or with no fast paths: None)."""
+        region's pieces are inside their surfaces (`fast`), each element tested where they may not be (False), the
+        builtin with no fast paths (None)."""
         access = run.accesses[0]
         surface, x0, y0 = origin
         xy = run.grid.coordinates(self.builder, i, x0, y0)
         if fast:
             return self.pieces.fast_access(access, surface, xy, data)
+        if fast is False:
+            return self.pieces.border_access(access, surface, xy, data)
         if data is None:
             return self.messages.load(access.key, access.op, xy)
         self.messages.store(access.key, access.op, data, xy)

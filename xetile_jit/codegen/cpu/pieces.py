@@ -8,9 +8,10 @@ elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with th
 (docs/performance.md "CPU notes"). So a run of at least MIN_RUN consecutive block loads (or stores) on one array, whose
 descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`), is tested once (`Pieces.inside`):
 inside, each block is read or written with plain loads or stores (`fast_access`, the builtin's own inside path
-without its test), otherwise through its builtin. codegen/cpu/block_loops.py lowers the runs in loops over the blocks,
-so the driver builds one block's border code, not the run's. Both paths read and write the same elements: the
-result is the builtin's either way.
+without its test), otherwise element by element (`border_access`, the builtin's border path written in the loop
+rather than called). codegen/cpu/block_loops.py lowers the runs in loops over the blocks, so the driver builds one
+block's border code, not the run's. Both paths read and write the same elements: the result is the builtin's either
+way.
 """
 from __future__ import annotations
 
@@ -26,11 +27,12 @@ from ..xe import builtins as X
 from .builtins import fast_load_word, fast_store_word
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..llvm.core import I32, I64, components, counted_loop, llvm_type
-from ..llvm.block_messages import BlockMessages
+from ..llvm.block_messages import BlockMessages, hardware_padding
 from ..llvm.context import LoweringContext
 from ..llvm.descriptors import Descriptors
 from ..llvm.lanes import PrivateBlock
-from ..xe.emulation import Surface
+from ..xe.emulation import Surface, emulated_load_word, emulated_store_loop
+from ..xe.llvm_helpers import ROLLED
 
 I8, BOOL = ir.IntType(8), ir.IntType(1)
 
@@ -202,3 +204,25 @@ class Pieces:
             fast_load_word(b, surface, desc, lane, index), dst.slot(b, index)))
         return self.messages.lane_value(self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
                                         op.result.type)
+
+    def border_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None):
+        """The block of `access` at `xy` (x, y) of `surface` read or written element by element, each tested
+        against the surface (the builtin's border path, codegen/xe/emulation.py) in a rolled loop over a lane's
+        components, written here rather than called: a call clobbers the vector registers, and the OpenCL CPU
+        compiler then kept the values live across a region's two loops in memory on the fast path as well (layer
+        norm's mean, scale and weight and bias pointers reloaded every block; docs/performance.md "CPU notes"). A
+        load's value with the op's padding outside the surface, or None after writing a store's `data`."""
+        b, op, lanes = self.context.builder, access.op, self.context.lanes
+        desc = X.describe(self.context.target, access.key)
+        surface = Surface(*surface, *xy)
+        lane = lanes.lane_id()
+        if isinstance(op, S.SimtStoreNdOp):
+            raw = self.messages.raw_data(data, op.operands[0].type, desc.signature.args[-1])
+            emulated_store_loop(b, raw, desc, surface, lane)
+            return None
+        dst = PrivateBlock(lanes.private(desc.data_type))
+        counted_loop(b, desc.components, None, lambda b, index, _: b.store(
+            emulated_load_word(b, desc, surface, lane, index), dst.slot(b, index)), ROLLED)
+        value = self.messages.lane_value(self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
+                                         op.result.type)
+        return value if hardware_padding(op) else self.messages.padded(value, op, descriptor(op), xy)
