@@ -116,7 +116,8 @@ def is_gather_or_scatter(line: str) -> bool:
 
 
 # a vector load or store of a whole register through a general register other than the stack pointer
-WHOLE_VECTOR = re.compile(r"^v(movups|movaps|movdqu\w*|movdqa\w*)\s+(\S*\(%r(?!sp)\w+.*,\s*%[xyz]mm\d+|%[xyz]mm\d+,\s*\S*\(%r(?!sp).*)$")
+WHOLE_VECTOR = re.compile(r"^v(movups|movaps|movdqu\w*|movdqa\w*)\s+"
+                          r"(\S*\(%r(?!sp)\w+.*,\s*%[xyz]mm\d+|%[xyz]mm\d+,\s*\S*\(%r(?!sp).*)$")
 
 
 def loops(path, function: str | None = None) -> list[list[str]]:

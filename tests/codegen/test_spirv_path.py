@@ -357,7 +357,7 @@ def block_calls(llir: str, kind: str) -> int:
     return len(re.findall(rf'call void @"xe_block2d_{kind}', kernel_body(llir)))
 
 
-# the bounds test of the builtins' border path, written inline on the `cpu` target (pieces.border_access): an element's
+# the bounds test of the builtins' border path, written inline on the `cpu` target (Pieces.block_access): an element's
 # offset kept inside the surface (codegen/xe/emulation.py Surface.element)
 BORDER_TEST = re.compile(r'select\s+i1 %"[^"]+", i64')
 

@@ -462,10 +462,8 @@ class BlockLoops:
         access = run.accesses[0]
         surface, x0, y0 = origin
         xy = run.grid.coordinates(self.builder, i, x0, y0)
-        if fast:
-            return self.pieces.fast_access(access, surface, xy, data)
-        if fast is False:
-            return self.pieces.border_access(access, surface, xy, data)
+        if fast is not None:
+            return self.pieces.block_access(access, surface, xy, data, inside=fast)
         if data is None:
             return self.messages.load(access.key, access.op, xy)
         self.messages.store(access.key, access.op, data, xy)

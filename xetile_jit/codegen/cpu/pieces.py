@@ -7,9 +7,9 @@ CPU device the per-block tests and the calls they guard were most of a narrow ro
 elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true
 (docs/performance.md "CPU notes"). So a run of at least MIN_RUN consecutive block loads (or stores) on one array, whose
 descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`), is tested once (`Pieces.inside`):
-inside, each block is read or written with plain loads or stores (`fast_access`, the builtin's own inside path
-without its test), otherwise element by element (`border_access`, the builtin's border path written in the loop
-rather than called). codegen/cpu/block_loops.py lowers the runs in loops over the blocks, so the driver builds one
+inside, each block is read or written with plain loads or stores (`block_access`, the builtin's own inside path
+without its test), otherwise element by element (the builtin's border path written in the loop rather than
+called). codegen/cpu/block_loops.py lowers the runs in loops over the blocks, so the driver builds one
 block's border code, not the run's. Both paths read and write the same elements: the result is the builtin's either
 way.
 """
@@ -186,43 +186,34 @@ class Pieces:
             inside = b.and_(inside, test)
         return inside
 
-    def fast_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None) -> ir.Value | None:
-        """The block of `access` at `xy` (x, y) of `surface` read or written with no bounds test (the piece is
-        inside), a loop over a lane's components as in the builtin: a load's value as block_load gives it (no
-        padding to apply), or None after writing a store's `data`."""
+    def block_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None,
+                     inside: bool = True) -> ir.Value | None:
+        """The block of `access` at `xy` (x, y) of `surface`, a loop over a lane's components as in the builtin: read
+        (its value, the op's padding outside the surface) or written (`data`; None). `inside` (the piece is): plain
+        loads or stores, no bounds test. Otherwise element by element, each tested against the surface (the
+        builtin's border path, codegen/xe/emulation.py, in a rolled loop), written here rather than called: a call
+        clobbers the vector registers, and the OpenCL CPU compiler then kept the values live across a region's two
+        loops in memory on the fast path as well (layer norm's mean, scale and weight and bias pointers reloaded
+        every block; docs/performance.md "CPU notes")."""
         b, op, lanes = self.context.builder, access.op, self.context.lanes
         desc = X.describe(self.context.target, access.key)
         surface = Surface(*surface, *xy)
         lane = lanes.lane_id()
         if isinstance(op, S.SimtStoreNdOp):
             raw = self.messages.raw_data(data, op.operands[0].type, desc.signature.args[-1])
+            if not inside:
+                emulated_store_loop(b, raw, desc, surface, lane)
+                return None
             counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
                 b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
             return None
+        if inside:
+            word, hints = (lambda b, index: fast_load_word(b, surface, desc, lane, index)), ()
+        else:
+            word, hints = (lambda b, index: emulated_load_word(b, desc, surface, lane, index)), ROLLED
         dst = PrivateBlock(lanes.private(desc.data_type))
-        counted_loop(b, desc.components, None, lambda b, index, _: b.store(
-            fast_load_word(b, surface, desc, lane, index), dst.slot(b, index)))
-        return self.messages.lane_value(self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
-                                        op.result.type)
-
-    def border_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None):
-        """The block of `access` at `xy` (x, y) of `surface` read or written element by element, each tested
-        against the surface (the builtin's border path, codegen/xe/emulation.py) in a rolled loop over a lane's
-        components, written here rather than called: a call clobbers the vector registers, and the OpenCL CPU
-        compiler then kept the values live across a region's two loops in memory on the fast path as well (layer
-        norm's mean, scale and weight and bias pointers reloaded every block; docs/performance.md "CPU notes"). A
-        load's value with the op's padding outside the surface, or None after writing a store's `data`."""
-        b, op, lanes = self.context.builder, access.op, self.context.lanes
-        desc = X.describe(self.context.target, access.key)
-        surface = Surface(*surface, *xy)
-        lane = lanes.lane_id()
-        if isinstance(op, S.SimtStoreNdOp):
-            raw = self.messages.raw_data(data, op.operands[0].type, desc.signature.args[-1])
-            emulated_store_loop(b, raw, desc, surface, lane)
-            return None
-        dst = PrivateBlock(lanes.private(desc.data_type))
-        counted_loop(b, desc.components, None, lambda b, index, _: b.store(
-            emulated_load_word(b, desc, surface, lane, index), dst.slot(b, index)), ROLLED)
+        counted_loop(b, desc.components, None, lambda b, index, _: b.store(word(b, index), dst.slot(b, index)),
+                     hints)
         value = self.messages.lane_value(self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
                                          op.result.type)
-        return value if hardware_padding(op) else self.messages.padded(value, op, descriptor(op), xy)
+        return value if inside or hardware_padding(op) else self.messages.padded(value, op, descriptor(op), xy)
