@@ -27,7 +27,7 @@ from ..xe import builtins as X
 from .builtins import fast_load_word, fast_store_word
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..llvm.core import I32, I64, components, counted_loop, llvm_type
-from ..llvm.block_messages import BlockMessages, hardware_padding
+from ..llvm.block_messages import BlockMessages
 from ..llvm.context import LoweringContext
 from ..llvm.descriptors import Descriptors
 from ..llvm.lanes import PrivateBlock
@@ -214,6 +214,7 @@ class Pieces:
         dst = PrivateBlock(lanes.private(desc.data_type))
         counted_loop(b, desc.components, None, lambda b, index, _: b.store(word(b, index), dst.slot(b, index)),
                      hints)
-        value = self.messages.lane_value(self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op)),
-                                         op.result.type)
-        return value if inside or hardware_padding(op) else self.messages.padded(value, op, descriptor(op), xy)
+        words = self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op))
+        if inside:  # every element read: no padding
+            return self.messages.lane_value(words, op.result.type)
+        return self.messages.padded_value(words, op, descriptor(op), xy)

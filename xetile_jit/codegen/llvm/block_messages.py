@@ -110,6 +110,12 @@ class BlockMessages:
         result_type = llvm_type(op.result.type)
         words = self.read(key, tdesc, None if xy is None else lanes.assemble(list(xy)),
                           components(result_type), cache=op.cache)
+        return self.padded_value(words, op, tdesc, xy)
+
+    def padded_value(self, words: ir.Value | PrivateBlock, op, tdesc,
+                     xy: tuple | None = None) -> ir.Value | PrivateBlock:
+        """A block load's `words` as the lane value of `op`, its `padding` outside the surface where that is not
+        the message's 0 (`hardware_padding`, `padded`)."""
         value = self.lane_value(words, op.result.type)
         return value if hardware_padding(op) else self.padded(value, op, tdesc, xy)
 
