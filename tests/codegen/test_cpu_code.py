@@ -90,13 +90,6 @@ np.testing.assert_allclose(y, x / np.sqrt((x * x).sum(1, keepdims=True) + 1), rt
 """
 
 
-def instructions(path, function: str) -> list[str]:
-    """The mnemonics of `function`'s code in the driver's assembly at `path`, from its label on."""
-    lines = path.read_text().splitlines()
-    return [line.split()[0] for line in lines[lines.index(f"{function}:"):]
-            if line.strip() and not line.lstrip().startswith((".", "#")) and not line.rstrip().endswith(":")]
-
-
 def code_lines(path, function: str | None = None) -> list[str]:
     """The instructions and labels (ending in ':') in the driver's assembly at `path`, or in `function`'s code alone
     (from its label on: the driver writes the kernel after the functions it calls)."""
@@ -104,6 +97,11 @@ def code_lines(path, function: str | None = None) -> list[str]:
     if function is not None:
         lines = lines[lines.index(f"{function}:"):]
     return [line for line in lines if line and not line.startswith((".", "#")) or line.endswith(":")]
+
+
+def instructions(path, function: str) -> list[str]:
+    """The mnemonics of `function`'s code in the driver's assembly at `path`, from its label on."""
+    return [line.split()[0] for line in code_lines(path, function) if not line.endswith(":")]
 
 
 def gathers_and_scatters(path, function: str | None = None) -> int:
