@@ -417,6 +417,30 @@ def test_a_row_is_computed_in_loops_over_its_blocks_on_the_cpu_target(rng, rows,
 
 
 @xetile.kernel
+def shifted_row(x, y, BN: xetile.constexpr):
+    """A row from a constant column on (8), scaled by its largest magnitude: one workgroup, one subgroup."""
+    v = xetile.load_tile(xetile.init_tile(x, [1, 8], [1, BN]), padding=0.0)
+    top = xetile.tile_broadcast(xetile.tile_reduce("max", xetile.abs(v), [1]) + 1.0, [1], [1, BN])
+    xetile.store_tile(xetile.init_tile(y, [1, 8], [1, BN]), v / top)
+
+
+@pytest.mark.parametrize("width", [2056, 2050], ids=["inside", "border"])
+def test_a_tile_at_constant_coordinates_is_one_run_on_the_cpu_target(rng, width):
+    """Blocking writes block 0's column as the tile's (a constant here) and block j's as that plus 16 j: all of them
+    are one run (pieces.base_and_shift folds the constants), so the load, the ops and the store are loops over the
+    blocks, with no builtin call, and the code does not grow with the row (2048 columns within 10% of 512; with
+    block 0 apart, every op on the row was written out a block at a time). The numbers are the interpreter's, the
+    padding past the array's end (2050 columns) too."""
+    x, y = rand(rng, (2, width), np.float32), np.zeros((2, width), np.float32)
+    long_row = shifted_row.warmup(x, y, target="cpu", BN=2048, num_subgroups=1).asm["llir"]
+    short_row = shifted_row.warmup(x[:, :520], y[:, :520], target="cpu", BN=512, num_subgroups=1).asm["llir"]
+    assert (block_calls(long_row, "load"), block_calls(long_row, "store")) == (0, 0)
+    assert kernel_lines(long_row) < 1.1 * kernel_lines(short_row)
+    reference, device = run_both(shifted_row, [x, y], dict(BN=2048, num_subgroups=1), (1,))
+    np.testing.assert_array_equal(device[1], reference[1])
+
+
+@xetile.kernel
 def masked_rows(x, y, N, BLOCK: xetile.constexpr):
     """Rows centered where a column counts (`arange(0, BLOCK) < N`, as tutorials/05 masks the padding past N) and
     scaled by their sum of squares; a row a workgroup, one subgroup."""

@@ -124,8 +124,10 @@ def lane_elements(load: S.SimtLoadNdOp) -> int:
 
 
 def base_and_shift(value: Value) -> tuple[Value | None, int]:
-    """`value` as base + constant (an arith.addi of a constant), else (value, 0); a constant as (None, itself): the
-    surface's origin is the base of the pieces every subgroup holds whole (wg_to_sg gives them constant offsets)."""
+    """`value` as base + constant (arith.addi of constants, folded), else (value, 0); a constant as (None, itself):
+    the surface's origin is the base of the pieces every subgroup holds whole (wg_to_sg gives them constant offsets).
+    Blocking adds each block's constant offset to the first block's: on a constant origin block 0 is (None, c) and
+    block j (None, c + j * step), in the same run."""
     op = value.owner
     if isinstance(op, C.ConstantOp):
         return None, int(op.value)
@@ -133,7 +135,8 @@ def base_and_shift(value: Value) -> tuple[Value | None, int]:
         for index in (0, 1):
             other = op.operands[1 - index].owner
             if isinstance(other, C.ConstantOp):
-                return op.operands[index], int(other.value)
+                base, shift = base_and_shift(op.operands[index])
+                return base, shift + int(other.value)
     return value, 0
 
 
