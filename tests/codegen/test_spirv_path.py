@@ -441,6 +441,30 @@ def test_a_tile_at_constant_coordinates_is_one_run_on_the_cpu_target(rng, width)
 
 
 @xetile.kernel
+def softmax_rows(x, y, BN: xetile.constexpr):
+    """Softmax of 16 rows a workgroup, one a subgroup, in f32: the row is kept from the max to the exponentials, the
+    exponentials from their sum to the division."""
+    m = xetile.program_id(0) * 16
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [16, BN]), padding=float("-inf")).to(xetile.float32)
+    e = xetile.exp(v - xetile.tile_broadcast(xetile.tile_reduce("max", v, [1]), [1], [16, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [16, BN]),
+                      e / xetile.tile_broadcast(xetile.tile_reduce("add", e, [1]), [1], [16, BN]))
+
+
+@pytest.mark.parametrize("width", [1024, 1000], ids=["inside", "border"])
+def test_softmax_exponentials_take_the_rows_private_array_on_the_cpu_target(rng, width):
+    """The row's blocks are read last by the loop that makes the exponentials, block i before block i of the
+    exponentials is put: those take the row's private array (block_loops.recycled_stash), one array of a lane's 64
+    f32 where there were two (at 4096 f16 columns the two, 32 KiB a subgroup, ran at 0.85x the hand-written OpenCL C
+    kernel: docs/performance.md "CPU notes"). The numbers are the interpreter's, at the border (1000 columns) too."""
+    x, y = rand(rng, (32, width), np.float16), np.zeros((32, width), np.float16)
+    llir = softmax_rows.warmup(x, y, target="cpu", BN=1024, num_subgroups=16).asm["llir"]
+    assert re.findall(r"alloca \[\d+ x float\]", kernel_body(llir)) == ["alloca [64 x float]"]
+    reference, device = run_both(softmax_rows, [x, y], dict(BN=1024, num_subgroups=16), (2,))
+    assert_close(device[1], reference[1], np.float16)
+
+
+@xetile.kernel
 def masked_rows(x, y, N, BLOCK: xetile.constexpr):
     """Rows centered where a column counts (`arange(0, BLOCK) < N`, as tutorials/05 masks the padding past N) and
     scaled by their sum of squares; a row a workgroup, one subgroup."""

@@ -9,7 +9,8 @@ runs over the same N blocks (element-wise ops alike in all but their block opera
 offset apart, fold chains, load and store runs) are one loop over the blocks that computes every run's block i, a
 fold as up to 4 partial results the loop carries (independent chains, as many as the CPU's vector registers hold for
 the loop's folds; folded pairwise after it). A block used after its region is kept in a private array (`Stash`) and
-read where it is used. Pure ops between the runs are lowered before the loop when they use no value of the region,
+read where it is used; a run may take the array of an earlier one whose blocks its loop reads last (softmax's
+exponentials the row's). Pure ops between the runs are lowered before the loop when they use no value of the region,
 else after it, and a later run on the region's blocks still joins. On the `cpu` target (`fast_paths`) load and store
 runs read or write their blocks with plain memory ops where every piece of the region lies inside its surface and
 element by element otherwise (the builtins' border path, written in the loop: no call, whose clobbered registers
@@ -237,11 +238,15 @@ class BlockLoops:
         self.values.update(zip(block.args, args))
         items = self.runs(list(block.ops))
         skipped = unread(items)
+        lowered = set()  # the block's ops lowered so far (recycled_stash)
         for item in regions(items):
             if isinstance(item, Region):
-                self.lower_region(item, skipped)
-            elif item not in skipped:
-                self.lower_item(item)
+                self.lower_region(item, skipped, lowered)
+                lowered.update(item.ops)
+            else:
+                if item not in skipped:
+                    self.lower_item(item)
+                lowered.add(item)
         return self.context.operands(block.terminator)
 
     def lower_item(self, item: Operation | Alias) -> None:
@@ -300,9 +305,9 @@ class BlockLoops:
                    grid)
 
     # ---- lowering a region -------------------------------------------------------------------------------
-    def lower_region(self, region: Region, skipped: set) -> None:
+    def lower_region(self, region: Region, skipped: set, lowered: set) -> None:
         """The hoisted ops (those the lowering reads), then the loop over the blocks computing each run's block i in
-        order (two, unswitched, where the region loads or stores)."""
+        order (two, unswitched, where the region loads or stores); `lowered`: the block's ops before it."""
         for item in region.hoisted:
             if item not in skipped:
                 self.lower_item(item)
@@ -312,9 +317,12 @@ class BlockLoops:
             if run.accesses is not None and self.fast_paths:
                 test = self.pieces.inside(run.accesses)
                 inside = test if inside is None else b.and_(inside, test)
+        claimed = set()
         for run in region.runs:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
-                run.stash = Stash(self.context, llvm_type(run.ops[0].result.type), run.size)
+                run.stash = recycled_stash(region, run, lowered, claimed) or Stash(
+                    self.context, llvm_type(run.ops[0].result.type), run.size)
+                claimed.add(run.stash)
         plan = LoopPlan(region, {run: self.origin(run) for run in region.runs if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
                          if run.kind == "store" and not run.sources[0]}, self.chains(region))
@@ -533,6 +541,27 @@ def unread(items: list) -> set:
         if all(use in unused or use[0] in skipped for use in uses):
             skipped.update([item, *stand_ins])
     return skipped
+
+
+def recycled_stash(region: Region, run: Run, lowered: set, claimed: set) -> Stash | None:
+    """The private array of an earlier region's run that `run`'s blocks may take (none `claimed` in this region): one
+    of the same type and size whose blocks nothing reads but ops `lowered` before the region and the region's runs up
+    to `run`, so the loop reads its block i before it puts block i of `run` there. Softmax's exponentials take the row's place: in a second private
+    array the size of the row, the loops missed L1 (4096 f16 columns: the first loop's loads and the exponential's
+    stores waited). Not where a fold multiplies and adds in one (`contracts`), which reads its product's operands
+    where the fold is."""
+    if any(map(contracts, folds(region))):
+        return None
+    position = region.runs.index(run)
+    readers = lowered | {op for earlier in region.runs[:position + 1] for op in earlier.ops}
+    wanted = llvm_type(run.ops[0].result.type)
+    for source in (s for earlier in region.runs[:position + 1] for s in item_sources(earlier)):
+        stash = getattr(source, "stash", None)
+        if (isinstance(source, Run) and source not in region.runs and stash is not None and stash not in claimed
+                and stash.value_type == wanted and stash.count == run.size
+                and all(user in readers for v in source.blocks() for user, _ in v.uses)):
+            return stash
+    return None
 
 
 def fold_chains(size: int, folds: int, bits: int, cpu: CpuFeatures | None) -> int:

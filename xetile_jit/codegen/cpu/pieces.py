@@ -93,7 +93,7 @@ class Stash:
     lowering's `context`; booleans as bytes (a SPIR-V kernel's memory holds no OpTypeBool)."""
 
     def __init__(self, context: LoweringContext, value_type: ir.Type, count: int):
-        self.context, self.width = context, components(value_type)
+        self.context, self.width, self.value_type, self.count = context, components(value_type), value_type, count
         element = value_type.element if isinstance(value_type, ir.VectorType) else value_type
         self.bools = element == BOOL
         self.block = PrivateBlock(context.lanes.private(ir.ArrayType(I8 if self.bools else element,
