@@ -546,10 +546,10 @@ def unread(items: list) -> set:
 def recycled_stash(region: Region, run: Run, lowered: set, claimed: set) -> Stash | None:
     """The private array of an earlier region's run that `run`'s blocks may take (none `claimed` in this region): one
     of the same type and size whose blocks nothing reads but ops `lowered` before the region and the region's runs up
-    to `run`, so the loop reads its block i before it puts block i of `run` there. Softmax's exponentials take the row's place: in a second private
-    array the size of the row, the loops missed L1 (4096 f16 columns: the first loop's loads and the exponential's
-    stores waited). Not where a fold multiplies and adds in one (`contracts`), which reads its product's operands
-    where the fold is."""
+    to `run`, so the loop reads its block i before it puts block i of `run` there. Softmax's exponentials take the
+    row's place: in a second private array the size of the row, the loops missed L1 (4096 f16 columns: the first
+    loop's loads and the exponential's stores waited). Not where a fold multiplies and adds in one (`contracts`),
+    which reads its product's operands where the fold is."""
     if any(map(contracts, folds(region))):
         return None
     position = region.runs.index(run)
