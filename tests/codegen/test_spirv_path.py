@@ -441,26 +441,30 @@ def test_a_tile_at_constant_coordinates_is_one_run_on_the_cpu_target(rng, width)
 
 
 @xetile.kernel
-def softmax_rows(x, y, BN: xetile.constexpr):
+def softmax_rows(x, y, BN: xetile.constexpr, PLUS_ROW: xetile.constexpr):
     """Softmax of 16 rows a workgroup, one a subgroup, in f32: the row is kept from the max to the exponentials, the
-    exponentials from their sum to the division."""
+    exponentials from their sum to the division; with PLUS_ROW the row is added to the result, read after the
+    exponentials too."""
     m = xetile.program_id(0) * 16
     v = xetile.load_tile(xetile.init_tile(x, [m, 0], [16, BN]), padding=float("-inf")).to(xetile.float32)
     e = xetile.exp(v - xetile.tile_broadcast(xetile.tile_reduce("max", v, [1]), [1], [16, BN]))
-    xetile.store_tile(xetile.init_tile(y, [m, 0], [16, BN]),
-                      e / xetile.tile_broadcast(xetile.tile_reduce("add", e, [1]), [1], [16, BN]))
+    out = e / xetile.tile_broadcast(xetile.tile_reduce("add", e, [1]), [1], [16, BN])
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [16, BN]), out + v if PLUS_ROW else out)
 
 
 @pytest.mark.parametrize("width", [1024, 1000], ids=["inside", "border"])
-def test_softmax_exponentials_take_the_rows_private_array_on_the_cpu_target(rng, width):
+@pytest.mark.parametrize("plus_row, arrays", [(False, 1), (True, 2)], ids=["softmax", "row-read-after"])
+def test_softmax_exponentials_take_the_rows_private_array_on_the_cpu_target(rng, width, plus_row, arrays):
     """The row's blocks are read last by the loop that makes the exponentials, block i before block i of the
     exponentials is put: those take the row's private array (block_loops.recycled_stash), one array of a lane's 64
     f32 where there were two (at 4096 f16 columns the two, 32 KiB a subgroup, ran at 0.85x the hand-written OpenCL C
-    kernel: docs/performance.md "CPU notes"). The numbers are the interpreter's, at the border (1000 columns) too."""
+    kernel: docs/performance.md "CPU notes"). Where the row is read after that loop, each keeps its own. The numbers
+    are the interpreter's, at the border (1000 columns) too."""
     x, y = rand(rng, (32, width), np.float16), np.zeros((32, width), np.float16)
-    llir = softmax_rows.warmup(x, y, target="cpu", BN=1024, num_subgroups=16).asm["llir"]
-    assert re.findall(r"alloca \[\d+ x float\]", kernel_body(llir)) == ["alloca [64 x float]"]
-    reference, device = run_both(softmax_rows, [x, y], dict(BN=1024, num_subgroups=16), (2,))
+    options = dict(BN=1024, PLUS_ROW=plus_row, num_subgroups=16)
+    llir = softmax_rows.warmup(x, y, target="cpu", **options).asm["llir"]
+    assert re.findall(r"alloca \[\d+ x float\]", kernel_body(llir)) == ["alloca [64 x float]"] * arrays
+    reference, device = run_both(softmax_rows, [x, y], options, (2,))
     assert_close(device[1], reference[1], np.float16)
 
 
