@@ -242,7 +242,7 @@ class BlockLoops:
         for item in regions(items):
             if isinstance(item, Region):
                 self.lower_region(item, skipped, lowered)
-                lowered.update(item.ops)
+                lowered.update(item.ops, item.hoisted)
             else:
                 if item not in skipped:
                     self.lower_item(item)
@@ -555,9 +555,9 @@ def recycled_stash(region: Region, run: Run, lowered: set, claimed: set) -> Stas
     position = region.runs.index(run)
     readers = lowered | {op for earlier in region.runs[:position + 1] for op in earlier.ops}
     wanted = llvm_type(run.ops[0].result.type)
-    for source in (s for earlier in region.runs[:position + 1] for s in item_sources(earlier)):
-        stash = getattr(source, "stash", None)
-        if (isinstance(source, Run) and source not in region.runs and stash is not None and stash not in claimed
+    for source in (s for earlier in region.runs[:position + 1] for s in item_sources(earlier) if isinstance(s, Run)):
+        stash = source.stash
+        if (source not in region.runs and stash is not None and stash not in claimed
                 and stash.value_type == wanted and stash.count == run.size
                 and all(user in readers for v in source.blocks() for user, _ in v.uses)):
             return stash
