@@ -553,13 +553,13 @@ def recycled_stash(region: Region, run: Run, lowered: set, claimed: set) -> Stas
     if any(map(contracts, folds(region))):
         return None
     position = region.runs.index(run)
-    readers = lowered | {op for earlier in region.runs[:position + 1] for op in earlier.ops}
+    readers = {op for earlier in region.runs[:position + 1] for op in earlier.ops}
     wanted = llvm_type(run.ops[0].result.type)
     for source in (s for earlier in region.runs[:position + 1] for s in item_sources(earlier) if isinstance(s, Run)):
         stash = source.stash
         if (source not in region.runs and stash is not None and stash not in claimed
                 and stash.value_type == wanted and stash.count == run.size
-                and all(user in readers for v in source.blocks() for user, _ in v.uses)):
+                and all(user in lowered or user in readers for v in source.blocks() for user, _ in v.uses)):
             return stash
     return None
 
