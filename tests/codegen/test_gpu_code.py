@@ -285,7 +285,7 @@ def test_a_column_major_b_of_32_elements_a_lane_is_read_by_d32_transposed_messag
         256, 256, 32, [32, 64]) and c.kwargs["PREFETCH"] == 0 and c.kwargs["A_LAYOUT"] is None
         and b_block == (c.kwargs["B_LAYOUT"] and c.kwargs["B_LAYOUT"].inst_data))
     a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.int32 if dtype == np.int8 else np.float32)
-    isa = matmul_kernel.kernel.warmup(a, a.T, c, c, 512, 512, 512, HAS_BIAS=False, ACTIVATION="",
+    isa = matmul_kernel.kernel.warmup(a, a.T, c, c, 512, 512, 512, 0, 512, HAS_BIAS=False, ACTIVATION="",
                                       ACC=xetile.int32 if dtype == np.int8 else xetile.float32,
                                       INPUT_PRECISION="ieee", target=target, **config.all_kwargs()).asm["isa"]
     loop = max(innermost_loops(isa), key=lambda counts: counts.dpas)

@@ -39,8 +39,9 @@ def int8_gemm(dtype=np.int8):
     config = next(c for c in configs() if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.sg_data) == (
         256, 256, 64, [32, 64]))
     a, b, c = np.zeros((1024, 512), dtype), np.zeros((512, 768), dtype), np.zeros((1024, 768), np.int32)
-    return matmul_kernel.kernel.warmup(a, b, c, c, 1024, 768, 512, HAS_BIAS=False, ACTIVATION="", ACC=xetile.int32,
-                                       INPUT_PRECISION="ieee", target="xe-hpc", **config.all_kwargs())
+    return matmul_kernel.kernel.warmup(a, b, c, c, 1024, 768, 512, 0, 512, HAS_BIAS=False, ACTIVATION="",
+                                       ACC=xetile.int32, INPUT_PRECISION="ieee", target="xe-hpc",
+                                       **config.all_kwargs())
 
 
 def softmax(n: int = 500):

@@ -2,6 +2,7 @@
 interpreter (each call tunes the template's configs there, so the shapes are small)."""
 from __future__ import annotations
 
+import importlib
 import json
 
 import ml_dtypes
@@ -12,11 +13,14 @@ import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.target.targets import get_target
 from xetile_jit.target.cpu_features import CpuFeatures
-from xetile_jit.ops.matmul import (COPY_FROM, CPU_TIMED, CPU_WITHIN, PIECE_SPEED, PIECE_SPEED_16_REGISTERS, configs,
-                                   configs_to_time, cpu_estimate, dtype_of, fastest_on_cpu, matmul_kernel, new_array,
-                                   piece_speeds, row_major_operand, shape_of)
+from xetile_jit.ops.matmul import (CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN, K_CHUNK, PIECE_SPEED,
+                                   PIECE_SPEED_16_REGISTERS, configs, configs_to_time, cpu_estimate, dtype_of,
+                                   fastest_on_cpu, k_chunks, matmul_kernel, new_array, piece_speeds, row_major_operand,
+                                   shape_of)
 
-from usm_arrays import count_interface_reads, needs_dpnp
+from usm_arrays import Interface, count_interface_reads, needs_dpnp
+
+ops_matmul = importlib.import_module("xetile_jit.ops.matmul")  # the module; xetile_jit.ops.matmul is its function
 
 M, N, K = 70, 45, 33
 
@@ -164,7 +168,7 @@ def test_every_config_compiles_to_valid_spirv_for_the_cpu(dtype, order):
     a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.int32 if dtype == np.int8 else np.float32)
     operand = a if order == "row" else a.T
     for config in (cfg for cfg in configs() if cfg.kwargs["PREFETCH"] == 0):
-        matmul_kernel.kernel.warmup(operand, operand, c, c, 512, 512, 512, HAS_BIAS=False,
+        matmul_kernel.kernel.warmup(operand, operand, c, c, 512, 512, 512, 0, 512, HAS_BIAS=False,
                                     ACC=xetile.int32 if dtype == np.int8 else xetile.float32, ACTIVATION="",
                                     INPUT_PRECISION="ieee", target="cpu", **config.all_kwargs())
 
@@ -183,7 +187,7 @@ def test_a_column_major_b_of_32_elements_a_lane_is_exact_on_the_cpu_targets(rng,
     kwargs = next(cfg.all_kwargs() for cfg in configs() if cfg.kwargs["PREFETCH"] == 0 and b_block == b_inst_data(cfg)
                   and (cfg.kwargs["BM"], cfg.kwargs["BN"], cfg.sg_data) == (128, 128, [32, 32]))
     grid = (xetile.cdiv(m, kwargs["BM"]), xetile.cdiv(n, kwargs["BN"]))
-    matmul_kernel.kernel[grid](a, bt.T, c, c, m, n, k, ACC=xetile.int32 if integer else xetile.float32,
+    matmul_kernel.kernel[grid](a, bt.T, c, c, m, n, k, 0, k, ACC=xetile.int32 if integer else xetile.float32,
                                HAS_BIAS=False, ACTIVATION="", INPUT_PRECISION="ieee", target=target,
                                device=cpu_queue(), **kwargs)
     np.testing.assert_array_equal(c, (a.astype(np.int64) @ bt.T.astype(np.int64)).astype(c.dtype))
@@ -211,6 +215,67 @@ def test_a_column_major_operand_is_copied_to_row_major_on_the_cpu_targets(rng):
         on_device = dpnp.asarray(x.T.astype(dtype), sycl_queue=queue).T
         copied = row_major_operand(on_device, COPY_FROM, queue)
         assert copied.flags.c_contiguous and np.array_equal(dpnp.asnumpy(copied), x.astype(dtype))
+
+
+def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_memory():
+    """k_chunks: K_CHUNK steps a launch where A and B hold CHUNKED_FROM bytes or more, every array is in device memory
+    (a numpy array would be copied at each launch) and C holds the accumulator's type (it carries the sum between
+    launches)."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    usm = Interface(queue)
+    m, n, k = 8, 8, CHUNKED_FROM // 4 // 16 + 52  # (m + n) * k f32 just past CHUNKED_FROM
+    a, b, c = usm.asarray(np.zeros((1, 1))), usm.asarray(np.zeros((1, 1))), usm.asarray(np.zeros((1, 1)))
+    chunks = k_chunks(m, n, k, [a, b, c], xetile.float32, queue)
+    assert chunks == [(k0, K_CHUNK) for k0 in range(0, k - 52, K_CHUNK)] + [(k - 52, 52)]
+    assert k_chunks(m, n - 1, k, [a, b, c], xetile.float32, queue) == [(0, k)]
+    half = usm.asarray(np.zeros((1, 1)), np.float16)
+    assert k_chunks(m, n, k, [a, b, half], xetile.float32, queue) == [(0, k)]
+    assert k_chunks(m, n, k, [a, b, np.zeros((1, 1), np.float32)], xetile.float32, queue) == [(0, k)]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_a_sum_in_chunks_is_the_one_launch_sum_bit_for_bit(rng, dtype):
+    """The kernel's chunks (CHUNKED: C carries the sum from one launch to the next, the bias and activation after the
+    last) give the bits of one launch over all of K: the same multiply-adds in the same order. C starts as NaN, which
+    the first chunk does not read; chunks of 512, 512 and 76 steps, K not a multiple of the K tile."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    usm = Interface(queue)
+    m, n, k = 70, 45, 1100
+    a, b = rng.uniform(-1, 1, (m, k)).astype(dtype), rng.uniform(-1, 1, (k, n)).astype(dtype)
+    bias = rng.uniform(-1, 1, (1, n)).astype(np.float32)
+    config = next(c.all_kwargs() for c in configs() if c.kwargs["PREFETCH"] == 0 and c.kwargs["BM"] == 64)
+    grid = (xetile.cdiv(m, config["BM"]), xetile.cdiv(n, config["BN"]))
+    args = dict(ACC=xetile.float32, HAS_BIAS=True, ACTIVATION="gelu", INPUT_PRECISION="ieee", target="cpu",
+                device=queue, **config)
+    da, db, dbias = usm.asarray(a, dtype), usm.asarray(b, dtype), usm.asarray(bias)
+    whole, chunked = usm.asarray(np.zeros((m, n))), usm.asarray(np.full((m, n), np.nan))
+    matmul_kernel.kernel[grid](da, db, whole, dbias, m, n, k, 0, k, **args)
+    for k0, length in ((0, 512), (512, 512), (1024, 76)):
+        matmul_kernel.kernel[grid](da, db, chunked, dbias, m, n, k, k0, length, CHUNKED=True, **args)
+    one_launch = usm.asnumpy(whole)
+    np.testing.assert_allclose(one_launch, reference(a, b, bias, "gelu"), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(usm.asnumpy(chunked), one_launch)
+
+
+def test_matmul_on_device_arrays_sums_in_chunks(monkeypatch, rng):
+    """ops.matmul on a CPU device with USM arrays: launches of K_CHUNK steps (here 64, from 32 KiB of A and B on),
+    the result numpy's."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    monkeypatch.setattr(ops_matmul, "K_CHUNK", 64)
+    monkeypatch.setattr(ops_matmul, "CHUNKED_FROM", 32 << 10)
+    launches = []
+    launch = type(matmul_kernel).__getitem__
+    monkeypatch.setattr(type(matmul_kernel), "__getitem__",
+                        lambda tuner, grid: launches.append(grid) or launch(tuner, grid))
+    usm = Interface(queue)
+    a, b = rng.uniform(-1, 1, (40, 150)).astype(np.float32), rng.uniform(-1, 1, (150, 24)).astype(np.float32)
+    c = usm.asarray(np.full((40, 24), np.nan))
+    xetile.ops.matmul(usm.asarray(a), usm.asarray(b), c, activation="relu", device=queue)
+    assert len(launches) == 3
+    np.testing.assert_allclose(usm.asnumpy(c), reference(a, b, None, "relu"), rtol=1e-5, atol=1e-5)
 
 
 def test_prefetch_configs_are_pruned_where_prefetch_is_dropped(rng):
@@ -298,7 +363,7 @@ def test_prefetch_config_prefetches_on_pvc():
     config = next(c for c in configs() if c.kwargs["PREFETCH"] == 3 and c.kwargs["A_LAYOUT"] is None
                   and c.kwargs["B_LAYOUT"] is None)
     a, b, c = np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float16), np.zeros((512, 512), np.float32)
-    compiled = matmul_kernel.kernel.warmup(a, b, c, c, 512, 512, 512, ACC=xetile.float32, HAS_BIAS=False,
+    compiled = matmul_kernel.kernel.warmup(a, b, c, c, 512, 512, 512, 0, 512, ACC=xetile.float32, HAS_BIAS=False,
                                            ACTIVATION="", INPUT_PRECISION="ieee", target="xe-hpc",
                                            **config.all_kwargs())
     (loop,) = json.loads(compiled.asm["isa_stats"])["loops"]

@@ -16,7 +16,9 @@ memory orders, bias and activation. On targets whose prefetch is a no-op (the CP
 pruned before timing: their code is the same as without; on the `cpu` target the load-block ones too, and on a CPU
 device all but the few configs estimated fastest (cpu_estimate). On targets whose lanes gather a column-major
 operand (the CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to
-row-major first (row_major_operand).
+row-major first (row_major_operand). On a CPU device a GEMM whose A and B outgrow the last-level cache sums over K
+in launches of 512 steps (k_chunks), C carrying the sum from one to the next, where the arrays are in device memory
+and C is of the accumulator's type.
 """
 from __future__ import annotations
 
@@ -107,6 +109,14 @@ PIECE_SPEED_16_REGISTERS = {((16, 64), 32): 1.0, ((32, 64), 32): 0.92, ((16, 16)
                             ((64, 64), 64): 0.60, ((32, 64), 64): 0.39}
 CPU_TIMED = 3
 CPU_WITHIN = 1.5
+# On a CPU device a GEMM whose A and B hold CHUNKED_FROM bytes or more (past the last-level cache: 32 MiB a CCD on the
+# Zen 4) sums over k in launches of K_CHUNK steps each, C carrying the sum from one to the next (k_chunks): a launch
+# reads a K_CHUNK-wide slice of A and B, which stays in the cache for all its workgroups, where over the whole K each
+# subgroup's panels came from memory. ops.matmul's tuned configs on the Zen 4 at 4096^3, with AVX2 code: f32 1.05-1.12x,
+# f16 1.06-1.09x; with AVX-512 code f32 1.06x, f16 1.00-1.01x; at 2048^3 (32 MiB of f32) 1.00x and 0.98-0.99x
+# (docs/performance.md "GEMM on the `cpu` target").
+K_CHUNK = 512
+CHUNKED_FROM = 64 << 20
 
 
 def configs_to_time(configs, named, **kwargs) -> list[Config]:
@@ -160,22 +170,29 @@ def cpu_estimate(config: Config, m: int, n: int, k: int, units: int, speeds: dic
     return waves * bm * bn * xt.cdiv(k, bk) * bk / speeds[(tuple(config.sg_data), bk)]
 
 
-@autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION", "INPUT_PRECISION"],
+@autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION", "INPUT_PRECISION", "CHUNKED"],
           prune_configs_by={"early_config_prune": configs_to_time})
 @kernel
-def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
+def matmul_kernel(a, b, c, bias, M, N, K, K0, KL, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
                   A_LAYOUT: xt.constexpr, B_LAYOUT: xt.constexpr, PREFETCH: xt.constexpr, PA: xt.constexpr,
                   PB: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr,
-                  INPUT_PRECISION: xt.constexpr):
+                  INPUT_PRECISION: xt.constexpr, CHUNKED: xt.constexpr = False):
+    """C's tile of the sum over k = K0 .. K0 + KL - 1 where CHUNKED (k_chunks: from C's value where K0 > 0, the bias
+    and activation where the sum ends there), else over all of K (K0 = 0, KL = K)."""
     m = xt.program_id(0) * BM
     n = xt.program_id(1) * BN
-    ta = xt.init_tile(a, [m, 0], [BM, BK], layout=A_LAYOUT)
-    tb = xt.init_tile(b, [0, n], [BK, BN], layout=B_LAYOUT)
+    first = K0 if CHUNKED else 0
+    ta = xt.init_tile(a, [m, first], [BM, BK], layout=A_LAYOUT)
+    tb = xt.init_tile(b, [first, n], [BK, BN], layout=B_LAYOUT)
+    tc = xt.init_tile(c, [m, n], [BM, BN])
     if PREFETCH:
-        pa = xt.init_tile(a, [m, PREFETCH * BK], [BM, BK], layout=PA)
-        pb = xt.init_tile(b, [PREFETCH * BK, n], [BK, BN], layout=PB)
+        pa = xt.init_tile(a, [m, first + PREFETCH * BK], [BM, BK], layout=PA)
+        pb = xt.init_tile(b, [first + PREFETCH * BK, n], [BK, BN], layout=PB)
     acc = xt.zeros([BM, BN], ACC)
-    for k in range(0, K, BK):
+    if CHUNKED:
+        if K0 > 0:
+            acc = xt.load_tile(tc)
+    for k in range(0, KL, BK):
         if PREFETCH:
             xt.prefetch_tile(pa)
             xt.prefetch_tile(pb)
@@ -184,6 +201,17 @@ def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK
         acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc, input_precision=INPUT_PRECISION)
         ta = xt.update_tile_offset(ta, [0, BK])
         tb = xt.update_tile_offset(tb, [BK, 0])
+    if CHUNKED:
+        if K0 + KL >= K:
+            acc = epilogue(acc, bias, n, BN, ACC, HAS_BIAS, ACTIVATION)
+    else:
+        acc = epilogue(acc, bias, n, BN, ACC, HAS_BIAS, ACTIVATION)
+    xt.store_tile(tc, acc)
+
+
+@kernel
+def epilogue(acc, bias, n, BN: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
+    """The bias and activation on C's tile (columns n ..)."""
     if HAS_BIAS:
         acc = acc + xt.load_tile(xt.init_tile(bias, [0, n], [1, BN])).to(ACC)
     if ACTIVATION == "relu":
@@ -192,7 +220,7 @@ def matmul_kernel(a, b, c, bias, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK
         acc = 0.5 * acc * (1.0 + xt.tanh(GELU_C * (acc + 0.044715 * acc * acc * acc)))
     if ACTIVATION == "silu":
         acc = acc / (1.0 + xt.exp(-acc))
-    xt.store_tile(xt.init_tile(c, [m, n], [BM, BN]), acc)
+    return acc
 
 
 def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_precision="ieee", device=None):
@@ -222,9 +250,25 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         return c
     a, b = row_major_operand(a, n, device), row_major_operand(b, m, device)
     grid = lambda meta: (xt.cdiv(m, meta["BM"]), xt.cdiv(n, meta["BN"]))  # noqa: E731
-    matmul_kernel[grid](a, b, c, no_bias(c) if bias is None else bias, m, n, k, ACC=acc, HAS_BIAS=bias is not None,
-                        ACTIVATION=activation or "", INPUT_PRECISION=input_precision, device=device)
+    chunks = k_chunks(m, n, k, [a, b, c], acc, device)
+    for k0, length in chunks:
+        matmul_kernel[grid](a, b, c, no_bias(c) if bias is None else bias, m, n, k, k0, length, ACC=acc,
+                            HAS_BIAS=bias is not None, ACTIVATION=activation or "", INPUT_PRECISION=input_precision,
+                            CHUNKED=len(chunks) > 1, device=device)
     return c
+
+
+def k_chunks(m: int, n: int, k: int, arrays: list, acc, device) -> list[tuple[int, int]]:
+    """The launches' ranges of the sum over k, (first k, length): chunks of K_CHUNK on a CPU device where A and B
+    hold CHUNKED_FROM bytes or more, are in device memory (a host array is copied at each launch) and C holds the
+    accumulator's type (it carries the sum from one launch to the next); one launch otherwise."""
+    a, b, c = arrays
+    operand_bytes = (m + n) * k * layout_of(a)[2].itemsize
+    if operand_bytes < CHUNKED_FROM or k <= K_CHUNK or dtype_of(c) != acc.name or not all(map(is_usm, arrays)):
+        return [(0, k)]
+    if not select_device(device, arrays).queue.sycl_device.is_cpu:
+        return [(0, k)]
+    return [(k0, min(K_CHUNK, k - k0)) for k0 in range(0, k, K_CHUNK)]
 
 
 @kernel
