@@ -304,3 +304,27 @@ def test_array_used_as_a_number_is_a_compilation_error():
             "init_tile and of `array + integer offsets`, tiles are read with load_tile)")):
         adds_an_array[(1,)](x, out, x)
     assert (out == 0).all()
+
+
+@xetile.kernel
+def flagged_store(out, n, FLAG: xetile.constexpr, ALWAYS: xetile.constexpr):
+    value = xetile.full([1, 16], 1.0, xetile.float32)
+    if FLAG and n > 0:
+        value = value + 1.0
+    if ALWAYS or n > 2:
+        value = value * 3.0
+    xetile.store_tile(xetile.init_tile(out, [0, 0], [1, 16]), value)
+
+
+@pytest.mark.parametrize("flag, always, n, expected", [(True, False, 1, 2.0), (True, False, 0, 1.0),
+                                                       (True, False, 3, 6.0), (False, False, 1, 1.0),
+                                                       (True, True, 0, 3.0)])
+def test_a_constexpr_that_does_not_decide_and_or_or_leaves_the_runtime_condition(flag, always, n, expected):
+    """`FLAG and n > 0` with FLAG True is `n > 0`, `ALWAYS or n > 2` with ALWAYS False is `n > 2`: the runtime
+    comparison alone in the scf.if, no and/or with a constant; a deciding constexpr leaves no branch at all."""
+    out = np.zeros((1, 16), np.float32)
+    flagged_store[(1,)](out, n, FLAG=flag, ALWAYS=always)
+    np.testing.assert_array_equal(out, expected)
+    text = ir_of(flagged_store, out, n, FLAG=flag, ALWAYS=always)
+    assert "arith.andi" not in text and "arith.ori" not in text
+    assert text.count("scf.if") == int(flag) + int(not always)

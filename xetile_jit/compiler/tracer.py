@@ -825,8 +825,12 @@ class Tracer(ast.NodeVisitor):
         op = "&" if isinstance(node.op, ast.And) else "|"
         result = self.visit(node.values[0])
         for value_node in node.values[1:]:
-            if not isinstance(result, Value) and (not result if op == "&" else result):
-                return result  # short-circuit on a compile-time value
+            if not isinstance(result, Value):
+                if not result if op == "&" else result:
+                    return result  # short-circuit on a compile-time value
+                result = self.visit(value_node)  # `True and x`, `False or x`: x, as a condition
+                result = self.sem.cast(result, bool_) if isinstance(result, Value) else result
+                continue
             result = self.logical(op, result, self.visit(value_node))
         return result
 
