@@ -189,9 +189,8 @@ def matmul_kernel(a, b, c, bias, M, N, K, K0, KL, BM: xt.constexpr, BN: xt.const
         pa = xt.init_tile(a, [m, first + PREFETCH * BK], [BM, BK], layout=PA)
         pb = xt.init_tile(b, [first + PREFETCH * BK, n], [BK, BN], layout=PB)
     acc = xt.zeros([BM, BN], ACC)
-    if CHUNKED:
-        if K0 > 0:
-            acc = xt.load_tile(tc)
+    if CHUNKED and K0 > 0:
+        acc = xt.load_tile(tc)
     for k in range(0, KL, BK):
         if PREFETCH:
             xt.prefetch_tile(pa)
@@ -201,26 +200,16 @@ def matmul_kernel(a, b, c, bias, M, N, K, K0, KL, BM: xt.constexpr, BN: xt.const
         acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc, input_precision=INPUT_PRECISION)
         ta = xt.update_tile_offset(ta, [0, BK])
         tb = xt.update_tile_offset(tb, [BK, 0])
-    if CHUNKED:
-        if K0 + KL >= K:
-            acc = epilogue(acc, bias, n, BN, ACC, HAS_BIAS, ACTIVATION)
-    else:
-        acc = epilogue(acc, bias, n, BN, ACC, HAS_BIAS, ACTIVATION)
+    if not CHUNKED or K0 + KL >= K:  # a constexpr True unchunked: no branch in the kernel
+        if HAS_BIAS:
+            acc = acc + xt.load_tile(xt.init_tile(bias, [0, n], [1, BN])).to(ACC)
+        if ACTIVATION == "relu":
+            acc = xt.maximum(acc, 0)
+        if ACTIVATION == "gelu":
+            acc = 0.5 * acc * (1.0 + xt.tanh(GELU_C * (acc + 0.044715 * acc * acc * acc)))
+        if ACTIVATION == "silu":
+            acc = acc / (1.0 + xt.exp(-acc))
     xt.store_tile(tc, acc)
-
-
-@kernel
-def epilogue(acc, bias, n, BN: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
-    """The bias and activation on C's tile (columns n ..)."""
-    if HAS_BIAS:
-        acc = acc + xt.load_tile(xt.init_tile(bias, [0, n], [1, BN])).to(ACC)
-    if ACTIVATION == "relu":
-        acc = xt.maximum(acc, 0)
-    if ACTIVATION == "gelu":
-        acc = 0.5 * acc * (1.0 + xt.tanh(GELU_C * (acc + 0.044715 * acc * acc * acc)))
-    if ACTIVATION == "silu":
-        acc = acc / (1.0 + xt.exp(-acc))
-    return acc
 
 
 def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_precision="ieee", device=None):
@@ -251,10 +240,11 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
     a, b = row_major_operand(a, n, device), row_major_operand(b, m, device)
     grid = lambda meta: (xt.cdiv(m, meta["BM"]), xt.cdiv(n, meta["BN"]))  # noqa: E731
     chunks = k_chunks(m, n, k, [a, b, c], acc, device)
+    bias_arg = no_bias(c) if bias is None else bias
     for k0, length in chunks:
-        matmul_kernel[grid](a, b, c, no_bias(c) if bias is None else bias, m, n, k, k0, length, ACC=acc,
-                            HAS_BIAS=bias is not None, ACTIVATION=activation or "", INPUT_PRECISION=input_precision,
-                            CHUNKED=len(chunks) > 1, device=device)
+        matmul_kernel[grid](a, b, c, bias_arg, m, n, k, k0, length, ACC=acc, HAS_BIAS=bias is not None,
+                            ACTIVATION=activation or "", INPUT_PRECISION=input_precision, CHUNKED=len(chunks) > 1,
+                            device=device)
     return c
 
 
@@ -264,9 +254,8 @@ def k_chunks(m: int, n: int, k: int, arrays: list, acc, device) -> list[tuple[in
     accumulator's type (it carries the sum from one launch to the next); one launch otherwise."""
     a, b, c = arrays
     operand_bytes = (m + n) * k * layout_of(a)[2].itemsize
-    if operand_bytes < CHUNKED_FROM or k <= K_CHUNK or dtype_of(c) != acc.name or not all(map(is_usm, arrays)):
-        return [(0, k)]
-    if not select_device(device, arrays).queue.sycl_device.is_cpu:
+    if (operand_bytes < CHUNKED_FROM or k <= K_CHUNK or dtype_of(c) != acc.name or not all(map(is_usm, arrays))
+            or not select_device(device, arrays).queue.sycl_device.is_cpu):
         return [(0, k)]
     return [(k0, min(K_CHUNK, k - k0)) for k0 in range(0, k, K_CHUNK)]
 
