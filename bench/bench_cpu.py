@@ -28,7 +28,9 @@ is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy 
 (common.best_times: a copy timed in 3 runs alone measured twice its time in bursts, which doubled every
 x/copy).
 `--quick` drops the 4096 GEMMs and the largest rows. `--fast-math` runs the rows with the `fast_math` launch option
-(approximate exp and division, contraction into FMAs) and builds the hand-written kernels with `-cl-fast-relaxed-math`.
+(approximate exp and division, contraction into FMAs) and builds the hand-written kernels with `-cl-fast-relaxed-math`;
+`--fp-fusion` with the `fp_fusion` option (the contraction alone), the hand-written kernels contracting as OpenCL C
+does by default. Without either both round each multiply and add (opencl_reference.program).
 """
 import argparse
 import json
@@ -140,12 +142,17 @@ def tutorial_gemm(tutorial, a, b, c, n, target, config):
     return run
 
 
-def row_kernels(x, y, dw, db, host, w, bias, fast_math=False):
+# The rows' float math: launch options of ours (fast_math includes fp_fusion), the same keywords build the
+# hand-written kernels (opencl_reference.program)
+MATH = {"precise": {}, "fused": {"fp_fusion": True}, "fast": {"fast_math": True}}
+
+
+def row_kernels(x, y, dw, db, host, w, bias, math: dict):
     """(name, kernel, its grid and arguments, numpy's result) of each row kernel on x -> y (`host`, `w`, `bias`: x,
-    dw, db on the host), launched with the `fast_math` option."""
+    dw, db on the host), launched with the launch options `math` (MATH)."""
     width = host.shape[1]
     grid = (xetile.cdiv(host.shape[0], ROWS_PER_WORKGROUP),)
-    shape = dict(BM=ROWS_PER_WORKGROUP, BN=width, fast_math=fast_math)
+    shape = dict(BM=ROWS_PER_WORKGROUP, BN=width, **math)
     return [("softmax", softmax_kernel, grid, (x, y), shape, lambda: softmax_numpy(host)),
             ("layernorm", layernorm_kernel, grid, (x, dw, db, y, width), shape, lambda: layernorm_numpy(host, w, bias)),
             ("bound: copy", row_major_copy_kernel, grid + (1,), (x, y), shape, lambda: host.astype(np.float32)),
@@ -172,9 +179,9 @@ def kernel_alone(kernel, grid, args, options):
     return run
 
 
-def row_rows(dpnp, targets, widths, rows_count, repeat, fast_math=False):
-    """Softmax, layer norm and the bounds on them, of `rows_count` x width arrays, f32 and f16; `fast_math`: ours
-    with the `fast_math` option and the hand-written kernels built with `-cl-fast-relaxed-math`."""
+def row_rows(dpnp, targets, widths, rows_count, repeat, math: dict):
+    """Softmax, layer norm and the bounds on them, of `rows_count` x width arrays, f32 and f16; `math`: ours with
+    these launch options (MATH), the hand-written kernels built for the same (opencl_reference.program)."""
     result = []
     for width in widths:
         for dtype in (np.float32, np.float16):
@@ -184,12 +191,12 @@ def row_rows(dpnp, targets, widths, rows_count, repeat, fast_math=False):
             x, y = dpnp.asarray(host, device=DEVICE), dpnp.empty((rows_count, width), dtype=dtype, device=DEVICE)
             dw, db = dpnp.asarray(w, device=DEVICE), dpnp.asarray(bias, device=DEVICE)
             references = {"softmax": [x, y], "layernorm": [x, dw, db, y]}
-            for kernel, fn, grid, args, shape, numpy_fn in row_kernels(x, y, dw, db, host, w, bias, fast_math):
+            for kernel, fn, grid, args, shape, numpy_fn in row_kernels(x, y, dw, db, host, w, bias, math):
                 runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
                 runs |= {t: (lambda t: lambda: fn[grid](*args, **shape, target=t).wait())(t) for t in targets}
                 if kernel in references:
                     runs[REFERENCE] = opencl_reference.launcher(kernel, references[kernel], dtype == np.float16,
-                                                                 ROWS_PER_WORKGROUP, fast_math)
+                                                                 ROWS_PER_WORKGROUP, **math)
                     runs |= {KERNEL_ALONE + t: kernel_alone(fn, grid, args, {**shape, "target": t}) for t in targets}
                 if kernel == "layernorm" and torch_layer_norm is not None:
                     runs[TORCH] = torch_layer_norm(host, w, bias)
@@ -200,7 +207,8 @@ def row_rows(dpnp, targets, widths, rows_count, repeat, fast_math=False):
                     runs[target]()
                     error = float(np.abs(dpnp.asnumpy(y).astype(np.float32) - numpy_fn()).max())
                     result.append({"kernel": kernel, "shape": f"{rows_count}x{width}", "dtype": np.dtype(dtype).name,
-                                   "target": target, "fast_math": fast_math, "ms": ours * 1e3, "x/copy": copy / ours,
+                                   "target": target, "fast_math": False, "fp_fusion": False, **math,
+                                   "ms": ours * 1e3, "x/copy": copy / ours,
                                    "x/numpy": numpy_time / ours, "max_abs_error": error,
                                    **({"x/torch": times[TORCH] / ours} if TORCH in times else {}),
                                    **({"kernel_ms": times[KERNEL_ALONE + target] * 1e3}
@@ -302,8 +310,11 @@ def main() -> None:
     parser.add_argument("--targets", nargs="+", default=["cpu", "xe-emulated"])
     parser.add_argument("--only", nargs="+", choices=["gemm", "rows", "first"], default=["gemm", "rows", "first"])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--fast-math", action="store_true",
-                        help="rows: ours with fast_math=True, the hand-written kernels with -cl-fast-relaxed-math")
+    math = parser.add_mutually_exclusive_group()
+    math.add_argument("--fast-math", action="store_true",
+                      help="rows: ours with fast_math=True, the hand-written kernels with -cl-fast-relaxed-math")
+    math.add_argument("--fp-fusion", action="store_true",
+                      help="rows: ours with fp_fusion=True, the hand-written kernels contracting as OpenCL C does")
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--png", type=pathlib.Path)
     args = parser.parse_args()
@@ -316,7 +327,8 @@ def main() -> None:
         print_table(gemm, ["shape", "dtype", "target", "config", "gflops", "onemkl_gflops", "x/onemkl", "rel_error"])
         rows += gemm
     if "rows" in args.only:
-        by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat, args.fast_math)
+        mode = "fast" if args.fast_math else "fused" if args.fp_fusion else "precise"
+        by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat, MATH[mode])
         print_table(by_row, ["kernel", "shape", "dtype", "target", "ms", "kernel_ms", "x/copy", "x/numpy",
                              "x/torch", "max_abs_error"])
         rows += by_row

@@ -80,25 +80,31 @@ __kernel void layernorm(__global const T* x, __global const float* w, __global c
 _PROGRAMS: dict = {}
 
 
-def program(queue, width: int, half: bool, fast_math: bool = False):
-    """The program for rows of `width` elements (f16 where `half`), built once per queue; `fast_math` builds it
-    with `-cl-fast-relaxed-math` (approximate functions and division, contraction: what our `fast_math` allows)."""
-    key = (queue, width, half, fast_math)
+def program(queue, width: int, half: bool, fast_math: bool = False, fp_fusion: bool = False):
+    """The program for rows of `width` elements (f16 where `half`), built once per queue, for the float math of our
+    launch options of the same names: `fast_math` builds it with `-cl-fast-relaxed-math` (approximate functions and
+    division, contraction), `fp_fusion` as OpenCL C compiles by default (a multiply and an add into one FMA), and
+    neither with `FP_CONTRACT OFF` first: each rounded, as our kernels and the interpreter do (layer norm's sum of
+    squares and its scale-and-shift are where it shows)."""
+    key = (queue, width, half, fast_math, fp_fusion)
     if key not in _PROGRAMS:
         options = f"-DW={width}" + (" -DHALF" if half else "") + (" -cl-fast-relaxed-math" if fast_math else "")
-        _PROGRAMS[key] = kernel_bundle_api().from_source(queue, SOURCE, options)
+        source = SOURCE if fast_math or fp_fusion else "#pragma OPENCL FP_CONTRACT OFF\n" + SOURCE
+        _PROGRAMS[key] = kernel_bundle_api().from_source(queue, source, options)
     return _PROGRAMS[key]
 
 
-def launcher(name: str, arrays: list, half: bool, rows_per_workgroup: int, fast_math: bool = False):
+def launcher(name: str, arrays: list, half: bool, rows_per_workgroup: int, fast_math: bool = False,
+             fp_fusion: bool = False):
     """A function that runs kernel `name` ("softmax" or "layernorm") on `arrays` (dpnp arrays: the input first,
-    the output last), `rows_per_workgroup` rows a workgroup, and waits for it; `fast_math`: see `program`."""
+    the output last), `rows_per_workgroup` rows a workgroup, and waits for it; `fast_math`, `fp_fusion`: see
+    `program`."""
     x = arrays[0]
     rows, width = x.shape
     if width % (2 * LANES) or rows % rows_per_workgroup:
         raise ValueError(f"the OpenCL C reference takes rows of a multiple of {2 * LANES} columns, "
                          f"{rows_per_workgroup} rows at a time, not {rows}x{width}")
     queue = x.sycl_queue
-    kernel = program(queue, width, half, fast_math).get_sycl_kernel(name)
+    kernel = program(queue, width, half, fast_math, fp_fusion).get_sycl_kernel(name)
     args = [kernel_arg(a) for a in arrays]
     return lambda: queue.submit(kernel, args, [rows, LANES], [rows_per_workgroup, LANES]).wait()

@@ -34,3 +34,22 @@ def test_rows_not_a_multiple_of_32_columns_are_refused():
     x = dpnp.zeros((16, 48), dtype=np.float32, device="opencl:cpu")
     with pytest.raises(ValueError, match="multiple of 32 columns"):
         opencl_reference.launcher("softmax", [x, x], False, bench_cpu.ROWS_PER_WORKGROUP)
+
+
+@pytest.mark.parametrize("fp_fusion", [False, True])
+def test_layer_norm_fuses_a_product_into_its_add_only_with_fp_fusion(fp_fusion):
+    """Rows of +-1 (mean 0, variance 1): an output is x * rstd * w + b, rounded after the product and after the add
+    (ours without fp_fusion, the interpreter) or once for both (an FMA, OpenCL C's default): the reference must
+    round as ours does with the same option, or the bench compares different work."""
+    dpnp = needs_dpnp()
+    rng = np.random.default_rng(2)
+    host = np.where(np.arange(64) % 2, 1.0, -1.0).astype(np.float32) * np.ones((32, 1), np.float32)
+    w, b = rng.standard_normal((2, 1, 64)).astype(np.float32)
+    arrays = [dpnp.asarray(a, device="opencl:cpu") for a in (host, w, b, np.zeros_like(host))]
+    opencl_reference.launcher("layernorm", arrays, False, bench_cpu.ROWS_PER_WORKGROUP, fp_fusion=fp_fusion)()
+    got = dpnp.asnumpy(arrays[3])
+    scaled = host * np.float32(1 / np.sqrt(1 + 1e-5))  # x * rstd: the device's rstd is within an ulp of it
+    candidates = [scaled * np.float32(s) for s in (1 - 2 ** -23, 1, 1 + 2 ** -23)]
+    rounded_twice = any(np.array_equal(got, t * w + b) for t in candidates)
+    fused = any(np.array_equal(got, (t.astype(np.float64) * w + b).astype(np.float32)) for t in candidates)
+    assert (rounded_twice, fused) == (not fp_fusion, fp_fusion)

@@ -19,6 +19,7 @@ from xetile_jit.transforms.xegpu.barriers import drop_repeated_barriers, insert_
 from xetile_jit.transforms.xegpu.blocking import block
 from xetile_jit.transforms.xegpu.lane_distribution import distribute_lanes
 from xetile_jit.transforms.xegpu.wg_to_sg import wg_to_sg
+from xetile_jit.transforms.xetile.contract_float_math import contract_float_math
 from xetile_jit.transforms.xetile.relax_float_math import relax_float_math
 from xetile_jit.transforms.xetile.layout_completion import complete_layouts
 from xetile_jit.transforms.xetile.layout_propagation import propagate_layouts
@@ -33,6 +34,7 @@ RUN = "// RUN: "
 # Every pass compiler/pipeline.py's stages run: name -> pass(func, target, options)
 PASSES = {
     "as-rank2": lambda func, target, options: as_rank2(func),
+    "contract-float-math": lambda func, target, options: contract_float_math(func),
     "relax-float-math": lambda func, target, options: relax_float_math(func),
     "insert-prefetch": lambda func, target, options: insert_prefetch(func, target, options["distance"]),
     "propagate-layouts": lambda func, target, options: propagate_and_complete(func, target, options),

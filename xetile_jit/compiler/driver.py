@@ -55,6 +55,7 @@ class CompileOptions:
     num_subgroups: int | None = None  # subgroups of a kernel without anchors (None: layout propagation chooses)
     prefetch_distance: int = 0  # loop steps a walked tile is prefetched ahead (transforms/xetile/prefetch_insertion.py)
     fast_math: bool = False  # approximate functions and contraction in device code (transforms/xetile/relax_float_math.py)
+    fp_fusion: bool = False  # contraction alone (transforms/xetile/contract_float_math.py); True with fast_math
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,8 @@ def compile_kernel(kernel, specs: dict, consts: dict, key_consts: tuple, options
         check_debug(func, options)
         fallbacks = block_io_fallbacks(func, specs, target.block_io.any_layout) if target.block_io is not None else {}
         artifact = artifact_of(kernel.__name__, func, compile_spirv(func, target, options.num_subgroups, fallbacks,
-                                                                    options.prefetch_distance, options.fast_math),
+                                                                    options.prefetch_distance, options.fast_math,
+                                                                    options.fp_fusion),
                                reads)
     warn_block_io_fallback(func.sym_name, fallbacks)
     cache.put(key, artifact.to_entry())

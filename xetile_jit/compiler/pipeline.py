@@ -32,6 +32,7 @@ from ..transforms.xegpu.lane_distribution import distribute_lanes
 from ..transforms.xegpu.wg_to_sg import wg_to_sg
 from ..transforms.xetile.float8_mma import upconvert_float8_mma
 from ..transforms.xetile.layout_completion import complete_layouts
+from ..transforms.xetile.contract_float_math import contract_float_math
 from ..transforms.xetile.relax_float_math import relax_float_math
 from ..transforms.xetile.layout_propagation import propagate_layouts
 from ..transforms.xetile.prefetch_insertion import insert_prefetch
@@ -42,19 +43,23 @@ from ..transforms.xetile.to_xegpu import xetile_to_xegpu
 @dataclass(frozen=True)
 class StageOptions:
     """The compile options the stages read: the subgroup count (layout propagation decides it), the
-    prefetch distance (transforms/xetile/prefetch_insertion.py) and fast math (transforms/xetile/relax_float_math.py)."""
+    prefetch distance (transforms/xetile/prefetch_insertion.py), fast math (transforms/xetile/relax_float_math.py)
+    and FMA contraction (transforms/xetile/contract_float_math.py; fast math includes it)."""
     num_subgroups: int | None = None
     prefetch_distance: int = 0
     fast_math: bool = False
+    fp_fusion: bool = False
 
 
 # ---- the stages: each lists the passes it runs, in order
 def xetile_layouts(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
     """XeTile IR with reductions and scans of user combines as their loops, 1-D values as rank 2, FP8 tile_mma
-    operands in f16 where DPAS has no FP8, fast math when asked, prefetches ahead of walked tiles, and every value's
-    layout: propagation chooses sg_layout and sg_data, completion the instruction blocks and lanes of the values
-    that share one."""
+    operands in f16 where DPAS has no FP8, FMA contraction and fast math when asked, prefetches ahead of walked
+    tiles, and every value's layout: propagation chooses sg_layout and sg_data, completion the instruction blocks
+    and lanes of the values that share one."""
     func = upconvert_float8_mma(as_rank2(expand_combines(func)), target)
+    if options.fp_fusion or options.fast_math:
+        func = contract_float_math(func)
     if options.fast_math:
         func = relax_float_math(func)
     func = insert_prefetch(func, target, options.prefetch_distance)
@@ -101,14 +106,15 @@ def observing_stages(observer: StageObserver) -> Iterator[None]:
 
 
 def lower(func: FuncOp, until: str = STAGE_NAMES[-1], target: Target | str = "cpu",
-          num_subgroups: int | None = None, prefetch_distance: int = 0, fast_math: bool = False) -> dict[str, FuncOp]:
+          num_subgroups: int | None = None, prefetch_distance: int = 0, fast_math: bool = False,
+          fp_fusion: bool = False) -> dict[str, FuncOp]:
     """The IR after each stage up to `until`, by stage name; `func` itself is left as it was. `target` is the
-    Target, or its name (resolved here, once); `num_subgroups`, `prefetch_distance` and `fast_math` the launch
-    options."""
+    Target, or its name (resolved here, once); `num_subgroups`, `prefetch_distance`, `fast_math` and `fp_fusion`
+    the launch options."""
     if until not in STAGE_NAMES:
         raise ValueError(f"unknown stage {until!r}; stages: {', '.join(STAGE_NAMES)}")
     chosen = get_target(target) if isinstance(target, str) else target
-    options = StageOptions(num_subgroups, prefetch_distance, fast_math)
+    options = StageOptions(num_subgroups, prefetch_distance, fast_math, fp_fusion)
     results = {}
     # func.clone, not copy.deepcopy: use lists make the graph as deep as the kernel is long
     current = drop_device_asserts(func.clone())
@@ -156,7 +162,7 @@ def check_slm(func: FuncOp, target: Target) -> None:
 
 def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None,
                   block_io_fallback: dict[str, str] | None = None, prefetch_distance: int = 0,
-                  fast_math: bool = False) -> dict:
+                  fast_math: bool = False, fp_fusion: bool = False) -> dict:
     """Every level's text ("xegpu" is the workgroup level), the LLVM IR ("llir"), the SPIR-V binary ("spirv"),
     for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats", which lists
     `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules, and the shared
@@ -164,7 +170,7 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     needs: "num_subgroups" and "lanes" of a workgroup, the driver's "build_options" and whether the kernel takes
     its arrays' sizes packed ("packed_sizes", the ABI's)."""
     stages = lower(func, target=target, num_subgroups=num_subgroups, prefetch_distance=prefetch_distance,
-                   fast_math=fast_math)
+                   fast_math=fast_math, fp_fusion=fp_fusion)
     simt = stages["xegpu-simt"]
     check_named_barriers(simt)
     with timing.stage(func.sym_name, "llvm-ir"):

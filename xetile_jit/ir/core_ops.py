@@ -134,8 +134,9 @@ class ElementwiseOp(Operation):
     """An op of an element-wise table (`table`: BINARY, UNARY or TERNARY of ir/elementwise.py): operands of one
     type, a result of that type. `fastmath` (set by transforms/xetile/relax_float_math.py; printed as upstream's flag
     that allows the approximation, the row's `fast_flag`: `afn`, or `arcp` for a division) lets device code compute
-    it with its row's approximate rule; `contract` (upstream's `contract`, on a float multiply: set by the same pass)
-    lets device code fuse the product into the add that takes it. The numpy rule stays exact."""
+    it with its row's approximate rule; `contract` (upstream's `contract`, on a float multiply: set by
+    transforms/xetile/contract_float_math.py) lets device code fuse the product into the add that takes it. The
+    numpy rule stays exact."""
 
     effects = ()
     table: dict = {}

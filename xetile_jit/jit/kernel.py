@@ -39,12 +39,14 @@ from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid
 from ..compiler.tracer import Function
 
 LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance", "fast_math",
-                  "check")
+                  "fp_fusion", "check")
 TRITON_OPTIONS = {  # Triton's launch options, and what to write here instead
     "num_warps": "num_warps is Triton's; here it is num_subgroups: the subgroups of a workgroup, as warps are a "
                  "CTA's; a kernel with tile_mma takes sg_layout and sg_data",
     "num_stages": "num_stages is Triton's; the nearest here is prefetch_distance: how many loop steps ahead a "
                   "loop's tiles are prefetched",
+    "enable_fp_fusion": "enable_fp_fusion is Triton's (on there unless turned off); here it is fp_fusion, off unless "
+                        "turned on: device code rounds each multiply and add as the numpy interpreter does",
 }
 CONSTEXPR_TYPES = (bool, int, float, str, type(None), DType, Layout)
 CONSTEXPR_RULE = ("constexprs must be int, float, bool, str, None, an xetile dtype, a Layout, or a tuple or list "
@@ -109,12 +111,24 @@ def prefetch_distance(options: dict) -> int:
 
 def fast_math(options: dict) -> bool:
     """The `fast_math` launch option: True lets device code approximate exp, exp2, log, log2, sqrt, rsqrt and
-    division and contract multiply-adds into FMAs (transforms/xetile/relax_float_math.py); the numpy interpreter stays
-    exact."""
-    relaxed = python_scalar(options.get("fast_math", False))
-    if not isinstance(relaxed, bool):
-        raise LaunchError(f"fast_math must be True or False (approximate math in device code), got {relaxed!r}")
-    return relaxed
+    division (transforms/xetile/relax_float_math.py) and contract multiply-adds into FMAs (`fp_fusion`); the numpy
+    interpreter stays exact."""
+    return bool_option(options, "fast_math", "approximate math in device code")
+
+
+def fp_fusion(options: dict) -> bool:
+    """Whether device code contracts multiply-adds into FMAs (transforms/xetile/contract_float_math.py): the
+    `fp_fusion` launch option (Triton's `enable_fp_fusion`, there on by default), or `fast_math`, which includes it;
+    the numpy interpreter stays exact."""
+    fused = bool_option(options, "fp_fusion", "FMA contraction in device code")
+    return fused or fast_math(options)
+
+
+def bool_option(options: dict, name: str, meaning: str) -> bool:
+    value = python_scalar(options.get(name, False))
+    if not isinstance(value, bool):
+        raise LaunchError(f"{name} must be True or False ({meaning}), got {value!r}")
+    return value
 
 
 def interpret_check(options: dict, device: Device) -> bool | None:
@@ -301,7 +315,8 @@ class Kernel:
         consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
         key_consts = tuple(hashable(v) for v in consts.values())
         compile_options = CompileOptions(target, mma_layout(options), xe_abi(), debugging(),
-                                         subgroup_count(options), prefetch_distance(options), fast_math(options))
+                                         subgroup_count(options), prefetch_distance(options), fast_math(options),
+                                         fp_fusion(options))
         return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
 
     def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:
@@ -374,9 +389,10 @@ class Launcher:
     """`kernel[grid]`: called with the kernel's arguments and, by keyword, launch options: `device` ("numpy" for
     the interpreter, a SYCL filter string or queue), `target`, `sg_layout` and `sg_data` (tile_mma's layout),
     `num_subgroups`, `prefetch_distance`, `fast_math` (approximate exp, exp2, log, log2, sqrt, rsqrt and division,
-    and FMA contraction, in device code: docs/guide.md "Fast math"), and `check`: True runs the numpy interpreter in
-    checking mode (data races, reads of uninitialized SLM, unpadded out-of-bounds accesses raise
-    InterpretCheckError: ir/checking.py), False runs it without, whatever XETILE_INTERPRET_CHECK says."""
+    and FMA contraction, in device code: docs/guide.md "Fast math"), `fp_fusion` (the contraction alone), and
+    `check`: True runs the numpy interpreter in checking mode (data races, reads of uninitialized SLM, unpadded
+    out-of-bounds accesses raise InterpretCheckError: ir/checking.py), False runs it without, whatever
+    XETILE_INTERPRET_CHECK says."""
     __slots__ = ("kernel", "grid")  # one is made at each launch with a new grid
 
     def __init__(self, kernel: Kernel, grid):

@@ -580,9 +580,9 @@ def fold_chains(size: int, folds: int, bits: int, cpu: CpuFeatures | None) -> in
 
 
 def contracts(fold: Run) -> bool:
-    """Whether `fold` sums f32 products that nothing else uses, made by a multiply flagged `contract` (fast math,
-    transforms/xetile/relax_float_math.py): the loop then adds each block's products with one fma, as OpenCL C
-    compiles a sum of squares by default."""
+    """Whether `fold` sums f32 products that nothing else uses, made by a multiply flagged `contract` (fp_fusion or
+    fast math, transforms/xetile/contract_float_math.py): the loop then adds each block's products with one fma, as
+    OpenCL C compiles a sum of squares by default."""
     product = fold.sources[0]
     op = product.ops[0]
     return (fold.ops[0].name == "arith.addf" and product.kind == "map" and isinstance(op, C.BinaryOp)

@@ -1,5 +1,6 @@
-"""Fast math (transforms/xetile/relax_float_math.py, the `fast_math` launch option): which ops it flags and contracts, the
-flags' IR form, the option in the cache key, and device results within the documented bounds of the exact ones."""
+"""Fast math and FMA contraction (transforms/xetile/relax_float_math.py and contract_float_math.py, the `fast_math`
+and `fp_fusion` launch options): which ops they flag and contract, the flags' IR form, the options in the cache key,
+and device results within the documented bounds of the exact ones."""
 from collections import Counter
 
 import numpy as np
@@ -66,19 +67,54 @@ def test_fast_math_is_a_compile_option():
         mixed[(1,)](x, y, out, fast_math="yes")
 
 
-def test_fast_math_results_within_the_bounds(on_each_device):
+def test_fp_fusion_contracts_and_approximates_nothing():
+    x, y = inputs()
+    traced = mixed.warmup(x, y, np.empty_like(x), device="numpy").func
+    func = lower(traced, "xetile-layouts", target="cpu", fp_fusion=True)["xetile-layouts"]
+    names = Counter(op.name for op in walk(func.body))
+    assert [names[name] for name in ("math.fma", "arith.mulf", "arith.negf", "arith.addf", "arith.subf")] == \
+        [2, 1, 1, 3, 1]
+    assert "fastmath" not in print_func(func)
+    llir = mixed.warmup(x, y, np.empty_like(x), target="cpu", fp_fusion=True).asm["llir"]
+    assert "__spirv_ocl_fma\"" in llir and "native_" not in llir
+
+
+def test_fast_math_includes_fp_fusion_in_one_compile():
+    x, y = inputs()
+    out = np.empty_like(x)
+    kernel = xetile.kernel(mixed.fn)
+    for fused in (False, True):
+        kernel.warmup(x, y, out, target="cpu", fast_math=True, fp_fusion=fused)
+    assert [key[-1].fp_fusion for key in kernel.cache] == [True]
+
+
+def test_fp_fusion_takes_a_bool_and_triton_s_name_points_to_it():
+    x, y = inputs()
+    with pytest.raises(LaunchError, match="fp_fusion must be True or False"):
+        mixed[(1,)](x, y, np.empty_like(x), fp_fusion=1)
+    with pytest.raises(LaunchError, match="enable_fp_fusion is Triton's .* here it is fp_fusion, off unless"):
+        mixed[(1,)](x, y, np.empty_like(x), enable_fp_fusion=True)
+
+
+@pytest.mark.parametrize("option", ["fp_fusion", "fast_math"])
+def test_relaxed_results_within_the_bounds(on_each_device, option):
+    """Contraction alone rounds once where the interpreter rounds twice (within the exact result's tolerance);
+    fast math is within the documented bounds of its approximations."""
     x, y = inputs()
     exact = expected(x, y)
     for options in target_options(on_each_device):
-        precise, fast = np.empty_like(x), np.empty_like(x)
+        precise, relaxed = np.empty_like(x), np.empty_like(x)
         mixed[(1,)](x, y, precise, **options)
-        mixed[(1,)](x, y, fast, fast_math=True, **options)
+        mixed[(1,)](x, y, relaxed, **{option: True}, **options)
         assert_close(precise, exact)
-        np.testing.assert_array_less(np.abs(fast - exact), FAST_MATH_ERROR * np.abs(exact) + 1e-6)
-        if on_each_device == "numpy":
-            np.testing.assert_array_equal(fast, precise)  # the interpreter is exact either way
+        if option == "fast_math":
+            np.testing.assert_array_less(np.abs(relaxed - exact), FAST_MATH_ERROR * np.abs(exact) + 1e-6)
         else:
-            assert np.any(fast != precise)
+            assert_close(relaxed, exact)
+        if on_each_device == "numpy":
+            np.testing.assert_array_equal(relaxed, precise)  # the interpreter is exact either way
+        else:
+            assert np.any(relaxed != precise)
 
 
 @xetile.kernel

@@ -1,5 +1,5 @@
-// RUN: relax-float-math
-// fast_math on reductions: a product whose one use is an add tile_reduce gets fastmath<contract> (the adds that
+// RUN: contract-float-math
+// Contraction on reductions: a product whose one use is an add tile_reduce gets fastmath<contract> (the adds that
 // reduce it may fuse it); one that is also stored (%10) stays as it is.
 func.func @row(%x: memref<?x?xf32, strided<[?, 1]>>, %w: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, strided<[?, 1]>>, %s: memref<?x?xf32, strided<[?, 1]>>) {
   %0 = gpu.block_id x : i32
