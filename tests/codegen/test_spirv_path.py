@@ -43,7 +43,8 @@ def assert_same(kern, args, kwargs, grid, scale=1.0, target="cpu"):
                      scale=scale)
 
 
-ONE_TARGET = ("causal-attention",)  # a 40 s driver build per target: on the default target only
+# on the default target only: 3.0 s of driver build on xe-emulated (5.2 s with AVX2 code), 0.8 s on cpu (the Zen 4)
+ONE_TARGET = ("causal-attention",)
 
 
 @pytest.mark.parametrize("case, target", [(case, target) for case in CASES for target in ("cpu", "xe-emulated")
