@@ -15,7 +15,9 @@ XETILE_FUZZ_KINDS (comma-separated) draws from some kinds only, for a campaign o
 Arrays are row- or column-major pitched views at random origins of bigger allocations; tiles take boundary shapes
 and sit inside, across, beyond and before the arrays' edges. Every choice comes from seeded
 `numpy.random.Generator`s (one for the batch's grid and layouts, one per case), so a (seed, batch, case) gives the
-same kernel and inputs on every machine, in a batch of any size.
+same kernel and inputs on every machine, in a batch of any size. A share of the batches (FP_FUSION) launch with
+`fp_fusion`: the device may round an f32 multiply and the add taking it once where the interpreter rounds each, within
+the float tolerances.
 
 The expression trees keep values finite and the comparisons meaningful: operands of `*`, `exp` and `**` are
 clamped, divisors are kept away from zero, integer divisors are 1..8 and shift amounts below the bit width (no
@@ -65,6 +67,7 @@ ATOMIC_CASES = [(k, d) for k, kinds in ATOMIC_KINDS.items() for d in ATOMIC_DTYP
 # every dtype of the language, for conversions
 ALL_DTYPES = FLOATS + ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"]
 LITERALS = {"f": [1.5, -0.25, 3.0, 0.5, 2.0], "i": [1, 3, -2, 7, 100], "u": [1, 3, 7, 100, 255], "b": [True, False]}
+FP_FUSION = 0.25  # the share of batches launched with fp_fusion
 TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5}
 
 
@@ -922,7 +925,13 @@ def batch(seed: int, index: int, cases: int) -> Batch:
         # the launch's layout option anchors at a tile_mma: the first case is one
         made.append(gen.make(i, "mma" if i == 0 and mma is not None else str(gen.rng.choice(kinds, p=weights))))
     options = {} if mma is None else {"sg_layout": list(mma[0]), "sg_data": list(mma[1])}
-    return Batch(f"fuzz_{seed}_{index}", made, grid, options)
+    return Batch(f"fuzz_{seed}_{index}", made, grid, options | fusion(rng))
+
+
+def fusion(rng: np.random.Generator) -> dict:
+    """The `fp_fusion` launch option for a batch in FP_FUSION (drawn after everything else the batch draws, so that
+    the kernels of a seed do not depend on it)."""
+    return {"fp_fusion": True} if rng.random() < FP_FUSION else {}
 
 
 # ==== Triton idioms: bit casts, a 1-D vector broadcast against a 2-D one, pointer arithmetic ======================

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gen import LITERALS, REDUCE_KINDS, TOLERANCE, Array, Batch, Expr, Gen, kind
+from .gen import LITERALS, REDUCE_KINDS, TOLERANCE, Array, Batch, Expr, Gen, fusion, kind
 
 ROWS = (1, 2, 4, 8, 16)
 WIDTHS = (256, 272, 320, 512, 1024)   # 272, 320: rows of 17 and 20 blocks, or pieces the blocks do not divide
@@ -82,4 +82,4 @@ def batch(seed: int, index: int) -> Batch:
     rows, width = gen.shape
     split = int(rng.choice([1, 1, 2, 4]))
     options = {"sg_layout": [rows, split], "sg_data": [1, width // split]} if split > 1 and width % split == 0 else {}
-    return Batch(f"fuzz_rows_{seed}_{index}", [case], grid, options)
+    return Batch(f"fuzz_rows_{seed}_{index}", [case], grid, options | fusion(rng))
