@@ -219,8 +219,8 @@ def test_a_column_major_operand_is_copied_to_row_major_on_the_cpu_targets(rng):
 
 def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_memory():
     """k_chunks: K_CHUNK steps a launch where A and B hold CHUNKED_FROM bytes or more, every array is in device memory
-    (a numpy array would be copied at each launch) and C holds the accumulator's type (it carries the sum between
-    launches)."""
+    (a numpy array would be copied at each launch), C holds the accumulator's type (it carries the sum between
+    launches) and the device is a SYCL CPU one (not the interpreter)."""
     from spirv_tools import cpu_queue
     queue = cpu_queue()
     usm = Interface(queue)
@@ -232,6 +232,7 @@ def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_m
     half = usm.asarray(np.zeros((1, 1)), np.float16)
     assert k_chunks(m, n, k, [a, b, half], xetile.float32, queue) == [(0, k)]
     assert k_chunks(m, n, k, [a, b, np.zeros((1, 1), np.float32)], xetile.float32, queue) == [(0, k)]
+    assert k_chunks(m, n, k, [a, b, c], xetile.float32, "numpy") == [(0, k)]  # the interpreter: one launch
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])

@@ -129,7 +129,7 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
         configs = [c for c in configs if c.kwargs["PREFETCH"] == 0]
     if device.target in TARGETS and not TARGETS[device.target].largest_loads:
         configs = [c for c in configs if c.kwargs["A_LAYOUT"] is None and c.kwargs["B_LAYOUT"] is None]
-    if device.queue is not None and device.queue.sycl_device.is_cpu:
+    if device.is_cpu:
         units = device.queue.sycl_device.max_compute_units
         speeds = piece_speeds(TARGETS[device.target].cpu)
         configs = fastest_on_cpu(configs, named["M"], named["N"], named["K"], units, speeds)
@@ -255,7 +255,7 @@ def k_chunks(m: int, n: int, k: int, arrays: list, acc, device) -> list[tuple[in
     a, b, c = arrays
     operand_bytes = (m + n) * k * layout_of(a)[2].itemsize
     if (operand_bytes < CHUNKED_FROM or k <= K_CHUNK or dtype_of(c) != acc.name or not all(map(is_usm, arrays))
-            or not select_device(device, arrays).queue.sycl_device.is_cpu):
+            or not select_device(device, arrays).is_cpu):
         return [(0, k)]
     return [(k0, min(K_CHUNK, k - k0)) for k0 in range(0, k, K_CHUNK)]
 

@@ -63,6 +63,11 @@ class Device:
     queue: dpctl.SyclQueue | None  # None for the numpy interpreter
     target: str                    # a name of target/targets.TARGETS, or "numpy"
 
+    @property
+    def is_cpu(self) -> bool:
+        """A SYCL CPU device (the numpy interpreter is none)."""
+        return self.queue is not None and self.queue.sycl_device.is_cpu
+
 
 NUMPY_DEVICE = Device(NUMPY, None, NUMPY)
 
