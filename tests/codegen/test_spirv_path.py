@@ -442,6 +442,26 @@ def test_a_tile_at_constant_coordinates_is_one_run_on_the_cpu_target(rng, width)
 
 
 @xetile.kernel
+def row_after_store(x, y, z, BN: xetile.constexpr):
+    """z = x + y after y's first 16 columns are set to 5: a row read after a store to it, by the same subgroup."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [1, 16]), xetile.full([1, 16], 5.0, xetile.float32))
+    w = xetile.load_tile(xetile.init_tile(y, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(z, [0, 0], [1, BN]), v + w)
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_a_row_read_after_a_store_reads_what_it_stored_on_the_cpu_targets(rng, target):
+    """The loop over x's blocks is lowered before the store of 16 columns of y that follows it (block_loops.regions
+    defers the store); y's load is a run too but must not join that loop, which would read y before the store."""
+    x, y = rand(rng, (1, 512), np.float32), rand(rng, (1, 512), np.float32)
+    reference, device = run_both(row_after_store, [x, y, np.zeros_like(x)], dict(BN=512, num_subgroups=1), (1,),
+                                 target)
+    np.testing.assert_array_equal(device[2], reference[2])
+    np.testing.assert_array_equal(device[2][0, :16], x[0, :16] + np.float32(5))
+
+
+@xetile.kernel
 def softmax_rows(x, y, BN: xetile.constexpr, PLUS_ROW: xetile.constexpr):
     """Softmax of 16 rows a workgroup, one a subgroup, in f32: the row is kept from the max to the exponentials, the
     exponentials from their sum to the division; with PLUS_ROW the row is added to the result, read after the

@@ -499,7 +499,7 @@ def regions(items: list) -> list:
 
     for item in items:
         if isinstance(item, Run):
-            if not joins(item, region, later):
+            if not joins(item, region, later, bool(deferred)):
                 close()
                 region = Region()
             region.add(item)
@@ -613,16 +613,17 @@ def lane_bits(t) -> int:
     return t.dtype.bits * (t.shape[0] if isinstance(t, VectorType) else 1)
 
 
-def joins(run: Run, region: Region | None, later: set) -> bool:
+def joins(run: Run, region: Region | None, later: set, deferring: bool) -> bool:
     """Whether `run` may be computed in the loop of `region` (regions()): it takes no value the region or an op
-    deferred after it (`later`) computes as one value for every block, and once an op is deferred, it is an
-    element-wise op or a fold on blocks of the region's runs."""
+    deferred after it (`later`) computes as one value for every block, and once an op is deferred (`deferring`),
+    it is an element-wise op or a fold on blocks of the region's runs: a load or store run stays after a deferred
+    barrier or store (a row stored over what another subgroup wrote, a barrier between)."""
     if region is None or region.size != run.size:
         return False
     uniform = [v for op in run.ops for v, source in zip(op.operands, item_sources(run)) if source is None]
     if any(region.produces(v) or v in later for v in uniform):
         return False
-    return not later or (run.kind in ("map", "fold") and any(source in region.runs for source in run.sources))
+    return not deferring or (run.kind in ("map", "fold") and any(source in region.runs for source in run.sources))
 
 
 def deferrable(item) -> bool:
