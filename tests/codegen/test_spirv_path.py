@@ -462,6 +462,33 @@ def test_a_row_read_after_a_store_reads_what_it_stored_on_the_cpu_targets(rng, t
 
 
 @xetile.kernel
+def row_from(x, y, col, BN: xetile.constexpr):
+    """A row of f16 from column `col` on (a run-time value), scaled by its largest magnitude: one subgroup."""
+    v = xetile.load_tile(xetile.init_tile(x, [1, col], [1, BN]), padding=0.0)
+    top = xetile.tile_broadcast(xetile.tile_reduce("max", xetile.abs(v), [1]) + 1.0, [1], [1, BN])
+    xetile.store_tile(xetile.init_tile(y, [1, col], [1, BN]), v / top)
+
+
+@pytest.mark.parametrize("pitch, col", [(3, 8), (0, 7), (0, 8)], ids=["odd-pitch", "odd-start", "even-start"])
+def test_rows_xe_messages_cannot_address_are_loops_over_their_blocks_on_xe_emulated(rng, pitch, col):
+    """On `xe-emulated` Xe's rules hold: no 2D block message addresses rows whose pitch is not a multiple of 16 bytes
+    (3 columns of f16 more than the row), and one of 16-bit data must start on a multiple of 4 bytes, which a column
+    known only at run time may not (7). Such blocks of a run are still one loop over the blocks (pieces.Access): the
+    element path in it, or the message and the element path behind the first block's test of its start. So the code
+    does not grow with the row (2048 columns within 10% of 512; written out a block at a time it was 4x), and the
+    numbers are the interpreter's, the padding past the array's end too."""
+    def arrays(width):
+        x = rand(rng, (2, width + pitch), np.float16)[:, :width]
+        return x, np.zeros_like(x)
+    lines = [kernel_lines(row_from.warmup(*arrays(n), col, target="xe-emulated", BN=n, num_subgroups=1)
+                          .asm["llir"]) for n in (512, 2048)]
+    assert lines[1] < 1.1 * lines[0]
+    x, y = arrays(2050)
+    reference, device = run_both(row_from, [x, y, col], dict(BN=2048, num_subgroups=1), (1,), "xe-emulated")
+    np.testing.assert_array_equal(device[1], reference[1])
+
+
+@xetile.kernel
 def softmax_rows(x, y, BN: xetile.constexpr, PLUS_ROW: xetile.constexpr):
     """Softmax of 16 rows a workgroup, one a subgroup, in f32: the row is kept from the max to the exponentials, the
     exponentials from their sum to the division; with PLUS_ROW the row is added to the result, read after the

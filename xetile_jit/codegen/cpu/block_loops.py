@@ -38,7 +38,7 @@ from ...ir.types import VectorType, float32
 from ...target.cpu_features import CpuFeatures
 from ..llvm.context import LoweringContext
 from ..llvm.core import I32, counted_loop, literal, llvm_type
-from .pieces import MIN_RUN, Access, Grid, Pieces, Stash, descriptor
+from .pieces import MIN_RUN, Access, Grid, Origin, Pieces, Stash
 
 MAPPED = (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp, S.SimtIotaOp)  # pure ops on each block alone
 FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
@@ -292,7 +292,7 @@ class BlockLoops:
                 break
             accesses.append(access)
         grid = Grid.of(accesses)
-        if len(accesses) < MIN_RUN or grid is None:
+        if len(accesses) < MIN_RUN or grid is None or not self.pieces.starts_alike(accesses, grid):
             return None
         members = [a.op for a in accesses]
         if isinstance(first.op, S.SimtLoadNdOp):
@@ -314,7 +314,7 @@ class BlockLoops:
         b = self.builder
         inside = None
         for run in region.runs:
-            if run.accesses is not None and self.fast_paths:
+            if run.accesses is not None and self.fast_paths and run.accesses[0].plain:
                 test = self.pieces.inside(run.accesses)
                 inside = test if inside is None else b.and_(inside, test)
         claimed = set()
@@ -323,7 +323,8 @@ class BlockLoops:
                 run.stash = recycled_stash(region, run, lowered, claimed) or Stash(
                     self.context, llvm_type(run.ops[0].result.type), run.size)
                 claimed.add(run.stash)
-        plan = LoopPlan(region, {run: self.origin(run) for run in region.runs if run.accesses is not None},
+        plan = LoopPlan(region, {run: self.pieces.origin(run.accesses[0]) for run in region.runs
+                                 if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
                          if run.kind == "store" and not run.sources[0]}, self.chains(region))
         loop = partial(self.region_loop, plan)
@@ -438,12 +439,6 @@ class BlockLoops:
                     dict.__setitem__(self.values, v, old)
         return out[0] if isinstance(out, list) else out
 
-    def origin(self, run: Run) -> tuple:
-        """The surface and the first block's coordinates of a load or store run, before the loop."""
-        tdesc = descriptor(run.accesses[0].op)
-        descriptors = self.descriptors
-        return descriptors.surface(tdesc), descriptors.block_coord(tdesc, 0), descriptors.block_coord(tdesc, 1)
-
     def unswitched(self, inside: ir.Value, loop) -> list | None:
         """`loop(True)` where the region's pieces are `inside`, else `loop(False)`; the folds' final values. One
         test before two loops, not one a block in the loop: a call of the border path there clobbered the vector
@@ -463,15 +458,25 @@ class BlockLoops:
             merged[-1].add_incoming(slow_value, slow_end)
         return merged
 
-    def block_in_loop(self, run: Run, i: ir.Value, fast: bool | None, origin: tuple, data: ir.Value | None = None):
-        """Block i of a load run (its value) or of a store run (writing `data`): plain memory ops where the
-        region's pieces are inside their surfaces (`fast`), each element tested where they may not be (False), the
-        builtin with no fast paths (None)."""
-        access = run.accesses[0]
-        surface, x0, y0 = origin
-        xy = run.grid.coordinates(self.builder, i, x0, y0)
-        if fast is not None:
-            return self.pieces.block_access(access, surface, xy, data, inside=fast)
+    def block_in_loop(self, run: Run, i: ir.Value, fast: bool | None, origin: Origin, data: ir.Value | None = None):
+        """Block i of a load run (its value) or of a store run (writing `data`): for a `plain` run plain memory ops
+        where the region's pieces are inside their surfaces (`fast`), each element tested where they may not be
+        (False), the builtin with no fast paths (None); else the builtin or the element path, as the op alone."""
+        access, b = run.accesses[0], self.builder
+        shift = run.grid.shift(b, i)
+        if access.key is None:
+            return self.pieces.by_elements(access, origin, shift, data)
+        xy = (b.add(origin.xy[0], shift[0]), b.add(origin.xy[1], shift[1]))
+        if fast is not None and access.plain:
+            return self.pieces.block_access(access, origin.surface, xy, data, inside=fast)
+        message = partial(self.message, access, xy, data)
+        if access.aligned:
+            return message()
+        return self.messages.by_message(origin.aligned, message,
+                                        partial(self.pieces.by_elements, access, origin, shift, data))
+
+    def message(self, access: Access, xy: tuple, data: ir.Value | None = None):
+        """The builtin message of `access` at `xy`: the block read (its value) or `data` written."""
         if data is None:
             return self.messages.load(access.key, access.op, xy)
         self.messages.store(access.key, access.op, data, xy)

@@ -217,7 +217,7 @@ class CpuLowering(XeGPULowering):
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target, definitions)
         self.negative_zeros = OpaqueNegativeZeros(self.context)
-        pieces = Pieces(self.context, self.descriptors, self.messages)
+        pieces = Pieces(self.context, self.descriptors, self.messages, self.elements)
         self.block_loops = BlockLoops(self.context, pieces, self.lower_op, self.rule, self.elementwise,
                                       self.fast_block_paths)
 

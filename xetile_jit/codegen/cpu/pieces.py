@@ -11,7 +11,9 @@ inside, each block is read or written with plain loads or stores (`block_access`
 without its test), otherwise element by element (the builtin's border path written in the loop rather than
 called). codegen/cpu/block_loops.py lowers the runs in loops over the blocks, so the driver builds one
 block's border code, not the run's. Both paths read and write the same elements: the result is the builtin's either
-way.
+way. Blocks no message can address (Xe's surface rules on `xe-emulated`, lanes a message does not take), or whose
+start's alignment only a test at run time tells, are runs too: the element path in the loop, or the message and the
+element path behind the first block's test, as for the op alone; they take no fast path.
 """
 from __future__ import annotations
 
@@ -26,10 +28,11 @@ from ...ir.core import Operation, Value
 from ..xe import builtins as X
 from .builtins import fast_load_word, fast_store_word
 from ...target.targets import MAX_VECTOR_COMPONENTS
-from ..llvm.core import I32, I64, components, counted_loop, llvm_type
+from ..llvm.core import I32, I64, components, counted_loop, llvm_type, storage_bits
 from ..llvm.block_messages import BlockMessages
 from ..llvm.context import LoweringContext
 from ..llvm.descriptors import Descriptors
+from ..llvm.elements import Elements
 from ..llvm.lanes import PrivateBlock
 from ..xe.emulation import Surface, emulated_load_word, emulated_store_loop
 from ..xe.llvm_helpers import ROLLED
@@ -44,21 +47,41 @@ MIN_RUN = 16
 
 @dataclass(frozen=True)
 class Access:
-    """One block load or store of a run: its op, message, array, and descriptor origin as (base, constant)."""
+    """One block load or store of a run: its op, message (None: no 2D block message can address the block, the
+    element path reads or writes it), array, and descriptor origin as (base, constant). `aligned`: the block
+    starts where its message may, for sure; else a test at run time picks the message or the element path, as
+    for the op alone (BlockMessages.by_message)."""
     op: Operation
     key: object
     array: Value
     row: tuple[Value, int]
     col: tuple[Value, int]
+    aligned: bool = True
+
+    @property
+    def plain(self) -> bool:
+        """Whether the block is a message at an aligned start: only then may it take the fast paths (`inside`)."""
+        return self.key is not None and self.aligned
 
     def joins(self, first: Access) -> bool:
         """Whether this access extends the run that starts with `first`: the same kind of op, lanes, padding and
         message on the same array, its origin the run's plus constants (the loop over the blocks lowers every block as
         the first, codegen/cpu/block_loops.py)."""
         return (type(self.op) is type(first.op) and self.key == first.key and self.array is first.array
-                and self.op.layout == first.op.layout
+                and self.aligned == first.aligned and self.op.layout == first.op.layout
                 and getattr(self.op, "padding", None) == getattr(first.op, "padding", None)
                 and self.row[0] is first.row[0] and self.col[0] is first.col[0])
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A run's first block as its loop reads it, computed before the loop: the surface and (x, y) block
+    coordinates its messages take (None on the element path), the (row, col) i64 offsets the element path adds
+    its elements to (None for a `plain` run), and the run-time test of an aligned start (None: sure)."""
+    surface: list | None
+    xy: tuple | None
+    offsets: tuple | None
+    aligned: ir.Value | None
 
 
 @dataclass(frozen=True)
@@ -80,12 +103,11 @@ class Grid:
     def cells(self) -> list[tuple[int, int]]:
         return [(r, c) for r in range(self.rows) for c in range(self.cols)]
 
-    def coordinates(self, b: ir.IRBuilder, index: ir.Value, x0: ir.Value, y0: ir.Value) -> tuple:
-        """(x, y) of block `index`: the first block's (clamped) coordinates plus its place in the grid."""
+    def shift(self, b: ir.IRBuilder, index: ir.Value) -> tuple:
+        """(x, y), i32, of block `index` from the first: its place in the grid."""
         cols = ir.Constant(I32, self.cols)
         row, col = b.udiv(index, cols), b.urem(index, cols)
-        return (b.add(x0, b.mul(col, ir.Constant(I32, self.step[1]))),
-                b.add(y0, b.mul(row, ir.Constant(I32, self.step[0]))))
+        return b.mul(col, ir.Constant(I32, self.step[1])), b.mul(row, ir.Constant(I32, self.step[0]))
 
 
 class Stash:
@@ -144,17 +166,18 @@ class Pieces:
     """The block accesses of one kernel's pieces on a CPU target, on its `descriptors` through its block
     `messages` (codegen/cpu/block_loops.py finds their runs and lowers them together)."""
 
-    def __init__(self, context: LoweringContext, descriptors: Descriptors, messages: BlockMessages):
-        self.context, self.descriptors, self.messages = context, descriptors, messages
+    def __init__(self, context: LoweringContext, descriptors: Descriptors, messages: BlockMessages,
+                 elements: Elements):
+        self.context, self.descriptors, self.messages, self.elements = context, descriptors, messages, elements
 
     def access(self, op: Operation) -> Access | None:
-        """`op` as an Access of a run: a block load or store through a builtin message, on a descriptor made
-        where it is used (create_nd_tdesc on the one array it may come from, with rows), a lane's data in a
-        vector; else None."""
+        """`op` as an Access of a run: a block load or store of global memory, through a builtin message or the
+        element path, on a descriptor made where it is used (create_nd_tdesc on the one array it may come from,
+        with rows), a lane's data in a vector, the lanes' blocks not replicated; else None."""
         if isinstance(op, S.SimtLoadNdOp) and not op.transpose:
             key = self.messages.block_key(op.operands[0], op.layout, X.BlockLoad)
-            if key is None or max(X.describe(self.context.target, key).data_type.count,
-                                   lane_elements(op)) > MAX_VECTOR_COMPONENTS:
+            words = 0 if key is None else X.describe(self.context.target, key).data_type.count
+            if max(words, lane_elements(op)) > MAX_VECTOR_COMPONENTS:
                 return None
         elif isinstance(op, S.SimtStoreNdOp) and op.valid is None:
             key = self.messages.block_key(op.operands[1], op.layout, X.BlockStore)
@@ -163,11 +186,39 @@ class Pieces:
         tdesc = descriptor(op)
         create = tdesc.owner
         descriptors = self.descriptors
-        if (key is None or not isinstance(create, G.CreateNdDescOp) or len(descriptors.bases[tdesc]) != 1
-                or descriptors.slice_of_batch(tdesc) or not descriptors.aligned_start(tdesc)):
+        if (op.layout.replicated or not isinstance(create, G.CreateNdDescOp) or len(descriptors.bases[tdesc]) != 1
+                or descriptors.slice_of_batch(tdesc) or descriptors.in_slm(tdesc)):
             return None
         return Access(op, key, create.operands[0], base_and_shift(create.operands[1]),
-                      base_and_shift(create.operands[2]))
+                      base_and_shift(create.operands[2]), key is None or descriptors.aligned_start(tdesc))
+
+    def starts_alike(self, run: list[Access], grid: Grid) -> bool:
+        """Whether every block of `run` starts as aligned as the first, so that the first's run-time test
+        (`Access.aligned`) holds for all: the grid's column step is a whole number of the target's start units."""
+        tdesc = descriptor(run[0].op)
+        bytes_per = max(1, storage_bits(tdesc.type.dtype) // 8)
+        return run[0].aligned or grid.step[1] * bytes_per % self.context.target.block_io.start_bytes == 0
+
+    def origin(self, access: Access) -> Origin:
+        """The Origin of the run `access` is the first block of, before the loop."""
+        tdesc = descriptor(access.op)
+        descriptors = self.descriptors
+        message = access.key is not None
+        return Origin(descriptors.surface(tdesc) if message else None,
+                      (descriptors.block_coord(tdesc, 0), descriptors.block_coord(tdesc, 1)) if message else None,
+                      None if access.plain else (descriptors.offset(tdesc, 1), descriptors.offset(tdesc, 0)),
+                      None if access.aligned else descriptors.x_aligned(tdesc))
+
+    def by_elements(self, access: Access, origin: Origin, shift: tuple, data: ir.Value | None = None):
+        """The block of `access` `shift` (x, y) from the run's first, on the element path (Elements): read (its
+        value) or written (`data`)."""
+        b = self.context.builder
+        row, col = origin.offsets
+        at = (b.add(row, b.zext(shift[1], I64)), b.add(col, b.zext(shift[0], I64)))
+        if data is None:
+            return self.elements.load(access.op, at)
+        self.elements.store(access.op, data, at)
+        return None
 
     def inside(self, run: list[Access]) -> ir.Value:
         """i1: every block of `run` lies inside its surface, tested on the origin's i64 coordinates (no clamp)."""

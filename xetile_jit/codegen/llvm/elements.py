@@ -34,42 +34,47 @@ class Elements:
     def lanes(self):
         return self.context.lanes
 
-    def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None):
+    def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None, origin: tuple | None = None):
         """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
-        the element really is inside it (and inside the block's `valid` part, when given)."""
+        the element really is inside it (and inside the block's `valid` part, when given). `origin`: the block's
+        (row, col), i64, where it is not the descriptor's (a block of a run's grid, codegen/cpu/pieces.py)."""
         b = self.builder
         m = self.descriptors.memref(tdesc)
         inside = ir.Constant(ir.IntType(1), 1) if valid is None else in_block(b, row, col, valid)
-        row = b.add(self.descriptors.offset(tdesc, 1), row)
-        col = b.add(self.descriptors.offset(tdesc, 0), col)
+        origin = origin or (self.descriptors.offset(tdesc, 1), self.descriptors.offset(tdesc, 0))
+        row, col = b.add(origin[0], row), b.add(origin[1], col)
         inside = b.and_(inside, b.and_(within(b, row, m.rows), within(b, col, m.cols)))
         return m.element_pointer(b, clamp(b, row, m.rows), clamp(b, col, m.cols)), inside
 
     # ---- loads and stores ------------------------------------------------------------------------------------
-    def load(self, op):
+    def load(self, op, origin: tuple | None = None):
         """Each component read alone: a loop on the CPU targets (Lanes.looped), a PrivateBlock beyond a vector's
-        size."""
+        size; the block at `origin` when given (`element`)."""
         tdesc, layout, lanes = op.operands[0], op.layout, self.lanes
         return lanes.made(layout, op.result.type.dtype, scalar_type(op.result.type),
-                          lambda k: self.load_element(op, tdesc, *lanes.position_at(layout, k, op.transpose)))
+                          lambda k: self.load_element(op, tdesc, *lanes.position_at(layout, k, op.transpose),
+                                                      origin))
 
-    def load_element(self, op, tdesc, row: ir.Value, col: ir.Value) -> ir.Value:
+    def load_element(self, op, tdesc, row: ir.Value, col: ir.Value, origin: tuple | None = None) -> ir.Value:
         """Element (row, col) of the block, or the padding outside the array."""
         b = self.builder
         dtype = op.result.type.dtype
-        address, inside = self.element(tdesc, row, col)
+        address, inside = self.element(tdesc, row, col, origin=origin)
         pad = ir.Constant(scalar_type(op.result.type), literal(op.padding, dtype))
         return b.select(inside, from_storage(b, b.load(address, name="element"), dtype), pad)  # named: tests find it
 
-    def store(self, op) -> None:
+    def store(self, op, data: ir.Value | None = None, origin: tuple | None = None) -> None:
+        """Each component written alone: `data` (by default the op's value) into the block, at `origin` when given
+        (`element`)."""
         value, tdesc = op.operands
         dtype, lanes = value.type.dtype, self.lanes
-        lane_value = lanes.addressable(op.layout, dtype, self.context.values[value])
+        lane_value = lanes.addressable(op.layout, dtype, self.context.values[value] if data is None else data)
         lanes.for_each(op.layout, dtype, lambda k: self.store_element(op, tdesc, *lanes.position_at(op.layout, k),
-                                                                      lanes.component(lane_value, k)))
+                                                                      lanes.component(lane_value, k), origin))
 
-    def store_element(self, op, tdesc, row: ir.Value, col: ir.Value, item: ir.Value) -> None:
+    def store_element(self, op, tdesc, row: ir.Value, col: ir.Value, item: ir.Value,
+                      origin: tuple | None = None) -> None:
         """`item` into element (row, col) of the block when it lies in the array and the block's valid part."""
-        address, inside = self.element(tdesc, row, col, op.valid)
+        address, inside = self.element(tdesc, row, col, op.valid, origin)
         with self.builder.if_then(inside):
             self.builder.store(to_storage(self.builder, item, op.operands[0].type.dtype), address)
