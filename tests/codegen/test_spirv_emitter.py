@@ -520,9 +520,9 @@ def test_inlining_attributes_become_function_controls():
     assert "%either = OpFunction %float None" in text
 
 
-def hinted_loop(module: ir.Module, early_exit: bool) -> None:
-    """A kernel counting to its argument in a loop whose back edge asks not to be unrolled; with `early_exit` the
-    body may also leave the loop for a block of its own."""
+def hinted_loop(module: ir.Module, early_exit: bool, hint: str = "llvm.loop.unroll.disable") -> None:
+    """A kernel counting to its argument in a loop whose back edge carries `hint`; with `early_exit` the body may
+    also leave the loop for a block of its own."""
     fn, b = kernel(module, "hinted", I32)
     entry, header, body, done = b.block, *(fn.append_basic_block(name) for name in ("header", "body", "done"))
     b.branch(header)
@@ -537,24 +537,26 @@ def hinted_loop(module: ir.Module, early_exit: bool) -> None:
         b.position_at_end(bail)
         b.ret_void()
         b.position_at_end(latch)
-    b.branch(header).set_metadata("llvm.loop", loop_id(module, ("llvm.loop.unroll.disable",)))
+    b.branch(header).set_metadata("llvm.loop", loop_id(module, (hint,)))
     i.add_incoming(ir.Constant(I32, 0), entry)
     i.add_incoming(next_i, b.block)
     b.position_at_end(done)
     b.ret_void()
 
 
-def test_loop_hints_become_a_loop_merge():
-    """`llvm.loop.unroll.disable` on a back edge is OpLoopMerge DontUnroll in the loop's header, naming the loop's
-    exit and the back edge's block; a loop with two exit blocks has no merge block to name."""
+@pytest.mark.parametrize("hint, control", [("llvm.loop.unroll.disable", "DontUnroll"),
+                                           ("llvm.loop.unroll.enable", "Unroll")])
+def test_loop_hints_become_a_loop_merge(hint, control):
+    """`llvm.loop.unroll.disable` (`.enable`) on a back edge is OpLoopMerge DontUnroll (Unroll) in the loop's header,
+    naming the loop's exit and the back edge's block; a loop with two exit blocks has no merge block to name."""
     module = ir.Module()
-    hinted_loop(module, early_exit=False)
+    hinted_loop(module, early_exit=False, hint=hint)
     binary = emit_spirv(module)
     validate(binary)
     text = disassemble(binary)
     header = text[text.index("%header = OpLabel"):text.index("%body = OpLabel")].split()
     merge, branch = header[-8:-4], header[-4:]
-    assert merge == ["OpLoopMerge", "%done", "%body", "DontUnroll"] and text.count("OpLoopMerge") == 1
+    assert merge == ["OpLoopMerge", "%done", "%body", control] and text.count("OpLoopMerge") == 1
     assert branch[0] == "OpBranchConditional" and branch[2:] == ["%body", "%done"]
     two_exits = ir.Module()
     hinted_loop(two_exits, early_exit=True)

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import warnings
+from dataclasses import replace
 
 import dpctl
 import ml_dtypes
@@ -682,6 +683,35 @@ def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_targe
     assert ("__spirv_ControlBarrier" in llir) == (width > 4096)
     reference, device = run_both(layer_norm, [x, w, y, width], dict(BN=width), (xetile.cdiv(rows, 16),))
     assert_close(device[2], reference[2], dtype, scale=8)
+
+
+def unroll_hinted(llir: str) -> list[int]:
+    """The offsets in `llir` of the back edges that carry `llvm.loop.unroll.enable`."""
+    hint = re.search(r'^(!\d+) = !\{ !"llvm.loop.unroll.enable" \}', llir, re.M)
+    if hint is None:
+        return []
+    loops = set(re.findall(rf'^(!\d+) = !{{ \1, {hint.group(1)} }}', llir, re.M))
+    return [m.start() for m in re.finditer(r"!llvm.loop (!\d+)", llir) if m.group(1) in loops]
+
+
+@pytest.mark.parametrize("dtype, cpu, unrolled", [
+    (np.float32, CpuFeatures("epyc", frozenset({"avx2", "fma"})), True),
+    (np.float16, CpuFeatures("epyc", frozenset({"avx2", "fma"})), False),
+    (np.float16, CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"})), True),
+    (np.float32, CpuFeatures("aarch64", frozenset()), True)], ids=["f32-avx2", "f16-avx2", "f16-avx512", "f32-unknown"])
+def test_a_rows_output_loop_is_unrolled_on_the_cpu_target(dtype, cpu, unrolled, monkeypatch):
+    """The OpenCL CPU compiler unrolls a loop that folds on its own, but ran layer norm's output loop (it loads,
+    scales and stores, and folds nothing) two blocks an iteration, each computing its offsets. So that loop's
+    inside path carries the unroll hint (block_loops.unrolled; OpLoopMerge Unroll in SPIR-V), save for 16-bit stores
+    where the CPU has 16 vector registers (AVX2) or an unknown ISA; the fold loop and the border paths carry none."""
+    monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
+    # a cache of its own: the kernel's compiled forms for the host's CPU stay as they were for the other tests
+    monkeypatch.setattr(layer_norm, "cache", type(layer_norm.cache)())
+    x, w = np.ones((32, 1024), dtype), np.ones((1, 1024), np.float32)
+    llir = layer_norm.warmup(x, w, np.zeros_like(x), 1024, BN=1024, target="cpu").asm["llir"]
+    fast_output = loop_bodies(llir, 64)[0]
+    back_edge = llir.index("!llvm.loop", llir.index(fast_output) + len(fast_output))
+    assert unroll_hinted(llir) == ([back_edge] if unrolled else [])
 
 
 @xetile.kernel

@@ -50,7 +50,7 @@ Built-in naming convention (what the LLVM lowering declares and calls):
 A back edge (a branch to the loop's header, conditional where the header is its own latch) carrying `!llvm.loop`
 metadata with hints of _LOOP_CONTROLS (e.g. `llvm.loop.unroll.disable`) gives its loop's header an `OpLoopMerge`
 naming the loop's one exit block as merge block, the back edge's block as continue target and those controls
-(DontUnroll): how OpenCL SPIR-V passes loop hints to the driver, as the Khronos translator writes them. Only loops
+(DontUnroll, Unroll): how OpenCL SPIR-V passes loop hints to the driver, as the Khronos translator writes them. Only loops
 with a single exit block take hints.
 
 Anything the emitter cannot translate raises NotImplementedError naming the instruction or type.
@@ -66,7 +66,8 @@ from .module import SpirvModule, is_bool, splat
 
 BUILTIN_PREFIX = "__spirv_"
 
-_LOOP_CONTROLS = {"llvm.loop.unroll.disable": spec.LoopControlDontUnroll}
+_LOOP_CONTROLS = {"llvm.loop.unroll.disable": spec.LoopControlDontUnroll,
+                  "llvm.loop.unroll.enable": spec.LoopControlUnroll}
 
 _ARITHMETIC = {
     "add": spec.OpIAdd, "sub": spec.OpISub, "mul": spec.OpIMul, "sdiv": spec.OpSDiv, "udiv": spec.OpUDiv,

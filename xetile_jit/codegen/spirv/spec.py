@@ -169,6 +169,7 @@ FunctionControlNone = 0
 FunctionControlInline = 0x1
 FunctionControlDontInline = 0x2
 LoopControlDontUnroll = 0x2
+LoopControlUnroll = 0x1
 MemoryAccessAligned = 0x2
 
 DecorationBuiltIn = 11

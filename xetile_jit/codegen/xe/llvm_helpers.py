@@ -17,6 +17,8 @@ LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
 # 4.3 s on the AVX2 EPYC, docs/performance.md "Driver builds"); rolled, its vectorizer still makes each step one
 # access or conversion across the lanes.
 ROLLED = ("llvm.loop.unroll.disable",)
+# The hint of a loop the OpenCL CPU compiler is to unroll (codegen/cpu/block_loops.unrolled says which).
+UNROLLED = ("llvm.loop.unroll.enable",)
 
 
 def i32(value: int) -> ir.Constant:
