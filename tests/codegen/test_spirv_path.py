@@ -463,6 +463,36 @@ def test_a_row_read_after_a_store_reads_what_it_stored_on_the_cpu_targets(rng, t
 
 
 @xetile.kernel
+def stored_then_read(x, y, z, BN: xetile.constexpr):
+    """y = x, then z = y from its 17th column on: a row read after a row store that wrote it, block by block."""
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [1, BN]), xetile.load_tile(xetile.init_tile(x, [0, 0], [1, BN])))
+    xetile.store_tile(xetile.init_tile(z, [0, 0], [1, BN]), xetile.load_tile(xetile.init_tile(y, [0, 16], [1, BN])))
+
+
+@xetile.kernel
+def shifted_in_place(x, BN: xetile.constexpr):
+    """x[16:16 + BN] = 2 x[:BN], in place: each block stored over the one the next block reads."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(x, [0, 16], [1, BN]), v * 2.0)
+
+
+@pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
+def test_rows_stored_and_read_in_one_kernel_keep_program_order_on_the_cpu_targets(rng, target):
+    """The load, store and element-wise runs over one row's blocks share a loop (block_loops.regions), which computes
+    each run's block i in turn: a load run after a store run, or a store over blocks of its array that a load run
+    reads at another origin, stays out of that loop (block_loops.in_order), so every load sees the stores before it
+    in the program and none after; in it, y's block 1 was read before the store of it and x's block 1 after."""
+    x = rand(rng, (1, 1024), np.float32)
+    reference, device = run_both(stored_then_read, [x, np.zeros_like(x), np.zeros_like(x)],
+                                 dict(BN=512, num_subgroups=1), (1,), target)
+    np.testing.assert_array_equal(device[2], reference[2])
+    np.testing.assert_array_equal(device[2][0, :496], x[0, 16:512])
+    reference, device = run_both(shifted_in_place, [x], dict(BN=512, num_subgroups=1), (1,), target)
+    np.testing.assert_array_equal(device[0], reference[0])
+    np.testing.assert_array_equal(device[0][0, 16:528], x[0, :512] * np.float32(2))
+
+
+@xetile.kernel
 def row_from(x, y, col, BN: xetile.constexpr):
     """A row of f16 from column `col` on (a run-time value), scaled by its largest magnitude: one subgroup."""
     v = xetile.load_tile(xetile.init_tile(x, [1, col], [1, BN]), padding=0.0)

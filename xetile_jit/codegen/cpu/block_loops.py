@@ -487,7 +487,8 @@ class BlockLoops:
 
 def regions(items: list) -> list:
     """`items` with consecutive runs over the same blocks grouped in Regions. A run joins the open region unless it
-    takes as one value for every block a value the region or a deferred op computes. A pure op (or Alias) before a
+    takes as one value for every block a value the region or a deferred op computes, or its memory accesses in the
+    loop would not see what program order gives them (in_order). A pure op (or Alias) before a
     region's first run or between its runs joins it, lowered before the loop, unless it uses such a value; then it,
     or any other op but one with regions or a terminator, is deferred, lowered after the loop, so that a later
     element-wise or fold run independent of it on blocks of the region's runs still joins (layer norm's sum of
@@ -643,9 +644,23 @@ def joins(run: Run, region: Region | None, later: set, deferring: bool) -> bool:
     if region is None or region.size != run.size:
         return False
     uniform = [v for op in run.ops for v, source in zip(op.operands, item_sources(run)) if source is None]
-    if any(region.produces(v) or v in later for v in uniform):
+    if any(region.produces(v) or v in later for v in uniform) or not in_order(run, region):
         return False
     return not deferring or (run.kind in ("map", "fold") and any(source in region.runs for source in run.sources))
+
+
+def in_order(run: Run, region: Region) -> bool:
+    """Whether the loop over the blocks keeps what `run`'s accesses read and write as in program order, where all of
+    an earlier run's blocks come before any of `run`'s: a load after a store run would read blocks stored only in
+    later iterations (any array: two arguments may be one buffer); a store over a loaded array must write the blocks
+    it reads in the same iteration, before the later ones are read (the same origin and grid: layer norm in place)."""
+    if run.kind == "load":
+        return not any(other.kind == "store" for other in region.runs)
+    if run.kind != "store":
+        return True
+    first = run.accesses[0]
+    return all(other.grid == run.grid and (other.accesses[0].row, other.accesses[0].col) == (first.row, first.col)
+               for other in region.runs if other.kind == "load" and other.accesses[0].array is first.array)
 
 
 def deferrable(item) -> bool:
