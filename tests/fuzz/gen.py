@@ -297,9 +297,9 @@ class Gen:
                                f"{pad})")
         return name
 
-    def store(self, dtype: str, shape, value: str, tol=(0.0, False), stem: str = "out", lead=(), step=1) -> None:
+    def store(self, dtype: str, shape, value: str, tol=(0.0, False), stem: str = "out", lead=(), step=1) -> tuple:
         """Stores `value` through a tile of a new output array; workgroups write disjoint blocks (a 1-D tile: one
-        block each along the row)."""
+        block each along the row). The array's name and the tile's offsets."""
         gm, gn = self.grid
         if len(shape) == 1:
             extent = (self.extent(shape[0]) * gm * gn,)
@@ -313,6 +313,7 @@ class Gen:
         self.case.lines.append(f"xetile.store_tile(xetile.init_tile({out}, [{', '.join(offs)}], {list(shape)}), "
                                f"{value})")
         self.case.tols[out] = tol
+        return out, offs
 
     # ---- cases --------------------------------------------------------------------------------------
     def make(self, index: int, kind_: str) -> Case:

@@ -7,7 +7,9 @@ one bounds test before two loops, ops deferred past a loop); on `xe-emulated` th
 divide pad their reductions with the kind's identity. Arrays are row-major, mostly with 16-byte pitches (the 2D
 block rules), so that the block paths run on both CPU targets, inside and across the arrays' edges, and some with
 odd widths and pitches, which only the `cpu` target's block builtins take (BlockIO.any_layout); some rows are
-split over subgroups (the exchange through shared local memory). Each batch holds one case: a wide tile builds for long on `xe-emulated`.
+split over subgroups (the exchange through shared local memory). Half the batches read the stored tile back right
+after its store (RowGen.reread: the loops over the blocks keep program order). Each batch holds one case: a wide tile
+builds for long on `xe-emulated`.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ COMBINE = {"f": ["({v} - {b})", "({v} * {b})", "xetile.exp(xetile.minimum({v} - 
                  "xetile.where({v} > {b}, {v}, {b})", "({v} / (xetile.abs({b}) + 1.0))"],
            "i": ["({v} - {b})", "({v} ^ {b})", "xetile.where({v} > {b}, {v}, {b})", "xetile.maximum({v}, {b})"]}
 SUM_ERROR = 8   # float sums reorder between levels: the tolerance in roundings of the dtype
+REREAD = 0.5    # the share of batches that read their stored tile back (RowGen.reread)
 
 
 class RowGen(Gen):
@@ -69,8 +72,22 @@ class RowGen(Gen):
         broadcast = f"xetile.tile_broadcast(xetile.tile_reduce({first!r}, {v}, [1]), [1], {list(shape)})"
         self.case.lines.append(f"{combined} = {self.pick(COMBINE[k]).format(v=v, b=broadcast)}")
         tol = TOLERANCE[dtype] * (ops + 3) * (SUM_ERROR if reorders else 1) if k == "f" else 0.0
-        self.store(dtype, shape, combined, (tol, reorders))
+        self.stored = (dtype, *self.store(dtype, shape, combined, (tol, reorders)), (tol, reorders),
+                       len(self.case.lines))
         self.store(dtype, (shape[0], 1), f"xetile.tile_reduce({second!r}, {combined}, [1])", (tol, reorders))
+
+    def reread(self, split: int) -> None:
+        """Reads the stored tile back right after its store, in place or some columns on, and stores that into
+        another array: a row read after the store that wrote it (codegen/cpu/block_loops.py keeps their order).
+        Columns on only where one subgroup holds the row (split 1): no other subgroup wrote what it reads, and the
+        workgroups' rows are apart."""
+        dtype, out, offsets, tol, after = self.stored
+        shift = self.pick([0, 1, 16, -16, 32]) if split == 1 else 0
+        w = self.fresh("w")
+        tile = f"xetile.init_tile({out}, [{offsets[0]}, {offsets[1]} + {shift}], {list(self.shape)})"
+        lines, self.case.lines = self.case.lines, []
+        self.store(dtype, self.shape, w, tol)
+        self.case.lines = lines[:after] + [f"{w} = xetile.load_tile({tile})"] + self.case.lines + lines[after:]
 
 
 def batch(seed: int, index: int) -> Batch:
@@ -82,4 +99,8 @@ def batch(seed: int, index: int) -> Batch:
     rows, width = gen.shape
     split = int(rng.choice([1, 1, 2, 4]))
     options = {"sg_layout": [rows, split], "sg_data": [1, width // split]} if split > 1 and width % split == 0 else {}
-    return Batch(f"fuzz_rows_{seed}_{index}", [case], grid, options | fusion(rng))
+    math = fusion(rng)
+    gen.rng = np.random.default_rng([seed, index, 2])  # a stream of its own: the draws above stay the seed's
+    if gen.chance(REREAD):
+        gen.reread(split if options else 1)
+    return Batch(f"fuzz_rows_{seed}_{index}", [case], grid, options | math)
