@@ -476,12 +476,21 @@ def shifted_in_place(x, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(x, [0, 16], [1, BN]), v * 2.0)
 
 
+@xetile.kernel
+def stored_twice(x, y, BN: xetile.constexpr):
+    """y[:BN] = x, then y[16:16 + BN] = 2 x: the second store overwrites all but the first block of the first."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [1, BN]), v)
+    xetile.store_tile(xetile.init_tile(y, [0, 16], [1, BN]), v * 2.0)
+
+
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
 def test_rows_stored_and_read_in_one_kernel_keep_program_order_on_the_cpu_targets(rng, target):
     """The load, store and element-wise runs over one row's blocks share a loop (block_loops.regions), which computes
-    each run's block i in turn: a load run after a store run, or a store over blocks of its array that a load run
-    reads at another origin, stays out of that loop (block_loops.in_order), so every load sees the stores before it
-    in the program and none after; in it, y's block 1 was read before the store of it and x's block 1 after."""
+    each run's block i in turn: a load run after a store run, or a store over blocks of its array that another run
+    reads or writes at another origin, stays out of that loop (block_loops.in_order), so every access sees the
+    stores before it in the program and none after; in it, y's block 1 was read before the store of it, x's block 1
+    after, and the first store's block 1 overwrote the second's block 0."""
     x = rand(rng, (1, 1024), np.float32)
     reference, device = run_both(stored_then_read, [x, np.zeros_like(x), np.zeros_like(x)],
                                  dict(BN=512, num_subgroups=1), (1,), target)
@@ -490,6 +499,9 @@ def test_rows_stored_and_read_in_one_kernel_keep_program_order_on_the_cpu_target
     reference, device = run_both(shifted_in_place, [x], dict(BN=512, num_subgroups=1), (1,), target)
     np.testing.assert_array_equal(device[0], reference[0])
     np.testing.assert_array_equal(device[0][0, 16:528], x[0, :512] * np.float32(2))
+    reference, device = run_both(stored_twice, [x, np.zeros_like(x)], dict(BN=512, num_subgroups=1), (1,), target)
+    np.testing.assert_array_equal(device[1], reference[1])
+    np.testing.assert_array_equal(device[1][0, 16:528], x[0, :512] * np.float32(2))
 
 
 @xetile.kernel

@@ -652,15 +652,16 @@ def joins(run: Run, region: Region | None, later: set, deferring: bool) -> bool:
 def in_order(run: Run, region: Region) -> bool:
     """Whether the loop over the blocks keeps what `run`'s accesses read and write as in program order, where all of
     an earlier run's blocks come before any of `run`'s: a load after a store run would read blocks stored only in
-    later iterations (any array: two arguments may be one buffer); a store over a loaded array must write the blocks
-    it reads in the same iteration, before the later ones are read (the same origin and grid: layer norm in place)."""
+    later iterations (any array: two arguments may be one buffer); a store to an array the region loads or stores
+    must write the blocks the other run reads or writes in the same iteration, after it and before the later ones
+    (the same origin and grid: layer norm in place)."""
     if run.kind == "load":
         return not any(other.kind == "store" for other in region.runs)
     if run.kind != "store":
         return True
     first = run.accesses[0]
     return all(other.grid == run.grid and (other.accesses[0].row, other.accesses[0].col) == (first.row, first.col)
-               for other in region.runs if other.kind == "load" and other.accesses[0].array is first.array)
+               for other in region.runs if other.accesses is not None and other.accesses[0].array is first.array)
 
 
 def deferrable(item) -> bool:
