@@ -50,8 +50,8 @@ Built-in naming convention (what the LLVM lowering declares and calls):
 A back edge (a branch to the loop's header, conditional where the header is its own latch) carrying `!llvm.loop`
 metadata with hints of _LOOP_CONTROLS (e.g. `llvm.loop.unroll.disable`) gives its loop's header an `OpLoopMerge`
 naming the loop's one exit block as merge block, the back edge's block as continue target and those controls
-(DontUnroll, Unroll): how OpenCL SPIR-V passes loop hints to the driver, as the Khronos translator writes them. Only loops
-with a single exit block take hints.
+(DontUnroll, Unroll): how OpenCL SPIR-V passes loop hints to the driver, as the Khronos translator writes them.
+Only loops with a single exit block take hints.
 
 Anything the emitter cannot translate raises NotImplementedError naming the instruction or type.
 """
