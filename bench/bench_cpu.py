@@ -306,7 +306,8 @@ def plot(rows, path: pathlib.Path) -> None:
 def main() -> None:
     import dpnp
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="no 4096 GEMM, rows of at most 2048")
+    parser.add_argument("--quick", action="store_true", help="no 4096 GEMM, rows of 512 and 2048 columns")
+    parser.add_argument("--widths", nargs="+", type=int, help="the rows' columns (default 128 to 4096)")
     parser.add_argument("--targets", nargs="+", default=["cpu", "xe-emulated"])
     parser.add_argument("--only", nargs="+", choices=["gemm", "rows", "first"], default=["gemm", "rows", "first"])
     parser.add_argument("--repeat", type=int, default=5)
@@ -319,7 +320,7 @@ def main() -> None:
     parser.add_argument("--png", type=pathlib.Path)
     args = parser.parse_args()
     sizes = [1024, 2048] if args.quick else [1024, 2048, 4096]
-    widths = [512, 2048] if args.quick else [512, 1024, 2048, 4096]
+    widths = args.widths or ([512, 2048] if args.quick else [128, 256, 512, 1024, 2048, 4096])
     rows = []
     print(f"{machine()}; device {DEVICE}; best of {args.repeat}")
     if "gemm" in args.only:

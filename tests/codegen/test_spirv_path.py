@@ -419,6 +419,35 @@ def test_a_row_is_computed_in_loops_over_its_blocks_on_the_cpu_target(rng, rows,
 
 
 @xetile.kernel
+def scaled_rows(x, w, b, y, BN: xetile.constexpr):
+    """Rows centered and scaled by a weight and a bias row: 16 rows a workgroup, no layout given."""
+    m = xetile.program_id(0) * 16
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [16, BN]))
+    mean = xetile.tile_reduce("add", v, [1]) / BN
+    weight = xetile.load_tile(xetile.init_tile(w, [0, 0], [1, BN]))
+    bias = xetile.load_tile(xetile.init_tile(b, [0, 0], [1, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [16, BN]), (v - mean) * weight + bias)
+
+
+@pytest.mark.parametrize("rows", [32, 37], ids=["inside", "border"])
+def test_rows_of_eight_blocks_are_loops_over_them_on_the_cpu_target(rng, rows):
+    """Rows of 128 columns on the `cpu` target: one row a subgroup by default (Target.row_subgroup_columns), so that
+    a row is 8 blocks of one row, which are runs (pieces.MIN_ROW_RUN): no block op is written out block by block.
+    With two rows a subgroup (num_subgroups=8) the row's blocks are two rows high and stay straight-line
+    (pieces.MIN_RUN), the weight's and bias's of one row are loops still. The numbers are the interpreter's either
+    way, past the array's last row too."""
+    x, y = rand(rng, (rows, 128), np.float32), np.zeros((rows, 128), np.float32)
+    w, b = rand(rng, (1, 128), np.float32), rand(rng, (1, 128), np.float32)
+    one_row = scaled_rows.warmup(x, w, b, y, BN=128, target="cpu", grid=(1,)).asm["llir"]
+    two_rows = scaled_rows.warmup(x, w, b, y, BN=128, target="cpu", grid=(1,), num_subgroups=8).asm["llir"]
+    assert (block_calls(one_row, "load"), block_calls(one_row, "store")) == (0, 0)
+    assert (block_calls(two_rows, "load"), block_calls(two_rows, "store")) == (8, 8)
+    for options in (dict(BN=128), dict(BN=128, num_subgroups=8)):
+        reference, device = run_both(scaled_rows, [x, w, b, y], options, (xetile.cdiv(rows, 16),))
+        assert_close(device[3], reference[3], np.float32, scale=128)
+
+
+@xetile.kernel
 def shifted_row(x, y, BN: xetile.constexpr):
     """A row from a constant column on (8), scaled by its largest magnitude: one workgroup, one subgroup."""
     v = xetile.load_tile(xetile.init_tile(x, [1, 8], [1, BN]), padding=0.0)

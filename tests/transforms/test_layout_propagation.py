@@ -257,6 +257,10 @@ def test_kernels_without_anchors_spread_over_subgroups(rng, num_subgroups, sg_la
     ("xe-emulated", (16, 1024), [16, 4], [1, 256]),  # 64 KiB: 64 subgroups of 1 KiB, 4 on each row
     ("xe-hpc", (16, 1024), [16, 4], [1, 256]),
     ("cpu", (16, 1024), [16, 1], [1, 1024]),  # Target.whole_row_bytes: one subgroup a row, 4 KiB each
+    ("cpu", (16, 128), [16, 1], [1, 128]),  # Target.row_subgroup_columns: one row a subgroup, not 1 KiB of two
+    ("cpu", (64, 128), [64, 1], [1, 128]),
+    ("xe-hpc", (16, 128), [8, 1], [2, 128]),  # 8 KiB: 8 subgroups of 1 KiB
+    ("cpu", (16, 64), [4, 1], [4, 64]),  # rows shorter than a loop's: 1 KiB a subgroup
     ("cpu", (1, 4096), [1, 1], [1, 4096]),  # 16 KiB, whole
     ("cpu", (1, 8192), [1, 2], [1, 4096])])  # a whole row would be 32 KiB: 2 subgroups of 16 KiB
 def test_the_cpu_target_keeps_rows_whole(rng, target, shape, sg_layout, sg_data):

@@ -86,6 +86,12 @@ class Target:
     # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
     # (docs/performance.md "CPU notes"; 4096x4096 softmax f16 2.5 against 3.4 ms in 1 subgroup a row, not 2)
     whole_row_bytes: int = 0
+    # such a kernel gives each subgroup one row where a row has this many columns or more (0: no such rule). The
+    # `cpu` target, 128: a row of 8 blocks, the shortest whose block ops codegen/cpu/pieces.py lowers as a loop
+    # (MIN_ROW_RUN); a subgroup's piece of two such rows is blocks of two rows, which it lowers straight-line (a
+    # 16x128 f32 layer norm ran at 0.5x the hand-written kernel so, 0.9x one row a subgroup; docs/performance.md
+    # "Softmax and layer norm on the `cpu` target")
+    row_subgroup_columns: int = 0
     # a column-major tile_mma operand is read by gathers (a lane takes a column's elements from memory rows apart):
     # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
     # column-major B: 105 GFLOP/s against 150 row-major; GPUs read it by d32 transposed messages)
@@ -251,7 +257,7 @@ TARGETS = {target.name: target for target in (
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, indexed_lane_reads=True,
            group_reductions=True, largest_loads=False,
-           whole_row_bytes=16 * 1024, column_major_gathers=True, cpu=host_cpu()),
+           whole_row_bytes=16 * 1024, row_subgroup_columns=128, column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
            element_loops=True, lane_scalars=True, indexed_lane_reads=True, column_major_gathers=True,
            cpu=host_cpu()),

@@ -280,7 +280,7 @@ class BlockLoops:
         return items
 
     def access_run(self, ops, i, block_of) -> Run | None:
-        """The block loads (or stores) from ops[i] on, codegen/cpu/pieces.py's run, when it has MIN_RUN blocks in a
+        """The block loads (or stores) from ops[i] on, codegen/cpu/pieces.py's run, when it has `min_run` blocks in a
         grid. A store run whose values are not one Run's blocks in order has no source: its values are put in a
         private array before the loop."""
         first = self.pieces.access(ops[i])
@@ -293,7 +293,7 @@ class BlockLoops:
                 break
             accesses.append(access)
         grid = Grid.of(accesses)
-        if len(accesses) < MIN_RUN or grid is None or not self.pieces.starts_alike(accesses, grid):
+        if len(accesses) < first.min_run or grid is None or not self.pieces.starts_alike(accesses, grid):
             return None
         members = [a.op for a in accesses]
         if isinstance(first.op, S.SimtLoadNdOp):
