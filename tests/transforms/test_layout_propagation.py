@@ -1,11 +1,13 @@
 """Layout propagation reproduces the RFCs' worked examples and keeps every kernel's numbers."""
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.target.targets import get_target
+from xetile_jit.target.cpu_features import CpuFeatures
+from xetile_jit.target.targets import TARGETS, get_target
 from conftest import assert_close, rand, tutorial
 from xetile_jit.ir import interpreter
 from xetile_jit.ir.interpreter import Interpreter
@@ -257,10 +259,6 @@ def test_kernels_without_anchors_spread_over_subgroups(rng, num_subgroups, sg_la
     ("xe-emulated", (16, 1024), [16, 4], [1, 256]),  # 64 KiB: 64 subgroups of 1 KiB, 4 on each row
     ("xe-hpc", (16, 1024), [16, 4], [1, 256]),
     ("cpu", (16, 1024), [16, 1], [1, 1024]),  # Target.whole_row_bytes: one subgroup a row, 4 KiB each
-    ("cpu", (16, 128), [16, 1], [1, 128]),  # Target.row_subgroup_columns: one row a subgroup, not 1 KiB of two
-    ("cpu", (64, 128), [64, 1], [1, 128]),
-    ("xe-hpc", (16, 128), [8, 1], [2, 128]),  # 8 KiB: 8 subgroups of 1 KiB
-    ("cpu", (16, 64), [4, 1], [4, 64]),  # rows shorter than a loop's: 1 KiB a subgroup
     ("cpu", (1, 4096), [1, 1], [1, 4096]),  # 16 KiB, whole
     ("cpu", (1, 8192), [1, 2], [1, 4096])])  # a whole row would be 32 KiB: 2 subgroups of 16 KiB
 def test_the_cpu_target_keeps_rows_whole(rng, target, shape, sg_layout, sg_data):
@@ -271,6 +269,36 @@ def test_the_cpu_target_keeps_rows_whole(rng, target, shape, sg_layout, sg_data)
     assert loads and all(f"wg = {wg(sg_layout, sg_data)}" in line for line in loads)
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, y])
     assert_close(y, softmax_reference(x), np.float32)
+
+AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))
+AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
+
+
+@pytest.mark.parametrize("cpu, shape, sg_layout, sg_data", [
+    (AVX512, (16, 128), [16, 1], [1, 128]),  # Target.one_row_a_subgroup: one row a subgroup, not 1 KiB of two
+    (AVX512, (64, 128), [64, 1], [1, 128]),
+    (AVX512, (16, 64), [4, 1], [4, 64]),  # shorter rows: 1 KiB a subgroup
+    (AVX2, (16, 64), [16, 1], [1, 64]),  # 16 vector registers: every row of whole blocks is a subgroup's
+    (AVX2, (16, 32), [16, 1], [1, 32]),
+    (AVX2, (8, 32), [1, 1], [8, 32]),  # 1 KiB: one subgroup
+    (None, (16, 128), [8, 1], [2, 128])], ids=["avx512-128", "avx512-64rows", "avx512-64", "avx2-64", "avx2-32",
+                                               "avx2-1kib", "xe-hpc"])
+def test_rows_of_a_loop_over_blocks_are_one_subgroup_each_on_the_cpu_target(rng, monkeypatch, cpu, shape, sg_layout,
+                                                                            sg_data):
+    """On the `cpu` target a row of 128 columns or more (8 blocks: a loop over them) is one subgroup's, rather than
+    1 KiB of two rows in blocks of two rows; with AVX2 every row of whole blocks is (blocks of several rows spill
+    its 16 vector registers). A GPU target keeps 1 KiB a subgroup (xe-hpc: 8 KiB on 8)."""
+    if cpu is not None:
+        monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
+    x = rand(rng, shape, np.float32)
+    y = np.zeros_like(x)
+    levels = lower(softmax.warmup(x, y, BM=shape[0], BN=shape[1], target="numpy").func, "xegpu-sg",
+                   "cpu" if cpu is not None else "xe-hpc")
+    loads = lines_with(print_func(levels["xetile-layouts"]), "xetile.load_tile")
+    assert loads and all(f"wg = {wg(sg_layout, sg_data)}" in line for line in loads)
+    interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, y])
+    assert_close(y, softmax_reference(x), np.float32)
+
 
 def test_num_subgroups_must_match_the_anchors():
     a, b = np.zeros((32, 16), np.float16), np.zeros((16, 32), np.float16)

@@ -86,11 +86,11 @@ class Target:
     # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
     # (docs/performance.md "CPU notes"; 4096x4096 softmax f16 2.5 against 3.4 ms in 1 subgroup a row, not 2)
     whole_row_bytes: int = 0
-    # such a kernel gives each subgroup one row where a row has this many columns or more (0: no such rule). The
-    # `cpu` target, 128: a row of 8 blocks, the shortest whose block ops codegen/cpu/pieces.py lowers as a loop
-    # (MIN_ROW_RUN); a subgroup's piece of two such rows is blocks of two rows, which it lowers straight-line (a
-    # 16x128 f32 layer norm ran at 0.5x the hand-written kernel so, 0.9x one row a subgroup; docs/performance.md
-    # "Softmax and layer norm on the `cpu` target")
+    # such a kernel's value of several subgroups gives each one row where a row has this many columns or more (0: no
+    # such rule; `one_row_a_subgroup`). The `cpu` target, 128: a row of 8 blocks, the shortest whose block ops
+    # codegen/cpu/pieces.py lowers as a loop (MIN_ROW_RUN); a subgroup's piece of two such rows is blocks of two rows,
+    # which it lowers straight-line (a 16x128 f32 layer norm ran at 0.5x the hand-written kernel so, 0.9x one row a
+    # subgroup; docs/performance.md "Softmax and layer norm on the `cpu` target")
     row_subgroup_columns: int = 0
     # a column-major tile_mma operand is read by gathers (a lane takes a column's elements from memory rows apart):
     # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
@@ -137,6 +137,17 @@ class Target:
         subgroup_value_bytes) each, at most max_subgroups."""
         wanted = -(-value_bytes // (each or self.subgroup_value_bytes))
         return min(1 << max(0, wanted - 1).bit_length(), self.max_subgroups)
+
+    def one_row_a_subgroup(self, columns: int) -> bool:
+        """Whether a kernel without anchors gives each subgroup one row of its value `columns` wide, where that
+        takes several subgroups (`row_subgroup_columns`). With 16 vector registers (AVX2) every row of whole blocks:
+        there blocks of several rows ran at 0.16-0.30x the hand-written kernel at 32 and 64 columns, one row a
+        subgroup 0.8-1.0x (with AVX-512 the reverse: 0.8-1.0x against 0.6-0.7x; docs/performance.md "Softmax and
+        layer norm on the `cpu` target")."""
+        if not self.row_subgroup_columns:
+            return False
+        few_registers = self.cpu is not None and self.cpu.vector_registers == 16
+        return columns >= (self.subgroup_size if few_registers else self.row_subgroup_columns)
 
     def dpas_kind(self, dtype, precision: str = "ieee") -> str:
         """The DPAS table key of a tile_mma: "tf32" for input_precision "tf32" where the target has tf32 DPAS, else

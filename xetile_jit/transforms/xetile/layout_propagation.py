@@ -31,10 +31,10 @@ the rows cannot take. S is prod(sg_layout) of the anchors; without any, the laun
 `default_subgroup_count`: enough subgroups that the kernel's largest value takes at most
 Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size / subgroup size),
 halved while that value would not split exactly; where the target keeps rows whole (Target.whole_row_bytes), at
-most its rows unless that takes more than whole_row_bytes a subgroup, and one row a subgroup where a row has
-Target.row_subgroup_columns; for a kernel with a tile_mma, its largest result's count, halved until each piece is
-whole DPAS blocks (1 when the kernel also reduces). The layout is the contract: wg-to-sg and the later passes read
-S from it.
+most its rows unless that takes more than whole_row_bytes a subgroup, and one row a subgroup where the target
+says so (Target.one_row_a_subgroup) and no layout gives blocks; for a kernel with a tile_mma, its largest result's
+count, halved until each piece is whole DPAS blocks (1 when the kernel also reduces). The layout is the contract:
+wg-to-sg and the later passes read S from it.
 """
 from __future__ import annotations
 
@@ -118,13 +118,18 @@ def default_subgroup_count(ops: list[Operation], target: Target) -> int:
     subgroups = target.default_subgroups(value_bytes(largest))
     if target.whole_row_bytes:
         rows = 1 << (largest.type.shape[0].bit_length() - 1)
-        if target.row_subgroup_columns and largest.type.shape[-1] >= target.row_subgroup_columns:
+        if subgroups > 1 and target.one_row_a_subgroup(largest.type.shape[-1]) and not given_blocks(values):
             subgroups = max(subgroups, rows)
         subgroups = max(min(subgroups, rows, target.max_subgroups),
                         target.default_subgroups(value_bytes(largest), target.whole_row_bytes))
     while subgroups > 1 and copies(default_layout(largest.type.shape, subgroups), largest.type.shape) > 1:
         subgroups //= 2
     return subgroups
+
+
+def given_blocks(values: list[Value]) -> bool:
+    """Whether a layout of the user's gives its blocks (inst_data): the subgroups' pieces must hold them."""
+    return any(getattr(X.layout_of(v), "inst_data", None) for v in values)
 
 
 def mma_subgroup_count(mmas: list[X.TileMMAOp], target: Target) -> int:
