@@ -278,16 +278,16 @@ AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
     (AVX512, (16, 128), [16, 1], [1, 128]),  # Target.one_row_a_subgroup: one row a subgroup, not 1 KiB of two
     (AVX512, (64, 128), [64, 1], [1, 128]),
     (AVX512, (16, 64), [4, 1], [4, 64]),  # shorter rows: 1 KiB a subgroup
-    (AVX2, (16, 64), [16, 1], [1, 64]),  # 16 vector registers: every row of whole blocks is a subgroup's
-    (AVX2, (16, 32), [16, 1], [1, 32]),
-    (AVX2, (8, 32), [1, 1], [8, 32]),  # 1 KiB: one subgroup
+    (AVX2, (16, 64), [16, 1], [1, 64]),  # 16 vector registers: from 64 columns on
+    (AVX2, (16, 32), [2, 1], [8, 32]),
+    (AVX2, (4, 64), [1, 1], [4, 64]),  # 1 KiB: one subgroup
     (None, (16, 128), [8, 1], [2, 128])], ids=["avx512-128", "avx512-64rows", "avx512-64", "avx2-64", "avx2-32",
-                                               "avx2-1kib", "xe-hpc"])
+                                               "avx2-one", "xe-hpc"])
 def test_rows_of_a_loop_over_blocks_are_one_subgroup_each_on_the_cpu_target(rng, monkeypatch, cpu, shape, sg_layout,
                                                                             sg_data):
     """On the `cpu` target a row of 128 columns or more (8 blocks: a loop over them) is one subgroup's, rather than
-    1 KiB of two rows in blocks of two rows; with AVX2 every row of whole blocks is (blocks of several rows spill
-    its 16 vector registers). A GPU target keeps 1 KiB a subgroup (xe-hpc: 8 KiB on 8)."""
+    1 KiB of two rows in blocks of two rows; with AVX2 from 64 columns on. A GPU target keeps 1 KiB a subgroup
+    (xe-hpc: 8 KiB on 8)."""
     if cpu is not None:
         monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
     x = rand(rng, shape, np.float32)

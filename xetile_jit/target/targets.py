@@ -92,6 +92,9 @@ class Target:
     # which it lowers straight-line (a 16x128 f32 layer norm ran at 0.5x the hand-written kernel so, 0.9x one row a
     # subgroup; docs/performance.md "Softmax and layer norm on the `cpu` target")
     row_subgroup_columns: int = 0
+    # the same where the CPU has 16 vector registers (AVX2): the `cpu` target, 64 (one_row_a_subgroup says why; rows
+    # of 32 columns one a subgroup took a min or max scan along them 8 s of driver build with AVX2 code, 0.1 s at 64)
+    few_registers_row_columns: int = 0
     # a column-major tile_mma operand is read by gathers (a lane takes a column's elements from memory rows apart):
     # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
     # column-major B: 105 GFLOP/s against 150 row-major; GPUs read it by d32 transposed messages)
@@ -140,15 +143,17 @@ class Target:
 
     def one_row_a_subgroup(self, columns: int) -> bool:
         """Whether a kernel without anchors gives each subgroup one row of its value `columns` wide, where that
-        takes several subgroups (`row_subgroup_columns`). With 16 vector registers (AVX2) every row of whole blocks:
-        there blocks of several rows ran at 0.16-0.30x the hand-written kernel at 32 and 64 columns, one row a
-        subgroup 0.8-1.0x, as the block builtins' component loops are rolled there (codegen/cpu/builtins.py
-        component_hints) and a lane's rows of a block go through private memory element by element (with AVX-512
-        the reverse: 0.8-1.0x against 0.6-0.7x; docs/performance.md "Softmax and layer norm on the `cpu` target")."""
+        takes several subgroups (`row_subgroup_columns`). With 16 vector registers (AVX2) from fewer columns
+        (`few_registers_row_columns`): there blocks of several rows ran at 0.16-0.30x the hand-written kernel at 32
+        and 64 columns, one row a
+        subgroup 0.8-1.0x, with the block builtins' component loops rolled, as 16-bit blocks' still are there
+        (codegen/cpu/builtins.py component_hints): a lane's rows of a block went through private memory element by
+        element (with AVX-512 the reverse: 0.8-1.0x against 0.6-0.7x; docs/performance.md "Softmax and layer norm
+        on the `cpu` target")."""
         if not self.row_subgroup_columns:
             return False
         few_registers = self.cpu is not None and self.cpu.vector_registers == 16
-        return columns >= (self.subgroup_size if few_registers else self.row_subgroup_columns)
+        return columns >= (self.few_registers_row_columns if few_registers else self.row_subgroup_columns)
 
     def dpas_kind(self, dtype, precision: str = "ieee") -> str:
         """The DPAS table key of a tile_mma: "tf32" for input_precision "tf32" where the target has tf32 DPAS, else
@@ -269,7 +274,8 @@ TARGETS = {target.name: target for target in (
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, indexed_lane_reads=True,
            group_reductions=True, largest_loads=False,
-           whole_row_bytes=16 * 1024, row_subgroup_columns=128, column_major_gathers=True, cpu=host_cpu()),
+           whole_row_bytes=16 * 1024, row_subgroup_columns=128, few_registers_row_columns=64,
+           column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
            element_loops=True, lane_scalars=True, indexed_lane_reads=True, column_major_gathers=True,
            cpu=host_cpu()),
