@@ -5,6 +5,7 @@ import importlib.util
 import os
 import pathlib
 import shutil
+from dataclasses import replace
 
 import ml_dtypes
 import numpy as np
@@ -20,6 +21,7 @@ from xetile_jit.compiler import pipeline
 from xetile_jit.jit.kernel import Kernel
 from xetile_jit.runtime.device import named_device
 from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
+from xetile_jit.target.targets import TARGETS
 
 TESTS = pathlib.Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -76,6 +78,14 @@ def rand(rng: np.random.Generator, shape, dtype, low=-4, high=4) -> np.ndarray:
 
 def f32(x) -> np.ndarray:
     return np.asarray(x).astype(np.float32)
+
+
+def built_for_cpu(monkeypatch, kernel: Kernel, cpu) -> None:
+    """The `cpu` target's code for the CPU `cpu` (its ISA decides the lowering's register blocking, loop hints and
+    default layouts) for the rest of the test; `kernel` gets a cache of its own, so that its compiled forms for the
+    host's CPU stay as they were for the other tests."""
+    monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
+    monkeypatch.setattr(kernel, "cache", type(kernel.cache)())
 
 
 def assert_close(actual, expected, dtype=None, scale: float = 1.0) -> None:

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from dataclasses import replace
 
 import ml_dtypes
 import numpy as np
@@ -15,7 +14,7 @@ import pytest
 import xetile_jit as xetile
 from conftest import assert_close, rand
 from spirv_tools import cpu_queue
-from conftest import tutorial
+from conftest import built_for_cpu, tutorial
 from device_cover import covering
 from test_passes import run_func
 from test_spirv_path import loop_bodies
@@ -302,10 +301,8 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4 ops (8 loops of 16 over k, each moving 4 A rows), and 4
     with AVX2, one row a loop (32 loops each moving 1), whichever CPU runs the test. Its numbers: the tests above
     and tests/test_tutorials.py."""
-    monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
     t = tutorial("03-matrix-multiplication")
-    # a cache of its own: the kernel's compiled forms for the host's CPU stay as they were for the other tests
-    monkeypatch.setattr(t.matmul_kernel, "cache", type(t.matmul_kernel.cache)())
+    built_for_cpu(monkeypatch, t.matmul_kernel, cpu)
     a, c = np.ones((512, 512), dtype), np.zeros((512, 512), np.float32)
     split = dict(sg_layout=[16, 4], sg_data=[16, 64])
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]

@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import warnings
-from dataclasses import replace
 
 import dpctl
 import ml_dtypes
@@ -19,7 +18,7 @@ from xetile_jit.codegen.cpu.block_loops import fold_chains
 from xetile_jit.codegen.llvm.lowering import exchange_rounds, unrolled_shuffles
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.target.targets import TARGETS
-from conftest import assert_close, rand, subprocess_env
+from conftest import assert_close, built_for_cpu, rand, subprocess_env
 from test_passes import CASES
 from usm_arrays import UsmArray
 
@@ -64,9 +63,8 @@ def test_column_major_regroups_and_atomics_are_short_on_the_cpu_targets(rng, tar
     one compare-exchange loop a block in a loop over the lane's elements. A GPU keeps both unrolled. Both CPU
     targets' numbers are the interpreter's (test_pipeline_kernels). The `cpu` target's CPU is one with AVX-512,
     where the 16x32 tile takes 2 subgroups of 8 rows (with AVX2 it takes 16 of one row: Target.one_row_a_subgroup)."""
-    monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=CpuFeatures("zen4", frozenset({"avx512f"}))))
     kern, args, kwargs, _ = CASES["column-major-io"](rng)
-    monkeypatch.setattr(kern, "cache", type(kern.cache)())
+    built_for_cpu(monkeypatch, kern, CpuFeatures("zen4", frozenset({"avx512f"})))
     with warnings.catch_warnings():  # y and z are element by element: no 2D block message addresses them
         warnings.simplefilter("ignore", xetile.BlockIOFallbackWarning)
         llir = kern.warmup(*args, **kwargs, target=target).asm["llir"]
@@ -779,9 +777,7 @@ def test_a_rows_output_loop_is_unrolled_on_the_cpu_target(dtype, cpu, unrolled, 
     scales and stores, and folds nothing) two blocks an iteration, each computing its offsets. So that loop's
     inside path carries the unroll hint (block_loops.unrolled; OpLoopMerge Unroll in SPIR-V), save for 16-bit stores
     where the CPU has 16 vector registers (AVX2) or an unknown ISA; the fold loop and the border paths carry none."""
-    monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
-    # a cache of its own: the kernel's compiled forms for the host's CPU stay as they were for the other tests
-    monkeypatch.setattr(layer_norm, "cache", type(layer_norm.cache)())
+    built_for_cpu(monkeypatch, layer_norm, cpu)
     x, w = np.ones((32, 1024), dtype), np.ones((1, 1024), np.float32)
     llir = layer_norm.warmup(x, w, np.zeros_like(x), 1024, BN=1024, target="cpu").asm["llir"]
     fast_output = loop_bodies(llir, 64)[0]

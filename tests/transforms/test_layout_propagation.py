@@ -262,6 +262,12 @@ def test_kernels_without_anchors_spread_over_subgroups(rng, num_subgroups, sg_la
     ("cpu", (1, 4096), [1, 1], [1, 4096]),  # 16 KiB, whole
     ("cpu", (1, 8192), [1, 2], [1, 4096])])  # a whole row would be 32 KiB: 2 subgroups of 16 KiB
 def test_the_cpu_target_keeps_rows_whole(rng, target, shape, sg_layout, sg_data):
+    assert_softmax_layout(rng, target, shape, sg_layout, sg_data)
+
+
+def assert_softmax_layout(rng, target: str, shape, sg_layout, sg_data) -> None:
+    """A softmax of one `shape` tile takes the default layout `sg_layout` x `sg_data` on `target`, and its
+    subgroup-level IR computes softmax."""
     x = rand(rng, shape, np.float32)
     y = np.zeros_like(x)
     levels = lower(softmax.warmup(x, y, BM=shape[0], BN=shape[1], target="numpy").func, "xegpu-sg", target)
@@ -269,6 +275,7 @@ def test_the_cpu_target_keeps_rows_whole(rng, target, shape, sg_layout, sg_data)
     assert loads and all(f"wg = {wg(sg_layout, sg_data)}" in line for line in loads)
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, y])
     assert_close(y, softmax_reference(x), np.float32)
+
 
 AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))
 AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
@@ -290,14 +297,7 @@ def test_rows_of_a_loop_over_blocks_are_one_subgroup_each_on_the_cpu_target(rng,
     (xe-hpc: 8 KiB on 8)."""
     if cpu is not None:
         monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
-    x = rand(rng, shape, np.float32)
-    y = np.zeros_like(x)
-    levels = lower(softmax.warmup(x, y, BM=shape[0], BN=shape[1], target="numpy").func, "xegpu-sg",
-                   "cpu" if cpu is not None else "xe-hpc")
-    loads = lines_with(print_func(levels["xetile-layouts"]), "xetile.load_tile")
-    assert loads and all(f"wg = {wg(sg_layout, sg_data)}" in line for line in loads)
-    interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, y])
-    assert_close(y, softmax_reference(x), np.float32)
+    assert_softmax_layout(rng, "cpu" if cpu is not None else "xe-hpc", shape, sg_layout, sg_data)
 
 
 def test_num_subgroups_must_match_the_anchors():
