@@ -433,8 +433,8 @@ def scaled_rows(x, w, b, y, BN: xetile.constexpr):
 
 @pytest.mark.parametrize("rows", [32, 37], ids=["inside", "border"])
 def test_rows_of_eight_blocks_are_loops_over_them_on_the_cpu_target(rng, rows):
-    """Rows of 128 columns on the `cpu` target: one row a subgroup by default (Target.row_subgroup_columns), so that
-    a row is 8 blocks of one row, which are runs (pieces.MIN_ROW_RUN): no block op is written out block by block.
+    """Rows of 128 columns on the `cpu` target: one row a subgroup by default (Target.row_subgroups), so that a row
+    is 8 blocks of one row, which are runs (Target.row_run_blocks): no block op is written out block by block.
     With two rows a subgroup (num_subgroups=8) the row's blocks are two rows high and stay straight-line
     (pieces.MIN_RUN), the weight's and bias's of one row are loops still. The numbers are the interpreter's either
     way, past the array's last row too."""

@@ -86,12 +86,16 @@ class Target:
     # memory cost more than a longer row a subgroup, up to the point where the driver's build time grows too long
     # (docs/performance.md "CPU notes"; 4096x4096 softmax f16 2.5 against 3.4 ms in 1 subgroup a row, not 2)
     whole_row_bytes: int = 0
-    # such a kernel's value of several subgroups gives each one row where a row has this many columns or more (0: no
-    # such rule; `one_row_a_subgroup`). The `cpu` target, 128: a row of 8 blocks, the shortest whose block ops
-    # codegen/cpu/pieces.py lowers as a loop (MIN_ROW_RUN); a subgroup's piece of two such rows is blocks of two rows,
-    # which it lowers straight-line (a 16x128 f32 layer norm ran at 0.5x the hand-written kernel so, 0.9x one row a
-    # subgroup; docs/performance.md "Softmax and layer norm on the `cpu` target")
-    row_subgroup_columns: int = 0
+    # a run of this many blocks of one row or more is lowered as one loop over them (codegen/cpu/pieces.py; 0: not a
+    # CPU target): a row kernel's 8 blocks tested one by one, their border calls between them, ran at half the
+    # hand-written kernel's speed (16x128 f32 layer norm and softmax: 0.5-0.7x, in a loop 0.9x)
+    row_run_blocks: int = 0
+    # such a kernel's value of several subgroups gives each one row where a row is a run of blocks of one row
+    # (`one_row_a_subgroup`: row_run_blocks blocks of N columns, 128 on the `cpu` target); a subgroup's piece of two
+    # such rows is blocks of two rows, which codegen/cpu/pieces.py lowers straight-line (a 16x128 f32 layer norm ran
+    # at 0.5x the hand-written kernel so, 0.9x one row a subgroup; docs/performance.md "Softmax and layer norm on the
+    # `cpu` target")
+    row_subgroups: bool = False
     # the same where the CPU has 16 vector registers (AVX2): the `cpu` target, 64 (one_row_a_subgroup says why; rows
     # of 32 columns one a subgroup took a min or max scan along them 8 s of driver build with AVX2 code, 0.1 s at 64)
     few_registers_row_columns: int = 0
@@ -143,16 +147,17 @@ class Target:
 
     def one_row_a_subgroup(self, columns: int) -> bool:
         """Whether a kernel without anchors gives each subgroup one row of its value `columns` wide, where that
-        takes several subgroups (`row_subgroup_columns`). With 16 vector registers (AVX2) from fewer columns
+        takes several subgroups (`row_subgroups`). With 16 vector registers (AVX2) from fewer columns
         (`few_registers_row_columns`): there blocks of several rows ran at 0.16-0.30x the hand-written kernel at 32
         and 64 columns, one row a subgroup 0.8-1.0x, with the block builtins' component loops rolled, as 16-bit
         blocks' still are there (codegen/cpu/builtins.py component_hints): a lane's rows of a block went through
         private memory element by element (with AVX-512 the reverse: 0.8-1.0x against 0.6-0.7x; docs/performance.md
         "Softmax and layer norm on the `cpu` target")."""
-        if not self.row_subgroup_columns:
+        if not self.row_subgroups:
             return False
-        few_registers = self.cpu is not None and self.cpu.vector_registers == 16
-        return columns >= (self.few_registers_row_columns if few_registers else self.row_subgroup_columns)
+        if self.cpu is not None and self.cpu.vector_registers == 16:
+            return columns >= self.few_registers_row_columns
+        return columns >= self.row_run_blocks * self.subgroup_size
 
     def dpas_kind(self, dtype, precision: str = "ieee") -> str:
         """The DPAS table key of a tile_mma: "tf32" for input_precision "tf32" where the target has tf32 DPAS, else
@@ -273,11 +278,11 @@ TARGETS = {target.name: target for target in (
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, indexed_lane_reads=True,
            group_reductions=True, largest_loads=False,
-           whole_row_bytes=16 * 1024, row_subgroup_columns=128, few_registers_row_columns=64,
+           whole_row_bytes=16 * 1024, row_run_blocks=8, row_subgroups=True, few_registers_row_columns=64,
            column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
-           element_loops=True, lane_scalars=True, indexed_lane_reads=True, column_major_gathers=True,
-           cpu=host_cpu()),
+           element_loops=True, lane_scalars=True, indexed_lane_reads=True, row_run_blocks=8,
+           column_major_gathers=True, cpu=host_cpu()),
 )}
 CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.abi.runs_on_cpu)
 

@@ -293,7 +293,7 @@ class BlockLoops:
                 break
             accesses.append(access)
         grid = Grid.of(accesses)
-        if len(accesses) < first.min_run or grid is None or not self.pieces.starts_alike(accesses, grid):
+        if len(accesses) < self.pieces.min_run(first) or grid is None or not self.pieces.starts_alike(accesses, grid):
             return None
         members = [a.op for a in accesses]
         if isinstance(first.op, S.SimtLoadNdOp):

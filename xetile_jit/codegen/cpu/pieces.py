@@ -1,19 +1,19 @@
 """to-llvm on the `cpu` target: the block loads (or stores) of a subgroup's piece behind one bounds test.
 
 Blocking cuts a subgroup's piece of a tile into instruction blocks (XeGPU RFC blocking rule), one xegpu.load_nd or
-store_nd each, on descriptors that are the piece's origin plus constants. Each block's builtin tests whether its
-block lies inside the surface and calls the out-of-line border function when not (codegen/cpu/builtins.py). On the OpenCL
-CPU device the per-block tests and the calls they guard were most of a narrow row's cost: a copy kernel of 16M f32
-elements in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true
-(docs/performance.md "CPU notes"). So a run of at least MIN_RUN (blocks of one row: MIN_ROW_RUN) consecutive block
-loads (or stores) on one array, whose descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`),
-is tested once (`Pieces.inside`): inside, each block is read or written with plain loads or stores (`block_access`,
-the builtin's own inside path without its test), otherwise element by element (the builtin's border path written in
-the loop rather than called). codegen/cpu/block_loops.py lowers the runs in loops over the blocks, so the driver
-builds one block's border code, not the run's. Both paths read and write the same elements: the result is the
-builtin's either way. Blocks no message can address (Xe's surface rules on `xe-emulated`, lanes a message does not
-take), or whose start's alignment only a test at run time tells, are runs too: the element path in the loop, or the
-message and the element path behind the first block's test, as for the op alone; they take no fast path.
+store_nd each, on descriptors that are the piece's origin plus constants. Each block's builtin tests whether its block
+lies inside the surface and calls the out-of-line border function when not (codegen/cpu/builtins.py). On the OpenCL CPU
+device the per-block tests and the calls they guard were most of a narrow row's cost: a copy kernel of 16M f32 elements
+in rows of 512 ran at 0.52 of dpnp's copy with them and at 0.93 with the test forced true (docs/performance.md "CPU
+notes"). So a run of at least MIN_RUN (blocks of one row: Target.row_run_blocks) consecutive block loads (or stores) on
+one array, whose descriptors are a row-major grid of blocks a constant apart (`Access`, `Grid`), is tested once
+(`Pieces.inside`): inside, each block is read or written with plain loads or stores (`block_access`, the builtin's own
+inside path without its test), otherwise element by element (the builtin's border path written in the loop rather than
+called). codegen/cpu/block_loops.py lowers the runs in loops over the blocks, so the driver builds one block's border
+code, not the run's. Both paths read and write the same elements: the result is the builtin's either way. Blocks no
+message can address (Xe's surface rules on `xe-emulated`, lanes a message does not take), or whose start's alignment
+only a test at run time tells, are runs too: the element path in the loop, or the message and the element path behind
+the first block's test, as for the op alone; they take no fast path.
 """
 from __future__ import annotations
 
@@ -42,11 +42,10 @@ I8, BOOL = ir.IntType(8), ir.IntType(1)
 
 # the fewest blocks a run needs to be lowered together: each block of a run saves its test, each run costs two
 # paths of driver build (the tutorial GEMM's 8-block C store grouped made its first launch 4.4-4.5 s against 4.0-4.1).
-# Blocks of one row from MIN_ROW_RUN on: a row kernel's 8 blocks tested one by one, their border calls between them,
-# ran at half the hand-written kernel's speed (16x128 f32 layer norm and softmax: 0.5-0.7x, in a loop 0.9x). Blocks
-# of several rows stay straight-line below MIN_RUN: in a loop the driver kept a lane's rows of a block side by side
-# in private memory, read and written by gathers and scatters (the same kernels in blocks of two rows: 0.24-0.39x).
-MIN_RUN, MIN_ROW_RUN = 16, 8
+# Blocks of one row from the target's row_run_blocks on (Target.row_run_blocks says why). Blocks of several rows stay
+# straight-line below MIN_RUN: in a loop the driver kept a lane's rows of a block side by side in private memory, read
+# and written by gathers and scatters (16x128 f32 layer norm and softmax in blocks of two rows: 0.24-0.39x).
+MIN_RUN = 16
 
 
 @dataclass(frozen=True)
@@ -61,11 +60,6 @@ class Access:
     row: tuple[Value, int]
     col: tuple[Value, int]
     aligned: bool = True
-
-    @property
-    def min_run(self) -> int:
-        """The fewest blocks a run of this access's blocks needs (MIN_RUN, MIN_ROW_RUN)."""
-        return MIN_ROW_RUN if descriptor(self.op).type.shape[0] == 1 else MIN_RUN
 
     @property
     def plain(self) -> bool:
@@ -200,6 +194,11 @@ class Pieces:
             return None
         return Access(op, key, create.operands[0], base_and_shift(create.operands[1]),
                       base_and_shift(create.operands[2]), key is None or descriptors.aligned_start(tdesc))
+
+    def min_run(self, access: Access) -> int:
+        """The fewest blocks a run of `access`'s blocks needs (MIN_RUN; blocks of one row the target's
+        row_run_blocks)."""
+        return self.context.target.row_run_blocks if descriptor(access.op).type.shape[0] == 1 else MIN_RUN
 
     def starts_alike(self, run: list[Access], grid: Grid) -> bool:
         """Whether every block of `run` starts as aligned as the first, so that the first's run-time test
