@@ -22,6 +22,10 @@ from conftest import assert_close, built_for_cpu, rand, subprocess_env
 from test_passes import CASES
 from usm_arrays import UsmArray
 
+# CPUs whose code the `cpu` target's tests pin (conftest.built_for_cpu): 16-bit block loops unrolled and rolled
+AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
+AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))
+
 DEVICE = "opencl:cpu"
 
 
@@ -268,11 +272,13 @@ def shifted_copy(x, y, col):
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
 @pytest.mark.parametrize("dtype", [np.float16, np.int16, np.float32], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("pitched", [False, True])
-def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched, target):
+def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched, target, monkeypatch):
     """Xe's 2D block messages need a 64-byte aligned, 16-byte pitched surface (checked at launch: a pitched view of
     67 columns is not) and, for 8/16-bit data on xe-emulated, a start column on a 4-byte boundary (checked in the
     kernel: every `col` below takes one path or the other). The `cpu` target's block builtins address any pitch
-    and start anywhere (BlockIO.any_layout, start_bytes 1), so it has no element path either way."""
+    and start anywhere (BlockIO.any_layout, start_bytes 1), so it has no element path either way (its code for a
+    CPU with AVX-512: with AVX2 a 16-bit tile is a run of blocks of one row, with no builtin call)."""
+    built_for_cpu(monkeypatch, shifted_copy, AVX512)
     width = 67 if pitched else 64
     x = rand(rng, (8, width), dtype)[:, :64]
     llir = shifted_copy.warmup(x, np.zeros((8, 64), dtype), 0, target=target).asm["llir"]
@@ -288,17 +294,21 @@ def test_block_messages_only_where_their_rules_hold(rng, dtype, pitched, target)
         assert_close(y, expected)
 
 
-def test_the_cpu_target_reads_a_misaligned_usm_view_with_its_block_builtins(rng):
+@pytest.mark.parametrize("cpu, builtins", [(AVX512, True), (AVX2, False)], ids=["avx512", "avx2"])
+def test_the_cpu_target_reads_a_misaligned_usm_view_in_place(rng, monkeypatch, cpu, builtins):
     """A USM view one f16 element into its allocation (a base 2 bytes off every Xe alignment) and 67 elements a row
-    apart: the `cpu` target's block builtins read and write it in place (BlockIO.any_layout), no element path;
-    xe-emulated goes element by element. Both give the interpreter's numbers, at every start column."""
+    apart: the `cpu` target reads and writes it in place (BlockIO.any_layout), no element path, through its block
+    builtins where the CPU unrolls 16-bit block loops (AVX-512) and as a run of blocks of one row where it keeps
+    them rolled (AVX2: Target.one_row_rolled_blocks); xe-emulated goes element by element. All give the
+    interpreter's numbers, at every start column."""
+    built_for_cpu(monkeypatch, shifted_copy, cpu)
     queue = dpctl.get_device_cached_queue(DEVICE)
     host = rand(rng, (8, 67), np.float16)
     x = UsmArray(queue, host, (8, 64), (67, 1), offset=1)
     for target in ("cpu", "xe-emulated"):
         llir = shifted_copy.warmup(x, np.zeros((8, 64), np.float16), 0, target=target).asm["llir"]
         kernel_body = llir.split("define internal")[0]
-        assert ("xe_block2d_load" in llir) == (target == "cpu")
+        assert ("xe_block2d_load" in llir) == (target == "cpu" and builtins)
         assert (re.search(r'%"element[.\d]*" = load ', kernel_body) is None) == (target == "cpu")
         for col in (0, 1, 3):
             y = np.zeros((8, 64), np.float16)
@@ -447,6 +457,24 @@ def test_rows_of_eight_blocks_are_loops_over_them_on_the_cpu_target(rng, rows):
     for options in (dict(BN=128), dict(BN=128, num_subgroups=8)):
         reference, device = run_both(scaled_rows, [x, w, b, y], options, (xetile.cdiv(rows, 16),))
         assert_close(device[3], reference[3], np.float32, scale=128)
+
+
+@pytest.mark.parametrize("rows", [32, 37], ids=["inside", "border"])
+@pytest.mark.parametrize("cpu, calls", [(AVX2, (4, 0)), (AVX512, (8, 4))], ids=["avx2", "avx512"])
+def test_sixteen_bit_rows_are_blocks_of_one_row_where_block_loops_stay_rolled(rng, monkeypatch, rows, cpu, calls):
+    """With AVX2 the `cpu` target's loops over a lane's components of 16-bit block loads and stores stay rolled
+    (CpuFeatures.unrolls_blocks), so a value it loads or stores as 16-bit elements takes blocks of one row
+    (Target.one_row_rolled_blocks): the 16x32 f16 rows, one subgroup's, are 16 blocks of one row, a run, loaded
+    and stored with no builtin call (the weight's and bias's rows, two blocks each, take theirs); with AVX-512
+    they are 4 blocks of 8 rows, each load and store through its builtin. The numbers are the interpreter's either
+    way, past the array's last row too."""
+    x, y = rand(rng, (rows, 32), np.float16), np.zeros((rows, 32), np.float16)
+    w, b = rand(rng, (1, 32), np.float16), rand(rng, (1, 32), np.float16)
+    built_for_cpu(monkeypatch, scaled_rows, cpu)
+    llir = scaled_rows.warmup(x, w, b, y, BN=32, target="cpu", grid=(1,)).asm["llir"]
+    assert (block_calls(llir, "load"), block_calls(llir, "store")) == calls
+    reference, device = run_both(scaled_rows, [x, w, b, y], dict(BN=32), (xetile.cdiv(rows, 16),))
+    assert_close(device[3], reference[3], np.float16, scale=32)
 
 
 @xetile.kernel

@@ -265,16 +265,17 @@ def test_the_cpu_target_keeps_rows_whole(rng, target, shape, sg_layout, sg_data)
     assert_softmax_layout(rng, target, shape, sg_layout, sg_data)
 
 
-def assert_softmax_layout(rng, target: str, shape, sg_layout, sg_data) -> None:
-    """A softmax of one `shape` tile takes the default layout `sg_layout` x `sg_data` on `target`, and its
-    subgroup-level IR computes softmax."""
-    x = rand(rng, shape, np.float32)
+def assert_softmax_layout(rng, target: str, shape, sg_layout, sg_data, dtype=np.float32, inst=None) -> None:
+    """A softmax of one `shape` tile of `dtype` takes the default layout `sg_layout` x `sg_data` (in blocks `inst`
+    where given) on `target`, and its subgroup-level IR computes softmax."""
+    x = rand(rng, shape, dtype)
     y = np.zeros_like(x)
     levels = lower(softmax.warmup(x, y, BM=shape[0], BN=shape[1], target="numpy").func, "xegpu-sg", target)
     loads = lines_with(print_func(levels["xetile-layouts"]), "xetile.load_tile")
-    assert loads and all(f"wg = {wg(sg_layout, sg_data)}" in line for line in loads)
+    expected = wg(sg_layout, sg_data, **({} if inst is None else {"inst_data": inst}))
+    assert loads and all(f"wg = {expected}" in line for line in loads)
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, y])
-    assert_close(y, softmax_reference(x), np.float32)
+    assert_close(y, softmax_reference(x), dtype)
 
 
 AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))
@@ -298,6 +299,20 @@ def test_rows_of_a_loop_over_blocks_are_one_subgroup_each_on_the_cpu_target(rng,
     if cpu is not None:
         monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
     assert_softmax_layout(rng, "cpu" if cpu is not None else "xe-hpc", shape, sg_layout, sg_data)
+
+
+@pytest.mark.parametrize("cpu, dtype, sg_layout, sg_data, inst", [
+    (AVX2, np.float16, [1, 1], [16, 32], [1, 16]),  # 16-bit block loops stay rolled with AVX2: one row a block
+    (AVX2, np.float32, [2, 1], [8, 32], [8, 16]),
+    (AVX512, np.float16, [1, 1], [16, 32], [8, 16])], ids=["avx2-f16", "avx2-f32", "avx512-f16"])
+def test_values_moved_by_rolled_block_loops_take_blocks_of_one_row_on_the_cpu_target(rng, monkeypatch, cpu, dtype,
+                                                                                     sg_layout, sg_data, inst):
+    """On the `cpu` target a value loaded or stored as elements whose block loads and stores keep their loops over
+    a lane's components rolled (CpuFeatures.unrolls_blocks: 16-bit ones with AVX2) takes blocks of one row
+    (Target.one_row_rolled_blocks), one component a lane; f32 with AVX2, and f16 with AVX-512, keep the DPAS C
+    block [8, 16]."""
+    monkeypatch.setitem(TARGETS, "cpu", replace(TARGETS["cpu"], cpu=cpu))
+    assert_softmax_layout(rng, "cpu", (16, 32), sg_layout, sg_data, dtype, inst)
 
 
 def test_num_subgroups_must_match_the_anchors():

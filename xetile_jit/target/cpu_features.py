@@ -78,6 +78,13 @@ class CpuFeatures:
         are two ymm registers, one zmm), at least 1; 0 where the ISA is unknown."""
         return -(-bits // self.vector_bits) if self.vector_bits else 0
 
+    def unrolls_blocks(self, bits: int) -> bool:
+        """Whether the `cpu` target's block loads and stores unroll their loops over a lane's components of `bits`-bit
+        blocks, so that the driver keeps the block in registers: with AVX-512, and with AVX2 for 32-bit blocks
+        (codegen/cpu/builtins.py component_hints has the measurements that decided it). A rolled loop indexes the
+        block by a variable, which keeps it in private memory."""
+        return self.vector_bits == 512 or (self.vector_bits == 256 and bits == 32)
+
     @property
     def f32_lanes(self) -> int:
         """f32 elements in one vector register (0: unknown)."""

@@ -22,6 +22,7 @@ register file mode (256 GRFs): a 32x64 f32 accumulator alone is 128 of them, and
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from math import gcd
 
@@ -99,6 +100,12 @@ class Target:
     # the same where the CPU has 16 vector registers (AVX2): the `cpu` target, 64 (one_row_a_subgroup says why; rows
     # of 32 columns one a subgroup took a min or max scan along them 8 s of driver build with AVX2 code, 0.1 s at 64)
     few_registers_row_columns: int = 0
+    # a value's default block is one row where the CPU's block loads and stores keep their loops over a lane's
+    # components rolled (CpuFeatures.unrolls_blocks: 16-bit blocks with AVX2), a block of one row being one
+    # component a lane: in a rolled loop a lane's rows of a block went through private memory element by element
+    # (16x32 f16 layer norm with AVX2 code 0.29x the hand-written kernel, 1.07x in blocks of one row;
+    # docs/performance.md "Softmax and layer norm on the `cpu` target"). The `cpu` target
+    one_row_rolled_blocks: bool = False
     # a column-major tile_mma operand is read by gathers (a lane takes a column's elements from memory rows apart):
     # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
     # column-major B: 105 GFLOP/s against 150 row-major; GPUs read it by d32 transposed messages)
@@ -188,14 +195,16 @@ class Target:
         cols = padded(cols, n)
         return padded(rows, self.repeat_count if cols % n == 0 else n // cols), cols
 
-    def value_block(self, shape) -> tuple[int, int]:
+    def value_block(self, shape, bits: Iterable[int] = ()) -> tuple[int, int]:
         """The default instruction block of a value: [M, N], one column per lane, as a DPAS C operand; fewer rows
-        for shorter values, and for narrow ones a power-of-two block of N elements, so that a lane holds 1 to N
-        of them (SPIR-V vectors have 2, 4, 8 or 16 components)."""
+        for shorter values, one row for a value loaded or stored as elements of one of `bits` wide whose block
+        loops the CPU keeps rolled (`one_row_rolled_blocks`), and for narrow ones a power-of-two block of N
+        elements, so that a lane holds 1 to N of them (SPIR-V vectors have 2, 4, 8 or 16 components)."""
         rows, cols = self.padded_shape(shape)
         n = self.subgroup_size
         if cols % n == 0:
-            return gcd(rows, self.repeat_count), n
+            rolled = self.one_row_rolled_blocks and not all(self.cpu.unrolls_blocks(b) for b in bits)
+            return (1 if rolled else gcd(rows, self.repeat_count)), n
         return gcd(rows, n // cols), cols
 
     def dpas_blocks(self, dtype, precision: str = "ieee") -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -278,7 +287,8 @@ TARGETS = {target.name: target for target in (
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, indexed_lane_reads=True,
            group_reductions=True, largest_loads=False,
-           whole_row_bytes=16 * 1024, row_run_blocks=8, row_subgroups=True, few_registers_row_columns=64,
+           whole_row_bytes=16 * 1024, row_run_blocks=8, row_subgroups=True, one_row_rolled_blocks=True,
+           few_registers_row_columns=64,
            column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
            element_loops=True, lane_scalars=True, indexed_lane_reads=True, row_run_blocks=8,

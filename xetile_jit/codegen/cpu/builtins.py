@@ -159,16 +159,17 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, cpu: 
 
 def component_hints(cpu: CpuFeatures, bits: int) -> tuple[str, ...]:
     """The hints of the loops over a lane's components of `bits`-bit block loads and stores: none where the ISA is
-    AVX-512, or AVX2 for 32-bit blocks; else ROLLED (16-bit blocks on AVX2, an unknown ISA; llvm_helpers.ROLLED says
-    why). Unrolled, the loaded block is a private array of constant indices that the driver keeps in registers (32
-    zmm, one a component of 16 lanes' f32); a loop on either path, inside the surface or on its border, indexes it
-    by a variable and keeps it in memory: tutorial GEMM 1024 f32 49-62 GFLOP/s unrolled, 36 with the border loop
-    alone rolled, 21-24 all rolled on the Xeon (docs/performance.md "On the Xeon AVX-512"). The register file decides
-    it, not the units' width: Zen 4 (AVX-512 on 256-bit units) ran the tutorial GEMMs 4% faster unrolled and built
-    them as fast ("GEMM on the `cpu` target"). With AVX2 code, unrolled 32-bit blocks made the tutorial f32 GEMM
-    about a tenth faster and a 4-row layer norm 4x as fast; unrolled 16-bit ones made the f16 GEMM half as fast and
-    its build twice as long (docs/performance.md "GEMM on the `cpu` target")."""
-    return () if cpu.vector_bits == 512 or (cpu.vector_bits == 256 and bits == 32) else ROLLED
+    AVX-512, or AVX2 for 32-bit blocks (CpuFeatures.unrolls_blocks); else ROLLED (16-bit blocks on AVX2, an unknown
+    ISA; llvm_helpers.ROLLED says why). Unrolled, the loaded block is a private array of constant indices that the
+    driver keeps in registers (32 zmm, one a component of 16 lanes' f32); a loop on either path, inside the surface
+    or on its border, indexes it by a variable and keeps it in memory: tutorial GEMM 1024 f32 49-62 GFLOP/s
+    unrolled, 36 with the border loop alone rolled, 21-24 all rolled on the Xeon (docs/performance.md "On the Xeon
+    AVX-512"). The register file decides it, not the units' width: Zen 4 (AVX-512 on 256-bit units) ran the tutorial
+    GEMMs 4% faster unrolled and built them as fast ("GEMM on the `cpu` target"). With AVX2 code, unrolled 32-bit
+    blocks made the tutorial f32 GEMM about a tenth faster and a 4-row layer norm 4x as fast; unrolled 16-bit ones
+    made the f16 GEMM half as fast and its build twice as long (docs/performance.md "GEMM on the `cpu` target"). So
+    a value's default blocks are one row where the loops are rolled (Target.one_row_rolled_blocks)."""
+    return () if cpu.unrolls_blocks(bits) else ROLLED
 
 
 def vector_definitions(cpu: CpuFeatures) -> X.Definitions:

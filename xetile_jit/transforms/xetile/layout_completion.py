@@ -159,7 +159,8 @@ class LayoutCompletion:
             return self.load_message(group, piece, block, dtype) if largest else block
         if group.kinds == {"prefetch"}:  # a tile only prefetched: its piece in the fewest messages
             return prefetch_message(piece, dtype, self.target) or self.target.value_block(piece)
-        return self.target.value_block(piece)
+        moved = {v.type.dtype.bits for v in group.values if isinstance(v.type, TileType)}  # by block loads, stores
+        return self.target.value_block(piece, moved)
 
     def inst_of(self, group: LayoutClass) -> tuple[int, int]:
         """The instruction block `group` has or will have."""
