@@ -97,14 +97,15 @@ class Target:
     # at 0.5x the hand-written kernel so, 0.9x one row a subgroup; docs/performance.md "Softmax and layer norm on the
     # `cpu` target")
     row_subgroups: bool = False
-    # the same where the CPU has 16 vector registers (AVX2): the `cpu` target, 64 (one_row_a_subgroup says why; rows
-    # of 32 columns one a subgroup took a min or max scan along them 8 s of driver build with AVX2 code, 0.1 s at 64)
+    # the columns from which that rule holds where the CPU has 16 vector registers (AVX2): the `cpu` target, 64
+    # (one_row_a_subgroup says why; rows of 32 columns one a subgroup took a min or max scan along them 8 s of driver
+    # build with AVX2 code, 0.1 s at 64)
     few_registers_row_columns: int = 0
     # a value's default block is one row where the CPU's block loads and stores keep their loops over a lane's
-    # components rolled (CpuFeatures.unrolls_blocks: 16-bit blocks with AVX2), a block of one row being one
-    # component a lane: in a rolled loop a lane's rows of a block went through private memory element by element
-    # (16x32 f16 layer norm with AVX2 code 0.29x the hand-written kernel, 1.07x in blocks of one row;
-    # docs/performance.md "Softmax and layer norm on the `cpu` target"). The `cpu` target
+    # components rolled (CpuFeatures.unrolls_blocks: 16-bit blocks with AVX2, every width on an older or unknown
+    # ISA), a block of one row being one component a lane: in a rolled loop a lane's rows of a block went through
+    # private memory element by element (16x32 f16 layer norm with AVX2 code 0.24x the hand-written kernel, 1.04-1.07x
+    # in blocks of one row; docs/performance.md "Softmax and layer norm on the `cpu` target"). The `cpu` target
     one_row_rolled_blocks: bool = False
     # a column-major tile_mma operand is read by gathers (a lane takes a column's elements from memory rows apart):
     # the CPU targets, where xetile.ops.matmul copies such an operand to row-major first (f32 2048 with a
