@@ -1062,3 +1062,27 @@ def test_transposed_pairs_at_negative_offsets():
     """The paired transpose halved the column with a logical shift: at a negative (even) column the block read
     2**31 - 4 dwords away, all zeros or, with the old column check, out of the array (SIGSEGV)."""
     run_isolated("check_column_major_b_at([-8, -2])")
+
+
+@xetile.kernel
+def tile_products(a, b, c):
+    """C = A @ B of one 64x64x64 tile a workgroup, A's tile at the program's rows: no K loop, every load at its
+    place plus constants, as runs would take them."""
+    m = xetile.program_id(0) * 64
+    va = xetile.load_tile(xetile.init_tile(a, [m, 0], [64, 64]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [64, 64]))
+    xetile.store_tile(xetile.init_tile(c, [m, 0], [64, 64]), xetile.tile_mma(va, vb, xetile.zeros([64, 64], xetile.float32)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=["f16", "f32"])
+def test_loads_only_dpas_reads_stay_out_of_runs_on_the_cpu_target(rng, dtype):
+    """A and B tiles that only tile_mma reads are not runs (pieces.feeds_dpas_only): each of a subgroup's 24 blocks
+    (8 of A, 16 of B, whose 16 would make a run) goes through its builtin, and DPAS takes it as a value, where a
+    run's private array of blocks had the driver shuffle them between lanes and components. The numbers are the
+    interpreter's."""
+    a, b = rand(rng, (128, 64), dtype, -2, 2), rand(rng, (64, 64), dtype, -2, 2)
+    c = np.zeros((128, 64), np.float32)
+    compiled = tile_products.warmup(a, b, c, target="cpu", grid=(2,))
+    assert block_calls(compiled.asm["llir"], "load") == compiled.asm["xegpu-simt"].count("xegpu.load_nd") == 24
+    reference, device = run_both(tile_products, [a, b, c], {}, (2,))
+    assert_close(device[2], reference[2], np.float32, scale=64)

@@ -13,7 +13,8 @@ called). codegen/cpu/block_loops.py lowers the runs in loops over the blocks, so
 code, not the run's. Both paths read and write the same elements: the result is the builtin's either way. Blocks no
 message can address (Xe's surface rules on `xe-emulated`, lanes a message does not take), or whose start's alignment
 only a test at run time tells, are runs too: the element path in the loop, or the message and the element path behind
-the first block's test, as for the op alone; they take no fast path.
+the first block's test, as for the op alone; they take no fast path. Loads that only DPAS ops read stay out of runs
+(`feeds_dpas_only`).
 """
 from __future__ import annotations
 
@@ -144,6 +145,16 @@ def descriptor(op: Operation) -> Value:
     return op.operands[0] if isinstance(op, S.SimtLoadNdOp) else op.operands[1]
 
 
+def feeds_dpas_only(load: S.SimtLoadNdOp) -> bool:
+    """Whether only DPAS ops read the block `load` loads. Such a load stays out of runs: a run keeps its blocks in a
+    private array its loop indexes, which the DPAS lowering then reads block by block, and the driver moved those
+    blocks between lanes and components with shuffles (a 64x64x64 f16 tile_mma a workgroup over 1024 workgroups,
+    with AVX2 code: 3.4-3.7 s of first launch and 37-39 GFLOP/s in runs, 1.5-1.6 s and 85-90 out of them; with
+    AVX-512 code 1.6 and 1.0-1.1 s, as fast; docs/performance.md "Driver builds")."""
+    uses = load.result.uses
+    return bool(uses) and all(isinstance(user, S.SimtDpasOp) for user, _ in uses)
+
+
 def lane_elements(load: S.SimtLoadNdOp) -> int:
     return components(llvm_type(load.result.type))
 
@@ -176,8 +187,9 @@ class Pieces:
     def access(self, op: Operation) -> Access | None:
         """`op` as an Access of a run: a block load or store of global memory, through a builtin message or the
         element path, on a descriptor made where it is used (create_nd_tdesc on the one array it may come from,
-        with rows), a lane's data in a vector, the lanes' blocks not replicated; else None."""
-        if isinstance(op, S.SimtLoadNdOp) and not op.transpose:
+        with rows), a lane's data in a vector, the lanes' blocks not replicated, a load read by other ops than DPAS
+        (`feeds_dpas_only`); else None."""
+        if isinstance(op, S.SimtLoadNdOp) and not op.transpose and not feeds_dpas_only(op):
             key = self.messages.block_key(op.operands[0], op.layout, X.BlockLoad)
             words = 0 if key is None else X.describe(self.context.target, key).data_type.count
             if max(words, lane_elements(op)) > MAX_VECTOR_COMPONENTS:
