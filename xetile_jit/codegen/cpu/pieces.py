@@ -149,8 +149,8 @@ def feeds_dpas_only(load: S.SimtLoadNdOp) -> bool:
     """Whether only DPAS ops read the block `load` loads. Such a load stays out of runs: a run keeps its blocks in a
     private array its loop indexes, which the DPAS lowering then reads block by block, and the driver moved those
     blocks between lanes and components with shuffles (a 64x64x64 f16 tile_mma a workgroup over 1024 workgroups,
-    with AVX2 code: 3.4-3.7 s of first launch and 37-39 GFLOP/s in runs, 1.5-1.6 s and 85-90 out of them; with
-    AVX-512 code 1.6 and 1.0-1.1 s, as fast; docs/performance.md "Driver builds")."""
+    with AVX2 code: 3.5 s of first launch and 38 GFLOP/s in runs, 1.5 s and 87 out of them; with AVX-512 code 1.5
+    and 1.0 s, as fast; docs/performance.md "Driver builds")."""
     uses = load.result.uses
     return bool(uses) and all(isinstance(user, S.SimtDpasOp) for user, _ in uses)
 
