@@ -21,6 +21,7 @@ from xetile_jit.compiler import pipeline
 from xetile_jit.jit.kernel import Kernel
 from xetile_jit.runtime.device import named_device
 from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
+from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.target.targets import TARGETS
 
 TESTS = pathlib.Path(__file__).resolve().parent
@@ -78,6 +79,12 @@ def rand(rng: np.random.Generator, shape, dtype, low=-4, high=4) -> np.ndarray:
 
 def f32(x) -> np.ndarray:
     return np.asarray(x).astype(np.float32)
+
+
+# CPUs whose code the `cpu` target's tests pin (built_for_cpu): AVX2, 16 vector registers and 16-bit block loops
+# rolled; AVX-512, 32 registers and every block loop unrolled
+AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))
+AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
 
 
 def built_for_cpu(monkeypatch, kernel: Kernel, cpu) -> None:

@@ -18,13 +18,9 @@ from xetile_jit.codegen.cpu.block_loops import fold_chains
 from xetile_jit.codegen.llvm.lowering import exchange_rounds, unrolled_shuffles
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.target.targets import TARGETS
-from conftest import assert_close, built_for_cpu, rand, subprocess_env
+from conftest import AVX2, AVX512, assert_close, built_for_cpu, rand, subprocess_env
 from test_passes import CASES
 from usm_arrays import UsmArray
-
-# CPUs whose code the `cpu` target's tests pin (conftest.built_for_cpu): 16-bit block loops unrolled and rolled
-AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
-AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))
 
 DEVICE = "opencl:cpu"
 
@@ -68,7 +64,7 @@ def test_column_major_regroups_and_atomics_are_short_on_the_cpu_targets(rng, tar
     targets' numbers are the interpreter's (test_pipeline_kernels). The `cpu` target's CPU is one with AVX-512,
     where the 16x32 tile takes 2 subgroups of 8 rows (with AVX2 it takes 16 of one row: Target.one_row_a_subgroup)."""
     kern, args, kwargs, _ = CASES["column-major-io"](rng)
-    built_for_cpu(monkeypatch, kern, CpuFeatures("zen4", frozenset({"avx512f"})))
+    built_for_cpu(monkeypatch, kern, AVX512)
     with warnings.catch_warnings():  # y and z are element by element: no 2D block message addresses them
         warnings.simplefilter("ignore", xetile.BlockIOFallbackWarning)
         llir = kern.warmup(*args, **kwargs, target=target).asm["llir"]
@@ -731,13 +727,12 @@ def test_a_loops_folds_keep_as_many_chains_as_the_cpus_vector_registers_hold():
     chains at most, a divisor of the blocks: on AVX2 (16 ymm) one fold of 16 lanes' f32 (two registers) keeps 4
     chains, two or three folds 2 each (layer norm's sums: 4 each spilled), a fold of 8 such values (16 registers)
     one; on AVX-512 (32 zmm) 4 for up to six folds; 4 where the ISA is unknown."""
-    avx2, avx512 = CpuFeatures("epyc", frozenset({"avx2"})), CpuFeatures("zen4", frozenset({"avx512f", "avx2"}))
     f32_lanes = 16 * 32
-    assert [fold_chains(64, folds, f32_lanes, avx2) for folds in (1, 2, 3, 4)] == [4, 2, 2, 1]
-    assert fold_chains(64, 1, 8 * f32_lanes, avx2) == 1
-    assert [fold_chains(64, folds, f32_lanes, avx512) for folds in (2, 6, 7)] == [4, 4, 2]
+    assert [fold_chains(64, folds, f32_lanes, AVX2) for folds in (1, 2, 3, 4)] == [4, 2, 2, 1]
+    assert fold_chains(64, 1, 8 * f32_lanes, AVX2) == 1
+    assert [fold_chains(64, folds, f32_lanes, AVX512) for folds in (2, 6, 7)] == [4, 4, 2]
     assert fold_chains(64, 2, f32_lanes, CpuFeatures("aarch64", frozenset())) == 4
-    assert [fold_chains(blocks, 1, f32_lanes, avx2) for blocks in (18, 17)] == [2, 1]
+    assert [fold_chains(blocks, 1, f32_lanes, AVX2) for blocks in (18, 17)] == [2, 1]
 
 
 @xetile.kernel
@@ -796,9 +791,9 @@ def unroll_hinted(llir: str) -> list[int]:
 
 
 @pytest.mark.parametrize("dtype, cpu, unrolled", [
-    (np.float32, CpuFeatures("epyc", frozenset({"avx2", "fma"})), True),
-    (np.float16, CpuFeatures("epyc", frozenset({"avx2", "fma"})), False),
-    (np.float16, CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"})), True),
+    (np.float32, AVX2, True),
+    (np.float16, AVX2, False),
+    (np.float16, AVX512, True),
     (np.float32, CpuFeatures("aarch64", frozenset()), True)], ids=["f32-avx2", "f16-avx2", "f16-avx512", "f32-unknown"])
 def test_a_rows_output_loop_is_unrolled_on_the_cpu_target(dtype, cpu, unrolled, monkeypatch):
     """The OpenCL CPU compiler unrolls a loop that folds on its own, but ran layer norm's output loop (it loads,

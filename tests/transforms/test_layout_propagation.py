@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.target.targets import TARGETS, get_target
-from conftest import assert_close, rand, tutorial
+from conftest import AVX2, AVX512, assert_close, rand, tutorial
 from xetile_jit.ir import interpreter
 from xetile_jit.ir.interpreter import Interpreter
 from xetile_jit.compiler.pipeline import lower
@@ -276,10 +275,6 @@ def assert_softmax_layout(rng, target: str, shape, sg_layout, sg_data, dtype=np.
     assert loads and all(f"wg = {expected}" in line for line in loads)
     interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, y])
     assert_close(y, softmax_reference(x), dtype)
-
-
-AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))
-AVX512 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}))
 
 
 @pytest.mark.parametrize("cpu, shape, sg_layout, sg_data", [
