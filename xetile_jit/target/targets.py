@@ -157,10 +157,11 @@ class Target:
         """Whether a kernel without anchors gives each subgroup one row of its value `columns` wide, where that
         takes several subgroups (`row_subgroups`). With 16 vector registers (AVX2) from fewer columns
         (`few_registers_row_columns`): there blocks of several rows ran at 0.16-0.30x the hand-written kernel at 32
-        and 64 columns, one row a subgroup 0.8-1.0x, with the block builtins' component loops rolled, as 16-bit
-        blocks' still are there (codegen/cpu/builtins.py component_hints): a lane's rows of a block went through
-        private memory element by element (with AVX-512 the reverse: 0.8-1.0x against 0.6-0.7x; docs/performance.md
-        "Softmax and layer norm on the `cpu` target")."""
+        and 64 columns, one row a subgroup 0.8-1.0x, measured while the block builtins' component loops were rolled
+        there for every width (16-bit ones still are, and 16-bit values now take blocks of one row:
+        `one_row_rolled_blocks`): a lane's rows of a block went through private memory element by element (with
+        AVX-512 the reverse: 0.8-1.0x against 0.6-0.7x; docs/performance.md "Softmax and layer norm on the `cpu`
+        target")."""
         if not self.row_subgroups:
             return False
         if self.cpu is not None and self.cpu.vector_registers == 16:
