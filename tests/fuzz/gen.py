@@ -282,7 +282,9 @@ class Gen:
         else:
             return ""
         inst = random_inst_data(self.rng, sg_data) if "inst_data" in FAMILIES and self.chance(0.3) else None
-        return f"xetile.Layout({list(sg_layout)}, {list(sg_data)}{f', inst_data={list(inst)}' if inst else ''})"
+        column_first = "layout_order" in FAMILIES and len(shape) == 2 and self.chance(0.3)
+        return (f"xetile.Layout({list(sg_layout)}, {list(sg_data)}{f', inst_data={list(inst)}' if inst else ''}"
+                f"{', order=[0, 1]' if column_first else ''})")
 
     def place(self, extent, shape, lead=()) -> str:
         """The offsets of a `shape` tile of an array of `extent` (its last dims) behind `lead` dims."""
@@ -883,6 +885,7 @@ VARIANTS = {
     "huge_leading_offsets": "leading offsets near 2**31 and 2**32 (ranked)",
     "inst_data": "inst_data beside sg_layout/sg_data (layouts)",
     "convert_layout": "convert_layout (layouts)",
+    "layout_order": "layouts whose subgroup index counts the first dim fastest, order [0, 1] (layouts)",
     "slm_replicated": "SLM tiles whose layout has subgroups sharing data (slm)",
 }
 # Case kinds and variants left off, each because the backend mishandles it today (the defect named); a line

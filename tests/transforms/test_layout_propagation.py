@@ -18,6 +18,7 @@ from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.types import TileType
 from xetile_jit.ir.xetile_ops import ConvertLayoutOp, layout_of
 from test_passes import gemm, softmax, two_mma_case
+from every_level import run_everywhere
 
 
 def wg(sg_layout, sg_data, **fields) -> str:
@@ -421,6 +422,27 @@ def test_two_tile_mma_with_their_own_layouts_on_each_device(rng, on_each_device)
     p = np.exp(s - s.max(1, keepdims=True))
     expected = p.astype(np.float16).astype(np.float32) @ v.astype(np.float32) / p.sum(1, keepdims=True)
     assert_close(o, expected, np.float32, scale=400)
+
+
+@xetile.kernel
+def mma_into(a, b, c, C_LAYOUT: xetile.constexpr):
+    acc = xetile.tile_mma(xetile.load_tile(xetile.init_tile(a, [0, 0], [64, 32])),
+                          xetile.load_tile(xetile.init_tile(b, [0, 0], [32, 64])))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [64, 64], layout=C_LAYOUT), acc)
+
+
+def test_tile_mma_operands_take_the_order_of_its_result(rng):
+    """With `order` [0, 1] subgroup s holds the (s mod 4, s div 4) piece of C, so its A rows and B columns are
+    the ones of that piece: the operands' layouts carry the result's order, and every level keeps the numbers
+    (small integers, so that every order of the sums gives the same bits)."""
+    a, b = (rng.integers(-8, 8, shape).astype(np.float32) for shape in ((64, 32), (32, 64)))
+    c_layout = Layout([4, 2], [16, 32], order=[0, 1])
+    func = propagated(mma_into, a, b, np.zeros((64, 64), np.float32), C_LAYOUT=c_layout)
+    a_tile, b_tile, _ = [op.result for op in walk(func.body) if op.name == "xetile.init_tile"]
+    assert layout_of(a_tile).workgroup_level() == Layout([4, 2], [16, 32], order=[0, 1])
+    assert layout_of(b_tile).workgroup_level() == Layout([4, 2], [32, 32], order=[0, 1])
+    c = run_everywhere(mma_into, {"a": a, "b": b, "c": np.zeros((64, 64), np.float32)}, (1,), C_LAYOUT=c_layout)["c"]
+    np.testing.assert_array_equal(c, a @ b)
 
 
 @xetile.kernel

@@ -286,9 +286,11 @@ class LayoutPropagation:
                 self.both_ways(op, index, op.result, same, same)
 
     def relate_mma(self, op: X.TileMMAOp) -> None:
+        """A and B take the result's sg_layout and order, so that a subgroup holds the rows of A and the columns of B
+        its piece of the result needs."""
         k = op.operands[0].type.shape[1]
-        self.edges.append(Edge(op.result, op.operands[0], lambda l: Layout(l.sg_layout, (l.sg_data[0], k)), (op, 0)))
-        self.edges.append(Edge(op.result, op.operands[1], lambda l: Layout(l.sg_layout, (k, l.sg_data[1])), (op, 1)))
+        self.edges.append(Edge(op.result, op.operands[0], lambda l: with_sg_data(l, {1: k}), (op, 0)))
+        self.edges.append(Edge(op.result, op.operands[1], lambda l: with_sg_data(l, {0: k}), (op, 1)))
         if len(op.operands) == 3:
             self.both_ways(op, 2, op.result, same, same)
 
