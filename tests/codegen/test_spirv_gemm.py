@@ -20,6 +20,7 @@ from test_passes import run_func
 from test_spirv_path import loop_bodies
 from usm_arrays import UsmArray
 from xetile_jit.codegen.xe.dpas_emulation import CARRIED_SUMS, carried_sums, k_loops
+from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, SHUFFLE
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.numeric import tf32
 from xetile_jit.runtime.cache import decode
@@ -310,7 +311,64 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     loops = [body for body in loop_bodies(kernel, 16) if read in body]
     assert len(loops) == 4 * (8 // rows)
     assert all(body.count("phi  float") == 4 * rows and body.count(read) == rows for body in loops)
-    assert kernel.count("alloca [16 x float]") == 8
+    in_place = cpu is AVX2 and dtype == np.float32  # B's columns a chain's one array (test below)
+    assert kernel.count("alloca [32 x float]" if in_place else "alloca [16 x float]") == (4 if in_place else 8)
+
+
+def in_place_loops(kernel: str, k: int) -> list[str]:
+    """The loops over `k` k that read A in its memory (in_place_a.py): loads from global memory, no lane move."""
+    moves = (BROADCAST + '"(', SHUFFLE + '"(')
+    return [body for body in loop_bodies(kernel, k)
+            if "load float, float addrspace(1)*" in body and not any(move in body for move in moves)]
+
+
+@pytest.mark.parametrize("cpu", [AVX2, AVX512, ZEN4], ids=["avx2", "avx512", "zen4"])
+def test_f32_multiply_adds_read_a_in_its_memory_where_a_lane_spans_several_registers(rng, cpu, monkeypatch):
+    """With AVX2 a lane's f32 across the sub-group is two ymm registers, and the loops over k read A[r][k] in A's
+    memory (dpas_emulation.a_in_place), a loop over the K step's 32 k for each chain of two DPAS ops (one a K block
+    of 16): the tutorial GEMM in 16x64 subgroup tiles is 2 blocks of 8 rows by 4 chains, each block's rows in 2
+    groups of 4 (the 4 sums AVX2 carries) by its 4 chains: 16 loops of 4 sums, a load of A's row each. With AVX-512 A
+    stays in its lanes. The loops that move A from its lanes remain for A's blocks at the array's border; both ways
+    give the sums in order of k, bit for bit (small integers: exact), with blocks inside and across the border (300 x
+    260, K 100)."""
+    t = tutorial("03-matrix-multiplication")
+    built_for_cpu(monkeypatch, t.matmul_kernel, cpu)
+    a, b = (rng.integers(-8, 8, shape).astype(np.float32) for shape in ((300, 100), (100, 260)))
+    c = np.zeros((300, 260), np.float32)
+    split = dict(BM=256, BN=256, BK=32, sg_layout=[16, 4], sg_data=[16, 64], target="cpu")
+    t.matmul_kernel[(2, 2)](a, b, c, 300, 260, 100, **split, device=DEVICE)
+    np.testing.assert_array_equal(c, a @ b)
+    kernel = t.matmul_kernel.warmup(a, b, c, 300, 260, 100, **split).asm["llir"].split("define internal")[0]
+    loops = in_place_loops(kernel, 32)
+    if cpu is AVX2:
+        assert len(loops) == 16
+        assert all(body.count("phi  float") == 4 and body.count("load float, float addrspace(1)*") == 4
+                   for body in loops)
+    else:
+        assert loops == []
+
+
+@xetile.kernel
+def mma_after_a_store(a, b, c, x):
+    """A @ B with A loaded before a store into A's array: the product takes A as loaded."""
+    va = xetile.load_tile(xetile.init_tile(a, [0, 0], [32, 32]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [32, 64]))
+    xetile.store_tile(xetile.init_tile(a, [0, 0], [32, 32]), xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32])))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [32, 64]), xetile.tile_mma(va, vb))
+
+
+def test_a_written_between_its_load_and_the_product_is_read_in_its_lanes(rng, monkeypatch):
+    """A store into A's array between A's load and the tile_mma: read in A's memory, the product would take the
+    stored values, so the loops read A's lanes (in_place_a.source_load), with AVX2 too."""
+    built_for_cpu(monkeypatch, mma_after_a_store, AVX2)
+    a, b, x = (rng.integers(-8, 8, shape).astype(np.float32) for shape in ((32, 32), (32, 64), (32, 32)))
+    c = np.zeros((32, 64), np.float32)
+    expected = a @ b
+    mma_after_a_store[(1,)](a, b, c, x, device=DEVICE, target="cpu")
+    np.testing.assert_array_equal(c, expected)
+    np.testing.assert_array_equal(a, x)
+    kernel = mma_after_a_store.warmup(a, b, c, x, target="cpu").asm["llir"].split("define internal")[0]
+    assert in_place_loops(kernel, 16) + in_place_loops(kernel, 32) == []
 
 
 @xetile.kernel

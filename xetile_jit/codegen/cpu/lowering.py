@@ -28,16 +28,17 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
 from ...target.targets import Target
-from ..llvm.core import I32
-from ..llvm.dpas import SHARED_A, Dpas, same_a
+from ..llvm.core import I32, I64, counted_loop
+from ..llvm.dpas import SHARED_A, Dpas, dpas_batches, same_a
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..llvm.values import splat
 from ..xe import builtins as X
-from ..xe.dpas_emulation import (KLoops, a_words, chained_results, dpas_results, k_loops, row_loops, widened_b,
-                                 widened_chain)
+from ..xe.dpas_emulation import (KLoops, a_words, chained_results, dpas_results, k_loops, loop_hints, row_groups,
+                                 row_loops, widened_b, widened_chain)
 from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
+from .in_place_a import InPlaceA, source_load
 from .negation import OpaqueNegativeZeros, negation_operand
 from .pieces import Pieces
 
@@ -74,7 +75,7 @@ class CpuDpas(Dpas):
             return [total for block, totals in zip(blocks, sums)
                     for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
         sums = row_loops(self.context.builder, blocks[0].count, [lanes.elements(acc) for acc in accs], shared_step,
-                         self.loops().sums)
+                         int(__import__("os").environ.get("BSUMS", "0")) or self.loops().sums)
         return [lanes.assemble(totals) for totals in sums]
 
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
@@ -119,7 +120,11 @@ class VectorDpas(CpuDpas):
         """The results of `run`; a run whose DPAS ops form chains from zero (`chain_groups`: a flash attention's two
         products) is lowered a group of chains at a time, one loop over all of their k
         (dpas_emulation.chained_results). A GEMM's chains, which start from the accumulators its K loop carries,
-        keep their loops an op: chained, the tutorial f16 GEMM ran slower (docs/performance.md "Driver builds")."""
+        keep their loops an op: chained, the tutorial f16 GEMM ran slower (docs/performance.md "Driver builds").
+        f32 multiply-adds read A in its memory where the CPU's loops do (`in_place_run`)."""
+        groups = self.in_place_groups(run)
+        if groups is not None:
+            return self.in_place_run(run, groups)
         groups = chain_groups(run)
         if groups is None or not all(self.chainable(chain[0]) and len(chain[0].operands) == 2
                                      for chains in groups for chain in chains):
@@ -127,6 +132,90 @@ class VectorDpas(CpuDpas):
         results = {}
         for chains in groups:
             results.update(self.lower_chains(chains, results))
+        return results
+
+    def in_place_groups(self, run: list) -> list | None:
+        """`run`'s DPAS ops as chain_groups (or one op a chain), where its loops read A in its memory
+        (KLoops.a_in_place, codegen/cpu/in_place_a.py): every op an f32 multiply-add whose A a block load gives that
+        may be read in place, a chain's from one array; else None."""
+        if not self.loops().a_in_place:
+            return None
+        target, in_place = self.context.target, InPlaceA(self.descriptors)
+        for op in run:
+            load = source_load(op)
+            if (load is None or target.dpas_kind(op.operands[0].type.dtype, op.precision) != "f32"
+                    or not in_place.readable(load)):
+                return None
+        groups = chain_groups(run) or [[[op] for op in batch] for batch in dpas_batches(run)]
+        chains = [chain for chains in groups for chain in chains]
+        if not all(in_place.one_array([op.operands[0].owner for op in chain]) for chain in chains):
+            return None
+        return groups
+
+    def in_place_run(self, run: list, groups: list) -> dict:
+        """`run`'s results from loops that read A in its memory, a loop over all k of a chain of DPAS ops (each
+        op's result the next one's C: a K step's blocks of K), where every A block lies inside its array and a
+        chain's blocks follow one another along the row; from A's lanes otherwise (codegen/cpu/in_place_a.py).
+        B's columns are stored once, for both: a chain's one after the other."""
+        b, in_place = self.context.builder, InPlaceA(self.descriptors)
+        columns, chain_columns = {}, {}
+        for chain in (chain for chains in groups for chain in chains):
+            self.chain_column(chain, columns, chain_columns)
+        with b.if_else(in_place.readable_chains(b, groups)) as (in_memory, in_lanes):
+            with in_memory:
+                read = self.in_memory_chains(groups, chain_columns, in_place)
+                read_end = b.block
+            with in_lanes:
+                moved = self.lower_batches(run, columns)
+                moved_end = b.block
+        results = {}
+        for op in run:
+            results[op.result] = b.phi(read[op.result].type)
+            results[op.result].add_incoming(read[op.result], read_end)
+            results[op.result].add_incoming(moved[op.result], moved_end)
+        return results
+
+    def chain_column(self, chain: list, columns: dict, chain_columns: dict) -> None:
+        """The B columns of `chain`'s ops one after another in one private array (`chain_columns`, by the chain's
+        Bs), each op's its part of it (`columns`, as CpuDpas.fma_column keeps them)."""
+        precision = chain[0].precision
+        key = (*(op.operands[1] for op in chain), precision)
+        if key in chain_columns:
+            return
+        b, lanes = self.context.builder, self.context.lanes
+        parts = [self.mma_elements(self.context.values[op.operands[1]], precision) for op in chain]
+        column = PrivateBlock(lanes.private(ir.ArrayType(parts[0][0].type, sum(map(len, parts)))))
+        start = 0
+        for op, elements in zip(chain, parts):
+            for i, element in enumerate(elements):
+                b.store(element, column.slot(b, start + i))
+            columns.setdefault((op.operands[1], precision), column.part(b, start, len(elements)))
+            start += len(elements)
+        chain_columns[key] = column
+
+    def in_memory_chains(self, groups: list, chain_columns: dict, in_place: InPlaceA) -> dict:
+        """The results of the chains of `groups` (chain_groups), A[r][k] loaded from its row's address: for each
+        group of rows of the CPU's budget of sums (row_groups), a loop over the chain's k for each chain."""
+        b, lanes = self.context.builder, self.context.lanes
+        results = {}
+        for chains in groups:
+            rows, stride = in_place.rows(b, chains[0][0].operands[0].owner)
+            precision = chains[0][0].precision
+            sums = [lanes.elements(self.accumulator(chain[0], results)) for chain in chains]
+            for group in row_groups(len(rows), 1, self.loops().sums):
+                for j, chain in enumerate(chains):
+                    column = chain_columns[(*(op.operands[1] for op in chain), precision)]
+
+                    def step(bld, k, carried, group=group, column=column):
+                        at = bld.mul(bld.zext(k, I64), stride)
+                        a_k = [self.mma_element(bld.load(bld.gep(rows[r], [at])), precision) for r in group]
+                        return self.fma_step(a_k, carried, bld.load(column.slot(bld, k)))
+                    sums[j][group.start:group.stop] = counted_loop(b, column.count, sums[j][group.start:group.stop],
+                                                                   step, loop_hints(column.count))
+            for chain, totals in zip(chains, sums):
+                value = lanes.assemble(totals)
+                results.update((op.result, ir.Constant(value.type, ir.Undefined)) for op in chain[:-1])
+                results[chain[-1].result] = value
         return results
 
     def chainable(self, op) -> bool:

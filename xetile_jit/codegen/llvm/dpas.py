@@ -13,6 +13,7 @@ from ..xe import builtins as X
 from ..xe.dpas_emulation import tf32
 from .context import LoweringContext
 from .core import I32, llvm_type, splat
+from .descriptors import Descriptors
 from .lanes import PrivateBlock
 
 
@@ -23,12 +24,15 @@ SHARED_A = 4
 
 class Dpas:
     """DPAS on `context` (`lower`), with the builtin ABI's `definitions`; `opencl(name, *xs)` is the lowering's OpenCL
-    call (LLVMLowering.opencl). `results`: the results of DPAS ops lowered with an earlier one (dpas_batches)."""
+    call (LLVMLowering.opencl); `descriptors` the kernel's tensor descriptors (codegen/llvm/descriptors.py), where
+    the CPU lowering reads A in its memory. `results`: the results of DPAS ops lowered with an earlier one
+    (dpas_batches)."""
 
-    def __init__(self, context: LoweringContext, definitions: X.Definitions, opencl):
+    def __init__(self, context: LoweringContext, definitions: X.Definitions, opencl, descriptors: Descriptors):
         self.context = context
         self.definitions = definitions
         self.opencl = opencl
+        self.descriptors = descriptors
         self.results = {}
 
     def lower(self, op):
@@ -43,8 +47,12 @@ class Dpas:
         return results[op.result]
 
     def lower_run(self, run: list) -> dict:
-        """The result of each op of `run` (dpas_run), by value, batch by batch (dpas_batches)."""
-        results, columns = {}, {}
+        """The result of each op of `run` (dpas_run), by value."""
+        return self.lower_batches(run, {})
+
+    def lower_batches(self, run: list, columns: dict) -> dict:
+        """`lower_run`'s results, batch by batch (dpas_batches); `columns` as `lower_dpas_batch` takes them."""
+        results = {}
         for batch in dpas_batches(run):
             values = self.lower_dpas_batch(batch, results, columns)
             results.update(zip((o.result for o in batch), values))
@@ -117,10 +125,12 @@ class Dpas:
 
     def mma_elements(self, value, precision: str) -> list[ir.Value]:
         """A lane's components of an f32 tile_mma operand, truncated to tf32 for precision "tf32"."""
+        return [self.mma_element(x, precision) for x in self.context.lanes.elements(value)]
+
+    def mma_element(self, x: ir.Value, precision: str) -> ir.Value:
+        """An f32 element of a tile_mma operand as the multiply-adds take it: truncated to tf32 for "tf32"."""
         b = self.context.builder
-        if precision == "tf32":
-            return [tf32(b, b.bitcast(x, I32)) for x in self.context.lanes.elements(value)]
-        return self.context.lanes.elements(value)
+        return tf32(b, b.bitcast(x, I32)) if precision == "tf32" else x
 
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
         """A[r][k] of each of `rows` on every lane: lane k's element of each row."""

@@ -99,13 +99,13 @@ class XeGPULowering(LLVMLowering):
     def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
         super().__init__(func, target)
         self.definitions = definitions
-        self.dpas = self.dpas_class(self.context, definitions, self.opencl)
         self.printer = Printer(self.context)
         self.atomics = Atomics(self.context, self.combine)
         self.scatter = Scatter(self.context, self.atomics)
         self.context.lanes = self.lanes_class(self.context)
         self.components = Components(self.context, target.lane_scalars)
         self.descriptors = Descriptors(self.context)
+        self.dpas = self.dpas_class(self.context, definitions, self.opencl, self.descriptors)
         self.messages = BlockMessages(self.context, self.descriptors, definitions)
         self.transposed = TransposedLoads(self.context, self.descriptors, self.messages)
         self.elements = Elements(self.context, self.descriptors)

@@ -52,10 +52,13 @@ def carried_sums(cpu: CpuFeatures, lanes: int) -> int:
 
 @dataclass(frozen=True)
 class KLoops:
-    """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`) and the lane
-    builtin that gives every lane A[r][k] of lane k (SHUFFLE or BROADCAST)."""
+    """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`), the lane
+    builtin that gives every lane A[r][k] of lane k (SHUFFLE or BROADCAST), and whether the f32 multiply-adds read
+    A[r][k] from A's memory instead where A's block lies inside its array (`a_in_place`;
+    codegen/cpu/in_place_a.py)."""
     sums: int = CARRIED_SUMS
     read: str = BROADCAST
+    a_in_place: bool = False
 
 
 def k_loops(cpu: CpuFeatures, lanes: int) -> KLoops:
@@ -68,7 +71,20 @@ def k_loops(cpu: CpuFeatures, lanes: int) -> KLoops:
     where the broadcast stored A's row to the stack every step for a `vbroadcastss` to read back, and the tutorial
     GEMM ran 0.8x as fast (docs/performance.md "GEMM on the `cpu` target")."""
     split_units = cpu.vector_bits == 512 and cpu.unit_bits < cpu.vector_bits
-    return KLoops(carried_sums(cpu, lanes), SHUFFLE if split_units else BROADCAST)
+    return KLoops(carried_sums(cpu, lanes), SHUFFLE if split_units else BROADCAST, a_in_place(cpu, lanes))
+
+
+def a_in_place(cpu: CpuFeatures, lanes: int) -> bool:
+    """Whether the f32 multiply-adds read A[r][k] from A's memory, one load at an address the same on every lane,
+    where A's block lies inside its array: where a lane's f32 across the sub-group takes several vector registers
+    (AVX2 at 16 lanes). There the driver moved A[r][k] from lane k by storing A's row to the stack every step for a
+    `vbroadcastss` to read one element back, which also kept a loop to one row of sums. Read in place, a loop over k
+    is a `vbroadcastss` from A's memory per row and one multiply-add per row, four rows of one op (or chain of ops)
+    with AVX2: the tutorial f32 GEMM with AVX2 code on a Zen 4 ran at 0.87 / 0.74 of oneMKL at 1024 / 2048 against
+    0.59 / 0.57 (`bench/bench_gemm.py`; docs/performance.md "GEMM on the `cpu` target"). With AVX-512 on Zen 4 (a
+    lane's f32 one zmm, moved by a shuffle) it ran as fast as the shuffle and built longer, so there A stays in its
+    lanes."""
+    return cpu.registers_for(lanes * 32) > 1
 
 
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
@@ -259,11 +275,15 @@ def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step,
 
         def group_step(b, k, carried, rows=rows, size=size):
             return step(b, k, rows, [carried[j * size:(j + 1) * size] for j in range(len(sums))])
-        carried = counted_loop(b, count, [totals[r] for totals in sums for r in rows], group_step,
-                               ROLLED if count <= ROLLED_UP_TO else ())
+        carried = counted_loop(b, count, [totals[r] for totals in sums for r in rows], group_step, loop_hints(count))
         for j, totals in enumerate(sums):
             totals[rows.start:rows.stop] = carried[j * size:(j + 1) * size]
     return sums
+
+
+def loop_hints(count: int) -> tuple:
+    """The hints of a loop over `count` k: not to unroll up to ROLLED_UP_TO steps."""
+    return ROLLED if count <= ROLLED_UP_TO else ()
 
 
 def row_groups(m: int, ops: int, budget: int = CARRIED_SUMS) -> list[range]:
