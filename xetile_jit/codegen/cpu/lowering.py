@@ -75,7 +75,7 @@ class CpuDpas(Dpas):
             return [total for block, totals in zip(blocks, sums)
                     for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
         sums = row_loops(self.context.builder, blocks[0].count, [lanes.elements(acc) for acc in accs], shared_step,
-                         int(__import__("os").environ.get("BSUMS", "0")) or self.loops().sums)
+                         self.loops().sums)
         return [lanes.assemble(totals) for totals in sums]
 
     def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
@@ -137,8 +137,8 @@ class VectorDpas(CpuDpas):
     def in_place_groups(self, run: list) -> list | None:
         """`run`'s DPAS ops as chain_groups (or one op a chain), where its loops read A in its memory
         (KLoops.a_in_place, codegen/cpu/in_place_a.py): every op an f32 multiply-add whose A a block load gives that
-        may be read in place, a chain's from one array; else None."""
-        if not self.loops().a_in_place:
+        may be read in place, a chain's from one array, all of one precision; else None."""
+        if not self.loops().a_in_place or len({op.precision for op in run}) != 1:
             return None
         target, in_place = self.context.target, InPlaceA(self.descriptors)
         for op in run:
