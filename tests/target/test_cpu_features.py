@@ -54,7 +54,8 @@ def test_avx512_on_256_bit_units_and_amx():
 
 def test_the_code_decisions_each_cpu_class_gets():
     """What the `cpu` target's code takes from the CPU, for 16 lanes' f32 (one zmm, two ymm): the GEMM's row sums a
-    loop over k and the lane builtin that reads A[r][k] (k_loops: a shuffle only on Zen 4), the partial results of
+    loop over k and the lane builtin that reads A[r][k] (k_loops: a shuffle only on Zen 4; A in its memory with AVX2),
+    the partial results of
     layer norm's two sums of 8 blocks (fold_chains), the pieces' speeds ops.matmul estimates with, the block loads'
     and stores' component loops for 16- and 32-bit blocks (rolled but where the ISA is AVX-512 or, for 32-bit blocks,
     AVX2: component_hints). Each class keeps what it was measured with (docs/performance.md "On the Xeon AVX-512",
@@ -63,7 +64,8 @@ def test_the_code_decisions_each_cpu_class_gets():
         hints = (component_hints(cpu, 16), component_hints(cpu, 32))
         return k_loops(cpu, 16), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), hints
 
-    assert decisions(parse_cpuinfo(EPYC_AVX2)) == (KLoops(4, BROADCAST), 2, PIECE_SPEED_16_REGISTERS, (ROLLED, ()))
+    assert decisions(parse_cpuinfo(EPYC_AVX2)) == (KLoops(4, BROADCAST, a_in_place=True), 2, PIECE_SPEED_16_REGISTERS,
+                                                   (ROLLED, ()))
     assert decisions(parse_cpuinfo(ZEN4)) == (KLoops(16, SHUFFLE), 4, PIECE_SPEED, ((), ()))
     assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS)) == (KLoops(16, BROADCAST), 4, PIECE_SPEED, ((), ()))
     assert decisions(CpuFeatures("aarch64", frozenset())) == (KLoops(16, BROADCAST), 4, PIECE_SPEED, (ROLLED, ROLLED))
