@@ -56,9 +56,9 @@ def test_the_code_decisions_each_cpu_class_gets():
     """What the `cpu` target's code takes from the CPU, for 16 lanes' f32 (one zmm, two ymm): the GEMM's row sums a
     loop over k and the lane builtin that reads A[r][k] (k_loops: a shuffle only on Zen 4; A in its memory with AVX2),
     the partial results of layer norm's two sums of 8 blocks (fold_chains), the pieces' speeds ops.matmul estimates
-    with, the block loads' and stores' component loops for 16- and 32-bit blocks (rolled but where the ISA is AVX-512 or, for 32-bit blocks,
-    AVX2: component_hints). Each class keeps what it was measured with (docs/performance.md "On the Xeon AVX-512",
-    "GEMM on the `cpu` target")."""
+    with, the block loads' and stores' component loops for 16- and 32-bit blocks (rolled but where the ISA is AVX-512
+    or, for 32-bit blocks, AVX2: component_hints). Each class keeps what it was measured with (docs/performance.md
+    "On the Xeon AVX-512", "GEMM on the `cpu` target")."""
     def decisions(cpu):
         hints = (component_hints(cpu, 16), component_hints(cpu, 32))
         return k_loops(cpu, 16), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), hints
