@@ -311,15 +311,20 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     loops = [body for body in loop_bodies(kernel, 16) if read in body]
     assert len(loops) == 4 * (8 // rows)
     assert all(body.count("phi  float") == 4 * rows and body.count(read) == rows for body in loops)
-    in_place = cpu is AVX2 and dtype == np.float32  # B's columns a chain's one array (test below)
+    in_place = cpu is AVX2  # B's columns a chain's one array (test below)
     assert kernel.count("alloca [32 x float]" if in_place else "alloca [16 x float]") == (4 if in_place else 8)
 
 
-def in_place_loops(kernel: str, k: int) -> list[str]:
-    """The loops over `k` k that read A in its memory (in_place_a.py): loads from global memory, no lane move."""
+def in_place_loops(kernel: str, k: int, element: str = "float") -> list[str]:
+    """The loops over `k` k that read A in its memory (in_place_a.py) as `element`: loads from global memory, no
+    lane move."""
     moves = (BROADCAST + '"(', SHUFFLE + '"(')
     return [body for body in loop_bodies(kernel, k)
-            if "load float, float addrspace(1)*" in body and not any(move in body for move in moves)]
+            if global_loads(body, element) and not any(move in body for move in moves)]
+
+
+def global_loads(body: str, element: str) -> int:
+    return body.count(f"load {element}, {element} addrspace(1)*")
 
 
 @pytest.mark.parametrize("cpu", [AVX2, AVX512, ZEN4], ids=["avx2", "avx512", "zen4"])
@@ -342,8 +347,7 @@ def test_f32_multiply_adds_read_a_in_its_memory_where_a_lane_spans_several_regis
     loops = in_place_loops(kernel, 32)
     if cpu is AVX2:
         assert len(loops) == 16
-        assert all(body.count("phi  float") == 4 and body.count("load float, float addrspace(1)*") == 4
-                   for body in loops)
+        assert all(body.count("phi  float") == 4 and global_loads(body, "float") == 4 for body in loops)
     else:
         assert loops == []
 
@@ -388,13 +392,14 @@ def sequential(a, b) -> np.ndarray:
     return c
 
 
-def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_target(rng):
+def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_target(rng, monkeypatch):
     """A tile_mma with no accumulator over K = 64 is, for each 16-column block of C, a chain of 4 DPAS ops, each
     taking the one before as C (a flash attention's Q K^T over its head dim and P V over its key block). On the
     `cpu` target the chains of a subgroup sharing A op by op are one loop over all 64 k (VectorDpas.lower_run,
     dpas_emulation.chained_results): here one subgroup's 8 rows of 2 blocks, 16 row sums, A's words read from a
     private array by the k's op, each B widened once into one column of 64; the sums in the order of the chain,
-    bit for bit."""
+    bit for bit. (With AVX2 the loops read A in its memory: the test below.)"""
+    built_for_cpu(monkeypatch, product_from_zero, AVX512)
     a, b = (rand(rng, shape, np.float16, -2, 2) for shape in ((32, 64), (64, 32)))
     c = np.zeros((32, 32), np.float32)
     args = dict(BM=32, BN=32, BK=64, LAYOUT=xetile.Layout([4, 1], [8, 32]))
@@ -402,11 +407,34 @@ def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_t
     np.testing.assert_array_equal(c.view(np.uint32), sequential(a, b).view(np.uint32))
     llir = product_from_zero.warmup(a, b, c, **args, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
-    read = k_loops(TARGETS["cpu"].cpu, 16).read + '"('  # the host's CPU builds it
+    read = k_loops(AVX512, 16).read + '"('
     loops = [body for body in loop_bodies(kernel, 64) if read in body]
     assert len(loops) == 1
     assert loops[0].count("phi  float") == 16 and loops[0].count(read) == 8
     assert kernel.count("alloca [64 x float]") == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.int8], ids=["f16", "bf16", "i8"])
+def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_registers(rng, dtype, monkeypatch):
+    """With AVX2 the DPAS emulation's loops read A[r][k] as its bits from A's memory and widen it there
+    (dpas_emulation.a_in_place, VectorDpas.in_memory_loop), one read for both chains of a subgroup's two 16-column
+    blocks of C (VectorDpas.chains_a_loop): 8 rows in 4 loops over all 64 k of 2 rows x 2 chains, 2 loads of A's
+    element a step. The 30 rows of A end inside the last subgroup's block, whose loops read A's lanes; every sum is
+    in the order of the chain, bit for bit."""
+    built_for_cpu(monkeypatch, product_from_zero, AVX2)
+    a, b = (rand(rng, shape, dtype, -2, 2) for shape in ((30, 64), (64, 32)))
+    integer = dtype == np.int8
+    c = np.zeros((30, 32), np.int32 if integer else np.float32)
+    args = dict(BM=32, BN=32, BK=64, LAYOUT=xetile.Layout([4, 1], [8, 32]))
+    product_from_zero[(1,)](a, b, c, **args, device=DEVICE, target="cpu")
+    expected = a.astype(np.int32) @ b.astype(np.int32) if integer else sequential(a, b)
+    np.testing.assert_array_equal(c.view(np.uint32), expected.view(np.uint32))
+    kernel = product_from_zero.warmup(a, b, c, **args, target="cpu").asm["llir"].split("define internal")[0]
+    bits = "i8" if integer else "i16"
+    loops = in_place_loops(kernel, 64, bits)
+    assert len(loops) == 4
+    sums = "phi  i32" if integer else "phi  float"  # an i32 more: the loop's index
+    assert all(body.count(sums) == 4 + integer and global_loads(body, bits) == 2 for body in loops)
 
 
 def test_the_row_sums_a_loop_carries_fill_half_the_vector_registers():

@@ -1,8 +1,8 @@
-"""to-llvm on the `cpu` target: f32 multiply-adds that read A[r][k] from A's memory rather than from A's lanes.
+"""to-llvm on the `cpu` target: tile_mma loops over k that read A[r][k] from A's memory rather than from A's lanes.
 
-In the loops over k (codegen/cpu/lowering.py, VectorDpas) every lane needs A[r][k], which lane k holds. Where a lane's
-f32 across the sub-group takes several vector registers (dpas_emulation.a_in_place: AVX2), the driver moves it by
-storing A's row to the stack each step. A block load of A, though, read that element from memory at an address every
+In the loops over k (codegen/cpu/lowering.py, VectorDpas: f32 multiply-adds and the DPAS emulation of f16, bf16
+and 8-bit A) every lane needs A[r][k], which lane k holds. Where a lane's f32 across the sub-group takes several
+vector registers (dpas_emulation.a_in_place: AVX2), the driver moves it by storing A's row to the stack each step. A block load of A, though, read that element from memory at an address every
 lane shares: read there again, it is one broadcast load. So where the block lies inside its array, the loops read A
 in place; otherwise (a border block, whose elements outside read as 0) they read A's lanes as before. Both read the
 same values, since nothing writes memory between the load and the DPAS op (`source_load`). The block load stays: it
@@ -24,12 +24,9 @@ ORDERING = (WRITE, SYNC, FENCE)
 
 def source_load(op: S.SimtDpasOp) -> S.SimtLoadNdOp | None:
     """The block load whose value is A of `op`, where the multiply-adds may read A in its memory instead: an
-    untransposed load of 32-bit data in the DPAS op's block, with no op between them that writes memory or orders
-    accesses."""
+    untransposed load in the DPAS op's block, with no op between them that writes memory or orders accesses."""
     load = op.operands[0].owner
     if not isinstance(load, S.SimtLoadNdOp) or load.transpose or load.parent is not op.parent:
-        return None
-    if op.operands[0].type.dtype.bits != 32:
         return None
     ops = op.parent.ops
     between = ops[ops.index(load) + 1:ops.index(op)]
@@ -93,8 +90,8 @@ class InPlaceA:
         return inside
 
     def rows(self, b: ir.IRBuilder, load: S.SimtLoadNdOp) -> tuple[list[ir.Value], ir.Value]:
-        """The address of each of the block's rows' first element, and the elements from one column to the next (i64):
-        element k of a row is k of them on."""
+        """The address of each of the block's rows' first element (as its array's storage type), and the elements
+        from one column to the next (i64): element k of a row is k of them on."""
         tdesc = load.operands[0]
         m = self.descriptors.memref(tdesc)
         x, y = (self.descriptors.offset(tdesc, axis) for axis in (0, 1))

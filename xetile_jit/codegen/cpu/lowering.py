@@ -16,7 +16,8 @@ target's builtin ABI:
   went through memory lane by lane) for the DPAS ops of a block that share A four at a time (`dpas_batches`), as
   loops over k on groups of C's rows, each B widened into a private column once for the block; chains of DPAS ops
   from zero (a flash attention's products over its head dim and its key block) as one loop over all of a chain's
-  k (`chain_groups`): the driver built tutorial 6's attention in a quarter to a third less time.
+  k (`chain_groups`): the driver built tutorial 6's attention in a quarter to a third less time. Where a lane's
+  f32 takes several vector registers (AVX2), the loops read A in its memory (codegen/cpu/in_place_a.py).
 
 The lowerings compose their pieces by class: `CpuLanes` (the lane values read word by word), `CpuDpas` and
 `BlockLoops` with its `Pieces` for `CpuLowering`, `VectorDpas` for `VectorLowering`.
@@ -34,8 +35,8 @@ from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..llvm.values import splat
 from ..xe import builtins as X
-from ..xe.dpas_emulation import (KLoops, a_words, chained_results, dpas_results, k_loops, loop_hints, row_groups,
-                                 row_loops, widened_b, widened_chain)
+from ..xe.dpas_emulation import (KLoops, a_words, chained_results, dpas_results, k_loops, loop_hints, multiply_add,
+                                 row_groups, row_loops, widen, widened_b, widened_chain)
 from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
 from .in_place_a import InPlaceA, source_load
@@ -121,7 +122,7 @@ class VectorDpas(CpuDpas):
         products) is lowered a group of chains at a time, one loop over all of their k
         (dpas_emulation.chained_results). A GEMM's chains, which start from the accumulators its K loop carries,
         keep their loops an op: chained, the tutorial f16 GEMM ran slower (docs/performance.md "Driver builds").
-        f32 multiply-adds read A in its memory where the CPU's loops do (`in_place_run`)."""
+        The loops read A in its memory where the CPU's loops do (`in_place_run`)."""
         groups = self.in_place_groups(run)
         if groups is not None:
             return self.in_place_run(run, groups)
@@ -136,15 +137,16 @@ class VectorDpas(CpuDpas):
 
     def in_place_groups(self, run: list) -> list | None:
         """`run`'s DPAS ops as chain_groups (or one op a chain), where its loops read A in its memory
-        (KLoops.a_in_place, codegen/cpu/in_place_a.py): every op an f32 multiply-add whose A a block load gives that
-        may be read in place, a chain's from one array, all of one precision; else None."""
-        if not self.loops().a_in_place or len({op.precision for op in run}) != 1:
+        (KLoops.a_in_place, codegen/cpu/in_place_a.py): every op of one kind other than tf32 (whose lanes hold every
+        other row of A) and one precision, its A given by a block load that may be read in place, a chain's from one
+        array; else None."""
+        kinds = {self.kind(op) for op in run}
+        if not self.loops().a_in_place or len({op.precision for op in run}) != 1 or len(kinds) != 1 or "tf32" in kinds:
             return None
-        target, in_place = self.context.target, InPlaceA(self.descriptors)
+        in_place = InPlaceA(self.descriptors)
         for op in run:
             load = source_load(op)
-            if (load is None or target.dpas_kind(op.operands[0].type.dtype, op.precision) != "f32"
-                    or not in_place.readable(load)):
+            if load is None or not in_place.readable(load):
                 return None
         groups = chain_groups(run) or [[[op] for op in batch] for batch in dpas_batches(run)]
         chains = [chain for chains in groups for chain in chains]
@@ -177,10 +179,14 @@ class VectorDpas(CpuDpas):
 
     def chain_column(self, chain: list, columns: dict, chain_columns: dict) -> None:
         """The B columns of `chain`'s ops one after another in one private array (`chain_columns`, by the chain's
-        Bs), each op's its part of it (`columns`, as CpuDpas.fma_column keeps them)."""
+        Bs), each op's its part of it (`columns`, as CpuDpas.fma_column keeps f32 columns and `b_column` widened
+        ones)."""
         precision = chain[0].precision
         key = (*(op.operands[1] for op in chain), precision)
         if key in chain_columns:
+            return
+        if self.kind(chain[0]) != "f32":
+            chain_columns[key] = self.widened_column(chain, columns)
             return
         b, lanes = self.context.builder, self.context.lanes
         parts = [self.mma_elements(self.context.values[op.operands[1]], precision) for op in chain]
@@ -193,41 +199,97 @@ class VectorDpas(CpuDpas):
             start += len(elements)
         chain_columns[key] = column
 
+    def widened_column(self, chain: list, columns: dict) -> PrivateBlock:
+        """`chain_column` of DPAS ops the builtin's emulation computes: their Bs widened (dpas_emulation.widened_chain),
+        each op's K elements its B's column for `b_column`."""
+        b, mad = self.context.builder, self.mad(chain[0])
+        column = PrivateBlock(widened_chain(b, mad, [self.dpas_operand(self.context.values[op.operands[1]],
+                                                                      mad.signature.args[1]) for op in chain],
+                                            self.context.lanes.private))
+        for i, op in enumerate(chain):
+            columns.setdefault(op.operands[1], column.part(b, i * mad.k, mad.k).pointer)
+        return column
+
     def in_memory_chains(self, groups: list, chain_columns: dict, in_place: InPlaceA) -> dict:
-        """The results of the chains of `groups` (chain_groups), A[r][k] loaded from its row's address: for each
-        group of rows of the CPU's budget of sums (row_groups), a loop over the chain's k for each chain."""
+        """The results of the chains of `groups` (chain_groups), A[r][k] loaded from its row's address: loops over
+        the chains' k (`in_memory_loop`), each for a group of rows of the CPU's budget of sums (row_groups) and
+        `chains_a_loop` chains."""
         b, lanes = self.context.builder, self.context.lanes
         results = {}
         for chains in groups:
-            rows, stride = in_place.rows(b, chains[0][0].operands[0].owner)
-            precision = chains[0][0].precision
+            first = chains[0][0]
+            rows, stride = in_place.rows(b, first.operands[0].owner)
+            columns = [chain_columns[(*(op.operands[1] for op in chain), first.precision)] for chain in chains]
             sums = [lanes.elements(self.accumulator(chain[0], results)) for chain in chains]
-            for group in row_groups(len(rows), 1, self.loops().sums):
-                for j, chain in enumerate(chains):
-                    column = chain_columns[(*(op.operands[1] for op in chain), precision)]
-
-                    def step(bld, k, carried, group=group, column=column):
-                        at = bld.mul(bld.zext(k, I64), stride)
-                        a_k = [self.mma_element(bld.load(bld.gep(rows[r], [at])), precision) for r in group]
-                        return self.fma_step(a_k, carried, bld.load(column.slot(bld, k)))
-                    sums[j][group.start:group.stop] = counted_loop(b, column.count, sums[j][group.start:group.stop],
-                                                                   step, loop_hints(column.count))
+            per_loop = self.chains_a_loop(chains)
+            for group in row_groups(len(rows), per_loop, self.loops().sums):
+                for start in range(0, len(chains), per_loop):
+                    part = slice(start, start + per_loop)
+                    looped = self.in_memory_loop(first, [rows[r] for r in group], stride, columns[part],
+                                                 [totals[group.start:group.stop] for totals in sums[part]])
+                    for totals, carried in zip(sums[part], looped):
+                        totals[group.start:group.stop] = carried
             for chain, totals in zip(chains, sums):
                 value = lanes.assemble(totals)
                 results.update((op.result, ir.Constant(value.type, ir.Undefined)) for op in chain[:-1])
                 results[chain[-1].result] = value
         return results
 
+    def in_memory_loop(self, op, rows: list[ir.Value], stride: ir.Value, columns: list[PrivateBlock],
+                       sums: list[list[ir.Value]]) -> list[list[ir.Value]]:
+        """One loop over k adding A[r][k] * B[k] to `sums` (a list for each B column of `columns`, a sum for each
+        row of `rows`: the address of its A[r][0], its k-th element `stride` elements on), each A[r][k] read once
+        for every column; the sums after it. `op`: one of the DPAS ops, whose kind says how A is read and
+        multiplied (`in_memory_products`)."""
+        read, multiply_adds = self.in_memory_products(op)
+        size, count = len(rows), columns[0].count
+
+        def step(bld, k, carried):
+            at = bld.mul(bld.zext(k, I64), stride)
+            a_k = [read(bld.gep(row, [at])) for row in rows]
+            return [total for j, column in enumerate(columns) for total in multiply_adds(
+                a_k, carried[j * size:(j + 1) * size], bld.load(column.slot(bld, k)))]
+        carried = counted_loop(self.context.builder, count, [total for totals in sums for total in totals], step,
+                               loop_hints(count))
+        return [carried[j * size:(j + 1) * size] for j in range(len(columns))]
+
+    def chains_a_loop(self, chains: list) -> int:
+        """How many of `chains` (sharing A op by op) one loop of `in_memory_chains` carries. f32: one, its rows as
+        many as the CPU's sums allow, A[r][k] one broadcast load; other kinds: all, fewer rows, since each A[r][k]
+        read is a load and a conversion (f16: `vpbroadcastw` and `vcvtph2ps`) shared by every chain of the loop.
+        The tutorial GEMM with AVX2 code (Zen 4, 2048^3) ran f16 at 126 GFLOP/s with 1 row x 4 chains, 120 with 2 x
+        2 and 109 with 4 x 1; f32 at 134 with 4 x 1 against 125 with 1 x 4."""
+        return 1 if self.kind(chains[0][0]) == "f32" else len(chains)
+
+    def in_memory_products(self, op):
+        """How `in_memory_chains` takes A[r][k] from its address (`read(address)`) and adds A[r][k] * B[k] to its
+        rows' sums (`multiply_adds(a_k, sums, b_k)`): f32 as the multiply-adds of fma_mma, other kinds as the
+        builtin's emulation (dpas_emulation.widen, multiply_add), A's element loaded as its bits."""
+        b = self.context.builder
+        if self.kind(op) == "f32":
+            return (lambda at: self.mma_element(b.load(at), op.precision)), self.fma_step
+        mad = self.mad(op)
+        bits, mad_step = ir.IntType(mad.bits), multiply_add(b, mad)
+
+        def read(at):
+            return widen(b, b.load(b.bitcast(at, bits.as_pointer(at.type.addrspace))), mad.a)
+        return read, lambda a_k, sums, b_k: [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, sums)]
+
+    def kind(self, op) -> str:
+        """The DPAS table key of `op` (Target.dpas_kind)."""
+        return self.context.target.dpas_kind(op.operands[0].type.dtype, op.precision)
+
+    def mad(self, op) -> X.DpasBuiltin:
+        """The DPAS builtin of `op`, a kind the builtin's emulation computes."""
+        return X.describe(self.context.target, self.builtin_key(op, self.kind(op)))
+
     def chainable(self, op) -> bool:
         """Whether `op` is a DPAS the builtin's emulation computes (not f32 x f32) on A other than tf32."""
-        kind = self.context.target.dpas_kind(op.operands[0].type.dtype, op.precision)
-        return kind not in ("f32", "tf32")
+        return self.kind(op) not in ("f32", "tf32")
 
     def lower_chains(self, chains: list[list], earlier: dict) -> dict:
         """The results of `chains` (chain_groups), by value: the last op's from the loops, the others' unused."""
-        first = chains[0][0]
-        kind = self.context.target.dpas_kind(first.operands[0].type.dtype, first.precision)
-        mad = X.describe(self.context.target, self.builtin_key(first, kind))
+        mad = self.mad(chains[0][0])
         b, private = self.context.builder, self.context.lanes.private
         a_type, b_type = mad.signature.args[:2]
         words = a_words(b, mad, [self.dpas_operand(self.context.values[o.operands[0]], a_type) for o in chains[0]],

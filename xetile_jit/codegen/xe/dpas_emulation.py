@@ -87,7 +87,7 @@ def a_in_place(cpu: CpuFeatures, lanes: int) -> bool:
     return cpu.registers_for(lanes * 32) > 1
 
 
-def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+def widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
     """Exact conversion of f16 / bf16 bits to f32 and of i8 / ui8 to i32; tf32: the f32 word truncated."""
     if dtype == "f16":
         return b.fpext(b.bitcast(value, like(value.type, ir.HalfType())), like(value.type, F32))
@@ -125,7 +125,7 @@ def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value], read: st
     every lane, each moved by the lane builtin `read` (KLoops.read)."""
     if mad.a == "tf32":
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
-        return lambda k, rows: [_widen(b, moved(b, read, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
+        return lambda k, rows: [widen(b, moved(b, read, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
                                 for r in rows]
     words = _lane_words(b, mad, parts)
     return _column_of(b, mad, lambda r: words[r], read)
@@ -135,7 +135,7 @@ def _lane_words(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]) -> lis
     """The words a lane's A rows are shuffled as (not tf32): one element a lane widened once, as i32 (the driver
     built the GEMM 1 s sooner than widening after the shuffle), else the packed words."""
     if mad.per_lane == 1 and mad.is_float:
-        return [b.bitcast(_widen(b, part, mad.a), I32) for part in parts]
+        return [b.bitcast(widen(b, part, mad.a), I32) for part in parts]
     return parts
 
 
@@ -148,11 +148,11 @@ def _column_of(b: ir.IRBuilder, mad: DpasBuiltin, word, read: str):
         lane, place = b.udiv(k, i32(mad.per_lane)), b.urem(k, i32(mad.per_lane))
         words = [moved(b, read, word(r), lane) for r in rows]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
-        return [_widen(b, field(b, word, place, mad.bits), mad.a) for word in words]
+        return [widen(b, field(b, word, place, mad.bits), mad.a) for word in words]
     return packed
 
 
-def _multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
+def multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
     """`(a, b, c) -> c + a * b` rounded as the module docstring says. f16 x f16 uses OpenCL's `fma`: a product
     of two f16 values is exact and normal in f32 (at most 22 significant bits, 2**-48 to 2**32), so the fused
     operation rounds once, as the add alone does, and a CPU does it in one instruction. Not for bf16 and tf32,
@@ -203,7 +203,7 @@ def widened_chain(b: ir.IRBuilder, mad: DpasBuiltin, packed_bs: list[ir.Value], 
 
     def step(b, k, _):
         word = b.load(b.gep(stored, [i32(0), b.udiv(k, i32(per_word))]))
-        b.store(_widen(b, field(b, word, b.urem(k, i32(per_word)), mad.bits), mad.b), b.gep(column, [i32(0), k]))
+        b.store(widen(b, field(b, word, b.urem(k, i32(per_word)), mad.bits), mad.b), b.gep(column, [i32(0), k]))
     counted_loop(b, count, None, step, ROLLED)
     return column
 
@@ -241,7 +241,7 @@ def _column_products(b: ir.IRBuilder, mad: DpasBuiltin, count: int, a_column, pr
     """Lane n of each (B, C) of `products` after `count` steps over k of c[r] += A[r][k] * B[k][n] (`row_loops` of
     `budget` sums): `a_column(b, k, rows)` gives A[r][k] of the rows, once for every product; B[k] is element k of
     the product's private column."""
-    mad_step = _multiply_add(b, mad)
+    mad_step = multiply_add(b, mad)
 
     def step(b, k, rows, sums):
         a_k, out = a_column(b, k, rows), []
