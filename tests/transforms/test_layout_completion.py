@@ -100,12 +100,15 @@ def test_a_cpu_reads_a_loaded_block_word_by_word(rng, monkeypatch, target, one_l
 
 
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
-def test_cpu_dpas_is_a_loop_over_k(rng, target):
+def test_cpu_dpas_is_a_loop_over_k(rng, monkeypatch, target):
     """The CPU targets' DPAS is a loop over k moving A[r][k] from lane k (k the same on every lane): by a group
     broadcast, or a shuffle where the `cpu` target's CPU is a Zen 4 (dpas_emulation.k_loops); 8 moves and 8 fma a
     step. The `cpu` target writes it inline for the 16 DPAS blocks of a subgroup's K step (a call's vector arguments
     went through memory lane by lane), two blocks that share A in one loop, their 16 fma on 8 moves; `xe-emulated`
-    calls the builtin defining it, which broadcasts."""
+    calls the builtin defining it, which broadcasts. The `cpu` target built for an AVX-512 CPU (with AVX2 the loops
+    read A in its memory where its blocks lie inside the array: test_spirv_gemm)."""
+    if target == "cpu":
+        built_for_cpu(monkeypatch, gemm, AVX512)
     a, b, c, k = small_args(rng)
     llir = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target=target).asm["llir"]
     dpas_calls = len(re.findall(r"call <8 x float> @\"\w+matrix_mad", llir))

@@ -29,7 +29,7 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
 from ...target.targets import Target
-from ..llvm.core import I32, I64, counted_loop
+from ..llvm.core import I32, I64, counted_loop, llvm_type
 from ..llvm.dpas import SHARED_A, Dpas, dpas_batches, same_a
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
@@ -163,19 +163,27 @@ class VectorDpas(CpuDpas):
         columns, chain_columns = {}, {}
         for chain in (chain for chains in groups for chain in chains):
             self.chain_column(chain, columns, chain_columns)
+        taken = [op for op in run if not all(user in run for user, _ in op.result.uses)]  # not a chain's C alone
         with b.if_else(in_place.readable_chains(b, groups)) as (in_memory, in_lanes):
             with in_memory:
-                read = self.in_memory_chains(groups, chain_columns, in_place)
+                read = self.components(self.in_memory_chains(groups, chain_columns, in_place), taken)
                 read_end = b.block
             with in_lanes:
-                moved = self.lower_batches(run, columns)
+                moved = self.components(self.lower_batches(run, columns), taken)
                 moved_end = b.block
-        results = {}
-        for op in run:
-            results[op.result] = b.phi(read[op.result].type)
-            results[op.result].add_incoming(read[op.result], read_end)
-            results[op.result].add_incoming(moved[op.result], moved_end)
+        joined = {op: [b.phi(x.type) for x in read[op]] for op in taken}  # every phi before the first insert
+        for op, phis in joined.items():
+            for phi, x, y in zip(phis, read[op], moved[op]):
+                phi.add_incoming(x, read_end)
+                phi.add_incoming(y, moved_end)
+        results = {op.result: ir.Constant(llvm_type(op.result.type), ir.Undefined) for op in run}
+        results.update((op.result, self.context.lanes.assemble(phis)) for op, phis in joined.items())
         return results
+
+    def components(self, results: dict, ops: list) -> dict:
+        """The components of the results of `ops`, each path's own before the paths join: their values meet in a
+        phi a component (Target.lane_scalars: the driver kept a vector phi lane after lane in memory)."""
+        return {op: self.context.lanes.elements(results[op.result]) for op in ops}
 
     def chain_column(self, chain: list, columns: dict, chain_columns: dict) -> None:
         """The B columns of `chain`'s ops one after another in one private array (`chain_columns`, by the chain's
