@@ -377,11 +377,12 @@ def test_a_written_between_its_load_and_the_product_is_read_in_its_lanes(rng, mo
 
 @xetile.kernel
 def product_from_zero(a, b, c, BM: xetile.constexpr, BN: xetile.constexpr, BK: xetile.constexpr,
-                      LAYOUT: xetile.constexpr):
-    """C = A @ B of one tile, tile_mma with no accumulator: a chain of BK / 16 DPAS ops a block of C."""
+                      LAYOUT: xetile.constexpr, PRECISION: xetile.constexpr = "ieee"):
+    """C = A @ B of one tile, tile_mma with no accumulator: a chain of BK / K DPAS ops a block of C."""
     va = xetile.load_tile(xetile.init_tile(a, [0, 0], [BM, BK]))
     vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [BK, BN]))
-    xetile.store_tile(xetile.init_tile(c, [0, 0], [BM, BN]), xetile.tile_mma(va, vb, layout=LAYOUT))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [BM, BN]),
+                      xetile.tile_mma(va, vb, layout=LAYOUT, input_precision=PRECISION))
 
 
 def sequential(a, b) -> np.ndarray:
@@ -414,23 +415,26 @@ def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_t
     assert kernel.count("alloca [64 x float]") == 2
 
 
-@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.int8], ids=["f16", "bf16", "i8"])
-def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_registers(rng, dtype, monkeypatch):
+@pytest.mark.parametrize("dtype, precision, bits", [(np.float16, "ieee", "i16"), (ml_dtypes.bfloat16, "ieee", "i16"),
+                                                    (np.int8, "ieee", "i8"), (np.float32, "tf32", "i32")],
+                         ids=["f16", "bf16", "i8", "tf32"])
+def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_registers(rng, dtype, precision, bits,
+                                                                                        monkeypatch):
     """With AVX2 the DPAS emulation's loops read A[r][k] as its bits from A's memory and widen it there
-    (dpas_emulation.a_in_place, VectorDpas.in_memory_loop), one read for both chains of a subgroup's two 16-column
-    blocks of C (VectorDpas.chains_a_loop): 8 rows in 4 loops over all 64 k of 2 rows x 2 chains, 2 loads of A's
-    element a step. The 30 rows of A end inside the last subgroup's block, whose loops read A's lanes; every sum is
-    in the order of the chain, bit for bit."""
+    (dpas_emulation.a_in_place, VectorDpas.in_memory_loop; tf32: the f32 word truncated), one read for both chains of
+    a subgroup's two 16-column blocks of C (VectorDpas.chains_a_loop): 8 rows in 4 loops over all 64 k of 2 rows x 2
+    chains, 2 loads of A's element a step. The 30 rows of A end inside the last subgroup's block, whose loops read
+    A's lanes; every sum is in the order of the chain, bit for bit."""
     built_for_cpu(monkeypatch, product_from_zero, AVX2)
     a, b = (rand(rng, shape, dtype, -2, 2) for shape in ((30, 64), (64, 32)))
     integer = dtype == np.int8
     c = np.zeros((30, 32), np.int32 if integer else np.float32)
-    args = dict(BM=32, BN=32, BK=64, LAYOUT=xetile.Layout([4, 1], [8, 32]))
+    args = dict(BM=32, BN=32, BK=64, LAYOUT=xetile.Layout([4, 1], [8, 32]), PRECISION=precision)
     product_from_zero[(1,)](a, b, c, **args, device=DEVICE, target="cpu")
-    expected = a.astype(np.int32) @ b.astype(np.int32) if integer else sequential(a, b)
+    expected = (a.astype(np.int32) @ b.astype(np.int32) if integer else
+                sequential_tf32(tf32(a), tf32(b)) if precision == "tf32" else sequential(a, b))
     np.testing.assert_array_equal(c.view(np.uint32), expected.view(np.uint32))
     kernel = product_from_zero.warmup(a, b, c, **args, target="cpu").asm["llir"].split("define internal")[0]
-    bits = "i8" if integer else "i16"
     loops = in_place_loops(kernel, 64, bits)
     assert len(loops) == 4
     sums = "phi  i32" if integer else "phi  float"  # an i32 more: the loop's index

@@ -1,13 +1,14 @@
 """to-llvm on the `cpu` target: tile_mma loops over k that read A[r][k] from A's memory rather than from A's lanes.
 
-In the loops over k (codegen/cpu/lowering.py, VectorDpas: f32 multiply-adds and the DPAS emulation of f16, bf16
-and 8-bit A) every lane needs A[r][k], which lane k holds. Where a lane's f32 across the sub-group takes several
-vector registers (dpas_emulation.a_in_place: AVX2), the driver moves it by storing A's row to the stack each step. A block load of A, though, read that element from memory at an address every
-lane shares: read there again, it is one broadcast load. So where the block lies inside its array, the loops read A
-in place; otherwise (a border block, whose elements outside read as 0) they read A's lanes as before. Both read the
-same values, since nothing writes memory between the load and the DPAS op (`source_load`). The block load stays: it
-brings A's rows into the cache before the loops read them (left out, the tutorial GEMM ran 0.94x as fast). A chain
-of DPAS ops (a K step's blocks of K) is one loop over all its k where its A blocks follow one another along the row.
+In the loops over k (codegen/cpu/lowering.py, VectorDpas: f32 multiply-adds and the DPAS emulation of f16, bf16, 8-bit
+and tf32 A) every lane needs A[r][k], which one lane holds. Where a lane's f32 across the sub-group takes several
+vector registers (dpas_emulation.a_in_place: AVX2), the driver moves it by storing A's row to the stack each step. A
+block load of A, though, read that element from memory at an address every lane shares: read there again, it is one
+broadcast load. So where the block lies inside its array, the loops read A in place; otherwise (a border block, whose
+elements outside read as 0) they read A's lanes as before. Both read the same values, since nothing writes memory
+between the load and the DPAS op (`source_load`). The block load stays: it brings A's rows into the cache before the
+loops read them (left out, the tutorial GEMM ran 0.94x as fast). A chain of DPAS ops (a K step's blocks of K) is one
+loop over all its k where its A blocks follow one another along the row.
 """
 from __future__ import annotations
 

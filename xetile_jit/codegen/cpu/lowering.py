@@ -137,11 +137,10 @@ class VectorDpas(CpuDpas):
 
     def in_place_groups(self, run: list) -> list | None:
         """`run`'s DPAS ops as chain_groups (or one op a chain), where its loops read A in its memory
-        (KLoops.a_in_place, codegen/cpu/in_place_a.py): every op of one kind other than tf32 (whose lanes hold every
-        other row of A) and one precision, its A given by a block load that may be read in place, a chain's from one
-        array; else None."""
+        (KLoops.a_in_place, codegen/cpu/in_place_a.py): every op of one kind and one precision, its A given by a
+        block load that may be read in place, a chain's from one array; else None."""
         kinds = {self.kind(op) for op in run}
-        if not self.loops().a_in_place or len({op.precision for op in run}) != 1 or len(kinds) != 1 or "tf32" in kinds:
+        if not self.loops().a_in_place or len({op.precision for op in run}) != 1 or len(kinds) != 1:
             return None
         in_place = InPlaceA(self.descriptors)
         for op in run:

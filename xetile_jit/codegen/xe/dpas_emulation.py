@@ -75,14 +75,14 @@ def k_loops(cpu: CpuFeatures, lanes: int) -> KLoops:
 
 
 def a_in_place(cpu: CpuFeatures, lanes: int) -> bool:
-    """Whether the loops over k (the f32 multiply-adds and the DPAS emulation of every kind but tf32) read A[r][k]
-    from A's memory, one load at an address the same on every lane, where A's block lies inside its array: where a
-    lane's f32 across the sub-group takes several vector registers (AVX2 at 16 lanes). There the driver moved A[r][k]
-    from lane k by storing A's row to the stack every step for a `vbroadcastss` to read one element back, which also
-    kept a loop to one row of sums. Read in place, a loop over k is a `vbroadcastss` from A's memory per row (f16: a
-    `vpbroadcastw` and a `vcvtph2ps`) and one multiply-add per row and chain of DPAS ops: the tutorial GEMM with AVX2
-    code on a Zen 4 ran at 0.85-0.87 / 0.70-0.74 of oneMKL at 1024 / 2048 against 0.59 / 0.57 in f32, 0.99 / 0.67
-    against 0.72 / 0.56 in f16 (`bench/bench_gemm.py`; docs/performance.md "GEMM on the `cpu` target"). With
+    """Whether the loops over k (the f32 multiply-adds and the DPAS emulation of every kind) read A[r][k] from A's
+    memory, one load at an address the same on every lane, where A's block lies inside its array: where a lane's f32
+    across the sub-group takes several vector registers (AVX2 at 16 lanes). There the driver moved A[r][k] from lane
+    k by storing A's row to the stack every step for a `vbroadcastss` to read one element back, which also kept a
+    loop to one row of sums. Read in place, a loop over k is a `vbroadcastss` from A's memory per row (f16: a
+    `vpbroadcastw` and a `vcvtph2ps`) and one multiply-add per row and chain of DPAS ops: the tutorial GEMM with
+    AVX2 code on a Zen 4 ran at 0.85-0.87 / 0.70-0.74 of oneMKL at 1024 / 2048 against 0.59 / 0.57 in f32, 0.99 /
+    0.67 against 0.72 / 0.56 in f16 (`bench/bench_gemm.py`; docs/performance.md "GEMM on the `cpu` target"). With
     AVX-512 on Zen 4 (a lane's f32 one zmm, moved by a shuffle) it ran as fast as the shuffle and built longer, so
     there A stays in its lanes."""
     return cpu.registers_for(lanes * 32) > 1
