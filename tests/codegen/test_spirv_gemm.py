@@ -25,7 +25,6 @@ from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.numeric import tf32
 from xetile_jit.runtime.cache import decode
 from xetile_jit.target.cpu_features import CpuFeatures
-from xetile_jit.target.targets import TARGETS
 
 DEVICE = "opencl:cpu"
 
