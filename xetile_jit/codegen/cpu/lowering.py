@@ -282,10 +282,6 @@ class VectorDpas(CpuDpas):
             return widen(b, b.load(b.bitcast(at, bits.as_pointer(at.type.addrspace))), mad.a)
         return read, lambda a_k, sums, b_k: [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, sums)]
 
-    def kind(self, op) -> str:
-        """The DPAS table key of `op` (Target.dpas_kind)."""
-        return self.context.target.dpas_kind(op.operands[0].type.dtype, op.precision)
-
     def mad(self, op) -> X.DpasBuiltin:
         """The DPAS builtin of `op`, a kind the builtin's emulation computes."""
         return X.describe(self.context.target, self.builtin_key(op, self.kind(op)))

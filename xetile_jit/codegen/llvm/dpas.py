@@ -68,13 +68,17 @@ class Dpas:
         first = batch[0]
         a = first.operands[0]
         accs = [self.accumulator(o, earlier) for o in batch]
-        kind = self.context.target.dpas_kind(a.type.dtype, first.precision)
+        kind = self.kind(first)
         if kind == "f32":
             return self.fma_mma(self.context.values[a], [o.operands[1] for o in batch], accs, first.precision, columns)
         key = self.builtin_key(first, kind)
         mad = X.describe(self.context.target, key)
         a_value = self.dpas_operand(self.context.values[a], mad.signature.args[0])
         return self.dpas_products(key, mad, a_value, batch, accs, columns)
+
+    def kind(self, op) -> str:
+        """The DPAS table key of `op` (Target.dpas_kind)."""
+        return self.context.target.dpas_kind(op.operands[0].type.dtype, op.precision)
 
     def builtin_key(self, op, kind: str) -> X.Dpas:
         """The DPAS builtin of `op`, whose operands' kind is `kind` (Target.dpas_kind)."""
