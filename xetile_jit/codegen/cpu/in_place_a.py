@@ -12,6 +12,8 @@ loop over all its k where its A blocks follow one another along the row.
 """
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir
 
 from ...ir import simt_ops as S
@@ -64,10 +66,7 @@ class InPlaceA:
             loads = [op.operands[0].owner for op in chain]
             tests += [self.inside(b, load) for load in loads]
             tests += [self.follows(b, load, before) for before, load in zip(loads, loads[1:])]
-        readable = tests[0]
-        for test in tests[1:]:
-            readable = b.and_(readable, test)
-        return readable
+        return functools.reduce(b.and_, tests)
 
     def follows(self, b: ir.IRBuilder, load: S.SimtLoadNdOp, before: S.SimtLoadNdOp) -> ir.Value:
         """i1: `load`'s block starts in the rows of `before`'s, in the column after its last."""
@@ -85,10 +84,7 @@ class InPlaceA:
             start = self.descriptors.offset(tdesc, axis)
             tests.append(b.icmp_signed(">=", start, ir.Constant(I64, 0)))
             tests.append(b.icmp_signed("<=", b.add(start, ir.Constant(I64, extent)), size))
-        inside = tests[0]
-        for test in tests[1:]:
-            inside = b.and_(inside, test)
-        return inside
+        return functools.reduce(b.and_, tests)
 
     def rows(self, b: ir.IRBuilder, load: S.SimtLoadNdOp) -> tuple[list[ir.Value], ir.Value]:
         """The address of each of the block's rows' first element (as its array's storage type), and the elements

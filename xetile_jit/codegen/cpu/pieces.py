@@ -18,6 +18,7 @@ the first block's test, as for the op alone; they take no fast path. Loads that 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -255,10 +256,7 @@ class Pieces:
             origin = ir.Constant(I64, 0) if base is None else self.context.values[base]
             tests.append(b.icmp_signed(">=", b.add(origin, ir.Constant(I64, min(shifts))), ir.Constant(I64, 0)))
             tests.append(b.icmp_signed("<=", b.add(origin, ir.Constant(I64, max(shifts) + extent)), end))
-        inside = tests[0]
-        for test in tests[1:]:
-            inside = b.and_(inside, test)
-        return inside
+        return functools.reduce(b.and_, tests)
 
     def block_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None,
                      inside: bool = True) -> ir.Value | None:
