@@ -298,8 +298,9 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     blocks by 2 K blocks, is 4 groups of DPAS ops, 8 B columns (2 K blocks x 4). A loop carries as many row sums as
     half the target CPU's vector registers hold (Target.cpu, dpas_emulation.carried_sums), f16's DPAS emulation as
     f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4 ops (8 loops of 16 over k, each moving 4 A rows), and 4
-    with AVX2, one row a loop (32 loops each moving 1), whichever CPU runs the test. Its numbers: the tests above
-    and tests/test_tutorials.py."""
+    with AVX2, one row a loop (32 loops each moving 1), whichever CPU runs the test. f16 with AVX2 moves no A at
+    all: its loops read A in its memory, a border block's too (the tests below). Its numbers: the tests above and
+    tests/test_tutorials.py."""
     t = tutorial("03-matrix-multiplication")
     built_for_cpu(monkeypatch, t.matmul_kernel, cpu)
     a, c = np.ones((512, 512), dtype), np.zeros((512, 512), np.float32)
@@ -307,10 +308,13 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
     rows, read = max(1, carried_sums(cpu, 16) // 4), k_loops(cpu, 16).read + '"('
-    loops = [body for body in loop_bodies(kernel, 16) if read in body]
-    assert len(loops) == 4 * (8 // rows)
-    assert all(body.count("phi  float") == 4 * rows and body.count(read) == rows for body in loops)
     in_place = cpu is AVX2  # B's columns a chain's one array (test below)
+    if in_place and dtype == np.float16:
+        assert read not in kernel
+    else:
+        loops = [body for body in loop_bodies(kernel, 16) if read in body]
+        assert len(loops) == 4 * (8 // rows)
+        assert all(body.count("phi  float") == 4 * rows and body.count(read) == rows for body in loops)
     assert kernel.count("alloca [32 x float]" if in_place else "alloca [16 x float]") == (4 if in_place else 8)
 
 
@@ -423,7 +427,9 @@ def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_reg
     (dpas_emulation.a_in_place, VectorDpas.in_memory_loop; tf32: the f32 word truncated), one read for both chains of
     a subgroup's two 16-column blocks of C (VectorDpas.chains_a_loop): 8 rows in 4 loops over all 64 k of 2 rows x 2
     chains, 2 loads of A's element a step. The 30 rows of A end inside the last subgroup's block, whose loops read
-    A's lanes; every sum is in the order of the chain, bit for bit."""
+    A in its memory too, each element tested against the array (in_place_a.Bounds: rows 30 and 31 read 0, as the
+    block load's padding): a loop for each op of the chains, all 8 rows of both, 8 loads a step; no A moves between
+    lanes. Every sum is in the order of the chain, bit for bit."""
     built_for_cpu(monkeypatch, product_from_zero, AVX2)
     a, b = (rand(rng, shape, dtype, -2, 2) for shape in ((30, 64), (64, 32)))
     integer = dtype == np.int8
@@ -438,6 +444,11 @@ def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_reg
     assert len(loops) == 4
     sums = "phi  i32" if integer else "phi  float"  # an i32 more: the loop's index
     assert all(body.count(sums) == 4 + integer and global_loads(body, bits) == 2 for body in loops)
+    op_k = 32 if integer else 8 if precision == "tf32" else 16
+    tested = in_place_loops(kernel, op_k, bits)
+    assert len(tested) == 64 // op_k
+    assert all(body.count(sums) == 16 + integer and global_loads(body, bits) == 8 for body in tested)
+    assert not any(move + '"(' in kernel for move in (BROADCAST, SHUFFLE))
 
 
 def test_the_row_sums_a_loop_carries_fill_half_the_vector_registers():

@@ -4,15 +4,22 @@ In the loops over k (codegen/cpu/lowering.py, VectorDpas: f32 multiply-adds and 
 and tf32 A) every lane needs A[r][k], which one lane holds. Where a lane's f32 across the sub-group takes several
 vector registers (dpas_emulation.a_in_place: AVX2), the driver moves it by storing A's row to the stack each step. A
 block load of A, though, read that element from memory at an address every lane shares: read there again, it is one
-broadcast load. So where the block lies inside its array, the loops read A in place; otherwise (a border block, whose
-elements outside read as 0) they read A's lanes as before. Both read the same values, since nothing writes memory
-between the load and the DPAS op (`source_load`). The block load stays: it brings A's rows into the cache before the
-loops read them (left out, the tutorial GEMM ran 0.94x as fast). A chain of DPAS ops (a K step's blocks of K) is one
-loop over all its k where its A blocks follow one another along the row.
+broadcast load. So where the block lies inside its array, the loops read A in place. Both read the same values, since
+nothing writes memory between the load and the DPAS op (`source_load`). A chain of DPAS ops (a K step's blocks of K)
+is one loop over all its k where its A blocks follow one another along the row.
+
+Otherwise (a border block, whose elements outside read as 0), f32's multiply-adds read A's lanes, and the block load
+stays: it brings A's rows into the cache before the loops inside the array read them (left out, the tutorial GEMM
+ran 0.94x as fast). The DPAS emulation's kinds read a border block in its memory too, a loop for each DPAS op, each
+element tested against the array (`Bounds`: outside it reads 0, as the block load's padding): their loops in lanes
+were a quarter of a GEMM's driver build (VectorDpas.border_in_memory). Then no path reads the block load's value and
+the compiler drops it, so the loops inside the array first load each cache line of A's rows themselves (`touched`).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+from dataclasses import dataclass
 
 from llvmlite import ir
 
@@ -94,3 +101,57 @@ class InPlaceA:
         x, y = (self.descriptors.offset(tdesc, axis) for axis in (0, 1))
         return [m.element_pointer(b, b.add(y, ir.Constant(I64, r)), x) for r in range(load.layout.block[0])], \
             m.col_stride
+
+    def bounds(self, b: ir.IRBuilder, load: S.SimtLoadNdOp) -> Bounds:
+        """Which of `load`'s elements lie inside its array (`rows`' order)."""
+        tdesc = load.operands[0]
+        m = self.descriptors.memref(tdesc)
+        x, y = (self.descriptors.offset(tdesc, axis) for axis in (0, 1))
+        rows = [within(b, b.add(y, ir.Constant(I64, r)), m.rows) for r in range(load.layout.block[0])]
+        return Bounds(rows, x, m.cols, m.pointer)
+
+    @staticmethod
+    def touched(b: ir.IRBuilder, blocks: list[tuple], bits: int, zero: ir.Value) -> ir.Value:
+        """An i64 0 after a load of each cache line of A's `blocks`, each (its rows' addresses, the elements (i64)
+        from one column to the next, its columns) of `bits`-bit elements (at most 32): the words ORed and ANDed
+        with `zero` (a 0 the compiler cannot fold). Added to the loops' strides, it keeps the loads, and the loops
+        wait for all of them at once, as they waited for the block load."""
+        word = ir.IntType(bits)
+        lines = [(row, stride, k) for rows, stride, count in blocks for row in rows
+                 for k in range(0, count, CACHE_LINE_BITS // bits)]
+        words = [b.load(b.bitcast(b.gep(row, [b.mul(ir.Constant(I64, k), stride)]),
+                                  word.as_pointer(row.type.addrspace))) for row, stride, k in lines]
+        return b.and_(zero, b.zext(functools.reduce(b.or_, words), I64))
+
+
+CACHE_LINE_BITS = 512
+
+
+def within(b: ir.IRBuilder, index: ir.Value, size: ir.Value) -> ir.Value:
+    """i1: 0 <= index < size (i64)."""
+    return b.and_(b.icmp_signed(">=", index, ir.Constant(I64, 0)), b.icmp_signed("<", index, size))
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Which elements of a block of A lie inside its array: each row's test (i1, in the block's order), the block's
+    first column and the array's columns (i64), and the array's first element, which an element outside reads
+    before its value is dropped for 0."""
+    rows: list[ir.Value]
+    x: ir.Value
+    cols: ir.Value
+    base: ir.Value
+
+    def of_rows(self, rows: range) -> Bounds:
+        """These bounds for `rows` of the block alone."""
+        return dataclasses.replace(self, rows=[self.rows[r] for r in rows])
+
+    def reads(self, b: ir.IRBuilder, k: ir.Value, addresses: list[ir.Value], read) -> list[ir.Value]:
+        """A[r][k] of each row, `read` at its address (`addresses`) where inside, else 0."""
+        column = within(b, b.add(self.x, b.zext(k, I64)), self.cols)
+        values = []
+        for row, address in zip(self.rows, addresses):
+            inside = b.and_(row, column)
+            value = read(b.select(inside, address, b.bitcast(self.base, address.type)))
+            values.append(b.select(inside, value, ir.Constant(value.type, None)))
+        return values

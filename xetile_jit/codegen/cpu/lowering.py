@@ -39,8 +39,8 @@ from ..xe.dpas_emulation import (KLoops, a_words, chained_results, dpas_results,
                                  row_groups, row_loops, widen, widened_b, widened_chain)
 from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
-from .in_place_a import InPlaceA, source_load
-from .negation import OpaqueNegativeZeros, negation_operand
+from .in_place_a import Bounds, InPlaceA, source_load
+from .negation import OpaqueNegativeZeros, negation_operand, opaque_zero
 from .pieces import Pieces
 
 
@@ -156,28 +156,57 @@ class VectorDpas(CpuDpas):
     def in_place_run(self, run: list, groups: list) -> dict:
         """`run`'s results from loops that read A in its memory, a loop over all k of a chain of DPAS ops (each
         op's result the next one's C: a K step's blocks of K), where every A block lies inside its array and a
-        chain's blocks follow one another along the row; from A's lanes otherwise (codegen/cpu/in_place_a.py).
-        B's columns are stored once, for both: a chain's one after the other."""
+        chain's blocks follow one another along the row; otherwise from loops an op that test each element against
+        the array (`border_in_memory`) or from A's lanes (codegen/cpu/in_place_a.py). B's columns are stored once,
+        for both paths: a chain's one after the other."""
         b, in_place = self.context.builder, InPlaceA(self.descriptors)
         columns, chain_columns = {}, {}
         for chain in (chain for chains in groups for chain in chains):
             self.chain_column(chain, columns, chain_columns)
         taken = [op for op in run if not all(user in run for user, _ in op.result.uses)]  # not a chain's C alone
-        with b.if_else(in_place.readable_chains(b, groups)) as (in_memory, in_lanes):
-            with in_memory:
-                read = self.components(self.in_memory_chains(groups, chain_columns, in_place), taken)
-                read_end = b.block
-            with in_lanes:
-                moved = self.components(self.lower_batches(run, columns), taken)
-                moved_end = b.block
-        joined = {op: [b.phi(x.type) for x in read[op]] for op in taken}  # every phi before the first insert
+        border_in_memory = self.border_in_memory(run[0])
+        with b.if_else(in_place.readable_chains(b, groups)) as (inside, border):
+            with inside:
+                inside_values = self.components(
+                    self.in_memory_chains(groups, chain_columns, in_place, warm=border_in_memory), taken)
+                inside_end = b.block
+            with border:
+                if border_in_memory:
+                    results = self.in_memory_chains(*self.op_chains(groups, chain_columns), in_place, tested=True)
+                else:
+                    results = self.lower_batches(run, columns)
+                border_values = self.components(results, taken)
+                border_end = b.block
+        joined = {op: [b.phi(x.type) for x in inside_values[op]] for op in taken}  # every phi before the first insert
         for op, phis in joined.items():
-            for phi, x, y in zip(phis, read[op], moved[op]):
-                phi.add_incoming(x, read_end)
-                phi.add_incoming(y, moved_end)
+            for phi, x, y in zip(phis, inside_values[op], border_values[op]):
+                phi.add_incoming(x, inside_end)
+                phi.add_incoming(y, border_end)
         results = {op.result: ir.Constant(llvm_type(op.result.type), ir.Undefined) for op in run}
         results.update((op.result, self.context.lanes.assemble(phis)) for op, phis in joined.items())
         return results
+
+    def border_in_memory(self, op) -> bool:
+        """Whether a run of `op`'s kind reads A's border blocks in their memory too, each element tested
+        (in_place_a.Bounds), rather than in their lanes: the DPAS emulation's kinds, whose loops in lanes were a
+        third of a GEMM's driver build (the tests' f16 GEMM of 64x64 pieces a subgroup with AVX2 code: 3.2 s against
+        2.4). f32's multiply-adds in lanes build faster than the tested loops (the tests' f32 GEMM with the reducing
+        epilogue: 2.7-2.9 s against 2.9-3.0)."""
+        return self.kind(op) != "f32"
+
+    def op_chains(self, groups: list, chain_columns: dict) -> tuple[list, dict]:
+        """`groups` (chain_groups) as chains of one op: a group for each position in its chains (the ops there
+        share A, and each takes the C the op before gives), with their B columns, their parts of their chains'.
+        Blocks of a chain need not follow one another along A's row there."""
+        b = self.context.builder
+        split, columns = [], {}
+        for chains in groups:
+            split += [[[chain[i]] for chain in chains] for i in range(len(chains[0]))]
+            for chain in chains:
+                column = chain_columns[(*(op.operands[1] for op in chain), chain[0].precision)]
+                k = column.count // len(chain)
+                columns.update(((op.operands[1], op.precision), column.part(b, i * k, k)) for i, op in enumerate(chain))
+        return split, columns
 
     def components(self, results: dict, ops: list) -> dict:
         """The components of the results of `ops`, each path's own before the paths join: their values meet in a
@@ -217,23 +246,35 @@ class VectorDpas(CpuDpas):
             columns.setdefault(op.operands[1], column.part(b, i * mad.k, mad.k).pointer)
         return column
 
-    def in_memory_chains(self, groups: list, chain_columns: dict, in_place: InPlaceA) -> dict:
+    def in_memory_chains(self, groups: list, chain_columns: dict, in_place: InPlaceA, warm: bool = False,
+                         tested: bool = False) -> dict:
         """The results of the chains of `groups` (chain_groups), A[r][k] loaded from its row's address: loops over
         the chains' k (`in_memory_loop`), each for a group of rows of the CPU's budget of sums (row_groups) and
-        `chains_a_loop` chains."""
+        `chains_a_loop` chains. `warm`: each line of A's rows touched before the loops (InPlaceA.touched);
+        `tested`: each element tested against its array (InPlaceA.bounds), in loops that carry all of a group's
+        rows: a border block's, which runs rarely, and the fewer loops the shorter the driver's build (the tests'
+        f16 GEMM of 64x64 pieces a subgroup with AVX2 code: 2.6 s, 3.4 with a loop a row)."""
         b, lanes = self.context.builder, self.context.lanes
+        reads = [(chains, *in_place.rows(b, chains[0][0].operands[0].owner)) for chains in groups]
+        if warm:
+            bits = groups[0][0][0].operands[0].type.dtype.bits
+            zero = in_place.touched(b, [(rows, stride, sum(op.operands[0].owner.layout.block[1] for op in chains[0]))
+                                        for chains, rows, stride in reads], bits, opaque_zero(self.context))
+            reads = [(chains, rows, b.add(stride, zero)) for chains, rows, stride in reads]
         results = {}
-        for chains in groups:
+        for chains, rows, stride in reads:
             first = chains[0][0]
-            rows, stride = in_place.rows(b, first.operands[0].owner)
+            bounds = in_place.bounds(b, first.operands[0].owner) if tested else None
             columns = [chain_columns[(*(op.operands[1] for op in chain), first.precision)] for chain in chains]
             sums = [lanes.elements(self.accumulator(chain[0], results)) for chain in chains]
             per_loop = self.chains_a_loop(chains)
-            for group in row_groups(len(rows), per_loop, self.loops().sums):
+            budget = len(rows) * per_loop if tested else self.loops().sums
+            for group in row_groups(len(rows), per_loop, budget):
                 for start in range(0, len(chains), per_loop):
                     part = slice(start, start + per_loop)
                     looped = self.in_memory_loop(first, [rows[r] for r in group], stride, columns[part],
-                                                 [totals[group.start:group.stop] for totals in sums[part]])
+                                                 [totals[group.start:group.stop] for totals in sums[part]],
+                                                 None if bounds is None else bounds.of_rows(group))
                     for totals, carried in zip(sums[part], looped):
                         totals[group.start:group.stop] = carried
             for chain, totals in zip(chains, sums):
@@ -243,17 +284,18 @@ class VectorDpas(CpuDpas):
         return results
 
     def in_memory_loop(self, op, rows: list[ir.Value], stride: ir.Value, columns: list[PrivateBlock],
-                       sums: list[list[ir.Value]]) -> list[list[ir.Value]]:
+                       sums: list[list[ir.Value]], bounds: Bounds | None = None) -> list[list[ir.Value]]:
         """One loop over k adding A[r][k] * B[k] to `sums` (a list for each B column of `columns`, a sum for each
         row of `rows`: the address of its A[r][0], its k-th element `stride` elements on), each A[r][k] read once
-        for every column; the sums after it. `op`: one of the DPAS ops, whose kind says how A is read and
-        multiplied (`in_memory_products`)."""
+        for every column, where inside the array by `bounds` (the rows') when given; the sums after it. `op`: one
+        of the DPAS ops, whose kind says how A is read and multiplied (`in_memory_products`)."""
         read, multiply_adds = self.in_memory_products(op)
         size, count = len(rows), columns[0].count
 
         def step(bld, k, carried):
             at = bld.mul(bld.zext(k, I64), stride)
-            a_k = [read(bld.gep(row, [at])) for row in rows]
+            addresses = [bld.gep(row, [at]) for row in rows]
+            a_k = [read(a) for a in addresses] if bounds is None else bounds.reads(bld, k, addresses, read)
             return [total for j, column in enumerate(columns) for total in multiply_adds(
                 a_k, carried[j * size:(j + 1) * size], bld.load(column.slot(bld, k)))]
         carried = counted_loop(self.context.builder, count, [total for totals in sums for total in totals], step,

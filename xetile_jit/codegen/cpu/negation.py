@@ -39,10 +39,16 @@ class OpaqueNegativeZeros:
         key = (b.function, element)
         if key not in self.made:
             with b.goto_entry_block():
-                high = b.trunc(b.lshr(self.context.builtin("NumWorkgroups", 0), ir.Constant(I64, 63)), I32)
-                zero = b.bitcast(b.or_(high, ir.Constant(I32, -2**31)), ir.FloatType())
+                zero = b.bitcast(b.or_(b.trunc(opaque_zero(self.context), I32), ir.Constant(I32, -2**31)),
+                                 ir.FloatType())
                 self.made[key] = zero if element == ir.FloatType() else b.fptrunc(zero, element)
         return self.made[key]
+
+
+def opaque_zero(context: LoweringContext) -> ir.Value:
+    """An i64 0 the compiler cannot fold: NumWorkgroups >> 63 (made where the builder stands)."""
+    b = context.builder
+    return b.lshr(context.builtin("NumWorkgroups", 0), ir.Constant(I64, 63))
 
 
 def negation_operand(instruction: str, xs: tuple) -> ir.Value | None:
