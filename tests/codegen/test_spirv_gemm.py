@@ -105,7 +105,7 @@ def test_gemm_with_64x64_subgroup_tiles(rng):
     driver's build follows the code of one subgroup's piece, whatever the number of subgroups, and each dtype and
     each B layout with 64 columns a subgroup (the messages of a B piece) are the 8x4 tile's cases of
     test_gemm_with_row_reductions_and_atomics, so one case here: f16, B through tile_transpose (1.7 s of driver build
-    on the Zen 4 of docs/performance.md, 3.1 s with AVX2 code; B row-major as long), without the epilogue's
+    on the Zen 4 of docs/performance.md, 2.9 s with AVX2 code; B row-major as long), without the epilogue's
     reductions."""
     check_gemm(rng, np.float16, "transpose", [2, 2], [64, 64], reduce=False)
 
@@ -114,7 +114,7 @@ SUBGROUP_TILES = {"2x2": ([2, 2], [16, 32]), "8x4": ([8, 4], [32, 64])}
 DTYPE_NAMES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}
 # The dtype decides the conversions and DPAS, the B layout with the dtype's bits the messages (f16 and bf16 take the
 # same), the tile the distribution: each dtype and each B layout on each tile, each B layout with 16-bit and with
-# 32-bit elements. The 8x4 tile is the tutorial's 256x256 one (1.5-1.8 s of driver build on the Zen 4, 2.9 s with
+# 32-bit elements. The 8x4 tile is the tutorial's 256x256 one (1.5-1.8 s of driver build on the Zen 4, 2.5-3.0 s with
 # AVX2 code; its f16 case with B row-major is the tutorial's GEMM with an epilogue, so no case of its own without one)
 REDUCTION_CASES = [pytest.param(DTYPE_NAMES[name], b_kind, tile, id=f"{tile}-{b_kind}-{name}")
                    for tile, b_kind, name in [("8x4", "rows", "f16"), ("8x4", "order", "bf16"),
