@@ -451,6 +451,24 @@ def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_reg
     assert not any(move + '"(' in kernel for move in (BROADCAST, SHUFFLE))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["f16", "bf16"])
+def test_a_border_block_of_a_read_in_its_memory_reads_zeros_past_the_array(rng, dtype, monkeypatch):
+    """With AVX2 a border block of A is read in its memory too, each element tested against the array
+    (in_place_a.Bounds): past A's 30 rows and 56 columns the loops read 0, as the block load's padding, so B's rows
+    56-63, which B has, add nothing. Every block of this tile lies across the border; the sums are in the order of the
+    chain over all 64 k, bit for bit, as on `xe-emulated`, which reads A's lanes."""
+    built_for_cpu(monkeypatch, product_from_zero, AVX2)
+    a, b = rand(rng, (30, 56), dtype, -2, 2), rand(rng, (64, 32), dtype, -2, 2)
+    padded = np.zeros((30, 64), dtype)
+    padded[:, :56] = a
+    expected = sequential(padded, b)
+    for target in ("cpu", "xe-emulated"):
+        c = np.zeros((30, 32), np.float32)
+        product_from_zero[(1,)](a, b, c, BM=32, BN=32, BK=64, LAYOUT=xetile.Layout([4, 1], [8, 32]), device=DEVICE,
+                                target=target)
+        np.testing.assert_array_equal(c.view(np.uint32), expected.view(np.uint32), err_msg=target)
+
+
 def test_the_row_sums_a_loop_carries_fill_half_the_vector_registers():
     """16 sub-group lanes of f32: one zmm a sum with AVX-512 (16 of 32 registers), two ymm with AVX2 (4 sums in 8 of
     16); an unknown ISA keeps AVX-512's 16."""
