@@ -26,7 +26,7 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.effects import FENCE, SYNC, WRITE
 from ...ir.core import Operation, walk
-from ..llvm.core import I64
+from ..llvm.core import I64, MemRef
 from ..llvm.descriptors import Descriptors
 
 ORDERING = (WRITE, SYNC, FENCE)
@@ -96,19 +96,20 @@ class InPlaceA:
     def rows(self, b: ir.IRBuilder, load: S.SimtLoadNdOp) -> tuple[list[ir.Value], ir.Value]:
         """The address of each of the block's rows' first element (as its array's storage type), and the elements
         from one column to the next (i64): element k of a row is k of them on."""
-        tdesc = load.operands[0]
-        m = self.descriptors.memref(tdesc)
-        x, y = (self.descriptors.offset(tdesc, axis) for axis in (0, 1))
+        m, x, y = self.place(load)
         return [m.element_pointer(b, b.add(y, ir.Constant(I64, r)), x) for r in range(load.layout.block[0])], \
             m.col_stride
 
     def bounds(self, b: ir.IRBuilder, load: S.SimtLoadNdOp) -> Bounds:
         """Which of `load`'s elements lie inside its array (`rows`' order)."""
-        tdesc = load.operands[0]
-        m = self.descriptors.memref(tdesc)
-        x, y = (self.descriptors.offset(tdesc, axis) for axis in (0, 1))
+        m, x, y = self.place(load)
         rows = [within(b, b.add(y, ir.Constant(I64, r)), m.rows) for r in range(load.layout.block[0])]
         return Bounds(rows, x, m.cols, m.pointer)
+
+    def place(self, load: S.SimtLoadNdOp) -> tuple[MemRef, ir.Value, ir.Value]:
+        """`load`'s array, and its block's first column and row (i64)."""
+        tdesc = load.operands[0]
+        return (self.descriptors.memref(tdesc), *(self.descriptors.offset(tdesc, axis) for axis in (0, 1)))
 
     @staticmethod
     def touched(b: ir.IRBuilder, blocks: list[tuple], bits: int, zero: ir.Value) -> ir.Value:

@@ -172,7 +172,7 @@ class VectorDpas(CpuDpas):
                 inside_end = b.block
             with border:
                 if border_in_memory:
-                    results = self.in_memory_chains(*self.op_chains(groups, chain_columns), in_place, tested=True)
+                    results = self.in_memory_chains(*self.op_chains(groups, columns), in_place, tested=True)
                 else:
                     results = self.lower_batches(run, columns)
                 border_values = self.components(results, taken)
@@ -194,19 +194,13 @@ class VectorDpas(CpuDpas):
         epilogue: 2.7-2.9 s against 2.9-3.0)."""
         return self.kind(op) != "f32"
 
-    def op_chains(self, groups: list, chain_columns: dict) -> tuple[list, dict]:
+    def op_chains(self, groups: list, columns: dict) -> tuple[list, dict]:
         """`groups` (chain_groups) as chains of one op: a group for each position in its chains (the ops there
-        share A, and each takes the C the op before gives), with their B columns, their parts of their chains'.
-        Blocks of a chain need not follow one another along A's row there."""
-        b = self.context.builder
-        split, columns = [], {}
-        for chains in groups:
-            split += [[[chain[i]] for chain in chains] for i in range(len(chains[0]))]
-            for chain in chains:
-                column = chain_columns[(*(op.operands[1] for op in chain), chain[0].precision)]
-                k = column.count // len(chain)
-                columns.update(((op.operands[1], op.precision), column.part(b, i * k, k)) for i, op in enumerate(chain))
-        return split, columns
+        share A, and each takes the C the op before gives), with their B columns, the parts of their chains' that
+        `widened_column` kept in `columns`. Blocks of a chain need not follow one another along A's row there."""
+        split = [[[chain[i]] for chain in chains] for chains in groups for i in range(len(chains[0]))]
+        return split, {(op.operands[1], op.precision): PrivateBlock(columns[op.operands[1]])
+                       for chains in split for (op,) in chains}
 
     def components(self, results: dict, ops: list) -> dict:
         """The components of the results of `ops`, each path's own before the paths join: their values meet in a
@@ -255,17 +249,18 @@ class VectorDpas(CpuDpas):
         rows: a border block's, which runs rarely, and the fewer loops the shorter the driver's build (the tests'
         f16 GEMM of 64x64 pieces a subgroup with AVX2 code: 2.6 s, 3.4 with a loop a row)."""
         b, lanes = self.context.builder, self.context.lanes
-        reads = [(chains, *in_place.rows(b, chains[0][0].operands[0].owner)) for chains in groups]
-        if warm:
+        reads = [(chains, *in_place.rows(b, chains[0][0].operands[0].owner),
+                  [chain_columns[(*(op.operands[1] for op in chain), chain[0].precision)] for chain in chains])
+                 for chains in groups]
+        if warm:  # a chain's K: its B column's
             bits = groups[0][0][0].operands[0].type.dtype.bits
-            zero = in_place.touched(b, [(rows, stride, sum(op.operands[0].owner.layout.block[1] for op in chains[0]))
-                                        for chains, rows, stride in reads], bits, opaque_zero(self.context))
-            reads = [(chains, rows, b.add(stride, zero)) for chains, rows, stride in reads]
+            zero = in_place.touched(b, [(rows, stride, columns[0].count) for _, rows, stride, columns in reads], bits,
+                                    opaque_zero(self.context))
+            reads = [(chains, rows, b.add(stride, zero), columns) for chains, rows, stride, columns in reads]
         results = {}
-        for chains, rows, stride in reads:
+        for chains, rows, stride, columns in reads:
             first = chains[0][0]
             bounds = in_place.bounds(b, first.operands[0].owner) if tested else None
-            columns = [chain_columns[(*(op.operands[1] for op in chain), first.precision)] for chain in chains]
             sums = [lanes.elements(self.accumulator(chain[0], results)) for chain in chains]
             per_loop = self.chains_a_loop(chains)
             budget = len(rows) * per_loop if tested else self.loops().sums
