@@ -425,9 +425,9 @@ def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_reg
                                                                                         monkeypatch):
     """With AVX2 the DPAS emulation's loops read A[r][k] as its bits from A's memory and widen it there
     (dpas_emulation.a_in_place, VectorDpas.in_memory_loop; tf32: the f32 word truncated), one read for both chains of
-    a subgroup's two 16-column blocks of C (VectorDpas.chains_a_loop): 8 rows in 4 loops over all 64 k of 2 rows x 2
-    chains, 2 loads of A's element a step. The 30 rows of A end inside the last subgroup's block, whose loops read
-    A in its memory too, each element tested against the array (in_place_a.Bounds: rows 30 and 31 read 0, as the
+    a subgroup's two 16-column blocks of C (EmulatedProducts.chains_a_loop): 8 rows in 4 loops over all 64 k of 2
+    rows x 2 chains, 2 loads of A's element a step. The 30 rows of A end inside the last subgroup's block, whose loops
+    read A in its memory too, each element tested against the array (in_place_a.Bounds: rows 30 and 31 read 0, as the
     block load's padding): a loop for each op of the chains, all 8 rows of both, 8 loads a step; no A moves between
     lanes. Every sum is in the order of the chain, bit for bit."""
     built_for_cpu(monkeypatch, product_from_zero, AVX2)

@@ -12,8 +12,9 @@ Otherwise (a border block, whose elements outside read as 0), f32's multiply-add
 stays: it brings A's rows into the cache before the loops inside the array read them (left out, the tutorial GEMM
 ran 0.94x as fast). The DPAS emulation's kinds read a border block in its memory too, a loop for each DPAS op, each
 element tested against the array (`Bounds`: outside it reads 0, as the block load's padding): their loops in lanes
-were a quarter of a GEMM's driver build (VectorDpas.border_in_memory). Then no path reads the block load's value and
-the compiler drops it, so the loops inside the array first load each cache line of A's rows themselves (`touched`).
+were a quarter of a GEMM's driver build (EmulatedProducts.border_in_memory). Then no path reads the block load's
+value and the compiler drops it, so the loops inside the array first load each cache line of A's rows themselves
+(`touched`).
 """
 from __future__ import annotations
 

@@ -24,6 +24,9 @@ The lowerings compose their pieces by class: `CpuLanes` (the lane values read wo
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
 from llvmlite import ir
 
 from ...ir import simt_ops as S
@@ -157,14 +160,14 @@ class VectorDpas(CpuDpas):
         """`run`'s results from loops that read A in its memory, a loop over all k of a chain of DPAS ops (each
         op's result the next one's C: a K step's blocks of K), where every A block lies inside its array and a
         chain's blocks follow one another along the row; otherwise from loops an op that test each element against
-        the array (`border_in_memory`) or from A's lanes (codegen/cpu/in_place_a.py). B's columns are stored once,
-        for both paths: a chain's one after the other."""
+        the array (`InMemoryProducts.border_in_memory`) or from A's lanes (codegen/cpu/in_place_a.py). B's columns
+        are stored once, for both paths: a chain's one after the other."""
         b, in_place = self.context.builder, InPlaceA(self.descriptors)
         columns, chain_columns = {}, {}
         for chain in (chain for chains in groups for chain in chains):
             self.chain_column(chain, columns, chain_columns)
         taken = [op for op in run if not all(user in run for user, _ in op.result.uses)]  # not a chain's C alone
-        border_in_memory = self.border_in_memory(run[0])
+        border_in_memory = self.products(run[0]).border_in_memory
         with b.if_else(in_place.readable_chains(b, groups)) as (inside, border):
             with inside:
                 inside_values = self.components(
@@ -186,18 +189,16 @@ class VectorDpas(CpuDpas):
         results.update((op.result, self.context.lanes.assemble(phis)) for op, phis in joined.items())
         return results
 
-    def border_in_memory(self, op) -> bool:
-        """Whether a run of `op`'s kind reads A's border blocks in their memory too, each element tested
-        (in_place_a.Bounds), rather than in their lanes: the DPAS emulation's kinds, whose loops in lanes were a
-        third of a GEMM's driver build (the tests' f16 GEMM of 64x64 pieces a subgroup with AVX2 code: 3.2 s against
-        2.4). f32's multiply-adds in lanes build faster than the tested loops (the tests' f32 GEMM with the reducing
-        epilogue: 2.7-2.9 s against 2.9-3.0)."""
-        return self.kind(op) != "f32"
+    def products(self, op) -> InMemoryProducts:
+        """How the loops that read A in its memory multiply for `op`'s kind: f32's multiply-adds or the DPAS
+        emulation's."""
+        return FmaProducts(self, op.precision) if self.kind(op) == "f32" else EmulatedProducts(self, self.mad(op))
 
     def op_chains(self, groups: list, columns: dict) -> tuple[list, dict]:
         """`groups` (chain_groups) as chains of one op: a group for each position in its chains (the ops there
         share A, and each takes the C the op before gives), with their B columns, the parts of their chains' that
-        `widened_column` kept in `columns`. Blocks of a chain need not follow one another along A's row there."""
+        `EmulatedProducts.column` kept in `columns`. Blocks of a chain need not follow one another along A's row
+        there."""
         split = [[[chain[i]] for chain in chains] for chains in groups for i in range(len(chains[0]))]
         return split, {(op.operands[1], op.precision): PrivateBlock(columns[op.operands[1]])
                        for chains in split for (op,) in chains}
@@ -209,36 +210,10 @@ class VectorDpas(CpuDpas):
 
     def chain_column(self, chain: list, columns: dict, chain_columns: dict) -> None:
         """The B columns of `chain`'s ops one after another in one private array (`chain_columns`, by the chain's
-        Bs), each op's its part of it (`columns`, as CpuDpas.fma_column keeps f32 columns and `b_column` widened
-        ones)."""
-        precision = chain[0].precision
-        key = (*(op.operands[1] for op in chain), precision)
-        if key in chain_columns:
-            return
-        if self.kind(chain[0]) != "f32":
-            chain_columns[key] = self.widened_column(chain, columns)
-            return
-        b, lanes = self.context.builder, self.context.lanes
-        parts = [self.mma_elements(self.context.values[op.operands[1]], precision) for op in chain]
-        column = PrivateBlock(lanes.private(ir.ArrayType(parts[0][0].type, sum(map(len, parts)))))
-        start = 0
-        for op, elements in zip(chain, parts):
-            for i, element in enumerate(elements):
-                b.store(element, column.slot(b, start + i))
-            columns.setdefault((op.operands[1], precision), column.part(b, start, len(elements)))
-            start += len(elements)
-        chain_columns[key] = column
-
-    def widened_column(self, chain: list, columns: dict) -> PrivateBlock:
-        """`chain_column` of DPAS ops the builtin's emulation computes: their Bs widened (dpas_emulation.widened_chain),
-        each op's K elements its B's column for `b_column`."""
-        b, mad = self.context.builder, self.mad(chain[0])
-        column = PrivateBlock(widened_chain(b, mad, [self.dpas_operand(self.context.values[op.operands[1]],
-                                                                      mad.signature.args[1]) for op in chain],
-                                            self.context.lanes.private))
-        for i, op in enumerate(chain):
-            columns.setdefault(op.operands[1], column.part(b, i * mad.k, mad.k).pointer)
-        return column
+        Bs), each op's its part of it (`columns`: InMemoryProducts.column)."""
+        key = (*(op.operands[1] for op in chain), chain[0].precision)
+        if key not in chain_columns:
+            chain_columns[key] = self.products(chain[0]).column(chain, columns)
 
     def in_memory_chains(self, groups: list, chain_columns: dict, in_place: InPlaceA, warm: bool = False,
                          tested: bool = False) -> dict:
@@ -262,7 +237,7 @@ class VectorDpas(CpuDpas):
             first = chains[0][0]
             bounds = in_place.bounds(b, first.operands[0].owner) if tested else None
             sums = [lanes.elements(self.accumulator(chain[0], results)) for chain in chains]
-            per_loop = self.chains_a_loop(chains)
+            per_loop = self.products(first).chains_a_loop(len(chains))
             budget = len(rows) * per_loop if tested else self.loops().sums
             for group in row_groups(len(rows), per_loop, budget):
                 for start in range(0, len(chains), per_loop):
@@ -283,8 +258,8 @@ class VectorDpas(CpuDpas):
         """One loop over k adding A[r][k] * B[k] to `sums` (a list for each B column of `columns`, a sum for each
         row of `rows`: the address of its A[r][0], its k-th element `stride` elements on), each A[r][k] read once
         for every column, where inside the array by `bounds` (the rows') when given; the sums after it. `op`: one
-        of the DPAS ops, whose kind says how A is read and multiplied (`in_memory_products`)."""
-        read, multiply_adds = self.in_memory_products(op)
+        of the DPAS ops, whose kind says how A is read and multiplied (InMemoryProducts)."""
+        read, multiply_adds = self.products(op).operations()
         size, count = len(rows), columns[0].count
 
         def step(bld, k, carried):
@@ -296,28 +271,6 @@ class VectorDpas(CpuDpas):
         carried = counted_loop(self.context.builder, count, [total for totals in sums for total in totals], step,
                                loop_hints(count))
         return [carried[j * size:(j + 1) * size] for j in range(len(columns))]
-
-    def chains_a_loop(self, chains: list) -> int:
-        """How many of `chains` (sharing A op by op) one loop of `in_memory_chains` carries. f32: one, its rows as
-        many as the CPU's sums allow, A[r][k] one broadcast load; other kinds: all, fewer rows, since each A[r][k]
-        read is a load and a conversion (f16: `vpbroadcastw` and `vcvtph2ps`) shared by every chain of the loop.
-        The tutorial GEMM with AVX2 code (Zen 4, 2048^3) ran f16 at 126 GFLOP/s with 1 row x 4 chains, 120 with 2 x
-        2 and 109 with 4 x 1; f32 at 134 with 4 x 1 against 125 with 1 x 4."""
-        return 1 if self.kind(chains[0][0]) == "f32" else len(chains)
-
-    def in_memory_products(self, op):
-        """How `in_memory_chains` takes A[r][k] from its address (`read(address)`) and adds A[r][k] * B[k] to its
-        rows' sums (`multiply_adds(a_k, sums, b_k)`): f32 as the multiply-adds of fma_mma, other kinds as the
-        builtin's emulation (dpas_emulation.widen, multiply_add), A's element loaded as its bits."""
-        b = self.context.builder
-        if self.kind(op) == "f32":
-            return (lambda at: self.mma_element(b.load(at), op.precision)), self.fma_step
-        mad = self.mad(op)
-        bits, mad_step = ir.IntType(mad.bits), multiply_add(b, mad)
-
-        def read(at):
-            return widen(b, b.load(b.bitcast(at, bits.as_pointer(at.type.addrspace))), mad.a)
-        return read, lambda a_k, sums, b_k: [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, sums)]
 
     def mad(self, op) -> X.DpasBuiltin:
         """The DPAS builtin of `op`, a kind the builtin's emulation computes."""
@@ -359,6 +312,89 @@ class VectorDpas(CpuDpas):
             packed = self.dpas_operand(self.context.values[b], b_type)
             columns[b] = widened_b(self.context.builder, mad, packed, self.context.lanes.private)
         return columns[b]
+
+
+class InMemoryProducts(Protocol):
+    """How VectorDpas's loops that read A in its memory (`in_memory_chains`) take and multiply a kind's operands:
+    `border_in_memory`, whether a border block of A is read in its memory too, each element tested
+    (in_place_a.Bounds), rather than in its lanes; `chains_a_loop`, how many of the chains that share A one loop
+    carries; `column`, a chain's Bs in one private array; `operations`, how a loop reads A[r][k] from its address
+    (`read(address)`) and adds A[r][k] * B[k] to its rows' sums (`multiply_adds(a_k, sums, b_k)`)."""
+    border_in_memory: bool
+
+    def chains_a_loop(self, chains: int) -> int: ...
+
+    def column(self, chain: list, columns: dict) -> PrivateBlock: ...
+
+    def operations(self) -> tuple: ...
+
+
+@dataclass(frozen=True)
+class FmaProducts:
+    """f32 x f32: the multiply-adds of fma_mma. A border block's stay in lanes: they build faster than the tested
+    loops (the tests' f32 GEMM with the reducing epilogue: 2.7-2.9 s against 2.9-3.0)."""
+    dpas: VectorDpas
+    precision: str
+    border_in_memory: ClassVar[bool] = False
+
+    def chains_a_loop(self, chains: int) -> int:
+        """One, its rows as many as the CPU's sums allow, A[r][k] one broadcast load: the tutorial GEMM with AVX2
+        code (Zen 4, 2048^3) ran at 134 GFLOP/s with 4 rows x 1 chain against 125 with 1 x 4."""
+        return 1
+
+    def column(self, chain: list, columns: dict) -> PrivateBlock:
+        """The chain's Bs' components one after another, each op's part kept in `columns` by (B, precision), as
+        CpuDpas.fma_column keeps them."""
+        b, lanes, values = self.dpas.context.builder, self.dpas.context.lanes, self.dpas.context.values
+        parts = [self.dpas.mma_elements(values[op.operands[1]], self.precision) for op in chain]
+        column = PrivateBlock(lanes.private(ir.ArrayType(parts[0][0].type, sum(map(len, parts)))))
+        start = 0
+        for op, elements in zip(chain, parts):
+            for i, element in enumerate(elements):
+                b.store(element, column.slot(b, start + i))
+            columns.setdefault((op.operands[1], self.precision), column.part(b, start, len(elements)))
+            start += len(elements)
+        return column
+
+    def operations(self) -> tuple:
+        b = self.dpas.context.builder
+        return (lambda at: self.dpas.mma_element(b.load(at), self.precision)), self.dpas.fma_step
+
+
+@dataclass(frozen=True)
+class EmulatedProducts:
+    """The kinds the DPAS builtin's emulation computes (`mad`: f16, bf16, 8-bit, tf32): A's element loaded as its
+    bits and widened (dpas_emulation.widen), the emulation's multiply-add (dpas_emulation.multiply_add). A border
+    block is read in its memory too: its loops in lanes were a third of a GEMM's driver build (the tests' f16 GEMM
+    of 64x64 pieces a subgroup with AVX2 code: 3.2 s against 2.4)."""
+    dpas: VectorDpas
+    mad: X.DpasBuiltin
+    border_in_memory: ClassVar[bool] = True
+
+    def chains_a_loop(self, chains: int) -> int:
+        """All of them, on fewer rows: each A[r][k] read is a load and a conversion (f16: `vpbroadcastw` and
+        `vcvtph2ps`) that every chain of the loop shares. The tutorial GEMM with AVX2 code (Zen 4, 2048^3) ran f16
+        at 126 GFLOP/s with 1 row x 4 chains, 120 with 2 x 2 and 109 with 4 x 1."""
+        return chains
+
+    def column(self, chain: list, columns: dict) -> PrivateBlock:
+        """The chain's Bs widened (dpas_emulation.widened_chain), each op's K elements its B's column for
+        VectorDpas.b_column, kept in `columns` by B."""
+        b, mad, dpas = self.dpas.context.builder, self.mad, self.dpas
+        column = PrivateBlock(widened_chain(b, mad, [dpas.dpas_operand(dpas.context.values[op.operands[1]],
+                                                                      mad.signature.args[1]) for op in chain],
+                                            dpas.context.lanes.private))
+        for i, op in enumerate(chain):
+            columns.setdefault(op.operands[1], column.part(b, i * mad.k, mad.k).pointer)
+        return column
+
+    def operations(self) -> tuple:
+        b, mad = self.dpas.context.builder, self.mad
+        bits, mad_step = ir.IntType(mad.bits), multiply_add(b, mad)
+
+        def read(at):
+            return widen(b, b.load(b.bitcast(at, bits.as_pointer(at.type.addrspace))), mad.a)
+        return read, lambda a_k, sums, b_k: [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, sums)]
 
 
 def chain_groups(run: list) -> list[list[list]] | None:
