@@ -365,7 +365,7 @@ class FmaProducts:
 class EmulatedProducts:
     """The kinds the DPAS builtin's emulation computes (`mad`: f16, bf16, 8-bit, tf32): A's element loaded as its
     bits and widened (dpas_emulation.widen), the emulation's multiply-add (dpas_emulation.multiply_add). A border
-    block is read in its memory too: its loops in lanes were a third of a GEMM's driver build (the tests' f16 GEMM
+    block is read in its memory too: its loops in lanes were a quarter of a GEMM's driver build (the tests' f16 GEMM
     of 64x64 pieces a subgroup with AVX2 code: 3.2 s against 2.4)."""
     dpas: VectorDpas
     mad: X.DpasBuiltin
