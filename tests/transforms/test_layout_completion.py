@@ -5,7 +5,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import AVX512, built_for_cpu, rand
+from conftest import AVX2, AVX512, built_for_cpu, rand
 from spirv_tools import cpu_queue
 from conftest import tutorial
 from test_passes import gemm, run_func
@@ -19,7 +19,7 @@ from xetile_jit.target.targets import get_target
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.core import walk
 from xetile_jit.ir.printer import print_func
-from xetile_jit.ir.xetile_ops import ConvertLayoutOp
+from xetile_jit.ir.xetile_ops import ConvertLayoutOp, StoreTileOp
 
 
 SMALL = dict(BM=64, BN=64, BK=32, sg_layout=[2, 2], sg_data=[32, 32])
@@ -80,6 +80,27 @@ def test_cpu_target_loads_dpas_blocks(rng):
     a, b, c, k = small_args(rng)
     loads = block_loads(gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="cpu").asm["llir"])
     assert Counter(loads) == Counter({"d16_1x16x8nn": 8, "d16_1x16x16nt": 4})
+
+
+@pytest.mark.parametrize("cpu", [AVX2, AVX512, None], ids=["avx2", "avx512", "xe-hpc"])
+def test_a_tile_only_stored_takes_its_values_blocks(rng, monkeypatch, cpu):
+    """A tile_mma result stored as f16 goes out in its DPAS C blocks [8, 16], 8 stores a subgroup's 32x32 piece:
+    with AVX2 too, where an f16 value loaded or stored in the `cpu` target's rolled block loops takes blocks of one
+    row (Target.one_row_rolled_blocks), which made it 64 one-row stores and the shuffles that regroup the blocks."""
+    target = "xe-hpc" if cpu is None else "cpu"
+    if cpu is not None:
+        built_for_cpu(monkeypatch, gemm, cpu)
+    a, b, _, k = small_args(rng)
+    c = np.zeros((128, 128), np.float16)
+    levels = lower(gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target="numpy").func, "xegpu-simt",
+                   target)
+    (store,) = [op for op in walk(levels["xetile-layouts"].body) if isinstance(op, StoreTileOp)]
+    assert not isinstance(store.operands[0].owner, ConvertLayoutOp)
+    stores = [line for line in print_func(levels["xegpu-simt"]).splitlines() if "xegpu.store_nd" in line]
+    assert len(stores) == 8 and all("tensor_desc<8x16xf16" in line for line in stores)
+    (result,) = run_func(levels["xegpu-sg"], (2, 2), (a, b, c, 128, 128, k))[2:3]
+    np.testing.assert_allclose(result.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32), rtol=2e-3,
+                               atol=2e-3)
 
 
 @pytest.mark.parametrize("target, one_load, fmas", [("cpu", False, 16 * 8), ("xe-emulated", False, 16 * 8),

@@ -12,11 +12,14 @@ element-wise operands, loop-carried values: layout propagation's classes) share 
 - otherwise a class that is a tile_mma operand takes the DPAS operand block (A [M, K], B [K, N]) where the
   target allows it (loads included), and every other class the target's default block of its piece
   (Target.value_block); a class of tiles only prefetched, the largest 2D prefetch message that tiles its piece
-  (prefetch_message: the cooperative prefetch layouts of layout propagation make that piece one message). A
-  row-major operand tile that is only loaded and fed to tile_mma (no other use of the
-  loaded value) takes instead the largest 2D block load message its piece covers (BlockIO.load_shapes: up to
-  32 rows, DPAS blocks side by side up to 64 bytes, VNNI for 16-bit B; e.g. f16 A 32x32 in one message of two
-  32x16 blocks) whose lanes the ABI allows (Target.inst_rule), on targets that ask for them (Target.largest_loads);
+  (prefetch_message: the cooperative prefetch layouts of layout propagation make that piece one message); a class
+  of tiles only stored, the blocks of the values it stores where they share one and the target stores it (the
+  values go out as they are: a tile_mma result stored as f16 keeps its DPAS C blocks where the `cpu` target's
+  default for f16 is one row, Target.one_row_rolled_blocks). A row-major operand tile that is only loaded and
+  fed to tile_mma (no other use of the loaded value) takes instead the largest 2D block load message its piece
+  covers (BlockIO.load_shapes: up to 32 rows, DPAS blocks side by side up to 64 bytes, VNNI for 16-bit B; e.g. f16
+  A 32x32 in one message of two 32x16 blocks) whose lanes the ABI allows (Target.inst_rule), on targets that ask
+  for them (Target.largest_loads);
 - a class that is a tile_mma operand and only regrouped keeps the DPAS block's lane fields, repeated over its
   wider blocks (ir/simt_ops.py column groups: the lane layout of an array-of-blocks load), so each DPAS block
   is a run of a lane's components, taken with no data movement;
@@ -65,6 +68,7 @@ class LayoutClass:
     mma_precision: str = "ieee"  # that tile_mma's input_precision (tf32 has its own DPAS blocks)
     transposed: "LayoutClass | None" = None  # the class its loaded value is only transposed into
     transposed_from: "LayoutClass | None" = None  # the loads whose transposes (folded into them) give this class
+    stored: list["LayoutClass"] = dataclasses.field(default_factory=list)  # the classes of the values it stores
 
     @property
     def layout(self) -> Layout:
@@ -97,6 +101,8 @@ class LayoutCompletion:
                 source.transposed = result
                 if folded(only_transpose(op)):
                     result.transposed_from = source
+            if isinstance(op, X.StoreTileOp):
+                self.find(op.operands[1]).stored.append(self.find(op.operands[0]))
         for group in self.classes.values():
             self.complete(group)
         for op in ops:
@@ -157,10 +163,25 @@ class LayoutCompletion:
         if block is not None and divides(block, piece) and self.target.inst_rule(group.kinds, block, dtype) is None:
             largest = self.only_regrouped(group) and self.target.largest_loads
             return self.load_message(group, piece, block, dtype) if largest else block
+        if (inst := self.stored_blocks(group, piece, dtype)) is not None:
+            return inst
         if group.kinds == {"prefetch"}:  # a tile only prefetched: its piece in the fewest messages
             return prefetch_message(piece, dtype, self.target) or self.target.value_block(piece)
         moved = {v.type.dtype.bits for v in group.values if isinstance(v.type, TileType)}  # by block loads, stores
         return self.target.value_block(piece, moved)
+
+    def stored_blocks(self, group: LayoutClass, piece, dtype) -> tuple[int, int] | None:
+        """The blocks of the values a class of tiles only stored stores, where they share one block and the piece,
+        and the target stores that block: the values go out as they are, with no regrouping (with AVX2 code a
+        tile_mma result stored as f16 took one-row blocks, `Target.one_row_rolled_blocks`: tutorial 6's output
+        was 64 shuffles and 64 one-row stores)."""
+        if group.kinds != {"store"} or any(value.layout.sg_data != piece for value in group.stored):
+            return None
+        insts = {self.inst_of(value) for value in group.stored}
+        if len(insts) != 1:
+            return None
+        inst = insts.pop()
+        return inst if self.target.inst_rule(group.kinds, inst, dtype) is None else None
 
     def inst_of(self, group: LayoutClass) -> tuple[int, int]:
         """The instruction block `group` has or will have."""
