@@ -69,14 +69,24 @@ def attention_kernel(q, k, v, o, seq, scale, causal, BM: xetile.constexpr,
     xetile.store_tile(xetile.init_tile(o, [b, h, m, 0], [BM, D]), acc / xetile.tile_broadcast(l_i, [1], [BM, D]))
 
 
-def attention(q, k, v, causal: bool = False, bm: int = 32, bn: int = 32, device=None,
+def attention(q, k, v, causal: bool = False, bm: int = 32, bn: int | None = None, device=None,
               fast_math: bool = False) -> np.ndarray:
-    """softmax(q k^T / sqrt(head_dim)) v per (batch, head), f16 in and out; q, k, v are (batch, heads, seq, dim)."""
+    """softmax(q k^T / sqrt(head_dim)) v per (batch, head), f16 in and out; q, k, v are (batch, heads, seq, dim).
+    `bn`, the keys a step: by default the target's (key_block)."""
     batch, heads, seq, _ = q.shape
     o = np.zeros_like(q)
+    bn = bn or key_block(xetile.default_target(device, (q,)))
     args, options = launch_arguments(q, k, v, o, causal, bm, bn, fast_math)
     attention_kernel[(xetile.cdiv(seq, bm), heads, batch)](*args, **options, device=device)
     return o
+
+
+def key_block(target: str) -> int:
+    """The keys a step on `target`. 32 on a GPU: Intel's compiler gives the head-dim-128 main loop 599 instructions
+    besides its 32 DPAS for 32 keys, 476 besides 16 DPAS for 16 keys, so 16 would cost 1.6x the instructions a key.
+    16 on the CPU targets: there attention ran 1.1-1.3x as fast with 16 (head dims 64 and 128, causal and not) and
+    the head-dim-128 kernel's driver build took about a second less (docs/performance.md "On the AVX2 EPYC")."""
+    return 16 if target in ("cpu", "xe-emulated") else 32
 
 
 def launch_arguments(q, k, v, o, causal: bool, bm: int, bn: int, fast_math: bool = False) -> tuple[tuple, dict]:

@@ -4,6 +4,7 @@ import pytest
 
 from conftest import assert_close
 from conftest import tutorial
+from spirv_tools import cpu_queue
 from xetile_jit import Layout
 
 
@@ -55,6 +56,20 @@ def test_attention_tutorial_in_the_interpreter(shape, causal):
     q, k, v = t.inputs(*shape)
     o = t.attention(q, k, v, causal, device="numpy")
     assert_close(o, t.reference(q, k, v, causal), np.float16, scale=4)
+
+
+def test_attention_tutorial_takes_its_targets_key_blocks(monkeypatch):
+    """By default 16 keys a step on the CPU targets (faster there, a shorter driver build: key_block), 32 on GPU
+    targets and in the interpreter; on opencl:cpu, causal over 77 keys (not a multiple of 16), numpy's numbers."""
+    cpu_queue()
+    t = tutorial("06-fused-attention")
+    assert [t.key_block(target) for target in ("cpu", "xe-emulated", "xe-hpc", "xe2", "numpy")] == [16, 16, 32, 32, 32]
+    launched, launch_arguments = [], t.launch_arguments
+    monkeypatch.setattr(t, "launch_arguments", lambda *args: launched.append(args[6]) or launch_arguments(*args))
+    q, k, v = t.inputs(1, 2, 77, 64)
+    o = t.attention(q, k, v, True, device="opencl:cpu")
+    assert launched == [16]
+    assert_close(o, t.reference(q, k, v, True), np.float16, scale=4)
 
 
 @pytest.fixture(scope="module")
