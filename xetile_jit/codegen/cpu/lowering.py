@@ -237,12 +237,13 @@ class VectorDpas(CpuDpas):
             first = chains[0][0]
             bounds = in_place.bounds(b, first.operands[0].owner) if tested else None
             sums = [lanes.elements(self.accumulator(chain[0], results)) for chain in chains]
-            per_loop = self.products(first).chains_a_loop(len(chains))
+            products = self.products(first)
+            per_loop = products.chains_a_loop(len(chains))
             budget = len(rows) * per_loop if tested else self.loops().sums
             for group in row_groups(len(rows), per_loop, budget):
                 for start in range(0, len(chains), per_loop):
                     part = slice(start, start + per_loop)
-                    looped = self.in_memory_loop(first, [rows[r] for r in group], stride, columns[part],
+                    looped = self.in_memory_loop(products, [rows[r] for r in group], stride, columns[part],
                                                  [totals[group.start:group.stop] for totals in sums[part]],
                                                  None if bounds is None else bounds.of_rows(group))
                     for totals, carried in zip(sums[part], looped):
@@ -253,13 +254,14 @@ class VectorDpas(CpuDpas):
                 results[chain[-1].result] = value
         return results
 
-    def in_memory_loop(self, op, rows: list[ir.Value], stride: ir.Value, columns: list[PrivateBlock],
-                       sums: list[list[ir.Value]], bounds: Bounds | None = None) -> list[list[ir.Value]]:
+    def in_memory_loop(self, products: InMemoryProducts, rows: list[ir.Value], stride: ir.Value,
+                       columns: list[PrivateBlock], sums: list[list[ir.Value]],
+                       bounds: Bounds | None = None) -> list[list[ir.Value]]:
         """One loop over k adding A[r][k] * B[k] to `sums` (a list for each B column of `columns`, a sum for each
         row of `rows`: the address of its A[r][0], its k-th element `stride` elements on), each A[r][k] read once
-        for every column, where inside the array by `bounds` (the rows') when given; the sums after it. `op`: one
-        of the DPAS ops, whose kind says how A is read and multiplied (InMemoryProducts)."""
-        read, multiply_adds = self.products(op).operations()
+        for every column, where inside the array by `bounds` (the rows') when given; the sums after it. `products`:
+        how the DPAS ops' kind reads and multiplies A (VectorDpas.products)."""
+        read, multiply_adds = products.operations()
         size, count = len(rows), columns[0].count
 
         def step(bld, k, carried):
