@@ -98,7 +98,7 @@ def test_a_tile_only_stored_takes_its_values_blocks(rng, monkeypatch, cpu):
     assert not isinstance(store.operands[0].owner, ConvertLayoutOp)
     stores = [line for line in print_func(levels["xegpu-simt"]).splitlines() if "xegpu.store_nd" in line]
     assert len(stores) == 8 and all("tensor_desc<8x16xf16" in line for line in stores)
-    (result,) = run_func(levels["xegpu-sg"], (2, 2), (a, b, c, 128, 128, k))[2:3]
+    _, _, result = run_func(levels["xegpu-sg"], (2, 2), (a, b, c, 128, 128, k))
     np.testing.assert_allclose(result.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32), rtol=2e-3,
                                atol=2e-3)
 
