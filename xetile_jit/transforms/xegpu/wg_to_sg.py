@@ -63,6 +63,9 @@ class WgToSg(PiecewiseConversion):
         self.distributions: dict = {}
         self.scratch_buffers: dict = {}  # dtype -> the SlmAllocOp of the exchanges' scratch buffer (scratch)
         self.used = {v for op in walk(func.body) for v in op.operands}
+        # the ops a loop may run again: an SLM buffer of their own is rewritten by the next iteration
+        self.repeated = {nested for op in walk(func.body) if isinstance(op, (C.ForOp, C.WhileOp))
+                         for region in op.regions for nested in walk(region.block)}
 
     def run(self) -> FuncOp:
         super().run()
@@ -210,7 +213,7 @@ class WgToSg(PiecewiseConversion):
             return self.set(op.result, [])
         self.emit(C.BarrierOp)
         olds = [self.slm_load(slm, offsets, dist.shape, value_type.dtype) for offsets in dist.offsets]
-        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
+        self.buffer_read(op)
         self.set(op.result, olds)
 
     @converts(DevicePrintOp)
@@ -232,6 +235,13 @@ class WgToSg(PiecewiseConversion):
         self.emit(C.IfOp, self.owner(dist), [], then_block, else_block)
 
     # ---- shared local memory ---------------------------------------------------------------------
+    def buffer_read(self, op) -> None:
+        """After the loads from the SLM buffer of `op`'s own: a barrier where a loop may run `op` again, whose
+        stores would rewrite what another subgroup has yet to load. Elsewhere nothing writes that buffer again, so
+        a barrier there orders nothing and only makes every subgroup wait for the slowest."""
+        if op in self.repeated:
+            self.emit(C.BarrierOp)
+
     def slm(self, dtype, shape) -> Value:
         return self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=tuple(shape))).result
 
@@ -302,7 +312,7 @@ class WgToSg(PiecewiseConversion):
             partials = self.slm_load(slm, at, shape, wide, self.row_per_lane(shape, op.dims))
             total = self.emit(G.MultiReductionOp, op.kind, partials, op.dims).result
             results.append(self.float_cast(total, op.result.type.dtype))
-        self.emit(C.BarrierOp)  # the buffer is rewritten if this runs again (in a loop)
+        self.buffer_read(op)
         self.set(op.result, results)
 
     def row_per_lane(self, shape, dims) -> Layout | None:

@@ -1,0 +1,54 @@
+// RUN: wg-to-sg
+// The row sum of wg_to_sg_row_reduction.mlir in a loop: the next iteration stores into the reduction's SLM
+// buffer again, so a barrier follows the loads (another subgroup may still be reading its partials).
+func.func @row_sums(%x: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, strided<[?, 1]>>, %n: i32) {
+  %i0 = arith.constant 0 : i32
+  %i1 = arith.constant 1 : i32
+  scf.for %i = %i0 to %n step %i1 : i32 {
+    %0 = arith.constant 0 : index
+    %1 = xegpu.create_nd_tdesc %x[%0, %0] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<32x64xf32, #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16], inst_data = [8, 16]>>
+    %2 = xegpu.load_nd %1 {layout = #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16], inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<32x64xf32, #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16], inst_data = [8, 16]>> -> vector<32x64xf32>
+    %3 = vector.multi_reduction <add> %2 [1] {layout = #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 1], inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>} : vector<32x64xf32> into vector<32x1xf32>
+    %4 = vector.broadcast %3 [1] {layout = #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16], inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<32x1xf32> into vector<32x64xf32>
+    %5 = xegpu.create_nd_tdesc %y[%0, %0] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<32x64xf32, #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16], inst_data = [8, 16]>>
+    %6 = arith.subf %2, %4 {layout = #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16], inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<32x64xf32>
+    xegpu.store_nd %6, %5 : vector<32x64xf32>, !xegpu.tensor_desc<32x64xf32, #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16], inst_data = [8, 16]>>
+    scf.yield
+  }
+  func.return
+}
+// -----
+func.func @row_sums(%x: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, strided<[?, 1]>>, %n: i32) attributes {num_subgroups = 8} {
+  %0 = gpu.subgroup_id : index
+  %1 = arith.constant 4 : index
+  %2 = arith.divsi %0, %1 : index
+  %3 = arith.remsi %0, %1 : index
+  %4 = arith.constant 16 : index
+  %5 = arith.muli %2, %4 : index
+  %6 = arith.muli %3, %4 : index
+  %7 = memref.alloc() {layout_conversion} : memref<32x4xf32, slm>
+  %8 = arith.constant 1 : index
+  %9 = arith.muli %3, %8 : index
+  %10 = arith.constant 0 : index
+  %11 = arith.constant 0 : i32
+  %12 = arith.constant 1 : i32
+  scf.for %i = %11 to %n step %12 : i32 {
+    %13 = arith.constant 0 : index
+    %14 = xegpu.create_nd_tdesc %x[%5, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>>
+    %15 = xegpu.load_nd %14 {layout = #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>> -> vector<16x16xf32>
+    %16 = vector.multi_reduction <add> %15 [1] {layout = #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>} : vector<16x16xf32> into vector<16x1xf32>
+    %17 = xegpu.create_nd_tdesc %7[%5, %3] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
+    xegpu.store_nd %16, %17 : vector<16x1xf32>, !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
+    gpu.barrier
+    %18 = xegpu.create_nd_tdesc %7[%5, %10] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>>
+    %19 = xegpu.load_nd %18 {layout = #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>} : !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>> -> vector<16x4xf32>
+    %20 = vector.multi_reduction <add> %19 [1] {layout = #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>} : vector<16x4xf32> into vector<16x1xf32>
+    gpu.barrier
+    %21 = vector.broadcast %20 [1] {layout = #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<16x1xf32> into vector<16x16xf32>
+    %22 = xegpu.create_nd_tdesc %y[%5, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>>
+    %23 = arith.subf %15, %21 {layout = #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<16x16xf32>
+    xegpu.store_nd %23, %22 : vector<16x16xf32>, !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>>
+    scf.yield
+  }
+  func.return
+}
