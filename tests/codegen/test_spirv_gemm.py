@@ -3,6 +3,7 @@ order=[0, 1], tile_transpose, element-wise pre/post ops, tile_reduce + tile_broa
 workgroup tiles sg_layout [8, 4] / sg_data [32, 64] and [2, 2] / [64, 64]; random shapes and layouts through
 every IR level and SPIR-V; the compile caches; USM arrays used in place."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -128,6 +129,20 @@ def test_gemm_with_row_reductions_and_atomics(rng, dtype, b_kind, tile):
     """The rows are split between subgroups: each reduces its part, and only the partial results go through
     SLM (a whole 256x256 f32 tile would need 256 KiB of it)."""
     check_gemm(rng, dtype, b_kind, *SUBGROUP_TILES[tile], reduce=True)
+
+
+def test_reduction_epilogue_broadcasts_its_rows_and_waits_twice(rng):
+    """The 8x4 tile's epilogue on `cpu`: the row maxima come back to the C layout as OpGroupBroadcast from one lane
+    a row (the DPAS emulation's 64 and 32 of them), no lane-indexed shuffle; and one barrier a reduction, between
+    its partial sums' store and load (its SLM buffer is its own and nothing rewrites it). The numbers are
+    test_gemm_with_row_reductions_and_atomics's."""
+    sg_layout, sg_data = SUBGROUP_TILES["8x4"]
+    args, _ = make_args(rng, 293, 227, 80, np.float16, "rows")
+    llir = gemm.warmup(*args, BM=256, BN=256, BK=32, B_COLUMN_MAJOR="rows", SCALE_A=True, sg_layout=sg_layout,
+                       sg_data=sg_data, target="cpu").asm["llir"]
+    calls = {name: len(re.findall(f'call [^@]*@"{name}"\\(', llir)) for name in (BROADCAST, SHUFFLE,
+                                                                               "__spirv_ControlBarrier")}
+    assert calls == {BROADCAST: 96, SHUFFLE: 0, "__spirv_ControlBarrier": 2}
 
 
 @xetile.kernel

@@ -15,7 +15,7 @@ import pytest
 
 import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
-from xetile_jit.codegen.llvm.lowering import exchange_rounds, unrolled_shuffles
+from xetile_jit.codegen.llvm.lowering import OWN, SHUFFLED, exchange_rounds, row_moves, unrolled_moves
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.target.targets import TARGETS
 from conftest import AVX2, AVX512, assert_close, built_for_cpu, rand, subprocess_env
@@ -105,9 +105,30 @@ def test_exchange_rounds_move_what_the_tables_name(rng, tables):
     rounds = exchange_rounds(source_lanes, components, lanes)
     np.testing.assert_array_equal(in_rounds(pools, rounds, count), gathered(pools, source_lanes, components))
     if tables == "transpose":
-        assert (len(rounds), unrolled_shuffles(source_lanes, components)) == (8, 64)
+        assert (len(rounds), unrolled_moves(source_lanes, components)) == (8, 64)
     if tables == "broadcast":  # every lane reads lane 0's component c: one round a component
         assert len(rounds) == count
+
+
+def test_a_lane_gather_row_moves_only_what_changes_lanes():
+    """A row's source components: those every lane takes from itself need no move, those all its readers take
+    from one lane a broadcast, the rest a shuffle; the rounds' rule counts the moves."""
+    lanes = np.arange(16)
+    mixed = (np.where(lanes < 8, lanes, lanes - 8), np.where(lanes < 8, 0, 1))  # t 1: lanes 8-15 read lanes 0-7
+    shift = (np.where(lanes < 5, lanes, 3), np.where(lanes < 5, 2, 4))  # t 4: every reader reads lane 3
+    assert row_moves(*mixed) == [(0, OWN), (1, SHUFFLED)]
+    assert row_moves(*shift) == [(2, OWN), (4, 3)]
+    assert unrolled_moves(np.array([mixed[0], shift[0]]), np.array([mixed[1], shift[1]])) == 2
+
+
+def test_a_misaligned_flip_shuffles_only_between_lanes():
+    """flip of 13x37 columns on `cpu` (one subgroup, 8x16 blocks): the flipped blocks are realigned by 5 columns,
+    rows whose lanes mostly keep their own components; 241 shuffles (one the builtin's declaration) where each
+    component of a row took one, 361. The numbers are test_value_shape_ops'."""
+    from test_value_shape_ops import CASES as SHAPE_CASES
+    kern, args, kwargs, *_ = SHAPE_CASES["flip-cols-13x37"](np.random.default_rng(0))
+    llir = kern.warmup(*args, **kwargs, target="cpu").asm["llir"]
+    assert llir.count('SubgroupShuffleINTEL"(') == 241
 
 
 @xetile.kernel
