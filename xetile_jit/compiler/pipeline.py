@@ -29,6 +29,7 @@ from ..transforms.xegpu.barriers import (check_divergent_barriers, check_named_b
                                          insert_barriers)
 from ..transforms.xegpu.blocking import block
 from ..transforms.xegpu.lane_distribution import distribute_lanes
+from ..transforms.xegpu.lane_gather_folding import fold_lane_gathers
 from ..transforms.xegpu.wg_to_sg import wg_to_sg
 from ..transforms.xetile.float8_mma import upconvert_float8_mma
 from ..transforms.xetile.layout_completion import complete_layouts
@@ -83,7 +84,7 @@ def xegpu_blocked(func: FuncOp, target: Target, options: StageOptions) -> FuncOp
 
 
 def xegpu_simt(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
-    return distribute_lanes(func, target)
+    return fold_lane_gathers(distribute_lanes(func, target))
 
 
 STAGES = [("xetile-layouts", xetile_layouts), ("xegpu-wg", xegpu_workgroup), ("xegpu-sg", xegpu_subgroup),

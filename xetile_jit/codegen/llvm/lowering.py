@@ -59,6 +59,7 @@ from llvmlite import ir
 
 from ...ir import xegpu_ops as G
 from ...ir import xegpu_scatter_ops as GS
+from ...ir.simt_ops import OWN, SHUFFLED, row_moves
 from ...ir.core import FuncOp
 from ...ir.elementwise import BINARY, REDUCE_KINDS
 from ..xe import builtins as X
@@ -312,7 +313,7 @@ class XeGPULowering(LLVMLowering):
         # test_store_through_order01_tile_into_column_major_output); bools keep the unrolled form
         if self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1):
             rounds = exchange_rounds(op.source_lanes, op.components, self.lanes.size)
-            if 2 * len(rounds) <= unrolled_moves(op.source_lanes, op.components):
+            if 2 * len(rounds) <= op.moves():
                 return self.gather_in_rounds(pool, rounds, len(op.source_lanes))
         lane = self.lanes.lane_id()
         results = []
@@ -354,33 +355,6 @@ class XeGPULowering(LLVMLowering):
 
     def table(self, row) -> ir.Constant:
         return ir.Constant(ir.VectorType(I32, len(row)), [ir.Constant(I32, int(v)) for v in row])
-
-
-OWN, SHUFFLED = -1, -2  # row_moves' sources besides a lane number
-
-
-def row_moves(source_lanes: np.ndarray, components: np.ndarray) -> list[tuple[int, int]]:
-    """How a lane_gather row brings each source component t some lane reads: (t, OWN) where every lane wanting t
-    reads its own, (t, lane) where they all read it from that one lane (a broadcast, which the OpenCL CPU compiler
-    makes an extract and a splat: a row's maxima back from their lanes took 2,000 fewer instructions than as
-    shuffles), else (t, SHUFFLED)."""
-    moves = []
-    for t in sorted(set(components.tolist())):
-        wanting = np.flatnonzero(components == t)
-        sources = source_lanes[wanting]
-        if (sources == wanting).all():
-            moves.append((t, OWN))
-        elif (sources == sources[0]).all():
-            moves.append((t, int(sources[0])))
-        else:
-            moves.append((t, SHUFFLED))
-    return moves
-
-
-def unrolled_moves(source_lanes: np.ndarray, components: np.ndarray) -> int:
-    """The moves between lanes (shuffles and broadcasts) of a lane_gather unrolled."""
-    return sum(source != OWN for lanes_row, row in zip(source_lanes, components)
-               for _, source in row_moves(lanes_row, row))
 
 
 def exchange_rounds(source_lanes: np.ndarray, components: np.ndarray, lanes: int) -> list[tuple]:
