@@ -265,6 +265,39 @@ def test_the_cpu_target_keeps_rows_whole(rng, target, shape, sg_layout, sg_data)
     assert_softmax_layout(rng, target, shape, sg_layout, sg_data)
 
 
+@xetile.kernel
+def column_ops(x, sums, scanned, BM: xetile.constexpr, BN: xetile.constexpr, ROWS_TOO: xetile.constexpr):
+    """Column sums and a running max down the columns (with ROWS_TOO, row sums as well)."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(sums, [0, 0], [1, BN]), xetile.tile_reduce("add", v, [0]))
+    scan = xetile.associative_scan(v, 0, xetile.maximum)
+    if ROWS_TOO:
+        scan = scan + xetile.tile_broadcast(xetile.tile_reduce("add", v, [1]), [1], [BM, BN])
+    xetile.store_tile(xetile.init_tile(scanned, [0, 0], [BM, BN]), scan)
+
+
+@pytest.mark.parametrize("target, shape, rows_too, sg_layout, sg_data", [
+    ("cpu", (16, 64), False, [1, 4], [16, 16]),  # 4 KiB: 4 subgroups, each 16 whole columns
+    ("cpu", (32, 256), False, [1, 16], [32, 16]),  # 32 KiB: 32 subgroups would hold 8 columns each, so 16
+    ("xe-hpc", (16, 64), False, [1, 4], [16, 16]),
+    ("xe-hpc", (16, 64), True, [4, 1], [4, 64])])  # row sums too: rows first, as for every other kernel
+def test_a_kernel_that_works_down_its_columns_splits_them(rng, target, shape, rows_too, sg_layout, sg_data):
+    """A kernel without anchors whose reductions and scans all go down the columns takes subgroups of whole columns,
+    at least a block wide, so they move no data between subgroups: no barrier at the subgroup level (rows split
+    over 4 subgroups took 8 for the column sum and the scan's strides). The numbers are numpy's."""
+    x = rand(rng, shape, np.float32)
+    sums, scanned = np.zeros((1, shape[1]), np.float32), np.zeros_like(x)
+    levels = lower(column_ops.warmup(x, sums, scanned, BM=shape[0], BN=shape[1], ROWS_TOO=rows_too,
+                                     target="numpy").func, "xegpu-sg", target)
+    loads = lines_with(print_func(levels["xetile-layouts"]), "xetile.load_tile")
+    assert loads and all(f"wg = {wg(sg_layout, sg_data)}" in line for line in loads)
+    assert ("gpu.barrier" in print_func(levels["xegpu-sg"])) == rows_too
+    interpreter.run_ir(levels["xegpu-sg"], (1, 1, 1), [x, sums, scanned])
+    expected = np.maximum.accumulate(x, 0) + (x.sum(1, keepdims=True) if rows_too else 0)
+    assert_close(sums, x.sum(0, keepdims=True), np.float32, scale=shape[0])
+    assert_close(scanned, expected, np.float32, scale=shape[1])
+
+
 def assert_softmax_layout(rng, target: str, shape, sg_layout, sg_data, dtype=np.float32, inst=None) -> None:
     """A softmax of one `shape` tile of `dtype` takes the default layout `sg_layout` x `sg_data` (in blocks `inst`
     where given) on `target`, and its subgroup-level IR computes softmax."""

@@ -25,16 +25,17 @@ Implements the XeGPU RFC's "layout propagation rules" at the XeTile level:
   layout the use wants (`adopt_equivalent_layouts`).
   Propagation decides sg_layout, sg_data and order; layout completion (transforms/xetile/layout_completion.py) then adds
   inst_data and the lane fields for the target.
-Values no rule reaches get the default layout (`default_layout`) for the kernel's subgroup count S: rows split
-over the subgroups first, so that a reduction along rows stays inside each subgroup, columns over the subgroups
-the rows cannot take. S is prod(sg_layout) of the anchors; without any, the launch's `num_subgroups`, or else
-`default_subgroup_count`: enough subgroups that the kernel's largest value takes at most
-Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size / subgroup size),
-halved while that value would not split exactly; where the target keeps rows whole (Target.whole_row_bytes), at
-most its rows unless that takes more than whole_row_bytes a subgroup, and one row a subgroup where the target
-says so (Target.one_row_a_subgroup) and no layout gives blocks; for a kernel with a tile_mma, its largest result's
-count, halved until each piece is whole DPAS blocks (1 when the kernel also reduces). The layout is the contract:
-wg-to-sg and the later passes read S from it.
+Values no rule reaches get the default layout (`default_layout`) for the kernel's subgroup count S: rows split over
+the subgroups first, so that a reduction along rows stays inside each subgroup, columns over the subgroups the rows
+cannot take; in a kernel whose ops along one dim all go down the columns (`along_columns`), the columns split, each
+subgroup's piece at least a subgroup's lanes wide (`columns_first`). S is prod(sg_layout) of the anchors; without
+any, the launch's `num_subgroups`, or else `default_subgroup_count`: enough subgroups that the kernel's largest
+value takes at most Target.subgroup_value_bytes of each (a power of two, at most the target's max workgroup size /
+subgroup size), halved while that value would not split exactly; where the target keeps rows whole
+(Target.whole_row_bytes), at most its rows unless that takes more than whole_row_bytes a subgroup, and one row a
+subgroup where the target says so (Target.one_row_a_subgroup) and no layout gives blocks; for a kernel with a
+tile_mma, its largest result's count, halved until each piece is whole DPAS blocks (1 when the kernel also reduces).
+The layout is the contract: wg-to-sg and the later passes read S from it.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ from ...ir.combine_ops import CombineOp
 from ...ir.analysis import UnionFind, carried_groups
 from ...ir.attrs import Layout
 from ...ir.core import FuncOp, Operation, Value, walk
-from ...ir.shape_ops import RollOp
+from ...ir.shape_ops import FlipOp, RollOp
 from ...ir.types import ROW_MAJOR, TileType, VectorType
 from ...target.code_budget import type_bytes
 from ...target.targets import Target
@@ -93,6 +94,30 @@ def default_layout(shape, subgroups: int) -> Layout:
     return Layout((1, subgroups), (rows, cols // across))
 
 
+def along_columns(ops: list[Operation]) -> bool:
+    """Whether the kernel's ops along one dim of a 2-D value (tile_reduce, xetile.reduce/scan, roll, flip) all go
+    down the columns (dim 0): its default layout then splits the columns (`columns_first`), so that each subgroup
+    holds whole columns and none of these ops moves data between subgroups."""
+    dims = set()
+    for op in ops:
+        if isinstance(op, X.TileReduceOp) and len(op.operands[0].type.shape) == 2:
+            dims.update(op.dims if len(op.dims) == 1 else (0, 1))
+        elif isinstance(op, CombineOp):
+            dims.add(op.dim)
+        elif isinstance(op, (RollOp, FlipOp)) and len(op.operands[0].type.shape) == 2:
+            dims.add(op.axis)
+    return dims == {0}
+
+
+def columns_first(shape, subgroups: int, lanes: int) -> Layout | None:
+    """`subgroups` over the columns of `shape`, each piece whole columns, at least `lanes` of them; None where the
+    columns do not split so."""
+    rows, cols = shape
+    if cols % subgroups or cols // subgroups < lanes:
+        return None
+    return Layout((1, subgroups), (rows, cols // subgroups))
+
+
 def copies(layout: Layout, shape) -> int:
     """How many subgroups hold each element of `shape` under `layout`."""
     return prod(max(1, n * d // w) for n, d, w in zip(layout.sg_layout, layout.sg_data, shape))
@@ -107,7 +132,8 @@ def default_subgroup_count(ops: list[Operation], target: Target) -> int:
     halved while that value's default layout would hold copies (an odd shape is better on fewer subgroups). In a
     kernel with a tile_mma that value is its largest result, halved also while a piece is not whole DPAS blocks
     (`mma_subgroup_count`), and a tile_mma kernel that also reduces keeps one subgroup: rows split for a row
-    reduction are not DPAS blocks, so its layout is the launch's sg_layout/sg_data (or num_subgroups) to give."""
+    reduction are not DPAS blocks, so its layout is the launch's sg_layout/sg_data (or num_subgroups) to give. A
+    kernel `along_columns` halves it until its largest value's columns split into pieces of a subgroup's lanes."""
     values = [v for op in ops for v in op.results if has_layout(v)]
     mmas = [op for op in ops if isinstance(op, X.TileMMAOp)]
     if not values or mmas and any(isinstance(op, (X.TileReduceOp, CombineOp)) for op in ops):
@@ -116,6 +142,10 @@ def default_subgroup_count(ops: list[Operation], target: Target) -> int:
         return mma_subgroup_count(mmas, target)
     largest = max(values, key=value_bytes)
     subgroups = target.default_subgroups(value_bytes(largest))
+    if along_columns(ops) and len(largest.type.shape) == 2:
+        while subgroups > 1 and columns_first(largest.type.shape, subgroups, target.subgroup_size) is None:
+            subgroups //= 2
+        return subgroups
     if target.whole_row_bytes:
         rows = 1 << (largest.type.shape[0].bit_length() - 1)
         if subgroups > 1 and target.one_row_a_subgroup(largest.type.shape[-1]) and not given_blocks(values):
@@ -190,6 +220,7 @@ class LayoutPropagation:
         self.edges: list[Edge] = []
         self.blocking: dict[Value, tuple[Layout, Operation]] = {}  # class root -> (inst_data/lane fields, its op)
         self.subgroups = 1
+        self.columns = False  # the kernel's ops along one dim go down the columns (`along_columns`)
 
     # ---- classes of values that share one layout ---------------------------------------------
     def find(self, v: Value) -> Value:
@@ -311,6 +342,7 @@ class LayoutPropagation:
         each subgroup's data (RFC inst_data), kept for its class whose workgroup map propagation gives."""
         anchors = [(op, v, X.layout_of(v)) for op in ops for v in op.results if X.layout_of(v) is not None]
         self.subgroups = self.subgroup_count([a for a in anchors if a[2].sg_layout is not None], ops)
+        self.columns = along_columns(ops)
         for op, v, layout in anchors:
             if layout.sg_layout is not None:
                 self.assign(v, layout, op)
@@ -366,7 +398,9 @@ class LayoutPropagation:
         v = max(open_values, key=lambda v: (isinstance(v.owner, X.TileMMAOp), value_bytes(v)))
         blocking = self.blocking.get(self.find(v))
         block = blocking[0].inst_data if blocking and blocking[0].inst_data else (1, 1)
-        self.layouts[self.find(v)] = default_in_blocks(v.type.shape, block, self.subgroups)
+        columns = self.columns and len(v.type.shape) == 2 and block == (1, 1) and columns_first(
+            v.type.shape, self.subgroups, self.target.subgroup_size)
+        self.layouts[self.find(v)] = columns or default_in_blocks(v.type.shape, block, self.subgroups)
         return True
 
     def adopt_equivalent_layouts(self) -> None:
