@@ -3,7 +3,7 @@
 Lane distribution makes each data movement of blocking one `xegpu.lane_gather`, so a chain of them (a flipped block
 realigned, then built up slice by slice by insert_strided_slice) moves components lane to lane several times. A
 lane_gather that reads another's result reads that one's sources instead, by the composed tables, where the
-composition takes fewer moves between lanes (codegen/llvm/lowering.py: a shuffle or a broadcast), or as many and no
+composition takes fewer moves between lanes (ir/simt_ops.py row_moves: a shuffle or a broadcast), or as many and no
 more selects (one for each source component of a row past the first), than the two did: the reader's alone when
 the other has further readers, both when this was its only one. The gathers no one reads any more go.
 """
