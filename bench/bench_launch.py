@@ -1,5 +1,6 @@
 """Launch overhead: the median time of one launch of an almost empty kernel with 3 and with 20 dpnp array
-arguments, beside a raw `SyclQueue.submit` and `submit_async` of the same SPIR-V kernel with the same kernel
+arguments, and with 3 and an int and two constexprs given by keyword (`3 +n +BM,BN`: as kernels are mostly launched),
+beside a raw `SyclQueue.submit` and `submit_async` of the same SPIR-V kernel with the same kernel
 arguments, and the first launch of the tutorial GEMM cold, from a warm cache in a fresh process, and hot.
 
     python bench/bench_launch.py [--launches 2000] [--json out.json] [--png out.png] [--interface] [--torch]
@@ -44,6 +45,12 @@ DRAIN_EVERY = 100
 @xetile.kernel
 def copy3(a0, a1, a2):
     xetile.store_tile(xetile.init_tile(a2, [0, 0], [1, 16]), xetile.load_tile(xetile.init_tile(a0, [0, 0], [1, 16])))
+
+
+@xetile.kernel
+def copy3_sized(a0, a1, a2, n, BM: xetile.constexpr, BN: xetile.constexpr):
+    """copy3 as kernels are mostly written: a size argument and its tile's shape as constexprs, given by keyword."""
+    xetile.store_tile(xetile.init_tile(a2, [0, 0], [BM, BN]), xetile.load_tile(xetile.init_tile(a0, [0, 0], [BM, BN])))
 
 
 @xetile.kernel
@@ -108,17 +115,24 @@ def median_us(variants: dict, queue, launches: int) -> dict:
     return {name: statistics.median(t) * 1e6 for name, t in times.items()}
 
 
-def launch_row(kernel, count: int, launches: int, kind: str = "dpnp") -> dict:
+# (label, kernel, its arrays, its other arguments, its keyword arguments) of each row of the launch table
+LAUNCHES = (("3", copy3, 3, (), {}), ("20", copy20, 20, (), {}),
+            ("3 +n +BM,BN", copy3_sized, 3, (16,), {"BM": 1, "BN": 16}))
+
+
+def launch_row(label: str, kernel, count: int, scalars: tuple, constexprs: dict, launches: int,
+               kind: str = "dpnp") -> dict:
     queue = xetile.runtime.device.named_device(DEVICE).queue
     make, asnumpy = ARRAYS[kind]
     arrays = [make(queue) for _ in range(count)]
+    given = [*arrays, *scalars]
     kernel.cache.clear()
-    kernel[(1,)](*arrays)
+    kernel[(1,)](*given, **constexprs)
     xetile.synchronize()
     (plan,) = kernel.cache.plans.values()
     assert plan.asynchronous
     sycl_kernel = plan.sycl_kernel
-    args = plan.kernel_args(kernel.fast_bind(arrays, {})[1])  # what the launch passes, made once
+    args = plan.kernel_args(kernel.fast_bind(given, constexprs)[1])  # what the launch passes, made once
     size = plan.compiled.workgroup_size
     global_range, local_range = [1, 1, size], [1, 1, size]
 
@@ -127,8 +141,8 @@ def launch_row(kernel, count: int, launches: int, kind: str = "dpnp") -> dict:
         event = queue.submit_async(sycl_kernel, args, global_range, local_range, manager.submitted_events)
         manager.add_event_pair((), (event,))
 
-    row = {"arrays": count, **median_us({
-        "xetile": lambda: kernel[(1,)](*arrays),
+    row = {"arrays": label, **median_us({
+        "xetile": lambda: kernel[(1,)](*given, **constexprs),
         "submit": lambda: queue.submit(sycl_kernel, args, global_range, local_range),
         "submit_async": lambda: queue.submit_async(sycl_kernel, args, global_range, local_range),
         "ordered": ordered}, queue, launches)}
@@ -201,7 +215,8 @@ def plot(rows, path: pathlib.Path) -> None:
     columns = ("xetile", "ordered", "submit", "submit_async")
     for i, column in enumerate(columns):
         ax.bar(x + (i - 1.5) * 0.2, [r[column] for r in rows], 0.2, label=column)
-    ax.set_xticks(x, [f"{r['arrays']} arrays" for r in rows])
+    ax.set_xticks(x, [r["arrays"] for r in rows])
+    ax.set_xlabel("arrays (+ other arguments)")
     ax.set_ylabel("us per launch (median)")
     ax.legend()
     fig.tight_layout()
@@ -228,12 +243,12 @@ def main() -> None:
     for kind in kinds:
         if kind != "dpnp":
             print(f"arrays known by __sycl_usm_array_interface__ alone ({kind}):")
-        print(f"{'arrays':>6} {'xetile':>8} {'ordered':>8} {'submit':>8} {'submit_async':>12} {'overhead':>8}")
+        print(f"{'arrays':>12} {'xetile':>8} {'ordered':>8} {'submit':>8} {'submit_async':>12} {'overhead':>8}")
         rows = tables[kind] = []
-        for kernel, count in ((copy3, 3), (copy20, 20)):
-            r = launch_row(kernel, count, args.launches, kind)
+        for launch in LAUNCHES:
+            r = launch_row(*launch, args.launches, kind)
             rows.append(r)
-            print(f"{count:>6} {r['xetile']:8.1f} {r['ordered']:8.1f} {r['submit']:8.1f} {r['submit_async']:12.1f} "
+            print(f"{r['arrays']:>12} {r['xetile']:8.1f} {r['ordered']:8.1f} {r['submit']:8.1f} {r['submit_async']:12.1f} "
                   f"{r['xetile'] - r['submit_async']:8.1f}", flush=True)
     if args.torch:
         print("torch CPU tensors beside numpy arrays (staged, synchronous), and the kernel as a torch op:")

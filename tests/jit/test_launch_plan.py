@@ -530,6 +530,19 @@ def test_a_scalars_part_is_the_kernel_argument_the_plan_would_make(value):
     assert bytes(arg) == bytes(launch_plan.scalar_arg(launch_plan.runtime_value(spec, value)))
 
 
+@pytest.mark.parametrize("value", [7, 0, -2**31, 2**31 - 1, 2**31, -2**31 - 1, True, 2.5], ids=repr)
+def test_the_specializers_inline_forms_are_the_slow_paths(value):
+    """The specializer makes an int scalar's key and part, and constexprs' and options' key forms, inline: the same
+    key and bytes as scalar_key and hashable, at the ends of i32's range and past them."""
+    x = np.zeros((1, 16), np.float32)
+    key, _, parts, _ = shadowing.specializer(x, x, value, BN=value, target="cpu")
+    scalar, _, (arg,) = launch_plan.scalar_key("hashable", value)
+    assert key[2] == scalar and bytes(parts[2][0]) == bytes(arg)
+    assert key[3] == jit.hashable(value)
+    options = key[4]
+    assert options == tuple(jit.hashable("cpu" if o == "target" else None) for o in jit.LAUNCH_OPTIONS)
+
+
 def test_usm_arrays_and_scalars_launch_with_the_specializers_arguments(usm_kind, monkeypatch):
     """A hit with USM arrays and scalars passes the arguments the specializer made, kernel_args makes none."""
     shadowing.cache.clear()
