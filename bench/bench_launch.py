@@ -248,8 +248,8 @@ def main() -> None:
         for launch in LAUNCHES:
             r = launch_row(*launch, args.launches, kind)
             rows.append(r)
-            print(f"{r['arrays']:>12} {r['xetile']:8.1f} {r['ordered']:8.1f} {r['submit']:8.1f} {r['submit_async']:12.1f} "
-                  f"{r['xetile'] - r['submit_async']:8.1f}", flush=True)
+            print(f"{r['arrays']:>12} {r['xetile']:8.1f} {r['ordered']:8.1f} {r['submit']:8.1f} "
+                  f"{r['submit_async']:12.1f} {r['xetile'] - r['submit_async']:8.1f}", flush=True)
     if args.torch:
         print("torch CPU tensors beside numpy arrays (staged, synchronous), and the kernel as a torch op:")
         print(f"{'arrays':>6} {'numpy':>8} {'torch':>8} {'torch op':>8} {'bind numpy':>10} {'bind torch':>10} "

@@ -392,7 +392,8 @@ def test_an_array_reshaped_away_and_back_launches_as_before(dpnp, queue):
 
 
 def test_an_arrays_entry_goes_with_the_array(dpnp, queue):
-    """The per-array entries (runtime/usm_entries.py) do not keep arrays, or themselves, alive once the array is gone."""
+    """The per-array entries (runtime/usm_entries.py) do not keep arrays, or themselves, alive once the array is
+    gone."""
     x = dpnp_array(dpnp, queue, np.zeros((1, 16)))
     add_one[(1,)](x, x, BM=1, BN=16)
     ident = id(x.get_array())

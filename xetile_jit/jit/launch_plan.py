@@ -12,10 +12,12 @@ The key holds whatever decides a check or a choice the slow path makes once per 
   per array, any other's `__sycl_usm_array_interface__` at each launch) stands in the key as a token
   (runtime/usm_entries.py), with the array's kernel arguments;
 - a scalar by its type and its dtype (an int's i32 or i64 depends on its value);
-- a constexpr by `hashable` (typed, floats by bits), the launch options likewise;
+- a constexpr by `hashable` (typed, floats by bits), the launch options likewise (None, ints, bools and strings
+  written inline: `inline_hashable`);
 - the environment variables that choose the device and the compile options (ENVIRONMENT), read at each launch.
 What can differ between launches with one key is checked at each launch: the grid (and its work-item limit), arrays
-the kernel writes being read-only, zero loop steps, and what the trace read (compiler/dependencies.py: jit/kernel.py re-checks it).
+the kernel writes being read-only, zero loop steps, and what the trace read (compiler/dependencies.py: jit/kernel.py
+re-checks it).
 dpnp arrays are launched as their dpnp.tensor.usm_ndarray and DLPack producers as the array they import as; torch
 CPU tensors as numpy views, whose layouts a launch reads one by one (tensor_key) or, for tensors launched before,
 checks all at once (HeldTensors).
@@ -165,8 +167,9 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
 
 def inline_hashable(name: str) -> str:
     """The generated expression of `hashable(name)`: inline for None, ints, bools and strings (a launch's constexprs
-    and options mostly), whose form is their type and value; a call for the others. A launch with two constexprs and
-    an option by keyword bound in 6.5-10.8 us with a call each against 2.4 us for one with none (the AVX2 EPYC)."""
+    and options mostly), whose form is their type and value; a call for the others. The bench's layer norm with two
+    constexprs and an option by keyword bound in 6.0-11.1 us with a call each, 3.1-5.1 us so (docs/performance.md
+    "On the AVX2 EPYC")."""
     return (f"(_xt_none_key if {name} is None else (_xt_type({name}), {name}) if _xt_type({name}) in _xt_plain "
             f"else _xt_hashable({name}))")
 
