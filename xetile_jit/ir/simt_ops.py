@@ -537,9 +537,6 @@ class LaneGatherOp(Operation):
                               axis=1)
         return per_lane_form(both[self.source_lanes.T, self.components.T])
 
-    def moves(self) -> int:
-        return unrolled_moves(self.source_lanes, self.components)
-
 
 OWN, SHUFFLED = -1, -2  # row_moves' sources besides a lane number
 
@@ -562,7 +559,16 @@ def row_moves(source_lanes: np.ndarray, components: np.ndarray) -> list[tuple[in
     return moves
 
 
+def gather_plan(source_lanes: np.ndarray, components: np.ndarray) -> list[list[tuple[int, int]]]:
+    """`row_moves` of each row of a lane_gather's tables."""
+    return [row_moves(lanes_row, row) for lanes_row, row in zip(source_lanes, components)]
+
+
+def moves_in(plan: list[list[tuple[int, int]]]) -> int:
+    """The moves between lanes (shuffles and broadcasts) of a `gather_plan`."""
+    return sum(source != OWN for row in plan for _, source in row)
+
+
 def unrolled_moves(source_lanes: np.ndarray, components: np.ndarray) -> int:
-    """The moves between lanes (shuffles and broadcasts) of a lane_gather's tables, as `row_moves` plans them."""
-    return sum(source != OWN for lanes_row, row in zip(source_lanes, components)
-               for _, source in row_moves(lanes_row, row))
+    """The moves between lanes of a lane_gather's tables, as `row_moves` plans them."""
+    return moves_in(gather_plan(source_lanes, components))

@@ -59,7 +59,7 @@ from llvmlite import ir
 
 from ...ir import xegpu_ops as G
 from ...ir import xegpu_scatter_ops as GS
-from ...ir.simt_ops import OWN, SHUFFLED, row_moves
+from ...ir.simt_ops import OWN, SHUFFLED, gather_plan, moves_in
 from ...ir.core import FuncOp
 from ...ir.elementwise import BINARY, REDUCE_KINDS
 from ..xe import builtins as X
@@ -303,25 +303,26 @@ class XeGPULowering(LLVMLowering):
         return value
 
     def lower_LaneGatherOp(self, op):
-        """Result component c: each source component t some lane reads, as `row_moves` plans it (the lane's own,
+        """Result component c: each source component t some lane reads, as `gather_plan` plans it (the lane's own,
         one lane's broadcast, or a shuffle from the lane the table names), kept where this lane wanted t; or, where
         the target reads private memory by index (Target.indexed_lane_reads) and that takes at most half the
         moves, in `exchange_rounds`."""
         bld = self.builder
         pool = [e for v in op.operands for e in self.lanes.elements(self.values[v])]
+        plan = gather_plan(op.source_lanes, op.components)
         # not for i1: a bool pool in private memory read by index came out wrong on opencl:cpu (the bool case of
         # test_store_through_order01_tile_into_column_major_output); bools keep the unrolled form
         if self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1):
             rounds = exchange_rounds(op.source_lanes, op.components, self.lanes.size)
-            if 2 * len(rounds) <= op.moves():
+            if 2 * len(rounds) <= moves_in(plan):
                 return self.gather_in_rounds(pool, rounds, len(op.source_lanes))
         lane = self.lanes.lane_id()
         results = []
-        for lanes_row, components_row in zip(op.source_lanes, op.components):
+        for lanes_row, components_row, row_plan in zip(op.source_lanes, op.components, plan):
             source_lane = bld.extract_element(self.table(lanes_row), lane)
             wanted = bld.extract_element(self.table(components_row), lane)
             result = None
-            for t, source in row_moves(lanes_row, components_row):
+            for t, source in row_plan:
                 if source == OWN:
                     moved = pool[t]
                 elif source == SHUFFLED:

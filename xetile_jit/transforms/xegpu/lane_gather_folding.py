@@ -69,5 +69,5 @@ def pool(gather: S.LaneGatherOp) -> list[tuple[Value, int]]:
 
 def cost(lanes: np.ndarray, components: np.ndarray) -> tuple[int, int]:
     """(moves between lanes, selects) of a lane_gather's tables."""
-    moves = [S.row_moves(lanes_row, row) for lanes_row, row in zip(lanes, components)]
-    return (sum(source != S.OWN for row in moves for _, source in row), sum(len(row) - 1 for row in moves))
+    plan = S.gather_plan(lanes, components)
+    return S.moves_in(plan), sum(len(row) - 1 for row in plan)
