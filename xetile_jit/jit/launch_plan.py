@@ -39,8 +39,9 @@ import dpctl
 import numpy as np
 
 from ..errors import LaunchError
-from ..runtime.args import (ArraySpec, NotImported, as_array, dpnp_types, is_array, python_scalar, read_only,
-                            runtime_value, scalar_dtype, usm_interface, usm_strides)
+from ..ir.types import int32
+from ..runtime.args import (INT32_RANGE, ArraySpec, NotImported, as_array, dpnp_types, is_array, python_scalar,
+                            read_only, runtime_value, scalar_dtype, usm_interface, usm_strides)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
 from ..runtime import ordering
@@ -63,8 +64,7 @@ PYTHON_SCALAR_ARGS = {"bool": ctypes.c_bool, "int32": ctypes.c_int32, "int64": c
                       "float32": ctypes.c_float}
 # the types whose cache-key form (jit/kernel.py hashable) is (type, value), made inline by the specializer
 PLAIN_CONSTANTS = frozenset((int, bool, str))
-INT32_RANGE = (-2**31, 2**31 - 1)
-INT32_KEY = (int, "int32")  # scalar_key's key part of an int in INT32_RANGE
+INT32_KEY = (int, int32.name)  # scalar_key's key part of an int in INT32_RANGE
 MAX_KEY_FUNCTIONS = 256  # argument types whose key function is remembered; a full table starts over
 MAX_HOST_VIEWS = 4096  # CPU tensors whose host view is kept (tensor_key)
 MAX_HELD = 64  # address tuples of a kernel's CPU tensors checked at once (HeldTensors)
@@ -102,7 +102,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                  "_xt_no_entry": NO_ENTRY,
                  **environment_names}
     namespace |= {"_xt_held": HeldTensors(), "_xt_tensor_key": tensor_key, "_xt_scalar_key": scalar_key,
-                  "_xt_int": int, "_xt_int32_key": INT32_KEY, "_xt_c_int32": ctypes.c_int32,
+                  "_xt_int": int, "_xt_int32_key": INT32_KEY, "_xt_c_int32": PYTHON_SCALAR_ARGS[int32.name],
                   "_xt_plain": PLAIN_CONSTANTS, "_xt_none_key": hashable(None)}
     pieces, star, body, keys, parts, arguments = [], False, [], [], [], []
     for i, p in enumerate(params):
@@ -138,7 +138,7 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                          "        _xt_kind = _xt_usm_ndarray",
                          "    if _xt_kind is _xt_usm_ndarray:", *usm,
                          # an int in i32's range, a size or an offset (the common scalar), as scalar_key makes it
-                         f"    elif _xt_kind is _xt_int and {INT32_RANGE[0]} <= {name} <= {INT32_RANGE[1]}:",
+                         f"    elif _xt_kind is _xt_int and {INT32_RANGE.start} <= {name} < {INT32_RANGE.stop}:",
                          f"        {key}, {part} = _xt_int32_key, [_xt_c_int32({name})]",
                          "    else:", "        _xt_key = _xt_key_of(_xt_kind) or _xt_key_function(_xt_kind)",
                          f"        {key}, {name}, {part} = _xt_key({name!r}, {name})",

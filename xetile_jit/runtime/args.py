@@ -225,6 +225,9 @@ def usm_address(array, item: int) -> int | None:
     return None if usm is None else usm["data"][0] + (usm.get("offset") or 0) * item
 
 
+INT32_RANGE = range(-2**31, 2**31)  # the Python ints a scalar argument passes as i32 (scalar_dtype)
+
+
 def scalar_dtype(name: str, x) -> DType:
     if isinstance(x, np.generic):
         dtype = dtype_of_numpy(x.dtype)
@@ -236,7 +239,7 @@ def scalar_dtype(name: str, x) -> DType:
     if isinstance(x, bool):
         return bool_
     if isinstance(x, int):
-        if -2**31 <= x < 2**31:
+        if x in INT32_RANGE:
             return int32
         if -2**63 <= x < 2**63:
             return int64
