@@ -127,13 +127,14 @@ def value_bytes(v: Value) -> int:
     return type_bytes(v.type)
 
 
-def default_subgroup_count(ops: list[Operation], target: Target) -> int:
+def default_subgroup_count(ops: list[Operation], target: Target, columns: bool) -> int:
     """The subgroups of a kernel without anchors or `num_subgroups`: Target.default_subgroups of its largest value,
     halved while that value's default layout would hold copies (an odd shape is better on fewer subgroups). In a
     kernel with a tile_mma that value is its largest result, halved also while a piece is not whole DPAS blocks
     (`mma_subgroup_count`), and a tile_mma kernel that also reduces keeps one subgroup: rows split for a row
     reduction are not DPAS blocks, so its layout is the launch's sg_layout/sg_data (or num_subgroups) to give. A
-    kernel `along_columns` halves it until its largest value's columns split into pieces of a subgroup's lanes."""
+    kernel `along_columns` (`columns`) halves it until its largest value's columns split into pieces of a subgroup's
+    lanes."""
     values = [v for op in ops for v in op.results if has_layout(v)]
     mmas = [op for op in ops if isinstance(op, X.TileMMAOp)]
     if not values or mmas and any(isinstance(op, (X.TileReduceOp, CombineOp)) for op in ops):
@@ -142,7 +143,7 @@ def default_subgroup_count(ops: list[Operation], target: Target) -> int:
         return mma_subgroup_count(mmas, target)
     largest = max(values, key=value_bytes)
     subgroups = target.default_subgroups(value_bytes(largest))
-    if along_columns(ops) and len(largest.type.shape) == 2:
+    if columns and len(largest.type.shape) == 2:
         while subgroups > 1 and columns_first(largest.type.shape, subgroups, target.subgroup_size) is None:
             subgroups //= 2
         return subgroups
@@ -341,8 +342,8 @@ class LayoutPropagation:
         """Layouts with a workgroup map are anchors; one of only inst_data (and lane fields) is the blocking of
         each subgroup's data (RFC inst_data), kept for its class whose workgroup map propagation gives."""
         anchors = [(op, v, X.layout_of(v)) for op in ops for v in op.results if X.layout_of(v) is not None]
-        self.subgroups = self.subgroup_count([a for a in anchors if a[2].sg_layout is not None], ops)
         self.columns = along_columns(ops)
+        self.subgroups = self.subgroup_count([a for a in anchors if a[2].sg_layout is not None], ops)
         for op, v, layout in anchors:
             if layout.sg_layout is not None:
                 self.assign(v, layout, op)
@@ -372,7 +373,7 @@ class LayoutPropagation:
 
     def subgroup_count(self, anchors, ops) -> int:
         if not anchors:
-            return self.requested or default_subgroup_count(ops, self.target)
+            return self.requested or default_subgroup_count(ops, self.target, self.columns)
         op, _, layout = anchors[0]
         if self.requested is not None and self.requested != layout.num_subgroups:
             raise op.error(f"num_subgroups={self.requested} but layout {layout} has {layout.num_subgroups} "
