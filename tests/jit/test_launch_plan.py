@@ -67,9 +67,13 @@ def dpnp_array(dpnp, queue, values, dtype=np.float32):
     return dpnp.asarray(np.asarray(values, dtype), sycl_queue=queue)
 
 
-def test_usm_launches_chain_with_dpnp_ops(dpnp, queue):
+@pytest.mark.parametrize("direct", [True, False], ids=["order-state", "public-calls"])
+def test_usm_launches_chain_with_dpnp_ops(dpnp, queue, direct, monkeypatch):
     """100 launches, each followed by a dpnp op on its result, on one out-of-order queue: every step sees the one
-    before, and the launches return their (asynchronous) events."""
+    before, and the launches return their (asynchronous) events; with the order manager's C state (this dpctl's)
+    and with its public calls (runtime/ordering.py DIRECT)."""
+    assert ordering.DIRECT  # the installed dpctl's managers keep the state a launch reads directly
+    monkeypatch.setattr(ordering, "DIRECT", direct)
     x, y = dpnp_array(dpnp, queue, np.zeros((8, 16))), dpnp.empty((8, 16), dtype=np.float32, sycl_queue=queue)
     events = []
     for _ in range(100):
