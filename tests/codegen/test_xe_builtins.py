@@ -368,7 +368,8 @@ def test_cpu_block_messages_component_loops(monkeypatch, abi, cpu, rolled):
     to unroll it (OpLoopMerge DontUnroll): unrolled at each inlined block op, they made most of a GEMM's or an
     attention's driver build (codegen/xe/llvm_helpers.py ROLLED). Not the `cpu` target's where the ISA is AVX-512
     (Zen 4's 256-bit units too), nor its 32-bit blocks' with AVX2: there the driver unrolls them and keeps the
-    blocks in registers (cpu/builtins.component_hints); the border stores' out-of-line emulation keeps its loop."""
+    blocks in registers (cpu/builtins.component_hints); the border stores' out-of-line emulation keeps its loop,
+    and with AVX2 the `cpu` target's loads their border path's (cpu/builtins._border_words)."""
     monkeypatch.setitem(ABI_TARGETS, abi, replace(ABI_TARGETS[abi], cpu=cpu))
     module = block_module(abi)
     loops = [block for fn in module.functions for block in fn.blocks if re.fullmatch(r"loop(\.\d+)?", block.name)]
@@ -378,10 +379,33 @@ def test_cpu_block_messages_component_loops(monkeypatch, abi, cpu, rolled):
     assert len(loops) >= len(LOADS) + len(STORES) and {words[2] for words in merges} == {spec.LoopControlDontUnroll}
     blocks = {fn.name for fn in module.functions if re.match(r"xe_block2d_(load|store)_d\d+_", fn.name)}
     in_loops = {name for name in blocks if not name.endswith("_border") or "_store_" in name}
-    assert {name for name in blocks if name in hinted} == {
-        name for name in in_loops if name.endswith("_border") or int(re.search(r"_d(\d+)_", name).group(1)) in rolled}
+    staged = abi == "vector" and cpu.vector_registers == 16
+    rolled_border = {name for name in in_loops if name.endswith("_border") or (staged and "_load_" in name)}
+    assert {name for name in blocks if name in hinted} == rolled_border | {
+        name for name in in_loops if int(re.search(r"_d(\d+)_", name).group(1)) in rolled}
     if rolled == {8, 16, 32}:
         assert len(merges) == len(loops)
+
+
+@pytest.mark.parametrize("cpu, staged", [(AVX2, {32}), (ZEN4, set()), (XEON, set())], ids=["avx2", "zen4", "xeon"])
+def test_a_border_load_is_one_call_filling_its_own_array_with_avx2(monkeypatch, cpu, staged):
+    """The `cpu` target's block load calls its border function at one place, in a loop. With AVX2, where the
+    inside path's loop is unrolled (32-bit blocks: cpu/builtins.component_hints), that loop fills an array of its
+    own, so the block's array (the builtin's last argument) is indexed only where the driver unrolls
+    (cpu/builtins._border_words); with AVX-512 it fills the block's array."""
+    monkeypatch.setitem(ABI_TARGETS, "vector", replace(ABI_TARGETS["vector"], cpu=cpu))
+    loads = [fn for fn in block_module("vector").functions
+             if re.match(r"xe_block2d_load_d\d+_", fn.name) and not fn.name.endswith("_border")]
+    assert loads
+    for fn in loads:
+        calls = [i for block in fn.blocks for i in block.instructions
+                 if isinstance(i, ir.CallInstr) and i.callee.name.endswith("_border")]
+        assert len(calls) == 1, fn.name
+        (store,) = [i for i in calls[0].parent.instructions if isinstance(i, ir.StoreInstr)]
+        filled = store.operands[1].pointer
+        components = fn.args[-1].type.pointee.count if isinstance(fn.args[-1].type.pointee, ir.ArrayType) else 1
+        bits = int(re.search(r"_d(\d+)_", fn.name).group(1))
+        assert (filled is not fn.args[-1]) == (bits in staged and components > 1), fn.name
 
 
 @pytest.mark.parametrize("abi", ["emulated", "vector"])

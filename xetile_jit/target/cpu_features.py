@@ -85,6 +85,14 @@ class CpuFeatures:
         block by a variable, which keeps it in private memory."""
         return self.vector_bits == 512 or (self.vector_bits == 256 and bits == 32)
 
+    def stages_border_loads(self, bits: int) -> bool:
+        """Whether the `cpu` target's loads of `bits`-bit blocks whose component loops unroll take their border path
+        in one rolled loop filling an array of its own (codegen/cpu/builtins.py _border_words): with AVX2, where a
+        call a component saved and restored the caller's vector registers around each call. With AVX-512 the same
+        staging slowed the tutorial GEMM on the Xeon (docs/performance.md "Driver builds"), so there the border
+        path keeps a call a component."""
+        return self.vector_registers == 16 and self.unrolls_blocks(bits)
+
     @property
     def f32_lanes(self) -> int:
         """f32 elements in one vector register (0: unknown)."""

@@ -134,11 +134,32 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, cpu: C
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
                 fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [i32(0), index])), hints)
         with border:
-            function = _load_border(fn, msg)
-            counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                b.call(function, [*_surface_args(fn, surface), index, lane]), b.gep(fn.args[5], [i32(0), index])),
-                hints)
+            _border_words(b, fn, msg, surface, lane, hints, cpu.stages_border_loads(msg.bits))
     b.ret_void()
+
+
+def _border_words(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, surface: E.Surface, lane: ir.Value,
+                  hints: tuple[str, ...], staged: bool) -> None:
+    """The border path of a block load: every component through `_load_border`, in a loop with the inside path's
+    `hints`. `staged` (CpuFeatures.stages_border_loads: the inside loop unrolled, AVX2): the loop is rolled, so a
+    block has one call, and fills an array of its own, read back into the block's array by constant indices; the
+    block's array is then never indexed by a variable, which would keep it in memory on the inside path too
+    (`component_hints`). A call a component, each saving and restoring the caller's vector registers around it,
+    was half of the tutorial f32 GEMM's loop over K with AVX2 code: staged, its machine code 24.5 thousand
+    instructions against 32.4 and its driver build about an eighth shorter, as fast (docs/performance.md "On the
+    AVX2 EPYC")."""
+    function, block = _load_border(fn, msg), fn.args[5]
+    staged = staged and msg.components > 1
+    words = block
+    if staged:
+        with b.goto_entry_block():
+            words = b.alloca(block.type.pointee)
+    counted_loop(b, msg.components, None, lambda b, index, _: b.store(
+        b.call(function, [*_surface_args(fn, surface), index, lane]), b.gep(words, [i32(0), index])),
+        ROLLED if staged else hints)
+    if staged:
+        for i in range(msg.components):
+            b.store(b.load(b.gep(words, [i32(0), i32(i)])), b.gep(block, [i32(0), i32(i)]))
 
 
 def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, cpu: CpuFeatures) -> None:
@@ -164,11 +185,12 @@ def component_hints(cpu: CpuFeatures, bits: int) -> tuple[str, ...]:
     driver keeps in registers (32 zmm, one a component of 16 lanes' f32); a loop on either path, inside the surface
     or on its border, indexes it by a variable and keeps it in memory: tutorial GEMM 1024 f32 49-62 GFLOP/s
     unrolled, 36 with the border loop alone rolled, 21-24 all rolled on the Xeon (docs/performance.md "On the Xeon
-    AVX-512"). The register file decides it, not the units' width: Zen 4 (AVX-512 on 256-bit units) ran the tutorial
-    GEMMs 4% faster unrolled and built them as fast ("GEMM on the `cpu` target"). With AVX2 code, unrolled 32-bit
-    blocks made the tutorial f32 GEMM about a tenth faster and a 4-row layer norm 4x as fast; unrolled 16-bit ones
-    made the f16 GEMM half as fast and its build twice as long (docs/performance.md "GEMM on the `cpu` target"). So
-    a value's default blocks are one row where the loops are rolled (Target.one_row_rolled_blocks)."""
+    AVX-512"); with AVX2 the border loop, rolled, fills an array of its own (`_border_words`). The register file
+    decides it, not the units' width: Zen 4 (AVX-512 on 256-bit units) ran the tutorial GEMMs 4% faster unrolled and
+    built them as fast ("GEMM on the `cpu` target"). With AVX2 code, unrolled 32-bit blocks made the tutorial f32
+    GEMM about a tenth faster and a 4-row layer norm 4x as fast; unrolled 16-bit ones made the f16 GEMM half as fast
+    and its build twice as long (docs/performance.md "GEMM on the `cpu` target"). So a value's default blocks are
+    one row where the loops are rolled (Target.one_row_rolled_blocks)."""
     return () if cpu.unrolls_blocks(bits) else ROLLED
 
 
