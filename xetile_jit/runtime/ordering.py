@@ -18,8 +18,9 @@ pending lists.
 
 A launch reads and records its events through the manager's C state (`_OrderManager`, what the manager's
 `submitted_events` and `add_event_pair` call after a Python frame and, for the pair, four isinstance tests) where
-this dpctl's manager keeps one (DIRECT): 0.44 and 0.59 us a launch against 0.65 and 1.03 on the AVX2 EPYC, 1-3 us
-of a 3-array launch while kernels run (docs/performance.md "Launch overhead"). Any other dpctl takes the public calls.
+this dpctl's manager keeps one (DIRECT): 0.44 and 0.59 us a launch against 0.65 and 1.03 on the AVX2 EPYC, and
+1.6-6.8 us less a launch while kernels run (docs/performance.md "On the AVX2 EPYC"). Any other dpctl takes the
+public calls.
 """
 from __future__ import annotations
 
