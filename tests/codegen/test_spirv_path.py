@@ -16,7 +16,7 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
 from xetile_jit.codegen.llvm.lowering import exchange_rounds
-from xetile_jit.ir.simt_ops import OWN, SHUFFLED, row_moves, unrolled_moves
+from xetile_jit.ir.simt_ops import OWN, SHUFFLED, gather_plan, moves_in, row_moves
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.target.targets import TARGETS
 from conftest import AVX2, AVX512, assert_close, built_for_cpu, rand, subprocess_env
@@ -106,7 +106,7 @@ def test_exchange_rounds_move_what_the_tables_name(rng, tables):
     rounds = exchange_rounds(source_lanes, components, lanes)
     np.testing.assert_array_equal(in_rounds(pools, rounds, count), gathered(pools, source_lanes, components))
     if tables == "transpose":
-        assert (len(rounds), unrolled_moves(source_lanes, components)) == (8, 64)
+        assert (len(rounds), moves_in(gather_plan(source_lanes, components))) == (8, 64)
     if tables == "broadcast":  # every lane reads lane 0's component c: one round a component
         assert len(rounds) == count
 
@@ -119,7 +119,7 @@ def test_a_lane_gather_row_moves_only_what_changes_lanes():
     shift = (np.where(lanes < 5, lanes, 3), np.where(lanes < 5, 2, 4))  # t 4: every reader reads lane 3
     assert row_moves(*mixed) == [(0, OWN), (1, SHUFFLED)]
     assert row_moves(*shift) == [(2, OWN), (4, 3)]
-    assert unrolled_moves(np.array([mixed[0], shift[0]]), np.array([mixed[1], shift[1]])) == 2
+    assert moves_in(gather_plan(np.array([mixed[0], shift[0]]), np.array([mixed[1], shift[1]]))) == 2
 
 
 def test_a_misaligned_flip_shuffles_only_between_lanes():

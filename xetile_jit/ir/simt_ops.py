@@ -567,8 +567,3 @@ def gather_plan(source_lanes: np.ndarray, components: np.ndarray) -> list[list[t
 def moves_in(plan: list[list[tuple[int, int]]]) -> int:
     """The moves between lanes (shuffles and broadcasts) of a `gather_plan`."""
     return sum(source != OWN for row in plan for _, source in row)
-
-
-def unrolled_moves(source_lanes: np.ndarray, components: np.ndarray) -> int:
-    """The moves between lanes of a lane_gather's tables, as `row_moves` plans them."""
-    return moves_in(gather_plan(source_lanes, components))
