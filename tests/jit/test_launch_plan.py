@@ -366,6 +366,28 @@ def test_the_binder_reads_a_dpnp_arrays_slot_when_its_class_has_it():
     assert launch_plan.dpnp_unwrap(Plain) == ".get_array()"
 
 
+def test_a_kernel_made_before_dpnp_was_imported_reads_the_slot_once_it_launches_dpnp_arrays(dpnp, queue,
+                                                                                            monkeypatch):
+    """A kernel defined before the program imported dpnp (xetile.ops' kernels, a module imported first) gets a new
+    binder at its first launch with dpnp arrays: one that knows their class, so that later launches take the plan it
+    keeps, and reads their `_array_obj` slot rather than calling `get_array()`."""
+    with monkeypatch.context() as before_dpnp:
+        before_dpnp.setattr(launch_plan, "dpnp_types", lambda: (launch_plan.NotImported,) * 2)
+        kernel = xetile.kernel(add_one.fn)
+    assert launch_plan.made_before_dpnp(kernel.specializer)
+    x, y = dpnp_array(dpnp, queue, np.arange(16).reshape(1, 16)), dpnp.zeros((1, 16), dtype=np.float32,
+                                                                              sycl_queue=queue)
+    kernel[(1,)](x, y, BM=1, BN=16)
+    assert not launch_plan.made_before_dpnp(kernel.specializer)
+    calls = []
+    get_array = type(x).get_array
+    monkeypatch.setattr(type(x), "get_array", lambda self: calls.append(self) or get_array(self))
+    kernel[(1,)](x, y, BM=1, BN=16)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), np.arange(16).reshape(1, 16) + 1)
+    assert len(kernel.cache.plans) == 1 and kernel.fast_bind((x, y), {"BM": 1, "BN": 16})[0] in kernel.cache.plans
+    assert calls == []
+
+
 def test_an_array_reshaped_in_place_gets_a_new_key(usm_kind):
     """`usm_ndarray.shape = ...` reshapes the array itself, and another producer may change what its interface says:
     the launch after it reads the new shape (a tile row past the last reads zeros), not the one the array's entry

@@ -35,7 +35,7 @@ from ..compiler.driver import Compiled, CompileOptions, compile_kernel, debuggin
 from ..compiler.dependencies import all_unchanged
 from ..compiler.mlir_export import ArrayShape, export_mlir
 from ..language.dsl import constexpr
-from .launch_plan import MAX_PLANS, LaunchPlan, make_specializer, normalize_grid, refresh_dpnp_types
+from .launch_plan import MAX_PLANS, LaunchPlan, made_before_dpnp, make_specializer, normalize_grid
 from ..compiler.tracer import Function
 
 LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance", "fast_math",
@@ -281,11 +281,16 @@ class Kernel:
                                    "options", self.function.loc(self.function.node))
         self.cache = CompileCache()  # specialization key -> CompiledKernel
         self.lock = threading.RLock()
-        self.specializer = make_specializer(self.signature, self.constexprs, LAUNCH_OPTIONS, hashable)
+        self.specializer = self.new_specializer()
         self.launcher = Launcher(self, None)  # the last tuple grid's (a Launcher holds nothing else)
 
     def __repr__(self) -> str:
         return f"<xetile.kernel {self.__name__}>"
+
+    def new_specializer(self):
+        """The launch binder generated for this kernel's signature and the array types imported now
+        (jit/launch_plan.py make_specializer)."""
+        return make_specializer(self.signature, self.constexprs, LAUNCH_OPTIONS, hashable)
 
     def __getitem__(self, grid):
         launcher = self.launcher
@@ -358,7 +363,8 @@ class Kernel:
         """The slow path: binding through inspect (its errors), device selection, classification, the compile
         cache; the plan is kept under its key when the launch has one."""
         values, options = self.bind(args, dict(kwargs))
-        if refresh_dpnp_types(self.specializer):  # dpnp arrays take their own path from now on: key them so
+        if made_before_dpnp(self.specializer):  # dpnp arrays take their own path from now on: key them so
+            self.specializer = self.new_specializer()
             bound = self.fast_bind(args, kwargs)
         device: Device = select_device(options.get("device"), values.values())
         check_tensor_devices(values, device.queue)

@@ -72,13 +72,11 @@ NO_GRID = object()  # no launch's grid (LaunchPlan.grid_ranges before the first)
 NO_ENTRY = (None, lambda: None, None, None)  # what the binder reads for a usm_ndarray without an entry
 
 
-def refresh_dpnp_types(specializer) -> bool:
-    """Gives a specializer made before the program imported dpnp the real types (the slow path calls it); whether
-    they changed (a dpnp array then has another key: jit/kernel.py binds again)."""
-    if specializer is None or specializer.__globals__["_xt_usm_ndarray"] is not NotImported:
-        return False
-    specializer.__globals__["_xt_DpnpArray"], specializer.__globals__["_xt_usm_ndarray"] = dpnp_types()
-    return specializer.__globals__["_xt_usm_ndarray"] is not NotImported
+def made_before_dpnp(specializer) -> bool:
+    """Whether `specializer` was made before the program imported dpnp, which it has now: such a specializer sends
+    dpnp arrays down the slow path and reads none of their slots, so the kernel makes it again (jit/kernel.py)."""
+    return specializer is not None and specializer.__globals__["_xt_usm_ndarray"] is NotImported and \
+        dpnp_types()[1] is not NotImported
 
 
 def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
