@@ -73,8 +73,9 @@ NO_ENTRY = (None, lambda: None, None, None)  # what the binder reads for a usm_n
 
 
 def made_before_dpnp(specializer) -> bool:
-    """Whether `specializer` was made before the program imported dpnp, which it has now: such a specializer sends
-    dpnp arrays down the slow path and reads none of their slots, so the kernel makes it again (jit/kernel.py)."""
+    """Whether `specializer` was made before the program imported dpnp, which it has now: such a specializer knows
+    no dpnp array and keys one by its `__sycl_usm_array_interface__`, read at each launch, so the kernel makes it
+    again at its first launch with one (jit/kernel.py make_plan)."""
     return specializer is not None and specializer.__globals__["_xt_usm_ndarray"] is NotImported and \
         dpnp_types()[1] is not NotImported
 
@@ -179,7 +180,7 @@ def indent(lines: list[str]) -> list[str]:
 def dpnp_unwrap(dpnp_array) -> str:
     """How the binder gets a dpnp array's usm_ndarray: what `get_array()` returns, the `_array_obj` slot, read inline
     when the class has that slot (no call: ~0.04 us an array of the ~0.4 a dpnp array's binding costs), else by the
-    call (also for a specializer made before dpnp was imported)."""
+    call (a dpnp without the slot)."""
     slot = getattr(dpnp_array, "_array_obj", None)
     return "._array_obj" if isinstance(slot, types.MemberDescriptorType) else ".get_array()"
 
