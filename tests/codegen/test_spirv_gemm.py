@@ -312,10 +312,9 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     into a private column once for every DPAS that takes it: the tutorial GEMM in 16x64 subgroup tiles, 2x4 DPAS
     blocks by 2 K blocks, is 4 groups of DPAS ops, 8 B columns (2 K blocks x 4). A loop carries as many row sums as
     half the target CPU's vector registers hold (Target.cpu, dpas_emulation.carried_sums), f16's DPAS emulation as
-    f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4 ops (8 loops of 16 over k, each moving 4 A rows), and 4
-    with AVX2, one row a loop (32 loops each moving 1), whichever CPU runs the test. f16 with AVX2 moves no A at
-    all: its loops read A in its memory, a border block's too (the tests below). Its numbers: the tests above and
-    tests/test_tutorials.py."""
+    f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4 ops (8 loops of 16 over k, each moving 4 A rows). With
+    AVX2 no A moves at all: its loops read A in its memory, a border block's too (the tests below). Its numbers: the
+    tests above and tests/test_tutorials.py."""
     t = tutorial("03-matrix-multiplication")
     built_for_cpu(monkeypatch, t.matmul_kernel, cpu)
     a, c = np.ones((512, 512), dtype), np.zeros((512, 512), np.float32)
@@ -324,7 +323,7 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     kernel = llir.split("define internal")[0]
     rows, read = max(1, carried_sums(cpu, 16) // 4), k_loops(cpu, 16).read + '"('
     in_place = cpu is AVX2  # B's columns a chain's one array (test below)
-    if in_place and dtype == np.float16:
+    if in_place:
         assert read not in kernel
     else:
         loops = [body for body in loop_bodies(kernel, 16) if read in body]

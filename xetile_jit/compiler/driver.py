@@ -5,9 +5,9 @@ out, through the trace, the backend and the on-disk cache (docs/DESIGN.md §4).
 the options' part of both cache keys.
 `CompiledArtifact` is what a compile produces and what the disk cache holds; it owns its serialisation to the
 cache's entry format (a dict of str and bytes fields). The disk key covers the compiler, the kernel's source,
-the specialization and the options, and for the CPU targets the host CPU's feature flags; what the trace read besides (globals, closure cells, module attributes,
-inlined kernels: compiler/dependencies.py) is only known after tracing, so the entry lists it with its values and a load
-checks them (a mismatch recompiles and overwrites the entry).
+the specialization and the options, and for the CPU targets the host CPU's feature flags; what the trace read besides
+(globals, closure cells, module attributes, inlined kernels: compiler/dependencies.py) is only known after tracing,
+so the entry lists it with its values and a load checks them (a mismatch recompiles and overwrites the entry).
 """
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ from ..language.semantic import Semantic
 from .tracer import Tracer
 
 META_FIELD = "meta"  # the entry field holding everything but the IR texts and the SPIR-V, as JSON
-LAUNCH_FIELDS = ("num_subgroups", "lanes", "build_options", "packed_sizes")  # of compile_spirv's result: not IR
+# of compile_spirv's result: not IR
+LAUNCH_FIELDS = ("num_subgroups", "lanes", "build_options", "packed_sizes", "subgroup_rows")
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class CompileOptions:
     debug: bool = False  # XETILE_DEBUG=1: device_assert in device code (not implemented: check_debug)
     num_subgroups: int | None = None  # subgroups of a kernel without anchors (None: layout propagation chooses)
     prefetch_distance: int = 0  # loop steps a walked tile is prefetched ahead (transforms/xetile/prefetch_insertion.py)
-    fast_math: bool = False  # approximate functions and contraction in device code (transforms/xetile/relax_float_math.py)
+    # approximate functions and contraction in device code (transforms/xetile/relax_float_math.py)
+    fast_math: bool = False
     fp_fusion: bool = False  # contraction alone (transforms/xetile/contract_float_math.py); True with fast_math
 
 
@@ -71,13 +73,22 @@ class CompiledArtifact:
     dependencies: tuple[Dependency, ...] = ()
     loop_steps: tuple[str, ...] = ()  # scalar arguments a runtime loop steps by: a launch refuses 0 for them
     packed_sizes: bool = False  # the kernel takes its arrays' sizes as one struct (BuiltinAbi.packed_sizes)
+    subgroup_rows: bool = False  # its sub-groups are the rows of its local range (BuiltinAbi.subgroup_rows)
 
     def to_entry(self) -> dict:
         meta = {"name": self.name, "written": sorted(self.written), "num_subgroups": self.num_subgroups,
                 "lanes": self.lanes, "build_options": self.build_options,
                 "dependencies": [d.to_json() for d in self.dependencies], "loop_steps": list(self.loop_steps),
-                "packed_sizes": self.packed_sizes}
+                "packed_sizes": self.packed_sizes, "subgroup_rows": self.subgroup_rows}
         return {**self.asm, META_FIELD: json.dumps(meta)}
+
+    @property
+    def local_size(self) -> tuple[int, int, int]:
+        """A workgroup's work-items along x, y and z: its lanes by its sub-groups where those are rows, else one
+        row of them all."""
+        if self.subgroup_rows:
+            return self.lanes, self.num_subgroups, 1
+        return self.num_subgroups * self.lanes, 1, 1
 
     @classmethod
     def from_entry(cls, entry: dict) -> "CompiledArtifact":
@@ -89,7 +100,7 @@ class CompiledArtifact:
         return cls(str(meta["name"]), {k: v for k, v in entry.items() if k != META_FIELD},
                    frozenset(map(str, meta["written"])), int(meta["num_subgroups"]), int(meta["lanes"]),
                    str(meta["build_options"]), tuple(Dependency(*map(str, d)) for d in meta["dependencies"]),
-                   tuple(map(str, meta["loop_steps"])), bool(meta["packed_sizes"]))
+                   tuple(map(str, meta["loop_steps"])), bool(meta["packed_sizes"]), bool(meta["subgroup_rows"]))
 
 
 @dataclass

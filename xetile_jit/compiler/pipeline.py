@@ -168,8 +168,8 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     for Xe targets the GPU ISA and its counts when ocloc is installed ("isa", "isa_stats", which lists
     `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules, and the shared
     local memory a workgroup takes), and what launch
-    needs: "num_subgroups" and "lanes" of a workgroup, the driver's "build_options" and whether the kernel takes
-    its arrays' sizes packed ("packed_sizes", the ABI's)."""
+    needs: "num_subgroups" and "lanes" of a workgroup, the driver's "build_options", whether the kernel takes
+    its arrays' sizes packed ("packed_sizes", the ABI's) and whether its sub-groups are rows ("subgroup_rows")."""
     stages = lower(func, target=target, num_subgroups=num_subgroups, prefetch_distance=prefetch_distance,
                    fast_math=fast_math, fp_fusion=fp_fusion)
     simt = stages["xegpu-simt"]
@@ -186,7 +186,7 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     result = {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
               "xegpu-simt": print_func(simt), "llir": llir, "spirv": spirv,
               "num_subgroups": simt.num_subgroups, "lanes": simt.lanes, "build_options": options,
-              "packed_sizes": target.abi.packed_sizes}
+              "packed_sizes": target.abi.packed_sizes, "subgroup_rows": target.abi.subgroup_rows}
     with timing.stage(func.sym_name, "gpu-isa (ocloc)") if ocloc.tools(target) else contextlib.nullcontext():
         build = ocloc.gpu_build(spirv, target, options)
     if build is not None:

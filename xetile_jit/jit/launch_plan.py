@@ -378,6 +378,7 @@ class LaunchPlan:
     checked: bool = False  # check_launch's device limits passed once
     interpret_check: bool | None = None  # the `check` launch option (jit/kernel.py interpret_check)
     workgroup_size: int = 0  # the compiled kernel's, read once (a property chain of 0.5 us)
+    local_size: tuple = (1, 1, 1)  # its work-items along x, y and z (CompiledArtifact.local_size), read once as well
     pack: object = AS_GIVEN  # the kernel arguments as its ABI takes them (runtime/packed_sizes.py)
     # (grid, as 3 ints, its SYCL global and local ranges) of the last tuple grid a SYCL launch checked: a tuple never
     # changes, and `kernel[(n,)]` with a literal passes the same one at each launch, which then skips the grid's
@@ -398,7 +399,8 @@ class LaunchPlan:
         return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
                    tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
                    tuple(queues - {device.queue, None}), lock=lock, interpret_check=interpret_check,
-                   workgroup_size=compiled.workgroup_size, pack=argument_packing(compiled))
+                   workgroup_size=compiled.workgroup_size, local_size=compiled.artifact.local_size,
+                   pack=argument_packing(compiled))
 
     def launch(self, grid, values, parts=None, whole=None):
         """Runs the plan with `values` (in parameter order, as the specializer gave them), `parts`, the kernel
@@ -428,7 +430,8 @@ class LaunchPlan:
                 self.sycl_kernel, self.checked = self.compiled.sycl_kernel(self.device.queue), True
         if new_grid:
             check_work_items(grid, size)
-            ranges = (given, grid, [grid[2], grid[1], grid[0] * size], [1, 1, size])  # SYCL order (sycl.py)
+            x, y, z = self.local_size
+            ranges = (given, grid, [grid[2] * z, grid[1] * y, grid[0] * x], [z, y, x])  # SYCL order (sycl.py)
             if type(given) is tuple:
                 self.grid_ranges = ranges
         queue = self.device.queue
@@ -439,11 +442,11 @@ class LaunchPlan:
             return submit_ranges(launch_queue(queue), self.sycl_kernel, ranges[2], ranges[3], args, wait=False,
                                  owners=values, ordered_with=queue)
         run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
-        global_size, local_size = (grid[0] * size, grid[1], grid[2]), (size, 1, 1)
+        global_size = tuple(n * local for n, local in zip(grid, self.local_size))
         named = {self.names[i]: values[i] for i, *_ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
         args = self.pack(args)
-        event = submit(run_on, self.sycl_kernel, global_size, local_size, args, wait=True, after=self.other_queues,
+        event = submit(run_on, self.sycl_kernel, global_size, self.local_size, args, wait=True, after=self.other_queues,
                        ordered_with=queue)
         finish()
         return event

@@ -47,6 +47,11 @@ class BuiltinAbi:
     # the arrays' sizes and strides reach the kernel as one by-value struct, its last parameter, not as an i64
     # parameter each: dpctl's submit costs ~1.2 us an argument (docs/performance.md "Launch overhead")
     packed_sizes: ClassVar[bool] = False
+    # a workgroup's sub-groups are the rows of its local range (lanes, sub-groups, 1), so a lane's id is its local x
+    # and its sub-group's its local y, read without a sub-group built-in: the OpenCL CPU compiler builds a second,
+    # masked copy of every kernel that calls one (for a last sub-group it would run part full), which a kernel
+    # without lane exchanges then no longer pays for (docs/performance.md "Driver builds")
+    subgroup_rows: ClassVar[bool] = False
 
     def __str__(self) -> str:
         return self.name
@@ -75,6 +80,7 @@ class CpuAbi(BuiltinAbi):
     defines_builtins: ClassVar[bool] = True
     runs_on_cpu: ClassVar[bool] = True
     packed_sizes: ClassVar[bool] = True
+    subgroup_rows: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,11 @@ broadcast load. So where the block lies inside its array, the loops read A in pl
 nothing writes memory between the load and the DPAS op (`source_load`). A chain of DPAS ops (a K step's blocks of K)
 is one loop over all its k where its A blocks follow one another along the row.
 
-Otherwise (a border block, whose elements outside read as 0), f32's multiply-adds read A's lanes, and the block load
-stays: it brings A's rows into the cache before the loops inside the array read them (left out, the tutorial GEMM
-ran 0.94x as fast). The DPAS emulation's kinds read a border block in its memory too, a loop for each DPAS op, each
-element tested against the array (`Bounds`: outside it reads 0, as the block load's padding): their loops in lanes
-were a quarter of a GEMM's driver build (EmulatedProducts.border_in_memory). Then no path reads the block load's
-value and the compiler drops it, so the loops inside the array first load each cache line of A's rows themselves
-(`touched`).
+A border block (whose elements outside read as 0) is read in its memory too, a loop for each DPAS op, each element
+tested against the array (`Bounds`: outside it reads 0, as the block load's padding; codegen/cpu/lowering.py
+`InMemoryProducts` says why not in A's lanes). Then no path reads the block load's value and the compiler drops it,
+so the loops inside the array first load each cache line of A's rows themselves (`touched`): without the block load
+or those loads, the tutorial GEMM ran 0.94x as fast.
 """
 from __future__ import annotations
 

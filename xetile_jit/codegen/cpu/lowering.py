@@ -25,7 +25,7 @@ The lowerings compose their pieces by class: `CpuLanes` (the lane values read wo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import Protocol
 
 from llvmlite import ir
 
@@ -160,25 +160,22 @@ class VectorDpas(CpuDpas):
         """`run`'s results from loops that read A in its memory, a loop over all k of a chain of DPAS ops (each
         op's result the next one's C: a K step's blocks of K), where every A block lies inside its array and a
         chain's blocks follow one another along the row; otherwise from loops an op that test each element against
-        the array (`InMemoryProducts.border_in_memory`) or from A's lanes (codegen/cpu/in_place_a.py). B's columns
-        are stored once, for both paths: a chain's one after the other."""
+        the array (codegen/cpu/in_place_a.py `Bounds`). B's columns are stored once, for both paths: a chain's one
+        after the other."""
         b, in_place = self.context.builder, InPlaceA(self.descriptors)
         columns, chain_columns = {}, {}
         for chain in (chain for chains in groups for chain in chains):
             self.chain_column(chain, columns, chain_columns)
         taken = [op for op in run if not all(user in run for user, _ in op.result.uses)]  # not a chain's C alone
-        border_in_memory = self.products(run[0]).border_in_memory
         with b.if_else(in_place.readable_chains(b, groups)) as (inside, border):
             with inside:
-                inside_values = self.components(
-                    self.in_memory_chains(groups, chain_columns, in_place, warm=border_in_memory), taken)
+                inside_values = self.components(self.in_memory_chains(groups, chain_columns, in_place, warm=True),
+                                                taken)
                 inside_end = b.block
             with border:
-                if border_in_memory:
-                    results = self.in_memory_chains(*self.op_chains(groups, columns), in_place, tested=True)
-                else:
-                    results = self.lower_batches(run, columns)
-                border_values = self.components(results, taken)
+                border_values = self.components(
+                    self.in_memory_chains(self.op_chains(groups), columns, in_place, tested=True), taken)
+                border_end = b.block
                 border_end = b.block
         joined = {op: [b.phi(x.type) for x in inside_values[op]] for op in taken}  # every phi before the first insert
         for op, phis in joined.items():
@@ -194,14 +191,12 @@ class VectorDpas(CpuDpas):
         emulation's."""
         return FmaProducts(self, op.precision) if self.kind(op) == "f32" else EmulatedProducts(self, self.mad(op))
 
-    def op_chains(self, groups: list, columns: dict) -> tuple[list, dict]:
+    @staticmethod
+    def op_chains(groups: list) -> list:
         """`groups` (chain_groups) as chains of one op: a group for each position in its chains (the ops there
-        share A, and each takes the C the op before gives), with their B columns, the parts of their chains' that
-        `EmulatedProducts.column` kept in `columns`. Blocks of a chain need not follow one another along A's row
-        there."""
-        split = [[[chain[i]] for chain in chains] for chains in groups for i in range(len(chains[0]))]
-        return split, {(op.operands[1], op.precision): PrivateBlock(columns[op.operands[1]])
-                       for chains in split for (op,) in chains}
+        share A, and each takes the C the op before gives); each op's B column is the part of its chain's that
+        `InMemoryProducts.column` kept. Blocks of a chain need not follow one another along A's row there."""
+        return [[[chain[i]] for chain in chains] for chains in groups for i in range(len(chains[0]))]
 
     def components(self, results: dict, ops: list) -> dict:
         """The components of the results of `ops`, each path's own before the paths join: their values meet in a
@@ -318,11 +313,13 @@ class VectorDpas(CpuDpas):
 
 class InMemoryProducts(Protocol):
     """How VectorDpas's loops that read A in its memory (`in_memory_chains`) take and multiply a kind's operands:
-    `border_in_memory`, whether a border block of A is read in its memory too, each element tested
-    (in_place_a.Bounds), rather than in its lanes; `chains_a_loop`, how many of the chains that share A one loop
-    carries; `column`, a chain's Bs in one private array; `operations`, how a loop reads A[r][k] from its address
-    (`read(address)`) and adds A[r][k] * B[k] to its rows' sums (`multiply_adds(a_k, sums, b_k)`)."""
-    border_in_memory: bool
+    `chains_a_loop`, how many of the chains that share A one loop carries; `column`, a chain's Bs in one private
+    array, each op's part kept in `columns` by (B, precision); `operations`, how a loop reads A[r][k] from its
+    address (`read(address)`) and adds A[r][k] * B[k] to its rows' sums (`multiply_adds(a_k, sums, b_k)`). A border
+    block of A is read in its memory too, each element tested (in_place_a.Bounds): read from A's lanes it took a
+    lane builtin, for which the driver builds a masked copy of the kernel (BuiltinAbi.subgroup_rows); with AVX2 code
+    the tutorial's f32 GEMM (1024^3) is 18,911 instructions of assembly against 24,498, and the tests' f16 GEMM of
+    64x64 pieces a subgroup built in 2.4 s against 3.2 (docs/performance.md "Driver builds")."""
 
     def chains_a_loop(self, chains: int) -> int: ...
 
@@ -333,11 +330,9 @@ class InMemoryProducts(Protocol):
 
 @dataclass(frozen=True)
 class FmaProducts:
-    """f32 x f32: the multiply-adds of fma_mma. A border block's stay in lanes: they build faster than the tested
-    loops (the tests' f32 GEMM with the reducing epilogue: 2.7-2.9 s against 2.9-3.0)."""
+    """f32 x f32: the multiply-adds of fma_mma."""
     dpas: VectorDpas
     precision: str
-    border_in_memory: ClassVar[bool] = False
 
     def chains_a_loop(self, chains: int) -> int:
         """One, its rows as many as the CPU's sums allow, A[r][k] one broadcast load: the tutorial GEMM with AVX2
@@ -345,8 +340,7 @@ class FmaProducts:
         return 1
 
     def column(self, chain: list, columns: dict) -> PrivateBlock:
-        """The chain's Bs' components one after another, each op's part kept in `columns` by (B, precision), as
-        CpuDpas.fma_column keeps them."""
+        """The chain's Bs' components one after another."""
         b, lanes, values = self.dpas.context.builder, self.dpas.context.lanes, self.dpas.context.values
         parts = [self.dpas.mma_elements(values[op.operands[1]], self.precision) for op in chain]
         column = PrivateBlock(lanes.private(ir.ArrayType(parts[0][0].type, sum(map(len, parts)))))
@@ -366,12 +360,9 @@ class FmaProducts:
 @dataclass(frozen=True)
 class EmulatedProducts:
     """The kinds the DPAS builtin's emulation computes (`mad`: f16, bf16, 8-bit, tf32): A's element loaded as its
-    bits and widened (dpas_emulation.widen), the emulation's multiply-add (dpas_emulation.multiply_add). A border
-    block is read in its memory too: its loops in lanes were a quarter of a GEMM's driver build (the tests' f16 GEMM
-    of 64x64 pieces a subgroup with AVX2 code: 3.2 s against 2.4)."""
+    bits and widened (dpas_emulation.widen), the emulation's multiply-add (dpas_emulation.multiply_add)."""
     dpas: VectorDpas
     mad: X.DpasBuiltin
-    border_in_memory: ClassVar[bool] = True
 
     def chains_a_loop(self, chains: int) -> int:
         """All of them, on fewer rows: each A[r][k] read is a load and a conversion (f16: `vpbroadcastw` and
@@ -380,14 +371,13 @@ class EmulatedProducts:
         return chains
 
     def column(self, chain: list, columns: dict) -> PrivateBlock:
-        """The chain's Bs widened (dpas_emulation.widened_chain), each op's K elements its B's column for
-        VectorDpas.b_column, kept in `columns` by B."""
+        """The chain's Bs widened (dpas_emulation.widened_chain), each op's K elements its B's column."""
         b, mad, dpas = self.dpas.context.builder, self.mad, self.dpas
         column = PrivateBlock(widened_chain(b, mad, [dpas.dpas_operand(dpas.context.values[op.operands[1]],
                                                                       mad.signature.args[1]) for op in chain],
                                             dpas.context.lanes.private))
         for i, op in enumerate(chain):
-            columns.setdefault(op.operands[1], column.part(b, i * mad.k, mad.k).pointer)
+            columns.setdefault((op.operands[1], op.precision), column.part(b, i * mad.k, mad.k))
         return column
 
     def operations(self) -> tuple:

@@ -17,6 +17,7 @@ from llvmlite import ir
 
 from ...ir.core import FuncOp, Operation
 from ...target.targets import Target
+from . import work_item_ids
 
 if TYPE_CHECKING:  # the lanes module builds on codegen/llvm/core.py, which builds on this one
     from .lanes import Lanes
@@ -46,6 +47,22 @@ class LoweringContext:
         if axis is None:
             return self.call(f"__spirv_BuiltIn{name}", I32)
         return self.call(f"__spirv_BuiltIn{name}", I64, ir.Constant(I32, axis))
+
+    def lane_id(self) -> ir.Value:
+        """The work-item's lane in its sub-group (i32): through work_item_ids.LANE_ID where the target's ABI lays
+        sub-groups out as the rows of the local range (BuiltinAbi.subgroup_rows), else the sub-group built-in."""
+        if self.subgroup_rows():
+            return work_item_ids.call(self.builder, work_item_ids.LANE_ID)
+        return self.builtin("SubgroupLocalInvocationId")
+
+    def subgroup_id(self) -> ir.Value:
+        """The work-item's sub-group in its workgroup (i32), as `lane_id`."""
+        if self.subgroup_rows():
+            return work_item_ids.call(self.builder, work_item_ids.SUBGROUP_ID)
+        return self.builtin("SubgroupId")
+
+    def subgroup_rows(self) -> bool:
+        return self.target is not None and self.target.abi.subgroup_rows
 
     def operands(self, op: Operation) -> list:
         """The lowered values of `op`'s operands."""

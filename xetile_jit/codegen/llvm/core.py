@@ -35,6 +35,7 @@ from ...ir.core import Block, FuncOp, Operation, Value
 from ...ir.elementwise import CASTS
 from ...ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
 from ...target.targets import Target
+from . import work_item_ids
 from .components import Components
 from .context import LoweringContext
 from .float8 import f32_to_float8, float8_to_f16, float8_to_f32, is_float8
@@ -314,6 +315,8 @@ class LLVMLowering:
         self.context.builder = ir.IRBuilder(fn.append_basic_block("entry"))
         values = self.parameter_values(fn, layout, fields)
         self.lower_block(self.func.body, [self.bind_arg(arg, mine) for arg, mine in zip(layout, values)])
+        if self.context.subgroup_rows():
+            work_item_ids.define(self.module)
         self.text = verify(self.module)
         return self.module
 
@@ -643,10 +646,10 @@ class LLVMLowering:
         return self.builder.trunc(self.context.builtin("NumWorkgroups", op.axis), I32)
 
     def lower_SubgroupIdOp(self, op):
-        return self.builder.zext(self.context.builtin("SubgroupId"), I64)
+        return self.builder.zext(self.context.subgroup_id(), I64)
 
     def lower_LaneIdOp(self, op):
-        return self.builder.zext(self.context.builtin("SubgroupLocalInvocationId"), I64)
+        return self.builder.zext(self.context.lane_id(), I64)
 
     def lower_BarrierOp(self, op):
         self.context.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))

@@ -22,7 +22,7 @@ class Lanes:
         self.size = context.func.lanes
 
     def lane_id(self) -> ir.Value:
-        return self.context.builtin("SubgroupLocalInvocationId")
+        return self.context.lane_id()
 
     def positions(self, layout: S.LaneLayout, transpose=None) -> list[tuple[ir.Value, ir.Value]]:
         """(row, col) in the block, as i64, of each component of this lane (transposed: in the memory block)."""

@@ -20,8 +20,8 @@ class Printer:
     def lower(self, op) -> None:
         """A DevicePrintOp: scalars, the same in every work-item, printed by the workgroup's first one."""
         b, context = self.context.builder, self.context
-        first = b.and_(*(b.icmp_unsigned("==", context.builtin(name), ir.Constant(I32, 0))
-                         for name in ("SubgroupId", "SubgroupLocalInvocationId")))
+        first = b.and_(*(b.icmp_unsigned("==", lane, ir.Constant(I32, 0))
+                         for lane in (context.subgroup_id(), context.lane_id())))
         with b.if_then(first):
             self.call_printf(op, context.operands(op))
 

@@ -1,15 +1,15 @@
 """LLVM helpers every definition of the Xe builtins shares (codegen/xe/gpu_definitions.py, codegen/xe/emulation.py,
 codegen/xe/dpas_emulation.py, codegen/cpu/builtins.py): 32-bit constants, packed fields, declarations, and the
-sub-group's lane id and broadcast as the SPIR-V emitter maps them by name."""
+lane id (codegen/llvm/work_item_ids.py) and the sub-group's broadcast as the SPIR-V emitter maps them by name."""
 from __future__ import annotations
 
 from llvmlite import ir
 
+from ..llvm import work_item_ids
 from ..llvm.core import I32, I64
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 BROADCAST = "__spirv_GroupBroadcast"
-LANE_ID = "__spirv_BuiltInSubgroupLocalInvocationId"
 
 # The hints of the CPU definitions' loops over a lane's components and over k: they stay loops. Those definitions run
 # only on the OpenCL CPU runtime, whose compiler unrolled them at every inlined block load and store and every B a
@@ -58,7 +58,9 @@ def declared(module: ir.Module, name: str, ty: ir.FunctionType) -> ir.Function:
 
 
 def lane_id(b: ir.IRBuilder) -> ir.Value:
-    return b.call(declared(b.module, LANE_ID, ir.FunctionType(I32, [])), [])
+    """The lane's id in a builtin's definition: only the CPU ABIs define the builtins, and they lay a workgroup's
+    sub-groups out as the rows of its local range (BuiltinAbi.subgroup_rows, codegen/llvm/work_item_ids.py)."""
+    return work_item_ids.call(b, work_item_ids.LANE_ID)
 
 
 def moved(b: ir.IRBuilder, name: str, value: ir.Value, lane: ir.Value) -> ir.Value:

@@ -1,0 +1,123 @@
+"""codegen/llvm/work_item_ids.py: on the CPU ABIs a workgroup's sub-groups are the rows of its local range, and a
+kernel reads its lane and sub-group ids as local x and y where it exchanges no lanes, so that it calls no sub-group
+built-in (for which the OpenCL CPU compiler builds a second, masked copy of it); a kernel that exchanges lanes reads
+the sub-group built-ins. IR in / IR out for `define`, then kernels through the whole path."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from llvmlite import ir
+
+import xetile_jit as xetile
+from xetile_jit import Layout
+from xetile_jit.codegen.llvm import work_item_ids
+from xetile_jit.compiler.driver import CompiledArtifact
+
+I32 = ir.IntType(32)
+SUBGROUP_BUILTIN = re.compile(r'declare [^@]*@"?__spirv_(Group|Subgroup|BuiltInSubgroup|BuiltInNumSubgroups)')
+
+
+def module_calling_ids(exchange: str | None = None) -> ir.Module:
+    """A kernel storing its lane and sub-group ids, and calling `exchange` (a declared i32 function of the lane
+    id) when given."""
+    module = ir.Module()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I32.as_pointer()]), "k")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    lane, subgroup = (work_item_ids.call(b, name) for name in (work_item_ids.LANE_ID, work_item_ids.SUBGROUP_ID))
+    if exchange is not None:
+        lane = b.call(ir.Function(module, ir.FunctionType(I32, [I32]), exchange), [lane])
+    b.store(b.add(lane, subgroup), fn.args[0])
+    b.ret_void()
+    return module
+
+
+def body(module: ir.Module, name: str) -> str:
+    """The text of `name`'s definition, its instructions without their value names."""
+    text = str(module.get_global(name))
+    return re.sub(r'%"?[\w.]+"? = ', "", text[text.index("{"):])
+
+
+def test_ids_of_a_module_without_lane_exchanges_are_local_x_and_y():
+    module = module_calling_ids()
+    work_item_ids.define(module)
+    assert body(module, work_item_ids.LANE_ID).split() == (
+        '{ entry: call i64 @"__spirv_BuiltInLocalInvocationId"(i32 0) trunc i64 %".2" to i32 ret i32 %".3" }').split()
+    assert '@"__spirv_BuiltInLocalInvocationId"(i32 1)' in body(module, work_item_ids.SUBGROUP_ID)
+    for name in (work_item_ids.LANE_ID, work_item_ids.SUBGROUP_ID):
+        function = module.get_global(name)
+        assert function.linkage == "internal" and "alwaysinline" in function.attributes
+    assert not SUBGROUP_BUILTIN.search(str(module))
+
+
+@pytest.mark.parametrize("exchange", ["__spirv_GroupBroadcast", "__spirv_SubgroupShuffleINTEL",
+                                      "__spirv_GroupNonUniformFAdd.float"])
+def test_ids_of_a_module_that_exchanges_lanes_are_the_sub_group_builtins(exchange):
+    module = module_calling_ids(exchange)
+    work_item_ids.define(module)
+    assert '@"__spirv_BuiltInSubgroupLocalInvocationId"()' in body(module, work_item_ids.LANE_ID)
+    assert '@"__spirv_BuiltInSubgroupId"()' in body(module, work_item_ids.SUBGROUP_ID)
+    assert "LocalInvocationId" not in str(module).replace("SubgroupLocalInvocationId", "")
+
+
+def test_a_module_that_calls_no_id_gets_no_definition():
+    module = ir.Module()
+    work_item_ids.define(module)
+    assert not module.functions
+
+
+@xetile.kernel
+def shifted_rows(x, y):
+    """4 subgroups of 16 x 16: each lane's addresses come from its lane and subgroup ids."""
+    layout = Layout([4, 1], [16, 16])
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [64, 16], layout=layout))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [64, 16], layout=layout), v + 1.0)
+
+
+@xetile.kernel
+def row_sums(x, y):
+    """The same tile's row sums: a reduction across each subgroup's lanes."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [64, 16], layout=Layout([4, 1], [16, 16])))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [64, 1]), xetile.tile_reduce("add", v, [1]))
+
+
+def test_a_kernel_that_exchanges_no_lanes_calls_no_sub_group_builtin_and_runs_in_rows(rng):
+    x = rng.standard_normal((64, 16), dtype=np.float32)
+    y = np.zeros_like(x)
+    shifted_rows[(1,)](x, y, device="opencl:cpu")
+    np.testing.assert_array_equal(y, x + 1)
+    (plan,) = shifted_rows.cache.plans.values()
+    assert plan.compiled.artifact.local_size == (16, 4, 1) and plan.compiled.workgroup_size == 64
+    llir = plan.compiled.asm["llir"]
+    assert "LocalInvocationId\"(i32 0)" in body_text(llir, work_item_ids.LANE_ID)
+    assert not SUBGROUP_BUILTIN.search(llir)
+
+
+def test_a_kernel_that_exchanges_lanes_reads_the_sub_group_builtins_in_the_same_rows(rng):
+    x = rng.standard_normal((64, 16), dtype=np.float32)
+    y = np.zeros((64, 1), np.float32)
+    row_sums[(1,)](x, y, device="opencl:cpu")
+    np.testing.assert_allclose(y[:, 0], x.sum(axis=1), rtol=1e-5, atol=1e-5)
+    (plan,) = row_sums.cache.plans.values()
+    assert plan.compiled.artifact.local_size == (16, 4, 1)
+    assert "SubgroupLocalInvocationId" in body_text(plan.compiled.asm["llir"], work_item_ids.LANE_ID)
+
+
+def body_text(llir: str, name: str) -> str:
+    """The body of `name`'s definition in the module's text."""
+    (found,) = re.findall(rf'define [^\n]*@"{re.escape(name)}"\(\)[^{{]*\{{(.*?)\}}', llir, re.S)
+    return found
+
+
+def test_gpu_kernels_read_the_sub_group_builtins_directly():
+    x = np.zeros((64, 16), np.float32)
+    llir = shifted_rows.warmup(x, x.copy(), target="xe-hpc").asm["llir"]
+    assert "xetile." not in llir and '@"__spirv_BuiltInSubgroupId"()' in llir
+
+
+def test_the_local_range_is_rows_of_lanes_where_the_abi_lays_subgroups_out_so():
+    rows = CompiledArtifact("k", {}, frozenset(), num_subgroups=4, lanes=16, subgroup_rows=True)
+    assert rows.local_size == (16, 4, 1)
+    assert CompiledArtifact("k", {}, frozenset(), num_subgroups=4, lanes=16).local_size == (64, 1, 1)
+    assert CompiledArtifact.from_entry(dict(rows.to_entry(), spirv=b"\x03\x02\x23\x07")).local_size == (16, 4, 1)

@@ -1,0 +1,46 @@
+"""A work-item's lane in its sub-group and its sub-group in its workgroup, on targets whose ABI lays a workgroup's
+sub-groups out as the rows of its local range (BuiltinAbi.subgroup_rows: the CPU ABIs).
+
+There the lowering and the builtins' definitions call two functions of the module, LANE_ID and SUBGROUP_ID, which
+`define` writes once the module is lowered: the local x and y where the module calls no sub-group built-in else (no
+lane exchange: the OpenCL CPU compiler then builds no masked copy of the kernel), else the sub-group built-ins. A
+kernel that exchanges lanes gets the masked copy whatever its ids, and with local ids the tests' GEMM of 2x2
+subgroups with a reducing epilogue read the wrong rows' maxima in its lane gathers on the OpenCL CPU runtime
+(tests/codegen/test_spirv_gemm.py), where the same kernel with the built-ins and the same local range is right.
+Both functions are inlined (SPIR-V `FunctionControl Inline`).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+LANE_ID, SUBGROUP_ID = "xetile.lane_id", "xetile.subgroup_id"
+BUILTINS = {LANE_ID: "__spirv_BuiltInSubgroupLocalInvocationId", SUBGROUP_ID: "__spirv_BuiltInSubgroupId"}
+LOCAL_AXES = {LANE_ID: 0, SUBGROUP_ID: 1}
+# what the OpenCL CPU compiler counts as a sub-group built-in, in the names the lowering declares (SPIR-V emitter)
+SUBGROUP_PREFIXES = ("__spirv_Group", "__spirv_Subgroup", "__spirv_BuiltInSubgroup", "__spirv_BuiltInNumSubgroups")
+I32 = ir.IntType(32)  # (codegen/llvm/context.py imports this module)
+
+
+def call(b: ir.IRBuilder, name: str) -> ir.Value:
+    """A call of LANE_ID or SUBGROUP_ID (i32), declared on first use."""
+    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(I32, []), name)
+    return b.call(fn, [])
+
+
+def define(module: ir.Module) -> None:
+    """Writes the bodies of the ids the module calls (module docstring)."""
+    called = [module.globals[name] for name in BUILTINS if name in module.globals]
+    exchanges = any(g.name.startswith(SUBGROUP_PREFIXES) for g in module.global_values
+                    if isinstance(g, ir.Function) and g.is_declaration)
+    for fn in called:
+        fn.linkage = "internal"
+        fn.attributes.add("alwaysinline")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        if exchanges:
+            builtin = module.globals.get(BUILTINS[fn.name]) or ir.Function(module, ir.FunctionType(I32, []),
+                                                                             BUILTINS[fn.name])
+            b.ret(b.call(builtin, []))
+        else:
+            local = module.globals.get("__spirv_BuiltInLocalInvocationId") or ir.Function(
+                module, ir.FunctionType(ir.IntType(64), [I32]), "__spirv_BuiltInLocalInvocationId")
+            b.ret(b.trunc(b.call(local, [ir.Constant(I32, LOCAL_AXES[fn.name])]), I32))
