@@ -171,9 +171,8 @@ def kernel_alone(kernel, grid, args, options):
         if not made:
             key, values, parts, _ = kernel.fast_bind(args, options)
             plan = kernel.cache.plans[key]
-            size = plan.workgroup_size
             made.append((plan.device.queue, plan.sycl_kernel, plan.kernel_args(values, parts),
-                         [1, 1, grid[0] * size], [1, 1, size]))
+                         *plan.sycl_ranges(tuple(grid) + (1,) * (3 - len(grid)))))
         queue, sycl_kernel, kernel_args, global_range, local_range = made[0]
         queue.submit(sycl_kernel, kernel_args, global_range, local_range).wait()
     return run

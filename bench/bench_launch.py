@@ -133,8 +133,7 @@ def launch_row(label: str, kernel, count: int, scalars: tuple, constexprs: dict,
     assert plan.asynchronous
     sycl_kernel = plan.sycl_kernel
     args = plan.kernel_args(kernel.fast_bind(given, constexprs)[1])  # what the launch passes, made once
-    size = plan.compiled.workgroup_size
-    global_range, local_range = [1, 1, size], [1, 1, size]
+    global_range, local_range = plan.sycl_ranges((1, 1, 1))
 
     def ordered():
         manager = dpctl.utils.SequentialOrderManager[queue]

@@ -430,8 +430,7 @@ class LaunchPlan:
                 self.sycl_kernel, self.checked = self.compiled.sycl_kernel(self.device.queue), True
         if new_grid:
             check_work_items(grid, size)
-            x, y, z = self.local_size
-            ranges = (given, grid, [grid[2] * z, grid[1] * y, grid[0] * x], [z, y, x])  # SYCL order (sycl.py)
+            ranges = (given, grid, *self.sycl_ranges(grid))
             if type(given) is tuple:
                 self.grid_ranges = ranges
         queue = self.device.queue
@@ -450,6 +449,11 @@ class LaunchPlan:
                        ordered_with=queue)
         finish()
         return event
+
+    def sycl_ranges(self, grid: tuple[int, int, int]) -> tuple[list[int], list[int]]:
+        """The global and local ranges of a SYCL launch of `grid` workgroups, in SYCL's order (runtime/sycl.py)."""
+        x, y, z = self.local_size
+        return [grid[2] * z, grid[1] * y, grid[0] * x], [z, y, x]
 
     def kernel_args(self, values, parts=None) -> list:
         """The kernel arguments of an asynchronous plan's launch, as its ABI takes them (`pack`): USM array pointers
