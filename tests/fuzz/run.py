@@ -59,7 +59,8 @@ def minimized(batch: Batch, problems: list[str], directory: Path,
 
 def reproducer(batch: Batch, problems: list[str], seed: int) -> str:
     """A standalone script: it reruns the kernel at every level and asserts that they agree."""
-    listed = "\n".join(f"#   {p}" for p in problems[:20])
+    # a problem's message may span lines (an InterpretCheckError quotes the source line): each line a comment
+    listed = "\n".join(f"#   {line}" for p in problems[:20] for line in str(p).splitlines())
     return f'''"""xetile_jit differential fuzzer reproducer (XETILE_FUZZ_SEED={seed}, kernel {batch.name}).
 The numpy interpreter on the XeTile IR is the reference for every lowered level and for SPIR-V on opencl:cpu."""
 # mismatches seen:

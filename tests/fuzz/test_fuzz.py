@@ -18,6 +18,7 @@ CPU targets, with its reproducer written out:
 
     cd tests && python -m fuzz.replay SEED INDEX     # case INDEX (0 to XETILE_FUZZ_CASES - 1) of seed SEED
 """
+import ast
 import json
 import os
 import resource
@@ -29,7 +30,7 @@ import numpy as np
 import pytest
 
 from conftest import TESTS, subprocess_env
-from fuzz import gen, levels, replay, worker
+from fuzz import gen, levels, replay, run, worker
 
 CASES = int(os.environ.get("XETILE_FUZZ_CASES", "640"))
 SEED = int(os.environ.get("XETILE_FUZZ_SEED", "0"))
@@ -170,3 +171,11 @@ def test_xetile_fuzz_kinds_draws_from_the_kinds_it_names(monkeypatch):
     monkeypatch.setenv("XETILE_FUZZ_KINDS", "combine,no_such_kind")
     with pytest.raises(ValueError, match=r"XETILE_FUZZ_KINDS names \['no_such_kind'\]"):
         gen.batch(SEED, 0, 1)
+
+
+def test_a_reproducer_with_a_message_of_several_lines_is_still_python():
+    """An InterpretCheckError quotes the kernel's source line on a line of its own: each line of a message is a
+    comment of the reproducer's header."""
+    script = run.reproducer(gen.batch(SEED, 1, worker.PER_BATCH), ["data race in kernel k: ...\n    source line"], SEED)
+    ast.parse(script)
+    assert "#       source line" in script

@@ -172,21 +172,22 @@ def parse_lane_layout(p, attrs: dict, key: str, required: bool = True) -> LaneLa
 
 
 class SimtLoadNdOp(Operation):
-    """xegpu.load_nd, SIMT flavor: each lane receives its part of the block (transposed first if asked)."""
+    """xegpu.load_nd, SIMT flavor: each lane receives its part of the block (transposed first if asked); `valid` as
+    the workgroup-level op's (xegpu_ops.LoadNdOp)."""
 
     name = "xegpu.load_nd"
     effects = (reads(0),)
 
     def __init__(self, tdesc: Value, layout: LaneLayout, transpose=None, padding=0,
-                 cache: CacheHints | None = None, loc=None):
+                 cache: CacheHints | None = None, valid=None, loc=None):
         super().__init__([tdesc], [layout.lane_type(tdesc.type.dtype)], loc=loc)
-        self.layout, self.transpose, self.padding, self.cache = layout, transpose, padding, cache
+        self.layout, self.transpose, self.padding, self.cache, self.valid = layout, transpose, padding, cache, valid
 
     def format(self, p) -> str:
         attrs = {"transpose": list(self.transpose)} if self.transpose else {}
         if self.padding != 0:
             attrs["padding"] = self.padding
-        attrs.update(hint_attrs(self.cache, "xegpu"))
+        attrs.update({**valid_attr(self), **hint_attrs(self.cache, "xegpu")})
         attrs.update(lane_attrs("layout_result_0", self.layout))
         t = self.operands[0]
         return f" {p.name(t)}{p.attr_dict(self, attrs)} : {t.type} -> {self.result.type}"
@@ -198,7 +199,7 @@ class SimtLoadNdOp(Operation):
         layout = parse_lane_layout(p, attrs, "layout_result_0")
         transpose = attrs.pop("transpose", None)
         op = cls(tdesc, layout, None if transpose is None else tuple(transpose), attrs.pop("padding", 0),
-                 p.hints(attrs, "load"))
+                 valid=valid_of(attrs), cache=p.hints(attrs, "load"))
         p.expect(":")
         p.type_of(tdesc)
         p.expect("->")

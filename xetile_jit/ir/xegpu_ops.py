@@ -158,17 +158,22 @@ class CreateNdDescOp(Operation):
 
 
 class LoadNdOp(Operation):
-    """load_nd; `padding` (ours) is what out-of-bounds elements read, 0 being the hardware's own."""
+    """load_nd; `padding` (ours) is what out-of-bounds elements read, 0 being the hardware's own; `valid`, the
+    leading part of the block (in the descriptor's dims) that the value uses: blocking pads a subgroup's piece to
+    whole blocks, and the rest, maybe another subgroup's elements, is read and never seen (the checking
+    interpreter counts no read of it: ir/checking.py)."""
 
     name = "xegpu.load_nd"
     effects = (reads(0),)
 
-    def __init__(self, tdesc: Value, transpose=None, padding=0, cache: CacheHints | None = None, loc=None):
+    def __init__(self, tdesc: Value, transpose=None, padding=0, cache: CacheHints | None = None, valid=None,
+                 loc=None):
         shape = tdesc.type.shape[::-1] if transpose else tdesc.type.shape
         super().__init__([tdesc], [VectorType(shape, tdesc.type.dtype)], loc=loc)
         self.transpose = tuple(transpose) if transpose else None
         self.padding = padding
         self.cache = cache
+        self.valid = valid
 
     def verify(self):
         check_tdesc(self, self.operands[0].type)
@@ -183,14 +188,15 @@ class LoadNdOp(Operation):
             attrs["transpose"] = format_list(self.transpose)
         if self.padding != 0:
             attrs["padding"] = self.padding
-        attrs.update(hint_attrs(self.cache, "xegpu"))
+        attrs.update({**valid_attr(self), **hint_attrs(self.cache, "xegpu")})
         return f" {p.name(t)}{p.attr_dict(self, attrs)} : {t.type} -> {self.result.type}"
 
     @classmethod
     def parse(cls, p, name):
         tdesc = p.value()
         attrs = p.attrs()
-        op = cls(tdesc, attrs.pop("transpose", None), attrs.pop("padding", 0), p.hints(attrs, "load"))
+        op = cls(tdesc, attrs.pop("transpose", None), attrs.pop("padding", 0), valid=valid_of(attrs),
+                 cache=p.hints(attrs, "load"))
         p.expect(":")
         p.type_of(tdesc)
         p.expect("->")

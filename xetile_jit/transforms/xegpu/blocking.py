@@ -4,7 +4,8 @@ A subgroup vector or tensor descriptor is cut into blocks of its layout's `inst_
 wrote for the target (the default: Target.value_block, one column per lane as a DPAS C operand). A shape the
 blocks do not divide (13x37, or a tile_mma smaller than one DPAS) is padded: the
 last blocks reach past it, as a 2D block message reaches past its surface. The padding is computed on and
-never seen: stores and atomics write only each block's `valid` part, reductions mask it with their
+never seen: stores and atomics write only each block's `valid` part, loads name theirs too (what they read past it,
+maybe another subgroup's elements, is no read for the checking interpreter), reductions mask it with their
 identity, and DPAS with zeros along K. Values that must agree (loop-carried, element-wise operands) share one
 layout and so one cut. A transposed load reads descriptor block (j, i) into value block (i, j). Every block
 gets the lane fields of the target's distribution (Target.lane_fields). DPAS runs on [M, K] x [K, N] blocks

@@ -120,7 +120,7 @@ class LaneDistribution(Conversion):
     @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
         new = self.emit(S.SimtLoadNdOp, self.one(op.operands[0]), self.layout(op.result), op.transpose, op.padding,
-                        op.cache)
+                        op.cache, op.valid)
         self.set(op.result, new.result)
 
     @converts(C.ConstantMaskOp)

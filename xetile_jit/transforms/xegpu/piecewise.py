@@ -144,10 +144,13 @@ class PiecewiseConversion(Conversion):
 
     @converts(G.LoadNdOp)
     def convert_LoadNdOp(self, op: G.LoadNdOp) -> None:
-        """A transposed load reads piece (j, i) of the descriptor into piece (i, j) of the value."""
+        """A transposed load reads piece (j, i) of the descriptor into piece (i, j) of the value; each reads the
+        `valid_of` its piece of the descriptor."""
         tiles, src = self.get(op.operands[0]), self.grid_of(op.operands[0])
-        loads = [self.emit(G.LoadNdOp, tiles[src.index(j, i) if op.transpose else src.index(i, j)], op.transpose,
-                           op.padding, op.cache).result for i, j in self.grid_of(op.result).cells()]
+        origins, shape = src.origins(), op.operands[0].type.shape
+        indices = [src.index(j, i) if op.transpose else src.index(i, j) for i, j in self.grid_of(op.result).cells()]
+        loads = [self.emit(G.LoadNdOp, tiles[k], op.transpose, op.padding, op.cache,
+                           self.valid_of(src, origins[k], shape)).result for k in indices]
         self.set(op.result, loads)
 
     @converts(G.StoreNdOp)
@@ -168,7 +171,7 @@ class PiecewiseConversion(Conversion):
 
     # ---- scattered descriptors: offsets, masks and values cut as the descriptor is ----------------------
     def valid_of(self, g: Grid, origin, shape):
-        """The leading part of the piece at `origin` inside `shape` that a write may touch (None: all of it)."""
+        """The leading part of the piece at `origin` inside `shape` that an access may touch (None: all of it)."""
         return None
 
     def produced(self, v: Value, g: Grid) -> None:
