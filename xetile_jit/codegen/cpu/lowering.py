@@ -176,7 +176,6 @@ class VectorDpas(CpuDpas):
                 border_values = self.components(
                     self.in_memory_chains(self.op_chains(groups), columns, in_place, tested=True), taken)
                 border_end = b.block
-                border_end = b.block
         joined = {op: [b.phi(x.type) for x in inside_values[op]] for op in taken}  # every phi before the first insert
         for op, phis in joined.items():
             for phi, x, y in zip(phis, inside_values[op], border_values[op]):
