@@ -47,7 +47,7 @@ from ..runtime.memory import interface_pointer, prepare_arguments, size_args, us
 from ..runtime import ordering
 from ..runtime.packed_sizes import AS_GIVEN, SizePacking
 from ..runtime.profiling import active_recording, launch_queue
-from ..runtime.sycl import scalar_arg, submit, submit_ranges
+from ..runtime.sycl import scalar_arg, submit_ranges
 from ..runtime.torch_tensors import (bits_visible, host_view, is_tensor_type, layout_check, tensor_data_ptr,
                                      unowned_view)
 from ..runtime.usm_entries import entries_get, entry, interface_entry, key_token
@@ -441,12 +441,11 @@ class LaunchPlan:
             return submit_ranges(launch_queue(queue), self.sycl_kernel, ranges[2], ranges[3], args, wait=False,
                                  owners=values, ordered_with=queue)
         run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
-        global_size = tuple(n * local for n, local in zip(grid, self.local_size))
         named = {self.names[i]: values[i] for i, *_ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
         args = self.pack(args)
-        event = submit(run_on, self.sycl_kernel, global_size, self.local_size, args, wait=True, after=self.other_queues,
-                       ordered_with=queue)
+        event = submit_ranges(run_on, self.sycl_kernel, ranges[2], ranges[3], args, wait=True,
+                              after=self.other_queues, ordered_with=queue)
         finish()
         return event
 
