@@ -18,6 +18,7 @@ from llvmlite import ir
 from ...ir.core import FuncOp, Operation
 from ...target.targets import Target
 from . import work_item_ids
+from .declarations import declared
 
 if TYPE_CHECKING:  # the lanes module builds on codegen/llvm/core.py, which builds on this one
     from .lanes import Lanes
@@ -37,10 +38,7 @@ class LoweringContext:
     def call(self, name: str, return_type: ir.Type, *args: ir.Value) -> ir.Value:
         """A call of function `name`, declared on first use; a module has one signature per name."""
         signature = ir.FunctionType(return_type, [a.type for a in args])
-        fn = self.module.globals[name] if name in self.module.globals else ir.Function(self.module, signature, name)
-        if fn.function_type != signature:
-            raise NotImplementedError(f"to-llvm: {name} called as {signature} and as {fn.function_type}")
-        return self.builder.call(fn, args)
+        return self.builder.call(declared(self.module, name, signature), args)
 
     def builtin(self, name: str, axis: int | None = None) -> ir.Value:
         """`__spirv_BuiltIn<name>`: component `axis` (i64) of a 3-component built-in, else an i32 built-in."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from .declarations import declared
+
 LANE_ID, SUBGROUP_ID = "xetile.lane_id", "xetile.subgroup_id"
 BUILTINS = {LANE_ID: "__spirv_BuiltInSubgroupLocalInvocationId", SUBGROUP_ID: "__spirv_BuiltInSubgroupId"}
 LOCAL_AXES = {LANE_ID: 0, SUBGROUP_ID: 1}
@@ -23,8 +25,7 @@ I32 = ir.IntType(32)  # (codegen/llvm/context.py imports this module)
 
 def call(b: ir.IRBuilder, name: str) -> ir.Value:
     """A call of LANE_ID or SUBGROUP_ID (i32), declared on first use."""
-    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(I32, []), name)
-    return b.call(fn, [])
+    return b.call(declared(b.module, name, ir.FunctionType(I32, [])), [])
 
 
 def define(module: ir.Module) -> None:
@@ -37,10 +38,7 @@ def define(module: ir.Module) -> None:
         fn.attributes.add("alwaysinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         if exchanges:
-            builtin = module.globals.get(BUILTINS[fn.name]) or ir.Function(module, ir.FunctionType(I32, []),
-                                                                             BUILTINS[fn.name])
-            b.ret(b.call(builtin, []))
+            b.ret(b.call(declared(module, BUILTINS[fn.name], ir.FunctionType(I32, [])), []))
         else:
-            local = module.globals.get("__spirv_BuiltInLocalInvocationId") or ir.Function(
-                module, ir.FunctionType(ir.IntType(64), [I32]), "__spirv_BuiltInLocalInvocationId")
+            local = declared(module, "__spirv_BuiltInLocalInvocationId", ir.FunctionType(ir.IntType(64), [I32]))
             b.ret(b.trunc(b.call(local, [ir.Constant(I32, LOCAL_AXES[fn.name])]), I32))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..llvm import work_item_ids
+from ..llvm.declarations import declared
 from ..llvm.core import I32, I64
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
@@ -47,14 +48,6 @@ def field(b: ir.IRBuilder, packed: ir.Value, index: int | ir.Value, bits: int) -
         return packed
     shift = constant(packed.type, index * bits) if isinstance(index, int) else b.mul(index, i32(bits))
     return b.trunc(b.lshr(packed, shift), element)
-
-
-def declared(module: ir.Module, name: str, ty: ir.FunctionType) -> ir.Function:
-    """The module's `name` (declared by the lowering or an earlier builtin), else a new declaration."""
-    fn = module.globals.get(name) or ir.Function(module, ty, name)
-    if fn.function_type != ty:
-        raise NotImplementedError(f"{name} is declared as {fn.function_type}; the Xe builtin emulation needs {ty}")
-    return fn
 
 
 def lane_id(b: ir.IRBuilder) -> ir.Value:
