@@ -20,7 +20,8 @@ from device_cover import covering
 from test_passes import run_func
 from test_spirv_path import loop_bodies
 from usm_arrays import UsmArray
-from xetile_jit.codegen.xe.dpas_emulation import CARRIED_SUMS, carried_sums, k_loops
+from xetile_jit.codegen.xe.dpas_emulation import CARRIED_SUMS, carried_sums
+from xetile_jit.codegen.llvm import lane_slots
 from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, SHUFFLE
 from xetile_jit.compiler.pipeline import lower
 from xetile_jit.ir.numeric import tf32
@@ -28,6 +29,7 @@ from xetile_jit.runtime.cache import decode
 from xetile_jit.target.cpu_features import CpuFeatures
 
 DEVICE = "opencl:cpu"
+SLOT_CALL = f'@"{lane_slots.SLOT}"('  # a store to or a load from a lane's slot (codegen/llvm/lane_slots.py)
 
 
 @xetile.kernel
@@ -132,9 +134,10 @@ def test_gemm_with_row_reductions_and_atomics(rng, dtype, b_kind, tile):
 
 
 def test_reduction_epilogue_broadcasts_its_rows_and_waits_twice(rng):
-    """The 8x4 tile's epilogue on `cpu`: the row maxima come back to the C layout as OpGroupBroadcast from one lane
-    a row (the DPAS emulation's 64 and 32 of them), no lane-indexed shuffle; and one barrier a reduction, between
-    its partial sums' store and load (its SLM buffer is its own and nothing rewrites it). The numbers are
+    """The 8x4 tile's epilogue on `cpu`, which waits at barriers, so its lanes exchange values by sub-group built-ins
+    (lane_slots.lockstep_kernel): the row maxima come back to the C layout as OpGroupBroadcast from one lane a row
+    (the DPAS emulation's 64 and 32 of them), no lane-indexed shuffle; and one barrier a reduction, between its
+    partial sums' store and load (its SLM buffer is its own and nothing rewrites it). The numbers are
     test_gemm_with_row_reductions_and_atomics's."""
     sg_layout, sg_data = SUBGROUP_TILES["8x4"]
     args, _ = make_args(rng, 293, 227, 80, np.float16, "rows")
@@ -321,7 +324,7 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     split = dict(sg_layout=[16, 4], sg_data=[16, 64])
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
-    rows, read = max(1, carried_sums(cpu, 16) // 4), k_loops(cpu, 16).read + '"('
+    rows, read = max(1, carried_sums(cpu, 16) // 4), SLOT_CALL
     in_place = cpu is AVX2  # B's columns a chain's one array (test below)
     if in_place:
         assert read not in kernel
@@ -335,9 +338,7 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
 def in_place_loops(kernel: str, k: int, element: str = "float") -> list[str]:
     """The loops over `k` k that read A in its memory (in_place_a.py) as `element`: loads from global memory, no
     lane move."""
-    moves = (BROADCAST + '"(', SHUFFLE + '"(')
-    return [body for body in loop_bodies(kernel, k)
-            if global_loads(body, element) and not any(move in body for move in moves)]
+    return [body for body in loop_bodies(kernel, k) if global_loads(body, element) and SLOT_CALL not in body]
 
 
 def global_loads(body: str, element: str) -> int:
@@ -425,7 +426,7 @@ def test_chains_of_dpas_ops_from_zero_are_one_loop_over_all_their_k_on_the_cpu_t
     np.testing.assert_array_equal(c.view(np.uint32), sequential(a, b).view(np.uint32))
     llir = product_from_zero.warmup(a, b, c, **args, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
-    read = k_loops(AVX512, 16).read + '"('
+    read = SLOT_CALL
     loops = [body for body in loop_bodies(kernel, 64) if read in body]
     assert len(loops) == 1
     assert loops[0].count("phi  float") == 16 and loops[0].count(read) == 8
@@ -462,7 +463,7 @@ def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_reg
     tested = in_place_loops(kernel, op_k, bits)
     assert len(tested) == 64 // op_k
     assert all(body.count(sums) == 16 + integer and global_loads(body, bits) == 8 for body in tested)
-    assert not any(move + '"(' in kernel for move in (BROADCAST, SHUFFLE))
+    assert SLOT_CALL not in kernel
 
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["f16", "bf16"])

@@ -15,6 +15,7 @@ import pytest
 
 import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
+from xetile_jit.codegen.llvm import lane_slots
 from xetile_jit.codegen.llvm.lowering import exchange_rounds
 from xetile_jit.ir.simt_ops import OWN, SHUFFLED, gather_plan, moves_in, row_moves
 from xetile_jit.target.cpu_features import CpuFeatures
@@ -713,10 +714,12 @@ def lane_rows(x, y, KIND: xetile.constexpr):
 
 @pytest.mark.parametrize("kind, dtype", [("max", np.float32), ("min", np.float32), ("add", np.float32),
                                          ("max", np.int32), ("add", np.int32)])
-def test_a_lanes_rows_are_reduced_across_lanes_by_the_drivers_group_ops_on_the_cpu_target(rng, kind, dtype):
-    """Target.group_reductions: a reduction across lanes of a lane's 8 rows is 8 GroupNonUniform ops, not 32
-    shuffles; `xe-emulated` keeps the butterfly. maxnumf and minnumf go through ordered integer keys: a NaN loses,
-    a row of NaNs is NaN, infinities and signed zeros keep their order, as numpy's fmax and fmin."""
+def test_a_lanes_rows_are_reduced_across_lanes_through_their_slots_on_the_cpu_targets(rng, kind, dtype):
+    """On the CPU targets a reduction across lanes of a lane's rows (32 of them here) stores each row in the lane's
+    slot once and reads the 16 lanes' of each back as one vector from one address on every lane
+    (XeGPULowering.slot_row_reduction: 32 stores, 32 loads), with no shuffle and no group op, combining its halves
+    in the butterfly's pairs: the butterfly's value, bit for bit. A NaN loses, a row of NaNs is NaN, infinities and signed zeros keep their order, as numpy's
+    fmax and fmin."""
     x = rand(rng, (32, 32), dtype, -100, 100)
     if dtype == np.float32:
         x[0, :] = np.nan
@@ -730,9 +733,10 @@ def test_a_lanes_rows_are_reduced_across_lanes_by_the_drivers_group_ops_on_the_c
     counts = {}
     for target in ("cpu", "xe-emulated"):
         llir = lane_rows.warmup(x, y, KIND=kind, target=target).asm["llir"]
-        counts[target] = (llir.count("call i32 @\"__spirv_SubgroupShuffleINTEL\""),
-                          len(re.findall(r"call \w+ @\"__spirv_GroupNonUniform", llir)))
-    assert counts == {"cpu": (0, 32), "xe-emulated": (128, 0)}
+        assert "__spirv_Group" not in llir and "__spirv_Subgroup" not in llir
+        calls = re.findall(rf'call [^@]*@"{lane_slots.SLOT}"\(i32 [^,]+, i32 ([^)]+)\)', llir)
+        counts[target] = (len(calls), sum(not lane.startswith("%") for lane in calls))
+    assert counts == {"cpu": (32 + 32, 32), "xe-emulated": (32 + 32, 32)}
     reference, device = run_both(lane_rows, [x, y], dict(KIND=kind), (1,))
     with np.errstate(invalid="ignore"):  # inf + -inf
         numpy = {"max": np.fmax, "min": np.fmin, "add": np.add}[kind].reduce(x, axis=1)
@@ -797,8 +801,12 @@ def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_targe
         assert not BORDER_TEST.search(fast) and BORDER_TEST.search(slow)
         assert "@\"xe_block2d" not in fast + slow
     assert folds[0].count("phi  float") == 2 * HOST_CHAINS and outputs[0].count("addrspace(1)*") > 0
-    # the mean and the variance read from lane 0 after their butterflies: one scalar a sub-group for the driver
-    assert len(re.findall(r'@"__spirv_SubgroupShuffleINTEL"\(i32 %"[^"]+", i32 0\)', llir)) == 2
+    # the mean and the variance one scalar a sub-group for the driver: read from the 16 lanes' slots at addresses the
+    # same on every lane, lane 0's first (lane_slots.py), or, where the row is split and its kernel waits at a barrier,
+    # from lane 0 after their butterflies
+    lane_0 = (r'@"__spirv_SubgroupShuffleINTEL"\(i32 %"[^"]+", i32 0\)' if width > 4096 else
+              rf'@"{lane_slots.SLOT}"\(i32 0, i32 0\)')
+    assert len(re.findall(lane_0, llir)) == 2
     assert ("__spirv_ControlBarrier" in llir) == (width > 4096)
     reference, device = run_both(layer_norm, [x, w, y, width], dict(BN=width), (xetile.cdiv(rows, 16),))
     assert_close(device[2], reference[2], dtype, scale=8)

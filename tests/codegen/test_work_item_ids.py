@@ -1,7 +1,7 @@
 """codegen/llvm/work_item_ids.py: on the CPU ABIs a workgroup's sub-groups are the rows of its local range, and a
-kernel reads its lane and sub-group ids as local x and y where it exchanges no lanes, so that it calls no sub-group
-built-in (for which the OpenCL CPU compiler builds a second, masked copy of it); a kernel that exchanges lanes reads
-the sub-group built-ins. IR in / IR out for `define`, then kernels through the whole path."""
+kernel reads its lane and sub-group ids as local x and y where it calls no sub-group built-in (for which the OpenCL
+CPU compiler builds a second, masked copy of it: its lanes exchange no values, or through their slots,
+codegen/llvm/lane_slots.py); a kernel that exchanges lanes by sub-group built-ins reads the sub-group built-ins. IR in / IR out for `define`, then kernels through the whole path."""
 from __future__ import annotations
 
 import re
@@ -94,14 +94,30 @@ def test_a_kernel_that_exchanges_no_lanes_calls_no_sub_group_builtin_and_runs_in
     assert not SUBGROUP_BUILTIN.search(llir)
 
 
-def test_a_kernel_that_exchanges_lanes_reads_the_sub_group_builtins_in_the_same_rows(rng):
-    x = rng.standard_normal((64, 16), dtype=np.float32)
-    y = np.zeros((64, 1), np.float32)
-    row_sums[(1,)](x, y, device="opencl:cpu")
-    np.testing.assert_allclose(y[:, 0], x.sum(axis=1), rtol=1e-5, atol=1e-5)
-    (plan,) = row_sums.cache.plans.values()
+@xetile.kernel
+def split_row_sums(x, y):
+    """Row sums of rows split over 4 subgroups: across each subgroup's lanes, then through SLM after a barrier."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [16, 256], layout=Layout([1, 4], [16, 64])))
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [16, 1]), xetile.tile_reduce("add", v, [1]))
+
+
+@pytest.mark.parametrize("kernel, rows, columns, slots", [(row_sums, 64, 16, True), (split_row_sums, 16, 256, False)],
+                         ids=["row_sums", "split_row_sums"])
+def test_row_sums_run_in_rows_their_lanes_exchanging_values_through_slots_or_by_builtins(rng, kernel, rows, columns,
+                                                                                        slots):
+    """row_sums' lanes exchange values through their slots, and its ids are local x and y: no sub-group built-in.
+    The row sums split over subgroups wait at a barrier, so their lanes exchange values by the sub-group built-ins
+    (lane_slots.lockstep_kernel), which are their ids too. Both in the same rows of lanes."""
+    x = rng.standard_normal((rows, columns), dtype=np.float32)
+    y = np.zeros((rows, 1), np.float32)
+    kernel[(1,)](x, y, device="opencl:cpu")
+    np.testing.assert_allclose(y[:, 0], x.sum(axis=1), rtol=1e-4, atol=1e-4)
+    (plan,) = kernel.cache.plans.values()
     assert plan.compiled.artifact.local_size == (16, 4, 1)
-    assert "SubgroupLocalInvocationId" in body_text(plan.compiled.asm["llir"], work_item_ids.LANE_ID)
+    llir = plan.compiled.asm["llir"]
+    assert ('@"xetile.lane_slot"(' in llir) == slots and bool(SUBGROUP_BUILTIN.search(llir)) != slots
+    lane = body_text(llir, work_item_ids.LANE_ID)
+    assert ("SubgroupLocalInvocationId" in lane) != slots and "LocalInvocationId" in lane
 
 
 def body_text(llir: str, name: str) -> str:

@@ -18,7 +18,7 @@ from spirv_tools import cpu_queue, validate
 from xetile_jit.toolchain import ocloc
 from xetile_jit.toolchain.isa_stats import block_messages
 from xetile_jit.codegen.backends import backend
-from xetile_jit.codegen.llvm import work_item_ids
+from xetile_jit.codegen.llvm import lane_slots, work_item_ids
 from xetile_jit.codegen.xe import builtins as xb
 from xetile_jit.codegen.spirv import emit_spirv, spec
 from xetile_jit.target.cpu_features import CpuFeatures
@@ -90,8 +90,9 @@ def surface_args(width_bytes: int, height: int, pitch: int) -> list[ir.Constant]
 
 def run_cpu(module: ir.Module, launches) -> None:
     """Validate `module` and run it on opencl:cpu; `launches` = [(kernel, groups, numpy arrays)], one
-    sub-group per workgroup; the arrays are updated in place. The lane ids the definitions call are written as the
-    lowering writes them (codegen/llvm/work_item_ids.py)."""
+    sub-group per workgroup; the arrays are updated in place. The lanes' slots and ids the definitions use are
+    written as the lowering writes them (codegen/llvm/lane_slots.py, codegen/llvm/work_item_ids.py)."""
+    lane_slots.define(module, 1, SG)
     work_item_ids.define(module)
     binary = emit_spirv(module, subgroup_size=SG)
     validate(binary)

@@ -16,7 +16,7 @@ import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
 from xetile_jit.codegen.cpu.builtins import component_hints
 from xetile_jit.codegen.xe.dpas_emulation import KLoops, k_loops
-from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, ROLLED, SHUFFLE
+from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, ROLLED, SHUFFLE, SLOTS
 from xetile_jit.ops.matmul import PIECE_SPEED, PIECE_SPEED_16_REGISTERS, piece_speeds
 from xetile_jit.target import cpu_features
 from xetile_jit.target.cpu_features import CpuFeatures, host_cpu, parse_cpuinfo
@@ -54,20 +54,23 @@ def test_avx512_on_256_bit_units_and_amx():
 
 def test_the_code_decisions_each_cpu_class_gets():
     """What the `cpu` target's code takes from the CPU, for 16 lanes' f32 (one zmm, two ymm): the GEMM's row sums a
-    loop over k and the lane builtin that reads A[r][k] (k_loops: a shuffle only on Zen 4; A in its memory with AVX2),
+    loop over k and the lane builtin that reads A[r][k] where lanes exchange values by built-ins (k_loops: a shuffle
+    only on Zen 4; A in its memory with AVX2),
     the partial results of layer norm's two sums of 8 blocks (fold_chains), the pieces' speeds ops.matmul estimates
     with, the block loads' and stores' component loops for 16- and 32-bit blocks (rolled but where the ISA is AVX-512
     or, for 32-bit blocks, AVX2: component_hints). Each class keeps what it was measured with (docs/performance.md
     "On the Xeon AVX-512", "GEMM on the `cpu` target")."""
     def decisions(cpu):
         hints = (component_hints(cpu, 16), component_hints(cpu, 32))
-        return k_loops(cpu, 16), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), hints
+        return k_loops(cpu, 16, False), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), hints
 
     assert decisions(parse_cpuinfo(EPYC_AVX2)) == (KLoops(4, BROADCAST, a_in_place=True), 2, PIECE_SPEED_16_REGISTERS,
                                                    (ROLLED, ()))
     assert decisions(parse_cpuinfo(ZEN4)) == (KLoops(16, SHUFFLE), 4, PIECE_SPEED, ((), ()))
     assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS)) == (KLoops(16, BROADCAST), 4, PIECE_SPEED, ((), ()))
     assert decisions(CpuFeatures("aarch64", frozenset())) == (KLoops(16, BROADCAST), 4, PIECE_SPEED, (ROLLED, ROLLED))
+    # a kernel whose lanes exchange values through their slots reads A from them on every CPU
+    assert {k_loops(parse_cpuinfo(info), 16, True).read for info in (EPYC_AVX2, ZEN4, SAPPHIRE_RAPIDS)} == {SLOTS}
 
 
 def test_older_isas_and_unknown_flags():

@@ -11,7 +11,7 @@ from conftest import tutorial
 from test_passes import gemm, run_func
 
 import xetile_jit as xetile
-from xetile_jit.codegen.xe.dpas_emulation import KLoops, k_loops
+from xetile_jit.codegen.llvm import lane_slots
 from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, SHUFFLE
 from xetile_jit.toolchain import ocloc
 from xetile_jit.toolchain.isa_stats import block_messages, dpas_count, spills
@@ -122,22 +122,23 @@ def test_a_cpu_reads_a_loaded_block_word_by_word(rng, monkeypatch, target, one_l
 
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
 def test_cpu_dpas_is_a_loop_over_k(rng, monkeypatch, target):
-    """The CPU targets' DPAS is a loop over k moving A[r][k] from lane k (k the same on every lane): by a group
-    broadcast, or a shuffle where the `cpu` target's CPU is a Zen 4 (dpas_emulation.k_loops); 8 moves and 8 fma a
-    step. The `cpu` target writes it inline for the 16 DPAS blocks of a subgroup's K step (a call's vector arguments
-    went through memory lane by lane), two blocks that share A in one loop, their 16 fma on 8 moves; `xe-emulated`
-    calls the builtin defining it, which broadcasts. The `cpu` target built for an AVX-512 CPU (with AVX2 the loops
-    read A in its memory where its blocks lie inside the array: test_spirv_gemm)."""
+    """The CPU targets' DPAS is a loop over k reading A[r][k] of lane k (k the same on every lane). The `cpu` target
+    writes it inline for the 16 DPAS blocks of a subgroup's K step (a call's vector arguments went through memory
+    lane by lane), two blocks that share A in one loop, their 16 fma on 8 reads; this kernel's lanes exchange values
+    through their slots (codegen/llvm/lane_slots.py), so each lane stores its A words there once (8 stores) and a
+    read is a load from lane k's slot, with no sub-group built-in. `xe-emulated` calls the builtin defining it,
+    which broadcasts: 8 moves and 8 fma a step. The `cpu` target built for an AVX-512 CPU (with AVX2 the loops read
+    A in its memory where its blocks lie inside the array: test_spirv_gemm)."""
     if target == "cpu":
         built_for_cpu(monkeypatch, gemm, AVX512)
     a, b, c, k = small_args(rng)
     llir = gemm.warmup(a, b, c, 128, 128, k, **SMALL, **layouts(), target=target).asm["llir"]
     dpas_calls = len(re.findall(r"call <8 x float> @\"\w+matrix_mad", llir))
-    read = {"cpu": k_loops(get_target("cpu").cpu, 16), "xe-emulated": KLoops()}[target].read
-    moves = llir.count(f'{read}"(') - 1  # less the declaration
+    moves = {name: llir.count(f'@"{name}"(') - 1 for name in (lane_slots.SLOT, BROADCAST)}  # less the declaration
     fmas = llir.count('@"__spirv_ocl_fma"(') - 1
-    assert ({SHUFFLE, BROADCAST} - {read}).pop() not in llir
-    assert (dpas_calls, moves, fmas) == {"cpu": (0, 8 * 8, 16 * 8), "xe-emulated": (16, 8, 8)}[target]
+    assert SHUFFLE not in llir
+    assert (dpas_calls, moves, fmas) == {"cpu": (0, {lane_slots.SLOT: 2 * 8 * 8, BROADCAST: -1}, 16 * 8),
+                                         "xe-emulated": (16, {lane_slots.SLOT: -1, BROADCAST: 8}, 8)}[target]
     gemm[(2, 2)](a, b, c, 128, 128, k, **SMALL, **layouts(), target=target, device=cpu_queue())
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
 

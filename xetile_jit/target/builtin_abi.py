@@ -49,9 +49,15 @@ class BuiltinAbi:
     packed_sizes: ClassVar[bool] = False
     # a workgroup's sub-groups are the rows of its local range (lanes, sub-groups, 1), so a lane's id is its local x
     # and its sub-group's its local y, read without a sub-group built-in: the OpenCL CPU compiler builds a second,
-    # masked copy of every kernel that calls one (for a last sub-group it would run part full), which a kernel
-    # without lane exchanges then no longer pays for (docs/performance.md "Driver builds")
+    # masked copy of every kernel that calls one (for a last sub-group it would run part full), which a kernel then
+    # no longer pays for (docs/performance.md "Driver builds"; codegen/llvm/work_item_ids.py says where it still
+    # does)
     subgroup_rows: ClassVar[bool] = False
+    # a sub-group runs as one vector, each instruction for every lane before the next (the kernel's required
+    # sub-group size makes the OpenCL CPU compiler vectorize it whole or refuse it), so lanes exchange values through
+    # the workgroup's local memory, a store and a load, with no sub-group built-in: no masked copy of the kernel (in
+    # the kernels codegen/llvm/lane_slots.py's lockstep_kernel admits)
+    lockstep_lanes: ClassVar[bool] = False
 
     def __str__(self) -> str:
         return self.name
@@ -81,6 +87,7 @@ class CpuAbi(BuiltinAbi):
     runs_on_cpu: ClassVar[bool] = True
     packed_sizes: ClassVar[bool] = True
     subgroup_rows: ClassVar[bool] = True
+    lockstep_lanes: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)

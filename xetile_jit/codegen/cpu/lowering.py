@@ -39,7 +39,7 @@ from ..llvm.lowering import XeGPULowering
 from ..llvm.values import splat
 from ..xe import builtins as X
 from ..xe.dpas_emulation import (KLoops, a_words, chained_results, dpas_results, k_loops, loop_hints, multiply_add,
-                                 row_groups, row_loops, widen, widened_b, widened_chain)
+                                 row_groups, row_loops, staged, widen, widened_b, widened_chain)
 from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
 from .in_place_a import Bounds, InPlaceA, source_load
@@ -69,27 +69,23 @@ class CpuDpas(Dpas):
 
     def fma_mma(self, a: ir.Value, bs: list, accs: list[ir.Value], precision: str, columns: dict) -> list[ir.Value]:
         """The GPU's multiply-adds (Dpas.fma_mma) as loops over k for every (B, C) of `bs`, `accs`
-        (dpas_emulation.row_loops), A[r][k] shuffled once for all of them."""
+        (dpas_emulation.row_loops), A[r][k] read once for all of them as KLoops.read says (dpas_emulation.staged)."""
         lanes = self.context.lanes
-        rows = self.mma_elements(a, precision)
+        column = staged(self.context.builder, self.mma_elements(a, precision), self.loops().read)
         blocks = [self.fma_column(b, precision, columns) for b in bs]
 
         def shared_step(bld, k, group, sums):
-            a_k = self.a_column([rows[r] for r in group], k)  # once for every B
+            a_k = [column(r, k) for r in group]  # once for every B
             return [total for block, totals in zip(blocks, sums)
                     for total in self.fma_step(a_k, totals, bld.load(block.slot(bld, k)))]
         sums = row_loops(self.context.builder, blocks[0].count, [lanes.elements(acc) for acc in accs], shared_step,
                          self.loops().sums)
         return [lanes.assemble(totals) for totals in sums]
 
-    def a_column(self, rows: list[ir.Value], k: ir.Value) -> list[ir.Value]:
-        """A[r][k] of each of `rows` on every lane, moved from lane k by the target CPU's builtin (KLoops.read)."""
-        return [self.context.lanes.moved(a_r, k, self.loops().read) for a_r in rows]
-
     def loops(self) -> KLoops:
         """How the loops over k run on the target's CPU (dpas_emulation.k_loops)."""
         target = self.context.target
-        return k_loops(target.cpu, target.subgroup_size)
+        return k_loops(target.cpu, target.subgroup_size, self.context.lockstep_lanes())
 
     def fma_column(self, b, precision: str, columns: dict) -> PrivateBlock:
         """B's components in a private array, stored the first time the run takes this B."""
@@ -282,13 +278,13 @@ class VectorDpas(CpuDpas):
         b, private = self.context.builder, self.context.lanes.private
         a_type, b_type = mad.signature.args[:2]
         words = a_words(b, mad, [self.dpas_operand(self.context.values[o.operands[0]], a_type) for o in chains[0]],
-                        private)
+                        private, self.loops().read)
         products = []
         for chain in chains:
             column = widened_chain(b, mad, [self.dpas_operand(self.context.values[o.operands[1]], b_type)
                                             for o in chain], private)
             products.append((column, self.accumulator(chain[0], earlier)))
-        finals = chained_results(b, mad, words, len(chains[0]), products, self.loops().read)
+        finals = chained_results(b, mad, words, len(chains[0]), products)
         results = {o.result: ir.Constant(final.type, ir.Undefined) for chain, final in zip(chains, finals)
                    for o in chain[:-1]}
         results.update((chain[-1].result, final) for chain, final in zip(chains, finals))
@@ -315,10 +311,8 @@ class InMemoryProducts(Protocol):
     `chains_a_loop`, how many of the chains that share A one loop carries; `column`, a chain's Bs in one private
     array, each op's part kept in `columns` by (B, precision); `operations`, how a loop reads A[r][k] from its
     address (`read(address)`) and adds A[r][k] * B[k] to its rows' sums (`multiply_adds(a_k, sums, b_k)`). A border
-    block of A is read in its memory too, each element tested (in_place_a.Bounds): read from A's lanes it took a
-    lane builtin, for which the driver builds a masked copy of the kernel (BuiltinAbi.subgroup_rows); with AVX2 code
-    the tutorial's f32 GEMM (1024^3) is 18,911 instructions of assembly against 24,498, and the tests' f16 GEMM of
-    64x64 pieces a subgroup built in 2.4 s against 3.2 (docs/performance.md "Driver builds")."""
+    block of A is read in its memory too, each element tested (in_place_a.Bounds), so that a kernel's loops over k
+    are of one kind."""
 
     def chains_a_loop(self, chains: int) -> int: ...
 

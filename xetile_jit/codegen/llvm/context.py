@@ -17,7 +17,7 @@ from llvmlite import ir
 
 from ...ir.core import FuncOp, Operation
 from ...target.targets import Target
-from . import work_item_ids
+from . import lane_slots, work_item_ids
 from .declarations import declared
 
 if TYPE_CHECKING:  # the lanes module builds on codegen/llvm/core.py, which builds on this one
@@ -34,6 +34,7 @@ class LoweringContext:
     values: dict = field(default_factory=dict)
     builder: ir.IRBuilder | None = None
     lanes: Lanes | None = None  # the XeGPU lowering's lane values (codegen/llvm/lanes.py)
+    lockstep: bool | None = None  # `lockstep_lanes`, once asked
 
     def call(self, name: str, return_type: ir.Type, *args: ir.Value) -> ir.Value:
         """A call of function `name`, declared on first use; a module has one signature per name."""
@@ -61,6 +62,14 @@ class LoweringContext:
 
     def subgroup_rows(self) -> bool:
         return self.target is not None and self.target.abi.subgroup_rows
+
+    def lockstep_lanes(self) -> bool:
+        """Whether the kernel's lanes exchange values through their slots (codegen/llvm/lane_slots.py): where the
+        target's ABI runs sub-groups in lockstep (BuiltinAbi.lockstep_lanes), for a kernel `lockstep_kernel` admits."""
+        if self.lockstep is None:
+            self.lockstep = (self.target is not None and self.target.abi.lockstep_lanes
+                             and lane_slots.lockstep_kernel(self.func))
+        return self.lockstep
 
     def operands(self, op: Operation) -> list:
         """The lowered values of `op`'s operands."""

@@ -35,7 +35,7 @@ from ...ir.core import Block, FuncOp, Operation, Value
 from ...ir.elementwise import CASTS
 from ...ir.types import DType, IndexType, MemRefType, ScalarType, Type, VectorType, bfloat16, float16, float32
 from ...target.targets import Target
-from . import work_item_ids
+from . import lane_slots, work_item_ids
 from .components import Components
 from .context import LoweringContext
 from .float8 import f32_to_float8, float8_to_f16, float8_to_f32, is_float8
@@ -315,6 +315,8 @@ class LLVMLowering:
         self.context.builder = ir.IRBuilder(fn.append_basic_block("entry"))
         values = self.parameter_values(fn, layout, fields)
         self.lower_block(self.func.body, [self.bind_arg(arg, mine) for arg, mine in zip(layout, values)])
+        if self.context.lockstep_lanes():
+            lane_slots.define(self.module, self.func.num_subgroups, self.func.lanes)
         if self.context.subgroup_rows():
             work_item_ids.define(self.module)
         self.text = verify(self.module)

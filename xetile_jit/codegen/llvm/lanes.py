@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
-from ..xe.llvm_helpers import SHUFFLE, moved
+from ..xe.llvm_helpers import SHUFFLE, SLOTS, moved
 from .core import I32, I64, components, counted_loop
 
 
@@ -63,10 +63,11 @@ class Lanes:
         return self.moved(value, lane, SHUFFLE)
 
     def moved(self, value: ir.Value, lane: ir.Value, name: str) -> ir.Value:
-        """`value` from lane `lane` through the i32 builtin `name` (SHUFFLE or BROADCAST; llvm_helpers.moved)."""
+        """`value` from lane `lane` through the i32 builtin `name` (SHUFFLE or BROADCAST; llvm_helpers.moved), or
+        through the lanes' slots in a kernel whose lanes exchange values so (LoweringContext.lockstep_lanes)."""
         if isinstance(value.type, ir.VectorType):
             return self.assemble([self.moved(e, lane, name) for e in self.elements(value)])
-        return moved(self.context.builder, name, value, lane)
+        return moved(self.context.builder, SLOTS if self.context.lockstep_lanes() else name, value, lane)
 
     def elements(self, v: ir.Value | PrivateBlock) -> list[ir.Value]:
         return [self.component(v, i) for i in range(self.count(v))]

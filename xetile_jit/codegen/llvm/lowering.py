@@ -65,6 +65,7 @@ from ...ir.elementwise import BINARY, REDUCE_KINDS
 from ..xe import builtins as X
 from ..xe.llvm_helpers import BROADCAST
 from ...target.targets import MAX_VECTOR_COMPONENTS, Target
+from . import lane_slots
 from .atomics import Atomics
 from .block_messages import BlockMessages
 from .components import Components
@@ -260,8 +261,11 @@ class XeGPULowering(LLVMLowering):
         return self.lanes.assemble(results)
 
     def lower_SubgroupReduceOp(self, op):
-        """The driver's own reductions (`group_reduction`) where the target has them, for a value of several
-        components (Target.group_reductions), else `butterfly`."""
+        """`slot_reduction` where the kernel's lanes exchange values through their slots
+        (LoweringContext.lockstep_lanes); else the driver's own reductions (`group_reduction`) where the target has
+        them, for a value of several components (Target.group_reductions), else `butterfly`."""
+        if self.context.lockstep_lanes():
+            return self.slot_reduction(op)
         name = GROUP_REDUCTIONS.get(REDUCE_KINDS[op.kind][op.operands[0].type.dtype.kind].combine)
         value = self.values[op.operands[0]]
         if (self.target is not None and self.target.group_reductions and name is not None and op.cluster_stride == 1
@@ -290,6 +294,59 @@ class XeGPULowering(LLVMLowering):
             return b.bitcast(ordered_bits(b, reduce("SMax" if name == "FMax" else "SMin", key)), e.type)
         return self.lanes.assemble([component(e) for e in self.lanes.elements(value)])
 
+    def slot_reduction(self, op) -> ir.Value | PrivateBlock:
+        """`butterfly`'s result, without its exchanges: each lane stores its components in its slots once
+        (codegen/llvm/lane_slots.py) and combines its cluster's in the butterfly's pairs (member j with j + size / 2,
+        then with j + size / 4, ...: the value every lane of the butterfly ends with, as each combine is
+        commutative). A whole sub-group's members are the same on every lane, each a load from one address."""
+        dtype = op.operands[0].type.dtype
+        name = REDUCE_KINDS[op.kind][dtype.kind].combine
+        b = self.builder
+        elements = self.lanes.elements(self.values[op.operands[0]])
+        words = [lane_slots.words_of(b, e) for e in elements]
+        lane_slots.stage(b, [w for each in words for w in each])
+        members = self.cluster_lanes(op)
+        results, first = [], 0
+        for e, each in zip(elements, words):
+            places = [ir.Constant(I32, first + i) for i in range(len(each))]
+            if op.cluster_size == self.lanes.size and e.type in (I32, ir.FloatType()):
+                results.append(self.slot_row_reduction(name, dtype, places[0], e.type))
+            else:
+                values = [lane_slots.value_of(b, [b.load(lane_slots.slot(b, place, m)) for place in places], e.type)
+                          for m in members]
+                while len(values) > 1:
+                    half = len(values) // 2
+                    values = [self.combine(name, dtype, values[j], values[j + half]) for j in range(half)]
+                results.append(values[0])
+            first += len(each)
+        return self.lanes.assemble(results)
+
+    def slot_row_reduction(self, name: str, dtype, word: ir.Value, ty: ir.Type) -> ir.Value:
+        """A whole sub-group's 32-bit values of slot word `word` combined in the butterfly's pairs, read as one
+        vector of the lanes, the same on every lane, whose halves are combined: one load and four vector combines
+        where 16 loads took 15 scalar ones (tutorial 6's attention ran 10-17% slower so)."""
+        b, size = self.builder, self.lanes.size
+        row = b.bitcast(lane_slots.slot(b, word, ir.Constant(I32, 0)), ir.PointerType(ir.VectorType(I32, size), 3))
+        values = b.bitcast(b.load(row, align=4), ir.VectorType(ty, size))
+        while size > 2:
+            size //= 2
+            halves = [b.shuffle_vector(values, ir.Constant(values.type, None),
+                                       ir.Constant(ir.VectorType(I32, size), list(range(start, start + size))))
+                      for start in (0, size)]
+            values = self.combine(name, dtype, *halves)
+        return self.combine(name, dtype, *(b.extract_element(values, ir.Constant(I32, i)) for i in (0, 1)))
+
+    def cluster_lanes(self, op) -> list[ir.Value]:
+        """The lanes of this lane's cluster (i32), in order: `cluster_size` lanes `cluster_stride` apart."""
+        size, stride = op.cluster_size, op.cluster_stride
+        if size == self.lanes.size:
+            return [ir.Constant(I32, j) for j in range(size)]
+        b = self.builder
+        lane = self.lanes.lane_id()
+        place = b.urem(b.udiv(lane, ir.Constant(I32, stride)), ir.Constant(I32, size))
+        first = b.sub(lane, b.mul(place, ir.Constant(I32, stride)))
+        return [b.add(first, ir.Constant(I32, j * stride)) for j in range(size)]
+
     def butterfly(self, op) -> ir.Value:
         """Butterfly over the lanes of a cluster: after log2(size) exchanges every lane holds the result."""
         dtype = op.operands[0].type.dtype
@@ -306,13 +363,15 @@ class XeGPULowering(LLVMLowering):
         """Result component c: each source component t some lane reads, as `gather_plan` plans it (the lane's own,
         one lane's broadcast, or a shuffle from the lane the table names), kept where this lane wanted t; or, where
         the target reads private memory by index (Target.indexed_lane_reads) and that takes at most half the
-        moves, in `exchange_rounds`."""
+        moves, in `exchange_rounds` (not where the lanes exchange values through their slots: there every move is a
+        broadcast, LoweringContext.lockstep_lanes)."""
         bld = self.builder
         pool = [e for v in op.operands for e in self.lanes.elements(self.values[v])]
         plan = gather_plan(op.source_lanes, op.components)
         # not for i1: a bool pool in private memory read by index came out wrong on opencl:cpu (the bool case of
         # test_store_through_order01_tile_into_column_major_output); bools keep the unrolled form
-        if self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1):
+        if (self.target is not None and self.target.indexed_lane_reads and pool[0].type != ir.IntType(1)
+                and not self.context.lockstep_lanes()):
             rounds = exchange_rounds(op.source_lanes, op.components, self.lanes.size)
             if 2 * len(rounds) <= moves_in(plan):
                 return self.gather_in_rounds(pool, rounds, len(op.source_lanes))

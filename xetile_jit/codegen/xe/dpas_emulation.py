@@ -22,7 +22,8 @@ from ...target.cpu_features import CpuFeatures
 from ..llvm.core import counted_loop
 from ..llvm.core import F32, I32
 from .builtins import DpasBuiltin
-from .llvm_helpers import BROADCAST, ROLLED, SHUFFLE, constant, declared, field, i32, like, moved
+from ..llvm import lane_slots
+from .llvm_helpers import BROADCAST, ROLLED, SHUFFLE, SLOTS, constant, declared, field, i32, like, moved
 
 # The row sums one loop over k carries (row_groups): four DPAS ops sharing A take 4 of its 8 rows a loop, two all 8.
 # 16 sums, the B values and A's rows stay within the CPU's 32 vector registers; each A[r][k] is broadcast once for
@@ -52,26 +53,28 @@ def carried_sums(cpu: CpuFeatures, lanes: int) -> int:
 
 @dataclass(frozen=True)
 class KLoops:
-    """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`), the lane
-    builtin that gives every lane A[r][k] of lane k (SHUFFLE or BROADCAST), and whether the f32 multiply-adds read
-    A[r][k] from A's memory instead where A's block lies inside its array (`a_in_place`;
-    codegen/cpu/in_place_a.py)."""
+    """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`), how every lane
+    reads A[r][k] of lane k (SLOTS, BROADCAST or SHUFFLE: `staged`), and whether the f32 multiply-adds read A[r][k]
+    from A's memory instead where A's block lies inside its array (`a_in_place`; codegen/cpu/in_place_a.py)."""
     sums: int = CARRIED_SUMS
     read: str = BROADCAST
     a_in_place: bool = False
 
 
-def k_loops(cpu: CpuFeatures, lanes: int) -> KLoops:
-    """The loops over k on `cpu` for a sub-group of `lanes` lanes. A[r][k] is read by OpGroupBroadcast (every lane
-    asks for the same k): the OpenCL CPU compiler also builds a masked copy of each kernel, for workgroups whose size
-    is not a multiple of the sub-group's (never ours), and there made each shuffle a test and a blend a lane, where
-    the broadcast is one element read (the tutorial GEMM's machine code with AVX2 code 28.7 thousand lines against
-    24.0, its builds on the Xeon AVX-512 in half the time; docs/performance.md "Driver builds"). Where AVX-512 runs
-    on 256-bit units (Zen 4) it is a shuffle: the 16 lanes are one zmm and the shuffle one `vpermd` in both copies,
-    where the broadcast stored A's row to the stack every step for a `vbroadcastss` to read back, and the tutorial
-    GEMM ran 0.8x as fast (docs/performance.md "GEMM on the `cpu` target")."""
+def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
+    """The loops over k on `cpu` for a sub-group of `lanes` lanes. In a kernel whose lanes exchange values through
+    their slots (`lockstep`, codegen/llvm/lane_slots.py) A's lane words are stored in them once and A[r][k] is a load
+    from lane k's slot, the same address on every lane. Else A[r][k] is read by OpGroupBroadcast (every lane asks for
+    the same k): the OpenCL CPU compiler also builds a masked copy of each kernel calling a sub-group built-in, for
+    workgroups whose size is not a multiple of the sub-group's (never ours), and there made each shuffle a test and a
+    blend a lane, where the broadcast is one element read (the tutorial GEMM's machine code with AVX2 code 28.7
+    thousand lines against 24.0, its builds on the Xeon AVX-512 in half the time; docs/performance.md "Driver
+    builds"). Where AVX-512 runs on 256-bit units (Zen 4) it is a shuffle: the 16 lanes are one zmm and the shuffle
+    one `vpermd` in both copies, where the broadcast stored A's row to the stack every step for a `vbroadcastss` to
+    read back, and the tutorial GEMM ran 0.8x as fast (docs/performance.md "GEMM on the `cpu` target")."""
     split_units = cpu.vector_bits == 512 and cpu.unit_bits < cpu.vector_bits
-    return KLoops(carried_sums(cpu, lanes), SHUFFLE if split_units else BROADCAST, a_in_place(cpu, lanes))
+    read = SLOTS if lockstep else SHUFFLE if split_units else BROADCAST
+    return KLoops(carried_sums(cpu, lanes), read, a_in_place(cpu, lanes))
 
 
 def a_in_place(cpu: CpuFeatures, lanes: int) -> bool:
@@ -121,15 +124,32 @@ def tf32_lane(mad: DpasBuiltin, r: int, k: int) -> tuple[int, int]:
     return k + mad.k * (r % 2), r // 2
 
 
+def staged(b: ir.IRBuilder, words: list[ir.Value], read: str, private=None):
+    """A function (index, lane) -> word `index` of `words` (values of at most 32 bits) of lane `lane`, on every lane,
+    as `read` reads it (KLoops.read): for SLOTS each lane stores its words in its slots once and loads any lane's
+    (codegen/llvm/lane_slots.py), where A[r][k] of lane k, k the same on every lane, is one load from one address;
+    else moved by the lane builtin `read` from a private array `private(type)` makes (an i32 index), or from `words`
+    (an int index) where `private` is None."""
+    if read == SLOTS:
+        lane_slots.stage(b, [lane_slots.words_of(b, word)[0] for word in words])
+        return lambda index, lane: lane_slots.value_of(
+            b, [b.load(lane_slots.slot(b, i32(index) if isinstance(index, int) else index, lane))], words[0].type)
+    if private is None:
+        return lambda index, lane: moved(b, read, words[index], lane)
+    array = private(ir.ArrayType(words[0].type, len(words)))
+    for i, word in enumerate(words):
+        b.store(word, b.gep(array, [i32(0), i32(i)]))
+    return lambda index, lane: moved(b, read, b.load(b.gep(array, [i32(0), index])), lane)
+
+
 def _a_column(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value], read: str):
     """A function of k (an i32, the same on every lane) and rows giving [A[r][k] for each of the rows], widened, on
-    every lane, each moved by the lane builtin `read` (KLoops.read)."""
+    every lane, each read as `read` says (KLoops.read, `staged`)."""
     if mad.a == "tf32":
         places = [tf32_lane(mad, r, 0) for r in range(mad.m)]
-        return lambda k, rows: [widen(b, moved(b, read, parts[places[r][1]], b.add(k, i32(places[r][0]))), "tf32")
-                                for r in rows]
-    words = _lane_words(b, mad, parts)
-    return _column_of(b, mad, lambda r: words[r], read)
+        word = staged(b, parts, read)
+        return lambda k, rows: [widen(b, word(places[r][1], b.add(k, i32(places[r][0]))), "tf32") for r in rows]
+    return _column_of(b, mad, staged(b, _lane_words(b, mad, parts), read))
 
 
 def _lane_words(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]) -> list[ir.Value]:
@@ -140,14 +160,14 @@ def _lane_words(b: ir.IRBuilder, mad: DpasBuiltin, parts: list[ir.Value]) -> lis
     return parts
 
 
-def _column_of(b: ir.IRBuilder, mad: DpasBuiltin, word, read: str):
-    """_a_column given row r's `_lane_words` word on this lane as `word(r)`."""
+def _column_of(b: ir.IRBuilder, mad: DpasBuiltin, word):
+    """_a_column given row r's `_lane_words` word of lane `lane` as `word(r, lane)` (`staged`)."""
     if mad.per_lane == 1 and mad.is_float:
-        return lambda k, rows: [b.bitcast(moved(b, read, word(r), k), F32) for r in rows]
+        return lambda k, rows: [b.bitcast(word(r, k), F32) for r in rows]
 
     def packed(k, rows):  # A[r][k] is field k % per_lane of lane k / per_lane's word
         lane, place = b.udiv(k, i32(mad.per_lane)), b.urem(k, i32(mad.per_lane))
-        words = [moved(b, read, word(r), lane) for r in rows]
+        words = [word(r, lane) for r in rows]
         words = [word if word.type == I32 else b.zext(word, I32) for word in words]
         return [widen(b, field(b, word, place, mad.bits), mad.a) for word in words]
     return packed
@@ -212,8 +232,8 @@ def widened_chain(b: ir.IRBuilder, mad: DpasBuiltin, packed_bs: list[ir.Value], 
 def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[tuple],
                  loops: KLoops = KLoops()) -> list[ir.Value]:
     """Lane n, for each (B, C) of `products` (DPAS ops that share A; B a lane's column, `widened_b`): d[r] = c[r] +
-    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops` of `loops.sums` sums): A[r][k] moved from
-    its lane once for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in
+    A[r][k] * B[k][n] for k = 0..K-1 in order, as loops over k (`row_loops` of `loops.sums` sums): A[r][k] read from
+    lane k once for all of them (k is the same on every lane), B[k] read from its column, the rows' sums carried in
     scalars.
     Unrolled, the OpenCL CPU compiler built K copies of the step, each shuffling A's elements from constant lanes:
     the tutorial GEMM f16 ran at 110-114 against 131-142 GFLOP/s and built in twice the time (docs/performance.md "CPU
@@ -222,18 +242,17 @@ def dpas_results(b: ir.IRBuilder, mad: DpasBuiltin, a: ir.Value, products: list[
     return _column_products(b, mad, mad.k, lambda b, k, rows: column(k, rows), products, loops.sums)
 
 
-def chained_results(b: ir.IRBuilder, mad: DpasBuiltin, a_words: ir.Value, chunks: int,
-                    products: list[tuple], read: str = BROADCAST) -> list[ir.Value]:
+def chained_results(b: ir.IRBuilder, mad: DpasBuiltin, a_words, chunks: int, products: list[tuple]) -> list[ir.Value]:
     """Lane n of chains of `chunks` DPAS ops each (op i + 1 taking op i's result as C), for each (B, C) of
     `products`: d[r] = c[r] + A[r][k] * B[k][n] for k = 0..chunks * K - 1 in order, the rounding of the chain op
-    after op. Op i of every chain takes the same A (not tf32), whose `_lane_words` are `a_words`' elements i *
-    a_components .., moved by the lane builtin `read` (KLoops.read); B is a private array of the chain's chunks * K
+    after op. Op i of every chain takes the same A (not tf32), whose `_lane_words` are the words i * a_components ..
+    of `a_words` (the function `a_words()` gives: (index, lane) -> that lane's word); B is a private array of the chain's chunks * K
     widened elements (`widened_chain`). One loop over all of a chain's k, not one an op: the OpenCL CPU compiler's
     build of a flash attention is mostly its loops over k (docs/performance.md "Driver builds")."""
     def a_column(b, k, rows):  # op k / K's A words, element k % K
         chunk, within = b.udiv(k, i32(mad.k)), b.urem(k, i32(mad.k))
         first = b.mul(chunk, i32(mad.a_components))
-        return _column_of(b, mad, lambda r: b.load(b.gep(a_words, [i32(0), b.add(first, i32(r))])), read)(within, rows)
+        return _column_of(b, mad, lambda r, lane: a_words(b.add(first, i32(r)), lane))(within, rows)
     return _column_products(b, mad, chunks * mad.k, a_column, products)
 
 
@@ -255,14 +274,11 @@ def _column_products(b: ir.IRBuilder, mad: DpasBuiltin, count: int, a_column, pr
     return [_rows_value(b, acc, rows) for (_, acc), rows in zip(products, sums)]
 
 
-def a_words(b: ir.IRBuilder, mad: DpasBuiltin, chunks: list[ir.Value], private) -> ir.Value:
-    """A private array of the `_lane_words` of each A of `chunks` (the DPAS builtin's A operands), one after another
-    (chained_results); `private(type)` makes it."""
+def a_words(b: ir.IRBuilder, mad: DpasBuiltin, chunks: list[ir.Value], private, read: str):
+    """The `_lane_words` of each A of `chunks` (the DPAS builtin's A operands), one after another, `staged` for
+    reads by `read` (KLoops.read) at an i32 index (chained_results); `private(type)` makes a private array."""
     words = [_lane_words(b, mad, _components(b, _as_words(b, a), mad.a_components)) for a in chunks]
-    array = private(ir.ArrayType(words[0][0].type, len(chunks) * mad.a_components))
-    for i, word in enumerate(w for chunk in words for w in chunk):
-        b.store(word, b.gep(array, [i32(0), i32(i)]))
-    return array
+    return staged(b, [w for chunk in words for w in chunk], read, private)
 
 
 def row_loops(b: ir.IRBuilder, count: int, sums: list[list[ir.Value]], step,

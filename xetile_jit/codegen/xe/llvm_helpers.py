@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..llvm import work_item_ids
+from ..llvm import lane_slots, work_item_ids
 from ..llvm.declarations import declared
-from ..llvm.core import I32, I64
+from ..llvm.core import I32
 
 SHUFFLE = "__spirv_SubgroupShuffleINTEL"
 BROADCAST = "__spirv_GroupBroadcast"
+SLOTS = lane_slots.SLOT  # a move through the lanes' slots in local memory (codegen/llvm/lane_slots.py)
 
 # The hints of the CPU definitions' loops over a lane's components and over k: they stay loops. Those definitions run
 # only on the OpenCL CPU runtime, whose compiler unrolled them at every inlined block load and store and every B a
@@ -57,25 +58,18 @@ def lane_id(b: ir.IRBuilder) -> ir.Value:
 
 
 def moved(b: ir.IRBuilder, name: str, value: ir.Value, lane: ir.Value) -> ir.Value:
-    """`value` of lane `lane` through the lane builtin `name` (SHUFFLE or BROADCAST), one i32 call a 32-bit part of
-    each component: the emitter maps the builtin by name, so a module has one overload of it, and i32 serves every
-    width (narrower values widened, 64-bit ones in two halves, floats as their bits)."""
+    """`value` of lane `lane` through the lane builtin `name` (SHUFFLE or BROADCAST) or the lanes' slots (SLOTS),
+    one i32 move a 32-bit part of each component: the emitter maps the builtin by name, so a module has one overload
+    of it, and i32 serves every width (narrower values widened, 64-bit ones in two halves, floats as their bits)."""
     if isinstance(value.type, ir.VectorType):
         result = ir.Constant(value.type, None)
         for index in range(value.type.count):
             component = moved(b, name, b.extract_element(value, i32(index)), lane)
             result = b.insert_element(result, component, i32(index))
         return result
-    function = declared(b.module, name, ir.FunctionType(I32, [I32, I32]))
-    ty = value.type
-    bits = {ir.HalfType: 16, ir.FloatType: 32}.get(type(ty)) or ty.width
-    raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
-    if bits == 64:
-        low = b.call(function, [b.trunc(raw, I32), lane])
-        high = b.call(function, [b.trunc(b.lshr(raw, ir.Constant(I64, 32)), I32), lane])
-        result = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
-    elif bits < 32:
-        result = b.trunc(b.call(function, [b.zext(raw, I32), lane]), ir.IntType(bits))
+    if name == SLOTS:
+        words = [lane_slots.exchange(b, word, lane) for word in lane_slots.words_of(b, value)]
     else:
-        result = b.call(function, [raw, lane])
-    return b.bitcast(result, ty) if result.type != ty else result
+        builtin = declared(b.module, name, ir.FunctionType(I32, [I32, I32]))
+        words = [b.call(builtin, [word, lane]) for word in lane_slots.words_of(b, value)]
+    return lane_slots.value_of(b, words, value.type)
