@@ -101,3 +101,36 @@ def test_documented_rejects_an_unknown_name():
 def test_readme_is_short():
     lines = (ROOT / "README.md").read_text().count("\n")
     assert lines <= README_MAX_LINES, f"README.md has {lines} lines; at most {README_MAX_LINES}: move detail to docs/"
+
+
+# a reference from the code to a part of the docs: docs/guide.md "Fast math", docs/performance.md "Rows."
+DOCS_REFERENCE = re.compile(r'docs/(guide|performance)\.md "([^"]+)"')
+
+
+def docs_references() -> dict[tuple[str, str], str]:
+    """Each (doc, part) the package, tests, benches and tutorials refer to, with a file that does."""
+    found = {}
+    for folder in ("xetile_jit", "tests", "bench", "tutorials"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for doc, part in DOCS_REFERENCE.findall(path.read_text()):
+                part = re.sub(r"\s*\n\s*(#\s*)?", " ", part).rstrip(".")  # wrapped over comment lines
+                found.setdefault((doc, part), str(path.relative_to(ROOT)))
+    return found
+
+
+def parts_of(text: str) -> list[str]:
+    """The headings of a markdown text without their numbers ("4.11 Fast math" -> "Fast math"), and the names of its
+    labelled paragraphs (a line starting `*Rows*`)."""
+    headings = [re.sub(r"^#+\s+(\d+(\.\d+)*\.?\s+)?", "", line) for line in text.splitlines() if line.startswith("#")]
+    return headings + re.findall(r"^\*([^*]+)\*", text, re.MULTILINE)
+
+
+def test_the_code_refers_to_parts_the_docs_have():
+    """A reference names a heading (or the start of one: "Progress" for "Progress of slow work") or a labelled
+    paragraph of its doc, so that moving or renaming a part shows where the code still points at it."""
+    references = docs_references()
+    assert ("performance", "Driver builds") in references and ("guide", "Fast math") in references
+    parts = {doc: parts_of((ROOT / "docs" / f"{doc}.md").read_text()) for doc in ("guide", "performance")}
+    dangling = {f'docs/{doc}.md "{part}"': where for (doc, part), where in references.items()
+                if not any(p == part or p.startswith(part + " ") for p in parts[doc])}
+    assert not dangling, f"references to no part of the docs (reference: a file making it): {dangling}"
