@@ -370,6 +370,26 @@ def test_f32_multiply_adds_read_a_in_its_memory_where_a_lane_spans_several_regis
         assert loops == []
 
 
+def test_a_tile_in_shared_local_memory_is_read_in_its_memory_with_no_lane_builtin(rng, monkeypatch):
+    """Tutorial 8 copies each K slice of A into shared local memory and multiplies the tiles it reads back: with AVX2
+    the loops over k read A[r][k] in that memory (in_place_a.py), as they do in a global array, so the kernel, which
+    waits at barriers, calls no sub-group builtin (no broadcast of A, its ids the local ids) and the driver builds no
+    masked copy of it. 4 loops of 16 k (the K slice) of 4 row sums, a load of A's element from SLM for each row; the
+    products exact (small integers), at a size whose last blocks cross the arrays' borders."""
+    t = tutorial("08-slm-cooperative-gemm")
+    built_for_cpu(monkeypatch, t.slm_gemm_kernel, AVX2)
+    a, b = (rng.integers(-4, 4, shape).astype(np.float16) for shape in ((100, 50), (50, 70)))
+    np.testing.assert_array_equal(t.slm_gemm(a, b, device=DEVICE), a.astype(np.float32) @ b.astype(np.float32))
+    c = np.zeros((100, 70), np.float32)
+    kernel = t.slm_gemm_kernel.warmup(a, b, c, 100, 70, 50, **t.options(32, 32, 16),
+                                      target="cpu").asm["llir"].split("define internal")[0]
+    loops = [body for body in loop_bodies(kernel, 16) if "load i16, i16 addrspace(3)*" in body]
+    # then, for a block at its array's border (chosen at run time), 2 loops of 8 sums, 8 loads, each element tested
+    assert [(body.count("phi  float"), body.count("load i16, i16 addrspace(3)*")) for body in loops] == \
+        [(4, 4)] * 4 + [(8, 8)] * 2
+    assert not re.findall(r'@"__spirv_(GroupBroadcast|SubgroupShuffleINTEL|BuiltInSubgroup\w*)"', kernel)
+
+
 @xetile.kernel
 def mma_after_a_store(a, b, c, x):
     """A @ B with A loaded before a store into A's array: the product takes A as loaded."""

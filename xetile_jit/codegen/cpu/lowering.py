@@ -142,10 +142,8 @@ class VectorDpas(CpuDpas):
         if not self.loops().a_in_place or len({op.precision for op in run}) != 1 or len(kinds) != 1:
             return None
         in_place = InPlaceA(self.descriptors)
-        for op in run:
-            load = source_load(op)
-            if load is None or not in_place.readable(load):
-                return None
+        if any(source_load(op) is None for op in run):
+            return None
         groups = chain_groups(run) or [[[op] for op in batch] for batch in dpas_batches(run)]
         chains = [chain for chains in groups for chain in chains]
         if not all(in_place.one_array([op.operands[0].owner for op in chain]) for chain in chains):
