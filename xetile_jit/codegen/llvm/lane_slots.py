@@ -26,6 +26,7 @@ from ...ir.core_ops import BarrierOp
 from ...ir.simt_ops import SHUFFLED, LaneGatherOp, gather_plan
 from . import work_item_ids
 from .declarations import declared
+from .values import scalar_bits
 
 SLOT = "xetile.lane_slot"
 I32 = ir.IntType(32)
@@ -80,7 +81,7 @@ def words_of(b: ir.IRBuilder, value: ir.Value) -> list[ir.Value]:
     """A scalar `value` as the i32 words a lane moves: narrower values widened, 64-bit ones in two halves, floats
     as their bits (`value_of` turns them back)."""
     ty = value.type
-    bits = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}.get(type(ty)) or ty.width
+    bits = scalar_bits(ty)
     raw = value if isinstance(ty, ir.IntType) else b.bitcast(value, ir.IntType(bits))
     if bits == 64:
         return [b.trunc(raw, I32), b.trunc(b.lshr(raw, ir.Constant(raw.type, 32)), I32)]
@@ -89,7 +90,7 @@ def words_of(b: ir.IRBuilder, value: ir.Value) -> list[ir.Value]:
 
 def value_of(b: ir.IRBuilder, words: list[ir.Value], ty: ir.Type) -> ir.Value:
     """The scalar of type `ty` whose `words_of` are `words`."""
-    bits = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}.get(type(ty)) or ty.width
+    bits = scalar_bits(ty)
     if bits == 64:
         wide = ir.IntType(64)
         raw = b.or_(b.zext(words[0], wide), b.shl(b.zext(words[1], wide), ir.Constant(wide, 32)))

@@ -12,6 +12,7 @@ from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..xe.llvm_helpers import SHUFFLE, SLOTS, moved
 from .core import I32, I64, components, counted_loop
+from .values import scalar_bits
 
 
 class Lanes:
@@ -211,7 +212,5 @@ class PrivateBlock:
         from the block's registers (a DPAS operand inside a loaded array of blocks; read element by element, the
         block of a VNNI load went to memory and came back unpacked by movs)."""
         element = self.element
-        bits = element.width if isinstance(element, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[
-            type(element)]
         return b.load(b.bitcast(self.slot(b, start), ir.VectorType(element, count).as_pointer()),
-                      align=max(1, bits // 8))  # the run starts on an element, not on a vector's alignment
+                      align=max(1, scalar_bits(element) // 8))  # the run starts on an element, not on a vector's alignment
