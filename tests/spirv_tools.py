@@ -11,6 +11,7 @@ import pytest
 
 import xetile_jit  # noqa: F401  (points the OpenCL ICD loader at the CPU runtime; must precede dpctl)
 import dpctl  # isort: skip
+from xetile_jit.toolchain.processes import run_tool  # noqa: E402
 
 
 def _run(tool: str, binary: bytes, *args: str) -> subprocess.CompletedProcess:
@@ -19,7 +20,7 @@ def _run(tool: str, binary: bytes, *args: str) -> subprocess.CompletedProcess:
     with tempfile.NamedTemporaryFile(suffix=".spv") as f:
         f.write(binary)
         f.flush()
-        return subprocess.run([tool, *args, f.name], capture_output=True, text=True)
+        return run_tool([tool, *args, f.name], capture_output=True, text=True)
 
 
 def validate(binary: bytes, target_env: str | None = None, tool: str | None = "spirv-val") -> None:

@@ -8,11 +8,11 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 
 from . import gpu_compiler
+from .processes import run_tool
 from ..target.targets import LARGE_GRF, Target
 
 
@@ -67,9 +67,9 @@ def gpu_build(spirv: bytes, target: Target, options: str = "") -> GpuBuild | Non
     with tempfile.TemporaryDirectory() as work:
         with open(os.path.join(work, "x.spv"), "wb") as f:
             f.write(spirv)
-        build = subprocess.run([found["ocloc"], "compile", "-file", "x.spv", "-spirv_input", "-device",
-                                target.ocloc_device, "-output", "o"] + (["-options", options] if options else []),
-                               cwd=work, capture_output=True, text=True)
+        build = run_tool([found["ocloc"], "compile", "-file", os.path.join(work, "x.spv"), "-spirv_input", "-device",
+                          target.ocloc_device, "-out_dir", work, "-output", "o"]
+                         + (["-options", options] if options else []), capture_output=True, text=True)
         if "Build succeeded" not in build.stdout:
             raise RuntimeError(f"ocloc could not build the {target.name} SPIR-V:\n{build.stdout}{build.stderr}")
         (program,) = glob.glob(os.path.join(work, "o*.bin"))
@@ -92,14 +92,14 @@ def disassemble(program: bytes, target: Target) -> GpuBuild:
 def disassembled(program: str, target: Target, found: dict[str, str], options: str) -> GpuBuild:
     """The build of the device binary at `program` (made with the driver `options`), disassembled beside it."""
     work = os.path.dirname(program)
-    subprocess.run([found["ocloc"], "disasm", "-file", program, "-device", target.ocloc_device, "-dump", "dis"],
-                   cwd=work, capture_output=True, check=True)
     dump = os.path.join(work, "dis")
+    run_tool([found["ocloc"], "disasm", "-file", program, "-device", target.ocloc_device, "-dump", dump],
+             capture_output=True, check=True)
     if "iga64" not in found:
         return current_stack_build(dump)
     heaps = sorted(glob.glob(os.path.join(dump, "*_KernelHeap.dat")))
-    isa = "\n".join(subprocess.run([found["iga64"], "-d", f"-p={target.iga_platform}", heap],
-                                   capture_output=True, text=True, check=True).stdout for heap in heaps)
+    isa = "\n".join(run_tool([found["iga64"], "-d", f"-p={target.iga_platform}", heap],
+                             capture_output=True, text=True, check=True).stdout for heap in heaps)
     grfs = target.large_grf_count if LARGE_GRF in options else target.grf_count
     return GpuBuild(isa, grfs, None)
 

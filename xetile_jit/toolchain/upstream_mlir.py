@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 
 from . import gpu_compiler, ocloc
+from .processes import run_tool
 from ..target.targets import Target
 
 ASSEMBLY = re.compile(r'assembly = "((?:[^"\\]|\\.)*)"')
@@ -46,7 +46,7 @@ def run_mlir_opt(text: str, *options: str) -> str:
     ocloc_dir = os.path.dirname(gpu_compiler.find_tool("ocloc") or "")
     with tempfile.TemporaryDirectory() as work:
         env = dict(os.environ, PATH=os.pathsep.join(filter(None, (ocloc_dir, os.environ.get("PATH")))), TMPDIR=work)
-        result = subprocess.run([tool, *options, "-"], input=text, capture_output=True, text=True, env=env)
+        result = run_tool([tool, *options, "-"], input=text, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise MlirError(f"mlir-opt {' '.join(options)} failed:\n{result.stderr}")
     return result.stdout
