@@ -1,7 +1,9 @@
 """codegen/llvm/work_item_ids.py: on the CPU ABIs a workgroup's sub-groups are the rows of its local range, and a
 kernel reads its lane and sub-group ids as local x and y where it calls no sub-group built-in (for which the OpenCL
 CPU compiler builds a second, masked copy of it: its lanes exchange no values, or through their slots,
-codegen/llvm/lane_slots.py); a kernel that exchanges lanes by sub-group built-ins reads the sub-group built-ins. IR in / IR out for `define`, then kernels through the whole path."""
+codegen/llvm/lane_slots.py); a kernel that exchanges lanes by sub-group built-ins reads the sub-group built-ins, as
+every kernel does where the CPU has AVX-512 on 512-bit units (CpuFeatures.subgroup_builtin_ids). IR in / IR out for
+`define`, then kernels through the whole path, their code for an AVX2 CPU and for an AVX-512 Xeon."""
 from __future__ import annotations
 
 import re
@@ -11,9 +13,11 @@ import pytest
 from llvmlite import ir
 
 import xetile_jit as xetile
+from conftest import AVX2, built_for_cpu
 from xetile_jit import Layout
 from xetile_jit.codegen.llvm import work_item_ids
 from xetile_jit.compiler.driver import CompiledArtifact
+from xetile_jit.target.cpu_features import CpuFeatures
 
 I32 = ir.IntType(32)
 SUBGROUP_BUILTIN = re.compile(r'declare [^@]*@"?__spirv_(Group|Subgroup|BuiltInSubgroup|BuiltInNumSubgroups)')
@@ -41,7 +45,7 @@ def body(module: ir.Module, name: str) -> str:
 
 def test_ids_of_a_module_without_lane_exchanges_are_local_x_and_y():
     module = module_calling_ids()
-    work_item_ids.define(module)
+    work_item_ids.define(module, builtin_ids=False)
     assert body(module, work_item_ids.LANE_ID).split() == (
         '{ entry: call i64 @"__spirv_BuiltInLocalInvocationId"(i32 0) trunc i64 %".2" to i32 ret i32 %".3" }').split()
     assert '@"__spirv_BuiltInLocalInvocationId"(i32 1)' in body(module, work_item_ids.SUBGROUP_ID)
@@ -55,15 +59,22 @@ def test_ids_of_a_module_without_lane_exchanges_are_local_x_and_y():
                                       "__spirv_GroupNonUniformFAdd.float"])
 def test_ids_of_a_module_that_exchanges_lanes_are_the_sub_group_builtins(exchange):
     module = module_calling_ids(exchange)
-    work_item_ids.define(module)
+    work_item_ids.define(module, builtin_ids=False)
     assert '@"__spirv_BuiltInSubgroupLocalInvocationId"()' in body(module, work_item_ids.LANE_ID)
     assert '@"__spirv_BuiltInSubgroupId"()' in body(module, work_item_ids.SUBGROUP_ID)
     assert "LocalInvocationId" not in str(module).replace("SubgroupLocalInvocationId", "")
 
 
+def test_ids_of_every_module_are_the_sub_group_builtins_where_the_cpu_asks_for_them():
+    module = module_calling_ids()
+    work_item_ids.define(module, builtin_ids=True)
+    assert '@"__spirv_BuiltInSubgroupLocalInvocationId"()' in body(module, work_item_ids.LANE_ID)
+    assert '@"__spirv_BuiltInSubgroupId"()' in body(module, work_item_ids.SUBGROUP_ID)
+
+
 def test_a_module_that_calls_no_id_gets_no_definition():
     module = ir.Module()
-    work_item_ids.define(module)
+    work_item_ids.define(module, builtin_ids=False)
     assert not module.functions
 
 
@@ -82,7 +93,14 @@ def row_sums(x, y):
     xetile.store_tile(xetile.init_tile(y, [0, 0], [64, 1]), xetile.tile_reduce("add", v, [1]))
 
 
-def test_a_kernel_that_exchanges_no_lanes_calls_no_sub_group_builtin_and_runs_in_rows(rng):
+XEON = CpuFeatures("Intel(R) Xeon(R)", frozenset({"avx512f", "avx2", "fma"}), "GenuineIntel", "6")
+CPUS = [pytest.param(AVX2, id="avx2"), pytest.param(XEON, id="avx512-xeon")]
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+def test_a_kernel_that_exchanges_no_lanes_runs_in_rows_calling_no_sub_group_builtin_but_on_the_xeon(rng, cpu,
+                                                                                                    monkeypatch):
+    built_for_cpu(monkeypatch, shifted_rows, cpu)
     x = rng.standard_normal((64, 16), dtype=np.float32)
     y = np.zeros_like(x)
     shifted_rows[(1,)](x, y, device="opencl:cpu")
@@ -90,8 +108,9 @@ def test_a_kernel_that_exchanges_no_lanes_calls_no_sub_group_builtin_and_runs_in
     (plan,) = shifted_rows.cache.plans.values()
     assert plan.compiled.artifact.local_size == (16, 4, 1) and plan.compiled.workgroup_size == 64
     llir = plan.compiled.asm["llir"]
-    assert "LocalInvocationId\"(i32 0)" in body_text(llir, work_item_ids.LANE_ID)
-    assert not SUBGROUP_BUILTIN.search(llir)
+    lane = body_text(llir, work_item_ids.LANE_ID)
+    assert ("SubgroupLocalInvocationId" in lane) == bool(SUBGROUP_BUILTIN.search(llir)) == cpu.subgroup_builtin_ids
+    assert "LocalInvocationId\"(i32 0)" in lane or cpu.subgroup_builtin_ids
 
 
 @xetile.kernel
@@ -104,10 +123,11 @@ def split_row_sums(x, y):
 @pytest.mark.parametrize("kernel, rows, columns, slots", [(row_sums, 64, 16, True), (split_row_sums, 16, 256, False)],
                          ids=["row_sums", "split_row_sums"])
 def test_row_sums_run_in_rows_their_lanes_exchanging_values_through_slots_or_by_builtins(rng, kernel, rows, columns,
-                                                                                        slots):
-    """row_sums' lanes exchange values through their slots, and its ids are local x and y: no sub-group built-in.
-    The row sums split over subgroups wait at a barrier, so their lanes exchange values by the sub-group built-ins
-    (lane_slots.lockstep_kernel), which are their ids too. Both in the same rows of lanes."""
+                                                                                        slots, monkeypatch):
+    """row_sums' lanes exchange values through their slots, and its ids are local x and y on an AVX2 CPU: no
+    sub-group built-in. The row sums split over subgroups wait at a barrier, so their lanes exchange values by the
+    sub-group built-ins (lane_slots.lockstep_kernel), which are their ids too. Both in the same rows of lanes."""
+    built_for_cpu(monkeypatch, kernel, AVX2)
     x = rng.standard_normal((rows, columns), dtype=np.float32)
     y = np.zeros((rows, 1), np.float32)
     kernel[(1,)](x, y, device="opencl:cpu")

@@ -93,7 +93,7 @@ def run_cpu(module: ir.Module, launches) -> None:
     sub-group per workgroup; the arrays are updated in place. The lanes' slots and ids the definitions use are
     written as the lowering writes them (codegen/llvm/lane_slots.py, codegen/llvm/work_item_ids.py)."""
     lane_slots.define(module, 1, SG)
-    work_item_ids.define(module)
+    work_item_ids.define(module, builtin_ids=False)
     binary = emit_spirv(module, subgroup_size=SG)
     validate(binary)
     queue = cpu_queue()

@@ -318,7 +318,7 @@ class LLVMLowering:
         if self.context.lockstep_lanes():
             lane_slots.define(self.module, self.func.num_subgroups, self.func.lanes)
         if self.context.subgroup_rows():
-            work_item_ids.define(self.module)
+            work_item_ids.define(self.module, self.target.cpu is not None and self.target.cpu.subgroup_builtin_ids)
         self.text = verify(self.module)
         return self.module
 
