@@ -60,7 +60,7 @@ def test_the_code_decisions_each_cpu_class_gets():
     with, the block loads' and stores' component loops for 16- and 32-bit blocks (rolled but where the ISA is AVX-512
     or, for 32-bit blocks, AVX2: component_hints), and whether every kernel reads its ids by the sub-group built-ins
     (only with AVX-512 on 512-bit units: subgroup_builtin_ids). Each class keeps what it was measured with
-    (docs/performance.md "On the Xeon AVX-512", "GEMM on the `cpu` target", "Work-item ids on the AVX-512 Xeon")."""
+    (docs/performance.md "On the Xeon AVX-512", "GEMM on the `cpu` target", "On the Xeon of model 167")."""
     def decisions(cpu):
         hints = (component_hints(cpu, 16), component_hints(cpu, 32))
         return k_loops(cpu, 16, False), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), hints, cpu.subgroup_builtin_ids
