@@ -5,10 +5,11 @@ There the lowering and the builtins' definitions call two functions of the modul
 `define` writes once the module is lowered: the local x and y where the module calls no sub-group built-in else (its
 lanes exchange no values, or through their slots, lane_slots.py: the OpenCL CPU compiler then builds no masked copy
 of the kernel), else the sub-group built-ins, which a CPU that runs the driver's sub-group kernels faster takes
-for every module (CpuFeatures.subgroup_builtin_ids: AVX-512 on 512-bit units). A kernel that exchanges lanes by built-ins gets the masked copy
-whatever its ids, and with local ids the tests' GEMM of 2x2 subgroups with a reducing epilogue read the wrong rows'
-maxima in its lane gathers on the OpenCL CPU runtime (tests/codegen/test_spirv_gemm.py), where the same kernel with
-the built-ins and the same local range is right. Both functions are inlined (SPIR-V `FunctionControl Inline`).
+for every module (CpuFeatures.subgroup_builtin_ids: AVX-512 on 512-bit units). A kernel that exchanges lanes by
+built-ins gets the masked copy whatever its ids, and with local ids the tests' GEMM of 2x2 subgroups with a reducing
+epilogue read the wrong rows' maxima in its lane gathers on the OpenCL CPU runtime (tests/codegen/test_spirv_gemm.py),
+where the same kernel with the built-ins and the same local range is right. Both functions are inlined (SPIR-V
+`FunctionControl Inline`).
 """
 from __future__ import annotations
 
@@ -33,13 +34,13 @@ def define(module: ir.Module, builtin_ids: bool) -> None:
     """Writes the bodies of the ids the module calls (module docstring); the sub-group built-ins in every module
     with `builtin_ids` (CpuFeatures.subgroup_builtin_ids)."""
     called = [module.globals[name] for name in BUILTINS if name in module.globals]
-    exchanges = builtin_ids or any(g.name.startswith(SUBGROUP_PREFIXES) for g in module.global_values
-                                   if isinstance(g, ir.Function) and g.is_declaration)
+    by_builtins = builtin_ids or any(g.name.startswith(SUBGROUP_PREFIXES) for g in module.global_values
+                                     if isinstance(g, ir.Function) and g.is_declaration)
     for fn in called:
         fn.linkage = "internal"
         fn.attributes.add("alwaysinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        if exchanges:
+        if by_builtins:
             b.ret(b.call(declared(module, BUILTINS[fn.name], ir.FunctionType(I32, [])), []))
         else:
             local = declared(module, "__spirv_BuiltInLocalInvocationId", ir.FunctionType(ir.IntType(64), [I32]))
