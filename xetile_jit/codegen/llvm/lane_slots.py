@@ -26,7 +26,7 @@ from ...ir.core_ops import BarrierOp
 from ...ir.simt_ops import SHUFFLED, LaneGatherOp, gather_plan
 from . import work_item_ids
 from .declarations import declared
-from .values import scalar_bits
+from ..scalar_bits import scalar_bits
 
 SLOT = "xetile.lane_slot"
 I32 = ir.IntType(32)

@@ -12,7 +12,7 @@ from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..xe.llvm_helpers import SHUFFLE, SLOTS, moved
 from .core import I32, I64, components, counted_loop
-from .values import scalar_bits
+from ..scalar_bits import scalar_bits
 
 
 class Lanes:

@@ -15,10 +15,3 @@ def splat(ty: ir.Type, value) -> ir.Constant:
         return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
     return ir.Constant(ty, value)
 
-
-FLOAT_BITS = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}
-
-
-def scalar_bits(ty: ir.Type) -> int:
-    """The bits of the integer or float type `ty`."""
-    return ty.width if isinstance(ty, ir.IntType) else FLOAT_BITS[type(ty)]

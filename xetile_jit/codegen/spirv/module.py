@@ -9,12 +9,12 @@ import struct
 from llvmlite import ir
 
 from ...target.targets import VECTOR_SIZES
+from ..scalar_bits import FLOAT_BITS, scalar_bits
 from . import spec
 
 KERNEL_CALLING_CONVENTION = "spir_kernel"
 FUNCTION_CONTROLS = {"noinline": spec.FunctionControlDontInline, "alwaysinline": spec.FunctionControlInline}
 
-_FLOAT_WIDTH = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}
 _FLOAT_FORMAT = {16: "<e", 32: "<f", 64: "<d"}
 
 
@@ -49,7 +49,7 @@ def _literal_words(ty: ir.Type, value) -> list[int]:
     if isinstance(ty, ir.IntType):
         width, bits = ty.width, int(value) & ((1 << ty.width) - 1)
     else:
-        width = _FLOAT_WIDTH[type(ty)]
+        width = scalar_bits(ty)
         bits = int.from_bytes(struct.pack(_FLOAT_FORMAT[width], value), "little")
     return [bits & 0xFFFFFFFF] + ([bits >> 32] if width > 32 else [])
 
@@ -109,8 +109,8 @@ class SpirvModule:
                 return self._cached(spec.OpTypeBool, ())
             self.require(spec.INT_CAPABILITY.get(ty.width))
             return self._cached(spec.OpTypeInt, (ty.width, 0))  # LLVM integers are signless
-        if type(ty) in _FLOAT_WIDTH:
-            width = _FLOAT_WIDTH[type(ty)]
+        if type(ty) in FLOAT_BITS:
+            width = FLOAT_BITS[type(ty)]
             self.require(spec.FLOAT_CAPABILITY.get(width))
             return self._cached(spec.OpTypeFloat, (width,))
         if isinstance(ty, ir.VectorType):
