@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import AVX2, assert_close, rand
+from conftest import AVX2, AVX512, assert_close, rand
 from spirv_tools import cpu_queue
 from conftest import built_for_cpu, tutorial
 from device_cover import covering
@@ -133,12 +133,13 @@ def test_gemm_with_row_reductions_and_atomics(rng, dtype, b_kind, tile):
     check_gemm(rng, dtype, b_kind, *SUBGROUP_TILES[tile], reduce=True)
 
 
-def test_reduction_epilogue_broadcasts_its_rows_and_waits_twice(rng):
-    """The 8x4 tile's epilogue on `cpu`, which waits at barriers, so its lanes exchange values by sub-group built-ins
-    (lane_slots.lockstep_kernel): the row maxima come back to the C layout as OpGroupBroadcast from one lane a row
-    (the DPAS emulation's 64 and 32 of them), no lane-indexed shuffle; and one barrier a reduction, between its
-    partial sums' store and load (its SLM buffer is its own and nothing rewrites it). The numbers are
-    test_gemm_with_row_reductions_and_atomics's."""
+def test_reduction_epilogue_broadcasts_its_rows_and_waits_twice(rng, monkeypatch):
+    """The 8x4 tile's epilogue on `cpu` for AVX-512 on 512-bit units, which waits at barriers, so its lanes exchange
+    values by sub-group built-ins (lane_slots.lockstep_kernel): the row maxima come back to the C layout as
+    OpGroupBroadcast from one lane a row (the DPAS emulation's 64 and 32 of them: k_loops reads A so on that CPU), no
+    lane-indexed shuffle; and one barrier a reduction, between its partial sums' store and load (its SLM buffer is its
+    own and nothing rewrites it). The numbers are test_gemm_with_row_reductions_and_atomics's."""
+    built_for_cpu(monkeypatch, gemm, AVX512)
     sg_layout, sg_data = SUBGROUP_TILES["8x4"]
     args, _ = make_args(rng, 293, 227, 80, np.float16, "rows")
     llir = gemm.warmup(*args, BM=256, BN=256, BK=32, B_COLUMN_MAJOR="rows", SCALE_A=True, sg_layout=sg_layout,
