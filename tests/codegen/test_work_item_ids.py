@@ -2,8 +2,8 @@
 kernel reads its lane and sub-group ids as local x and y where it calls no sub-group built-in (for which the OpenCL
 CPU compiler builds a second, masked copy of it: its lanes exchange no values, or through their slots,
 codegen/llvm/lane_slots.py); a kernel that exchanges lanes by sub-group built-ins reads the sub-group built-ins, as
-every kernel does where the CPU has AVX-512 on 512-bit units (CpuFeatures.subgroup_builtin_ids). IR in / IR out for
-`define`, then kernels through the whole path, their code for an AVX2 CPU and for AVX-512 on 512-bit units."""
+every kernel does where the CPU has AVX-512 (CpuFeatures.subgroup_builtin_ids). IR in / IR out for
+`define`, then kernels through the whole path, their code for an AVX2 CPU and for AVX-512."""
 from __future__ import annotations
 
 import re

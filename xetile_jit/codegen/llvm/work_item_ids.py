@@ -5,7 +5,7 @@ There the lowering and the builtins' definitions call two functions of the modul
 `define` writes once the module is lowered: the local x and y where the module calls no sub-group built-in else (its
 lanes exchange no values, or through their slots, lane_slots.py: the OpenCL CPU compiler then builds no masked copy
 of the kernel), else the sub-group built-ins, which a CPU that runs the driver's sub-group kernels faster takes
-for every module (CpuFeatures.subgroup_builtin_ids: AVX-512 on 512-bit units). A kernel that exchanges lanes by
+for every module (CpuFeatures.subgroup_builtin_ids: AVX-512). A kernel that exchanges lanes by
 built-ins gets the masked copy whatever its ids, and with local ids the tests' GEMM of 2x2 subgroups with a reducing
 epilogue read the wrong rows' maxima in its lane gathers on the OpenCL CPU runtime (tests/codegen/test_spirv_gemm.py),
 where the same kernel with the built-ins and the same local range is right. Both functions are inlined (SPIR-V
