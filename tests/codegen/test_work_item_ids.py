@@ -2,8 +2,9 @@
 kernel reads its lane and sub-group ids as local x and y where it calls no sub-group built-in (for which the OpenCL
 CPU compiler builds a second, masked copy of it: its lanes exchange no values, or through their slots,
 codegen/llvm/lane_slots.py); a kernel that exchanges lanes by sub-group built-ins reads the sub-group built-ins, as
-every kernel does where the CPU has AVX-512 (CpuFeatures.subgroup_builtin_ids). IR in / IR out for
-`define`, then kernels through the whole path, their code for an AVX2 CPU and for AVX-512."""
+every kernel does where the CPU has AVX-512, and every kernel that runs no DPAS with AVX2
+(CpuFeatures.subgroup_builtin_ids). IR in / IR out for `define`, then kernels through the whole path, their code for
+an AVX2 CPU and for AVX-512."""
 from __future__ import annotations
 
 import re
@@ -20,6 +21,7 @@ from xetile_jit.compiler.driver import CompiledArtifact
 
 I32 = ir.IntType(32)
 SUBGROUP_BUILTIN = re.compile(r'declare [^@]*@"?__spirv_(Group|Subgroup|BuiltInSubgroup|BuiltInNumSubgroups)')
+LANE_EXCHANGE = re.compile(r'declare [^@]*@"?__spirv_(Group|Subgroup)')  # the sub-group built-ins but the ids
 
 
 def module_calling_ids(exchange: str | None = None) -> ir.Module:
@@ -92,23 +94,48 @@ def row_sums(x, y):
     xetile.store_tile(xetile.init_tile(y, [0, 0], [64, 1]), xetile.tile_reduce("add", v, [1]))
 
 
-CPUS = [pytest.param(AVX2, id="avx2"), pytest.param(AVX512, id="avx512")]  # local ids; the sub-group built-ins
+@xetile.kernel
+def tile_product(a, b, c):
+    """C = A @ B of one 32x32x32 f16 tile on 2x2 subgroups: a kernel that runs DPAS ops and exchanges no lanes."""
+    layout = Layout([2, 2], [16, 16])
+    va = xetile.load_tile(xetile.init_tile(a, [0, 0], [32, 32]))
+    vb = xetile.load_tile(xetile.init_tile(b, [0, 0], [32, 32]))
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [32, 32], layout=layout), xetile.tile_mma(va, vb, layout=layout))
 
 
-@pytest.mark.parametrize("cpu", CPUS)
-def test_a_kernel_that_exchanges_no_lanes_runs_in_rows_calling_no_sub_group_builtin_but_on_avx512(rng, cpu,
-                                                                                                  monkeypatch):
-    built_for_cpu(monkeypatch, shifted_rows, cpu)
+def run_shifted_rows(rng) -> str:
     x = rng.standard_normal((64, 16), dtype=np.float32)
     y = np.zeros_like(x)
     shifted_rows[(1,)](x, y, device="opencl:cpu")
     np.testing.assert_array_equal(y, x + 1)
     (plan,) = shifted_rows.cache.plans.values()
     assert plan.compiled.artifact.local_size == (16, 4, 1) and plan.compiled.workgroup_size == 64
-    llir = plan.compiled.asm["llir"]
+    return plan.compiled.asm["llir"]
+
+
+def run_tile_product(rng) -> str:
+    a, b = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(2))
+    c = np.zeros((32, 32), np.float32)
+    tile_product[(1,)](a, b, c, device="opencl:cpu")
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    (plan,) = tile_product.cache.plans.values()
+    assert plan.compiled.artifact.local_size == (16, 4, 1)
+    return plan.compiled.asm["llir"]
+
+
+@pytest.mark.parametrize("run, kernel, cpu, builtin_ids", [
+    (run_shifted_rows, shifted_rows, AVX2, True), (run_shifted_rows, shifted_rows, AVX512, True),
+    (run_tile_product, tile_product, AVX2, False), (run_tile_product, tile_product, AVX512, True)],
+    ids=["rows-avx2", "rows-avx512", "mma-avx2", "mma-avx512"])
+def test_a_kernel_that_exchanges_no_lanes_reads_local_ids_only_where_it_multiplies_with_avx2(rng, run, kernel, cpu,
+                                                                                             builtin_ids, monkeypatch):
+    """Neither kernel exchanges lanes; both run in rows, and read their ids by the sub-group built-ins, which are
+    then their only ones, but for the DPAS kernel on AVX2, whose ids are local x and y and which calls none."""
+    built_for_cpu(monkeypatch, kernel, cpu)
+    llir = run(rng)
     lane = body_text(llir, work_item_ids.LANE_ID)
-    assert ("SubgroupLocalInvocationId" in lane) == bool(SUBGROUP_BUILTIN.search(llir)) == cpu.subgroup_builtin_ids
-    assert "LocalInvocationId\"(i32 0)" in lane or cpu.subgroup_builtin_ids
+    assert ("SubgroupLocalInvocationId" in lane) == bool(SUBGROUP_BUILTIN.search(llir)) == builtin_ids
+    assert ("LocalInvocationId\"(i32 0)" in lane) != builtin_ids and not LANE_EXCHANGE.search(llir)
 
 
 @xetile.kernel
@@ -122,9 +149,9 @@ def split_row_sums(x, y):
                          ids=["row_sums", "split_row_sums"])
 def test_row_sums_run_in_rows_their_lanes_exchanging_values_through_slots_or_by_builtins(rng, kernel, rows, columns,
                                                                                         slots, monkeypatch):
-    """row_sums' lanes exchange values through their slots, and its ids are local x and y on an AVX2 CPU: no
-    sub-group built-in. The row sums split over subgroups wait at a barrier, so their lanes exchange values by the
-    sub-group built-ins (lane_slots.lockstep_kernel), which are their ids too. Both in the same rows of lanes."""
+    """row_sums' lanes exchange values through their slots on an AVX2 CPU: no sub-group built-in but its ids. The
+    row sums split over subgroups wait at a barrier, so their lanes exchange values by the sub-group built-ins
+    (lane_slots.lockstep_kernel). Both in the same rows of lanes, their ids the sub-group built-ins."""
     built_for_cpu(monkeypatch, kernel, AVX2)
     x = rng.standard_normal((rows, columns), dtype=np.float32)
     y = np.zeros((rows, 1), np.float32)
@@ -133,9 +160,8 @@ def test_row_sums_run_in_rows_their_lanes_exchanging_values_through_slots_or_by_
     (plan,) = kernel.cache.plans.values()
     assert plan.compiled.artifact.local_size == (16, 4, 1)
     llir = plan.compiled.asm["llir"]
-    assert ('@"xetile.lane_slot"(' in llir) == slots and bool(SUBGROUP_BUILTIN.search(llir)) != slots
-    lane = body_text(llir, work_item_ids.LANE_ID)
-    assert ("SubgroupLocalInvocationId" in lane) != slots and "LocalInvocationId" in lane
+    assert ('@"xetile.lane_slot"(' in llir) == slots and bool(LANE_EXCHANGE.search(llir)) != slots
+    assert "SubgroupLocalInvocationId" in body_text(llir, work_item_ids.LANE_ID)
 
 
 def body_text(llir: str, name: str) -> str:

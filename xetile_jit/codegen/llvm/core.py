@@ -318,7 +318,9 @@ class LLVMLowering:
         if self.context.lockstep_lanes():
             lane_slots.define(self.module, self.func.num_subgroups, self.func.lanes)
         if self.context.subgroup_rows():
-            work_item_ids.define(self.module, self.target.cpu is not None and self.target.cpu.subgroup_builtin_ids)
+            cpu = self.target.cpu
+            builtin_ids = cpu is not None and cpu.subgroup_builtin_ids(work_item_ids.multiplies(self.func))
+            work_item_ids.define(self.module, builtin_ids)
         self.text = verify(self.module)
         return self.module
 

@@ -3,18 +3,20 @@ sub-groups out as the rows of its local range (BuiltinAbi.subgroup_rows: the CPU
 
 There the lowering and the builtins' definitions call two functions of the module, LANE_ID and SUBGROUP_ID, which
 `define` writes once the module is lowered: the local x and y where the module calls no sub-group built-in else (its
-lanes exchange no values, or through their slots, lane_slots.py: the OpenCL CPU compiler then builds no masked copy
-of the kernel), else the sub-group built-ins, which a CPU that runs the driver's sub-group kernels faster takes
-for every module (CpuFeatures.subgroup_builtin_ids: AVX-512). A kernel that exchanges lanes by
-built-ins gets the masked copy whatever its ids, and with local ids the tests' GEMM of 2x2 subgroups with a reducing
-epilogue read the wrong rows' maxima in its lane gathers on the OpenCL CPU runtime (tests/codegen/test_spirv_gemm.py),
-where the same kernel with the built-ins and the same local range is right. Both functions are inlined (SPIR-V
-`FunctionControl Inline`).
+lanes exchange no values, or through their slots, lane_slots.py: the OpenCL CPU compiler then builds no masked copy of
+the kernel), else the sub-group built-ins, which a CPU that runs the driver's sub-group kernels faster takes for every
+module (CpuFeatures.subgroup_builtin_ids: AVX-512, and AVX2 where the kernel runs no DPAS, `multiplies`). A kernel that
+exchanges lanes by built-ins gets the masked copy whatever its ids, and with local ids the tests' GEMM of 2x2 subgroups
+with a reducing epilogue read the wrong rows' maxima in its lane gathers on the OpenCL CPU runtime
+(tests/codegen/test_spirv_gemm.py), where the same kernel with the built-ins and the same local range is right. Both
+functions are inlined (SPIR-V `FunctionControl Inline`).
 """
 from __future__ import annotations
 
 from llvmlite import ir
 
+from ...ir.core import FuncOp, walk
+from ...ir.simt_ops import SimtDpasOp
 from .declarations import declared
 
 LANE_ID, SUBGROUP_ID = "xetile.lane_id", "xetile.subgroup_id"
@@ -28,6 +30,11 @@ I32 = ir.IntType(32)  # (codegen/llvm/context.py imports this module)
 def call(b: ir.IRBuilder, name: str) -> ir.Value:
     """A call of LANE_ID or SUBGROUP_ID (i32), declared on first use."""
     return b.call(declared(b.module, name, ir.FunctionType(I32, [])), [])
+
+
+def multiplies(func: FuncOp) -> bool:
+    """Whether the work-item-level kernel `func` runs a DPAS (CpuFeatures.subgroup_builtin_ids asks)."""
+    return any(isinstance(op, SimtDpasOp) for op in walk(func.body))
 
 
 def define(module: ir.Module, builtin_ids: bool) -> None:
