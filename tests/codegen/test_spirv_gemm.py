@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import AVX2, AVX512, assert_close, rand
+from conftest import AVX2, assert_close, rand
 from spirv_tools import cpu_queue
 from conftest import built_for_cpu, tutorial
 from device_cover import covering
