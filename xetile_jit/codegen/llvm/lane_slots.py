@@ -24,9 +24,9 @@ from llvmlite import ir
 from ...ir.core import FuncOp, walk
 from ...ir.core_ops import BarrierOp
 from ...ir.simt_ops import SHUFFLED, LaneGatherOp, gather_plan
+from ..scalar_bits import scalar_bits
 from . import work_item_ids
 from .declarations import declared
-from ..scalar_bits import scalar_bits
 
 SLOT = "xetile.lane_slot"
 I32 = ir.IntType(32)

@@ -10,9 +10,9 @@ from llvmlite import ir
 
 from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
+from ..scalar_bits import scalar_bits
 from ..xe.llvm_helpers import SHUFFLE, SLOTS, moved
 from .core import I32, I64, components, counted_loop
-from ..scalar_bits import scalar_bits
 
 
 class Lanes:

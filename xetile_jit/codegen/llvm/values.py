@@ -14,4 +14,3 @@ def splat(ty: ir.Type, value) -> ir.Constant:
     if isinstance(ty, ir.VectorType):
         return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
     return ir.Constant(ty, value)
-
