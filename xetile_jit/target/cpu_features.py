@@ -94,18 +94,19 @@ class CpuFeatures:
         return self.vector_registers == 16 and self.unrolls_blocks(bits)
 
     def subgroup_builtin_ids(self, multiplies: bool) -> bool:
-        """Whether a CPU target's kernel reads its lane and sub-group ids by the sub-group built-ins also where it
-        calls no other (codegen/llvm/work_item_ids.py): every kernel with AVX-512, on 512-bit units or on 256-bit
-        ones; with 256-bit vectors (AVX2) a kernel that `multiplies` not (runs no DPAS). The OpenCL CPU driver
-        vectorizes a kernel that calls one as a whole sub-group; with local ids it ran row kernels a work-item at a
-        time. On the Xeon of docs/performance.md ("On the Xeon of model 167") softmax and layer norm rows of 128 and
-        256 columns then ran 1.2-4.5x, the GEMMs 1.2-1.35x and the attention 1.7x as fast, for 8% more driver build
-        (the masked copy such a kernel gets); on the Zen 4 ("On the Zen 4, 2026-12-02") those rows 2.4-4.9x, a copy
-        3-10x, the f32 GEMM at 2048 1.2x and the attention 1.1-1.8x as fast, its tutorials' builds as long. With AVX2
-        code on the same Zen 4 the built-ins ran those rows 1.8-3.3x and the copy 3-9x as fast, for 0.1 s more build
-        at most, but the f32 GEMM at 0.47-0.71x, and they built the GEMMs and the attention in 1.4-2.2x the time, up
-        to 3 s, where a 2-core AVX2 machine's builds of them already were over the 3 s asked (docs/performance.md
-        "Driver builds"): a kernel that multiplies keeps the local ids there, which spare that copy."""
+        """Whether a CPU target's kernel reads its lane and sub-group ids by the sub-group built-ins also where it calls
+        no other (codegen/llvm/work_item_ids.py): every kernel with AVX-512, on 512-bit units or on 256-bit ones; with
+        256-bit vectors (AVX2) a kernel that `multiplies` not (runs no DPAS). The OpenCL CPU driver vectorizes a kernel
+        that calls one as a whole sub-group; with local ids it ran row kernels a work-item at a time. On the Xeon of
+        docs/performance.md ("On the Xeon of model 167") softmax and layer norm rows of 128 and 256 columns then ran
+        1.2-4.5x, the GEMMs 1.2-1.35x and the attention 1.7x as fast, for 8% more driver build (the masked copy such a
+        kernel gets); on the Zen 4 ("On the Zen 4, 2026-12-02") those rows 2.4-4.9x, a copy 3-10x, the f32 GEMM at 2048
+        1.2x and the attention 1.1-1.8x as fast, its tutorials' builds as long. With AVX2 code on the same Zen 4 the
+        built-ins ran those rows 1.8-3.3x and the f32 copy 3-10x as fast (the f16 copy of 512-2048 columns 0.57-1.0x),
+        for 0.15 s more build at most, but the f32 GEMM at 0.47-0.71x, and they built the GEMMs and the attention in
+        1.4-2.2x the time, up to 3 s, where a 2-core AVX2 machine's builds of them already were over the 3 s asked
+        (docs/performance.md "Driver builds"): a kernel that multiplies keeps the local ids there, which spare that
+        copy."""
         return self.vector_bits == 512 or (self.vector_bits == 256 and not multiplies)
 
     @property
