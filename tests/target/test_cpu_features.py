@@ -69,10 +69,10 @@ def test_the_code_decisions_each_cpu_class_gets():
 
     assert decisions(parse_cpuinfo(EPYC_AVX2)) == (KLoops(4, BROADCAST, a_in_place=True), 2, PIECE_SPEED_16_REGISTERS,
                                                    (ROLLED, ()), (True, False))
-    assert decisions(parse_cpuinfo(ZEN4)) == (KLoops(16, SHUFFLE), 4, PIECE_SPEED, ((), ()), (True, True))
-    assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS)) == (KLoops(16, BROADCAST), 4, PIECE_SPEED, ((), ()), (True, True))
+    assert decisions(parse_cpuinfo(ZEN4)) == (KLoops(16, SHUFFLE), 2, PIECE_SPEED, ((), ()), (True, True))
+    assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS)) == (KLoops(16, BROADCAST), 2, PIECE_SPEED, ((), ()), (True, True))
     assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS).built_for("core-avx2"))[-1] == (True, False)  # AVX2 code
-    assert decisions(CpuFeatures("aarch64", frozenset())) == (KLoops(16, BROADCAST), 4, PIECE_SPEED, (ROLLED, ROLLED),
+    assert decisions(CpuFeatures("aarch64", frozenset())) == (KLoops(16, BROADCAST), 2, PIECE_SPEED, (ROLLED, ROLLED),
                                                               (False, False))
     # a kernel whose lanes exchange values through their slots reads A from them on every CPU
     assert {k_loops(parse_cpuinfo(info), 16, True).read for info in (EPYC_AVX2, ZEN4, SAPPHIRE_RAPIDS)} == {SLOTS}

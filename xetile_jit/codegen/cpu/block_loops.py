@@ -43,6 +43,7 @@ from .pieces import MIN_RUN, Access, Grid, Origin, Pieces, Stash
 
 MAPPED = (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp, S.SimtIotaOp)  # pure ops on each block alone
 FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
+SHARED_FOLD_CHAINS = 2  # the same where its loop has other folds (fold_chains)
 FOLD_REGISTERS = 0.75  # the share of the vector registers a loop's folds keep their partial results in; the rest
 # holds the blocks an iteration computes (fold_chains)
 CORE_FIELDS = {"_operands", "results", "regions", "parent", "loc"}
@@ -576,14 +577,17 @@ def fold_chains(size: int, folds: int, bits: int, cpu: CpuFeatures | None) -> in
     """How many partial results each of a loop's `folds` folds of `size` blocks keeps: block i goes to partial
     i % chains, so that a fold is `chains` independent chains (one chain of maxnumf measured 2x the time of the
     same kernel's loads and stores: each block waited for the compare and select of the one before). At most
-    FOLD_CHAINS, and as many as FOLD_REGISTERS of `cpu`'s vector registers hold for all the folds, a partial
-    result being `bits` bits across the sub-group (FOLD_CHAINS where the ISA is unknown): on AVX2 layer norm's two
-    sums of 16 lanes' f32 keep 2 chains each, where 4 took all 16 ymm registers and the loop spilled and copied
-    its partial sums through the stack every iteration (docs/performance.md "Rows."). The chains order a sum's
-    additions, so its last bits follow the CPU (whose flags are in the compile cache's keys)."""
-    most = FOLD_CHAINS
+    FOLD_CHAINS for a loop's only fold, SHARED_FOLD_CHAINS where the loop has others (their chains are independent
+    of each other too: on the Zen 4 layer norm's two sums of 1024-column f32 rows ran 1.1-1.3x as fast with 2 chains
+    each as with 4, every other width and dtype the same; docs/performance.md "On the Zen 4, 2026-12-02"), and as
+    many as FOLD_REGISTERS of `cpu`'s vector registers hold for all the folds, a partial result being `bits` bits
+    across the sub-group: on AVX2 two sums of 16 lanes' f32 with 4 chains each took all 16 ymm registers, and the
+    loop spilled and copied its partial sums through the stack every iteration (docs/performance.md "Rows."). The
+    chains order a sum's additions, so its last bits follow the CPU (whose flags are in the compile cache's
+    keys)."""
+    most = FOLD_CHAINS if folds == 1 else SHARED_FOLD_CHAINS
     if cpu is not None and cpu.vector_registers:
-        most = int(cpu.vector_registers * FOLD_REGISTERS) // (folds * cpu.registers_for(bits))
+        most = min(most, int(cpu.vector_registers * FOLD_REGISTERS) // (folds * cpu.registers_for(bits)))
     return next(chains for chains in (FOLD_CHAINS, 2, 1) if chains <= max(1, most) and size % chains == 0)
 
 
