@@ -19,7 +19,6 @@ from xetile_jit.codegen.llvm import lane_slots
 from xetile_jit.codegen.llvm.lowering import exchange_rounds
 from xetile_jit.ir.simt_ops import OWN, SHUFFLED, gather_plan, moves_in, row_moves
 from xetile_jit.target.cpu_features import CpuFeatures
-from xetile_jit.target.targets import TARGETS
 from conftest import AVX2, AVX512, assert_close, built_for_cpu, rand, subprocess_env
 from test_passes import CASES
 from usm_arrays import UsmArray

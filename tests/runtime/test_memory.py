@@ -19,7 +19,9 @@ from conftest import ALL_NP_DTYPES, dtype_id, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec, classify, runtime_value
+from xetile_jit.runtime import memory
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
+from xetile_jit.runtime.native_submit import HostAddress, submit_async
 from xetile_jit.target.block_io import (BASE_RULE, BUILTIN_HEIGHT_RULE, BUILTIN_PITCH_RULE, HEIGHT_RULE, PITCH_RULE,
                                         SLICE_RULE, WIDTH_RULE)
 
@@ -41,6 +43,19 @@ __kernel void scalars({ARRAY.format("long", "out")}, char i8, uchar u8, short i1
 """
 
 
+@pytest.fixture(autouse=True)
+def staging(monkeypatch):
+    """Host arrays staged, as on a device that does not take host memory in place; the tests of the in-place path
+    (`in_host_memory`) undo it."""
+    monkeypatch.setattr(memory, "takes_host_memory", lambda queue: False)
+
+
+@pytest.fixture
+def in_host_memory(monkeypatch, queue):
+    monkeypatch.undo()
+    assert memory.takes_host_memory(queue)  # the OpenCL CPU device has USM system allocations
+
+
 def launch(queue, program, values: dict, written: set, shape):
     """Runs add_double over `shape` with prepare_arguments; returns the kernel arguments."""
     specs = {name: classify(name, value) for name, value in values.items()}
@@ -48,7 +63,7 @@ def launch(queue, program, values: dict, written: set, shape):
     # dpnp's own work on the arrays (a fill, a copy) first, as a launch orders itself: the raw submit takes no
     # dependencies, and reading a dpnp array's __sycl_usm_array_interface__, which used to wait for it, is gone
     dpctl.utils.SequentialOrderManager[queue].wait()
-    queue.submit(program.get_sycl_kernel("add_double"), args, [shape[0] * shape[1]])
+    submit_async(queue, program.get_sycl_kernel("add_double"), args, [shape[0] * shape[1]], [1], []).wait()
     finish()
     return args
 
@@ -155,6 +170,71 @@ def test_strides_not_in_whole_elements(queue):
     weird = as_strided(np.zeros(16, np.float32), (2, 2), (6, 4))  # a row pitch of 1.5 elements
     with pytest.raises(xetile.LaunchError, match=r"strides \(6, 4\) are not multiples of the itemsize 4"):
         prepare_arguments(queue, {"w": weird}, {"w": ArraySpec(float32, ROW_MAJOR)}, set())
+
+
+# ---- host arrays in place on a device that takes host memory -----------------------------------------------------
+
+def aligned(array: np.ndarray) -> np.ndarray:
+    """`array` copied to host memory whose first element is 64-byte aligned (BLOCK_BASE_ALIGN)."""
+    buffer = np.empty(array.nbytes + 64, np.uint8)
+    start = -buffer.ctypes.data % 64
+    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
+
+
+def test_an_aligned_host_array_goes_in_place(queue, program, rng, in_host_memory):
+    """No copy either way: the kernel reads and writes the arrays' own memory, pitched rows' gaps untouched."""
+    parent = aligned(f32(rng, (5, 48)))
+    a, b = parent[:, :7], aligned(np.zeros((5, 7), np.float32))
+    before = parent.copy()
+    args = launch(queue, program, dict(a=a, b=b, s=1.5), {"a", "b"}, a.shape)
+    assert args[0] == HostAddress(a.ctypes.data) and args[5] == HostAddress(b.ctypes.data)
+    assert [v.value for v in args[1:5]] == [5, 7, 48, 1]
+    np.testing.assert_array_equal(a, before[:, :7] + 1.5)
+    np.testing.assert_array_equal(b, 2 * a)
+    np.testing.assert_array_equal(parent[:, 7:], before[:, 7:])
+
+
+def test_overlapping_host_arrays_in_place_see_one_memory(queue, program, rng, in_host_memory):
+    """One array passed as both arguments: the kernel's write of `a` is what it reads back for `b`."""
+    x = aligned(f32(rng, (4, 16)))
+    x0 = x.copy()
+    args = launch(queue, program, dict(a=x, b=x, s=1.0), {"a", "b"}, x.shape)
+    assert args[0] == args[5] == HostAddress(x.ctypes.data)
+    np.testing.assert_array_equal(x, 2 * (x0 + 1.0))
+
+
+def test_host_arrays_a_device_cannot_take_in_place_are_staged(queue, rng, in_host_memory):
+    """In place only an array not empty, with no negative stride, its first element 64-byte aligned (what its kernel
+    was specialized for: args.block_io_rule); the others go to device memory as before."""
+    base = aligned(f32(rng, (8, 32)))
+    cases = {"unaligned": base[:, 4:20], "negative stride": base[::-1], "empty": base[:0]}
+    for kind, array in cases.items():
+        args, _ = prepare_arguments(queue, {"x": array}, {"x": classify("x", array)}, set())
+        assert isinstance(args[0], dpctl.memory.MemoryUSMDevice), kind
+    args, _ = prepare_arguments(queue, {"x": base[:, 16:]}, {"x": classify("x", base[:, 16:])}, set())
+    assert args[0] == HostAddress(base[:, 16:].ctypes.data)
+
+
+def test_a_torch_cpu_tensor_goes_in_place(in_host_memory):
+    """torch's CPU allocator aligns its tensors to 64 bytes: a launch on them copies nothing."""
+    torch = pytest.importorskip("torch")
+    x, y = torch.arange(64 * 16, dtype=torch.float32).reshape(64, 16), torch.zeros(64, 16)
+    assert x.data_ptr() % 64 == 0 and y.data_ptr() % 64 == 0
+    staged = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(memory, "stage_group", lambda *args: staged.append(args))
+        doubled[(4,)](x, y, BM=16, BN=16, device="opencl:cpu")
+    assert staged == []
+    assert torch.equal(y, x * 2)
+
+
+@xetile.kernel
+def doubled(x, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    p = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [p * BM, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(y, [p * BM, 0], [BM, BN]), v * 2)
 
 
 # ---- USM arrays: zero copy ---------------------------------------------------------------------------------------

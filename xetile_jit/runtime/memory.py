@@ -6,25 +6,33 @@ and `col_stride`: element [i, j] is at `pointer[i * row_stride + j * col_stride]
 col_stride 1, a column-major view such as `bt.T` row_stride 1, and a pitched view such as `big[:, 3:40]` keeps its
 parent's row pitch.
 
-- numpy arrays (and DLPack producers on the host, imported with `np.from_dlpack`) are copied into new USM
-  device memory: the minimal buffer covering the elements, from the lowest byte to the highest, so the element
-  strides stay as they are (a negative one too: the pointer is element [0, ..., 0] inside the buffer). Arguments
-  whose host memory overlaps (one array passed twice, views of one base array) share one buffer covering them
-  all, each pointer at its own place in it, so the kernel sees one memory as the host does. After the kernel,
-  `finish()` copies back only the arrays the kernel writes, and writes only the array's own elements, in place:
-  gaps between pitched rows are left alone. An array with a negative stride along its last two dims goes as a
-  C-contiguous copy (args.copied_contiguous), so it shares memory with no other argument: a LaunchError.
+- numpy arrays (and DLPack producers on the host, torch CPU tensors) go in place, zero copy, to a CPU device with
+  USM system allocations (the OpenCL CPU device: `takes_host_memory`): the pointer is the array's element
+  [0, ..., 0] (a `HostAddress`, which only dpctl's C submit passes: native_submit.py), when the array is not empty,
+  has no negative stride and that element is BLOCK_BASE_ALIGN-aligned, the alignment its kernel was specialized for
+  (args.block_io_rule; torch's CPU allocator gives it, numpy's large arrays mostly sit 16 bytes past it). The kernel
+  then reads and writes the host's own memory, as the launch waits for it. Other host arrays, and all of them on
+  other devices, are copied into new USM device memory: the minimal buffer covering the elements, from the lowest
+  byte to the highest, so the element strides stay as they are (a negative one too: the pointer is element
+  [0, ..., 0] inside the buffer). Arguments whose host memory overlaps (one array passed twice, views of one base
+  array) share one buffer covering them all, each pointer at its own place in it, so the kernel sees one memory as
+  the host does. After the kernel, `finish()` copies back only the arrays the kernel writes, and writes only the
+  array's own elements, in place: gaps between pitched rows are left alone. An array with a negative stride along
+  its last two dims goes as a C-contiguous copy (args.copied_contiguous), so it shares memory with no other
+  argument: a LaunchError.
 - USM arrays (`__sycl_usm_array_interface__`: dpctl/dpnp arrays, and DLPack producers on a SYCL device,
   imported with `dpnp.tensor.from_dlpack`) are passed in place, zero copy: the pointer to element [0, ..., 0]
   (the interface's address plus its offset; dpctl's `as_usm_memory` starts at the lowest element instead, another
   one when a stride is negative), shape and strides. Their memory must belong to the launch queue's SYCL context.
 - Scalars take the numpy type of their spec dtype and travel as the same-sized ctypes integer holding the
   same bits, because `dpctl.SyclQueue.submit` accepts only ctypes scalars (and no ctypes type exists for
-  f16/bf16); pointers travel as `dpctl.memory` objects, the only pointer type `submit` accepts.
+  f16/bf16); pointers travel as `dpctl.memory` objects, the only pointer type `submit` accepts, or as a HostAddress
+  (the C submit's only).
 """
 from __future__ import annotations
 
 import ctypes
+import functools
 from dataclasses import dataclass
 
 import dpctl
@@ -34,7 +42,9 @@ import numpy as np
 from ..errors import LaunchError
 from .args import (ArraySpec, as_array, copied_contiguous, runtime_value, usm_interface, usm_ndarray_of,
                    usm_strides)
-from . import shared_memory
+from ..target.block_io import BLOCK_BASE_ALIGN
+from . import native_submit, shared_memory
+from .native_submit import HostAddress
 from .sycl import scalar_arg
 
 _SIZE_ARGS: dict = {}  # (shape, strides) -> the four i64 kernel arguments (ctypes values are copied at submit)
@@ -43,7 +53,7 @@ MAX_SIZE_ARGS = 4096
 
 @dataclass(frozen=True)
 class ArrayArg:
-    pointer: object  # a dpctl.memory USM object whose first byte is element [0, ..., 0]
+    pointer: object  # a dpctl.memory USM object or a HostAddress whose first byte is element [0, ..., 0]
     shape: tuple[int, ...]
     strides: tuple[int, ...]  # in elements
 
@@ -145,7 +155,11 @@ def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written
     shared = {name for name, array in host.items() if passed_in_place(array, queue)} if shared_memory.any_shared() \
         else set()
     staged, copies = {}, []
+    in_host_memory = takes_host_memory(queue)
     for group in overlapping({name: array for name, array in host.items() if name not in shared}):
+        if in_host_memory and all(in_place(host[name]) for name in group):
+            staged.update((name, host_arg(name, host[name])) for name in group)
+            continue
         args, copy = stage_group(queue, {name: host[name] for name in group}, written)
         staged.update(args)
         copies.append(copy)  # kept until the kernel has run: the pointers into its buffer do not hold it
@@ -166,6 +180,28 @@ def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written
                 copy.copy_back()
 
     return kernel_args, finish
+
+
+def takes_host_memory(queue: dpctl.SyclQueue) -> bool:
+    """Whether a launch on `queue` passes host arrays in place (module docstring)."""
+    return device_takes_host_memory(queue.sycl_device)
+
+
+@functools.cache
+def device_takes_host_memory(device: dpctl.SyclDevice) -> bool:
+    """A CPU device with USM system allocations, which reads any host address, and dpctl's C submit, which passes
+    one (a GPU's reads of host memory would cross its bus: its arrays stay staged)."""
+    return device.is_cpu and device.has_aspect_usm_system_allocations and native_submit.c_interface() is not None
+
+
+def in_place(array: np.ndarray) -> bool:
+    """Whether a host array can go in place to a device that takes host memory (module docstring)."""
+    return bool(array.size) and array.flags.aligned and min(array.strides) >= 0 and \
+        array.ctypes.data % BLOCK_BASE_ALIGN == 0
+
+
+def host_arg(name: str, array: np.ndarray) -> ArrayArg:
+    return ArrayArg(HostAddress(array.ctypes.data), array.shape, element_strides(name, array))
 
 
 def passed_in_place(array: np.ndarray, queue: dpctl.SyclQueue) -> bool:

@@ -6,9 +6,10 @@ That turning, not the SYCL runtime, is most of what dpctl's submit costs per arg
 arguments took 36-50. The Python this module runs around the C call costs about what dpctl's turning of 4 arguments
 does, and right after a kernel that streamed its data (caches cold) 20-30 us more than dpctl's whole submit with 4
 arguments, and as much as it with 21 (docs/performance.md "Launch overhead"). So a launch with C_CALL_FROM arguments or
-more calls the C function itself; one with fewer calls dpctl's submit. Each argument kind's C form is read with one
-C-level getter: a USM memory object passes its address (dpctl_void_ptr: the pointer itself), a `dpctl.RawKernelArg`
-its reference, a ctypes scalar the address of its value under the code of its type. The codes are those of dpctl's
+more calls the C function itself; one with fewer calls dpctl's submit, unless it passes host memory in place (a
+HostAddress, which dpctl's submit does not take). Each argument kind's C form is read with one C-level getter: a USM
+memory object and a HostAddress pass their address (dpctl_void_ptr: the pointer itself), a `dpctl.RawKernelArg` its
+reference, a ctypes scalar the address of its value under the code of its type. The codes are those of dpctl's
 own `kernel_arg_type` enum (beside SyclQueue), so a dpctl that numbers them otherwise is followed.
 
 The event returned is a `dpctl.SyclEvent` made by dpctl's C API `SyclEvent_Make` (which copies the C event), for
@@ -48,6 +49,14 @@ CALL = getattr(operator, "call", lambda function, argument: function(argument)) 
 
 
 @dataclass(frozen=True)
+class HostAddress:
+    """A pointer argument into host memory of the system's allocator (a numpy array's, a torch CPU tensor's), which
+    a device with USM system allocations reads and writes in place (runtime/memory.py). dpctl's submit takes USM
+    memory objects only, so a launch with one always makes the C call."""
+    address: int
+
+
+@dataclass(frozen=True)
 class CInterface:
     """The C functions, typed, and the argument type codes by name."""
     submit: object  # DPCTLQueue_SubmitNDRange
@@ -62,6 +71,8 @@ class CInterface:
         for kind in kinds:
             if issubclass(kind, MEMORY_TYPES):
                 code, getter = "dpctl_void_ptr", operator.attrgetter("_pointer")
+            elif kind is HostAddress:
+                code, getter = "dpctl_void_ptr", operator.attrgetter("address")
             elif kind is dpctl.RawKernelArg:
                 code, getter = "dpctl_raw_kernel_arg", operator.attrgetter("_ref")
             else:
@@ -111,9 +122,11 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
     """`queue.submit_async(kernel, args, global_range, local_range, dependencies)`, through the C call where it can
     (module docstring). The words, ranges and dependencies are passed as `array`s: a ctypes array costs ~2x more
     to make."""
-    interface = None if len(args) < C_CALL_FROM or local_range is None else c_interface()
+    native = len(args) >= C_CALL_FROM or any(type(arg) is HostAddress for arg in args)
+    interface = c_interface() if native and local_range is not None else None
     forms = NOT_NATIVE if interface is None else forms_of(tuple(map(type, args)))
     if forms is NOT_NATIVE:
+        check_no_host_address(args)
         return queue.submit_async(kernel, args, global_range, local_range, dependencies)
     _, codes, getters = forms
     words = array("Q", map(CALL, getters, args))
@@ -123,8 +136,17 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
                              sizes.buffer_info()[0], local.buffer_info()[0], len(sizes), after.buffer_info()[0],
                              len(after))
     if not event:  # refused: dpctl's submit raises its error (SyclKernelSubmitError, a range error)
+        check_no_host_address(args)
         return queue.submit_async(kernel, args, global_range, local_range, dependencies)
     try:
         return interface.make_event(event)
     finally:
         interface.delete_event(event)
+
+
+def check_no_host_address(args: list) -> None:
+    """dpctl's submit cannot pass a HostAddress: a launch with one that the C call does not take (no local range, a
+    refused submission) raises dpctl's error for a refused submission."""
+    if any(type(arg) is HostAddress for arg in args):
+        raise dpctl.SyclKernelSubmitError("Kernel submission to Sycl queue failed: host memory passed in place needs "
+                                          "dpctl's C interface and a local range")

@@ -1,11 +1,11 @@
 """Host arrays in USM shared memory, which launches read and write in place (docs/guide.md "PyTorch tensors").
 
-A numpy array (or a torch CPU tensor over one) is ordinary host memory to every library, so a launch copies it to
-device memory and back (runtime/memory.py). Memory that `allocate` takes from a SYCL context as USM *shared* memory
-is host memory too, and also the device's: a launch on a queue of that context passes such an array, or any view of
-it, by its address, with no copy either way. The registry knows these allocations by their address range for as
-long as their array lives (a view or a tensor over it keeps it alive); memory of another context is staged as any
-host array is.
+A numpy array (or a torch CPU tensor over one) is ordinary host memory to every library, so a launch copies it to device
+memory and back (runtime/memory.py), but where the device takes any host memory and the array is aligned. Memory that
+`allocate` takes from a SYCL context as USM *shared* memory is host memory too, and also the device's: a launch on a
+queue of that context passes such an array, or any view of it, by its address, with no copy either way. The registry
+knows these allocations by their address range for as long as their array lives (a view or a tensor over it keeps it
+alive); memory of another context is staged as any host array is.
 """
 from __future__ import annotations
 

@@ -3,15 +3,15 @@
 torch is optional (the `torch` extra) and slow to import, so nothing here imports it: a value is a torch tensor when
 the program has imported torch and the value is a `torch.Tensor`.
 
-- A CPU tensor is launched as a numpy array sharing its memory (`host_view`): the launch treats it like any numpy
-  array, on the numpy interpreter or staged to a CPU SYCL device's USM memory and written back in place
-  (runtime/memory.py), strided and transposed views included. Its memory is torch's CPU allocator's, which no SYCL
-  context knows, so a kernel cannot read it in place. bfloat16, which numpy lacks, is viewed as ml_dtypes' bfloat16;
-  a tensor that requires grad is launched as its `detach()`ed view (the same memory; a kernel is no autograd op).
-  A launch finds the view of a tensor launched before by the tensor's address and layout, read at each launch
-  (jit/launch_plan.py tensor_key), or checked for all of a launch's tensors at once by torch's TensorGuards
-  (`layout_check`, jit/launch_plan.py HeldTensors); the view kept is made over the memory by address alone
-  (`unowned_view`), so it keeps no tensor alive.
+- A CPU tensor is launched as a numpy array sharing its memory (`host_view`): the launch treats it like any numpy array,
+  on the numpy interpreter or on a CPU SYCL device, strided and transposed views included: in place where the device
+  takes host memory and the view starts 64-byte aligned, as torch's CPU allocator aligns its tensors, else staged to USM
+  memory and written back in place (runtime/memory.py). bfloat16, which numpy lacks, is viewed as ml_dtypes' bfloat16; a
+  tensor that requires grad is launched as its `detach()`ed view (the same memory; a kernel is no autograd op). A launch
+  finds the view of a tensor launched before by the tensor's address and layout, read at each launch (jit/launch_plan.py
+  tensor_key), or checked for all of a launch's tensors at once by torch's TensorGuards (`layout_check`,
+  jit/launch_plan.py HeldTensors); the view kept is made over the memory by address alone (`unowned_view`), so it keeps
+  no tensor alive.
 - An XPU tensor is launched zero copy as a USM array (`StreamArray`: `__sycl_usm_array_interface__` with the
   tensor's address, shape and strides) on the queue of torch's current stream on its device: the `sycl::queue*` of
   `torch._C._xpu_getCurrentRawStream(index)` (else `torch.xpu.current_stream(index).sycl_queue`), handed to dpctl as
