@@ -12,10 +12,11 @@ recording in `dpctl.utils.SequentialOrderManager[queue]`, what dpnp and an xetil
 queue. The four take turns in rounds of 100 calls, each round starting on a drained queue (`queue.wait()`, not
 timed), so a passing load on the machine falls on all of them. `--interface` adds the same table for arrays known by
 their `__sycl_usm_array_interface__` alone (over dpctl.memory, as a library without dpnp's arrays gives them).
-`--torch` adds the torch path (`torch_rows`): torch CPU tensors beside numpy arrays, an xetile.torch op, the
-binding of each and its plan's lookup (`kernel.fast_bind` and `kernel.cache.plans`: the launch's own host work before
-the copies, where the two paths differ), and the op's own cost (torch's custom-op dispatch, the output's
-allocation): the launch and the op on an empty grid.
+`--torch` adds the torch path (`torch_rows`): torch CPU tensors (in place: runtime/memory.py) beside numpy arrays
+(staged: copied to the device and back), an xetile.torch op, the binding of each and its plan's lookup
+(`kernel.fast_bind` and `kernel.cache.plans`: the launch's own host work before any copy, where the two paths
+differ), and the op's own cost (torch's custom-op dispatch, the output's allocation): the launch and the op on an
+empty grid.
 
 The first-launch table runs the tutorial GEMM (256 x 256 x 256 f32, numpy arrays) in child processes: `cold` with
 an empty XETILE_CACHE_DIR, `warm cache` in a new process on the cache `cold` filled, `hot` the second launch in
@@ -154,15 +155,24 @@ def bound_plan(kernel, args):
     return kernel.cache.plans[kernel.fast_bind(args, {})[0]]
 
 
+def unaligned_ones(count: int) -> np.ndarray:
+    """A (1, count) f32 array of ones whose first element is 16 bytes past a 64-byte boundary."""
+    buffer = np.ones(count + 32, np.float32)
+    start = (16 - buffer.ctypes.data % 64) % 64 // 4
+    return buffer[start:start + count].reshape(1, count)
+
+
 def torch_rows(launches: int) -> list[dict]:
-    """The torch path beside the direct launch (`--torch`): the same kernel on torch CPU tensors and on numpy arrays
-    (both staged to the device and copied back: runtime/torch_tensors.py), and, for 3 arrays, the kernel as an
-    xetile.torch op (torch's dispatch, the output's allocation) beside `kernel[grid](...)` on tensors."""
+    """The torch path beside the direct launch (`--torch`): the same kernel on torch CPU tensors, which torch's
+    allocator aligns to 64 bytes and the OpenCL CPU device takes in place, and on numpy arrays 16 bytes past that
+    alignment, as numpy's larger arrays start, which are staged to the device and copied back (runtime/memory.py),
+    and, for 3 arrays, the kernel as an xetile.torch op (torch's dispatch, the output's allocation) beside
+    `kernel[grid](...)` on tensors."""
     import torch
     queue = xetile.runtime.device.named_device(DEVICE).queue
     rows = []
     for kernel, count in ((copy3, 3), (copy20, 20)):
-        arrays = [np.ones((1, 16), np.float32) for _ in range(count)]
+        arrays = [unaligned_ones(16) for _ in range(count)]
         tensors = [torch.ones(1, 16) for _ in range(count)]
         variants = {"numpy": lambda: kernel[(1,)](*arrays), "torch": lambda: kernel[(1,)](*tensors),
                     # what the torch path adds, without the synchronous launch's noise: the binding, the plan lookup
@@ -252,7 +262,7 @@ def main() -> None:
                   f"{r['submit_async']:12.1f} {r['xetile'] - r['submit_async']:8.1f} "
                   f"{r['xetile'] - r['ordered']:12.1f}", flush=True)
     if args.torch:
-        print("torch CPU tensors beside numpy arrays (staged, synchronous), and the kernel as a torch op:")
+        print("torch CPU tensors (in place) beside numpy arrays (staged), synchronous, and the kernel as a torch op:")
         print(f"{'arrays':>6} {'numpy':>8} {'torch':>8} {'torch op':>8} {'bind numpy':>10} {'bind torch':>10} "
               f"{'bind torch - numpy':>18}")
         tables["torch"] = torch_rows(args.launches)

@@ -171,7 +171,7 @@ def compare(width: int = 96, rows: int = 64, steps: int = 5, compile_backend: st
 
 def speed(rows: int = 4096, width: int = 768, repeat: int = 5) -> dict:
     """Best-of-`repeat` ms of a forward and a backward of each layer norm on CPU tensors: torch eager's and ours
-    (whose CPU tensors go to opencl:cpu and back at each launch: runtime/torch_tensors.py)."""
+    (whose CPU tensors opencl:cpu reads and writes in place: runtime/memory.py)."""
     torch.manual_seed(0)
     x = torch.randn(rows, width, requires_grad=True)
     w, b = torch.ones(width, requires_grad=True), torch.zeros(width, requires_grad=True)
