@@ -154,21 +154,21 @@ def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written
     host = {name: array for name, array in arrays.items() if isinstance(array, np.ndarray)}
     shared = {name for name, array in host.items() if passed_in_place(array, queue)} if shared_memory.any_shared() \
         else set()
-    staged, copies = {}, []
+    host_args, copies = {}, []
     in_host_memory = takes_host_memory(queue)
     for group in overlapping({name: array for name, array in host.items() if name not in shared}):
         if in_host_memory and all(in_place(host[name]) for name in group):
-            staged.update((name, host_arg(name, host[name])) for name in group)
+            host_args.update((name, host_arg(name, host[name])) for name in group)
             continue
         args, copy = stage_group(queue, {name: host[name] for name in group}, written)
-        staged.update(args)
+        host_args.update(args)
         copies.append(copy)  # kept until the kernel has run: the pointers into its buffer do not hold it
     kernel_args = []
     for name, spec in specs.items():
         if not isinstance(spec, ArraySpec):
             kernel_args.append(scalar_arg(runtime_value(spec, values[name])))
-        elif name in staged:
-            kernel_args += staged[name].kernel_args()
+        elif name in host_args:
+            kernel_args += host_args[name].kernel_args()
         elif name in shared:
             kernel_args += shared_arg(queue, name, host[name]).kernel_args()
         else:
