@@ -81,6 +81,16 @@ def f32(x) -> np.ndarray:
     return np.asarray(x).astype(np.float32)
 
 
+def host_array_at(array: np.ndarray, offset: int) -> np.ndarray:
+    """A copy of `array` in host memory whose first element is `offset` bytes past a 64-byte boundary (the base
+    alignment of a 2D block message, which decides whether a launch takes a host array in place: runtime/memory.py)."""
+    buffer = np.empty(array.nbytes + 64 + offset, np.uint8)
+    start = -buffer.ctypes.data % 64 + offset
+    copy = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
 # CPUs whose code the `cpu` target's tests pin (built_for_cpu): AVX2, 16 vector registers and 16-bit block loops
 # rolled; AVX-512, 32 registers and every block loop unrolled
 AVX2 = CpuFeatures("epyc", frozenset({"avx2", "fma"}))

@@ -15,7 +15,7 @@ import pytest
 from numpy.lib.stride_tricks import as_strided
 
 import xetile_jit as xetile
-from conftest import ALL_NP_DTYPES, dtype_id, rand
+from conftest import ALL_NP_DTYPES, dtype_id, host_array_at, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
 from xetile_jit.runtime.args import ArraySpec, ScalarSpec, classify, runtime_value
@@ -174,19 +174,10 @@ def test_strides_not_in_whole_elements(queue):
 
 # ---- host arrays in place on a device that takes host memory -----------------------------------------------------
 
-def aligned(array: np.ndarray) -> np.ndarray:
-    """`array` copied to host memory whose first element is 64-byte aligned (BLOCK_BASE_ALIGN)."""
-    buffer = np.empty(array.nbytes + 64, np.uint8)
-    start = -buffer.ctypes.data % 64
-    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
-    out[...] = array
-    return out
-
-
 def test_an_aligned_host_array_goes_in_place(queue, program, rng, in_host_memory):
     """No copy either way: the kernel reads and writes the arrays' own memory, pitched rows' gaps untouched."""
-    parent = aligned(f32(rng, (5, 48)))
-    a, b = parent[:, :7], aligned(np.zeros((5, 7), np.float32))
+    parent = host_array_at(f32(rng, (5, 48)), 0)
+    a, b = parent[:, :7], host_array_at(np.zeros((5, 7), np.float32), 0)
     before = parent.copy()
     args = launch(queue, program, dict(a=a, b=b, s=1.5), {"a", "b"}, a.shape)
     assert args[0] == HostAddress(a.ctypes.data) and args[5] == HostAddress(b.ctypes.data)
@@ -198,7 +189,7 @@ def test_an_aligned_host_array_goes_in_place(queue, program, rng, in_host_memory
 
 def test_overlapping_host_arrays_in_place_see_one_memory(queue, program, rng, in_host_memory):
     """One array passed as both arguments: the kernel's write of `a` is what it reads back for `b`."""
-    x = aligned(f32(rng, (4, 16)))
+    x = host_array_at(f32(rng, (4, 16)), 0)
     x0 = x.copy()
     args = launch(queue, program, dict(a=x, b=x, s=1.0), {"a", "b"}, x.shape)
     assert args[0] == args[5] == HostAddress(x.ctypes.data)
@@ -208,7 +199,7 @@ def test_overlapping_host_arrays_in_place_see_one_memory(queue, program, rng, in
 def test_host_arrays_a_device_cannot_take_in_place_are_staged(queue, rng, in_host_memory):
     """In place only an array not empty, with no negative stride, its first element 64-byte aligned (what its kernel
     was specialized for: args.block_io_rule); the others go to device memory as before."""
-    base = aligned(f32(rng, (8, 32)))
+    base = host_array_at(f32(rng, (8, 32)), 0)
     cases = {"unaligned": base[:, 4:20], "negative stride": base[::-1], "empty": base[:0]}
     for kind, array in cases.items():
         args, _ = prepare_arguments(queue, {"x": array}, {"x": classify("x", array)}, set())

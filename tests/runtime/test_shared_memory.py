@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
+from conftest import host_array_at
 from xetile_jit.runtime import memory, shared_memory
 
 DEVICE = "opencl:cpu"
@@ -64,18 +65,10 @@ def test_a_view_of_shared_memory_is_taken_in_place(staged):
 def test_host_memory_beside_shared_memory_is_staged(staged):
     """Host memory the device does not take in place (runtime/memory.py `in_place`: here 16 bytes past the
     alignment its kernel was specialized for) is staged beside a shared array."""
-    x, y = filled((32, 16)), unaligned((32, 16))
+    x, y = filled((32, 16)), host_array_at(np.zeros((32, 16), np.float32), 16)
     doubled[(2,)](x, y, BM=16, BN=16, device=DEVICE)
     np.testing.assert_array_equal(y, x * 2)
     assert staged == [["y"]]
-
-
-def unaligned(shape) -> np.ndarray:
-    """A zeroed f32 host array whose first element is 16 bytes past a 64-byte boundary."""
-    count = int(np.prod(shape))
-    buffer = np.zeros(count + 32, np.float32)
-    start = (16 - buffer.ctypes.data % 64) % 64 // 4
-    return buffer[start:start + count].reshape(shape)
 
 
 def test_the_registry_forgets_an_allocation_with_its_array():
