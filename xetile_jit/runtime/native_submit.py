@@ -122,7 +122,7 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
     """`queue.submit_async(kernel, args, global_range, local_range, dependencies)`, through the C call where it can
     (module docstring). The words, ranges and dependencies are passed as `array`s: a ctypes array costs ~2x more
     to make."""
-    native = len(args) >= C_CALL_FROM or any(type(arg) is HostAddress for arg in args)
+    native = len(args) >= C_CALL_FROM or HostAddress in map(type, args)  # every launch: half the cost of any() over a generator
     interface = c_interface() if native and local_range is not None else None
     forms = NOT_NATIVE if interface is None else forms_of(tuple(map(type, args)))
     if forms is NOT_NATIVE:
@@ -147,6 +147,6 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
 def check_no_host_address(args: list) -> None:
     """dpctl's submit cannot pass a HostAddress: a launch with one that the C call does not take (no local range, a
     refused submission) raises dpctl's error for a refused submission."""
-    if any(type(arg) is HostAddress for arg in args):
+    if HostAddress in map(type, args):
         raise dpctl.SyclKernelSubmitError("Kernel submission to Sycl queue failed: host memory passed in place needs "
                                           "dpctl's C interface and a local range")
