@@ -122,7 +122,8 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
     """`queue.submit_async(kernel, args, global_range, local_range, dependencies)`, through the C call where it can
     (module docstring). The words, ranges and dependencies are passed as `array`s: a ctypes array costs ~2x more
     to make."""
-    native = len(args) >= C_CALL_FROM or HostAddress in map(type, args)  # every launch: half the cost of any() over a generator
+    # every launch scans its types: `in` costs half an any() over a generator
+    native = len(args) >= C_CALL_FROM or HostAddress in map(type, args)
     interface = c_interface() if native and local_range is not None else None
     forms = NOT_NATIVE if interface is None else forms_of(tuple(map(type, args)))
     if forms is NOT_NATIVE:
