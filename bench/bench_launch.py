@@ -12,8 +12,8 @@ recording in `dpctl.utils.SequentialOrderManager[queue]`, what dpnp and an xetil
 queue. The four take turns in rounds of 100 calls, each round starting on a drained queue (`queue.wait()`, not
 timed), so a passing load on the machine falls on all of them. `--interface` adds the same table for arrays known by
 their `__sycl_usm_array_interface__` alone (over dpctl.memory, as a library without dpnp's arrays gives them).
-`--torch` adds the torch path (`torch_rows`): torch CPU tensors (in place: runtime/memory.py) beside numpy arrays
-(staged: copied to the device and back), an xetile.torch op, the binding of each and its plan's lookup
+`--torch` adds the torch path (`torch_rows`): torch CPU tensors beside numpy arrays 16 bytes past 64-byte alignment
+(both in place on the `cpu` target: runtime/memory.py), an xetile.torch op, the binding of each and its plan's lookup
 (`kernel.fast_bind` and `kernel.cache.plans`: the launch's own host work before any copy, where the two paths
 differ), and the op's own cost (torch's custom-op dispatch, the output's allocation): the launch and the op on an
 empty grid.
@@ -164,8 +164,8 @@ def unaligned_ones(count: int) -> np.ndarray:
 
 def torch_rows(launches: int) -> list[dict]:
     """The torch path beside the direct launch (`--torch`): the same kernel on torch CPU tensors, which torch's
-    allocator aligns to 64 bytes and the OpenCL CPU device takes in place, and on numpy arrays 16 bytes past that
-    alignment, as numpy's larger arrays start, which are staged to the device and copied back (runtime/memory.py),
+    allocator aligns to 64 bytes, and on numpy arrays 16 bytes past that alignment, as numpy's larger arrays start,
+    both of which the OpenCL CPU device takes in place for a `cpu` target kernel (runtime/memory.py),
     and, for 3 arrays, the kernel as an xetile.torch op (torch's dispatch, the output's allocation) beside
     `kernel[grid](...)` on tensors."""
     import torch
@@ -262,7 +262,7 @@ def main() -> None:
                   f"{r['submit_async']:12.1f} {r['xetile'] - r['submit_async']:8.1f} "
                   f"{r['xetile'] - r['ordered']:12.1f}", flush=True)
     if args.torch:
-        print("torch CPU tensors (in place) beside numpy arrays (staged), synchronous, and the kernel as a torch op:")
+        print("torch CPU tensors beside numpy arrays 16 B past alignment, synchronous, and the kernel as a torch op:")
         print(f"{'arrays':>6} {'numpy':>8} {'torch':>8} {'torch op':>8} {'bind numpy':>10} {'bind torch':>10} "
               f"{'bind torch - numpy':>18}")
         tables["torch"] = torch_rows(args.launches)

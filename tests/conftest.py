@@ -19,6 +19,7 @@ import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.compiler import pipeline
 from xetile_jit.jit.kernel import Kernel
+from xetile_jit.runtime import memory
 from xetile_jit.runtime.device import named_device
 from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
 from xetile_jit.target.cpu_features import CpuFeatures
@@ -83,12 +84,28 @@ def f32(x) -> np.ndarray:
 
 def host_array_at(array: np.ndarray, offset: int) -> np.ndarray:
     """A copy of `array` in host memory whose first element is `offset` bytes past a 64-byte boundary (the base
-    alignment of a 2D block message, which decides whether a launch takes a host array in place: runtime/memory.py)."""
+    alignment of a 2D block message, which decides whether a launch on `xe-emulated` takes a host array in place:
+    runtime/memory.py)."""
     buffer = np.empty(array.nbytes + 64 + offset, np.uint8)
     start = -buffer.ctypes.data % 64 + offset
     copy = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
     copy[...] = array
     return copy
+
+
+@pytest.fixture
+def staged() -> list:
+    """The host arrays each launch staged to device memory (runtime/memory.py stage_group: the names of each group
+    copied), recorded; a patch of its own, which the `monkeypatch` fixture's undo leaves in place."""
+    groups, stage_group = [], memory.stage_group
+
+    def recording(queue, arrays, written):
+        groups.append(sorted(arrays))
+        return stage_group(queue, arrays, written)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(memory, "stage_group", recording)
+        yield groups
 
 
 # CPUs whose code the `cpu` target's tests pin (built_for_cpu): AVX2, 16 vector registers and 16-bit block loops

@@ -408,7 +408,7 @@ def test_do_bench_times_the_device_on_numpy_arrays(rng):
         warnings.simplefilter("error", xetile.testing.WallClockWarning)
         samples = xetile.testing.do_bench(run(queue), warmup=1, rep=5, return_mode="all")
         runs.clear()
-        low, high = xetile.testing.do_bench(run(queue), warmup=1, rep=0.001, quantiles=[0.0, 1.0])
+        low, high = xetile.testing.do_bench(run(queue), warmup=0.001, rep=0.001, quantiles=[0.0, 1.0])
         assert len(runs) == 1 + 1 + 1 + xetile.testing.MIN_QUANTILE_RUNS  # first, estimate, warmup, timed
         on_a_profiling_queue = xetile.testing.do_bench(run(profiling_queue(queue)), warmup=1, rep=5)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)

@@ -197,8 +197,9 @@ def test_overlapping_host_arrays_in_place_see_one_memory(queue, program, rng, in
 
 
 def test_host_arrays_a_device_cannot_take_in_place_are_staged(queue, rng, in_host_memory):
-    """In place only an array not empty, with no negative stride, its first element 64-byte aligned (what its kernel
-    was specialized for: args.block_io_rule); the others go to device memory as before."""
+    """In place only an array not empty, with no negative stride, its first element 64-byte aligned for a kernel whose
+    block builtins need it (what the kernel was specialized for: args.block_io_rule); the others go to device memory
+    as before."""
     base = host_array_at(f32(rng, (8, 32)), 0)
     cases = {"unaligned": base[:, 4:20], "negative stride": base[::-1], "empty": base[:0]}
     for kind, array in cases.items():
@@ -208,17 +209,32 @@ def test_host_arrays_a_device_cannot_take_in_place_are_staged(queue, rng, in_hos
     assert args[0] == HostAddress(base[:, 16:].ctypes.data)
 
 
-def test_a_torch_cpu_tensor_goes_in_place(in_host_memory):
-    """torch's CPU allocator aligns its tensors to 64 bytes: a launch on them copies nothing."""
+def test_a_torch_cpu_tensor_goes_in_place(in_host_memory, staged):
+    """torch's CPU allocator aligns its tensors to 64 bytes: a launch on them copies nothing, on any CPU target."""
     torch = pytest.importorskip("torch")
-    x, y = torch.arange(64 * 16, dtype=torch.float32).reshape(64, 16), torch.zeros(64, 16)
-    assert x.data_ptr() % 64 == 0 and y.data_ptr() % 64 == 0
-    staged = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(memory, "stage_group", lambda *args: staged.append(args))
-        doubled[(4,)](x, y, BM=16, BN=16, device="opencl:cpu")
+    x = torch.arange(64 * 16, dtype=torch.float32).reshape(64, 16)
+    assert x.data_ptr() % 64 == 0
+    for target in ("cpu", "xe-emulated"):
+        y = torch.zeros(64, 16)
+        doubled[(4,)](x, y, BM=16, BN=16, device="opencl:cpu", target=target)
+        assert torch.equal(y, x * 2)
     assert staged == []
-    assert torch.equal(y, x * 2)
+
+
+@pytest.mark.parametrize("offset, dtype", [(16, np.float32), (4, np.float32), (2, np.float16)])
+def test_an_unaligned_host_array_goes_in_place_where_the_builtins_read_any_base(offset, dtype, in_host_memory,
+                                                                                staged):
+    """numpy's large arrays sit 16 bytes past 64-byte alignment: the `cpu` target's block builtins read any address
+    (BlockIO.any_layout), so its launch copies nothing; `xe-emulated`'s messages need the aligned base its kernel was
+    specialized for, so each array is staged at the start of new memory there."""
+    rng = np.random.default_rng(1)
+    x = host_array_at(rng.standard_normal((64, 16)).astype(dtype), offset)
+    for target, copies in (("cpu", []), ("xe-emulated", [["x"], ["y"]])):
+        y = host_array_at(np.zeros((64, 16), dtype), offset)
+        doubled[(4,)](x, y, BM=16, BN=16, device="opencl:cpu", target=target)
+        np.testing.assert_array_equal(y, x * 2)
+        assert sorted(staged) == copies, target
+        staged.clear()
 
 
 @xetile.kernel

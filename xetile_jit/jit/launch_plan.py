@@ -52,6 +52,7 @@ from ..runtime.torch_tensors import (bits_visible, host_view, is_tensor_type, la
                                      unowned_view)
 from ..runtime.usm_entries import entries_get, entry, interface_entry, key_token
 from ..target.block_io import BLOCK_BASE_ALIGN
+from ..target.targets import TARGETS
 
 # read by select_device (the device and its target) and CompileOptions
 ENVIRONMENT = ("XETILE_DEVICE", "XETILE_TARGET", "XETILE_XE_ABI", "XETILE_DEBUG")
@@ -380,6 +381,9 @@ class LaunchPlan:
     workgroup_size: int = 0  # the compiled kernel's, read once (a property chain of 0.5 us)
     local_size: tuple = (1, 1, 1)  # its work-items along x, y and z (CompiledArtifact.local_size), read once as well
     pack: object = AS_GIVEN  # the kernel arguments as its ABI takes them (runtime/packed_sizes.py)
+    # the kernel's block builtins read blocks at any base address (BlockIO.any_layout): host arrays go in place
+    # whatever their alignment (runtime/memory.py in_place)
+    any_base: bool = False
     # (grid, as 3 ints, its SYCL global and local ranges) of the last tuple grid a SYCL launch checked: a tuple never
     # changes, and `kernel[(n,)]` with a literal passes the same one at each launch, which then skips the grid's
     # normalization, its work-item check and its ranges (the ranges' lists are only read by dpctl)
@@ -400,7 +404,7 @@ class LaunchPlan:
                    tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
                    tuple(queues - {device.queue, None}), lock=lock, interpret_check=interpret_check,
                    workgroup_size=compiled.workgroup_size, local_size=compiled.artifact.local_size,
-                   pack=argument_packing(compiled))
+                   pack=argument_packing(compiled), any_base=reads_any_base(compiled.target))
 
     def launch(self, grid, values, parts=None, whole=None):
         """Runs the plan with `values` (in parameter order, as the specializer gave them), `parts`, the kernel
@@ -442,7 +446,7 @@ class LaunchPlan:
                                  owners=values, ordered_with=queue)
         run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
         named = {self.names[i]: values[i] for i, *_ in self.arguments}
-        args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written)
+        args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written, self.any_base)
         args = self.pack(args)
         event = submit_ranges(run_on, self.sycl_kernel, ranges[2], ranges[3], args, wait=True,
                               after=self.other_queues, ordered_with=queue)
@@ -474,6 +478,13 @@ def argument_packing(compiled):
     if compiled.artifact.packed_sizes:
         return SizePacking.of(compiled.specs.values())
     return AS_GIVEN
+
+
+def reads_any_base(target: str) -> bool:
+    """Whether the block builtins of the target named `target` read blocks at any base address (BlockIO.any_layout;
+    the interpreter, "numpy", has no target)."""
+    found = TARGETS.get(target)
+    return found is not None and found.block_io is not None and found.block_io.any_layout
 
 
 def usm_argument(value, usm_ndarray) -> tuple:

@@ -205,8 +205,9 @@ def classify_array(name: str, array) -> ArraySpec:
 
 def block_io_rule(array, shape, strides, order, item: int) -> str | None:
     """The first 2D block surface rule (target/block_io.py) the array's memory, as the kernel sees it, breaks (None:
-    messages can address it). numpy arrays are taken in place only when aligned, else staged at the start of a new
-    allocation (memory.py), so only USM arrays can be misaligned."""
+    messages can address it). numpy arrays are taken in place only when aligned or where the kernel's builtins read
+    any base (memory.py `in_place`), else staged at the start of a new allocation, so only USM arrays can be
+    misaligned for a kernel whose builtins need the alignment."""
     if len(shape) == 1:  # one row
         shape, strides = (1, *shape), (shape[0] * item, *strides)
     rows, cols = shape[-2:] if order == ROW_MAJOR else shape[-2:][::-1]

@@ -8,8 +8,9 @@ parent's row pitch.
 
 - numpy arrays (and DLPack producers on the host, torch CPU tensors) go in place, zero copy, to a CPU device with
   USM system allocations (the OpenCL CPU device: `takes_host_memory`): the pointer is the array's element
-  [0, ..., 0] (a `HostAddress`, which only dpctl's C submit passes: native_submit.py), when the array is not empty,
-  has no negative stride and that element is BLOCK_BASE_ALIGN-aligned, the alignment its kernel was specialized for
+  [0, ..., 0] (a `HostAddress`, which only dpctl's C submit passes: native_submit.py), when the array is not empty
+  and has no negative stride, and, for a kernel whose block builtins need it (`xe-emulated`'s, not the `cpu`
+  target's), that element is BLOCK_BASE_ALIGN-aligned, the alignment its kernel was specialized for
   (args.block_io_rule; torch's CPU allocator gives it, numpy's large arrays mostly sit 16 bytes past it). The kernel
   then reads and writes the host's own memory, as the launch waits for it. Other host arrays, and all of them on
   other devices, are copied into new USM device memory: the minimal buffer covering the elements, from the lowest
@@ -48,6 +49,7 @@ from .native_submit import HostAddress
 from .sycl import scalar_arg
 
 _SIZE_ARGS: dict = {}  # (shape, strides) -> the four i64 kernel arguments (ctypes values are copied at submit)
+_HOST_SIZE_ARGS: dict = {}  # (shape, byte strides, itemsize) of a host array in place -> its size_args
 MAX_SIZE_ARGS = 4096
 
 
@@ -148,27 +150,21 @@ class HostCopy:
             view.array[...] = view.of(staged)
 
 
-def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written: set):
-    """The kernel arguments of a launch on `queue`, and `finish()`, to call once the kernel has completed."""
+def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written: set, any_base: bool = False):
+    """The kernel arguments of a launch on `queue`, and `finish()`, to call once the kernel has completed;
+    `any_base`: the kernel's block builtins read blocks at any base address (`in_place`)."""
     arrays = {name: as_array(name, values[name]) for name, spec in specs.items() if isinstance(spec, ArraySpec)}
     host = {name: array for name, array in arrays.items() if isinstance(array, np.ndarray)}
     shared = {name for name, array in host.items() if passed_in_place(array, queue)} if shared_memory.any_shared() \
         else set()
-    host_args, copies = {}, []
-    in_host_memory = takes_host_memory(queue)
-    for group in overlapping({name: array for name, array in host.items() if name not in shared}):
-        if in_host_memory and all(in_place(host[name]) for name in group):
-            host_args.update((name, host_arg(name, host[name])) for name in group)
-            continue
-        args, copy = stage_group(queue, {name: host[name] for name in group}, written)
-        host_args.update(args)
-        copies.append(copy)  # kept until the kernel has run: the pointers into its buffer do not hold it
+    host_args, copies = host_arguments(queue, {name: array for name, array in host.items() if name not in shared},
+                                       written, any_base)
     kernel_args = []
     for name, spec in specs.items():
         if not isinstance(spec, ArraySpec):
             kernel_args.append(scalar_arg(runtime_value(spec, values[name])))
         elif name in host_args:
-            kernel_args += host_args[name].kernel_args()
+            kernel_args += host_args[name]
         elif name in shared:
             kernel_args += shared_arg(queue, name, host[name]).kernel_args()
         else:
@@ -180,6 +176,25 @@ def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written
                 copy.copy_back()
 
     return kernel_args, finish
+
+
+def host_arguments(queue: dpctl.SyclQueue, host: dict, written: set, any_base: bool) -> tuple[dict, list]:
+    """The kernel arguments of the host arrays `host` by name, in place or staged (module docstring), and the
+    HostCopies of those staged, kept until the kernel has run (the pointers into their buffers do not hold them)."""
+    in_host_memory = takes_host_memory(queue)
+    placed = all_in_place(host, any_base) if in_host_memory else None
+    if placed is not None:
+        return placed, []
+    host_args, copies = {}, []
+    for group in overlapping(host):  # a group goes in place whole or is staged whole: the kernel sees one memory
+        arrays = {name: host[name] for name in group}
+        placed = all_in_place(arrays, any_base) if in_host_memory else None
+        if placed is None:
+            args, copy = stage_group(queue, arrays, written)
+            placed = {name: arg.kernel_args() for name, arg in args.items()}
+            copies.append(copy)
+        host_args.update(placed)
+    return host_args, copies
 
 
 def takes_host_memory(queue: dpctl.SyclQueue) -> bool:
@@ -194,14 +209,44 @@ def device_takes_host_memory(device: dpctl.SyclDevice) -> bool:
     return device.is_cpu and device.has_aspect_usm_system_allocations and native_submit.c_interface() is not None
 
 
-def in_place(array: np.ndarray) -> bool:
-    """Whether a host array can go in place to a device that takes host memory (module docstring)."""
+def in_place(array: np.ndarray, address: int, any_base: bool) -> bool:
+    """Whether a host array whose element [0, ..., 0] is at `address` can go in place to a device that takes host
+    memory (module docstring): that element BLOCK_BASE_ALIGN-aligned, as a host array's kernel is specialized for
+    (args.block_io_rule), unless the kernel's block builtins read any base address (`any_base`: BlockIO.any_layout,
+    the `cpu` target's)."""
     return bool(array.size) and array.flags.aligned and min(array.strides) >= 0 and \
-        array.ctypes.data % BLOCK_BASE_ALIGN == 0
+        (any_base or address % BLOCK_BASE_ALIGN == 0)
 
 
-def host_arg(name: str, array: np.ndarray) -> ArrayArg:
-    return ArrayArg(HostAddress(array.ctypes.data), array.shape, element_strides(name, array))
+def all_in_place(arrays: dict, any_base: bool) -> dict | None:
+    """The kernel arguments of host arrays that all go in place, by name, or None when one does not. Arrays in place
+    need no grouping by overlap (`overlapping`): the kernel sees the host's one memory as it is. The launch hot path
+    of numpy arrays and torch CPU tensors: each array's address read once (numpy's `ctypes.data` costs 1 us)."""
+    args = {}
+    for name, array in arrays.items():
+        address = array.ctypes.data
+        if not in_place(array, address, any_base):
+            return None
+        args[name] = host_arg(name, array, address)
+    return args
+
+
+def host_arg(name: str, array: np.ndarray, address: int) -> list:
+    """The kernel arguments of a host array in place whose element [0, ..., 0] is at `address`."""
+    sizes = _HOST_SIZE_ARGS.get((array.shape, array.strides, array.itemsize))
+    if sizes is None:
+        sizes = host_size_args(name, array)
+    return [HostAddress(address), *sizes]
+
+
+def host_size_args(name: str, array: np.ndarray) -> list:
+    """size_args of a host array, kept by its shape, byte strides and itemsize (element_strides, checked once for
+    them, costs 0.8 us)."""
+    if len(_HOST_SIZE_ARGS) >= MAX_SIZE_ARGS:
+        _HOST_SIZE_ARGS.clear()
+    sizes = _HOST_SIZE_ARGS[array.shape, array.strides, array.itemsize] = \
+        size_args(array.shape, element_strides(name, array))
+    return sizes
 
 
 def passed_in_place(array: np.ndarray, queue: dpctl.SyclQueue) -> bool:

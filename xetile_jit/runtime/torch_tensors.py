@@ -5,8 +5,8 @@ the program has imported torch and the value is a `torch.Tensor`.
 
 - A CPU tensor is launched as a numpy array sharing its memory (`host_view`): the launch treats it like any numpy array,
   on the numpy interpreter or on a CPU SYCL device, strided and transposed views included: in place where the device
-  takes host memory and the view starts 64-byte aligned, as torch's CPU allocator aligns its tensors, else staged to USM
-  memory and written back in place (runtime/memory.py). bfloat16, which numpy lacks, is viewed as ml_dtypes' bfloat16; a
+  takes host memory (on `xe-emulated` when the view starts 64-byte aligned, as torch's CPU allocator aligns its
+  tensors), else staged to USM memory and written back in place (runtime/memory.py). bfloat16, which numpy lacks, is viewed as ml_dtypes' bfloat16; a
   tensor that requires grad is launched as its `detach()`ed view (the same memory; a kernel is no autograd op). A launch
   finds the view of a tensor launched before by the tensor's address and layout, read at each launch (jit/launch_plan.py
   tensor_key), or checked for all of a launch's tensors at once by torch's TensorGuards (`layout_check`,
