@@ -346,13 +346,14 @@ def add_one_1d(x, y, BLOCK: xetile.constexpr):
 def test_a_row_past_the_messages_2_24_bytes_takes_the_cpu_targets_block_builtins():
     """A 1-D array is one memory row; Xe's messages address 2**24 bytes of it (EXTENT_RULE), the `cpu` target's own
     builtins 2**29 (LAYOUT_FREE_RULES): 2**22 + 16 f32 elements run through them there, a loop over the 64 blocks
-    twice after one bounds test (a 16M-element vector add ran element by element, 16x slower), and element by
-    element on xe-emulated."""
+    after one bounds test, and where the tile crosses the array's end one over its blocks inside and one testing
+    the rest (a 16M-element vector add ran element by element, 16x slower), and element by element on
+    xe-emulated."""
     n = 2**22 + 16
     x, y = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
-    for target, loops in (("cpu", 2), ("xe-emulated", 0)):
-        llir = add_one_1d.warmup(x, y, BLOCK=1024, target=target).asm["llir"]
-        assert len(loop_bodies(kernel_body(llir), 1024 // 16)) == loops
+    for target, loops, ranged in (("cpu", 1, 2), ("xe-emulated", 0, 0)):
+        llir = kernel_body(add_one_1d.warmup(x, y, BLOCK=1024, target=target).asm["llir"])
+        assert (len(loop_bodies(llir, 1024 // 16)), len(ranged_loop_bodies(llir))) == (loops, ranged)
     add_one_1d[(xetile.cdiv(n, 1024),)](x, y, BLOCK=1024, device=DEVICE, target="cpu")
     np.testing.assert_array_equal(y, x + 1)
 
@@ -782,25 +783,38 @@ def loop_bodies(llir: str, trips: int) -> list[str]:
     return bodies
 
 
+def ranged_loop_bodies(llir: str) -> list[str]:
+    """The text of each loop over a range known at run time (ranged_loop's: header label to back edge; the test
+    before it branches forward to the same label)."""
+    bodies = []
+    for match in re.finditer(r'icmp slt i32 %"[^"]+", (?:%"[^"]+"|-?\d+)\n\s+br i1 %"[^"]+", label %"([^"]+)"', llir):
+        header = llir.find(f"\n{match.group(1)}:")
+        if 0 <= header < match.start():
+            bodies.append(llir[header:match.end()])
+    return bodies
+
+
 @pytest.mark.parametrize("rows, width, dtype", [(32, 1024, np.float16), (37, 1024, np.float16),
                                                (32, 8192, np.float32)], ids=["inside", "border", "split-row"])
 def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_target(rng, rows, width, dtype):
     """Layer norm on the `cpu` target (to_llvm_block_loops.regions, unswitched): the sum of squares is folded in
     the loop of the sum (the reduction and the division between them come after it; for a row of 32 KiB, split
     over two subgroups, the exchange through shared local memory and its barrier too), the weight is loaded in the
-    loop that uses it, not before; and each loop is two, one test before them choosing: plain loads in the one of
-    whole blocks, the elements each tested in the other, and no call in either (a call in the loop kept the partial
-    sums in memory; one in the border loop, the values live across the two, the mean and the scale). The numbers
-    are the interpreter's, at the array's border too (rows 32-36)."""
+    loop that uses it, not before; and each loop is three, one test before them choosing: plain loads in the one of
+    whole pieces, else plain loads over the blocks before the row's end and each block tested after them, and no
+    call in any (a call in the loop kept the partial sums in memory; one in the border loop, the values live across
+    the two, the mean and the scale). The numbers are the interpreter's, at the array's border too (rows 32-36)."""
     x, w = rand(rng, (rows, width), dtype), rand(rng, (1, width), np.float32)
     y = np.zeros_like(x)
     llir = layer_norm.warmup(x, w, y, width, BN=width, target="cpu").asm["llir"].split("define internal")[0]
     blocks = min(width, 4096) // 16  # of 1x16, a subgroup's
-    folds, outputs = loop_bodies(llir, blocks // HOST_CHAINS), loop_bodies(llir, blocks)
-    assert len(folds) == len(outputs) == 2
-    for fast, slow in (folds, outputs):
-        assert not BORDER_TEST.search(fast) and BORDER_TEST.search(slow)
-        assert "@\"xe_block2d" not in fast + slow
+    folds, outputs, ranged = loop_bodies(llir, blocks // HOST_CHAINS), loop_bodies(llir, blocks), \
+        ranged_loop_bodies(llir)
+    assert (len(folds), len(outputs), len(ranged)) == (1, 1, 4)
+    for body in folds + outputs + ranged[0::2]:  # the plain loops
+        assert not BORDER_TEST.search(body)
+    assert all(BORDER_TEST.search(body) for body in ranged[1::2])
+    assert "@\"xe_block2d" not in "".join(folds + outputs + ranged)
     assert folds[0].count("phi  float") == 2 * HOST_CHAINS and outputs[0].count("addrspace(1)*") > 0
     # the mean and the variance one scalar a sub-group for the driver: read from the 16 lanes' slots at addresses the
     # same on every lane, lane 0's first (lane_slots.py), or, where the row is split and its kernel waits at a barrier,
@@ -811,6 +825,29 @@ def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_targe
     assert ("__spirv_ControlBarrier" in llir) == (width > 4096)
     reference, device = run_both(layer_norm, [x, w, y, width], dict(BN=width), (xetile.cdiv(rows, 16),))
     assert_close(device[2], reference[2], dtype, scale=8)
+
+
+@xetile.kernel
+def softmax_row(x, y, N, BLOCK: xetile.constexpr):
+    """A softmax a row as Triton's tests write one: a tile of the next power of two, padded with -inf."""
+    row = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [row, 0], [BLOCK]), padding=float("-inf"))
+    e = xetile.exp(v - xetile.broadcast_to(xetile.tile_reduce("max", v, [0]), [BLOCK]))
+    xetile.store_tile(xetile.init_tile(y, [row, 0], [BLOCK]),
+                      e / xetile.broadcast_to(xetile.tile_reduce("add", e, [0]), [BLOCK]))
+
+
+@pytest.mark.parametrize("width", [768, 760, 1000, 7])
+def test_a_row_past_the_arrays_end_tests_only_the_blocks_after_it_on_the_cpu_target(rng, width):
+    """A row in a tile wider than the array (768 columns in a tile of 1024) takes the plain loads and stores for
+    its blocks before the array's end, in a loop of their own with no bounds test, and tests each block after
+    them: across the end (760, 1000, 7 columns) element by element, wholly outside it no memory access, the
+    padding (-inf) read. The numbers are the interpreter's."""
+    x, y = rand(rng, (3, width), np.float32), np.zeros((3, width), np.float32)
+    llir = kernel_body(softmax_row.warmup(x, y, width, BLOCK=1024, target="cpu").asm["llir"])
+    ranged = ranged_loop_bodies(llir)
+    assert ranged and not BORDER_TEST.search(ranged[0]) and BORDER_TEST.search(ranged[1])
+    assert_same(softmax_row, [x, y, width], dict(BLOCK=1024), (3,))
 
 
 def unroll_hinted(llir: str) -> list[int]:

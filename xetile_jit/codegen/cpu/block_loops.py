@@ -12,11 +12,12 @@ the loop's folds; folded pairwise after it). A block used after its region is ke
 read where it is used; a run may take the array of an earlier one whose blocks its loop reads last (softmax's
 exponentials the row's). Pure ops between the runs are lowered before the loop when they use no value of the region,
 else after it, and a later run on the region's blocks still joins. On the `cpu` target (`fast_paths`) load and store
-runs read or write their blocks with plain memory ops where every piece of the region lies inside its surface and
-element by element otherwise (the builtins' border path, written in the loop: no call, whose clobbered registers
-made the driver keep the values live across the two loops in memory on the fast path too), two copies of the loop
-after one test (`unswitched`), so the values are the builtins'; on `xe-emulated` every block goes through its
-builtin, in the one loop. An element-wise op or constant alike to an earlier one, operands included (blocking
+runs read or write their blocks with plain memory ops where every piece of the region lies inside its surface;
+otherwise (`split`) a row of blocks takes them over its blocks before the surface's end and tests each block after
+those: inside, plain; wholly outside, no memory access; across the end, element by element (the builtins' border
+path, written in the loop: no call, whose clobbered registers made the driver keep the values live across the loops
+in memory on the fast path too). The loops after one test (`unswitched`) compute the builtins' values; on
+`xe-emulated` every block goes through its builtin, in the one loop. An element-wise op or constant alike to an earlier one, operands included (blocking
 repeats a constant, or an op on broadcast values, a block), is that one's Alias; the descriptors and offsets of a
 run's other blocks, which the loop never reads, are not lowered. Measured (docs/performance.md "CPU notes", 4096
 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16 1.2-1.8x (512 columns:
@@ -24,6 +25,7 @@ rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable
@@ -37,10 +39,11 @@ from ...ir.elementwise import TERNARY, combine_identity
 from ...ir.types import VectorType, float32
 from ...target.cpu_features import CpuFeatures
 from ..llvm.context import LoweringContext
-from ..llvm.core import I32, counted_loop, literal, llvm_type
+from ..llvm.core import I32, counted_loop, literal, llvm_type, ranged_loop
 from ..xe.llvm_helpers import UNROLLED
-from .pieces import MIN_RUN, Access, Grid, Origin, Pieces, Stash
+from .pieces import MIN_RUN, PLAIN, Access, Grid, Origin, Pieces, Stash
 
+TESTED = "tested"  # a region loop's path where its blocks may cross their surfaces' ends: each block's own test
 MAPPED = (C.ElementwiseOp, C.CmpOp, C.SelectOp, C.CastOp, S.SimtIotaOp)  # pure ops on each block alone
 FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
 SHARED_FOLD_CHAINS = 2  # the same where its loop has other folds (fold_chains)
@@ -329,36 +332,41 @@ class BlockLoops:
                                  if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
                          if run.kind == "store" and not run.sources[0]}, self.chains(region))
-        loop = partial(self.region_loop, plan)
-        finals = loop(None) if inside is None else self.unswitched(inside, loop)
+        finals = self.region_loop(plan, None) if inside is None else self.unswitched(inside, plan)
         for k, run in enumerate(plan.folds):
             self.values[run.ops[-1].result] = self.fold_partials(run.ops[0], finals[k * plan.chains:][:plan.chains])
         for run in region.runs:
             if run.stash is not None:
                 self.values.update((v, Stashed(run.stash, j)) for j, v in enumerate(run.blocks()))
 
-    def region_loop(self, plan: LoopPlan, fast: bool | None) -> list | None:
-        """The loop over the region's blocks, `plan.chains` blocks an iteration (block j * chains + c in chain c);
-        the folds' final partial results, fold by fold, chain by chain."""
+    def region_loop(self, plan: LoopPlan, path: str | None, span: tuple | None = None,
+                    carried: list | None = None) -> list | None:
+        """The loop over the region's blocks, `plan.chains` blocks an iteration (block j * chains + c in chain c),
+        each load and store on `path` (block_in_loop); over the iterations of `span` (i32 start and end) where
+        given, else all, from the folds' partial results `carried` (else their starts); the folds' final partial
+        results, fold by fold, chain by chain."""
         def body(b, j, states):
             states = list(states or [])
             first = None if all(map(has_identity, plan.folds)) else b.icmp_unsigned("==", j, ir.Constant(I32, 0))
             for chain in range(plan.chains):
                 i = b.add(b.mul(j, ir.Constant(I32, plan.chains)), ir.Constant(I32, chain))
-                states[chain::plan.chains] = self.region_step(plan, i, first, states[chain::plan.chains], fast)
+                states[chain::plan.chains] = self.region_step(plan, i, first, states[chain::plan.chains], path)
             return states
-        inits = [fold_start(run.ops[0]) for run in plan.folds for _ in range(plan.chains)]
-        hints = UNROLLED if fast and unrolled(plan.region, self.context.target.cpu) else ()
-        return counted_loop(self.builder, plan.region.size // plan.chains, inits or None, body, hints)
+        if carried is None:
+            carried = [fold_start(run.ops[0]) for run in plan.folds for _ in range(plan.chains)] or None
+        hints = UNROLLED if path == PLAIN and span is None and unrolled(plan.region, self.context.target.cpu) else ()
+        if span is None:
+            return counted_loop(self.builder, plan.region.size // plan.chains, carried, body, hints)
+        return ranged_loop(self.builder, *span, carried, body, hints)
 
-    def region_step(self, plan: LoopPlan, i: ir.Value, first: ir.Value, states: list, fast: bool | None) -> list:
+    def region_step(self, plan: LoopPlan, i: ir.Value, first: ir.Value, states: list, path: str | None) -> list:
         """Block i of every run of the region; `states`, each fold's partial result of block i's chain (`first`:
         none yet)."""
         b, current = self.builder, {}
         for run in plan.region.runs:
             if run.kind == "store":
                 data = plan.stored[run].get(i) if run in plan.stored else self.block_value(run.sources[0], i, current)
-                self.block_in_loop(run, i, fast, plan.origins[run], data)
+                self.block_in_loop(run, i, path, plan.origins[run], data)
             elif run.kind == "fold":
                 k = plan.folds.index(run)
                 if contracts(run):
@@ -370,7 +378,7 @@ class BlockLoops:
             elif any(contracts(fold) and fold.sources[0] is run for fold in plan.folds):
                 continue  # its fold multiplies and adds in one (fused)
             else:
-                value = (self.block_in_loop(run, i, fast, plan.origins[run]) if run.kind == "load"
+                value = (self.block_in_loop(run, i, path, plan.origins[run]) if run.kind == "load"
                          else self.mapped_block(run, i, current))
                 current[run] = value
                 if run.stash is not None:
@@ -442,16 +450,17 @@ class BlockLoops:
                     dict.__setitem__(self.values, v, old)
         return out[0] if isinstance(out, list) else out
 
-    def unswitched(self, inside: ir.Value, loop) -> list | None:
-        """`loop(True)` where the region's pieces are `inside`, else `loop(False)`; the folds' final values. One
-        test before two loops, not one a block in the loop: a call of the border path there clobbered the vector
-        registers, and the OpenCL CPU compiler then kept the folds' partial results in memory on the fast path too."""
+    def unswitched(self, inside: ir.Value, plan: LoopPlan) -> list | None:
+        """The region's loop on PLAIN paths where its pieces are `inside`, else `split`; the folds' final values.
+        One test before the loops, not one a block in a single loop: a call of the border path there clobbered the
+        vector registers, and the OpenCL CPU compiler then kept the folds' partial results in memory on the fast
+        path too."""
         b = self.builder
         with b.if_else(inside) as (then, otherwise):
             with then:
-                fast, fast_end = loop(True), b.block
+                fast, fast_end = self.region_loop(plan, PLAIN), b.block
             with otherwise:
-                slow, slow_end = loop(False), b.block
+                slow, slow_end = self.split(plan), b.block
         if fast is None:
             return None
         merged = []
@@ -461,17 +470,34 @@ class BlockLoops:
             merged[-1].add_incoming(slow_value, slow_end)
         return merged
 
-    def block_in_loop(self, run: Run, i: ir.Value, fast: bool | None, origin: Origin, data: ir.Value | None = None):
-        """Block i of a load run (its value) or of a store run (writing `data`): for a `plain` run plain memory ops
-        where the region's pieces are inside their surfaces (`fast`), each element tested where they may not be
-        (False), the builtin with no fast paths (None); else the builtin or the element path, as the op alone."""
+    def split(self, plan: LoopPlan) -> list | None:
+        """The region's loop where some piece crosses its surface's end, TESTED: where every load and store run is
+        one row of blocks, on the PLAIN paths over the first iterations, whose blocks all lie inside
+        (Pieces.inside_blocks), and TESTED over the rest only (tutorial 12's f32 layer norm, 4096 rows of 768
+        columns in tiles of 1024: 0.7-1.2 ms against 4.9-5.2 with every element tested, 0.9-1.2 at 1024 columns).
+        The folds' final values."""
+        b = self.builder
+        counts = [self.pieces.inside_blocks(run.accesses[0], run.grid, plan.origins[run]) for run in plan.region.runs
+                  if run.accesses is not None and run.accesses[0].plain]
+        if not counts or None in counts:
+            return self.region_loop(plan, TESTED)
+        inside = b.udiv(functools.reduce(lambda x, y: b.select(b.icmp_signed("<", x, y), x, y), counts),
+                        ir.Constant(I32, plan.chains))
+        states = self.region_loop(plan, PLAIN, (ir.Constant(I32, 0), inside))
+        return self.region_loop(plan, TESTED, (inside, ir.Constant(I32, plan.region.size // plan.chains)), states)
+
+    def block_in_loop(self, run: Run, i: ir.Value, path: str | None, origin: Origin, data: ir.Value | None = None):
+        """Block i of a load run (its value) or of a store run (writing `data`): for a `plain` run on `path`
+        (PLAIN, or TESTED: the block's own test picks), the builtin with no fast paths (None); else the builtin or
+        the element path, as the op alone."""
         access, b = run.accesses[0], self.builder
         shift = run.grid.shift(b, i)
         if access.key is None:
             return self.pieces.by_elements(access, origin, shift, data)
         xy = (b.add(origin.xy[0], shift[0]), b.add(origin.xy[1], shift[1]))
-        if fast is not None and access.plain:
-            return self.pieces.block_access(access, origin.surface, xy, data, inside=fast)
+        if path is not None and access.plain:
+            block_path = self.pieces.block_test(access, origin.surface, xy) if path == TESTED else path
+            return self.pieces.block_access(access, origin.surface, xy, data, block_path)
         message = partial(self.message, access, xy, data)
         if access.aligned:
             return message()
@@ -689,3 +715,4 @@ def hoistable(item, region: Region | None, later: set) -> bool:
 def item_sources(run: Run) -> list:
     """Per operand position of the run's ops, the Run whose block i it takes, or None."""
     return [run.sources[0]] * 2 if run.kind == "fold" else run.sources
+

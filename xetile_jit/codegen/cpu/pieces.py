@@ -42,6 +42,10 @@ from ..xe.llvm_helpers import ROLLED
 I8, BOOL = ir.IntType(8), ir.IntType(1)
 
 
+# How a block of a run is read or written (block_access): plain memory ops (the block lies inside its surface) or
+# element by element (it may not)
+PLAIN, ELEMENTS = "plain", "elements"
+
 # the fewest blocks a run needs to be lowered together: each block of a run saves its test, each run costs two
 # paths of driver build (the tutorial GEMM's 8-block C store grouped made its first launch 4.4-4.5 s against 4.0-4.1).
 # Blocks of one row from the target's row_run_blocks on (Target.row_run_blocks says why). Blocks of several rows stay
@@ -245,25 +249,64 @@ class Pieces:
         """i1: every block of `run` lies inside its surface, tested on the origin's i64 coordinates (no clamp)."""
         b = self.context.builder
         first = run[0]
-        desc = X.describe(self.context.target, first.key)
-        tdesc = descriptor(first.op)
-        _, width, height, _ = self.descriptors.surface(tdesc)
-        columns = b.zext(b.udiv(width, ir.Constant(I32, max(1, desc.bits // 8))), I64)
+        extent, columns, height = self.extents(first, self.descriptors.surface(descriptor(first.op)))
         tests = []
-        for (base, _), shifts, extent, end in (
-                (first.col, [a.col[1] for a in run], desc.cols * desc.blocks, columns),
-                (first.row, [a.row[1] for a in run], desc.rows, b.zext(height, I64))):
+        for (base, _), shifts, size, end in ((first.col, [a.col[1] for a in run], extent[0], columns),
+                                             (first.row, [a.row[1] for a in run], extent[1], height)):
             origin = ir.Constant(I64, 0) if base is None else self.context.values[base]
-            tests.append(b.icmp_signed(">=", b.add(origin, ir.Constant(I64, min(shifts))), ir.Constant(I64, 0)))
-            tests.append(b.icmp_signed("<=", b.add(origin, ir.Constant(I64, max(shifts) + extent)), end))
+            tests += spans_inside(b, origin, min(shifts), max(shifts) + size, end)
         return functools.reduce(b.and_, tests)
 
+    def block_test(self, access: Access, surface: list, xy: tuple) -> BlockTest:
+        """Whether the block of `access` at `xy` (x, y: i32) lies inside `surface`, or wholly outside it: a block's
+        own test, in the loop over the blocks that may cross the surface's end (`inside_blocks`)."""
+        b = self.context.builder
+        extent, columns, height = self.extents(access, surface)
+        x, y = (b.sext(v, I64) for v in xy)
+        zero = ir.Constant(I64, 0)
+        inside = functools.reduce(b.and_, [*spans_inside(b, x, 0, extent[0], columns),
+                                           *spans_inside(b, y, 0, extent[1], height)])
+        outside = functools.reduce(b.or_, [b.icmp_signed(">=", x, columns), b.icmp_signed(">=", y, height),
+                                           b.icmp_signed("<=", b.add(x, ir.Constant(I64, extent[0])), zero),
+                                           b.icmp_signed("<=", b.add(y, ir.Constant(I64, extent[1])), zero)])
+        return BlockTest(inside, outside)
+
+    def extents(self, access: Access, surface: list) -> tuple[tuple[int, int], ir.Value, ir.Value]:
+        """A block's (columns, rows), and the surface's columns and rows (i64)."""
+        b = self.context.builder
+        desc = X.describe(self.context.target, access.key)
+        _, width, height, _ = surface
+        columns = b.zext(b.udiv(width, ir.Constant(I32, max(1, desc.bits // 8))), I64)
+        return (desc.cols * desc.blocks, desc.rows), columns, b.zext(height, I64)
+
+    def inside_blocks(self, access: Access, grid: Grid, origin: Origin) -> ir.Value | None:
+        """i32: how many of the run's first blocks lie inside their surface, for a run that is one row of blocks
+        along x (None for another grid): such a row crosses the surface's end at most once, so a loop over those
+        blocks takes plain loads and stores, and only the blocks after them test each one (Triton-style rows: 768
+        columns in tiles of 1024)."""
+        if grid.rows != 1 or grid.step[1] <= 0:
+            return None
+        b = self.context.builder
+        extent, columns, height = self.extents(access, origin.surface)
+        x, y = (b.sext(v, I64) for v in origin.xy)
+        zero, count = ir.Constant(I64, 0), ir.Constant(I64, grid.cols)
+        room = b.sub(b.sub(columns, x), ir.Constant(I64, extent[0]))  # block i is inside while i * step <= room
+        inside = b.add(b.sdiv(room, ir.Constant(I64, grid.step[1])), ir.Constant(I64, 1))
+        inside = b.select(b.icmp_signed(">", inside, count), count, inside)
+        starts_inside = functools.reduce(b.and_, [b.icmp_signed(">=", room, zero), b.icmp_signed(">=", x, zero),
+                                                  *spans_inside(b, y, 0, extent[1], height)])
+        return b.trunc(b.select(starts_inside, inside, zero), I32)
+
     def block_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None,
-                     inside: bool = True) -> ir.Value | None:
+                     path: str | ir.Value = PLAIN) -> ir.Value | None:
         """The block of `access` at `xy` (x, y) of `surface`, a loop over a lane's components as in the builtin: read
-        (its value, the op's padding outside the surface) or written (`data`; None). `inside` (the piece is): plain
-        loads or stores, no bounds test. Otherwise element by element, each tested against the surface (the
-        builtin's border path, codegen/xe/emulation.py, in a rolled loop), written here rather than called: a call
+        (its value, the op's padding outside the surface) or written (`data`; None). On `path` PLAIN (the block is
+        inside): plain loads or stores, no bounds test; ELEMENTS: element by element, each tested against the
+        surface (the builtin's border path, codegen/xe/emulation.py, in a rolled loop); a BlockTest: PLAIN where
+        the block is inside, no memory access where it is wholly outside (the padding read: a select, so that no
+        loop stores a constant, which the driver made a memset, a call a lane, that kept the whole kernel's values
+        in memory around it), ELEMENTS where it crosses the surface's end. Written here rather than called: a
+        call
         clobbers the vector registers, and the OpenCL CPU compiler then kept the values live across a region's two
         loops in memory on the fast path as well (layer norm's mean, scale and weight and bias pointers reloaded
         every block; docs/performance.md "CPU notes")."""
@@ -273,20 +316,46 @@ class Pieces:
         lane = lanes.lane_id()
         if isinstance(op, S.SimtStoreNdOp):
             raw = self.messages.raw_data(data, op.operands[0].type, desc.signature.args[-1])
-            if not inside:
-                emulated_store_loop(b, raw, desc, surface, lane)
-                return None
-            counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
-                b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw))
+            by_paths(b, path, lambda: counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
+                b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw)),
+                lambda: emulated_store_loop(b, raw, desc, surface, lane))
             return None
-        if inside:
-            word, hints = (lambda b, index: fast_load_word(b, surface, desc, lane, index)), ()
-        else:
-            word, hints = (lambda b, index: emulated_load_word(b, desc, surface, lane, index)), ROLLED
         dst = PrivateBlock(lanes.private(desc.data_type))
-        counted_loop(b, desc.components, None, lambda b, index, _: b.store(word(b, index), dst.slot(b, index)),
-                     hints)
+        by_paths(b, path, lambda: counted_loop(b, desc.components, None, lambda b, index, _: b.store(
+            fast_load_word(b, surface, desc, lane, index), dst.slot(b, index))),
+            lambda: counted_loop(b, desc.components, None, lambda b, index, _: b.store(
+                emulated_load_word(b, desc, surface, lane, index), dst.slot(b, index)), ROLLED))
         words = self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op))
-        if inside:  # every element read: no padding
+        if path == PLAIN:  # every element read: no padding
             return self.messages.lane_value(words, op.result.type)
-        return self.messages.padded_value(words, op, descriptor(op), xy)
+        value = self.messages.padded_value(words, op, descriptor(op), xy)
+        if isinstance(path, BlockTest) and not isinstance(value, PrivateBlock):
+            return b.select(path.outside, self.messages.padding_value(op), value)
+        return value
+
+
+def spans_inside(b: ir.IRBuilder, origin: ir.Value, low: int, high: int, end: ir.Value) -> list[ir.Value]:
+    """The i1 tests that `origin` + `low` .. `origin` + `high` (i64, `high` exclusive) lies within 0 .. `end`."""
+    return [b.icmp_signed(">=", b.add(origin, ir.Constant(I64, low)), ir.Constant(I64, 0)),
+            b.icmp_signed("<=", b.add(origin, ir.Constant(I64, high)), end)]
+
+
+@dataclass(frozen=True)
+class BlockTest:
+    """A block's own test (Pieces.block_test): i1 `inside` its surface, i1 wholly `outside` it."""
+    inside: ir.Value
+    outside: ir.Value
+
+
+def by_paths(b: ir.IRBuilder, path: str | BlockTest, plain, elements) -> None:
+    """`plain()` on path PLAIN, `elements()` on ELEMENTS; behind a BlockTest's branches, `plain()` where the block
+    is inside, `elements()` where it is not wholly outside (block_access)."""
+    if not isinstance(path, BlockTest):
+        (plain if path == PLAIN else elements)()
+        return
+    with b.if_else(path.inside) as (then, otherwise):
+        with then:
+            plain()
+        with otherwise:
+            with b.if_then(b.not_(path.outside)):
+                elements()

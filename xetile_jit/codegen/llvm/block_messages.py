@@ -14,7 +14,7 @@ from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..xe import builtins as X
 from ..xe import prefetch_payload as payload
 from .context import LoweringContext
-from .core import (I32, components, from_storage, literal, llvm_type, shaped, storage_bits, storage_type,
+from .core import (I32, components, dense_constant, from_storage, literal, llvm_type, shaped, storage_bits, storage_type,
                    to_storage)
 from .descriptors import Descriptors
 from .lanes import PrivateBlock
@@ -118,6 +118,13 @@ class BlockMessages:
         the message's 0 (`hardware_padding`, `padded`)."""
         value = self.lane_value(words, op.result.type)
         return value if hardware_padding(op) else self.padded(value, op, tdesc, xy)
+
+    def padding_value(self, op) -> ir.Constant:
+        """The lane value of a block load wholly outside its surface, read from no memory: its `padding` in every
+        element."""
+        t = op.result.type
+        return dense_constant(t, np.full(components(llvm_type(t)), op.padding).reshape(
+            () if not isinstance(llvm_type(t), ir.VectorType) else -1))
 
     def lane_value(self, words: ir.Value | PrivateBlock, t) -> ir.Value | PrivateBlock:
         """A block load's `words` as the lane value of type `t` (bools: their bytes truncated, as the element path

@@ -254,6 +254,39 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
     return result
 
 
+def ranged_loop(b: ir.IRBuilder, start: ir.Value, end: ir.Value, carried: list[ir.Value] | None, body: Callable,
+                hints: tuple[str, ...] = ()) -> list | None:
+    """`for i in range(start, end): carried = body(b, i, carried)` (i32 bounds known at run time only, so the loop
+    may not run: counted_loop's loop behind a test); the final values, `carried` where it did not run (the body's
+    result where nothing is carried)."""
+    entry, loop = b.block, b.function.append_basic_block("loop")
+    done = b.function.append_basic_block("done")
+    b.cbranch(b.icmp_signed("<", start, end), loop, done)
+    b.position_at_end(loop)
+    index = b.phi(I32, "i")
+    index.add_incoming(start, entry)
+    states = None if carried is None else [b.phi(value.type) for value in carried]
+    for state, value in zip(states or (), carried or ()):
+        state.add_incoming(value, entry)
+    result = body(b, index, states)
+    following = b.add(index, ir.Constant(I32, 1))
+    index.add_incoming(following, b.block)
+    for state, value in zip(states or (), result or ()):
+        state.add_incoming(value, b.block)
+    end_of_body = b.block
+    b.function.blocks.remove(done)  # after the body's blocks: SPIR-V wants dominators first
+    b.function.blocks.append(done)
+    hint_loop(b.module, b.cbranch(b.icmp_signed("<", following, end), loop, done), hints)
+    b.position_at_end(done)
+    if carried is None:
+        return result
+    finals = [b.phi(value.type) for value in carried]
+    for final, value, last in zip(finals, carried, result):
+        final.add_incoming(value, entry)
+        final.add_incoming(last, end_of_body)
+    return finals
+
+
 # --- the lowering ----------------------------------------------------------------------------------------------
 class LLVMLowering:
     """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module, and `text`
