@@ -1,27 +1,27 @@
 """to-llvm on the CPU targets: a subgroup's instruction blocks computed in loops over the blocks.
 
 Blocking (XeGPU RFC blocking rule) writes an op on a subgroup value of N instruction blocks as N block ops in a row,
-and the fold of a reduction as a chain of N - 1 ops; codegen/cpu/pieces.py finds the runs of N block loads or
-stores. Lowered one value a block, a whole row of N blocks is live at once, and the OpenCL CPU compiler's register
-allocator moves each block through the stack three or four times (docs/performance.md "CPU notes"), and the driver
-builds each block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive
-runs over the same N blocks (element-wise ops alike in all but their block operands, an `arange`'s iotas a constant
-offset apart, fold chains, load and store runs) are one loop over the blocks that computes every run's block i, a
-fold as up to 4 partial results the loop carries (independent chains, as many as the CPU's vector registers hold for
-the loop's folds; folded pairwise after it). A block used after its region is kept in a private array (`Stash`) and
-read where it is used; a run may take the array of an earlier one whose blocks its loop reads last (softmax's
-exponentials the row's). Pure ops between the runs are lowered before the loop when they use no value of the region,
-else after it, and a later run on the region's blocks still joins. On the `cpu` target (`fast_paths`) load and store
-runs read or write their blocks with plain memory ops where every piece of the region lies inside its surface;
-otherwise (`split`) a row of blocks takes them over its blocks before the surface's end and tests each block after
-those: inside, plain; wholly outside, no memory access; across the end, element by element (the builtins' border
-path, written in the loop: no call, whose clobbered registers made the driver keep the values live across the loops
-in memory on the fast path too). The loops after one test (`unswitched`) compute the builtins' values; on
-`xe-emulated` every block goes through its builtin, in the one loop. An element-wise op or constant alike to an earlier one, operands included (blocking
+and the fold of a reduction as a chain of N - 1 ops; codegen/cpu/pieces.py finds the runs of N block loads or stores.
+Lowered one value a block, a whole row of N blocks is live at once, and the OpenCL CPU compiler's register allocator
+moves each block through the stack three or four times (docs/performance.md "CPU notes"), and the driver builds each
+block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive runs over the
+same N blocks (element-wise ops alike in all but their block operands, an `arange`'s iotas a constant offset apart,
+fold chains, load and store runs) are one loop over the blocks that computes every run's block i, a fold as up to 4
+partial results the loop carries (independent chains, as many as the CPU's vector registers hold for the loop's
+folds; folded pairwise after it). A block used after its region is kept in a private array (`Stash`) and read where
+it is used; a run may take the array of an earlier one whose blocks its loop reads last (softmax's exponentials the
+row's). Pure ops between the runs are lowered before the loop when they use no value of the region, else after it,
+and a later run on the region's blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read or
+write their blocks with plain memory ops where every piece of the region lies inside its surface; otherwise (`split`)
+a row of blocks takes them over its blocks before the surface's end and tests each block after those: inside, plain;
+wholly outside, no memory access; across the end, element by element (the builtins' border path, written in the loop:
+no call, whose clobbered registers made the driver keep the values live across the loops in memory on the fast path
+too). The loops after one test (`unswitched`) compute the builtins' values; on `xe-emulated` every block goes through
+its builtin, in the one loop. An element-wise op or constant alike to an earlier one, operands included (blocking
 repeats a constant, or an op on broadcast values, a block), is that one's Alias; the descriptors and offsets of a
-run's other blocks, which the loop never reads, are not lowered. Measured (docs/performance.md "CPU notes", 4096
-rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16 1.2-1.8x (512 columns:
-1.0-1.2x); a row kernel's code is the same size at 512 and 2048 columns.
+run's other blocks, which the loop never reads, are not lowered. Measured (docs/performance.md "CPU notes", 4096 rows
+of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16 1.2-1.8x (512 columns: 1.0-1.2x); a
+row kernel's code is the same size at 512 and 2048 columns.
 """
 from __future__ import annotations
 
@@ -715,4 +715,3 @@ def hoistable(item, region: Region | None, later: set) -> bool:
 def item_sources(run: Run) -> list:
     """Per operand position of the run's ops, the Run whose block i it takes, or None."""
     return [run.sources[0]] * 2 if run.kind == "fold" else run.sources
-

@@ -298,18 +298,18 @@ class Pieces:
         return b.trunc(b.select(starts_inside, inside, zero), I32)
 
     def block_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None,
-                     path: str | ir.Value = PLAIN) -> ir.Value | None:
+                     path: str | BlockTest = PLAIN) -> ir.Value | None:
         """The block of `access` at `xy` (x, y) of `surface`, a loop over a lane's components as in the builtin: read
         (its value, the op's padding outside the surface) or written (`data`; None). On `path` PLAIN (the block is
         inside): plain loads or stores, no bounds test; ELEMENTS: element by element, each tested against the
         surface (the builtin's border path, codegen/xe/emulation.py, in a rolled loop); a BlockTest: PLAIN where
         the block is inside, no memory access where it is wholly outside (the padding read: a select, so that no
         loop stores a constant, which the driver made a memset, a call a lane, that kept the whole kernel's values
-        in memory around it), ELEMENTS where it crosses the surface's end. Written here rather than called: a
-        call
-        clobbers the vector registers, and the OpenCL CPU compiler then kept the values live across a region's two
-        loops in memory on the fast path as well (layer norm's mean, scale and weight and bias pointers reloaded
-        every block; docs/performance.md "CPU notes")."""
+        in memory around it; ELEMENTS there too where the lane's value is a private array), ELEMENTS where it
+        crosses the surface's end. Written here rather than called: a call clobbers the vector registers, and the
+        OpenCL CPU compiler then kept the values live across a region's two loops in memory on the fast path as
+        well (layer norm's mean, scale and weight and bias pointers reloaded every block; docs/performance.md "CPU
+        notes")."""
         b, op, lanes = self.context.builder, access.op, self.context.lanes
         desc = X.describe(self.context.target, access.key)
         surface = Surface(*surface, *xy)
@@ -320,6 +320,8 @@ class Pieces:
                 b, surface, desc, lane, index, b.extract_element(raw, index) if desc.components > 1 else raw)),
                 lambda: emulated_store_loop(b, raw, desc, surface, lane))
             return None
+        if isinstance(path, BlockTest) and max(desc.data_type.count, lane_elements(op)) > MAX_VECTOR_COMPONENTS:
+            path = BlockTest(path.inside, ir.Constant(BOOL, 0))  # a private array's value takes no select
         dst = PrivateBlock(lanes.private(desc.data_type))
         by_paths(b, path, lambda: counted_loop(b, desc.components, None, lambda b, index, _: b.store(
             fast_load_word(b, surface, desc, lane, index), dst.slot(b, index))),

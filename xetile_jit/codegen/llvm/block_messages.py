@@ -14,8 +14,8 @@ from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..xe import builtins as X
 from ..xe import prefetch_payload as payload
 from .context import LoweringContext
-from .core import (I32, components, dense_constant, from_storage, literal, llvm_type, shaped, storage_bits, storage_type,
-                   to_storage)
+from .core import (I32, components, dense_constant, from_storage, literal, llvm_type, shaped, storage_bits,
+                   storage_type, to_storage)
 from .descriptors import Descriptors
 from .lanes import PrivateBlock
 

@@ -234,9 +234,39 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
     its back edge's (hint_loop)."""
     entry, loop = b.block, b.function.append_basic_block("loop")
     b.branch(loop)
+    result, _, done = loop_body(b, entry, loop, ir.Constant(I32, 0), ir.Constant(I32, count), carried, body, hints,
+                                b.icmp_unsigned)
+    b.position_at_end(done)
+    return result
+
+
+def ranged_loop(b: ir.IRBuilder, start: ir.Value, end: ir.Value, carried: list[ir.Value] | None, body: Callable,
+                hints: tuple[str, ...] = ()) -> list | None:
+    """`for i in range(start, end): carried = body(b, i, carried)` (i32 bounds known at run time only, so the loop
+    may not run: counted_loop's loop behind a test); the final values, `carried` where it did not run (the body's
+    result where nothing is carried)."""
+    entry, loop = b.block, b.function.append_basic_block("loop")
+    result, last, done = loop_body(b, entry, loop, start, end, carried, body, hints, b.icmp_signed)
+    b.position_at_end(entry)
+    b.cbranch(b.icmp_signed("<", start, end), loop, done)
+    b.position_at_end(done)
+    if carried is None:
+        return result
+    finals = [b.phi(value.type) for value in carried]
+    for final, value, final_value in zip(finals, carried, result):
+        final.add_incoming(value, entry)
+        final.add_incoming(final_value, last)
+    return finals
+
+
+def loop_body(b: ir.IRBuilder, entry: ir.Block, loop: ir.Block, start: ir.Value, end: ir.Value, carried, body,
+              hints: tuple[str, ...], compare) -> tuple:
+    """The loop at block `loop`, entered from `entry` with index `start` and `carried`, repeated while the next
+    index `compare`s "<" `end`: (the body's result, the body's last block, the block after the loop, appended after
+    the body's blocks: SPIR-V wants dominators first)."""
     b.position_at_end(loop)
     index = b.phi(I32, "i")
-    index.add_incoming(ir.Constant(I32, 0), entry)
+    index.add_incoming(start, entry)
     states = None
     if carried is not None:
         states = [b.phi(value.type) for value in carried]
@@ -248,43 +278,9 @@ def counted_loop(b: ir.IRBuilder, count: int, carried: list[ir.Value] | None, bo
     if states is not None:
         for state, value in zip(states, result):
             state.add_incoming(value, b.block)
-    done = b.function.append_basic_block("done")  # after the body's blocks: SPIR-V wants dominators first
-    hint_loop(b.module, b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done), hints)
-    b.position_at_end(done)
-    return result
-
-
-def ranged_loop(b: ir.IRBuilder, start: ir.Value, end: ir.Value, carried: list[ir.Value] | None, body: Callable,
-                hints: tuple[str, ...] = ()) -> list | None:
-    """`for i in range(start, end): carried = body(b, i, carried)` (i32 bounds known at run time only, so the loop
-    may not run: counted_loop's loop behind a test); the final values, `carried` where it did not run (the body's
-    result where nothing is carried)."""
-    entry, loop = b.block, b.function.append_basic_block("loop")
-    done = b.function.append_basic_block("done")
-    b.cbranch(b.icmp_signed("<", start, end), loop, done)
-    b.position_at_end(loop)
-    index = b.phi(I32, "i")
-    index.add_incoming(start, entry)
-    states = None if carried is None else [b.phi(value.type) for value in carried]
-    for state, value in zip(states or (), carried or ()):
-        state.add_incoming(value, entry)
-    result = body(b, index, states)
-    following = b.add(index, ir.Constant(I32, 1))
-    index.add_incoming(following, b.block)
-    for state, value in zip(states or (), result or ()):
-        state.add_incoming(value, b.block)
-    end_of_body = b.block
-    b.function.blocks.remove(done)  # after the body's blocks: SPIR-V wants dominators first
-    b.function.blocks.append(done)
-    hint_loop(b.module, b.cbranch(b.icmp_signed("<", following, end), loop, done), hints)
-    b.position_at_end(done)
-    if carried is None:
-        return result
-    finals = [b.phi(value.type) for value in carried]
-    for final, value, last in zip(finals, carried, result):
-        final.add_incoming(value, entry)
-        final.add_incoming(last, end_of_body)
-    return finals
+    last, done = b.block, b.function.append_basic_block("done")
+    hint_loop(b.module, b.cbranch(compare("<", following, end), loop, done), hints)
+    return result, last, done
 
 
 # --- the lowering ----------------------------------------------------------------------------------------------
