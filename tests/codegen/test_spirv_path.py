@@ -837,13 +837,13 @@ def softmax_row(x, y, N, BLOCK: xetile.constexpr):
                       e / xetile.broadcast_to(xetile.tile_reduce("add", e, [0]), [BLOCK]))
 
 
-@pytest.mark.parametrize("width", [768, 760, 1000, 7])
-def test_a_row_past_the_arrays_end_tests_only_the_blocks_after_it_on_the_cpu_target(rng, width):
+@pytest.mark.parametrize("width, dtype", [(768, np.float32), (760, np.float32), (1000, np.float16), (7, np.float16)])
+def test_a_row_past_the_arrays_end_tests_only_the_blocks_after_it_on_the_cpu_target(rng, width, dtype):
     """A row in a tile wider than the array (768 columns in a tile of 1024) takes the plain loads and stores for
     its blocks before the array's end, in a loop of their own with no bounds test, and tests each block after
     them: across the end (760, 1000, 7 columns) element by element, wholly outside it no memory access, the
     padding (-inf) read. The numbers are the interpreter's."""
-    x, y = rand(rng, (3, width), np.float32), np.zeros((3, width), np.float32)
+    x, y = rand(rng, (3, width), dtype), np.zeros((3, width), dtype)
     llir = kernel_body(softmax_row.warmup(x, y, width, BLOCK=1024, target="cpu").asm["llir"])
     ranged = ranged_loop_bodies(llir)
     assert ranged and not BORDER_TEST.search(ranged[0]) and BORDER_TEST.search(ranged[1])
