@@ -1,8 +1,8 @@
 """The CPU path: GEMM, softmax and layer norm on the `opencl:cpu` device, per CPU target, beside oneMKL,
 dpnp's copy bandwidth and numpy; and the first launch of the tutorial GEMM.
 
-    python bench/bench_cpu.py [--quick] [--targets cpu xe-emulated] [--repeat 5] [--fast-math] [--json out.json]
-                              [--png out.png]
+    python bench/bench_cpu.py [--quick] [--targets cpu xe-emulated] [--repeat 5] [--fast-math] [--padded]
+                              [--json out.json] [--png out.png]
 
 Every xetile kernel and every dpnp baseline runs on one `opencl:cpu` queue with its operands already in USM memory
 (dpnp arrays). GEMM: the tutorial's kernel (tutorials/03-matrix-multiplication.py: 256x256 workgroup tiles) with its
@@ -30,7 +30,9 @@ x/copy).
 `--quick` drops the 4096 GEMMs and the largest rows. `--fast-math` runs the rows with the `fast_math` launch option
 (approximate exp and division, contraction into FMAs) and builds the hand-written kernels with `-cl-fast-relaxed-math`;
 `--fp-fusion` with the `fp_fusion` option (the contraction alone), the hand-written kernels contracting as OpenCL C
-does by default. Without either both round each multiply and add (opencl_reference.program).
+does by default. Without either both round each multiply and add (opencl_reference.program). `--padded` runs our
+rows in tiles of the next power of two columns (Triton's tutorials' BLOCK_SIZE; the `tile` column), the
+hand-written kernels on the row's own columns: `--widths 768 1536 3072 --padded`.
 """
 import argparse
 import json
@@ -147,12 +149,18 @@ def tutorial_gemm(tutorial, a, b, c, n, target, config):
 MATH = {"precise": {}, "fused": {"fp_fusion": True}, "fast": {"fast_math": True}}
 
 
-def row_kernels(x, y, dw, db, host, w, bias, math: dict):
+def tile_width(width: int, padded: bool) -> int:
+    """The tiles' columns for rows of `width`: the row's own, or where `padded` the next power of two (as Triton's
+    tutorials size BLOCK_SIZE, the columns past the row's end masked by the load's padding and the store's bounds)."""
+    return 1 << (width - 1).bit_length() if padded else width
+
+
+def row_kernels(x, y, dw, db, host, w, bias, math: dict, padded: bool = False):
     """(name, kernel, its grid and arguments, numpy's result) of each row kernel on x -> y (`host`, `w`, `bias`: x,
-    dw, db on the host), launched with the launch options `math` (MATH)."""
+    dw, db on the host), launched with the launch options `math` (MATH), in tiles of `tile_width(.., padded)`."""
     width = host.shape[1]
     grid = (xetile.cdiv(host.shape[0], ROWS_PER_WORKGROUP),)
-    shape = dict(BM=ROWS_PER_WORKGROUP, BN=width, **math)
+    shape = dict(BM=ROWS_PER_WORKGROUP, BN=tile_width(width, padded), **math)
     return [("softmax", softmax_kernel, grid, (x, y), shape, lambda: softmax_numpy(host)),
             ("layernorm", layernorm_kernel, grid, (x, dw, db, y, width), shape, lambda: layernorm_numpy(host, w, bias)),
             ("bound: copy", row_major_copy_kernel, grid + (1,), (x, y), shape, lambda: host.astype(np.float32)),
@@ -178,9 +186,10 @@ def kernel_alone(kernel, grid, args, options):
     return run
 
 
-def row_rows(dpnp, targets, widths, rows_count, repeat, math: dict):
+def row_rows(dpnp, targets, widths, rows_count, repeat, math: dict, padded: bool = False):
     """Softmax, layer norm and the bounds on them, of `rows_count` x width arrays, f32 and f16; `math`: ours with
-    these launch options (MATH), the hand-written kernels built for the same (opencl_reference.program)."""
+    these launch options (MATH), the hand-written kernels built for the same (opencl_reference.program); `padded`:
+    ours in tiles of the next power of two (`tile_width`), the hand-written kernels on the row's columns alone."""
     result = []
     for width in widths:
         for dtype in (np.float32, np.float16):
@@ -190,7 +199,7 @@ def row_rows(dpnp, targets, widths, rows_count, repeat, math: dict):
             x, y = dpnp.asarray(host, device=DEVICE), dpnp.empty((rows_count, width), dtype=dtype, device=DEVICE)
             dw, db = dpnp.asarray(w, device=DEVICE), dpnp.asarray(bias, device=DEVICE)
             references = {"softmax": [x, y], "layernorm": [x, dw, db, y]}
-            for kernel, fn, grid, args, shape, numpy_fn in row_kernels(x, y, dw, db, host, w, bias, math):
+            for kernel, fn, grid, args, shape, numpy_fn in row_kernels(x, y, dw, db, host, w, bias, math, padded):
                 runs = {"copy": lambda: (dpnp.copyto(y, x), y.sycl_queue.wait()), "numpy": numpy_fn}
                 runs |= {t: (lambda t: lambda: fn[grid](*args, **shape, target=t).wait())(t) for t in targets}
                 if kernel in references:
@@ -206,7 +215,8 @@ def row_rows(dpnp, targets, widths, rows_count, repeat, math: dict):
                     runs[target]()
                     error = float(np.abs(dpnp.asnumpy(y).astype(np.float32) - numpy_fn()).max())
                     result.append({"kernel": kernel, "shape": f"{rows_count}x{width}", "dtype": np.dtype(dtype).name,
-                                   "target": target, "fast_math": False, "fp_fusion": False, **math,
+                                   "target": target, "tile": tile_width(width, padded and target != REFERENCE),
+                                   "fast_math": False, "fp_fusion": False, **math,
                                    "ms": ours * 1e3, "x/copy": copy / ours,
                                    "x/numpy": numpy_time / ours, "max_abs_error": error,
                                    **({"x/torch": times[TORCH] / ours} if TORCH in times else {}),
@@ -310,6 +320,8 @@ def main() -> None:
     parser.add_argument("--targets", nargs="+", default=["cpu", "xe-emulated"])
     parser.add_argument("--only", nargs="+", choices=["gemm", "rows", "first"], default=["gemm", "rows", "first"])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--padded", action="store_true",
+                        help="rows: ours in tiles of the next power of two columns, as Triton's tutorials size them")
     math = parser.add_mutually_exclusive_group()
     math.add_argument("--fast-math", action="store_true",
                       help="rows: ours with fast_math=True, the hand-written kernels with -cl-fast-relaxed-math")
@@ -328,8 +340,8 @@ def main() -> None:
         rows += gemm
     if "rows" in args.only:
         mode = "fast" if args.fast_math else "fused" if args.fp_fusion else "precise"
-        by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat, MATH[mode])
-        print_table(by_row, ["kernel", "shape", "dtype", "target", "ms", "kernel_ms", "x/copy", "x/numpy",
+        by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat, MATH[mode], args.padded)
+        print_table(by_row, ["kernel", "shape", "dtype", "target", "tile", "ms", "kernel_ms", "x/copy", "x/numpy",
                              "x/torch", "max_abs_error"])
         rows += by_row
     if "first" in args.only:

@@ -4,6 +4,7 @@ import pathlib
 import sys
 
 import numpy as np
+import pytest
 from usm_arrays import Interface
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
@@ -12,13 +13,16 @@ import bench_cpu  # noqa: E402  (needs bench/ on the path for its `common` impor
 from xetile_jit.runtime.device import named_device  # noqa: E402
 
 
-def test_a_kernel_run_alone_computes_its_launchs_rows():
+@pytest.mark.parametrize("width, padded", [(64, False), (48, True)], ids=["exact", "padded"])
+def test_a_kernel_run_alone_computes_its_launchs_rows(width, padded):
+    """`--padded` rows (48 columns in tiles of 64) as well."""
     usm = Interface(named_device(bench_cpu.DEVICE).queue)
     rng = np.random.default_rng(2)
-    host = rng.standard_normal((32, 64)).astype(np.float32)
-    w, b = rng.standard_normal((2, 1, 64)).astype(np.float32)
+    host = rng.standard_normal((32, width)).astype(np.float32)
+    w, b = rng.standard_normal((2, 1, width)).astype(np.float32)
     x, dw, db, y = usm.asarray(host), usm.asarray(w), usm.asarray(b), usm.asarray(np.zeros_like(host))
-    kernels = bench_cpu.row_kernels(x, y, dw, db, host, w, b, bench_cpu.MATH["precise"])
+    kernels = bench_cpu.row_kernels(x, y, dw, db, host, w, b, bench_cpu.MATH["precise"], padded)
+    assert bench_cpu.tile_width(width, padded) == 64
     _, kernel, grid, args, shape, expected = next(k for k in kernels if k[0] == "layernorm")
     kernel[grid](*args, **shape, target="cpu")
     np.testing.assert_allclose(usm.asnumpy(y), expected(), rtol=1e-5, atol=1e-5)

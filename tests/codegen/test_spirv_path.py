@@ -628,12 +628,14 @@ def test_softmax_exponentials_take_the_rows_private_array_on_the_cpu_target(rng,
     """The row's blocks are read last by the loop that makes the exponentials, block i before block i of the
     exponentials is put: those take the row's private array (block_loops.recycled_stash), one array of a lane's 64
     f32 where there were two (at 4096 f16 columns the two, 32 KiB a subgroup, ran at 0.85x the hand-written OpenCL C
-    kernel: docs/performance.md "CPU notes"). Where the row is read after that loop, each keeps its own. The numbers
-    are the interpreter's, at the border (1000 columns) too."""
+    kernel: docs/performance.md "CPU notes"), and one value beside it, that of the blocks past the row
+    (block_loops.outside). Where the row is read after that loop, each keeps its own. The numbers are the
+    interpreter's, at the border (1000 columns) too."""
     x, y = rand(rng, (32, width), np.float16), np.zeros((32, width), np.float16)
     options = dict(BN=1024, PLUS_ROW=plus_row, num_subgroups=16)
     llir = softmax_rows.warmup(x, y, target="cpu", **options).asm["llir"]
-    assert re.findall(r"alloca \[\d+ x float\]", kernel_body(llir)) == ["alloca [64 x float]"] * arrays
+    allocas = re.findall(r"alloca \[\d+ x float\]", kernel_body(llir))
+    assert allocas == ["alloca [64 x float]", "alloca [1 x float]"] * arrays
     reference, device = run_both(softmax_rows, [x, y], options, (2,))
     assert_close(device[1], reference[1], np.float16)
 
@@ -801,19 +803,23 @@ def test_a_rows_folds_share_one_loop_with_no_border_path_inside_on_the_cpu_targe
     the loop of the sum (the reduction and the division between them come after it; for a row of 32 KiB, split
     over two subgroups, the exchange through shared local memory and its barrier too), the weight is loaded in the
     loop that uses it, not before; and each loop is three, one test before them choosing: plain loads in the one of
-    whole pieces, else plain loads over the blocks before the row's end and each block tested after them, and no
-    call in any (a call in the loop kept the partial sums in memory; one in the border loop, the values live across
-    the two, the mean and the scale). The numbers are the interpreter's, at the array's border too (rows 32-36)."""
+    whole pieces, else plain loads over the blocks before the row's end and each block tested after them up to the
+    last one the row reaches, the sums' loop over the blocks wholly past it folding a value computed once, with no
+    memory access (block_loops.outside); and no call in any (a call in the loop kept the partial sums in memory; one
+    in the border loop, the values live across the two, the mean and the scale). The numbers are the
+    interpreter's, at the array's border too (rows 32-36)."""
     x, w = rand(rng, (rows, width), dtype), rand(rng, (1, width), np.float32)
     y = np.zeros_like(x)
     llir = layer_norm.warmup(x, w, y, width, BN=width, target="cpu").asm["llir"].split("define internal")[0]
     blocks = min(width, 4096) // 16  # of 1x16, a subgroup's
     folds, outputs, ranged = loop_bodies(llir, blocks // HOST_CHAINS), loop_bodies(llir, blocks), \
         ranged_loop_bodies(llir)
-    assert (len(folds), len(outputs), len(ranged)) == (1, 1, 4)
-    for body in folds + outputs + ranged[0::2]:  # the plain loops
+    assert (len(folds), len(outputs), len(ranged)) == (1, 1, 5)
+    plain, tested, outside = ranged[0::3], ranged[1::3], ranged[2]
+    for body in folds + outputs + plain + [outside]:
         assert not BORDER_TEST.search(body)
-    assert all(BORDER_TEST.search(body) for body in ranged[1::2])
+    assert all(BORDER_TEST.search(body) for body in tested)
+    assert "addrspace(1)" not in outside and outside.count("fadd") == 2 * HOST_CHAINS
     assert "@\"xe_block2d" not in "".join(folds + outputs + ranged)
     assert folds[0].count("phi  float") == 2 * HOST_CHAINS and outputs[0].count("addrspace(1)*") > 0
     # the mean and the variance one scalar a sub-group for the driver: read from the 16 lanes' slots at addresses the
@@ -848,6 +854,37 @@ def test_a_row_past_the_arrays_end_tests_only_the_blocks_after_it_on_the_cpu_tar
     ranged = ranged_loop_bodies(llir)
     assert ranged and not BORDER_TEST.search(ranged[0]) and BORDER_TEST.search(ranged[1])
     assert_same(softmax_row, [x, y, width], dict(BLOCK=1024), (3,))
+
+
+def test_a_tiles_blocks_past_the_row_are_computed_once_on_the_cpu_target():
+    """The blocks of a tile wholly past the row's end (768 columns in a tile of 1024) compute one value: each fold's
+    loop over them folds it in with no memory access and no exponential (block_loops.outside), the max's loop and
+    the sum's."""
+    x, y = np.ones((3, 768), np.float32), np.zeros((3, 768), np.float32)
+    llir = kernel_body(softmax_row.warmup(x, y, 768, BLOCK=1024, target="cpu").asm["llir"])
+    outside = [body for body in ranged_loop_bodies(llir)
+               if not re.search(r"addrspace\(1\)|lane_id|__spirv_ocl_exp", body)]
+    assert [("fmax" in body, body.count("fadd")) for body in outside] == [(True, 0), (False, 4)]
+
+
+@xetile.kernel
+def scaled_into(x, y, BLOCK: xetile.constexpr):
+    """A row of x, padded with 2 past its end, times its sum, into the same row of y: where y is wider, its columns
+    past x's take the padding's value."""
+    row = xetile.program_id(0)
+    v = xetile.load_tile(xetile.init_tile(x, [row, 0], [BLOCK]), padding=2.0)
+    xetile.store_tile(xetile.init_tile(y, [row, 0], [BLOCK]), v * xetile.broadcast_to(
+        xetile.tile_reduce("add", v, [0]), [BLOCK]))
+
+
+@pytest.mark.parametrize("x_width, y_width", [(700, 1024), (1024, 700), (700, 900), (5, 1024)])
+def test_a_rows_blocks_past_one_arrays_end_and_not_anothers_take_its_padding_on_the_cpu_target(rng, x_width,
+                                                                                                y_width):
+    """The blocks past x's end but inside y's (block_loops.outside): the padding (2, not the sum's identity) summed
+    once a block, and each block y stores past x's end the value kept once for all of them; the numbers are the
+    interpreter's either way round."""
+    x, y = rand(rng, (3, x_width), np.float32), np.zeros((3, y_width), np.float32)
+    assert_same(scaled_into, [x, y], dict(BLOCK=1024), (3,))
 
 
 def unroll_hinted(llir: str) -> list[int]:

@@ -1,27 +1,29 @@
 """to-llvm on the CPU targets: a subgroup's instruction blocks computed in loops over the blocks.
 
-Blocking (XeGPU RFC blocking rule) writes an op on a subgroup value of N instruction blocks as N block ops in a row,
-and the fold of a reduction as a chain of N - 1 ops; codegen/cpu/pieces.py finds the runs of N block loads or stores.
+Blocking (XeGPU RFC blocking rule) writes an op on a subgroup value of N instruction blocks as N block ops in a row, and
+the fold of a reduction as a chain of N - 1 ops; codegen/cpu/pieces.py finds the runs of N block loads or stores.
 Lowered one value a block, a whole row of N blocks is live at once, and the OpenCL CPU compiler's register allocator
 moves each block through the stack three or four times (docs/performance.md "CPU notes"), and the driver builds each
-block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive runs over the
-same N blocks (element-wise ops alike in all but their block operands, an `arange`'s iotas a constant offset apart,
-fold chains, load and store runs) are one loop over the blocks that computes every run's block i, a fold as up to 4
-partial results the loop carries (independent chains, as many as the CPU's vector registers hold for the loop's
-folds; folded pairwise after it). A block used after its region is kept in a private array (`Stash`) and read where
-it is used; a run may take the array of an earlier one whose blocks its loop reads last (softmax's exponentials the
-row's). Pure ops between the runs are lowered before the loop when they use no value of the region, else after it,
-and a later run on the region's blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read or
-write their blocks with plain memory ops where every piece of the region lies inside its surface; otherwise (`split`)
-a row of blocks takes them over its blocks before the surface's end and tests each block after those: inside, plain;
-wholly outside, no memory access; across the end, element by element (the builtins' border path, written in the loop:
-no call, whose clobbered registers made the driver keep the values live across the loops in memory on the fast path
-too). The loops after one test (`unswitched`) compute the builtins' values; on `xe-emulated` every block goes through
-its builtin, in the one loop. An element-wise op or constant alike to an earlier one, operands included (blocking
-repeats a constant, or an op on broadcast values, a block), is that one's Alias; the descriptors and offsets of a
-run's other blocks, which the loop never reads, are not lowered. Measured (docs/performance.md "CPU notes", 4096 rows
-of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16 1.2-1.8x (512 columns: 1.0-1.2x); a
-row kernel's code is the same size at 512 and 2048 columns.
+block's copy of the code. So on both CPU targets a basic block's runs form loop regions: consecutive runs over the same
+N blocks (element-wise ops alike in all but their block operands, an `arange`'s iotas a constant offset apart, fold
+chains, load and store runs) are one loop over the blocks that computes every run's block i, a fold as up to 4 partial
+results the loop carries (independent chains, as many as the CPU's vector registers hold for the loop's folds; folded
+pairwise after it). A block used after its region is kept in a private array (`Stash`) and read where it is used; a run
+may take the array of an earlier one whose blocks its loop reads last (softmax's exponentials the row's). Pure ops
+between the runs are lowered before the loop when they use no value of the region, else after it, and a later run on the
+region's blocks still joins. On the `cpu` target (`fast_paths`) load and store runs read or write their blocks with
+plain memory ops where every piece of the region lies inside its surface; otherwise (`split`) a row of blocks takes them
+over its blocks before the surface's end and tests each block after those: inside, plain; wholly outside, no memory
+access; across the end, element by element (the builtins' border path, written in the loop: no call, whose clobbered
+registers made the driver keep the values live across the loops in memory on the fast path too). The blocks after the
+last one any of the region's surfaces reaches (`outside`) all compute one value, computed once and kept in the stash's
+outside variable for later loops, the folds folding it in once a block: a tile of 1024 columns over rows of 768 costs
+about what its 768 columns cost. The loops after one test (`unswitched`) compute the builtins' values; on `xe-emulated`
+every block goes through its builtin, in the one loop. An element-wise op or constant alike to an earlier one, operands
+included (blocking repeats a constant, or an op on broadcast values, a block), is that one's Alias; the descriptors and
+offsets of a run's other blocks, which the loop never reads, are not lowered. Measured (docs/performance.md "CPU notes",
+4096 rows of 1024-4096 columns): layer norm f32 1.7-1.9x faster, softmax f32 1.4-1.5x, f16 1.2-1.8x (512 columns:
+1.0-1.2x); a row kernel's code is the same size at 512 and 2048 columns.
 """
 from __future__ import annotations
 
@@ -79,6 +81,7 @@ class Run:
     accesses: list[Access] | None = None
     grid: Grid | None = None
     stash: Stash | None = None
+    limit: ir.Value | None = None  # i32: the first block its stash keeps in its outside variable (BlockLoops.outside)
 
     def blocks(self) -> list[Value]:
         """Block i's value, by i (none for a fold, whose blocks are partial results, or a store)."""
@@ -95,9 +98,11 @@ class Alias:
 
 @dataclass(frozen=True)
 class Stashed:
-    """Block `index` of a value kept in `stash`: read where it is used (LazyValues)."""
+    """Block `index` of a value kept in `stash` (its outside slot's from `limit` on): read where it is used
+    (LazyValues)."""
     stash: Stash
     index: int
+    limit: ir.Value | None
 
 
 class LazyValues(dict):
@@ -105,7 +110,7 @@ class LazyValues(dict):
 
     def __getitem__(self, key):
         value = super().__getitem__(key)
-        return value.stash.get(ir.Constant(I32, value.index)) if isinstance(value, Stashed) else value
+        return value.stash.get(ir.Constant(I32, value.index), value.limit) if isinstance(value, Stashed) else value
 
     def get(self, key, default=None):
         return self[key] if key in self else default
@@ -134,11 +139,15 @@ class Region:
 @dataclass
 class LoopPlan:
     """What a region's loop reads (lower_region): the load and store runs' surfaces and first blocks (`origins`),
-    the values of store runs without a source (`stored`); the fold runs and how many chains each keeps."""
+    the values of store runs without a source (`stored`); the fold runs and how many chains each keeps; the earlier
+    regions' runs whose stashes it reads with a limit (`limited`), and the first block (i32, a whole iteration's)
+    from which every block of the region lies wholly outside (`outside_from`: None where the region cannot tell)."""
     region: Region
     origins: dict
     stored: dict
     chains: int = 1
+    limited: list = field(default_factory=list)
+    outside_from: ir.Value | None = None
 
     @property
     def folds(self) -> list[Run]:
@@ -322,22 +331,29 @@ class BlockLoops:
             if run.accesses is not None and self.fast_paths and run.accesses[0].plain:
                 test = self.pieces.inside(run.accesses)
                 inside = test if inside is None else b.and_(inside, test)
+        limited = list({source: None for run in region.runs for source in item_sources(run)
+                        if isinstance(source, Run) and source not in region.runs and source.limit is not None})
+        for source in limited:  # the plain loop reads their stashes without a limit
+            test = b.icmp_unsigned("==", source.limit, ir.Constant(I32, region.size))
+            inside = test if inside is None else b.and_(inside, test)
         claimed = set()
         for run in region.runs:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
                 run.stash = recycled_stash(region, run, lowered, claimed) or Stash(
-                    self.context, llvm_type(run.ops[0].result.type), run.size)
+                    self.context, llvm_type(run.ops[0].result.type), run.size, outside=self.fast_paths)
                 claimed.add(run.stash)
         plan = LoopPlan(region, {run: self.pieces.origin(run.accesses[0]) for run in region.runs
                                  if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
-                         if run.kind == "store" and not run.sources[0]}, self.chains(region))
+                         if run.kind == "store" and not run.sources[0]}, self.chains(region), limited)
+        plan.outside_from = None if inside is None else self.outside_from(plan)
         finals = self.region_loop(plan, None) if inside is None else self.unswitched(inside, plan)
         for k, run in enumerate(plan.folds):
             self.values[run.ops[-1].result] = self.fold_partials(run.ops[0], finals[k * plan.chains:][:plan.chains])
         for run in region.runs:
             if run.stash is not None:
-                self.values.update((v, Stashed(run.stash, j)) for j, v in enumerate(run.blocks()))
+                run.limit = plan.outside_from
+                self.values.update((v, Stashed(run.stash, j, run.limit)) for j, v in enumerate(run.blocks()))
 
     def region_loop(self, plan: LoopPlan, path: str | None, span: tuple | None = None,
                     carried: list | None = None) -> list | None:
@@ -361,29 +377,32 @@ class BlockLoops:
 
     def region_step(self, plan: LoopPlan, i: ir.Value, first: ir.Value, states: list, path: str | None) -> list:
         """Block i of every run of the region; `states`, each fold's partial result of block i's chain (`first`:
-        none yet)."""
-        b, current = self.builder, {}
+        none yet). On PLAIN, block i lies before every earlier stash's limit (`split`)."""
+        current = {}
         for run in plan.region.runs:
             if run.kind == "store":
-                data = plan.stored[run].get(i) if run in plan.stored else self.block_value(run.sources[0], i, current)
+                data = (plan.stored[run].get(i) if run in plan.stored
+                        else self.block_value(run.sources[0], i, current, path == PLAIN))
                 self.block_in_loop(run, i, path, plan.origins[run], data)
             elif run.kind == "fold":
                 k = plan.folds.index(run)
-                if contracts(run):
-                    states[k] = self.fused(run, i, current, states[k])
-                    continue
-                block = self.block_value(run.sources[0], i, current)
-                combined = self.lower_with(run.ops[0], dict(zip(run.ops[0].operands, (states[k], block))))
-                states[k] = combined if has_identity(run) else b.select(first, block, combined)
-            elif any(contracts(fold) and fold.sources[0] is run for fold in plan.folds):
-                continue  # its fold multiplies and adds in one (fused)
-            else:
+                states[k] = self.fold_step(run, i, first, states[k], current, path == PLAIN)
+            elif not fused_away(run, plan):
                 value = (self.block_in_loop(run, i, path, plan.origins[run]) if run.kind == "load"
-                         else self.mapped_block(run, i, current))
+                         else self.mapped_block(run, i, current, path == PLAIN))
                 current[run] = value
                 if run.stash is not None:
                     run.stash.put(i, value)
         return states
+
+    def fold_step(self, run: Run, i: ir.Value, first: ir.Value, state: ir.Value, current: dict,
+                  bounded: bool = False) -> ir.Value:
+        """A fold's partial result `state` with block i folded in (`first`: `state` is none yet)."""
+        if contracts(run):
+            return self.fused(run, i, current, state, bounded)
+        block = self.block_value(run.sources[0], i, current, bounded)
+        combined = self.lower_with(run.ops[0], dict(zip(run.ops[0].operands, (state, block))))
+        return combined if has_identity(run) else self.builder.select(first, block, combined)
 
     def chains(self, region: Region) -> int:
         """The chains each fold of `region` keeps (fold_chains), for the target's CPU."""
@@ -393,21 +412,21 @@ class BlockLoops:
         bits = max(lane_bits(run.ops[-1].result.type) for run in runs) * self.context.lanes.size
         return fold_chains(region.size, len(runs), bits, self.context.target.cpu)
 
-    def fused(self, fold: Run, i: ir.Value, current: dict, partial_result: ir.Value) -> ir.Value:
+    def fused(self, fold: Run, i: ir.Value, current: dict, partial_result: ir.Value, bounded: bool) -> ir.Value:
         """A contracting fold's partial result after block i: the product block i of its source would be, added
         with one rounding (`contracts`)."""
         product = fold.sources[0]
-        bound = self.mapped_operands(product, i, current)
+        bound = self.mapped_operands(product, i, current, bounded)
         a, b = (bound[v] if v in bound else self.values[v] for v in product.ops[0].operands)
         return self.elementwise(TERNARY["math.fma"].llvm, float32, a, b, partial_result)
 
-    def mapped_block(self, run: Run, i: ir.Value, current: dict) -> ir.Value:
+    def mapped_block(self, run: Run, i: ir.Value, current: dict, bounded: bool = False) -> ir.Value:
         """Block i of a map run: its op on block i of each source run or stride (or the value shared by every
         block)."""
-        return self.lower_with(run.ops[0], self.mapped_operands(run, i, current))
+        return self.lower_with(run.ops[0], self.mapped_operands(run, i, current, bounded))
 
-    def mapped_operands(self, run: Run, i: ir.Value, current: dict) -> dict:
-        """The operand values of block i's op of a map run, by the op's operands."""
+    def mapped_operands(self, run: Run, i: ir.Value, current: dict, bounded: bool) -> dict:
+        """The operand values of block i's op of a map run, by the op's operands (`bounded`: block_value)."""
         b = self.builder
         bound = {}
         for v, source in zip(run.ops[0].operands, run.sources):
@@ -415,7 +434,7 @@ class BlockLoops:
                 ty = llvm_type(v.type)
                 bound[v] = b.add(ir.Constant(ty, source.first), b.mul(b.zext(i, ty), ir.Constant(ty, source.step)))
             elif source is not None:
-                bound[v] = self.block_value(source, i, current)
+                bound[v] = self.block_value(source, i, current, bounded)
         return bound
 
     def fold_partials(self, fold: Operation, partials: list[ir.Value]) -> ir.Value:
@@ -432,9 +451,10 @@ class BlockLoops:
             values.put(ir.Constant(I32, j), self.values[op.operands[0]])
         return values
 
-    def block_value(self, run: Run, i: ir.Value, current: dict) -> ir.Value:
-        """Block i of `run`: computed in this iteration, or kept by an earlier region."""
-        return current[run] if run in current else run.stash.get(i)
+    def block_value(self, run: Run, i: ir.Value, current: dict, bounded: bool = False) -> ir.Value:
+        """Block i of `run`: computed in this iteration, or kept by an earlier region (`bounded`: i lies before its
+        limit)."""
+        return current[run] if run in current else run.stash.get(i, None if bounded else run.limit)
 
     def lower_with(self, op: Operation, bound: dict) -> ir.Value:
         """`op`'s lowering rule with the operand values in `bound` in place of the lowering's."""
@@ -471,20 +491,85 @@ class BlockLoops:
         return merged
 
     def split(self, plan: LoopPlan) -> list | None:
-        """The region's loop where some piece crosses its surface's end, TESTED: where every load and store run is
-        one row of blocks, on the PLAIN paths over the first iterations, whose blocks all lie inside
-        (Pieces.inside_blocks), and TESTED over the rest only (tutorial 12's f32 layer norm, 4096 rows of 768
-        columns in tiles of 1024: 0.7-1.2 ms against 4.9-5.2 with every element tested, 0.9-1.2 at 1024 columns).
-        The folds' final values."""
+        """The region's loop where some piece crosses its surface's end (or an earlier stash it reads keeps an
+        outside slot), TESTED: where every load and store run is one row of blocks, on the PLAIN paths over the
+        first iterations, whose blocks all lie inside (Pieces.inside_blocks) and before every stash's limit,
+        TESTED over the next, and where the region can tell (`outside_from`) the blocks wholly outside once
+        (`outside`) (tutorial 12's f32 layer norm, 4096 rows of 768 columns in tiles of 1024: 0.7-1.2 ms against
+        4.9-5.2 with every element tested, 0.9-1.2 at 1024 columns). The folds' final values."""
         b = self.builder
         counts = [self.pieces.inside_blocks(run.accesses[0], run.grid, plan.origins[run]) for run in plan.region.runs
                   if run.accesses is not None and run.accesses[0].plain]
+        counts += [source.limit for source in plan.limited]
         if not counts or None in counts:
             return self.region_loop(plan, TESTED)
-        inside = b.udiv(functools.reduce(lambda x, y: b.select(b.icmp_signed("<", x, y), x, y), counts),
-                        ir.Constant(I32, plan.chains))
+        inside = b.udiv(functools.reduce(partial(smaller, b), counts), ir.Constant(I32, plan.chains))
         states = self.region_loop(plan, PLAIN, (ir.Constant(I32, 0), inside))
-        return self.region_loop(plan, TESTED, (inside, ir.Constant(I32, plan.region.size // plan.chains)), states)
+        if plan.outside_from is None:
+            return self.region_loop(plan, TESTED, (inside, ir.Constant(I32, plan.region.size // plan.chains)), states)
+        start = b.udiv(plan.outside_from, ir.Constant(I32, plan.chains))
+        return self.outside(plan, start, self.region_loop(plan, TESTED, (inside, start), states))
+
+    def outside_from(self, plan: LoopPlan) -> ir.Value | None:
+        """i32: the first block, at the start of an iteration, from which every block of the region lies wholly
+        outside: after every load and store run's blocks that start before the surface's end
+        (Pieces.touched_blocks), and every earlier stash's limit, so that from there every block computes one
+        value. None where the region cannot tell: not every run is one row of plain blocks, a block's value
+        follows its index (an `arange`), or an earlier stash it reads keeps every block."""
+        region = plan.region
+        accesses = [run for run in region.runs if run.accesses is not None]
+        if (not self.fast_paths or not all(run.accesses[0].plain for run in accesses)
+                or any(isinstance(source, Stride) for run in region.runs for source in run.sources)
+                or any(source not in plan.limited for run in region.runs for source in item_sources(run)
+                       if isinstance(source, Run) and source not in region.runs)):
+            return None
+        counts = [self.pieces.touched_blocks(run.accesses[0], run.grid, plan.origins[run]) for run in accesses]
+        counts += [source.limit for source in plan.limited]
+        if not counts or None in counts:
+            return None
+        b, chains = self.builder, ir.Constant(I32, plan.chains)
+        most = functools.reduce(lambda x, y: b.select(b.icmp_unsigned(">", x, y), x, y), counts)
+        return b.mul(b.udiv(b.add(most, ir.Constant(I32, plan.chains - 1)), chains), chains)
+
+    def outside(self, plan: LoopPlan, start: ir.Value, states: list | None) -> list | None:
+        """The region's iterations from `start` on, whose blocks all lie wholly outside: each run's value computed
+        once (the loads' padding, read from no memory; nothing stored), kept in its stash's outside slot, and the
+        folds' loop folding it in block by block (the sums as often as the blocks); the folds' final values.
+        Computing a tile's columns past the row once rather than a block at a time: Triton-style rows (768
+        columns in tiles of 1024) at the cost of their own columns."""
+        b, size = self.builder, plan.region.size
+        total, slot = ir.Constant(I32, size // plan.chains), ir.Constant(I32, size)
+        if not plan.folds and not any(run.stash is not None for run in plan.region.runs):
+            return states  # nothing to compute: the blocks are skipped
+        entry = b.block
+        with b.if_then(b.icmp_signed("<", start, total)):
+            current = {}
+            for run in plan.region.runs:
+                if run.kind in ("load", "map") and not fused_away(run, plan):
+                    current[run] = (self.messages.padding_value(run.ops[0]) if run.kind == "load"
+                                    else self.mapped_block(run, slot, current))
+                    if run.stash is not None:
+                        run.stash.put_outside(current[run])
+            if plan.folds:
+                def body(b, j, states):
+                    states = list(states)
+                    first = b.icmp_unsigned("==", j, ir.Constant(I32, 0))
+                    for chain in range(plan.chains):
+                        i = b.add(b.mul(j, ir.Constant(I32, plan.chains)), ir.Constant(I32, chain))
+                        for k, run in enumerate(plan.folds):
+                            at = k * plan.chains + chain
+                            states[at] = self.fold_step(run, i, first, states[at], current)
+                    return states
+                folded = ranged_loop(b, start, total, states, body)
+            inner = b.block
+        if not plan.folds:
+            return states
+        merged = []
+        for before, after in zip(states, folded):
+            merged.append(b.phi(before.type))
+            merged[-1].add_incoming(before, entry)
+            merged[-1].add_incoming(after, inner)
+        return merged
 
     def block_in_loop(self, run: Run, i: ir.Value, path: str | None, origin: Origin, data: ir.Value | None = None):
         """Block i of a load run (its value) or of a store run (writing `data`): for a `plain` run on `path`
@@ -710,6 +795,17 @@ def hoistable(item, region: Region | None, later: set) -> bool:
         return region is None or not (region.produces(item.same) or item.same in later)
     return (isinstance(item, Operation) and item.pure and not item.regions and item is not item.parent.terminator
             and (region is None or not any(region.produces(v) or v in later for v in item.operands)))
+
+
+def fused_away(run: Run, plan: LoopPlan) -> bool:
+    """Whether `run` is the product a contracting fold multiplies and adds in one (`contracts`): not computed on its
+    own."""
+    return any(contracts(fold) and fold.sources[0] is run for fold in plan.folds)
+
+
+def smaller(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """The smaller of two i32 values."""
+    return b.select(b.icmp_signed("<", x, y), x, y)
 
 
 def item_sources(run: Run) -> list:

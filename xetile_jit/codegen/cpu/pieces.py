@@ -121,28 +121,48 @@ class Grid:
 
 class Stash:
     """`count` values of `value_type` (a scalar or a vector) in one private block of their components, on the
-    lowering's `context`; booleans as bytes (a SPIR-V kernel's memory holds no OpTypeBool)."""
+    lowering's `context`; booleans as bytes (a SPIR-V kernel's memory holds no OpTypeBool). With `outside`, a
+    block of one value more: the value of every index from a `limit` on (block_loops: blocks wholly outside their
+    surfaces all compute the same value, kept once), in a variable of its own, so that the row's array keeps its
+    size."""
 
-    def __init__(self, context: LoweringContext, value_type: ir.Type, count: int):
+    def __init__(self, context: LoweringContext, value_type: ir.Type, count: int, outside: bool = False):
         self.context, self.width, self.value_type, self.count = context, components(value_type), value_type, count
         element = value_type.element if isinstance(value_type, ir.VectorType) else value_type
         self.bools = element == BOOL
-        self.block = PrivateBlock(context.lanes.private(ir.ArrayType(I8 if self.bools else element,
-                                                                     count * self.width)))
+        self.block = self.variable(count)
+        self.outside = self.variable(1) if outside else None
 
-    def put(self, index: ir.Value, value: ir.Value) -> None:
+    def variable(self, count: int) -> PrivateBlock:
+        element = I8 if self.bools else (self.value_type.element if isinstance(self.value_type, ir.VectorType)
+                                         else self.value_type)
+        return PrivateBlock(self.context.lanes.private(ir.ArrayType(element, count * self.width)))
+
+    def put(self, index: ir.Value, value: ir.Value, block: PrivateBlock | None = None) -> None:
+        """Value `index` (of `block`: the outside one)."""
         b = self.context.builder
         for j, component in enumerate(self.context.lanes.elements(value)):
-            b.store(b.zext(component, I8) if self.bools else component, self.slot(index, j))
+            b.store(b.zext(component, I8) if self.bools else component, self.slot(index, j, block or self.block))
 
-    def get(self, index: ir.Value) -> ir.Value:
+    def put_outside(self, value: ir.Value) -> None:
+        self.put(ir.Constant(I32, 0), value, self.outside)
+
+    def get(self, index: ir.Value, limit: ir.Value | None = None) -> ir.Value:
+        """Value `index`; where a `limit` (i32) is given, the outside value for an index from it on."""
         b = self.context.builder
+        before = None if limit is None else b.icmp_unsigned("<", index, limit)
+        if before is not None:
+            index = b.select(before, index, ir.Constant(I32, 0))
         words = [b.load(self.slot(index, j)) for j in range(self.width)]
+        if before is not None:
+            words = [b.select(before, word, b.load(self.slot(ir.Constant(I32, 0), j, self.outside)))
+                     for j, word in enumerate(words)]
         return self.context.lanes.assemble([b.trunc(w, BOOL) for w in words] if self.bools else words)
 
-    def slot(self, index: ir.Value, component: int) -> ir.Value:
+    def slot(self, index: ir.Value, component: int, block: PrivateBlock | None = None) -> ir.Value:
         b = self.context.builder
-        return self.block.slot(b, b.add(b.mul(index, ir.Constant(I32, self.width)), ir.Constant(I32, component)))
+        return (block or self.block).slot(b, b.add(b.mul(index, ir.Constant(I32, self.width)),
+                                                   ir.Constant(I32, component)))
 
 
 def descriptor(op: Operation) -> Value:
@@ -296,6 +316,22 @@ class Pieces:
         starts_inside = functools.reduce(b.and_, [b.icmp_signed(">=", room, zero), b.icmp_signed(">=", x, zero),
                                                   *spans_inside(b, y, 0, extent[1], height)])
         return b.trunc(b.select(starts_inside, inside, zero), I32)
+
+    def touched_blocks(self, access: Access, grid: Grid, origin: Origin) -> ir.Value | None:
+        """i32: how many of a row of blocks' first blocks start before the surface's right edge, none where the row
+        lies wholly above or below the surface (None for another grid): every block after them is wholly outside,
+        reads only the padding and writes nothing."""
+        if grid.rows != 1 or grid.step[1] <= 0:
+            return None
+        b = self.context.builder
+        extent, columns, height = self.extents(access, origin.surface)
+        x, y = (b.sext(v, I64) for v in origin.xy)
+        step, zero, count = ir.Constant(I64, grid.step[1]), ir.Constant(I64, 0), ir.Constant(I64, grid.cols)
+        # ceil((columns - x) / step): rounded towards zero, a row starting past the end counts none
+        touched = b.sdiv(b.add(b.sub(columns, x), ir.Constant(I64, grid.step[1] - 1)), step)
+        touched = b.select(b.icmp_signed(">", touched, count), count, touched)
+        meets = b.and_(b.icmp_signed("<", y, height), b.icmp_signed(">", b.add(y, ir.Constant(I64, extent[1])), zero))
+        return b.trunc(b.select(b.and_(meets, b.icmp_signed(">", touched, zero)), touched, zero), I32)
 
     def block_access(self, access: Access, surface: list, xy: tuple, data: ir.Value | None = None,
                      path: str | BlockTest = PLAIN) -> ir.Value | None:
