@@ -98,7 +98,7 @@ class Alias:
 
 @dataclass(frozen=True)
 class Stashed:
-    """Block `index` of a value kept in `stash` (its outside slot's from `limit` on): read where it is used
+    """Block `index` of a value kept in `stash` (its outside variable's from `limit` on): read where it is used
     (LazyValues)."""
     stash: Stash
     index: int
@@ -356,17 +356,18 @@ class BlockLoops:
                 self.values.update((v, Stashed(run.stash, j, run.limit)) for j, v in enumerate(run.blocks()))
 
     def region_loop(self, plan: LoopPlan, path: str | None, span: tuple | None = None,
-                    carried: list | None = None) -> list | None:
+                    carried: list | None = None, step: Callable | None = None) -> list | None:
         """The loop over the region's blocks, `plan.chains` blocks an iteration (block j * chains + c in chain c),
         each load and store on `path` (block_in_loop); over the iterations of `span` (i32 start and end) where
-        given, else all, from the folds' partial results `carried` (else their starts); the folds' final partial
-        results, fold by fold, chain by chain."""
+        given, else all, from the folds' partial results `carried` (else their starts), each block by `step`
+        (region_step); the folds' final partial results, fold by fold, chain by chain."""
         def body(b, j, states):
             states = list(states or [])
             first = None if all(map(has_identity, plan.folds)) else b.icmp_unsigned("==", j, ir.Constant(I32, 0))
             for chain in range(plan.chains):
                 i = b.add(b.mul(j, ir.Constant(I32, plan.chains)), ir.Constant(I32, chain))
-                states[chain::plan.chains] = self.region_step(plan, i, first, states[chain::plan.chains], path)
+                states[chain::plan.chains] = (step or self.region_step)(plan, i, first, states[chain::plan.chains],
+                                                                         path)
             return states
         if carried is None:
             carried = [fold_start(run.ops[0]) for run in plan.folds for _ in range(plan.chains)] or None
@@ -481,18 +482,11 @@ class BlockLoops:
                 fast, fast_end = self.region_loop(plan, PLAIN), b.block
             with otherwise:
                 slow, slow_end = self.split(plan), b.block
-        if fast is None:
-            return None
-        merged = []
-        for fast_value, slow_value in zip(fast, slow):
-            merged.append(b.phi(fast_value.type))
-            merged[-1].add_incoming(fast_value, fast_end)
-            merged[-1].add_incoming(slow_value, slow_end)
-        return merged
+        return None if fast is None else merged(b, (fast, fast_end), (slow, slow_end))
 
     def split(self, plan: LoopPlan) -> list | None:
         """The region's loop where some piece crosses its surface's end (or an earlier stash it reads keeps an
-        outside slot), TESTED: where every load and store run is one row of blocks, on the PLAIN paths over the
+        outside variable), TESTED: where every load and store run is one row of blocks, on the PLAIN paths over the
         first iterations, whose blocks all lie inside (Pieces.inside_blocks) and before every stash's limit,
         TESTED over the next, and where the region can tell (`outside_from`) the blocks wholly outside once
         (`outside`) (tutorial 12's f32 layer norm, 4096 rows of 768 columns in tiles of 1024: 0.7-1.2 ms against
@@ -533,12 +527,13 @@ class BlockLoops:
 
     def outside(self, plan: LoopPlan, start: ir.Value, states: list | None) -> list | None:
         """The region's iterations from `start` on, whose blocks all lie wholly outside: each run's value computed
-        once (the loads' padding, read from no memory; nothing stored), kept in its stash's outside slot, and the
-        folds' loop folding it in block by block (the sums as often as the blocks); the folds' final values.
+        once (the loads' padding, read from no memory; nothing stored), kept in its stash's outside variable, and
+        the folds' loop folding it in block by block (the sums as often as the blocks); the folds' final values.
         Computing a tile's columns past the row once rather than a block at a time: Triton-style rows (768
         columns in tiles of 1024) at the cost of their own columns."""
         b, size = self.builder, plan.region.size
-        total, slot = ir.Constant(I32, size // plan.chains), ir.Constant(I32, size)
+        # `past`: an index past every block, which reads an earlier stash's outside value
+        total, past = ir.Constant(I32, size // plan.chains), ir.Constant(I32, size)
         if not plan.folds and not any(run.stash is not None for run in plan.region.runs):
             return states  # nothing to compute: the blocks are skipped
         entry = b.block
@@ -547,29 +542,17 @@ class BlockLoops:
             for run in plan.region.runs:
                 if run.kind in ("load", "map") and not fused_away(run, plan):
                     current[run] = (self.messages.padding_value(run.ops[0]) if run.kind == "load"
-                                    else self.mapped_block(run, slot, current))
+                                    else self.mapped_block(run, past, current))
                     if run.stash is not None:
                         run.stash.put_outside(current[run])
             if plan.folds:
-                def body(b, j, states):
-                    states = list(states)
-                    first = b.icmp_unsigned("==", j, ir.Constant(I32, 0))
-                    for chain in range(plan.chains):
-                        i = b.add(b.mul(j, ir.Constant(I32, plan.chains)), ir.Constant(I32, chain))
-                        for k, run in enumerate(plan.folds):
-                            at = k * plan.chains + chain
-                            states[at] = self.fold_step(run, i, first, states[at], current)
-                    return states
-                folded = ranged_loop(b, start, total, states, body)
+                folded = self.region_loop(plan, None, (start, total), states, partial(self.folds_step, current))
             inner = b.block
-        if not plan.folds:
-            return states
-        merged = []
-        for before, after in zip(states, folded):
-            merged.append(b.phi(before.type))
-            merged[-1].add_incoming(before, entry)
-            merged[-1].add_incoming(after, inner)
-        return merged
+        return merged(b, (states, entry), (folded, inner)) if plan.folds else states
+
+    def folds_step(self, current: dict, plan: LoopPlan, i: ir.Value, first: ir.Value, states: list, _path) -> list:
+        """region_step of a block wholly outside: the folds' alone, of the blocks' one value (`current`)."""
+        return [self.fold_step(run, i, first, state, current) for run, state in zip(plan.folds, states)]
 
     def block_in_loop(self, run: Run, i: ir.Value, path: str | None, origin: Origin, data: ir.Value | None = None):
         """Block i of a load run (its value) or of a store run (writing `data`): for a `plain` run on `path`
@@ -795,6 +778,15 @@ def hoistable(item, region: Region | None, later: set) -> bool:
         return region is None or not (region.produces(item.same) or item.same in later)
     return (isinstance(item, Operation) and item.pure and not item.regions and item is not item.parent.terminator
             and (region is None or not any(region.produces(v) or v in later for v in item.operands)))
+
+
+def merged(b: ir.IRBuilder, *incoming: tuple) -> list:
+    """One phi a value of the branches' `incoming` (values, block) pairs."""
+    phis = [b.phi(value.type) for value in incoming[0][0]]
+    for values, block in incoming:
+        for phi, value in zip(phis, values):
+            phi.add_incoming(value, block)
+    return phis
 
 
 def fused_away(run: Run, plan: LoopPlan) -> bool:
