@@ -41,7 +41,7 @@ from ...ir.elementwise import TERNARY, combine_identity
 from ...ir.types import VectorType, float32
 from ...target.cpu_features import CpuFeatures
 from ..llvm.context import LoweringContext
-from ..llvm.core import I32, counted_loop, literal, llvm_type, ranged_loop
+from ..llvm.core import I32, counted_loop, larger, literal, llvm_type, ranged_loop, smaller
 from ..xe.llvm_helpers import UNROLLED
 from .pieces import MIN_RUN, PLAIN, Access, Grid, Origin, Pieces, Stash
 
@@ -140,18 +140,23 @@ class Region:
 class LoopPlan:
     """What a region's loop reads (lower_region): the load and store runs' surfaces and first blocks (`origins`),
     the values of store runs without a source (`stored`); the fold runs and how many chains each keeps; the earlier
-    regions' runs whose stashes it reads with a limit (`limited`), and the first block (i32, a whole iteration's)
-    from which every block of the region lies wholly outside (`outside_from`: None where the region cannot tell)."""
+    regions' runs whose stashes it reads (`reads`), and the first block (i32, a whole iteration's) from which every
+    block of the region lies wholly outside (`outside_from`: None where the region cannot tell)."""
     region: Region
     origins: dict
     stored: dict
     chains: int = 1
-    limited: list = field(default_factory=list)
+    reads: list = field(default_factory=list)
     outside_from: ir.Value | None = None
 
     @property
     def folds(self) -> list[Run]:
         return folds(self.region)
+
+    @property
+    def limited(self) -> list[Run]:
+        """The runs of `reads` whose stashes keep an outside value from a limit on."""
+        return [source for source in self.reads if source.limit is not None]
 
 
 def repeat_key(op: Operation, same: dict) -> tuple | None:
@@ -331,11 +336,12 @@ class BlockLoops:
             if run.accesses is not None and self.fast_paths and run.accesses[0].plain:
                 test = self.pieces.inside(run.accesses)
                 inside = test if inside is None else b.and_(inside, test)
-        limited = list({source: None for run in region.runs for source in item_sources(run)
-                        if isinstance(source, Run) and source not in region.runs and source.limit is not None})
-        for source in limited:  # the plain loop reads their stashes without a limit
-            test = b.icmp_unsigned("==", source.limit, ir.Constant(I32, region.size))
-            inside = test if inside is None else b.and_(inside, test)
+        reads = list({source: None for run in region.runs for source in item_sources(run)
+                      if isinstance(source, Run) and source not in region.runs})
+        for source in reads:  # the plain loop reads their stashes without a limit
+            if source.limit is not None:
+                test = b.icmp_unsigned("==", source.limit, ir.Constant(I32, region.size))
+                inside = test if inside is None else b.and_(inside, test)
         claimed = set()
         for run in region.runs:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
@@ -345,7 +351,7 @@ class BlockLoops:
         plan = LoopPlan(region, {run: self.pieces.origin(run.accesses[0]) for run in region.runs
                                  if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
-                         if run.kind == "store" and not run.sources[0]}, self.chains(region), limited)
+                         if run.kind == "store" and not run.sources[0]}, self.chains(region), reads)
         plan.outside_from = None if inside is None else self.outside_from(plan)
         finals = self.region_loop(plan, None) if inside is None else self.unswitched(inside, plan)
         for k, run in enumerate(plan.folds):
@@ -514,15 +520,14 @@ class BlockLoops:
         accesses = [run for run in region.runs if run.accesses is not None]
         if (not self.fast_paths or not all(run.accesses[0].plain for run in accesses)
                 or any(isinstance(source, Stride) for run in region.runs for source in run.sources)
-                or any(source not in plan.limited for run in region.runs for source in item_sources(run)
-                       if isinstance(source, Run) and source not in region.runs)):
+                or any(source.limit is None for source in plan.reads)):
             return None
         counts = [self.pieces.touched_blocks(run.accesses[0], run.grid, plan.origins[run]) for run in accesses]
         counts += [source.limit for source in plan.limited]
         if not counts or None in counts:
             return None
         b, chains = self.builder, ir.Constant(I32, plan.chains)
-        most = functools.reduce(lambda x, y: b.select(b.icmp_unsigned(">", x, y), x, y), counts)
+        most = functools.reduce(partial(larger, b), counts)
         return b.mul(b.udiv(b.add(most, ir.Constant(I32, plan.chains - 1)), chains), chains)
 
     def outside(self, plan: LoopPlan, start: ir.Value, states: list | None) -> list | None:
@@ -793,11 +798,6 @@ def fused_away(run: Run, plan: LoopPlan) -> bool:
     """Whether `run` is the product a contracting fold multiplies and adds in one (`contracts`): not computed on its
     own."""
     return any(contracts(fold) and fold.sources[0] is run for fold in plan.folds)
-
-
-def smaller(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    """The smaller of two i32 values."""
-    return b.select(b.icmp_signed("<", x, y), x, y)
 
 
 def item_sources(run: Run) -> list:

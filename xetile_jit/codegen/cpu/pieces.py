@@ -30,7 +30,7 @@ from ...ir.core import Operation, Value
 from ..xe import builtins as X
 from .builtins import fast_load_word, fast_store_word
 from ...target.targets import MAX_VECTOR_COMPONENTS
-from ..llvm.core import I32, I64, components, counted_loop, llvm_type, storage_bits
+from ..llvm.core import I32, I64, components, counted_loop, llvm_type, smaller, storage_bits
 from ..llvm.block_messages import BlockMessages
 from ..llvm.context import LoweringContext
 from ..llvm.descriptors import Descriptors
@@ -130,12 +130,11 @@ class Stash:
         self.context, self.width, self.value_type, self.count = context, components(value_type), value_type, count
         element = value_type.element if isinstance(value_type, ir.VectorType) else value_type
         self.bools = element == BOOL
-        self.block = self.variable(count)
-        self.outside = self.variable(1) if outside else None
+        self.block = self.variable(I8 if self.bools else element, count)
+        self.outside = self.variable(I8 if self.bools else element, 1) if outside else None
 
-    def variable(self, count: int) -> PrivateBlock:
-        element = I8 if self.bools else (self.value_type.element if isinstance(self.value_type, ir.VectorType)
-                                         else self.value_type)
+    def variable(self, element: ir.Type, count: int) -> PrivateBlock:
+        """A private block of `count` values' components."""
         return PrivateBlock(self.context.lanes.private(ir.ArrayType(element, count * self.width)))
 
     def put(self, index: ir.Value, value: ir.Value, block: PrivateBlock | None = None) -> None:
@@ -299,20 +298,27 @@ class Pieces:
         columns = b.zext(b.udiv(width, ir.Constant(I32, max(1, desc.bits // 8))), I64)
         return (desc.cols * desc.blocks, desc.rows), columns, b.zext(height, I64)
 
+    def row_place(self, access: Access, grid: Grid, origin: Origin) -> tuple | None:
+        """For a run that is one row of blocks along x: a block's (columns, rows), the surface's columns and rows,
+        and the run's first block's x and y (i64); None for another grid."""
+        if grid.rows != 1 or grid.step[1] <= 0:
+            return None
+        b = self.context.builder
+        extent, columns, height = self.extents(access, origin.surface)
+        return (extent, columns, height, *(b.sext(v, I64) for v in origin.xy))
+
     def inside_blocks(self, access: Access, grid: Grid, origin: Origin) -> ir.Value | None:
         """i32: how many of the run's first blocks lie inside their surface, for a run that is one row of blocks
         along x (None for another grid): such a row crosses the surface's end at most once, so a loop over those
         blocks takes plain loads and stores, and only the blocks after them test each one (Triton-style rows: 768
         columns in tiles of 1024)."""
-        if grid.rows != 1 or grid.step[1] <= 0:
+        place = self.row_place(access, grid, origin)
+        if place is None:
             return None
-        b = self.context.builder
-        extent, columns, height = self.extents(access, origin.surface)
-        x, y = (b.sext(v, I64) for v in origin.xy)
+        b, (extent, columns, height, x, y) = self.context.builder, place
         zero, count = ir.Constant(I64, 0), ir.Constant(I64, grid.cols)
         room = b.sub(b.sub(columns, x), ir.Constant(I64, extent[0]))  # block i is inside while i * step <= room
-        inside = b.add(b.sdiv(room, ir.Constant(I64, grid.step[1])), ir.Constant(I64, 1))
-        inside = b.select(b.icmp_signed(">", inside, count), count, inside)
+        inside = smaller(b, b.add(b.sdiv(room, ir.Constant(I64, grid.step[1])), ir.Constant(I64, 1)), count)
         starts_inside = functools.reduce(b.and_, [b.icmp_signed(">=", room, zero), b.icmp_signed(">=", x, zero),
                                                   *spans_inside(b, y, 0, extent[1], height)])
         return b.trunc(b.select(starts_inside, inside, zero), I32)
@@ -321,15 +327,13 @@ class Pieces:
         """i32: how many of a row of blocks' first blocks start before the surface's right edge, none where the row
         lies wholly above or below the surface (None for another grid): every block after them is wholly outside,
         reads only the padding and writes nothing."""
-        if grid.rows != 1 or grid.step[1] <= 0:
+        place = self.row_place(access, grid, origin)
+        if place is None:
             return None
-        b = self.context.builder
-        extent, columns, height = self.extents(access, origin.surface)
-        x, y = (b.sext(v, I64) for v in origin.xy)
+        b, (extent, columns, height, x, y) = self.context.builder, place
         step, zero, count = ir.Constant(I64, grid.step[1]), ir.Constant(I64, 0), ir.Constant(I64, grid.cols)
         # ceil((columns - x) / step): rounded towards zero, a row starting past the end counts none
-        touched = b.sdiv(b.add(b.sub(columns, x), ir.Constant(I64, grid.step[1] - 1)), step)
-        touched = b.select(b.icmp_signed(">", touched, count), count, touched)
+        touched = smaller(b, b.sdiv(b.add(b.sub(columns, x), ir.Constant(I64, grid.step[1] - 1)), step), count)
         meets = b.and_(b.icmp_signed("<", y, height), b.icmp_signed(">", b.add(y, ir.Constant(I64, extent[1])), zero))
         return b.trunc(b.select(b.and_(meets, b.icmp_signed(">", touched, zero)), touched, zero), I32)
 

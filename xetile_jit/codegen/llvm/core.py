@@ -218,6 +218,16 @@ def within(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
     return b.and_(b.icmp_signed(">=", i, ir.Constant(I64, 0)), b.icmp_signed("<", i, n))
 
 
+def smaller(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """The smaller of two signed integers."""
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def larger(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """The larger of two signed integers."""
+    return b.select(b.icmp_signed(">", x, y), x, y)
+
+
 def clamp(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
     """i (i64) clamped into [0, n - 1], and to 0 where n is 0: a masked-off access still reads inside its array
     (a tile whose leading index is outside the array sees 0 rows: clamping to -1 read before the array)."""
