@@ -514,6 +514,22 @@ def test_the_row_sums_a_loop_carries_fill_half_the_vector_registers():
     assert carried_sums(CpuFeatures("aarch64", frozenset()), 16) == CARRIED_SUMS == 16
 
 
+# a lane's f32 value splatted to an 8-component vector: the chain's first two insertelements
+SPLAT = re.compile(r'insertelement <8 x float> <float undef[^>]*>, float (%"[^"]+"), i32 0\n'
+                   r'\s+%"[^"]+" = insertelement <8 x float> %"[^"]+", float \1, i32 1')
+
+
+def test_the_bias_broadcast_is_built_once_a_column_of_blocks_on_the_cpu_target(rng):
+    """Blocking writes the bias row's broadcast once a block of C (a subgroup's 32x64 piece: 4x4 blocks of 8x16);
+    block_loops takes the repeats as the first of each column's (repeat_key), so the kernel splats each of the 4
+    bias blocks once."""
+    args, _ = make_args(rng, 256, 256, 64, np.float16, "rows")
+    sg_layout, sg_data = SUBGROUP_TILES["8x4"]
+    compiled = gemm.warmup(*args, grid=(1, 1), target="cpu", BM=256, BN=256, BK=32, B_COLUMN_MAJOR="rows",
+                           SCALE_A=False, REDUCE=False, sg_layout=sg_layout, sg_data=sg_data)
+    splats = SPLAT.findall(compiled.asm["llir"].split("define internal")[0])
+    assert len(splats) == len(set(splats)) == 4
+
 # The messages follow the elements' bits alone (codegen/llvm/transposed.py), the same for f16 and bf16; the dtype
 # decides the DPAS: each dtype once, on each target once
 @pytest.mark.parametrize("dtype, target", [(np.float16, "cpu"), (ml_dtypes.bfloat16, "xe-emulated")],

@@ -160,9 +160,10 @@ class LoopPlan:
 
 
 def repeat_key(op: Operation, same: dict) -> tuple | None:
-    """What an element-wise op or constant computes (its signature and operands, aliases resolved): equal keys,
-    equal values. None for other ops."""
-    if not isinstance(op, (*MAPPED, C.ConstantOp)) or len(op.results) != 1 or op.regions:
+    """What an element-wise op, constant or shuffle computes (its signature and operands, aliases resolved): equal
+    keys, equal values (a broadcast blocking writes once a block: a GEMM's bias, once a row of blocks). None for
+    other ops."""
+    if not isinstance(op, (*MAPPED, C.ConstantOp, S.ShuffleOp)) or len(op.results) != 1 or op.regions:
         return None
     return signature(op), tuple(same.get(v, v) for v in op.operands)
 

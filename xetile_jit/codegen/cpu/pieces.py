@@ -160,8 +160,11 @@ class Stash:
 
     def slot(self, index: ir.Value, component: int, block: PrivateBlock | None = None) -> ir.Value:
         b = self.context.builder
-        return (block or self.block).slot(b, b.add(b.mul(index, ir.Constant(I32, self.width)),
-                                                   ir.Constant(I32, component)))
+        if isinstance(index, ir.Constant):  # filled before a loop: one constant, not two instructions a component
+            position = ir.Constant(I32, index.constant * self.width + component)
+        else:
+            position = b.add(b.mul(index, ir.Constant(I32, self.width)), ir.Constant(I32, component))
+        return (block or self.block).slot(b, position)
 
 
 def descriptor(op: Operation) -> Value:
