@@ -857,3 +857,23 @@ def test_unoptimized_cpu_builds_are_refused(monkeypatch):
     x = np.zeros((2, 2), np.float32)
     expect_launch_error("build option -cl-opt-disable on opencl:cpu:0: unoptimized, the OpenCL CPU runtime has no "
                         "sub-groups (every work-item reads lane 0)", lambda: fill_two[(1,)](x, device="opencl:cpu"), x)
+
+
+@xetile.kernel
+def add_row(x, w, y, BM: xetile.constexpr, BN: xetile.constexpr):
+    """y[block] = x[block] + w's one row, broadcast down the block."""
+    m = xetile.program_id(0) * BM
+    v = xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN]))
+    xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), v + xetile.load_tile(xetile.init_tile(w, [0, 0], [1, BN])))
+
+
+def test_a_row_made_by_none_indexing_reads_as_its_copy_does(rng):
+    """`w[None]` has a stride of 0 along its one row: the kernel reads it as its C-order copy, in the same compiled
+    code (the same key and LLVM IR), and the sums are numpy's."""
+    x, w = rand(rng, (32, 64), np.float32), rand(rng, (64,), np.float32)
+    y = np.zeros_like(x)
+    add_row[(2,)](x, w[None], y, BM=16, BN=64)
+    assert_close(y, x + w, np.float32)
+    view, copy = (add_row.warmup(x, row, y, grid=(2,), target="cpu", BM=16, BN=64).asm["llir"]
+                  for row in (w[None], w[None].copy()))
+    assert view == copy

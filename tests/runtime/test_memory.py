@@ -343,6 +343,22 @@ def test_classify_usm_dtype_and_order(queue):
         classify("x", UsmArray(queue, base, (2, 2), (2, 2)))
 
 
+def test_a_dim_of_one_element_takes_the_stride_of_c_order_whatever_its_own(queue):
+    """numpy's `w[None]` and `x[:, None]` and dpnp's reshape leave a stride of 0 on a dim of extent 1: the array
+    classifies, and its kernel arguments read, as its C-contiguous copy (before, a row of N read as a column-major
+    array of one row, whose blocks no 2D message addresses)."""
+    w, x = np.arange(64, dtype=np.float32), np.arange(48, dtype=np.float32)
+    for view in (w[None], x[:, None], w[None, None]):
+        assert 0 in view.strides
+        contiguous = view.copy()
+        assert classify("v", view) == classify("v", contiguous)
+        assert classify("v", UsmArray(queue, contiguous, view.shape, tuple(s // 4 for s in view.strides))) == \
+            classify("v", contiguous)
+        sizes = [arg.value for arg in memory.host_size_args("v", view)]
+        assert sizes == [*contiguous.shape, *(s // 4 for s in contiguous.strides)]
+    assert classify("v", w[None]).order == ROW_MAJOR and classify("v", w[None]).block_io
+
+
 # ---- scalars -----------------------------------------------------------------------------------------------------
 
 def test_scalars_travel_as_their_spec_dtype(queue, program):

@@ -123,9 +123,10 @@ def is_usm(value) -> bool:
 
 
 def usm_strides(usm: dict) -> tuple[int, ...]:
-    """The strides of a USM array in elements (the interface gives None for a C-contiguous array)."""
+    """The strides of a USM array in elements (the interface gives None for a C-contiguous array;
+    `canonical_strides`)."""
     if usm.get("strides") is not None:
-        return tuple(usm["strides"])
+        return canonical_strides(tuple(usm["shape"]), usm["strides"], 1)
     return c_strides(usm["shape"])
 
 
@@ -172,18 +173,34 @@ def is_array(value) -> bool:
 
 
 def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
-    """Shape, strides in bytes and dtype of a numpy or USM array, as the kernel sees it (copied_contiguous)."""
+    """Shape, strides in bytes (`canonical_strides`) and dtype of a numpy or USM array, as the kernel sees it
+    (copied_contiguous)."""
     if isinstance(array, np.ndarray):
         if copied_contiguous(array):
             return array.shape, tuple(s * array.itemsize for s in c_strides(array.shape)), array.dtype
-        return array.shape, array.strides, array.dtype
+        return array.shape, canonical_strides(array.shape, array.strides, array.itemsize), array.dtype
     dpnp_array = usm_ndarray_of(array)
     if dpnp_array is not None:  # strides in elements
         dtype = dpnp_array.dtype
-        return dpnp_array.shape, tuple(s * dtype.itemsize for s in dpnp_array.strides), dtype
+        strides = canonical_strides(dpnp_array.shape, dpnp_array.strides, 1)
+        return dpnp_array.shape, tuple(s * dtype.itemsize for s in strides), dtype
     usm = usm_interface(array)
     dtype = np.dtype(usm["typestr"])
     return tuple(usm["shape"]), tuple(s * dtype.itemsize for s in usm_strides(usm)), dtype
+
+
+def canonical_strides(shape, strides, unit: int) -> tuple[int, ...]:
+    """`strides` (in bytes, `unit` the itemsize, or in elements, `unit` 1) with each dim of extent 1 given the stride
+    C order would give it: the next dim's stride times its extent, `unit` for the last. No index moves along such a
+    dim, and numpy (`w[None]`) and dpnp (`reshape`) leave a stride of 0 there, which made a row of N elements read as
+    a column-major array of one row, whose blocks no 2D message addresses (4-6x slower on the `cpu` target)."""
+    if 1 not in shape:
+        return tuple(strides)
+    canonical = list(strides)
+    for d in reversed(range(len(shape))):
+        if shape[d] == 1:
+            canonical[d] = canonical[d + 1] * shape[d + 1] if d + 1 < len(shape) else unit
+    return tuple(canonical)
 
 
 def dtype_and_order(name: str, shape, strides, np_dtype: np.dtype) -> tuple[DType, tuple[int, int]]:
