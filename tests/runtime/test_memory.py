@@ -346,7 +346,7 @@ def test_classify_usm_dtype_and_order(queue):
 def test_a_dim_of_one_element_takes_the_stride_of_c_order_whatever_its_own(queue):
     """numpy's `w[None]` and `x[:, None]` and dpnp's reshape leave a stride of 0 on a dim of extent 1: the array
     classifies, and its kernel arguments read, as its C-contiguous copy (before, a row of N read as a column-major
-    array of one row, whose blocks no 2D message addresses)."""
+    array of one row, whose blocks no 2D message addresses); one row of a pitched array keeps its pitch."""
     w, x = np.arange(64, dtype=np.float32), np.arange(48, dtype=np.float32)
     for view in (w[None], x[:, None], w[None, None]):
         assert 0 in view.strides
@@ -357,6 +357,8 @@ def test_a_dim_of_one_element_takes_the_stride_of_c_order_whatever_its_own(queue
         sizes = [arg.value for arg in memory.host_size_args("v", view)]
         assert sizes == [*contiguous.shape, *(s // 4 for s in contiguous.strides)]
     assert classify("v", w[None]).order == ROW_MAJOR and classify("v", w[None]).block_io
+    one_row = np.zeros((4, 80), np.float32)[2:3, :64]  # a row of a pitched array keeps its pitch
+    assert [arg.value for arg in memory.host_size_args("r", one_row)] == [1, 64, 80, 1]
 
 
 # ---- scalars -----------------------------------------------------------------------------------------------------

@@ -190,16 +190,17 @@ def array_layout(array) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype]:
 
 
 def canonical_strides(shape, strides, unit: int) -> tuple[int, ...]:
-    """`strides` (in bytes, `unit` the itemsize, or in elements, `unit` 1) with each dim of extent 1 given the stride
-    C order would give it: the next dim's stride times its extent, `unit` for the last. No index moves along such a
-    dim, and numpy (`w[None]`) and dpnp (`reshape`) leave a stride of 0 there, which made a row of N elements read as
-    a column-major array of one row, whose blocks no 2D message addresses (4-6x slower on the `cpu` target)."""
+    """`strides` (in bytes, `unit` the itemsize, or in elements, `unit` 1) with each dim of extent 1 given at least
+    the stride C order would give it: the next dim's stride times its extent, `unit` for the last. No index moves
+    along such a dim, and numpy (`w[None]`) and dpnp (`reshape`) leave a stride of 0 there, which made a row of N
+    elements read as a column-major array of one row, whose blocks no 2D message addresses (4-6x slower on the `cpu`
+    target); a larger stride (one row of a pitched array) stays, as the pitch its blocks were read with."""
     if 1 not in shape:
         return tuple(strides)
     canonical = list(strides)
     for d in reversed(range(len(shape))):
         if shape[d] == 1:
-            canonical[d] = canonical[d + 1] * shape[d + 1] if d + 1 < len(shape) else unit
+            canonical[d] = max(canonical[d], canonical[d + 1] * shape[d + 1] if d + 1 < len(shape) else unit)
     return tuple(canonical)
 
 
