@@ -530,6 +530,7 @@ def test_the_bias_broadcast_is_built_once_a_column_of_blocks_on_the_cpu_target(r
     splats = SPLAT.findall(compiled.asm["llir"].split("define internal")[0])
     assert len(splats) == len(set(splats)) == 4
 
+
 # The messages follow the elements' bits alone (codegen/llvm/transposed.py), the same for f16 and bf16; the dtype
 # decides the DPAS: each dtype once, on each target once
 @pytest.mark.parametrize("dtype, target", [(np.float16, "cpu"), (ml_dtypes.bfloat16, "xe-emulated")],

@@ -869,7 +869,7 @@ def add_row(x, w, y, BM: xetile.constexpr, BN: xetile.constexpr):
 
 def test_a_row_made_by_none_indexing_reads_as_its_copy_does(rng):
     """`w[None]` has a stride of 0 along its one row: the kernel reads it as its C-order copy, in the same compiled
-    code (the same key and LLVM IR), and the sums are numpy's."""
+    code (the same LLVM IR), and the sums are numpy's."""
     x, w = rand(rng, (32, 64), np.float32), rand(rng, (64,), np.float32)
     y = np.zeros_like(x)
     add_row[(2,)](x, w[None], y, BM=16, BN=64)

@@ -343,7 +343,7 @@ def test_classify_usm_dtype_and_order(queue):
         classify("x", UsmArray(queue, base, (2, 2), (2, 2)))
 
 
-def test_a_dim_of_one_element_takes_the_stride_of_c_order_whatever_its_own(queue):
+def test_a_dim_of_one_element_with_a_stride_below_c_orders_reads_as_c_order(queue):
     """numpy's `w[None]` and `x[:, None]` and dpnp's reshape leave a stride of 0 on a dim of extent 1: the array
     classifies, and its kernel arguments read, as its C-contiguous copy (before, a row of N read as a column-major
     array of one row, whose blocks no 2D message addresses); one row of a pitched array keeps its pitch."""
