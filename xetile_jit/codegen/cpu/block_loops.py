@@ -41,7 +41,7 @@ from ...ir.elementwise import TERNARY, combine_identity
 from ...ir.types import VectorType, float32
 from ...target.cpu_features import CpuFeatures
 from ..llvm.context import LoweringContext
-from ..llvm.core import I32, counted_loop, larger, literal, llvm_type, ranged_loop, smaller
+from ..llvm.core import I32, counted_loop, larger, literal, llvm_type, phis, ranged_loop, smaller
 from ..xe.llvm_helpers import UNROLLED
 from .pieces import MIN_RUN, PLAIN, Access, Grid, Origin, Pieces, Stash
 
@@ -332,17 +332,14 @@ class BlockLoops:
             if item not in skipped:
                 self.lower_item(item)
         b = self.builder
-        inside = None
-        for run in region.runs:
-            if run.accesses is not None and self.fast_paths and run.accesses[0].plain:
-                test = self.pieces.inside(run.accesses)
-                inside = test if inside is None else b.and_(inside, test)
+        tests = [self.pieces.inside(run.accesses) for run in region.runs
+                 if run.accesses is not None and self.fast_paths and run.accesses[0].plain]
         reads = list({source: None for run in region.runs for source in item_sources(run)
                       if isinstance(source, Run) and source not in region.runs})
-        for source in reads:  # the plain loop reads their stashes without a limit
-            if source.limit is not None:
-                test = b.icmp_unsigned("==", source.limit, ir.Constant(I32, region.size))
-                inside = test if inside is None else b.and_(inside, test)
+        # the plain loop reads their stashes without a limit
+        tests += [b.icmp_unsigned("==", source.limit, ir.Constant(I32, region.size))
+                  for source in reads if source.limit is not None]
+        inside = functools.reduce(b.and_, tests) if tests else None
         claimed = set()
         for run in region.runs:
             if any(user not in region.ops for v in run.blocks() for user, _ in v.uses):
@@ -489,7 +486,7 @@ class BlockLoops:
                 fast, fast_end = self.region_loop(plan, PLAIN), b.block
             with otherwise:
                 slow, slow_end = self.split(plan), b.block
-        return None if fast is None else merged(b, (fast, fast_end), (slow, slow_end))
+        return None if fast is None else phis(b, [v.type for v in fast], [(fast, fast_end), (slow, slow_end)])
 
     def split(self, plan: LoopPlan) -> list | None:
         """The region's loop where some piece crosses its surface's end (or an earlier stash it reads keeps an
@@ -554,7 +551,7 @@ class BlockLoops:
             if plan.folds:
                 folded = self.region_loop(plan, None, (start, total), states, partial(self.folds_step, current))
             inner = b.block
-        return merged(b, (states, entry), (folded, inner)) if plan.folds else states
+        return phis(b, [v.type for v in states], [(states, entry), (folded, inner)]) if plan.folds else states
 
     def folds_step(self, current: dict, plan: LoopPlan, i: ir.Value, first: ir.Value, states: list, _path) -> list:
         """region_step of a block wholly outside: the folds' alone, of the blocks' one value (`current`)."""
@@ -784,15 +781,6 @@ def hoistable(item, region: Region | None, later: set) -> bool:
         return region is None or not (region.produces(item.same) or item.same in later)
     return (isinstance(item, Operation) and item.pure and not item.regions and item is not item.parent.terminator
             and (region is None or not any(region.produces(v) or v in later for v in item.operands)))
-
-
-def merged(b: ir.IRBuilder, *incoming: tuple) -> list:
-    """One phi a value of the branches' `incoming` (values, block) pairs."""
-    phis = [b.phi(value.type) for value in incoming[0][0]]
-    for values, block in incoming:
-        for phi, value in zip(phis, values):
-            phi.add_incoming(value, block)
-    return phis
 
 
 def fused_away(run: Run, plan: LoopPlan) -> bool:

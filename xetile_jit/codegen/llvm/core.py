@@ -228,6 +228,15 @@ def larger(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.select(b.icmp_signed(">", x, y), x, y)
 
 
+def phis(b: ir.IRBuilder, types: list[ir.Type], incoming) -> list[ir.Value]:
+    """One phi per type of `types`, fed the i-th value of each (values, block) in `incoming`."""
+    made = [b.phi(ty) for ty in types]
+    for values, block in incoming:
+        for phi, value in zip(made, values):
+            phi.add_incoming(value, block)
+    return made
+
+
 def clamp(b: ir.IRBuilder, i: ir.Value, n: ir.Value) -> ir.Value:
     """i (i64) clamped into [0, n - 1], and to 0 where n is 0: a masked-off access still reads inside its array
     (a tile whose leading index is outside the array sees 0 rows: clamping to -1 read before the array)."""
@@ -566,14 +575,6 @@ class LLVMLowering:
         return broadcast(self.builder, self.values[op.operands[0]], llvm_type(op.result.type))
 
     # --- control flow ----------------------------------------------------------------------------------------
-    def phis(self, types: list[ir.Type], incoming) -> list[ir.Value]:
-        """One phi per type of `types`, fed the i-th value of each (values, block) in `incoming`."""
-        phis = [self.builder.phi(ty) for ty in types]
-        for values, block in incoming:
-            for phi, value in zip(phis, values):
-                phi.add_incoming(value, block)
-        return phis
-
     def lower_ForOp(self, op):
         """Python's range(lower, upper, step) for either sign of step, and no iteration for a step of 0 (the
         loop rule, ForOp). header: phis of `more`, the iv and the carried values, exit test on `more`; body:
@@ -592,7 +593,7 @@ class LLVMLowering:
         b.position_at_end(header)
         more = b.phi(ir.IntType(1))
         more.add_incoming(enter, entry)
-        parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
+        parts = phis(self.builder, [part.type for part in entry_parts], [(entry_parts, entry)])
         carried = self.components.carried_values([value.type for value in (lower, *inits)], parts)
         b.cbranch(more, body, end)
         b.position_at_end(body)
@@ -635,7 +636,7 @@ class LLVMLowering:
         entry = b.block
         b.branch(header)
         b.position_at_end(header)
-        parts = self.phis([part.type for part in entry_parts], [(entry_parts, entry)])
+        parts = phis(self.builder, [part.type for part in entry_parts], [(entry_parts, entry)])
         carried = self.components.carried_values([value.type for value in inits], parts)
         cond, *forwarded = self.lower_block(op.before, carried)
         body, end = (b.append_basic_block(f"while.{part}") for part in ("body", "end"))
@@ -665,7 +666,7 @@ class LLVMLowering:
         incoming = [self.lower_branch(region.block, start, end)
                     for region, start in zip(op.regions, (then, otherwise))]
         b.position_at_end(end)
-        return self.phis([self.value_type(v.type) for v in op.results], incoming)
+        return phis(self.builder, [self.value_type(v.type) for v in op.results], incoming)
 
     def lower_branch(self, block: Block, start: ir.Block, end: ir.Block):
         """Lowers `block` from `start` on, then jumps to `end`; returns what it yields and where it ended."""
