@@ -107,14 +107,33 @@ def test_array_must_have_a_dim(xy):
                         lambda: scale_copy[(2, 2)](bad, y, 1.0, BM=8, BN=8), y)
 
 
-def test_array_without_unit_stride(xy):
-    x, y = xy
-    wide = np.zeros((16, 32), np.float32)
-    expect_launch_error("argument 'y': an array needs unit stride along one of its last two dims (row- or column-major, "
-                        "no overlap); got strides (128, 8) for shape (16, 16) (itemsize 4)",
-                        lambda: scale_copy[(2, 2)](x, wide[:, ::2], 1.0, BM=8, BN=8), x, wide)
-    expect_launch_error("argument 'y': an array needs unit stride",
-                        lambda: scale_copy[(2, 2)](x, wide.T[::2, :], 1.0, BM=8, BN=8), x, wide)
+def test_host_views_without_unit_stride_go_as_copies(rng):
+    """A numpy view with a step along its dim of unit stride (`x[:, ::2]`, `x.T[::2, :]`) or a broadcast's stride of
+    0 has no memory order a kernel reads: it goes as a C-contiguous copy, and a written one is copied back into its
+    own elements, the elements between them untouched."""
+    wide = rand(rng, (16, 32), np.float32)
+    out = np.zeros((16, 32), np.float32)
+    scale_copy[(2, 2)](wide[:, ::2], out[:, 1::2], 2.0, BM=8, BN=8)
+    assert_close(out[:, 1::2], wide[:, ::2] * 2)
+    np.testing.assert_array_equal(out[:, ::2], 0)
+    tall = np.zeros((16, 32), np.float32)
+    scale_copy[(2, 2)](wide.T[::2, :], tall.T[1::2, :], 3.0, BM=8, BN=8)
+    assert_close(tall.T[1::2, :], wide.T[::2, :] * 3)
+    np.testing.assert_array_equal(tall.T[::2, :], 0)
+    row = rand(rng, (16,), np.float32)
+    y = np.zeros((16, 16), np.float32)
+    scale_copy[(2, 2)](np.broadcast_to(row, (16, 16)), y, 1.0, BM=8, BN=8)
+    np.testing.assert_array_equal(y, np.broadcast_to(row, (16, 16)))
+
+
+def test_a_device_array_without_unit_stride_is_refused(xy):
+    """A USM array is not copied by the launch: one with no memory order a kernel reads is a LaunchError."""
+    dpnp = needs_dpnp()
+    x, _ = xy
+    wide = dpnp.zeros((16, 32), dtype=dpnp.float32)
+    expect_launch_error("argument 'y': an array on a device needs unit stride along one of its last two dims (row- or "
+                        "column-major, no overlap); got strides (128, 8) for shape (16, 16) (itemsize 4)",
+                        lambda: scale_copy[(2, 2)](dpnp.asarray(x), wide[:, ::2], 1.0, BM=8, BN=8), x)
 
 
 def test_row_pitch_and_column_major_views_are_accepted(rng):

@@ -142,12 +142,33 @@ def test_views_of_one_array_share_one_device_buffer(queue, rng):
     assert c.nbytes == 5 * 7 * 4             # the third array has a buffer of its own
 
 
-def test_a_copied_array_sharing_memory_with_another_is_refused(queue):
-    """An array with a negative stride along its last two dims goes as a copy of its own, which cannot alias."""
+def test_a_copied_array_sharing_an_element_written_is_refused(queue):
+    """An array with a negative stride or a step along its last two dims goes as a copy of its own: one that shares
+    an element with another argument, either of them written, would part the two."""
     x = np.zeros((4, 8), np.float32)
     specs = dict(a=classify("a", x[:, ::-1]), b=classify("b", x))
-    with pytest.raises(xetile.LaunchError, match="arguments 'a' and 'b' share host memory, and 'a' has a negative"):
+    with pytest.raises(xetile.LaunchError, match="arguments 'a' and 'b' share host memory, the kernel writes 'b', "
+                                                 "and 'a' has no memory order"):
         prepare_arguments(queue, dict(a=x[:, ::-1], b=x), specs, {"b"})
+    specs = dict(a=classify("a", x[:, ::2]), b=classify("b", x[:, 2:4]))
+    with pytest.raises(xetile.LaunchError, match="the kernel writes 'a'"):
+        prepare_arguments(queue, dict(a=x[:, ::2], b=x[:, 2:4]), specs, {"a"})
+
+
+def test_copies_of_interleaved_views_or_of_arrays_only_read_may_share_memory(queue, rng):
+    """`x[:, ::2]` and `x[:, 1::2]` share no element: each goes as its copy, written or not, and each written one
+    lands in its own elements; a copy of an array the kernel only reads may share elements with another read."""
+    x = f32(rng, (4, 8))
+    x0 = x.copy()
+    values = dict(a=x[:, ::2], b=x[:, 1::2])
+    args, finish = prepare_arguments(queue, values, {n: classify(n, v) for n, v in values.items()}, {"a", "b"})
+    assert [a.value for a in args[1:5]] == [a.value for a in args[6:10]] == [4, 4, 4, 1]  # two C-contiguous copies
+    assert args[0].nbytes == args[5].nbytes == 4 * 4 * 4
+    finish()
+    np.testing.assert_array_equal(x, x0)
+    values = dict(a=x[:, ::-1], b=x)
+    args, _ = prepare_arguments(queue, values, {n: classify(n, v) for n, v in values.items()}, set())
+    assert args[0].nbytes == x.nbytes and args[5].nbytes == x.nbytes
 
 
 def test_array_abi(queue, rng):
@@ -166,10 +187,15 @@ def test_array_abi(queue, rng):
         assert [a.value for a in args[1:]] == list(abi) and isinstance(args[1], ctypes.c_int64)
 
 
-def test_strides_not_in_whole_elements(queue):
-    weird = as_strided(np.zeros(16, np.float32), (2, 2), (6, 4))  # a row pitch of 1.5 elements
-    with pytest.raises(xetile.LaunchError, match=r"strides \(6, 4\) are not multiples of the itemsize 4"):
-        prepare_arguments(queue, {"w": weird}, {"w": ArraySpec(float32, ROW_MAJOR)}, set())
+def test_strides_not_in_whole_elements_go_as_a_copy(queue):
+    """A stride of no whole number of elements, which no kernel argument gives, goes as a C-contiguous copy."""
+    base = np.arange(16, dtype=np.float32)
+    weird = as_strided(base, (2, 2), (6, 4))  # a row pitch of 1.5 elements
+    args, _ = prepare_arguments(queue, {"w": weird}, {"w": classify("w", weird)}, set())
+    assert [a.value for a in args[1:]] == [2, 2, 2, 1]
+    staged = np.empty((2, 2), np.float32)
+    args[0].copy_to_host(staged.reshape(-1).view(np.uint8))
+    np.testing.assert_array_equal(staged, weird)
 
 
 # ---- host arrays in place on a device that takes host memory -----------------------------------------------------
@@ -333,7 +359,8 @@ def test_classify_usm_dtype_and_order(queue):
     assert classify("x", UsmArray(queue, base, (6, 4), (1, 6))) == classify("x", base.T)
     assert classify("x", UsmArray(queue, base, (24,), None)) == classify("x", base.ravel())
     assert classify("x", UsmArray(queue, base, (2, 2, 6), (12, 6, 1))).rank == 3
-    with pytest.raises(xetile.LaunchError, match="argument 'x': a 1-D array needs unit stride; got stride 4 bytes"):
+    with pytest.raises(xetile.LaunchError, match="argument 'x': a 1-D array on a device needs unit stride; got stride 4 "
+                                                 "bytes"):
         classify("x", UsmArray(queue, base, (12,), (2,)))
     with pytest.raises(xetile.LaunchError, match="argument 'x': expected an array of rank >= 1, got a 0-d array"):
         classify("x", UsmArray(queue, base, (), None))
@@ -354,11 +381,11 @@ def test_a_dim_of_one_element_with_a_stride_below_c_orders_reads_as_c_order(queu
         assert classify("v", view) == classify("v", contiguous)
         assert classify("v", UsmArray(queue, contiguous, view.shape, tuple(s // 4 for s in view.strides))) == \
             classify("v", contiguous)
-        sizes = [arg.value for arg in memory.host_size_args("v", view)]
+        sizes = [arg.value for arg in memory.host_size_args(view)]
         assert sizes == [*contiguous.shape, *(s // 4 for s in contiguous.strides)]
     assert classify("v", w[None]).order == ROW_MAJOR and classify("v", w[None]).block_io
     one_row = np.zeros((4, 80), np.float32)[2:3, :64]  # a row of a pitched array keeps its pitch
-    assert [arg.value for arg in memory.host_size_args("r", one_row)] == [1, 64, 80, 1]
+    assert [arg.value for arg in memory.host_size_args(one_row)] == [1, 64, 80, 1]
 
 
 # ---- scalars -----------------------------------------------------------------------------------------------------

@@ -101,6 +101,19 @@ def test_strided_and_transposed_views_are_written_in_place(on_each_device):
     assert torch.equal(transposed, base[:16, :8] + 1)
 
 
+def test_views_with_a_step_go_as_copies_and_are_written_back(on_each_device):
+    """`t[::2]` and `t[:, 1::2]` have no memory order a kernel reads (runtime/args.py copied_contiguous): each goes
+    as a copy, the written one copied back into its own elements; the elements between them stay as they were."""
+    x = torch.arange(64, dtype=torch.float32)
+    y = torch.full((64,), -1.0)
+    copy1[(1,)](x[::2], y[1::2], B=32)
+    assert torch.equal(y[1::2], x[::2]) and torch.all(y[::2] == -1)
+    base = torch.arange(8 * 32, dtype=torch.float16).reshape(8, 32)
+    out = torch.full((8, 32), -1.0, dtype=torch.float16)
+    add_one[(1,)](base[:, ::2], out[:, 1::2], BM=8, BN=16)
+    assert torch.equal(out[:, 1::2], base[:, ::2] + 1) and torch.all(out[:, ::2] == -1)
+
+
 def test_a_tensor_that_requires_grad_is_read_through_its_data():
     x = torch.randn(8, 16, requires_grad=True)
     y = torch.zeros(8, 16)

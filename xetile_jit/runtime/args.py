@@ -66,20 +66,32 @@ class ScalarSpec:
 
 
 def array_order(name: str, shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tuple[int, int]:
-    """The memory order of an array's last two dims from its strides in bytes; a 1-D array is one row."""
+    """The memory order of an array's last two dims from its strides in bytes (`memory_order`); a LaunchError
+    where they have none (a USM array's: a host array's goes as a copy, `copied_contiguous`)."""
+    order = memory_order(shape, strides, item)
+    if order is not None:
+        return order
     if len(shape) == 1:
-        if shape[0] <= 1 or strides[0] == item:
-            return ROW_MAJOR
-        raise LaunchError(f"argument '{name}': a 1-D array needs unit stride; got stride {strides[0]} bytes "
-                          f"(itemsize {item}); pass np.ascontiguousarray(...)")
+        raise LaunchError(f"argument '{name}': a 1-D array on a device needs unit stride; got stride {strides[0]} "
+                          f"bytes (itemsize {item}); pass a contiguous copy (dpnp.ascontiguousarray(...))")
+    raise LaunchError(f"argument '{name}': an array on a device needs unit stride along one of its last two dims "
+                      f"(row- or column-major, no overlap); got strides {strides} for shape {shape} "
+                      f"(itemsize {item}); pass a contiguous copy (dpnp.ascontiguousarray(...))")
+
+
+def memory_order(shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tuple[int, int] | None:
+    """The memory order a kernel reads an array's last two dims in, from their strides in bytes (a 1-D array is
+    one row): one of unit stride, the other at least a whole row or column apart (no overlap). None where there is
+    none: a step along the dim of unit stride (`x[::2]`, `a[:, ::2]`), a negative stride, rows that overlap (a
+    broadcast's stride of 0)."""
+    if len(shape) == 1:
+        return ROW_MAJOR if shape[0] <= 1 or strides[0] == item else None
     (rows, cols), (s0, s1) = shape[-2:], strides[-2:]
     if (s1 == item or cols <= 1) and s0 >= cols * item:
         return ROW_MAJOR
     if (s0 == item or rows <= 1) and s1 >= rows * item:
         return COL_MAJOR
-    raise LaunchError(f"argument '{name}': an array needs unit stride along one of its last two dims (row- or "
-                      f"column-major, no overlap); got strides {strides} for shape {shape} "
-                      f"(itemsize {item}); pass np.ascontiguousarray(...)")
+    return None
 
 
 class NotImported:
@@ -136,10 +148,16 @@ def c_strides(shape) -> tuple[int, ...]:
 
 
 def copied_contiguous(array: np.ndarray) -> bool:
-    """Whether a numpy array goes to the device as a C-contiguous copy (runtime/memory.py): one with a negative
-    stride along its last two dims, which no kernel memory order has. A negative stride along a leading dim is a
-    slice step the kernel takes as it is."""
-    return min(array.strides[-2:], default=0) < 0
+    """Whether a numpy array goes to the device as a C-contiguous copy (runtime/memory.py): one whose last two dims
+    have no memory order a kernel reads (`memory_order`: a slice's step along the dim of unit stride, a negative
+    stride, a broadcast), or with a stride of no whole number of elements (`as_strided`), which no kernel argument
+    (strides in elements) can give. A leading dim's stride, a negative one too, is a slice step the kernel takes as
+    it is."""
+    if array.flags.c_contiguous:  # the launch hot path
+        return False
+    item = array.itemsize
+    return any(s % item for s in array.strides) or \
+        memory_order(array.shape, canonical_strides(array.shape, array.strides, item), item) is None
 
 
 def import_dlpack(name: str, value):

@@ -18,8 +18,9 @@ parent's row pitch.
   [0, ..., 0] inside the buffer). Arguments whose host memory overlaps (one array passed twice, views of one base
   array) share one buffer covering them all, each pointer at its own place in it, so the kernel sees one memory as
   the host does. After the kernel, `finish()` copies back only the arrays the kernel writes, and writes only the
-  array's own elements, in place: gaps between pitched rows are left alone. An array with a negative stride along
-  its last two dims goes as a C-contiguous copy (args.copied_contiguous), so it shares memory with no other
+  array's own elements, in place: gaps between pitched rows are left alone. An array whose last two dims have no
+  memory order a kernel reads (a negative stride there, a step along the dim of unit stride as in `x[::2]`, a
+  broadcast's stride of 0: args.copied_contiguous) goes as a C-contiguous copy, so it shares memory with no other
   argument: a LaunchError.
 - USM arrays (`__sycl_usm_array_interface__`: dpctl/dpnp arrays, and DLPack producers on a SYCL device,
   imported with `dpnp.tensor.from_dlpack`) are passed in place, zero copy: the pointer to element [0, ..., 0]
@@ -51,6 +52,7 @@ from .sycl import scalar_arg
 _SIZE_ARGS: dict = {}  # (shape, strides) -> the four i64 kernel arguments (ctypes values are copied at submit)
 _HOST_SIZE_ARGS: dict = {}  # (shape, byte strides, itemsize) of a host array in place -> its size_args
 MAX_SIZE_ARGS = 4096
+SHARES_WORK = 10_000  # steps of numpy's exact overlap solver a launch allows (memory.shares_elements)
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ def prepare_arguments(queue: dpctl.SyclQueue, values: dict, specs: dict, written
         elif name in host_args:
             kernel_args += host_args[name]
         elif name in shared:
-            kernel_args += shared_arg(queue, name, host[name]).kernel_args()
+            kernel_args += shared_arg(queue, host[name]).kernel_args()
         else:
             kernel_args += usm_arg(queue, name, arrays[name]).kernel_args()
 
@@ -186,7 +188,7 @@ def host_arguments(queue: dpctl.SyclQueue, host: dict, written: set, any_base: b
     if placed is not None:
         return placed, []
     host_args, copies = {}, []
-    for group in overlapping(host):  # a group goes in place whole or is staged whole: the kernel sees one memory
+    for group in overlapping(host, written):  # a group in place whole or staged whole: the kernel sees one memory
         arrays = {name: host[name] for name in group}
         placed = all_in_place(arrays, any_base) if in_host_memory else None
         if placed is None:
@@ -214,8 +216,8 @@ def in_place(array: np.ndarray, address: int, any_base: bool) -> bool:
     memory (module docstring): that element BLOCK_BASE_ALIGN-aligned, as a host array's kernel is specialized for
     (args.block_io_rule), unless the kernel's block builtins read any base address (`any_base`: BlockIO.any_layout,
     the `cpu` target's)."""
-    return bool(array.size) and array.flags.aligned and min(array.strides) >= 0 and \
-        (any_base or address % BLOCK_BASE_ALIGN == 0)
+    return bool(array.size) and array.flags.aligned and min(array.strides) >= 0 and not copied_contiguous(array) \
+        and (any_base or address % BLOCK_BASE_ALIGN == 0)
 
 
 def all_in_place(arrays: dict, any_base: bool) -> dict | None:
@@ -227,25 +229,25 @@ def all_in_place(arrays: dict, any_base: bool) -> dict | None:
         address = array.ctypes.data
         if not in_place(array, address, any_base):
             return None
-        args[name] = host_arg(name, array, address)
+        args[name] = host_arg(array, address)
     return args
 
 
-def host_arg(name: str, array: np.ndarray, address: int) -> list:
+def host_arg(array: np.ndarray, address: int) -> list:
     """The kernel arguments of a host array in place whose element [0, ..., 0] is at `address`."""
     sizes = _HOST_SIZE_ARGS.get((array.shape, array.strides, array.itemsize))
     if sizes is None:
-        sizes = host_size_args(name, array)
+        sizes = host_size_args(array)
     return [HostAddress(address), *sizes]
 
 
-def host_size_args(name: str, array: np.ndarray) -> list:
-    """size_args of a host array, kept by its shape, byte strides and itemsize (element_strides, checked once for
-    them, costs 0.8 us)."""
+def host_size_args(array: np.ndarray) -> list:
+    """size_args of a host array, kept by its shape, byte strides and itemsize (the strides in elements and their
+    ctypes values cost about 1 us)."""
     if len(_HOST_SIZE_ARGS) >= MAX_SIZE_ARGS:
         _HOST_SIZE_ARGS.clear()
     sizes = _HOST_SIZE_ARGS[array.shape, array.strides, array.itemsize] = \
-        size_args(array.shape, element_strides(name, array))
+        size_args(array.shape, element_strides(array))
     return sizes
 
 
@@ -256,8 +258,8 @@ def passed_in_place(array: np.ndarray, queue: dpctl.SyclQueue) -> bool:
         *byte_span(array), queue.sycl_context)
 
 
-def shared_arg(queue: dpctl.SyclQueue, name: str, array: np.ndarray) -> ArrayArg:
-    strides = element_strides(name, array)
+def shared_arg(queue: dpctl.SyclQueue, array: np.ndarray) -> ArrayArg:
+    strides = element_strides(array)
     return ArrayArg(address_memory(array.ctypes.data, array.shape, strides, array.itemsize, queue), array.shape,
                     strides)
 
@@ -269,9 +271,9 @@ def byte_span(array: np.ndarray) -> tuple[int, int]:
     return low, start + sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0) + array.itemsize
 
 
-def overlapping(arrays: dict) -> list[list[str]]:
-    """The names of `arrays` (numpy) in groups whose host memory overlaps (an empty array is a group of its own);
-    a LaunchError when a C-contiguous copy would split a group."""
+def overlapping(arrays: dict, written) -> list[list[str]]:
+    """The names of `arrays` (numpy) in groups whose host memory overlaps (an empty array is a group of its own),
+    each array that goes as a C-contiguous copy a group of its own (`copy_apart`)."""
     spans = sorted((byte_span(a), name) for name, a in arrays.items() if a.size)
     groups, high = [[name] for name, a in arrays.items() if not a.size], None
     for (low, end), name in spans:
@@ -281,14 +283,33 @@ def overlapping(arrays: dict) -> list[list[str]]:
         else:
             groups.append([name])
             high = end
+    apart = []
     for group in groups:
-        copied = [name for name in group if copied_contiguous(arrays[name])]
-        if copied and len(group) > 1:
-            other = next(name for name in group if name != copied[0])
-            raise LaunchError(f"arguments '{copied[0]}' and '{other}' share host memory, and '{copied[0]}' has a "
-                              "negative stride along its last two dims, which goes to the device as a copy of its "
-                              "own; pass np.ascontiguousarray(...) of it")
-    return groups
+        copied = [name for name in group if copied_contiguous(arrays[name])] if len(group) > 1 else []
+        for name in copied:
+            copy_apart(name, group, arrays, written)
+        apart += [[name] for name in copied] + [[name for name in group if name not in copied]]
+    return [group for group in apart if group]
+
+
+def copy_apart(name: str, group: list[str], arrays: dict, written) -> None:
+    """A LaunchError where array `name`'s copy of its own would part the kernel's writes from the host's one
+    memory: an element it shares with another array of its group, either of the two written. Views that
+    interleave (`x[::2]` and `x[1::2]`) share no element; arrays the kernel only reads may share them."""
+    for other in group:
+        if other != name and (name in written or other in written) and shares_elements(arrays[name], arrays[other]):
+            raise LaunchError(f"arguments '{name}' and '{other}' share host memory, the kernel writes "
+                              f"'{name if name in written else other}', and '{name}' has no memory order a kernel "
+                              "reads along its last two dims (a step or a negative stride there), so it goes to the "
+                              "device as a copy of its own; pass np.ascontiguousarray(...) of it")
+
+
+def shares_elements(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two numpy arrays share a byte, solved exactly within SHARES_WORK steps (beyond: taken as shared)."""
+    try:
+        return bool(np.shares_memory(a, b, max_work=SHARES_WORK))
+    except np.exceptions.TooHardError:
+        return True
 
 
 def stage(queue: dpctl.SyclQueue, name: str, array: np.ndarray) -> tuple[ArrayArg, HostCopy | None]:
@@ -303,7 +324,7 @@ def stage_group(queue: dpctl.SyclQueue, arrays: dict, written) -> tuple[dict, Ho
     if len(arrays) == 1 and not next(iter(arrays.values())).size:  # a USM allocation must not be empty
         (name, array), = arrays.items()
         memory = dpctl.memory.MemoryUSMDevice(array.itemsize, queue=queue)
-        return {name: ArrayArg(memory, array.shape, element_strides(name, array))}, None
+        return {name: ArrayArg(memory, array.shape, element_strides(array))}, None
     if len(arrays) == 1 and copied_contiguous(next(iter(arrays.values()))):
         (name, array), = arrays.items()
         copied = np.ascontiguousarray(array)
@@ -315,7 +336,7 @@ def stage_group(queue: dpctl.SyclQueue, arrays: dict, written) -> tuple[dict, Ho
         own, views = True, {name: HostView(a, a.ctypes.data - low, a.strides) for name, a in arrays.items()}
     memory = dpctl.memory.MemoryUSMDevice(covering.nbytes, queue=queue)
     memory.copy_from_host(covering)
-    strides = {name: element_strides(name, view.of(covering)) for name, view in views.items()}
+    strides = {name: element_strides(view.of(covering)) for name, view in views.items()}
     args = {name: ArrayArg(pointer_at(memory, view, strides[name], queue), view.array.shape, strides[name])
             for name, view in views.items()}
     return args, HostCopy(covering, memory, own, tuple(v for name, v in views.items() if name in written))
@@ -340,8 +361,6 @@ def usm_arg(queue: dpctl.SyclQueue, name: str, array) -> ArrayArg:
     return ArrayArg(memory, tuple(usm["shape"]), usm_strides(usm))
 
 
-def element_strides(name: str, array: np.ndarray) -> tuple[int, ...]:
-    if any(s % array.itemsize for s in array.strides):
-        raise LaunchError(f"argument '{name}': strides {array.strides} are not multiples of the itemsize "
-                          f"{array.itemsize}; pass np.ascontiguousarray(...)")
+def element_strides(array: np.ndarray) -> tuple[int, ...]:
+    """A numpy array's strides in elements (one that goes as it is: whole elements, args.copied_contiguous)."""
     return tuple(s // array.itemsize for s in array.strides)
