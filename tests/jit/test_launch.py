@@ -132,7 +132,8 @@ def test_a_device_array_without_unit_stride_is_refused(xy):
     x, _ = xy
     wide = dpnp.zeros((16, 32), dtype=dpnp.float32)
     expect_launch_error("argument 'y': an array on a device needs unit stride along one of its last two dims (row- or "
-                        "column-major, no overlap); got strides (128, 8) for shape (16, 16) (itemsize 4)",
+                        "column-major, no overlap); got strides (128, 8) for shape (16, 16) (itemsize 4); pass a "
+                        "contiguous copy of it (dpnp.ascontiguousarray(x)",
                         lambda: scale_copy[(2, 2)](dpnp.asarray(x), wide[:, ::2], 1.0, BM=8, BN=8), x)
 
 

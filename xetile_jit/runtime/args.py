@@ -65,6 +65,9 @@ class ScalarSpec:
         return ScalarType(self.dtype)
 
 
+CONTIGUOUS_COPY = "pass a contiguous copy of it (dpnp.ascontiguousarray(x), a torch tensor's x.contiguous())"
+
+
 def array_order(name: str, shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tuple[int, int]:
     """The memory order of an array's last two dims from its strides in bytes (`memory_order`); a LaunchError
     where they have none (a USM array's: a host array's goes as a copy, `copied_contiguous`)."""
@@ -73,10 +76,10 @@ def array_order(name: str, shape: tuple[int, ...], strides: tuple[int, ...], ite
         return order
     if len(shape) == 1:
         raise LaunchError(f"argument '{name}': a 1-D array on a device needs unit stride; got stride {strides[0]} "
-                          f"bytes (itemsize {item}); pass a contiguous copy (dpnp.ascontiguousarray(...))")
+                          f"bytes (itemsize {item}); {CONTIGUOUS_COPY}")
     raise LaunchError(f"argument '{name}': an array on a device needs unit stride along one of its last two dims "
                       f"(row- or column-major, no overlap); got strides {strides} for shape {shape} "
-                      f"(itemsize {item}); pass a contiguous copy (dpnp.ascontiguousarray(...))")
+                      f"(itemsize {item}); {CONTIGUOUS_COPY}")
 
 
 def memory_order(shape: tuple[int, ...], strides: tuple[int, ...], item: int) -> tuple[int, int] | None:
