@@ -717,7 +717,7 @@ def test_while_on_a_tile(rng):
     """A while condition is one value for the workgroup: a scalar or a one-element vector, not a tile."""
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     expect_error(k_while, (x, out, 3), {},
-                 "a while condition must be a scalar or a one-element vector, the same for the whole workgroup, got "
+                 "a condition must be a scalar or a one-element vector, the same for the whole workgroup, got "
                  "vector<8x8xi1>", "while xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8])) > n:")
 
 
@@ -817,7 +817,8 @@ def k_if_vector(x, out):
 def test_if_on_vector(rng):
     x, out = rand(rng, (8, 8), np.float32), np.zeros((8, 8), np.float32)
     expect_error(k_if_vector, (x, out), {},
-                 "a condition must be a scalar, got vector<8x8xi1>; use xetile.where for vectors", "if v > 0.0:")
+                 "a condition must be a scalar or a one-element vector, the same for the whole workgroup, got "
+                 "vector<8x8xi1>; use xetile.where for vectors", "if v > 0.0:")
 
 
 @xetile.kernel

@@ -69,6 +69,28 @@ def test_while_condition_on_a_carried_value():
     assert out["out"][:, 0].tolist() == [1, 2, 8, 128, 1024]
 
 
+@xetile.kernel
+def collatz_steps(starts, steps):
+    """The Collatz steps from starts[p] down to 1: the start a 1-D tile's sum (a one-element vector, which Triton's
+    `tl.sum` makes a scalar), read by `while` and `if` alike."""
+    p = xetile.program_id(0)
+    n = xetile.tile_reduce("add", xetile.load_tile(xetile.init_tile(starts, [p], [1])), [0])
+    count = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        count += 1
+    xetile.store_tile(xetile.init_tile(steps, [p, 0], [1, 16]), xetile.full([1, 16], count, xetile.int32))
+
+
+def test_if_and_while_take_a_one_element_vector():
+    starts = np.array([1, 6, 7, 27], np.int32)
+    out = run_everywhere(collatz_steps, {"starts": starts, "steps": np.zeros((4, 16), np.int32)}, (4,))
+    assert out["steps"][:, 0].tolist() == [0, 8, 16, 111]
+
+
 # ---- compare-and-swap -----------------------------------------------------------------------------------------
 @xetile.kernel
 def swap_where_equal(x, cmp, val, old):
@@ -207,8 +229,8 @@ def cas_on_halves(x):
 
 
 def test_a_tile_is_no_while_condition():
-    with pytest.raises(CompilationError, match="while condition must be a scalar or a one-element vector, the same "
-                                               "for the whole workgroup, got vector<8x16xi1>"):
+    with pytest.raises(CompilationError, match="a condition must be a scalar or a one-element vector, the same for "
+                                               "the whole workgroup, got vector<8x16xi1>"):
         while_on_a_tile.warmup(np.zeros((8, 16), np.float32), target="numpy")
 
 

@@ -355,13 +355,7 @@ class Tracer(ast.NodeVisitor):
         return self.sem.builder.create(C.IfOp, left, [ScalarType(bool_)], stop, go).results[0]
 
     def while_condition(self, node, test) -> Value:
-        """A scalar, or the element of a one-element vector (a 1x1 tile's value): one value for the workgroup."""
-        if isinstance(test, Value) and isinstance(test.type, VectorType) and all(n == 1 for n in test.type.shape):
-            test = self.sem.builder.create(C.ExtractElementOp, test).result
-        if isinstance(test, Value) and not isinstance(test.type, ScalarType):
-            raise self.error(node, f"a while condition must be a scalar or a one-element vector, the same for "
-                                   f"the whole workgroup, got {test.type}; reduce it first, e.g. "
-                                   "`xetile.tile_reduce(\"max\", t, [0, 1]) != 0` of a tile")
+        """A scalar, or the element of a one-element vector (Semantic.condition): one value for the workgroup."""
         self.sem.builder.loc = self.function.loc(node)
         return self.sem.condition(test)
 

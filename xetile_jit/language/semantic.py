@@ -338,8 +338,14 @@ class Semantic:
         return self.create(C.SelectOp, cond, a, b).result
 
     def condition(self, x) -> Value:
-        """A scalar i1 for scf.if and loops: non-bool scalars compare != 0."""
+        """A scalar i1 for scf.if, scf.while and the exits: a scalar or the element of a one-element vector (a 1x1
+        tile's value, a reduction over a whole 1-D tile: Triton's `tl.sum(x)` is a scalar), non-bool values
+        compared != 0."""
         v = self.to_value(x)
+        if isinstance(v.type, VectorType) and all(n == 1 for n in v.type.shape):
+            v = self.create(C.ExtractElementOp, v).result
         if not isinstance(v.type, ScalarType):
-            raise self.error(f"a condition must be a scalar, got {v.type}; use xetile.where for vectors")
+            raise self.error(f"a condition must be a scalar or a one-element vector, the same for the whole "
+                             f"workgroup, got {v.type}; use xetile.where for vectors, or reduce the tile first "
+                             "(`xetile.tile_reduce(\"max\", t, [0, 1]) != 0`)")
         return v if v.type.dtype.is_bool else self.compare("!=", v, 0)
