@@ -982,8 +982,9 @@ def broadcast_rank_case(gen: Gen) -> None:
 
 def pointers_case(gen: Gen) -> None:
     """Triton's spelling of gather and scatter: `xetile.load/store/atomic_*` on `array + offsets`, offsets a 1-D
-    arange or a 2-D iota grid with some past either end of an array of rank 1 to 3, masked (a 1-D mask broadcast to
-    2-D offsets), with `other`. Offsets are distinct, so a store's or an atomic's lanes never collide."""
+    arange, a 2-D iota grid or a scalar with some past either end of an array of rank 1 to 3, masked (a 1-D mask
+    broadcast to 2-D offsets), with `other`. Offsets are distinct, so a store's or an atomic's lanes never
+    collide."""
     dtype = gen.pick([d for d in DTYPES if d != "bool"])
     n = int(gen.pick([1, 7, 16, 32]))
     shape = (int(gen.pick([2, 3, 8])), n) if gen.chance(0.4) else (n,)
@@ -994,8 +995,11 @@ def pointers_case(gen: Gen) -> None:
     base = gen.index(int(gen.pick([0, 0, -step * n // 2, size - 3, int(gen.rng.integers(0, max(1, size)))])))
     offs = (f"(xetile.arange(0, {n}) * {step} + {base})" if len(shape) == 1 else
             f"(xetile.iota({list(shape)}, 0) * {n * step} + xetile.iota({list(shape)}, 1) * {step} + {base})")
-    mask = gen.pick(["", f", mask={offs} < {int(gen.rng.integers(0, size + 2))}",
-                     f", mask=(xetile.arange(0, {n}) % 3) != 1"])
+    masks = ["", f", mask={offs} < {int(gen.rng.integers(0, size + 2))}", f", mask=(xetile.arange(0, {n}) % 3) != 1"]
+    if gen.chance(0.2):  # a scalar pointer (`x + i`): its load and atomic give a scalar, which fills a [1] tile
+        shape, offs = (1,), f"(xetile.program_id(0) * 0 + {base})"
+        masks = masks[:1] + [f", mask={offs} < {int(gen.rng.integers(0, size + 2))}"]
+    mask = gen.pick(masks)
     table = gen.array("tab", table_shape, dtype, lead=lead)
     op = gen.pick(["load", "load", "store", "atomic"])
     if op == "atomic" and dtype not in ATOMIC_DTYPES:

@@ -1,7 +1,7 @@
 """Pointer arithmetic, Triton's spelling of gather and scatter (language/pointers.py): `x + offsets` with `load`,
-`store` and the `atomic_*` functions, on 1-D and 3-D arrays, masked, with `other`. Each kernel runs in the
-interpreter at every IR level and, launched, in the numpy interpreter and as SPIR-V on opencl:cpu for both CPU
-targets, against numpy."""
+`store` and the `atomic_*` functions, on 1-D and 3-D arrays, masked, with `other`, and scalar pointers (`x + i`).
+Each kernel runs in the interpreter at every IR level and, launched, in the numpy interpreter and as SPIR-V on
+opencl:cpu for both CPU targets, against numpy."""
 import re
 
 import numpy as np
@@ -66,8 +66,31 @@ def shifted_case(rng):
     return (x, out), dict(M=8, N=8), (1,), 1, expected
 
 
+@xetile.kernel
+def scalar_pointers(x, counter, old, out, n):
+    """Triton's scalar pointers, in a workgroup of four subgroups: out[p] = 2 * x.flat[3p + 1] for p < n and -2
+    beyond (a masked load with `other`, as a scalar), stored through `out + p`; `counter` counts the workgroups
+    atomically, each keeping the count it found (one atomic a workgroup, not one a subgroup)."""
+    p = xetile.program_id(0)
+    v = xetile.load(x + p * 3 + 1, mask=p < n, other=-1.0)
+    xetile.store(out + p, v * 2)
+    xetile.store(old + p, xetile.atomic_add(counter, 1))
+
+
+def scalar_pointers_case(rng):
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    expected = np.where(np.arange(8) < 6, 2 * x[:, 1], -2).astype(np.float32)
+    return (x, np.zeros(1, np.int32), np.zeros(8, np.int32), np.zeros(8, np.float32), 6), \
+        dict(num_subgroups=4), (8,), 3, expected
+
+
+def check_scalar_pointer_counts(args) -> None:
+    """The atomic's count and the counts each workgroup found, once a scalar_pointers case ran."""
+    assert args[1].tolist() == [8] and sorted(args[2].tolist()) == list(range(8))
+
+
 CASES = {"embedding": (embedding, embedding_case), "histogram": (histogram, histogram_case),
-         "shifted_3d": (shifted, shifted_case)}
+         "shifted_3d": (shifted, shifted_case), "scalars": (scalar_pointers, scalar_pointers_case)}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -79,6 +102,8 @@ def test_every_level_interprets_like_numpy(rng, case):
         fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         run_ir(level, (*grid, 1, 1), fresh)
         np.testing.assert_allclose(fresh[result], expected, rtol=1e-6, err_msg=name)
+        if case == "scalars":
+            check_scalar_pointer_counts(fresh)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -88,6 +113,8 @@ def test_launch_on_each_device(rng, case, on_each_device):
         args, consts, grid, result, expected = make(rng)
         kern[grid](*args, **consts, **options)
         np.testing.assert_allclose(args[result], expected, rtol=1e-6, err_msg=str(options))
+        if case == "scalars":
+            check_scalar_pointer_counts(args)
 
 
 @xetile.kernel
@@ -97,8 +124,6 @@ def misuse(x, y, WHAT: constexpr):
         xetile.store(x * 2 + i, 1.0)
     if WHAT == "two_arrays":
         xetile.store(x + y, 1.0)
-    if WHAT == "scalar_offset":
-        xetile.store(x + 3, 1.0)
     if WHAT == "float_offsets":
         xetile.store(x + i + i.to(xetile.float32), 1.0)
 
@@ -106,7 +131,6 @@ def misuse(x, y, WHAT: constexpr):
 @pytest.mark.parametrize("what, message", [
     ("scaled", "operator * on an array: arrays take `+ offsets` and `- offsets`"),
     ("two_arrays", "pointer arithmetic adds offsets to one array, not two arrays"),
-    ("scalar_offset", "store: the offsets of `array + offsets` must be a 1-D or 2-D integer vector"),
     ("float_offsets", "offsets must be integers, got vector<16xf32>"),
 ])
 def test_misuse_is_named(what, message):

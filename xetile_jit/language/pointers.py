@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ir import core_ops as C
 from ..ir.core import Value
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from . import scatter
@@ -68,18 +69,23 @@ def _pointers(sem, pointer, op: str) -> Pointers:
     if is_array(pointer):
         pointer = Pointers(pointer, 0)
     if not isinstance(pointer, Pointers):
-        raise sem.error(f"{op}: expected `array + offsets` (an array argument plus an integer vector), got "
-                        f"{describe(pointer)}")
-    offsets = pointer.offsets
-    if not (isinstance(offsets, Value) and isinstance(offsets.type, VectorType)):
-        raise sem.error(f"{op}: the offsets of `array + offsets` must be a 1-D or 2-D integer vector (xetile.arange, "
-                        f"iota), got {describe(offsets)}; one element is read as x[i]")
+        raise sem.error(f"{op}: expected `array + offsets` (an array argument plus an integer vector or scalar), "
+                        f"got {describe(pointer)}")
     return pointer
 
 
-def _gather_tile(sem, pointer, op: str) -> Value:
+def _gather_tile(sem, pointer, op: str) -> tuple[Value, bool]:
+    """The #scatter tile of `pointer`'s elements, and whether its offset is one scalar (`x + i`, Triton's scalar
+    pointer): a tile of one element then, whose value the op gives back as a scalar (`_scalar`)."""
     p = _pointers(sem, pointer, op)
-    return scatter.init_scatter_tile(p.array, p.offsets, None, 1)
+    one = not (isinstance(p.offsets, Value) and isinstance(p.offsets.type, VectorType))
+    offsets = sem.broadcast_to(sem.to_value(p.offsets), (1,)) if one else p.offsets
+    return scatter.init_scatter_tile(p.array, offsets, None, 1), one
+
+
+def _scalar(sem, value: Value, one: bool) -> Value:
+    """An op's one-element result as the scalar a scalar pointer gives (vector.extract), else the vector."""
+    return sem.create(C.ExtractElementOp, value).result if one else value
 
 
 def _mask(sem, mask, shape):
@@ -96,12 +102,12 @@ def load(pointer, mask=None, other=None) -> Value:
     """The elements at `pointer` (`array + offsets`): Triton's `tl.load(ptr + offs, mask, other)`. Masked-off lanes
     and lanes outside the array read `other` (a number, or a vector taken where the mask is off; default 0)."""
     sem = current()
-    tile = _gather_tile(sem, pointer, "load")
+    tile, one = _gather_tile(sem, pointer, "load")
     mask = _mask(sem, mask, tile.type.shape)
     if other is None or is_py_scalar(other):
-        return scatter.load_gather(tile, mask, padding=other or 0)
+        return _scalar(sem, scatter.load_gather(tile, mask, padding=other or 0), one)
     value = scatter.load_gather(tile, mask)
-    return value if mask is None else sem.where(mask, value, other)
+    return _scalar(sem, value if mask is None else sem.where(mask, value, other), one)
 
 
 @builtin
@@ -109,13 +115,13 @@ def store(pointer, value, mask=None) -> None:
     """Writes `value` (broadcast to the offsets' shape) at `pointer` (`array + offsets`), except masked-off lanes
     and lanes outside the array: Triton's `tl.store(ptr + offs, value, mask)`."""
     sem = current()
-    tile = _gather_tile(sem, pointer, "store")
+    tile, _ = _gather_tile(sem, pointer, "store")
     scatter.store_scatter(tile, _broadcast(sem, value, tile), _mask(sem, mask, tile.type.shape))
 
 
 def _broadcast(sem, value, tile: Value):
-    """A vector `value` broadcast to the tile's shape (numbers are splat by the scatter ops)."""
-    if isinstance(value, Value) and isinstance(value.type, VectorType):
+    """A vector or scalar `value` broadcast to the tile's shape (numbers are splat by the scatter ops)."""
+    if isinstance(value, Value) and isinstance(value.type, (VectorType, ScalarType)):
         return sem.broadcast_to(value, tile.type.shape)
     return value
 
@@ -125,8 +131,9 @@ def _atomic(kind: str):
         sem = current()
         if isinstance(pointer, Value) and isinstance(pointer.type, TileType):  # block or #scatter tiles
             return atomic_rmw_tile(kind, value, pointer, mask)
-        tile = _gather_tile(sem, pointer, f"atomic_{kind}")
-        return scatter.atomic_rmw_scatter(kind, _broadcast(sem, value, tile), tile, _mask(sem, mask, tile.type.shape))
+        tile, one = _gather_tile(sem, pointer, f"atomic_{kind}")
+        old = scatter.atomic_rmw_scatter(kind, _broadcast(sem, value, tile), tile, _mask(sem, mask, tile.type.shape))
+        return _scalar(sem, old, one)
 
     atomic.__name__ = atomic.__qualname__ = f"atomic_{kind}"
     atomic.__doc__ = (f"Atomically {kind}s `value` into the elements at `pointer` (`array + offsets`, or a tile) and "
