@@ -19,6 +19,7 @@ from .language.scatter import load_gather, store_scatter
 from .language.pointers import (atomic_add, atomic_and, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor,
                                 load, store)
 from .language.shapes import cat, flip, interleave, join, sort, split, topk
+from .language.triton_spellings import triton_spelling
 from .jit.kernel import CompiledKernel, Kernel, kernel, synchronize
 from .compiler.layout_space import layouts
 from .language.random import rand, randint, randn
@@ -37,7 +38,7 @@ def __getattr__(name: str):
     """`xetile.torch` (xetile_jit/torch.py), imported on first use: torch takes seconds to import, and is optional
     (pip install "xetile_jit[torch]")."""
     if name != "torch":
-        raise AttributeError(f"module 'xetile_jit' has no attribute {name!r}")
+        raise AttributeError(f"module 'xetile_jit' has no attribute {name!r}{triton_spelling(name)}")
     try:
         import torch  # noqa: F401 - whether it is installed
     except ImportError:

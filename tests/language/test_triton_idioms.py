@@ -20,6 +20,7 @@ from xetile_jit.ir.parser import parse_func
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.types import VectorType, float32, int16
 from xetile_jit.compiler.pipeline import lower
+from xetile_jit.language.triton_spellings import TRITON_SPELLINGS
 from xetile_jit.target.targets import get_target
 from xetile_jit.toolchain import ocloc
 
@@ -235,6 +236,35 @@ def misnames(x, ATTRIBUTE: xetile.constexpr):
 def test_errors_say_what_to_write_instead(call, error, message):
     with pytest.raises(error, match=message):
         call(np.zeros((16, 16), np.float32))
+
+
+@xetile.kernel
+def ported(x, NAME: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    if NAME == "sum":
+        v = xetile.sum(v, axis=1)
+    if NAME == "multiple_of":
+        v = xetile.multiple_of(v, 16)
+
+
+@pytest.mark.parametrize("name, spelling", [("sum", 'xetile.tile_reduce("add", x, [axis])'),
+                                            ("multiple_of", "a hint for Triton's analysis of pointer offsets")])
+def test_a_triton_name_says_what_to_write_instead(name, spelling):
+    """In a kernel and outside one, a Triton name spelt otherwise here names the spelling, not the nearest name
+    (`sum` is nearest `cumsum`)."""
+    with pytest.raises(xetile.CompilationError, match=re.escape(f"has no attribute '{name}' (tl.{name} is Triton's; "
+                                                                f"here: {spelling}")):
+        ported.warmup(np.zeros((8, 8), np.float32), NAME=name, target="numpy")
+    with pytest.raises(AttributeError, match=re.escape(f"(tl.{name} is Triton's; here: {spelling}")):
+        getattr(xetile, name)
+
+
+def test_the_spellings_name_what_exists():
+    """Every `xetile.NAME` a spelling names is the package's, and every Triton name it answers is not."""
+    for name, spelling in TRITON_SPELLINGS.items():
+        assert not hasattr(xetile, name), name
+        for used in re.findall(r"xetile\.(\w+)", spelling):
+            assert hasattr(xetile, used), (name, used)
 
 
 # ---- GPU builds ---------------------------------------------------------------------------------------------

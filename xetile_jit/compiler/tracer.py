@@ -30,6 +30,7 @@ from ..runtime.args import python_scalar
 from ..language import dsl, pointers, shapes
 from .dependencies import Reads
 from ..language.semantic import Semantic, activate, default_dtype, is_py_scalar
+from ..language.triton_spellings import triton_spelling
 
 PY_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
              ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
@@ -51,6 +52,11 @@ PY_INSTEAD = {  # Python names a kernel does not have, and what to write instead
 COMPREHENSIONS = {ast.ListComp: "a list comprehension", ast.SetComp: "a set comprehension",
                   ast.DictComp: "a dict comprehension", ast.GeneratorExp: "a generator expression"}
 
+
+
+def ours(base) -> bool:
+    """Whether `base` is this package or one of its modules (`xetile.sum` meets Triton's names, `math.sum` not)."""
+    return isinstance(base, types.ModuleType) and base.__name__.partition(".")[0] == __name__.partition(".")[0]
 
 class Function:
     """A Python function's source, parsed once: the AST, where it came from and the names it sees."""
@@ -727,7 +733,9 @@ class Tracer(ast.NodeVisitor):
         if isinstance(base, Value):
             return dsl.value_attribute(base, node.attr)
         if not hasattr(base, node.attr):
-            raise self.error(node, f"{base!r} has no attribute '{node.attr}'{did_you_mean(node.attr, dir(base))}")
+            hint = triton_spelling(node.attr) if ours(base) else ""
+            raise self.error(node, f"{base!r} has no attribute '{node.attr}'"
+                                   f"{hint or did_you_mean(node.attr, dir(base))}")
         value = getattr(base, node.attr)
         if isinstance(base, types.ModuleType):
             self.reads.record("attribute", base, node.attr, value, self.function.loc(node))
