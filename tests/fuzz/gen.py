@@ -983,7 +983,7 @@ def broadcast_rank_case(gen: Gen) -> None:
 def pointers_case(gen: Gen) -> None:
     """Triton's spelling of gather and scatter: `xetile.load/store/atomic_*` on `array + offsets`, offsets a 1-D
     arange, a 2-D iota grid or a scalar with some past either end of an array of rank 1 to 3, masked (a 1-D mask
-    broadcast to 2-D offsets), with `other`. Offsets are distinct, so a store's or an atomic's lanes never
+    broadcast to 2-D offsets), with `other`, a load's pointer sometimes walked through a loop with an `if`. Offsets are distinct, so a store's or an atomic's lanes never
     collide."""
     dtype = gen.pick([d for d in DTYPES if d != "bool"])
     n = int(gen.pick([1, 7, 16, 32]))
@@ -1006,7 +1006,16 @@ def pointers_case(gen: Gen) -> None:
         op = "load"
     if op == "load":
         other = f", other={gen.pick(LITERALS[kind(dtype)])}" if gen.chance(0.5) else ""
-        gen.store(dtype, shape, f"xetile.load({table} + {offs}{mask}{other})")
+        pointer = f"{table} + {offs}"
+        if gen.chance(0.3):  # a pointer carried through a loop (and an `if` in it): walked back, then forward
+            pointer, back = gen.fresh("p"), int(gen.pick([1, 2, 5]))
+            gen.case.lines += [f"{pointer} = {table} + {offs} - {2 * back}",
+                               f"for step in range(0, {gen.index(2)}):",
+                               f"    if step == {gen.index(0)}:",
+                               f"        {pointer} += {back}",
+                               "    else:",
+                               f"        {pointer} = {pointer} + {back}"]
+        gen.store(dtype, shape, f"xetile.load({pointer}{mask}{other})")
         return
     value = gen.load(gen.array("val", shape, dtype), shape, shape, layout=False)
     gen.case.tols[table] = (0.0 if op == "store" else TOLERANCE.get(dtype, 0.0), False)

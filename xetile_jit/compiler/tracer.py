@@ -171,6 +171,8 @@ class Tracer(ast.NodeVisitor):
         self.chain = chain
         self.loop_locals: dict[str, int] = {}
         self.exited = False  # the statements being traced end here (an exit ran at trace time)
+        # names a loop carries as pointers (`a_ptrs += BK`): the array each keeps, the loop carrying its offsets
+        self.pointer_arrays: dict[str, Value] = {}
 
     # ---- driver --------------------------------------------------------------------------
     def trace(self):
@@ -326,12 +328,12 @@ class Tracer(ast.NodeVisitor):
         names = list(carried)
         op = self.sem.builder.create(C.WhileOp, list(carried.values()), [ir_name(n) for n in names])
         before = dict(self.scope)
-        self.scope.update(zip(names, op.before.args))
+        self.bind_carried(names, op.before.args)
         with self.sem.builder.at_end_of(op.before):
             cond = self.while_test(node, test, [self.scope[f] for f in (BREAK, RETURN) if f in exits])
             self.sem.builder.create(C.ConditionOp, cond, op.before.args)
         self.scope = dict(before)
-        self.scope.update(zip(names, op.after.args))
+        self.bind_carried(names, op.after.args)
         self.scope.update((f, False) for f in (BREAK, RETURN) if f in exits)  # the before region checked them
         with self.sem.builder.at_end_of(op.after):
             body()
@@ -375,8 +377,25 @@ class Tracer(ast.NodeVisitor):
         self.scope = before
         for name, value in zip(names, results):
             value.name_hint = ir_name(name)
-            if name != BREAK:
-                self.scope[name] = value
+        self.bind_carried([n for n in names if n != BREAK], [v for n, v in zip(names, results) if n != BREAK])
+
+    def bind_carried(self, names, values) -> None:
+        """Carried names take `values` (a region's arguments, a loop's results): a pointer's the offsets, with the
+        array it keeps (`pointer_arrays`)."""
+        for name, value in zip(names, values):
+            array = self.pointer_arrays.get(name)
+            self.scope[name] = value if array is None else pointers.Pointers(array, value)
+
+    def pointer_offsets(self, node, name: str, value):
+        """What a loop carries of `value`, the value of carried `name`: a pointer's offsets, from the array it
+        entered the loop with; any other value as it is."""
+        array = self.pointer_arrays.get(name)
+        if array is None:
+            return value
+        if not isinstance(value, pointers.Pointers) or value.array is not array:
+            raise self.error(node, f"'{name}' enters this loop as a pointer into one array, and an iteration must "
+                                   f"leave it a pointer into that array (it adds offsets: `{name} += step`)")
+        return value.offsets
 
     def loop_body(self, stmts) -> None:
         """One iteration: a `continue` or `break` in it ends the iteration, a `return` the function too."""
@@ -454,13 +473,16 @@ class Tracer(ast.NodeVisitor):
         """The scf.if: names the branches give different values become its results. A name only one branch
         defines is visible after it when the other branch has left (an exit: nothing after it reads the name
         there), and a returned value always (read only where the return flag is set): the other yields zero."""
-        results = {}
+        results, arrays = {}, {}
         for name in dict.fromkeys([*then.scope, *other.scope]):
             unset = False if name in EXITS else MISSING  # an exit flag a branch does not set is clear there
             a, b = then.scope.get(name, unset), other.scope.get(name, unset)
             if a is b or not any(isinstance(v, Value) or v is MISSING for v in (a, b)) and a == b:
                 self.scope[name] = a
                 continue
+            if isinstance(a, pointers.Pointers) or isinstance(b, pointers.Pointers):
+                arrays[name] = self.branch_pointer_array(node, name, a, b)
+                a, b = (v.offsets if isinstance(v, pointers.Pointers) else v for v in (a, b))
             if (a is MISSING or b is MISSING) and not (name == RETURNED or (then if a is MISSING else other).exited):
                 continue
             t = self.merged_type(node, name, a, b)
@@ -469,13 +491,25 @@ class Tracer(ast.NodeVisitor):
         result_types = list(results.values())
         for branch in (then, other):
             with self.sem.builder.at_end_of(branch.block):
-                yields = [self.carry(branch.scope.get(n, 0), t) for n, t in zip(results, result_types)]
+                values = [branch.scope.get(n, 0) for n in results]
+                yields = [self.carry(v.offsets if isinstance(v, pointers.Pointers) else v, t)
+                          for v, t in zip(values, result_types)]
                 self.sem.builder.create(C.YieldOp, yields)
         self.sem.builder.loc = self.function.loc(node)
         op = self.sem.builder.create(C.IfOp, cond, result_types, then.block, other.block)
         for name, value in zip(results, op.results):
             value.name_hint = ir_name(name)
-            self.scope[name] = value
+            self.scope[name] = value if name not in arrays else pointers.Pointers(arrays[name], value)
+
+    def branch_pointer_array(self, node, name: str, a, b) -> Value:
+        """The array pointer `name` points into after a runtime `if`: each branch must leave it a pointer into the
+        same array (a branch that did not define it, MISSING, has left the function or loop)."""
+        present = [v for v in (a, b) if v is not MISSING]
+        if not all(isinstance(v, pointers.Pointers) for v in present) or \
+                len({id(v.array) for v in present}) != 1:
+            raise self.error(node, f"'{name}' is a pointer on one path through this runtime `if` and not a pointer "
+                                   "into the same array on the other; a pointer may only move by offsets there")
+        return present[0].array
 
     def merged_type(self, node, name: str, a, b):
         """The type of the scf.if result for `name` (a or b MISSING: the one branch's), None when it has none:
@@ -570,7 +604,8 @@ class Tracer(ast.NodeVisitor):
         names = list(carried)
         op = self.sem.builder.create(C.ForOp, lower, upper, step, list(carried.values()), target, names)
         before = dict(self.scope)
-        self.scope.update(zip([target] + names, op.body.args))
+        self.scope[target] = op.body.args[0]
+        self.bind_carried(names, op.body.args[1:])
         with self.sem.builder.at_end_of(op.body):
             self.loop_body(node.body)
             yields = [self.carry_checked(node, n, self.scope[n], v.type) for n, v in zip(names, op.body.args[1:])]
@@ -637,9 +672,14 @@ class Tracer(ast.NodeVisitor):
         inits = {}
         for name in names:
             value = self.scope[name]
+            if isinstance(value, pointers.Pointers):
+                self.pointer_arrays[name] = value.array
+                value = value.offsets
+            else:
+                self.pointer_arrays.pop(name, None)
             if not isinstance(value, Value) and not is_py_scalar(value):
                 raise self.error(node, f"'{name}' ({type(value).__name__}) cannot be carried through a loop: "
-                                       "only numbers, vectors and tiles can")
+                                       "only numbers, vectors, tiles and pointers can")
             inits[name] = value
         inits.update(flags)
         self.materialize_python_inits(node, inits, bound, body)
@@ -669,10 +709,12 @@ class Tracer(ast.NodeVisitor):
         returned under a compile-time condition, its default type)."""
         def trace():
             self.scope.update(bound)
-            self.scope.update((n, Value(v.type)) for n, v in inits.items() if isinstance(v, Value))
+            self.bind_carried([n for n, v in inits.items() if isinstance(v, Value)],
+                              [Value(v.type) for v in inits.values() if isinstance(v, Value)])
             self.scope.update((f, False) for f in (BREAK, RETURN) if f in inits)
             body()
-            types = {n: self.scope[n].type for n in inits if isinstance(self.scope.get(n), Value)}
+            carried = {n: self.pointer_offsets(node, n, self.scope.get(n)) for n in inits}
+            types = {n: v.type for n, v in carried.items() if isinstance(v, Value)}
             returned = self.scope.get(RETURNED)
             if RETURNED in inits and returned is not None and not isinstance(returned, Value):
                 if not is_py_scalar(returned):
@@ -684,7 +726,7 @@ class Tracer(ast.NodeVisitor):
         return self.throwaway(trace)
 
     def carry_checked(self, node, name: str, value, t) -> Value:
-        v = self.carry(value, t)
+        v = self.carry(self.pointer_offsets(node, name, value), t)
         if v.type != t:
             raise self.error(node, f"loop-carried '{name}' is {t} before the loop but {v.type} after an "
                                    "iteration; convert it (e.g. `.to(...)`) so the types agree")
