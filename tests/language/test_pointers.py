@@ -1,7 +1,7 @@
 """Pointer arithmetic, Triton's spelling of gather and scatter (language/pointers.py): `x + offsets` with `load`,
 `store` and the `atomic_*` functions, on 1-D and 3-D arrays, masked, with `other`, and scalar pointers (`x + i`).
 Each kernel runs in the interpreter at every IR level and, launched, in the numpy interpreter and as SPIR-V on
-opencl:cpu for both CPU targets, against numpy."""
+opencl:cpu for both CPU targets, against numpy, and builds for xe-hpc and xe2 with Intel's GPU compiler."""
 import re
 
 import numpy as np
@@ -9,6 +9,8 @@ import pytest
 
 import xetile_jit as xetile
 from xetile_jit.compiler.pipeline import lower
+from xetile_jit.target.targets import get_target
+from xetile_jit.toolchain import ocloc
 from xetile_jit.ir.interpreter import run_ir
 from conftest import target_options
 
@@ -168,6 +170,17 @@ def test_launch_on_each_device(rng, case, on_each_device):
                                    **TOLERANCES.get(case, dict(rtol=1e-6)))
         if case == "scalars":
             check_scalar_pointer_counts(args)
+
+
+@pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
+def test_the_kernels_build_for_gpus(rng, target):
+    """The Intel GPU compiler builds each kernel above (its SPIR-V passes spirv-val: conftest), no call left."""
+    if not ocloc.available(get_target(target)):
+        pytest.skip(f"no GPU compiler for {target} is installed")
+    for name, (kern, make) in CASES.items():
+        args, consts, *_ = make(rng)
+        isa = kern.warmup(*args, **consts, target=target).asm["isa"]
+        assert isa and "calla" not in isa, name
 
 
 @xetile.kernel
