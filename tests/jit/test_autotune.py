@@ -75,6 +75,11 @@ def test_config_fills_constexprs_and_launch_options():
     assert xetile.Config(num_subgroups=4).options() == {"num_subgroups": 4}
     with pytest.raises(ValueError, match="given twice"):
         xetile.Config({"BM": 32}, BM=64)
+    with pytest.raises(ValueError, match="Config: num_warps is an option of Triton's Config .num_warps is Triton's; "
+                                         "here it is num_subgroups"):
+        xetile.Config({"BM": 32}, num_warps=4)
+    with pytest.raises(ValueError, match="Config: pre_hook is an option of Triton's Config"):
+        xetile.Config({"BM": 32}, pre_hook=print)
 
 
 def test_tuned_kernel_matches_numpy_for_every_config(numpy_device, rng, bench_count):

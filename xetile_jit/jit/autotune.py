@@ -75,6 +75,10 @@ class Config:
         both = set(kwargs or {}) & set(constexprs)
         if both:
             raise ValueError(f"Config: {sorted(both)} given twice (in kwargs and as keywords)")
+        triton = [name for name in constexprs if name in TRITON_CONFIG_OPTIONS]
+        if triton:
+            raise ValueError(f"Config: {triton[0]} is an option of Triton's Config "
+                             f"({TRITON_CONFIG_OPTIONS[triton[0]]}); keywords here are constexprs")
         self.kwargs = {**(kwargs or {}), **constexprs}
         self.sg_layout = None if sg_layout is None else list(sg_layout)
         self.sg_data = None if sg_data is None else list(sg_data)
@@ -93,6 +97,13 @@ class Config:
 
 STAGES = {"early_config_prune": "pruned by early_config_prune", "rules": "pruned", "perf_model":
           "pruned by perf_model", "failed": "failed", "only": "not timed"}
+
+
+# Triton's Config options, which a keyword here would take for a constexpr: what to write instead
+TRITON_CONFIG_OPTIONS = {**jit.TRITON_OPTIONS, "num_ctas": "no clusters of workgroups here",
+                         "maxnreg": "the target decides the register file (Target.dpas_build_options: the large "
+                                    "one for kernels with DPAS on the GPU targets)",
+                         "pre_hook": "no hook runs before a config's launch here"}
 
 
 @dataclass
