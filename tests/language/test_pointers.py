@@ -192,6 +192,8 @@ def misuse(x, y, WHAT: constexpr):
         xetile.store(x + y, 1.0)
     if WHAT == "float_offsets":
         xetile.store(x + i + i.to(xetile.float32), 1.0)
+    if WHAT == "eviction_policy":
+        xetile.store(x + i, xetile.load(y + i, eviction_policy="evict_last"))
     if WHAT == "loop_switches_array":
         p = x + i
         for _ in range(0, 3):
@@ -207,6 +209,8 @@ def misuse(x, y, WHAT: constexpr):
     ("scaled", "operator * on an array: arrays take `+ offsets` and `- offsets`"),
     ("two_arrays", "pointer arithmetic adds offsets to one array, not two arrays"),
     ("float_offsets", "offsets must be integers, got vector<16xf32>"),
+    ("eviction_policy", "load() got an unexpected keyword argument 'eviction_policy' (eviction_policy is an option "
+                        "of Triton's tl.load, which `array + offsets` does not take: drop it"),
     ("loop_switches_array", "'p' enters this loop as a pointer into one array, and an iteration must leave it a "
                             "pointer into that array"),
     ("if_switches_array", "'p' is a pointer on one path through this runtime `if` and not a pointer into the same "

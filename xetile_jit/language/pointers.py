@@ -97,11 +97,26 @@ def _mask(sem, mask, shape):
     return sem.broadcast_to(sem.to_value(mask), shape)
 
 
+# Triton's tl.load and tl.store options, which a gather or scatter here has no place for
+TRITON_ACCESS_OPTIONS = ("cache_modifier", "eviction_policy", "volatile", "boundary_check", "padding_option")
+
+
+def _refuse_triton_options(sem, op: str, options: dict) -> None:
+    if options:
+        name = next(iter(options))
+        known = name in TRITON_ACCESS_OPTIONS
+        raise sem.error(f"{op}() got an unexpected keyword argument '{name}'" + (
+            f" ({name} is an option of Triton's tl.{op}, which `array + offsets` does not take: drop it; a block "
+            f"tile, `init_tile(x, [r, c], [M, N])`, takes cache hints (`cache=`) and reads `padding` past the "
+            f"array)" if known else ""))
+
+
 @builtin
-def load(pointer, mask=None, other=None) -> Value:
+def load(pointer, mask=None, other=None, **options) -> Value:
     """The elements at `pointer` (`array + offsets`): Triton's `tl.load(ptr + offs, mask, other)`. Masked-off lanes
     and lanes outside the array read `other` (a number, or a vector taken where the mask is off; default 0)."""
     sem = current()
+    _refuse_triton_options(sem, "load", options)
     tile, one = _gather_tile(sem, pointer, "load")
     mask = _mask(sem, mask, tile.type.shape)
     if other is None or is_py_scalar(other):
@@ -111,10 +126,11 @@ def load(pointer, mask=None, other=None) -> Value:
 
 
 @builtin
-def store(pointer, value, mask=None) -> None:
+def store(pointer, value, mask=None, **options) -> None:
     """Writes `value` (broadcast to the offsets' shape) at `pointer` (`array + offsets`), except masked-off lanes
     and lanes outside the array: Triton's `tl.store(ptr + offs, value, mask)`."""
     sem = current()
+    _refuse_triton_options(sem, "store", options)
     tile, _ = _gather_tile(sem, pointer, "store")
     scatter.store_scatter(tile, _broadcast(sem, value, tile), _mask(sem, mask, tile.type.shape))
 
