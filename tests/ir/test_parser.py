@@ -25,7 +25,7 @@ from xetile_jit.ir.combine_ops import CombineReduceOp
 from xetile_jit.ir.core import FuncOp, Value, walk
 from xetile_jit.ir.core_ops import YieldOp
 from xetile_jit.ir.parser import parse_func, parse_funcs
-from xetile_jit.ir.printer import print_func
+from xetile_jit.ir.printer import ARG_ATTRS, print_func
 from xetile_jit.ir.types import MemRefType, VectorType, float32
 from xetile_jit.jit.kernel import Kernel
 
@@ -99,7 +99,7 @@ def assert_same_ir(old: FuncOp, new: FuncOp) -> None:
     if old.dialect == "xetile":  # XeTile text leaves out the launch facts of arrays (printer.Printer.arg_attrs)
         for a, b in zip(old.args, new.args):
             if isinstance(a.type, MemRefType):
-                assert b.type == dataclasses.replace(a.type, block_io=True, within_extents=True)
+                assert b.type == dataclasses.replace(a.type, **dict.fromkeys(ARG_ATTRS, True))
                 b.type = a.type
     values(old.body, new.body)
     for a, b in zip(walk(old.body), walk(new.body), strict=True):

@@ -172,6 +172,19 @@ def test_launch_on_each_device(rng, case, on_each_device):
             check_scalar_pointer_counts(args)
 
 
+def test_a_dense_array_is_gathered_with_no_division(rng):
+    """Offsets count elements in row-major order: an array the launch found dense (C order) is addressed by the
+    offset itself, with no code that divides it by the array's sizes; a pitched one divides (codegen/llvm/scatter.py),
+    where the division is guarded by a run-time test of its strides."""
+    args, consts, *_ = pointer_matmul_case(rng)
+    pitched = np.zeros((args[0].shape[0], 64), args[0].dtype)[:, :args[0].shape[1]]
+    divisions = {}
+    for name, a in {"dense": args[0], "pitched": pitched}.items():
+        llvm = pointer_matmul.warmup(a, *args[1:], **consts, target="cpu").asm["llir"]
+        divisions[name] = len(re.findall(r"= s(?:div|rem) i64", llvm))
+    assert divisions["dense"] == 0 and divisions["pitched"] > 0, divisions
+
+
 @pytest.mark.parametrize("target", ["xe-hpc", "xe2"])
 def test_the_kernels_build_for_gpus(rng, target):
     """The Intel GPU compiler builds each kernel above (its SPIR-V passes spirv-val: conftest), no call left."""

@@ -326,7 +326,7 @@ def test_dlpack_host_round_trip(queue, program, rng):
     b_host = np.zeros((5, 7), np.float32)
     a0 = a_host.copy()
     a, b = DLPackOnly(a_host), DLPackOnly(b_host)
-    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR, block_io_rule=WIDTH_RULE)  # 28 bytes wide: under 64
+    assert classify("a", a) == ArraySpec(float32, ROW_MAJOR, block_io_rule=WIDTH_RULE, dense=True)  # 28 bytes: under 64
     assert classify("t", DLPackOnly(a_host.T)) == ArraySpec(float32, COL_MAJOR, block_io_rule=WIDTH_RULE)
     launch(queue, program, dict(a=a, b=b, s=1.5), {"b"}, (5, 7))
     np.testing.assert_array_equal(a_host, a0)  # not written: not copied back
@@ -351,6 +351,17 @@ def test_numpy_interpreter_takes_host_dlpack_only(queue):
     assert runtime_value(spec, DLPackOnly(host)).ctypes.data == host.ctypes.data
     with pytest.raises(xetile.LaunchError, match="the numpy interpreter runs on host arrays"):
         runtime_value(spec, UsmArray(queue, host, (2, 2), None))
+
+
+def test_an_array_is_dense_where_c_order_lays_it_out():
+    """ArraySpec.dense (MemRefType.strided false, which a gather reads with no division): C-contiguous arrays, of
+    any rank, a dim of one element with any stride; not a pitched, column-major or batch-strided one."""
+    base = np.zeros((4, 6, 8), np.float32)
+    dense = {"c": base, "row": base[0, 1], "one_row": base[0, 1:2], "w[None]": base[0, 0][None], "empty": base[:0]}
+    strided = {"pitched": base[0, :, :5], "column_major": base[0].T, "batch_step": base[::2], "rows_step": base[:, ::2]}
+    for name, array in {**dense, **strided}.items():
+        assert classify(name, array).dense == (name in dense), name
+        assert classify(name, array).ir_type().strided == (name in strided), name
 
 
 def test_classify_usm_dtype_and_order(queue):

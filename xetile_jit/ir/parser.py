@@ -534,7 +534,8 @@ class Parser:
         return func
 
     def argument(self) -> tuple[str, object, int]:
-        """`%a: type` and an array's `{xegpu.block_io = false, xegpu.within_extents = false}`."""
+        """`%a: type` and an array's `{xegpu.block_io = false, xegpu.within_extents = false, xegpu.strided =
+        false}`."""
         pos = self.here()
         name = self.value_name()
         self.expect(":")

@@ -6,7 +6,7 @@ from .core import Block, FuncOp, Operation, Value
 from .core_ops import format_float
 from .types import MemRefType
 
-ARG_ATTRS = ("block_io", "within_extents")  # the MemRefType fields an argument attribute gives when false
+ARG_ATTRS = ("block_io", "within_extents", "strided")  # the MemRefType fields an argument attribute gives when false
 
 
 def format_attr(value) -> str:
@@ -90,8 +90,8 @@ class Printer:
 
     def arg_attrs(self, t) -> str:
         """At the XeGPU levels, whose code reads them, an array whose memory 2D block messages cannot take, or whose
-        extents a target's any-layout builtins cannot, says so (MLIR argument attributes; MemRefType.block_io,
-        within_extents)."""
+        extents a target's any-layout builtins cannot, or that is dense row-major, says so (MLIR argument
+        attributes; MemRefType.block_io, within_extents, strided)."""
         if self.dialect == "xetile" or not isinstance(t, MemRefType):
             return ""
         items = [f"xegpu.{name} = false" for name in ARG_ATTRS if not getattr(t, name)]

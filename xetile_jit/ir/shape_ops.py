@@ -69,7 +69,8 @@ class MemRefReinterpretCastOp(Operation):
 
     def __init__(self, base: Value, sizes, strides, order=ROW_MAJOR, loc=None, shape=None):
         """`shape`: the view's static shape when `sizes` are these constants (an SLM buffer's view has one)."""
-        view = dataclasses.replace(base.type, order=tuple(order), block_io=False, rank=2, within_extents=False)
+        view = dataclasses.replace(base.type, order=tuple(order), block_io=False, rank=2, within_extents=False,
+                                   strided=True)
         if shape is not None:
             view = dataclasses.replace(view, shape=tuple(shape))
         super().__init__([base, *sizes, *strides], [view], loc=loc)

@@ -138,13 +138,16 @@ class MemRefType(Type):
     (row- or column-major; a 1-D array is one row). `block_io`: its memory, and every slice along its leading
     dims, meets the surface rules of 2D block messages (alignment, pitch, width), checked at launch;
     `within_extents`: it meets those a target's builtins need where they take any layout (at most 2**29 rows and
-    row bytes: target/block_io.py LAYOUT_FREE_RULES, the `cpu` target's)."""
+    row bytes: target/block_io.py LAYOUT_FREE_RULES, the `cpu` target's); `strided`: its strides may be other than
+    a dense row-major array's (false, known at launch: element k of its row-major order is k elements past the
+    first, so a gather's offset addresses memory with no division by its sizes)."""
 
     dtype: DType
     order: tuple[int, ...] = ROW_MAJOR
     block_io: bool = True
     rank: int = 2
     within_extents: bool = True
+    strided: bool = True
     addresses_memory = True
     memory_space = "global"  # the XeGPU RFC's memory_space of descriptors on it
 

@@ -43,6 +43,7 @@ class ArraySpec:
     order: tuple[int, int]
     block_io_rule: str | None = None  # the first 2D block surface rule its memory breaks (None: it meets them all)
     rank: int = 2
+    dense: bool = False  # dense row-major (`dense_row_major`): MemRefType.strided false
 
     @property
     def block_io(self) -> bool:
@@ -54,7 +55,7 @@ class ArraySpec:
 
     def ir_type(self):
         return MemRefType(self.dtype, self.order, self.block_io, self.rank,
-                          within_extents=self.surface_rule(any_layout=True) is None)
+                          within_extents=self.surface_rule(any_layout=True) is None, strided=not self.dense)
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,20 @@ def dtype_and_order(name: str, shape, strides, np_dtype: np.dtype) -> tuple[DTyp
 def classify_array(name: str, array) -> ArraySpec:
     shape, strides, np_dtype = array_layout(array)
     dtype, order = dtype_and_order(name, shape, strides, np_dtype)
-    return ArraySpec(dtype, order, block_io_rule(array, shape, strides, order, np_dtype.itemsize), len(shape))
+    return ArraySpec(dtype, order, block_io_rule(array, shape, strides, order, np_dtype.itemsize), len(shape),
+                     dense_row_major(shape, strides, np_dtype.itemsize))
+
+
+def dense_row_major(shape, strides, item: int) -> bool:
+    """Whether an array of `shape` and byte `strides` is laid out as C order lays it out (a dim of one element may
+    have any stride: no index moves along it), so that element k of its row-major order is k elements past its
+    first."""
+    expected = item
+    for n, stride in zip(reversed(shape), reversed(strides)):
+        if n != 1 and stride != expected:
+            return False
+        expected *= n
+    return True
 
 
 def block_io_rule(array, shape, strides, order, item: int) -> str | None:

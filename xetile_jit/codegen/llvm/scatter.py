@@ -3,7 +3,8 @@ lane's descriptor is its elements' offsets (i64, the index-width rule of codegen
 plain per-lane load, store or atomic at the element's address (no block message).
 
 An offset k addresses element k of the array in row-major order over its sizes (for a 2-D view: (k / cols, k % cols);
-strides from the memref, so pitched and column-major arrays work too; a dense row-major array skips the division);
+strides from the memref, so pitched and column-major arrays work too; a dense row-major array skips the division,
+with no code for it where the launch found it dense: MemRefType.strided false);
 an array argument of rank 1 or above 2 (a flattened table) is addressed the same way. It accesses memory only
 when 0 <= k < the array's size, its mask bit is set and it lies in the block's `valid` part. Loads read a clamped
 address and select the padding outside. `Scatter` works on the lowering's context (codegen/llvm/context.py); the
@@ -50,11 +51,12 @@ class Scatter:
         per_lane = LaneLayout(tuple(t.shape), lanes, t.layout.lane_layout, t.layout.lane_data).per_lane
         return I64 if per_lane == 1 else ir.VectorType(I64, per_lane)
 
-    def memref(self, tdesc) -> MemRef:
+    def array(self, tdesc):
+        """The array (IR value) a scattered descriptor comes from."""
         arrays = self.bases[tdesc]
         if len(arrays) != 1:
             raise NotImplementedError("a #scatter tile that may come from several arrays")
-        return self.context.values[next(iter(arrays))]
+        return next(iter(arrays))
 
     def widened(self, v) -> list[ir.Value]:
         """A per-lane integer vector's elements as i64 (sign- or zero-extended by its dtype)."""
@@ -79,11 +81,11 @@ class Scatter:
         writes = isinstance(op, (GS.StoreScatterXOp, GS.ScatterAtomicRMWOp))  # its value, then its descriptor
         tdesc = op.operands[1] if writes else op.operands[0]
         dtype = (op.operands[0] if writes else op.result).type.dtype
-        m = self.memref(tdesc)
+        array = self.array(tdesc)
+        m = self.context.values[array]
         sizes, strides = extents(m)
         size = functools.reduce(b.mul, sizes)
-        dense = functools.reduce(b.and_, [b.icmp_signed("==", stride, dense_stride)
-                                          for stride, dense_stride in zip(strides, self.dense_strides(sizes))])
+        dense = self.dense(sizes, strides) if array.type.strided else None
         offsets = lanes.addressable(op.layout, dtype, values[tdesc])
         masks = lanes.addressable(op.layout, dtype, values[op.mask[0]]) if op.mask else None
 
@@ -95,9 +97,16 @@ class Scatter:
             if op.valid is not None:
                 inside = b.and_(inside, in_block(b, *lanes.position_at(op.layout, k), op.valid))
             offset = clamp(b, offset, size)
-            return b.gep(m.pointer, [guarded(b, b.not_(dense), lambda: self.strided(sizes, strides, offset), offset)],
-                         inbounds=True), inside
+            if dense is not None:  # `offset` where the array is dense, else `strided` divides
+                offset = guarded(b, b.not_(dense), lambda: self.strided(sizes, strides, offset), offset)
+            return b.gep(m.pointer, [offset], inbounds=True), inside
         return at
+
+    def dense(self, sizes, strides) -> ir.Value:
+        """Whether an array that may be strided (MemRefType.strided) is dense row-major at run time."""
+        b = self.context.builder
+        return functools.reduce(b.and_, [b.icmp_signed("==", stride, dense_stride)
+                                         for stride, dense_stride in zip(strides, self.dense_strides(sizes))])
 
     def dense_strides(self, sizes) -> list[ir.Value]:
         """The strides of a dense row-major array of these sizes."""
