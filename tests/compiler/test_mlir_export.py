@@ -172,7 +172,7 @@ def test_slm_buffers_are_mem_descs_read_by_load_matrix():
     assert text.count("memref.alloca() : memref<2048xi8, 3>") == 2
     assert text.count("xegpu.create_mem_desc") == 2 and text.count("-> !xegpu.mem_desc<32x32xf16>") == 2
     assert [line.split("{")[0].strip() for line in text.splitlines() if "load_matrix" in line] == [
-        "%24 = xegpu.load_matrix %5[%17, %23]", "%26 = xegpu.load_matrix %6[%25, %17]"]
+        "%23 = xegpu.load_matrix %5[%18, %22]", "%25 = xegpu.load_matrix %6[%24, %18]"]
     assert text.count("xegpu.store_matrix") == 4 and text.count("gpu.barrier") == 2
 
 
