@@ -24,7 +24,6 @@ from xetile_jit.transforms.xetile.contract_float_math import contract_float_math
 from xetile_jit.transforms.xetile.relax_float_math import relax_float_math
 from xetile_jit.transforms.xetile.layout_completion import complete_layouts
 from xetile_jit.transforms.xetile.layout_propagation import propagate_layouts
-from xetile_jit.transforms.xetile.loop_invariant_code_motion import hoist_loop_invariants
 from xetile_jit.transforms.xetile.prefetch_insertion import insert_prefetch
 from xetile_jit.transforms.xetile.rank2 import as_rank2
 from xetile_jit.transforms.xetile.to_xegpu import xetile_to_xegpu
@@ -36,7 +35,6 @@ RUN = "// RUN: "
 # Every pass compiler/pipeline.py's stages run: name -> pass(func, target, options)
 PASSES = {
     "as-rank2": lambda func, target, options: as_rank2(func),
-    "hoist-loop-invariants": lambda func, target, options: hoist_loop_invariants(func),
     "contract-float-math": lambda func, target, options: contract_float_math(func),
     "relax-float-math": lambda func, target, options: relax_float_math(func),
     "insert-prefetch": lambda func, target, options: insert_prefetch(func, target, options["distance"]),

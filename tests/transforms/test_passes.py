@@ -461,36 +461,3 @@ def test_float8_mma_operands_are_up_converted_after_their_loads_and_keep_the_num
         marked = [op for op in walk(lowered.body) if op.name == "arith.extf" and op.operands[0].type.dtype.bits == 8]
         assert marked and all(op.any_nan_payload for op in marked)
         assert text.count("{any_nan_payload = true") == len(marked)
-
-
-@xetile.kernel
-def invariant_in_a_loop(x, out, n, M, K):
-    """A loop whose body holds an invariant mask and an invariant division by K (both moved before it) and a print
-    of an invariant value (which stays): with n = 0 and K = 0 the loop runs no iteration, and the division by 0,
-    run before it, gives 0 and is not used."""
-    cols = xetile.arange(0, 16)
-    acc = xetile.zeros([16], xetile.float32)
-    for i in range(0, n):
-        xetile.device_print("M", M)
-        keep = cols < M
-        acc += xetile.load(x + cols + i * 16, mask=keep, other=0.0) * (M // K)
-    xetile.store(out + cols, acc)
-
-
-@pytest.mark.parametrize("n, M, K", [(0, 0, 0), (3, 5, 2)])
-def test_loop_invariants_run_once_and_a_print_stays(on_each_device, n, M, K, capfd):
-    """transforms/xetile/loop_invariant_code_motion.py: the mask and the division leave the loop, the print (pure by
-    its effects, yet seen) and the load stay; the numbers with and without iterations."""
-    func = invariant_in_a_loop.warmup(np.zeros(64, np.float32), np.zeros(16, np.float32), n, M, K,
-                                      target="numpy").func
-    loop = next(op for op in walk(lower(func, "xetile-layouts")["xetile-layouts"].body) if isinstance(op, ForOp))
-    names = [op.name for op in loop.body.ops]
-    assert "arith.cmpi" not in names and "arith.divsi" not in names, names
-    assert {"gpu.printf", "xetile.load_gather"} <= set(names), names
-    x = np.arange(64, dtype=np.float32)
-    out = np.full(16, -1.0, np.float32)
-    invariant_in_a_loop[(1,)](x, out, n, M, K, device=on_each_device)
-    expected = sum((np.where(np.arange(16) < M, x[i * 16:(i + 1) * 16], 0) * (M // K) for i in range(n)),
-                   np.zeros(16))
-    np.testing.assert_array_equal(out, expected)
-    assert capfd.readouterr().out.count(" M ") == n

@@ -36,7 +36,6 @@ from ..transforms.xetile.layout_completion import complete_layouts
 from ..transforms.xetile.contract_float_math import contract_float_math
 from ..transforms.xetile.relax_float_math import relax_float_math
 from ..transforms.xetile.layout_propagation import propagate_layouts
-from ..transforms.xetile.loop_invariant_code_motion import hoist_loop_invariants
 from ..transforms.xetile.prefetch_insertion import insert_prefetch
 from ..transforms.xetile.rank2 import as_rank2
 from ..transforms.xetile.to_xegpu import xetile_to_xegpu
@@ -56,10 +55,10 @@ class StageOptions:
 # ---- the stages: each lists the passes it runs, in order
 def xetile_layouts(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
     """XeTile IR with reductions and scans of user combines as their loops, 1-D values as rank 2, FP8 tile_mma
-    operands in f16 where DPAS has no FP8, loop-invariant ops before their loops, FMA contraction and fast math when asked, prefetches ahead of walked
+    operands in f16 where DPAS has no FP8, FMA contraction and fast math when asked, prefetches ahead of walked
     tiles, and every value's layout: propagation chooses sg_layout and sg_data, completion the instruction blocks
     and lanes of the values that share one."""
-    func = hoist_loop_invariants(upconvert_float8_mma(as_rank2(expand_combines(func)), target))
+    func = upconvert_float8_mma(as_rank2(expand_combines(func)), target)
     if options.fp_fusion or options.fast_math:
         func = contract_float_math(func)
     if options.fast_math:
