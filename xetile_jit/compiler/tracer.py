@@ -53,10 +53,15 @@ COMPREHENSIONS = {ast.ListComp: "a list comprehension", ast.SetComp: "a set comp
                   ast.DictComp: "a dict comprehension", ast.GeneratorExp: "a generator expression"}
 
 
-
 def ours(base) -> bool:
     """Whether `base` is this package or one of its modules (`xetile.sum` meets Triton's names, `math.sum` not)."""
     return isinstance(base, types.ModuleType) and base.__name__.partition(".")[0] == __name__.partition(".")[0]
+
+
+def offsets_of(value):
+    """What a runtime `if` yields of a name's value: a pointer's offsets (its array stays), any other value itself."""
+    return value.offsets if isinstance(value, pointers.Pointers) else value
+
 
 class Function:
     """A Python function's source, parsed once: the AST, where it came from and the names it sees."""
@@ -482,7 +487,7 @@ class Tracer(ast.NodeVisitor):
                 continue
             if isinstance(a, pointers.Pointers) or isinstance(b, pointers.Pointers):
                 arrays[name] = self.branch_pointer_array(node, name, a, b)
-                a, b = (v.offsets if isinstance(v, pointers.Pointers) else v for v in (a, b))
+                a, b = offsets_of(a), offsets_of(b)
             if (a is MISSING or b is MISSING) and not (name == RETURNED or (then if a is MISSING else other).exited):
                 continue
             t = self.merged_type(node, name, a, b)
@@ -491,9 +496,7 @@ class Tracer(ast.NodeVisitor):
         result_types = list(results.values())
         for branch in (then, other):
             with self.sem.builder.at_end_of(branch.block):
-                values = [branch.scope.get(n, 0) for n in results]
-                yields = [self.carry(v.offsets if isinstance(v, pointers.Pointers) else v, t)
-                          for v, t in zip(values, result_types)]
+                yields = [self.carry(offsets_of(branch.scope.get(n, 0)), t) for n, t in zip(results, result_types)]
                 self.sem.builder.create(C.YieldOp, yields)
         self.sem.builder.loc = self.function.loc(node)
         op = self.sem.builder.create(C.IfOp, cond, result_types, then.block, other.block)

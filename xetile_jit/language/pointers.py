@@ -102,6 +102,7 @@ TRITON_ACCESS_OPTIONS = ("cache_modifier", "eviction_policy", "volatile", "bound
 
 
 def _refuse_triton_options(sem, op: str, options: dict) -> None:
+    """The error for a keyword `load` or `store` does not take, naming the place of Triton's own options."""
     if options:
         name = next(iter(options))
         known = name in TRITON_ACCESS_OPTIONS

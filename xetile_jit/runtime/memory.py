@@ -20,8 +20,9 @@ parent's row pitch.
   the host does. After the kernel, `finish()` copies back only the arrays the kernel writes, and writes only the
   array's own elements, in place: gaps between pitched rows are left alone. An array whose last two dims have no
   memory order a kernel reads (a negative stride there, a step along the dim of unit stride as in `x[::2]`, a
-  broadcast's stride of 0: args.copied_contiguous) goes as a C-contiguous copy, so it shares memory with no other
-  argument: a LaunchError.
+  broadcast's stride of 0, a stride of no whole element: args.copied_contiguous) goes as a C-contiguous copy of its
+  own; one that shares an element with another argument, either of the two written, is a LaunchError
+  (`copy_apart`).
 - USM arrays (`__sycl_usm_array_interface__`: dpctl/dpnp arrays, and DLPack producers on a SYCL device,
   imported with `dpnp.tensor.from_dlpack`) are passed in place, zero copy: the pointer to element [0, ..., 0]
   (the interface's address plus its offset; dpctl's `as_usm_memory` starts at the lowest element instead, another
