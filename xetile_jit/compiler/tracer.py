@@ -712,8 +712,8 @@ class Tracer(ast.NodeVisitor):
         returned under a compile-time condition, its default type)."""
         def trace():
             self.scope.update(bound)
-            self.bind_carried([n for n, v in inits.items() if isinstance(v, Value)],
-                              [Value(v.type) for v in inits.values() if isinstance(v, Value)])
+            values = {n: v for n, v in inits.items() if isinstance(v, Value)}
+            self.bind_carried(values, [Value(v.type) for v in values.values()])
             self.scope.update((f, False) for f in (BREAK, RETURN) if f in inits)
             body()
             carried = {n: self.pointer_offsets(node, n, self.scope.get(n)) for n in inits}
