@@ -76,11 +76,12 @@ class Target:
     # column-major tile's regroup to rows: 64 a regroup, 8 rounds); GPUs pick among registers
     indexed_lane_reads: bool = False
     # a reduction across lanes of a value of several components (gpu.subgroup_reduce over consecutive lanes, i32 or
-    # f32: a lane's rows of a tile) is SPIR-V's GroupNonUniform arithmetic, which the driver implements itself
-    # (codegen/llvm/lowering.py group_reduction), not a butterfly of shuffles a component: the `cpu` target, where
-    # those butterflies doubled the driver build of a GEMM with row reductions; one component (a row a sub-group:
-    # softmax, layer norm) keeps its butterfly, which ran faster there. GPUs and `xe-emulated` (the GPU's order of a
-    # float sum, bit for bit) keep the butterfly
+    # f32: a lane's rows of a tile) is not a butterfly of shuffles a component: over the whole sub-group a
+    # reduce-scatter and a broadcast a component, over clusters SPIR-V's GroupNonUniform arithmetic, which the driver
+    # implements itself (codegen/llvm/lowering.py scattered_reduction, group_reduction): the `cpu` target, where those
+    # butterflies doubled the driver build of a GEMM with row reductions; one component (a row a sub-group: softmax,
+    # layer norm) keeps its butterfly, which ran faster there. GPUs and `xe-emulated` (the GPU's order of a float
+    # sum, bit for bit) keep the butterfly
     group_reductions: bool = False
     # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
     # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local
