@@ -191,6 +191,56 @@ def test_propagate_nan_takes_the_enum_or_a_bool():
         bad_propagate_nan.warmup(a, a, target="numpy")
 
 
+# ---- Triton's axes, a reduction's kept dims, 1-D combines, float // and % ----------------------------------
+@xetile.kernel
+def larger(a, b):
+    return xetile.maximum(a, b)
+
+
+@xetile.kernel
+def axes_and_ranks(x, v, row_sums, row_max, arg_last, prefix, total, v_max, v_scan, quotient, remainder):
+    """Axes as numpy and Triton write them (-1, None), a reduction's [8, 1] stored through 8 pointers and its [1, 1]
+    through a scalar pointer (tile_reduce keeps the dims Triton's tl.sum drops), reduce and associative_scan of a
+    1-D vector, and float // and % of negative operands."""
+    pid = xetile.program_id(0)
+    rows = xetile.arange(0, 8) + pid * 8
+    t = xetile.load_tile(block(x))
+    xetile.store(row_sums + rows, xetile.tile_reduce("add", t, -1))
+    xetile.store_tile(xetile.init_tile(row_max, [pid * 8, 0], [8, 1]), xetile.tile_reduce("max", t, [-1]))
+    xetile.store(arg_last + rows, xetile.tile_reduce("argmax", t, -1))
+    xetile.store_tile(block(prefix), xetile.cumsum(t, -1))
+    xetile.store(total + pid, xetile.tile_reduce("add", t, None))
+    w = xetile.load(v + xetile.arange(0, 16))
+    xetile.store(v_max + pid, xetile.reduce(w, 0, larger))
+    xetile.store(v_scan + pid * 16 + xetile.arange(0, 16), xetile.associative_scan(w, -1, larger))
+    d = xetile.where(xetile.arange(0, 16) % 2 == 0, 2.5, -2.5)
+    xetile.store_tile(block(quotient), t // d)
+    xetile.store_tile(block(remainder), t % d)
+
+
+def test_triton_axes_reduced_dims_1d_combines_and_float_division(rng):
+    x = rng.integers(-64, 64, (M, N)).astype(np.float32) / 4   # sums exact in any order: the same at every level
+    x[3, 5] = x[3, 4] = x[3].max() + 1                         # argmax: the first of two
+    v = rand(rng, (N,), np.float32)
+    arrays = {"x": x, "v": v, "row_sums": np.zeros(M, np.float32), "row_max": np.zeros((M, 1), np.float32),
+              "arg_last": np.zeros(M, np.int32), "prefix": np.zeros((M, N), np.float32),
+              "total": np.zeros(2, np.float32), "v_max": np.zeros(2, np.float32), "v_scan": np.zeros(2 * N, np.float32),
+              "quotient": np.zeros((M, N), np.float32), "remainder": np.zeros((M, N), np.float32)}
+    out = run_everywhere(axes_and_ranks, arrays, GRID)
+    np.testing.assert_array_equal(out["row_sums"], x.sum(1))
+    np.testing.assert_array_equal(out["row_max"], x.max(1, keepdims=True))
+    np.testing.assert_array_equal(out["arg_last"], x.argmax(1))
+    np.testing.assert_array_equal(out["prefix"], np.cumsum(x, 1))
+    np.testing.assert_array_equal(out["total"], x.reshape(2, -1).sum(1))
+    np.testing.assert_array_equal(out["v_max"], [v.max()] * 2)
+    np.testing.assert_array_equal(out["v_scan"], np.tile(np.maximum.accumulate(v), 2))
+    d = np.where(np.arange(N) % 2 == 0, np.float32(2.5), np.float32(-2.5))
+    np.testing.assert_array_equal(out["quotient"], np.trunc(x / d))   # C's: toward zero, as integers' //
+    np.testing.assert_array_equal(out["remainder"], np.fmod(x, d))    # the dividend's sign, as Triton's %
+    np.testing.assert_allclose(out["quotient"] * d + out["remainder"], x, rtol=1e-6, atol=1e-5)
+    assert (out["quotient"] < 0).any() and (out["remainder"] < 0).any() and (out["remainder"] > 0).any()
+
+
 # ---- messages that say what to do ---------------------------------------------------------------------------
 @xetile.kernel
 def prints(x, BLOCK: xetile.constexpr):
@@ -231,8 +281,11 @@ def misnames(x, ATTRIBUTE: xetile.constexpr):
      r"\(num_stages is Triton's; the nearest here is prefetch_distance: how many loop steps"),
     (lambda x: prints[(1,)](x, BLOCKS=8, device="numpy"), xetile.LaunchError,
      r"\('BLOCKS' is not a parameter; did you mean 'BLOCK'\?\); parameters are \(x, BLOCK\)"),
+    (lambda x: prints[(1,)](None, BLOCK=8, device="numpy"), xetile.LaunchError,
+     r"argument 'x': None for a parameter that is not a constexpr \(Triton's None for an optional pointer is not "
+     r"supported\): pass a constexpr flag, HAS_BIAS: xetile.constexpr, and any array in its place"),
 ], ids=["print", "list-comprehension", "misspelt-name", "misspelt-function", "misspelt-attribute", "num_warps",
-        "num_stages", "misspelt-constexpr"])
+        "num_stages", "misspelt-constexpr", "none-for-an-array"])
 def test_errors_say_what_to_write_instead(call, error, message):
     with pytest.raises(error, match=message):
         call(np.zeros((16, 16), np.float32))
@@ -245,6 +298,28 @@ def ported(x, NAME: xetile.constexpr):
         v = xetile.sum(v, axis=1)
     if NAME == "multiple_of":
         v = xetile.multiple_of(v, 16)
+
+
+@xetile.kernel
+def triton_keywords(x, o, KEYWORD: xetile.constexpr):
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [8, 8]))
+    if KEYWORD == "allow_tf32":
+        v = xetile.tile_mma(v, v, allow_tf32=False)
+    if KEYWORD == "sem":
+        xetile.atomic_add(o + xetile.arange(0, 8), 1, sem="relaxed")
+    if KEYWORD == "cas":
+        xetile.atomic_cas(o + xetile.arange(0, 8), 0, 1)
+
+
+@pytest.mark.parametrize("keyword, message", [
+    ("allow_tf32", "unexpected keyword argument 'allow_tf32' (allow_tf32= is Triton's; here: input_precision=\"tf32\""),
+    ("sem", "unexpected keyword argument 'sem' (sem= is Triton's; here: every atomic is sequentially consistent"),
+    ("cas", "a compare and swap through `array + offsets` (Triton's tl.atomic_cas(ptr, cmp, val)) is not in the "
+            "language: a lock is a one-element tile"),
+])
+def test_a_triton_keyword_says_what_to_write_instead(keyword, message):
+    with pytest.raises(xetile.CompilationError, match=re.escape(message)):
+        triton_keywords.warmup(np.zeros((8, 8), np.float32), np.zeros(8, np.int32), KEYWORD=keyword, target="numpy")
 
 
 @pytest.mark.parametrize("name, spelling", [("sum", 'xetile.tile_reduce("add", x, [axis])'),

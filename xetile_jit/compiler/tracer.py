@@ -30,7 +30,7 @@ from ..runtime.args import python_scalar
 from ..language import dsl, pointers, shapes
 from .dependencies import Reads
 from ..language.semantic import Semantic, activate, default_dtype, is_py_scalar
-from ..language.triton_spellings import triton_spelling
+from ..language.triton_spellings import triton_keyword, triton_spelling
 
 PY_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
              ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
@@ -212,7 +212,7 @@ class Tracer(ast.NodeVisitor):
         except CompilationError:
             raise
         except (TypeError, ValueError, ZeroDivisionError, IndexError, KeyError, OverflowError) as e:
-            raise self.error(node, f"{type(e).__name__}: {e}") from e
+            raise self.error(node, f"{type(e).__name__}: {e}{triton_keyword(str(e))}") from e
         except RecursionError:
             raise self.error(node, f"an expression nests too deeply to trace (Python's recursion limit is "
                                    f"{sys.getrecursionlimit()}); split it into statements") from None
@@ -855,7 +855,10 @@ class Tracer(ast.NodeVisitor):
                                               ast.NotIn: "not in"}[type(op)]
             if isinstance(left, Value) or isinstance(right, Value):
                 if name not in PY_CMPOPS.values():
-                    raise self.error(node, f"`{name}` does not apply to xetile values")
+                    raise self.error(node, f"`{name}` does not apply to xetile values" + (
+                        "; an array argument is never None here (Triton's None for an optional pointer is not "
+                        "supported): pass a constexpr flag, HAS_BIAS: xetile.constexpr, and any array in its place"
+                        if None in (left, right) else ""))
                 this = self.sem.compare(name, left, right)
             else:
                 this = PY_OPERATORS[name](left, right)

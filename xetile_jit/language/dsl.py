@@ -73,6 +73,16 @@ def _dims(dims) -> tuple[int, ...]:
     return tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
 
 
+def _vector_dims(v: Value, dims) -> tuple[int, ...]:
+    """`dims` of the vector `v` as numpy and Triton write axes: None is every dim, a negative one counts from the
+    last. Others are left as they are, for the op to refuse."""
+    rank = len(v.type.shape)
+    if dims is None:
+        return tuple(range(rank))
+    return tuple(d + rank if isinstance(d, int) and not isinstance(d, bool) and -rank <= d < 0 else d
+                 for d in _dims(dims))
+
+
 def _offsets(sem, offsets, op: str, count: int = 2):
     if not isinstance(offsets, (list, tuple)) or len(offsets) != count:
         raise sem.error(f"{op}: offsets must be a list of {count} integers, one per dimension "
@@ -322,47 +332,55 @@ def _accumulated(sem, kind: str, v: Value, dtype, op: str) -> Value:
 @builtin
 def tile_reduce(kind: str, v, dims, *, layout: Layout | None = None, dtype: DType | None = None) -> Value:
     """Reduces `dims` with `kind` (add, mul, max, min, maximum, minimum, and, or, xor; argmax and argmin along one
-    dim give the first index of the extreme as int32); reduced dims keep size 1. `layout` is the result's. The
+    dim give the first index of the extreme as int32); reduced dims keep size 1. A dim may count from the last
+    (-1), and None is every dim, as numpy's and Triton's axes. `layout` is the result's. The
     result has v's element type, but `add` of bools and 8- or 16-bit integers sums in (u)int32 (Triton's rule);
     `dtype` converts v first."""
     sem = current()
     v = _accumulated(sem, kind, _vector(sem, v, "tile_reduce"), dtype, "tile_reduce")
+    dims = _vector_dims(v, dims)
     if kind in indexed.ARG_KINDS:
-        return _anchored(sem, indexed.arg_reduce(sem, kind, v, _dims(dims)), layout, "tile_reduce")
-    return _anchored(sem, sem.create(X.TileReduceOp, kind, v, _dims(dims)).result, layout, "tile_reduce")
+        return _anchored(sem, indexed.arg_reduce(sem, kind, v, dims), layout, "tile_reduce")
+    return _anchored(sem, sem.create(X.TileReduceOp, kind, v, dims).result, layout, "tile_reduce")
 
 
 @builtin
 def tile_scan(kind: str, v, dim, *, dtype: DType | None = None) -> Value:
-    """The inclusive prefix reduction (kinds of tile_reduce) of `v` along `dim`, in v's dtype, but `add` of bools and
-    8- or 16-bit integers sums in (u)int32 (as tile_reduce); `dtype` converts v first."""
+    """The inclusive prefix reduction (kinds of tile_reduce) of `v` along `dim` (-1: the last), in v's dtype, but
+    `add` of bools and 8- or 16-bit integers sums in (u)int32 (as tile_reduce); `dtype` converts v first."""
     sem = current()
     v = _accumulated(sem, kind, _vector(sem, v, "tile_scan"), dtype, "tile_scan")
-    return indexed.scan(sem, kind, v, indexed.single_dim(sem, _dims(dim), "tile_scan"))
+    return indexed.scan(sem, kind, v, indexed.single_dim(sem, _vector_dims(v, dim), "tile_scan"))
 
 
-def _combine_tiles(sem, values, axis, combine, op: str):
-    """(the tiles as a list, whether one tile was given, the axis) of a reduce or associative_scan."""
+def _combined(sem, op_class, values, axis, combine, op: str) -> Value | tuple[Value, ...]:
+    """A reduce or associative_scan (`op_class`) of one tile or a tuple of tiles: a tile for one tile, else a tuple.
+    1-D tiles go as one row each (the combine ops take 2-D vectors), and their results back as 1-D."""
     single = not isinstance(values, (list, tuple))
     tiles = [_vector(sem, v, op) for v in ([values] if single else values)]
     if not tiles:
         raise sem.error(f"{op}: takes at least one tile")
     if not callable(combine):
         raise sem.error(f"{op}: combine must be a @xetile.kernel function, got {_describe(combine)}")
-    return tiles, single, indexed.single_dim(sem, _dims(axis), op)
+    dim = indexed.single_dim(sem, _vector_dims(tiles[0], axis), op)
+    if len(tiles[0].type.shape) != 1:
+        results = indexed.traced_combine(sem, op_class, tiles, dim, combine)
+    elif dim != 0:
+        raise sem.error(f"{op}: axis {axis} of the 1-D vector {tiles[0].type}: takes axis 0 or -1")
+    else:
+        rows = [reshape(t, (1, t.type.shape[0])) if len(t.type.shape) == 1 else t for t in tiles]
+        results = [reshape(r, r.type.shape[1:]) for r in indexed.traced_combine(sem, op_class, rows, 1, combine)]
+    return results[0] if single else tuple(results)
 
 
 @builtin
 def reduce(values, axis, combine) -> Value | tuple[Value, ...]:
-    """Reduces one tile or a tuple of tiles along `axis` (0 or 1) with `combine`, a @xetile.kernel function of
-    2n values (the n accumulators, then the n next elements) returning n: Triton's tl.reduce. A tree of pairs in
-    operand order (combine must be associative, not commutative): at stride s = 1, 2, 4, ... position p, a multiple
-    of 2s, combines with p + s (ir/combine_ops.py); the reduced axis keeps size 1. A tile for one tile, else a
-    tuple."""
-    sem = current()
-    tiles, single, dim = _combine_tiles(sem, values, axis, combine, "reduce")
-    results = indexed.traced_combine(sem, CombineReduceOp, tiles, dim, combine)
-    return results[0] if single else tuple(results)
+    """Reduces one tile or a tuple of tiles along `axis` (0 or 1, or -1; a 1-D tile's 0 or -1) with `combine`, a
+    @xetile.kernel function of 2n values (the n accumulators, then the n next elements) returning n: Triton's
+    tl.reduce. A tree of pairs in operand order (combine must be associative, not commutative): at stride s = 1, 2,
+    4, ... position p, a multiple of 2s, combines with p + s (ir/combine_ops.py); the reduced axis keeps size 1. A
+    tile for one tile, else a tuple."""
+    return _combined(current(), CombineReduceOp, values, axis, combine, "reduce")
 
 
 @builtin
@@ -370,10 +388,7 @@ def associative_scan(values, axis, combine) -> Value | tuple[Value, ...]:
     """The inclusive scan of one tile or a tuple of tiles along `axis` with `combine` (as `reduce`): position j holds
     the combine of positions 0..j, by Kogge-Stone's tree: at stride s = 1, 2, 4, ... position p >= s becomes
     combine(prefix[p - s], prefix[p]). Triton's tl.associative_scan; combine must be associative."""
-    sem = current()
-    tiles, single, dim = _combine_tiles(sem, values, axis, combine, "associative_scan")
-    results = indexed.traced_combine(sem, CombineScanOp, tiles, dim, combine)
-    return results[0] if single else tuple(results)
+    return _combined(current(), CombineScanOp, values, axis, combine, "associative_scan")
 
 
 @builtin
@@ -480,7 +495,11 @@ def atomic_cas(tile, cmp, val) -> Value:
     """Atomically, element by element: where the tile's memory holds `cmp` (bit for bit), writes `val`; returns the
     old values (32- and 64-bit elements of a block tile). The workgroup's tile is swapped once, as atomic_rmw_tile."""
     sem = current()
-    tile = _tile(sem, tile, "atomic_cas")
+    if not isinstance(tile, Value) or not isinstance(tile.type, TileType):
+        raise sem.error(f"atomic_cas: expected a block tile made by init_tile, got {_describe(tile)}; a compare and "
+                        "swap through `array + offsets` (Triton's tl.atomic_cas(ptr, cmp, val)) is not in the "
+                        "language: a lock is a one-element tile, lock = xetile.init_tile(locks, [0], [1]), then "
+                        "xetile.atomic_cas(lock, 0, 1) (docs/guide.md, the spin lock)")
     if isinstance(tile.type, ScatterTileType):
         raise sem.error("atomic_cas: a #scatter tile is not supported; use a block tile")
     cmp, val = (_value_for_tile(sem, tile, v, "atomic_cas") for v in (cmp, val))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..ir import core_ops as C
 from ..ir.core import Value
+from ..ir.shape_ops import ShapeCastOp
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from . import scatter
 from .dsl import atomic_rmw_tile
@@ -25,6 +26,11 @@ class Pointers:
 
     array: Value
     offsets: object
+
+    def __repr__(self) -> str:
+        """As error messages name it: `array + offsets` by their types."""
+        offsets = self.offsets.type if isinstance(self.offsets, Value) else self.offsets
+        return f"{self.array.type} + {offsets}"
 
 
 def is_array(x) -> bool:
@@ -139,8 +145,21 @@ def store(pointer, value, mask=None, **options) -> None:
 def _broadcast(sem, value, tile: Value):
     """A vector or scalar `value` broadcast to the tile's shape (numbers are splat by the scatter ops)."""
     if isinstance(value, Value) and isinstance(value.type, (VectorType, ScalarType)):
-        return sem.broadcast_to(value, tile.type.shape)
+        return sem.broadcast_to(_unit_dims_dropped(sem, value, tile.type.shape), tile.type.shape)
     return value
+
+
+def _unit_dims_dropped(sem, value: Value, shape) -> Value:
+    """A vector of more dims than the offsets, whose extra dims are of size 1, as one of the offsets' rank, its
+    elements in the same order: tile_reduce keeps the dims it reduces (`[M, 1]`), where Triton's `tl.sum` drops
+    them, so `store(out + rows, tile_reduce("add", v, [1]))` stores the row sums."""
+    if not isinstance(value.type, VectorType) or len(value.type.shape) <= len(shape):
+        return value
+    kept = tuple(n for n in value.type.shape if n != 1)
+    if len(kept) > len(shape):
+        raise sem.error(f"a value of {value.type} does not fit offsets of shape {list(shape)}: it has more dims of "
+                        "more than one element [reshape the value to the offsets' shape]")
+    return sem.create(ShapeCastOp, value, (1,) * (len(shape) - len(kept)) + kept).result
 
 
 def _atomic(kind: str):

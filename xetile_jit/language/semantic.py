@@ -284,8 +284,10 @@ class Semantic:
         if op in ("+", "-", "*", "//", "%", *EXTREMES) and t.is_bool:
             lhs, rhs = self.cast(lhs, int32), self.cast(rhs, int32)
             t = int32
-        if op == "//" and t.is_float:
-            return self.unary("math.floor", self.binary("/", lhs, rhs))
+        if op == "//" and t.is_float:  # C's, as integers' and as `%` (arith.remf, fmod): a == (a // b) * b + a % b
+            quotient = self.binary("/", lhs, rhs)
+            return self.where(self.compare("<", quotient, 0), self.unary("math.ceil", quotient),
+                              self.unary("math.floor", quotient))
         return self.create(C.BinaryOp, _pick(ARITH[op], t), lhs, rhs).result
 
     def compare(self, op: str, a, b) -> Value:

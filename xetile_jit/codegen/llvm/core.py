@@ -112,8 +112,10 @@ def broadcast(b: ir.IRBuilder, value: ir.Value, ty: ir.Type) -> ir.Value:
 
 
 def literal(x, dtype: DType) -> int | float:
-    """An element of `dtype` as an llvmlite literal: floats as floats, the rest as the signed integer of its bits."""
-    x = np.asarray(x, dtype.np_dtype)
+    """An element of `dtype` as an llvmlite literal: floats as floats, the rest as the signed integer of its bits. A
+    number past a float type's range is its infinity, as a conversion in the kernel gives (`other=1e6` of f16)."""
+    with np.errstate(over="ignore"):
+        x = np.asarray(x, dtype.np_dtype)
     return float(x) if dtype in (float16, float32) else int(x.view(f"i{x.itemsize}"))
 
 
