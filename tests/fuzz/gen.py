@@ -69,6 +69,9 @@ ALL_DTYPES = FLOATS + ["int8", "uint8", "int16", "uint16", "int32", "uint32", "i
 LITERALS = {"f": [1.5, -0.25, 3.0, 0.5, 2.0], "i": [1, 3, -2, 7, 100], "u": [1, 3, 7, 100, 255], "b": [True, False]}
 FP_FUSION = 0.25  # the share of batches launched with fp_fusion
 TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5}
+# the dims of reductions, scans and combines written as Triton and numpy write them (the last dim as -1, every dim as
+# None); each case's other dims keep their numbers
+TRITON_AXES = {(1,): -1, (0, 1): None}
 
 
 def promote(a: str, b: str) -> str:
@@ -351,7 +354,8 @@ class Gen:
         kept = tuple(1 if d in dims else n for d, n in enumerate(shape))
         reorders = kind(dtype) == "f" and rkind in ("add", "mul")
         tol = TOLERANCE[dtype] * count if reorders else 0.0
-        self.store(dtype, kept, f"xetile.tile_reduce({rkind!r}, {v}, {dims})", (tol, reorders))
+        self.store(dtype, kept, f"xetile.tile_reduce({rkind!r}, {v}, {TRITON_AXES.get(tuple(dims), dims)})",
+                   (tol, reorders))
 
     def transpose(self) -> None:
         dtype = self.pick(DTYPES)
@@ -666,8 +670,9 @@ class Gen:
         extent = (self.extent(shape[0]), self.extent(shape[1]))
         fill = "special" if k == "f" and skind in ("max", "min") and self.chance(0.5) else "small"
         v = self.load(self.array("x", extent, dtype, fill=fill), extent, shape)
-        code = f"xetile.cumsum({v}, {dim})" if skind == "add" and self.chance(0.3) else \
-            f"xetile.tile_scan({skind!r}, {v}, {dim})"
+        axis = TRITON_AXES.get((dim,), dim)
+        code = f"xetile.cumsum({v}, {axis})" if skind == "add" and self.chance(0.3) else \
+            f"xetile.tile_scan({skind!r}, {v}, {axis})"
         reorders = k == "f" and skind in ("add", "mul")
         self.store(dtype, shape, code, (TOLERANCE[dtype] * (shape[dim] + 2) if reorders else 0.0, reorders))
 
@@ -1243,7 +1248,7 @@ def combine_case(gen: Gen) -> None:
     operand = tiles[0] if len(tiles) == 1 and gen.chance(0.7) else f"({', '.join(tiles)}{',' * (len(tiles) == 1)})"
     outs = [gen.fresh("r") for _ in tiles]
     gen.case.lines.append(f"{', '.join(outs)}{',' * (operand != tiles[0] and len(tiles) == 1)} = "
-                          f"xetile.{op}({operand}, {axis}, {name})")
+                          f"xetile.{op}({operand}, {TRITON_AXES.get((axis,), axis)}, {name})")
     kept = shape if scan else tuple(1 if d == axis else s for d, s in enumerate(shape))
     for out, (dtype, _, tol) in zip(outs, comb.tiles):
         gen.store(dtype, kept, out, (tol, False))
