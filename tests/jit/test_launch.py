@@ -637,6 +637,36 @@ def test_new_specialization_compiles_again(rng, traces, change):
 
 
 @xetile.kernel
+def add_optional(x, bias, scale, y, BM: xetile.constexpr):
+    """y = x (+ bias) (* scale[0]): Triton's optional pointers, None or an array at each launch."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [BM, 8]))
+    if bias is not None:
+        v = v + xetile.load_tile(xetile.init_tile(bias, [0, 0], [BM, 8]))
+    if scale is None:
+        v = v * 3.0
+    else:
+        v = v * xetile.load(scale + 0)
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [BM, 8]), v)
+
+
+def test_none_for_an_array_specializes_as_a_constexpr(rng, traces):
+    """None for a parameter that is not a constexpr is specialized as one (Kernel.specialize): each pattern of Nones
+    compiles once, takes no kernel argument for the None, and its later launches take their plan; `is None` on an
+    array is False while tracing."""
+    add_optional.cache.clear()
+    x, bias, scale = rand(rng, (8, 8), np.float32), rand(rng, (8, 8), np.float32), np.array([0.5], np.float32)
+    cases = [(None, None, x * 3), (bias, None, (x + bias) * 3), (None, scale, x * 0.5), (bias, scale, (x + bias) * 0.5)]
+    for b, s, expected in cases * 2:
+        y = np.zeros((8, 8), np.float32)
+        add_optional[(1,)](x, b, s, y, BM=8)
+        assert_close(y, expected)
+    assert traces == ["add_optional"] * 4
+    assert len(add_optional.cache) == 4 and len(add_optional.cache.plans) == 4
+    compiled = add_optional.warmup(x, None, None, x.copy(), BM=8)
+    assert list(compiled.specs) == ["x", "y"]
+
+
+@xetile.kernel
 def times_const(x, out, S: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(out, [0, 0], [2, 2]), xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 2])) * S)
 

@@ -281,11 +281,8 @@ def misnames(x, ATTRIBUTE: xetile.constexpr):
      r"\(num_stages is Triton's; the nearest here is prefetch_distance: how many loop steps"),
     (lambda x: prints[(1,)](x, BLOCKS=8, device="numpy"), xetile.LaunchError,
      r"\('BLOCKS' is not a parameter; did you mean 'BLOCK'\?\); parameters are \(x, BLOCK\)"),
-    (lambda x: prints[(1,)](None, BLOCK=8, device="numpy"), xetile.LaunchError,
-     r"argument 'x': None for a parameter that is not a constexpr \(Triton's None for an optional pointer is not "
-     r"supported\): pass a constexpr flag, HAS_BIAS: xetile.constexpr, and any array in its place"),
 ], ids=["print", "list-comprehension", "misspelt-name", "misspelt-function", "misspelt-attribute", "num_warps",
-        "num_stages", "misspelt-constexpr", "none-for-an-array"])
+        "num_stages", "misspelt-constexpr"])
 def test_errors_say_what_to_write_instead(call, error, message):
     with pytest.raises(error, match=message):
         call(np.zeros((16, 16), np.float32))

@@ -854,12 +854,12 @@ class Tracer(ast.NodeVisitor):
             name = PY_CMPOPS.get(type(op)) or {ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
                                               ast.NotIn: "not in"}[type(op)]
             if isinstance(left, Value) or isinstance(right, Value):
-                if name not in PY_CMPOPS.values():
-                    raise self.error(node, f"`{name}` does not apply to xetile values" + (
-                        "; an array argument is never None here (Triton's None for an optional pointer is not "
-                        "supported): pass a constexpr flag, HAS_BIAS: xetile.constexpr, and any array in its place"
-                        if None in (left, right) else ""))
-                this = self.sem.compare(name, left, right)
+                if name in ("is", "is not") and None in (left, right):  # an array or vector is never None
+                    this = PY_OPERATORS[name](left, right)
+                elif name not in PY_CMPOPS.values():
+                    raise self.error(node, f"`{name}` does not apply to xetile values")
+                else:
+                    this = self.sem.compare(name, left, right)
             else:
                 this = PY_OPERATORS[name](left, right)
             result = this if result is True else self.logical("&", result, this)

@@ -69,6 +69,9 @@ def constexpr_value(name: str, value):
     return value
 
 
+ABSENT = "absent"  # the key part naming the parameters launched with None (Kernel.specialize)
+
+
 def hashable(value):
     """A cache-key form of a constexpr: typed because 2 == 2.0 == True in Python, floats by their bits because
     0.0 == -0.0 and NaN != NaN."""
@@ -315,10 +318,14 @@ class Kernel:
         return dict(bound.arguments), options
 
     def specialize(self, values: dict, options: dict, target: str):
-        """The in-memory cache key of a launch, its argument specs, constexpr values and CompileOptions."""
-        specs = {n: classify(n, v) for n, v in values.items() if n not in self.constexprs}
+        """The in-memory cache key of a launch, its argument specs, constexpr values and CompileOptions. None for a
+        parameter that is not a constexpr (Triton's optional pointer) is specialized as a constexpr: the kernel
+        takes no argument for it and its trace reads None (`if bias is not None:` is decided while tracing)."""
+        absent = tuple(n for n, v in values.items() if v is None and n not in self.constexprs)
+        specs = {n: classify(n, v) for n, v in values.items() if n not in self.constexprs and n not in absent}
         consts = {n: constexpr_value(n, values[n]) for n in self.constexprs}
-        key_consts = tuple(hashable(v) for v in consts.values())
+        key_consts = tuple(hashable(v) for v in consts.values()) + ((ABSENT, absent),) * bool(absent)
+        consts |= dict.fromkeys(absent)
         compile_options = CompileOptions(target, mma_layout(options), xe_abi(), debugging(),
                                          subgroup_count(options), prefetch_distance(options), fast_math(options),
                                          fp_fusion(options))

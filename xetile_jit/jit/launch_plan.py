@@ -140,6 +140,8 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                          # an int in i32's range, a size or an offset (the common scalar), as scalar_key makes it
                          f"    elif _xt_kind is _xt_int and {INT32_RANGE.start} <= {name} < {INT32_RANGE.stop}:",
                          f"        {key}, {part} = _xt_int32_key, [_xt_c_int32({name})]",
+                         # None: no kernel argument (Kernel.specialize), so the parts are not every argument's
+                         f"    elif {name} is None:", f"        {key}, {part}, _xt_whole = _xt_none_key, None, False",
                          "    else:", "        _xt_key = _xt_key_of(_xt_kind) or _xt_key_function(_xt_kind)",
                          f"        {key}, {name}, {part} = _xt_key({name!r}, {name})",
                          f"        if {key} is None:", "            return None",

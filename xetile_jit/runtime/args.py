@@ -306,10 +306,6 @@ def classify(name: str, value):
         return ScalarSpec(scalar_dtype(name, value))
     if is_array(value):
         return classify_array(name, as_array(name, value))
-    if value is None:
-        raise LaunchError(f"argument '{name}': None for a parameter that is not a constexpr (Triton's None for an "
-                          "optional pointer is not supported): pass a constexpr flag, HAS_BIAS: xetile.constexpr, and "
-                          "any array in its place")
     raise LaunchError(f"argument '{name}': expected a numpy array or a number, got {type(value).__name__} "
                       "(USM arrays such as dpnp arrays and DLPack producers are arrays too)")
 
