@@ -8,7 +8,7 @@ enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializ
 
 from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, InterpretCheckError, LaunchError
 from .jit.autotune import Config, autotune
-from .language.dsl import (PropagateNan, abs, alloc_slm, arange, associative_scan, atomic_cas, atomic_rmw_tile, barrier,
+from .language.dsl import (PropagateNan, abs, alloc_slm, arange, associative_scan, atomic_rmw_tile, barrier,
                            bitcast, broadcast_to, cast, cdiv, ceil, constexpr, convert_layout, cos, cumsum,
                            device_assert, device_print, erf, exp, exp2, expand_dims, fence, floor, fma, full, init_tile,
                            iota, load_tile, log, log2, maximum, minimum, named_barrier, nbarrier_arrive, nbarrier_wait,
@@ -16,8 +16,8 @@ from .language.dsl import (PropagateNan, abs, alloc_slm, arange, associative_sca
                            static_assert, static_range, store_tile, subgroup_id, tanh, tile_broadcast, tile_mma,
                            tile_reduce, tile_scan, tile_transpose, update_tile_offset, where, zeros)
 from .language.scatter import load_gather, store_scatter
-from .language.pointers import (atomic_add, atomic_and, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor,
-                                load, store)
+from .language.pointers import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
+                                atomic_xor, load, store)
 from .language.shapes import cat, flip, interleave, join, sort, split, topk
 from .language.triton_spellings import triton_spelling
 from .jit.kernel import CompiledKernel, Kernel, kernel, synchronize

@@ -139,10 +139,25 @@ def strides_by_parity_case(rng):
     return (x, np.zeros(16, np.float32), 5), dict(B=16), (1,), 1, expected
 
 
+@xetile.kernel
+def spin_lock(locks, counts):
+    """Triton's spin lock through scalar pointers: each workgroup takes lock i (its parity's), counts under it with
+    a plain load and store, and releases it."""
+    i = xetile.program_id(0) % 2
+    while xetile.atomic_cas(locks + i, 0, 1) == 1:
+        pass
+    xetile.store(counts + i, xetile.load(counts + i) + 1)
+    xetile.atomic_xchg(locks + i, 0)
+
+
+def spin_lock_case(rng):
+    return (np.zeros(2, np.int32), np.zeros(2, np.int32)), {}, (64,), 1, np.array([32, 32])
+
+
 CASES = {"embedding": (embedding, embedding_case), "histogram": (histogram, histogram_case),
          "shifted_3d": (shifted, shifted_case), "scalars": (scalar_pointers, scalar_pointers_case),
          "pointer_matmul": (pointer_matmul, pointer_matmul_case),
-         "strides_by_parity": (strides_by_parity, strides_by_parity_case)}
+         "strides_by_parity": (strides_by_parity, strides_by_parity_case), "spin_lock": (spin_lock, spin_lock_case)}
 # f32 sums of K products, in another order than numpy's; the other cases move or add a few values
 TOLERANCES = {"pointer_matmul": dict(rtol=1e-5, atol=1e-4)}
 
@@ -211,6 +226,8 @@ def misuse(x, y, WHAT: constexpr):
         p = x + i
         for _ in range(0, 3):
             p = y + i
+    if WHAT == "cas_of_lanes":
+        xetile.atomic_cas(x + i, 0.0, 1.0)
     if WHAT == "if_switches_array":
         p = x + i
         if xetile.program_id(0) > 0:
@@ -226,6 +243,8 @@ def misuse(x, y, WHAT: constexpr):
                         "of Triton's tl.load, which `array + offsets` does not take: drop it"),
     ("loop_switches_array", "'p' enters this loop as a pointer into one array, and an iteration must leave it a "
                             "pointer into that array"),
+    ("cas_of_lanes", "atomic_cas: through memref<?xf32, strided<[1]>> + vector<16xi32>, an element a lane, is not "
+                     "supported; through a scalar pointer (`locks + i`) or a block tile (init_tile) it is"),
     ("if_switches_array", "'p' is a pointer on one path through this runtime `if` and not a pointer into the same "
                           "array on the other"),
 ])

@@ -304,15 +304,12 @@ def triton_keywords(x, o, KEYWORD: xetile.constexpr):
         v = xetile.tile_mma(v, v, allow_tf32=False)
     if KEYWORD == "sem":
         xetile.atomic_add(o + xetile.arange(0, 8), 1, sem="relaxed")
-    if KEYWORD == "cas":
-        xetile.atomic_cas(o + xetile.arange(0, 8), 0, 1)
 
 
 @pytest.mark.parametrize("keyword, message", [
     ("allow_tf32", "unexpected keyword argument 'allow_tf32' (allow_tf32= is Triton's; here: input_precision=\"tf32\""),
     ("sem", "unexpected keyword argument 'sem' (sem= is Triton's; here: every atomic is sequentially consistent"),
-    ("cas", "a compare and swap through `array + offsets` (Triton's tl.atomic_cas(ptr, cmp, val)) is not in the "
-            "language: a lock is a one-element tile"),
+
 ])
 def test_a_triton_keyword_says_what_to_write_instead(keyword, message):
     with pytest.raises(xetile.CompilationError, match=re.escape(message)):

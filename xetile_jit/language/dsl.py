@@ -490,16 +490,9 @@ def atomic_rmw_tile(kind: str, value, tile, mask=None) -> Value:
     return sem.create(X.AtomicRMWTileOp, kind, _value_for_tile(sem, tile, value, "atomic_rmw_tile"), tile).result
 
 
-@builtin
-def atomic_cas(tile, cmp, val) -> Value:
-    """Atomically, element by element: where the tile's memory holds `cmp` (bit for bit), writes `val`; returns the
-    old values (32- and 64-bit elements of a block tile). The workgroup's tile is swapped once, as atomic_rmw_tile."""
-    sem = current()
-    if not isinstance(tile, Value) or not isinstance(tile.type, TileType):
-        raise sem.error(f"atomic_cas: expected a block tile made by init_tile, got {_describe(tile)}; a compare and "
-                        "swap through `array + offsets` (Triton's tl.atomic_cas(ptr, cmp, val)) is not in the "
-                        "language: a lock is a one-element tile, lock = xetile.init_tile(locks, [0], [1]), then "
-                        "xetile.atomic_cas(lock, 0, 1) (docs/guide.md, the spin lock)")
+def tile_cas(sem, tile: Value, cmp, val) -> Value:
+    """atomic_cas on a block tile (language/pointers.py atomic_cas: the builtin, which also takes a scalar pointer):
+    where the tile's memory holds `cmp` (bit for bit), writes `val`; the old values."""
     if isinstance(tile.type, ScatterTileType):
         raise sem.error("atomic_cas: a #scatter tile is not supported; use a block tile")
     cmp, val = (_value_for_tile(sem, tile, v, "atomic_cas") for v in (cmp, val))

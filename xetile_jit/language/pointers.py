@@ -16,7 +16,7 @@ from ..ir.core import Value
 from ..ir.shape_ops import ShapeCastOp
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from . import scatter
-from .dsl import atomic_rmw_tile
+from .dsl import atomic_rmw_tile, init_tile, tile_cas
 from .semantic import builtin, current, describe, is_py_scalar
 
 
@@ -160,6 +160,25 @@ def _unit_dims_dropped(sem, value: Value, shape) -> Value:
         raise sem.error(f"a value of {value.type} does not fit offsets of shape {list(shape)}: it has more dims of "
                         "more than one element [reshape the value to the offsets' shape]")
     return sem.create(ShapeCastOp, value, (1,) * (len(shape) - len(kept)) + kept).result
+
+
+@builtin
+def atomic_cas(pointer, cmp, val) -> Value:
+    """Atomically, element by element: where memory holds `cmp` (bit for bit), writes `val`; returns the old values
+    (32- and 64-bit elements). On a block tile the workgroup's tile is swapped once, as atomic_rmw_tile; through a
+    scalar pointer of a 1-D array (`locks + i`, Triton's `tl.atomic_cas(ptr, cmp, val)`) the one element is, and the
+    old value is a scalar."""
+    sem = current()
+    if isinstance(pointer, Value) and isinstance(pointer.type, TileType):
+        return tile_cas(sem, pointer, cmp, val)
+    p = _pointers(sem, pointer, "atomic_cas")
+    if isinstance(p.offsets, Value) and isinstance(p.offsets.type, VectorType):
+        raise sem.error(f"atomic_cas: through {p!r}, an element a lane, is not supported; through a scalar pointer "
+                        "(`locks + i`) or a block tile (init_tile) it is")
+    if p.array.type.rank != 1:
+        raise sem.error(f"atomic_cas: a scalar pointer into {p.array.type} is not supported; one into a 1-D array "
+                        "(`locks + i`) or a block tile (init_tile) is")
+    return _scalar(sem, tile_cas(sem, init_tile(p.array, [p.offsets], [1]), cmp, val), True)
 
 
 def _atomic(kind: str):
