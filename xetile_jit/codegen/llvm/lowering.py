@@ -284,9 +284,9 @@ class XeGPULowering(LLVMLowering):
         results, which every lane then reads from the lane holding it (a broadcast from a constant lane). Once the
         held components are odd in number the remaining distances combine them as the butterfly does. The driver's
         own reduction of each component was a lane-by-lane scalar loop with AVX2 code: the tests' GEMM with a
-        reducing epilogue (8x4 subgroups, bf16) 60,123 instructions so, 53,665 scattered, its builds 4.3-5.4 s
-        against 2.9-4.3; with AVX-512 code 24,331 against 22,984 and 2.5-2.9 s against 1.8-2.4 (docs/performance.md
-        "Driver builds")."""
+        reducing epilogue (8x4 subgroups, bf16) 60,123 instructions so, 53,665 scattered, and its three cases built
+        faster in five rounds of six; with AVX-512 code 24,331 against 22,984, as fast to build, and the GEMM as
+        fast on either (docs/performance.md "Driver builds")."""
         dtype = op.operands[0].type.dtype
         name = REDUCE_KINDS[op.kind][dtype.kind].combine
         b, lanes = self.builder, self.lanes
