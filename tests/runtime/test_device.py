@@ -171,6 +171,19 @@ def test_a_mistyped_xetile_target_is_named_on_every_device(monkeypatch):
     np.testing.assert_array_equal(x, 0)
 
 
+def test_a_gpu_target_on_the_cpu_device_found_is_an_error_not_the_interpreter(monkeypatch):
+    """The device a launch finds by itself (opencl:cpu here) does not run XETILE_TARGET=xe-hpc: that is the launch's
+    error, not a reason to fall back to the numpy interpreter as if no device existed."""
+    monkeypatch.delenv("XETILE_DEVICE", raising=False)
+    monkeypatch.setenv("XETILE_TARGET", "xe-hpc")
+    dev.automatic_device.cache_clear()
+    try:
+        with pytest.raises(xetile.LaunchError, match="XETILE_TARGET 'xe-hpc': a CPU device runs the targets cpu"):
+            dev.automatic_device()
+    finally:
+        dev.automatic_device.cache_clear()
+
+
 @xetile.kernel
 def plus_one(x, y):
     tile = xetile.init_tile(x, [0, 0], [8, 16])

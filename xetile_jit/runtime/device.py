@@ -166,9 +166,10 @@ def automatic_device() -> Device:
     """The first of a Level Zero GPU and opencl:cpu that exists, else the numpy interpreter (warned once)."""
     for filter_string in AUTOMATIC_FILTERS:
         try:
-            return sycl_device(cached_queue(filter_string))
-        except LaunchError:
+            queue = cached_queue(filter_string)
+        except LaunchError:  # no such device: the next
             continue
+        return sycl_device(queue)  # XETILE_TARGET that this device does not run is the launch's error
     warnings.warn("xetile_jit: no SYCL device (Level Zero GPU or OpenCL CPU) found; kernels run in the numpy "
                   "interpreter", RuntimeWarning)
     return NUMPY_DEVICE
