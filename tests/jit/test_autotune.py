@@ -266,6 +266,63 @@ def test_early_prune_perf_model_and_top_k(numpy_device, rng, bench_count):
         tuned(GOOD, prune_configs_by={"topk": 2})
 
 
+def test_early_prune_reading_arguments_outside_the_key_decides_before_the_disk_cache(numpy_device, rng, bench_count,
+                                                                                     tmp_path, monkeypatch):
+    """The disk cache's key holds the configs early_config_prune kept, so a prune that reads what the tuning key
+    does not hold (an argument outside it; here a dict the test changes) decides again in a new autotuner; and a
+    prune may return configs of its own making (Triton's matmul prune does), which then run and are reported."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    allowed = {"BM": 32}
+
+    def early(configs, named_args, **kwargs):
+        return [xetile.Config(c.kwargs, sg_layout=c.sg_layout, sg_data=c.sg_data) for c in configs
+                if c.kwargs["BM"] == allowed["BM"]]
+
+    a, b, c, expected = operands(rng)
+    first = tuned(GOOD[:2], prune_configs_by={"early_config_prune": early})
+    first[grid](a, b, c, M, N, K)
+    assert first.best_config == GOOD[1] and first.best_config is not GOOD[1]   # a copy the prune made
+    assert [t.stage for t in first.trials] == ["early_config_prune", "only"]
+    allowed["BM"] = 16
+    c[:] = 0
+    second = tuned(GOOD[:2], prune_configs_by={"early_config_prune": early})
+    second[grid](a, b, c, M, N, K)
+    assert second.best_config == GOOD[0]                                       # not the cached BM=32
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+
+
+@xetile.kernel
+def accumulate(x, total, hits, n, BLOCK: xetile.constexpr):
+    """total += sum(x), hits += 1 per workgroup, atomically: a kernel that accumulates into its outputs."""
+    offs = xetile.program_id(0) * BLOCK + xetile.arange(0, BLOCK)
+    xetile.atomic_add(total + 0, xetile.tile_reduce("add", xetile.load(x + offs, mask=offs < n), [0]))
+    xetile.atomic_add(hits + 0, 1)
+
+
+def test_reset_to_zero_and_restore_value_let_an_accumulating_kernel_be_tuned(numpy_device, bench_count):
+    """As Triton's: reset_to_zero's arrays start each timing run at zero and are zero after tuning, restore_value's
+    start each as the caller gave them and are written back; the launch after tuning is one clean run."""
+    x = np.ones(1000, np.float32)
+    total, hits = np.zeros(1, np.float32), np.full(1, 5, np.int32)
+    kern = xetile.autotune([xetile.Config(BLOCK=128), xetile.Config(BLOCK=256)], key=["n"], reset_to_zero=["total"],
+                           restore_value=["hits"], **FAST)(accumulate)
+    kern[lambda meta: (xetile.cdiv(1000, meta["BLOCK"]),)](x, total, hits, 1000)
+    assert len(bench_count) == 2
+    blocks = xetile.cdiv(1000, kern.best_config.kwargs["BLOCK"])
+    assert total.tolist() == [1000.0] and hits.tolist() == [5 + blocks]
+    with pytest.raises(ValueError, match=r"reset_to_zero and restore_value name \['totl'\], not parameters"):
+        xetile.autotune([xetile.Config(BLOCK=128)], key=["n"], reset_to_zero=["totl"])(accumulate)
+
+
+def test_a_key_may_name_a_parameter_left_at_its_default_and_configs_hash(numpy_device, rng, bench_count):
+    a, b, c, expected = operands(rng)
+    kern = xetile.autotune(GOOD[:2], key=["M", "N", "K", "INPUT_PRECISION"], **FAST)(gemm)
+    kern[grid](a, b, c, M, N, K)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+    assert len({*GOOD, *GOOD[:1]}) == len(GOOD) and {GOOD[0]: 1}[xetile.Config(GOOD[0].kwargs, sg_layout=[1, 1],
+                                                                               sg_data=[16, 16])] == 1
+
+
 def test_a_single_legal_config_runs_untimed(numpy_device, rng, bench_count):
     a, b, c, expected = operands(rng)
     kern = tuned(GOOD[:1] + [xetile.Config(BM=32, BN=16, BK=16, sg_layout=[2, 1], sg_data=[12, 16])])

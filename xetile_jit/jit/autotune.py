@@ -25,7 +25,10 @@ and memory order, and the device). A seen key runs its winner with no timing: fr
    load only ever slows a run, and a long kernel gets a single run from do_bench's `rep`, so one timing of it
    decides by the machine's noise.
 The launch then runs the winner with the caller's arguments and options. Timing runs the kernel many times on
-the launch's own arguments, so a kernel that accumulates into its outputs must not be autotuned as is.
+the launch's own arguments, so a kernel that accumulates into its outputs names them in `reset_to_zero` (zeroed
+before each run and after the tuning) or `restore_value` (written back as they were), as Triton's autotuner takes
+them. The disk cache's key holds the configs early_config_prune kept, so a prune that reads arguments outside the
+tuning key decides again in a fresh process.
 
 `XETILE_PRINT_AUTOTUNING=1` prints each config as it is pruned, fails or is timed, then every config's result and the
 winner. A tuning that takes longer than a second shows its progress on stderr (runtime/progress.py: which config,
@@ -94,6 +97,10 @@ class Config:
     def __repr__(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.all_kwargs().items()) or "(no parameters)"
 
+    def __hash__(self) -> int:
+        """By what it sets, as equality is (a set of configs, a dict keyed by them)."""
+        return hash(repr(self))
+
 
 STAGES = {"early_config_prune": "pruned by early_config_prune", "rules": "pruned", "perf_model":
           "pruned by perf_model", "failed": "failed", "only": "not timed"}
@@ -131,15 +138,17 @@ class Tuning:
     grid: object
     args: tuple
     kwargs: dict
-    named: dict  # every argument given, by parameter name
+    named: dict  # every argument, by parameter name (defaults included)
     device: Device
     trials: list = field(default_factory=list)
+    saved: dict = field(default_factory=dict)  # restore_value's arrays as they were before tuning, by name
 
 
 class Autotuner:
     """The autotuned kernel: launched as `kernel[grid](...)` like the kernel it wraps."""
 
-    def __init__(self, kernel, configs, key, prune_configs_by=None, warmup=25, rep=100, cache_results=True):
+    def __init__(self, kernel, configs, key, prune_configs_by=None, warmup=25, rep=100, cache_results=True,
+                 reset_to_zero=(), restore_value=()):
         if not isinstance(kernel, jit.Kernel):
             raise TypeError("@xetile.autotune goes above @xetile.kernel")
         self.kernel = kernel
@@ -155,6 +164,11 @@ class Autotuner:
         if set(self.prune) - set(PRUNE_KEYS):
             raise ValueError(f"autotune: prune_configs_by takes {PRUNE_KEYS}, got {sorted(self.prune)}")
         self.warmup, self.rep, self.cache_results = warmup, rep, cache_results
+        self.reset_to_zero, self.restore_value = list(reset_to_zero or ()), list(restore_value or ())
+        unknown = [n for n in self.reset_to_zero + self.restore_value if n not in kernel.params]
+        if unknown:
+            raise ValueError(f"autotune: reset_to_zero and restore_value name {unknown}, not parameters of "
+                             f"{kernel.__name__} ({kernel.params})")
         self.best: dict = {}  # tuning key -> Config
         self.best_config: Config | None = None
         self.trials: list[Trial] = []  # of the last tuning
@@ -183,11 +197,13 @@ class Autotuner:
                               "do not pass them at launch")
         plain = {k: v for k, v in kwargs.items() if k not in jit.LAUNCH_OPTIONS}
         try:
-            named = self.kernel.signature.bind_partial(*args, **plain).arguments
+            bound = self.kernel.signature.bind_partial(*args, **plain)
         except TypeError as e:
             raise LaunchError(f"{self.__name__}(): {e}; parameters are ({', '.join(self.kernel.params)})") from None
+        bound.apply_defaults()
+        named = dict(bound.arguments)
         arrays = [v for v in named.values() if is_array(v)]
-        return Tuning(grid, args, kwargs, dict(named), select_device(kwargs.get("device"), arrays))
+        return Tuning(grid, args, kwargs, named, select_device(kwargs.get("device"), arrays))
 
     def tuning_key(self, tuning: Tuning) -> tuple:
         """The key argument values (an array by its shape), every array's dtype and memory order, and the device."""
@@ -200,32 +216,48 @@ class Autotuner:
         return values, arrays, NUMPY if device.queue is None else device.queue.sycl_device.filter_string
 
     def cached_or_tuned(self, tuning: Tuning, key: tuple) -> Config:
-        cache_key = winner_key(self.kernel, self.configs, key, tuning.device) if self.cache_results else None
+        """The winner among the configs early_config_prune keeps for this launch (which may depend on arguments
+        outside the key): from the disk cache, whose key holds those configs, else tuned."""
+        candidates = self.early_pruned(tuning)
+        cache_key = winner_key(self.kernel, candidates, key, tuning.device) if self.cache_results else None
         index = None if cache_key is None else load_winner(self.kernel, cache_key)
-        if index is not None and 0 <= index < len(self.configs):
-            report(f"autotune {self.__name__}: cached winner {self.configs[index]} for key {key}")
-            return self.configs[index]
-        config = self.tune(tuning, key)
+        if index is not None and 0 <= index < len(candidates):
+            report(f"autotune {self.__name__}: cached winner {candidates[index]} for key {key}")
+            return candidates[index]
+        config = self.tune(tuning, key, candidates)
         if cache_key is not None:
             compiled = self.kernel.warmup(*tuning.args, **with_config(tuning.kwargs, config))  # in memory: a hit
-            store_winner(cache_key, self.configs.index(config), config, compiled.artifact.dependencies)
+            store_winner(cache_key, candidates.index(config), config, compiled.artifact.dependencies)
         return config
 
     # ---- tuning -----------------------------------------------------------------------------
-    def tune(self, tuning: Tuning, key: tuple) -> Config:
+    def tune(self, tuning: Tuning, key: tuple, candidates: list[Config]) -> Config:
+        """The fastest of `candidates`; reset_to_zero's arrays zeroed after the timings, restore_value's as they
+        were before them, for the launch that follows (as Triton's autotuner leaves them)."""
+        tuning.saved = {n: copied(tuning.named[n]) for n in self.restore_value if tuning.named[n] is not None}
         with progress.activity(f"autotune {self.__name__}"):
-            return self.tuned(tuning, key)
+            best = self.tuned(tuning, key, candidates)
+        self.restore(tuning)
+        return best
 
-    def tuned(self, tuning: Tuning, key: tuple) -> Config:
+    def restore(self, tuning: Tuning) -> None:
+        """reset_to_zero's arrays zeroed and restore_value's written back as they were before tuning."""
+        for name in self.reset_to_zero:
+            if tuning.named[name] is not None:  # None: an optional array not given (Kernel.specialize)
+                tuning.named[name][...] = 0
+        for name, saved in tuning.saved.items():
+            tuning.named[name][...] = saved
+
+    def tuned(self, tuning: Tuning, key: tuple, candidates: list[Config]) -> Config:
         start = time.perf_counter()
-        candidates = self.early_pruned(tuning)
         candidates = self.ranked(tuning, [c for i, c in enumerate(candidates)
                                           if self.legal(tuning, c, f"rules of config {i + 1}/{len(candidates)}")])
         if len(candidates) == 1:
             tuning.trials.append(Trial(candidates[0], stage="only", reason="the only config left"))
         elif candidates:
             self.time_all(tuning, candidates)
-        self.trials = sorted(tuning.trials, key=lambda t: self.configs.index(t.config))
+        listed = [*self.configs, *(t.config for t in tuning.trials)]  # early_config_prune may make new configs
+        self.trials = sorted(tuning.trials, key=lambda t: listed.index(t.config))
         for trial in self.trials:
             report(f"autotune {self.__name__}: {trial}")
         ran = [t for t in tuning.trials if t.ms is not None or t.stage == "only"]
@@ -310,9 +342,12 @@ class Autotuner:
             self.time_round(finalists, tuning, f"finalists' round {round + 1}/{RACE_ROUNDS}")
 
     def launcher(self, tuning: Tuning, config: Config):
+        """A launch of `config` that starts from the arrays as the caller gave them (reset_to_zero's zeroed,
+        restore_value's written back), as each of Triton's timing runs does."""
         kwargs = with_config(tuning.kwargs, config)
 
         def launch():
+            self.restore(tuning)
             self.kernel.run(tuning.grid, tuning.args, dict(kwargs))  # run() takes the launch options out
         return launch
 
@@ -385,12 +420,21 @@ def report(line: str) -> None:
         progress.message(line)
 
 
-def autotune(configs, key, prune_configs_by=None, warmup=25, rep=100, cache_results=True):
+def autotune(configs, key, prune_configs_by=None, warmup=25, rep=100, cache_results=True, reset_to_zero=(),
+             restore_value=()):
     """Decorator above `@xetile.kernel`: tunes the kernel over `configs` per value of the `key` arguments
-    (module docstring)."""
+    (module docstring). `reset_to_zero` and `restore_value` name array arguments (Triton's): the first are zeroed
+    before each timing run and after the tuning, the second written back as they were before it, so that a kernel
+    that accumulates into its outputs can be tuned."""
     def decorate(kernel) -> Autotuner:
-        return Autotuner(kernel, configs, key, prune_configs_by, warmup, rep, cache_results)
+        return Autotuner(kernel, configs, key, prune_configs_by, warmup, rep, cache_results, reset_to_zero,
+                         restore_value)
     return decorate
+
+
+def copied(array):
+    """A copy of an array argument (a torch tensor's clone, any other array's copy)."""
+    return array.clone() if hasattr(array, "clone") else array.copy()
 
 
 # ---- the winners on disk: entries of the compile cache (runtime/cache.py: same directory, atomic writes, privacy
