@@ -388,7 +388,7 @@ def copy_rows(x, y, M, BM: xetile.constexpr, BN: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(y, [m, 0], [BM, BN]), xetile.load_tile(xetile.init_tile(x, [m, 0], [BM, BN])))
 
 
-def test_grid_callable_receives_the_constexprs(rng):
+def test_grid_callable_receives_every_argument_by_name(rng):
     M = 50
     x, y = rand(rng, (M, 16), np.float32), np.zeros((M, 16), np.float32)
     seen = []
@@ -398,14 +398,15 @@ def test_grid_callable_receives_the_constexprs(rng):
         return (xetile.cdiv(M, meta["BM"]),)
 
     copy_rows[grid](x, y, M, BM=16, BN=16)
-    assert seen == [{"BM": 16, "BN": 16}]
+    assert len(seen) == 1 and list(seen[0]) == ["x", "y", "M", "BM", "BN"]   # every argument, as Triton's META
+    assert (seen[0]["M"], seen[0]["BM"], seen[0]["BN"]) == (M, 16, 16) and seen[0]["x"] is x
     assert_close(y, x)                                  # cdiv(50, 16) = 4 blocks cover the ragged end
 
 
 def test_grid_lambda_with_cdiv(rng):
     M = 37
     x, y = rand(rng, (M, 8), np.int32), np.zeros((M, 8), np.int32)
-    copy_rows[lambda meta: (xetile.cdiv(M, meta["BM"]),)](x, y, M, BM=8, BN=8)
+    copy_rows[lambda meta: (xetile.cdiv(meta["M"], meta["BM"]),)](x, y, M, BM=8, BN=8)
     np.testing.assert_array_equal(y, x)
     y2 = np.zeros_like(y)
     copy_rows[lambda meta: (xetile.cdiv(M, meta["BM"]) - 1,)](x, y2, M, BM=8, BN=8)  # one block short

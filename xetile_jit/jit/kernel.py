@@ -204,7 +204,7 @@ class CompiledKernel:
         """Runs this kernel on `queue` for `values` (by parameter name, constexprs left out) through the launch
         path, without choosing a kernel or a device (tools, tests of made-up targets); waits for it."""
         ordered = list(values.values())
-        plan = LaunchPlan.of(self, Device("sycl", queue, self.target), tuple(values), {}, ordered, threading.Lock())
+        plan = LaunchPlan.of(self, Device("sycl", queue, self.target), tuple(values), ordered, threading.Lock())
         event = plan.launch(grid, ordered)
         if event is not None:
             event.wait()
@@ -377,7 +377,7 @@ class Kernel:
         check_tensor_devices(values, device.queue)
         compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
         launched = bound[1] if bound is not None else tuple(values.values())
-        plan = LaunchPlan.of(compiled, device, self.params, {n: values[n] for n in self.constexprs}, launched,
+        plan = LaunchPlan.of(compiled, device, self.params, launched,
                              self.lock, interpret_check(options, device))
         if bound is not None:
             if len(self.cache.plans) >= MAX_PLANS:
@@ -394,7 +394,7 @@ class Kernel:
         with progress.activity(f"compile of {self.__name__}"):
             compiled = self.compiled_for(values, options, target)
         if grid is not None:
-            normalize_grid(grid, {n: values[n] for n in self.constexprs})
+            normalize_grid(grid, values, values.values())
         return compiled
 
 

@@ -368,7 +368,6 @@ class LaunchPlan:
     compiled: object  # CompiledKernel
     device: Device
     names: tuple[str, ...]  # the kernel's parameters
-    constexprs: dict  # name -> value, for a callable grid
     # (position, ArraySpec or ScalarSpec, the i64 size arguments of a USM array: the key fixes its shape and
     # strides, and the function giving its pointer argument when the specializer found none) of each kernel argument
     arguments: tuple[tuple[int, object, list | None, object], ...]
@@ -392,7 +391,7 @@ class LaunchPlan:
     grid_ranges: tuple = (NO_GRID, None, None, None)
 
     @classmethod
-    def of(cls, compiled, device: Device, names, constexprs: dict, values, lock,
+    def of(cls, compiled, device: Device, names, values, lock,
            interpret_check: bool | None = None) -> "LaunchPlan":
         """The plan of `compiled` on `device` for `values` (in parameter order, as launched); `interpret_check` is
         the `check` launch option."""
@@ -402,7 +401,7 @@ class LaunchPlan:
         queues = {queue for sizes, _, queue in usm.values() if sizes is not None}
         asynchronous = all(sizes is not None for _, spec, sizes, _ in arguments if isinstance(spec, ArraySpec)) \
             and queues <= {device.queue}
-        return cls(compiled, device, tuple(names), constexprs, arguments, tuple(position[n] for n in compiled.written),
+        return cls(compiled, device, tuple(names), arguments, tuple(position[n] for n in compiled.written),
                    tuple(position[n] for n in compiled.artifact.loop_steps), asynchronous,
                    tuple(queues - {device.queue, None}), lock=lock, interpret_check=interpret_check,
                    workgroup_size=compiled.workgroup_size, local_size=compiled.artifact.local_size,
@@ -415,7 +414,7 @@ class LaunchPlan:
         SYCL launch, None on the numpy device or for an empty grid."""
         ranges = self.grid_ranges
         new_grid = ranges[0] is not grid
-        given, grid = grid, (fast_grid(grid) or normalize_grid(grid, self.constexprs)) if new_grid else ranges[1]
+        given, grid = grid, (fast_grid(grid) or normalize_grid(grid, self.names, values)) if new_grid else ranges[1]
         for i in self.written:
             if read_only(values[i]):
                 raise LaunchError(f"argument '{self.names[i]}' is read-only but the kernel writes it")
@@ -502,9 +501,11 @@ def usm_argument(value, usm_ndarray) -> tuple:
     return size_args(tuple(usm["shape"]), usm_strides(usm)), interface_pointer, queue
 
 
-def normalize_grid(grid, constexprs: dict) -> tuple[int, int, int]:
+def normalize_grid(grid, names, values) -> tuple[int, int, int]:
+    """`grid` as 3 ints; a callable one called with the launch's arguments by parameter name (`names`, `values`),
+    constexprs among them: Triton's META (`lambda meta: (cdiv(meta["n_elements"], meta["BLOCK"]),)`)."""
     if callable(grid):
-        grid = grid(constexprs)
+        grid = grid(dict(zip(names, values)))
     grid = python_scalar(grid)
     if isinstance(grid, int):
         grid = (grid,)
