@@ -77,6 +77,31 @@ def test_backward_given_to_op_passes_gradcheck():
     torch.testing.assert_close(grad, torch.full_like(x, -1.5))
 
 
+def scaled_sine(x):
+    """A raw launch between torch ops, as Triton users write it in a compiled function."""
+    y = torch.empty_like(x)
+    scale_kernel[(xetile.cdiv(x.shape[0], 8), xetile.cdiv(x.shape[1], 16))](x, y, 2.0, BM=8, BN=16)
+    return y.sin()
+
+
+def test_a_raw_launch_in_a_compiled_function_is_a_graph_break_run_eagerly():
+    """torch.compile does not trace into a launch (jit/kernel.py hide_launches_from_torch_compile): each call runs
+    the compiled graphs around it and the launch eagerly, a new shape too, with no compile per call; inside one
+    graph (fullgraph=True) the error says to launch through xetile.torch.op."""
+    torch._dynamo.reset()
+    compiled = torch.compile(scaled_sine, backend="eager")
+    explained = torch._dynamo.explain(scaled_sine)(torch.randn(16, 32))
+    assert explained.graph_break_count == 1
+    graphs = []
+    for shape in [(16, 32), (16, 32), (16, 32), (24, 48)]:
+        x = torch.randn(*shape)
+        torch.testing.assert_close(compiled(x), (x * 2).sin())
+        graphs.append(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+    assert graphs[0] == graphs[1] == graphs[2]   # no compile for another tensor of a seen shape
+    with pytest.raises(Exception, match=r"launch through xetile.torch.op"):
+        torch.compile(scaled_sine, backend="eager", fullgraph=True)(torch.randn(16, 32))
+
+
 def test_op_arguments_that_do_not_fit_are_type_errors():
     with pytest.raises(TypeError, match="give grid=.* and outputs="):
         xetile.torch.op("xetile_test::bad", scale_kernel, outputs=lambda x: (x.shape, x.dtype))

@@ -15,6 +15,7 @@ import hashlib
 import inspect
 import os
 import struct
+import sys
 import threading
 import types
 from collections.abc import Mapping
@@ -276,6 +277,7 @@ class Kernel:
         self.function = Function(fn)
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)
+        hide_launches_from_torch_compile()
         self.constexprs = [p.name for p in self.signature.parameters.values() if is_constexpr(p.annotation)]
         self.source_hash = hashlib.sha256(self.function.source.encode()).hexdigest()
         clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid",))
@@ -414,6 +416,21 @@ class Launcher:
 
     def __call__(self, *args, **kwargs):
         return self.kernel.run(self.grid, args, kwargs)
+
+
+def hide_launches_from_torch_compile() -> None:
+    """Once torch is imported, `Launcher.__call__` is run by a function torch.compile does not trace into
+    (`torch.compiler.disable`): a launch in a compiled function is then a graph break, run as in eager mode. Traced,
+    the launch path's caches made Dynamo guard on each tensor's identity and compile the function again at every
+    call (95-156 ms a call against 0.13 eager), and a new shape failed in its argument checks. Inside one graph
+    (fullgraph=True) a launch goes through `xetile.torch.op`. The wrapper costs ~0.4 us a launch; without torch,
+    nothing."""
+    torch = sys.modules.get("torch")
+    launch = Launcher.__call__
+    if torch is None or getattr(launch, "_torchdynamo_disable", False) or not hasattr(torch, "compiler"):
+        return
+    Launcher.__call__ = torch.compiler.disable(launch, reason="an xetile_jit launch runs eagerly; inside one graph "
+                                                              "(fullgraph=True), launch through xetile.torch.op")
 
 
 def synchronize(device=None) -> None:
