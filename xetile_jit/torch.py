@@ -22,9 +22,11 @@ from typing import Callable
 
 import torch
 
-from .jit.kernel import Kernel
+from .jit.kernel import Kernel, hide_launches_from_torch_compile
 from .runtime import device as devices
 from .runtime.torch_tensors import numpy_dtype
+
+hide_launches_from_torch_compile()  # kernels made before torch was imported launch so too
 
 SCHEMA_TYPES = {int: "SymInt", float: "float", bool: "bool"}
 
