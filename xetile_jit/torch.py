@@ -31,13 +31,14 @@ hide_launches_from_torch_compile()  # kernels made before torch was imported lau
 SCHEMA_TYPES = {int: "SymInt", float: "float", bool: "bool"}
 
 
-def op(name: str, fn=None, *, outputs: Callable, mutates_args=(), backward: Callable | None = None,
+def op(name: str, fn=None, *, outputs: Callable | None = None, mutates_args=(), backward: Callable | None = None,
        setup_context: Callable | None = None, grid: Callable | None = None, constants: dict | None = None,
        scalars: dict | None = None):
     """Registers `fn` (a function or a Kernel: module docstring) as the custom op `name` ("namespace::op_name") and
     returns it (torch's CustomOpDef: call it like `fn`). `outputs(*args, **kwargs)` gives the shape and dtype of its
     output, a `(shape, dtype)` pair, or a tuple of pairs for several; for a Kernel a dict of the output
-    parameters' names to such functions of the inputs. `backward` and `setup_context` go to torch's
+    parameters' names to such functions of the inputs. None: the function returns nothing and writes the tensors
+    `mutates_args` names (an in-place op, `-> None`). `backward` and `setup_context` go to torch's
     `register_autograd`. Without `fn`, a decorator."""
     if fn is None:
         return lambda f: op(name, f, outputs=outputs, mutates_args=mutates_args, backward=backward,
@@ -48,6 +49,9 @@ def op(name: str, fn=None, *, outputs: Callable, mutates_args=(), backward: Call
     elif grid is not None or constants or scalars:
         raise TypeError(f"op {name!r}: grid=, constants= and scalars= describe a kernel; a function launches its "
                         "kernels itself")
+    elif outputs is None and not mutates_args:
+        raise TypeError(f"op {name!r}: outputs=None is an op that returns nothing; name the tensors it writes in "
+                        "mutates_args")
     custom = torch.library.custom_op(name, fn, mutates_args=mutates_args, schema=schema)
     custom.register_fake(fake_of(outputs))
     if backward is not None:
@@ -55,9 +59,12 @@ def op(name: str, fn=None, *, outputs: Callable, mutates_args=(), backward: Call
     return custom
 
 
-def fake_of(outputs: Callable) -> Callable:
-    """The fake implementation: empty tensors of the `outputs` shapes and dtypes on the first tensor's device."""
+def fake_of(outputs: Callable | None) -> Callable:
+    """The fake implementation: empty tensors of the `outputs` shapes and dtypes on the first tensor's device;
+    nothing for an op without outputs."""
     def fake(*args, **kwargs):
+        if outputs is None:
+            return None
         device = first_device(*args, *kwargs.values())
         specs = outputs(*args, **kwargs)
         if is_pair(specs):

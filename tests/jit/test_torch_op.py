@@ -77,6 +77,27 @@ def test_backward_given_to_op_passes_gradcheck():
     torch.testing.assert_close(grad, torch.full_like(x, -1.5))
 
 
+@xetile.torch.op("xetile_test::scale_", mutates_args=("x",))
+def scale_(x: torch.Tensor, s: float) -> None:
+    """x *= s in place: an op without outputs (outputs=None), writing the tensor mutates_args names."""
+    scale_kernel[(xetile.cdiv(x.shape[0], 8), xetile.cdiv(x.shape[1], 16))](x, x, s, BM=8, BN=16)
+
+
+def shifted_and_scaled(t):
+    t = t + 1
+    scale_(t, 3.0)
+    return t * 2
+
+
+def test_an_in_place_op_is_one_node_of_a_compiled_graph():
+    x = torch.randn(16, 32)
+    torch.testing.assert_close(shifted_and_scaled(x), (x + 1) * 6)
+    assert torch._dynamo.explain(shifted_and_scaled)(x).graph_break_count == 0
+    torch.testing.assert_close(torch.compile(shifted_and_scaled, backend="eager")(x), (x + 1) * 6)
+    with pytest.raises(TypeError, match="outputs=None is an op that returns nothing; name the tensors it writes"):
+        xetile.torch.op("xetile_test::nothing", lambda x: None)
+
+
 def scaled_sine(x):
     """A raw launch between torch ops, as Triton users write it in a compiled function."""
     y = torch.empty_like(x)
