@@ -148,32 +148,44 @@ def interpret_check(options: dict, device: Device) -> bool | None:
 
 class KernelAsm(Mapping):
     """A compiled kernel's `asm`: the artifact's levels and, beside a workgroup XeGPU level ("xegpu"), "mlir": that
-    level in upstream MLIR's syntax (compiler/mlir_export.py), made when first read, since a kernel upstream has no
-    form for raises NotImplementedError there."""
+    level in upstream MLIR's syntax (compiler/mlir_export.py), made when first read. A kernel upstream has no form
+    for has no "mlir" key (iterating, `dict(asm)`, `in`), and reading it raises the export's NotImplementedError."""
 
     def __init__(self, levels: dict, arrays: dict[str, ArrayShape], workgroup_size: int):
         self.levels = levels
         self.arrays = arrays
         self.workgroup_size = workgroup_size
-        self.mlir: str | None = None
+        self.mlir: str | NotImplementedError | None = None
 
-    def exports(self) -> bool:
-        return "xegpu" in self.levels
+    def exported(self) -> str | NotImplementedError | None:
+        """The "mlir" level, or why upstream has no form of the kernel; None without a workgroup XeGPU level."""
+        if "xegpu" not in self.levels:
+            return None
+        if self.mlir is None:
+            try:
+                self.mlir = export_mlir(parse_func(self.levels["xegpu"]), self.arrays, self.workgroup_size)
+            except NotImplementedError as e:
+                self.mlir = e
+        return self.mlir
 
     def __getitem__(self, level: str):
-        if level != "mlir" or not self.exports():
+        found = self.exported() if level == "mlir" else None
+        if found is None:
             return self.levels[level]
-        if self.mlir is None:
-            self.mlir = export_mlir(parse_func(self.levels["xegpu"]), self.arrays, self.workgroup_size)
-        return self.mlir
+        if isinstance(found, NotImplementedError):
+            raise NotImplementedError(*found.args)
+        return found
+
+    def __contains__(self, level) -> bool:
+        return level in self.levels or level == "mlir" and isinstance(self.exported(), str)
 
     def __iter__(self):
         yield from self.levels
-        if self.exports():
+        if isinstance(self.exported(), str):
             yield "mlir"
 
     def __len__(self) -> int:
-        return len(self.levels) + self.exports()
+        return len(self.levels) + isinstance(self.exported(), str)
 
 
 class CompiledKernel:
