@@ -54,15 +54,18 @@ class Timing(float):
         return value
 
 
-def do_bench(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mode: str = "mean"):
+def do_bench(fn, warmup: float = 25, rep: float = 100, grad_to_none=None, quantiles=None, return_mode: str = "mean"):
     """The time of `fn()` in ms: by `return_mode` ("min", "max", "mean", "median", or "all": the list of every
     run's), or, with `quantiles` (a list of numbers in [0, 1]), the list of those quantiles (one value when the
-    list has one)."""
+    list has one). `grad_to_none`: tensors whose `.grad` is set to None before each timed run, out of its time
+    (Triton's: a backward that accumulates gradients starts each run from none)."""
     if return_mode not in RETURN_MODES:
         raise ValueError(f"return_mode must be one of {RETURN_MODES}, got {return_mode!r}")
     with recording(device_times=True) as first:
         fn()
     flush = cache_flusher(first)
+    if grad_to_none:
+        flush = grads_dropped(flush, list(grad_to_none))
     estimate = []  # wall times: the loops are sized by what a run costs, copies of numpy arrays included
     while len(estimate) < ESTIMATE_RUNS and sum(estimate) <= rep:
         estimate.append(timed(fn, flush)[0])
@@ -78,6 +81,15 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mo
                       stacklevel=2)
     times = np.array([r.device_ms() if clock == "device" else wall for wall, r in runs])
     return summarize(times, clock, quantiles, return_mode)
+
+
+def grads_dropped(flush, tensors: list):
+    """`flush`, then every tensor's `.grad` set to None."""
+    def before_a_run():
+        flush()
+        for tensor in tensors:
+            tensor.grad = None
+    return before_a_run
 
 
 def timed(fn, flush) -> tuple[float, Recording]:

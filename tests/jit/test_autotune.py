@@ -323,6 +323,13 @@ def test_a_key_may_name_a_parameter_left_at_its_default_and_configs_hash(numpy_d
                                                                                sg_data=[16, 16])] == 1
 
 
+def test_warmup_compiles_every_config_and_runs_none(numpy_device, rng, bench_count):
+    a, b, c, _ = operands(rng)
+    kern = tuned(GOOD[:2])
+    compiled = kern.warmup(a, b, c, M, N, K, grid=grid)
+    assert [type(k) for k in compiled] == [xetile.CompiledKernel] * 2 and not c.any() and bench_count == []
+
+
 def test_a_single_legal_config_runs_untimed(numpy_device, rng, bench_count):
     a, b, c, expected = operands(rng)
     kern = tuned(GOOD[:1] + [xetile.Config(BM=32, BN=16, BK=16, sg_layout=[2, 1], sg_data=[12, 16])])
@@ -452,6 +459,21 @@ def test_do_bench_flushes_the_host_caches_around_kernels_only_and_at_most_flush_
     for cache, flushed in ((300 * 2**20, xetile.testing.FLUSH_BYTES), (16 * 2**20, 32 * 2**20)):
         monkeypatch.setattr(xetile.testing, "host_cache_bytes", lambda cache=cache: cache)
         assert xetile.testing.host_flush_bytes() == flushed
+
+
+def test_do_bench_sets_the_grads_of_grad_to_none_to_none_before_each_run():
+    torch = pytest.importorskip("torch")
+    w = torch.ones(3, requires_grad=True)
+
+    def backward():
+        (w * 2).sum().backward()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", xetile.testing.WallClockWarning)
+        xetile.testing.do_bench(backward, warmup=0.1, rep=0.1, grad_to_none=[w])
+        assert w.grad.tolist() == [2.0, 2.0, 2.0]                       # the last run's alone
+        xetile.testing.do_bench(backward, warmup=0.1, rep=0.1)
+    assert w.grad[0] > 2                                                # accumulated over the runs
 
 
 def test_do_bench_times_the_device_on_numpy_arrays(rng):

@@ -163,7 +163,7 @@ class Autotuner:
         self.prune = dict(prune_configs_by or {})
         if set(self.prune) - set(PRUNE_KEYS):
             raise ValueError(f"autotune: prune_configs_by takes {PRUNE_KEYS}, got {sorted(self.prune)}")
-        self.warmup, self.rep, self.cache_results = warmup, rep, cache_results
+        self.warmup_ms, self.rep_ms, self.cache_results = warmup, rep, cache_results
         self.reset_to_zero, self.restore_value = list(reset_to_zero or ()), list(restore_value or ())
         unknown = [n for n in self.reset_to_zero + self.restore_value if n not in kernel.params]
         if unknown:
@@ -180,6 +180,12 @@ class Autotuner:
 
     def __getitem__(self, grid):
         return jit.Launcher(self, grid)
+
+    def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> list:
+        """Every config compiled for these arguments, none run (Triton's Autotuner.warmup): their CompiledKernels,
+        in config order."""
+        return [self.kernel.warmup(*args, grid=grid, target=target, **with_config(kwargs, config))
+                for config in self.configs]
 
     def run(self, grid, args, kwargs) -> None:
         tuning = self.tuning(grid, args, kwargs)
@@ -367,7 +373,7 @@ class Autotuner:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", WallClockWarning)  # the trial records the clock
-                ms = do_bench(self.launcher(tuning, trial.config), warmup=self.warmup, rep=self.rep,
+                ms = do_bench(self.launcher(tuning, trial.config), warmup=self.warmup_ms, rep=self.rep_ms,
                               return_mode="median")
         except (CompilationError, LaunchError) as e:
             trial.ms, trial.stage, trial.reason, trial.error = None, "failed", str(e), e
