@@ -80,6 +80,12 @@ def test_config_fills_constexprs_and_launch_options():
         xetile.Config({"BM": 32}, num_warps=4)
     with pytest.raises(ValueError, match="Config: pre_hook is an option of Triton's Config"):
         xetile.Config({"BM": 32}, pre_hook=print)
+    with pytest.raises(TypeError, match="post_hook is an option of Triton's autotune: no hook runs around a "
+                                        "config's runs here; reset_to_zero and restore_value"):
+        xetile.autotune(GOOD, key=["M"], post_hook=print)
+    with pytest.raises(AttributeError, match=r"tl.heuristics is Triton's; here: the constexpr computed where the "
+                                             r"kernel is launched"):
+        xetile.heuristics
 
 
 def test_tuned_kernel_matches_numpy_for_every_config(numpy_device, rng, bench_count):

@@ -426,12 +426,27 @@ def report(line: str) -> None:
         progress.message(line)
 
 
+# Triton's autotune options that have no counterpart here: what to write instead
+TRITON_AUTOTUNE_OPTIONS = {"pre_hook": "no hook runs around a config's runs here; reset_to_zero and restore_value do "
+                                       "what Triton's hooks mostly do",
+                           "post_hook": "no hook runs around a config's runs here; reset_to_zero and restore_value do "
+                                        "what Triton's hooks mostly do",
+                           "use_cuda_graph": "there are no CUDA graphs: drop it",
+                           "do_bench": "every config is timed by xetile.testing.do_bench: drop it"}
+
+
 def autotune(configs, key, prune_configs_by=None, warmup=25, rep=100, cache_results=True, reset_to_zero=(),
-             restore_value=()):
+             restore_value=(), **triton_options):
     """Decorator above `@xetile.kernel`: tunes the kernel over `configs` per value of the `key` arguments
     (module docstring). `reset_to_zero` and `restore_value` name array arguments (Triton's): the first are zeroed
     before each timing run and after the tuning, the second written back as they were before it, so that a kernel
-    that accumulates into its outputs can be tuned."""
+    that accumulates into its outputs can be tuned. Other options of Triton's autotune are a TypeError naming what
+    to write here."""
+    for name in triton_options:
+        hint = TRITON_AUTOTUNE_OPTIONS.get(name)
+        raise TypeError(f"autotune() got an unexpected keyword argument '{name}'" +
+                        (f" ({name} is an option of Triton's autotune: {hint})" if hint else ""))
+
     def decorate(kernel) -> Autotuner:
         return Autotuner(kernel, configs, key, prune_configs_by, warmup, rep, cache_results, reset_to_zero,
                          restore_value)
