@@ -35,8 +35,8 @@ def one_timed_run_a_config(monkeypatch):
     """The tuner still builds, runs and times every config, each in one run after one warm-up (do_bench with no
     time budget), not the ~10 runs of its 25 + 100 ms: these tests check results and pruning, not timings (those
     are tests/jit/test_autotune.py's), and in the interpreter a run of a config costs ~25 ms."""
-    monkeypatch.setattr(matmul_kernel, "warmup", 0)
-    monkeypatch.setattr(matmul_kernel, "rep", 0)
+    monkeypatch.setattr(matmul_kernel, "warmup_ms", 0)
+    monkeypatch.setattr(matmul_kernel, "rep_ms", 0)
 
 
 def reference(a, b, bias, activation):
