@@ -20,7 +20,7 @@ from .language.pointers import (atomic_add, atomic_and, atomic_cas, atomic_max, 
                                 atomic_xor, load, store)
 from .language.shapes import cat, flip, interleave, join, sort, split, topk
 from .language.triton_spellings import triton_spelling
-from .jit.kernel import CompiledKernel, Kernel, kernel, synchronize
+from .jit.kernel import CompiledKernel, Kernel, heuristics, kernel, synchronize
 from .compiler.layout_space import layouts
 from .language.random import rand, randint, randn
 from .ir.attrs import Layout
@@ -48,7 +48,7 @@ def __getattr__(name: str):
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "InterpretCheckError",
     "LaunchError",
-    "default_device", "default_target", "empty_shared", "synchronize", "CompiledKernel", "Kernel", "kernel", "constexpr", "Layout",
+    "default_device", "default_target", "empty_shared", "synchronize", "CompiledKernel", "Kernel", "kernel", "heuristics", "constexpr", "Layout",
     "Config", "autotune", "layouts",
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",

@@ -667,6 +667,45 @@ def test_none_for_an_array_specializes_as_a_constexpr(rng, traces):
     assert list(compiled.specs) == ["x", "y"]
 
 
+@xetile.heuristics({"BN": lambda args: 16 if args["n"] % 16 == 0 else 8,
+                    "EVEN": lambda args: args["n"] % args["BN"] == 0})
+@xetile.kernel
+def scaled_columns(x, y, n, BN: xetile.constexpr, EVEN: xetile.constexpr):
+    """y = 2x over n columns, BN at a time; EVEN (from BN, the heuristic before it) drops the column mask."""
+    offs = xetile.program_id(0) * BN + xetile.arange(0, BN)
+    if EVEN:
+        xetile.store(y + offs, xetile.load(x + offs) * 2)
+    else:
+        xetile.store(y + offs, xetile.load(x + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def test_heuristics_set_constexprs_from_the_arguments(rng, traces):
+    """Triton's @heuristics: each parameter's value a function of the launch's arguments, the heuristics before it
+    included; one kernel a value, under @autotune too."""
+    scaled_columns.cache.clear()
+    for n, expected in ((48, (16, True)), (20, (8, False)), (24, (8, True))):
+        x, y = rand(rng, (n,), np.float32), np.zeros(n, np.float32)
+        scaled_columns[lambda meta: (xetile.cdiv(meta["n"], meta["BN"]),)](x, y, n)
+        np.testing.assert_array_equal(y, 2 * x)
+        bn, even = expected
+        assert f"attributes {{BN = {bn}, EVEN = {str(even).lower()}}}" in scaled_columns.warmup(x, y, n).asm["xetile"]
+    assert len(traces) == 3
+    with pytest.raises(xetile.LaunchError, match=r"\['BN'\] are set by its heuristics; do not pass them"):
+        scaled_columns[(1,)](x, y, n, BN=8)
+    with pytest.raises(TypeError, match="@xetile.heuristics goes above @xetile.kernel and below @xetile.autotune"):
+        xetile.heuristics({"BN": len})(xetile.autotune([xetile.Config(BM=8)], key=[])(cached))
+    tuned = xetile.autotune([xetile.Config(SCALE=1.0)], key=["n"])(xetile.heuristics({"BN": lambda a: 8})(scale_n))
+    x, y = rand(rng, (20,), np.float32), np.zeros(20, np.float32)
+    tuned[lambda meta: (xetile.cdiv(meta["n"], meta["BN"]),)](x, y, 20)
+    np.testing.assert_array_equal(y, x)
+
+
+@xetile.kernel
+def scale_n(x, y, n, BN: xetile.constexpr, SCALE: xetile.constexpr):
+    offs = xetile.program_id(0) * BN + xetile.arange(0, BN)
+    xetile.store(y + offs, xetile.load(x + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+
 @xetile.kernel
 def times_const(x, out, S: xetile.constexpr):
     xetile.store_tile(xetile.init_tile(out, [0, 0], [2, 2]), xetile.load_tile(xetile.init_tile(x, [0, 0], [2, 2])) * S)

@@ -396,7 +396,9 @@ def check_rules(kernel, tuning: Tuning, config: Config) -> None:
     unsupported = set(config.options()) - set(jit.LAUNCH_OPTIONS)  # read now: LAUNCH_OPTIONS may grow
     if unsupported:
         raise LaunchError(f"this xetile_jit has no launch option {', '.join(sorted(unsupported))}")
-    values, options = kernel.bind(tuning.args, with_config(tuning.kwargs, config))
+    kwargs = with_config(tuning.kwargs, config)
+    values, options = kernel.bind(tuning.args, kernel.with_heuristics(tuning.args, kwargs) if kernel.heuristics else
+                                  kwargs)
     target = RULE_TARGET_OF_INTERPRETER if tuning.device.kind == NUMPY else tuning.device.target
     key, specs, consts, compile_options = kernel.specialize(values, options, target)
     traced = compile_kernel(kernel, specs, consts, key[1], dataclasses.replace(compile_options, target=NUMPY))

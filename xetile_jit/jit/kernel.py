@@ -289,8 +289,9 @@ class Kernel:
         self.function = Function(fn)
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters)
-        hide_launches_from_torch_compile()
         self.constexprs = [p.name for p in self.signature.parameters.values() if is_constexpr(p.annotation)]
+        self.heuristics: dict = {}  # parameter -> function of the arguments by name (`heuristics`)
+        hide_launches_from_torch_compile()
         self.source_hash = hashlib.sha256(self.function.source.encode()).hexdigest()
         clash = set(self.params) & set(LAUNCH_OPTIONS + ("grid",))
         if clash:
@@ -357,6 +358,8 @@ class Kernel:
     def run(self, grid, args, kwargs):
         """A launch: through the plan of its key (jit/launch_plan.py), made on the slow path on a miss; returns the
         launch's SYCL event (None on the numpy device)."""
+        if self.heuristics:
+            kwargs = self.with_heuristics(args, kwargs)
         bound = self.fast_bind(args, kwargs)
         try:
             plan = None if bound is None else self.cache.plans.get(bound[0])
@@ -369,6 +372,23 @@ class Kernel:
                 with timing.stage(self.__name__, "first launch (driver build included)"):
                     return plan.launch(grid, values)
         return plan.launch(grid, bound[1], bound[2], bound[3])
+
+    def with_heuristics(self, args, kwargs: dict) -> dict:
+        """`kwargs` with the value of each of the kernel's heuristics (`heuristics`), in their order, each a
+        function of every argument by name (defaults, an autotuner's config and the heuristics before it
+        included). Arguments that do not bind are left for the launch to report."""
+        given = [n for n in self.heuristics if n in kwargs or n in self.params[:len(args)]]
+        if given:
+            raise LaunchError(f"kernel {self.__name__}: {given} are set by its heuristics; do not pass them")
+        try:
+            bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k not in LAUNCH_OPTIONS})
+        except TypeError:
+            return kwargs
+        bound.apply_defaults()
+        named = dict(bound.arguments)
+        for name, rule in self.heuristics.items():
+            named[name] = rule(named)
+        return {**kwargs, **{name: named[name] for name in self.heuristics}}
 
     def fast_bind(self, args, kwargs):
         """(plan key, argument values as launched, their kernel-argument parts, the parts of all of the kernel
@@ -402,7 +422,7 @@ class Kernel:
     def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:
         """Compiles for these arguments without running, for `target` (default: the launch's device's).
         `grid` is accepted for symmetry with a launch."""
-        values, options = self.bind(args, kwargs)
+        values, options = self.bind(args, self.with_heuristics(args, kwargs) if self.heuristics else kwargs)
         if target is None:
             target = select_device(options.get("device"), values.values()).target
         with progress.activity(f"compile of {self.__name__}"):
@@ -454,6 +474,21 @@ def synchronize(device=None) -> None:
     queue = named_device(device).queue
     if queue is not None:
         ordering.synchronize(queue)
+
+
+def heuristics(values: dict):
+    """Decorator above `@xetile.kernel` (and below `@xetile.autotune`), Triton's: each parameter named in `values`
+    gets, at every launch, the value of its function of the launch's arguments by name (a dict, defaults and the
+    autotuner's config included): `@xetile.heuristics({"EVEN_K": lambda args: args["K"] % args["BK"] == 0})`."""
+    def decorate(kern: Kernel) -> Kernel:
+        if not isinstance(kern, Kernel):
+            raise TypeError("@xetile.heuristics goes above @xetile.kernel and below @xetile.autotune")
+        unknown = [n for n in values if n not in kern.params]
+        if unknown:
+            raise ValueError(f"heuristics: {unknown} are not parameters of {kern.__name__} ({kern.params})")
+        kern.heuristics = {**kern.heuristics, **values}
+        return kern
+    return decorate
 
 
 def kernel(fn) -> Kernel:

@@ -37,8 +37,6 @@ TRITON_SPELLINGS = {
     "gather": "no gather across a vector's lanes; from memory, xetile.load(x + indices)",
     "umulhi": "the high half of the product in 64 bits: ((a.to(xetile.uint64) * b) >> 32).to(xetile.uint32)",
     "swizzle2d": "the grouped order written out with program_id, // and %",
-    "heuristics": "the constexpr computed where the kernel is launched, kern[grid](..., BLOCK=f(n)), or one "
-                  "xetile.Config per value under xetile.autotune",
     "histogram": "xetile.atomic_add(counts + values, 1) (a count per value, atomically)",
     "multiple_of": HINT,
     "max_contiguous": HINT,
