@@ -80,6 +80,9 @@ def test_config_fills_constexprs_and_launch_options():
         xetile.Config({"BM": 32}, num_warps=4)
     with pytest.raises(ValueError, match="Config: pre_hook is an option of Triton's Config"):
         xetile.Config({"BM": 32}, pre_hook=print)
+    with pytest.raises(ValueError, match="autotune: a config sets 'BKK', which is no parameter of matmul_kernel; did "
+                                         "you mean 'BK'"):
+        xetile.autotune([*GOOD, xetile.Config(BM=16, BN=16, BKK=16)], key=["M"])(gemm)
     with pytest.raises(TypeError, match="post_hook is an option of Triton's autotune: no hook runs around a "
                                         "config's runs here; reset_to_zero and restore_value"):
         xetile.autotune(GOOD, key=["M"], post_hook=print)

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from ..compiler.pipeline import lower
 from ..target.cpu_features import host_cpu
 from ..target.targets import get_target
-from ..errors import CompilationError, LaunchError
+from ..errors import CompilationError, LaunchError, did_you_mean
 from ..runtime.args import array_layout, as_array, dtype_and_order, is_array
 from ..runtime.device import NUMPY, Device, select_device
 from ..runtime import progress
@@ -156,6 +156,10 @@ class Autotuner:
         if not self.configs or not all(isinstance(c, Config) for c in self.configs):
             raise ValueError("autotune: configs must be a non-empty list of xetile.Config")
         self.config_names = set().union(*(c.all_kwargs() for c in self.configs))  # what a launch must not pass
+        strangers = sorted(set().union(*(c.kwargs for c in self.configs)) - set(kernel.params))
+        if strangers:
+            raise ValueError(f"autotune: a config sets {strangers[0]!r}, which is no parameter of {kernel.__name__}"
+                             f"{did_you_mean(strangers[0], kernel.params)}; its parameters are {kernel.params}")
         self.key = list(key)
         unknown = [k for k in self.key if k not in kernel.params]
         if unknown:
