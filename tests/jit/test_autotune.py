@@ -294,6 +294,7 @@ def test_early_prune_reading_arguments_outside_the_key_decides_before_the_disk_c
     second = tuned(GOOD[:2], prune_configs_by={"early_config_prune": early})
     second[grid](a, b, c, M, N, K)
     assert second.best_config == GOOD[0]                                       # not the cached BM=32
+    assert [t.stage for t in second.trials] == ["only", "early_config_prune"]  # chosen again, not read from disk
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -316,8 +317,13 @@ def test_reset_to_zero_and_restore_value_let_an_accumulating_kernel_be_tuned(num
     assert len(bench_count) == 2
     blocks = xetile.cdiv(1000, kern.best_config.kwargs["BLOCK"])
     assert total.tolist() == [1000.0] and hits.tolist() == [5 + blocks]
-    with pytest.raises(ValueError, match=r"reset_to_zero and restore_value name \['totl'\], not parameters"):
-        xetile.autotune([xetile.Config(BLOCK=128)], key=["n"], reset_to_zero=["totl"])(accumulate)
+    for names in (["totl"], ["BLOCK"]):
+        with pytest.raises(ValueError, match=rf"reset_to_zero and restore_value name \['{names[0]}'\], not array "):
+            xetile.autotune([xetile.Config(BLOCK=128)], key=["n"], reset_to_zero=names)(accumulate)
+    scalar = xetile.autotune([xetile.Config(BLOCK=128), xetile.Config(BLOCK=256)], key=["n"], restore_value=["n"],
+                             cache_results=False, **FAST)(accumulate)
+    with pytest.raises(xetile.LaunchError, match="'n' of reset_to_zero or restore_value is int, not an array"):
+        scalar[lambda meta: (xetile.cdiv(1000, meta["BLOCK"]),)](x, total, hits, 1000)
 
 
 def test_a_key_may_name_a_parameter_left_at_its_default_and_configs_hash(numpy_device, rng, bench_count):
@@ -327,13 +333,16 @@ def test_a_key_may_name_a_parameter_left_at_its_default_and_configs_hash(numpy_d
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
     assert len({*GOOD, *GOOD[:1]}) == len(GOOD) and {GOOD[0]: 1}[xetile.Config(GOOD[0].kwargs, sg_layout=[1, 1],
                                                                                sg_data=[16, 16])] == 1
+    assert len({xetile.Config(BM=32, BN=16), xetile.Config(BN=16, BM=32), xetile.Config(BM=32.0, BN=16)}) == 1
 
 
-def test_warmup_compiles_every_config_and_runs_none(numpy_device, rng, bench_count):
+def test_warmup_compiles_the_configs_pruning_keeps_and_runs_none(numpy_device, rng, bench_count):
     a, b, c, _ = operands(rng)
-    kern = tuned(GOOD[:2])
+    zero_step = xetile.Config(BM=16, BN=16, BK=0, sg_layout=[1, 1], sg_data=[16, 16])  # breaks a rule
+    kern = tuned([GOOD[0], zero_step, GOOD[1]])
     compiled = kern.warmup(a, b, c, M, N, K, grid=grid)
     assert [type(k) for k in compiled] == [xetile.CompiledKernel] * 2 and not c.any() and bench_count == []
+    assert ["BM = 16" in k.asm["xetile"].splitlines()[0] for k in compiled] == [True, False]
 
 
 def test_a_single_legal_config_runs_untimed(numpy_device, rng, bench_count):

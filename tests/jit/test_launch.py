@@ -399,7 +399,7 @@ def test_grid_callable_receives_every_argument_by_name(rng):
 
     copy_rows[grid](x, y, M, BM=16, BN=16)
     assert len(seen) == 1 and list(seen[0]) == ["x", "y", "M", "BM", "BN"]   # every argument, as Triton's META
-    assert (seen[0]["M"], seen[0]["BM"], seen[0]["BN"]) == (M, 16, 16) and seen[0]["x"] is x
+    assert (seen[0]["M"], seen[0]["BM"], seen[0]["BN"]) == (M, 16, 16) and seen[0]["x"] is x   # as given
     assert_close(y, x)                                  # cdiv(50, 16) = 4 blocks cover the ragged end
 
 
@@ -690,11 +690,13 @@ def test_heuristics_set_constexprs_from_the_arguments(rng, traces):
         bn, even = expected
         assert f"attributes {{BN = {bn}, EVEN = {str(even).lower()}}}" in scaled_columns.warmup(x, y, n).asm["xetile"]
     assert len(traces) == 3
-    with pytest.raises(xetile.LaunchError, match=r"\['BN'\] are set by its heuristics; do not pass them"):
+    with pytest.raises(xetile.LaunchError, match=r"\['BN'\] are set by its @xetile.heuristics; neither a launch "):
         scaled_columns[(1,)](x, y, n, BN=8)
     with pytest.raises(TypeError, match="@xetile.heuristics goes above @xetile.kernel and below @xetile.autotune"):
         xetile.heuristics({"BN": len})(xetile.autotune([xetile.Config(BM=8)], key=[])(cached))
-    tuned = xetile.autotune([xetile.Config(SCALE=1.0)], key=["n"])(xetile.heuristics({"BN": lambda a: 8})(scale_n))
+    with_bn = xetile.heuristics({"BN": lambda a: 8})(scale_n)
+    assert with_bn is not scale_n and scale_n.heuristics == {}   # the kernel itself launches as before
+    tuned = xetile.autotune([xetile.Config(SCALE=1.0)], key=["n"])(with_bn)
     x, y = rand(rng, (20,), np.float32), np.zeros(20, np.float32)
     tuned[lambda meta: (xetile.cdiv(meta["n"], meta["BN"]),)](x, y, 20)
     np.testing.assert_array_equal(y, x)

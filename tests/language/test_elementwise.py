@@ -225,8 +225,11 @@ def binary_reference(op, a, b, compute, result):
     if kind_of(compute) == "f":
         a, b = f32(a), f32(b)
     with np.errstate(all="ignore"):
-        if op == "//" and kind_of(result) == "f":
-            return np.trunc(f32(np.divide(a, b).astype(result))).astype(result)   # the rounded quotient truncated
+        if op == "//" and kind_of(result) == "f":   # (a - fmod(a, b)) / b rounded to the whole number, op by op
+            exact = f32(np.divide(f32(np.subtract(a, f32(np.fmod(a, b).astype(result))).astype(result)), b)
+                        .astype(result))
+            whole = np.floor(exact)
+            return np.where(exact - whole > 0.5, whole + 1, whole).astype(result)
         return np.asarray(BINARY[op][1](a, b)).astype(result)
 
 
@@ -291,6 +294,12 @@ def test_division_and_remainder_follow_c(dtype):
     for op, expected in (("//", [-3, 3, 3, -3, 2, -1]), ("%", [-1, 1, -1, 1, 0, -2])):
         out, _ = launch(binary_kernel, [x, y], dtype, 0, shape=x.shape, OP=op, MODE="vector", LIT=0)
         assert_exact(out, np.array([expected], dtype))
+    if np.dtype(dtype) == np.float32:   # a / b rounds 1.0 / 0.1 to 10; fmod leaves 0.0999999: 9, as Python's
+        a, b = np.array([[1.0, -2.0, 3.0]], dtype), np.array([[0.1, 0.2, -0.3]], dtype)
+        quotient, _ = launch(binary_kernel, [a, b], dtype, 0, shape=a.shape, OP="//", MODE="vector", LIT=0)
+        remainder, _ = launch(binary_kernel, [a, b], dtype, 0, shape=a.shape, OP="%", MODE="vector", LIT=0)
+        assert_exact(quotient, np.array([[9, -9, -9]], dtype))
+        np.testing.assert_allclose(quotient * b + remainder, a, rtol=1e-6)
 
 
 def test_int_division_is_true_division_in_f32():

@@ -172,10 +172,12 @@ def test_a_mistyped_xetile_target_is_named_on_every_device(monkeypatch):
 
 
 def test_a_gpu_target_on_the_cpu_device_found_is_an_error_not_the_interpreter(monkeypatch):
-    """The device a launch finds by itself (opencl:cpu here) does not run XETILE_TARGET=xe-hpc: that is the launch's
-    error, not a reason to fall back to the numpy interpreter as if no device existed."""
+    """No device a launch finds by itself (opencl:cpu alone here) runs XETILE_TARGET=xe-hpc: that is the launch's
+    error, not a reason to fall back to the numpy interpreter as if no device existed (where a GPU exists, it runs
+    xe-hpc's code, and XETILE_TARGET=cpu there takes opencl:cpu)."""
     monkeypatch.delenv("XETILE_DEVICE", raising=False)
     monkeypatch.setenv("XETILE_TARGET", "xe-hpc")
+    monkeypatch.setattr(dev, "AUTOMATIC_FILTERS", ("opencl:cpu",))   # whatever GPU the machine has
     dev.automatic_device.cache_clear()
     try:
         with pytest.raises(xetile.LaunchError, match="XETILE_TARGET 'xe-hpc': a CPU device runs the targets cpu"):

@@ -98,8 +98,9 @@ class Config:
         return ", ".join(f"{k}={v}" for k, v in self.all_kwargs().items()) or "(no parameters)"
 
     def __hash__(self) -> int:
-        """By what it sets, as equality is (a set of configs, a dict keyed by them)."""
-        return hash(repr(self))
+        """By the names it sets, which equal configs share whatever their order or number types (a set of configs,
+        a dict keyed by them)."""
+        return hash((frozenset(self.kwargs), frozenset(self.options())))
 
 
 STAGES = {"early_config_prune": "pruned by early_config_prune", "rules": "pruned", "perf_model":
@@ -142,6 +143,7 @@ class Tuning:
     device: Device
     trials: list = field(default_factory=list)
     saved: dict = field(default_factory=dict)  # restore_value's arrays as they were before tuning, by name
+    runs: int = 0  # launches of configs while tuning
 
 
 class Autotuner:
@@ -169,9 +171,10 @@ class Autotuner:
             raise ValueError(f"autotune: prune_configs_by takes {PRUNE_KEYS}, got {sorted(self.prune)}")
         self.warmup_ms, self.rep_ms, self.cache_results = warmup, rep, cache_results
         self.reset_to_zero, self.restore_value = list(reset_to_zero or ()), list(restore_value or ())
-        unknown = [n for n in self.reset_to_zero + self.restore_value if n not in kernel.params]
+        unknown = [n for n in self.reset_to_zero + self.restore_value if n not in kernel.params
+                   or n in kernel.constexprs]
         if unknown:
-            raise ValueError(f"autotune: reset_to_zero and restore_value name {unknown}, not parameters of "
+            raise ValueError(f"autotune: reset_to_zero and restore_value name {unknown}, not array parameters of "
                              f"{kernel.__name__} ({kernel.params})")
         self.best: dict = {}  # tuning key -> Config
         self.best_config: Config | None = None
@@ -186,10 +189,11 @@ class Autotuner:
         return jit.Launcher(self, grid)
 
     def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> list:
-        """Every config compiled for these arguments, none run (Triton's Autotuner.warmup): their CompiledKernels,
-        in config order."""
-        return [self.kernel.warmup(*args, grid=grid, target=target, **with_config(kwargs, config))
-                for config in self.configs]
+        """The configs early_config_prune and the rules keep, compiled for these arguments, none run (Triton's
+        Autotuner.warmup): their CompiledKernels, in config order."""
+        tuning = self.tuning(grid, args, kwargs)
+        kept = [c for i, c in enumerate(self.early_pruned(tuning)) if self.legal(tuning, c, f"rules of config {i + 1}")]
+        return [self.kernel.warmup(*args, grid=grid, target=target, **with_config(kwargs, config)) for config in kept]
 
     def run(self, grid, args, kwargs) -> None:
         tuning = self.tuning(grid, args, kwargs)
@@ -242,19 +246,31 @@ class Autotuner:
 
     # ---- tuning -----------------------------------------------------------------------------
     def tune(self, tuning: Tuning, key: tuple, candidates: list[Config]) -> Config:
-        """The fastest of `candidates`; reset_to_zero's arrays zeroed after the timings, restore_value's as they
-        were before them, for the launch that follows (as Triton's autotuner leaves them)."""
-        tuning.saved = {n: copied(tuning.named[n]) for n in self.restore_value if tuning.named[n] is not None}
-        with progress.activity(f"autotune {self.__name__}"):
-            best = self.tuned(tuning, key, candidates)
-        self.restore(tuning)
-        return best
+        """The fastest of `candidates`. Once a config ran, reset_to_zero's arrays are zeroed after the tuning and
+        restore_value's written back as they were, for the launch that follows (as Triton's autotuner leaves them),
+        also when the tuning raised."""
+        tuning.saved = {n: copied(self.array_named(tuning, n)) for n in self.restore_value
+                        if tuning.named[n] is not None}
+        try:
+            with progress.activity(f"autotune {self.__name__}"):
+                return self.tuned(tuning, key, candidates)
+        finally:
+            if tuning.runs:
+                self.restore(tuning)
+
+    def array_named(self, tuning: Tuning, name: str):
+        """Argument `name` of reset_to_zero or restore_value, which must be an array."""
+        value = tuning.named[name]
+        if not is_array(value):
+            raise LaunchError(f"autotuned kernel {self.__name__}: {name!r} of reset_to_zero or restore_value is "
+                              f"{type(value).__name__}, not an array")
+        return value
 
     def restore(self, tuning: Tuning) -> None:
         """reset_to_zero's arrays zeroed and restore_value's written back as they were before tuning."""
         for name in self.reset_to_zero:
             if tuning.named[name] is not None:  # None: an optional array not given (Kernel.specialize)
-                tuning.named[name][...] = 0
+                self.array_named(tuning, name)[...] = 0
         for name, saved in tuning.saved.items():
             tuning.named[name][...] = saved
 
@@ -358,6 +374,7 @@ class Autotuner:
 
         def launch():
             self.restore(tuning)
+            tuning.runs += 1
             self.kernel.run(tuning.grid, tuning.args, dict(kwargs))  # run() takes the launch options out
         return launch
 
@@ -400,9 +417,7 @@ def check_rules(kernel, tuning: Tuning, config: Config) -> None:
     unsupported = set(config.options()) - set(jit.LAUNCH_OPTIONS)  # read now: LAUNCH_OPTIONS may grow
     if unsupported:
         raise LaunchError(f"this xetile_jit has no launch option {', '.join(sorted(unsupported))}")
-    kwargs = with_config(tuning.kwargs, config)
-    values, options = kernel.bind(tuning.args, kernel.with_heuristics(tuning.args, kwargs) if kernel.heuristics else
-                                  kwargs)
+    values, options = kernel.bind(tuning.args, kernel.with_heuristics(tuning.args, with_config(tuning.kwargs, config)))
     target = RULE_TARGET_OF_INTERPRETER if tuning.device.kind == NUMPY else tuning.device.target
     key, specs, consts, compile_options = kernel.specialize(values, options, target)
     traced = compile_kernel(kernel, specs, consts, key[1], dataclasses.replace(compile_options, target=NUMPY))
@@ -433,10 +448,8 @@ def report(line: str) -> None:
 
 
 # Triton's autotune options that have no counterpart here: what to write instead
-TRITON_AUTOTUNE_OPTIONS = {"pre_hook": "no hook runs around a config's runs here; reset_to_zero and restore_value do "
-                                       "what Triton's hooks mostly do",
-                           "post_hook": "no hook runs around a config's runs here; reset_to_zero and restore_value do "
-                                        "what Triton's hooks mostly do",
+NO_HOOKS = "no hook runs around a config's runs here; reset_to_zero and restore_value do what Triton's hooks mostly do"
+TRITON_AUTOTUNE_OPTIONS = {"pre_hook": NO_HOOKS, "post_hook": NO_HOOKS,
                            "use_cuda_graph": "there are no CUDA graphs: drop it",
                            "do_bench": "every config is timed by xetile.testing.do_bench: drop it"}
 
@@ -466,10 +479,11 @@ def copied(array):
 
 # ---- the winners on disk: entries of the compile cache (runtime/cache.py: same directory, atomic writes, privacy
 # checks and size cap). A winner's key covers xetile_jit's own sources (`compiler_hash`), the kernel's source, the
-# config list, the tuning key's values, every array argument's dtype and the device (its target, name and driver
-# version; on a CPU device the CPU's feature flags, target/cpu_features.py). The entry holds the winner's index in the config list and what the winner's trace read (globals,
-# closure cells, inlined kernels: compiler/dependencies.py), checked on load as the compile cache does: a changed
-# helper kernel or global tunes again.
+# configs early_config_prune kept for the launch, the tuning key's values, every array argument's dtype and the device
+# (its target, name and driver version; on a CPU device the CPU's feature flags, target/cpu_features.py). The entry
+# holds the winner's index among those configs and what the winner's trace read (globals, closure cells, inlined
+# kernels: compiler/dependencies.py), checked on load as the compile cache does: a changed helper kernel or global
+# tunes again.
 WINNER_FIELD = "autotune"
 
 

@@ -358,8 +358,10 @@ class Kernel:
     def run(self, grid, args, kwargs):
         """A launch: through the plan of its key (jit/launch_plan.py), made on the slow path on a miss; returns the
         launch's SYCL event (None on the numpy device)."""
-        if self.heuristics:
+        if self.heuristics:  # a dict's truth: no call a launch without them
             kwargs = self.with_heuristics(args, kwargs)
+        if type(grid) is not tuple and callable(grid):
+            grid = self.grid_of(grid, args, kwargs)
         bound = self.fast_bind(args, kwargs)
         try:
             plan = None if bound is None else self.cache.plans.get(bound[0])
@@ -373,19 +375,35 @@ class Kernel:
                     return plan.launch(grid, values)
         return plan.launch(grid, bound[1], bound[2], bound[3])
 
+    def named_arguments(self, args, kwargs: dict) -> dict | None:
+        """The launch's arguments as given, by parameter name, defaults included; None when they do not bind (the
+        launch reports it)."""
+        try:
+            bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k not in LAUNCH_OPTIONS})
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def grid_of(self, grid, args, kwargs: dict):
+        """A callable grid's value for this launch: called with `named_arguments`, constexprs among them (Triton's
+        META: `meta["x"].numel()` reads the caller's tensor)."""
+        named = self.named_arguments(args, kwargs)
+        return grid if named is None else grid(named)
+
     def with_heuristics(self, args, kwargs: dict) -> dict:
         """`kwargs` with the value of each of the kernel's heuristics (`heuristics`), in their order, each a
         function of every argument by name (defaults, an autotuner's config and the heuristics before it
         included). Arguments that do not bind are left for the launch to report."""
+        if not self.heuristics:
+            return kwargs
         given = [n for n in self.heuristics if n in kwargs or n in self.params[:len(args)]]
         if given:
-            raise LaunchError(f"kernel {self.__name__}: {given} are set by its heuristics; do not pass them")
-        try:
-            bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k not in LAUNCH_OPTIONS})
-        except TypeError:
+            raise LaunchError(f"kernel {self.__name__}: {given} are set by its @xetile.heuristics; neither a launch "
+                              "nor an autotune config may set them too")
+        named = self.named_arguments(args, kwargs)
+        if named is None:
             return kwargs
-        bound.apply_defaults()
-        named = dict(bound.arguments)
         for name, rule in self.heuristics.items():
             named[name] = rule(named)
         return {**kwargs, **{name: named[name] for name in self.heuristics}}
@@ -422,7 +440,7 @@ class Kernel:
     def warmup(self, *args, grid=None, target: str | None = None, **kwargs) -> CompiledKernel:
         """Compiles for these arguments without running, for `target` (default: the launch's device's).
         `grid` is accepted for symmetry with a launch."""
-        values, options = self.bind(args, self.with_heuristics(args, kwargs) if self.heuristics else kwargs)
+        values, options = self.bind(args, self.with_heuristics(args, kwargs))
         if target is None:
             target = select_device(options.get("device"), values.values()).target
         with progress.activity(f"compile of {self.__name__}"):
@@ -481,13 +499,15 @@ def heuristics(values: dict):
     gets, at every launch, the value of its function of the launch's arguments by name (a dict, defaults and the
     autotuner's config included): `@xetile.heuristics({"EVEN_K": lambda args: args["K"] % args["BK"] == 0})`."""
     def decorate(kern: Kernel) -> Kernel:
+        """A new Kernel of the same function with these heuristics after `kern`'s: `kern` launches as before."""
         if not isinstance(kern, Kernel):
             raise TypeError("@xetile.heuristics goes above @xetile.kernel and below @xetile.autotune")
         unknown = [n for n in values if n not in kern.params]
         if unknown:
             raise ValueError(f"heuristics: {unknown} are not parameters of {kern.__name__} ({kern.params})")
-        kern.heuristics = {**kern.heuristics, **values}
-        return kern
+        made = Kernel(kern.fn)
+        made.heuristics = {**kern.heuristics, **values}
+        return made
     return decorate
 
 

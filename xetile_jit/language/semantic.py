@@ -284,11 +284,18 @@ class Semantic:
         if op in ("+", "-", "*", "//", "%", *EXTREMES) and t.is_bool:
             lhs, rhs = self.cast(lhs, int32), self.cast(rhs, int32)
             t = int32
-        if op == "//" and t.is_float:  # C's, as integers' and as `%` (arith.remf, fmod): a == (a // b) * b + a % b
-            quotient = self.binary("/", lhs, rhs)
-            return self.where(self.compare("<", quotient, 0), self.unary("math.ceil", quotient),
-                              self.unary("math.floor", quotient))
+        if op == "//" and t.is_float:
+            return self.truncated_quotient(lhs, rhs)
         return self.create(C.BinaryOp, _pick(ARITH[op], t), lhs, rhs).result
+
+    def truncated_quotient(self, a: Value, b: Value) -> Value:
+        """Float `a // b` as C's integer division and `%` (arith.remf, fmod) go together, so that a == (a // b) * b
+        + a % b: (a - fmod(a, b)) / b, within a rounding of a whole number, rounded to it (as CPython makes its
+        floor division from fmod). a / b truncated differs: 1.0 // 0.1 in f32 would be 10, where fmod leaves
+        0.0999999."""
+        exact = self.binary("/", self.binary("-", a, self.binary("%", a, b)), b)
+        whole = self.unary("math.floor", exact)
+        return self.where(self.compare(">", self.binary("-", exact, whole), 0.5), self.binary("+", whole, 1), whole)
 
     def compare(self, op: str, a, b) -> Value:
         lhs, rhs = self.unify(a, b)

@@ -163,13 +163,21 @@ def array_queue(array) -> dpctl.SyclQueue:
 
 @functools.cache
 def automatic_device() -> Device:
-    """The first of a Level Zero GPU and opencl:cpu that exists, else the numpy interpreter (warned once)."""
+    """The first of a Level Zero GPU and opencl:cpu that exists and runs XETILE_TARGET (when set), else the numpy
+    interpreter (warned once) where neither exists; where devices exist and none runs XETILE_TARGET, the first's
+    LaunchError saying which targets it runs."""
+    refusal = None
     for filter_string in AUTOMATIC_FILTERS:
         try:
             queue = cached_queue(filter_string)
         except LaunchError:  # no such device: the next
             continue
-        return sycl_device(queue)  # XETILE_TARGET that this device does not run is the launch's error
+        try:
+            return sycl_device(queue)
+        except LaunchError as e:
+            refusal = refusal or e
+    if refusal is not None:
+        raise refusal
     warnings.warn("xetile_jit: no SYCL device (Level Zero GPU or OpenCL CPU) found; kernels run in the numpy "
                   "interpreter", RuntimeWarning)
     return NUMPY_DEVICE
