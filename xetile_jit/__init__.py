@@ -48,7 +48,8 @@ def __getattr__(name: str):
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "InterpretCheckError",
     "LaunchError",
-    "default_device", "default_target", "empty_shared", "synchronize", "CompiledKernel", "Kernel", "kernel", "heuristics", "constexpr", "Layout",
+    "default_device", "default_target", "empty_shared", "synchronize", "CompiledKernel", "Kernel", "kernel",
+    "heuristics", "constexpr", "Layout",
     "Config", "autotune", "layouts",
     "ops", "testing",
     "program_id", "num_programs", "cdiv", "static_range", "init_tile", "load_tile", "store_tile",

@@ -10,9 +10,10 @@ one node of a torch.compile graph (no graph break: dynamo never traces into it) 
 write in place (runtime/shared_memory.py): zero copy, where a tensor of torch's allocator is copied both ways.
 
 `fn` is a Python function whose annotations give the op's schema (torch.library.custom_op's rules: Tensor, int,
-float, bool, ... arguments; a Tensor or a tuple of Tensors returned), or an `@xetile.kernel`: its op takes the
-kernel's parameters that are neither outputs nor `constants` (Tensors, but for those named in `scalars` with their
-Python type), allocates the outputs and launches `kernel[grid(*inputs)]` with inputs, outputs and constants.
+float, bool, ... arguments; a Tensor or a tuple of Tensors returned, or None for an op that writes the tensors
+`mutates_args` names), or an `@xetile.kernel`: its op takes the kernel's parameters that are neither outputs nor
+`constants` (Tensors, but for those named in `scalars` with their Python type), allocates the outputs and launches
+`kernel[grid(*inputs)]` with inputs, outputs and constants.
 
 Imported on first use of `xetile.torch` (xetile_jit/__init__.py): torch takes seconds to import.
 """

@@ -203,11 +203,10 @@ def test_a_rows_rsqrt_of_its_statistics_is_one_scalar_square_root_and_division(t
 
 def test_a_reduction_across_the_lanes_of_several_rows_is_vector_code_with_avx2(tmp_path):
     """A whole sub-group's reduction of a lane's rows is a reduce-scatter and a broadcast a row
-    (codegen/llvm/lowering.py scattered_reduction): the driver's own reduction of each row, with AVX2 code, was a
-    scalar add a lane (this 32-row sum and maximum: 1,024 `vaddss` in the kernel and its masked copy; the tests'
-    GEMM with a reducing epilogue 60,123 instructions against 53,665 and a build about a third longer). 32 rows and
-    6 (whose halves run odd after one halving) are right, a NaN in a row its sum and not its maximum, and no row is
-    summed lane by lane."""
+    (codegen/llvm/lowering.py scattered_reduction): the driver's own reduction of each row, with AVX2 code, is a
+    scalar add a lane (this 32-row sum and maximum: 1,024 `vaddss` in the kernel and its masked copy; Zen 4,
+    2026-12-03). 32 rows and 6 (whose halves run odd after one halving) are right, a NaN in a row its sum and not its
+    maximum, and no row is summed lane by lane."""
     kernels = driver_assembly(tmp_path, ROW_REDUCTIONS, CL_CONFIG_CPU_TARGET_ARCH="core-avx2")
     assert len(kernels) == 2
     for path in kernels:

@@ -69,8 +69,8 @@ ALL_DTYPES = FLOATS + ["int8", "uint8", "int16", "uint16", "int32", "uint32", "i
 LITERALS = {"f": [1.5, -0.25, 3.0, 0.5, 2.0], "i": [1, 3, -2, 7, 100], "u": [1, 3, 7, 100, 255], "b": [True, False]}
 FP_FUSION = 0.25  # the share of batches launched with fp_fusion
 TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5}
-# the dims of reductions, scans and combines written as Triton and numpy write them (the last dim as -1, every dim as
-# None); each case's other dims keep their numbers
+# the dims of reductions, scans and combines also written as Triton and numpy write them (the last dim as -1, every
+# dim as None), every other time (Gen.axes: no random draw, so the cases stay what they were)
 TRITON_AXES = {(1,): -1, (0, 1): None}
 
 
@@ -200,8 +200,17 @@ class Gen:
         self.case: Case | None = None
         self.prefix = ""
         self.counter = 0
+        self.triton_axes = False  # whether the next dims are spelt as Triton spells them (`axes`)
 
     # ---- small draws --------------------------------------------------------------------------------
+
+    def axes(self, dims):
+        """`dims` (a list, or one dim) as the case writes them: every other time as Triton does (TRITON_AXES), where
+        it has a spelling of its own."""
+        self.triton_axes = not self.triton_axes
+        key = tuple(dims) if isinstance(dims, list) else (dims,)
+        return TRITON_AXES[key] if self.triton_axes and key in TRITON_AXES else dims
+
     def pick(self, seq):
         return seq[int(self.rng.integers(len(seq)))]
 
@@ -354,7 +363,7 @@ class Gen:
         kept = tuple(1 if d in dims else n for d, n in enumerate(shape))
         reorders = kind(dtype) == "f" and rkind in ("add", "mul")
         tol = TOLERANCE[dtype] * count if reorders else 0.0
-        self.store(dtype, kept, f"xetile.tile_reduce({rkind!r}, {v}, {TRITON_AXES.get(tuple(dims), dims)})",
+        self.store(dtype, kept, f"xetile.tile_reduce({rkind!r}, {v}, {self.axes(dims)})",
                    (tol, reorders))
 
     def transpose(self) -> None:
@@ -670,7 +679,7 @@ class Gen:
         extent = (self.extent(shape[0]), self.extent(shape[1]))
         fill = "special" if k == "f" and skind in ("max", "min") and self.chance(0.5) else "small"
         v = self.load(self.array("x", extent, dtype, fill=fill), extent, shape)
-        axis = TRITON_AXES.get((dim,), dim)
+        axis = self.axes(dim)
         code = f"xetile.cumsum({v}, {axis})" if skind == "add" and self.chance(0.3) else \
             f"xetile.tile_scan({skind!r}, {v}, {axis})"
         reorders = k == "f" and skind in ("add", "mul")
@@ -1248,7 +1257,7 @@ def combine_case(gen: Gen) -> None:
     operand = tiles[0] if len(tiles) == 1 and gen.chance(0.7) else f"({', '.join(tiles)}{',' * (len(tiles) == 1)})"
     outs = [gen.fresh("r") for _ in tiles]
     gen.case.lines.append(f"{', '.join(outs)}{',' * (operand != tiles[0] and len(tiles) == 1)} = "
-                          f"xetile.{op}({operand}, {TRITON_AXES.get((axis,), axis)}, {name})")
+                          f"xetile.{op}({operand}, {gen.axes(axis)}, {name})")
     kept = shape if scan else tuple(1 if d == axis else s for d, s in enumerate(shape))
     for out, (dtype, _, tol) in zip(outs, comb.tiles):
         gen.store(dtype, kept, out, (tol, False))

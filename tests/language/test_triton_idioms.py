@@ -309,7 +309,6 @@ def triton_keywords(x, o, KEYWORD: xetile.constexpr):
 @pytest.mark.parametrize("keyword, message", [
     ("allow_tf32", "unexpected keyword argument 'allow_tf32' (allow_tf32= is Triton's; here: input_precision=\"tf32\""),
     ("sem", "unexpected keyword argument 'sem' (sem= is Triton's; here: every atomic is sequentially consistent"),
-
 ])
 def test_a_triton_keyword_says_what_to_write_instead(keyword, message):
     with pytest.raises(xetile.CompilationError, match=re.escape(message)):

@@ -148,32 +148,34 @@ def interpret_check(options: dict, device: Device) -> bool | None:
 
 class KernelAsm(Mapping):
     """A compiled kernel's `asm`: the artifact's levels and, beside a workgroup XeGPU level ("xegpu"), "mlir": that
-    level in upstream MLIR's syntax (compiler/mlir_export.py), made when first read. A kernel upstream has no form
-    for has no "mlir" key (iterating, `dict(asm)`, `in`), and reading it raises the export's NotImplementedError."""
+    level in upstream MLIR's syntax (compiler/mlir_export.py), made when first asked for (reading it, or listing the
+    keys: iterating, `len`, `in`). A kernel upstream has no form for has no "mlir" key, and reading it raises the
+    export's NotImplementedError (so does `asm.get("mlir")`: Mapping's get passes KeyError only)."""
 
     def __init__(self, levels: dict, arrays: dict[str, ArrayShape], workgroup_size: int):
         self.levels = levels
         self.arrays = arrays
         self.workgroup_size = workgroup_size
-        self.mlir: str | NotImplementedError | None = None
+        self.mlir: str | tuple | None = None  # the text, or the export's NotImplementedError's args
 
-    def exported(self) -> str | NotImplementedError | None:
-        """The "mlir" level, or why upstream has no form of the kernel; None without a workgroup XeGPU level."""
+    def exported(self) -> str | tuple | None:
+        """The "mlir" level, or the args of the NotImplementedError saying why upstream has no form of the kernel;
+        None without a workgroup XeGPU level."""
         if "xegpu" not in self.levels:
             return None
         if self.mlir is None:
             try:
                 self.mlir = export_mlir(parse_func(self.levels["xegpu"]), self.arrays, self.workgroup_size)
             except NotImplementedError as e:
-                self.mlir = e
+                self.mlir = e.args
         return self.mlir
 
     def __getitem__(self, level: str):
         found = self.exported() if level == "mlir" else None
         if found is None:
             return self.levels[level]
-        if isinstance(found, NotImplementedError):
-            raise NotImplementedError(*found.args)
+        if isinstance(found, tuple):
+            raise NotImplementedError(*found)
         return found
 
     def __contains__(self, level) -> bool:
@@ -468,19 +470,27 @@ class Launcher:
         return self.kernel.run(self.grid, args, kwargs)
 
 
+TORCH_COMPILE_REASON = ("an xetile_jit launch runs eagerly; inside one graph (fullgraph=True), launch through "
+                        "xetile.torch.op")
+
+
 def hide_launches_from_torch_compile() -> None:
-    """Once torch is imported, `Launcher.__call__` is run by a function torch.compile does not trace into
-    (`torch.compiler.disable`): a launch in a compiled function is then a graph break, run as in eager mode. Traced,
-    the launch path's caches made Dynamo guard on each tensor's identity and compile the function again at every
-    call (95-156 ms a call against 0.13 eager), and a new shape failed in its argument checks. Inside one graph
-    (fullgraph=True) a launch goes through `xetile.torch.op`. The wrapper costs ~0.4 us a launch; without torch,
+    """Where torch is imported (when a kernel is made, or xetile.torch is), `Launcher.__call__` becomes a function
+    torch.compile does not trace into (`torch.compiler.disable`): a launch in a compiled function is then a graph
+    break, run as in eager mode. Traced, the launch path's caches made Dynamo guard on each tensor's identity and
+    compile the function again at every call (a 20x30 scale: 95-156 ms a call against 0.13 eager, Zen 4,
+    2026-12-03), and a new shape failed in its argument checks. Inside one graph (fullgraph=True) a launch goes
+    through `xetile.torch.op`. The wrapper costs ~0.4 us a call (timeit, the same machine); without torch,
     nothing."""
     torch = sys.modules.get("torch")
     launch = Launcher.__call__
     if torch is None or getattr(launch, "_torchdynamo_disable", False) or not hasattr(torch, "compiler"):
         return
-    Launcher.__call__ = torch.compiler.disable(launch, reason="an xetile_jit launch runs eagerly; inside one graph "
-                                                              "(fullgraph=True), launch through xetile.torch.op")
+    try:
+        Launcher.__call__ = torch.compiler.disable(launch, reason=TORCH_COMPILE_REASON)
+    except TypeError:  # a torch whose disable takes no reason
+        Launcher.__call__ = torch.compiler.disable(launch)
+
 
 
 def synchronize(device=None) -> None:
@@ -517,6 +527,6 @@ def kernel(fn) -> Kernel:
     if isinstance(fn, Kernel):
         return fn
     if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"@xetile.kernel decorates a Python function (a def), not an object of type {type(fn).__name__}; "
-                        "decorators that wrap a kernel, such as @xetile.autotune, go above it")
+        raise TypeError(f"@xetile.kernel decorates a Python function (a def), not an object of type "
+                        f"{type(fn).__name__}; decorators that wrap a kernel, such as @xetile.autotune, go above it")
     return Kernel(fn)

@@ -176,7 +176,9 @@ class Semantic:
                                  "of `array + integer offsets`, tiles are read with load_tile)")
             return x if dtype is None else self.cast(x, dtype)
         if not is_py_scalar(x):
-            raise self.error(f"expected a number or an xetile value, got {type(x).__name__} {x!r}")
+            raise self.error(f"expected a number or an xetile value, got {type(x).__name__} {x!r}" + (
+                " (an array argument launched as None is None in the kernel: guard its use with `if x is not None:`)"
+                if x is None else ""))
         return self.constant(x, dtype or default_dtype(x), shape)
 
     def index(self, x) -> Value:

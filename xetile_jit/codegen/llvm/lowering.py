@@ -278,15 +278,15 @@ class XeGPULowering(LLVMLowering):
 
     def scattered_reduction(self, op, value: ir.Value | PrivateBlock) -> ir.Value | PrivateBlock:
         """A whole sub-group's reduction of a value of several components as a reduce-scatter and a broadcast: at
-        each lane distance d (size / 2, ..., 1) a lane sends the half of its held components its partner keeps (the
-        upper half where the lane's bit d is set, the lower else) and combines the half it keeps with what it
+        each lane distance d (size / 2, ..., 1) a lane keeps the upper half of its held components where its bit d
+        is set, the lower half else, sends the other half to its partner and combines what it keeps with what it
         receives, so that 32 components over 16 lanes take 16 + 8 + 4 + 2 shuffles and each lane ends with two
         results, which every lane then reads from the lane holding it (a broadcast from a constant lane). Once the
         held components are odd in number the remaining distances combine them as the butterfly does. The driver's
-        own reduction of each component was a lane-by-lane scalar loop with AVX2 code: the tests' GEMM with a
-        reducing epilogue (8x4 subgroups, bf16) 60,123 instructions so, 53,665 scattered, and its three cases built
-        faster in five rounds of six; with AVX-512 code 24,331 against 22,984, as fast to build, and the GEMM as
-        fast on either (docs/performance.md "Driver builds")."""
+        own reduction of each component is a lane-by-lane scalar loop with AVX2 code: the tests' GEMM with a
+        reducing epilogue (8x4 subgroups, bf16) is 60,123 instructions so, 53,665 scattered, and its three cases
+        built faster in five rounds of six; with AVX-512 code 24,331 against 22,984, as fast to build, and the GEMM
+        as fast on either (Zen 4, 2026-12-03; docs/performance.md "Driver builds")."""
         dtype = op.operands[0].type.dtype
         name = REDUCE_KINDS[op.kind][dtype.kind].combine
         b, lanes = self.builder, self.lanes
@@ -306,6 +306,8 @@ class XeGPULowering(LLVMLowering):
                         for low, high in zip(held[:half], held[half:])]
                 halvings.append((distance, half))
             distance //= 2
+        if not halvings:  # odd from the start: every lane holds every result
+            return lanes.assemble(held)
         places = [held_at(halvings, c) for c in range(lanes.count(value))]
         return lanes.assemble([lanes.moved(held[slot], ir.Constant(I32, source), BROADCAST) for source, slot in places])
 
