@@ -209,13 +209,10 @@ class Autotuner:
         if clash:
             raise LaunchError(f"autotuned kernel {self.__name__}: {sorted(clash)} are set by its configs; "
                               "do not pass them at launch")
-        plain = {k: v for k, v in kwargs.items() if k not in jit.LAUNCH_OPTIONS}
         try:
-            bound = self.kernel.signature.bind_partial(*args, **plain)
+            named = self.kernel.named_arguments(args, kwargs)
         except TypeError as e:
             raise LaunchError(f"{self.__name__}(): {e}; parameters are ({', '.join(self.kernel.params)})") from None
-        bound.apply_defaults()
-        named = dict(bound.arguments)
         arrays = [v for v in named.values() if is_array(v)]
         return Tuning(grid, args, kwargs, named, select_device(kwargs.get("device"), arrays))
 

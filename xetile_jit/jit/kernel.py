@@ -360,10 +360,11 @@ class Kernel:
     def run(self, grid, args, kwargs):
         """A launch: through the plan of its key (jit/launch_plan.py), made on the slow path on a miss; returns the
         launch's SYCL event (None on the numpy device)."""
-        if self.heuristics:  # a dict's truth: no call a launch without them
-            kwargs = self.with_heuristics(args, kwargs)
-        if type(grid) is not tuple and callable(grid):
-            grid = self.grid_of(grid, args, kwargs)
+        callable_grid = type(grid) is not tuple and callable(grid)
+        if self.heuristics or callable_grid:  # a dict's truth: a launch with neither binds nothing more here
+            kwargs, named = self.launch_arguments(args, kwargs)
+            if callable_grid and named is not None:  # Triton's META: `meta["x"].numel()` reads the caller's tensor
+                grid = grid(named)
         bound = self.fast_bind(args, kwargs)
         try:
             plan = None if bound is None else self.cache.plans.get(bound[0])
@@ -377,38 +378,35 @@ class Kernel:
                     return plan.launch(grid, values)
         return plan.launch(grid, bound[1], bound[2], bound[3])
 
-    def named_arguments(self, args, kwargs: dict) -> dict | None:
-        """The launch's arguments as given, by parameter name, defaults included; None when they do not bind (the
-        launch reports it)."""
-        try:
-            bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k not in LAUNCH_OPTIONS})
-        except TypeError:
-            return None
+    def named_arguments(self, args, kwargs: dict) -> dict:
+        """The launch's arguments as given, by parameter name, defaults included (launch options left out); the
+        binding's TypeError where they do not bind."""
+        bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k not in LAUNCH_OPTIONS})
         bound.apply_defaults()
         return dict(bound.arguments)
 
-    def grid_of(self, grid, args, kwargs: dict):
-        """A callable grid's value for this launch: called with `named_arguments`, constexprs among them (Triton's
-        META: `meta["x"].numel()` reads the caller's tensor)."""
-        named = self.named_arguments(args, kwargs)
-        return grid if named is None else grid(named)
-
-    def with_heuristics(self, args, kwargs: dict) -> dict:
+    def launch_arguments(self, args, kwargs: dict) -> tuple[dict, dict | None]:
         """`kwargs` with the value of each of the kernel's heuristics (`heuristics`), in their order, each a
         function of every argument by name (defaults, an autotuner's config and the heuristics before it
-        included). Arguments that do not bind are left for the launch to report."""
-        if not self.heuristics:
-            return kwargs
+        included); and those arguments by name, the heuristics' values among them (what a callable grid reads).
+        Arguments that do not bind are left for the launch to report (None for the names)."""
         given = [n for n in self.heuristics if n in kwargs or n in self.params[:len(args)]]
         if given:
             raise LaunchError(f"kernel {self.__name__}: {given} are set by its @xetile.heuristics; neither a launch "
                               "nor an autotune config may set them too")
-        named = self.named_arguments(args, kwargs)
-        if named is None:
-            return kwargs
+        try:
+            named = self.named_arguments(args, kwargs)
+        except TypeError:
+            return kwargs, None
+        if not self.heuristics:
+            return kwargs, named
         for name, rule in self.heuristics.items():
             named[name] = rule(named)
-        return {**kwargs, **{name: named[name] for name in self.heuristics}}
+        return {**kwargs, **{name: named[name] for name in self.heuristics}}, named
+
+    def with_heuristics(self, args, kwargs: dict) -> dict:
+        """`kwargs` with the heuristics' values (`launch_arguments`); `kwargs` itself for a kernel without any."""
+        return self.launch_arguments(args, kwargs)[0] if self.heuristics else kwargs
 
     def fast_bind(self, args, kwargs):
         """(plan key, argument values as launched, their kernel-argument parts, the parts of all of the kernel
@@ -490,7 +488,6 @@ def hide_launches_from_torch_compile() -> None:
         Launcher.__call__ = torch.compiler.disable(launch, reason=TORCH_COMPILE_REASON)
     except TypeError:  # a torch whose disable takes no reason
         Launcher.__call__ = torch.compiler.disable(launch)
-
 
 
 def synchronize(device=None) -> None:
