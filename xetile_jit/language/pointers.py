@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 from ..ir import core_ops as C
 from ..ir.core import Value
-from ..ir.shape_ops import ShapeCastOp
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from . import scatter
-from .dsl import atomic_rmw_tile, init_tile, tile_cas
+from .dsl import atomic_rmw_tile, init_tile, reshape, tile_cas
 from .semantic import builtin, current, describe, is_py_scalar
 
 
@@ -159,7 +158,7 @@ def _unit_dims_dropped(sem, value: Value, shape) -> Value:
     if len(kept) > len(shape):
         raise sem.error(f"a value of {value.type} does not fit offsets of shape {list(shape)}: it has more dims of "
                         "more than one element [reshape the value to the offsets' shape]")
-    return sem.create(ShapeCastOp, value, (1,) * (len(shape) - len(kept)) + kept).result
+    return reshape(value, (1,) * (len(shape) - len(kept)) + kept)
 
 
 @builtin
