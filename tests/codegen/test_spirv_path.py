@@ -897,21 +897,46 @@ def unroll_hinted(llir: str) -> list[int]:
 
 
 @pytest.mark.parametrize("dtype, cpu, unrolled", [
-    (np.float32, AVX2, True),
-    (np.float16, AVX2, False),
-    (np.float16, AVX512, True),
-    (np.float32, CpuFeatures("aarch64", frozenset()), True)], ids=["f32-avx2", "f16-avx2", "f16-avx512", "f32-unknown"])
-def test_a_rows_output_loop_is_unrolled_on_the_cpu_target(dtype, cpu, unrolled, monkeypatch):
-    """The OpenCL CPU compiler unrolls a loop that folds on its own, but ran layer norm's output loop (it loads,
-    scales and stores, and folds nothing) two blocks an iteration, each computing its offsets. So that loop's
-    inside path carries the unroll hint (block_loops.unrolled; OpLoopMerge Unroll in SPIR-V), save for 16-bit stores
-    where the CPU has 16 vector registers (AVX2) or an unknown ISA; the fold loop and the border paths carry none."""
+    (np.float32, AVX2, ["output"]),
+    (np.float16, AVX2, []),
+    (np.float32, AVX512, ["output"]),
+    (np.float16, AVX512, ["folds", "output"]),
+    (np.float32, CpuFeatures("aarch64", frozenset()), ["output"])],
+    ids=["f32-avx2", "f16-avx2", "f32-avx512", "f16-avx512", "f32-unknown"])
+def test_a_rows_loops_are_unrolled_as_the_cpu_runs_them_fastest(dtype, cpu, unrolled, monkeypatch):
+    """The OpenCL CPU compiler ran layer norm's output loop (it loads, scales and stores, and folds nothing) two
+    blocks an iteration, each computing its offsets, and left the loop of its sums rolled below 2048 columns. So
+    the inside path of the output loop carries the unroll hint (block_loops.unrolled; OpLoopMerge Unroll in
+    SPIR-V), save for 16-bit stores where the CPU has 16 vector registers (AVX2) or an unknown ISA, and the loop of
+    the sums of 16-bit rows does too where the CPU has 32 (f32 rows ran slower so); no border path carries it."""
     built_for_cpu(monkeypatch, layer_norm, cpu)
     x, w = np.ones((32, 1024), dtype), np.ones((1, 1024), np.float32)
     llir = layer_norm.warmup(x, w, np.zeros_like(x), 1024, BN=1024, target="cpu").asm["llir"]
-    fast_output = loop_bodies(llir, 64)[0]
-    back_edge = llir.index("!llvm.loop", llir.index(fast_output) + len(fast_output))
-    assert unroll_hinted(llir) == ([back_edge] if unrolled else [])
+    fast = {"folds": loop_bodies(llir, 32)[0], "output": loop_bodies(llir, 64)[0]}  # 2 chains of 64 blocks; 64
+    back_edges = {name: llir.index("!llvm.loop", llir.index(body) + len(body)) for name, body in fast.items()}
+    assert unroll_hinted(llir) == [back_edges[name] for name in unrolled]
+
+
+def test_a_rows_inside_path_skips_the_arithmetic_of_the_blocks_past_the_end_on_the_cpu_target(monkeypatch):
+    """Where every block of a row lies inside, no block lies wholly outside: the first such block
+    (block_loops.outside_from, each array's columns over the blocks' step) is computed on the split path alone,
+    after the test, where before it the OpenCL CPU compiler ran it once a row."""
+    built_for_cpu(monkeypatch, layer_norm, AVX512)
+    x, w = np.ones((32, 1024), np.float32), np.ones((1, 1024), np.float32)
+    llir = kernel_body(layer_norm.warmup(x, w, np.zeros_like(x), 1024, BN=1024, target="cpu").asm["llir"])
+    first_test = re.search(r"br i1 %\S+, label %\S+, label %\S+", llir)
+    step_divisions = [m.start() for m in re.finditer(r"sdiv i64 %\S+, 16\n", llir)]
+    assert step_divisions and min(step_divisions) > first_test.start()
+
+
+def test_a_whole_subgroups_row_sums_are_combined_as_vectors_on_the_cpu_target(monkeypatch):
+    """A whole sub-group's sum read as one row of its slots (slot_row_reduction) is combined as halves of vectors
+    (Components.whole), not component by component as the CPU targets compute a lane's vectors elsewhere: layer
+    norm's two sums are 3 vector adds each (8, 4 and 2 lanes) and a last scalar one."""
+    built_for_cpu(monkeypatch, layer_norm, AVX512)
+    x, w = np.ones((32, 1024), np.float32), np.ones((1, 1024), np.float32)
+    llir = kernel_body(layer_norm.warmup(x, w, np.zeros_like(x), 1024, BN=1024, target="cpu").asm["llir"])
+    assert [len(re.findall(rf"fadd <{n} x float>", llir)) for n in (8, 4, 2)] == [2, 2, 2]
 
 
 @xetile.kernel

@@ -51,6 +51,7 @@ FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
 SHARED_FOLD_CHAINS = 2  # the same where its loop has other folds (fold_chains)
 FOLD_REGISTERS = 0.75  # the share of the vector registers a loop's folds keep their partial results in; the rest
 # holds the blocks an iteration computes (fold_chains)
+UNROLLED_FOLD_BLOCKS = 64  # the longest loop that folds to be unrolled (unrolled): 1024 columns on 16 lanes
 CORE_FIELDS = {"_operands", "results", "regions", "parent", "loc"}
 
 
@@ -350,13 +351,12 @@ class BlockLoops:
                                  if run.accesses is not None},
                         {run: self.stored_values(run) for run in region.runs
                          if run.kind == "store" and not run.sources[0]}, self.chains(region), reads)
-        plan.outside_from = None if inside is None else self.outside_from(plan)
-        finals = self.region_loop(plan, None) if inside is None else self.unswitched(inside, plan)
+        finals, limit = (self.region_loop(plan, None), None) if inside is None else self.unswitched(inside, plan)
         for k, run in enumerate(plan.folds):
             self.values[run.ops[-1].result] = self.fold_partials(run.ops[0], finals[k * plan.chains:][:plan.chains])
         for run in region.runs:
             if run.stash is not None:
-                run.limit = plan.outside_from
+                run.limit = limit
                 self.values.update((v, Stashed(run.stash, j, run.limit)) for j, v in enumerate(run.blocks()))
 
     def region_loop(self, plan: LoopPlan, path: str | None, span: tuple | None = None,
@@ -475,18 +475,26 @@ class BlockLoops:
                     dict.__setitem__(self.values, v, old)
         return out[0] if isinstance(out, list) else out
 
-    def unswitched(self, inside: ir.Value, plan: LoopPlan) -> list | None:
-        """The region's loop on PLAIN paths where its pieces are `inside`, else `split`; the folds' final values.
+    def unswitched(self, inside: ir.Value, plan: LoopPlan) -> tuple[list | None, ir.Value | None]:
+        """The region's loop on PLAIN paths where its pieces are `inside`, else `split`: the folds' final values,
+        and the first block wholly outside (`outside_from`, where the region can tell; every block where inside).
         One test before the loops, not one a block in a single loop: a call of the border path there clobbered the
         vector registers, and the OpenCL CPU compiler then kept the folds' partial results in memory on the fast
-        path too."""
+        path too. `outside_from` is computed on the other path only: before the test, its arithmetic on every
+        array's bounds ran once a row (the driver does not move it), about 40 instructions of layer norm's."""
         b = self.builder
         with b.if_else(inside) as (then, otherwise):
             with then:
                 fast, fast_end = self.region_loop(plan, PLAIN), b.block
             with otherwise:
+                plan.outside_from = self.outside_from(plan)
                 slow, slow_end = self.split(plan), b.block
-        return None if fast is None else phis(b, [v.type for v in fast], [(fast, fast_end), (slow, slow_end)])
+        fast, slow = fast or [], slow or []
+        if plan.outside_from is not None:  # on the plain path no block lies outside
+            fast, slow = [*fast, ir.Constant(I32, plan.region.size)], [*slow, plan.outside_from]
+        values = phis(b, [v.type for v in slow], [(fast, fast_end), (slow, slow_end)])
+        limit = values.pop() if plan.outside_from is not None else None
+        return values or None, limit
 
     def split(self, plan: LoopPlan) -> list | None:
         """The region's loop where some piece crosses its surface's end (or an earlier stash it reads keeps an
@@ -718,15 +726,26 @@ def folds(region: Region) -> list[Run]:
 
 
 def unrolled(region: Region, cpu: CpuFeatures | None) -> bool:
-    """Whether the inside path's loop of `region` is to be unrolled (UNROLLED): a loop that loads and stores blocks
-    and folds nothing, as layer norm's output (the row's block, the weight's and the bias' in, the result out). The
-    OpenCL CPU compiler unrolls the loops that fold on its own, but ran that one two blocks an iteration, each
-    computing the offsets of its four arrays (docs/performance.md "Rows"); unrolled, they are constants and f32
-    layer norm ran up to 1.4x as fast. With 16-bit stores and 16 vector registers (AVX2) f16 layer norm ran 0.8x as
-    fast unrolled, so not there, nor where the ISA is unknown. A GEMM's C store (no load) and softmax's output (its
-    row in a private array) gained nothing and took longer driver builds."""
+    """Whether the inside path's loop of `region` is to be unrolled (UNROLLED), for a loop that loads blocks:
+    - one that stores blocks and folds nothing, as layer norm's output (the row's block, the weight's and the bias'
+      in, the result out): the OpenCL CPU compiler ran it two blocks an iteration, each computing the offsets of its
+      four arrays (docs/performance.md "Rows"); unrolled, they are constants and f32 layer norm ran up to 1.4x as
+      fast. With 16-bit stores and 16 vector registers (AVX2) f16 layer norm ran 0.8x as fast unrolled, so not
+      there, nor where the ISA is unknown. A GEMM's C store (no load) and softmax's output (its row in a private
+      array) gained nothing and took longer driver builds.
+    - one that folds 16-bit blocks it loads, of at most UNROLLED_FOLD_BLOCKS blocks, where the CPU has 32 vector
+      registers: the compiler left layer norm's loop of the sums rolled at 512-1024 columns, two blocks and 11
+      instructions a block where unrolled each takes 4 to 5, and f16 layer norm ran 5-10% faster unrolled (Zen 4).
+      f32 rows ran as fast at 512 columns and slower at 1024, longer rows gained nothing and built longer, and with
+      AVX2 the f16 layer norm's build took 2-3x as long for no steadier gain."""
+    if not any(run.kind == "load" for run in region.runs):
+        return False
+    if folds(region):
+        narrow_loads = min(run.ops[0].result.type.dtype.bits for run in region.runs if run.kind == "load") < 32
+        return (narrow_loads and cpu is not None and cpu.vector_registers == 32
+                and region.size <= UNROLLED_FOLD_BLOCKS)
     stores = [run for run in region.runs if run.kind == "store"]
-    if not stores or folds(region) or not any(run.kind == "load" for run in region.runs):
+    if not stores:
         return False
     narrow = min(run.ops[0].operands[0].type.dtype.bits for run in stores) < 32
     return not narrow or (cpu is not None and cpu.vector_registers == 32)

@@ -4,6 +4,7 @@ comparison, cast or select on vectors is one op a component: the OpenCL CPU comp
 lane in memory and transposed it around its uses (docs/performance.md "CPU notes")."""
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -38,6 +39,18 @@ class Components:
     def splits(self, xs) -> bool:
         """Whether an op on `xs` is one op a component: lane_scalars, and they are vectors."""
         return self.lane_scalars and all(isinstance(x.type, ir.VectorType) for x in xs)
+
+    @contextlib.contextmanager
+    def whole(self):
+        """Vectors computed as vectors inside the block, lane_scalars or not: for a vector whose components are the
+        same on every lane (a whole sub-group's values read as one row of its slots), which the OpenCL CPU compiler
+        keeps in one register and combines with vector instructions; as components, it took three times the
+        instructions to rebuild the vectors (layer norm's two row sums: 50 against 16)."""
+        kept, self.lane_scalars = self.lane_scalars, False
+        try:
+            yield
+        finally:
+            self.lane_scalars = kept
 
     def vector_of(self, parts: list[ir.Value]) -> ir.Value:
         """The vector of `parts`, in order."""

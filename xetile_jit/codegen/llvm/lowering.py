@@ -362,16 +362,18 @@ class XeGPULowering(LLVMLowering):
     def slot_row_reduction(self, name: str, dtype, word: ir.Value, ty: ir.Type) -> ir.Value:
         """A whole sub-group's 32-bit values of slot word `word` combined in the butterfly's pairs, read as one
         vector of the lanes, the same on every lane, whose halves are combined: one load and four vector combines
-        where 16 loads took 15 scalar ones (tutorial 6's attention ran 10-17% slower so)."""
+        (Components.whole, on the CPU targets too) where 16 loads took 15 scalar ones (tutorial 6's attention ran
+        10-17% slower so)."""
         b, size = self.builder, self.lanes.size
         row = b.bitcast(lane_slots.slot(b, word, ir.Constant(I32, 0)), ir.PointerType(ir.VectorType(I32, size), 3))
         values = b.bitcast(b.load(row, align=4), ir.VectorType(ty, size))
-        while size > 2:
-            size //= 2
-            halves = [b.shuffle_vector(values, ir.Constant(values.type, None),
-                                       ir.Constant(ir.VectorType(I32, size), list(range(start, start + size))))
-                      for start in (0, size)]
-            values = self.combine(name, dtype, *halves)
+        with self.components.whole():
+            while size > 2:
+                size //= 2
+                halves = [b.shuffle_vector(values, ir.Constant(values.type, None),
+                                           ir.Constant(ir.VectorType(I32, size), list(range(start, start + size))))
+                          for start in (0, size)]
+                values = self.combine(name, dtype, *halves)
         return self.combine(name, dtype, *(b.extract_element(values, ir.Constant(I32, i)) for i in (0, 1)))
 
     def cluster_lanes(self, op) -> list[ir.Value]:
