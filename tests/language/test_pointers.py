@@ -154,10 +154,28 @@ def spin_lock_case(rng):
     return (np.zeros(2, np.int32), np.zeros(2, np.int32)), {}, (64,), 1, np.array([32, 32])
 
 
+@xetile.kernel
+def cast_others(u8, i8, i32, out, n, B: constexpr):
+    """The first n elements of three arrays and `other` past them, cast as Triton's tl.load casts it to the
+    elements' type: -1 reads 255 from uint8, 200 reads -56 from int8, -2.7 reads -2 from int32; out, in i32, holds
+    the three rows one after the other."""
+    offs = xetile.arange(0, B)
+    xetile.store(out + offs, xetile.load(u8 + offs, mask=offs < n, other=-1).to(xetile.int32))
+    xetile.store(out + B + offs, xetile.load(i8 + offs, mask=offs < n, other=200).to(xetile.int32))
+    xetile.store(out + 2 * B + offs, xetile.load(i32 + offs, mask=offs < n, other=-2.7))
+
+
+def cast_others_case(rng):
+    arrays = [rng.integers(0, 100, 16).astype(t) for t in (np.uint8, np.int8, np.int32)]
+    expected = np.concatenate([np.where(np.arange(16) < 5, a, other) for a, other in zip(arrays, (255, -56, -2))])
+    return (*arrays, np.zeros(48, np.int32), 5), dict(B=16), (1,), 3, expected
+
+
 CASES = {"embedding": (embedding, embedding_case), "histogram": (histogram, histogram_case),
          "shifted_3d": (shifted, shifted_case), "scalars": (scalar_pointers, scalar_pointers_case),
          "pointer_matmul": (pointer_matmul, pointer_matmul_case),
-         "strides_by_parity": (strides_by_parity, strides_by_parity_case), "spin_lock": (spin_lock, spin_lock_case)}
+         "strides_by_parity": (strides_by_parity, strides_by_parity_case), "spin_lock": (spin_lock, spin_lock_case),
+         "cast_others": (cast_others, cast_others_case)}
 # f32 sums of K products, in another order than numpy's; the other cases move or add a few values
 TOLERANCES = {"pointer_matmul": dict(rtol=1e-5, atol=1e-4)}
 
@@ -252,3 +270,17 @@ def test_misuse_is_named(what, message):
     x = np.zeros(16, np.float32)
     with pytest.raises(xetile.CompilationError, match=re.escape(message)):
         misuse.warmup(x, x.copy(), WHAT=what, target="numpy")
+
+
+@xetile.kernel
+def masked_copy(x, y, OTHER: constexpr):
+    i = xetile.arange(0, 16)
+    xetile.store(y + i, xetile.load(x + i, mask=i < 5, other=OTHER))
+
+
+@pytest.mark.parametrize("other", [float("nan"), float("inf")])
+def test_an_other_no_integer_holds_is_named(other):
+    """Triton's cast of a NaN or an infinity to an integer has no defined value: the load names it."""
+    x = np.zeros(16, np.int32)
+    with pytest.raises(xetile.CompilationError, match=re.escape(f"load(): other={other} has no value in i32 elements")):
+        masked_copy.warmup(x, x.copy(), OTHER=other, target="numpy")

@@ -9,6 +9,7 @@ array read `other` or are dropped, as every gather's are (XeTile RFC "load_gathe
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..ir import core_ops as C
@@ -120,15 +121,30 @@ def _refuse_triton_options(sem, op: str, options: dict) -> None:
 @builtin
 def load(pointer, mask=None, other=None, **options) -> Value:
     """The elements at `pointer` (`array + offsets`): Triton's `tl.load(ptr + offs, mask, other)`. Masked-off lanes
-    and lanes outside the array read `other` (a number, or a vector taken where the mask is off; default 0)."""
+    and lanes outside the array read `other` (a number, cast to the elements' type as Triton casts it, or a vector
+    taken where the mask is off; default 0)."""
     sem = current()
     _refuse_triton_options(sem, "load", options)
     tile, one = _gather_tile(sem, pointer, "load")
     mask = _mask(sem, mask, tile.type.shape)
     if other is None or is_py_scalar(other):
-        return _scalar(sem, scatter.load_gather(tile, mask, padding=other or 0), one)
+        padding = _as_element(sem, other or 0, tile.type.dtype)
+        return _scalar(sem, scatter.load_gather(tile, mask, padding=padding), one)
     value = scatter.load_gather(tile, mask)
     return _scalar(sem, value if mask is None else sem.where(mask, value, other), one)
+
+
+def _as_element(sem, number, dtype):
+    """A number `other` as Triton's tl.load casts it to the pointer's element type: into an integer type a float
+    rounded toward zero and an integer wrapped into its bits (-1 reads 255 from uint8 elements), so a kernel ported
+    from Triton reads what it did there; a float type takes it as it is."""
+    if not dtype.is_int:
+        return number
+    if isinstance(number, float) and not math.isfinite(number):
+        raise sem.error(f"load(): other={number} has no value in {dtype} elements")
+    span = 2 ** dtype.bits
+    wrapped = int(number) % span
+    return wrapped - span if dtype.kind == "i" and wrapped >= span // 2 else wrapped
 
 
 @builtin
