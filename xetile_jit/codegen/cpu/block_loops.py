@@ -51,7 +51,7 @@ FOLD_CHAINS = 4  # the partial results a fold keeps, at most (fold_chains)
 SHARED_FOLD_CHAINS = 2  # the same where its loop has other folds (fold_chains)
 FOLD_REGISTERS = 0.75  # the share of the vector registers a loop's folds keep their partial results in; the rest
 # holds the blocks an iteration computes (fold_chains)
-UNROLLED_FOLD_BLOCKS = 64  # the longest loop that folds to be unrolled (unrolled): 1024 columns on 16 lanes
+UNROLLED_FOLD_BLOCKS = (32, 64)  # the blocks of a loop that folds to be unrolled (unrolled): 512-1024 columns
 CORE_FIELDS = {"_operands", "results", "regions", "parent", "loc"}
 
 
@@ -734,18 +734,19 @@ def unrolled(region: Region, cpu: CpuFeatures | None) -> bool:
       fast. With 16-bit stores and 16 vector registers (AVX2) f16 layer norm ran 0.8x as fast unrolled, so not
       there, nor where the ISA is unknown. A GEMM's C store (no load) and softmax's output (its row in a private
       array) gained nothing and took longer driver builds.
-    - one that folds 16-bit blocks it loads, of at most UNROLLED_FOLD_BLOCKS blocks, where the CPU has 32 vector
+    - one that folds 16-bit blocks it loads, of UNROLLED_FOLD_BLOCKS blocks, where the CPU has 32 vector
       registers: the compiler left layer norm's loop of the sums rolled at 512-1024 columns, two blocks and 11
       instructions a block where unrolled each takes 4 to 5, and f16 layer norm ran 5-7% faster unrolled (Zen 4,
-      its sums combined as vectors: slot_row_reduction).
-      f32 rows ran as fast at 512 columns and slower at 1024, longer rows gained nothing and built longer, and with
-      AVX2 the f16 layer norm's build took 2-3x as long for no steadier gain."""
+      its sums combined as vectors: slot_row_reduction), at the cost of builds (a fuzzer's row kernel of 64 blocks
+      1.0 s against 0.7). f32 rows ran as fast at 512 columns and slower at 1024, f16 rows of 256 columns (16
+      blocks) as fast, longer rows gained nothing and built longer; with AVX2 the f16 layer norm's build took 2-3x
+      as long for no steadier gain."""
     if not any(run.kind == "load" for run in region.runs):
         return False
     if folds(region):
         narrow_loads = min(run.ops[0].result.type.dtype.bits for run in region.runs if run.kind == "load") < 32
-        return (narrow_loads and cpu is not None and cpu.vector_registers == 32
-                and region.size <= UNROLLED_FOLD_BLOCKS)
+        fewest, most = UNROLLED_FOLD_BLOCKS
+        return narrow_loads and cpu is not None and cpu.vector_registers == 32 and fewest <= region.size <= most
     stores = [run for run in region.runs if run.kind == "store"]
     if not stores:
         return False
