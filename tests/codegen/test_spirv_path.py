@@ -896,23 +896,26 @@ def unroll_hinted(llir: str) -> list[int]:
     return [m.start() for m in re.finditer(r"!llvm.loop (!\d+)", llir) if m.group(1) in loops]
 
 
-@pytest.mark.parametrize("dtype, cpu, unrolled", [
-    (np.float32, AVX2, ["output"]),
-    (np.float16, AVX2, []),
-    (np.float32, AVX512, ["output"]),
-    (np.float16, AVX512, ["folds", "output"]),
-    (np.float32, CpuFeatures("aarch64", frozenset()), ["output"])],
-    ids=["f32-avx2", "f16-avx2", "f32-avx512", "f16-avx512", "f32-unknown"])
-def test_a_rows_loops_are_unrolled_as_the_cpu_runs_them_fastest(dtype, cpu, unrolled, monkeypatch):
+@pytest.mark.parametrize("dtype, cpu, width, unrolled", [
+    (np.float32, AVX2, 1024, ["output"]),
+    (np.float16, AVX2, 1024, []),
+    (np.float32, AVX512, 1024, ["output"]),
+    (np.float16, AVX512, 1024, ["folds", "output"]),
+    (np.float16, AVX512, 256, ["output"]),
+    (np.float32, CpuFeatures("aarch64", frozenset()), 1024, ["output"])],
+    ids=["f32-avx2", "f16-avx2", "f32-avx512", "f16-avx512", "f16-avx512-256", "f32-unknown"])
+def test_a_rows_loops_are_unrolled_as_the_cpu_runs_them_fastest(dtype, cpu, width, unrolled, monkeypatch):
     """The OpenCL CPU compiler ran layer norm's output loop (it loads, scales and stores, and folds nothing) two
     blocks an iteration, each computing its offsets, and left the loop of its sums rolled below 2048 columns. So
     the inside path of the output loop carries the unroll hint (block_loops.unrolled; OpLoopMerge Unroll in
     SPIR-V), save for 16-bit stores where the CPU has 16 vector registers (AVX2) or an unknown ISA, and the loop of
-    the sums of 16-bit rows does too where the CPU has 32 (f32 rows ran slower so); no border path carries it."""
+    the sums of 16-bit rows of 512-1024 columns does too where the CPU has 32 (f32 rows, and 256 columns, ran no
+    faster so); no border path carries it."""
     built_for_cpu(monkeypatch, layer_norm, cpu)
-    x, w = np.ones((32, 1024), dtype), np.ones((1, 1024), np.float32)
-    llir = layer_norm.warmup(x, w, np.zeros_like(x), 1024, BN=1024, target="cpu").asm["llir"]
-    fast = {"folds": loop_bodies(llir, 32)[0], "output": loop_bodies(llir, 64)[0]}  # 2 chains of 64 blocks; 64
+    x, w = np.ones((32, width), dtype), np.ones((1, width), np.float32)
+    llir = layer_norm.warmup(x, w, np.zeros_like(x), width, BN=width, target="cpu").asm["llir"]
+    blocks = width // 16
+    fast = {"folds": loop_bodies(llir, blocks // 2)[0], "output": loop_bodies(llir, blocks)[0]}  # 2 chains
     back_edges = {name: llir.index("!llvm.loop", llir.index(body) + len(body)) for name, body in fast.items()}
     assert unroll_hinted(llir) == [back_edges[name] for name in unrolled]
 
