@@ -12,7 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..ir import core_ops as C
+from ..ir import numeric
 from ..ir.core import Value
 from ..ir.types import MemRefType, ScalarType, TileType, VectorType, bool_
 from . import scatter
@@ -136,15 +139,14 @@ def load(pointer, mask=None, other=None, **options) -> Value:
 
 def _as_element(sem, number, dtype):
     """A number `other` as Triton's tl.load casts it to the pointer's element type: into an integer type a float
-    rounded toward zero and an integer wrapped into its bits (-1 reads 255 from uint8 elements), so a kernel ported
-    from Triton reads what it did there; a float type takes it as it is."""
+    rounded toward zero and an integer wrapped into its bits, as the kernel's own cast (numeric.convert) does (-1
+    reads 255 from uint8 elements), so a kernel ported from Triton reads what it did there; a float type takes it
+    as it is."""
     if not dtype.is_int:
         return number
     if isinstance(number, float) and not math.isfinite(number):
         raise sem.error(f"load(): other={number} has no value in {dtype} elements")
-    span = 2 ** dtype.bits
-    wrapped = int(number) % span
-    return wrapped - span if dtype.kind == "i" and wrapped >= span // 2 else wrapped
+    return int(numeric.convert(np.int64(numeric.wrap_i64(int(number))), dtype))
 
 
 @builtin
