@@ -13,10 +13,10 @@ import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.target.targets import get_target
 from xetile_jit.target.cpu_features import CpuFeatures
-from xetile_jit.ops.matmul import (CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN, K_CHUNK, PIECE_SPEED,
+from xetile_jit.ops.matmul import (CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN, K_CHUNK, PIECE_SPEED,
                                    PIECE_SPEED_16_REGISTERS, configs, configs_to_time, cpu_estimate, dtype_of,
-                                   fastest_on_cpu, k_chunks, matmul_kernel, new_array, piece_speeds, row_major_operand,
-                                   shape_of)
+                                   fastest_on_cpu, k_chunks, matmul_kernel, new_array, outgrow_caches, piece_speeds,
+                                   row_major_operand, shape_of)
 
 from usm_arrays import Interface, count_interface_reads, needs_dpnp
 
@@ -218,9 +218,10 @@ def test_a_column_major_operand_is_copied_to_row_major_on_the_cpu_targets(rng):
 
 
 def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_memory():
-    """k_chunks: K_CHUNK steps a launch where A and B hold CHUNKED_FROM bytes or more, every array is in device memory
-    (a numpy array would be copied at each launch), C holds the accumulator's type (it carries the sum between
-    launches) and the device is a SYCL CPU one (not the interpreter)."""
+    """k_chunks: K_CHUNK steps a launch where A and B hold CHUNKED_FROM bytes or more (or a subgroup's panels outgrow
+    the device's core cache: outgrow_caches), every array is in device memory (a numpy array would be copied at each
+    launch), C holds the accumulator's type (it carries the sum between launches) and the device is a SYCL CPU one
+    (not the interpreter)."""
     from spirv_tools import cpu_queue
     queue = cpu_queue()
     usm = Interface(queue)
@@ -233,6 +234,26 @@ def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_m
     assert k_chunks(m, n, k, [a, b, half], xetile.float32, queue) == [(0, k)]
     assert k_chunks(m, n, k, [a, b, np.zeros((1, 1), np.float32)], xetile.float32, queue) == [(0, k)]
     assert k_chunks(m, n, k, [a, b, c], xetile.float32, "numpy") == [(0, k)]  # the interpreter: one launch
+    # a 2048^3 f32 GEMM's subgroup panels (768 KiB) against the device's core cache (its global memory cache)
+    square = [(k0, K_CHUNK) for k0 in range(0, 2048, K_CHUNK)]
+    one_launch_fits = 96 * 2048 * 4 <= queue.sycl_device.global_mem_cache_size
+    assert k_chunks(2048, 2048, 2048, [a, b, c], xetile.float32, queue) == ([(0, 2048)] if one_launch_fits else square)
+
+
+@pytest.mark.parametrize("m, n, k, itemsize, core_cache, chunked", [
+    (2048, 2048, 2048, 4, 512 << 10, True),  # panels of 768 KiB past a 512 KiB L2 (the AVX2 EPYC)
+    (2048, 2048, 2048, 4, 1 << 20, False),  # within a 1 MiB one (the Zen 4)
+    (2048, 2048, 2048, 2, 512 << 10, False),  # f16: panels of 384 KiB
+    (1024, 1024, 1024, 4, 512 << 10, False),
+    (1024, 512, 4096, 4, 512 << 10, True),  # 1024 x 512 x 512 multiply-adds a launch: CHUNK_WORK
+    (1024, 511, 4096, 4, 512 << 10, False),  # a launch's slice too small for its launch's cost
+    (4096, 4096, 4096, 2, 2 << 20, True),  # 64 MiB of A and B: past the last-level cache whatever a core holds
+])
+def test_a_gemm_sums_in_chunks_where_its_panels_outgrow_a_core_s_cache(m, n, k, itemsize, core_cache, chunked):
+    """outgrow_caches: a subgroup's panels of A and B over the whole K (96 rows and columns a K step) past a core's
+    cache, with CHUNK_WORK multiply-adds a launch, or A and B past the last-level cache."""
+    assert CHUNK_WORK == 1024 * 512 * K_CHUNK
+    assert outgrow_caches(m, n, k, itemsize, core_cache) is chunked
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])

@@ -16,9 +16,9 @@ memory orders, bias and activation. On targets whose prefetch is a no-op (the CP
 pruned before timing: their code is the same as without; on the `cpu` target the load-block ones too, and on a CPU
 device all but the few configs estimated fastest (cpu_estimate). On targets whose lanes gather a column-major
 operand (the CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to
-row-major first (row_major_operand). On a CPU device a GEMM whose A and B outgrow the last-level cache sums over K
-in launches of 512 steps (k_chunks), C carrying the sum from one to the next, where the arrays are in device memory
-and C is of the accumulator's type.
+row-major first (row_major_operand). On a CPU device a GEMM whose A and B outgrow the last-level cache, or whose
+subgroups' panels outgrow a core's, sums over K in launches of 512 steps (k_chunks), C carrying the sum from one to
+the next, where the arrays are in device memory and C is of the accumulator's type.
 """
 from __future__ import annotations
 
@@ -109,14 +109,22 @@ PIECE_SPEED_16_REGISTERS = {((16, 64), 32): 1.0, ((32, 64), 32): 0.92, ((16, 16)
                             ((64, 64), 64): 0.60, ((32, 64), 64): 0.39}
 CPU_TIMED = 3
 CPU_WITHIN = 1.5
-# On a CPU device a GEMM whose A and B hold CHUNKED_FROM bytes or more (past the last-level cache: 32 MiB a CCD on the
-# Zen 4) sums over k in launches of K_CHUNK steps each, C carrying the sum from one to the next (k_chunks): a launch
-# reads a K_CHUNK-wide slice of A and B, which stays in the cache for all its workgroups, where over the whole K each
-# subgroup's panels came from memory. ops.matmul's tuned configs on the Zen 4 at 4096^3, with AVX2 code: f32 1.05-1.12x,
-# f16 1.06-1.09x; with AVX-512 code f32 1.06x, f16 1.00-1.01x; at 2048^3 (32 MiB of f32) 1.00x and 0.98-0.99x
-# (docs/performance.md "GEMM on the `cpu` target").
+# On a CPU device a GEMM sums over k in launches of K_CHUNK steps each, C carrying the sum from one to the next
+# (k_chunks), where its A and B outgrow a cache: a launch reads a K_CHUNK-wide slice of A and B, which stays in the
+# cache for all its workgroups, where over the whole K each subgroup's panels came from further out.
+# - The last-level cache: A and B hold CHUNKED_FROM bytes or more (32 MiB a CCD on the Zen 4). ops.matmul's tuned
+#   configs on the Zen 4 at 4096^3, with AVX2 code: f32 1.05-1.12x, f16 1.06-1.09x; with AVX-512 code f32 1.06x, f16
+#   1.00-1.01x.
+# - A core's cache (the device's global memory cache, L2): a subgroup's panels over the whole K, PANEL_ROWS rows of A
+#   and columns of B (a 32x64 piece; the CPU configs' pieces have 80 to 128), outgrow it, and a launch's slice holds
+#   CHUNK_WORK multiply-adds or more (a launch's own cost stays small beside it). The subgroups sharing A's rows run one
+#   after another on a core, and A's panel is evicted by each B panel: on the AVX2 EPYC (512 KiB of L2) at 2048^3 f32
+#   1.15-1.30x, at 2048^3 f16 and 1024^3 (panels of 384 KiB) 1.00-1.02x; on the Zen 4 (1 MiB) at 2048^3 f32 1.00x
+#   (docs/performance.md "GEMM on the `cpu` target").
 K_CHUNK = 512
 CHUNKED_FROM = 64 << 20
+PANEL_ROWS = 96
+CHUNK_WORK = 1 << 28
 
 
 def configs_to_time(configs, named, **kwargs) -> list[Config]:
@@ -250,14 +258,24 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
 
 def k_chunks(m: int, n: int, k: int, arrays: list, acc, device) -> list[tuple[int, int]]:
     """The launches' ranges of the sum over k, (first k, length): chunks of K_CHUNK on a CPU device where A and B
-    hold CHUNKED_FROM bytes or more, are in device memory (a host array is copied at each launch) and C holds the
-    accumulator's type (it carries the sum from one launch to the next); one launch otherwise."""
+    outgrow its last-level cache or a core's (outgrow_caches), are in device memory (a host array is copied at each
+    launch) and C holds the accumulator's type (it carries the sum from one launch to the next); one launch
+    otherwise."""
     a, b, c = arrays
-    operand_bytes = (m + n) * k * layout_of(a)[2].itemsize
-    if (operand_bytes < CHUNKED_FROM or k <= K_CHUNK or dtype_of(c) != acc.name or not all(map(is_usm, arrays))
-            or not select_device(device, arrays).is_cpu):
+    if k <= K_CHUNK or dtype_of(c) != acc.name or not all(map(is_usm, arrays)):
+        return [(0, k)]
+    selected = select_device(device, arrays)
+    if not selected.is_cpu or not outgrow_caches(m, n, k, layout_of(a)[2].itemsize,
+                                                  selected.queue.sycl_device.global_mem_cache_size):
         return [(0, k)]
     return [(k0, min(K_CHUNK, k - k0)) for k0 in range(0, k, K_CHUNK)]
+
+
+def outgrow_caches(m: int, n: int, k: int, itemsize: int, core_cache: int) -> bool:
+    """Whether an M x N x K GEMM's A and B of `itemsize` bytes outgrow the last-level cache (CHUNKED_FROM), or a
+    subgroup's panels outgrow a core's `core_cache` bytes with CHUNK_WORK multiply-adds a launch (the comment on K_CHUNK)."""
+    return ((m + n) * k * itemsize >= CHUNKED_FROM
+            or (PANEL_ROWS * k * itemsize > core_cache and m * n * K_CHUNK >= CHUNK_WORK))
 
 
 @kernel
