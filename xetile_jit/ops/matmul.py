@@ -273,7 +273,8 @@ def k_chunks(m: int, n: int, k: int, arrays: list, acc, device) -> list[tuple[in
 
 def outgrow_caches(m: int, n: int, k: int, itemsize: int, core_cache: int) -> bool:
     """Whether an M x N x K GEMM's A and B of `itemsize` bytes outgrow the last-level cache (CHUNKED_FROM), or a
-    subgroup's panels outgrow a core's `core_cache` bytes with CHUNK_WORK multiply-adds a launch (the comment on K_CHUNK)."""
+    subgroup's panels outgrow a core's `core_cache` bytes with CHUNK_WORK multiply-adds a launch (the comment on
+    K_CHUNK)."""
     return ((m + n) * k * itemsize >= CHUNKED_FROM
             or (PANEL_ROWS * k * itemsize > core_cache and m * n * K_CHUNK >= CHUNK_WORK))
 
