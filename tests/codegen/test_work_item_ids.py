@@ -73,6 +73,22 @@ def test_ids_of_every_module_are_the_sub_group_builtins_where_the_cpu_asks_for_t
     assert '@"__spirv_BuiltInSubgroupId"()' in body(module, work_item_ids.SUBGROUP_ID)
 
 
+@pytest.mark.parametrize("builtin_ids, expected", [
+    (False, '{ entry: call i64 @"__spirv_BuiltInLocalInvocationId"(i32 0) ret i64 %".2" }'),
+    (True, '{ entry: call i32 @"__spirv_BuiltInSubgroupLocalInvocationId"() zext i32 %".2" to i64 ret i64 %".3" }')],
+    ids=["local", "builtins"])
+def test_the_lane_index_is_the_local_x_itself_or_the_lane_builtin_extended(builtin_ids, expected):
+    """LANE_INDEX, the lane as i64 for addresses: the local x as the built-in gives it, with no truncation to i32
+    (the OpenCL CPU compiler then took an address stepping by it as any lane's)."""
+    module = ir.Module()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.IntType(64).as_pointer()]), "k")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.store(work_item_ids.call(b, work_item_ids.LANE_INDEX), fn.args[0])
+    b.ret_void()
+    work_item_ids.define(module, builtin_ids=builtin_ids)
+    assert body(module, work_item_ids.LANE_INDEX).split() == expected.split()
+
+
 def test_a_module_that_calls_no_id_gets_no_definition():
     module = ir.Module()
     work_item_ids.define(module, builtin_ids=False)

@@ -26,7 +26,7 @@ from ..llvm.core import I32, I64, counted_loop
 from ..xe import builtins as X
 from ..xe import emulation as E
 from ..xe.dpas_emulation import emulate_dpas
-from ..xe.llvm_helpers import ROLLED, i32, lane_id
+from ..xe.llvm_helpers import ROLLED, i32, lane_id, lane_index
 from ...target.cpu_features import CpuFeatures
 
 
@@ -42,35 +42,36 @@ def _whole_block_inside(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuilt
                          b.icmp_signed("<=", surface.y, b.sub(surface.height, i32(msg.rows)))))
 
 
-def _element_address(b: ir.IRBuilder, surface: E.Surface, row: ir.Value, col: ir.Value, bits: int,
+def _element_address(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, index: ir.Value, part: int,
                      ty: ir.Type) -> ir.Value:
-    """The address of element (row, col) of `bits`-bit data, inside the surface, as a pointer to `ty`."""
-    offset = b.add(b.mul(b.sext(row, I64), b.sext(surface.pitch, I64)),
-                   b.mul(b.sext(col, I64), ir.Constant(I64, bits // 8)))
-    return b.bitcast(b.gep(surface.base, [offset]), ir.PointerType(ty, 1))
+    """The address of element `part` of component `index` on this lane, inside the surface, as a pointer to `ty`:
+    lane 0's address, the same on every lane, moved by the lane's step (E.lane_step of the lane as i64). The driver
+    vectorizes a load across the lanes where its address steps by the lane's id; an i32 column `x + lane`
+    sign-extended (which may wrap) it gathered element by element."""
+    (row, col), (rows, cols) = surface.origin(b, msg, index, part), E.lane_step(b, msg, lane_index(b))
+    size, pitch = ir.Constant(I64, msg.bits // 8), b.sext(surface.pitch, I64)
+    origin = b.add(b.mul(b.sext(row, I64), pitch), b.mul(b.sext(col, I64), size))
+    step = b.add(b.mul(rows, pitch), b.mul(cols, size))
+    return b.bitcast(b.gep(b.gep(surface.base, [origin]), [step]), ir.PointerType(ty, 1))
 
 
-def fast_load_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value,
-                   index: ir.Value) -> ir.Value:
+def fast_load_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, index: ir.Value) -> ir.Value:
     """Component `index` of this lane, read without bounds tests: the lane's packed word in one load where its
     elements are adjacent in memory (plain and transposed layouts), part by part for VNNI."""
     if not msg.vnni:
-        row, col = surface.position(b, msg, lane, index, 0)
-        return b.load(_element_address(b, surface, row, col, msg.bits, msg.lane_type))
+        return b.load(_element_address(b, surface, msg, index, 0, msg.lane_type))
     word = ir.Constant(msg.lane_type, 0)
     for part in range(msg.per_lane):
-        row, col = surface.position(b, msg, lane, index, part)
-        value = b.zext(b.load(_element_address(b, surface, row, col, msg.bits, ir.IntType(msg.bits))),
+        value = b.zext(b.load(_element_address(b, surface, msg, index, part, ir.IntType(msg.bits))),
                        msg.lane_type)
         word = b.or_(word, b.shl(value, ir.Constant(msg.lane_type, part * msg.bits)))
     return word
 
 
-def fast_store_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value, index: ir.Value,
+def fast_store_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, index: ir.Value,
                     word: ir.Value) -> None:
     """Component `index` of this lane written without bounds tests."""
-    row, col = surface.position(b, msg, lane, index, 0)
-    b.store(word, _element_address(b, surface, row, col, msg.bits, msg.lane_type))
+    b.store(word, _element_address(b, surface, msg, index, 0, msg.lane_type))
 
 
 def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -132,7 +133,7 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, cpu: C
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                fast_load_word(b, surface, msg, lane, index), b.gep(fn.args[5], [i32(0), index])), hints)
+                fast_load_word(b, surface, msg, index), b.gep(fn.args[5], [i32(0), index])), hints)
         with border:
             _border_words(b, fn, msg, surface, lane, hints, cpu.stages_border_loads(msg.bits))
     b.ret_void()
@@ -168,7 +169,7 @@ def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, cpu: 
     surface, lane, data = E.Surface.of(b, fn), lane_id(b), fn.args[5]
 
     def component(b, index, _):
-        fast_store_word(b, surface, msg, lane, index, b.extract_element(data, index) if msg.components > 1 else data)
+        fast_store_word(b, surface, msg, index, b.extract_element(data, index) if msg.components > 1 else data)
 
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:

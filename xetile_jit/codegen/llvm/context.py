@@ -54,6 +54,12 @@ class LoweringContext:
             return work_item_ids.call(self.builder, work_item_ids.LANE_ID)
         return self.builtin("SubgroupLocalInvocationId")
 
+    def lane_index(self) -> ir.Value:
+        """`lane_id` as i64, for addresses (work_item_ids.call says why not `lane_id` extended)."""
+        if self.subgroup_rows():
+            return work_item_ids.call(self.builder, work_item_ids.LANE_INDEX)
+        return self.builder.zext(self.builtin("SubgroupLocalInvocationId"), ir.IntType(64))
+
     def subgroup_id(self) -> ir.Value:
         """The work-item's sub-group in its workgroup (i32), as `lane_id`."""
         if self.subgroup_rows():

@@ -695,7 +695,7 @@ class LLVMLowering:
         return self.builder.zext(self.context.subgroup_id(), I64)
 
     def lower_LaneIdOp(self, op):
-        return self.builder.zext(self.context.lane_id(), I64)
+        return self.context.lane_index()
 
     def lower_BarrierOp(self, op):
         self.context.call("__spirv_ControlBarrier", VOID, *(ir.Constant(I32, v) for v in BARRIER_ARGS))

@@ -49,7 +49,7 @@ class Lanes:
         b = self.context.builder
         ly, lx, chunk = layout.grid
         rows = layout.block[0] // ly
-        lane = b.zext(self.lane_id(), I64)
+        lane = self.context.lane_index()
         first_row = b.udiv(lane, ir.Constant(I64, lx))
         first_col = b.mul(b.urem(lane, ir.Constant(I64, lx)), ir.Constant(I64, chunk))
         group, i, e = (b.udiv(k, ir.Constant(I64, rows * chunk)),

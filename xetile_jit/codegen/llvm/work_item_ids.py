@@ -19,17 +19,22 @@ from ...ir.core import FuncOp, walk
 from ...ir.simt_ops import SimtDpasOp
 from .declarations import declared
 
-LANE_ID, SUBGROUP_ID = "xetile.lane_id", "xetile.subgroup_id"
-BUILTINS = {LANE_ID: "__spirv_BuiltInSubgroupLocalInvocationId", SUBGROUP_ID: "__spirv_BuiltInSubgroupId"}
-LOCAL_AXES = {LANE_ID: 0, SUBGROUP_ID: 1}
+LANE_ID, LANE_INDEX, SUBGROUP_ID = "xetile.lane_id", "xetile.lane_index", "xetile.subgroup_id"
+BUILTINS = {LANE_ID: "__spirv_BuiltInSubgroupLocalInvocationId", LANE_INDEX: "__spirv_BuiltInSubgroupLocalInvocationId",
+            SUBGROUP_ID: "__spirv_BuiltInSubgroupId"}
+LOCAL_AXES = {LANE_ID: 0, LANE_INDEX: 0, SUBGROUP_ID: 1}
 # what the OpenCL CPU compiler counts as a sub-group built-in, in the names the lowering declares (SPIR-V emitter)
 SUBGROUP_PREFIXES = ("__spirv_Group", "__spirv_Subgroup", "__spirv_BuiltInSubgroup", "__spirv_BuiltInNumSubgroups")
-I32 = ir.IntType(32)  # (codegen/llvm/context.py imports this module)
+I32, I64 = ir.IntType(32), ir.IntType(64)  # (codegen/llvm/context.py imports this module)
 
 
 def call(b: ir.IRBuilder, name: str) -> ir.Value:
-    """A call of LANE_ID or SUBGROUP_ID (i32), declared on first use."""
-    return b.call(declared(b.module, name, ir.FunctionType(I32, [])), [])
+    """A call of LANE_ID or SUBGROUP_ID (i32) or LANE_INDEX (the lane as i64), declared on first use. An address
+    steps by LANE_INDEX: the OpenCL CPU compiler vectorizes a per-lane load or store across the lanes where its
+    address steps by the local id or the sub-group's lane built-in, and took the local id truncated to i32 and
+    extended again as any value, gathering element by element (the tutorial f32 GEMM's loads of B with AVX2
+    code: a fifth of its time on the AVX2 EPYC; docs/performance.md "GEMM on the `cpu` target")."""
+    return b.call(declared(b.module, name, ir.FunctionType(I64 if name == LANE_INDEX else I32, [])), [])
 
 
 def multiplies(func: FuncOp) -> bool:
@@ -48,7 +53,9 @@ def define(module: ir.Module, builtin_ids: bool) -> None:
         fn.attributes.add("alwaysinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         if by_builtins:
-            b.ret(b.call(declared(module, BUILTINS[fn.name], ir.FunctionType(I32, [])), []))
+            value = b.call(declared(module, BUILTINS[fn.name], ir.FunctionType(I32, [])), [])
         else:
-            local = declared(module, "__spirv_BuiltInLocalInvocationId", ir.FunctionType(ir.IntType(64), [I32]))
-            b.ret(b.trunc(b.call(local, [ir.Constant(I32, LOCAL_AXES[fn.name])]), I32))
+            local = declared(module, "__spirv_BuiltInLocalInvocationId", ir.FunctionType(I64, [I32]))
+            value = b.call(local, [ir.Constant(I32, LOCAL_AXES[fn.name])])
+        returns = fn.function_type.return_type
+        b.ret(value if value.type == returns else b.zext(value, returns) if returns == I64 else b.trunc(value, returns))

@@ -47,23 +47,40 @@ class Surface:
         return inside, b.bitcast(b.gep(self.base, [offset]), ir.PointerType(ir.IntType(bits), 1))
 
     def position(self, b: ir.IRBuilder, msg: X.Block2DBuiltin, lane: ir.Value, component: ir.Value, part: int):
-        """(row, column) of element `part` of `component` on `lane` (the layouts of the module docstring)."""
+        """(row, column) of element `part` of `component` on `lane` (the layouts of the module docstring): the
+        component's `origin`, lane 0's, moved by the lane's `lane_step`."""
+        (row, col), (rows, cols) = self.origin(b, msg, component, part), lane_step(b, msg, lane)
+        return b.add(row, rows), b.add(col, cols)
+
+    def origin(self, b: ir.IRBuilder, msg: X.Block2DBuiltin, component: ir.Value, part: int):
+        """(row, column) of element `part` of `component` on lane 0, the same for every lane."""
         if msg.transpose:  # component c * g + h: row 16 h + lane, column c
             groups = i32(msg.row_groups)
-            row = b.add(b.mul(b.urem(component, groups), i32(X.BLOCK_IO_SUBGROUP)), lane)
-            return b.add(self.y, row), b.add(self.x, b.udiv(component, groups))
+            return (b.add(self.y, b.mul(b.urem(component, groups), i32(X.BLOCK_IO_SUBGROUP))),
+                    b.add(self.x, b.udiv(component, groups)))
         if msg.vnni:  # block by block, each rows / per_lane words
             words = i32(msg.components // msg.blocks)
             block, word = b.udiv(component, words), b.urem(component, words)
             return (b.add(self.y, b.add(b.mul(word, i32(msg.per_lane)), i32(part))),
-                    b.add(self.x, b.add(b.mul(block, i32(msg.cols)), lane)))
+                    b.add(self.x, b.mul(block, i32(msg.cols))))
         words = i32(msg.rows // msg.lane_rows)
         block, row = b.udiv(component, words), b.urem(component, words)
-        if msg.lane_rows > 1:  # a narrow block: row `row * lane_rows + lane / cols`, column lane % cols
-            row = b.add(b.mul(row, i32(msg.lane_rows)), b.udiv(lane, i32(msg.cols)))
-            lane = b.urem(lane, i32(msg.cols))
-        col = b.add(b.mul(block, i32(msg.cols)), b.add(b.mul(lane, i32(msg.per_lane)), i32(part)))
-        return b.add(self.y, row), b.add(self.x, col)
+        return (b.add(self.y, b.mul(row, i32(msg.lane_rows))),
+                b.add(self.x, b.add(b.mul(block, i32(msg.cols)), i32(part))))
+
+
+def lane_step(b: ir.IRBuilder, msg: X.Block2DBuiltin, lane: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(rows, columns) from lane 0's element to `lane`'s, in `lane`'s integer type: the same for every component
+    and part."""
+    def const(n):
+        return ir.Constant(lane.type, n)
+    if msg.transpose:
+        return lane, const(0)
+    if msg.vnni:
+        return const(0), lane
+    if msg.lane_rows > 1:  # a narrow block: row `row * lane_rows + lane / cols`, column lane % cols
+        return b.udiv(lane, const(msg.cols)), b.mul(b.urem(lane, const(msg.cols)), const(msg.per_lane))
+    return const(0), b.mul(lane, const(msg.per_lane))
 
 
 def emulate_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) -> None:

@@ -57,6 +57,11 @@ def lane_id(b: ir.IRBuilder) -> ir.Value:
     return work_item_ids.call(b, work_item_ids.LANE_ID)
 
 
+def lane_index(b: ir.IRBuilder) -> ir.Value:
+    """`lane_id` as i64, for addresses (work_item_ids.call says why not `lane_id` extended)."""
+    return work_item_ids.call(b, work_item_ids.LANE_INDEX)
+
+
 def moved(b: ir.IRBuilder, name: str, value: ir.Value, lane: ir.Value) -> ir.Value:
     """`value` of lane `lane` through the lane builtin `name` (SHUFFLE or BROADCAST) or the lanes' slots (SLOTS),
     one i32 move a 32-bit part of each component: the emitter maps the builtin by name, so a module has one overload
