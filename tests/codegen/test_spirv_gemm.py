@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import xetile_jit as xetile
-from conftest import AVX2, assert_close, rand
+from conftest import AVX2, assert_close, dtype_id, rand
 from spirv_tools import cpu_queue
 from conftest import built_for_cpu, tutorial
 from device_cover import covering
@@ -338,14 +338,22 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     assert kernel.count("alloca [32 x float]" if in_place else "alloca [16 x float]") == (4 if in_place else 8)
 
 
-def in_place_loops(kernel: str, k: int, element: str = "float") -> list[str]:
-    """The loops over `k` k that read A in its memory (in_place_a.py) as `element`: loads from global memory, no
-    lane move."""
-    return [body for body in loop_bodies(kernel, k) if global_loads(body, element) and SLOT_CALL not in body]
+def in_place_loops(kernel: str, k: int, element: str = "float", space: int = 1) -> list[str]:
+    """The loops over `k` k that read A in its memory (in_place_a.py) as `element`: loads from global memory (or
+    address space `space`), no lane move, sums carried besides the loop's index."""
+    return [body for body in loop_bodies(kernel, k) if global_loads(body, element, space) and SLOT_CALL not in body
+            and body.count(" = phi ") > 1]
 
 
-def global_loads(body: str, element: str) -> int:
-    return body.count(f"load {element}, {element} addrspace(1)*")
+def column_loops(kernel: str, k: int, element: str, space: int = 1) -> list[str]:
+    """The loops over a DPAS op's `k` rows of B that fill its widened column from B's memory (in_place_b.py): one
+    load of `element` a step from global memory (or address space `space`), no sum carried."""
+    return [body for body in loop_bodies(kernel, k) if global_loads(body, element, space) == 1
+            and body.count(" = phi ") == 1]
+
+
+def global_loads(body: str, element: str, space: int = 1) -> int:
+    return body.count(f"load {element}, {element} addrspace({space})*")
 
 
 @pytest.mark.parametrize("cpu", [AVX2, AVX512, ZEN4], ids=["avx2", "avx512", "zen4"])
@@ -377,8 +385,9 @@ def test_a_tile_in_shared_local_memory_is_read_in_its_memory_with_no_lane_builti
     """Tutorial 8 copies each K slice of A into shared local memory and multiplies the tiles it reads back: with AVX2
     the loops over k read A[r][k] in that memory (in_place_a.py), as they do in a global array, so the kernel, which
     waits at barriers, calls no sub-group builtin (no broadcast of A, its ids the local ids) and the driver builds no
-    masked copy of it. 4 loops of 16 k (the K slice) of 4 row sums, a load of A's element from SLM for each row; the
-    products exact (small integers), at a size whose last blocks cross the arrays' borders."""
+    masked copy of it. 4 loops of 16 k (the K slice) of 4 row sums, a load of A's element from SLM for each row, B's
+    column widened from SLM (in_place_b.py); the products exact (small integers), at a size whose last blocks cross
+    the arrays' borders."""
     t = tutorial("08-slm-cooperative-gemm")
     built_for_cpu(monkeypatch, t.slm_gemm_kernel, AVX2)
     a, b = (rng.integers(-4, 4, shape).astype(np.float16) for shape in ((100, 50), (50, 70)))
@@ -386,10 +395,11 @@ def test_a_tile_in_shared_local_memory_is_read_in_its_memory_with_no_lane_builti
     c = np.zeros((100, 70), np.float32)
     kernel = t.slm_gemm_kernel.warmup(a, b, c, 100, 70, 50, **t.options(32, 32, 16),
                                       target="cpu").asm["llir"].split("define internal")[0]
-    loops = [body for body in loop_bodies(kernel, 16) if "load i16, i16 addrspace(3)*" in body]
+    loops = in_place_loops(kernel, 16, "i16", space=3)
     # then, for a block at its array's border (chosen at run time), 2 loops of 8 sums, 8 loads, each element tested
-    assert [(body.count("phi  float"), body.count("load i16, i16 addrspace(3)*")) for body in loops] == \
-        [(4, 4)] * 4 + [(8, 8)] * 2
+    assert [(body.count("phi  float"), global_loads(body, "i16", 3)) for body in loops] == [(4, 4)] * 4 + [(8, 8)] * 2
+    # a subgroup's B block widened from SLM too (in_place_b.py): a loop inside the array, one testing each element
+    assert len(column_loops(kernel, 16, "i16", space=3)) == 2
     assert not re.findall(r'@"__spirv_(GroupBroadcast|SubgroupShuffleINTEL|BuiltInSubgroup\w*)"', kernel)
 
 
@@ -414,6 +424,38 @@ def test_a_written_between_its_load_and_the_product_is_read_in_its_lanes(rng, mo
     np.testing.assert_array_equal(a, x)
     kernel = mma_after_a_store.warmup(a, b, c, x, target="cpu").asm["llir"].split("define internal")[0]
     assert in_place_loops(kernel, 16) + in_place_loops(kernel, 32) == []
+
+
+@xetile.kernel
+def padded_product(a, b, c, K, PADDING: xetile.constexpr):
+    """A @ B over K in steps of 32, A's elements outside its array read as PADDING."""
+    ta = xetile.init_tile(a, [0, 0], [32, 32])
+    tb = xetile.init_tile(b, [0, 0], [32, 32])
+    acc = xetile.zeros([32, 32], xetile.float32)
+    for k in range(0, K, 32):
+        acc = xetile.tile_mma(xetile.load_tile(ta, padding=PADDING), xetile.load_tile(tb), acc)
+        ta = xetile.update_tile_offset(ta, [0, 32])
+        tb = xetile.update_tile_offset(tb, [32, 0])
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [32, 32]), acc)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=dtype_id)
+def test_a_padded_with_other_than_zero_is_read_in_its_lanes(rng, dtype, monkeypatch):
+    """A read with padding 1 outside its 30 x 40 array, B inside its 64 rows: the loops that read A in its memory
+    read 0 outside (in_place_a.Bounds), so they take only A padded with 0 (in_place_a.source_load), and these A
+    are read in their lanes, with AVX2 too (the products read 1 where they read 0: off by up to 18)."""
+    built_for_cpu(monkeypatch, padded_product, AVX2)
+    a, b = rng.integers(-8, 8, (30, 40)).astype(dtype), rng.integers(-8, 8, (64, 32)).astype(dtype)
+    c = np.zeros((32, 32), np.float32)
+    padded_product[(1,)](a, b, c, 40, PADDING=1.0, device=DEVICE, target="cpu")
+    padded = np.ones((32, 64), np.float32)
+    padded[:30, :40] = a
+    np.testing.assert_array_equal(c, padded @ b.astype(np.float32))
+    element = "float" if dtype == np.float32 else "i16"
+    kernel = padded_product.warmup(a, b, c, 40, PADDING=1.0, target="cpu").asm["llir"].split("define internal")[0]
+    assert in_place_loops(kernel, 32, element) == []
+    zero = padded_product.warmup(a, b, c, 40, PADDING=0.0, target="cpu").asm["llir"].split("define internal")[0]
+    assert in_place_loops(zero, 32, element)
 
 
 @xetile.kernel
@@ -487,6 +529,8 @@ def test_the_dpas_emulation_reads_a_in_its_memory_where_a_lane_spans_several_reg
     assert len(tested) == 64 // op_k
     assert all(body.count(sums) == 16 + integer and global_loads(body, bits) == 8 for body in tested)
     assert SLOT_CALL not in kernel
+    # B's columns from its memory (in_place_b.py): a loop a DPAS op of each chain, inside the array and tested
+    assert len(column_loops(kernel, op_k, bits)) == (0 if precision == "tf32" else 2 * 2 * 64 // op_k)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["f16", "bf16"])
@@ -502,6 +546,24 @@ def test_a_border_block_of_a_read_in_its_memory_reads_zeros_past_the_array(rng, 
     expected = sequential(padded, b)
     for target in ("cpu", "xe-emulated"):
         c = np.zeros((30, 32), np.float32)
+        product_from_zero[(1,)](a, b, c, BM=32, BN=32, BK=64, LAYOUT=xetile.Layout([4, 1], [8, 32]), device=DEVICE,
+                                target=target)
+        np.testing.assert_array_equal(c.view(np.uint32), expected.view(np.uint32), err_msg=target)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.int8], ids=["f16", "bf16", "i8"])
+def test_a_border_block_of_b_read_in_its_memory_reads_zeros_past_the_array(rng, dtype, monkeypatch):
+    """With AVX2 B's columns are read in B's memory (in_place_b.py), a border block's each element tested against
+    the array: past B's 50 rows and 20 columns they read 0, as the block load's padding, so A's columns 50-63, which
+    A has, add nothing, and C's columns 20-31 are 0; bit for bit as on `xe-emulated`, which reads B's lanes."""
+    built_for_cpu(monkeypatch, product_from_zero, AVX2)
+    integer = dtype == np.int8
+    a, b = rand(rng, (32, 64), dtype, -2, 2), rand(rng, (50, 20), dtype, -2, 2)
+    padded = np.zeros((64, 32), dtype)
+    padded[:50, :20] = b
+    expected = a.astype(np.int32) @ padded.astype(np.int32) if integer else sequential(a, padded)
+    for target in ("cpu", "xe-emulated"):
+        c = np.zeros((32, 32), np.int32 if integer else np.float32)
         product_from_zero[(1,)](a, b, c, BM=32, BN=32, BK=64, LAYOUT=xetile.Layout([4, 1], [8, 32]), device=DEVICE,
                                 target=target)
         np.testing.assert_array_equal(c.view(np.uint32), expected.view(np.uint32), err_msg=target)

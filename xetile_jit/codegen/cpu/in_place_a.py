@@ -28,17 +28,21 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.effects import FENCE, SYNC, WRITE
 from ...ir.core import Operation, walk
+from ..llvm.block_messages import hardware_padding
 from ..llvm.core import I64, MemRef
 from ..llvm.descriptors import Descriptors
 
 ORDERING = (WRITE, SYNC, FENCE)
 
 
-def source_load(op: S.SimtDpasOp) -> S.SimtLoadNdOp | None:
-    """The block load whose value is A of `op`, where the multiply-adds may read A in its memory instead: an
-    untransposed load in the DPAS op's block, with no op between them that writes memory or orders accesses."""
-    load = op.operands[0].owner
-    if not isinstance(load, S.SimtLoadNdOp) or load.transpose or load.parent is not op.parent:
+def source_load(op: S.SimtDpasOp, operand: int = 0) -> S.SimtLoadNdOp | None:
+    """The block load whose value is A of `op` (or its `operand`: B, codegen/cpu/in_place_b.py), where the
+    multiply-adds may read it in its memory instead: an untransposed load in the DPAS op's block, padded with 0 (the
+    value a border block's loops read outside, `Bounds`), with no op between them that writes memory or orders
+    accesses."""
+    load = op.operands[operand].owner
+    if not isinstance(load, S.SimtLoadNdOp) or load.transpose or load.parent is not op.parent \
+            or not hardware_padding(load):
         return None
     ops = op.parent.ops
     between = ops[ops.index(load) + 1:ops.index(op)]

@@ -38,11 +38,12 @@ from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
 from ..llvm.values import splat
 from ..xe import builtins as X
-from ..xe.dpas_emulation import (KLoops, a_words, chained_results, dpas_results, k_loops, loop_hints, multiply_add,
-                                 row_groups, row_loops, staged, widen, widened_b, widened_chain)
+from ..xe.dpas_emulation import (KLoops, a_words, b_column_type, chained_results, dpas_results, k_loops, loop_hints,
+                                 multiply_add, row_groups, row_loops, staged, widen, widened_b, widened_chain)
 from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
 from .in_place_a import Bounds, InPlaceA, source_load
+from .in_place_b import InPlaceB, b_source
 from .negation import OpaqueNegativeZeros, negation_operand, opaque_zero
 from .pieces import Pieces
 
@@ -362,11 +363,18 @@ class EmulatedProducts:
         return chains
 
     def column(self, chain: list, columns: dict) -> PrivateBlock:
-        """The chain's Bs widened (dpas_emulation.widened_chain), each op's K elements its B's column."""
+        """The chain's Bs widened, each op's K elements its B's column: read in B's memory where every B is a block
+        load that may be (codegen/cpu/in_place_b.py), else from B's lanes (dpas_emulation.widened_chain)."""
         b, mad, dpas = self.dpas.context.builder, self.mad, self.dpas
-        column = PrivateBlock(widened_chain(b, mad, [dpas.dpas_operand(dpas.context.values[op.operands[1]],
-                                                                      mad.signature.args[1]) for op in chain],
-                                            dpas.context.lanes.private))
+        loads = [b_source(op, mad) for op in chain]
+        if all(loads):
+            column = PrivateBlock(dpas.context.lanes.private(ir.ArrayType(b_column_type(mad).element,
+                                                                          len(chain) * mad.k)))
+            InPlaceB(dpas.descriptors).fill(b, column, loads, mad, dpas.context.lane_index())
+        else:
+            column = PrivateBlock(widened_chain(b, mad, [dpas.dpas_operand(dpas.context.values[op.operands[1]],
+                                                                          mad.signature.args[1]) for op in chain],
+                                                dpas.context.lanes.private))
         for i, op in enumerate(chain):
             columns.setdefault((op.operands[1], op.precision), column.part(b, i * mad.k, mad.k))
         return column
