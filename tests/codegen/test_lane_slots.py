@@ -30,13 +30,15 @@ def test_a_value_moves_by_a_store_to_the_lanes_slot_and_a_load_of_the_other_lane
     fn, b = kernel(module)
     b.store(lane_slots.exchange(b, ir.Constant(I32, 7), fn.args[1]), fn.args[0])
     b.ret_void()
+    # this lane's slot: lane 0's moved by the lane's index as i64 (work_item_ids.LANE_INDEX)
     assert instructions(fn) == [
-        'call i32 @"xetile.lane_id"()',
-        'call i32 addrspace(3)* @"xetile.lane_slot"(i32 0, i32 %".4")',
-        'store i32 7, i32 addrspace(3)* %".5"',
+        'call i32 addrspace(3)* @"xetile.lane_slot"(i32 0, i32 0)',
+        'call i64 @"xetile.lane_index"()',
+        'getelementptr i32, i32 addrspace(3)* %".4", i64 %".5"',
+        'store i32 7, i32 addrspace(3)* %".6"',
         'call i32 addrspace(3)* @"xetile.lane_slot"(i32 0, i32 %".2")',
-        'load i32, i32 addrspace(3)* %".7"',
-        'store i32 %".8", i32* %".1"',
+        'load i32, i32 addrspace(3)* %".8"',
+        'store i32 %".9", i32* %".1"',
         'ret void']
 
 

@@ -63,18 +63,23 @@ def slot(b: ir.IRBuilder, word: ir.Value, lane: ir.Value) -> ir.Value:
     return b.call(declared(b.module, SLOT, SLOT_TYPE), [word, lane])
 
 
+def own_slot(b: ir.IRBuilder, word: int) -> ir.Value:
+    """A pointer to word `word`'s slot of this lane: lane 0's moved by the lane's index (work_item_ids.LANE_INDEX,
+    whose step from lane to lane the driver sees: its stores are one vector store, not one a lane)."""
+    return b.gep(slot(b, ir.Constant(I32, word), ir.Constant(I32, 0)), [work_item_ids.call(b, work_item_ids.LANE_INDEX)])
+
+
 def exchange(b: ir.IRBuilder, word: ir.Value, lane: ir.Value) -> ir.Value:
     """The i32 `word` of lane `lane`: this lane's stored in its slot of word 0, the other's loaded."""
-    b.store(word, slot(b, ir.Constant(I32, 0), work_item_ids.call(b, work_item_ids.LANE_ID)))
+    b.store(word, own_slot(b, 0))
     return b.load(slot(b, ir.Constant(I32, 0), lane))
 
 
 def stage(b: ir.IRBuilder, words: list[ir.Value]) -> None:
     """This lane's `words` (i32) in its slots of words 0, 1, ..., for loads of any lane's (`slot`)."""
     reserve(b.module, len(words))
-    lane = work_item_ids.call(b, work_item_ids.LANE_ID)
     for w, word in enumerate(words):
-        b.store(word, slot(b, ir.Constant(I32, w), lane))
+        b.store(word, own_slot(b, w))
 
 
 def words_of(b: ir.IRBuilder, value: ir.Value) -> list[ir.Value]:
