@@ -32,7 +32,7 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
 from ...target.targets import Target
-from ..llvm.core import I32, I64, counted_loop, llvm_type
+from ..llvm.core import F32, I32, I64, counted_loop, llvm_type
 from ..llvm.dpas import SHARED_A, Dpas, dpas_batches, same_a
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
@@ -332,8 +332,20 @@ class FmaProducts:
         return 1
 
     def column(self, chain: list, columns: dict) -> PrivateBlock:
-        """The chain's Bs' components one after another."""
+        """The chain's Bs' components one after another: read in B's memory where every B is a block load that may
+        be (codegen/cpu/in_place_b.py), else B's lanes'."""
         b, lanes, values = self.dpas.context.builder, self.dpas.context.lanes, self.dpas.context.values
+        loads = [b_source(op) for op in chain]
+        if all(loads):
+            column = PrivateBlock(lanes.private(ir.ArrayType(F32, sum(load.layout.block[0] for load in loads))))
+            InPlaceB(self.dpas.descriptors).fill(b, column, loads, F32,
+                                                 lambda bld, x: self.dpas.mma_element(x, self.precision),
+                                                 self.dpas.context.lane_index())
+            start = 0
+            for op, load in zip(chain, loads):
+                columns.setdefault((op.operands[1], self.precision), column.part(b, start, load.layout.block[0]))
+                start += load.layout.block[0]
+            return column
         parts = [self.dpas.mma_elements(values[op.operands[1]], self.precision) for op in chain]
         column = PrivateBlock(lanes.private(ir.ArrayType(parts[0][0].type, sum(map(len, parts)))))
         start = 0
@@ -366,11 +378,12 @@ class EmulatedProducts:
         """The chain's Bs widened, each op's K elements its B's column: read in B's memory where every B is a block
         load that may be (codegen/cpu/in_place_b.py), else from B's lanes (dpas_emulation.widened_chain)."""
         b, mad, dpas = self.dpas.context.builder, self.mad, self.dpas
-        loads = [b_source(op, mad) for op in chain]
+        loads = [b_source(op) for op in chain] if mad.bits < 32 else [None]
         if all(loads):
             column = PrivateBlock(dpas.context.lanes.private(ir.ArrayType(b_column_type(mad).element,
                                                                           len(chain) * mad.k)))
-            InPlaceB(dpas.descriptors).fill(b, column, loads, mad, dpas.context.lane_index())
+            InPlaceB(dpas.descriptors).fill(b, column, loads, ir.IntType(mad.bits),
+                                            lambda bld, bits: widen(bld, bits, mad.b), dpas.context.lane_index())
         else:
             column = PrivateBlock(widened_chain(b, mad, [dpas.dpas_operand(dpas.context.values[op.operands[1]],
                                                                           mad.signature.args[1]) for op in chain],
