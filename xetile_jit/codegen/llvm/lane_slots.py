@@ -66,7 +66,8 @@ def slot(b: ir.IRBuilder, word: ir.Value, lane: ir.Value) -> ir.Value:
 def own_slot(b: ir.IRBuilder, word: int) -> ir.Value:
     """A pointer to word `word`'s slot of this lane: lane 0's moved by the lane's index (work_item_ids.LANE_INDEX,
     whose step from lane to lane the driver sees: its stores are one vector store, not one a lane)."""
-    return b.gep(slot(b, ir.Constant(I32, word), ir.Constant(I32, 0)), [work_item_ids.call(b, work_item_ids.LANE_INDEX)])
+    lane_0 = slot(b, ir.Constant(I32, word), ir.Constant(I32, 0))
+    return b.gep(lane_0, [work_item_ids.call(b, work_item_ids.LANE_INDEX)])
 
 
 def exchange(b: ir.IRBuilder, word: ir.Value, lane: ir.Value) -> ir.Value:
