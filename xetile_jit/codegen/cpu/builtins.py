@@ -42,36 +42,37 @@ def _whole_block_inside(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuilt
                          b.icmp_signed("<=", surface.y, b.sub(surface.height, i32(msg.rows)))))
 
 
-def _element_address(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, index: ir.Value, part: int,
-                     ty: ir.Type) -> ir.Value:
-    """The address of element `part` of component `index` on this lane, inside the surface, as a pointer to `ty`:
-    lane 0's address, the same on every lane, moved by the lane's step (E.lane_step of the lane as i64). The driver
+def _element_address(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value, index: ir.Value,
+                     part: int, ty: ir.Type) -> ir.Value:
+    """The address of element `part` of component `index` on `lane` (its index, i64), inside the surface, as a
+    pointer to `ty`: lane 0's address, the same on every lane, moved by the lane's step (E.lane_step). The driver
     vectorizes a load across the lanes where its address steps by the lane's id; an i32 column `x + lane`
     sign-extended (which may wrap) it gathered element by element."""
-    (row, col), (rows, cols) = surface.origin(b, msg, index, part), E.lane_step(b, msg, lane_index(b))
+    (row, col), (rows, cols) = surface.origin(b, msg, index, part), E.lane_step(b, msg, lane)
     size, pitch = ir.Constant(I64, msg.bits // 8), b.sext(surface.pitch, I64)
     origin = b.add(b.mul(b.sext(row, I64), pitch), b.mul(b.sext(col, I64), size))
     step = b.add(b.mul(rows, pitch), b.mul(cols, size))
     return b.bitcast(b.gep(b.gep(surface.base, [origin]), [step]), ir.PointerType(ty, 1))
 
 
-def fast_load_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, index: ir.Value) -> ir.Value:
-    """Component `index` of this lane, read without bounds tests: the lane's packed word in one load where its
-    elements are adjacent in memory (plain and transposed layouts), part by part for VNNI."""
+def fast_load_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value,
+                   index: ir.Value) -> ir.Value:
+    """Component `index` of `lane` (its index, i64: lane_index), read without bounds tests: the lane's packed word
+    in one load where its elements are adjacent in memory (plain and transposed layouts), part by part for VNNI."""
     if not msg.vnni:
-        return b.load(_element_address(b, surface, msg, index, 0, msg.lane_type))
+        return b.load(_element_address(b, surface, msg, lane, index, 0, msg.lane_type))
     word = ir.Constant(msg.lane_type, 0)
     for part in range(msg.per_lane):
-        value = b.zext(b.load(_element_address(b, surface, msg, index, part, ir.IntType(msg.bits))),
+        value = b.zext(b.load(_element_address(b, surface, msg, lane, index, part, ir.IntType(msg.bits))),
                        msg.lane_type)
         word = b.or_(word, b.shl(value, ir.Constant(msg.lane_type, part * msg.bits)))
     return word
 
 
-def fast_store_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, index: ir.Value,
+def fast_store_word(b: ir.IRBuilder, surface: E.Surface, msg: X.Block2DBuiltin, lane: ir.Value, index: ir.Value,
                     word: ir.Value) -> None:
-    """Component `index` of this lane written without bounds tests."""
-    b.store(word, _element_address(b, surface, msg, index, 0, msg.lane_type))
+    """Component `index` of `lane` (its index, i64) written without bounds tests."""
+    b.store(word, _element_address(b, surface, msg, lane, index, 0, msg.lane_type))
 
 
 def _out_of_line(fn: ir.Function, returns: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -130,10 +131,11 @@ def _vector_load(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, cpu: C
     _inlined(fn)
     hints = component_hints(cpu, msg.bits)
     surface, lane = E.Surface.of(b, fn), lane_id(b)
+    index64 = lane_index(b)
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:
             counted_loop(b, msg.components, None, lambda b, index, _: b.store(
-                fast_load_word(b, surface, msg, index), b.gep(fn.args[5], [i32(0), index])), hints)
+                fast_load_word(b, surface, msg, index64, index), b.gep(fn.args[5], [i32(0), index])), hints)
         with border:
             _border_words(b, fn, msg, surface, lane, hints, cpu.stages_border_loads(msg.bits))
     b.ret_void()
@@ -166,10 +168,11 @@ def _border_words(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, surfa
 def _vector_store(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin, cpu: CpuFeatures) -> None:
     _inlined(fn)
     hints = component_hints(cpu, msg.bits)
-    surface, lane, data = E.Surface.of(b, fn), lane_id(b), fn.args[5]
+    surface, lane, data, index64 = E.Surface.of(b, fn), lane_id(b), fn.args[5], lane_index(b)
 
     def component(b, index, _):
-        fast_store_word(b, surface, msg, index, b.extract_element(data, index) if msg.components > 1 else data)
+        word = b.extract_element(data, index) if msg.components > 1 else data
+        fast_store_word(b, surface, msg, index64, index, word)
 
     with b.if_else(_whole_block_inside(b, surface, msg)) as (inside, border):
         with inside:

@@ -43,16 +43,21 @@ class InPlaceB:
     def __init__(self, descriptors: Descriptors):
         self.blocks = InPlaceA(descriptors)
 
-    def fill(self, b: ir.IRBuilder, column: PrivateBlock, loads: list, element: ir.Type, convert,
-             lane: ir.Value) -> None:
-        """`column` (each load's rows one after another, each `convert(builder, element)`) from the blocks of
-        `loads` (b_source's) in their memory, read as `element`: plain loads where every block lies inside its
-        array, else each element tested. `lane`: the lane's index (i64)."""
+    def column(self, b: ir.IRBuilder, private, loads: list, element: ir.Type, stored: ir.Type, convert,
+               lane: ir.Value) -> tuple[PrivateBlock, list[PrivateBlock]]:
+        """A private column of `stored` (`private(type)` makes it) holding each load's rows one after another, each
+        element read as `element` and `convert(builder, element)`ed, and each load's part of it: from the blocks of
+        `loads` (b_source's) in their memory, plain loads where every block lies inside its array, else each element
+        tested. `lane`: the lane's index (i64)."""
+        rows = [load.layout.block[0] for load in loads]
+        column = PrivateBlock(private(ir.ArrayType(stored, sum(rows))))
         with b.if_else(functools.reduce(b.and_, [self.blocks.inside(b, load) for load in loads])) as (inside, border):
             with inside:
                 self.reads(b, column, loads, element, convert, lane, tested=False)
             with border:
                 self.reads(b, column, loads, element, convert, lane, tested=True)
+        starts = [sum(rows[:i]) for i in range(len(rows))]
+        return column, [column.part(b, start, count) for start, count in zip(starts, rows)]
 
     def reads(self, b: ir.IRBuilder, column: PrivateBlock, loads: list, element: ir.Type, convert, lane: ir.Value,
               tested: bool) -> None:
@@ -61,14 +66,13 @@ class InPlaceB:
         start = 0
         for load in loads:
             m, x, y = self.blocks.place(load)
-            col = b.add(x, lane)
 
-            def step(bld, k, _, m=m, x=x, y=y, col=col, start=start):
+            def step(bld, k, _, m=m, x=x, y=y, start=start):
                 row = bld.add(y, bld.zext(k, I64))
                 address = bld.bitcast(bld.gep(m.element_pointer(bld, row, x), [lane]),
                                       element.as_pointer(m.pointer.type.addrspace))
                 if tested:
-                    inside = bld.and_(within(bld, row, m.rows), within(bld, col, m.cols))
+                    inside = bld.and_(within(bld, row, m.rows), within(bld, bld.add(x, lane), m.cols))
                     value = bld.load(bld.select(inside, address, bld.bitcast(m.pointer, address.type)))
                     value = bld.select(inside, value, ir.Constant(element, 0))
                 else:

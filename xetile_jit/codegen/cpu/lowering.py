@@ -337,14 +337,11 @@ class FmaProducts:
         b, lanes, values = self.dpas.context.builder, self.dpas.context.lanes, self.dpas.context.values
         loads = [b_source(op) for op in chain]
         if all(loads):
-            column = PrivateBlock(lanes.private(ir.ArrayType(F32, sum(load.layout.block[0] for load in loads))))
-            InPlaceB(self.dpas.descriptors).fill(b, column, loads, F32,
-                                                 lambda bld, x: self.dpas.mma_element(x, self.precision),
-                                                 self.dpas.context.lane_index())
-            start = 0
-            for op, load in zip(chain, loads):
-                columns.setdefault((op.operands[1], self.precision), column.part(b, start, load.layout.block[0]))
-                start += load.layout.block[0]
+            column, parts = InPlaceB(self.dpas.descriptors).column(
+                b, lanes.private, loads, F32, F32, lambda bld, x: self.dpas.mma_element(x, self.precision),
+                self.dpas.context.lane_index())
+            for op, part in zip(chain, parts):
+                columns.setdefault((op.operands[1], self.precision), part)
             return column
         parts = [self.dpas.mma_elements(values[op.operands[1]], self.precision) for op in chain]
         column = PrivateBlock(lanes.private(ir.ArrayType(parts[0][0].type, sum(map(len, parts)))))
@@ -378,18 +375,18 @@ class EmulatedProducts:
         """The chain's Bs widened, each op's K elements its B's column: read in B's memory where every B is a block
         load that may be (codegen/cpu/in_place_b.py), else from B's lanes (dpas_emulation.widened_chain)."""
         b, mad, dpas = self.dpas.context.builder, self.mad, self.dpas
-        loads = [b_source(op) for op in chain] if mad.bits < 32 else [None]
-        if all(loads):
-            column = PrivateBlock(dpas.context.lanes.private(ir.ArrayType(b_column_type(mad).element,
-                                                                          len(chain) * mad.k)))
-            InPlaceB(dpas.descriptors).fill(b, column, loads, ir.IntType(mad.bits),
-                                            lambda bld, bits: widen(bld, bits, mad.b), dpas.context.lane_index())
+        loads = [b_source(op) for op in chain]
+        if mad.bits < 32 and all(loads):  # tf32's B (f32 words) keeps B's lanes: not measured in memory
+            column, parts = InPlaceB(dpas.descriptors).column(
+                b, dpas.context.lanes.private, loads, ir.IntType(mad.bits), b_column_type(mad).element,
+                lambda bld, bits: widen(bld, bits, mad.b), dpas.context.lane_index())
         else:
             column = PrivateBlock(widened_chain(b, mad, [dpas.dpas_operand(dpas.context.values[op.operands[1]],
                                                                           mad.signature.args[1]) for op in chain],
                                                 dpas.context.lanes.private))
-        for i, op in enumerate(chain):
-            columns.setdefault((op.operands[1], op.precision), column.part(b, i * mad.k, mad.k))
+            parts = [column.part(b, i * mad.k, mad.k) for i in range(len(chain))]
+        for op, part in zip(chain, parts):
+            columns.setdefault((op.operands[1], op.precision), part)
         return column
 
     def operations(self) -> tuple:

@@ -356,18 +356,18 @@ class Pieces:
         b, op, lanes = self.context.builder, access.op, self.context.lanes
         desc = X.describe(self.context.target, access.key)
         surface = Surface(*surface, *xy)
-        lane = lanes.lane_id()
+        lane, index64 = lanes.lane_id(), self.context.lane_index()
         if isinstance(op, S.SimtStoreNdOp):
             raw = self.messages.raw_data(data, op.operands[0].type, desc.signature.args[-1])
             by_paths(b, path, lambda: counted_loop(b, desc.components, None, lambda b, index, _: fast_store_word(
-                b, surface, desc, index, b.extract_element(raw, index) if desc.components > 1 else raw)),
+                b, surface, desc, index64, index, b.extract_element(raw, index) if desc.components > 1 else raw)),
                 lambda: emulated_store_loop(b, raw, desc, surface, lane))
             return None
         if isinstance(path, BlockTest) and max(desc.data_type.count, lane_elements(op)) > MAX_VECTOR_COMPONENTS:
             path = BlockTest(path.inside, ir.Constant(BOOL, 0))  # a private array's value takes no select
         dst = PrivateBlock(lanes.private(desc.data_type))
         by_paths(b, path, lambda: counted_loop(b, desc.components, None, lambda b, index, _: b.store(
-            fast_load_word(b, surface, desc, index), dst.slot(b, index))),
+            fast_load_word(b, surface, desc, index64, index), dst.slot(b, index))),
             lambda: counted_loop(b, desc.components, None, lambda b, index, _: b.store(
                 emulated_load_word(b, desc, surface, lane, index), dst.slot(b, index)), ROLLED))
         words = self.messages.lane_words(dst.pointer, desc.data_type, lane_elements(op))
