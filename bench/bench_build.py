@@ -11,7 +11,7 @@ driver builds.
 Each tutorial runs as its own script (`python tutorials/<file>`) in a fresh process for each target, with
 XETILE_TARGET set to it, XETILE_CACHE_DIR a new temporary directory (so every kernel is traced, lowered and built
 by the OpenCL CPU driver anew, its native binary included) and XETILE_TIMING=1; each compile of a kernel is one row:
-`driver_s` is its `driver build (opencl:cpu:0)` stage, the OpenCL CPU runtime compiling our SPIR-V to native code,
+`driver_s` is its `driver build (opencl:cpu:0, <target>)` stage, the OpenCL CPU runtime compiling our SPIR-V to native code,
 and `ours_s` the sum of its other compile stages (trace, the lowering passes, the LLVM IR, the SPIR-V). A kernel
 compiled more than once (several specializations or autotuning configs) has a row per compile, numbered in the
 order they ran; a compile with no driver build (a GPU target's, for a tutorial's code statistics, or an autotuner's
@@ -35,11 +35,13 @@ from common import ROOT, machine
 STAGE = re.compile(r"^xetile timing: (\S+): (.+) ([0-9.]+) ms$", re.MULTILINE)
 NOT_COMPILE = ("disk cache lookup", "first launch")  # stages timed that are neither our compile nor the driver's
 DRIVER = "driver build"
+DRIVER_TARGET = re.compile(r"\(([^,)]+), ([^)]+)\)$")  # `driver build (<device>, <target>)`
 
 
 def compiles(stderr: str) -> list[dict]:
-    """Each compile the XETILE_TIMING lines of `stderr` show, in order: {"kernel", "ours_s", "driver_s"}. A compile
-    starts at its kernel's `trace` stage; its driver build is the next one of the same kernel."""
+    """Each compile the XETILE_TIMING lines of `stderr` show, in order: {"kernel", "ours_s", "driver_s"}, and the
+    target its driver build names ("built_for"). A compile starts at its kernel's `trace` stage; its driver build is
+    the next one of the same kernel."""
     rows, open_rows = [], {}
     for kernel, stage, ms in STAGE.findall(stderr):
         seconds = float(ms) / 1e3
@@ -49,7 +51,11 @@ def compiles(stderr: str) -> list[dict]:
         if kernel not in open_rows or stage.startswith(NOT_COMPILE):
             continue
         if stage.startswith(DRIVER):
-            open_rows.pop(kernel)["driver_s"] = seconds
+            row = open_rows.pop(kernel)
+            row["driver_s"] = seconds
+            named = DRIVER_TARGET.search(stage)
+            if named:
+                row["built_for"] = named.group(2)
         else:
             open_rows[kernel]["ours_s"] += seconds
     return rows
@@ -82,7 +88,8 @@ def worst(log: pathlib.Path, count: int) -> list[str]:
     """The `count` slowest driver builds the XETILE_TIMING lines in `log` show, slowest first."""
     built = [row for row in compiles(log.read_text(errors="replace")) if row["driver_s"] is not None]
     built.sort(key=lambda row: -row["driver_s"])
-    return [f"{row['driver_s']:8.2f} s  ours {row['ours_s']:5.2f} s  {row['kernel']}" for row in built[:count]]
+    return [f"{row['driver_s']:8.2f} s  ours {row['ours_s']:5.2f} s  {row['kernel']}"
+            + (f" ({row['built_for']})" if "built_for" in row else "") for row in built[:count]]
 
 
 def table(rows: list[dict], targets: list[str]) -> list[str]:

@@ -191,7 +191,7 @@ def test_the_line_moves_while_the_driver_builds(fast_progress, monkeypatch, tmp_
     x = np.zeros((64, 256), np.float32)
     exp_rows[(1,)](x, np.empty_like(x), device="opencl:cpu")
     building = [(at, float(line.rsplit("(", 1)[1].split()[0])) for at, line in stderr.written
-                if ": driver build (opencl:cpu:0) (" in line]
+                if ": driver build (opencl:cpu:0, cpu) (" in line]
     during = [at for at, _ in building if build["start"] < at < build["end"]]
     assert len(during) >= 3, (len(during), build, building)
     assert [seconds for _, seconds in building] == sorted(seconds for _, seconds in building)

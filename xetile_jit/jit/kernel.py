@@ -234,7 +234,7 @@ class CompiledKernel:
     def build(self, queue) -> SyclProgram:
         """The SYCL program; a driver that refuses to build it (bad XETILE_BUILD_OPTIONS, say) is a LaunchError."""
         try:
-            with timing.stage(self.name, f"driver build ({queue.sycl_device.filter_string})"):
+            with timing.stage(self.name, f"driver build ({queue.sycl_device.filter_string}, {self.target})"):
                 return SyclProgram(self.asm["spirv"], queue, self.build_options)
         except kernel_bundle_api().compilation_error as e:
             log = str(e).strip() or "the driver gave no build log"
