@@ -17,6 +17,7 @@ import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
 from xetile_jit.codegen.llvm import lane_slots
 from xetile_jit.codegen.llvm.lowering import exchange_rounds
+from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, SHUFFLE
 from xetile_jit.ir.simt_ops import OWN, SHUFFLED, gather_plan, moves_in, row_moves
 from xetile_jit.target.cpu_features import CpuFeatures
 from conftest import AVX2, AVX512, assert_close, built_for_cpu, rand, subprocess_env
@@ -724,8 +725,8 @@ def test_a_lanes_rows_are_reduced_across_lanes_through_their_slots_on_the_cpu_ta
     """On the CPU targets a reduction across lanes of a lane's rows (32 of them here) stores each row in the lane's
     slot once (lane 0's slot moved by the lane's index, lane_slots.own_slot) and reads the 16 lanes' of each back as
     one vector from one address on every lane (XeGPULowering.slot_row_reduction: 32 stores, 32 loads, every slot
-    lane 0's), with no shuffle and no group op, combining its halves
-    in the butterfly's pairs: the butterfly's value, bit for bit. A NaN loses, a row of NaNs is NaN, infinities and signed zeros keep their order, as numpy's
+    lane 0's), with no shuffle and no group op, combining its halves in the butterfly's pairs: the butterfly's
+    value, bit for bit. A NaN loses, a row of NaNs is NaN, infinities and signed zeros keep their order, as numpy's
     fmax and fmin."""
     x = rand(rng, (32, 32), dtype, -100, 100)
     if dtype == np.float32:
@@ -754,6 +755,42 @@ def test_a_lanes_rows_are_reduced_across_lanes_through_their_slots_on_the_cpu_ta
     else:
         np.testing.assert_array_equal(got, numpy)
         np.testing.assert_array_equal(got, interpreted)
+
+
+@xetile.kernel
+def waiting_lane_rows(x, y, KIND: xetile.constexpr):
+    """lane_rows in a kernel that waits at a barrier: its lanes exchange values by sub-group built-ins."""
+    v = xetile.load_tile(xetile.init_tile(x, [0, 0], [32, 32]), layout=xetile.Layout([1, 1], [32, 32]))
+    xetile.barrier()
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [32, 1]), xetile.tile_reduce(KIND, v, [1]))
+
+
+def butterfly(x: np.ndarray, combine) -> np.ndarray:
+    """Each row of `x` (32 columns, 2 a lane) reduced as a sub-group of 16 does it, lane 0's value: its two columns
+    combined in the lane, then the lanes in pairs at distances 8, 4, 2 and 1."""
+    lanes = combine(x[:, :16], x[:, 16:])
+    for distance in (8, 4, 2, 1):
+        lanes = combine(lanes, lanes[:, np.arange(16) ^ distance])
+    return lanes[:, 0]
+
+
+@pytest.mark.parametrize("kind, combine", [("add", np.add), ("max", np.fmax)])
+def test_a_lanes_rows_are_reduce_scattered_on_both_cpu_targets(rng, kind, combine):
+    """Where the lanes exchange values by sub-group built-ins, a whole sub-group's reduction of a lane's rows (4 of
+    8 rows here, one a block row) is a reduce-scatter, 4 + 2 + 1 shuffles and 1 more for the last, odd, row, and a
+    broadcast a row (Target.scattered_reductions), not 4 shuffles a row: in the driver's masked copy of such a
+    kernel a shuffle is a test and a blend a lane. On `xe-emulated` too, whose value is the GPU's: the butterfly's,
+    bit for bit (a NaN loses)."""
+    x = rand(rng, (32, 32), np.float32, -100, 100)
+    x[3, 5], x[4, :] = np.nan, np.nan
+    for target in ("cpu", "xe-emulated"):
+        y = np.zeros((32, 16), np.float32)
+        llir = waiting_lane_rows.warmup(x, y, KIND=kind, target=target).asm["llir"]
+        calls = {name: len(re.findall(rf'call [^@]*@"{name}"\(', llir)) for name in (SHUFFLE, BROADCAST)}
+        assert calls == {SHUFFLE: 4 * (4 + 2 + 1 + 1), BROADCAST: 4 * 8}
+        waiting_lane_rows[(1,)](x, y, KIND=kind, target=target, device=DEVICE)
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(y[:, 0], butterfly(x, combine))
 
 
 def test_a_loops_folds_keep_as_many_chains_as_the_cpus_vector_registers_hold():

@@ -75,13 +75,17 @@ class Target:
     # gather across the vectorized lanes and the driver's build time grew with the unrolled form's shuffles (a
     # column-major tile's regroup to rows: 64 a regroup, 8 rounds); GPUs pick among registers
     indexed_lane_reads: bool = False
-    # a reduction across lanes of a value of several components (gpu.subgroup_reduce over consecutive lanes, i32 or
-    # f32: a lane's rows of a tile) is not a butterfly of shuffles a component: over the whole sub-group a
-    # reduce-scatter and a broadcast a component, over clusters SPIR-V's GroupNonUniform arithmetic, which the driver
-    # implements itself (codegen/llvm/lowering.py scattered_reduction, group_reduction): the `cpu` target, where those
-    # butterflies doubled the driver build of a GEMM with row reductions; one component (a row a sub-group: softmax,
-    # layer norm) keeps its butterfly, which ran faster there. GPUs and `xe-emulated` (the GPU's order of a float
-    # sum, bit for bit) keep the butterfly
+    # a reduction across the whole sub-group of a value of several components (gpu.subgroup_reduce, i32 or f32: a
+    # lane's rows of a tile) is not a butterfly of shuffles a component but a reduce-scatter and a broadcast a
+    # component, the butterfly's pairs in its order: the value of the butterfly at the lane holding the result, bit
+    # for bit (codegen/llvm/lowering.py scattered_reduction): the CPU targets, where those butterflies doubled the
+    # driver build of a GEMM with row reductions (each shuffle a test and a blend a lane in the driver's masked copy
+    # of the kernel). One component (a row a sub-group: softmax, layer norm) keeps its butterfly, which ran faster
+    # there; GPUs keep it
+    scattered_reductions: bool = False
+    # a reduction of such a value over clusters of consecutive lanes is SPIR-V's GroupNonUniform arithmetic, which the
+    # driver implements itself (lowering.py group_reduction): the `cpu` target; `xe-emulated` keeps the GPU's order of
+    # a float sum, bit for bit
     group_reductions: bool = False
     # a kernel without anchors spreads its rows over its subgroups, one row over several only past this many bytes
     # of a value a subgroup (0: no such rule). The `cpu` target: there a row's partial sums meeting in shared local
@@ -289,12 +293,12 @@ TARGETS = {target.name: target for target in (
     # OpenCL CPU: the fast path (the default on a CPU device) and the bit-exact Xe emulation
     Target("cpu", 16, dpas_shapes(16), BlockIO(start_bytes=1, any_layout=True), abi=VECTOR,
            max_workgroup_size=8192, element_loops=True, lane_scalars=True, indexed_lane_reads=True,
-           group_reductions=True, largest_loads=False,
+           scattered_reductions=True, group_reductions=True, largest_loads=False,
            whole_row_bytes=16 * 1024, row_run_blocks=8, row_subgroups=True, one_row_rolled_blocks=True,
            few_registers_row_columns=64,
            column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
-           element_loops=True, lane_scalars=True, indexed_lane_reads=True, row_run_blocks=8,
+           element_loops=True, lane_scalars=True, indexed_lane_reads=True, scattered_reductions=True, row_run_blocks=8,
            column_major_gathers=True, cpu=host_cpu()),
 )}
 CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.abi.runs_on_cpu)

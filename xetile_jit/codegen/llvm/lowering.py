@@ -262,18 +262,20 @@ class XeGPULowering(LLVMLowering):
 
     def lower_SubgroupReduceOp(self, op):
         """`slot_reduction` where the kernel's lanes exchange values through their slots
-        (LoweringContext.lockstep_lanes); else, for a value of several components on a target that reduces those
-        apart from the butterfly (Target.group_reductions), `scattered_reduction` over the whole sub-group and the
-        driver's own reductions (`group_reduction`) over clusters of consecutive lanes; else `butterfly`."""
+        (LoweringContext.lockstep_lanes); else, for a value of several components of consecutive lanes,
+        `scattered_reduction` over the whole sub-group (Target.scattered_reductions) and the driver's own reductions
+        (`group_reduction`) over clusters (Target.group_reductions); else `butterfly`."""
         if self.context.lockstep_lanes():
             return self.slot_reduction(op)
         name = GROUP_REDUCTIONS.get(REDUCE_KINDS[op.kind][op.operands[0].type.dtype.kind].combine)
         value = self.values[op.operands[0]]
-        if (self.target is not None and self.target.group_reductions and name is not None and op.cluster_stride == 1
-                and self.lanes.count(value) > 1 and self.lanes.component_type(value) in (I32, ir.FloatType())):
-            if op.cluster_size == self.lanes.size:
+        target = self.target
+        if (target is not None and op.cluster_stride == 1 and self.lanes.count(value) > 1
+                and self.lanes.component_type(value) in (I32, ir.FloatType())):
+            if op.cluster_size == self.lanes.size and target.scattered_reductions:
                 return self.scattered_reduction(op, value)
-            return self.group_reduction(op, name, value)
+            if op.cluster_size < self.lanes.size and target.group_reductions and name is not None:
+                return self.group_reduction(op, name, value)
         return self.butterfly(op)
 
     def scattered_reduction(self, op, value: ir.Value | PrivateBlock) -> ir.Value | PrivateBlock:
