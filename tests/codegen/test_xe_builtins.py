@@ -20,6 +20,7 @@ from xetile_jit.toolchain.isa_stats import block_messages
 from xetile_jit.codegen.backends import backend
 from xetile_jit.codegen.llvm import lane_slots, work_item_ids
 from xetile_jit.codegen.xe import builtins as xb
+from xetile_jit.codegen.xe.llvm_helpers import BROADCAST
 from xetile_jit.codegen.spirv import emit_spirv, spec
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.target.targets import get_target
@@ -68,8 +69,9 @@ ABI_TARGETS = {"emulated": get_target("xe-emulated"), "vector": get_target("cpu"
 
 
 def builtin(module: ir.Module, target, key, cache=None) -> ir.Function:
-    """The builtin `key` as `target`'s builtin ABI defines or declares it in `module`."""
-    return xb.builtin(module, target, key, backend(target).definitions(target), cache)
+    """The builtin `key` as `target`'s builtin ABI defines or declares it in `module`, in a module whose lanes
+    exchange values by sub-group built-ins (these modules define no lane slots)."""
+    return xb.builtin(module, target, key, backend(target).definitions(target, BROADCAST), cache)
 
 
 def call(b: ir.IRBuilder, target: str, key, *args: ir.Value) -> ir.Value:

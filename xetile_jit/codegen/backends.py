@@ -15,27 +15,37 @@ from ..target.builtin_abi import EmulatedAbi, LegacyAbi, SpirvAbi, VectorAbi
 from ..target.targets import Target
 from .cpu.builtins import vector_definitions
 from .cpu.lowering import CpuLowering, VectorLowering
+from .llvm.lane_slots import through_slots
 from .llvm.lowering import XeGPULowering
 from .xe.builtins import Definitions
-from .xe.emulation import EMULATIONS
+from .xe.emulation import emulations
 from .xe.gpu_definitions import LEGACY_DEFINITIONS, SPIRV_DEFINITIONS
+from .xe.llvm_helpers import BROADCAST, SLOTS
 
 
 @dataclass(frozen=True)
 class Backend:
     lowering: type[XeGPULowering]
-    definitions: Callable[[Target], Definitions]  # the builtins' definitions for a target of the ABI
+    # the builtins' definitions on a target of the ABI in a kernel whose lanes read another lane's value as the
+    # second argument says (`lane_reads`)
+    definitions: Callable[[Target, str], Definitions]
 
 
-def every_target(definitions: Definitions) -> Callable[[Target], Definitions]:
-    return lambda _: definitions
+def every_kernel(definitions: Definitions) -> Callable[[Target, str], Definitions]:
+    return lambda target, reads: definitions
+
+
+def lane_reads(target: Target, func: FuncOp) -> str:
+    """How a CPU ABI's builtins read another lane's value in `func`: through the lanes' slots where its lanes
+    exchange values so (codegen/llvm/lane_slots.py), else by OpGroupBroadcast."""
+    return SLOTS if through_slots(target, func) else BROADCAST
 
 
 BACKENDS = {
-    SpirvAbi: Backend(XeGPULowering, every_target(SPIRV_DEFINITIONS)),
-    LegacyAbi: Backend(XeGPULowering, every_target(LEGACY_DEFINITIONS)),
-    EmulatedAbi: Backend(CpuLowering, every_target(EMULATIONS)),
-    VectorAbi: Backend(VectorLowering, lambda target: vector_definitions(target.cpu)),  # the CPU decides (its loops)
+    SpirvAbi: Backend(XeGPULowering, every_kernel(SPIRV_DEFINITIONS)),
+    LegacyAbi: Backend(XeGPULowering, every_kernel(LEGACY_DEFINITIONS)),
+    EmulatedAbi: Backend(CpuLowering, lambda target, reads: emulations(reads)),
+    VectorAbi: Backend(VectorLowering, lambda target, reads: vector_definitions(target.cpu, reads)),  # the CPU decides
 }
 
 
@@ -46,5 +56,5 @@ def backend(target: Target) -> Backend:
 def lower_to_llvm(func: FuncOp, target: Target) -> tuple[ir.Module, str]:
     """The verified LLVM module of `func` and its text, made by the lowering of `target`'s builtin ABI."""
     chosen = backend(target)
-    lowering = chosen.lowering(func, target, chosen.definitions(target))
+    lowering = chosen.lowering(func, target, chosen.definitions(target, lane_reads(target, func)))
     return lowering.lower(), lowering.text

@@ -73,8 +73,7 @@ class LoweringContext:
         """Whether the kernel's lanes exchange values through their slots (codegen/llvm/lane_slots.py): where the
         target's ABI runs sub-groups in lockstep (BuiltinAbi.lockstep_lanes), for a kernel `lockstep_kernel` admits."""
         if self.lockstep is None:
-            self.lockstep = (self.target is not None and self.target.abi.lockstep_lanes
-                             and lane_slots.lockstep_kernel(self.func))
+            self.lockstep = lane_slots.through_slots(self.target, self.func)
         return self.lockstep
 
     def operands(self, op: Operation) -> list:

@@ -18,6 +18,7 @@ words it staged are known; it is inlined (SPIR-V `FunctionControl Inline`).
 from __future__ import annotations
 
 import weakref
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
@@ -28,11 +29,20 @@ from ..scalar_bits import scalar_bits
 from . import work_item_ids
 from .declarations import declared
 
+if TYPE_CHECKING:
+    from ...target.targets import Target
+
 SLOT = "xetile.lane_slot"
 I32 = ir.IntType(32)
 SHARED = 3  # the LLVM address space of Workgroup memory (core.SHARED, which imports this module)
 SLOT_TYPE = ir.FunctionType(ir.PointerType(I32, SHARED), [I32, I32])
 _words: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> words a sub-group's slots hold
+
+
+def through_slots(target: Target | None, func: FuncOp) -> bool:
+    """Whether the lanes of the work-item-level kernel `func` exchange values through their slots on `target`:
+    where its ABI runs sub-groups in lockstep (BuiltinAbi.lockstep_lanes), in a kernel `lockstep_kernel` admits."""
+    return target is not None and target.abi.lockstep_lanes and lockstep_kernel(func)
 
 
 def lockstep_kernel(func: FuncOp) -> bool:

@@ -189,11 +189,12 @@ def multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
     return lambda x, y, acc: b.call(fma, [b.fmul(x, y), ir.Constant(F32, 1.0), acc])
 
 
-def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin) -> None:
-    """The builtin's body (the "vector" ABI's lowering writes `dpas_results` inline instead)."""
+def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin, read: str = BROADCAST) -> None:
+    """The builtin's body, each lane reading A[r][k] of lane k as `read` says (KLoops.read); the "vector" ABI's
+    lowering writes `dpas_results` inline instead."""
     a, packed_b, acc = fn.args
     column = widened_b(b, mad, packed_b, b.alloca)
-    b.ret(dpas_results(b, mad, a, [(column, acc)])[0])
+    b.ret(dpas_results(b, mad, a, [(column, acc)], KLoops(read=read))[0])
 
 
 def b_column_type(mad: DpasBuiltin) -> ir.ArrayType:

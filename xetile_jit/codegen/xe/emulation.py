@@ -1,12 +1,13 @@
 """The CPU emulation of the 2D block messages (codegen/xe/builtins.py's module docstring: the per-lane layouts, padding 0
 outside the surface, writes outside dropped, a prefetch does nothing), for the "xe-emulated" target; codegen/cpu/builtins.py
 builds its faster versions on the same element addressing. Cache hints change no value: the emulation has no
-caches, so it ignores them. `EMULATIONS` are the "emulated" ABI's definitions (codegen/backends.py); the shared
+caches, so it ignores them. `emulations` gives the "emulated" ABI's definitions (codegen/backends.py); the shared
 LLVM helpers are codegen/xe/llvm_helpers.py's.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from llvmlite import ir
 
@@ -130,4 +131,11 @@ def emulate_prefetch(b: ir.IRBuilder, fn: ir.Function, msg: X.Block2DBuiltin) ->
     b.ret_void()
 
 
-EMULATIONS: X.Definitions = {"dpas": emulate_dpas, "load": emulate_load, "store": emulate_store, "prefetch": emulate_prefetch}
+def emulations(lane_reads: str) -> X.Definitions:
+    """The "emulated" ABI's definitions for a kernel whose lanes read another lane's value as `lane_reads` says:
+    through their slots (SLOTS) where they exchange values so (codegen/llvm/lane_slots.py), else by BROADCAST. Its
+    DPAS read A[r][k] of lane k by OpGroupBroadcast in every kernel, so every kernel with a DPAS got the driver's
+    masked copy (docs/performance.md "Driver builds"): the tests' 32x32x64 f16 product built in 4.7 s against
+    1.8-2.1 through the slots (AVX2 EPYC)."""
+    return {"dpas": partial(emulate_dpas, read=lane_reads), "load": emulate_load, "store": emulate_store,
+            "prefetch": emulate_prefetch}
