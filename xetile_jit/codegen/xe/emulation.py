@@ -135,7 +135,7 @@ def emulations(lane_reads: str) -> X.Definitions:
     """The "emulated" ABI's definitions for a kernel whose lanes read another lane's value as `lane_reads` says:
     through their slots (SLOTS) where they exchange values so (codegen/llvm/lane_slots.py), else by BROADCAST. Its
     DPAS read A[r][k] of lane k by OpGroupBroadcast in every kernel, so every kernel with a DPAS got the driver's
-    masked copy (docs/performance.md "Driver builds"): the tests' 32x32x64 f16 product built in 4.7 s against
-    1.8-2.1 through the slots (AVX2 EPYC)."""
+    masked copy (docs/performance.md "Driver builds"): the tests' 32x32x64 f16 product built in 4.6-5.0 s against
+    1.8-2.6 through the slots (AVX2 EPYC)."""
     return {"dpas": partial(emulate_dpas, read=lane_reads), "load": emulate_load, "store": emulate_store,
             "prefetch": emulate_prefetch}
