@@ -50,13 +50,14 @@ def lockstep_kernel(func: FuncOp) -> bool:
     a workgroup barrier, nor where a lane_gather reads lanes that differ across the lanes. With a barrier and its
     ids as local x and y, the tests' GEMMs of 2x2 subgroups with a reducing epilogue, a top-k of 4 subgroups and two
     tile_mma of their own layouts came out wrong (right with the sub-group built-ins as ids, which bring the masked
-    copy back, and with it the driver's own reductions are shorter: the test suite's slowest GEMM built in 9.9 s with
-    slots against 6.9). There a value read from another lane's slot before a barrier and used after it came back as
-    lane 0's (rows 8-11 of each subgroup's C, stored after that epilogue's second barrier, took row 0's maximum;
-    the row sums, taken before it, were right), also with each slot word written once and a sub-group barrier between the stores and the loads; the 8x4 GEMM with
-    the same epilogue came out right and built in 4.9-5.6 s against 6.3-6.8 (AVX2 EPYC). A gather from differing
-    lanes is a gather of memory, which the driver built slower than its shuffle (the tests' column-major kernel
-    4.1-4.3 s against 3.2). Those kernels keep the sub-group built-ins."""
+    copy back, and with it the driver's own reductions are shorter: the test suite's slowest GEMM built in 9.9 s
+    with slots against 6.9). There a value read from another lane's slot before a barrier and used after it came
+    back as lane 0's (rows 8-11 of each subgroup's C, stored after that epilogue's second barrier, took row 0's
+    maximum; the row sums, taken before it, were right), also with each slot word written once and a sub-group
+    barrier between the stores and the loads; the 8x4 GEMM with the same epilogue came out right and built in
+    4.9-5.6 s against 6.3-6.8 (AVX2 EPYC). A gather from differing lanes is a gather of memory, which the driver
+    built slower than its shuffle (the tests' column-major kernel 4.1-4.3 s against 3.2). Those kernels keep the
+    sub-group built-ins."""
     for op in walk(func.body):
         if isinstance(op, BarrierOp):
             return False
