@@ -11,9 +11,9 @@ driver builds.
 Each tutorial runs as its own script (`python tutorials/<file>`) in a fresh process for each target, with
 XETILE_TARGET set to it, XETILE_CACHE_DIR a new temporary directory (so every kernel is traced, lowered and built
 by the OpenCL CPU driver anew, its native binary included) and XETILE_TIMING=1; each compile of a kernel is one row:
-`driver_s` is its `driver build (opencl:cpu:0, <target>)` stage, the OpenCL CPU runtime compiling our SPIR-V to native code,
-and `ours_s` the sum of its other compile stages (trace, the lowering passes, the LLVM IR, the SPIR-V). A kernel
-compiled more than once (several specializations or autotuning configs) has a row per compile, numbered in the
+`driver_s` is its `driver build (opencl:cpu:0, <target>)` stage, the OpenCL CPU runtime compiling our SPIR-V to
+native code, and `ours_s` the sum of its other compile stages (trace, the lowering passes, the LLVM IR, the SPIR-V).
+A kernel compiled more than once (several specializations or autotuning configs) has a row per compile, numbered in the
 order they ran; a compile with no driver build (a GPU target's, for a tutorial's code statistics, or an autotuner's
 trace) is left out. Rows of the targets are matched by tutorial, kernel and number. The header gives the machine
 and its load average before and after the runs: the driver builds on the cores the other jobs of a shared machine

@@ -201,5 +201,5 @@ def component_hints(cpu: CpuFeatures, bits: int) -> tuple[str, ...]:
 def vector_definitions(cpu: CpuFeatures, lane_reads: str) -> X.Definitions:
     """The definitions of the "vector" ABI's builtins for code that runs on `cpu`, in a kernel whose lanes read
     another lane's value as `lane_reads` says (codegen/xe/emulation.py `emulations`)."""
-    return {"dpas": partial(emulate_dpas, read=lane_reads), "load": partial(_vector_load, cpu=cpu), "store": partial(_vector_store, cpu=cpu),
-            "prefetch": E.emulate_prefetch}
+    return {"dpas": partial(emulate_dpas, read=lane_reads), "load": partial(_vector_load, cpu=cpu),
+            "store": partial(_vector_store, cpu=cpu), "prefetch": E.emulate_prefetch}

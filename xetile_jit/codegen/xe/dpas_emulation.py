@@ -189,7 +189,7 @@ def multiply_add(b: ir.IRBuilder, mad: DpasBuiltin):
     return lambda x, y, acc: b.call(fma, [b.fmul(x, y), ir.Constant(F32, 1.0), acc])
 
 
-def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin, read: str = BROADCAST) -> None:
+def emulate_dpas(b: ir.IRBuilder, fn: ir.Function, mad: DpasBuiltin, read: str) -> None:
     """The builtin's body, each lane reading A[r][k] of lane k as `read` says (KLoops.read); the "vector" ABI's
     lowering writes `dpas_results` inline instead."""
     a, packed_b, acc = fn.args
