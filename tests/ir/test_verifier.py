@@ -1160,7 +1160,12 @@ def test_value_shape_op_rules_on_hand_built_ir():
                 "xetile.flip: axis 2 is not a dim of vector<4x8xf32> [xetile.flip along a dim of its vector]")
     expect_rule(b.create(RollOp, v, 4, 0),
                 "xetile.roll: shift 4 of vector<4x8xf32> along axis 0 is not in (0, 4) [xetile.roll shifts by less "
-                "than the axis size]")
+                "than its span]")
+    expect_rule(b.create(RollOp, v, 4, 1, 4),
+                "xetile.roll: shift 4 of vector<4x8xf32> along axis 1 is not in (0, 4)")
+    expect_rule(b.create(RollOp, v, 1, 1, 3),
+                "xetile.roll: span 3 does not divide the axis size 8 of vector<4x8xf32> [xetile.roll within runs "
+                "that divide the axis]")
 
 
 @xetile.kernel

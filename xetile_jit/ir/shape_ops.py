@@ -15,9 +15,9 @@
   (and, composed from them and shape casts, `join`, `split`, `interleave`). Each result element is one source
   element at a position known at compile time; wg-to-sg moves them between subgroups through SLM, so layout
   propagation relates no layout across them (each side takes its own).
-- xetile.roll: a rotation along one dim (numpy's roll), which the trees of user combines and the steps of a sort
-  use; its source and result share one layout, so a subgroup whose pieces hold the whole dim rotates them in its
-  registers.
+- xetile.roll: a rotation along one dim (numpy's roll), or within each run of a span along it, which the trees of
+  user combines and the steps of a sort use; its source and result share one layout, so a subgroup whose pieces
+  hold whole runs rotates them in its registers.
 """
 from __future__ import annotations
 
@@ -224,35 +224,54 @@ class FlipOp(Operation):
 
 
 class RollOp(Operation):
-    """The source rotated by `shift` along `axis` (numpy's roll): result element p is source element
-    (p - shift) mod the axis size. The trees of user combines bring each position's partner with it
-    (language/indexed.py). Source and result share one layout, so where a subgroup's piece holds the whole axis it
-    rotates in the subgroup's registers (lane shuffles), else through SLM."""
+    """The source rotated by `shift` along `axis` (numpy's roll) within each aligned run of `span` elements (the
+    whole axis unless given): result element p is source element r + (p - r - shift) mod span, r the start of p's
+    run. With a span of twice the shift that is element p XOR shift, the partner the trees of user combines and a
+    sort's compare-exchanges take (language/indexed.py, language/shapes.py): the runs of a short span stay within a
+    subgroup's piece, so the tree's short strides move no data between subgroups. Source and result share one
+    layout, so where a subgroup's piece holds whole runs it rotates them in the subgroup's registers (lane
+    shuffles), else through SLM."""
 
     name = "xetile.roll"
     effects = ()
 
-    def __init__(self, v: Value, shift: int, axis: int, loc=None):
+    def __init__(self, v: Value, shift: int, axis: int, span: int | None = None, loc=None):
         super().__init__([v], [v.type], loc=loc)
         self.shift, self.axis = shift, axis
+        size = v.type.shape[axis] if isinstance(v.type, VectorType) and 0 <= axis < len(v.type.shape) else None
+        self.span = size if span is None else span
 
     def verify(self):
         t = _check_vector(self, self.operands[0], "the source")
         _check_axis(self, t, self.axis)
-        if not 0 < self.shift < t.shape[self.axis]:
-            raise self.error(f"shift {self.shift} of {t} along axis {self.axis} is not in (0, "
-                             f"{t.shape[self.axis]})", "xetile.roll shifts by less than the axis size")
+        size = t.shape[self.axis]
+        if self.span <= 0 or size % self.span:
+            raise self.error(f"span {self.span} does not divide the axis size {size} of {t}",
+                             "xetile.roll within runs that divide the axis")
+        if not 0 < self.shift < self.span:
+            raise self.error(f"shift {self.shift} of {t} along axis {self.axis} is not in (0, {self.span})",
+                             "xetile.roll shifts by less than its span")
+
+    def whole_axis(self) -> bool:
+        return self.span == self.operands[0].type.shape[self.axis]
 
     def format(self, p) -> str:
-        return _format_one(self, p, {"shift": self.shift, "axis": self.axis})
+        span = {} if self.whole_axis() else {"span": self.span}
+        return _format_one(self, p, {"shift": self.shift, "axis": self.axis, **span})
 
     @classmethod
     def parse(cls, p, name):
         (v,), attrs, t = p.operands_to("to", (1,), name)
-        return p.result_type(cls(v, p.pop(attrs, "shift"), p.pop(attrs, "axis")), t)
+        return p.result_type(cls(v, p.pop(attrs, "shift"), p.pop(attrs, "axis"), attrs.pop("span", None)), t)
+
+    def source_position(self, p: int) -> int:
+        """The source position whose element lands at position `p` along the axis."""
+        start = p - p % self.span
+        return start + (p - start - self.shift) % self.span
 
     def interpret(self, interp, v):
-        return np.roll(v, self.shift, self.axis)
+        runs = v.shape[:self.axis] + (v.shape[self.axis] // self.span, self.span) + v.shape[self.axis + 1:]
+        return np.roll(v.reshape(runs), self.shift, self.axis + 1).reshape(v.shape)
 
 
 VALUE_SHAPE_OPS = (SliceOp, ConcatOp, FlipOp, RollOp)

@@ -13,7 +13,8 @@ and on the device with no rules of their own.
   ops on whole vectors, each position's partner brought by a rotation along the dim (`xetile.roll`), and a
   `where` on the positions that combine at that stride. So the interpreter at every level and the device compute the
   same combines in the same order; a rotation within a subgroup's registers is a lane shuffle, one across subgroups
-  goes through SLM.
+  goes through SLM. A reduction's partner at stride s is position p XOR s, a rotation within runs of 2s where those
+  divide the dim, so only the strides past a subgroup's piece go through SLM.
 """
 from __future__ import annotations
 
@@ -127,6 +128,21 @@ def rolled(sem: Semantic, v: Value, dim: int, shift: int) -> Value:
     return sem.create(RollOp, v, shift % v.type.shape[dim], dim).result
 
 
+def partners(sem: Semantic, v: Value, dim: int, distance: int) -> Value:
+    """`v` with element p along `dim` taken from position p XOR `distance` (a power of two; twice it divides the
+    dim): a rotation by `distance` within runs of twice it, which stays in a subgroup's piece where that holds such
+    runs."""
+    return sem.create(RollOp, v, distance, dim, 2 * distance).result
+
+
+def following(sem: Semantic, v: Value, dim: int, stride: int) -> Value:
+    """`v` with element p along `dim`, a multiple of 2 * `stride`, taken from position p + `stride` (below the dim's
+    size): its partner where twice the stride divides the dim, else a rotation of the whole dim."""
+    if v.type.shape[dim] % (2 * stride) == 0:
+        return partners(sem, v, dim, stride)
+    return rolled(sem, v, dim, -stride)
+
+
 def first_position(sem: Semantic, v: Value, dim: int) -> Value:
     shape = [1 if d == dim else n for d, n in enumerate(v.type.shape)]
     return v if tuple(shape) == v.type.shape else sem.create(SliceOp, v, [0, 0], shape).result
@@ -144,7 +160,7 @@ def combine_tree(sem: Semantic, op: CombineOp) -> list[Value]:
             totals = vector_body(sem, op.body, [rolled(sem, v, dim, s) for v in values] + values)
             combines = sem.compare(">=", positions, s)
         else:           # position p, a multiple of 2s: combine(partial[p], partial[p + s]) for p + s < n
-            totals = vector_body(sem, op.body, values + [rolled(sem, v, dim, -s) for v in values])
+            totals = vector_body(sem, op.body, values + [following(sem, v, dim, s) for v in values])
             run_start = sem.compare("==", sem.binary("&", positions, 2 * s - 1), 0)
             combines = sem.binary("&", run_start, sem.compare("<", positions, n - s))
         values = [sem.where(combines, t, v) for t, v in zip(totals, values)]

@@ -12,7 +12,7 @@ from ..ir.core import Block, Value
 from ..ir.shape_ops import ConcatOp, FlipOp, SliceOp
 from ..ir.types import VectorType, int32
 from .dsl import expand_dims, reshape
-from .indexed import iota, rolled
+from .indexed import iota, partners
 from .semantic import builtin, current, describe
 
 
@@ -133,11 +133,11 @@ def _out_of_order(sem, lo: Value, hi: Value) -> Value:
 
 
 def _exchanged(sem, x: Value, lower: Value, descending_runs: Value, distance: int) -> Value:
-    """One compare-exchange step at `distance` along the last dim: position i and its partner i ^ distance
-    (brought by a rotation either way) swap where they are out of order for their run's direction. `lower` holds
-    where i is the pair's first position."""
+    """One compare-exchange step at `distance` along the last dim: position i and its partner i ^ distance (a
+    rotation within runs of twice the distance) swap where they are out of order for their run's direction.
+    `lower` holds where i is the pair's first position."""
     axis = len(x.type.shape) - 1
-    partner = sem.where(lower, rolled(sem, x, axis, -distance), rolled(sem, x, axis, distance))
+    partner = partners(sem, x, axis, distance)
     takes_lesser = sem.binary("^", lower, descending_runs)
     swap = sem.where(takes_lesser, _out_of_order(sem, x, partner), _out_of_order(sem, partner, x))
     return sem.where(swap, partner, x)

@@ -184,34 +184,40 @@ class Blocking(PiecewiseConversion):
 
     @converts(RollOp)
     def convert_RollOp(self, op: RollOp) -> None:
-        """Each block rolls by the shift within a block, then each result block takes the first part of its
-        elements from one rolled block and the rest from the next (a select on a constant mask): one lane shuffle
-        and one select a block. Where the blocks pad the axis, each result block gathers its elements in runs
-        instead."""
+        """Where a block holds whole runs of the roll's span, each block rolls in place. Else each block rolls by
+        the shift within a block, then each result block takes the first part of its elements from one rolled
+        block and the rest from the next of its run (a select on a constant mask): one lane shuffle and one select
+        a block. Where the blocks pad the axis or straddle the runs, each result block gathers its elements in
+        runs instead."""
         v, axis, out = op.operands[0], op.axis, self.grid_of(op.result)
-        blocks, size, n = self.pieces(v, out), v.type.shape[axis], out.shape[axis]
-        if size % n:
-            return self.set(op.result, self.gathered_roll(blocks, out, size, op.shift, axis))
+        blocks, size, n, span = self.pieces(v, out), v.type.shape[axis], out.shape[axis], op.span
+        if n % span == 0:
+            return self.set(op.result, [self.emit(RollOp, block, op.shift, axis, span).result for block in blocks])
+        if size % n or span % n:
+            return self.set(op.result, self.gathered_roll(blocks, out, op))
         whole, part = divmod(op.shift, n)
         rolled = [self.emit(RollOp, block, part, axis).result if part else block for block in blocks]
         mask = self.emit(C.ConstantMaskOp, [part if d == axis else b for d, b in enumerate(out.shape)],
                          out.shape).result if part else None
-        results = []
+        per_run, results = span // n, []
         for cell in out.cells():
-            k = cell[axis] - whole
-            this, before = (rolled[along(out, cell, axis, k - m)] for m in (0, 1))
+            k = cell[axis]
+            first = k - k % per_run
+            this, before = (rolled[along(out, cell, axis, first + (k - first - whole - m) % per_run)] for m in (0, 1))
             results.append(self.emit(C.SelectOp, mask, before, this).result if part else this)
         self.set(op.result, results)
 
-    def gathered_roll(self, blocks, out: Grid, size: int, shift: int, axis: int) -> list[Value]:
-        """The result blocks of a roll by `shift` along `axis` (of `size`, which the blocks pad), each built of
-        runs of the source blocks' elements (source position q lands at q + shift mod the size)."""
+    def gathered_roll(self, blocks, out: Grid, op: RollOp) -> list[Value]:
+        """The result blocks of `op` (whose axis the blocks pad, or whose runs they straddle), each built of runs
+        of the source blocks' elements."""
+        axis, size, span = op.axis, op.operands[0].type.shape[op.axis], op.span
         n, results = out.shape[axis], []
         for cell, origin in zip(out.cells(), out.origins()):
             result, at, valid = None, 0, min(n, size - origin[axis])
             while at < valid:
-                q = (origin[axis] + at - shift) % size       # the source position landing at `at`
-                run = min(n - q % n, valid - at, size - q)
+                p = origin[axis] + at
+                q = op.source_position(p)       # the source position landing at `p`
+                run = min(n - q % n, valid - at, span - q % span, span - p % span)
                 block = blocks[along(out, cell, axis, q // n)]
                 if run == n:
                     result = block

@@ -248,9 +248,9 @@ class LaneDistribution(Conversion):
 
     @converts(RollOp)
     def convert_RollOp(self, op: RollOp) -> None:
-        shape, shift, axis = op.result.type.shape, op.shift, op.axis
+        at = op.source_position
         self.move(op.result, [self.source(op.operands[0])],
-                  lambda r, c: (0, ((r - shift) % shape[0], c) if axis == 0 else (r, (c - shift) % shape[1])))
+                  lambda r, c: (0, (at(r), c) if op.axis == 0 else (r, at(c))))
 
     @converts(C.InsertStridedSliceOp)
     def convert_InsertStridedSliceOp(self, op: C.InsertStridedSliceOp) -> None:

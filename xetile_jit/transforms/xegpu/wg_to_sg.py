@@ -100,11 +100,12 @@ class WgToSg(PiecewiseConversion):
             self.constants[n] = self.early.create(C.ConstantOp, n, IndexType()).result
         return self.constants[n]
 
-    def early_op(self, name: str, a: Value, b: int) -> Value:
+    def early_op(self, name: str, a: Value, b: int | Value) -> Value:
         """`a <name> b` in the prologue, computed once however many distributions need it."""
         key = (name, a, b)
         if key not in self.constants:
-            self.constants[key] = self.early.create(C.BinaryOp, name, a, self.const(b)).result
+            self.constants[key] = self.early.create(C.BinaryOp, name, a, self.const(b) if isinstance(b, int) else b
+                                                    ).result
         return self.constants[key]
 
     def distribution(self, layout: Layout, shape) -> Distribution:
@@ -391,20 +392,39 @@ class WgToSg(PiecewiseConversion):
 
     @converts(RollOp)
     def convert_RollOp(self, op: RollOp) -> None:
-        """Piece by piece where each piece holds the whole axis (source and result share a layout); else through
-        SLM: every piece stored twice, at its offset and one axis size further, and each result piece loaded from
-        `shift` before its own offset in the second copy."""
+        """Piece by piece where each piece holds whole runs of the roll's span (source and result share a layout);
+        else through SLM, each run of the span held twice over in a row of twice its length: every piece stored at
+        its place in its run's first copy and in its second, and each result piece loaded from `shift` before its
+        own place in the second copy."""
         v, axis = op.operands[0], op.axis
-        src, size = self.grid_of(v), v.type.shape[axis]
-        if src.shape[axis] == size and src == self.grid_of(op.result):
-            self.set(op.result, [self.emit(RollOp, piece, op.shift, axis).result for piece in self.get(v)])
+        src, span = self.grid_of(v), op.span
+        if src.shape[axis] % span == 0 and src == self.grid_of(op.result):
+            self.set(op.result, [self.emit(RollOp, piece, op.shift, axis, span).result for piece in self.get(v)])
             return
+        if span % src.shape[axis]:
+            raise NotImplementedError(f"wg-to-sg: xetile.roll within runs of {span} over pieces of "
+                                      f"{src.shape[axis]} that straddle them")
         slm = self.scratch(v.type.dtype, [2 * n if d == axis else n for d, n in enumerate(v.type.shape)])
-        further = tuple(size if d == axis else 0 for d in range(2))
-        self.store_pieces(slm, self.get(v), src.offsets)
-        self.store_pieces(slm, self.get(v), [self.shifted(offsets, further) for offsets in src.offsets])
-        back = tuple(size - op.shift if d == axis else 0 for d in range(2))
-        self.load_pieces(op.result, slm, [self.shifted(at, back) for at in self.grid_of(op.result).offsets])
+        size = v.type.shape[axis]
+        first_copy = [self.doubled(offsets, axis, span, size) for offsets in src.offsets]
+        self.store_pieces(slm, self.get(v), first_copy)
+        self.store_pieces(slm, self.get(v), [self.shifted(at, self.on_axis(axis, span)) for at in first_copy])
+        back = self.on_axis(axis, span - op.shift)
+        loads = [self.shifted(self.doubled(at, axis, span, size), back) for at in self.grid_of(op.result).offsets]
+        self.load_pieces(op.result, slm, loads)
+
+    @staticmethod
+    def on_axis(axis: int, n: int) -> tuple:
+        return tuple(n if d == axis else 0 for d in range(2))
+
+    def doubled(self, offsets, axis: int, span: int, size: int) -> tuple:
+        """`offsets` in the SLM row that holds each run of `span` (of the axis' `size`) twice: the first copy of
+        position o is at o plus the runs before it."""
+        o = offsets[axis]
+        if span == size:
+            return tuple(offsets)
+        moved = self.early_op("arith.addi", o, self.early_op("arith.subi", o, self.early_op("arith.remsi", o, span)))
+        return tuple(moved if d == axis else x for d, x in enumerate(offsets))
 
     def shifted(self, offsets, shift) -> tuple:
         return tuple(self.early_op("arith.addi", o, n) if n else o for o, n in zip(offsets, shift))
