@@ -247,6 +247,18 @@ def test_only_the_strides_past_a_subgroups_piece_go_through_slm():
     assert sg.count("gpu.barrier") == 8
 
 
+def test_argmax_over_subgroup_pieces_that_straddle_the_runs(rng, on_each_device):
+    """48 rows in two subgroups of 24: the tree's partners at stride 8 lie in runs of 16, which the pieces of 24
+    rows straddle, so that rotation is two of the whole axis and a select on the positions; stride 4's runs of 8
+    stay in each piece, and stride 16's run of 32 does not divide 48 (a rotation of the whole axis)."""
+    x = rng.integers(-3, 4, (48, 16)).astype(np.float32)
+    arrays = [x, np.zeros((1, 16), np.float32), np.zeros((1, 16), np.int32)]
+    consts = dict(AXIS=0, LAYOUT=xetile.Layout(sg_layout=[2, 1], sg_data=[24, 16]), BM=48, BN=16)
+    for _, values, indices in run_everywhere(on_each_device, argmax, arrays, consts):
+        np.testing.assert_array_equal(indices, np.argmax(x, axis=0, keepdims=True))
+        np.testing.assert_array_equal(values, np.max(x, axis=0, keepdims=True))
+
+
 @xetile.kernel
 def welford_layer_norm(src, dst, N: constexpr, BM: constexpr, BN: constexpr):
     """Row statistics in one pass over the column blocks (a reduction per block inside a loop, blocks merged by

@@ -393,25 +393,46 @@ class WgToSg(PiecewiseConversion):
     @converts(RollOp)
     def convert_RollOp(self, op: RollOp) -> None:
         """Piece by piece where each piece holds whole runs of the roll's span (source and result share a layout);
-        else through SLM, each run of the span held twice over in a row of twice its length: every piece stored at
-        its place in its run's first copy and in its second, and each result piece loaded from `shift` before its
-        own place in the second copy."""
+        else through SLM (`rotated`) where the pieces lie within the runs, and where they straddle them as two
+        rotations of the whole axis and a select (`straddled`)."""
         v, axis = op.operands[0], op.axis
-        src, span = self.grid_of(v), op.span
+        src, span, size = self.grid_of(v), op.span, v.type.shape[op.axis]
         if src.shape[axis] % span == 0 and src == self.grid_of(op.result):
             self.set(op.result, [self.emit(RollOp, piece, op.shift, axis, span).result for piece in self.get(v)])
-            return
-        if span % src.shape[axis]:
-            raise NotImplementedError(f"wg-to-sg: xetile.roll within runs of {span} over pieces of "
-                                      f"{src.shape[axis]} that straddle them")
+        elif span == size or span % src.shape[axis] == 0:
+            self.set(op.result, self.rotated(v, op.shift, axis, span))
+        else:
+            self.set(op.result, self.straddled(op))
+
+    def rotated(self, v: Value, shift: int, axis: int, span: int) -> list[Value]:
+        """`v`'s pieces rotated by `shift` within runs of `span` that no piece straddles, through SLM: each run
+        held twice over in a row of twice its length, every piece stored at its place in its run's first copy and
+        in its second, and each result piece loaded from `shift` before its own place in the second copy."""
+        src, size = self.grid_of(v), v.type.shape[axis]
         slm = self.scratch(v.type.dtype, [2 * n if d == axis else n for d, n in enumerate(v.type.shape)])
-        size = v.type.shape[axis]
         first_copy = [self.doubled(offsets, axis, span, size) for offsets in src.offsets]
         self.store_pieces(slm, self.get(v), first_copy)
         self.store_pieces(slm, self.get(v), [self.shifted(at, self.on_axis(axis, span)) for at in first_copy])
-        back = self.on_axis(axis, span - op.shift)
-        loads = [self.shifted(self.doubled(at, axis, span, size), back) for at in self.grid_of(op.result).offsets]
-        self.load_pieces(op.result, slm, loads)
+        back = self.on_axis(axis, span - shift)
+        return self.loaded_pieces(slm, [self.shifted(at, back) for at in first_copy], src.shape, v.type.dtype)
+
+    def straddled(self, op: RollOp) -> list[Value]:
+        """The pieces of a roll whose runs they straddle: position p's element is p - shift's, or, in the first
+        `shift` positions of its run, p - shift + span's; so each result piece selects, by its positions, from
+        the whole axis rotated by the shift and by the shift less the span (`rotated`, twice through SLM)."""
+        v, axis, grid = op.operands[0], op.axis, self.grid_of(op.operands[0])
+        size, layout = v.type.shape[axis], wg_layout(op.result).subgroup_level()
+        later, earlier = (self.rotated(v, shift % size, axis, size) for shift in (op.shift, op.shift - op.span))
+        results = []
+        for offsets, late, early in zip(grid.offsets, later, earlier):
+            positions = self.emit(C.IotaOp, offsets[axis], axis, grid.shape).result
+            span, shift = (self.emit(C.ConstantOp, n, positions.type).result for n in (op.span, op.shift))
+            in_run = self.emit(C.BinaryOp, "arith.remsi", positions, span).result
+            first = self.emit(C.CmpOp, "arith.cmpi", "slt", in_run, shift).result
+            results.append(self.emit(C.SelectOp, first, early, late).result)
+            for value in (positions, span, shift, in_run, first, late, early):
+                set_layout(value, layout)
+        return results
 
     @staticmethod
     def on_axis(axis: int, n: int) -> tuple:
@@ -440,11 +461,16 @@ class WgToSg(PiecewiseConversion):
             self.slm_store(slm, value, at)
 
     def load_pieces(self, result: Value, slm: Value, offsets) -> None:
-        """`result`'s pieces from `slm` at `offsets`, between two barriers: after the stores, and before the
+        """`result`'s pieces from `slm` at `offsets` (`loaded_pieces`)."""
+        self.set(result, self.loaded_pieces(slm, offsets, self.grid_of(result).shape, result.type.dtype))
+
+    def loaded_pieces(self, slm: Value, offsets, shape, dtype) -> list[Value]:
+        """Pieces of `shape` from `slm` at `offsets`, between two barriers: after the stores, and before the
         buffer is rewritten if this runs again (in a loop)."""
         self.emit(C.BarrierOp)
-        self.set(result, [self.slm_load(slm, at, self.grid_of(result).shape, result.type.dtype) for at in offsets])
+        pieces = [self.slm_load(slm, at, shape, dtype) for at in offsets]
         self.emit(C.BarrierOp)
+        return pieces
 
 
 def slm_tdesc_type(shape, dtype) -> G.TensorDescType:
