@@ -1,7 +1,8 @@
 """to-llvm for atomic_rmw (XeTile RFC atomic_rmw_tile, XeGPU atomic_rmw), element by element, for block and
 scattered descriptors alike: the hardware's atomicrmw on the bits where SPIR-V has the operation on 32 or 64 bits,
 else a compare-exchange loop (SPIR-V has no float atomics but exchange, no multiply, and no 16-bit atomics: those
-loop on the 32-bit word that holds the element). The rule per kind and element type is ir/elementwise.ATOMIC_KINDS.
+loop on the 32-bit word that holds the element), on the CPU targets in a function out of line
+(Target.out_of_line_atomics). The rule per kind and element type is ir/elementwise.ATOMIC_KINDS.
 `Atomics` works on the lowering's context (codegen/llvm/context.py); the XeGPU lowering (codegen/llvm/lowering.py)
 holds one, and its scatter piece (codegen/llvm/scatter.py) shares it.
 """
@@ -67,11 +68,37 @@ class Atomics:
         if kind == "cas":
             pair = b.cmpxchg(raw, self.as_type(compare, bits), self.as_type(value, bits), "seq_cst", "seq_cst")
             return self.as_type(b.extract_value(pair, 0), value.type)
-        if dtype.bits < 32:
-            return self.subword_exchange_loop(raw, value, rule.combine, dtype)
-        if rule.hardware is not None:
+        if rule.hardware is not None and dtype.bits >= 32:
             return self.as_type(b.atomic_rmw(rule.hardware, raw, self.as_type(value, bits), "seq_cst"), value.type)
-        return self.compare_exchange_loop(raw, value, rule.combine, dtype)
+        target = self.context.target
+        if target is not None and target.out_of_line_atomics:
+            return b.call(self.exchange_function(kind, dtype, raw.type, value.type), [raw, value])
+        return self.exchange(kind, dtype, raw, value)
+
+    def exchange(self, kind: str, dtype, raw: ir.Value, value: ir.Value) -> ir.Value:
+        """The compare-exchange loop of `kind` on the element at `raw`: on its 32-bit word where it is narrower."""
+        combine = ATOMIC_KINDS[kind][dtype.kind].combine
+        if dtype.bits < 32:
+            return self.subword_exchange_loop(raw, value, combine, dtype)
+        return self.compare_exchange_loop(raw, value, combine, dtype)
+
+    def exchange_function(self, kind: str, dtype, pointer: ir.Type, value: ir.Type) -> ir.Function:
+        """The module's function (pointer, value) -> old element that runs `exchange` (Target.out_of_line_atomics),
+        written at its first use: `noinline`, which the OpenCL CPU compiler honours (SPIR-V DontInline)."""
+        module = self.context.builder.module
+        name = f"xetile.atomic.{kind}.{dtype}.{pointer.addrspace}"
+        if name in module.globals:
+            return module.globals[name]
+        fn = ir.Function(module, ir.FunctionType(value, [pointer, value]), name)
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        outer = self.context.builder
+        self.context.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        try:
+            self.context.builder.ret(self.exchange(kind, dtype, *fn.args))
+        finally:
+            self.context.builder = outer
+        return fn
 
     def compare_exchange_loop(self, raw: ir.Value, value: ir.Value, name: str, dtype) -> ir.Value:
         """old = *p; retry *p = op(old, value) until no other work-item wrote in between."""
