@@ -302,7 +302,8 @@ TARGETS = {target.name: target for target in (
            few_registers_row_columns=64,
            column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
-           element_loops=True, out_of_line_atomics=True, lane_scalars=True, indexed_lane_reads=True, scattered_reductions=True, row_run_blocks=8,
+           element_loops=True, out_of_line_atomics=True, lane_scalars=True, indexed_lane_reads=True,
+           scattered_reductions=True, row_run_blocks=8,
            column_major_gathers=True, cpu=host_cpu()),
 )}
 CPU_TARGETS = tuple(name for name, target in TARGETS.items() if target.abi.runs_on_cpu)
