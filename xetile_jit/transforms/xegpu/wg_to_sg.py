@@ -104,8 +104,8 @@ class WgToSg(PiecewiseConversion):
         """`a <name> b` in the prologue, computed once however many distributions need it."""
         key = (name, a, b)
         if key not in self.constants:
-            self.constants[key] = self.early.create(C.BinaryOp, name, a, self.const(b) if isinstance(b, int) else b
-                                                    ).result
+            operand = self.const(b) if isinstance(b, int) else b
+            self.constants[key] = self.early.create(C.BinaryOp, name, a, operand).result
         return self.constants[key]
 
     def distribution(self, layout: Layout, shape) -> Distribution:
@@ -400,29 +400,31 @@ class WgToSg(PiecewiseConversion):
         if src.shape[axis] % span == 0 and src == self.grid_of(op.result):
             self.set(op.result, [self.emit(RollOp, piece, op.shift, axis, span).result for piece in self.get(v)])
         elif span == size or span % src.shape[axis] == 0:
-            self.set(op.result, self.rotated(v, op.shift, axis, span))
+            self.set(op.result, self.rotated(v, op.shift, axis, span, self.grid_of(op.result)))
         else:
             self.set(op.result, self.straddled(op))
 
-    def rotated(self, v: Value, shift: int, axis: int, span: int) -> list[Value]:
-        """`v`'s pieces rotated by `shift` within runs of `span` that no piece straddles, through SLM: each run
-        held twice over in a row of twice its length, every piece stored at its place in its run's first copy and
-        in its second, and each result piece loaded from `shift` before its own place in the second copy."""
+    def rotated(self, v: Value, shift: int, axis: int, span: int, out: Distribution) -> list[Value]:
+        """The pieces of `out` of `v` rotated by `shift` within runs of `span` that no piece straddles, through
+        SLM: each run held twice over in a row of twice its length, every piece of `v` stored at its place in its
+        run's first copy and in its second, and each piece of `out` loaded from `shift` before its own place in the
+        second copy."""
         src, size = self.grid_of(v), v.type.shape[axis]
         slm = self.scratch(v.type.dtype, [2 * n if d == axis else n for d, n in enumerate(v.type.shape)])
         first_copy = [self.doubled(offsets, axis, span, size) for offsets in src.offsets]
         self.store_pieces(slm, self.get(v), first_copy)
         self.store_pieces(slm, self.get(v), [self.shifted(at, self.on_axis(axis, span)) for at in first_copy])
         back = self.on_axis(axis, span - shift)
-        return self.loaded_pieces(slm, [self.shifted(at, back) for at in first_copy], src.shape, v.type.dtype)
+        loads = [self.shifted(self.doubled(at, axis, span, size), back) for at in out.offsets]
+        return self.loaded_pieces(slm, loads, out.shape, v.type.dtype)
 
     def straddled(self, op: RollOp) -> list[Value]:
         """The pieces of a roll whose runs they straddle: position p's element is p - shift's, or, in the first
         `shift` positions of its run, p - shift + span's; so each result piece selects, by its positions, from
         the whole axis rotated by the shift and by the shift less the span (`rotated`, twice through SLM)."""
-        v, axis, grid = op.operands[0], op.axis, self.grid_of(op.operands[0])
+        v, axis, grid = op.operands[0], op.axis, self.grid_of(op.result)
         size, layout = v.type.shape[axis], wg_layout(op.result).subgroup_level()
-        later, earlier = (self.rotated(v, shift % size, axis, size) for shift in (op.shift, op.shift - op.span))
+        later, earlier = (self.rotated(v, shift % size, axis, size, grid) for shift in (op.shift, op.shift - op.span))
         results = []
         for offsets, late, early in zip(grid.offsets, later, earlier):
             positions = self.emit(C.IotaOp, offsets[axis], axis, grid.shape).result
