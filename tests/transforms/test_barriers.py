@@ -82,12 +82,17 @@ def column_sums_into_row_0(x):
 
 
 def test_a_barrier_after_a_layout_exchange_is_not_repeated(rng, on_each_device):
-    """The column sums go between subgroups through SLM between two barriers, after every subgroup's load of x;
-    the barrier the pass puts before the store (workgroup level) adds nothing after those and is dropped."""
+    """The column sums go between subgroups through SLM, stored after every subgroup's load of x, then a barrier,
+    then loaded: that barrier already orders the loads of x before the store of row 0, so neither the barrier the
+    pass puts before that store (workgroup level) nor the exchange's own after its loads (nothing rewrites its
+    buffer) is kept (needless_barriers.py)."""
     x0 = rand(rng, (32, 32), np.float32)
     stages = lowered(column_sums_into_row_0, x0.copy())
     assert count(stages["xegpu-wg"], C.BarrierOp) == 1
-    assert count(stages["xegpu-sg"], C.BarrierOp) == 2
+    sg = print_func(stages["xegpu-sg"])
+    assert sg.count("gpu.barrier") == 1
+    assert sg.index("xegpu.load_nd") < sg.index("memory_space = slm") < sg.index("gpu.barrier") < sg.index(
+        "xegpu.store_nd %", sg.index("gpu.barrier"))
     want = x0.copy()
     want[0] = x0.sum(axis=0)
     x = x0.copy()

@@ -15,10 +15,11 @@ from xetile_jit.ir.parser import parse_func
 from xetile_jit.ir.printer import print_func
 from xetile_jit.ir.verifier import verify
 from xetile_jit.target.targets import get_target
-from xetile_jit.transforms.xegpu.barriers import drop_repeated_barriers, insert_barriers
+from xetile_jit.transforms.xegpu.barriers import insert_barriers
 from xetile_jit.transforms.xegpu.blocking import block
 from xetile_jit.transforms.xegpu.lane_distribution import distribute_lanes
 from xetile_jit.transforms.xegpu.lane_gather_folding import fold_lane_gathers
+from xetile_jit.transforms.xegpu.needless_barriers import drop_needless_barriers
 from xetile_jit.transforms.xegpu.wg_to_sg import wg_to_sg
 from xetile_jit.transforms.xetile.contract_float_math import contract_float_math
 from xetile_jit.transforms.xetile.relax_float_math import relax_float_math
@@ -42,7 +43,7 @@ PASSES = {
     "xetile-to-xegpu": lambda func, target, options: xetile_to_xegpu(func),
     "insert-barriers": lambda func, target, options: insert_barriers(func),
     "wg-to-sg": lambda func, target, options: wg_to_sg(func, target),
-    "drop-repeated-barriers": lambda func, target, options: drop_repeated_barriers(func),
+    "drop-needless-barriers": lambda func, target, options: drop_needless_barriers(func),
     "block": lambda func, target, options: block(func, target),
     "distribute-lanes": lambda func, target, options: distribute_lanes(func, target),
     "fold-lane-gathers": lambda func, target, options: fold_lane_gathers(func),

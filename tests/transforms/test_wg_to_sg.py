@@ -125,8 +125,8 @@ def test_atomic_on_shared_pieces_has_no_barrier_inside_the_owner_branch(rng):
 
 def test_reshape_goes_through_views_of_an_slm_buffer():
     """16x64 (four bands of rows) -> 64x16 (four 32x8 blocks): stores through a view of the scratch buffer in the
-    source's shape, a barrier, loads through its view in the result's shape, a barrier (the buffer is reused in
-    loops and by the next exchange)."""
+    source's shape, a barrier, loads through its view in the result's shape (wg-to-sg's barrier after them, for
+    loops and the next exchange that reuse the buffer, orders nothing here: needless_barriers.py drops it)."""
     x = np.zeros((16, 64), np.float32)
     func = reshape_2d.warmup(x, x.reshape(64, 16), M=16, N=64, P=64, Q=16, IN=BANDS, OUT=BLOCKS, target="numpy").func
     stages = lower(func, "xegpu-sg")
@@ -139,8 +139,8 @@ def test_reshape_goes_through_views_of_an_slm_buffer():
                       for shape in ("16x64", "64x16"))
     store = sg.index(f"xegpu.create_nd_tdesc {stored}[")
     load = sg.index(f"xegpu.create_nd_tdesc {loaded}[")
-    assert store < sg.index("gpu.barrier", store) < load < sg.index("gpu.barrier", load)
-    assert sg.count("gpu.barrier") == 2 and "vector.shape_cast" not in sg
+    assert store < sg.index("gpu.barrier", store) < load and "gpu.barrier" not in sg[load:]
+    assert sg.count("gpu.barrier") == 1 and "vector.shape_cast" not in sg
 
 
 def test_reshape_buffer_counts_against_the_targets_slm():

@@ -25,11 +25,11 @@ from ..ir.verifier import verify
 from ..language.indexed import expand_combines
 from ..runtime import timing
 from ..target.targets import Target, get_target
-from ..transforms.xegpu.barriers import (check_divergent_barriers, check_named_barriers, drop_repeated_barriers,
-                                         insert_barriers)
+from ..transforms.xegpu.barriers import check_divergent_barriers, check_named_barriers, insert_barriers
 from ..transforms.xegpu.blocking import block
 from ..transforms.xegpu.lane_distribution import distribute_lanes
 from ..transforms.xegpu.lane_gather_folding import fold_lane_gathers
+from ..transforms.xegpu.needless_barriers import drop_needless_barriers
 from ..transforms.xegpu.wg_to_sg import wg_to_sg
 from ..transforms.xetile.float8_mma import upconvert_float8_mma
 from ..transforms.xetile.layout_completion import complete_layouts
@@ -75,8 +75,8 @@ def xegpu_workgroup(func: FuncOp, target: Target, options: StageOptions) -> Func
 
 
 def xegpu_subgroup(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
-    """Subgroup-level XeGPU IR, without the barriers that wg-to-sg left back to back."""
-    return drop_repeated_barriers(wg_to_sg(func, target))
+    """Subgroup-level XeGPU IR, without the barriers that order no conflicting accesses."""
+    return drop_needless_barriers(wg_to_sg(func, target))
 
 
 def xegpu_blocked(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:

@@ -707,17 +707,23 @@ class LaneIdOp(IndexQueryOp):
 
 
 class BarrierOp(Operation):
-    """gpu.barrier: every subgroup of the workgroup arrives before any goes on; orders SLM accesses."""
+    """gpu.barrier: every subgroup of the workgroup arrives before any goes on; orders SLM accesses. `by_user`: the
+    kernel's `barrier()`, kept as written (the compiler drops its own where they order nothing:
+    transforms/xegpu/needless_barriers.py)."""
 
     name = "gpu.barrier"
     effects = (Effect(SYNC, GLOBAL), Effect(SYNC, SLM))
 
+    def __init__(self, by_user: bool = False, loc=None):
+        super().__init__(loc=loc)
+        self.by_user = by_user
+
     def format(self, p) -> str:
-        return ""
+        return " {by_user}" if self.by_user else ""
 
     @classmethod
     def parse(cls, p, name):
-        return cls()
+        return cls("by_user" in p.attrs())
 
     def interpret(self, interp):
         interp.barrier()

@@ -621,20 +621,25 @@ def read_tile(p: Parser) -> TileType:
 
 
 def read_tensor_desc(p: Parser) -> TensorDescType:
-    """`!xegpu.tensor_desc<8x16xf16[, #xegpu.block_tdesc_attr<memory_space = slm>|#xegpu.scatter_tdesc_attr<>]
-    [, #xegpu.layout<...>]>`."""
+    """`!xegpu.tensor_desc<8x16xf16[, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>
+    |#xegpu.scatter_tdesc_attr<>][, #xegpu.layout<...>]>`."""
     shape, dtype = p.shape()
-    cls, memory_space, layout = TensorDescType, "global", None
+    cls, fields, layout = TensorDescType, {}, None
     while p.accept(","):
         if p.accept("#xegpu.scatter_tdesc_attr<>"):
             cls = ScatterDescType
         elif p.accept("#xegpu.block_tdesc_attr<"):
-            memory_space = p.field("memory_space", p.word)
-            p.expect(">")
+            while not p.accept(">"):
+                p.accept(",")
+                name = p.word()
+                p.expect("=")
+                fields[name] = p.attr_value()
         else:
             layout = p.layout()
     p.expect(">")
-    return cls(shape, dtype, layout, memory_space)
+    if cls is ScatterDescType:
+        return cls(shape, dtype, layout, fields.get("memory_space", "global"))
+    return cls(shape, dtype, layout, fields.get("memory_space", "global"), fields.get("boundary_check", True))
 
 
 TYPE_READERS = [("vector<", read_vector), ("memref<", read_memref), ("!xetile.tile<", read_tile),

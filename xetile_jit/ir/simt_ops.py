@@ -206,7 +206,7 @@ class SimtLoadNdOp(Operation):
         return p.result_type(op, p.type())
 
     def interpret(self, interp, tile: TileRef):
-        block = tile.load(self.padding)
+        block = tile.load(self.padding, self.valid)
         return self.layout.distribute(block.T if self.transpose else block)
 
 

@@ -24,18 +24,25 @@ from .xetile_ops import (AtomicRMWTileOp, ConvertLayoutOp, TileBroadcastOp, Tile
 
 @dataclass(frozen=True)
 class TensorDescType(Type):
-    """`memory_space`: global or slm (XeGPU RFC block_tdesc_attr; printed when not the default, global)."""
+    """`memory_space`: global or slm; `boundary_check` False: every access through the descriptor lies inside its
+    memory (the part its `valid` attribute names), so the code tests no element against the bounds (upstream
+    XeGPU's block_tdesc_attr fields; printed when not the defaults, global and true). wg-to-sg's exchanges through
+    SLM promise so; the interpreter holds them to it (TileRef)."""
 
     shape: tuple[int, ...]
     dtype: DType
     layout: Layout | None = None
     memory_space: str = "global"
+    boundary_check: bool = True
     addresses_memory = True
 
     def __str__(self) -> str:
         parts = [f"{'x'.join(map(str, self.shape))}x{self.dtype.mlir}"]
-        if self.memory_space != "global":
-            parts.append(f"#xegpu.block_tdesc_attr<memory_space = {self.memory_space}>")
+        fields = [f"memory_space = {self.memory_space}"] if self.memory_space != "global" else []
+        if not self.boundary_check:
+            fields.append("boundary_check = false")
+        if fields:
+            parts.append(f"#xegpu.block_tdesc_attr<{', '.join(fields)}>")
         if self.layout:
             parts.append(self.layout.text("xegpu"))
         return f"!xegpu.tensor_desc<{', '.join(parts)}>"
@@ -154,7 +161,7 @@ class CreateNdDescOp(Operation):
         return cls(*parse_at_offsets(p))
 
     def interpret(self, interp, base, row, col):
-        return TileRef(base, (int(row), int(col)), self.result.type.shape)
+        return TileRef(base, (int(row), int(col)), self.result.type.shape, self.result.type.boundary_check)
 
 
 class LoadNdOp(Operation):
@@ -203,7 +210,7 @@ class LoadNdOp(Operation):
         return p.result_type(op, p.type())
 
     def interpret(self, interp, tile: TileRef):
-        v = tile.load(self.padding)
+        v = tile.load(self.padding, self.valid)
         return np.ascontiguousarray(v.T) if self.transpose else v
 
 
@@ -294,7 +301,7 @@ class UpdateNdOffsetOp(Operation):
         return cls(tdesc, offsets)
 
     def interpret(self, interp, tile: TileRef, d0, d1):
-        return TileRef(tile.base, (tile.offsets[0] + int(d0), tile.offsets[1] + int(d1)), tile.shape)
+        return dataclasses.replace(tile, offsets=(tile.offsets[0] + int(d0), tile.offsets[1] + int(d1)))
 
 
 class AtomicRMWOp(AtomicRMWTileOp):

@@ -8,6 +8,7 @@ hardware auto-padding, per slice, so kernels never check bounds.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 
@@ -45,9 +46,18 @@ class TileRef:
     base: np.ndarray  # the slice of the array the tile reads: as many dims as the tile
     offsets: tuple[int, ...]  # i64: a move past 2**63 - 1 wraps, as the device's index arithmetic does
     shape: tuple[int, ...]
+    checked: bool = True  # False: a descriptor without boundary_check, whose every access lies inside `base`
 
     def __post_init__(self):
         self.offsets = tuple(numeric.wrap_i64(o) for o in self.offsets)
+
+    def inside(self, shape) -> None:
+        """An unchecked tile's access of its leading `shape` lies inside `base` (the compiler's promise where it
+        made the descriptor: xegpu_ops.TensorDescType.boundary_check), or the lowering is wrong."""
+        if not self.checked and any(o < 0 or o + n > extent for o, n, extent in zip(self.offsets, shape,
+                                                                                 self.base.shape)):
+            raise AssertionError(f"an access of {list(shape)} at {list(self.offsets)} through a descriptor without "
+                                 f"boundary_check lies outside its memory of {list(self.base.shape)}")
 
     def window(self):
         """(slices into base, slices into the tile) of the in-bounds part, or None if there is none."""
@@ -60,7 +70,8 @@ class TileRef:
             dst.append(slice(lo - off, hi - off))
         return tuple(src), tuple(dst)
 
-    def load(self, padding):
+    def load(self, padding, valid=None):
+        self.inside(valid or self.shape)
         out = np.full(self.shape, padding, dtype=self.base.dtype)
         win = self.window()
         if win is not None:
@@ -71,7 +82,8 @@ class TileRef:
         """Writes `value`, or only its leading `valid` block: a padded block writes only the part inside its
         value's shape."""
         if valid is not None:
-            return TileRef(self.base, self.offsets, tuple(valid)).store(value[:valid[0], :valid[1]])
+            return dataclasses.replace(self, shape=tuple(valid)).store(value[:valid[0], :valid[1]])
+        self.inside(self.shape)
         win = self.window()
         if win is not None:
             self.base[win[0]] = value[win[1]]

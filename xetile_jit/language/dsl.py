@@ -182,7 +182,7 @@ def alloc_slm(shape, dtype: DType) -> Value:
 def barrier() -> None:
     """gpu.barrier: every subgroup of the workgroup arrives before any goes on; SLM and global accesses before it
     are seen by all after it (XeTile RFC Appendix 2.4)."""
-    current().create(C.BarrierOp)
+    current().create(C.BarrierOp, by_user=True)
 
 
 @builtin

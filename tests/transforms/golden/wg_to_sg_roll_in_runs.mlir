@@ -39,13 +39,13 @@ func.func @partners(%x: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, st
   %19 = xegpu.load_nd %18 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<4x16xf32, #xegpu.layout<inst_data = [4, 16]>> -> vector<4x16xf32>
   %20 = xetile.roll %19 {shift = 1, axis = 0, span = 2, layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<4x16xf32> to vector<4x16xf32>
   %21 = xetile.roll %20 {shift = 2, axis = 0, layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<4x16xf32> to vector<4x16xf32>
-  %22 = xegpu.create_nd_tdesc %10[%14, %6] : memref<32x16xf32, slm> -> !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
-  xegpu.store_nd %21, %22 : vector<4x16xf32>, !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
-  %23 = xegpu.create_nd_tdesc %10[%15, %6] : memref<32x16xf32, slm> -> !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
-  xegpu.store_nd %21, %23 : vector<4x16xf32>, !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %22 = xegpu.create_nd_tdesc %10[%14, %6] : memref<32x16xf32, slm> -> !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  xegpu.store_nd %21, %22 : vector<4x16xf32>, !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %23 = xegpu.create_nd_tdesc %10[%15, %6] : memref<32x16xf32, slm> -> !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  xegpu.store_nd %21, %23 : vector<4x16xf32>, !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
   gpu.barrier
-  %24 = xegpu.create_nd_tdesc %10[%16, %6] : memref<32x16xf32, slm> -> !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
-  %25 = xegpu.load_nd %24 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>> -> vector<4x16xf32>
+  %24 = xegpu.create_nd_tdesc %10[%16, %6] : memref<32x16xf32, slm> -> !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %25 = xegpu.load_nd %24 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<4x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>> -> vector<4x16xf32>
   gpu.barrier
   %26 = xegpu.create_nd_tdesc %y[%5, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<4x16xf32, #xegpu.layout<inst_data = [4, 16]>>
   xegpu.store_nd %25, %26 : vector<4x16xf32>, !xegpu.tensor_desc<4x16xf32, #xegpu.layout<inst_data = [4, 16]>>

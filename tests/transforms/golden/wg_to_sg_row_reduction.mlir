@@ -31,11 +31,11 @@ func.func @row_sums(%x: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, st
   %12 = xegpu.create_nd_tdesc %x[%5, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>>
   %13 = xegpu.load_nd %12 {layout = #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>> -> vector<16x16xf32>
   %14 = vector.multi_reduction <add> %13 [1] {layout = #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>} : vector<16x16xf32> into vector<16x1xf32>
-  %15 = xegpu.create_nd_tdesc %7[%5, %3] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
-  xegpu.store_nd %14, %15 : vector<16x1xf32>, !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
+  %15 = xegpu.create_nd_tdesc %7[%5, %3] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
+  xegpu.store_nd %14, %15 : vector<16x1xf32>, !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
   gpu.barrier
-  %16 = xegpu.create_nd_tdesc %7[%5, %10] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>>
-  %17 = xegpu.load_nd %16 {layout = #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>} : !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>> -> vector<16x4xf32>
+  %16 = xegpu.create_nd_tdesc %7[%5, %10] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>>
+  %17 = xegpu.load_nd %16 {layout = #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>} : !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>> -> vector<16x4xf32>
   %18 = vector.multi_reduction <add> %17 [1] {layout = #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>} : vector<16x4xf32> into vector<16x1xf32>
   %19 = vector.broadcast %18 [1] {layout = #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<16x1xf32> into vector<16x16xf32>
   %20 = xegpu.create_nd_tdesc %y[%5, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>>

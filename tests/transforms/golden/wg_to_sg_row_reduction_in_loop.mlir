@@ -37,11 +37,11 @@ func.func @row_sums(%x: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, st
     %14 = xegpu.create_nd_tdesc %x[%5, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>>
     %15 = xegpu.load_nd %14 {layout = #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<16x16xf32, #xegpu.layout<inst_data = [8, 16]>> -> vector<16x16xf32>
     %16 = vector.multi_reduction <add> %15 [1] {layout = #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>} : vector<16x16xf32> into vector<16x1xf32>
-    %17 = xegpu.create_nd_tdesc %7[%5, %3] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
-    xegpu.store_nd %16, %17 : vector<16x1xf32>, !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
+    %17 = xegpu.create_nd_tdesc %7[%5, %3] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
+    xegpu.store_nd %16, %17 : vector<16x1xf32>, !xegpu.tensor_desc<16x1xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>>
     gpu.barrier
-    %18 = xegpu.create_nd_tdesc %7[%5, %10] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>>
-    %19 = xegpu.load_nd %18 {layout = #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>} : !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>> -> vector<16x4xf32>
+    %18 = xegpu.create_nd_tdesc %7[%5, %10] : memref<32x4xf32, slm> -> !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>>
+    %19 = xegpu.load_nd %18 {layout = #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>} : !xegpu.tensor_desc<16x4xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [16, 4], lane_layout = [16, 1], lane_data = [1, 4]>> -> vector<16x4xf32>
     %20 = vector.multi_reduction <add> %19 [1] {layout = #xegpu.layout<inst_data = [16, 1], lane_layout = [16, 1], lane_data = [1, 1]>} : vector<16x4xf32> into vector<16x1xf32>
     gpu.barrier
     %21 = vector.broadcast %20 [1] {layout = #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<16x1xf32> into vector<16x16xf32>

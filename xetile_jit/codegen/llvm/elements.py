@@ -34,15 +34,22 @@ class Elements:
     def lanes(self):
         return self.context.lanes
 
-    def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None, origin: tuple | None = None):
+    def element(self, tdesc, row: ir.Value, col: ir.Value, valid=None, origin: tuple | None = None,
+                checked: bool | None = None):
         """The address of element (row, col) of the descriptor's block, clamped into the array, and whether
         the element really is inside it (and inside the block's `valid` part, when given). `origin`: the block's
-        (row, col), i64, where it is not the descriptor's (a block of a run's grid, codegen/cpu/pieces.py)."""
+        (row, col), i64, where it is not the descriptor's (a block of a run's grid, codegen/cpu/pieces.py). A
+        descriptor without boundary_check has each element of its block (its `valid` part) inside its memory: the
+        address as it is, tested against `valid` alone (none: the constant True, which the callers then do not
+        test; the driver reads and writes the lanes' consecutive elements as vectors), unless `checked` says
+        otherwise."""
         b = self.builder
         m = self.descriptors.memref(tdesc)
         inside = ir.Constant(ir.IntType(1), 1) if valid is None else in_block(b, row, col, valid)
         origin = origin or (self.descriptors.offset(tdesc, 1), self.descriptors.offset(tdesc, 0))
         row, col = b.add(origin[0], row), b.add(origin[1], col)
+        if not (tdesc.type.boundary_check if checked is None else checked):
+            return m.element_pointer(b, row, col), inside
         inside = b.and_(inside, b.and_(within(b, row, m.rows), within(b, col, m.cols)))
         return m.element_pointer(b, clamp(b, row, m.rows), clamp(b, col, m.cols)), inside
 
@@ -59,7 +66,11 @@ class Elements:
         """Element (row, col) of the block, or the padding outside the array."""
         b = self.builder
         dtype = op.result.type.dtype
-        address, inside = self.element(tdesc, row, col, origin=origin)
+        # a load reads every element, its block's padding past `valid` too: unchecked only without one
+        checked = tdesc.type.boundary_check or op.valid is not None
+        address, inside = self.element(tdesc, row, col, origin=origin, checked=checked)
+        if not checked:
+            return from_storage(b, b.load(address, name="element"), dtype)
         pad = ir.Constant(scalar_type(op.result.type), literal(op.padding, dtype))
         return b.select(inside, from_storage(b, b.load(address, name="element"), dtype), pad)  # named: tests find it
 
@@ -76,5 +87,9 @@ class Elements:
                       origin: tuple | None = None) -> None:
         """`item` into element (row, col) of the block when it lies in the array and the block's valid part."""
         address, inside = self.element(tdesc, row, col, op.valid, origin)
+        stored = to_storage(self.builder, item, op.operands[0].type.dtype)
+        if isinstance(inside, ir.Constant):
+            self.builder.store(stored, address)
+            return
         with self.builder.if_then(inside):
-            self.builder.store(to_storage(self.builder, item, op.operands[0].type.dtype), address)
+            self.builder.store(stored, address)

@@ -12,12 +12,12 @@ pieces both times unless the layout has subgroups share elements (sg_layout x sg
 op need no order among themselves (a store's sharing subgroups write the same values), which is why the pass
 does not run after wg-to-sg, where they are many accesses (a barrier between every two crashed OpenCL's CPU
 compiler). A loop whose body writes an array also orders its iterations (an iteration's offsets are another's
-plus the loop's steps: compared by descriptor). Different array arguments are taken not to alias (as C's `restrict`); shared local memory is
-ordered by the layout conversions' own barriers (`drop_repeated_barriers` removes one of ours that follows one
-of theirs with no memory access between). Which ops read or write memory, and through which operand, is what
-they declare (ir/effects.py). A branch (or a while loop) on a value that depends on the subgroup id runs in some
-subgroups only, so a barrier inside it would wait forever: such a branch is ordered as one access, with the barrier
-before it; inside, one subgroup runs its accesses in program order. Accesses through one scattered descriptor (a gather then
+plus the loop's steps: compared by descriptor). Different array arguments are taken not to alias (as C's
+`restrict`); shared local memory is ordered by the layout conversions' own barriers (needless_barriers.py then
+drops those that order nothing). Which ops read or write memory, and through which operand, is what they declare
+(ir/effects.py). A branch (or a while loop) on a value that depends on the subgroup id runs in some subgroups only,
+so a barrier inside it would wait forever: such a branch is ordered as one access, with the barrier before it;
+inside, one subgroup runs its accesses in program order. Accesses through one scattered descriptor (a gather then
 a scatter) are ordered too: their offsets need not keep to the subgroup's piece.
 
 User synchronization: `xetile.barrier()` is a gpu.barrier, so global accesses before it need no barrier of this
@@ -192,26 +192,6 @@ def insert_barriers(func: FuncOp) -> FuncOp:
     if workgroup_subgroups(func) > 1:
         Barriers(func).order(func.body, [])
     return func
-
-
-def drop_repeated_barriers(func: FuncOp) -> FuncOp:
-    """Subgroup-level `func` without the barriers that follow another in their block with no op between that
-    touches memory: the first already orders all there is."""
-    for block in [func.body] + [region.block for op in walk(func.body) for region in op.regions]:
-        quiet = False  # a barrier came before in the block, and no op since touched memory
-        for op in list(block.ops):
-            if isinstance(op, C.BarrierOp):
-                if quiet:
-                    op.erase()
-                quiet = True
-            elif touches_memory(op):
-                quiet = False
-    return func
-
-
-def touches_memory(op) -> bool:
-    """Whether `op` or an op in its regions has a memory effect (a loop or branch declares none of its own)."""
-    return not op.pure or any(not nested.pure for region in op.regions for nested in walk(region.block))
 
 
 def divergent_ops(block: Block, dependent: set[Value], inside: bool = False):

@@ -6,6 +6,7 @@ delivered in the grid an op needs (`pieces`).
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -135,7 +136,7 @@ class PiecewiseConversion(Conversion):
     def convert_CreateNdDescOp(self, op: G.CreateNdDescOp) -> None:
         base, *offsets = (self.one(v) for v in op.operands)
         grid = self.grid_of(op.result)
-        tdesc = G.TensorDescType(grid.shape, op.result.type.dtype, memory_space=op.result.type.memory_space)
+        tdesc = dataclasses.replace(op.result.type, shape=grid.shape, layout=None)
         pieces = []
         for piece in self.piece_offsets(grid):
             at = [self.add_index(whole, part) for whole, part in zip(offsets, piece)]

@@ -400,31 +400,32 @@ class WgToSg(PiecewiseConversion):
         if src.shape[axis] % span == 0 and src == self.grid_of(op.result):
             self.set(op.result, [self.emit(RollOp, piece, op.shift, axis, span).result for piece in self.get(v)])
         elif span == size or span % src.shape[axis] == 0:
-            self.set(op.result, self.rotated(v, op.shift, axis, span, self.grid_of(op.result)))
+            self.set(op.result, self.rotated(v, (op.shift,), axis, span, self.grid_of(op.result))[0])
         else:
             self.set(op.result, self.straddled(op))
 
-    def rotated(self, v: Value, shift: int, axis: int, span: int, out: Distribution) -> list[Value]:
-        """The pieces of `out` of `v` rotated by `shift` within runs of `span` that no piece straddles, through
-        SLM: each run held twice over in a row of twice its length, every piece of `v` stored at its place in its
-        run's first copy and in its second, and each piece of `out` loaded from `shift` before its own place in the
-        second copy."""
+    def rotated(self, v: Value, shifts: tuple[int, ...], axis: int, span: int, out: Distribution) -> list[list[Value]]:
+        """For each of `shifts`, the pieces of `out` of `v` rotated by it within runs of `span` that no piece
+        straddles, through SLM: each run held twice over in a row of twice its length, every piece of `v` stored
+        at its place in its run's first copy and in its second, and each piece of `out` loaded from the shift
+        before its own place in the second copy (one store of `v` for every shift)."""
         src, size = self.grid_of(v), v.type.shape[axis]
         slm = self.scratch(v.type.dtype, [2 * n if d == axis else n for d, n in enumerate(v.type.shape)])
         first_copy = [self.doubled(offsets, axis, span, size) for offsets in src.offsets]
         self.store_pieces(slm, self.get(v), first_copy)
         self.store_pieces(slm, self.get(v), [self.shifted(at, self.on_axis(axis, span)) for at in first_copy])
-        back = self.on_axis(axis, span - shift)
-        loads = [self.shifted(self.doubled(at, axis, span, size), back) for at in out.offsets]
-        return self.loaded_pieces(slm, loads, out.shape, v.type.dtype)
+        loads = [[self.shifted(self.doubled(at, axis, span, size), self.on_axis(axis, span - shift))
+                  for at in out.offsets] for shift in shifts]
+        pieces = self.loaded_pieces(slm, [at for each in loads for at in each], out.shape, v.type.dtype)
+        return [pieces[i * len(out.offsets):(i + 1) * len(out.offsets)] for i in range(len(shifts))]
 
     def straddled(self, op: RollOp) -> list[Value]:
         """The pieces of a roll whose runs they straddle: position p's element is p - shift's, or, in the first
         `shift` positions of its run, p - shift + span's; so each result piece selects, by its positions, from
-        the whole axis rotated by the shift and by the shift less the span (`rotated`, twice through SLM)."""
+        the whole axis rotated by the shift and by the shift less the span (`rotated`: one store, two loads)."""
         v, axis, grid = op.operands[0], op.axis, self.grid_of(op.result)
         size, layout = v.type.shape[axis], wg_layout(op.result).subgroup_level()
-        later, earlier = (self.rotated(v, shift % size, axis, size, grid) for shift in (op.shift, op.shift - op.span))
+        later, earlier = self.rotated(v, (op.shift, (op.shift - op.span) % size), axis, size, grid)
         results = []
         for offsets, late, early in zip(grid.offsets, later, earlier):
             positions = self.emit(C.IotaOp, offsets[axis], axis, grid.shape).result
@@ -468,7 +469,8 @@ class WgToSg(PiecewiseConversion):
 
     def loaded_pieces(self, slm: Value, offsets, shape, dtype) -> list[Value]:
         """Pieces of `shape` from `slm` at `offsets`, between two barriers: after the stores, and before the
-        buffer is rewritten if this runs again (in a loop)."""
+        buffer is rewritten (by the next exchange, or by this one in a loop's next iteration); needless_barriers.py
+        drops the second where another barrier comes first."""
         self.emit(C.BarrierOp)
         pieces = [self.slm_load(slm, at, shape, dtype) for at in offsets]
         self.emit(C.BarrierOp)
@@ -476,7 +478,9 @@ class WgToSg(PiecewiseConversion):
 
 
 def slm_tdesc_type(shape, dtype) -> G.TensorDescType:
-    return G.TensorDescType(tuple(shape), dtype, memory_space="slm")
+    """A descriptor of an exchange's SLM buffer: every piece stored or loaded lies inside it, so its accesses are
+    not tested against the buffer's bounds (TensorDescType.boundary_check)."""
+    return G.TensorDescType(tuple(shape), dtype, memory_space="slm", boundary_check=False)
 
 
 def set_layout(v: Value, layout: Layout) -> None:
