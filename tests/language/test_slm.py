@@ -172,7 +172,7 @@ def test_printed_ir_in_rfc_syntax():
     compiled = exchange.warmup(x, x.copy(), FENCE="global", target="numpy")
     assert_lines(compiled.asm["xetile"], """
         xegpu.fence {scope = workgroup, memory_kind = global}
-        gpu.barrier
+        gpu.barrier {by_user}
     """)
     xegpu = print_func(lower(compiled.func, "xegpu-wg")["xegpu-wg"])
     assert re.search(r"xegpu.create_nd_tdesc %0\[%\d+, %\d+\] : memref<32x32xf32, slm> -> "

@@ -723,7 +723,7 @@ class BarrierOp(Operation):
 
     @classmethod
     def parse(cls, p, name):
-        return cls("by_user" in p.attrs())
+        return cls(p.attrs().pop("by_user", None) is not None)
 
     def interpret(self, interp):
         interp.barrier()
