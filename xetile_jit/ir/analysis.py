@@ -7,6 +7,7 @@ from numbers import Integral
 
 from .core import FuncOp, Value, walk
 from .core_ops import BinaryOp, CastOp, ConstantOp, ForOp, IfOp, IndexCastOp, WhileOp
+from .types import MemRefType
 
 
 def viewed_array(memref: Value) -> Value:
@@ -15,6 +16,13 @@ def viewed_array(memref: Value) -> Value:
     while getattr(memref.owner, "views", False):
         memref = memref.owner.operands[0]
     return memref
+
+
+def accessed_arrays(bases: dict, operand: Value) -> frozenset:
+    """The arrays (or SLM allocations) an access through `operand` may touch, through their views: a memref is its
+    own base, a descriptor has those `sources` found for it (`bases`)."""
+    found = {operand} if isinstance(operand.type, MemRefType) else bases[operand]
+    return frozenset(viewed_array(base) for base in found)
 
 
 def wg_layout(v: Value):

@@ -637,8 +637,6 @@ def read_tensor_desc(p: Parser) -> TensorDescType:
         else:
             layout = p.layout()
     p.expect(">")
-    if cls is ScatterDescType:
-        return cls(shape, dtype, layout, fields.get("memory_space", "global"))
     return cls(shape, dtype, layout, fields.get("memory_space", "global"), fields.get("boundary_check", True))
 
 

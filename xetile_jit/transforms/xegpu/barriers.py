@@ -50,11 +50,11 @@ from dataclasses import dataclass
 from ...ir import core_ops as C
 from ...ir import xegpu_ops as G
 from ...ir import xegpu_scatter_ops as GS
-from ...ir.analysis import sources, viewed_array, workgroup_subgroups
+from ...ir.analysis import accessed_arrays, sources, workgroup_subgroups
 from ...ir import sync_ops as S
 from ...ir.core import Block, FuncOp, Value, walk
 from ...ir.effects import SLM, WRITE, memory_accesses, synchronizes
-from ...ir.types import MemRefType, SlmMemRefType
+from ...ir.types import SlmMemRefType
 from .places import Place, place_of
 
 
@@ -105,8 +105,7 @@ class Barriers:
                 found[tdesc] = found.get(tdesc, False) or effect.kind == WRITE
         out = []
         for tdesc, written in found.items():
-            bases = {tdesc} if isinstance(tdesc.type, MemRefType) else self.arrays[tdesc]  # memref.load: the array
-            arrays = frozenset(viewed_array(a) for a in bases if not isinstance(a.type, SlmMemRefType))
+            arrays = frozenset(a for a in accessed_arrays(self.arrays, tdesc) if not isinstance(a.type, SlmMemRefType))
             if arrays:
                 read_too = written and any(e.kind != WRITE for e, t in memory_accesses(op) if t is tdesc)
                 out.append(Access(tdesc, arrays, written, None if read_too else place_of(tdesc)))

@@ -7,13 +7,14 @@ such a barrier orders nothing, yet every one costs: each subgroup waits for the 
 compiler splits the kernel at each barrier, saving every value live across it (a tree of rolls through SLM, the
 argmax over 48 rows of two subgroups, built in 9 s with 20 barriers; docs/performance.md "Driver builds").
 
-The kernel's own barriers (`barrier()`) stay as written. A barrier in a block orders the accesses since the barrier before it that stays (`earlier`) against those up to the
-next barrier (`later`): it is needless when no access of one conflicts with an access of the other. Two accesses
-conflict when one writes and they may touch the same memory: the same SLM allocation, or the same global array
-(different array arguments are taken not to alias, as the workgroup level takes them). What the window cannot see
-counts as conflicting: an op with regions that touches memory, a fence or a barrier in it, and, in a loop's or a
-branch's block, whatever lies before its first barrier or after its last (another iteration's, or the enclosing
-block's). Ops declare their effects (ir/effects.py); which memory an access touches is its descriptor's base.
+The kernel's own barriers (`barrier()`) stay as written. A barrier in a block orders the accesses since the
+barrier before it that stays (`earlier`) against those up to the next barrier (`later`): it is needless when no
+access of one conflicts with an access of the other. Two accesses conflict when one writes and they may touch the
+same memory: the same SLM allocation, or the same global array (different array arguments are taken not to alias,
+as the workgroup level takes them). What the window cannot see counts as conflicting: an op with regions that
+touches memory, a fence or a barrier in it, and, in a loop's or a branch's block, whatever lies before its first
+barrier or after its last (another iteration's, or the enclosing block's). Ops declare their effects
+(ir/effects.py); which memory an access touches is its descriptor's base (analysis.accessed_arrays).
 """
 from __future__ import annotations
 
@@ -22,10 +23,9 @@ from dataclasses import dataclass
 from ...ir import core_ops as C
 from ...ir import xegpu_ops as G
 from ...ir import xegpu_scatter_ops as GS
-from ...ir.analysis import sources, viewed_array
-from ...ir.core import Block, FuncOp, Value, walk
+from ...ir.analysis import accessed_arrays, sources
+from ...ir.core import Block, FuncOp, walk
 from ...ir.effects import ALLOC, PREFETCH, READ, WRITE, memory_accesses
-from ...ir.types import MemRefType
 
 UNSEEN = None  # an access the window cannot place: it conflicts with every access
 
@@ -86,13 +86,9 @@ class NeedlessBarriers:
             return [UNSEEN] if any(nested.effects for region in op.regions for nested in walk(region.block)) else []
         if any(e.kind not in (READ, WRITE, ALLOC, PREFETCH) for e in op.effects):
             return [UNSEEN]
-        return [Touch(self.memory(operand), effect.kind == WRITE) if self.memory(operand) else UNSEEN
-                for effect, operand in memory_accesses(op)]
-
-    def memory(self, operand: Value) -> frozenset:
-        """The arrays and SLM allocations `operand` (a descriptor or a memref) may address; empty if unknown."""
-        bases = {operand} if isinstance(operand.type, MemRefType) else self.bases.get(operand, frozenset())
-        return frozenset(viewed_array(base) for base in bases)
+        touched = [(accessed_arrays(self.bases, operand), effect.kind == WRITE)
+                   for effect, operand in memory_accesses(op)]
+        return [Touch(memory, written) if memory else UNSEEN for memory, written in touched]
 
 
 def drop_needless_barriers(func: FuncOp) -> FuncOp:
