@@ -154,6 +154,44 @@ def test_reshape_buffer_counts_against_the_targets_slm():
         lower(func, "xegpu-sg", target="xe-hpg")
 
 
+@xetile.kernel
+def reshape_flip_reshape(x, y, M: xetile.constexpr, N: xetile.constexpr):
+    w = (xetile.load_tile(xetile.init_tile(x, [0, 0], [M, N])) + 1.0).reshape([N, M])
+    xetile.store_tile(xetile.init_tile(y, [0, 0], [M, N]), xetile.flip(w * 2.0, 0).reshape([M, N]))
+
+
+def exchanges_at_sg_level(target: str, x: np.ndarray):
+    func = reshape_flip_reshape.warmup(x, x.copy(), M=64, N=256, target="numpy").func
+    return lower(func, "xegpu-sg", target=target)["xegpu-sg"]
+
+
+@pytest.mark.parametrize("target, buffers, barriers", [("xe-hpc", 2, 3), ("xe-hpg", 1, 5)])
+def test_exchanges_take_two_scratch_buffers_in_turns_where_they_fit(rng, target, buffers, barriers):
+    """A reshape, a flip and a reshape of a 64x256 f32 value (64 KiB), each an exchange through SLM: on xe-hpc (128
+    KiB of SLM) they take two scratch buffers in turns, so an exchange's stores need no barrier after the loads of
+    the one before (one barrier an exchange); on xe-hpg (64 KiB) all take one buffer, and those barriers stay. The
+    interpreter at the subgroup level, checking for races, agrees with numpy."""
+    x = rand(rng, (64, 256), np.float32)
+    sg = exchanges_at_sg_level(target, x)
+    text = print_func(sg)
+    assert text.count("memref.alloc() {layout_conversion} : memref<1x16384xf32, slm>") == buffers
+    assert text.count("gpu.barrier") == barriers
+    y = np.zeros_like(x)
+    run_ir(sg, (1, 1, 1), [x, y], check=True)
+    np.testing.assert_array_equal(y, np.flip((x + 1.0).reshape(256, 64) * 2.0, 0).reshape(64, 256))
+
+
+def test_one_scratch_buffer_needs_the_barrier_after_each_exchange(rng):
+    """With one scratch buffer, the flip's stores rewrite what other subgroups load in the reshape before it: the
+    checking interpreter finds the race once the barrier between them is gone."""
+    x = rand(rng, (64, 256), np.float32)
+    sg = exchanges_at_sg_level("xe-hpg", x)
+    barriers = [op for op in sg.body.ops if op.name == "gpu.barrier"]
+    barriers[1].erase()  # after the first reshape's loads, before the flip's stores
+    with pytest.raises(xetile.InterpretCheckError, match="data race"):
+        run_ir(sg, (1, 1, 1), [x, np.zeros_like(x)], check=True)
+
+
 def test_appendix_2_2_row_sum_exchanges_only_partial_sums():
     """Tutorial 7 at the RFC's 256x256 tile: each subgroup sums its 32x64 piece of C to 32x1; the four subgroups
     of a row band exchange these through SLM, 256 rows x 4 x 4 bytes = 4 KiB (converting C to whole rows took

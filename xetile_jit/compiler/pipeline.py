@@ -11,13 +11,11 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..errors import CompilationError
 from ..ir.core import FuncOp, walk
-from ..ir.core_ops import SlmAllocOp
 from ..ir.debug_ops import DeviceAssertOp
 from ..ir.simt_ops import SimtDpasOp
 from ..toolchain import isa_stats, ocloc
-from ..target.code_budget import check_code_size, check_registers, type_bytes
+from ..target.code_budget import check_code_size, check_registers, check_slm, slm_bytes
 from ..codegen.spirv import emit_spirv
 from ..codegen.backends import lower_to_llvm
 from ..ir.printer import print_func
@@ -142,23 +140,6 @@ def drop_device_asserts(func: FuncOp) -> FuncOp:
     for op in [op for op in walk(func.body) if isinstance(op, DeviceAssertOp)]:
         op.erase()
     return func
-
-
-def slm_bytes(func: FuncOp) -> tuple[int, int]:
-    """The kernel's shared local memory in bytes: its alloc_slm buffers', and all (the layout conversions' too)."""
-    sizes = [(op.by_user, type_bytes(op.result.type)) for op in walk(func.body) if isinstance(op, SlmAllocOp)]
-    return sum(size for by_user, size in sizes if by_user), sum(size for _, size in sizes)
-
-
-def check_slm(func: FuncOp, target: Target) -> None:
-    """The kernel's shared local memory (its alloc_slm buffers and the layout conversions') must fit the target's."""
-    user, used = slm_bytes(func)
-    if used > target.slm_bytes:
-        raise CompilationError(f"kernel {func.sym_name}: needs {used} bytes of shared local memory ({user} in "
-                               f"alloc_slm buffers, {used - user} for layout conversions); target {target.name} "
-                               f"has {target.slm_bytes} [SLM per workgroup fits the target's slm_bytes]. Use "
-                               "smaller buffers or workgroup tiles, or layouts that keep a reduced dimension inside "
-                               "each subgroup (sg_layout 1 along it)", func.loc)
 
 
 def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None,

@@ -1,5 +1,5 @@
 """Size limits a kernel must keep (a 4096x4096 f32 tile took 320 s and 8 GB to compile, and the
-driver's build of a 256x256 tile per subgroup did not finish in 300 s). Both raise CompilationError naming the
+driver's build of a 256x256 tile per subgroup did not finish in 300 s). Each raises CompilationError naming the
 rule:
 
 * the register budget: a value one subgroup holds (a vector of the subgroup-level IR, i.e. after layout
@@ -10,6 +10,7 @@ rule:
   names the op's source line. The numpy interpreter generates no code and takes any tile.
 * the code cap: the LLVM IR of a kernel has at most MAX_LLVM_INSTRUCTIONS instructions (the tutorial GEMM has
   about 9,100).
+* the shared local memory: a kernel's SLM buffers (its own and wg-to-sg's exchanges') fit the target's slm_bytes.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from llvmlite import ir
 
 from ..errors import CompilationError
 from ..ir.core import FuncOp, walk
+from ..ir.core_ops import SlmAllocOp
 from ..ir.types import VectorType
 from .targets import Target
 
@@ -53,6 +55,23 @@ def check_registers(func: FuncOp, target: Target) -> None:
                     f"GRF x {target.grf_bytes} B) = {budget // 1024} KiB per value. Use smaller tiles or spread "
                     "them over more subgroups (the launch option num_subgroups=, or layout=xetile.Layout(sg_layout, "
                     "sg_data))", op.loc)
+
+
+def slm_bytes(func: FuncOp) -> tuple[int, int]:
+    """The kernel's shared local memory in bytes: its alloc_slm buffers', and all (the layout conversions' too)."""
+    sizes = [(op.by_user, type_bytes(op.result.type)) for op in walk(func.body) if isinstance(op, SlmAllocOp)]
+    return sum(size for by_user, size in sizes if by_user), sum(size for _, size in sizes)
+
+
+def check_slm(func: FuncOp, target: Target) -> None:
+    """The kernel's shared local memory (its alloc_slm buffers and the layout conversions') must fit the target's."""
+    user, used = slm_bytes(func)
+    if used > target.slm_bytes:
+        raise CompilationError(f"kernel {func.sym_name}: needs {used} bytes of shared local memory ({user} in "
+                               f"alloc_slm buffers, {used - user} for layout conversions); target {target.name} "
+                               f"has {target.slm_bytes} [SLM per workgroup fits the target's slm_bytes]. Use "
+                               "smaller buffers or workgroup tiles, or layouts that keep a reduced dimension inside "
+                               "each subgroup (sg_layout 1 along it)", func.loc)
 
 
 def check_code_size(module: ir.Module, kernel: str) -> None:

@@ -6,10 +6,13 @@ owns offsets (j_i * D_i + r * L_i * D_i) mod W_i for r < max(1, W_i / (L_i * D_i
 L_i * D_i exceeds W_i the assignment wraps and subgroups share data, and D_i == W_i broadcasts it to all.
 Ops then apply piece by piece. convert_layout goes through shared local memory between two barriers, as does a
 vector.shape_cast that moves elements between rows (stored through a view of an SLM buffer in the source's shape,
-loaded through one in the result's), and the value shape ops (these exchanges share one scratch buffer): a slice loads its pieces from the buffer shifted by its offsets,
+loaded through one in the result's), and the value shape ops: a slice loads its pieces from the buffer shifted by its offsets,
 a concat stores its second operand shifted by the first's extent, a flip stores each piece flipped (in the
 subgroup's registers) at its mirrored offset. A roll rotates each piece in the subgroup's registers where the
 pieces hold the whole axis, else stores them twice, one axis size apart, and loads from the shifted offsets.
+Two such exchanges in a row take different scratch buffers (a dtype's second where both are of one dtype:
+`scratch_buffer`), so only the barrier after an exchange's stores orders anything (needless_barriers.py drops the
+one after its loads).
 An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
 which shares the old values through shared local memory when they are used. A reduction over dims
 split between subgroups, or whose result has a layout of its own (not its input's with sg_data 1 along the
@@ -36,6 +39,7 @@ from ...ir.shape_ops import ConcatOp, FlipOp, MemRefReinterpretCastOp, RollOp, S
 from ...ir.types import IndexType, SlmMemRefType, VectorType
 from ...ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
+from ...target.code_budget import slm_bytes
 from ...target.targets import Target
 
 
@@ -61,7 +65,8 @@ class WgToSg(PiecewiseConversion):
         self.constants: dict = {}  # index constants and prologue arithmetic, each emitted once
         self.indices: dict = {}
         self.distributions: dict = {}
-        self.scratch_buffers: dict = {}  # dtype -> the SlmAllocOp of the exchanges' scratch buffer (scratch)
+        self.scratch_buffers: dict = {}  # dtype -> its one or two scratch SlmAllocOps (scratch_buffer)
+        self.last_scratch = None  # the SlmAllocOp the last exchange through a scratch buffer took
         self.used = {v for op in walk(func.body) for v in op.operands}
         # the ops a loop may run again: an SLM buffer of their own is rewritten by the next iteration
         self.repeated = {nested for op in walk(func.body) if isinstance(op, (C.ForOp, C.WhileOp))
@@ -71,6 +76,7 @@ class WgToSg(PiecewiseConversion):
         super().run()
         for i, op in enumerate(list(self.prologue.ops)):
             self.new.body.insert(i, op.detach())
+        self.fit_scratch()
         self.new.num_subgroups = self.subgroups
         self.subgroup_layouts()
         return self.new
@@ -246,19 +252,44 @@ class WgToSg(PiecewiseConversion):
     def slm(self, dtype, shape) -> Value:
         return self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=tuple(shape))).result
 
-    def scratch(self, dtype, shape) -> Value:
-        """A row-major view in `shape` of the workgroup's one scratch buffer of `dtype`, which the exchanges of
-        reshapes and value shape ops share: each ends with a barrier after its last load, so the next may
-        overwrite it (all of a kernel's exchanges take one buffer, of its largest value)."""
-        count, (rows, cols) = math.prod(shape), shape
-        alloc = self.scratch_buffers.get(dtype)
+    def scratch_buffer(self, dtype, count: int) -> C.SlmAllocOp:
+        """The scratch buffer of `dtype`, of `count` elements at least, for the next exchange of a reshape or value
+        shape op: the dtype's first buffer, or its second where the exchange just before took the first, so that an
+        exchange's stores never rewrite what the one before is loading and the barrier after those loads orders
+        nothing (exchanges of two dtypes in turns take one buffer each). Each buffer holds the largest value that
+        takes it."""
+        taken = self.scratch_buffers.setdefault(dtype, [])
+        alloc = next((alloc for alloc in taken if alloc is not self.last_scratch), None)
         if alloc is None:
             alloc = self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=(1, count)))
-            self.scratch_buffers[dtype] = alloc
+            taken.append(alloc)
         elif count > alloc.result.type.shape[1]:
             alloc.result.type = dataclasses.replace(alloc.result.type, shape=(1, count))
+        self.last_scratch = alloc
+        return alloc
+
+    def view(self, alloc: C.SlmAllocOp, shape) -> Value:
+        """A row-major view in `shape` of scratch buffer `alloc`."""
+        rows, cols = shape
         return self.early.create(MemRefReinterpretCastOp, alloc.result, [self.const(rows), self.const(cols)],
                                  [self.const(cols), self.const(1)], shape=(rows, cols)).result
+
+    def scratch(self, dtype, shape) -> Value:
+        """A view in `shape` of the next exchange's scratch buffer (`scratch_buffer`)."""
+        return self.view(self.scratch_buffer(dtype, math.prod(shape)), shape)
+
+    def fit_scratch(self) -> None:
+        """Where the kernel's shared local memory with two scratch buffers a dtype exceeds the target's, each
+        dtype's exchanges take its first buffer alone (then the barriers after their loads order the next
+        exchange's stores, and stay)."""
+        if slm_bytes(self.new)[1] <= self.target.slm_bytes:
+            return
+        for first, *second in self.scratch_buffers.values():
+            for alloc in second:
+                shape = (1, max(first.result.type.shape[1], alloc.result.type.shape[1]))
+                first.result.type = dataclasses.replace(first.result.type, shape=shape)
+                alloc.result.replace_all_uses_with(first.result)
+                alloc.erase()
 
     def slm_store(self, slm: Value, value: Value, offsets) -> None:
         tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(value.type.shape, value.type.dtype))
@@ -359,8 +390,8 @@ class WgToSg(PiecewiseConversion):
         buffer in the source's shape, then loads its pieces of the result from a view in the result's shape (one
         row-major buffer, so the same elements in the same order)."""
         v = op.operands[0]
-        self.exchange(v, op.result, self.scratch(v.type.dtype, v.type.shape),
-                      self.scratch(v.type.dtype, op.result.type.shape))
+        buffer = self.scratch_buffer(v.type.dtype, math.prod(v.type.shape))
+        self.exchange(v, op.result, self.view(buffer, v.type.shape), self.view(buffer, op.result.type.shape))
 
     @converts(SliceOp)
     def convert_SliceOp(self, op: SliceOp) -> None:

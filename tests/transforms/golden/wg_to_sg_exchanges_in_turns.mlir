@@ -1,0 +1,70 @@
+// RUN: wg-to-sg
+// Three rolls of the whole axis (24 rows in two subgroups of 12) in a row, each through SLM: the axis stored twice
+// over, a barrier, each subgroup's rows loaded from the shift before them, a barrier. The exchanges take the f32
+// scratch buffers in turns (%7, then %15, then %7 again), so the second roll's stores go to the buffer the first's
+// loads do not read, and only the barrier after each roll's stores orders anything (drop-needless-barriers drops the
+// others: drop_needless_barriers_in_turns.mlir). Each buffer holds 48x16 f32, a roll's doubled axis.
+func.func @three_rolls(%x: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, strided<[?, 1]>>) attributes {LAYOUT = #xetile.wg_map<sg_layout = [2, 1], sg_data = [12, 16]>} {
+  %0 = arith.constant 0 : index
+  %1 = xegpu.create_nd_tdesc %x[%0, %0] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<24x16xf32, #xegpu.layout<sg_layout = [2, 1], sg_data = [12, 16], inst_data = [4, 16]>>
+  %2 = xegpu.load_nd %1 {layout = #xegpu.layout<sg_layout = [2, 1], sg_data = [12, 16], inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<24x16xf32, #xegpu.layout<sg_layout = [2, 1], sg_data = [12, 16], inst_data = [4, 16]>> -> vector<24x16xf32>
+  %3 = xetile.roll %2 {shift = 4, axis = 0, layout = #xegpu.layout<sg_layout = [2, 1], sg_data = [12, 16], inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<24x16xf32> to vector<24x16xf32>
+  %4 = xetile.roll %3 {shift = 8, axis = 0, layout = #xegpu.layout<sg_layout = [2, 1], sg_data = [12, 16], inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<24x16xf32> to vector<24x16xf32>
+  %5 = xetile.roll %4 {shift = 12, axis = 0, layout = #xegpu.layout<sg_layout = [2, 1], sg_data = [12, 16], inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<24x16xf32> to vector<24x16xf32>
+  %6 = xegpu.create_nd_tdesc %y[%0, %0] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<24x16xf32, #xegpu.layout<sg_layout = [2, 1], sg_data = [12, 16], inst_data = [4, 16]>>
+  xegpu.store_nd %5, %6 : vector<24x16xf32>, !xegpu.tensor_desc<24x16xf32, #xegpu.layout<sg_layout = [2, 1], sg_data = [12, 16], inst_data = [4, 16]>>
+  func.return
+}
+// -----
+func.func @three_rolls(%x: memref<?x?xf32, strided<[?, 1]>>, %y: memref<?x?xf32, strided<[?, 1]>>) attributes {LAYOUT = #xetile.wg_map<sg_layout = [2, 1], sg_data = [12, 16]>, num_subgroups = 2} {
+  %0 = gpu.subgroup_id : index
+  %1 = arith.constant 1 : index
+  %2 = arith.divsi %0, %1 : index
+  %3 = arith.remsi %0, %1 : index
+  %4 = arith.constant 12 : index
+  %5 = arith.muli %2, %4 : index
+  %6 = arith.constant 0 : index
+  %7 = memref.alloc() {layout_conversion} : memref<1x768xf32, slm>
+  %8 = arith.constant 48 : index
+  %9 = arith.constant 16 : index
+  %10 = memref.reinterpret_cast %7 to sizes: [%8, %9], strides: [%9, %1] : memref<1x768xf32, slm> to memref<48x16xf32, slm>
+  %11 = arith.constant 24 : index
+  %12 = arith.addi %5, %11 : index
+  %13 = arith.constant 20 : index
+  %14 = arith.addi %5, %13 : index
+  %15 = memref.alloc() {layout_conversion} : memref<1x768xf32, slm>
+  %16 = memref.reinterpret_cast %15 to sizes: [%8, %9], strides: [%9, %1] : memref<1x768xf32, slm> to memref<48x16xf32, slm>
+  %17 = arith.addi %5, %9 : index
+  %18 = memref.reinterpret_cast %7 to sizes: [%8, %9], strides: [%9, %1] : memref<1x768xf32, slm> to memref<48x16xf32, slm>
+  %19 = arith.addi %5, %4 : index
+  %20 = arith.constant 0 : index
+  %21 = xegpu.create_nd_tdesc %x[%5, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<12x16xf32, #xegpu.layout<inst_data = [4, 16]>>
+  %22 = xegpu.load_nd %21 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<12x16xf32, #xegpu.layout<inst_data = [4, 16]>> -> vector<12x16xf32>
+  %23 = xegpu.create_nd_tdesc %10[%5, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  xegpu.store_nd %22, %23 : vector<12x16xf32>, !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %24 = xegpu.create_nd_tdesc %10[%12, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  xegpu.store_nd %22, %24 : vector<12x16xf32>, !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  gpu.barrier
+  %25 = xegpu.create_nd_tdesc %10[%14, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %26 = xegpu.load_nd %25 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>> -> vector<12x16xf32>
+  gpu.barrier
+  %27 = xegpu.create_nd_tdesc %16[%5, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  xegpu.store_nd %26, %27 : vector<12x16xf32>, !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %28 = xegpu.create_nd_tdesc %16[%12, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  xegpu.store_nd %26, %28 : vector<12x16xf32>, !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  gpu.barrier
+  %29 = xegpu.create_nd_tdesc %16[%17, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %30 = xegpu.load_nd %29 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>> -> vector<12x16xf32>
+  gpu.barrier
+  %31 = xegpu.create_nd_tdesc %18[%5, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  xegpu.store_nd %30, %31 : vector<12x16xf32>, !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %32 = xegpu.create_nd_tdesc %18[%12, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  xegpu.store_nd %30, %32 : vector<12x16xf32>, !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  gpu.barrier
+  %33 = xegpu.create_nd_tdesc %18[%19, %6] : memref<48x16xf32, slm> -> !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>>
+  %34 = xegpu.load_nd %33 {layout = #xegpu.layout<inst_data = [4, 16], lane_layout = [1, 16], lane_data = [1, 1]>} : !xegpu.tensor_desc<12x16xf32, #xegpu.block_tdesc_attr<memory_space = slm, boundary_check = false>, #xegpu.layout<inst_data = [8, 16], lane_layout = [1, 16], lane_data = [1, 1]>> -> vector<12x16xf32>
+  gpu.barrier
+  %35 = xegpu.create_nd_tdesc %y[%5, %6] : memref<?x?xf32, strided<[?, 1]>> -> !xegpu.tensor_desc<12x16xf32, #xegpu.layout<inst_data = [4, 16]>>
+  xegpu.store_nd %34, %35 : vector<12x16xf32>, !xegpu.tensor_desc<12x16xf32, #xegpu.layout<inst_data = [4, 16]>>
+  func.return
+}
