@@ -17,6 +17,8 @@ from xetile_jit.ir.verifier import verify
 from xetile_jit.target.targets import get_target
 from xetile_jit.transforms.xegpu.barriers import insert_barriers
 from xetile_jit.transforms.xegpu.blocking import block
+from xetile_jit.transforms.xegpu.exchange_buffers import share_exchange_buffers
+from xetile_jit.transforms.xegpu.exchange_stores import hoist_exchange_stores
 from xetile_jit.transforms.xegpu.lane_distribution import distribute_lanes
 from xetile_jit.transforms.xegpu.lane_gather_folding import fold_lane_gathers
 from xetile_jit.transforms.xegpu.needless_barriers import drop_needless_barriers
@@ -43,7 +45,9 @@ PASSES = {
     "xetile-to-xegpu": lambda func, target, options: xetile_to_xegpu(func),
     "insert-barriers": lambda func, target, options: insert_barriers(func),
     "wg-to-sg": lambda func, target, options: wg_to_sg(func, target),
+    "hoist-exchange-stores": lambda func, target, options: hoist_exchange_stores(func),
     "drop-needless-barriers": lambda func, target, options: drop_needless_barriers(func),
+    "share-exchange-buffers": lambda func, target, options: share_exchange_buffers(func),
     "block": lambda func, target, options: block(func, target),
     "distribute-lanes": lambda func, target, options: distribute_lanes(func, target),
     "fold-lane-gathers": lambda func, target, options: fold_lane_gathers(func),

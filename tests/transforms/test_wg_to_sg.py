@@ -166,11 +166,12 @@ def exchanges_at_sg_level(target: str, x: np.ndarray):
 
 
 @pytest.mark.parametrize("target, buffers, barriers", [("xe-hpc", 2, 3), ("xe-hpg", 1, 5)])
-def test_exchanges_take_two_scratch_buffers_in_turns_where_they_fit(rng, target, buffers, barriers):
-    """A reshape, a flip and a reshape of a 64x256 f32 value (64 KiB), each an exchange through SLM: on xe-hpc (128
-    KiB of SLM) they take two scratch buffers in turns, so an exchange's stores need no barrier after the loads of
-    the one before (one barrier an exchange); on xe-hpg (64 KiB) all take one buffer, and those barriers stay. The
-    interpreter at the subgroup level, checking for races, agrees with numpy."""
+def test_exchange_buffers_merge_where_no_window_holds_two(rng, target, buffers, barriers):
+    """A reshape, a flip and a reshape of a 64x256 f32 value (64 KiB), each an exchange through SLM with a buffer of
+    its own, each exchange's values the one before's: one barrier an exchange, between its stores and its loads,
+    and the first's and the third's buffers, which that barrier between them keeps apart, merge. On xe-hpc (128 KiB
+    of SLM) two buffers; on xe-hpg (64 KiB) they do not fit, so every exchange takes one buffer, with a barrier
+    after its loads too. The interpreter at the subgroup level, checking for races, agrees with numpy."""
     x = rand(rng, (64, 256), np.float32)
     sg = exchanges_at_sg_level(target, x)
     text = print_func(sg)

@@ -27,6 +27,8 @@ from ..transforms.xegpu.barriers import check_divergent_barriers, check_named_ba
 from ..transforms.xegpu.blocking import block
 from ..transforms.xegpu.lane_distribution import distribute_lanes
 from ..transforms.xegpu.lane_gather_folding import fold_lane_gathers
+from ..transforms.xegpu.exchange_buffers import share_exchange_buffers
+from ..transforms.xegpu.exchange_stores import hoist_exchange_stores
 from ..transforms.xegpu.needless_barriers import drop_needless_barriers
 from ..transforms.xegpu.wg_to_sg import wg_to_sg
 from ..transforms.xetile.float8_mma import upconvert_float8_mma
@@ -73,8 +75,14 @@ def xegpu_workgroup(func: FuncOp, target: Target, options: StageOptions) -> Func
 
 
 def xegpu_subgroup(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:
-    """Subgroup-level XeGPU IR, without the barriers that order no conflicting accesses."""
-    return drop_needless_barriers(wg_to_sg(func, target))
+    """Subgroup-level XeGPU IR: each exchange through a buffer of its own, its stores as early as their values allow,
+    without the barriers that order no conflicting accesses, the buffers that no barrier window shares merged; where
+    they still outgrow the target's shared local memory, every exchange of a dtype through one buffer (barriers
+    between them)."""
+    sg = share_exchange_buffers(drop_needless_barriers(hoist_exchange_stores(wg_to_sg(func, target))))
+    if slm_bytes(sg)[1] <= target.slm_bytes:
+        return sg
+    return drop_needless_barriers(wg_to_sg(func, target, shared_scratch=True))
 
 
 def xegpu_blocked(func: FuncOp, target: Target, options: StageOptions) -> FuncOp:

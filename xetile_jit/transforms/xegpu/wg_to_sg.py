@@ -10,9 +10,10 @@ loaded through one in the result's), and the value shape ops: a slice loads its 
 a concat stores its second operand shifted by the first's extent, a flip stores each piece flipped (in the
 subgroup's registers) at its mirrored offset. A roll rotates each piece in the subgroup's registers where the
 pieces hold the whole axis, else stores them twice, one axis size apart, and loads from the shifted offsets.
-Two such exchanges in a row take different scratch buffers (a dtype's second where both are of one dtype:
-`scratch_buffer`), so only the barrier after an exchange's stores orders anything (needless_barriers.py drops the
-one after its loads).
+Each such exchange takes a scratch buffer of its own, so that later passes move its stores past other exchanges'
+barriers (exchange_stores.py), drop the barriers that then order nothing (needless_barriers.py) and let the buffers
+that no window shares share memory (exchange_buffers.py); with `shared_scratch` (where those buffers outgrow the
+target's shared local memory: compiler/pipeline.py) all exchanges of a dtype take one buffer, of its largest value.
 An atomic on data that several subgroups share (a tile or a #scatter tile) is done by the first of them only,
 which shares the old values through shared local memory when they are used. A reduction over dims
 split between subgroups, or whose result has a layout of its own (not its input's with sg_data 1 along the
@@ -39,7 +40,6 @@ from ...ir.shape_ops import ConcatOp, FlipOp, MemRefReinterpretCastOp, RollOp, S
 from ...ir.types import IndexType, SlmMemRefType, VectorType
 from ...ir.verifier import verify
 from .piecewise import Grid, PiecewiseConversion
-from ...target.code_budget import slm_bytes
 from ...target.targets import Target
 
 
@@ -55,7 +55,7 @@ class WgToSg(PiecewiseConversion):
     # a convert_layout between subgroups is gone after this pass; one within a subgroup (instruction blocks only)
     # is left for blocking
 
-    def __init__(self, func: FuncOp, target: Target):
+    def __init__(self, func: FuncOp, target: Target, shared_scratch: bool = False):
         super().__init__(func)
         self.target = target
         self.subgroups = workgroup_subgroups(func)
@@ -65,8 +65,8 @@ class WgToSg(PiecewiseConversion):
         self.constants: dict = {}  # index constants and prologue arithmetic, each emitted once
         self.indices: dict = {}
         self.distributions: dict = {}
-        self.scratch_buffers: dict = {}  # dtype -> its one or two scratch SlmAllocOps (scratch_buffer)
-        self.last_scratch = None  # the SlmAllocOp the last exchange through a scratch buffer took
+        self.shared_scratch = shared_scratch
+        self.scratch_buffers: dict = {}  # dtype -> its one scratch SlmAllocOp, with shared_scratch
         self.used = {v for op in walk(func.body) for v in op.operands}
         # the ops a loop may run again: an SLM buffer of their own is rewritten by the next iteration
         self.repeated = {nested for op in walk(func.body) if isinstance(op, (C.ForOp, C.WhileOp))
@@ -76,7 +76,6 @@ class WgToSg(PiecewiseConversion):
         super().run()
         for i, op in enumerate(list(self.prologue.ops)):
             self.new.body.insert(i, op.detach())
-        self.fit_scratch()
         self.new.num_subgroups = self.subgroups
         self.subgroup_layouts()
         return self.new
@@ -254,18 +253,13 @@ class WgToSg(PiecewiseConversion):
 
     def scratch_buffer(self, dtype, count: int) -> C.SlmAllocOp:
         """The scratch buffer of `dtype`, of `count` elements at least, for the next exchange of a reshape or value
-        shape op: the dtype's first buffer, or its second where the exchange just before took the first, so that an
-        exchange's stores never rewrite what the one before is loading and the barrier after those loads orders
-        nothing (exchanges of two dtypes in turns take one buffer each). Each buffer holds the largest value that
-        takes it."""
-        taken = self.scratch_buffers.setdefault(dtype, [])
-        alloc = next((alloc for alloc in taken if alloc is not self.last_scratch), None)
+        shape op: a new one, or with `shared_scratch` the dtype's one, which holds the largest value that takes it."""
+        alloc = self.scratch_buffers.get(dtype) if self.shared_scratch else None
         if alloc is None:
             alloc = self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=(1, count)))
-            taken.append(alloc)
+            self.scratch_buffers[dtype] = alloc
         elif count > alloc.result.type.shape[1]:
             alloc.result.type = dataclasses.replace(alloc.result.type, shape=(1, count))
-        self.last_scratch = alloc
         return alloc
 
     def view(self, alloc: C.SlmAllocOp, shape) -> Value:
@@ -277,19 +271,6 @@ class WgToSg(PiecewiseConversion):
     def scratch(self, dtype, shape) -> Value:
         """A view in `shape` of the next exchange's scratch buffer (`scratch_buffer`)."""
         return self.view(self.scratch_buffer(dtype, math.prod(shape)), shape)
-
-    def fit_scratch(self) -> None:
-        """Where the kernel's shared local memory with two scratch buffers a dtype exceeds the target's, each
-        dtype's exchanges take its first buffer alone (then the barriers after their loads order the next
-        exchange's stores, and stay)."""
-        if slm_bytes(self.new)[1] <= self.target.slm_bytes:
-            return
-        for first, *second in self.scratch_buffers.values():
-            for alloc in second:
-                shape = (1, max(first.result.type.shape[1], alloc.result.type.shape[1]))
-                first.result.type = dataclasses.replace(first.result.type, shape=shape)
-                alloc.result.replace_all_uses_with(first.result)
-                alloc.erase()
 
     def slm_store(self, slm: Value, value: Value, offsets) -> None:
         tile = self.emit(G.CreateNdDescOp, slm, list(offsets), slm_tdesc_type(value.type.shape, value.type.dtype))
@@ -526,8 +507,7 @@ def has_layout(v: Value) -> bool:
     return isinstance(v.type, (VectorType, G.TensorDescType))
 
 
-def wg_to_sg(func: FuncOp, target: Target) -> FuncOp:
-    new = WgToSg(func, target).run()
+def wg_to_sg(func: FuncOp, target: Target, shared_scratch: bool = False) -> FuncOp:
+    new = WgToSg(func, target, shared_scratch).run()
     verify(new)
     return new
-
