@@ -35,7 +35,9 @@ def windows(func: FuncOp, accesses: Accesses) -> tuple[dict, set] | None:
         if isinstance(op, C.BarrierOp):
             window += 1
             continue
-        inner = [n for region in op.regions for n in walk(region.block) if not isinstance(n, C.BarrierOp)]
+        # the ops inside its regions, nested ones' included (walk visits their contents)
+        inner = [n for region in op.regions for n in walk(region.block)
+                 if not isinstance(n, C.BarrierOp) and not n.regions]
         for each in inner or [op]:
             touches = accesses.touches(each)
             if UNSEEN in touches:
