@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from dataclasses import dataclass
 
 from ...ir import core_ops as C
 from ...ir.core import FuncOp, walk
@@ -51,6 +52,17 @@ def windows(func: FuncOp, accesses: Accesses) -> tuple[dict, set] | None:
     return spans, nested
 
 
+@dataclass
+class Colour:
+    """Scratch buffers that share memory: each one's windows come after the one's before it."""
+    last: int  # the last window one of them is touched in
+    allocs: list
+
+    @property
+    def count(self) -> int:
+        return max(alloc.result.type.shape[1] for alloc in self.allocs)
+
+
 def share_exchange_buffers(func: FuncOp) -> FuncOp:
     """`func` with its scratch buffers merged where no window holds two of them (module docstring)."""
     placed = windows(func, Accesses(func))
@@ -61,27 +73,26 @@ def share_exchange_buffers(func: FuncOp) -> FuncOp:
     for alloc in scratch_allocs(func):
         if alloc.result in spans and alloc.result not in nested:
             by_dtype[alloc.result.type.dtype].append(alloc)
+    position = {op: i for i, op in enumerate(func.body.ops)}
     for allocs in by_dtype.values():
-        colours: list[list] = []  # [last window, the allocs sharing it]
+        colours: list[Colour] = []
         for alloc in sorted(allocs, key=lambda a: spans[a.result]):
             first, last = spans[alloc.result]
-            free = [c for c in colours if c[0] < first]
+            free = [colour for colour in colours if colour.last < first]
             if free:
-                colour = max(free, key=lambda c: c[1][0].result.type.shape[1])
-                colour[0] = last
-                colour[1].append(alloc)
+                colour = max(free, key=lambda c: c.count)
+                colour.last = last
+                colour.allocs.append(alloc)
             else:
-                colours.append([last, [alloc]])
-        position = {op: i for i, op in enumerate(func.body.ops)}
-        for _, sharing in colours:
-            kept, *merged = sorted(sharing, key=position.get)  # the first defined, before every view
-            merge(kept, merged)
+                colours.append(Colour(last, [alloc]))
+        for colour in colours:
+            kept, *merged = sorted(colour.allocs, key=position.get)  # the first defined, before every view
+            merge(kept, merged, colour.count)
     return func
 
 
-def merge(kept: C.SlmAllocOp, merged: list[C.SlmAllocOp]) -> None:
-    """`merged`'s views read `kept`, which grows to the largest of them."""
-    count = max(alloc.result.type.shape[1] for alloc in [kept, *merged])
+def merge(kept: C.SlmAllocOp, merged: list[C.SlmAllocOp], count: int) -> None:
+    """`merged`'s views read `kept`, which grows to `count` elements (the largest of them)."""
     kept.result.type = dataclasses.replace(kept.result.type, shape=(1, count))
     for alloc in merged:
         alloc.result.replace_all_uses_with(kept.result)

@@ -257,7 +257,8 @@ class WgToSg(PiecewiseConversion):
         alloc = self.scratch_buffers.get(dtype) if self.shared_scratch else None
         if alloc is None:
             alloc = self.early.create(C.SlmAllocOp, SlmMemRefType(dtype, shape=(1, count)))
-            self.scratch_buffers[dtype] = alloc
+            if self.shared_scratch:
+                self.scratch_buffers[dtype] = alloc
         elif count > alloc.result.type.shape[1]:
             alloc.result.type = dataclasses.replace(alloc.result.type, shape=(1, count))
         return alloc
