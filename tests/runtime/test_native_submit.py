@@ -153,6 +153,14 @@ def test_a_submission_the_c_call_refuses_raises_dpctls_error(queue, program, cal
     assert len(calls) == 1
 
 
+def test_a_plan_sends_by_dpctls_submit_below_the_c_call_and_by_the_c_call_from_it(queue):
+    """sender: what an asynchronous plan submits by at every launch, chosen once for its arguments."""
+    few = [dpctl.memory.MemoryUSMDevice(64, queue=queue)] * (native_submit.C_CALL_FROM - 1)
+    assert native_submit.sender(few) is dpctl.SyclQueue.submit_async
+    assert native_submit.sender(few + [ctypes.c_int32(1)]) is native_submit.submit_async
+    assert native_submit.sender([native_submit.HostAddress(64)]) is native_submit.submit_async
+
+
 @xetile.kernel
 def load(a):
     return xetile.load_tile(xetile.init_tile(a, [0, 0], [4, 16]))

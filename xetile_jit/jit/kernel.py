@@ -365,11 +365,11 @@ class Kernel:
             kwargs, named = self.launch_arguments(args, kwargs)
             if callable_grid and named is not None:  # Triton's META: `meta["x"].numel()` reads the caller's tensor
                 grid = grid(named)
-        bound = self.fast_bind(args, kwargs)
-        try:
+        try:  # fast_bind's call, inline (a frame less a launch)
+            bound = self.specializer(*args, **kwargs)
             plan = None if bound is None else self.cache.plans.get(bound[0])
-        except TypeError:  # an unhashable constexpr or option: the slow path refuses it
-            plan, bound = None, None
+        except (TypeError, LaunchError):  # as fast_bind's; a TypeError too from an unhashable constexpr or option, or
+            plan, bound = None, None      # no specializer (None): the slow path binds, refuses, reports
         if plan is None or not all_unchanged(plan.compiled.reads):
             with progress.activity(f"first launch of {self.__name__}"):
                 with self.lock:  # one thread compiles; the cache dicts are only written here

@@ -44,7 +44,7 @@ from ..runtime.args import (INT32_RANGE, ArraySpec, NotImported, as_array, dpnp_
                             read_only, runtime_value, scalar_dtype, usm_interface, usm_strides)
 from ..runtime.device import NUMPY, Device, check_launch, check_work_items
 from ..runtime.memory import interface_pointer, prepare_arguments, size_args, usm_ndarray_memory
-from ..runtime import ordering
+from ..runtime import native_submit, ordering
 from ..runtime.packed_sizes import AS_GIVEN, SizePacking
 from ..runtime.profiling import active_recording, launch_queue
 from ..runtime.sycl import scalar_arg, submit_ranges
@@ -389,6 +389,7 @@ class LaunchPlan:
     # changes, and `kernel[(n,)]` with a literal passes the same one at each launch, which then skips the grid's
     # normalization, its work-item check and its ranges (the ranges' lists are only read by dpctl)
     grid_ranges: tuple = (NO_GRID, None, None, None)
+    send: object = None  # an asynchronous launch's submission function (native_submit.sender), at its first launch
 
     @classmethod
     def of(cls, compiled, device: Device, names, values, lock,
@@ -413,15 +414,12 @@ class LaunchPlan:
         of each scalar, and `whole`, the parts of every kernel argument when each has one (else None); the event of a
         SYCL launch, None on the numpy device or for an empty grid."""
         ranges = self.grid_ranges
-        new_grid = ranges[0] is not grid
-        given, grid = grid, (fast_grid(grid) or normalize_grid(grid, self.names, values)) if new_grid else ranges[1]
-        for i in self.written:
-            if read_only(values[i]):
-                raise LaunchError(f"argument '{self.names[i]}' is read-only but the kernel writes it")
-        for i in self.steps:
-            if values[i] == 0:
-                raise LaunchError(f"argument '{self.names[i]}' is the step of a range() loop in the kernel and must "
-                                  "not be 0")
+        if ranges[0] is grid and self.asynchronous:  # the hot path: a grid this plan checked on its SYCL device
+            self.check_arguments(values)
+            return self.submit_async(ranges, values, parts, whole)
+        given = grid
+        grid = ranges[1] if ranges[0] is given else fast_grid(given) or normalize_grid(given, self.names, values)
+        self.check_arguments(values)
         if self.device.kind == NUMPY:
             # the interpreter checks its grid limit
             self.compiled.run(grid, dict(zip(self.names, values)), self.interpret_check)
@@ -433,18 +431,14 @@ class LaunchPlan:
             check_launch(self.device.queue.sycl_device, grid, size)
             with self.lock:
                 self.sycl_kernel, self.checked = self.compiled.sycl_kernel(self.device.queue), True
-        if new_grid:
+        if ranges[0] is not given:
             check_work_items(grid, size)
             ranges = (given, grid, *self.sycl_ranges(grid))
-            if type(given) is tuple:
+            if type(given) is tuple:  # only a SYCL launch of a non-empty grid keeps it (the hot path's test)
                 self.grid_ranges = ranges
+        if self.asynchronous:
+            return self.submit_async(ranges, values, parts, whole)
         queue = self.device.queue
-        if self.asynchronous:  # the hot path; the values are kept
-            args = self.kernel_args(values, parts) if whole is None else self.pack.parts(whole)
-            if active_recording() is None:  # no profiling queue to run on, no event to record
-                return ordering.submit(queue, self.sycl_kernel, args, ranges[2], ranges[3], False, (), values)
-            return submit_ranges(launch_queue(queue), self.sycl_kernel, ranges[2], ranges[3], args, wait=False,
-                                 owners=values, ordered_with=queue)
         run_on = launch_queue(queue)  # do_bench's profiling queue, ordered with the launch queue's work
         named = {self.names[i]: values[i] for i, *_ in self.arguments}
         args, finish = prepare_arguments(queue, named, self.compiled.specs, self.compiled.written, self.any_base)
@@ -453,6 +447,29 @@ class LaunchPlan:
                               after=self.other_queues, ordered_with=queue)
         finish()
         return event
+
+    def check_arguments(self, values) -> None:
+        """The launch's checks of its argument values: no read-only array written, no range() step of 0."""
+        for i in self.written:
+            if read_only(values[i]):
+                raise LaunchError(f"argument '{self.names[i]}' is read-only but the kernel writes it")
+        for i in self.steps:
+            if values[i] == 0:
+                raise LaunchError(f"argument '{self.names[i]}' is the step of a range() loop in the kernel and must "
+                                  "not be 0")
+
+    def submit_async(self, ranges, values, parts, whole) -> object:
+        """An asynchronous launch's submission (`launch`'s arguments; `ranges` its grid_ranges): its values kept
+        until it completes, through ordering.py directly outside a `do_bench` recording, else on the recording's
+        profiling queue, ordered with the launch queue's work."""
+        args = self.kernel_args(values, parts) if whole is None else self.pack.parts(whole)
+        queue = self.device.queue
+        if active_recording() is not None:
+            return submit_ranges(launch_queue(queue), self.sycl_kernel, ranges[2], ranges[3], args, wait=False,
+                                 owners=values, ordered_with=queue)
+        if self.send is None:  # the same argument kinds at every launch of the plan
+            self.send = native_submit.sender(args)
+        return ordering.submit_kept(queue, self.send, self.sycl_kernel, args, ranges[2], ranges[3], values, queue)
 
     def sycl_ranges(self, grid: tuple[int, int, int]) -> tuple[list[int], list[int]]:
         """The global and local ranges of a SYCL launch of `grid` workgroups, in SYCL's order (runtime/sycl.py)."""

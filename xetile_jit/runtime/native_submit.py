@@ -145,6 +145,16 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
         interface.delete_event(event)
 
 
+def sender(args: list):
+    """The submission function of a launch that passes arguments of the kinds of `args` at every launch (an
+    asynchronous plan's: USM memory and scalars, no HostAddress), with the signature of `submit_async`: dpctl's own
+    submit below C_CALL_FROM arguments, else `submit_async`. Chosen once, so a launch makes neither the count nor
+    the scan of its types (0.3 us of a 3-array launch's Python on the AVX2 EPYC)."""
+    if len(args) >= C_CALL_FROM or HostAddress in map(type, args):
+        return submit_async
+    return dpctl.SyclQueue.submit_async
+
+
 def check_no_host_address(args: list) -> None:
     """dpctl's submit cannot pass a HostAddress: a launch with one that the C call does not take (no local range, a
     refused submission) raises dpctl's error for a refused submission."""

@@ -64,27 +64,38 @@ def submit(queue: dpctl.SyclQueue, kernel, args: list, global_range, local_range
     same context and device, whose work the launch belongs to, as a profiling queue's launch does) and on the queues
     `after` (other queues of the arrays, for a launch that waits); waited for, or ordered and kept (module
     docstring)."""
+    if not wait:
+        return submit_kept(queue, native_submit.submit_async, kernel, args, global_range, local_range, owners,
+                           ordered_with or queue)
     with _order:
-        manager = dpctl.utils.SequentialOrderManager[ordered_with or queue]
-        state = manager._state if DIRECT else None
-        dependencies = manager.submitted_events if state is None else state.get_submitted_events()
+        dependencies = dpctl.utils.SequentialOrderManager[ordered_with or queue].submitted_events
         for other in after:
             dependencies += dpctl.utils.SequentialOrderManager[other].submitted_events
         event = native_submit.submit_async(queue, kernel, args, global_range, local_range, dependencies)
-        if not wait:  # kept under the same lock: one lock a launch (the hot path)
-            if state is None:
-                manager.add_event_pair(NO_HOST_TASKS, (event,))
-            else:
-                state.add_vector_to_both_events(NO_HOST_TASKS, (event,))
-            pending = _pending.get(queue)
-            if pending is None:
-                pending = _pending[queue] = deque()
-            if len(pending) % DROP_EVERY == 0:
-                drop_completed(pending)
-            pending.append((event, args, owners))
-            return event
     event.wait()
     return event
+
+
+def submit_kept(queue: dpctl.SyclQueue, send, kernel, args: list, global_range, local_range, owners,
+                ordered_with: dpctl.SyclQueue) -> dpctl.SyclEvent:
+    """`submit(..., wait=False)` by `send` (native_submit.submit_async, or its `sender`'s choice for a plan's
+    arguments): the launch ordered and kept under one lock. The hot path of a launch, in one frame."""
+    with _order:
+        manager = dpctl.utils.SequentialOrderManager[ordered_with]
+        if DIRECT:
+            state = manager._state
+            event = send(queue, kernel, args, global_range, local_range, state.get_submitted_events())
+            state.add_vector_to_both_events(NO_HOST_TASKS, (event,))
+        else:
+            event = send(queue, kernel, args, global_range, local_range, manager.submitted_events)
+            manager.add_event_pair(NO_HOST_TASKS, (event,))
+        pending = _pending.get(queue)
+        if pending is None:
+            pending = _pending[queue] = deque()
+        if len(pending) % DROP_EVERY == 0:
+            drop_completed(pending)
+        pending.append((event, args, owners))
+        return event
 
 
 def synchronize(queue: dpctl.SyclQueue | None = None) -> None:
