@@ -413,13 +413,18 @@ class LaunchPlan:
         arguments of each USM array the specializer found in its entry (runtime/usm_entries.py; None: none found) and
         of each scalar, and `whole`, the parts of every kernel argument when each has one (else None); the event of a
         SYCL launch, None on the numpy device or for an empty grid."""
+        for i in self.written:
+            if read_only(values[i]):
+                raise LaunchError(f"argument '{self.names[i]}' is read-only but the kernel writes it")
+        for i in self.steps:
+            if values[i] == 0:
+                raise LaunchError(f"argument '{self.names[i]}' is the step of a range() loop in the kernel and must "
+                                  "not be 0")
         ranges = self.grid_ranges
         if ranges[0] is grid and self.asynchronous:  # the hot path: a grid this plan checked on its SYCL device
-            self.check_arguments(values)
             return self.submit_async(ranges, values, parts, whole)
         given = grid
         grid = ranges[1] if ranges[0] is given else fast_grid(given) or normalize_grid(given, self.names, values)
-        self.check_arguments(values)
         if self.device.kind == NUMPY:
             # the interpreter checks its grid limit
             self.compiled.run(grid, dict(zip(self.names, values)), self.interpret_check)
@@ -447,16 +452,6 @@ class LaunchPlan:
                               after=self.other_queues, ordered_with=queue)
         finish()
         return event
-
-    def check_arguments(self, values) -> None:
-        """The launch's checks of its argument values: no read-only array written, no range() step of 0."""
-        for i in self.written:
-            if read_only(values[i]):
-                raise LaunchError(f"argument '{self.names[i]}' is read-only but the kernel writes it")
-        for i in self.steps:
-            if values[i] == 0:
-                raise LaunchError(f"argument '{self.names[i]}' is the step of a range() loop in the kernel and must "
-                                  "not be 0")
 
     def submit_async(self, ranges, values, parts, whole) -> object:
         """An asynchronous launch's submission (`launch`'s arguments; `ranges` its grid_ranges): its values kept
