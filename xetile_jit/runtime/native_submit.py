@@ -127,6 +127,12 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
     if forms is NOT_NATIVE:
         check_no_host_address(args)
         return queue.submit_async(kernel, args, global_range, local_range, dependencies)
+    return submit_native(interface, forms, queue, kernel, args, global_range, local_range, dependencies)
+
+
+def submit_native(interface: CInterface, forms: tuple, queue: dpctl.SyclQueue, kernel, args: list, global_range,
+                  local_range, dependencies: list) -> dpctl.SyclEvent:
+    """The C call of `submit_async` with the `forms` of the types of `args` (CInterface.forms) and a local range."""
     _, codes, getters = forms
     words = array("Q", map(CALL, getters, args))
     sizes, local = array("Q", global_range), array("Q", local_range)
@@ -144,11 +150,16 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
 
 
 def sender(args: list):
-    """The submission function of a launch that passes arguments of the kinds of `args` at every launch (an
-    asynchronous plan's: USM memory and scalars, no HostAddress), with the signature of `submit_async`: dpctl's own
-    submit below C_CALL_FROM arguments, else `submit_async`. Chosen once, so a launch makes neither the count nor
-    the scan of its types (0.22 us of a 3-array launch's Python under `timeit`, AVX2 EPYC, 2026-12-04)."""
-    return submit_async if takes_c_call(args) else dpctl.SyclQueue.submit_async
+    """The submission function of a launch that passes arguments of the kinds of `args` and a local range at every
+    launch (an asynchronous plan's: USM memory and scalars, no HostAddress), with the signature of `submit_async`:
+    dpctl's own submit below C_CALL_FROM arguments, from there the C call with the forms of those kinds bound (or
+    `submit_async`, where they have none). Chosen once, so a launch makes neither the count nor the scan of its types
+    (0.22 us of a 3-array launch's Python under `timeit`, AVX2 EPYC, 2026-12-04), nor the forms' lookup."""
+    if not takes_c_call(args):
+        return dpctl.SyclQueue.submit_async
+    interface = c_interface()
+    forms = NOT_NATIVE if interface is None else forms_of(tuple(map(type, args)))
+    return submit_async if forms is NOT_NATIVE else functools.partial(submit_native, interface, forms)
 
 
 def takes_c_call(args: list) -> bool:
