@@ -314,11 +314,12 @@ ZEN4 = CpuFeatures("zen4", frozenset({"avx512f", "avx2", "fma"}), "AuthenticAMD"
 def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu, monkeypatch):
     """On the `cpu` target the DPAS ops of a K step that share A are lowered four at a time, as loops over k over
     groups of C's rows (to_llvm_dpas.dpas_batches, dpas_emulation.row_loops: each A element moved from its lane
-    once for four FMAs, by a group broadcast or, on Zen 4, a shuffle: dpas_emulation.k_loops), and each B is widened
-    into a private column once for every DPAS that takes it: the tutorial GEMM in 16x64 subgroup tiles, 2x4 DPAS
-    blocks by 2 K blocks, is 4 groups of DPAS ops, 8 B columns (2 K blocks x 4). A loop carries as many row sums as
-    half the target CPU's vector registers hold (Target.cpu, dpas_emulation.carried_sums), f16's DPAS emulation as
-    f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4 ops (8 loops of 16 over k, each moving 4 A rows). With
+    once for four FMAs, through the lanes' slots or, on AMD's AVX-512, a shuffle: dpas_emulation.k_loops), and each B
+    is widened into a private column once for every DPAS that takes it: the tutorial GEMM in 16x64 subgroup tiles,
+    2x4 DPAS blocks by 2 K blocks, is 4 groups of DPAS ops, 8 B columns (2 K blocks x 4). A loop carries as many row
+    sums as half the target CPU's vector registers hold (Target.cpu, dpas_emulation.carried_sums), f16's DPAS
+    emulation as f32's multiply-adds: 16 with AVX-512, so 4 rows of the 4 ops (8 loops of 16 over k, each moving 4 A
+    rows). With
     AVX2 no A moves at all: its loops read A in its memory, a border block's too (the tests below). Its numbers: the
     tests above and tests/test_tutorials.py."""
     t = tutorial("03-matrix-multiplication")
@@ -327,7 +328,7 @@ def test_dpas_ops_sharing_a_run_in_row_group_loops_on_the_cpu_target(dtype, cpu,
     split = dict(sg_layout=[16, 4], sg_data=[16, 64])
     llir = t.matmul_kernel.warmup(a, a, c, 512, 512, 512, BM=256, BN=256, BK=32, **split, target="cpu").asm["llir"]
     kernel = llir.split("define internal")[0]
-    rows, read = max(1, carried_sums(cpu, 16) // 4), SLOT_CALL
+    rows, read = max(1, carried_sums(cpu, 16) // 4), f'@"{SHUFFLE}"(' if cpu.shuffles_lanes else SLOT_CALL
     in_place = cpu is AVX2  # B's columns a chain's one array (test below)
     if in_place:
         assert read not in kernel

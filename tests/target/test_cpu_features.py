@@ -32,6 +32,7 @@ def cpuinfo(vendor: str, family: str, model: str, flags: str) -> str:
 
 EPYC_AVX2 = cpuinfo("AuthenticAMD", "23", "AMD EPYC", "fpu sse2 sse4_2 fma avx f16c avx2 bmi2")
 ZEN4 = cpuinfo("AuthenticAMD", "25", "AMD Ryzen 9 7950X", "sse4_2 avx avx2 fma f16c avx512f avx512bw avx512_bf16")
+ZEN5 = cpuinfo("AuthenticAMD", "26", "AMD EPYC", "sse4_2 avx avx2 fma f16c avx512f avx512bw avx512vl avx512_bf16")
 SAPPHIRE_RAPIDS = cpuinfo("GenuineIntel", "6", "Intel(R) Xeon(R) Platinum 8480+",
                           "sse4_2 avx avx2 fma f16c avx512f avx512_bf16 avx512_fp16 amx_tile amx_bf16")
 
@@ -50,18 +51,21 @@ def test_avx512_on_256_bit_units_and_amx():
     assert zen4.summary() == "AMD Ryzen 9 7950X: AVX-512 (512-bit on 256-bit units); FMA, F16C, AVX512-BF16"
     assert (spr.isa, spr.unit_bits, spr.amx_bf16, spr.amx_fp16) == ("AVX-512", 512, True, False)
     assert spr.summary().endswith("(512-bit); FMA, F16C, AVX512-BF16, AVX512-FP16, AMX-BF16")
+    zen5 = parse_cpuinfo(ZEN5)
+    assert (zen5.isa, zen5.unit_bits, zen5.summary()) == ("AVX-512", 512, "AMD EPYC: AVX-512 (512-bit); FMA, F16C, "
+                                                                          "AVX512-BF16")
 
 
 def test_the_code_decisions_each_cpu_class_gets():
     """What the `cpu` target's code takes from the CPU, for 16 lanes' f32 (one zmm, two ymm): the GEMM's row sums a
     loop over k and the lane builtin that reads A[r][k] where lanes exchange values by built-ins (k_loops: a shuffle
-    only on Zen 4; A in its memory with AVX2), the partial results of layer norm's two sums of 8 blocks
+    on AMD's AVX-512, Zen 4 and Zen 5; A in its memory with AVX2), the partial results of layer norm's two sums of 8 blocks
     (fold_chains), the pieces' speeds ops.matmul estimates with, the block loads' and stores' component loops for
     16- and 32-bit blocks (rolled but where the ISA is AVX-512 or, for 32-bit blocks, AVX2: component_hints), and
     whether every kernel reads its ids by the sub-group built-ins (with AVX-512, on either width of units, and with
     AVX2 in a kernel that runs no DPAS: subgroup_builtin_ids). Each class keeps what it was measured with
     (docs/performance.md "On the Xeon AVX-512", "GEMM on the `cpu` target", "On the Xeon of model 167", "On the Zen
-    4, 2026-12-02")."""
+    4, 2026-12-02", "On the Zen 5")."""
     def decisions(cpu):
         hints = (component_hints(cpu, 16), component_hints(cpu, 32))
         ids = (cpu.subgroup_builtin_ids(multiplies=False), cpu.subgroup_builtin_ids(multiplies=True))
@@ -70,12 +74,14 @@ def test_the_code_decisions_each_cpu_class_gets():
     assert decisions(parse_cpuinfo(EPYC_AVX2)) == (KLoops(4, BROADCAST, a_in_place=True), 2, PIECE_SPEED_16_REGISTERS,
                                                    (ROLLED, ()), (True, False))
     assert decisions(parse_cpuinfo(ZEN4)) == (KLoops(16, SHUFFLE), 2, PIECE_SPEED, ((), ()), (True, True))
+    assert decisions(parse_cpuinfo(ZEN5)) == (KLoops(16, SHUFFLE), 2, PIECE_SPEED, ((), ()), (True, True))
     assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS)) == (KLoops(16, BROADCAST), 2, PIECE_SPEED, ((), ()), (True, True))
     assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS).built_for("core-avx2"))[-1] == (True, False)  # AVX2 code
     assert decisions(CpuFeatures("aarch64", frozenset())) == (KLoops(16, BROADCAST), 2, PIECE_SPEED, (ROLLED, ROLLED),
                                                               (False, False))
-    # a kernel whose lanes exchange values through their slots reads A from them on every CPU
-    assert {k_loops(parse_cpuinfo(info), 16, True).read for info in (EPYC_AVX2, ZEN4, SAPPHIRE_RAPIDS)} == {SLOTS}
+    # a kernel whose lanes exchange values through their slots reads A from them but on AMD's AVX-512
+    assert [k_loops(parse_cpuinfo(info), 16, True).read for info in (EPYC_AVX2, ZEN4, ZEN5, SAPPHIRE_RAPIDS)] == \
+        [SLOTS, SHUFFLE, SHUFFLE, SLOTS]
 
 
 def test_older_isas_and_unknown_flags():
@@ -92,6 +98,8 @@ def test_the_key_is_the_flags_in_any_order_and_the_unit_width():
     assert cpu.key != parse_cpuinfo(ZEN4).key
     zen4 = parse_cpuinfo(ZEN4)
     assert zen4.key != replace(zen4, vendor="GenuineIntel", family="6").key  # 256-bit units against 512-bit ones
+    zen5 = parse_cpuinfo(ZEN5)
+    assert zen5.key != replace(zen5, vendor="GenuineIntel", family="6").key  # A by shuffle against slots, broadcast
 
 
 def test_host_cpu_reads_proc_cpuinfo_and_falls_back_without_it(tmp_path, monkeypatch):

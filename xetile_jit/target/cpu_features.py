@@ -69,6 +69,15 @@ class CpuFeatures:
         return self.vector_bits
 
     @property
+    def shuffles_lanes(self) -> bool:
+        """Whether the loops over k read A[r][k] of lane k by a sub-group shuffle in every kernel
+        (dpas_emulation.k_loops): on AMD's AVX-512 CPUs, whose shuffle of a zmm of 16 lanes is one `vpermd`. On a Zen 5
+        (512-bit units) the tutorial GEMM ran 1.02-1.14x as fast so as with A read through the lanes' slots and
+        1.12-1.21x as with the broadcast, and built in 0.61-0.62 s against 0.66-0.76 with the slots; on a Zen 4 the
+        broadcast ran 0.8x as fast, the built-ins as the slots (docs/performance.md "On the Zen 5")."""
+        return self.isa == "AVX-512" and self.vendor == "AuthenticAMD"
+
+    @property
     def vector_registers(self) -> int:
         """The ISA's vector registers: 32 with AVX-512, 16 with AVX2, AVX and SSE (x86-64; 0: unknown)."""
         return {"AVX-512": 32, "AVX2": 16, "AVX": 16, "SSE4.2": 16}.get(self.isa, 0)
@@ -124,10 +133,11 @@ class CpuFeatures:
 
     @property
     def key(self) -> str:
-        """The identity of the code's CPU in cache keys (sha256 of the sorted flags, then the unit width): code built
-        for one set of flags is not another's, nor code for AVX-512 on 256-bit units (Zen 4) a Xeon's with the same
-        flags (dpas_emulation.k_loops)."""
-        return hashlib.sha256(" ".join([*sorted(self.flags), f"units={self.unit_bits}"]).encode()).hexdigest()
+        """The identity of the code's CPU in cache keys (sha256 of the sorted flags, the unit width and
+        `shuffles_lanes`): code built for one set of flags is not another's, nor code for AVX-512 on 256-bit units
+        (Zen 4) or an AMD CPU's a Xeon's with the same flags (dpas_emulation.k_loops)."""
+        return hashlib.sha256(" ".join([*sorted(self.flags), f"units={self.unit_bits}",
+                                        f"shuffles={self.shuffles_lanes}"]).encode()).hexdigest()
 
     def summary(self) -> str:
         """One line: model, ISA with its vector and unit widths, the extensions the kernels' code may use."""

@@ -62,18 +62,18 @@ class KLoops:
 
 
 def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
-    """The loops over k on `cpu` for a sub-group of `lanes` lanes. In a kernel whose lanes exchange values through
+    """The loops over k on `cpu` for a sub-group of `lanes` lanes. On AMD's AVX-512 CPUs A[r][k] is a shuffle from
+    lane k in every kernel (CpuFeatures.shuffles_lanes). Elsewhere, in a kernel whose lanes exchange values through
     their slots (`lockstep`, codegen/llvm/lane_slots.py) A's lane words are stored in them once and A[r][k] is a load
-    from lane k's slot, the same address on every lane. Else A[r][k] is read by OpGroupBroadcast (every lane asks for
+    from lane k's slot, the same address on every lane; else A[r][k] is read by OpGroupBroadcast (every lane asks for
     the same k): the OpenCL CPU compiler also builds a masked copy of each kernel calling a sub-group built-in, for
     workgroups whose size is not a multiple of the sub-group's (never ours), and there made each shuffle a test and a
     blend a lane, where the broadcast is one element read (the tutorial GEMM's machine code with AVX2 code 28.7
     thousand lines against 24.0, its builds on the Xeon AVX-512 in half the time; docs/performance.md "Driver
-    builds"). Where AVX-512 runs on 256-bit units (Zen 4) it is a shuffle: the 16 lanes are one zmm and the shuffle
-    one `vpermd` in both copies, where the broadcast stored A's row to the stack every step for a `vbroadcastss` to
-    read back, and the tutorial GEMM ran 0.8x as fast (docs/performance.md "GEMM on the `cpu` target")."""
-    split_units = cpu.vector_bits == 512 and cpu.unit_bits < cpu.vector_bits
-    read = SLOTS if lockstep else SHUFFLE if split_units else BROADCAST
+    builds"). On AMD's AVX-512 the 16 lanes are one zmm and the shuffle one `vpermd` in both copies, where the
+    broadcast stored A's row to the stack every step for a `vbroadcastss` to read back (the tutorial GEMM 0.8x as fast
+    on a Zen 4, 0.83-0.89x on a Zen 5; docs/performance.md "GEMM on the `cpu` target", "On the Zen 5")."""
+    read = SHUFFLE if cpu.shuffles_lanes else SLOTS if lockstep else BROADCAST
     return KLoops(carried_sums(cpu, lanes), read, a_in_place(cpu, lanes))
 
 
