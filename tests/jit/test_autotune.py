@@ -589,3 +589,18 @@ def test_a_changed_global_the_winner_read_tunes_again(numpy_device, rng, bench_c
     launch()
     assert len(bench_count) == 4  # what the winner's trace read changed: tuned again
     np.testing.assert_allclose(y, 2 * x)
+
+
+def test_a_usm_arrays_key_part_is_remembered_by_its_entry_and_follows_its_layout():
+    """array_key: a dpnp array's dtype and memory order, remembered by its usm entry's token; a transposed view and an
+    array reshaped in place (its entry made again) get their own."""
+    dpnp = needs_dpnp()
+    from xetile_jit.jit.autotune import array_key
+    from xetile_jit.runtime import usm_entries
+    x = dpnp.zeros((4, 8), dtype=np.float32, device="opencl:cpu")
+    assert array_key("a", x) == array_key("a", x) == ("a", "f32", (1, 0))
+    assert array_key("a", x.T) == ("a", "f32", (0, 1))
+    assert array_key("a", dpnp.zeros((4, 8), dtype=np.float16, device="opencl:cpu")) == ("a", "f16", (1, 0))
+    usm = x.get_array()
+    usm.shape = (8, 4)
+    assert array_key("a", x) == ("a", "f32", (1, 0)) and usm_entries.entries_get(id(usm))[0] == (8, 4)

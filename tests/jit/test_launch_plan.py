@@ -611,3 +611,27 @@ def test_usm_array_whose_interface_says_read_only_is_not_written(queue):
     np.testing.assert_array_equal(usm.asnumpy(y), np.zeros((8, 16)))
     add_one[(1,)](usm.read_only(x), y, BM=8, BN=16)
     np.testing.assert_array_equal(usm.asnumpy(y), np.full((8, 16), 2.0))
+
+
+def test_the_generated_binder_binds_as_inspect_binds_partially():
+    """make_binder: the arguments by name in the signature's order, defaults applied, parameters not given left out,
+    launch options dropped; what does not bind is Python's TypeError, as inspect's."""
+    import inspect
+
+    def f(a, b, c=3, *, d, e=None):
+        pass
+
+    bind = launch_plan.make_binder(inspect.signature(f), jit.LAUNCH_OPTIONS)
+
+    def expected(*args, **kwargs):
+        bound = inspect.signature(f).bind_partial(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    for args, kwargs in [((1, 2), {"d": 4}), ((1,), {}), ((), {"b": 2, "e": 5}), ((1, 2, 7), {"d": 4, "e": 0})]:
+        assert list(bind(*args, **kwargs).items()) == list(expected(*args, **kwargs).items())
+    assert bind(1, device="opencl:cpu", num_subgroups=4) == {"a": 1, "c": 3, "e": None}
+    for args, kwargs in [((1, 2, 3, 4), {}), ((1,), {"a": 1}), ((), {"z": 1})]:
+        with pytest.raises(TypeError):
+            bind(*args, **kwargs)
+    assert launch_plan.make_binder(inspect.signature(lambda *xs: None), ()) is None  # inspect binds those

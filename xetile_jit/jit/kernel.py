@@ -36,7 +36,7 @@ from ..compiler.driver import Compiled, CompileOptions, compile_kernel, debuggin
 from ..compiler.dependencies import all_unchanged
 from ..compiler.mlir_export import ArrayShape, export_mlir
 from ..language.dsl import constexpr
-from .launch_plan import MAX_PLANS, LaunchPlan, made_before_dpnp, make_specializer, normalize_grid
+from .launch_plan import MAX_PLANS, LaunchPlan, made_before_dpnp, make_binder, make_specializer, normalize_grid
 from ..compiler.tracer import Function
 
 LAUNCH_OPTIONS = ("device", "target", "sg_layout", "sg_data", "num_subgroups", "prefetch_distance", "fast_math",
@@ -302,6 +302,7 @@ class Kernel:
         self.cache = CompileCache()  # specialization key -> CompiledKernel
         self.lock = threading.RLock()
         self.specializer = self.new_specializer()
+        self.binder = make_binder(self.signature, LAUNCH_OPTIONS)  # named_arguments'
         self.launcher = Launcher(self, None)  # the last tuple grid's (a Launcher holds nothing else)
 
     def __repr__(self) -> str:
@@ -381,6 +382,8 @@ class Kernel:
     def named_arguments(self, args, kwargs: dict) -> dict:
         """The launch's arguments as given, by parameter name, defaults included (launch options left out); the
         binding's TypeError where they do not bind."""
+        if self.binder is not None:
+            return self.binder(*args, **kwargs)
         bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k not in LAUNCH_OPTIONS})
         bound.apply_defaults()
         return dict(bound.arguments)

@@ -223,10 +223,9 @@ def matmul_kernel(a, b, c, bias, M, N, K, K0, KL, BM: xt.constexpr, BN: xt.const
 def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_precision="ieee", device=None):
     """activation(a @ b + bias) into `c` (a new array of `a`'s kind, numpy, dpnp or torch, when None, else M x N); returns
     it. As numpy's matmul, K = 0 makes a @ b zeros (so c = activation(bias)); M = 0 or N = 0 leaves nothing to do."""
-    (m, k), (k2, n) = shape_of(a), shape_of(b)
-    in_dtype = dtype_of(a)
-    if k != k2 or in_dtype != dtype_of(b):
-        raise ValueError(f"matmul: a is {m}x{k} {in_dtype}, b {k2}x{n} {dtype_of(b)}; they need the same K and dtype")
+    ((m, k), in_dtype), ((k2, n), b_dtype) = shape_and_dtype(a), shape_and_dtype(b)
+    if k != k2 or in_dtype != b_dtype:
+        raise ValueError(f"matmul: a is {m}x{k} {in_dtype}, b {k2}x{n} {b_dtype}; they need the same K and dtype")
     if in_dtype not in ("float16", "bfloat16", "float32", "int8"):
         raise ValueError(f"matmul: inputs are float16, bfloat16, float32 or int8, not {in_dtype}")
     if activation not in ACTIVATIONS:
@@ -340,9 +339,19 @@ def shape_of(array) -> tuple[int, ...]:
 
 
 def dtype_of(array) -> str:
-    dtype = layout_of(array)[2] if is_usm(array) or is_tensor(array) else np.asarray(array).dtype
+    return shape_and_dtype(array)[1]
+
+
+def shape_and_dtype(array) -> tuple[tuple[int, ...], str]:
+    """`shape_of` and `dtype_of` with one read of a USM array's or tensor's layout (a launch reads each operand's)."""
+    if is_usm(array) or is_tensor(array):
+        shape, _, dtype = layout_of(array)
+        shape = tuple(shape)
+    else:
+        array = np.asarray(array)
+        shape, dtype = array.shape, array.dtype
     found = dtype_of_numpy(dtype)
-    return found.name if found is not None else str(dtype)
+    return shape, found.name if found is not None else str(dtype)
 
 
 def as_row(bias, n: int):

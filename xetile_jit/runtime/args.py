@@ -34,6 +34,7 @@ from . import torch_tensors
 
 SUPPORTED = ", ".join(d.name for d in ALL_DTYPES)
 DLPACK_CPU, DLPACK_ONEAPI = 1, 14  # DLDeviceType kDLCPU, kDLOneAPI
+NOT_ARRAYS = frozenset((int, float, bool, str, type(None), DType))  # is_array's types of no array
 DPCTL_MEMORY = (dpctl.memory.MemoryUSMDevice, dpctl.memory.MemoryUSMShared, dpctl.memory.MemoryUSMHost)
 
 
@@ -190,6 +191,8 @@ def as_array(name: str, value):
 
 
 def is_array(value) -> bool:
+    if type(value) in NOT_ARRAYS:  # a launch's sizes, flags and constexprs: no test of an array kind each
+        return False
     return isinstance(value, np.ndarray) or is_usm(value) or hasattr(value, "__dlpack__") or \
         torch_tensors.is_tensor(value)
 
