@@ -2,10 +2,13 @@
 line on a kernel's Intel GPU code (the tutorials print it); `host_cpu`, the host CPU's vector ISA
 (target/cpu_features.py: `CpuFeatures`), which benchmarks print with their numbers.
 
-`fn` runs once first (it compiles and warms up), then up to five times to estimate its wall time (stopping once
-they take longer than `rep`; a run on numpy arrays includes their copies), which sizes the loops: `warmup` ms of
-untimed runs, then `rep` ms of timed runs (at least one of each; with `quantiles`, at least MIN_QUANTILE_RUNS timed
-runs, so that the quantiles are those of several samples, not one sample repeated). Before every timed run a buffer
+`fn` runs once first (it compiles and warms up), then up to five times after a cache flush each to estimate the wall
+time of a flush and a run, as Triton's estimate times its cache's clearing with the run (stopping once they take longer
+than `rep`; a run on numpy arrays includes their copies), which sizes the loops: `warmup` ms of untimed runs, then
+`rep` ms of flushes and timed runs (at least one of each; with `quantiles`, at least MIN_QUANTILE_RUNS timed runs, so
+that the quantiles are those of several samples, not one sample repeated). Sized by the runs alone, a kernel of 0.25
+ms behind a flush of 0.9 ms (the 64 MB of twice a Zen 5's L3) took 4.6x `rep` of wall time, and the autotuner's
+timing of `xetile.ops.matmul`'s three configs at 384^3 2.7 s of its first call's 4.9 (2026-12-04). Before every timed run a buffer
 twice the size of the largest cache, at most FLUSH_BYTES, is written, so no run finds the previous one's data in the
 cache (on a GPU queue, device memory of twice the device's cache; the OpenCL CPU device shares the host's caches).
 Where `fn` launches no kernel (the numpy interpreter) nothing is flushed: its runs are Python on the host, whose
@@ -66,9 +69,11 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, grad_to_none=None, quanti
     flush = cache_flusher(first)
     if grad_to_none:
         flush = grads_dropped(flush, list(grad_to_none))
-    estimate = []  # wall times: the loops are sized by what a run costs, copies of numpy arrays included
+    estimate = []  # wall times of a flush and a run, copies of numpy arrays included: what sizes the loops
     while len(estimate) < ESTIMATE_RUNS and sum(estimate) <= rep:
-        estimate.append(timed(fn, flush)[0])
+        start = time.perf_counter()
+        timed(fn, flush)
+        estimate.append((time.perf_counter() - start) * 1e3)
     per_run = max(statistics.fmean(estimate), 1e-6)
     with recording(device_times=True):
         for _ in range(max(1, int(warmup / per_run))):
