@@ -1,6 +1,7 @@
 """Launch overhead: the median time of one launch of an almost empty kernel with 3 and with 20 dpnp array
 arguments, and with 3 and an int and two constexprs given by keyword (`3 +n +BM,BN`: as kernels are mostly launched),
-beside a raw `SyclQueue.submit` and `submit_async` of the same SPIR-V kernel with the same kernel
+the same autotuned (`3 +n autotuned`: its constexprs a config's, one config, over a callable grid, as `xetile.ops.matmul`
+launches), beside a raw `SyclQueue.submit` and `submit_async` of the same SPIR-V kernel with the same kernel
 arguments, and the first launch of the tutorial GEMM cold, from a warm cache in a fresh process, and hot.
 
     python bench/bench_launch.py [--launches 2000] [--json out.json] [--png out.png] [--interface] [--torch]
@@ -52,6 +53,11 @@ def copy3(a0, a1, a2):
 def copy3_sized(a0, a1, a2, n, BM: xetile.constexpr, BN: xetile.constexpr):
     """copy3 as kernels are mostly written: a size argument and its tile's shape as constexprs, given by keyword."""
     xetile.store_tile(xetile.init_tile(a2, [0, 0], [BM, BN]), xetile.load_tile(xetile.init_tile(a0, [0, 0], [BM, BN])))
+
+
+# copy3_sized as `xetile.ops.matmul` launches its kernel: autotuned (one config here: what a launch of a tuned key
+# costs, not the tuning), over a callable grid
+copy3_tuned = xetile.autotune([xetile.Config({"BM": 1, "BN": 16})], key=["n"])(xetile.kernel(copy3_sized.fn))
 
 
 @xetile.kernel
@@ -116,19 +122,23 @@ def median_us(variants: dict, queue, launches: int) -> dict:
     return {name: statistics.median(t) * 1e6 for name, t in times.items()}
 
 
-# (label, kernel, its arrays, its other arguments, its keyword arguments) of each row of the launch table
-LAUNCHES = (("3", copy3, 3, (), {}), ("20", copy20, 20, (), {}),
-            ("3 +n +BM,BN", copy3_sized, 3, (16,), {"BM": 1, "BN": 16}))
+# (label, kernel, its arrays, its other arguments, its keyword arguments, the launch: None for kernel[(1,)](...), or a
+# function of the arguments) of each row of the launch table
+LAUNCHES = (("3", copy3, 3, (), {}, None), ("20", copy20, 20, (), {}, None),
+            ("3 +n +BM,BN", copy3_sized, 3, (16,), {"BM": 1, "BN": 16}, None),
+            ("3 +n autotuned", copy3_tuned.kernel, 3, (16,), {"BM": 1, "BN": 16},
+             lambda given: copy3_tuned[lambda meta: (1,)](*given)))
 
 
-def launch_row(label: str, kernel, count: int, scalars: tuple, constexprs: dict, launches: int,
+def launch_row(label: str, kernel, count: int, scalars: tuple, constexprs: dict, launch, launches: int,
                kind: str = "dpnp") -> dict:
     queue = xetile.runtime.device.named_device(DEVICE).queue
     make, asnumpy = ARRAYS[kind]
     arrays = [make(queue) for _ in range(count)]
     given = [*arrays, *scalars]
+    launch = launch or (lambda given: kernel[(1,)](*given, **constexprs))
     kernel.cache.clear()
-    kernel[(1,)](*given, **constexprs)
+    launch(given)
     xetile.synchronize()
     (plan,) = kernel.cache.plans.values()
     assert plan.asynchronous
@@ -142,7 +152,7 @@ def launch_row(label: str, kernel, count: int, scalars: tuple, constexprs: dict,
         manager.add_event_pair((), (event,))
 
     row = {"arrays": label, **median_us({
-        "xetile": lambda: kernel[(1,)](*given, **constexprs),
+        "xetile": lambda: launch(given),
         "submit": lambda: queue.submit(sycl_kernel, args, global_range, local_range),
         "submit_async": lambda: queue.submit_async(sycl_kernel, args, global_range, local_range),
         "ordered": ordered}, queue, launches)}
