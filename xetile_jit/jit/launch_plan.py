@@ -173,7 +173,7 @@ def make_binder(signature, options: tuple[str, ...]):
     arguments given by parameter name, in the signature's order, defaults included and parameters not given left out:
     `inspect.Signature.bind_partial` and `apply_defaults`, generated so that Python itself binds (an argument list that
     does not bind is its TypeError). For what reads every argument by name at each launch: an autotuned kernel's key,
-    a callable grid, the heuristics (`xetile.ops.matmul` bound in 11.8 us a launch by `inspect`, under 1 us so; Zen 5,
+    a callable grid, the heuristics (`xetile.ops.matmul` bound in 11.8 us a launch by `inspect`, 1.5 us so; Zen 5,
     2026-12-04). None for a signature with positional-only or variadic parameters (`inspect` binds those)."""
     params = list(signature.parameters.values())
     if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
