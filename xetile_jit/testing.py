@@ -10,9 +10,9 @@ that the quantiles are those of several samples, not one sample repeated). Sized
 ms behind a flush of 0.9 ms (the 64 MB of twice a Zen 5's L3) took 4.6x `rep` of wall time, and the autotuner's
 timing of `xetile.ops.matmul`'s three configs at 384^3 2.7 s of its first call's 4.9 (2026-12-04). Before every timed
 run a buffer twice the size of the largest cache, at most FLUSH_BYTES, is written, so no run finds the previous one's
-data in the cache (on a GPU queue, device memory of twice the device's cache; the OpenCL CPU device shares the host's caches).
-Where `fn` launches no kernel (the numpy interpreter) nothing is flushed: its runs are Python on the host, whose
-time a flush does not change, only lengthens.
+data in the cache (on a GPU queue, device memory of twice the device's cache; the OpenCL CPU device shares the host's
+caches). Where `fn` launches no kernel (the numpy interpreter) nothing is flushed: its runs are Python on the host,
+whose time a flush does not change, only lengthens.
 
 The clock: the device's. Every kernel `fn` launches runs on a profiling queue of its queue's context and device
 (runtime/profiling.py: a launch on numpy arrays copies them to and from the device outside its kernel's event; a
