@@ -56,8 +56,7 @@ from . import kernel as jit
 from ..compiler.dependencies import Dependency, resolve
 from ..compiler.driver import compile_kernel
 from ..runtime.cache import DiskCache, compiler_hash
-from ..runtime.usm_entries import entries_get, entry
-from .launch_plan import NO_ENTRY
+from ..runtime.usm_entries import current_entry
 
 FINALIST_MARGIN = 1.25
 RACE_ROUNDS = 3
@@ -413,8 +412,7 @@ def array_key(name: str, value) -> tuple[str, str, tuple[int, int]]:
     usm = usm_ndarray_of(value)
     if usm is None:
         return layout_key(name, value)
-    found = entries_get(id(usm), NO_ENTRY)
-    token = found[2] if found[1]() is usm and found[0] == usm.shape else entry(usm)[2]
+    token = current_entry(usm)[2]
     key = _usm_keys.get((name, token))
     if key is None:
         if len(_usm_keys) >= MAX_USM_KEYS:

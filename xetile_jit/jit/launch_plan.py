@@ -105,22 +105,14 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
     namespace |= {"_xt_held": HeldTensors(), "_xt_tensor_key": tensor_key, "_xt_scalar_key": scalar_key,
                   "_xt_int": int, "_xt_int32_key": INT32_KEY, "_xt_c_int32": PYTHON_SCALAR_ARGS[int32.name],
                   "_xt_plain": PLAIN_CONSTANTS, "_xt_none_key": hashable(None)}
-    pieces, star, body, keys, parts, arguments = [], False, [], [], [], []
+    body, keys, parts, arguments = [], [], [], []
     for i, p in enumerate(params):
-        if p.kind is Parameter.KEYWORD_ONLY and not star:
-            pieces.append("*")
-            star = True
-        if p.default is Parameter.empty:
-            pieces.append(p.name)
-        else:
-            namespace[f"_xt_default_{i}"] = p.default
-            pieces.append(f"{p.name}=_xt_default_{i}")
         key, name = f"_xt_key_{i}", p.name
         keys.append(key)
         if name in constexprs:
             body.append(f"    {key} = {inline_hashable(name)}")
             parts.append("None")
-        else:  # usm_ndarray inline (the hot case: its entry, runtime/usm_entries.py), the rest by key_function
+        else:  # usm_ndarray inline (the hot case: usm_entries.current_entry, no call), the rest by key_function
             part = f"_xt_part_{i}"
             parts.append(part)
             held = f"_xt_views[{len(arguments)}]"
@@ -149,10 +141,9 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                          "        if _xt_key is _xt_tensor_key:", "            _xt_tensors = True",
                          f"        if {part} is None:", "            _xt_whole = False",
                          "        elif _xt_key is not _xt_scalar_key:", "            _xt_usm = True"])]
-    pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
     given = f"({''.join(name + ', ' for name, _ in arguments)})"
     source = "\n".join([
-        f"def specialize({', '.join(pieces)}):", "    _xt_usm, _xt_whole, _xt_tensors = False, True, False",
+        f"def specialize({generated_parameters(params, options, namespace)}):", "    _xt_usm, _xt_whole, _xt_tensors = False, True, False",
         f"    _xt_arguments = {given}",
         "    _xt_views = None if _xt_held.pattern is None else _xt_held.views(_xt_arguments)", *body,
         # a launch that read tensors one by one holds those whose views it found kept (HeldTensors.keep)
@@ -178,21 +169,31 @@ def make_binder(signature, options: tuple[str, ...]):
     params = list(signature.parameters.values())
     if any(p.kind not in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY) for p in params):
         return None
-    namespace, pieces, star = {"_xt_missing": NO_ARGUMENT}, [], False
-    for i, p in enumerate(params):
-        if p.kind is Parameter.KEYWORD_ONLY and not star:
-            pieces.append("*")
-            star = True
-        default = NO_ARGUMENT if p.default is Parameter.empty else p.default
-        namespace[f"_xt_default_{i}"] = default
-        pieces.append(f"{p.name}=_xt_default_{i}")
-    pieces += ([] if star else ["*"]) + [f"{o}=None" for o in options]
+    namespace = {"_xt_missing": NO_ARGUMENT}
     source = "\n".join([
-        f"def bind({', '.join(pieces)}):",
+        f"def bind({generated_parameters(params, options, namespace, missing=NO_ARGUMENT)}):",
         f"    _xt_named = {{{''.join(f'{p.name!r}: {p.name}, ' for p in params)}}}",
         "    return {n: v for n, v in _xt_named.items() if v is not _xt_missing}"])
     exec(source, namespace)  # noqa: S102 - the source is built from the parameter names only
     return namespace["bind"]
+
+
+def generated_parameters(params: list, options: tuple[str, ...], namespace: dict, missing=Parameter.empty) -> str:
+    """The parameter list of a function generated from a kernel's signature (make_specializer, make_binder): its
+    parameters as they are, each default a name bound in `namespace` (`missing` the default of those without one,
+    where given), then the launch `options`, keyword-only, None by default."""
+    pieces, star = [], False
+    for i, p in enumerate(params):
+        if p.kind is Parameter.KEYWORD_ONLY and not star:
+            pieces.append("*")
+            star = True
+        default = missing if p.default is Parameter.empty else p.default
+        if default is Parameter.empty:
+            pieces.append(p.name)
+        else:
+            namespace[f"_xt_default_{i}"] = default
+            pieces.append(f"{p.name}=_xt_default_{i}")
+    return ", ".join(pieces + ([] if star else ["*"]) + [f"{o}=None" for o in options])
 
 
 def inline_hashable(name: str) -> str:

@@ -46,6 +46,14 @@ _tokens: dict[tuple, int] = {}  # (dtype, shape, strides, aligned, queue) -> tok
 _counter = itertools.count()  # tokens are never reused, so a token in an old plan key cannot mean another key part
 
 entries_get = _entries.get
+STALE = (None, lambda: None)  # the shape and weakref `current_entry` reads where an array has no entry
+
+
+def current_entry(array) -> tuple:
+    """The entry of `array`, made now where it has none or a stale one (the module docstring's rule; the launch
+    binder, jit/launch_plan.py make_specializer, writes the same test inline)."""
+    found = _entries.get(id(array), STALE)
+    return found if found[1]() is array and found[0] == array.shape else entry(array)
 
 
 def entry(array) -> tuple:
