@@ -335,7 +335,7 @@ def layout_of(array) -> tuple:
 
 
 def shape_of(array) -> tuple[int, ...]:
-    return tuple(layout_of(array)[0]) if is_usm(array) or is_tensor(array) else np.shape(array)
+    return shape_and_dtype(array)[0]
 
 
 def dtype_of(array) -> str:
@@ -343,7 +343,7 @@ def dtype_of(array) -> str:
 
 
 def shape_and_dtype(array) -> tuple[tuple[int, ...], str]:
-    """`shape_of` and `dtype_of` with one read of a USM array's or tensor's layout (a launch reads each operand's)."""
+    """The shape and the dtype's name of a numpy, USM or torch array, from one read of its layout."""
     if is_usm(array) or is_tensor(array):
         shape, _, dtype = layout_of(array)
         shape = tuple(shape)

@@ -122,8 +122,7 @@ def submit_async(queue: dpctl.SyclQueue, kernel, args: list, global_range, local
     """`queue.submit_async(kernel, args, global_range, local_range, dependencies)`, through the C call where it can
     (module docstring). The words, ranges and dependencies are passed as `array`s: a ctypes array costs ~2x more
     to make."""
-    interface = c_interface() if takes_c_call(args) and local_range is not None else None
-    forms = NOT_NATIVE if interface is None else forms_of(tuple(map(type, args)))
+    interface, forms = c_forms(args) if takes_c_call(args) and local_range is not None else (None, NOT_NATIVE)
     if forms is NOT_NATIVE:
         check_no_host_address(args)
         return queue.submit_async(kernel, args, global_range, local_range, dependencies)
@@ -157,9 +156,14 @@ def sender(args: list):
     (0.22 us of a 3-array launch's Python under `timeit`, AVX2 EPYC, 2026-12-04), nor the forms' lookup."""
     if not takes_c_call(args):
         return dpctl.SyclQueue.submit_async
-    interface = c_interface()
-    forms = NOT_NATIVE if interface is None else forms_of(tuple(map(type, args)))
+    interface, forms = c_forms(args)
     return submit_async if forms is NOT_NATIVE else functools.partial(submit_native, interface, forms)
+
+
+def c_forms(args: list) -> tuple:
+    """dpctl's C interface and the forms of the types of `args` (forms_of), NOT_NATIVE where either is missing."""
+    interface = c_interface()
+    return interface, NOT_NATIVE if interface is None else forms_of(tuple(map(type, args)))
 
 
 def takes_c_call(args: list) -> bool:
