@@ -136,6 +136,20 @@ def sycl_device(queue: dpctl.SyclQueue) -> Device:
     return Device("sycl", queue, device_target(queue.sycl_device))
 
 
+MAX_QUEUE_NAMES = 64  # queue_name's remembered queues; a full table starts over
+_queue_names: dict = {}  # queue -> its device's filter string (a SyclQueue takes no weak reference)
+
+
+def queue_name(queue: dpctl.SyclQueue) -> str:
+    """The filter string of `queue`'s device, remembered by queue: dpctl builds it anew at each call."""
+    name = _queue_names.get(queue)
+    if name is None:
+        if len(_queue_names) >= MAX_QUEUE_NAMES:
+            _queue_names.clear()
+        name = _queue_names[queue] = queue.sycl_device.filter_string
+    return name
+
+
 def arrays_queue(arrays) -> dpctl.SyclQueue | None:
     """The queue of the USM arrays among `arrays` (None when there are none): the first array's. Arrays on other
     queues of the same context and device are fine (USM memory belongs to the context, not the queue)."""
