@@ -230,7 +230,8 @@ class Autotuner:
                 if is_array(value):
                     return None
                 continue
-            queue = queue or usm.sycl_queue
+            if queue is None:
+                queue = usm.sycl_queue
             arrays.append(array_key(name, usm))
         if queue is None or any(k not in named or type(named[k]) not in NOT_ARRAYS for k in self.key):
             return None
