@@ -565,21 +565,23 @@ def test_an_autotuned_launch_on_dpnp_arrays_does_not_wait_for_the_queue(rng, mon
 
 def test_a_dpnp_launch_finds_its_key_without_a_tuning_and_other_launches_take_the_full_path(rng):
     """usm_key: on dpnp arrays the key tuning_key finds (the tuned winner found by it); None where the launch names
-    a device, passes a numpy array, keys on an array, or sets a config's parameter (tuning_key, or the refusal)."""
+    a device, passes a numpy array or keys on an array (tuning_key's); a config's parameter set is refused first."""
     dpnp = needs_dpnp()
     x = rng.uniform(-1, 1, (32, 8)).astype(np.float32)
     dx, dy = dpnp.asarray(x, device="opencl:cpu"), dpnp.zeros((32, 8), dtype=np.float32, device="opencl:cpu")
     kern = xetile.autotune([xetile.Config(BM=8), xetile.Config(BM=16)], key=["y"], cache_results=False,
                            **FAST)(scaled_copy)
-    assert kern.usm_key((dx, dy), {}) is None  # keyed on an array: its shape is tuning_key's
+    assert kern.usm_key(kern.bound((dx, dy), {}), {}) is None  # keyed on an array: its shape is tuning_key's
     keyed = xetile.autotune([xetile.Config(BM=8), xetile.Config(BM=16)], key=[], cache_results=False,
                             **FAST)(scaled_copy)
     keyed[lambda meta: (32 // meta["BM"],)](dx, dy)
-    key = keyed.usm_key((dx, dy), {})
+    key = keyed.usm_key(keyed.bound((dx, dy), {}), {})
     assert key == keyed.tuning_key(keyed.tuning(None, (dx, dy), {})) and key in keyed.best
     assert key[1] == (("x", "f32", (1, 0)), ("y", "f32", (1, 0))) and key[2] == "opencl:cpu:0"
-    for args, kwargs in (((dx, dy), {"device": "opencl:cpu"}), ((x, dy), {}), ((dx, dy), {"BM": 8})):
-        assert keyed.usm_key(args, kwargs) is None
+    for args, kwargs in (((dx, dy), {"device": "opencl:cpu"}), ((x, dy), {})):
+        assert keyed.usm_key(keyed.bound(args, kwargs), kwargs) is None
+    with pytest.raises(xetile.LaunchError, match=r"\['BM'\] are set by its configs"):
+        keyed[lambda meta: (1,)](dx, dy, BM=8)
     np.testing.assert_array_equal(dpnp.asnumpy(dy), x)
 
 

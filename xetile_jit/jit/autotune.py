@@ -200,10 +200,11 @@ class Autotuner:
         return [self.kernel.warmup(*args, grid=grid, target=target, **with_config(kwargs, config)) for config in kept]
 
     def run(self, grid, args, kwargs) -> None:
-        key = self.usm_key(args, kwargs)
+        named = self.bound(args, kwargs)
+        key = self.usm_key(named, kwargs)
         config = None if key is None else self.best.get(key)
         if config is None:
-            tuning = self.tuning(grid, args, kwargs)
+            tuning = self.tuning(grid, args, kwargs, named)
             key = self.tuning_key(tuning)
             config = self.best.get(key)
             if config is None:
@@ -211,17 +212,13 @@ class Autotuner:
         self.best_config = config
         return self.kernel.run(grid, args, with_config(kwargs, config))
 
-    def usm_key(self, args, kwargs) -> tuple | None:
-        """`tuning_key` of a launch whose arrays are all dpnp arrays (usm_ndarray), found without a Tuning: its
-        device is the first array's queue's, as `select_device` finds it (the launch itself then refuses arrays
-        of other contexts or devices). None for any other launch, whose key `tuning_key` finds: one that names a
-        device or sets a config's parameter, passes another kind of array, or keys on an array. An autotuned launch
-        on 3 dpnp arrays spent 7.5 us of its 20 in the Tuning and its key, this 2.8 (docs/performance.md)."""
-        if kwargs.get("device") is not None or not self.config_names.isdisjoint(kwargs):
-            return None
-        try:
-            named = self.kernel.named_arguments(args, kwargs)
-        except TypeError:
+    def usm_key(self, named: dict, kwargs) -> tuple | None:
+        """`tuning_key` of a launch (its arguments `named`, as `bound` gives them) whose arrays are all dpnp arrays
+        (usm_ndarray), found without a Tuning: its device is the first array's queue's, as `select_device` finds it
+        (the launch itself then refuses arrays of other contexts or devices). None for any other launch, whose key
+        `tuning_key` finds: one that names a device, passes another kind of array, or keys on an array. An autotuned
+        launch on 3 dpnp arrays spent 7.5 us of its 20 in the Tuning and its key, this 2.8 (docs/performance.md)."""
+        if kwargs.get("device") is not None:
             return None
         queue, arrays = None, []
         for name, value in named.items():
@@ -237,15 +234,21 @@ class Autotuner:
             return None
         return tuple(named[k] for k in self.key), tuple(arrays), queue_name(queue)
 
-    def tuning(self, grid, args, kwargs) -> Tuning:
+    def bound(self, args, kwargs) -> dict:
+        """The launch's arguments by parameter name (Kernel.named_arguments); a LaunchError where it sets a config's
+        parameter or they do not bind."""
         clash = self.config_names & kwargs.keys()
         if clash:
             raise LaunchError(f"autotuned kernel {self.__name__}: {sorted(clash)} are set by its configs; "
                               "do not pass them at launch")
         try:
-            named = self.kernel.named_arguments(args, kwargs)
+            return self.kernel.named_arguments(args, kwargs)
         except TypeError as e:
             raise LaunchError(f"{self.__name__}(): {e}; parameters are ({', '.join(self.kernel.params)})") from None
+
+    def tuning(self, grid, args, kwargs, named: dict | None = None) -> Tuning:
+        """The launch as the tuner sees it; `named`: its arguments already `bound`."""
+        named = self.bound(args, kwargs) if named is None else named
         arrays = {n: v for n, v in named.items() if is_array(v)}
         return Tuning(grid, args, kwargs, named, arrays, select_device(kwargs.get("device"), list(arrays.values())))
 
