@@ -10,6 +10,7 @@ import pytest
 from numpy.lib.stride_tricks import as_strided
 
 import xetile_jit as xetile
+from xetile_jit.runtime.scratch import interface_typestr
 
 # dpnp is the bench extra (`pip install -e ".[bench]"`), not a test dependency; dpctl 0.22 moved its usm_ndarray
 # (dpctl.tensor) into dpnp (dpnp.tensor), so without dpnp there is no usm_ndarray (UsmArray stands for USM arrays)
@@ -31,7 +32,7 @@ class UsmArray:
         self.memory.copy_from_host(base.reshape(-1).view(np.uint8))
         self.__sycl_usm_array_interface__ = dict(
             data=(self.memory.__sycl_usm_array_interface__["data"][0], False), shape=shape, strides=strides,
-            offset=offset, typestr=base.dtype.str, version=1, syclobj=queue)
+            offset=offset, typestr=interface_typestr(base.dtype), version=1, syclobj=queue)
 
     def contents(self) -> np.ndarray:
         """The device contents of the whole of `base`, copied to the host."""

@@ -13,10 +13,11 @@ import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.target.targets import get_target
 from xetile_jit.target.cpu_features import CpuFeatures
-from xetile_jit.ops.matmul import (CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN, K_CHUNK, PIECE_SPEED,
-                                   PIECE_SPEED_16_REGISTERS, configs, configs_to_time, cpu_estimate, dtype_of,
-                                   fastest_on_cpu, k_chunks, matmul_kernel, new_array, outgrow_caches, piece_speeds,
-                                   row_major_operand, shape_of)
+from xetile_jit.ops.matmul import (CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN, K_CHUNK,
+                                   PANEL_COLUMNS, PANEL_ROWS_PADDED, PANELS_FROM, PIECE_SPEED,
+                                   PIECE_SPEED_16_REGISTERS, b_panels, configs, configs_to_time, cpu_estimate, dtype_of,
+                                   fastest_on_cpu, in_panels, in_panels_on, k_chunks, matmul_kernel, new_array,
+                                   outgrow_caches, piece_speeds, row_major_operand, shape_of)
 
 from usm_arrays import Interface, count_interface_reads, needs_dpnp
 
@@ -139,9 +140,18 @@ def test_the_shapes_dtypes_and_results_of_dpnp_arrays_are_read_without_waiting(m
     assert isinstance(c, dpnp.ndarray) and c.sycl_queue == a.sycl_queue and reads == []
 
 
+def plain_configs() -> list:
+    """The configs that read B as it is (not in panels: in_panels)."""
+    return [c for c in configs() if not in_panels(c)]
+
+
 def test_the_search_space_is_generated_with_layouts():
     found = configs()
-    assert len(found) == 21
+    assert len(found) == 27
+    panels = [c for c in found if in_panels(c)]  # one subgroup across PANEL_COLUMNS: B's panels (b_panels)
+    assert [(c.kwargs["BM"], c.sg_layout, c.sg_data, c.kwargs["BK"]) for c in panels] == [
+        (256, [8, 1], [32, 64], 32), (128, [4, 1], [32, 64], 32), (256, [16, 1], [16, 64], 32),
+        (128, [8, 1], [16, 64], 32), (256, [8, 1], [32, 64], 64), (256, [4, 1], [64, 64], 64)]
     assert sum(c.kwargs["A_LAYOUT"] is not None for c in found) == 4  # 16x16 A blocks on the 256x256 tile
     assert sum(c.kwargs["B_LAYOUT"] is not None for c in found) == 6  # 32x16 B blocks on the 256 and 128 tiles
     assert sum(c.kwargs["PREFETCH"] > 0 for c in found) == 6
@@ -163,14 +173,17 @@ def test_every_config_compiles_to_valid_spirv_for_the_cpu(dtype, order):
     regrouped, and so do the 32 elements a lane a column-major 16-bit B in 32x16 blocks or an 8-bit one reads by
     transposed messages (the SPIR-V emitter refuses 32-component vectors, so they go through private
     memory). Not the prefetch configs: the tuner prunes them on the CPU targets, where prefetch is a no-op
-    (test_prefetch_configs_are_pruned_where_prefetch_is_dropped). Each module passes spirv-val (conftest's
-    every_module_passes_spirv_val checks every module built)."""
+    (test_prefetch_configs_are_pruned_where_prefetch_is_dropped). The configs of B in panels read them as the tuner
+    launches them (B_PANELS). Each module passes spirv-val (conftest's every_module_passes_spirv_val checks every
+    module built)."""
     a, c = np.zeros((512, 512), dtype), np.zeros((512, 512), np.int32 if dtype == np.int8 else np.float32)
     operand = a if order == "row" else a.T
+    panels = np.zeros((512 * 512 // PANEL_COLUMNS, PANEL_COLUMNS), dtype)
     for config in (cfg for cfg in configs() if cfg.kwargs["PREFETCH"] == 0):
-        matmul_kernel.kernel.warmup(operand, operand, c, c, 512, 512, 512, 0, 512, HAS_BIAS=False,
-                                    ACC=xetile.int32 if dtype == np.int8 else xetile.float32, ACTIVATION="",
-                                    INPUT_PRECISION="ieee", target="cpu", **config.all_kwargs())
+        matmul_kernel.kernel.warmup(operand, panels if in_panels(config) else operand, c, c, 512, 512, 512, 0, 512,
+                                    HAS_BIAS=False, ACC=xetile.int32 if dtype == np.int8 else xetile.float32,
+                                    ACTIVATION="", INPUT_PRECISION="ieee", B_PANELS=in_panels(config), target="cpu",
+                                    **config.all_kwargs())
 
 
 @pytest.mark.parametrize("target", ["cpu", "xe-emulated"])
@@ -215,6 +228,72 @@ def test_a_column_major_operand_is_copied_to_row_major_on_the_cpu_targets(rng):
         on_device = dpnp.asarray(x.T.astype(dtype), sycl_queue=queue).T
         copied = row_major_operand(on_device, COPY_FROM, queue)
         assert copied.flags.c_contiguous and np.array_equal(dpnp.asnumpy(copied), x.astype(dtype))
+
+
+def numpy_panels(b: np.ndarray) -> np.ndarray:
+    """b_panels' layout written with numpy: panel j is B's columns j * PANEL_COLUMNS on, its rows padded with zeros
+    to a multiple of PANEL_ROWS_PADDED, its columns past N zeros."""
+    k, n = b.shape
+    padded = np.zeros((-(-k // PANEL_ROWS_PADDED) * PANEL_ROWS_PADDED, -(-n // PANEL_COLUMNS) * PANEL_COLUMNS),
+                      b.dtype)
+    padded[:k, :n] = b
+    return np.concatenate(np.split(padded, padded.shape[1] // PANEL_COLUMNS, axis=1))
+
+
+@pytest.mark.parametrize("dtype, order", [(np.float32, "row"), (np.float16, "col"), (ml_dtypes.bfloat16, "row"),
+                                          (np.int8, "col")])
+@pytest.mark.parametrize("kind", ["numpy", "interface"])
+def test_b_panels_hold_b_one_panel_of_columns_after_another(rng, dtype, order, kind):
+    """b_panels on opencl:cpu, B of either memory order (K and N not multiples of the panel's rows and columns): the
+    panels bit for bit, zeros where the panels pass B's edges even where the reused buffer held other values (it
+    holds the panels of a larger B of ones first)."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    usm = Interface(queue)
+    put = (lambda x: x) if kind == "numpy" else (lambda x: usm.asarray(x, x.dtype))
+    get = (lambda x: x) if kind == "numpy" else device_contents
+    get(b_panels(put(np.ones((300, 200), dtype)), queue))
+    b = rng.integers(-100, 100, (70, 100)).astype(dtype)
+    operand = put(b) if order == "row" else (put(np.ascontiguousarray(b.T)).T if kind == "numpy" else
+                                             transposed(usm.asarray(np.ascontiguousarray(b.T), dtype)))
+    panels = get(b_panels(operand, queue))
+    assert panels.shape == (2 * 128, PANEL_COLUMNS) and panels.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(panels, numpy_panels(b))
+
+
+def device_contents(array) -> np.ndarray:
+    """A DeviceArray's (runtime/scratch.py) elements, once the launches on its queue have run."""
+    xetile.synchronize(array.memory.sycl_queue)
+    host = np.empty(array.memory.nbytes, np.uint8)
+    array.memory.copy_to_host(host)
+    return host[:int(np.prod(array.shape)) * array.dtype.itemsize].view(array.dtype).reshape(array.shape)
+
+
+def transposed(array):
+    """A 2-D USM array of the interface's (UsmArray) as its transposed view."""
+    usm = array.__sycl_usm_array_interface__
+    rows, columns = usm["shape"]
+    array.__sycl_usm_array_interface__ = dict(usm, shape=(columns, rows), strides=(1, columns))
+    return array
+
+
+def test_on_a_cpu_device_matmul_reads_b_in_panels_where_c_has_panels_from_rows(monkeypatch, rng):
+    """On a CPU device, C of PANELS_FROM rows or more (K > 0): B in panels (b_panels), tuned over the configs that
+    read them (in_panels), the results numpy's, with a bias and an activation; in the interpreter, and with fewer
+    rows, B as it is."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    assert in_panels_on(PANELS_FROM, np.zeros((8, 8)), queue) and not in_panels_on(PANELS_FROM - 1, np.zeros((8, 8)),
+                                                                                     queue)
+    assert not in_panels_on(PANELS_FROM, np.zeros((0, 8)), queue) and not in_panels_on(PANELS_FROM, np.zeros((8, 8)),
+                                                                                         "numpy")
+    m, n, k = PANELS_FROM + 3, 70, 100
+    a, b = rng.uniform(-1, 1, (m, k)).astype(np.float16), rng.uniform(-1, 1, (k, n)).astype(np.float16)
+    bias = rng.uniform(-1, 1, n).astype(np.float32)
+    c = xetile.ops.matmul(a, b, bias=bias, activation="silu", device=queue)
+    tried = [t.config for t in matmul_kernel.trials if t.stage != "early_config_prune"]
+    assert tried and all(in_panels(config) for config in tried)
+    np.testing.assert_allclose(c, reference(a, b, bias, "silu"), rtol=1e-4, atol=1e-4)
 
 
 def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_memory():
@@ -281,13 +360,15 @@ def test_a_sum_in_chunks_is_the_one_launch_sum_bit_for_bit(rng, dtype):
     np.testing.assert_array_equal(usm.asnumpy(chunked), one_launch)
 
 
-def test_matmul_on_device_arrays_sums_in_chunks(monkeypatch, rng):
+@pytest.mark.parametrize("panels_from", [PANELS_FROM, 1])
+def test_matmul_on_device_arrays_sums_in_chunks(monkeypatch, rng, panels_from):
     """ops.matmul on a CPU device with USM arrays: launches of K_CHUNK steps (here 64, from 32 KiB of A and B on),
-    the result numpy's."""
+    the result numpy's; with B as it is and in panels (b_panels)."""
     from spirv_tools import cpu_queue
     queue = cpu_queue()
     monkeypatch.setattr(ops_matmul, "K_CHUNK", 64)
     monkeypatch.setattr(ops_matmul, "CHUNKED_FROM", 32 << 10)
+    monkeypatch.setattr(ops_matmul, "PANELS_FROM", panels_from)
     launches = []
     launch = type(matmul_kernel).__getitem__
     monkeypatch.setattr(type(matmul_kernel), "__getitem__",
@@ -301,11 +382,13 @@ def test_matmul_on_device_arrays_sums_in_chunks(monkeypatch, rng):
 
 
 def test_prefetch_configs_are_pruned_where_prefetch_is_dropped(rng):
-    """In the interpreter (and on the CPU targets) a prefetch config is the no-prefetch code: not timed."""
+    """In the interpreter (and on the CPU targets) a prefetch config is the no-prefetch code: not timed (nor, with B
+    as it is, the configs of B in panels)."""
     a, b = rng.uniform(-3, 3, (M, K)).astype(np.float16), rng.uniform(-3, 3, (K, N + 1)).astype(np.float16)
     xetile.ops.matmul(a, b)
-    pruned = [t for t in matmul_kernel.trials if t.stage == "early_config_prune"]
-    assert len(pruned) == 6 and all(t.config.kwargs["PREFETCH"] > 0 for t in pruned)
+    pruned = [t.config for t in matmul_kernel.trials if t.stage == "early_config_prune"]
+    assert len(pruned) == 12 and sum(c.kwargs["PREFETCH"] > 0 for c in pruned) == 6
+    assert sum(in_panels(c) for c in pruned) == 6
 
 
 def piece(config) -> tuple:
@@ -324,12 +407,12 @@ def test_on_a_cpu_device_matmul_times_only_the_configs_it_estimates_fastest(m, n
     """On a CPU device (of 2 units, as the one measured) the tuner times at most CPU_TIMED configs: the best
     estimates of padded work per compute unit over the piece's speed, within CPU_WITHIN of the best. The expected
     winners are what timing every config chose on opencl:cpu."""
-    kept = fastest_on_cpu(configs(), m, n, k, 2, PIECE_SPEED)
+    kept = fastest_on_cpu(plain_configs(), m, n, k, 2, PIECE_SPEED)
     assert len(kept) == timed <= CPU_TIMED
     assert piece(kept[0]) == fastest
     estimates = [cpu_estimate(c, m, n, k, 2) for c in kept]
     assert estimates == sorted(estimates) and estimates[-1] < CPU_WITHIN * estimates[0]
-    assert estimates[0] == min(cpu_estimate(c, m, n, k, 2) for c in configs())
+    assert estimates[0] == min(cpu_estimate(c, m, n, k, 2) for c in plain_configs())
 
 
 def test_with_16_vector_registers_the_estimate_prefers_pieces_of_32_k():
@@ -339,7 +422,7 @@ def test_with_16_vector_registers_the_estimate_prefers_pieces_of_32_k():
     avx2, zen4 = (CpuFeatures("x", frozenset(flags)) for flags in ({"avx2"}, {"avx512f", "avx2"}))
     assert piece_speeds(avx2) is PIECE_SPEED_16_REGISTERS and piece_speeds(zen4) is PIECE_SPEED
     assert set(PIECE_SPEED_16_REGISTERS) == set(PIECE_SPEED)
-    kept = fastest_on_cpu(configs(), 2048, 2048, 2048, 2, PIECE_SPEED_16_REGISTERS)
+    kept = fastest_on_cpu(plain_configs(), 2048, 2048, 2048, 2, PIECE_SPEED_16_REGISTERS)
     assert [piece(c) for c in kept] == [(256, 256, (16, 64), 32), (256, 256, (32, 64), 32), (64, 64, (16, 16), 16)]
 
 
@@ -347,13 +430,13 @@ def test_the_configs_timed_on_a_cpu_are_one_a_piece():
     """Of the configs within CPU_WITHIN of the best estimate, each piece's best: at 2048^3 with the AVX-512 speeds,
     where 32x64/K32 pieces had two of the three best estimates (with and without prefetch), 64x64/K64, 32x64/K32
     and 32x64/K64 are timed."""
-    kept = fastest_on_cpu(configs(), 2048, 2048, 2048, 2, PIECE_SPEED)
+    kept = fastest_on_cpu(plain_configs(), 2048, 2048, 2048, 2, PIECE_SPEED)
     assert [(tuple(c.sg_data), c.kwargs["BK"]) for c in kept] == [((64, 64), 64), ((32, 64), 32), ((32, 64), 64)]
 
 
 def test_an_empty_gemm_keeps_one_config():
     """K = 0 estimates every config at 0: they all do nothing, so the tuner keeps one and times none."""
-    assert len(fastest_on_cpu(configs(), 8, 8, 0, 2, PIECE_SPEED)) == 1
+    assert len(fastest_on_cpu(plain_configs(), 8, 8, 0, 2, PIECE_SPEED)) == 1
 
 
 def test_the_tuner_on_the_cpu_device_drops_prefetch_and_load_blocks_then_estimates():
@@ -363,9 +446,11 @@ def test_the_tuner_on_the_cpu_device_drops_prefetch_and_load_blocks_then_estimat
     queue = cpu_queue()
     plain = [c for c in configs() if c.kwargs["PREFETCH"] == 0 and c.kwargs["A_LAYOUT"] is None
              and c.kwargs["B_LAYOUT"] is None]
-    named = {"a": np.zeros((1, 1), np.float32), "M": 300, "N": 200, "K": 100}
-    assert configs_to_time(configs(), named, device=queue) == fastest_on_cpu(
-        plain, 300, 200, 100, queue.sycl_device.max_compute_units, piece_speeds(get_target("cpu").cpu))
+    speeds, units = piece_speeds(get_target("cpu").cpu), queue.sycl_device.max_compute_units
+    for panels in (False, True):  # a launch with B in panels tunes the configs that read them, the others the rest
+        named = {"a": np.zeros((1, 1), np.float32), "M": 300, "N": 200, "K": 100, "B_PANELS": panels}
+        assert configs_to_time(configs(), named, device=queue) == fastest_on_cpu(
+            [c for c in plain if in_panels(c) == panels], 300, 200, 100, units, speeds)
     assert {(c.sg_data[0], c.sg_data[1], c.kwargs["BK"]) for c in configs()} == {(*p, bk) for p, bk in PIECE_SPEED}
 
 

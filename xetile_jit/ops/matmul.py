@@ -16,9 +16,11 @@ memory orders, bias and activation. On targets whose prefetch is a no-op (the CP
 pruned before timing: their code is the same as without; on the `cpu` target the load-block ones too, and on a CPU
 device all but the few configs estimated fastest (cpu_estimate). On targets whose lanes gather a column-major
 operand (the CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to
-row-major first (row_major_operand). On a CPU device a GEMM whose A and B outgrow the last-level cache, or whose
-subgroups' panels outgrow a core's, sums over K in launches of 512 steps (k_chunks), C carrying the sum from one to
-the next, where the arrays are in device memory and C is of the accumulator's type.
+row-major first (row_major_operand). On a CPU device B of a GEMM of PANELS_FROM rows or more is copied into panels
+of PANEL_COLUMNS columns first (b_panels), a subgroup's K step of B then one run of memory. On a CPU device a GEMM
+whose A and B outgrow the last-level cache, or whose subgroups' panels outgrow a core's, sums over K in launches of
+512 steps (k_chunks), C carrying the sum from one to the next, where the arrays are in device memory and C is of the
+accumulator's type.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from ..ir.attrs import Layout
 from ..ir.types import COL_MAJOR, dtype_of_numpy, float32, int32
 from ..runtime.args import array_layout, array_order, as_array, is_array, is_usm
 from ..runtime.device import array_queue, select_device
+from ..runtime.scratch import scratch
 from ..runtime.torch_tensors import as_numpy_dtype, is_tensor, new_tensor
 
 ACTIVATIONS = (None, "relu", "gelu", "silu")
@@ -57,7 +60,14 @@ SHAPES = (((256, 256), (32, 64), 32, (None, (16, 16)), (None, (32, 16)), (0, 3))
           ((128, 128), (16, 64), 32, (None,), (None,), (0,)),
           ((64, 128), (16, 64), 32, (None,), (None,), (0,)),
           ((256, 256), (32, 64), 64, (None,), (None,), (0,)),
-          ((256, 256), (64, 64), 64, (None,), (None,), (0,)))
+          ((256, 256), (64, 64), 64, (None,), (None,), (0,)),
+          # B in panels (b_panels): one subgroup across the tile's PANEL_COLUMNS columns
+          ((256, 64), (32, 64), 32, (None,), (None,), (0,)),
+          ((128, 64), (32, 64), 32, (None,), (None,), (0,)),
+          ((256, 64), (16, 64), 32, (None,), (None,), (0,)),
+          ((128, 64), (16, 64), 32, (None,), (None,), (0,)),
+          ((256, 64), (32, 64), 64, (None,), (None,), (0,)),
+          ((256, 64), (64, 64), 64, (None,), (None,), (0,)))
 
 
 def configs() -> list[Config]:
@@ -109,6 +119,15 @@ PIECE_SPEED_16_REGISTERS = {((16, 64), 32): 1.0, ((32, 64), 32): 0.92, ((16, 16)
                             ((64, 64), 64): 0.60, ((32, 64), 64): 0.39}
 CPU_TIMED = 3
 CPU_WITHIN = 1.5
+# On a CPU device, where C has PANELS_FROM rows or more, B is copied into panels of PANEL_COLUMNS columns (b_panels),
+# each panel's K rows padded to a multiple of PANEL_ROWS_PADDED: a subgroup's 32x64 piece of B for one K step is then
+# 8 KiB of consecutive memory, where B's rows lay a row pitch apart (8 KiB for 2048 f32 columns: rows a multiple of 4
+# KiB apart share L1 sets). The copy reads and writes B once (0.6 ms for 2048x2048 f32 on the Zen 5), so it pays
+# where C has enough rows: at N = K = 1024 f32 on the Zen 5 with AVX-512 code 0.96x at 256 rows, 1.02x at 512; with
+# AVX2 code 1.07x and 1.14x (docs/performance.md "GEMM on the `cpu` target").
+PANEL_COLUMNS = 64
+PANEL_ROWS_PADDED = 64
+PANELS_FROM = 512
 # On a CPU device a GEMM sums over k in launches of K_CHUNK steps each, C carrying the sum from one to the next
 # (k_chunks), where its A and B outgrow a cache: a launch reads a K_CHUNK-wide slice of A and B, which stays in the
 # cache for all its workgroups, where over the whole K each subgroup's panels came from further out.
@@ -133,6 +152,7 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
     fastest by cpu_estimate: at most CPU_TIMED, within CPU_WITHIN of the best."""
     arrays = [v for v in named.values() if is_array(v)]
     device = select_device(kwargs.get("device"), arrays)
+    configs = [c for c in configs if in_panels(c) == named["B_PANELS"]]
     if not has_prefetch(device.target):
         configs = [c for c in configs if c.kwargs["PREFETCH"] == 0]
     if device.target in TARGETS and not TARGETS[device.target].largest_loads:
@@ -142,6 +162,11 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
         speeds = piece_speeds(TARGETS[device.target].cpu)
         configs = fastest_on_cpu(configs, named["M"], named["N"], named["K"], units, speeds)
     return configs
+
+
+def in_panels(config: Config) -> bool:
+    """Whether `config` reads B in panels (b_panels): one subgroup across a tile of PANEL_COLUMNS columns."""
+    return config.kwargs["BN"] == PANEL_COLUMNS and config.sg_layout[1] == 1
 
 
 def piece_speeds(cpu: CpuFeatures) -> dict:
@@ -178,20 +203,25 @@ def cpu_estimate(config: Config, m: int, n: int, k: int, units: int, speeds: dic
     return waves * bm * bn * xt.cdiv(k, bk) * bk / speeds[(tuple(config.sg_data), bk)]
 
 
-@autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION", "INPUT_PRECISION", "CHUNKED"],
+@autotune(configs(), key=["M", "N", "K", "HAS_BIAS", "ACTIVATION", "INPUT_PRECISION", "CHUNKED", "B_PANELS"],
           prune_configs_by={"early_config_prune": configs_to_time})
 @kernel
 def matmul_kernel(a, b, c, bias, M, N, K, K0, KL, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
                   A_LAYOUT: xt.constexpr, B_LAYOUT: xt.constexpr, PREFETCH: xt.constexpr, PA: xt.constexpr,
                   PB: xt.constexpr, ACC: xt.constexpr, HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr,
-                  INPUT_PRECISION: xt.constexpr, CHUNKED: xt.constexpr = False):
+                  INPUT_PRECISION: xt.constexpr, CHUNKED: xt.constexpr = False, B_PANELS: xt.constexpr = False):
     """C's tile of the sum over k = K0 .. K0 + KL - 1 where CHUNKED (k_chunks: from C's value where K0 > 0, the bias
-    and activation where the sum ends there), else over all of K (K0 = 0, KL = K)."""
+    and activation where the sum ends there), else over all of K (K0 = 0, KL = K). Where B_PANELS, `b` holds B in
+    panels of BN columns (b_panels), the program's column of the grid its panel."""
     m = xt.program_id(0) * BM
     n = xt.program_id(1) * BN
     first = K0 if CHUNKED else 0
     ta = xt.init_tile(a, [m, first], [BM, BK], layout=A_LAYOUT)
-    tb = xt.init_tile(b, [first, n], [BK, BN], layout=B_LAYOUT)
+    if B_PANELS:
+        panel_rows = (K + PANEL_ROWS_PADDED - 1) // PANEL_ROWS_PADDED * PANEL_ROWS_PADDED
+        tb = xt.init_tile(b, [xt.program_id(1) * panel_rows + first, 0], [BK, BN], layout=B_LAYOUT)
+    else:
+        tb = xt.init_tile(b, [first, n], [BK, BN], layout=B_LAYOUT)
     tc = xt.init_tile(c, [m, n], [BM, BN])
     if PREFETCH:
         pa = xt.init_tile(a, [m, first + PREFETCH * BK], [BM, BK], layout=PA)
@@ -244,15 +274,44 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         bias = as_row(bias, n)
     if m == 0 or n == 0:
         return c
-    a, b = row_major_operand(a, n, device), row_major_operand(b, m, device)
+    panels = in_panels_on(m, b, device)
+    a = row_major_operand(a, n, device)
+    b = b_panels(b, device) if panels else row_major_operand(b, m, device)
     grid = lambda meta: (xt.cdiv(m, meta["BM"]), xt.cdiv(n, meta["BN"]))  # noqa: E731
     chunks = k_chunks(m, n, k, [a, b, c], acc, device)
     bias_arg = no_bias(c) if bias is None else bias
     for k0, length in chunks:
         matmul_kernel[grid](a, b, c, bias_arg, m, n, k, k0, length, ACC=acc, HAS_BIAS=bias is not None,
                             ACTIVATION=activation or "", INPUT_PRECISION=input_precision, CHUNKED=len(chunks) > 1,
-                            device=device)
+                            B_PANELS=panels, device=device)
     return c
+
+
+def in_panels_on(m: int, b, device) -> bool:
+    """Whether the GEMM reads B in panels (b_panels): on a CPU device, C of PANELS_FROM rows or more, K > 0."""
+    return m >= PANELS_FROM and shape_of(b)[0] > 0 and select_device(device, [b]).is_cpu
+
+
+@kernel
+def panels_kernel(b, panels, K, KP, BK: xt.constexpr, BN: xt.constexpr):
+    """panels[j * KP + k, :] = b[k, j * BN:(j + 1) * BN], zeros past B's rows and columns (KP: K padded to BK)."""
+    k = xt.program_id(0) * BK
+    j = xt.program_id(1)
+    tile = xt.load_tile(xt.init_tile(b, [k, j * BN], [BK, BN]))
+    xt.store_tile(xt.init_tile(panels, [j * KP + k, 0], [BK, BN]), tile)
+
+
+def b_panels(b, device):
+    """B (K x N, either memory order) as cdiv(N, PANEL_COLUMNS) panels of KP rows one after another (panels_array), K
+    padded to a multiple of PANEL_ROWS_PADDED (so no K tile of the configs crosses into the next panel), with zeros
+    past B."""
+    (k, n), _, dtype = layout_of(b)
+    k_padded = xt.cdiv(k, PANEL_ROWS_PADDED) * PANEL_ROWS_PADDED
+    count = xt.cdiv(n, PANEL_COLUMNS)
+    panels = panels_array(b, count * k_padded, dtype, device)
+    panels_kernel[(k_padded // PANEL_ROWS_PADDED, count)](b, panels, k, k_padded, BK=PANEL_ROWS_PADDED,
+                                                          BN=PANEL_COLUMNS, device=device)
+    return panels
 
 
 def k_chunks(m: int, n: int, k: int, arrays: list, acc, device) -> list[tuple[int, int]]:
@@ -318,6 +377,13 @@ def row_major_operand(x, reuse: int, device):
     grid = (xt.cdiv(shape[0], COPY_TILE[0]), xt.cdiv(shape[1], COPY_TILE[1]))
     row_major_copy_kernel[grid](x, y, BM=COPY_TILE[0], BN=COPY_TILE[1], device=device)
     return y
+
+
+def panels_array(b, rows: int, dtype: np.dtype, device):
+    """An uninitialised rows x PANEL_COLUMNS array for `b`'s panels, reused from call to call (runtime/scratch.py):
+    in device memory on the launch's queue where `b` is there (a USM array), else in host memory."""
+    queue = select_device(device, [b]).queue if is_usm(b) else None
+    return scratch((rows, PANEL_COLUMNS), dtype, queue)
 
 
 def no_bias(c):

@@ -37,6 +37,7 @@ import ml_dtypes
 import numpy as np
 
 from ..errors import LaunchError
+from .scratch import interface_typestr
 
 QUEUE_CAPSULE = b"SyclQueueRef"  # the name dpctl.SyclQueue(capsule) takes a sycl::queue* under
 _queues: dict[int, dpctl.SyclQueue] = {}  # sycl::queue* of a torch stream -> the dpctl queue over it
@@ -167,9 +168,8 @@ class StreamArray:
 
 @functools.cache
 def typestr(torch_dtype) -> str:
-    """The interface's typestr of a torch dtype: the name for bfloat16, whose numpy str ('<V2') names no dtype."""
-    dtype = numpy_dtype(torch_dtype)
-    return dtype.name if dtype == np.dtype(ml_dtypes.bfloat16) else dtype.str
+    """The interface's typestr of a torch dtype (scratch.interface_typestr)."""
+    return interface_typestr(numpy_dtype(torch_dtype))
 
 
 def as_array(tensor):
