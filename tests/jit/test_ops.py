@@ -14,7 +14,7 @@ from xetile_jit.toolchain import ocloc
 from xetile_jit.target.targets import get_target
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.ops.matmul import (CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN, K_CHUNK,
-                                   PANEL_COLUMNS, PANEL_ROWS_PADDED, PANELS_FROM, PIECE_SPEED,
+                                   PANEL_COLUMNS, PANEL_ROWS_PADDED, PANEL_WORK, PANELS_FROM, PIECE_SPEED,
                                    PIECE_SPEED_16_REGISTERS, b_panels, configs, configs_to_time, cpu_estimate, dtype_of,
                                    fastest_on_cpu, in_panels, in_panels_on, k_chunks, matmul_kernel, new_array,
                                    outgrow_caches, piece_speeds, row_major_operand, shape_of)
@@ -277,16 +277,18 @@ def transposed(array):
     return array
 
 
-def test_on_a_cpu_device_matmul_reads_b_in_panels_where_c_has_panels_from_rows(monkeypatch, rng):
-    """On a CPU device, C of PANELS_FROM rows or more (K > 0): B in panels (b_panels), tuned over the configs that
-    read them (in_panels), the results numpy's, with a bias and an activation; in the interpreter, and with fewer
-    rows, B as it is."""
+def test_on_a_cpu_device_matmul_reads_b_in_panels_where_the_gemm_is_large(monkeypatch, rng):
+    """On a CPU device, C of PANELS_FROM rows or more and PANEL_WORK multiply-adds or more: B in panels (b_panels),
+    tuned over the configs that read them (in_panels), the results numpy's, with a bias and an activation; in the
+    interpreter, with fewer rows or less work, B as it is."""
     from spirv_tools import cpu_queue
     queue = cpu_queue()
-    assert in_panels_on(PANELS_FROM, np.zeros((8, 8)), queue) and not in_panels_on(PANELS_FROM - 1, np.zeros((8, 8)),
-                                                                                     queue)
-    assert not in_panels_on(PANELS_FROM, np.zeros((0, 8)), queue) and not in_panels_on(PANELS_FROM, np.zeros((8, 8)),
-                                                                                         "numpy")
+    b = np.zeros((8, 8))
+    n = k = 1024
+    assert PANELS_FROM * n * k >= PANEL_WORK and in_panels_on(PANELS_FROM, n, k, b, queue)
+    assert not in_panels_on(PANELS_FROM - 1, 4 * n, k, b, queue) and not in_panels_on(PANELS_FROM, n, k, b, "numpy")
+    assert not in_panels_on(PANELS_FROM, n, PANEL_WORK // n // PANELS_FROM - 1, b, queue)
+    monkeypatch.setattr(ops_matmul, "PANEL_WORK", 1)
     m, n, k = PANELS_FROM + 3, 70, 100
     a, b = rng.uniform(-1, 1, (m, k)).astype(np.float16), rng.uniform(-1, 1, (k, n)).astype(np.float16)
     bias = rng.uniform(-1, 1, n).astype(np.float32)
@@ -369,6 +371,7 @@ def test_matmul_on_device_arrays_sums_in_chunks(monkeypatch, rng, panels_from):
     monkeypatch.setattr(ops_matmul, "K_CHUNK", 64)
     monkeypatch.setattr(ops_matmul, "CHUNKED_FROM", 32 << 10)
     monkeypatch.setattr(ops_matmul, "PANELS_FROM", panels_from)
+    monkeypatch.setattr(ops_matmul, "PANEL_WORK", 1)
     launches = []
     launch = type(matmul_kernel).__getitem__
     monkeypatch.setattr(type(matmul_kernel), "__getitem__",

@@ -16,8 +16,9 @@ memory orders, bias and activation. On targets whose prefetch is a no-op (the CP
 pruned before timing: their code is the same as without; on the `cpu` target the load-block ones too, and on a CPU
 device all but the few configs estimated fastest (cpu_estimate). On targets whose lanes gather a column-major
 operand (the CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to
-row-major first (row_major_operand). On a CPU device B of a GEMM of PANELS_FROM rows or more is copied into panels
-of PANEL_COLUMNS columns first (b_panels), a subgroup's K step of B then one run of memory. On a CPU device a GEMM
+row-major first (row_major_operand). On a CPU device B of a GEMM of PANELS_FROM rows and PANEL_WORK multiply-adds or
+more is copied into panels of PANEL_COLUMNS columns first (b_panels), a subgroup's K step of B then one run of
+memory. On a CPU device a GEMM
 whose A and B outgrow the last-level cache, or whose subgroups' panels outgrow a core's, sums over K in launches of
 512 steps (k_chunks), C carrying the sum from one to the next, where the arrays are in device memory and C is of the
 accumulator's type.
@@ -119,15 +120,18 @@ PIECE_SPEED_16_REGISTERS = {((16, 64), 32): 1.0, ((32, 64), 32): 0.92, ((16, 16)
                             ((64, 64), 64): 0.60, ((32, 64), 64): 0.39}
 CPU_TIMED = 3
 CPU_WITHIN = 1.5
-# On a CPU device, where C has PANELS_FROM rows or more, B is copied into panels of PANEL_COLUMNS columns (b_panels),
-# each panel's K rows padded to a multiple of PANEL_ROWS_PADDED: a subgroup's 32x64 piece of B for one K step is then
-# 8 KiB of consecutive memory, where B's rows lay a row pitch apart (8 KiB for 2048 f32 columns: rows a multiple of 4
-# KiB apart share L1 sets). The copy reads and writes B once (0.6 ms for 2048x2048 f32 on the Zen 5), so it pays
-# where C has enough rows: at N = K = 1024 f32 on the Zen 5 with AVX-512 code 0.96x at 256 rows, 1.02x at 512; with
-# AVX2 code 1.07x and 1.14x (docs/performance.md "GEMM on the `cpu` target").
+# On a CPU device, where C has PANELS_FROM rows or more and the GEMM PANEL_WORK multiply-adds, B is copied into panels
+# of PANEL_COLUMNS columns (b_panels), each panel's K rows padded to a multiple of PANEL_ROWS_PADDED: a subgroup's
+# 32x64 piece of B for one K step is then 8 KiB of consecutive memory, where B's rows lay a row pitch apart (8 KiB for
+# 2048 f32 columns: rows a multiple of 4 KiB apart share L1 sets). The copy is a launch (about 50 us of a call) that
+# reads and writes B once (0.6 ms for 2048x2048 f32), so it pays for large GEMMs only; f32 on the Zen 5, panels over
+# B as it is, with AVX-512 code: 2048^3 1.04-1.25x, 1024^3 1.03-1.10x, 512x1024x1024 1.02x, 256x1024x1024 0.96x,
+# 1024x1024x256 1.00x, 512^3 0.94x; with AVX2 code 512x1024x1024 1.14x, 1024x1024x256 1.03x, 512^3 0.99x
+# (docs/performance.md "GEMM on the `cpu` target").
 PANEL_COLUMNS = 64
 PANEL_ROWS_PADDED = 64
 PANELS_FROM = 512
+PANEL_WORK = 1 << 29
 # On a CPU device a GEMM sums over k in launches of K_CHUNK steps each, C carrying the sum from one to the next
 # (k_chunks), where its A and B outgrow a cache: a launch reads a K_CHUNK-wide slice of A and B, which stays in the
 # cache for all its workgroups, where over the whole K each subgroup's panels came from further out.
@@ -274,7 +278,7 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         bias = as_row(bias, n)
     if m == 0 or n == 0:
         return c
-    panels = in_panels_on(m, b, device)
+    panels = in_panels_on(m, n, k, b, device)
     a = row_major_operand(a, n, device)
     b = b_panels(b, device) if panels else row_major_operand(b, m, device)
     grid = lambda meta: (xt.cdiv(m, meta["BM"]), xt.cdiv(n, meta["BN"]))  # noqa: E731
@@ -287,9 +291,10 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
     return c
 
 
-def in_panels_on(m: int, b, device) -> bool:
-    """Whether the GEMM reads B in panels (b_panels): on a CPU device, C of PANELS_FROM rows or more, K > 0."""
-    return m >= PANELS_FROM and shape_of(b)[0] > 0 and select_device(device, [b]).is_cpu
+def in_panels_on(m: int, n: int, k: int, b, device) -> bool:
+    """Whether an M x N x K GEMM reads B in panels (b_panels): on a CPU device, PANELS_FROM rows of C or more and
+    PANEL_WORK multiply-adds or more."""
+    return m >= PANELS_FROM and m * n * k >= PANEL_WORK and select_device(device, [b]).is_cpu
 
 
 @kernel
