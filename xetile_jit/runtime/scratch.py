@@ -9,6 +9,7 @@ kernel. Another thread has buffers of its own.
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import dpctl
@@ -39,14 +40,14 @@ def interface_typestr(dtype: np.dtype) -> str:
 def scratch(shape: tuple[int, ...], dtype: np.dtype, queue: dpctl.SyclQueue | None):
     """An uninitialised C-contiguous array of `shape` and `dtype` over this thread's buffer: in device memory on
     `queue` (a DeviceArray), or in host memory where `queue` is None (numpy)."""
-    dtype = np.dtype(dtype)
-    nbytes = max(int(np.prod(shape)) * dtype.itemsize, 1)
+    dtype, count = np.dtype(dtype), math.prod(shape)
+    nbytes = max(count * dtype.itemsize, 1)
     buffers = _held.__dict__.setdefault("buffers", {})
     buffer = buffers.get(queue)
     if queue is None:
         if buffer is None or buffer.nbytes < nbytes:
             buffer = buffers[None] = np.empty(nbytes, np.uint8)
-        return buffer[:nbytes].view(dtype)[:int(np.prod(shape))].reshape(shape)
+        return buffer[:count * dtype.itemsize].view(dtype).reshape(shape)
     if buffer is None or buffer.nbytes < nbytes:
         buffer = buffers[queue] = dpctl.memory.MemoryUSMDevice(nbytes, queue=queue)
     return DeviceArray(buffer, shape, dtype)
