@@ -18,10 +18,9 @@ device all but the few configs estimated fastest (cpu_estimate). On targets whos
 operand (the CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to
 row-major first (row_major_operand). On a CPU device B of a GEMM of PANELS_FROM rows and PANEL_WORK multiply-adds or
 more is copied into panels of PANEL_COLUMNS columns first (b_panels), a subgroup's K step of B then one run of
-memory. On a CPU device a GEMM
-whose A and B outgrow the last-level cache, or whose subgroups' panels outgrow a core's, sums over K in launches of
-512 steps (k_chunks), C carrying the sum from one to the next, where the arrays are in device memory and C is of the
-accumulator's type.
+memory. On a CPU device a GEMM whose A and B outgrow the last-level cache, or whose subgroups' panels outgrow a core's,
+sums over K in launches of 512 steps (k_chunks), C carrying the sum from one to the next, where the arrays are in
+device memory and C is of the accumulator's type.
 """
 from __future__ import annotations
 
@@ -124,10 +123,10 @@ CPU_WITHIN = 1.5
 # of PANEL_COLUMNS columns (b_panels), each panel's K rows padded to a multiple of PANEL_ROWS_PADDED: a subgroup's
 # 32x64 piece of B for one K step is then 8 KiB of consecutive memory, where B's rows lay a row pitch apart (8 KiB for
 # 2048 f32 columns: rows a multiple of 4 KiB apart share L1 sets). The copy is a launch (about 50 us of a call) that
-# reads and writes B once (0.6 ms for 2048x2048 f32), so it pays for large GEMMs only; f32 on the Zen 5, panels over
-# B as it is, with AVX-512 code: 2048^3 1.04-1.25x, 1024^3 1.03-1.10x, 512x1024x1024 1.02x, 256x1024x1024 0.96x,
-# 1024x1024x256 1.00x, 512^3 0.94x; with AVX2 code 512x1024x1024 1.14x, 1024x1024x256 1.03x, 512^3 0.99x
-# (docs/performance.md "GEMM on the `cpu` target").
+# reads and writes B once (0.6 ms for 2048x2048 f32), so it pays for large GEMMs only. On the Zen 5, panels over B
+# as it is, with AVX-512 code: 2048^3 f32 and f16 1.04-1.27x, 1024^3 0.99-1.03x, 512x1024x1024 f32 1.01-1.03x,
+# 256x1024x1024 0.95-0.96x, 512^3 0.93-0.94x; with AVX2 code 2048^3 1.12-1.18x, 1024^3 0.94-1.20x, 512x1024x1024
+# 1.14-1.16x, 512^3 0.97-0.99x (docs/performance.md "GEMM on the `cpu` target", B in panels).
 PANEL_COLUMNS = 64
 PANEL_ROWS_PADDED = 64
 PANELS_FROM = 512
