@@ -288,6 +288,7 @@ def test_on_a_cpu_device_matmul_reads_b_in_panels_where_the_gemm_is_large(monkey
     assert PANELS_FROM * n * k >= PANEL_WORK and in_panels_on(PANELS_FROM, n, k, b, queue)
     assert not in_panels_on(PANELS_FROM - 1, 4 * n, k, b, queue) and not in_panels_on(PANELS_FROM, n, k, b, "numpy")
     assert not in_panels_on(PANELS_FROM, n, PANEL_WORK // n // PANELS_FROM - 1, b, queue)
+    assert in_panels_on(PANELS_FROM, PANEL_COLUMNS, 1, b, queue)  # B of one panel as it is: no copy to pay for
     monkeypatch.setattr(ops_matmul, "PANEL_WORK", 1)
     m, n, k = PANELS_FROM + 3, 70, 100
     a, b = rng.uniform(-1, 1, (m, k)).astype(np.float16), rng.uniform(-1, 1, (k, n)).astype(np.float16)
@@ -296,6 +297,22 @@ def test_on_a_cpu_device_matmul_reads_b_in_panels_where_the_gemm_is_large(monkey
     tried = [t.config for t in matmul_kernel.trials if t.stage != "early_config_prune"]
     assert tried and all(in_panels(config) for config in tried)
     np.testing.assert_allclose(c, reference(a, b, bias, "silu"), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("order", ["row", "col"])
+def test_a_b_of_one_panel_is_read_as_it_is(monkeypatch, rng, order):
+    """B of PANEL_COLUMNS columns or fewer is one panel already: the configs of B in panels read it, no copy made,
+    the results numpy's, B row- or column-major."""
+    from spirv_tools import cpu_queue
+    monkeypatch.setattr(ops_matmul, "b_panels", None)  # a copy would call it
+    m, n, k = PANELS_FROM, 40, 70
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32) if order == "row" else \
+        rng.uniform(-1, 1, (n, k)).astype(np.float32).T
+    c = xetile.ops.matmul(a, b, device=cpu_queue())
+    tried = [t.config for t in matmul_kernel.trials if t.stage != "early_config_prune"]
+    assert tried and all(in_panels(config) for config in tried)
+    np.testing.assert_allclose(c, reference(a, b, None, None), rtol=1e-5, atol=1e-5)
 
 
 def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_memory():

@@ -18,7 +18,7 @@ device all but the few configs estimated fastest (cpu_estimate). On targets whos
 operand (the CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to
 row-major first (row_major_operand). On a CPU device B of a GEMM of PANELS_FROM rows and PANEL_WORK multiply-adds or
 more is copied into panels of PANEL_COLUMNS columns first (b_panels), a subgroup's K step of B then one run of
-memory. On a CPU device a GEMM whose A and B outgrow the last-level cache, or whose subgroups' panels outgrow a core's,
+memory; a B of PANEL_COLUMNS columns or fewer is one panel as it is. On a CPU device a GEMM whose A and B outgrow the last-level cache, or whose subgroups' panels outgrow a core's,
 sums over K in launches of 512 steps (k_chunks), C carrying the sum from one to the next, where the arrays are in
 device memory and C is of the accumulator's type.
 """
@@ -127,6 +127,10 @@ CPU_WITHIN = 1.5
 # as it is, with AVX-512 code: 2048^3 f32 and f16 1.04-1.27x, 1024^3 0.99-1.03x, 512x1024x1024 f32 1.01-1.03x,
 # 256x1024x1024 0.95-0.96x, 512^3 0.93-0.94x; with AVX2 code 2048^3 1.12-1.18x, 1024^3 0.94-1.20x, 512x1024x1024
 # 1.14-1.16x, 512^3 0.97-0.99x (docs/performance.md "GEMM on the `cpu` target", B in panels).
+# B of PANEL_COLUMNS columns or fewer is a panel as it is (no copy), and its GEMM gains by the panels' configs alone
+# (256x64 and 128x64 tiles of 32x64 pieces, where B as it is tunes 64x64 tiles): on the Zen 5 at 4096x64x1024,
+# 2048x32x2048, 8192x16x256, 600x64x4096 and 512x64x512 f32 1.34-1.37x, 1.85-1.99x, 2.28-2.40x, 1.36-1.40x and
+# 1.20-1.22x with AVX-512 code, 1.30-1.35x, 1.56-1.60x, 1.62-1.68x, 1.06-1.10x and 1.20-1.21x with AVX2 code.
 PANEL_COLUMNS = 64
 PANEL_ROWS_PADDED = 64
 PANELS_FROM = 512
@@ -279,7 +283,7 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         return c
     panels = in_panels_on(m, n, k, b, device)
     a = row_major_operand(a, n, device)
-    b = b_panels(b, device) if panels else row_major_operand(b, m, device)
+    b = b_panels(b, device) if panels and n > PANEL_COLUMNS else row_major_operand(b, m, device)
     grid = lambda meta: (xt.cdiv(m, meta["BM"]), xt.cdiv(n, meta["BN"]))  # noqa: E731
     chunks = k_chunks(m, n, k, [a, b, c], acc, device)
     bias_arg = no_bias(c) if bias is None else bias
@@ -291,9 +295,9 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
 
 
 def in_panels_on(m: int, n: int, k: int, b, device) -> bool:
-    """Whether an M x N x K GEMM reads B in panels (b_panels): on a CPU device, PANELS_FROM rows of C or more and
-    PANEL_WORK multiply-adds or more."""
-    return m >= PANELS_FROM and m * n * k >= PANEL_WORK and select_device(device, [b]).is_cpu
+    """Whether an M x N x K GEMM reads B in panels (b_panels, or B itself where it has PANEL_COLUMNS columns or fewer):
+    on a CPU device, PANELS_FROM rows of C or more and PANEL_WORK multiply-adds or more, or B as one panel."""
+    return m >= PANELS_FROM and (n <= PANEL_COLUMNS or m * n * k >= PANEL_WORK) and select_device(device, [b]).is_cpu
 
 
 @kernel
