@@ -1,7 +1,10 @@
 """GEMM speed on the SYCL CPU device: the tutorial kernel as SPIR-V, beside numpy and dpnp.matmul.
 
-    python bench/bench_gemm.py [--sizes 512 1024 2048] [--dtypes float32 float16 bfloat16] [--autotune]
-                               [--repeat 3] [--processes 1] [--json out.json] [--png out.png]
+    python bench/bench_gemm.py [--sizes 512 1024 2048] [--shapes 4096x64x1024 ...] [--dtypes float32 float16 bfloat16]
+                               [--autotune] [--repeat 3] [--processes 1] [--json out.json] [--png out.png]
+
+`--sizes n` measures n x n x n GEMMs (512, 1024 and 2048 unless `--shapes` is given), `--shapes MxNxK` any others
+(C is M x N, the sum over K), after the sizes.
 
 All columns run in the same process on the same machine, their runs in turns (each column keeps its fastest;
 a turn is a few runs in a row, 0.2 s after the previous column's: common.best_times says why).
@@ -10,8 +13,9 @@ arrays, zero copy); numpy runs OpenBLAS on host arrays. f16 inputs accumulate in
 on f32 copies of the inputs).
 dpnp is the `bench` extra (`pip install -e ".[bench]"`); without it the dpnp column is empty and xetile
 reads numpy arrays (copied to the device on each launch), as it does for bfloat16, which dpnp has no arrays of.
-`--autotune` adds the `tuned` column: `xetile.ops.matmul`, autotuned per size (its tuning, in the first call,
-is not timed; its search space includes the tutorial's fixed config), and `t/x`, tuned over the fixed config.
+`--autotune` adds the `tuned` column: `xetile.ops.matmul`, autotuned per shape (its tuning, in the first call,
+is not timed; its search space includes the tutorial's fixed config), `t/x`, tuned over the fixed config, and
+`t/dpnp` and `t/numpy`, tuned over the baselines.
 
 `--processes N` measures in N fresh processes, one after another, and keeps each cell's best. A kernel's speed on
 the OpenCL CPU device changes from one process to the next by more than the configs differ: f16 1024, the same
@@ -45,15 +49,16 @@ def dpnp_or_none():
 DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
 
-def measure(tutorial, dpnp, n: int, dtype, repeat: int, tuned: bool) -> dict:
+def measure(tutorial, dpnp, shape: tuple[int, int, int], dtype, repeat: int, tuned: bool) -> dict:
+    m, n, k = shape
     rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((n, n), dtype=np.float32).astype(dtype) for _ in range(2))
+    a, b = (rng.standard_normal(s, dtype=np.float32).astype(dtype) for s in ((m, k), (k, n)))
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     if dpnp is None or dtype == ml_dtypes.bfloat16:
-        operands = a, b, np.empty((n, n), np.float32)
+        operands = a, b, np.empty((m, n), np.float32)
     else:
         operands = (dpnp.asarray(a, device=DEVICE), dpnp.asarray(b, device=DEVICE),
-                    dpnp.empty((n, n), dtype=np.float32, device=DEVICE))
+                    dpnp.empty((m, n), dtype=np.float32, device=DEVICE))
 
     def run():  # a launch on USM arrays returns before the kernel finishes
         c = tutorial.matmul(*operands[:2], c=operands[2], device=DEVICE)
@@ -66,18 +71,29 @@ def measure(tutorial, dpnp, n: int, dtype, repeat: int, tuned: bool) -> dict:
         runs["dpnp"] = lambda: dpnp.matmul(da32, db32).sycl_queue.wait()
     if tuned:
         runs["tuned"] = lambda: (xetile_jit.ops.matmul(*operands, device=DEVICE), xetile_jit.synchronize())
-    flops = 2 * n ** 3
-    row = {"size": n, "dtype": np.dtype(dtype).name, "dpnp": None, "tuned": None}
+    flops = 2 * m * n * k
+    row = {"size": shape_name(shape), "dtype": np.dtype(dtype).name, "dpnp": None, "tuned": None}
     row |= {name: flops / seconds / 1e9 for name, seconds in best_times(runs, repeat).items()}
     result = np.asarray(run() if isinstance(operands[2], np.ndarray) else dpnp.asnumpy(run()))
     row["max_rel_error"] = float(np.abs(result - a32 @ b32).max() / np.abs(a32 @ b32).max())
     return row
 
 
+def shape_name(shape: tuple[int, int, int]) -> str:
+    """n for an n x n x n GEMM, else MxNxK."""
+    return str(shape[0]) if len(set(shape)) == 1 else "x".join(map(str, shape))
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    m, n, k = map(int, text.lower().split("x"))
+    return m, n, k
+
+
 def measure_all(args) -> list[dict]:
     tutorial, dpnp = load_tutorial(), dpnp_or_none()
-    return [measure(tutorial, dpnp, n, dtype, args.repeat, args.autotune)
-            for n in args.sizes for dtype in map(DTYPES.get, args.dtypes)]
+    shapes = [(n, n, n) for n in args.sizes] + args.shapes
+    return [measure(tutorial, dpnp, shape, dtype, args.repeat, args.autotune)
+            for shape in shapes for dtype in map(DTYPES.get, args.dtypes)]
 
 
 def in_processes(args) -> list[dict]:
@@ -89,6 +105,7 @@ def in_processes(args) -> list[dict]:
             out = pathlib.Path(tmp) / f"run{i}.json"
             command = [sys.executable, __file__, "--sizes", *map(str, args.sizes), "--dtypes", *args.dtypes,
                        "--repeat", str(args.repeat), "--json", str(out)] + (["--autotune"] if args.autotune else [])
+            command += ["--shapes", *map(shape_name, args.shapes)] if args.shapes else []
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(out.read_text()))
     return [best_row(rows) for rows in zip(*runs)]
@@ -119,7 +136,8 @@ def plot(rows, path: pathlib.Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
+    parser.add_argument("--sizes", type=int, nargs="*", help="n x n x n GEMMs (default 512 1024 2048 without --shapes)")
+    parser.add_argument("--shapes", type=parse_shape, nargs="+", default=[], help="MxNxK GEMMs after the sizes")
     parser.add_argument("--dtypes", nargs="+", choices=list(DTYPES), default=["float32", "float16"])
     parser.add_argument("--autotune", action="store_true", help="add the column of xetile.ops.matmul, autotuned")
     parser.add_argument("--repeat", type=int, default=3)
@@ -127,17 +145,21 @@ def main() -> None:
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--png", type=pathlib.Path)
     args = parser.parse_args()
+    if args.sizes is None:
+        args.sizes = [] if args.shapes else [512, 1024, 2048]
     rows = in_processes(args) if args.processes > 1 else measure_all(args)
     print(f"{machine()}; device {DEVICE}; GFLOP/s (higher is better); ratios over the baseline, same run"
           + (f"; best of {args.processes} processes" if args.processes > 1 else ""))
-    print(f"{'size':>6} {'dtype':>8} {'xetile':>8} {'tuned':>8} {'dpnp':>8} {'numpy':>8} {'t/x':>5} {'x/dpnp':>7} "
-          f"{'x/numpy':>8} {'rel.err':>8}")
+    print(f"{'size':>14} {'dtype':>8} {'xetile':>8} {'tuned':>8} {'dpnp':>8} {'numpy':>8} {'t/x':>5} {'x/dpnp':>7} "
+          f"{'x/numpy':>8} {'t/dpnp':>7} {'t/numpy':>8} {'rel.err':>8}")
     for r in rows:
         dp, tuned = (f"{r[k]:8.1f}" if r[k] else f"{'-':>8}" for k in ("dpnp", "tuned"))
         over_fixed = f"{r['tuned'] / r['xetile']:5.2f}" if r["tuned"] else f"{'-':>5}"
-        ratio = f"{r['xetile'] / r['dpnp']:7.2f}" if r["dpnp"] else f"{'-':>7}"
-        print(f"{r['size']:>6} {r['dtype']:>8} {r['xetile']:8.1f} {tuned} {dp} {r['numpy']:8.1f} {over_fixed} {ratio} "
-              f"{r['xetile'] / r['numpy']:8.2f} {r['max_rel_error']:8.1e}")
+        ratios = [f"{r[ours] / r[base]:{width}.2f}" if r[ours] and r[base] else f"{'-':>{width}}"
+                  for ours, base, width in (("xetile", "dpnp", 7), ("xetile", "numpy", 8), ("tuned", "dpnp", 7),
+                                            ("tuned", "numpy", 8))]
+        print(f"{r['size']:>14} {r['dtype']:>8} {r['xetile']:8.1f} {tuned} {dp} {r['numpy']:8.1f} {over_fixed} "
+              f"{' '.join(ratios)} {r['max_rel_error']:8.1e}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
     if args.png:
