@@ -17,7 +17,7 @@ from xetile_jit.ops.matmul import (CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIME
                                    PANEL_COLUMNS, PANEL_ROWS_PADDED, PANEL_WORK, PANELS_FROM, PIECE_SPEED,
                                    PIECE_SPEED_16_REGISTERS, b_panels, configs, configs_to_time, cpu_estimate, dtype_of,
                                    fastest_on_cpu, in_panels, in_panels_on, k_chunks, matmul_kernel, new_array,
-                                   outgrow_caches, piece_speeds, row_major_operand, shape_of)
+                                   outgrow_caches, piece_speeds, reads_panels, row_major_operand, shape_of)
 
 from usm_arrays import Interface, count_interface_reads, needs_dpnp
 
@@ -147,11 +147,14 @@ def plain_configs() -> list:
 
 def test_the_search_space_is_generated_with_layouts():
     found = configs()
-    assert len(found) == 27
-    panels = [c for c in found if in_panels(c)]  # one subgroup across PANEL_COLUMNS: B's panels (b_panels)
+    assert len(found) == 31
+    panels = [c for c in found if in_panels(c)]  # one subgroup across the tile: B's panels (b_panels)
     assert [(c.kwargs["BM"], c.sg_layout, c.sg_data, c.kwargs["BK"]) for c in panels] == [
         (256, [8, 1], [32, 64], 32), (128, [4, 1], [32, 64], 32), (256, [16, 1], [16, 64], 32),
-        (128, [8, 1], [16, 64], 32), (256, [8, 1], [32, 64], 64), (256, [4, 1], [64, 64], 64)]
+        (128, [8, 1], [16, 64], 32), (256, [8, 1], [32, 64], 64), (256, [4, 1], [64, 64], 64),
+        (256, [8, 1], [32, 32], 32), (128, [4, 1], [32, 32], 32), (256, [16, 1], [16, 16], 16),
+        (128, [8, 1], [16, 16], 16)]
+
     assert sum(c.kwargs["A_LAYOUT"] is not None for c in found) == 4  # 16x16 A blocks on the 256x256 tile
     assert sum(c.kwargs["B_LAYOUT"] is not None for c in found) == 6  # 32x16 B blocks on the 256 and 128 tiles
     assert sum(c.kwargs["PREFETCH"] > 0 for c in found) == 6
@@ -163,6 +166,12 @@ def test_the_search_space_is_generated_with_layouts():
     assert len(tutorial) == 1 and tutorial[0].sg_data == [32, 64]
     cpu_tile = [c for c in found if (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"]) == (256, 256, 64)]
     assert sorted(c.sg_data for c in cpu_tile) == [[32, 64], [64, 64]]  # the cpu target's fastest at 2048-4096
+
+@pytest.mark.parametrize("n, widths", [(100, {64}), (65, {64}), (64, {64}), (33, {64}), (32, {32, 64}),
+                                       (20, {32, 64}), (16, {16, 32, 64}), (1, {16, 32, 64})])
+def test_the_configs_of_b_in_panels_read_a_panel_a_tile_or_one_b_as_it_is(n, widths):
+    """B copied into panels (N > PANEL_COLUMNS) is read a panel a tile; B as one panel by tiles as wide or wider."""
+    assert {c.kwargs["BN"] for c in configs() if in_panels(c) and reads_panels(c, n)} == widths
 
 
 @pytest.mark.parametrize("order", ["row", "col"])
@@ -301,17 +310,17 @@ def test_on_a_cpu_device_matmul_reads_b_in_panels_where_the_gemm_is_large(monkey
 
 @pytest.mark.parametrize("order", ["row", "col"])
 def test_a_b_of_one_panel_is_read_as_it_is(monkeypatch, rng, order):
-    """B of PANEL_COLUMNS columns or fewer is one panel already: the configs of B in panels read it, no copy made,
-    the results numpy's, B row- or column-major."""
+    """B of PANEL_COLUMNS columns or fewer is one panel already: the configs of B in panels whose tiles span it read
+    it, no copy made, the results numpy's, B row- or column-major."""
     from spirv_tools import cpu_queue
     monkeypatch.setattr(ops_matmul, "b_panels", None)  # a copy would call it
-    m, n, k = PANELS_FROM, 40, 70
+    m, n, k = PANELS_FROM, 24, 70
     a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     b = rng.uniform(-1, 1, (k, n)).astype(np.float32) if order == "row" else \
         rng.uniform(-1, 1, (n, k)).astype(np.float32).T
     c = xetile.ops.matmul(a, b, device=cpu_queue())
     tried = [t.config for t in matmul_kernel.trials if t.stage != "early_config_prune"]
-    assert tried and all(in_panels(config) for config in tried)
+    assert tried and all(in_panels(config) and config.kwargs["BN"] >= n for config in tried)
     np.testing.assert_allclose(c, reference(a, b, None, None), rtol=1e-5, atol=1e-5)
 
 
@@ -407,8 +416,8 @@ def test_prefetch_configs_are_pruned_where_prefetch_is_dropped(rng):
     a, b = rng.uniform(-3, 3, (M, K)).astype(np.float16), rng.uniform(-3, 3, (K, N + 1)).astype(np.float16)
     xetile.ops.matmul(a, b)
     pruned = [t.config for t in matmul_kernel.trials if t.stage == "early_config_prune"]
-    assert len(pruned) == 12 and sum(c.kwargs["PREFETCH"] > 0 for c in pruned) == 6
-    assert sum(in_panels(c) for c in pruned) == 6
+    assert len(pruned) == 16 and sum(c.kwargs["PREFETCH"] > 0 for c in pruned) == 6
+    assert sum(in_panels(c) for c in pruned) == 10
 
 
 def piece(config) -> tuple:
@@ -470,7 +479,8 @@ def test_the_tuner_on_the_cpu_device_drops_prefetch_and_load_blocks_then_estimat
     for panels in (False, True):  # a launch with B in panels tunes the configs that read them, the others the rest
         named = {"a": np.zeros((1, 1), np.float32), "M": 300, "N": 200, "K": 100, "B_PANELS": panels}
         assert configs_to_time(configs(), named, device=queue) == fastest_on_cpu(
-            [c for c in plain if in_panels(c) == panels], 300, 200, 100, units, speeds)
+            [c for c in plain if in_panels(c) == panels and (not panels or c.kwargs["BN"] == PANEL_COLUMNS)], 300,
+            200, 100, units, speeds)
     assert {(c.sg_data[0], c.sg_data[1], c.kwargs["BK"]) for c in configs()} == {(*p, bk) for p, bk in PIECE_SPEED}
 
 

@@ -67,7 +67,12 @@ SHAPES = (((256, 256), (32, 64), 32, (None, (16, 16)), (None, (32, 16)), (0, 3))
           ((256, 64), (16, 64), 32, (None,), (None,), (0,)),
           ((128, 64), (16, 64), 32, (None,), (None,), (0,)),
           ((256, 64), (32, 64), 64, (None,), (None,), (0,)),
-          ((256, 64), (64, 64), 64, (None,), (None,), (0,)))
+          ((256, 64), (64, 64), 64, (None,), (None,), (0,)),
+          # B of 32 or 16 columns as one panel: tiles no wider than B
+          ((256, 32), (32, 32), 32, (None,), (None,), (0,)),
+          ((128, 32), (32, 32), 32, (None,), (None,), (0,)),
+          ((256, 16), (16, 16), 16, (None,), (None,), (0,)),
+          ((128, 16), (16, 16), 16, (None,), (None,), (0,)))
 
 
 def configs() -> list[Config]:
@@ -127,8 +132,10 @@ CPU_WITHIN = 1.5
 # as it is, with AVX-512 code: 2048^3 f32 and f16 1.04-1.27x, 1024^3 0.99-1.03x, 512x1024x1024 f32 1.01-1.03x,
 # 256x1024x1024 0.95-0.96x, 512^3 0.93-0.94x; with AVX2 code 2048^3 1.12-1.18x, 1024^3 0.94-1.20x, 512x1024x1024
 # 1.14-1.16x, 512^3 0.97-0.99x (docs/performance.md "GEMM on the `cpu` target", B in panels).
-# B of PANEL_COLUMNS columns or fewer is a panel as it is (no copy), and its GEMM gains by the panels' configs alone
-# (256x64 and 128x64 tiles of 32x64 pieces, where B as it is tunes 64x64 tiles): on the Zen 5 at 4096x64x1024,
+# B of PANEL_COLUMNS columns or fewer is a panel as it is (no copy), read by a tile as wide as B or wider (reads_panels),
+# and its GEMM gains by the panels' configs alone (256x64 and 128x64 tiles of 32x64 pieces, where B as it is tunes
+# 64x64 tiles; 32 and 16 columns wide for B of 32 and 16 columns: 2048x32x2048 f32 279-291 GFLOP/s against 79-107 in 64
+# columns, 4096x16x1024 232-237 against 35-45, with AVX-512 code): on the Zen 5 at 4096x64x1024,
 # 2048x32x2048, 8192x16x256, 600x64x4096 and 512x64x512 f32 1.34-1.37x, 1.85-1.99x, 2.28-2.40x, 1.36-1.40x and
 # 1.20-1.22x with AVX-512 code, 1.30-1.35x, 1.56-1.60x, 1.62-1.68x, 1.06-1.10x and 1.20-1.21x with AVX2 code.
 PANEL_COLUMNS = 64
@@ -159,7 +166,8 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
     fastest by cpu_estimate: at most CPU_TIMED, within CPU_WITHIN of the best."""
     arrays = [v for v in named.values() if is_array(v)]
     device = select_device(kwargs.get("device"), arrays)
-    configs = [c for c in configs if in_panels(c) == named["B_PANELS"]]
+    panels = named["B_PANELS"]
+    configs = [c for c in configs if in_panels(c) == panels and (not panels or reads_panels(c, named["N"]))]
     if not has_prefetch(device.target):
         configs = [c for c in configs if c.kwargs["PREFETCH"] == 0]
     if device.target in TARGETS and not TARGETS[device.target].largest_loads:
@@ -172,8 +180,14 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
 
 
 def in_panels(config: Config) -> bool:
-    """Whether `config` reads B in panels (b_panels): one subgroup across a tile of PANEL_COLUMNS columns."""
-    return config.kwargs["BN"] == PANEL_COLUMNS and config.sg_layout[1] == 1
+    """Whether `config` is one of B in panels (b_panels): one subgroup across its tile."""
+    return config.sg_layout[1] == 1
+
+
+def reads_panels(config: Config, n: int) -> bool:
+    """Whether a config of B in panels reads those of an N-column B: a tile a panel wide, or, where B is one panel
+    as it is (N <= PANEL_COLUMNS), one tile across all of B."""
+    return config.kwargs["BN"] == PANEL_COLUMNS if n > PANEL_COLUMNS else config.kwargs["BN"] >= n
 
 
 def piece_speeds(cpu: CpuFeatures) -> dict:
