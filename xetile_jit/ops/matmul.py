@@ -61,6 +61,8 @@ SHAPES = (((256, 256), (32, 64), 32, (None, (16, 16)), (None, (32, 16)), (0, 3))
           ((64, 128), (16, 64), 32, (None,), (None,), (0,)),
           ((256, 256), (32, 64), 64, (None,), (None,), (0,)),
           ((256, 256), (64, 64), 64, (None,), (None,), (0,)),
+          # C of few rows (a batch of tokens): a tile of 16 rows
+          ((16, 256), (16, 64), 32, (None,), (None,), (0,)),
           # B in panels (b_panels): one subgroup across the tile's PANEL_COLUMNS columns
           ((256, 64), (32, 64), 32, (None,), (None,), (0,)),
           ((128, 64), (32, 64), 32, (None,), (None,), (0,)),
