@@ -15,9 +15,10 @@ from xetile_jit.target.targets import get_target
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.ops.matmul import (CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN, K_CHUNK,
                                    PANEL_COLUMNS, PANEL_ROWS_PADDED, PANEL_WORK, PANELS_FROM, PIECE_SPEED,
-                                   PIECE_SPEED_16_REGISTERS, b_panels, configs, configs_to_time, cpu_estimate, dtype_of,
-                                   fastest_on_cpu, in_panels, in_panels_on, k_chunks, matmul_kernel, new_array,
-                                   outgrow_caches, piece_speeds, reads_panels, row_major_operand, shape_of)
+                                   PIECE_SPEED_16_REGISTERS, TIMED_FROM, b_panels, configs, configs_to_time,
+                                   cpu_estimate, dtype_of, fastest_on_cpu, in_panels, in_panels_on, k_chunks,
+                                   matmul_kernel, new_array, outgrow_caches, piece_speeds, reads_panels,
+                                   row_major_operand, shape_of)
 
 from usm_arrays import Interface, count_interface_reads, needs_dpnp
 
@@ -463,9 +464,16 @@ def test_the_configs_timed_on_a_cpu_are_one_a_piece():
     assert [(tuple(c.sg_data), c.kwargs["BK"]) for c in kept] == [((64, 64), 64), ((32, 64), 32), ((32, 64), 64)]
 
 
-def test_an_empty_gemm_keeps_one_config():
-    """K = 0 estimates every config at 0: they all do nothing, so the tuner keeps one and times none."""
+def test_an_empty_gemm_or_one_of_few_multiply_adds_keeps_one_config():
+    """K = 0 estimates every config at 0: they all do nothing, so the tuner keeps one and times none; so too under
+    TIMED_FROM multiply-adds, where timing would cost more than any config could gain (with AVX2's speeds a 1x1x1
+    GEMM has a second config within CPU_WITHIN)."""
     assert len(fastest_on_cpu(plain_configs(), 8, 8, 0, 2, PIECE_SPEED)) == 1
+    assert TIMED_FROM == 256 ** 3
+    for speeds in (PIECE_SPEED, PIECE_SPEED_16_REGISTERS):
+        assert len(fastest_on_cpu(plain_configs(), 1, 1, 1, 2, speeds)) == 1
+        assert len(fastest_on_cpu(plain_configs(), 255, 256, 256, 2, speeds)) == 1
+        assert len(fastest_on_cpu(plain_configs(), 256, 256, 256, 2, speeds)) == 3
 
 
 def test_the_tuner_on_the_cpu_device_drops_prefetch_and_load_blocks_then_estimates():

@@ -126,6 +126,10 @@ PIECE_SPEED_16_REGISTERS = {((16, 64), 32): 1.0, ((32, 64), 32): 0.92, ((16, 16)
                             ((64, 64), 64): 0.60, ((32, 64), 64): 0.39}
 CPU_TIMED = 3
 CPU_WITHIN = 1.5
+# A GEMM of fewer than TIMED_FROM multiply-adds (256^3; tens of microseconds) runs the best estimate untimed: the
+# estimate put the fastest first at 1, 128, 200x136x80 and 256, and timing more configs costs their driver builds,
+# seconds against microseconds (1x1x1 with AVX2 code: 1.22 s of first call with two configs timed, 0.29 s with one).
+TIMED_FROM = 1 << 24
 # On a CPU device, where C has PANELS_FROM rows or more and the GEMM PANEL_WORK multiply-adds, B is copied into panels
 # of PANEL_COLUMNS columns (b_panels), each panel's K rows padded to a multiple of PANEL_ROWS_PADDED: a subgroup's
 # 32x64 piece of B for one K step is then 8 KiB of consecutive memory, where B's rows lay a row pitch apart (8 KiB for
@@ -204,15 +208,15 @@ def fastest_on_cpu(configs, m: int, n: int, k: int, units: int, speeds: dict) ->
     pieces' on that CPU (piece_speeds). The pieces' speeds move from one CPU of a class to the next more than the
     tiles' waves do, so timing decides between pieces: with AVX2 code on the Xeon the three best estimates were all
     16x64 pieces, and the GEMM tuned to one ran at 0.64-0.81x the tutorial's 32x64 pieces (docs/performance.md
-    "AVX2 code on the Xeon"). An empty GEMM (K = 0, every estimate 0) keeps one: the configs all do nothing, and
-    timing each would cost its driver build."""
+    "AVX2 code on the Xeon"). A GEMM of fewer than TIMED_FROM multiply-adds keeps one, and so does an empty one (K =
+    0): timing each config would cost its driver build, for microseconds or nothing of the GEMM's."""
     estimates = {id(c): cpu_estimate(c, m, n, k, units, speeds) for c in configs}
     best = min(estimates.values())
     kept = sorted((c for c in configs if estimates[id(c)] <= best * CPU_WITHIN), key=lambda c: estimates[id(c)])
     per_piece = {}
     for config in kept:
         per_piece.setdefault((tuple(config.sg_data), config.kwargs["BK"]), config)
-    return list(per_piece.values())[:CPU_TIMED if best else 1]
+    return list(per_piece.values())[:CPU_TIMED if m * n * k >= TIMED_FROM else 1]
 
 
 def has_prefetch(target: str) -> bool:
