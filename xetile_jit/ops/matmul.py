@@ -18,9 +18,9 @@ device all but the few configs estimated fastest (cpu_estimate). On targets whos
 operand (the CPU ones, Target.column_major_gathers) a column-major A or B of a large enough GEMM is copied to
 row-major first (row_major_operand). On a CPU device B of a GEMM of PANELS_FROM rows and PANEL_WORK multiply-adds or
 more is copied into panels of PANEL_COLUMNS columns first (b_panels), a subgroup's K step of B then one run of
-memory; a B of PANEL_COLUMNS columns or fewer is one panel as it is. On a CPU device a GEMM whose A and B outgrow the last-level cache, or whose subgroups' panels outgrow a core's,
-sums over K in launches of 512 steps (k_chunks), C carrying the sum from one to the next, where the arrays are in
-device memory and C is of the accumulator's type.
+memory; a B of PANEL_COLUMNS columns or fewer is one panel as it is. On a CPU device a GEMM whose A and B outgrow
+the last-level cache, or whose subgroups' panels outgrow a core's, sums over K in launches of 512 steps (k_chunks), C
+carrying the sum from one to the next, where the arrays are in device memory and C is of the accumulator's type.
 """
 from __future__ import annotations
 
@@ -239,7 +239,7 @@ def matmul_kernel(a, b, c, bias, M, N, K, K0, KL, BM: xt.constexpr, BN: xt.const
                   INPUT_PRECISION: xt.constexpr, CHUNKED: xt.constexpr = False, B_PANELS: xt.constexpr = False):
     """C's tile of the sum over k = K0 .. K0 + KL - 1 where CHUNKED (k_chunks: from C's value where K0 > 0, the bias
     and activation where the sum ends there), else over all of K (K0 = 0, KL = K). Where B_PANELS, `b` holds B in
-    panels of BN columns (b_panels), the program's column of the grid its panel."""
+    panels of BN columns (b_panels), the program's column of the grid its panel, or is one panel no wider than BN."""
     m = xt.program_id(0) * BM
     n = xt.program_id(1) * BN
     first = K0 if CHUNKED else 0
