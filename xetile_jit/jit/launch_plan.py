@@ -143,7 +143,8 @@ def make_specializer(signature, constexprs, options: tuple[str, ...], hashable):
                          "        elif _xt_key is not _xt_scalar_key:", "            _xt_usm = True"])]
     given = f"({''.join(name + ', ' for name, _ in arguments)})"
     source = "\n".join([
-        f"def specialize({generated_parameters(params, options, namespace)}):", "    _xt_usm, _xt_whole, _xt_tensors = False, True, False",
+        f"def specialize({generated_parameters(params, options, namespace)}):",
+        "    _xt_usm, _xt_whole, _xt_tensors = False, True, False",
         f"    _xt_arguments = {given}",
         "    _xt_views = None if _xt_held.pattern is None else _xt_held.views(_xt_arguments)", *body,
         # a launch that read tensors one by one holds those whose views it found kept (HeldTensors.keep)

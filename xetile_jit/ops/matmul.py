@@ -139,9 +139,9 @@ TIMED_FROM = 1 << 24
 # 256x1024x1024 0.95-0.96x, 512^3 0.93-0.94x; with AVX2 code 2048^3 1.12-1.18x, 1024^3 0.94-1.20x, 512x1024x1024
 # 1.14-1.16x, 512^3 0.97-0.99x (docs/performance.md "GEMM on the `cpu` target", B in panels).
 # B of PANEL_COLUMNS columns or fewer is a panel as it is (no copy), read by a tile as wide as B or wider
-# (reads_panels), and its GEMM gains by the panels' configs alone (256x64 and 128x64 tiles of 32x64 pieces, where B as it is tunes
-# 64x64 tiles; 32 and 16 columns wide for B of 32 and 16 columns: 2048x32x2048 f32 279-291 GFLOP/s against 79-107 in 64
-# columns, 4096x16x1024 232-237 against 35-45, with AVX-512 code): on the Zen 5 at 4096x64x1024,
+# (reads_panels), and its GEMM gains by the panels' configs alone (256x64 and 128x64 tiles of 32x64 pieces, where B as
+# it is tunes 64x64 tiles; 32 and 16 columns wide for B of 32 and 16 columns: 2048x32x2048 f32 279-291 GFLOP/s against
+# 79-107 in 64 columns, 4096x16x1024 232-237 against 35-45, with AVX-512 code): on the Zen 5 at 4096x64x1024,
 # 2048x32x2048, 8192x16x256, 600x64x4096 and 512x64x512 f32 1.34-1.37x, 1.85-1.99x, 2.28-2.40x, 1.36-1.40x and
 # 1.20-1.22x with AVX-512 code, 1.30-1.35x, 1.56-1.60x, 1.62-1.68x, 1.06-1.10x and 1.20-1.21x with AVX2 code.
 PANEL_COLUMNS = 64
@@ -245,7 +245,7 @@ def matmul_kernel(a, b, c, bias, M, N, K, K0, KL, BM: xt.constexpr, BN: xt.const
     first = K0 if CHUNKED else 0
     ta = xt.init_tile(a, [m, first], [BM, BK], layout=A_LAYOUT)
     if B_PANELS:
-        panel_rows = (K + PANEL_ROWS_PADDED - 1) // PANEL_ROWS_PADDED * PANEL_ROWS_PADDED
+        panel_rows = (K + PANEL_ROWS_PADDED - 1) // PANEL_ROWS_PADDED * PANEL_ROWS_PADDED  # b_panels' k_padded
         tb = xt.init_tile(b, [xt.program_id(1) * panel_rows + first, 0], [BK, BN], layout=B_LAYOUT)
     else:
         tb = xt.init_tile(b, [first, n], [BK, BN], layout=B_LAYOUT)
