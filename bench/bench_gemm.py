@@ -1,10 +1,13 @@
 """GEMM speed on the SYCL CPU device: the tutorial kernel as SPIR-V, beside numpy and dpnp.matmul.
 
     python bench/bench_gemm.py [--sizes 512 1024 2048] [--shapes 4096x64x1024 ...] [--dtypes float32 float16 bfloat16]
-                               [--autotune] [--repeat 3] [--processes 1] [--json out.json] [--png out.png]
+                               [--b-order row] [--autotune] [--repeat 3] [--processes 1] [--json out.json]
+                               [--png out.png]
 
 `--sizes n` measures n x n x n GEMMs (512, 1024 and 2048 unless `--shapes` is given), `--shapes MxNxK` any others
-(C is M x N, the sum over K), after the sizes.
+(C is M x N, the sum over K), after the sizes. `--b-order column` gives every column B as the transpose of a
+row-major N x K array (`W.T`, the weight of a torch Linear), read in place (numpy and dpnp take it as a transposed
+operand); the rows' size then ends in `B.T`.
 
 All columns run in the same process on the same machine, their runs in turns (each column keeps its fastest;
 a turn is a few runs in a row, 0.2 s after the previous column's: common.best_times says why).
@@ -49,15 +52,17 @@ def dpnp_or_none():
 DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
 
-def measure(tutorial, dpnp, shape: tuple[int, int, int], dtype, repeat: int, tuned: bool) -> dict:
+def measure(tutorial, dpnp, shape: tuple[int, int, int], dtype, repeat: int, tuned: bool, b_order: str) -> dict:
     m, n, k = shape
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal(s, dtype=np.float32).astype(dtype) for s in ((m, k), (k, n)))
-    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    if b_order == "column":
+        b = np.ascontiguousarray(b.T).T
+    a32, b32 = a.astype(np.float32), b.astype(np.float32, order="K")
     if dpnp is None or dtype == ml_dtypes.bfloat16:
         operands = a, b, np.empty((m, n), np.float32)
     else:
-        operands = (dpnp.asarray(a, device=DEVICE), dpnp.asarray(b, device=DEVICE),
+        operands = (dpnp.asarray(a, device=DEVICE), device_operand(dpnp, b),
                     dpnp.empty((m, n), dtype=np.float32, device=DEVICE))
 
     def run():  # a launch on USM arrays returns before the kernel finishes
@@ -67,16 +72,25 @@ def measure(tutorial, dpnp, shape: tuple[int, int, int], dtype, repeat: int, tun
 
     runs = {"numpy": lambda: a32 @ b32, "xetile": run}
     if dpnp is not None:
-        da32, db32 = dpnp.asarray(a32, device=DEVICE), dpnp.asarray(b32, device=DEVICE)
+        da32, db32 = dpnp.asarray(a32, device=DEVICE), device_operand(dpnp, b32)
         runs["dpnp"] = lambda: dpnp.matmul(da32, db32).sycl_queue.wait()
     if tuned:
         runs["tuned"] = lambda: (xetile_jit.ops.matmul(*operands, device=DEVICE), xetile_jit.synchronize())
     flops = 2 * m * n * k
-    row = {"size": shape_name(shape), "dtype": np.dtype(dtype).name, "dpnp": None, "tuned": None}
+    row = {"size": shape_name(shape) + (" B.T" if b_order == "column" else ""), "dtype": np.dtype(dtype).name,
+           "dpnp": None, "tuned": None}
     row |= {name: flops / seconds / 1e9 for name, seconds in best_times(runs, repeat).items()}
     result = np.asarray(run() if isinstance(operands[2], np.ndarray) else dpnp.asnumpy(run()))
     row["max_rel_error"] = float(np.abs(result - a32 @ b32).max() / np.abs(a32 @ b32).max())
     return row
+
+
+def device_operand(dpnp, b: np.ndarray):
+    """`b` as a dpnp array on DEVICE in the same memory order (a column-major one as the transpose of a row-major
+    array)."""
+    if b.flags.c_contiguous:
+        return dpnp.asarray(b, device=DEVICE)
+    return dpnp.asarray(np.ascontiguousarray(b.T), device=DEVICE).T
 
 
 def shape_name(shape: tuple[int, int, int]) -> str:
@@ -92,7 +106,7 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 def measure_all(args) -> list[dict]:
     tutorial, dpnp = load_tutorial(), dpnp_or_none()
     shapes = [(n, n, n) for n in args.sizes] + args.shapes
-    return [measure(tutorial, dpnp, shape, dtype, args.repeat, args.autotune)
+    return [measure(tutorial, dpnp, shape, dtype, args.repeat, args.autotune, args.b_order)
             for shape in shapes for dtype in map(DTYPES.get, args.dtypes)]
 
 
@@ -104,7 +118,8 @@ def in_processes(args) -> list[dict]:
         for i in range(args.processes):
             out = pathlib.Path(tmp) / f"run{i}.json"
             command = [sys.executable, __file__, "--sizes", *map(str, args.sizes), "--dtypes", *args.dtypes,
-                       "--repeat", str(args.repeat), "--json", str(out)] + (["--autotune"] if args.autotune else [])
+                       "--repeat", str(args.repeat), "--b-order", args.b_order, "--json", str(out)]
+            command += ["--autotune"] if args.autotune else []
             command += ["--shapes", *map(shape_name, args.shapes)] if args.shapes else []
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(out.read_text()))
@@ -139,6 +154,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", help="n x n x n GEMMs (default 512 1024 2048 without --shapes)")
     parser.add_argument("--shapes", type=parse_shape, nargs="+", default=[], help="MxNxK GEMMs after the sizes")
     parser.add_argument("--dtypes", nargs="+", choices=list(DTYPES), default=["float32", "float16"])
+    parser.add_argument("--b-order", choices=["row", "column"], default="row",
+                        help="B's memory order (column: the transpose of a row-major N x K array)")
     parser.add_argument("--autotune", action="store_true", help="add the column of xetile.ops.matmul, autotuned")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--processes", type=int, default=1, help="measure in this many fresh processes, keep the best")
@@ -150,7 +167,7 @@ def main() -> None:
     rows = in_processes(args) if args.processes > 1 else measure_all(args)
     print(f"{machine()}; device {DEVICE}; GFLOP/s (higher is better); ratios over the baseline, same run"
           + (f"; best of {args.processes} processes" if args.processes > 1 else ""))
-    print(f"{'size':>14} {'dtype':>8} {'xetile':>8} {'tuned':>8} {'dpnp':>8} {'numpy':>8} {'t/x':>5} {'x/dpnp':>7} "
+    print(f"{'size':>18} {'dtype':>8} {'xetile':>8} {'tuned':>8} {'dpnp':>8} {'numpy':>8} {'t/x':>5} {'x/dpnp':>7} "
           f"{'x/numpy':>8} {'t/dpnp':>7} {'t/numpy':>8} {'rel.err':>8}")
     for r in rows:
         dp, tuned = (f"{r[k]:8.1f}" if r[k] else f"{'-':>8}" for k in ("dpnp", "tuned"))
@@ -158,7 +175,7 @@ def main() -> None:
         ratios = [f"{r[ours] / r[base]:{width}.2f}" if r[ours] and r[base] else f"{'-':>{width}}"
                   for ours, base, width in (("xetile", "dpnp", 7), ("xetile", "numpy", 8), ("tuned", "dpnp", 7),
                                             ("tuned", "numpy", 8))]
-        print(f"{r['size']:>14} {r['dtype']:>8} {r['xetile']:8.1f} {tuned} {dp} {r['numpy']:8.1f} {over_fixed} "
+        print(f"{r['size']:>18} {r['dtype']:>8} {r['xetile']:8.1f} {tuned} {dp} {r['numpy']:8.1f} {over_fixed} "
               f"{' '.join(ratios)} {r['max_rel_error']:8.1e}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

@@ -13,12 +13,14 @@ import xetile_jit as xetile
 from xetile_jit.toolchain import ocloc
 from xetile_jit.target.targets import get_target
 from xetile_jit.target.cpu_features import CpuFeatures
-from xetile_jit.ops.matmul import (CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN, K_CHUNK,
-                                   PANEL_COLUMNS, PANEL_ROWS_PADDED, PANEL_WORK, PANELS_FROM, PIECE_SPEED,
-                                   PIECE_SPEED_16_REGISTERS, TIMED_FROM, b_panels, configs, configs_to_time,
-                                   cpu_estimate, dtype_of, fastest_on_cpu, in_panels, in_panels_on, k_chunks,
-                                   matmul_kernel, new_array, outgrow_caches, piece_speeds, reads_panels,
-                                   row_major_operand, shape_of)
+from xetile_jit.ops.matmul import (B_FROM_MEMORY, CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN,
+                                   DOT_K_STEP, FEW_ROWS, FEW_ROWS_FROM_MEMORY, FEW_ROWS_FROM_MEMORY_16_REGISTERS,
+                                   K_CHUNK, PANEL_COLUMNS, PANEL_ROWS_PADDED,
+                                   PANEL_WORK, PANELS_FROM, PIECE_SPEED, PIECE_SPEED_16_REGISTERS, TIMED_FROM,
+                                   b_panels, configs, configs_to_time, cpu_estimate, dtype_of, fastest_on_cpu,
+                                   few_rows_kernel, few_rows_limit, gemv_dot_kernel, in_few_rows, in_panels,
+                                   in_panels_on, k_chunks, matmul_kernel, new_array, outgrow_caches, piece_speeds,
+                                   reads_panels, row_major_operand, shape_of)
 
 from usm_arrays import Interface, count_interface_reads, needs_dpnp
 
@@ -325,6 +327,72 @@ def test_a_b_of_one_panel_is_read_as_it_is(monkeypatch, rng, order):
     np.testing.assert_allclose(c, reference(a, b, None, None), rtol=1e-5, atol=1e-5)
 
 
+def few_row_operands(rng, m: int, n: int, k: int, dtype, order: str):
+    """A (m x k), B (k x n, `order`) and a bias of `dtype`'s accumulator, values exact in it."""
+    a = rng.integers(-3, 4, (m, k)).astype(dtype)
+    b = rng.integers(-3, 4, (k, n)).astype(dtype) if order == "row" else rng.integers(-3, 4, (n, k)).astype(dtype).T
+    bias = rng.integers(-3, 4, n).astype(np.int32 if np.dtype(dtype) == np.int8 else np.float32)
+    return a, b, bias
+
+
+@pytest.mark.parametrize("m, order, dtype, from_memory", [
+    (1, "row", np.float32, False), (3, "row", np.float16, False), ("limit", "row", ml_dtypes.bfloat16, False),
+    ("limit", "row", np.int8, True), (1, "col", np.float16, False), ("limit", "col", np.int8, True),
+])
+def test_c_of_few_rows_skips_the_tuner_on_a_cpu_device(monkeypatch, rng, m, order, dtype, from_memory):
+    """On a CPU device C of few_rows_limit rows or fewer takes few_rows_kernel (B row-major) or gemv_dot_kernel (B
+    column-major), neither the tuned tile kernel nor the other: with a bias and an activation, N and K no multiples of
+    their tiles (K of two of gemv_dot_kernel's steps, the second partial), the results numpy's; `from_memory`: B
+    taken to come from memory (B_FROM_MEMORY lowered), where row-major B's limit is higher."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    if from_memory:
+        monkeypatch.setattr(ops_matmul, "B_FROM_MEMORY", 1)
+    n, k = 150, DOT_K_STEP + 77
+    m = few_rows_limit(get_target("cpu").cpu, order == "col", 1 if from_memory else k * n) if m == "limit" else m
+    monkeypatch.setattr(ops_matmul, "matmul_kernel", None)
+    monkeypatch.setattr(ops_matmul, "gemv_dot_kernel" if order == "row" else "few_rows_kernel", None)
+    a, b, bias = few_row_operands(rng, m, n, k, dtype, order)
+    c = xetile.ops.matmul(a, b, bias=bias, activation="relu", device=queue)
+    np.testing.assert_array_equal(c, reference(a, b, bias, "relu"))
+
+
+def test_the_few_row_kernels_take_what_they_are_fastest_for():
+    """few_rows_limit: FEW_ROWS rows (where the tile kernel's 16 rows do twice the work or more); a row-major B of
+    B_FROM_MEMORY bytes or more (from memory, not the last-level cache) up to FEW_ROWS_FROM_MEMORY rows with 32 vector
+    registers (where the 8x128 tile of C fits them) and FEW_ROWS_FROM_MEMORY_16_REGISTERS with 16 (AVX2); only on a
+    CPU device (in_few_rows)."""
+    from spirv_tools import cpu_queue
+    avx2, avx512 = (CpuFeatures("x", frozenset(flags)) for flags in ({"avx2"}, {"avx512f", "avx2"}))
+    assert B_FROM_MEMORY == 32 << 20
+    for cpu, from_memory in ((avx512, FEW_ROWS_FROM_MEMORY), (avx2, FEW_ROWS_FROM_MEMORY_16_REGISTERS)):
+        assert few_rows_limit(cpu, False, B_FROM_MEMORY) == from_memory
+        assert few_rows_limit(cpu, False, B_FROM_MEMORY - 1) == few_rows_limit(cpu, True, B_FROM_MEMORY) == FEW_ROWS
+    assert (FEW_ROWS, FEW_ROWS_FROM_MEMORY, FEW_ROWS_FROM_MEMORY_16_REGISTERS) == (8, 48, 16)
+    b, queue = np.zeros((8, 8), np.float32), cpu_queue()
+    assert in_few_rows(FEW_ROWS, b, queue) and not in_few_rows(FEW_ROWS + 1, b, queue)
+    assert in_few_rows(FEW_ROWS, b.T, queue) and not in_few_rows(FEW_ROWS + 1, b.T, queue)
+    assert not in_few_rows(1, b, "numpy")
+
+
+@pytest.mark.parametrize("m, mr, bn", [(3, 4, 128), (1, 1, 256)])
+def test_few_rows_kernel_runs_alike_at_every_level(rng, m, mr, bn):
+    """few_rows_kernel's rank-1 updates (A's column broadcast across the tile, B's row down it) and gemv_dot_kernel's
+    row sums: the interpreter at every IR level, both CPU targets' SPIR-V on opencl:cpu, the same bits, numpy's
+    result (integer values: exact in f32)."""
+    from every_level import run_everywhere
+    n, k = 150, 40
+    a, b, bias = few_row_operands(rng, m, n, k, np.float32, "row")
+    arrays = {"a": a, "b": b, "c": np.zeros((m, n), np.float32), "bias": bias.reshape(1, n)}
+    out = run_everywhere(few_rows_kernel, arrays, (xetile.cdiv(n, bn), xetile.cdiv(m, mr)), k, MR=mr, BN=bn,
+                         ACC=xetile.float32, HAS_BIAS=True, ACTIVATION="relu")
+    np.testing.assert_array_equal(out["c"], reference(a, b, bias, "relu"))
+    arrays = {"a": a, "w": np.ascontiguousarray(b.T), "ct": np.zeros((n, m), np.float32), "bias": bias.reshape(n, 1)}
+    out = run_everywhere(gemv_dot_kernel, arrays, (xetile.cdiv(n, 16), m), k, BR=16, BK=32, ACC=xetile.float32,
+                         HAS_BIAS=True, ACTIVATION="relu")
+    np.testing.assert_array_equal(out["ct"].T, reference(a, b, bias, "relu"))
+
+
 def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_memory():
     """k_chunks: K_CHUNK steps a launch where A and B hold CHUNKED_FROM bytes or more (or a subgroup's panels outgrow
     the device's core cache: outgrow_caches), every array is in device memory (a numpy array would be copied at each
@@ -404,8 +472,9 @@ def test_matmul_on_device_arrays_sums_in_chunks(monkeypatch, rng, panels_from):
     monkeypatch.setattr(type(matmul_kernel), "__getitem__",
                         lambda tuner, grid: launches.append(grid) or launch(tuner, grid))
     usm = Interface(queue)
-    a, b = rng.uniform(-1, 1, (40, 150)).astype(np.float32), rng.uniform(-1, 1, (150, 24)).astype(np.float32)
-    c = usm.asarray(np.full((40, 24), np.nan))
+    m = FEW_ROWS_FROM_MEMORY + 12  # past the few-row kernels
+    a, b = rng.uniform(-1, 1, (m, 150)).astype(np.float32), rng.uniform(-1, 1, (150, 24)).astype(np.float32)
+    c = usm.asarray(np.full((m, 24), np.nan))
     xetile.ops.matmul(usm.asarray(a), usm.asarray(b), c, activation="relu", device=queue)
     assert len(launches) == 3
     np.testing.assert_allclose(usm.asnumpy(c), reference(a, b, None, "relu"), rtol=1e-5, atol=1e-5)

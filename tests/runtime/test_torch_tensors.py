@@ -292,6 +292,17 @@ def test_matmul_takes_and_returns_tensors():
     torch.testing.assert_close(c16.float(), a16.float() @ b16.float() + 1, atol=0.05, rtol=0.01)
 
 
+def test_matmul_of_a_few_tokens_through_a_linear_layer_on_the_cpu_device():
+    """A torch Linear's y = x W.T + b for 4 tokens: W.T column-major, read in place by the few-row kernel of a CPU
+    device (ops.matmul's gemv_dot_kernel), the result torch's."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(96, 40)
+    x = torch.randn(4, 96)
+    with torch.no_grad():
+        y = xetile.ops.matmul(x, layer.weight.T, bias=layer.bias, activation="silu", device="opencl:cpu")
+        torch.testing.assert_close(y, torch.nn.functional.silu(layer(x)), atol=1e-5, rtol=1e-5)
+
+
 def test_a_tensor_on_no_sycl_device_is_a_launch_error():
     with pytest.raises(xetile.LaunchError, match="'x' is a torch tensor on meta, but the launch runs on opencl:cpu"):
         add_one[(1,)](torch.zeros(8, 16, device="meta"), torch.zeros(8, 16, device="meta"), BM=8, BN=16,

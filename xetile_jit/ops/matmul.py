@@ -21,6 +21,10 @@ more is copied into panels of PANEL_COLUMNS columns first (b_panels), a subgroup
 memory; a B of PANEL_COLUMNS columns or fewer is one panel as it is. On a CPU device a GEMM whose A and B outgrow
 the last-level cache, or whose subgroups' panels outgrow a core's, sums over K in launches of 512 steps (k_chunks), C
 carrying the sum from one to the next, where the arrays are in device memory and C is of the accumulator's type.
+On a CPU device C of few rows (few_rows_limit: a batch of tokens through a layer) skips the tuner: B row-major goes
+through few_rows_kernel (rank-1 updates of C's tile, B streamed a row at a time), column-major B (a torch Linear's
+weight) through gemv_dot_kernel (each row of C as dot products); both multiply in the accumulator's type (f32
+products for "tf32" too).
 """
 from __future__ import annotations
 
@@ -268,18 +272,77 @@ def matmul_kernel(a, b, c, bias, M, N, K, K0, KL, BM: xt.constexpr, BN: xt.const
     if not CHUNKED or K0 + KL >= K:  # a constexpr True unchunked: no branch in the kernel
         if HAS_BIAS:
             acc = acc + xt.load_tile(xt.init_tile(bias, [0, n], [1, BN])).to(ACC)
-        if ACTIVATION == "relu":
-            acc = xt.maximum(acc, 0)
-        if ACTIVATION == "gelu":
-            acc = 0.5 * acc * (1.0 + xt.tanh(GELU_C * (acc + 0.044715 * acc * acc * acc)))
-        if ACTIVATION == "silu":
-            acc = acc / (1.0 + xt.exp(-acc))
+        acc = activated(acc, ACTIVATION)
     xt.store_tile(tc, acc)
 
 
+@kernel
+def activated(acc, ACTIVATION: xt.constexpr):
+    """`acc` through the activation named ACTIVATION ("" for none)."""
+    if ACTIVATION == "relu":
+        acc = xt.maximum(acc, 0)
+    if ACTIVATION == "gelu":
+        acc = 0.5 * acc * (1.0 + xt.tanh(GELU_C * (acc + 0.044715 * acc * acc * acc)))
+    if ACTIVATION == "silu":
+        acc = acc / (1.0 + xt.exp(-acc))
+    return acc
+
+
+# C of few rows (a batch of tokens through a layer) on a CPU device, where the tile kernel's tile of 16 rows or more
+# does all its rows' multiply-adds: up to FEW_ROWS rows, B row-major streams through `few_rows_kernel`, C's MR x BN
+# tile the sum over k of A's column k (MR rows) times B's row k (BN columns, one run of memory), and column-major B
+# (the weight of a torch Linear: W = B.T row-major) through `gemv_dot_kernel` (a subgroup's row of W times A's row,
+# DOT_K_STEP columns at a time, for each row of C), whose gathers of B's columns the first kernel would pay. Where
+# a row-major B of B_FROM_MEMORY bytes or more comes from memory, not the last-level cache, `few_rows_kernel` (B
+# read once for 8 rows) outruns the tile kernel up to FEW_ROWS_FROM_MEMORY rows with 32 vector registers (AVX-512;
+# its 8 x 128 tile then in registers) and FEW_ROWS_FROM_MEMORY_16_REGISTERS with 16 (AVX2); in the cache the tile
+# kernel's 16 rows run faster. Measured in docs/performance.md "C of few rows".
+FEW_ROWS = 8
+FEW_ROWS_FROM_MEMORY = 48
+FEW_ROWS_FROM_MEMORY_16_REGISTERS = 16
+B_FROM_MEMORY = 32 << 20
+DOT_W_ROWS = 16
+DOT_K_STEP = 1024
+
+
+@kernel
+def few_rows_kernel(a, b, c, bias, K, MR: xt.constexpr, BN: xt.constexpr, ACC: xt.constexpr,
+                    HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
+    """C's MR x BN tile at (m, n): the sum over k of a[m:m + MR, k] times b[k, n:n + BN], B row-major."""
+    n = xt.program_id(0) * BN
+    m = xt.program_id(1) * MR
+    rows = Layout([1, 1], [MR, BN], inst_data=[1, 16])  # one subgroup; a row of B is one run of blocks
+    acc = xt.zeros([MR, BN], ACC)
+    for k in range(0, K, 1):
+        x = xt.load_tile(xt.init_tile(a, [m, k], [MR, 1], layout=Layout([1, 1], [MR, 1]))).to(ACC)
+        y = xt.load_tile(xt.init_tile(b, [k, n], [1, BN], layout=Layout([1, 1], [1, BN], inst_data=[1, 16])))
+        acc = acc + xt.broadcast_to(x, [MR, BN]) * xt.broadcast_to(y.to(ACC), [MR, BN])
+    if HAS_BIAS:
+        acc = acc + xt.broadcast_to(xt.load_tile(xt.init_tile(bias, [0, n], [1, BN])).to(ACC), [MR, BN])
+    xt.store_tile(xt.init_tile(c, [m, n], [MR, BN], layout=rows), activated(acc, ACTIVATION))
+
+
+@kernel
+def gemv_dot_kernel(a, w, ct, bias, K, BR: xt.constexpr, BK: xt.constexpr, ACC: xt.constexpr,
+                    HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
+    """Row m of C's BR columns from r, as the column of C.T (`ct`): the sums of w[r:r + BR, :] (B.T, row-major) times
+    a[m, :], BK columns at a time (`bias` the bias as a column too)."""
+    r = xt.program_id(0) * BR
+    m = xt.program_id(1)
+    acc = xt.zeros([BR, 1], ACC)
+    for k in range(0, K, BK):
+        rows = xt.load_tile(xt.init_tile(w, [r, k], [BR, BK])).to(ACC)
+        x = xt.load_tile(xt.init_tile(a, [m, k], [1, BK])).to(ACC)
+        acc = acc + xt.tile_reduce("add", rows * xt.broadcast_to(x, [BR, BK]), [1])
+    if HAS_BIAS:
+        acc = acc + xt.load_tile(xt.init_tile(bias, [r, 0], [BR, 1])).to(ACC)
+    xt.store_tile(xt.init_tile(ct, [r, m], [BR, 1]), activated(acc, ACTIVATION))
+
+
 def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_precision="ieee", device=None):
-    """activation(a @ b + bias) into `c` (a new array of `a`'s kind, numpy, dpnp or torch, when None, else M x N); returns
-    it. As numpy's matmul, K = 0 makes a @ b zeros (so c = activation(bias)); M = 0 or N = 0 leaves nothing to do."""
+    """activation(a @ b + bias) into `c` (a new array of `a`'s kind, numpy, dpnp or torch, when None, else M x N);
+    returns it. As numpy's matmul, K = 0 makes a @ b zeros (so c = activation(bias)); M = 0 or N = 0 leaves nothing
+    to do."""
     ((m, k), in_dtype), ((k2, n), b_dtype) = shape_and_dtype(a), shape_and_dtype(b)
     if k != k2 or in_dtype != b_dtype:
         raise ValueError(f"matmul: a is {m}x{k} {in_dtype}, b {k2}x{n} {b_dtype}; they need the same K and dtype")
@@ -301,6 +364,8 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         bias = as_row(bias, n)
     if m == 0 or n == 0:
         return c
+    if in_few_rows(m, b, device):
+        return few_rows(a, b, c, bias, acc, activation, device)
     panels = in_panels_on(m, n, k, b, device)
     a = row_major_operand(a, n, device)
     b = b_panels(b, device) if panels and n > PANEL_COLUMNS else row_major_operand(b, m, device)
@@ -312,6 +377,44 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
                             ACTIVATION=activation or "", INPUT_PRECISION=input_precision, CHUNKED=len(chunks) > 1,
                             B_PANELS=panels, device=device)
     return c
+
+
+def in_few_rows(m: int, b, device) -> bool:
+    """Whether C of `m` rows takes one of the few-row kernels: on a CPU device, up to few_rows_limit rows."""
+    selected = select_device(device, [b])
+    if not selected.is_cpu:
+        return False
+    (k, n), _, dtype = layout_of(b)
+    return m <= few_rows_limit(TARGETS[selected.target].cpu, is_column_major(b), k * n * dtype.itemsize)
+
+
+def few_rows_limit(cpu: CpuFeatures, column_major: bool, b_bytes: int) -> int:
+    """The most rows of C the few-row kernels take on `cpu` for a B of `b_bytes` bytes, column-major or not
+    (FEW_ROWS says why)."""
+    if column_major or b_bytes < B_FROM_MEMORY:
+        return FEW_ROWS
+    return FEW_ROWS_FROM_MEMORY_16_REGISTERS if cpu.vector_registers == 16 else FEW_ROWS_FROM_MEMORY
+
+
+def few_rows(a, b, c, bias, acc, activation, device):
+    """C = activation(A @ B + bias) by few_rows_kernel, or by gemv_dot_kernel where B is column-major."""
+    (m, k), (_, n) = shape_of(a), shape_of(b)
+    options = dict(ACC=acc, HAS_BIAS=bias is not None, ACTIVATION=activation or "", device=device)
+    bias_arg = no_bias(c) if bias is None else bias
+    if is_column_major(b):
+        step = min(DOT_K_STEP, max(16, 1 << (k - 1).bit_length()))  # K up to a power of 2 where it is shorter
+        gemv_dot_kernel[(xt.cdiv(n, DOT_W_ROWS), m)](a, b.T, c.T, bias_arg.T, k, BR=DOT_W_ROWS, BK=step, **options)
+    else:
+        mr = min(8, 1 << (m - 1).bit_length())  # C's rows up to a power of 2, 8 at most
+        bn = 256 if mr == 1 else 128
+        few_rows_kernel[(xt.cdiv(n, bn), xt.cdiv(m, mr))](a, b, c, bias_arg, k, MR=mr, BN=bn, **options)
+    return c
+
+
+def is_column_major(x) -> bool:
+    """Whether the array `x` is column-major (runtime/args.py array_order)."""
+    shape, strides, dtype = layout_of(x)
+    return array_order("operand", shape, strides, dtype.itemsize) == COL_MAJOR
 
 
 def in_panels_on(m: int, n: int, k: int, b, device) -> bool:
@@ -386,10 +489,7 @@ def row_major_operand(x, reuse: int, device):
     """`x`, or a row-major copy of it where it is column-major, the GEMM reads it for `reuse` rows or columns of C,
     at least COPY_FROM, and the launch's target reads a column-major tile_mma operand by gathers
     (Target.column_major_gathers: the CPU targets); a numpy array is copied on the host."""
-    if reuse < COPY_FROM:
-        return x
-    shape, strides, dtype = layout_of(x)
-    if array_order("operand", shape, strides, dtype.itemsize) != COL_MAJOR:
+    if reuse < COPY_FROM or not is_column_major(x):
         return x
     target = TARGETS.get(select_device(device, [x]).target)
     if target is None or not target.column_major_gathers:
@@ -398,6 +498,7 @@ def row_major_operand(x, reuse: int, device):
         return x.contiguous()
     if not is_usm(x):
         return np.ascontiguousarray(x)
+    shape, _, dtype = layout_of(x)
     try:
         y = new_array(x, shape, dtype)
     except ImportError:  # no dpnp to make the copy with: read in place
@@ -416,8 +517,8 @@ def panels_array(b, rows: int, dtype: np.dtype, device):
 
 def no_bias(c):
     """The bias argument of a launch without bias, which the kernel never reads: `c` itself when it is in device
-    memory (no copy), else a 1x1 array, since a numpy argument is copied to the device at each launch (`c` twice over made
-    a bf16 1024^3 GEMM on numpy arrays 2 ms slower)."""
+    memory (no copy), else a 1x1 array, since a numpy argument is copied to the device at each launch (`c` twice over
+    made a bf16 1024^3 GEMM on numpy arrays 2 ms slower)."""
     if is_usm(c) or is_tensor(c) and c.device.type != "cpu":
         return c
     return np.zeros((1, 1), layout_of(c)[2])
