@@ -375,22 +375,53 @@ def test_the_few_row_kernels_take_what_they_are_fastest_for():
     assert not in_few_rows(1, b, "numpy")
 
 
+@pytest.mark.parametrize("a_order", ["row", "col"])
+@pytest.mark.parametrize("kind", ["numpy", "interface"])
+def test_c_of_few_columns_is_the_transposed_c_of_few_rows(monkeypatch, rng, a_order, kind):
+    """C of few columns (A times a vector, y = A x) on a CPU device: C.T = B.T @ A.T, of few rows, by gemv_dot_kernel
+    where A is row-major (A.T column-major) and few_rows_kernel where A is column-major, the bias one a row of C.T;
+    the results numpy's, on host arrays and on USM arrays known by their interface alone (their transposes views)."""
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    monkeypatch.setattr(ops_matmul, "matmul_kernel", None)
+    monkeypatch.setattr(ops_matmul, "gemv_dot_kernel" if a_order == "col" else "few_rows_kernel", None)
+    m, n, k = 150, 3, DOT_K_STEP + 77
+    a = rng.integers(-3, 4, (m, k) if a_order == "row" else (k, m)).astype(np.float32)
+    a = a if a_order == "row" else a.T
+    b, bias = rng.integers(-3, 4, (k, n)).astype(np.float32), rng.integers(-3, 4, n).astype(np.float32)
+    expected = reference(a, b, bias, "relu")
+    if kind == "numpy":
+        c = xetile.ops.matmul(a, b, bias=bias, activation="relu", device=queue)
+        np.testing.assert_array_equal(c, expected)
+        return
+    usm = Interface(queue)
+    a_usm = usm.asarray(a) if a_order == "row" else transposed(usm.asarray(a.T))
+    c = usm.asarray(np.full((m, n), np.nan))
+    xetile.ops.matmul(a_usm, usm.asarray(b), c, bias=usm.asarray(bias.reshape(1, n)), activation="relu", device=queue)
+    np.testing.assert_array_equal(usm.asnumpy(c), expected)
+
+
 @pytest.mark.parametrize("m, mr, bn", [(3, 4, 128), (1, 1, 256)])
-def test_few_rows_kernel_runs_alike_at_every_level(rng, m, mr, bn):
+@pytest.mark.parametrize("along", ["columns", "rows"])
+def test_few_rows_kernel_runs_alike_at_every_level(rng, m, mr, bn, along):
     """few_rows_kernel's rank-1 updates (A's column broadcast across the tile, B's row down it) and gemv_dot_kernel's
-    row sums: the interpreter at every IR level, both CPU targets' SPIR-V on opencl:cpu, the same bits, numpy's
-    result (integer values: exact in f32)."""
+    row sums, the bias one a column of C or one a row: the interpreter at every IR level, both CPU targets' SPIR-V on
+    opencl:cpu, the same bits, numpy's result (integer values: exact in f32)."""
     from every_level import run_everywhere
     n, k = 150, 40
     a, b, bias = few_row_operands(rng, m, n, k, np.float32, "row")
-    arrays = {"a": a, "b": b, "c": np.zeros((m, n), np.float32), "bias": bias.reshape(1, n)}
+    bias = bias if along == "columns" else bias[:m]
+    expected = np.maximum(a.astype(np.float64) @ b + (bias[None, :] if along == "columns" else bias[:, None]), 0)
+    options = dict(ACC=xetile.float32, BIAS=along, ACTIVATION="relu")
+    row, column = bias.reshape(1, -1), bias.reshape(-1, 1)
+    arrays = {"a": a, "b": b, "c": np.zeros((m, n), np.float32), "bias": row if along == "columns" else column}
     out = run_everywhere(few_rows_kernel, arrays, (xetile.cdiv(n, bn), xetile.cdiv(m, mr)), k, MR=mr, BN=bn,
-                         ACC=xetile.float32, HAS_BIAS=True, ACTIVATION="relu")
-    np.testing.assert_array_equal(out["c"], reference(a, b, bias, "relu"))
-    arrays = {"a": a, "w": np.ascontiguousarray(b.T), "ct": np.zeros((n, m), np.float32), "bias": bias.reshape(n, 1)}
-    out = run_everywhere(gemv_dot_kernel, arrays, (xetile.cdiv(n, 16), m), k, BR=16, BK=32, ACC=xetile.float32,
-                         HAS_BIAS=True, ACTIVATION="relu")
-    np.testing.assert_array_equal(out["ct"].T, reference(a, b, bias, "relu"))
+                         **options)
+    np.testing.assert_array_equal(out["c"], expected)
+    arrays = {"a": a, "w": np.ascontiguousarray(b.T), "ct": np.zeros((n, m), np.float32),
+              "bias": column if along == "columns" else row}
+    out = run_everywhere(gemv_dot_kernel, arrays, (xetile.cdiv(n, 16), m), k, BR=16, BK=32, **options)
+    np.testing.assert_array_equal(out["ct"].T, expected)
 
 
 def test_a_large_gemm_sums_in_chunks_on_a_cpu_device_with_its_arrays_in_device_memory():

@@ -40,7 +40,7 @@ from ..jit.kernel import kernel
 from ..compiler.layout_space import layouts
 from ..ir.attrs import Layout
 from ..ir.types import COL_MAJOR, dtype_of_numpy, float32, int32
-from ..runtime.args import array_layout, array_order, as_array, is_array, is_usm
+from ..runtime.args import array_layout, array_order, as_array, is_array, is_usm, transposed
 from ..runtime.device import array_queue, select_device
 from ..runtime.scratch import scratch
 from ..runtime.torch_tensors import as_numpy_dtype, is_tensor, new_tensor
@@ -306,9 +306,10 @@ DOT_K_STEP = 1024
 
 
 @kernel
-def few_rows_kernel(a, b, c, bias, K, MR: xt.constexpr, BN: xt.constexpr, ACC: xt.constexpr,
-                    HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
-    """C's MR x BN tile at (m, n): the sum over k of a[m:m + MR, k] times b[k, n:n + BN], B row-major."""
+def few_rows_kernel(a, b, c, bias, K, MR: xt.constexpr, BN: xt.constexpr, ACC: xt.constexpr, BIAS: xt.constexpr,
+                    ACTIVATION: xt.constexpr):
+    """C's MR x BN tile at (m, n): the sum over k of a[m:m + MR, k] times b[k, n:n + BN], B row-major. BIAS: none
+    (""), one a column of C ("columns", `bias` a row) or one a row ("rows", `bias` a column)."""
     n = xt.program_id(0) * BN
     m = xt.program_id(1) * MR
     rows = Layout([1, 1], [MR, BN], inst_data=[1, 16])  # one subgroup; a row of B is one run of blocks
@@ -317,16 +318,20 @@ def few_rows_kernel(a, b, c, bias, K, MR: xt.constexpr, BN: xt.constexpr, ACC: x
         x = xt.load_tile(xt.init_tile(a, [m, k], [MR, 1], layout=Layout([1, 1], [MR, 1]))).to(ACC)
         y = xt.load_tile(xt.init_tile(b, [k, n], [1, BN], layout=Layout([1, 1], [1, BN], inst_data=[1, 16])))
         acc = acc + xt.broadcast_to(x, [MR, BN]) * xt.broadcast_to(y.to(ACC), [MR, BN])
-    if HAS_BIAS:
+    if BIAS == "columns":
         acc = acc + xt.broadcast_to(xt.load_tile(xt.init_tile(bias, [0, n], [1, BN])).to(ACC), [MR, BN])
+    if BIAS == "rows":
+        column = xt.load_tile(xt.init_tile(bias, [m, 0], [MR, 1], layout=Layout([1, 1], [MR, 1])))
+        acc = acc + xt.broadcast_to(column.to(ACC), [MR, BN])
     xt.store_tile(xt.init_tile(c, [m, n], [MR, BN], layout=rows), activated(acc, ACTIVATION))
 
 
 @kernel
-def gemv_dot_kernel(a, w, ct, bias, K, BR: xt.constexpr, BK: xt.constexpr, ACC: xt.constexpr,
-                    HAS_BIAS: xt.constexpr, ACTIVATION: xt.constexpr):
+def gemv_dot_kernel(a, w, ct, bias, K, BR: xt.constexpr, BK: xt.constexpr, ACC: xt.constexpr, BIAS: xt.constexpr,
+                    ACTIVATION: xt.constexpr):
     """Row m of C's BR columns from r, as the column of C.T (`ct`): the sums of w[r:r + BR, :] (B.T, row-major) times
-    a[m, :], BK columns at a time (`bias` the bias as a column too)."""
+    a[m, :], BK columns at a time. BIAS as few_rows_kernel's, of C: "columns" takes `bias` as a column (C.T's),
+    "rows" as a row."""
     r = xt.program_id(0) * BR
     m = xt.program_id(1)
     acc = xt.zeros([BR, 1], ACC)
@@ -334,8 +339,10 @@ def gemv_dot_kernel(a, w, ct, bias, K, BR: xt.constexpr, BK: xt.constexpr, ACC: 
         rows = xt.load_tile(xt.init_tile(w, [r, k], [BR, BK])).to(ACC)
         x = xt.load_tile(xt.init_tile(a, [m, k], [1, BK])).to(ACC)
         acc = acc + xt.tile_reduce("add", rows * xt.broadcast_to(x, [BR, BK]), [1])
-    if HAS_BIAS:
+    if BIAS == "columns":
         acc = acc + xt.load_tile(xt.init_tile(bias, [r, 0], [BR, 1])).to(ACC)
+    if BIAS == "rows":
+        acc = acc + xt.broadcast_to(xt.load_tile(xt.init_tile(bias, [0, m], [1, 1])).to(ACC), [BR, 1])
     xt.store_tile(xt.init_tile(ct, [r, m], [BR, 1]), activated(acc, ACTIVATION))
 
 
@@ -366,6 +373,9 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         return c
     if in_few_rows(m, b, device):
         return few_rows(a, b, c, bias, acc, activation, device)
+    if in_few_rows(n, transposed(a), device):  # C of few columns: C.T = B.T @ A.T, of few rows
+        few_rows(transposed(b), transposed(a), transposed(c), bias, acc, activation, device, bias_along="rows")
+        return c
     panels = in_panels_on(m, n, k, b, device)
     a = row_major_operand(a, n, device)
     b = b_panels(b, device) if panels and n > PANEL_COLUMNS else row_major_operand(b, m, device)
@@ -396,17 +406,23 @@ def few_rows_limit(cpu: CpuFeatures, column_major: bool, b_bytes: int) -> int:
     return FEW_ROWS_FROM_MEMORY_16_REGISTERS if cpu.vector_registers == 16 else FEW_ROWS_FROM_MEMORY
 
 
-def few_rows(a, b, c, bias, acc, activation, device):
-    """C = activation(A @ B + bias) by few_rows_kernel, or by gemv_dot_kernel where B is column-major."""
+def few_rows(a, b, c, bias, acc, activation, device, bias_along: str = "columns"):
+    """C = activation(A @ B + bias) by few_rows_kernel, or by gemv_dot_kernel where B is column-major; `bias` (a
+    row) one a column of C, or one a row where `bias_along` is "rows" (C the transpose of the caller's)."""
     (m, k), (_, n) = shape_of(a), shape_of(b)
-    options = dict(ACC=acc, HAS_BIAS=bias is not None, ACTIVATION=activation or "", device=device)
+    along = "" if bias is None else bias_along
+    options = dict(ACC=acc, BIAS=along, ACTIVATION=activation or "", device=device)
     bias_arg = no_bias(c) if bias is None else bias
     if is_column_major(b):
         step = min(DOT_K_STEP, max(16, 1 << (k - 1).bit_length()))  # K up to a power of 2 where it is shorter
-        gemv_dot_kernel[(xt.cdiv(n, DOT_W_ROWS), m)](a, b.T, c.T, bias_arg.T, k, BR=DOT_W_ROWS, BK=step, **options)
+        a = row_major_copy(a, device) if m > 1 and is_column_major(a) else a  # its rows read as runs of memory
+        bias_arg = bias_arg if along == "rows" else transposed(bias_arg)
+        gemv_dot_kernel[(xt.cdiv(n, DOT_W_ROWS), m)](a, transposed(b), transposed(c), bias_arg, k, BR=DOT_W_ROWS,
+                                                     BK=step, **options)
     else:
         mr = min(8, 1 << (m - 1).bit_length())  # C's rows up to a power of 2, 8 at most
         bn = 256 if mr == 1 else 128
+        bias_arg = transposed(bias_arg) if along == "rows" else bias_arg
         few_rows_kernel[(xt.cdiv(n, bn), xt.cdiv(m, mr))](a, b, c, bias_arg, k, MR=mr, BN=bn, **options)
     return c
 
@@ -494,6 +510,12 @@ def row_major_operand(x, reuse: int, device):
     target = TARGETS.get(select_device(device, [x]).target)
     if target is None or not target.column_major_gathers:
         return x
+    return row_major_copy(x, device)
+
+
+def row_major_copy(x, device):
+    """A row-major copy of the column-major `x`, of its kind (a numpy array's on the host; `x` itself where a USM
+    array's copy needs dpnp and there is none)."""
     if is_tensor(x):
         return x.contiguous()
     if not is_usm(x):
@@ -551,9 +573,10 @@ def shape_and_dtype(array) -> tuple[tuple[int, ...], str]:
 
 def as_row(bias, n: int):
     """A length-N vector or (1, N) array as a (1, N) array (a view)."""
-    if tuple(shape_of(bias)) not in ((n,), (1, n)):
+    shape = tuple(shape_of(bias))
+    if shape not in ((n,), (1, n)):
         raise ValueError(f"matmul: bias is a length-{n} vector or a (1, {n}) array, not {shape_of(bias)}")
-    return bias.reshape(1, n)
+    return bias if shape == (1, n) else bias.reshape(1, n)
 
 
 def new_array(like, shape, dtype: np.dtype):

@@ -190,6 +190,25 @@ def as_array(name: str, value):
     return import_dlpack(name, value)
 
 
+class UsmView:
+    """Memory of a USM array known by its `__sycl_usm_array_interface__` alone, viewed by another interface (a
+    transpose); keeps the array it views alive."""
+
+    def __init__(self, interface: dict, owner):
+        self.__sycl_usm_array_interface__, self.owner = interface, owner
+
+
+def transposed(value):
+    """The transpose of a 2-D array as a view of the same memory: the array kind's own `.T` (numpy, dpnp, torch),
+    a UsmView of an array known by its USM interface alone; a DLPack producer's as `as_array` takes it."""
+    if not hasattr(value, "T") and usm_interface(value) is None:
+        value = as_array("array", value)
+    if hasattr(value, "T"):
+        return value.T
+    usm = usm_interface(value)
+    return UsmView(dict(usm, shape=tuple(usm["shape"])[::-1], strides=usm_strides(usm)[::-1]), value)
+
+
 def is_array(value) -> bool:
     if type(value) in NOT_ARRAYS:  # a launch's sizes, flags and constexprs: no test of an array kind each
         return False
