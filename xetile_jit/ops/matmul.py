@@ -23,8 +23,8 @@ the last-level cache, or whose subgroups' panels outgrow a core's, sums over K i
 carrying the sum from one to the next, where the arrays are in device memory and C is of the accumulator's type.
 On a CPU device C of few rows (few_rows_limit: a batch of tokens through a layer) skips the tuner: B row-major goes
 through few_rows_kernel (rank-1 updates of C's tile, B streamed a row at a time), column-major B (a torch Linear's
-weight) through gemv_dot_kernel (each row of C as dot products); both multiply in the accumulator's type (f32
-products for "tf32" too).
+weight) through gemv_dot_kernel (each row of C as dot products); C of few columns (A times a vector) as the transposed
+C of few rows; both multiply in the accumulator's type (f32 products for "tf32" too).
 """
 from __future__ import annotations
 
@@ -296,7 +296,8 @@ def activated(acc, ACTIVATION: xt.constexpr):
 # a row-major B of B_FROM_MEMORY bytes or more comes from memory, not the last-level cache, `few_rows_kernel` (B
 # read once for 8 rows) outruns the tile kernel up to FEW_ROWS_FROM_MEMORY rows with 32 vector registers (AVX-512;
 # its 8 x 128 tile then in registers) and FEW_ROWS_FROM_MEMORY_16_REGISTERS with 16 (AVX2); in the cache the tile
-# kernel's 16 rows run faster. Measured in docs/performance.md "C of few rows".
+# kernel's 16 rows run faster. C of few columns is the transposed C of few rows. Measured in docs/performance.md "C of
+# few rows or columns".
 FEW_ROWS = 8
 FEW_ROWS_FROM_MEMORY = 48
 FEW_ROWS_FROM_MEMORY_16_REGISTERS = 16
