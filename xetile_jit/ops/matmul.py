@@ -374,7 +374,7 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         return c
     if in_few_rows(m, b, device):
         return few_rows(a, b, c, bias, acc, activation, device)
-    if in_few_rows(n, transposed(a), device):  # C of few columns: C.T = B.T @ A.T, of few rows
+    if n <= FEW_ROWS_FROM_MEMORY and in_few_rows(n, transposed(a), device):  # C.T = B.T @ A.T, of few rows
         few_rows(transposed(b), transposed(a), transposed(c), bias, acc, activation, device, bias_along="rows")
         return c
     panels = in_panels_on(m, n, k, b, device)
@@ -392,6 +392,8 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
 
 def in_few_rows(m: int, b, device) -> bool:
     """Whether C of `m` rows takes one of the few-row kernels: on a CPU device, up to few_rows_limit rows."""
+    if m > FEW_ROWS_FROM_MEMORY:  # more than any limit: a large GEMM's launch pays no more than this test
+        return False
     selected = select_device(device, [b])
     if not selected.is_cpu:
         return False
