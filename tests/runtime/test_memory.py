@@ -18,7 +18,7 @@ import xetile_jit as xetile
 from conftest import ALL_NP_DTYPES, dtype_id, host_array_at, rand
 from usm_arrays import DLPackOnly, UsmArray, needs_dpnp
 from xetile_jit.ir.types import COL_MAJOR, ROW_MAJOR, float32
-from xetile_jit.runtime.args import ArraySpec, ScalarSpec, classify, runtime_value
+from xetile_jit.runtime.args import ArraySpec, ScalarSpec, UsmView, classify, runtime_value, transposed
 from xetile_jit.runtime import memory
 from xetile_jit.runtime.memory import ArrayArg, prepare_arguments
 from xetile_jit.runtime.native_submit import HostAddress, submit_async
@@ -477,3 +477,20 @@ def test_the_cpu_targets_block_builtins_need_only_the_layout_free_rules(queue):
     assert spec.surface_rule(any_layout=True) == BUILTIN_HEIGHT_RULE and not spec.ir_type().within_extents
     far_apart = UsmArray(queue, base, (2, 16), (2**27 + 16, 1))  # rows 2**29 + 64 bytes apart: past an i32 pitch's
     assert classify("a", far_apart).surface_rule(any_layout=True) == BUILTIN_PITCH_RULE
+
+
+def test_the_transpose_of_every_array_kind_is_a_view_of_its_memory(queue, rng):
+    """runtime/args.py transposed: numpy's and torch's own `.T`; a USM array known by its interface alone as a UsmView
+    of the same memory, offset kept, shape and strides reversed (tests/jit/test_ops.py launches one); a DLPack
+    producer's as the launch takes it."""
+    torch = pytest.importorskip("torch")
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    assert transposed(x).base is x and transposed(torch.from_numpy(x)).shape == (5, 3)
+    np.testing.assert_array_equal(transposed(DLPackOnly(x)), x.T)
+    base = rng.standard_normal((4, 6)).astype(np.float32)
+    usm = UsmArray(queue, base, (3, 5), (6, 1), offset=7)
+    view = transposed(usm)
+    assert isinstance(view, UsmView) and view.owner is usm
+    interface = view.__sycl_usm_array_interface__
+    assert (interface["shape"], interface["strides"], interface["offset"]) == ((5, 3), (1, 6), 7)
+    assert interface["data"] == usm.__sycl_usm_array_interface__["data"]
