@@ -374,8 +374,9 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         return c
     if in_few_rows(m, b, device):
         return few_rows(a, b, c, bias, acc, activation, device)
-    if n <= FEW_ROWS_FROM_MEMORY and in_few_rows(n, transposed(a), device):  # C.T = B.T @ A.T, of few rows
-        few_rows(transposed(b), transposed(a), transposed(c), bias, acc, activation, device, bias_along="rows")
+    a_t = transposed(a) if n <= FEW_ROWS_FROM_MEMORY else None  # C of few columns: C.T = B.T @ A.T, of few rows
+    if a_t is not None and in_few_rows(n, a_t, device):
+        few_rows(transposed(b), a_t, transposed(c), bias, acc, activation, device, bias_along="rows")
         return c
     panels = in_panels_on(m, n, k, b, device)
     a = row_major_operand(a, n, device)
