@@ -272,6 +272,24 @@ def test_early_prune_perf_model_and_top_k(numpy_device, rng, bench_count):
         tuned(GOOD, prune_configs_by={"topk": 2})
 
 
+def test_early_prune_is_given_the_launch_device_and_target(numpy_device, rng, bench_count):
+    """A prune decides for the device the configs will run on: the launch's `device` and `target` reach it where
+    given (with numpy arrays the default device may be another), and no other launch option does."""
+    seen = []
+
+    def early(configs, named_args, **kwargs):
+        seen.append(kwargs)
+        return configs[:1]
+
+    kern = tuned(GOOD, prune_configs_by={"early_config_prune": early})
+    a, b, c, _ = operands(rng)
+    kern[grid](a, b, c, M, N, K)
+    a, b, c, expected = operands(rng, k=K + 16)  # a new key: tuned again
+    kern[grid](a, b, c, M, N, K + 16, device="numpy", target="xe-emulated", check=True)
+    assert seen == [{}, {"device": "numpy", "target": "xe-emulated"}]
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_early_prune_reading_arguments_outside_the_key_decides_before_the_disk_cache(numpy_device, rng, bench_count,
                                                                                      tmp_path, monkeypatch):
     """The disk cache's key holds the configs early_config_prune kept, so a prune that reads what the tuning key

@@ -4,7 +4,9 @@ and the tile_mma anchor layout), each timed with `xetile.testing.do_bench`, the 
 A launch computes its key (the values of the `key` arguments, an array's by its shape, plus every array's dtype
 and memory order, and the device). A seen key runs its winner with no timing: from memory, else from the disk cache
 (winner_key: entries of the compile cache, so a fresh process reuses a tuning). A new key tunes, in this order:
-1. `prune_configs_by["early_config_prune"](configs, named_args, **kwargs)` (as Triton) keeps a subset;
+1. `prune_configs_by["early_config_prune"](configs, named_args, **kwargs)` (as Triton) keeps a subset; `kwargs`
+   are the launch's keyword arguments, its `device` and `target` among them where given (PRUNE_OPTIONS: what a
+   prune needs to decide for the device the configs will run on);
 2. the rules: each config is traced and lowered to subgroup-level IR for the device's target (the numpy
    interpreter checks against `cpu`), which runs the verifiers of the RFC's rules (sg_data divides the tile,
    layouts, inst_data and 2D block-IO limits), the register budget (target/code_budget.py) and shared local memory,
@@ -65,6 +67,10 @@ RULE_TARGET_OF_INTERPRETER = "cpu"
 MAX_USM_KEYS = 4096  # array_key's remembered parts; a full table starts over
 _usm_keys: dict = {}  # (parameter name, usm entry token) -> array_key
 PRUNE_KEYS = ("early_config_prune", "perf_model", "top_k")
+# The launch options early_config_prune is given beside the kernel's own keyword arguments: without them a prune
+# of numpy arrays launched with `device=` decided for the default device (xetile.ops.matmul built and timed all 8 of
+# its configs of one B panel on a CPU queue, where its CPU rules keep one)
+PRUNE_OPTIONS = ("device", "target")
 
 
 @dataclass(init=False)
@@ -330,7 +336,8 @@ class Autotuner:
         prune = self.prune.get("early_config_prune")
         if prune is None:
             return list(self.configs)
-        kept = list(prune(list(self.configs), tuning.named, **plain_kwargs(tuning.kwargs)))
+        kept = list(prune(list(self.configs), tuning.named, **plain_kwargs(tuning.kwargs),
+                          **{k: v for k, v in tuning.kwargs.items() if k in PRUNE_OPTIONS}))
         for config in self.configs:
             if config not in kept:
                 self.note(tuning, Trial(config, stage="early_config_prune", reason="dropped by early_config_prune"))

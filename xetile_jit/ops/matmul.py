@@ -176,15 +176,16 @@ def configs_to_time(configs, named, **kwargs) -> list[Config]:
     fastest by cpu_estimate: at most CPU_TIMED, within CPU_WITHIN of the best."""
     arrays = [v for v in named.values() if is_array(v)]
     device = select_device(kwargs.get("device"), arrays)
+    target = kwargs.get("target") or device.target
     panels = named["B_PANELS"]
     configs = [c for c in configs if in_panels(c) == panels and (not panels or reads_panels(c, named["N"]))]
-    if not has_prefetch(device.target):
+    if not has_prefetch(target):
         configs = [c for c in configs if c.kwargs["PREFETCH"] == 0]
-    if device.target in TARGETS and not TARGETS[device.target].largest_loads:
+    if target in TARGETS and not TARGETS[target].largest_loads:
         configs = [c for c in configs if c.kwargs["A_LAYOUT"] is None and c.kwargs["B_LAYOUT"] is None]
     if device.is_cpu:
         units = device.queue.sycl_device.max_compute_units
-        speeds = piece_speeds(TARGETS[device.target].cpu)
+        speeds = piece_speeds(TARGETS[target].cpu)
         configs = fastest_on_cpu(configs, named["M"], named["N"], named["K"], units, speeds)
     return configs
 
