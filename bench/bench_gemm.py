@@ -14,8 +14,11 @@ a turn is a few runs in a row, 0.2 s after the previous column's: common.best_ti
 The xetile kernel and dpnp.matmul use one `opencl:cpu` queue with the operands already in USM memory (dpnp
 arrays, zero copy); numpy runs OpenBLAS on host arrays. f16 inputs accumulate in f32 everywhere (numpy and dpnp
 on f32 copies of the inputs).
-dpnp is the `bench` extra (`pip install -e ".[bench]"`); without it the dpnp column is empty and xetile
+dpnp is the `bench` extra (`pip install -e ".[bench]"`); without it the dpnp and peak columns are empty and xetile
 reads numpy arrays (copied to the device on each launch), as it does for bfloat16, which dpnp has no arrays of.
+`peak` is the device's f32 multiply-add peak, a hand-written OpenCL C kernel of independent FMA chains timed in the
+same turns (opencl_reference.fma_peak): the ceiling of every column, whose multiply-adds are f32 (f16 and bf16
+widened); `t/peak` and `n/peak` are `tuned` and numpy over it.
 `--autotune` adds the `tuned` column: `xetile.ops.matmul`, autotuned per shape (its tuning, in the first call,
 is not timed; its search space includes the tutorial's fixed config), `t/x`, tuned over the fixed config, and
 `t/dpnp` and `t/numpy`, tuned over the baselines.
@@ -35,6 +38,7 @@ import tempfile
 import ml_dtypes
 import numpy as np
 from common import best_times, load_tutorial, machine
+from opencl_reference import PEAK_WORKGROUP_SIZE, PEAK_WORKGROUPS, fma_peak
 
 import xetile_jit  # (exposes the OpenCL CPU runtime before dpnp imports dpctl)
 
@@ -71,15 +75,17 @@ def measure(tutorial, dpnp, shape: tuple[int, int, int], dtype, repeat: int, tun
         return c
 
     runs = {"numpy": lambda: a32 @ b32, "xetile": run}
+    flops = dict.fromkeys(("numpy", "xetile", "dpnp", "tuned"), 2 * m * n * k)
     if dpnp is not None:
         da32, db32 = dpnp.asarray(a32, device=DEVICE), device_operand(dpnp, b32)
         runs["dpnp"] = lambda: dpnp.matmul(da32, db32).sycl_queue.wait()
+        runs["peak"], flops["peak"] = fma_peak(dpnp.empty(PEAK_WORKGROUPS * PEAK_WORKGROUP_SIZE, dtype=np.float32,
+                                                          device=DEVICE))
     if tuned:
         runs["tuned"] = lambda: (xetile_jit.ops.matmul(*operands, device=DEVICE), xetile_jit.synchronize())
-    flops = 2 * m * n * k
     row = {"size": shape_name(shape) + (" B.T" if b_order == "column" else ""), "dtype": np.dtype(dtype).name,
-           "dpnp": None, "tuned": None}
-    row |= {name: flops / seconds / 1e9 for name, seconds in best_times(runs, repeat).items()}
+           "dpnp": None, "tuned": None, "peak": None}
+    row |= {name: flops[name] / seconds / 1e9 for name, seconds in best_times(runs, repeat).items()}
     result = np.asarray(run() if isinstance(operands[2], np.ndarray) else dpnp.asnumpy(run()))
     row["max_rel_error"] = float(np.abs(result - a32 @ b32).max() / np.abs(a32 @ b32).max())
     return row
@@ -128,7 +134,7 @@ def in_processes(args) -> list[dict]:
 
 def best_row(rows: tuple[dict, ...]) -> dict:
     best = dict(rows[0])
-    for column in ("xetile", "tuned", "dpnp", "numpy"):
+    for column in ("xetile", "tuned", "dpnp", "numpy", "peak"):
         speeds = [r[column] for r in rows if r[column] is not None]
         best[column] = max(speeds) if speeds else None
     best["max_rel_error"] = max(r["max_rel_error"] for r in rows)
@@ -140,11 +146,11 @@ def plot(rows, path: pathlib.Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     labels = [f"{r['dtype']} {r['size']}" for r in rows]
     x = np.arange(len(rows))
-    for i, column in enumerate(("xetile", "tuned", "dpnp", "numpy")):
-        ax.bar(x + (i - 1.5) * 0.2, [r[column] or 0 for r in rows], 0.2, label=column)
+    for i, column in enumerate(("xetile", "tuned", "dpnp", "numpy", "peak")):
+        ax.bar(x + (i - 2) * 0.16, [r[column] or 0 for r in rows], 0.16, label=column)
     ax.set_xticks(x, labels, rotation=30)
     ax.set_ylabel("GFLOP/s")
-    ax.legend()
+    ax.legend(ncol=5, fontsize="small", loc="lower center", bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout()
     fig.savefig(path)
 
@@ -167,16 +173,16 @@ def main() -> None:
     rows = in_processes(args) if args.processes > 1 else measure_all(args)
     print(f"{machine()}; device {DEVICE}; GFLOP/s (higher is better); ratios over the baseline, same run"
           + (f"; best of {args.processes} processes" if args.processes > 1 else ""))
-    print(f"{'size':>18} {'dtype':>8} {'xetile':>8} {'tuned':>8} {'dpnp':>8} {'numpy':>8} {'t/x':>5} {'x/dpnp':>7} "
-          f"{'x/numpy':>8} {'t/dpnp':>7} {'t/numpy':>8} {'rel.err':>8}")
+    print(f"{'size':>18} {'dtype':>8} {'xetile':>8} {'tuned':>8} {'dpnp':>8} {'numpy':>8} {'peak':>8} {'t/x':>5} "
+          f"{'x/dpnp':>7} {'x/numpy':>8} {'t/dpnp':>7} {'t/numpy':>8} {'t/peak':>7} {'n/peak':>7} {'rel.err':>8}")
     for r in rows:
-        dp, tuned = (f"{r[k]:8.1f}" if r[k] else f"{'-':>8}" for k in ("dpnp", "tuned"))
+        dp, tuned, peak = (f"{r[k]:8.1f}" if r[k] else f"{'-':>8}" for k in ("dpnp", "tuned", "peak"))
         over_fixed = f"{r['tuned'] / r['xetile']:5.2f}" if r["tuned"] else f"{'-':>5}"
         ratios = [f"{r[ours] / r[base]:{width}.2f}" if r[ours] and r[base] else f"{'-':>{width}}"
                   for ours, base, width in (("xetile", "dpnp", 7), ("xetile", "numpy", 8), ("tuned", "dpnp", 7),
-                                            ("tuned", "numpy", 8))]
-        print(f"{r['size']:>18} {r['dtype']:>8} {r['xetile']:8.1f} {tuned} {dp} {r['numpy']:8.1f} {over_fixed} "
-              f"{' '.join(ratios)} {r['max_rel_error']:8.1e}")
+                                            ("tuned", "numpy", 8), ("tuned", "peak", 7), ("numpy", "peak", 7))]
+        print(f"{r['size']:>18} {r['dtype']:>8} {r['xetile']:8.1f} {tuned} {dp} {r['numpy']:8.1f} {peak} "
+              f"{over_fixed} {' '.join(ratios)} {r['max_rel_error']:8.1e}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
     if args.png:

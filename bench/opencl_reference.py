@@ -1,5 +1,6 @@
 """Hand-written OpenCL C softmax and layer norm, built by the OpenCL CPU runtime's own compiler: what the device
-reaches on the rows without our compiler, beside our kernels in `bench_cpu.py` (target "opencl-c").
+reaches on the rows without our compiler, beside our kernels in `bench_cpu.py` (target "opencl-c"); and the
+device's f32 multiply-add peak (`fma_peak`), beside the GEMMs of `bench_gemm.py`.
 
 The same work as the bench's xetile kernels: its rows a workgroup (`launcher`), a row a subgroup of 16 lanes (lane l
 holds columns l, l + 16, ...), the row kept in a private array between its passes, computed in f32 (an f16 row
@@ -8,6 +9,8 @@ conversions), `max` folded with `fmax` (NaN ignored, as `tile_reduce("max")`), t
 division. Two partial results a fold, as the driver's vectorizer keeps one chain of `fmax` waiting on the one
 before. The lane index is a `size_t`: with an `int` one the driver saw per-lane addresses and gathered and scattered
 every block (3-4x slower). The rows must be multiples of 32 columns (every width the bench runs)."""
+import numpy as np
+
 from xetile_jit.runtime.kernel_bundles import kernel_bundle_api
 from xetile_jit.runtime.sycl import kernel_arg
 
@@ -108,3 +111,39 @@ def launcher(name: str, arrays: list, half: bool, rows_per_workgroup: int, fast_
     kernel = program(queue, width, half, fast_math, fp_fusion).get_sycl_kernel(name)
     args = [kernel_arg(a) for a in arrays]
     return lambda: queue.submit(kernel, args, [rows, LANES], [rows_per_workgroup, LANES]).wait()
+
+
+# The device's f32 multiply-add peak, the ceiling of a GEMM's multiply-adds (ours widen f16 and bf16 to f32 first):
+# PEAK_CHAINS independent FMA chains a work-item, enough to keep two FMA units of 4 cycles' latency busy, no memory
+# access in the loop; the driver picks the vector width (with 16 chains AVX2's 16 ymm registers spilled: 170-176 GFLOP/s
+# against 274 with 12 on the Zen 5 with AVX2 code).
+PEAK_CHAINS = 12
+PEAK_STEPS = 20000
+PEAK_WORKGROUPS, PEAK_WORKGROUP_SIZE = 64, 16
+PEAK_SOURCE = r"""
+__kernel void fma_peak(__global float* out, float x, float y, int steps) {
+    float a[CHAINS];
+    for (int c = 0; c < CHAINS; c++)
+        a[c] = get_global_id(0) + c;
+    for (int i = 0; i < steps; i++)
+        for (int c = 0; c < CHAINS; c++)
+            a[c] = fma(a[c], x, y);
+    float total = 0.0f;
+    for (int c = 0; c < CHAINS; c++)
+        total += a[c];
+    out[get_global_id(0)] = total;
+}
+"""
+
+
+def fma_peak(out) -> tuple:
+    """A function that runs the multiply-add peak kernel on `out`'s queue and waits for it, and the flops of one
+    run: `out` a dpnp f32 array of PEAK_WORKGROUPS * PEAK_WORKGROUP_SIZE elements, which it overwrites."""
+    queue = out.sycl_queue
+    kernel = kernel_bundle_api().from_source(queue, PEAK_SOURCE, f"-DCHAINS={PEAK_CHAINS}").get_sycl_kernel("fma_peak")
+    items = PEAK_WORKGROUPS * PEAK_WORKGROUP_SIZE
+    args = [kernel_arg(out), *(kernel_arg(np.float32(v)) for v in (0.999, 0.001)), kernel_arg(np.int32(PEAK_STEPS))]
+
+    def run():
+        queue.submit(kernel, args, [items], [PEAK_WORKGROUP_SIZE]).wait()
+    return run, 2 * PEAK_CHAINS * PEAK_STEPS * items

@@ -53,3 +53,16 @@ def test_layer_norm_fuses_a_product_into_its_add_only_with_fp_fusion(fp_fusion):
     rounded_twice = any(np.array_equal(got, t * w + b) for t in candidates)
     fused = any(np.array_equal(got, (t.astype(np.float64) * w + b).astype(np.float32)) for t in candidates)
     assert (rounded_twice, fused) == (not fp_fusion, fp_fusion)
+
+
+def test_fma_peak_runs_every_chain_of_every_work_item():
+    """Each chain a <- a * 0.999 + 0.001 from its start (the work-item's id plus the chain's) converges to 1 within
+    f32 rounding in PEAK_STEPS steps: every element of the output is PEAK_CHAINS, and the flops count every
+    multiply-add of every chain and work-item."""
+    dpnp = needs_dpnp()
+    items = opencl_reference.PEAK_WORKGROUPS * opencl_reference.PEAK_WORKGROUP_SIZE
+    out = dpnp.zeros(items, dtype=np.float32, device="opencl:cpu")
+    run, flops = opencl_reference.fma_peak(out)
+    run()
+    np.testing.assert_allclose(dpnp.asnumpy(out), opencl_reference.PEAK_CHAINS, rtol=1e-4)
+    assert flops == 2 * opencl_reference.PEAK_CHAINS * opencl_reference.PEAK_STEPS * items
