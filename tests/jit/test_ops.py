@@ -15,12 +15,13 @@ from xetile_jit.target.targets import get_target
 from xetile_jit.target.cpu_features import CpuFeatures
 from xetile_jit.ops.matmul import (B_FROM_MEMORY, CHUNK_WORK, CHUNKED_FROM, COPY_FROM, CPU_TIMED, CPU_WITHIN,
                                    DOT_K_STEP, FEW_ROWS, FEW_ROWS_FROM_MEMORY, FEW_ROWS_FROM_MEMORY_16_REGISTERS,
+                                   GATHERED_K_BELOW, GATHERED_ROWS_FROM,
                                    K_CHUNK, PANEL_COLUMNS, PANEL_ROWS_PADDED,
                                    PANEL_WORK, PANELS_FROM, PIECE_SPEED, PIECE_SPEED_16_REGISTERS, TIMED_FROM,
                                    b_panels, configs, configs_to_time, cpu_estimate, dtype_of, fastest_on_cpu,
                                    few_rows_kernel, few_rows_limit, gemv_dot_kernel, in_few_rows, in_panels,
                                    in_panels_on, k_chunks, matmul_kernel, new_array, outgrow_caches, piece_speeds,
-                                   reads_panels, row_major_operand, shape_of)
+                                   reads_b_by_gathers, reads_panels, row_major_operand, shape_of)
 
 from usm_arrays import Interface, count_interface_reads, needs_dpnp
 
@@ -336,23 +337,29 @@ def few_row_operands(rng, m: int, n: int, k: int, dtype, order: str):
     return a, b, bias
 
 
-@pytest.mark.parametrize("m, order, dtype, from_memory", [
-    (1, "row", np.float32, False), (3, "row", np.float16, False), ("limit", "row", ml_dtypes.bfloat16, False),
-    ("limit", "row", np.int8, True), (1, "col", np.float16, False), ("limit", "col", np.int8, True),
+@pytest.mark.parametrize("m, order, dtype, from_memory, k", [
+    (1, "row", np.float32, False, DOT_K_STEP + 77), (3, "row", np.float16, False, DOT_K_STEP + 77),
+    ("limit", "row", ml_dtypes.bfloat16, False, DOT_K_STEP + 77), ("limit", "row", np.int8, True, DOT_K_STEP + 77),
+    (1, "col", np.float16, False, DOT_K_STEP + 77), ("limit", "col", np.int8, True, DOT_K_STEP + 77),
+    (GATHERED_ROWS_FROM - 1, "col", np.float32, False, 77), (GATHERED_ROWS_FROM, "col", np.float32, False, 80),
+    (GATHERED_ROWS_FROM, "gathered", np.float32, False, 77), ("limit", "gathered", np.float16, False, 511),
 ])
-def test_c_of_few_rows_skips_the_tuner_on_a_cpu_device(monkeypatch, rng, m, order, dtype, from_memory):
-    """On a CPU device C of few_rows_limit rows or fewer takes few_rows_kernel (B row-major) or gemv_dot_kernel (B
-    column-major), neither the tuned tile kernel nor the other: with a bias and an activation, N and K no multiples of
-    their tiles (K of two of gemv_dot_kernel's steps, the second partial), the results numpy's; `from_memory`: B
-    taken to come from memory (B_FROM_MEMORY lowered), where row-major B's limit is higher."""
+def test_c_of_few_rows_skips_the_tuner_on_a_cpu_device(monkeypatch, rng, m, order, dtype, from_memory, k):
+    """On a CPU device C of few_rows_limit rows or fewer takes few_rows_kernel (B row-major, or column-major where
+    reads_b_by_gathers: "gathered") or gemv_dot_kernel (B column-major), neither the tuned tile kernel nor the other:
+    with a bias and an activation, N and K no multiples of their tiles (K of two of gemv_dot_kernel's steps, the
+    second partial), the results numpy's; `from_memory`: B taken to come from memory (B_FROM_MEMORY lowered), where
+    row-major B's limit is higher."""
     from spirv_tools import cpu_queue
     queue = cpu_queue()
     if from_memory:
         monkeypatch.setattr(ops_matmul, "B_FROM_MEMORY", 1)
-    n, k = 150, DOT_K_STEP + 77
-    m = few_rows_limit(get_target("cpu").cpu, order == "col", 1 if from_memory else k * n) if m == "limit" else m
+    n = 150
+    m = few_rows_limit(get_target("cpu").cpu, order != "row", 1 if from_memory else k * n) if m == "limit" else m
+    assert reads_b_by_gathers(m, k) == (order == "gathered")
     monkeypatch.setattr(ops_matmul, "matmul_kernel", None)
-    monkeypatch.setattr(ops_matmul, "gemv_dot_kernel" if order == "row" else "few_rows_kernel", None)
+    monkeypatch.setattr(ops_matmul, "few_rows_kernel" if order == "col" else "gemv_dot_kernel", None)
+    order = "col" if order == "gathered" else order
     a, b, bias = few_row_operands(rng, m, n, k, dtype, order)
     c = xetile.ops.matmul(a, b, bias=bias, activation="relu", device=queue)
     np.testing.assert_array_equal(c, reference(a, b, bias, "relu"))
@@ -362,7 +369,8 @@ def test_the_few_row_kernels_take_what_they_are_fastest_for():
     """few_rows_limit: FEW_ROWS rows (where the tile kernel's 16 rows do twice the work or more); a row-major B of
     B_FROM_MEMORY bytes or more (from memory, not the last-level cache) up to FEW_ROWS_FROM_MEMORY rows with 32 vector
     registers (where the 8x128 tile of C fits them) and FEW_ROWS_FROM_MEMORY_16_REGISTERS with 16 (AVX2); only on a
-    CPU device (in_few_rows)."""
+    CPU device (in_few_rows). A column-major B is read by gathers from GATHERED_ROWS_FROM rows of C where its K is
+    short and ragged (reads_b_by_gathers)."""
     from spirv_tools import cpu_queue
     avx2, avx512 = (CpuFeatures("x", frozenset(flags)) for flags in ({"avx2"}, {"avx512f", "avx2"}))
     assert B_FROM_MEMORY == 32 << 20
@@ -370,6 +378,9 @@ def test_the_few_row_kernels_take_what_they_are_fastest_for():
         assert few_rows_limit(cpu, False, B_FROM_MEMORY) == from_memory
         assert few_rows_limit(cpu, False, B_FROM_MEMORY - 1) == few_rows_limit(cpu, True, B_FROM_MEMORY) == FEW_ROWS
     assert (FEW_ROWS, FEW_ROWS_FROM_MEMORY, FEW_ROWS_FROM_MEMORY_16_REGISTERS) == (8, 48, 16)
+    assert (GATHERED_K_BELOW, GATHERED_ROWS_FROM) == (512, 4)
+    assert reads_b_by_gathers(GATHERED_ROWS_FROM, GATHERED_K_BELOW - 1)
+    assert not reads_b_by_gathers(GATHERED_ROWS_FROM, GATHERED_K_BELOW + 1)  # a long K: the dot kernel
     b, queue = np.zeros((8, 8), np.float32), cpu_queue()
     assert in_few_rows(FEW_ROWS, b, queue) and not in_few_rows(FEW_ROWS + 1, b, queue)
     assert in_few_rows(FEW_ROWS, b.T, queue) and not in_few_rows(FEW_ROWS + 1, b.T, queue)

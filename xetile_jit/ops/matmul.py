@@ -305,6 +305,16 @@ FEW_ROWS_FROM_MEMORY_16_REGISTERS = 16
 B_FROM_MEMORY = 32 << 20
 DOT_W_ROWS = 16
 DOT_K_STEP = 1024
+# A column-major B (a torch Linear's weight.T) of fewer than GATHERED_K_BELOW rows, K no multiple of 16, is read by
+# few_rows_kernel's gathers for C of GATHERED_ROWS_FROM rows or more: each of W's rows in the dot kernel then ends in
+# a partial block, which takes the element path, while the gathers' columns lie a row pitch of K elements apart, no
+# multiple of a cache line, so they share no L1 sets (at K = 128, 256, 384 the gathers ran at half the dot kernel's
+# speed). Zen 5, 4096 columns of C, f32, gathers against the dot kernel in GFLOP/s: K = 200 at 4 and 8 rows 38.8 and
+# 63.0 against 23.3 and 25.2; K = 392 43.1 and 69.9 against 40.9 and 43.1; K = 520 42.8 and 69.6 against 46.7 and
+# 50.0 (with AVX2 code 55.5 and 82.4 against 37.8 and 39.2); at 2 and 3 rows the dot kernel from K = 300
+# (docs/performance.md "C of few rows or columns").
+GATHERED_K_BELOW = 512
+GATHERED_ROWS_FROM = 4
 
 
 @kernel
@@ -412,13 +422,14 @@ def few_rows_limit(cpu: CpuFeatures, column_major: bool, b_bytes: int) -> int:
 
 
 def few_rows(a, b, c, bias, acc, activation, device, bias_along: str = "columns"):
-    """C = activation(A @ B + bias) by few_rows_kernel, or by gemv_dot_kernel where B is column-major; `bias` (a
-    row) one a column of C, or one a row where `bias_along` is "rows" (C the transpose of the caller's)."""
+    """C = activation(A @ B + bias) by few_rows_kernel, or by gemv_dot_kernel where B is column-major and not
+    read by gathers (reads_b_by_gathers); `bias` (a row) one a column of C, or one a row where `bias_along` is "rows"
+    (C the transpose of the caller's)."""
     (m, k), (_, n) = shape_of(a), shape_of(b)
     along = "" if bias is None else bias_along
     options = dict(ACC=acc, BIAS=along, ACTIVATION=activation or "", device=device)
     bias_arg = no_bias(c) if bias is None else bias
-    if is_column_major(b):
+    if is_column_major(b) and not reads_b_by_gathers(m, k):
         step = min(DOT_K_STEP, max(16, 1 << (k - 1).bit_length()))  # K up to a power of 2 where it is shorter
         a = row_major_copy(a, device) if m > 1 and is_column_major(a) else a  # its rows read as runs of memory
         bias_arg = bias_arg if along == "rows" else transposed(bias_arg)
@@ -430,6 +441,11 @@ def few_rows(a, b, c, bias, acc, activation, device, bias_along: str = "columns"
         bias_arg = transposed(bias_arg) if along == "rows" else bias_arg
         few_rows_kernel[(xt.cdiv(n, bn), xt.cdiv(m, mr))](a, b, c, bias_arg, k, MR=mr, BN=bn, **options)
     return c
+
+
+def reads_b_by_gathers(m: int, k: int) -> bool:
+    """Whether few_rows_kernel reads a column-major B of `k` rows for C of `m` rows (GATHERED_K_BELOW says why)."""
+    return m >= GATHERED_ROWS_FROM and k < GATHERED_K_BELOW and k % 16 != 0
 
 
 def is_column_major(x) -> bool:
