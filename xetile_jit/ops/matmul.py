@@ -320,7 +320,8 @@ GATHERED_ROWS_FROM = 4
 @kernel
 def few_rows_kernel(a, b, c, bias, K, MR: xt.constexpr, BN: xt.constexpr, ACC: xt.constexpr, BIAS: xt.constexpr,
                     ACTIVATION: xt.constexpr):
-    """C's MR x BN tile at (m, n): the sum over k of a[m:m + MR, k] times b[k, n:n + BN], B row-major. BIAS: none
+    """C's MR x BN tile at (m, n): the sum over k of a[m:m + MR, k] times b[k, n:n + BN], B row-major (a row one run
+    of memory), or column-major where few_rows reads it by gathers (reads_b_by_gathers). BIAS: none
     (""), one a column of C ("columns", `bias` a row) or one a row ("rows", `bias` a column)."""
     n = xt.program_id(0) * BN
     m = xt.program_id(1) * MR
