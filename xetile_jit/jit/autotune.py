@@ -336,8 +336,7 @@ class Autotuner:
         prune = self.prune.get("early_config_prune")
         if prune is None:
             return list(self.configs)
-        kept = list(prune(list(self.configs), tuning.named, **plain_kwargs(tuning.kwargs),
-                          **{k: v for k, v in tuning.kwargs.items() if k in PRUNE_OPTIONS}))
+        kept = list(prune(list(self.configs), tuning.named, **prune_kwargs(tuning.kwargs)))
         for config in self.configs:
             if config not in kept:
                 self.note(tuning, Trial(config, stage="early_config_prune", reason="dropped by early_config_prune"))
@@ -489,6 +488,11 @@ def with_config(kwargs: dict, config: Config) -> dict:
 
 def plain_kwargs(kwargs: dict) -> dict:
     return {k: v for k, v in kwargs.items() if k not in jit.LAUNCH_OPTIONS}
+
+
+def prune_kwargs(kwargs: dict) -> dict:
+    """early_config_prune's keyword arguments: the kernel's, and of the launch options PRUNE_OPTIONS."""
+    return {k: v for k, v in kwargs.items() if k not in jit.LAUNCH_OPTIONS or k in PRUNE_OPTIONS}
 
 
 def no_config_error(name: str, trials: list[Trial]) -> Exception:
