@@ -27,6 +27,8 @@ import pathlib
 import statistics
 import time
 import warnings
+from dataclasses import dataclass
+from typing import Callable
 
 import dpctl.memory
 import numpy as np
@@ -64,6 +66,34 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, grad_to_none=None, quanti
     (Triton's: a backward that accumulates gradients starts each run from none)."""
     if return_mode not in RETURN_MODES:
         raise ValueError(f"return_mode must be one of {RETURN_MODES}, got {return_mode!r}")
+    bench = prepare(fn, warmup, rep, grad_to_none, 1 if quantiles is None else MIN_QUANTILE_RUNS)
+    times, clock = bench.time()
+    if clock == "wall":
+        warnings.warn(f"do_bench: timed with the wall clock: {wall_clock_reason(bench.first)}", WallClockWarning,
+                      stacklevel=2)
+    return summarize(times, clock, quantiles, return_mode)
+
+
+@dataclass
+class Bench:
+    """do_bench's timed runs of `fn`, sized once by `prepare`: `runs` runs, each after `flush`. The autotuner keeps
+    one a config and times it again in its later rounds (jit/autotune.py) without the first run, the estimate and the
+    warm-up again: of the five runs of a 70 ms kernel's do_bench (a 2048^3 GEMM), those took four."""
+    fn: Callable
+    flush: Callable
+    runs: int
+    first: Recording  # fn's first run: its kernels' queues
+
+    def time(self) -> tuple[np.ndarray, str]:
+        """Every run's time in ms, and the clock ("device" or "wall": module docstring)."""
+        runs = [timed(self.fn, self.flush) for _ in range(self.runs)]
+        clock = "device" if all(r.profiled for _, r in runs) else "wall"
+        return np.array([r.device_ms() if clock == "device" else wall for wall, r in runs]), clock
+
+
+def prepare(fn, warmup: float, rep: float, grad_to_none=None, least: int = 1) -> Bench:
+    """`fn` run once, its flush and run timed up to ESTIMATE_RUNS times, `warmup` ms of it run untimed: the Bench of
+    `rep` ms of runs, `least` at least (module docstring)."""
     with recording(device_times=True) as first:
         fn()
     flush = cache_flusher(first)
@@ -78,14 +108,7 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, grad_to_none=None, quanti
     with recording(device_times=True):
         for _ in range(max(1, int(warmup / per_run))):
             fn()
-    least = 1 if quantiles is None else MIN_QUANTILE_RUNS
-    runs = [timed(fn, flush) for _ in range(max(least, int(rep / per_run)))]
-    clock = "device" if all(r.profiled for _, r in runs) else "wall"
-    if clock == "wall":
-        warnings.warn(f"do_bench: timed with the wall clock: {wall_clock_reason(first)}", WallClockWarning,
-                      stacklevel=2)
-    times = np.array([r.device_ms() if clock == "device" else wall for wall, r in runs])
-    return summarize(times, clock, quantiles, return_mode)
+    return Bench(fn, flush, max(least, int(rep / per_run)), first)
 
 
 def grads_dropped(flush, tensors: list):

@@ -52,14 +52,32 @@ def tuned(configs, **options):
 
 @pytest.fixture
 def bench_count(monkeypatch):
-    """How many configs were timed (calls of do_bench by the tuner). One round and no finalists' race, so that
-    each timed config counts once whatever the timings."""
+    """How many configs were timed (their runs sized by the tuner: testing.prepare, once a config). One round and
+    no finalists' race: the interpreter's runs are slow."""
     monkeypatch.setattr(autotune_module, "TIMING_ROUNDS", 1)
     monkeypatch.setattr(autotune_module, "RACE_ROUNDS", 0)
     calls = []
-    do_bench = autotune_module.do_bench
-    monkeypatch.setattr(autotune_module, "do_bench", lambda *a, **k: calls.append(1) or do_bench(*a, **k))
+    prepare = autotune_module.prepare
+    monkeypatch.setattr(autotune_module, "prepare", lambda *a, **k: calls.append(1) or prepare(*a, **k))
     return calls
+
+
+def scripted(monkeypatch, timings: list, before_each=lambda: None) -> dict:
+    """The tuner's timings in call order from `timings` (ms, wall clock), each one run of a scripted Bench; returns
+    the count of benches prepared and of timings."""
+    counts = {"prepared": 0, "timed": 0}
+
+    class Scripted:
+        def time(self):
+            before_each()
+            counts["timed"] += 1
+            return np.array([timings[counts["timed"] - 1]]), "wall"
+
+    def prepare(launch, warmup, rep):
+        counts["prepared"] += 1
+        return Scripted()
+    monkeypatch.setattr(autotune_module, "prepare", prepare)
+    return counts
 
 
 @pytest.fixture
@@ -200,17 +218,12 @@ def test_the_finalists_are_timed_again_in_turns_and_keep_their_fastest_time(nump
     assert autotune_module.TIMING_ROUNDS == 2
     # the timings in call order: two rounds of GOOD[0], [1], [2], then the finalists GOOD[0] and [1] in turns
     timings = [1.0, 1.2, 5.0] + [1.1, 1.0, 4.0] + [1.0, 0.8] + [1.1, 0.9] + [1.0, 1.3]
-    calls = []
-
-    def scripted(launch, **kwargs):
-        calls.append(kwargs)
-        return xetile.testing.Timing(timings[len(calls) - 1], "wall")
-
-    monkeypatch.setattr(autotune_module, "do_bench", scripted)
+    counts = scripted(monkeypatch, timings)
     a, b, c, expected = operands(rng)
     kern = tuned(GOOD, cache_results=False)
     kern[grid](a, b, c, M, N, K)
-    assert len(calls) == 6 + 2 * autotune_module.RACE_ROUNDS and calls[0]["return_mode"] == "median"
+    # each config's runs sized once, at its first timing, then run again in each later round
+    assert counts == {"prepared": len(GOOD), "timed": 6 + 2 * autotune_module.RACE_ROUNDS}
     assert kern.best_config == GOOD[1]
     assert [(t.ms, t.timings) for t in kern.trials] == [(1.0, 5), (0.8, 5), (4.0, 2)]
     assert "0.8000 ms (wall clock, best of 5 timings)" in str(kern.trials[1])
@@ -227,12 +240,8 @@ def test_every_config_is_built_and_run_before_any_is_timed(numpy_device, rng, mo
         launched.append(1)
         return run(self, *args)
 
-    def scripted(launch, **kwargs):
-        at_first_timing.append(len(launched))
-        return xetile.testing.Timing(1.0, "wall")
-
     monkeypatch.setattr(autotune_module.jit.Kernel, "run", counted_run)
-    monkeypatch.setattr(autotune_module, "do_bench", scripted)
+    scripted(monkeypatch, [1.0] * 20, before_each=lambda: at_first_timing.append(len(launched)))
     a, b, c, expected = operands(rng)
     kern = tuned(GOOD, cache_results=False)
     kern[grid](a, b, c, M, N, K)

@@ -21,7 +21,8 @@ and memory order, and the device). A seen key runs its winner with no timing: fr
    the reasons;
 5. each is timed TIMING_ROUNDS times, in turns (device time on a profiling queue of that device, as do_bench
    times; the numpy interpreter: wall time),
-   each timing the median of do_bench's runs, each config keeping its fastest;
+   each timing the median of do_bench's runs, each config keeping its fastest; a config's runs are sized at its
+   first timing (its first run, estimate and warm-up: testing.prepare), and its later timings run them alone;
 6. the finalists, the configs within FINALIST_MARGIN of the fastest, are timed again RACE_ROUNDS times, in turns
    (a burst of load on a shared machine then slows each of them, not only one), and each keeps its fastest time:
    load only ever slows a run, and a long kernel gets a single run from do_bench's `rep`, so one timing of it
@@ -42,8 +43,9 @@ import dataclasses
 import json
 import os
 import time
-import warnings
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..compiler.pipeline import lower
 from ..target.cpu_features import host_cpu
@@ -53,7 +55,7 @@ from ..runtime.args import NOT_ARRAYS, array_layout, as_array, dtype_and_order, 
 from ..runtime.device import NUMPY, Device, queue_name, select_device
 from ..runtime import progress
 from ..runtime.profiling import recording
-from ..testing import WallClockWarning, do_bench
+from ..testing import Bench, Timing, prepare
 from . import kernel as jit
 from ..compiler.dependencies import Dependency, resolve
 from ..compiler.driver import compile_kernel
@@ -134,6 +136,7 @@ class Trial:
     reason: str | None = None
     error: Exception | None = None
     timings: int = 0  # every config's rounds and the finalists' race: `ms` is the fastest
+    bench: Bench | None = field(default=None, repr=False, compare=False)  # its timed runs, once sized
 
     def __str__(self) -> str:
         if self.ms is not None:
@@ -428,16 +431,16 @@ class Autotuner:
         return Trial(config)
 
     def time(self, trial: Trial, tuning: Tuning):
-        """One more timing of `trial`'s config, the median of do_bench's runs (returned; None when it failed); the
-        trial keeps its fastest."""
+        """One more timing of `trial`'s config, the median of do_bench's runs (returned; None when it failed), sized
+        at its first timing (testing.Bench); the trial keeps its fastest."""
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", WallClockWarning)  # the trial records the clock
-                ms = do_bench(self.launcher(tuning, trial.config), warmup=self.warmup_ms, rep=self.rep_ms,
-                              return_mode="median")
+            if trial.bench is None:
+                trial.bench = prepare(self.launcher(tuning, trial.config), self.warmup_ms, self.rep_ms)
+            times, clock = trial.bench.time()
         except (CompilationError, LaunchError) as e:
             trial.ms, trial.stage, trial.reason, trial.error = None, "failed", str(e), e
             return None
+        ms = Timing(float(np.median(times)), clock)
         trial.ms, trial.clock = float(ms) if trial.ms is None else min(trial.ms, float(ms)), ms.clock
         trial.timings += 1
         return ms
