@@ -478,6 +478,24 @@ def test_do_bench_times_the_host_with_the_wall_clock_and_says_so():
         xetile.testing.do_bench(sleep, return_mode="average")
 
 
+def test_a_prepared_bench_times_its_runs_again_without_sizing_them_again():
+    """The autotuner's later rounds (testing.prepare, Bench): the first run, the estimate and the warm-up once; each
+    `time()` then runs `fn` exactly `runs` times."""
+    calls = []
+
+    def sleep():
+        calls.append(1)
+        time.sleep(0.002)
+
+    bench = xetile.testing.prepare(sleep, warmup=5, rep=20)
+    sized = len(calls)
+    assert sized >= 1 + 1 + 1 and 1 <= bench.runs <= 10  # first run, estimate (>= 1), warm-up (>= 1); rep / 2 ms
+    for _ in range(2):
+        times, clock = bench.time()
+        assert clock == "wall" and len(times) == bench.runs and all(t >= 2 for t in times)
+    assert len(calls) == sized + 2 * bench.runs
+
+
 def test_do_bench_flushes_the_host_caches_around_kernels_only_and_at_most_flush_bytes(monkeypatch, rng):
     """No flush for the interpreter (its runs are Python on the host); on the OpenCL CPU device one buffer of twice
     the largest cache, capped (a server's shared L3 of hundreds of MB would cost 0.2 s a run)."""
