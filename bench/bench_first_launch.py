@@ -1,6 +1,7 @@
 """First-launch time (compile + run) of every tutorial and of four kernels as a user writes them (two row kernels, a
-`where` on a bool mask, a 64x64x64 `tile_mma` with an epilogue on the default layout), each in a fresh process with
-an empty compile cache.
+`where` on a bool mask, a 64x64x64 `tile_mma` with an epilogue on the default layout), and the first call of
+`xetile.ops.matmul` at 384^3, 1024^3 and 2048^3 f32 (its autotuning), each in a fresh process with an empty compile
+cache.
 
     python bench/bench_first_launch.py [--timeout 200] [--json] [--cases softmax where mma-epilogue tutorial-01 ...]
 
@@ -99,7 +100,24 @@ def mma_epilogue() -> None:
     assert np.allclose(c.astype(np.float32), expected, atol=2e-2, rtol=1e-2)
 
 
-KERNELS = {"softmax": softmax, "layernorm": layernorm, "where": where, "mma-epilogue": mma_epilogue}
+def ops_matmul(n: int):
+    """`xetile.ops.matmul`'s first call on an n x n x n f32 GEMM (dpnp arrays where dpnp is installed, else numpy):
+    its tuning's prune, driver builds and timings."""
+    def first_call() -> None:
+        import xetile_jit as xetile
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((2, n, n)).astype(np.float32)
+        try:
+            import dpnp
+            c = dpnp.asnumpy(xetile.ops.matmul(dpnp.asarray(a), dpnp.asarray(b)))
+        except ImportError:
+            c = xetile.ops.matmul(a, b)
+        assert np.allclose(c, a @ b, rtol=1e-3, atol=1e-3 * np.sqrt(n))
+    return first_call
+
+
+KERNELS = {"softmax": softmax, "layernorm": layernorm, "where": where, "mma-epilogue": mma_epilogue,
+           **{f"ops-matmul-{n}": ops_matmul(n) for n in (384, 1024, 2048)}}
 
 
 DRIVER_BUILD = re.compile(r"xetile timing: (\S+): driver build \([^)]*\) ([0-9.]+) ms")
