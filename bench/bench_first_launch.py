@@ -146,9 +146,9 @@ def first_launch(case: str, timeout: float) -> dict:
 
 def row(result: dict) -> str:
     if "error" in result:
-        return f"{result['case']:<12} {result['error']}"
-    return (f"{result['case']:<12} {result['wall_s']:6.1f} s   slowest driver build {result['driver_build_max_s']:5.1f} s"
-            f" of {result['driver_builds']}")
+        return f"{result['case']:<16} {result['error']}"
+    return (f"{result['case']:<16} {result['wall_s']:6.1f} s   slowest driver build "
+            f"{result['driver_build_max_s']:5.1f} s of {result['driver_builds']}")
 
 
 def main() -> None:
