@@ -1,5 +1,5 @@
 """The kernel arguments of a kernel whose ABI packs its arrays' sizes (BuiltinAbi.packed_sizes, codegen/llvm/core.py
-SIZES): dpctl's submit costs about 1.2 us an argument on the OpenCL CPU device, and a 2-D array's four i64 sizes
+SIZES): dpctl's submit costs about 1.4 us an argument on the OpenCL CPU device, and a 2-D array's four i64 sizes
 and strides were four of them (docs/performance.md "Launch overhead").
 
 A launch's arguments come as for the unpacked ABI, each array's pointer followed by its sizes and strides

@@ -45,7 +45,7 @@ class BuiltinAbi:
     # for targets with 2D block IO only: XETILE_XE_ABI asking for it leaves one without (xe-hpg) its own
     needs_block_io: ClassVar[bool] = False
     # the arrays' sizes and strides reach the kernel as one by-value struct, its last parameter, not as an i64
-    # parameter each: dpctl's submit costs ~1.2 us an argument (docs/performance.md "Launch overhead")
+    # parameter each: dpctl's submit costs ~1.4 us an argument (docs/performance.md "Launch overhead")
     packed_sizes: ClassVar[bool] = False
     # a workgroup's sub-groups are the rows of its local range (lanes, sub-groups, 1), so a lane's id is its local x
     # and its sub-group's its local y, read without a sub-group built-in: the OpenCL CPU compiler builds a second,
