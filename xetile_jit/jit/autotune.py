@@ -45,8 +45,6 @@ import os
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..compiler.pipeline import lower
 from ..target.cpu_features import host_cpu
 from ..target.targets import get_target
@@ -55,7 +53,7 @@ from ..runtime.args import NOT_ARRAYS, array_layout, as_array, dtype_and_order, 
 from ..runtime.device import NUMPY, Device, queue_name, select_device
 from ..runtime import progress
 from ..runtime.profiling import recording
-from ..testing import Bench, Timing, prepare
+from ..testing import Bench, prepare, summarize
 from . import kernel as jit
 from ..compiler.dependencies import Dependency, resolve
 from ..compiler.driver import compile_kernel
@@ -440,7 +438,7 @@ class Autotuner:
         except (CompilationError, LaunchError) as e:
             trial.ms, trial.stage, trial.reason, trial.error = None, "failed", str(e), e
             return None
-        ms = Timing(float(np.median(times)), clock)
+        ms = summarize(times, clock, None, "median")
         trial.ms, trial.clock = float(ms) if trial.ms is None else min(trial.ms, float(ms)), ms.clock
         trial.timings += 1
         return ms
