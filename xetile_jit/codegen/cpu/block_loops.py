@@ -52,6 +52,7 @@ SHARED_FOLD_CHAINS = 2  # the same where its loop has other folds (fold_chains)
 FOLD_REGISTERS = 0.75  # the share of the vector registers a loop's folds keep their partial results in; the rest
 # holds the blocks an iteration computes (fold_chains)
 UNROLLED_FOLD_BLOCKS = (32, 64)  # the blocks of a loop that folds to be unrolled (unrolled): 512-1024 columns
+STORE_LOOP_BLOCKS = 2  # the blocks an iteration of a rolled loop that loads and stores and folds nothing (chains)
 CORE_FIELDS = {"_operands", "results", "regions", "parent", "loc"}
 
 
@@ -413,7 +414,7 @@ class BlockLoops:
         """The chains each fold of `region` keeps (fold_chains), for the target's CPU."""
         runs = folds(region)
         if not runs:
-            return 1
+            return STORE_LOOP_BLOCKS if rolled_store_loop(region, self.context.target.cpu) else 1
         bits = max(lane_bits(run.ops[-1].result.type) for run in runs) * self.context.lanes.size
         return fold_chains(region.size, len(runs), bits, self.context.target.cpu)
 
@@ -728,12 +729,12 @@ def folds(region: Region) -> list[Run]:
 
 def unrolled(region: Region, cpu: CpuFeatures | None) -> bool:
     """Whether the inside path's loop of `region` is to be unrolled (UNROLLED), for a loop that loads blocks:
-    - one that stores blocks and folds nothing, as layer norm's output (the row's block, the weight's and the bias'
-      in, the result out): the OpenCL CPU compiler ran it two blocks an iteration, each computing the offsets of its
-      four arrays (docs/performance.md "Rows"); unrolled, they are constants and f32 layer norm ran up to 1.4x as
-      fast. With 16-bit stores and 16 vector registers (AVX2) f16 layer norm ran 0.8x as fast unrolled, so not
-      there, nor where the ISA is unknown. A GEMM's C store (no load) and softmax's output (its row in a private
-      array) gained nothing and took longer driver builds.
+    - one that stores 16-bit blocks and folds nothing, as layer norm's output of f16 rows, where the CPU has 32
+      vector registers: f16 layer norm at 2048 columns ran 1.1x as fast unrolled as two blocks an iteration
+      (rolled_store_loop, which f32 stores take: as fast or faster there). With 16 vector registers (AVX2) f16
+      layer norm ran 0.8x as fast unrolled, so not there, nor where the ISA is unknown (docs/performance.md "Rows").
+      A GEMM's C store (no load) and softmax's output (its row in a private array) gained nothing and took longer
+      driver builds.
     - one that folds 16-bit blocks it loads, of UNROLLED_FOLD_BLOCKS blocks, where the CPU has 32 vector
       registers: the compiler left layer norm's loop of the sums rolled at 512-1024 columns, two blocks and 11
       instructions a block where unrolled each takes 4 to 5, and f16 layer norm ran 5-7% faster unrolled (Zen 4,
@@ -747,11 +748,22 @@ def unrolled(region: Region, cpu: CpuFeatures | None) -> bool:
         narrow_loads = min(run.ops[0].result.type.dtype.bits for run in region.runs if run.kind == "load") < 32
         fewest, most = UNROLLED_FOLD_BLOCKS
         return narrow_loads and cpu is not None and cpu.vector_registers == 32 and fewest <= region.size <= most
-    stores = [run for run in region.runs if run.kind == "store"]
-    if not stores:
-        return False
-    narrow = min(run.ops[0].operands[0].type.dtype.bits for run in stores) < 32
-    return not narrow or (cpu is not None and cpu.vector_registers == 32)
+    stores = stored_bits(region)
+    return bool(stores) and min(stores) < 32 and cpu is not None and cpu.vector_registers == 32
+
+
+def stored_bits(region: Region) -> list[int]:
+    """The element bits of each store run of `region`."""
+    return [run.ops[0].operands[0].type.dtype.bits for run in region.runs if run.kind == "store"]
+
+
+def rolled_store_loop(region: Region, cpu: CpuFeatures | None) -> bool:
+    """Whether `region` is a loop that loads and stores blocks and folds nothing, left rolled (unrolled), of an even
+    number of blocks: it runs STORE_LOOP_BLOCKS blocks an iteration. So layer norm's output loop is the hand-written
+    kernel's, 17 instructions two blocks (bench/opencl_reference.py); a block an iteration the OpenCL CPU compiler
+    computed every block's offsets of its four arrays, 13 instructions a block (docs/performance.md "Rows")."""
+    return (any(run.kind == "load" for run in region.runs) and bool(stored_bits(region)) and not folds(region)
+            and not unrolled(region, cpu) and region.size % STORE_LOOP_BLOCKS == 0)
 
 
 def lane_bits(t) -> int:
