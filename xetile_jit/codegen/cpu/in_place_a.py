@@ -64,8 +64,12 @@ class InPlaceA:
 
     def one_array(self, loads: list) -> bool:
         """Whether `loads` read one array, the same for all (not chosen at run time)."""
-        arrays = {frozenset(self.descriptors.bases[load.operands[0]]) for load in loads}
+        arrays = {self.arrays(load) for load in loads}
         return len(arrays) == 1 and len(arrays.pop()) == 1
+
+    def arrays(self, load: S.SimtLoadNdOp) -> frozenset:
+        """The arrays `load` may read."""
+        return frozenset(self.descriptors.bases[load.operands[0]])
 
     def readable_chains(self, b: ir.IRBuilder, groups: list) -> ir.Value:
         """i1: the A blocks of every chain of `groups` (chain_groups) lie inside their array, each next one where

@@ -221,27 +221,65 @@ class VectorDpas(CpuDpas):
             zero = in_place.touched(b, [(rows, stride, columns[0].count) for _, rows, stride, columns in reads], bits,
                                     opaque_zero(self.context))
             reads = [(chains, rows, b.add(stride, zero), columns) for chains, rows, stride, columns in reads]
+        if not tested and independent([chains for chains, *_ in reads]):
+            return self.shared_b_loops(reads, in_place)
         results = {}
         for chains, rows, stride, columns in reads:
             first = chains[0][0]
-            bounds = in_place.bounds(b, first.operands[0].owner) if tested else None
             sums = [lanes.elements(self.accumulator(chain[0], results)) for chain in chains]
             products = self.products(first)
-            per_loop = products.chains_a_loop(len(chains))
-            budget = len(rows) * per_loop if tested else self.loops().sums
-            for group in row_groups(len(rows), per_loop, budget):
-                for start in range(0, len(chains), per_loop):
-                    part = slice(start, start + per_loop)
-                    looped = self.in_memory_loop(products, [rows[r] for r in group], stride, columns[part],
-                                                 [totals[group.start:group.stop] for totals in sums[part]],
-                                                 None if bounds is None else bounds.of_rows(group))
-                    for totals, carried in zip(sums[part], looped):
-                        totals[group.start:group.stop] = carried
-            for chain, totals in zip(chains, sums):
-                value = lanes.assemble(totals)
-                results.update((op.result, ir.Constant(value.type, ir.Undefined)) for op in chain[:-1])
-                results[chain[-1].result] = value
+            bounds = in_place.bounds(b, first.operands[0].owner) if tested else None
+            budget = len(rows) * products.chains_a_loop(len(chains)) if tested else products.sums(self.loops())
+            self.row_loops(products, rows, stride, columns, sums, bounds, budget)
+            self.assemble_chains(chains, sums, results)
         return results
+
+    def shared_b_loops(self, reads: list, in_place: InPlaceA) -> dict:
+        """The results of the chains of `reads` (in_memory_chains': each group's chains, A's rows, their stride and
+        the chains' B columns) on the inside path: the rows of every group of the same B columns and A's array in one
+        set (a piece's DPAS ops down its rows, 8 rows each), grouped by the CPU's budget of sums for loops that read
+        A in its memory (InMemoryProducts.sums: 6 rows of f32 with AVX2, where an op's 8 rows gave loops of 4); no
+        chain starts from another group's result (`independent`)."""
+        results, sets = {}, {}
+        for chains, rows, stride, columns in reads:
+            sums = [self.context.lanes.elements(self.accumulator(chain[0], {})) for chain in chains]
+            key = (tuple(map(id, columns)), in_place.arrays(chains[0][0].operands[0].owner))
+            sets.setdefault(key, []).append((chains, rows, stride, columns, sums))
+        for entries in sets.values():
+            chains, _, stride, columns, _ = entries[0]
+            rows = [row for entry in entries for row in entry[1]]
+            sums = [[total for entry in entries for total in entry[4][j]] for j in range(len(columns))]
+            products = self.products(chains[0][0])
+            self.row_loops(products, rows, stride, columns, sums, None, products.sums(self.loops()))
+            start = 0
+            for group_chains, group_rows, _, _, group_sums in entries:
+                for j, totals in enumerate(group_sums):
+                    totals[:] = sums[j][start:start + len(group_rows)]
+                start += len(group_rows)
+                self.assemble_chains(group_chains, group_sums, results)
+        return results
+
+    def row_loops(self, products: InMemoryProducts, rows: list[ir.Value], stride: ir.Value, columns: list,
+                  sums: list[list[ir.Value]], bounds: Bounds | None, budget: int) -> None:
+        """`sums` (a list of the rows' sums for each B column of `columns`) after loops over k that read A's `rows`
+        in their memory, a loop for each group of rows of `budget` sums (row_groups) and `chains_a_loop` columns."""
+        per_loop = products.chains_a_loop(len(columns))
+        for group in row_groups(len(rows), per_loop, budget):
+            for start in range(0, len(columns), per_loop):
+                part = slice(start, start + per_loop)
+                looped = self.in_memory_loop(products, [rows[r] for r in group], stride, columns[part],
+                                             [totals[group.start:group.stop] for totals in sums[part]],
+                                             None if bounds is None else bounds.of_rows(group))
+                for totals, carried in zip(sums[part], looped):
+                    totals[group.start:group.stop] = carried
+
+    def assemble_chains(self, chains: list, sums: list[list[ir.Value]], results: dict) -> None:
+        """Each chain's last result from its rows' sums (`sums`, chain by chain) into `results`; the ops before it in
+        the chain have none."""
+        for chain, totals in zip(chains, sums):
+            value = self.context.lanes.assemble(totals)
+            results.update((op.result, ir.Constant(value.type, ir.Undefined)) for op in chain[:-1])
+            results[chain[-1].result] = value
 
     def in_memory_loop(self, products: InMemoryProducts, rows: list[ir.Value], stride: ir.Value,
                        columns: list[PrivateBlock], sums: list[list[ir.Value]],
@@ -307,13 +345,16 @@ class VectorDpas(CpuDpas):
 
 class InMemoryProducts(Protocol):
     """How VectorDpas's loops that read A in its memory (`in_memory_chains`) take and multiply a kind's operands:
-    `chains_a_loop`, how many of the chains that share A one loop carries; `column`, a chain's Bs in one private
+    `chains_a_loop`, how many of the chains that share A one loop carries; `sums`, how many
+    sums a loop carries (KLoops); `column`, a chain's Bs in one private
     array, each op's part kept in `columns` by (B, precision); `operations`, how a loop reads A[r][k] from its
     address (`read(address)`) and adds A[r][k] * B[k] to its rows' sums (`multiply_adds(a_k, sums, b_k)`). A border
     block of A is read in its memory too, each element tested (in_place_a.Bounds), so that a kernel's loops over k
     are of one kind."""
 
     def chains_a_loop(self, chains: int) -> int: ...
+
+    def sums(self, loops: KLoops) -> int: ...
 
     def column(self, chain: list, columns: dict) -> PrivateBlock: ...
 
@@ -330,6 +371,10 @@ class FmaProducts:
         """One, its rows as many as the CPU's sums allow, A[r][k] one broadcast load: the tutorial GEMM with AVX2
         code (Zen 4, 2048^3) ran at 134 GFLOP/s with 4 rows x 1 chain against 125 with 1 x 4."""
         return 1
+
+    def sums(self, loops: KLoops) -> int:
+        """KLoops.in_memory_sums: a loop is its sums' multiply-adds, a broadcast load a row and B's column."""
+        return loops.in_memory_sums
 
     def column(self, chain: list, columns: dict) -> PrivateBlock:
         """The chain's Bs' components one after another: read in B's memory where every B is a block load that may
@@ -371,6 +416,10 @@ class EmulatedProducts:
         at 126 GFLOP/s with 1 row x 4 chains, 120 with 2 x 2 and 109 with 4 x 1."""
         return chains
 
+    def sums(self, loops: KLoops) -> int:
+        """KLoops.sums: the conversions of A's and B's elements take registers too."""
+        return loops.sums
+
     def column(self, chain: list, columns: dict) -> PrivateBlock:
         """The chain's Bs widened, each op's K elements its B's column: read in B's memory where every B is a block
         load that may be (codegen/cpu/in_place_b.py), else from B's lanes (dpas_emulation.widened_chain)."""
@@ -396,6 +445,13 @@ class EmulatedProducts:
         def read(at):
             return widen(b, b.load(b.bitcast(at, bits.as_pointer(at.type.addrspace))), mad.a)
         return read, lambda a_k, sums, b_k: [mad_step(a_r, b_k, total) for a_r, total in zip(a_k, sums)]
+
+
+def independent(groups: list) -> bool:
+    """Whether no chain of `groups` (chain_groups) starts from the result of an op of theirs."""
+    produced = {op.result for chains in groups for chain in chains for op in chain}
+    return not any(len(chain[0].operands) > 2 and chain[0].operands[2] in produced
+                   for chains in groups for chain in chains)
 
 
 def chain_groups(run: list) -> list[list[list]] | None:

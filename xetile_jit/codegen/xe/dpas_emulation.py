@@ -51,14 +51,27 @@ def carried_sums(cpu: CpuFeatures, lanes: int) -> int:
     return max(1, cpu.vector_registers // 2 // cpu.registers_for(lanes * 32))
 
 
+def in_memory_sums(cpu: CpuFeatures, lanes: int) -> int:
+    """The row sums a loop over k that reads A[r][k] in A's memory (`a_in_place`) carries: three quarters of the
+    vector registers, the rest holding B's column and A[r][k]. With AVX2 at 16 lanes 6 rows of one chain, 12 of the
+    16 ymm: a hand-written loop of that shape (B's column private, A's rows in memory, the sums loaded and stored
+    around 32 steps) ran at 0.96 of the multiply-add peak in groups of 6, 6 and 4 rows against 0.88 in groups of 4
+    (Zen 5 with AVX2 code, 2026-12-05; docs/performance.md "What bounds the tutorial GEMM")."""
+    if not cpu.vector_registers:
+        return CARRIED_SUMS
+    return max(1, cpu.vector_registers * 3 // 4 // cpu.registers_for(lanes * 32))
+
+
 @dataclass(frozen=True)
 class KLoops:
-    """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`), how every lane
-    reads A[r][k] of lane k (SLOTS, BROADCAST or SHUFFLE: `staged`), and whether the f32 multiply-adds read A[r][k]
-    from A's memory instead where A's block lies inside its array (`a_in_place`; codegen/cpu/in_place_a.py)."""
+    """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`; where it reads A
+    in its memory, `in_memory_sums`), how every lane reads A[r][k] of lane k (SLOTS, BROADCAST or SHUFFLE:
+    `staged`), and whether the f32 multiply-adds read A[r][k] from A's memory instead where A's block lies inside its
+    array (`a_in_place`; codegen/cpu/in_place_a.py)."""
     sums: int = CARRIED_SUMS
     read: str = BROADCAST
     a_in_place: bool = False
+    in_memory_sums: int = CARRIED_SUMS
 
 
 def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
@@ -74,7 +87,8 @@ def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
     broadcast stored A's row to the stack every step for a `vbroadcastss` to read back (the tutorial GEMM 0.8x as fast
     on a Zen 4, 0.83-0.89x on a Zen 5; docs/performance.md "GEMM on the `cpu` target", "On the Zen 5")."""
     read = SHUFFLE if cpu.shuffles_lanes else SLOTS if lockstep else BROADCAST
-    return KLoops(carried_sums(cpu, lanes), read, a_in_place(cpu, lanes))
+    sums, in_place = carried_sums(cpu, lanes), a_in_place(cpu, lanes)
+    return KLoops(sums, read, in_place, in_memory_sums(cpu, lanes) if in_place else sums)
 
 
 def a_in_place(cpu: CpuFeatures, lanes: int) -> bool:
@@ -306,9 +320,15 @@ def loop_hints(count: int) -> tuple:
 
 def row_groups(m: int, ops: int, budget: int = CARRIED_SUMS) -> list[range]:
     """C's m rows in groups of at most budget // ops rows: each group's loop carries the sums of those rows of
-    every op sharing A in the CPU's vector registers, and broadcasts each A[r][k] once for all the ops."""
+    every op sharing A in the CPU's vector registers, and broadcasts each A[r][k] once for all the ops. A last group
+    of fewer than half as many rows shares the rows of the one before (8 rows in 6 at a time: 4 and 4, not 6 and 2),
+    whose loop would keep too few sums to hide the multiply-adds' latency."""
     size = max(1, min(m, budget // ops))
-    return [range(first, min(first + size, m)) for first in range(0, m, size)]
+    groups = [range(first, min(first + size, m)) for first in range(0, m, size)]
+    if len(groups) > 1 and len(groups[-1]) < size // 2:
+        first, half = groups[-2].start, (size + len(groups[-1])) // 2
+        groups[-2:] = [range(first, first + half), range(first + half, m)]
+    return groups
 
 
 def _rows_value(b: ir.IRBuilder, acc: ir.Value, sums: list[ir.Value]) -> ir.Value:
