@@ -211,7 +211,8 @@ class VectorDpas(CpuDpas):
         `chains_a_loop` chains. `warm`: each line of A's rows touched before the loops (InPlaceA.touched);
         `tested`: each element tested against its array (InPlaceA.bounds), in loops that carry all of a group's
         rows: a border block's, which runs rarely, and the fewer loops the shorter the driver's build (the tests'
-        f16 GEMM of 64x64 pieces a subgroup with AVX2 code: 2.6 s, 3.4 with a loop a row)."""
+        f16 GEMM of 64x64 pieces a subgroup with AVX2 code: 2.6 s, 3.4 with a loop a row); else the groups that take
+        the same B columns share their loops (`shared_b_loops`)."""
         b, lanes = self.context.builder, self.context.lanes
         reads = [(chains, *in_place.rows(b, chains[0][0].operands[0].owner),
                   [chain_columns[(*(op.operands[1] for op in chain), chain[0].precision)] for chain in chains])
@@ -243,20 +244,21 @@ class VectorDpas(CpuDpas):
         results, sets = {}, {}
         for chains, rows, stride, columns in reads:
             sums = [self.context.lanes.elements(self.accumulator(chain[0], {})) for chain in chains]
+            # the same private columns (chain_column keeps one a B) and A's array, so A's stride too
             key = (tuple(map(id, columns)), in_place.arrays(chains[0][0].operands[0].owner))
             sets.setdefault(key, []).append((chains, rows, stride, columns, sums))
         for entries in sets.values():
-            chains, _, stride, columns, _ = entries[0]
-            rows = [row for entry in entries for row in entry[1]]
-            sums = [[total for entry in entries for total in entry[4][j]] for j in range(len(columns))]
-            products = self.products(chains[0][0])
+            first_chains, _, stride, columns, _ = entries[0]
+            rows = [row for _, group_rows, _, _, _ in entries for row in group_rows]
+            sums = [[total for *_, group_sums in entries for total in group_sums[j]] for j in range(len(columns))]
+            products = self.products(first_chains[0][0])
             self.row_loops(products, rows, stride, columns, sums, None, products.sums(self.loops()))
             start = 0
-            for group_chains, group_rows, _, _, group_sums in entries:
+            for chains, group_rows, _, _, group_sums in entries:
                 for j, totals in enumerate(group_sums):
                     totals[:] = sums[j][start:start + len(group_rows)]
                 start += len(group_rows)
-                self.assemble_chains(group_chains, group_sums, results)
+                self.assemble_chains(chains, group_sums, results)
         return results
 
     def row_loops(self, products: InMemoryProducts, rows: list[ir.Value], stride: ir.Value, columns: list,
@@ -345,12 +347,11 @@ class VectorDpas(CpuDpas):
 
 class InMemoryProducts(Protocol):
     """How VectorDpas's loops that read A in its memory (`in_memory_chains`) take and multiply a kind's operands:
-    `chains_a_loop`, how many of the chains that share A one loop carries; `sums`, how many
-    sums a loop carries (KLoops); `column`, a chain's Bs in one private
-    array, each op's part kept in `columns` by (B, precision); `operations`, how a loop reads A[r][k] from its
-    address (`read(address)`) and adds A[r][k] * B[k] to its rows' sums (`multiply_adds(a_k, sums, b_k)`). A border
-    block of A is read in its memory too, each element tested (in_place_a.Bounds), so that a kernel's loops over k
-    are of one kind."""
+    `chains_a_loop`, how many of the chains that share A one loop carries; `sums`, how many sums a loop carries
+    (KLoops); `column`, a chain's Bs in one private array, each op's part kept in `columns` by (B, precision);
+    `operations`, how a loop reads A[r][k] from its address (`read(address)`) and adds A[r][k] * B[k] to its rows'
+    sums (`multiply_adds(a_k, sums, b_k)`). A border block of A is read in its memory too, each element tested
+    (in_place_a.Bounds), so that a kernel's loops over k are of one kind."""
 
     def chains_a_loop(self, chains: int) -> int: ...
 
