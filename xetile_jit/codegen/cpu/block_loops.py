@@ -748,13 +748,8 @@ def unrolled(region: Region, cpu: CpuFeatures | None) -> bool:
         narrow_loads = min(run.ops[0].result.type.dtype.bits for run in region.runs if run.kind == "load") < 32
         fewest, most = UNROLLED_FOLD_BLOCKS
         return narrow_loads and cpu is not None and cpu.vector_registers == 32 and fewest <= region.size <= most
-    stores = stored_bits(region)
+    stores = [run.ops[0].operands[0].type.dtype.bits for run in region.runs if run.kind == "store"]
     return bool(stores) and min(stores) < 32 and cpu is not None and cpu.vector_registers == 32
-
-
-def stored_bits(region: Region) -> list[int]:
-    """The element bits of each store run of `region`."""
-    return [run.ops[0].operands[0].type.dtype.bits for run in region.runs if run.kind == "store"]
 
 
 def rolled_store_loop(region: Region, cpu: CpuFeatures | None) -> bool:
@@ -762,8 +757,9 @@ def rolled_store_loop(region: Region, cpu: CpuFeatures | None) -> bool:
     number of blocks: it runs STORE_LOOP_BLOCKS blocks an iteration. So layer norm's output loop is the hand-written
     kernel's, 17 instructions two blocks (bench/opencl_reference.py); a block an iteration the OpenCL CPU compiler
     computed every block's offsets of its four arrays, 13 instructions a block (docs/performance.md "Rows")."""
-    return (any(run.kind == "load" for run in region.runs) and bool(stored_bits(region)) and not folds(region)
-            and not unrolled(region, cpu) and region.size % STORE_LOOP_BLOCKS == 0)
+    kinds = {run.kind for run in region.runs}
+    return ({"load", "store"} <= kinds and "fold" not in kinds and not unrolled(region, cpu)
+            and region.size % STORE_LOOP_BLOCKS == 0)
 
 
 def lane_bits(t) -> int:

@@ -46,9 +46,7 @@ def carried_sums(cpu: CpuFeatures, lanes: int) -> int:
     against 0.37x, docs/performance.md "On the AVX2 EPYC"; f16 1024 62-83 GFLOP/s against 51-55, "AVX2 code on the
     Xeon"); CARRIED_SUMS where the ISA is unknown. For the f32 multiply-adds (CpuDpas.fma_mma) and the `cpu` target's
     DPAS emulation (`dpas_results`), whose A is widened before its loops."""
-    if not cpu.vector_registers:
-        return CARRIED_SUMS
-    return max(1, cpu.vector_registers // 2 // cpu.registers_for(lanes * 32))
+    return register_sums(cpu, lanes, 1 / 2)
 
 
 def in_memory_sums(cpu: CpuFeatures, lanes: int) -> int:
@@ -57,9 +55,15 @@ def in_memory_sums(cpu: CpuFeatures, lanes: int) -> int:
     16 ymm: a hand-written loop of that shape (B's column private, A's rows in memory, the sums loaded and stored
     around 32 steps) ran at 0.96 of the multiply-add peak in groups of 6, 6 and 4 rows against 0.88 in groups of 4
     (Zen 5 with AVX2 code, 2026-12-05; docs/performance.md "What bounds the tutorial GEMM")."""
+    return register_sums(cpu, lanes, 3 / 4)
+
+
+def register_sums(cpu: CpuFeatures, lanes: int, share: float) -> int:
+    """The row sums `share` of `cpu`'s vector registers hold, a sum of `lanes` lanes' f32; CARRIED_SUMS where the ISA
+    is unknown."""
     if not cpu.vector_registers:
         return CARRIED_SUMS
-    return max(1, cpu.vector_registers * 3 // 4 // cpu.registers_for(lanes * 32))
+    return max(1, int(cpu.vector_registers * share) // cpu.registers_for(lanes * 32))
 
 
 @dataclass(frozen=True)
