@@ -103,14 +103,16 @@ def test_a_tile_only_stored_takes_its_values_blocks(rng, monkeypatch, cpu):
                                atol=2e-3)
 
 
-@pytest.mark.parametrize("target, one_load, fmas", [("cpu", False, 16 * 8), ("xe-emulated", False, 16 * 8),
+@pytest.mark.parametrize("target, one_load, fmas", [("cpu", False, 16 * 8 + 32 * 2), ("xe-emulated", False, 16 * 8),
                                                    ("xe-hpc", True, 32 * 32 * 32 // 16)])
 def test_a_cpu_reads_a_loaded_block_word_by_word(rng, monkeypatch, target, one_load, fmas):
     """On a CPU a block load's words are read from the lane's private array one by one (read as one vector the
     OpenCL CPU compiler transposed every block: f32 GEMM at 85 against 126 GFLOP/s); a GPU reads them in one load.
     f32 x f32 multiply-adds are fused, no separate multiply: on a CPU each of a subgroup's 16 DPAS blocks of a K
-    step is a loop over k with its 8 rows' fma in the body; on a GPU the 32x32x32 of them are unrolled (16 lanes).
-    The `cpu` target built for an AVX-512 CPU (with AVX2 its loops also read A in its memory: test_spirv_gemm)."""
+    step is a loop over k with its 8 rows' fma in the body, and the `cpu` target's K loop turned inside out one for
+    each of a subgroup's 32 rows by 2 B columns (codegen/cpu/k_interchange.py); on a GPU the 32x32x32 of them are
+    unrolled (16 lanes). The `cpu` target built for an AVX-512 CPU (with AVX2 its loops also read A in its memory:
+    test_spirv_gemm)."""
     if target == "cpu":
         built_for_cpu(monkeypatch, gemm, AVX512)
     a, b = (rand(rng, (128, 64), np.float32), rand(rng, (64, 128), np.float32))

@@ -44,6 +44,7 @@ from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
 from .in_place_a import Bounds, InPlaceA, source_load
 from .in_place_b import InPlaceB, b_source
+from .k_interchange import InterchangedK
 from .negation import OpaqueNegativeZeros, negation_operand, opaque_zero
 from .pieces import Pieces
 
@@ -139,8 +140,15 @@ class VectorDpas(CpuDpas):
         """`run`'s DPAS ops as chain_groups (or one op a chain), where its loops read A in its memory
         (KLoops.a_in_place, codegen/cpu/in_place_a.py): every op of one kind and one precision, its A given by a
         block load that may be read in place, a chain's from one array; else None."""
+        if not self.loops().a_in_place:
+            return None
+        return self.a_in_memory_groups(run)
+
+    def a_in_memory_groups(self, run: list) -> list | None:
+        """`run`'s DPAS ops as chain_groups (or one op a chain) where their A may be read in its memory, on any CPU:
+        in_place_groups' conditions but the CPU's (codegen/cpu/k_interchange.py reads A so on every CPU)."""
         kinds = {self.kind(op) for op in run}
-        if not self.loops().a_in_place or len({op.precision for op in run}) != 1 or len(kinds) != 1:
+        if len({op.precision for op in run}) != 1 or len(kinds) != 1:
             return None
         in_place = InPlaceA(self.descriptors)
         if any(source_load(op) is None for op in run):
@@ -536,6 +544,17 @@ class VectorLowering(CpuLowering):
 
     dpas_class = VectorDpas
     fast_block_paths = True
+
+    def __init__(self, func: FuncOp, target: Target, definitions: X.Definitions):
+        super().__init__(func, target, definitions)
+        self.k_interchange = InterchangedK(self.dpas, self.descriptors)
+
+    def lower_ForOp(self, op):
+        """A GEMM's K loop turned inside out where it qualifies (codegen/cpu/k_interchange.py), else as written."""
+        plan = self.k_interchange.plan(op)
+        if plan is None:
+            return super().lower_ForOp(op)
+        return self.k_interchange.lower(plan, lambda: super(VectorLowering, self).lower_ForOp(op))
 
     def butterfly(self, op):
         """XeGPULowering's; over the whole sub-group, its result then read from lane 0: every lane holds the same

@@ -70,12 +70,14 @@ def register_sums(cpu: CpuFeatures, lanes: int, share: float) -> int:
 class KLoops:
     """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`; where it reads A
     in its memory, `in_memory_sums`), how every lane reads A[r][k] of lane k (SLOTS, BROADCAST or SHUFFLE:
-    `staged`), and whether the f32 multiply-adds read A[r][k] from A's memory instead where A's block lies inside its
-    array (`a_in_place`; codegen/cpu/in_place_a.py)."""
+    `staged`), whether the f32 multiply-adds read A[r][k] from A's memory instead where A's block lies inside its
+    array (`a_in_place`; codegen/cpu/in_place_a.py), and the (sums, B columns) of a loop over all of K of a K loop
+    turned inside out (`whole_k_loops`; None: not turned)."""
     sums: int = CARRIED_SUMS
     read: str = BROADCAST
     a_in_place: bool = False
     in_memory_sums: int = CARRIED_SUMS
+    whole_k: tuple[int, int] | None = None
 
 
 def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
@@ -92,7 +94,27 @@ def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
     on a Zen 4, 0.83-0.89x on a Zen 5; docs/performance.md "GEMM on the `cpu` target", "On the Zen 5")."""
     read = SHUFFLE if cpu.shuffles_lanes else SLOTS if lockstep else BROADCAST
     sums, in_place = carried_sums(cpu, lanes), a_in_place(cpu, lanes)
-    return KLoops(sums, read, in_place, in_memory_sums(cpu, lanes) if in_place else sums)
+    return KLoops(sums, read, in_place, in_memory_sums(cpu, lanes) if in_place else sums, whole_k_loops(cpu, lanes))
+
+
+# The B columns (each one lane's f32 across the sub-group) a loop over all of K carries sums of, where a sum takes one
+# vector register (AVX-512): 4 rows of 4 columns, each A[r][k] broadcast once for 4 multiply-adds, ran 2048^3 f32 at
+# 482-494 GFLOP/s against 408-424 with 8 or 12 rows of one column and 431 with 6 rows of 4 (the row addresses outgrow
+# the general registers), 340-348 with the K loop as written (Zen 5, 2026-12-05; docs/performance.md "What bounds the
+# tutorial GEMM").
+WHOLE_K_COLUMNS = 4
+
+
+def whole_k_loops(cpu: CpuFeatures, lanes: int) -> tuple[int, int] | None:
+    """(the sums, the B columns) of each loop over all of K where a GEMM's K loop is turned inside out
+    (codegen/cpu/k_interchange.py): where a sum takes several vector registers (AVX2), `in_memory_sums` of one column
+    (6 rows: 243-261 GFLOP/s at 2048^3 f32 with AVX2 code against 228-233 as written; 3 rows of 2 columns spilled),
+    else `carried_sums` over WHOLE_K_COLUMNS columns; None where the ISA is unknown."""
+    if not cpu.vector_registers:
+        return None
+    if cpu.registers_for(lanes * 32) > 1:
+        return in_memory_sums(cpu, lanes), 1
+    return carried_sums(cpu, lanes), WHOLE_K_COLUMNS
 
 
 def a_in_place(cpu: CpuFeatures, lanes: int) -> bool:
