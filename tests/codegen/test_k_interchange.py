@@ -18,9 +18,10 @@ def kernel_ir(kernel, *args, **options) -> str:
     return kernel.warmup(*args, **options).asm["llir"].split("define internal")[0]
 
 
-def interchanged_loops(kernel: str) -> list[str]:
-    """The loops over all of K: a range known at run time, f32 sums carried, A's rows and B's row loaded."""
-    return [body for body in ranged_loop_bodies(kernel) if "phi  float" in body and global_loads(body, "float")]
+def interchanged_loops(kernel: str, element: str = "float") -> list[str]:
+    """The loops over all of K: a range known at run time, f32 sums carried, A's rows and B's row loaded (as
+    `element`)."""
+    return [body for body in ranged_loop_bodies(kernel) if "phi  float" in body and global_loads(body, element)]
 
 
 @pytest.mark.parametrize("cpu", [AVX2, AVX512], ids=["avx2", "avx512"])
@@ -84,3 +85,19 @@ def test_a_descriptor_read_after_the_loop_keeps_the_loop_as_written(rng, monkeyp
     np.testing.assert_array_equal(c, a[:, :64] @ b)
     np.testing.assert_array_equal(d, a[:, 64:96])
     assert interchanged_loops(kernel_ir(gemm_then_next_tile, a, b, c, d, 64, BK=32, target="cpu")) == []
+
+
+@pytest.mark.parametrize("cpu", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_f16_sums_over_all_of_k_where_a_sum_takes_one_register(rng, monkeypatch, cpu):
+    """The DPAS emulation's f16 products (A and B widened as they are read) in loops over all of K with AVX-512, 4
+    rows by 4 B columns; with AVX2, where each loop would widen A's and B's elements for two registers a sum, the K
+    loop stays as written (dpas_emulation.whole_k_loops). Exact either way (small integers)."""
+    t = tutorial("03-matrix-multiplication")
+    built_for_cpu(monkeypatch, t.matmul_kernel, cpu)
+    a, b = (rng.integers(-8, 8, shape).astype(np.float16) for shape in ((512, 128), (128, 64)))
+    c = np.zeros((512, 64), np.float32)
+    t.matmul_kernel[(2, 1)](a, b, c, 512, 64, 128, **SPLIT, device=DEVICE)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    loops = interchanged_loops(kernel_ir(t.matmul_kernel, a, b, c, 512, 64, 128, **SPLIT), "i16")
+    assert [(body.count("phi  float"), global_loads(body, "i16")) for body in loops] == \
+        ([] if cpu is AVX2 else [(16, 8)] * 4)

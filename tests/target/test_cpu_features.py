@@ -15,7 +15,7 @@ import pytest
 import xetile_jit as xetile
 from xetile_jit.codegen.cpu.block_loops import fold_chains
 from xetile_jit.codegen.cpu.builtins import component_hints
-from xetile_jit.codegen.xe.dpas_emulation import KLoops, k_loops
+from xetile_jit.codegen.xe.dpas_emulation import KLoops, WholeK, k_loops
 from xetile_jit.codegen.xe.llvm_helpers import BROADCAST, ROLLED, SHUFFLE, SLOTS
 from xetile_jit.ops.matmul import PIECE_SPEED, PIECE_SPEED_16_REGISTERS, piece_speeds
 from xetile_jit.target import cpu_features
@@ -60,22 +60,22 @@ def test_the_code_decisions_each_cpu_class_gets():
     """What the `cpu` target's code takes from the CPU, for 16 lanes' f32 (one zmm, two ymm): the GEMM's row sums a loop
     over k and the lane builtin that reads A[r][k] where lanes exchange values by built-ins (k_loops: a shuffle on
     AMD's AVX-512, Zen 4 and Zen 5; A in its memory with AVX2, its loops 6 rows of f32 sums), the sums and B columns
-    of a loop over all of K (whole_k_loops: 6 rows of one column with AVX2, 4 rows of 4 with AVX-512), the partial
-    results of layer norm's two sums of 8 blocks (fold_chains), the pieces' speeds ops.matmul estimates with, the
-    block loads' and stores' component loops for 16- and 32-bit blocks (rolled but where the ISA is AVX-512 or, for
-    32-bit blocks, AVX2: component_hints), and whether every kernel reads its ids by the sub-group built-ins (with
-    AVX-512, on either width of units, and with AVX2 in a kernel that runs no DPAS: subgroup_builtin_ids). Each class
-    keeps what it was measured with (docs/performance.md "On the Xeon AVX-512", "GEMM on the `cpu` target", "On the
-    Xeon of model 167", "On the Zen 4, 2026-12-02", "On the Zen 5")."""
+    of a loop over all of K (whole_k_loops: 6 rows of one column, f32, with AVX2; 4 rows of 4, f16 and bf16 too, with
+    AVX-512), the partial results of layer norm's two sums of 8 blocks (fold_chains), the pieces' speeds ops.matmul
+    estimates with, the block loads' and stores' component loops for 16- and 32-bit blocks (rolled but where the ISA
+    is AVX-512 or, for 32-bit blocks, AVX2: component_hints), and whether every kernel reads its ids by the sub-group
+    built-ins (with AVX-512, on either width of units, and with AVX2 in a kernel that runs no DPAS:
+    subgroup_builtin_ids). Each class keeps what it was measured with (docs/performance.md "On the Xeon AVX-512",
+    "GEMM on the `cpu` target", "On the Xeon of model 167", "On the Zen 4, 2026-12-02", "On the Zen 5")."""
     def decisions(cpu):
         hints = (component_hints(cpu, 16), component_hints(cpu, 32))
         ids = (cpu.subgroup_builtin_ids(multiplies=False), cpu.subgroup_builtin_ids(multiplies=True))
         return k_loops(cpu, 16, False), fold_chains(8, 2, 512, cpu), piece_speeds(cpu), hints, ids
 
     assert decisions(parse_cpuinfo(EPYC_AVX2)) == (
-        KLoops(4, BROADCAST, a_in_place=True, in_memory_sums=6, whole_k=(6, 1)), 2, PIECE_SPEED_16_REGISTERS,
-        (ROLLED, ()), (True, False))
-    whole_k = dict(whole_k=(16, 4))
+        KLoops(4, BROADCAST, a_in_place=True, in_memory_sums=6, whole_k=WholeK(6, 1, ("f32",))), 2,
+        PIECE_SPEED_16_REGISTERS, (ROLLED, ()), (True, False))
+    whole_k = dict(whole_k=WholeK(16, 4, ("f32", "f16", "bf16")))
     assert decisions(parse_cpuinfo(ZEN4)) == (KLoops(16, SHUFFLE, **whole_k), 2, PIECE_SPEED, ((), ()), (True, True))
     assert decisions(parse_cpuinfo(ZEN5)) == (KLoops(16, SHUFFLE, **whole_k), 2, PIECE_SPEED, ((), ()), (True, True))
     assert decisions(parse_cpuinfo(SAPPHIRE_RAPIDS)) == (KLoops(16, BROADCAST, **whole_k), 2, PIECE_SPEED, ((), ()),

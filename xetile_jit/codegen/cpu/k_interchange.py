@@ -2,23 +2,23 @@
 
 A GEMM's K loop (scf.for) loads a K step of A and B each iteration and multiplies them into the accumulators it
 carries. Lowered as it is written, each iteration runs a loop over the step's k for every group of C's rows
-(codegen/cpu/lowering.py `in_memory_loop`): the rows' sums are loaded before and stored after each, B's rows are
-copied into private columns, and A's lines touched, once a K step. Where the loops read A in its memory
-(dpas_emulation.a_in_place: AVX2), such a loop over k runs its multiply-adds at about the FMA units' pace, but
-those costs of a K step held a GEMM to 0.78 of the multiply-add peak (2048^3 f32, Zen 5 with AVX2 code:
-`bench/profile_cpu.py` put 7% of the kernel's time in the copies of B and 10% outside the loops over k). Here the
-K loop becomes a loop over all of K for each group of rows and B column: A[r][k] one broadcast load from A's row, B's
-row across the lanes one load from B's memory, the sums in registers from the first k to the last, as a BLAS kernel
-keeps them; a hand-written OpenCL C kernel of that shape ran at 0.94 of the peak (docs/performance.md "What bounds
+(codegen/cpu/lowering.py): the rows' sums are loaded before and stored after each, B's step is copied into private
+columns, and with AVX2 A's lines touched, once a K step. Such a loop runs its multiply-adds at about the FMA units'
+pace, but those costs of a K step held `xetile.ops.matmul` to 0.78 of the multiply-add peak at 2048^3 f32 with AVX2
+code (`bench/profile_cpu.py`: 7% of the kernel's time in the copies of B, 10% outside the loops over k) and 0.62 with
+AVX-512 code. Here the K loop becomes a loop over all of K for each group of rows and B columns: A[r][k] one
+broadcast load from A's row, B's row across the lanes one load from B's memory, the sums in registers from the first
+k to the last, as a BLAS kernel keeps them (dpas_emulation.whole_k_loops: how many, and for which kinds). A
+hand-written OpenCL C kernel of that shape ran at 0.94 of the peak with AVX2 code (docs/performance.md "What bounds
 the tutorial GEMM").
 
-The sums are the loop's, k ascending, one fused multiply-add each, as before: the same numbers. A K loop qualifies
-(`plan`) when its body is block loads, f32 DPAS ops in chains over a K step (codegen/cpu/lowering.py
-`in_place_groups`), constant offsets and the yield; each chain's C a value the loop carries and the chain's result
-its next value; each A and B descriptor a value the loop carries, moved each iteration by the chain's K along A's
-rows and down B's columns, and not read after the loop. At run time it takes this path where every A and B block of
-every iteration lies inside its array and B's rows lie close together (B_ROW_BYTES); else the loop as written
-(`InterchangedK.lower`).
+The sums are the loop's, k ascending, each the same multiply-add as before (dpas_emulation.multiply_add for the
+kinds the DPAS emulation widens): the same numbers. A K loop qualifies (`plan`) when its body is block loads, DPAS
+ops of those kinds in chains over a K step (lowering.VectorDpas.a_in_memory_groups), constant offsets and the yield;
+each chain's C a value the loop carries and the chain's result its next value; each A and B descriptor a value the
+loop carries, moved each iteration by the chain's K along A's rows and down B's columns, and none read after the
+loop. At run time it takes this path where every A and B block of every iteration lies inside its array and B's
+rows lie close together (B_ROW_BYTES); else the loop as written (`InterchangedK.lower`).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from ...ir import core_ops as C
 from ...ir import simt_ops as S
 from ...ir import xegpu_ops as G
 from ..llvm.core import I32, I64, ranged_loop
-from ..xe.dpas_emulation import row_groups
+from ..xe.dpas_emulation import row_groups, widen
 from .in_place_a import InPlaceA
 from .in_place_b import b_source
 
@@ -57,10 +57,11 @@ class Chain:
 
 @dataclass(frozen=True)
 class KPlan:
-    """A K loop `loop` the interchange takes: its chains, the K of a step (`step_k`, the chains' K) and, for the
-    carried values of the loop that are descriptors, nothing (they are not read after it)."""
+    """A K loop `loop` the interchange takes: its chains, the same chains by B column (`columns`: each column's on
+    the same rows of A, in one order) and the K of a step (`step_k`, every chain's K)."""
     loop: C.ForOp
     chains: list
+    columns: list
     step_k: int
 
 
@@ -74,14 +75,15 @@ class InterchangedK:
 
     def plan(self, loop: C.ForOp) -> KPlan | None:
         """The plan of `loop`, or None where it does not qualify (the module docstring)."""
-        if self.dpas.loops().whole_k is None or self.descriptors.chosen_at_run_time:
+        whole_k = self.dpas.loops().whole_k
+        if whole_k is None or self.descriptors.chosen_at_run_time:
             return None
         iv, *args = loop.body.args
         ops, yielded = loop.body.ops[:-1], loop.body.terminator.operands
         if iv.uses or not all(isinstance(op, BODY_OPS) for op in ops):
             return None
         run = [op for op in ops if isinstance(op, S.SimtDpasOp)]
-        if not run or any(self.dpas.kind(op) != "f32" for op in run):
+        if not run or any(self.dpas.kind(op) not in whole_k.kinds for op in run):
             return None
         groups = self.dpas.a_in_memory_groups(run)
         if groups is None:
@@ -89,6 +91,13 @@ class InterchangedK:
         chains = [self.chain(chain, args, yielded) for chains in groups for chain in chains]
         if any(chain is None for chain in chains) or len({self.k_of(c) for c in chains}) != 1:
             return None
+        columns = {}
+        for chain in chains:
+            columns.setdefault(tuple(op.operands[1] for op in chain.ops), []).append(chain)
+        columns = list(columns.values())
+        if any([chain.a_loads[0] for chain in column] != [chain.a_loads[0] for chain in columns[0]]
+               for column in columns):
+            return None  # every B column's chains on the same rows of A, in one order
         step_k = self.k_of(chains[0])
         if not all(self.moved_by(load, (step_k, 0)) for chain in chains for load in chain.a_loads) or \
                 not all(self.moved_by(load, (0, step_k)) for chain in chains for load in chain.b_loads):
@@ -100,7 +109,7 @@ class InterchangedK:
         loads = [op for op in ops if isinstance(op, S.SimtLoadNdOp)]
         if any(not all(isinstance(user, S.SimtDpasOp) for user, _ in op.result.uses) for op in loads):
             return None
-        return KPlan(loop, chains, step_k)
+        return KPlan(loop, chains, columns, step_k)
 
     def chain(self, ops: list, args: list, yielded: list) -> Chain | None:
         """The Chain of DPAS `ops`, where its C is carried (a body argument the loop yields the chain's result
@@ -190,27 +199,23 @@ class InterchangedK:
         return b.and_(b.icmp_signed("==", y, b.add(y0, height)), b.icmp_signed("==", x, x0))
 
     def interchanged(self, plan: KPlan, trips: ir.Value, inits: list) -> dict:
-        """The chains' sums over all of K: C's B columns `columns` at a time, their rows (which every B column's
-        chains share) in groups of the CPU's budget of sums, a loop over all k for each group."""
+        """The chains' sums over all of K: C's B columns WholeK.columns at a time, their rows (which every B column's
+        chains share) in groups of WholeK.sums sums, a loop over all k for each group."""
         b, in_place, lanes = self.context.builder, InPlaceA(self.descriptors), self.context.lanes
         total = b.trunc(b.mul(trips, ir.Constant(I64, plan.step_k)), I32)
         read, multiply_adds = self.dpas.products(plan.chains[0].ops[0]).operations()
-        budget, per_loop = self.dpas.loops().whole_k
-        columns = {}
-        for chain in plan.chains:
-            columns.setdefault(tuple(op.operands[1] for op in chain.ops), []).append(chain)
-        columns = list(columns.values())
+        element, widened = self.b_element(plan.chains[0].ops[0])
+        whole_k, columns = self.dpas.loops().whole_k, plan.columns
         rows, stride = [], None
         for chain in columns[0]:
             addresses, stride = in_place.rows(b, chain.a_loads[0])
             rows += addresses
-        precision = plan.chains[0].ops[0].precision
         results = {}
-        for first in range(0, len(columns), per_loop):
-            part = columns[first:first + per_loop]
+        for first in range(0, len(columns), whole_k.columns):
+            part = columns[first:first + whole_k.columns]
             sums = [[total for chain in chains for total in lanes.elements(inits[chain.carried])] for chains in part]
-            b_columns = [self.b_column(chains[0].b_loads[0]) for chains in part]
-            for group in row_groups(len(rows), len(part), budget):
+            b_columns = [self.b_column(chains[0].b_loads[0], element) for chains in part]
+            for group in row_groups(len(rows), len(part), whole_k.sums):
                 size = len(group)
 
                 def step(bld, k, carried, group=group, size=size, b_columns=b_columns):
@@ -218,7 +223,7 @@ class InterchangedK:
                     a_k = [read(bld.gep(rows[r], [bld.mul(at, stride)])) for r in group]
                     out = []
                     for j, (column, b_stride) in enumerate(b_columns):
-                        b_k = self.dpas.mma_element(bld.load(bld.gep(column, [bld.mul(at, b_stride)])), precision)
+                        b_k = widened(bld.load(bld.gep(column, [bld.mul(at, b_stride)])))
                         out += multiply_adds(a_k, carried[j * size:(j + 1) * size], b_k)
                     return out
                 looped = ranged_loop(b, ir.Constant(I32, 0), total,
@@ -233,10 +238,18 @@ class InterchangedK:
                     start += count
         return results
 
-    def b_column(self, load: S.SimtLoadNdOp) -> tuple[ir.Value, ir.Value]:
-        """The address of this lane's element of the B block's first row (as f32), and the elements from one row to
-        the next (i64): element k of the lane's column is k rows on (codegen/cpu/in_place_b.py)."""
+    def b_element(self, op: S.SimtDpasOp) -> tuple[ir.Type, object]:
+        """How the loops read an element of `op`'s B in its memory: its type, and what makes it the multiply-adds'
+        operand (f32: as tile_mma's precision takes it; f16 and bf16: widened, as the DPAS emulation widens it)."""
+        if self.dpas.kind(op) == "f32":
+            return ir.FloatType(), lambda x: self.dpas.mma_element(x, op.precision)
+        mad = self.dpas.mad(op)
+        return ir.IntType(mad.bits), lambda bits: widen(self.context.builder, bits, mad.b)
+
+    def b_column(self, load: S.SimtLoadNdOp, element: ir.Type) -> tuple[ir.Value, ir.Value]:
+        """The address of this lane's element of the B block's first row (as `element`), and the elements from
+        one row to the next (i64): element k of the lane's column is k rows on (codegen/cpu/in_place_b.py)."""
         b = self.context.builder
         array, x, y = InPlaceA(self.descriptors).place(load)
         address = b.gep(array.element_pointer(b, y, x), [self.context.lane_index()])
-        return b.bitcast(address, ir.FloatType().as_pointer(array.pointer.type.addrspace)), array.row_stride
+        return b.bitcast(address, element.as_pointer(array.pointer.type.addrspace)), array.row_stride

@@ -71,13 +71,22 @@ class KLoops:
     """How the loops over k run on a CPU (`k_loops`): the row sums a loop carries (`carried_sums`; where it reads A
     in its memory, `in_memory_sums`), how every lane reads A[r][k] of lane k (SLOTS, BROADCAST or SHUFFLE:
     `staged`), whether the f32 multiply-adds read A[r][k] from A's memory instead where A's block lies inside its
-    array (`a_in_place`; codegen/cpu/in_place_a.py), and the (sums, B columns) of a loop over all of K of a K loop
-    turned inside out (`whole_k_loops`; None: not turned)."""
+    array (`a_in_place`; codegen/cpu/in_place_a.py), and the loops over all of K of a K loop turned inside out
+    (`whole_k_loops`; None: not turned)."""
     sums: int = CARRIED_SUMS
     read: str = BROADCAST
     a_in_place: bool = False
     in_memory_sums: int = CARRIED_SUMS
-    whole_k: tuple[int, int] | None = None
+    whole_k: WholeK | None = None
+
+
+@dataclass(frozen=True)
+class WholeK:
+    """The loops over all of K of a GEMM's K loop turned inside out (codegen/cpu/k_interchange.py): the sums a loop
+    carries, the B columns they take, and the DPAS kinds (Target.dpas_kind) so multiplied."""
+    sums: int
+    columns: int
+    kinds: tuple[str, ...]
 
 
 def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
@@ -105,16 +114,18 @@ def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
 WHOLE_K_COLUMNS = 4
 
 
-def whole_k_loops(cpu: CpuFeatures, lanes: int) -> tuple[int, int] | None:
-    """(the sums, the B columns) of each loop over all of K where a GEMM's K loop is turned inside out
-    (codegen/cpu/k_interchange.py): where a sum takes several vector registers (AVX2), `in_memory_sums` of one column
-    (6 rows: 243-261 GFLOP/s at 2048^3 f32 with AVX2 code against 228-233 as written; 3 rows of 2 columns spilled),
-    else `carried_sums` over WHOLE_K_COLUMNS columns; None where the ISA is unknown."""
+def whole_k_loops(cpu: CpuFeatures, lanes: int) -> WholeK | None:
+    """The loops over all of K where a GEMM's K loop is turned inside out (codegen/cpu/k_interchange.py). Where a sum
+    takes several vector registers (AVX2): `in_memory_sums` of one B column, f32 only (6 rows: 243-261 GFLOP/s at
+    2048^3 with AVX2 code against 228-233 as written; 3 rows of 2 columns spilled; f16, whose A and B each loop would
+    convert, 196 against 205). Else `carried_sums` over WHOLE_K_COLUMNS columns, f32, f16 and bf16 (2048^3 with
+    AVX-512 code: f16 444-459 against 364-371, bf16 332 against 273; Zen 5, 2026-12-05). None where the ISA is
+    unknown."""
     if not cpu.vector_registers:
         return None
     if cpu.registers_for(lanes * 32) > 1:
-        return in_memory_sums(cpu, lanes), 1
-    return carried_sums(cpu, lanes), WHOLE_K_COLUMNS
+        return WholeK(in_memory_sums(cpu, lanes), 1, ("f32",))
+    return WholeK(carried_sums(cpu, lanes), WHOLE_K_COLUMNS, ("f32", "f16", "bf16"))
 
 
 def a_in_place(cpu: CpuFeatures, lanes: int) -> bool:
