@@ -108,17 +108,17 @@ def k_loops(cpu: CpuFeatures, lanes: int, lockstep: bool) -> KLoops:
 
 # The B columns (each one lane's f32 across the sub-group) a loop over all of K carries sums of, where a sum takes one
 # vector register (AVX-512): 4 rows of 4 columns, each A[r][k] broadcast once for 4 multiply-adds, ran 2048^3 f32 at
-# 482-494 GFLOP/s against 408-424 with 8 or 12 rows of one column and 431 with 6 rows of 4 (the row addresses outgrow
-# the general registers), 340-348 with the K loop as written (Zen 5, 2026-12-05; docs/performance.md "What bounds the
+# 474-494 GFLOP/s against 424 with 8 or 12 rows of one column and 431 with 6 rows of 4 (the row addresses outgrow the
+# general registers), 341-348 with the K loop as written (Zen 5, 2026-12-05; docs/performance.md "What bounds the
 # tutorial GEMM").
 WHOLE_K_COLUMNS = 4
 
 
 def whole_k_loops(cpu: CpuFeatures, lanes: int) -> WholeK | None:
     """The loops over all of K where a GEMM's K loop is turned inside out (codegen/cpu/k_interchange.py). Where a sum
-    takes several vector registers (AVX2): `in_memory_sums` of one B column, f32 only (6 rows: 243-261 GFLOP/s at
+    takes several vector registers (AVX2): `in_memory_sums` of one B column, f32 only (6 rows: 242-261 GFLOP/s at
     2048^3 with AVX2 code against 228-233 as written; 3 rows of 2 columns spilled; f16, whose A and B each loop would
-    convert, 196 against 205). Else `carried_sums` over WHOLE_K_COLUMNS columns, f32, f16 and bf16 (2048^3 with
+    widen, 196 against 205). Else `carried_sums` over WHOLE_K_COLUMNS columns, f32, f16 and bf16 (2048^3 with
     AVX-512 code: f16 444-459 against 364-371, bf16 332 against 273; Zen 5, 2026-12-05). None where the ISA is
     unknown."""
     if not cpu.vector_registers:
