@@ -312,6 +312,41 @@ def test_on_a_cpu_device_matmul_reads_b_in_panels_where_the_gemm_is_large(monkey
     np.testing.assert_allclose(c, reference(a, b, bias, "silu"), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("n, kind", [(70, "numpy"), (24, "numpy"), (70, "dpnp"), (24, "dpnp")],
+                         ids=["panels", "one-panel", "panels-dpnp", "one-panel-dpnp"])
+def test_an_f16_gemm_runs_as_f32_where_the_loops_over_all_of_k_take_f32_alone(monkeypatch, rng, n, kind):
+    """On a CPU whose loops over all of K take f32 but not f16 (AVX2: dpas_emulation.whole_k_loops), an f16 GEMM in
+    panels is the f32 GEMM of its operands widened (widens_f16): B's panels, or B of one panel, and A widened copies
+    (a dpnp array's by a kernel into scratch memory), and the result the f16 GEMM's bit for bit; with AVX-512 the f16
+    GEMM itself."""
+    from conftest import AVX2, built_for_cpu
+    from spirv_tools import cpu_queue
+    queue = cpu_queue()
+    monkeypatch.setattr(ops_matmul, "PANEL_WORK", 1)
+    m, k = PANELS_FROM + 3, 100
+    a, b = rng.uniform(-1, 1, (m, k)).astype(np.float16), rng.uniform(-1, 1, (k, n)).astype(np.float16)
+    built_for_cpu(monkeypatch, matmul_kernel.kernel, CpuFeatures("xeon", frozenset({"avx512f", "avx2", "fma"})))
+    assert not ops_matmul.widens_f16("float16", b, queue)
+    built_for_cpu(monkeypatch, matmul_kernel.kernel, AVX2)
+    assert ops_matmul.widens_f16("float16", b, queue) and not ops_matmul.widens_f16("float32", b, queue)
+    results, widen = [], ops_matmul.widened
+    for wide in (True, False):
+        built_for_cpu(monkeypatch, matmul_kernel.kernel, AVX2)
+        monkeypatch.setattr(ops_matmul, "widens_f16", lambda dtype, b, device, wide=wide: wide)
+        widened = []
+        monkeypatch.setattr(ops_matmul, "widened",
+                            lambda x, device, use: widened.append(use) or widen(x, device, use))
+        if kind == "dpnp":
+            dpnp = needs_dpnp()
+            results.append(dpnp.asnumpy(xetile.ops.matmul(dpnp.asarray(a, sycl_queue=queue),
+                                                          dpnp.asarray(b, sycl_queue=queue))))
+        else:
+            results.append(xetile.ops.matmul(a, b, device=queue))
+        assert widened == (["a", "b"] if n <= PANEL_COLUMNS else ["a"]) * wide
+    np.testing.assert_array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
+    np.testing.assert_allclose(results[0], reference(a, b, None, None), rtol=1e-3, atol=1e-3)
+
+
 @pytest.mark.parametrize("order", ["row", "col"])
 def test_a_b_of_one_panel_is_read_as_it_is(monkeypatch, rng, order):
     """B of PANEL_COLUMNS columns or fewer is one panel already: the configs of B in panels whose tiles span it read

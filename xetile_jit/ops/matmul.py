@@ -43,6 +43,7 @@ from ..ir.types import COL_MAJOR, dtype_of_numpy, float32, int32
 from ..runtime.args import array_layout, array_order, as_array, is_array, is_usm, transposed
 from ..runtime.device import array_queue, select_device
 from ..runtime.scratch import scratch
+from ..codegen.xe.dpas_emulation import whole_k_loops
 from ..runtime.torch_tensors import as_numpy_dtype, is_tensor, new_tensor
 
 ACTIVATIONS = (None, "relu", "gelu", "silu")
@@ -391,8 +392,13 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         few_rows(transposed(b), a_t, transposed(c), bias, acc, activation, device, bias_along="rows")
         return c
     panels = in_panels_on(m, n, k, b, device)
-    a = row_major_operand(a, n, device)
-    b = b_panels(b, device) if panels and n > PANEL_COLUMNS else row_major_operand(b, m, device)
+    wide = panels and widens_f16(in_dtype, b, device)
+    a = widened(row_major_operand(a, n, device), device, "a") if wide else row_major_operand(a, n, device)
+    if panels and n > PANEL_COLUMNS:
+        b = b_panels(b, device, np.float32 if wide else None)
+    else:
+        b = row_major_operand(b, m, device)
+        b = widened(b, device, "b") if wide else b
     grid = lambda meta: (xt.cdiv(m, meta["BM"]), xt.cdiv(n, meta["BN"]))  # noqa: E731
     chunks = k_chunks(m, n, k, [a, b, c], acc, device)
     bias_arg = no_bias(c) if bias is None else bias
@@ -470,11 +476,12 @@ def panels_kernel(b, panels, K, KP, BK: xt.constexpr, BN: xt.constexpr):
     xt.store_tile(xt.init_tile(panels, [j * KP + k, 0], [BK, BN]), tile)
 
 
-def b_panels(b, device):
+def b_panels(b, device, dtype: np.dtype | None = None):
     """B (K x N, either memory order) as cdiv(N, PANEL_COLUMNS) panels of KP rows one after another (panels_array), K
     padded to a multiple of PANEL_ROWS_PADDED (so no K tile of the configs crosses into the next panel), with zeros
-    past B."""
-    (k, n), _, dtype = layout_of(b)
+    past B; of `dtype` where given (f16 widened, `widens_f16`), else B's."""
+    (k, n), _, b_dtype = layout_of(b)
+    dtype = b_dtype if dtype is None else dtype
     k_padded = xt.cdiv(k, PANEL_ROWS_PADDED) * PANEL_ROWS_PADDED
     count = xt.cdiv(n, PANEL_COLUMNS)
     panels = panels_array(b, count * k_padded, dtype, device)
@@ -550,6 +557,41 @@ def row_major_copy(x, device):
     grid = (xt.cdiv(shape[0], COPY_TILE[0]), xt.cdiv(shape[1], COPY_TILE[1]))
     row_major_copy_kernel[grid](x, y, BM=COPY_TILE[0], BN=COPY_TILE[1], device=device)
     return y
+
+
+# On a CPU whose loops over all of K take f32 but not f16 (dpas_emulation.whole_k_loops: AVX2, where each loop would
+# widen A's and B's f16 elements for two registers a sum), an f16 GEMM in panels runs as the f32 GEMM of its operands
+# widened: the same numbers (an f16 x f16 product is exact in f32, and both forms add it to the sum by one fused
+# multiply-add, k ascending): with AVX2 code 219.5-235.8 against 196.0-205.3 GFLOP/s at 1024^3, 237.2-239.9 against
+# 202.9-205.6 at 2048^3, the widening copies included (Zen 5, 2026-12-05; docs/performance.md "What bounds the tutorial
+# GEMM").
+def widens_f16(in_dtype: str, b, device) -> bool:
+    """Whether an f16 GEMM on `b`'s device (or `device`) runs as the f32 GEMM of its operands widened."""
+    if in_dtype != "float16":
+        return False
+    selected = select_device(device, [b])
+    target = TARGETS.get(selected.target)
+    if not selected.is_cpu or target is None or target.cpu is None:
+        return False
+    whole_k = whole_k_loops(target.cpu, target.subgroup_size)
+    return whole_k is not None and "f32" in whole_k.kinds and "f16" not in whole_k.kinds
+
+
+def widened(x, device, use: str):
+    """An f32 copy of the f16 array `x` (exact), row-major: a USM array's in a scratch buffer for `use` on its queue
+    (runtime/scratch.py), a torch tensor's its `float()`, a host array's numpy's."""
+    if is_tensor(x):
+        return x.float().contiguous()
+    if not is_usm(x):
+        return np.ascontiguousarray(x, np.float32)
+    shape, _, _ = layout_of(x)
+    y = scratch(tuple(shape), np.float32, select_device(device, [x]).queue, use)
+    grid = (xt.cdiv(shape[0], WIDEN_TILE[0]), xt.cdiv(shape[1], WIDEN_TILE[1]))
+    row_major_copy_kernel[grid](x, y, BM=WIDEN_TILE[0], BN=WIDEN_TILE[1], device=device)
+    return y
+
+
+WIDEN_TILE = (16, 256)
 
 
 def panels_array(b, rows: int, dtype: np.dtype, device):

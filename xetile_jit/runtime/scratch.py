@@ -17,7 +17,7 @@ import dpctl.memory
 import ml_dtypes
 import numpy as np
 
-_held = threading.local()  # .buffers: {queue or None (host memory): dpctl.memory.MemoryUSMDevice or numpy bytes}
+_held = threading.local()  # .buffers: {(queue or None (host memory), use): MemoryUSMDevice or numpy bytes}
 
 
 class DeviceArray:
@@ -37,17 +37,18 @@ def interface_typestr(dtype: np.dtype) -> str:
     return dtype.name if dtype == np.dtype(ml_dtypes.bfloat16) else dtype.str
 
 
-def scratch(shape: tuple[int, ...], dtype: np.dtype, queue: dpctl.SyclQueue | None):
-    """An uninitialised C-contiguous array of `shape` and `dtype` over this thread's buffer: in device memory on
-    `queue` (a DeviceArray), or in host memory where `queue` is None (numpy)."""
+def scratch(shape: tuple[int, ...], dtype: np.dtype, queue: dpctl.SyclQueue | None, use: str = ""):
+    """An uninitialised C-contiguous array of `shape` and `dtype` over this thread's buffer for `use` (a name: the
+    arrays of one launch take a buffer each): in device memory on `queue` (a DeviceArray), or in host memory where
+    `queue` is None (numpy)."""
     dtype, count = np.dtype(dtype), math.prod(shape)
     nbytes = max(count * dtype.itemsize, 1)
     buffers = _held.__dict__.setdefault("buffers", {})
-    buffer = buffers.get(queue)
+    buffer = buffers.get((queue, use))
     if queue is None:
         if buffer is None or buffer.nbytes < nbytes:
-            buffer = buffers[None] = np.empty(nbytes, np.uint8)
+            buffer = buffers[None, use] = np.empty(nbytes, np.uint8)
         return buffer[:count * dtype.itemsize].view(dtype).reshape(shape)
     if buffer is None or buffer.nbytes < nbytes:
-        buffer = buffers[queue] = dpctl.memory.MemoryUSMDevice(nbytes, queue=queue)
+        buffer = buffers[queue, use] = dpctl.memory.MemoryUSMDevice(nbytes, queue=queue)
     return DeviceArray(buffer, shape, dtype)
