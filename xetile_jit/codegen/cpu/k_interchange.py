@@ -155,14 +155,9 @@ class InterchangedK:
                 written = as_written()
                 other_values = {i: self.context.lanes.elements(written[i]) for i in taken}
                 other_end = b.block
-        joined = {i: [b.phi(x.type) for x in then_values[i]] for i in taken}  # every phi before the first insert
-        for i, phis in joined.items():
-            for phi, x, y in zip(phis, then_values[i], other_values[i]):
-                phi.add_incoming(x, then_end)
-                phi.add_incoming(y, other_end)
         results = list(inits)  # the descriptors: not read after the loop
-        for i, phis in joined.items():
-            results[i] = self.context.lanes.assemble(phis)
+        for i, value in self.context.lanes.joined([(then_values, then_end), (other_values, other_end)]).items():
+            results[i] = value
         return results
 
     def trips(self, lower: ir.Value, upper: ir.Value, step: ir.Constant) -> ir.Value:

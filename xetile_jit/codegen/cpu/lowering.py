@@ -179,13 +179,9 @@ class VectorDpas(CpuDpas):
                 border_values = self.components(
                     self.in_memory_chains(self.op_chains(groups), columns, in_place, tested=True), taken)
                 border_end = b.block
-        joined = {op: [b.phi(x.type) for x in inside_values[op]] for op in taken}  # every phi before the first insert
-        for op, phis in joined.items():
-            for phi, x, y in zip(phis, inside_values[op], border_values[op]):
-                phi.add_incoming(x, inside_end)
-                phi.add_incoming(y, border_end)
         results = {op.result: ir.Constant(llvm_type(op.result.type), ir.Undefined) for op in run}
-        results.update((op.result, self.context.lanes.assemble(phis)) for op, phis in joined.items())
+        joined = self.context.lanes.joined([(inside_values, inside_end), (border_values, border_end)])
+        results.update((op.result, value) for op, value in joined.items())
         return results
 
     def products(self, op) -> InMemoryProducts:

@@ -12,7 +12,7 @@ from ...ir import simt_ops as S
 from ...target.targets import MAX_VECTOR_COMPONENTS
 from ..scalar_bits import scalar_bits
 from ..xe.llvm_helpers import SHUFFLE, SLOTS, moved
-from .core import I32, I64, components, counted_loop
+from .core import I32, I64, components, counted_loop, phis
 
 
 class Lanes:
@@ -134,6 +134,19 @@ class Lanes:
         if isinstance(v, PrivateBlock):
             return v.count
         return components(v.type)
+
+    def joined(self, paths: list[tuple[dict, ir.Block]]) -> dict:
+        """Each key's lane value where `paths` meet, each ({key: the value's components on that path}, the path's last
+        block): a phi a component (Target.lane_scalars: the driver kept a vector phi lane after lane in memory), every
+        phi before the first insert of the values assembled from them."""
+        first = paths[0][0]
+        made = phis(self.context.builder, [x.type for key in first for x in first[key]],
+                    [([x for key in first for x in values[key]], block) for values, block in paths])
+        result, start = {}, 0
+        for key in first:
+            result[key] = self.assemble(made[start:start + len(first[key])])
+            start += len(first[key])
+        return result
 
     def assemble(self, items: list[ir.Value], into: PrivateBlock | None = None) -> ir.Value | PrivateBlock:
         """One lane value of `items`: a vector, or a PrivateBlock (`into`, or a new one) beyond a vector's size."""
