@@ -38,12 +38,12 @@ from ..language import dsl as xt
 from ..jit.autotune import Config, autotune
 from ..jit.kernel import kernel
 from ..compiler.layout_space import layouts
+from ..codegen.xe.dpas_emulation import whole_k_loops
 from ..ir.attrs import Layout
 from ..ir.types import COL_MAJOR, dtype_of_numpy, float32, int32
 from ..runtime.args import array_layout, array_order, as_array, is_array, is_usm, transposed
 from ..runtime.device import array_queue, select_device
 from ..runtime.scratch import scratch
-from ..codegen.xe.dpas_emulation import whole_k_loops
 from ..runtime.torch_tensors import as_numpy_dtype, is_tensor, new_tensor
 
 ACTIVATIONS = (None, "relu", "gelu", "silu")
@@ -393,7 +393,8 @@ def matmul(a, b, c=None, *, bias=None, activation=None, out_dtype=None, input_pr
         return c
     panels = in_panels_on(m, n, k, b, device)
     wide = panels and widens_f16(in_dtype, b, device)
-    a = widened(row_major_operand(a, n, device), device, "a") if wide else row_major_operand(a, n, device)
+    a = row_major_operand(a, n, device)
+    a = widened(a, device, "a") if wide else a
     if panels and n > PANEL_COLUMNS:
         b = b_panels(b, device, np.float32 if wide else None)
     else:
