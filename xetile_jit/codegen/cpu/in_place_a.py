@@ -134,6 +134,27 @@ class InPlaceA:
 CACHE_LINE_BITS = 512
 
 
+def products_loop(b: ir.IRBuilder, loop, rows: list[ir.Value], stride: ir.Value, b_reads: list, sums: list[list],
+                  operations: tuple, bounds: Bounds | None = None) -> list[list[ir.Value]]:
+    """One loop over k, made by `loop(b, carried, step)` (a counted loop, or one over a range known at run time),
+    adding A[r][k] * B[k] to `sums` (a list for each B of `b_reads`, a sum for each row of `rows`: the address of its
+    A[r][0], its k-th element `stride` elements on), each A[r][k] read once for every B, where inside the array by
+    `bounds` (the rows') when given; `b_reads`: for each B, (builder, k) -> B[k] as the multiply-adds take it;
+    `operations`: how A[r][k] is read from its address and added times B[k] to the rows' sums
+    (lowering.InMemoryProducts.operations). The sums after it."""
+    read, multiply_adds = operations
+    size = len(rows)
+
+    def step(bld, k, carried):
+        at = bld.mul(bld.zext(k, I64), stride)
+        addresses = [bld.gep(row, [at]) for row in rows]
+        a_k = [read(a) for a in addresses] if bounds is None else bounds.reads(bld, k, addresses, read)
+        return [total for j, b_read in enumerate(b_reads)
+                for total in multiply_adds(a_k, carried[j * size:(j + 1) * size], b_read(bld, k))]
+    carried = loop(b, [total for totals in sums for total in totals], step)
+    return [carried[j * size:(j + 1) * size] for j in range(len(b_reads))]
+
+
 def within(b: ir.IRBuilder, index: ir.Value, size: ir.Value) -> ir.Value:
     """i1: 0 <= index < size (i64)."""
     return b.and_(b.icmp_signed(">=", index, ir.Constant(I64, 0)), b.icmp_signed("<", index, size))

@@ -32,7 +32,7 @@ from ...ir import simt_ops as S
 from ...ir import xegpu_ops as G
 from ..llvm.core import I32, I64, ranged_loop
 from ..xe.dpas_emulation import row_groups, widen
-from .in_place_a import InPlaceA
+from .in_place_a import InPlaceA, products_loop
 from .in_place_b import b_source
 
 BODY_OPS = (S.SimtLoadNdOp, S.SimtDpasOp, C.ConstantOp, G.UpdateNdOffsetOp)
@@ -198,8 +198,7 @@ class InterchangedK:
         chains share) in groups of WholeK.sums sums, a loop over all k for each group."""
         b, in_place, lanes = self.context.builder, InPlaceA(self.descriptors), self.context.lanes
         total = b.trunc(b.mul(trips, ir.Constant(I64, plan.step_k)), I32)
-        read, multiply_adds = self.dpas.products(plan.chains[0].ops[0]).operations()
-        element, widened = self.b_element(plan.chains[0].ops[0])
+        operations = self.dpas.products(plan.chains[0].ops[0]).operations()
         whole_k, columns = self.dpas.loops().whole_k, plan.columns
         rows, stride = [], None
         for chain in columns[0]:
@@ -209,22 +208,14 @@ class InterchangedK:
         for first in range(0, len(columns), whole_k.columns):
             part = columns[first:first + whole_k.columns]
             sums = [[total for chain in chains for total in lanes.elements(inits[chain.carried])] for chains in part]
-            b_columns = [self.b_column(chains[0].b_loads[0], element) for chains in part]
+            b_reads = [self.b_read(chains[0]) for chains in part]
             for group in row_groups(len(rows), len(part), whole_k.sums):
-                size = len(group)
-
-                def step(bld, k, carried, group=group, size=size, b_columns=b_columns):
-                    at = bld.zext(k, I64)
-                    a_k = [read(bld.gep(rows[r], [bld.mul(at, stride)])) for r in group]
-                    out = []
-                    for j, (column, b_stride) in enumerate(b_columns):
-                        b_k = widened(bld.load(bld.gep(column, [bld.mul(at, b_stride)])))
-                        out += multiply_adds(a_k, carried[j * size:(j + 1) * size], b_k)
-                    return out
-                looped = ranged_loop(b, ir.Constant(I32, 0), total,
-                                     [total for column in sums for total in column[group.start:group.stop]], step)
-                for j, column in enumerate(sums):
-                    column[group.start:group.stop] = looped[j * size:(j + 1) * size]
+                looped = products_loop(b, lambda bld, carried, step: ranged_loop(bld, ir.Constant(I32, 0), total,
+                                                                                   carried, step),
+                                       [rows[r] for r in group], stride, b_reads,
+                                       [column[group.start:group.stop] for column in sums], operations)
+                for column, carried in zip(sums, looped):
+                    column[group.start:group.stop] = carried
             for chains, column in zip(part, sums):
                 start = 0
                 for chain in chains:
@@ -241,10 +232,12 @@ class InterchangedK:
         mad = self.dpas.mad(op)
         return ir.IntType(mad.bits), lambda bits: widen(self.context.builder, bits, mad.b)
 
-    def b_column(self, load: S.SimtLoadNdOp, element: ir.Type) -> tuple[ir.Value, ir.Value]:
-        """The address of this lane's element of the B block's first row (as `element`), and the elements from
-        one row to the next (i64): element k of the lane's column is k rows on (codegen/cpu/in_place_b.py)."""
+    def b_read(self, chain: Chain):
+        """(builder, k) -> element k of this lane's column of `chain`'s B blocks, read in B's memory as the
+        multiply-adds take it (b_element): B[y + k][x + lane], k rows on (codegen/cpu/in_place_b.py)."""
         b = self.context.builder
-        array, x, y = InPlaceA(self.descriptors).place(load)
-        address = b.gep(array.element_pointer(b, y, x), [self.context.lane_index()])
-        return b.bitcast(address, element.as_pointer(array.pointer.type.addrspace)), array.row_stride
+        element, widened = self.b_element(chain.ops[0])
+        array, x, y = InPlaceA(self.descriptors).place(chain.b_loads[0])
+        address = b.bitcast(b.gep(array.element_pointer(b, y, x), [self.context.lane_index()]),
+                            element.as_pointer(array.pointer.type.addrspace))
+        return lambda bld, k: widened(bld.load(bld.gep(address, [bld.mul(bld.zext(k, I64), array.row_stride)])))

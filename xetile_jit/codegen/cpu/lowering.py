@@ -32,7 +32,7 @@ from llvmlite import ir
 from ...ir import simt_ops as S
 from ...ir.core import FuncOp
 from ...target.targets import Target
-from ..llvm.core import F32, I32, I64, counted_loop, llvm_type
+from ..llvm.core import F32, I32, counted_loop, llvm_type
 from ..llvm.dpas import SHARED_A, Dpas, dpas_batches, same_a
 from ..llvm.lanes import Lanes, PrivateBlock
 from ..llvm.lowering import XeGPULowering
@@ -42,7 +42,7 @@ from ..xe.dpas_emulation import (KLoops, a_words, b_column_type, chained_results
                                  multiply_add, row_groups, row_loops, staged, widen, widened_b, widened_chain)
 from ..xe.llvm_helpers import ROLLED
 from .block_loops import BlockLoops
-from .in_place_a import Bounds, InPlaceA, source_load
+from .in_place_a import Bounds, InPlaceA, products_loop, source_load
 from .in_place_b import InPlaceB, b_source
 from .k_interchange import InterchangedK
 from .negation import OpaqueNegativeZeros, negation_operand, opaque_zero
@@ -290,22 +290,14 @@ class VectorDpas(CpuDpas):
     def in_memory_loop(self, products: InMemoryProducts, rows: list[ir.Value], stride: ir.Value,
                        columns: list[PrivateBlock], sums: list[list[ir.Value]],
                        bounds: Bounds | None = None) -> list[list[ir.Value]]:
-        """One loop over k adding A[r][k] * B[k] to `sums` (a list for each B column of `columns`, a sum for each
-        row of `rows`: the address of its A[r][0], its k-th element `stride` elements on), each A[r][k] read once
-        for every column, where inside the array by `bounds` (the rows') when given; the sums after it. `products`:
-        how the DPAS ops' kind reads and multiplies A (VectorDpas.products)."""
-        read, multiply_adds = products.operations()
-        size, count = len(rows), columns[0].count
-
-        def step(bld, k, carried):
-            at = bld.mul(bld.zext(k, I64), stride)
-            addresses = [bld.gep(row, [at]) for row in rows]
-            a_k = [read(a) for a in addresses] if bounds is None else bounds.reads(bld, k, addresses, read)
-            return [total for j, column in enumerate(columns) for total in multiply_adds(
-                a_k, carried[j * size:(j + 1) * size], bld.load(column.slot(bld, k)))]
-        carried = counted_loop(self.context.builder, count, [total for totals in sums for total in totals], step,
-                               loop_hints(count))
-        return [carried[j * size:(j + 1) * size] for j in range(len(columns))]
+        """One loop over a K step's k (in_place_a.products_loop) adding A[r][k] * B[k] to `sums` (a list for each B
+        column of `columns`, private ones, a sum for each row of `rows`), where inside the array by `bounds` when
+        given; the sums after it. `products`: how the DPAS ops' kind reads and multiplies A (VectorDpas.products)."""
+        count = columns[0].count
+        return products_loop(self.context.builder,
+                             lambda b, carried, step: counted_loop(b, count, carried, step, loop_hints(count)),
+                             rows, stride, [lambda bld, k, column=column: bld.load(column.slot(bld, k))
+                                            for column in columns], sums, products.operations(), bounds)
 
     def mad(self, op) -> X.DpasBuiltin:
         """The DPAS builtin of `op`, a kind the builtin's emulation computes."""
