@@ -87,6 +87,28 @@ def test_a_descriptor_read_after_the_loop_keeps_the_loop_as_written(rng, monkeyp
     assert interchanged_loops(kernel_ir(gemm_then_next_tile, a, b, c, d, 64, BK=32, target="cpu")) == []
 
 
+@xetile.kernel
+def gemm_by_steps(a, b, c, K, STEP):
+    """C = A @ B over K in K steps of 32, the loop's step a kernel argument."""
+    ta, tb = xetile.init_tile(a, [0, 0], [32, 32]), xetile.init_tile(b, [0, 0], [32, 64])
+    acc = xetile.zeros([32, 64], xetile.float32)
+    for k in range(0, K, STEP):
+        acc = xetile.tile_mma(xetile.load_tile(ta), xetile.load_tile(tb), acc)
+        ta, tb = xetile.update_tile_offset(ta, [0, 32]), xetile.update_tile_offset(tb, [32, 0])
+    xetile.store_tile(xetile.init_tile(c, [0, 0], [32, 64]), acc)
+
+
+def test_a_loop_whose_step_is_known_at_run_time_only_stays_as_written(rng, monkeypatch):
+    """The loops over all of K count the K loop's iterations from its constant step: a loop whose step is a kernel
+    argument has none and stays as written, with the right numbers."""
+    built_for_cpu(monkeypatch, gemm_by_steps, AVX2)
+    a, b = (rng.integers(-8, 8, shape).astype(np.float32) for shape in ((32, 96), (96, 64)))
+    c = np.zeros((32, 64), np.float32)
+    gemm_by_steps[(1,)](a, b, c, 96, 32, device=DEVICE)
+    np.testing.assert_array_equal(c, a @ b)
+    assert interchanged_loops(kernel_ir(gemm_by_steps, a, b, c, 96, 32, target="cpu")) == []
+
+
 @pytest.mark.parametrize("cpu", [AVX2, AVX512], ids=["avx2", "avx512"])
 def test_f16_sums_over_all_of_k_where_a_sum_takes_one_register(rng, monkeypatch, cpu):
     """The DPAS emulation's f16 products (A and B widened as they are read) in loops over all of K with AVX-512, 4

@@ -12,13 +12,14 @@ k to the last, as a BLAS kernel keeps them (dpas_emulation.whole_k_loops: how ma
 hand-written OpenCL C kernel of that shape ran at 0.94 of the peak with AVX2 code (docs/performance.md "What bounds
 the tutorial GEMM").
 
-The sums are the loop's, k ascending, each the same multiply-add as before (dpas_emulation.multiply_add for the
-kinds the DPAS emulation widens): the same numbers. A K loop qualifies (`plan`) when its body is block loads, DPAS
-ops of those kinds in chains over a K step (lowering.VectorDpas.a_in_memory_groups), constant offsets and the yield;
-each chain's C a value the loop carries and the chain's result its next value; each A and B descriptor a value the
-loop carries, moved each iteration by the chain's K along A's rows and down B's columns, and none read after the
-loop. At run time it takes this path where every A and B block of every iteration lies inside its array and B's
-rows lie close together (B_ROW_BYTES); else the loop as written (`InterchangedK.lower`).
+The sums are the loop's, k ascending, each the same multiply-add as before (dpas_emulation.multiply_add for the kinds
+the DPAS emulation widens): the same numbers. A K loop qualifies (`plan`) when its step is a positive constant (the
+iterations are counted from it), its body block loads, DPAS ops of those kinds in chains over a K step
+(lowering.VectorDpas.a_in_memory_groups), constant offsets and the yield; each chain's C a value the loop carries and
+the chain's result its next value; each A and B descriptor a value the loop carries, moved each iteration by the chain's
+K along A's rows and down B's columns, and none read after the loop. At run time it takes this path where every A and B
+block of every iteration lies inside its array and B's rows lie close together (B_ROW_BYTES); else the loop as written
+(`InterchangedK.lower`).
 """
 from __future__ import annotations
 
@@ -58,11 +59,13 @@ class Chain:
 @dataclass(frozen=True)
 class KPlan:
     """A K loop `loop` the interchange takes: its chains, the same chains by B column (`columns`: each column's on
-    the same rows of A, in one order) and the K of a step (`step_k`, every chain's K)."""
+    the same rows of A, in one order), the K of a step (`step_k`, every chain's K) and the loop's constant step
+    (`step`, positive)."""
     loop: C.ForOp
     chains: list
     columns: list
     step_k: int
+    step: int
 
 
 class InterchangedK:
@@ -80,7 +83,9 @@ class InterchangedK:
             return None
         iv, *args = loop.body.args
         ops, yielded = loop.body.ops[:-1], loop.body.terminator.operands
-        if iv.uses or not all(isinstance(op, BODY_OPS) for op in ops):
+        step = loop.operands[2].owner
+        if iv.uses or not all(isinstance(op, BODY_OPS) for op in ops) or not isinstance(step, C.ConstantOp) or \
+                step.value <= 0:
             return None
         run = [op for op in ops if isinstance(op, S.SimtDpasOp)]
         if not run or any(self.dpas.kind(op) not in whole_k.kinds for op in run):
@@ -109,7 +114,7 @@ class InterchangedK:
         loads = [op for op in ops if isinstance(op, S.SimtLoadNdOp)]
         if any(not all(isinstance(user, S.SimtDpasOp) for user, _ in op.result.uses) for op in loads):
             return None
-        return KPlan(loop, chains, columns, step_k)
+        return KPlan(loop, chains, columns, step_k, step.value)
 
     def chain(self, ops: list, args: list, yielded: list) -> Chain | None:
         """The Chain of DPAS `ops`, where its C is carried (a body argument the loop yields the chain's result
@@ -138,13 +143,11 @@ class InterchangedK:
         """The loop's results: interchanged where every block of every iteration lies inside its array, else
         `as_written()` (the loop's lowering as written)."""
         b, loop = self.context.builder, plan.loop
-        lower, upper, step, *inits = self.context.operands(loop)
-        if not isinstance(step, ir.Constant) or step.constant <= 0:
-            return as_written()
+        lower, upper, _, *inits = self.context.operands(loop)
         args = loop.body.args[1:]
         for arg, init in zip(args, inits):  # each block as the first iteration reads it
             self.context.values[arg] = init
-        trips = self.trips(lower, upper, step)
+        trips = self.trips(lower, upper, plan.step)
         taken = [chain.carried for chain in plan.chains]
         with b.if_else(self.inside(plan, trips)) as (then, otherwise):
             with then:
@@ -160,12 +163,12 @@ class InterchangedK:
             results[i] = value
         return results
 
-    def trips(self, lower: ir.Value, upper: ir.Value, step: ir.Constant) -> ir.Value:
-        """The loop's iterations (i64; 0 where upper <= lower): a positive constant step."""
+    def trips(self, lower: ir.Value, upper: ir.Value, step: int) -> ir.Value:
+        """The loop's iterations (i64; 0 where upper <= lower) by a positive `step`."""
         b = self.context.builder
         low, high = (b.sext(v, I64) if v.type != I64 else v for v in (lower, upper))
         span = b.sub(high, low)
-        count = b.sdiv(b.add(span, ir.Constant(I64, step.constant - 1)), ir.Constant(I64, step.constant))
+        count = b.sdiv(b.add(span, ir.Constant(I64, step - 1)), ir.Constant(I64, step))
         return b.select(b.icmp_signed(">", span, ir.Constant(I64, 0)), count, ir.Constant(I64, 0))
 
     def inside(self, plan: KPlan, trips: ir.Value) -> ir.Value:
