@@ -21,7 +21,9 @@ same work, a row a subgroup): what the device reaches on the rows without our co
 blocking `SyclQueue.submit`, which waits for its own event; ours are waited for the same way, by the event their
 launch returns (`kernel[grid](...).wait()`: a `queue.wait()` after it cost 13-25 us more at 4096x512,
 docs/performance.md). `kernel_ms` is our softmax's and layer norm's kernel run as the hand-written ones, with the
-arguments of its launch (`kernel_alone`), so that `ms` minus `kernel_ms` is what our launch path adds.
+arguments of its launch (`kernel_alone`), so that `ms` minus `kernel_ms` is what our launch path adds; `x/opencl-c`
+is the hand-written kernel's time over ours launched, `k/opencl-c` over our kernel alone (the project's mark for the
+rows: 1.0 or more in every cell).
 First launch: the tutorial GEMM (f16, 256x256 tile, 256x256 problem) in a fresh process with an empty
 XETILE_CACHE_DIR, per target: import, trace, compile, the driver's build, run. The machine may be shared: each time
 is the best of `--repeat` runs; oneMKL and the GEMMs, and the rows' copy, numpy and kernels, in turns of bursts
@@ -220,9 +222,19 @@ def row_rows(dpnp, targets, widths, rows_count, repeat, math: dict, padded: bool
                                    "ms": ours * 1e3, "x/copy": copy / ours,
                                    "x/numpy": numpy_time / ours, "max_abs_error": error,
                                    **({"x/torch": times[TORCH] / ours} if TORCH in times else {}),
-                                   **({"kernel_ms": times[KERNEL_ALONE + target] * 1e3}
-                                      if KERNEL_ALONE + target in times else {})})
+                                   **reference_ratios(times, target)})
     return result
+
+
+def reference_ratios(times: dict, target: str) -> dict:
+    """Our kernel on `target` beside the hand-written one in `times` (row_rows): `kernel_ms`, our kernel alone;
+    `x/opencl-c` and `k/opencl-c`, the hand-written kernel's time over ours launched and over our kernel alone (above
+    1.0 ours is faster). None of them for a kernel without a hand-written one, nor for the hand-written one itself."""
+    alone = times.get(KERNEL_ALONE + target)
+    if alone is None:
+        return {}
+    return {"kernel_ms": alone * 1e3, "x/opencl-c": times[REFERENCE] / times[target],
+            "k/opencl-c": times[REFERENCE] / alone}
 
 
 def torch_layer_norm_baseline():
@@ -341,8 +353,8 @@ def main() -> None:
     if "rows" in args.only:
         mode = "fast" if args.fast_math else "fused" if args.fp_fusion else "precise"
         by_row = row_rows(dpnp, args.targets, widths, 4096, args.repeat, MATH[mode], args.padded)
-        print_table(by_row, ["kernel", "shape", "dtype", "target", "tile", "ms", "kernel_ms", "x/copy", "x/numpy",
-                             "x/torch", "max_abs_error"])
+        print_table(by_row, ["kernel", "shape", "dtype", "target", "tile", "ms", "kernel_ms", "x/opencl-c",
+                             "k/opencl-c", "x/copy", "x/numpy", "x/torch", "max_abs_error"])
         rows += by_row
     if "first" in args.only:
         first = [{"kernel": "first launch", "target": t, "seconds": first_launch(t)} for t in args.targets]

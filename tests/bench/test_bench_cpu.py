@@ -30,3 +30,13 @@ def test_a_kernel_run_alone_computes_its_launchs_rows(width, padded):
     assert not usm.asnumpy(y).any()
     bench_cpu.kernel_alone(kernel, grid, args, {**shape, "target": "cpu"})()
     np.testing.assert_allclose(usm.asnumpy(y), expected(), rtol=1e-5, atol=1e-5)
+
+
+def test_the_rows_give_the_hand_written_kernels_time_over_ours():
+    """`x/opencl-c` over our launch, `k/opencl-c` over our kernel alone; nothing for a kernel without a hand-written
+    one (the bounds) nor for the hand-written one itself."""
+    times = {"cpu": 0.5e-3, bench_cpu.KERNEL_ALONE + "cpu": 0.4e-3, bench_cpu.REFERENCE: 0.3e-3}
+    assert bench_cpu.reference_ratios(times, "cpu") == pytest.approx(
+        {"kernel_ms": 0.4, "x/opencl-c": 0.6, "k/opencl-c": 0.75})
+    assert bench_cpu.reference_ratios(times, bench_cpu.REFERENCE) == {}
+    assert bench_cpu.reference_ratios({"cpu": 0.5e-3}, "cpu") == {}
