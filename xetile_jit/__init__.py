@@ -6,7 +6,8 @@ from .runtime.opencl.environment import enable_gpu_driver_cache, expose_cpu_runt
 expose_cpu_runtime()  # before anything imports dpctl (docs/DESIGN.md §4)
 enable_gpu_driver_cache()  # likewise: the GPU driver reads it when it initializes
 
-from .errors import BlockIOFallbackWarning, CompilationError, DeviceAssertionError, InterpretCheckError, LaunchError
+from .errors import (BlockIOFallbackWarning, CompilationError, DeviceAssertionError, InterpretCheckError, LaunchError,
+                     UnvectorizedKernelWarning)
 from .jit.autotune import Config, autotune
 from .language.dsl import (PropagateNan, abs, alloc_slm, arange, associative_scan, atomic_rmw_tile, barrier,
                            bitcast, broadcast_to, cast, cdiv, ceil, constexpr, convert_layout, cos, cumsum,
@@ -47,7 +48,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "__version__", "BlockIOFallbackWarning", "CompilationError", "DeviceAssertionError", "InterpretCheckError",
-    "LaunchError",
+    "LaunchError", "UnvectorizedKernelWarning",
     "default_device", "default_target", "empty_shared", "synchronize", "CompiledKernel", "Kernel", "kernel",
     "heuristics", "constexpr", "Layout",
     "Config", "autotune", "layouts",

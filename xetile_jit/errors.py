@@ -71,6 +71,12 @@ class BlockIOFallbackWarning(UserWarning):
     Given once per kernel compile; XETILE_QUIET=1 silences it."""
 
 
+class UnvectorizedKernelWarning(UserWarning):
+    """A kernel the OpenCL CPU compiler did not vectorize for its target, which then runs as compiled for the
+    target's fallback (Target.unvectorized_fallback: the `cpu` target's is `xe-emulated`, each block through its
+    builtin; slower). Given once per kernel compile; XETILE_QUIET=1 silences it."""
+
+
 def warn(message: str, category: type[Warning]) -> None:
     """warnings.warn, attributed to the first frame outside xetile_jit (the user's launch or warmup line), so that
     the warning shows the user's source line and Python's filters see the user's module."""

@@ -56,7 +56,7 @@ def test_a_built_program_is_kept_and_the_next_build_loads_it(setup):
 
 def test_a_binary_the_runtime_refuses_is_replaced(setup):
     queue, compiled, key, x, y = setup
-    DiskCache().put(key, {driver_binaries.FIELD: b"\x7fELF not a program"})
+    DiskCache().put(key, {driver_binaries.FIELD: b"\x7fELF not a program", driver_binaries.UNVECTORIZED: ""})
     z, from_binary = launched(queue, compiled, x, y)
     assert not from_binary
     np.testing.assert_allclose(z, 3 * x + y, rtol=1e-6)
@@ -116,3 +116,28 @@ def test_a_fresh_process_loads_what_an_earlier_one_built(setup, tmp_path):
         return result.stdout.strip()
 
     assert (run(), run()) == ("False", "True")
+
+
+def test_a_binary_keeps_which_kernels_the_compiler_did_not_vectorize(setup, monkeypatch):
+    """A program loaded from its binary has no build log to ask (runtime/opencl/build_log.py): its entry names the
+    kernels the compiler did not vectorize, here `axpy` as the log is made to say."""
+    queue, compiled, key, x, y = setup
+    built, from_binary = launched(queue, compiled, x, y)
+    assert not from_binary and DiskCache().get(key)[driver_binaries.UNVECTORIZED] == ""
+    assert not compiled.programs[queue.sycl_context].unvectorized("axpy")
+    DiskCache().discard(key)
+    monkeypatch.setattr(driver_binaries.build_log, "unvectorized", lambda kernel, q: True)
+    launched(queue, compiled, x, y)
+    assert DiskCache().get(key)[driver_binaries.UNVECTORIZED] == "axpy"
+    z, from_binary = launched(queue, compiled, x, y)
+    assert from_binary and compiled.programs[queue.sycl_context].unvectorized("axpy")
+    np.testing.assert_array_equal(z, built)
+
+
+def test_an_entry_without_those_names_is_replaced(setup):
+    queue, compiled, key, x, y = setup
+    launched(queue, compiled, x, y)
+    DiskCache().put(key, {driver_binaries.FIELD: DiskCache().get(key)[driver_binaries.FIELD]})
+    z, from_binary = launched(queue, compiled, x, y)
+    assert not from_binary and DiskCache().get(key)[driver_binaries.UNVECTORIZED] == ""
+    np.testing.assert_allclose(z, 3 * x + y, rtol=1e-6)

@@ -81,7 +81,8 @@ def test_targets_differ_only_in_their_entries():
     assert get_target("xe-hpg").block_io is None
     assert replace(get_target("cpu"), name="xe-emulated", abi=EMULATED, block_io=BlockIO(),
                    largest_loads=True, whole_row_bytes=0, row_subgroups=False, one_row_rolled_blocks=False,
-                   few_registers_row_columns=0, group_reductions=False) == get_target("xe-emulated")
+                   few_registers_row_columns=0, group_reductions=False,
+                   unvectorized_fallback=None) == get_target("xe-emulated")
 
 
 def test_tf32_dpas_is_in_the_sub_group_16_targets_tables():

@@ -43,7 +43,7 @@ from .tracer import Tracer
 
 META_FIELD = "meta"  # the entry field holding everything but the IR texts and the SPIR-V, as JSON
 # of compile_spirv's result: not IR
-LAUNCH_FIELDS = ("num_subgroups", "lanes", "build_options", "packed_sizes", "subgroup_rows")
+LAUNCH_FIELDS = ("num_subgroups", "lanes", "build_options", "packed_sizes", "subgroup_rows", "exchanges_lanes")
 
 
 @dataclass(frozen=True)
@@ -74,12 +74,14 @@ class CompiledArtifact:
     loop_steps: tuple[str, ...] = ()  # scalar arguments a runtime loop steps by: a launch refuses 0 for them
     packed_sizes: bool = False  # the kernel takes its arrays' sizes as one struct (BuiltinAbi.packed_sizes)
     subgroup_rows: bool = False  # its sub-groups are the rows of its local range (BuiltinAbi.subgroup_rows)
+    exchanges_lanes: bool = False  # a lane reads other lanes' values (simt_ops.exchanges_lanes)
 
     def to_entry(self) -> dict:
         meta = {"name": self.name, "written": sorted(self.written), "num_subgroups": self.num_subgroups,
                 "lanes": self.lanes, "build_options": self.build_options,
                 "dependencies": [d.to_json() for d in self.dependencies], "loop_steps": list(self.loop_steps),
-                "packed_sizes": self.packed_sizes, "subgroup_rows": self.subgroup_rows}
+                "packed_sizes": self.packed_sizes, "subgroup_rows": self.subgroup_rows,
+                "exchanges_lanes": self.exchanges_lanes}
         return {**self.asm, META_FIELD: json.dumps(meta)}
 
     @property
@@ -100,7 +102,8 @@ class CompiledArtifact:
         return cls(str(meta["name"]), {k: v for k, v in entry.items() if k != META_FIELD},
                    frozenset(map(str, meta["written"])), int(meta["num_subgroups"]), int(meta["lanes"]),
                    str(meta["build_options"]), tuple(Dependency(*map(str, d)) for d in meta["dependencies"]),
-                   tuple(map(str, meta["loop_steps"])), bool(meta["packed_sizes"]), bool(meta["subgroup_rows"]))
+                   tuple(map(str, meta["loop_steps"])), bool(meta["packed_sizes"]), bool(meta["subgroup_rows"]),
+                   bool(meta["exchanges_lanes"]))
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 from ..ir.core import FuncOp, walk
 from ..ir.debug_ops import DeviceAssertOp
-from ..ir.simt_ops import SimtDpasOp
+from ..ir.simt_ops import SimtDpasOp, exchanges_lanes
 from ..toolchain import isa_stats, ocloc
 from ..target.code_budget import check_code_size, check_registers, check_slm, slm_bytes
 from ..codegen.spirv import emit_spirv
@@ -158,7 +158,8 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     `block_io_fallback`: the arrays 2D block messages cannot address, by name, with their rules, and the shared
     local memory a workgroup takes), and what launch
     needs: "num_subgroups" and "lanes" of a workgroup, the driver's "build_options", whether the kernel takes
-    its arrays' sizes packed ("packed_sizes", the ABI's) and whether its sub-groups are rows ("subgroup_rows")."""
+    its arrays' sizes packed ("packed_sizes", the ABI's), whether its sub-groups are rows ("subgroup_rows") and
+    whether its lanes read each other's values ("exchanges_lanes")."""
     stages = lower(func, target=target, num_subgroups=num_subgroups, prefetch_distance=prefetch_distance,
                    fast_math=fast_math, fp_fusion=fp_fusion)
     simt = stages["xegpu-simt"]
@@ -175,7 +176,8 @@ def compile_spirv(func: FuncOp, target: Target, num_subgroups: int | None = None
     result = {"xegpu": print_func(stages["xegpu-wg"]), "xegpu-sg": print_func(stages["xegpu-sg"]),
               "xegpu-simt": print_func(simt), "llir": llir, "spirv": spirv,
               "num_subgroups": simt.num_subgroups, "lanes": simt.lanes, "build_options": options,
-              "packed_sizes": target.abi.packed_sizes, "subgroup_rows": target.abi.subgroup_rows}
+              "packed_sizes": target.abi.packed_sizes, "subgroup_rows": target.abi.subgroup_rows,
+              "exchanges_lanes": exchanges_lanes(simt)}
     with timing.stage(func.sym_name, "gpu-isa (ocloc)") if ocloc.tools(target) else contextlib.nullcontext():
         build = ocloc.gpu_build(spirv, target, options)
     if build is not None:

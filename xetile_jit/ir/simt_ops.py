@@ -27,7 +27,7 @@ import numpy as np
 
 from . import numeric
 from .attrs import Layout
-from .core import Operation, Value
+from .core import Operation, Value, walk
 from .cache_hints import CacheHints, hint_attrs
 from .debug_ops import DevicePrintOp
 from .effects import reads, writes
@@ -568,3 +568,15 @@ def gather_plan(source_lanes: np.ndarray, components: np.ndarray) -> list[list[t
 def moves_in(plan: list[list[tuple[int, int]]]) -> int:
     """The moves between lanes (shuffles and broadcasts) of a `gather_plan`."""
     return sum(source != OWN for row in plan for _, source in row)
+
+
+# the ops a lane reads other lanes' values by: reductions across lanes, moves between them, and DPAS, whose A
+# element of row r, column k a lane takes from lane k (docs/reference/xe_builtins.md §1.3)
+LANE_EXCHANGES = (SubgroupReduceOp, LaneGatherOp, SimtDpasOp)
+
+
+def exchanges_lanes(func) -> bool:
+    """Whether the work-item-level kernel `func` has a lane read another lane's values (LANE_EXCHANGES): such a
+    kernel is right only where its sub-groups run as such, which the OpenCL CPU compiler does where it vectorizes
+    the kernel (runtime/opencl/build_log.py)."""
+    return any(isinstance(op, LANE_EXCHANGES) for op in walk(func.body))

@@ -21,8 +21,8 @@ import types
 from collections.abc import Mapping
 
 from ..ir.interpreter import run_ir
-from ..target.targets import xe_abi
-from ..errors import CompilationError, LaunchError, did_you_mean
+from ..target.targets import get_target, xe_abi
+from ..errors import CompilationError, LaunchError, UnvectorizedKernelWarning, did_you_mean, warn
 from ..ir.attrs import Layout
 from ..ir.types import DType
 from ..runtime import ordering, progress, timing
@@ -224,12 +224,21 @@ class CompiledKernel:
         if event is not None:
             event.wait()
 
+    def unvectorized(self, queue) -> bool:
+        """Whether the OpenCL CPU compiler, building its program for `queue`, did not vectorize it: its work-items
+        then run one at a time (runtime/opencl/build_log.py)."""
+        return self.program(queue).unvectorized(self.name)
+
     def sycl_kernel(self, queue):
-        """The dpctl SyclKernel on `queue`'s context, its program built once per context."""
+        """The dpctl SyclKernel on `queue`'s context."""
+        return self.program(queue).kernel(self.name)
+
+    def program(self, queue) -> SyclProgram:
+        """The SYCL program on `queue`'s context, built once per context."""
         program = self.programs.get(queue.sycl_context)
         if program is None:
             program = self.programs[queue.sycl_context] = self.build(queue)
-        return program.kernel(self.name)
+        return program
 
     def build(self, queue) -> SyclProgram:
         """The SYCL program; a driver that refuses to build it (bad XETILE_BUILD_OPTIONS, say) is a LaunchError."""
@@ -349,13 +358,34 @@ class Kernel:
                                          fp_fusion(options))
         return (tuple(specs.values()), key_consts, compile_options), specs, consts, compile_options
 
-    def compiled_for(self, values: dict, options: dict, target: str) -> CompiledKernel:
+    def compiled_for(self, values: dict, options: dict, target: str, queue=None) -> CompiledKernel:
+        """The kernel compiled for these arguments, options and target; for a launch on `queue` (a SYCL queue), one
+        that runs right there: where its lanes read each other's values, one the OpenCL CPU compiler vectorized
+        (`vectorized_fallback`)."""
         key, specs, consts, compile_options = self.specialize(values, options, target)
         compiled = self.cache.get(key)
         if compiled is None or not all_unchanged(compiled.reads):
             result = compile_kernel(self, specs, consts, key[1], compile_options)
             compiled = self.cache[key] = CompiledKernel(specs, target, result, launch_shapes(specs, values))
+        if queue is not None and compiled.artifact.exchanges_lanes and compiled.unvectorized(queue):
+            return self.vectorized_fallback(compiled, values, options, queue)
         return compiled
+
+    def vectorized_fallback(self, compiled: CompiledKernel, values: dict, options: dict, queue) -> CompiledKernel:
+        """For a kernel whose lanes read each other's values and which the OpenCL CPU compiler did not vectorize on
+        `queue`, so that its lanes would not run as a sub-group: the kernel compiled for its target's
+        `unvectorized_fallback` (itself vectorized, or refused the same way); a LaunchError where there is none."""
+        fallback = get_target(compiled.target).unvectorized_fallback
+        if fallback is None:
+            raise LaunchError(f"the OpenCL CPU compiler did not vectorize kernel {self.__name__} for target "
+                              f"{compiled.target}: it would run each work-item alone, and lanes that exchange values "
+                              "would read each other's before they are there (docs/guide.md §6.6, 'Kernels the "
+                              "OpenCL CPU compiler does not vectorize')")
+        if os.environ.get("XETILE_QUIET") != "1":
+            warn(f"xetile_jit: the OpenCL CPU compiler did not vectorize kernel {self.__name__} for target "
+                 f"{compiled.target}; it runs as compiled for target {fallback} (slower). XETILE_QUIET=1 silences "
+                 "this.", UnvectorizedKernelWarning)
+        return self.compiled_for(values, options, fallback, queue)
 
     # ---- launch ----------------------------------------------------------------------------
     def run(self, grid, args, kwargs):
@@ -430,7 +460,8 @@ class Kernel:
             bound = self.fast_bind(args, kwargs)
         device: Device = select_device(options.get("device"), values.values())
         check_tensor_devices(values, device.queue)
-        compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")))
+        compiled = self.compiled_for(values, options, choose_target(device.target, options.get("target")),
+                                     None if device.kind == NUMPY else device.queue)
         launched = bound[1] if bound is not None else tuple(values.values())
         plan = LaunchPlan.of(compiled, device, self.params, launched,
                              self.lock, interpret_check(options, device))

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from .kernel_bundles import kernel_bundle_api
-from .opencl import driver_binaries
+from .opencl import build_log, driver_binaries
 from . import ordering
 from .opencl.leaks import release_leaked
 from .profiling import record
@@ -52,8 +52,11 @@ class SyclProgram:
         check_options(queue.sycl_device, options)
         self.spirv, self.options = spirv, options
         key = driver_binaries.binary_key(spirv, queue, options)
-        self.program = None if key is None else driver_binaries.load(key, queue, options)
+        loaded = None if key is None else driver_binaries.load(key, queue, options)
+        self.program, unvectorized = loaded or (None, frozenset())
         self.from_binary = self.program is not None
+        # name -> whether the compiler did not vectorize it (`unvectorized`): a kept binary's, as kept
+        self._unvectorized: dict = dict.fromkeys(unvectorized, True)
         self.key = key
         self.unkept = key if self.program is None else None  # kept once a kernel gives its native program
         if self.program is None:
@@ -66,7 +69,7 @@ class SyclProgram:
         driver's build log)."""
         program = None if self.key is None else driver_binaries.from_spirv(self.spirv, self.queue, self.options)
         self.program = program or kernel_bundle_api().from_spirv(self.queue, self.spirv, self.options)
-        self.from_binary, self.unkept = False, self.key
+        self.from_binary, self.unkept, self._unvectorized = False, self.key, {}
 
     def kernel(self, name: str):
         if name not in self._kernels:
@@ -79,10 +82,17 @@ class SyclProgram:
                 raise KeyError(f"no kernel {name!r} in the SPIR-V program")
             release_leaked(kernel, self.queue)
             if self.unkept is not None:
-                driver_binaries.keep(self.unkept, kernel)
+                driver_binaries.keep(self.unkept, kernel, self.queue)
                 self.unkept = None
             self._kernels[name] = kernel
         return self._kernels[name]
+
+    def unvectorized(self, name: str) -> bool:
+        """Whether the OpenCL CPU compiler did not vectorize kernel `name` when it built this program
+        (runtime/opencl/build_log.py; for a kept binary, as driver_binaries.keep kept it)."""
+        if name not in self._unvectorized:
+            self._unvectorized[name] = not self.from_binary and build_log.unvectorized(self.kernel(name), self.queue)
+        return self._unvectorized[name]
 
 
 def scalar_arg(value: np.generic):

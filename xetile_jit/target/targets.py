@@ -123,6 +123,12 @@ class Target:
     # DPAS takes FP8 (e4m3fn, e5m2) A and B: on none of these targets (PVC, Xe2, Xe3 DPAS take f16, bf16, tf32 and
     # 8-bit integers), so FP8 tile_mma operands are up-converted to f16 in registers (transforms/xetile/float8_mma.py)
     fp8_dpas: bool = False
+    # the target a kernel is compiled for instead where the OpenCL CPU compiler did not vectorize it for this one
+    # (runtime/opencl/build_log.py: it then runs each work-item alone, and lanes that exchange values read the others'
+    # before they are there; a fuzzed row kernel crashed so): the `cpu` target's fast paths after a tile's blocks
+    # left of its array left that kernel unvectorized, `xe-emulated`'s blocks each through its builtin did not.
+    # None: a launch refuses such a kernel (jit/kernel.py Kernel.vectorized_fallback)
+    unvectorized_fallback: str | None = None
     # the CPU whose vector units run the code (the CPU targets: the host's, whose OpenCL runtime builds the SPIR-V
     # for itself); its ISA decides the `cpu` lowering's register blocking and the pieces xetile.ops.matmul tries,
     # and its key is part of the compile cache's keys. None on GPU targets.
@@ -299,7 +305,7 @@ TARGETS = {target.name: target for target in (
            max_workgroup_size=8192, element_loops=True, out_of_line_atomics=True, lane_scalars=True,
            indexed_lane_reads=True, scattered_reductions=True, group_reductions=True, largest_loads=False,
            whole_row_bytes=16 * 1024, row_run_blocks=8, row_subgroups=True, one_row_rolled_blocks=True,
-           few_registers_row_columns=64,
+           few_registers_row_columns=64, unvectorized_fallback="xe-emulated",
            column_major_gathers=True, cpu=host_cpu()),
     Target("xe-emulated", 16, dpas_shapes(16), BlockIO(), abi=EMULATED, max_workgroup_size=8192,
            element_loops=True, out_of_line_atomics=True, lane_scalars=True, indexed_lane_reads=True,

@@ -22,6 +22,7 @@ CL_KERNEL_PROGRAM = 0x1194
 CL_PROGRAM_REFERENCE_COUNT = 0x1160
 CL_PROGRAM_BINARY_SIZES = 0x1165
 CL_PROGRAM_BINARIES = 0x1166
+CL_PROGRAM_BUILD_LOG = 0x1183
 BUNDLE_EXECUTABLE = 2  # sycl::bundle_state::executable
 BACKEND_OPENCL = 1     # sycl::backend::opencl
 SYCL_OBJECT_BYTES = 16  # a sycl::kernel_bundle: one std::shared_ptr to its implementation
@@ -43,6 +44,8 @@ class OpenCLApi:
         self.operator_new = typed(stdcxx._Znwm, handle, size)
         self.kernel_info = typed(opencl.clGetKernelInfo, ctypes.c_int, handle, uint, size, handle, handle)
         self.program_info = typed(opencl.clGetProgramInfo, ctypes.c_int, handle, uint, size, handle, handle)
+        self.build_info = typed(opencl.clGetProgramBuildInfo, ctypes.c_int, handle, handle, uint, size, handle,
+                                ctypes.POINTER(size))
         self.release_kernel = typed(opencl.clReleaseKernel, ctypes.c_int, handle)
         self.release_program = typed(opencl.clReleaseProgram, ctypes.c_int, handle)
         self.release_context = typed(opencl.clReleaseContext, ctypes.c_int, handle)

@@ -4,7 +4,8 @@ On opencl:cpu the driver's build is most of a kernel's first launch in a process
 between processes. So once it has built a program from SPIR-V, the program's native binary (`CL_PROGRAM_BINARIES`:
 an ELF object of the host CPU's code) is stored as a compile cache entry (runtime/cache.py: private, checksummed,
 size-capped), keyed by the SPIR-V, the build options and the device: its name, the runtime's version and the
-CPU's feature flags (target/cpu_features.py), since the code uses the host's vector instructions. A later process
+CPU's feature flags (target/cpu_features.py), since the code uses the host's vector instructions; beside it the
+kernels the compiler did not vectorize (build_log.py), which a program from the binary cannot tell. A later process
 loads it with `clCreateProgramWithBinary` and `clBuildProgram` (about a millisecond) and hands it to SYCL's OpenCL interop
 (`make_kernel_bundle`), whose kernel bundle, in storage from C++'s operator new so that dpctl's
 `DPCTLKernelBundle_Delete` can free it, becomes a dpctl kernel bundle through dpctl's C API (`SyclProgram_Make`; runtime/kernel_bundles.py).
@@ -21,10 +22,14 @@ import dpctl
 
 from ...target.cpu_features import host_cpu
 from ..cache import DiskCache
+from . import build_log
 from .api import (BACKEND_OPENCL, BUNDLE_EXECUTABLE, CL_PROGRAM_BINARIES, CL_PROGRAM_BINARY_SIZES, SYCL_OBJECT_BYTES,
                   OpenCLApi, native_kernel_and_program, opencl_api)
 
 FIELD = "binary"
+# the entry field naming the program's kernels the compiler did not vectorize (build_log.py), one a line: a program
+# loaded from the binary has no build log to ask
+UNVECTORIZED = "unvectorized"
 
 
 def binary_key(spirv: bytes, queue: dpctl.SyclQueue, options: str) -> str | None:
@@ -37,16 +42,19 @@ def binary_key(spirv: bytes, queue: dpctl.SyclQueue, options: str) -> str | None
                          device.driver_version, host_cpu().key)
 
 
-def load(key: str, queue: dpctl.SyclQueue, options: str):
-    """The program kept under `key`, built for `queue`'s device; None when there is none or the runtime refuses
-    it (then the entry is deleted)."""
+def load(key: str, queue: dpctl.SyclQueue, options: str) -> tuple[object, frozenset[str]] | None:
+    """The program kept under `key`, built for `queue`'s device, and its kernels the compiler did not vectorize;
+    None when there is none, or the runtime refuses it or its entry lacks those names (then the entry is
+    deleted)."""
     entry = DiskCache().get(key)
     if entry is None:
         return None
-    program = from_binary(opencl_api(), entry.get(FIELD), queue, options)
+    names = entry.get(UNVECTORIZED)
+    program = from_binary(opencl_api(), entry.get(FIELD), queue, options) if isinstance(names, str) else None
     if program is None:
         discard(key)
-    return program
+        return None
+    return program, frozenset(names.split())
 
 
 def discard(key: str) -> None:
@@ -54,14 +62,16 @@ def discard(key: str) -> None:
     DiskCache().discard(key)
 
 
-def keep(key: str, kernel) -> None:
-    """Stores the native binary of `kernel`'s program under `key`."""
+def keep(key: str, kernel, queue: dpctl.SyclQueue) -> None:
+    """Stores the native binary of `kernel`'s program, built for `queue`'s device, under `key`, and whether the
+    compiler vectorized the kernel (UNVECTORIZED)."""
     api = opencl_api()
     native, program = native_kernel_and_program(api, kernel)
     binary = program_binary(api, program)
     api.release_kernel(native)
     if binary:
-        DiskCache().put(key, {FIELD: binary})
+        unvectorized = kernel.get_function_name() if build_log.unvectorized(kernel, queue) else ""
+        DiskCache().put(key, {FIELD: binary, UNVECTORIZED: unvectorized})
 
 
 def program_binary(api: OpenCLApi, program: ctypes.c_void_p) -> bytes | None:
