@@ -241,7 +241,7 @@ def test_a_misaligned_usm_view_gets_its_own_plan(usm_kind):
 
 
 TIMED_STAGES = ["disk cache lookup", "trace", *STAGE_NAMES, "llvm-ir", "spirv", "driver build (opencl:cpu:0, cpu)",
-                "first launch (driver build included)"]
+                "first launch"]
 
 
 def timed_stages(text: str) -> list[str]:

@@ -405,7 +405,7 @@ class Kernel:
             with progress.activity(f"first launch of {self.__name__}"):
                 with self.lock:  # one thread compiles; the cache dicts are only written here
                     plan, values = self.make_plan(args, kwargs, bound)
-                with timing.stage(self.__name__, "first launch (driver build included)"):
+                with timing.stage(self.__name__, "first launch"):
                     return plan.launch(grid, values)
         return plan.launch(grid, bound[1], bound[2], bound[3])
 

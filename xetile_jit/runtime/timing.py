@@ -5,9 +5,10 @@ append whole lines.
 
 One line per stage as it ends, `xetile timing: <kernel>: <stage> <ms> ms`: the trace, each lowering pass
 (compiler/pipeline.py), the LLVM IR, the SPIR-V, the GPU ISA (ocloc, GPU targets), the disk cache lookup, the
-driver's build of the SYCL program, and the first launch of each launch plan (a plan's later launches take the
-hot path, which is not timed). Only compiles and first launches read the variable. Each stage is also the stage
-a progress line shows (runtime/progress.py), with or without the variable.
+driver's build of the SYCL program, and the first launch of each launch plan (with the driver's build where the plan
+did not make it: jit/kernel.py Kernel.compiled_for builds a kernel whose lanes exchange values first; a plan's later
+launches take the hot path, which is not timed). Only compiles and first launches read the variable. Each stage is
+also the stage a progress line shows (runtime/progress.py), with or without the variable.
 """
 from __future__ import annotations
 
