@@ -72,8 +72,8 @@ BINARY = {
     "arith.shli": Elementwise(INT, np.left_shift, ("shift", "shl")),
     "arith.shrsi": Elementwise("i", np.right_shift, ("shift", "ashr")),
     "arith.shrui": Elementwise("u", np.right_shift, ("shift", "lshr")),
-    "arith.maximumf": Elementwise(FLOAT, np.maximum, ("float_extreme", ">=")),
-    "arith.minimumf": Elementwise(FLOAT, np.minimum, ("float_extreme", "<=")),
+    "arith.maximumf": Elementwise(FLOAT, np.maximum, ("float_extreme", ">")),
+    "arith.minimumf": Elementwise(FLOAT, np.minimum, ("float_extreme", "<")),
     "arith.maxnumf": Elementwise(FLOAT, np.fmax, ("opencl", "fmax")),  # a NaN loses, in both rules
     "arith.minnumf": Elementwise(FLOAT, np.fmin, ("opencl", "fmin")),
     "arith.maxsi": Elementwise("i", np.maximum, ("int_extreme", ">")),

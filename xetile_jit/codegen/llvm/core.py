@@ -305,6 +305,15 @@ def loop_body(b: ir.IRBuilder, entry: ir.Block, loop: ir.Block, start: ir.Value,
 
 
 # --- the lowering ----------------------------------------------------------------------------------------------
+def ordered_constant(value: ir.Value) -> bool:
+    """Whether `value` is an LLVM float constant, or a vector of them, with no NaN."""
+    if not isinstance(value, ir.Constant):
+        return False
+    items = value.constant if isinstance(value.constant, (list, tuple)) else [value.constant]
+    numbers = [item.constant if isinstance(item, ir.Constant) else item for item in items]
+    return all(isinstance(n, (int, float)) and n == n for n in numbers)
+
+
 class LLVMLowering:
     """Lowers one work-item-level FuncOp: `LLVMLowering(func).lower()` is its verified LLVM module, and `text`
     that module's text. What the lowering works on is its `context` (codegen/llvm/context.py); `func`, `module`,
@@ -498,8 +507,15 @@ class LLVMLowering:
         return b.select(zero, splat(x.type, 0), result)
 
     def rule_float_extreme(self, comparison: str, dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
-        """np.maximum / np.minimum: x if it compares so with y or is NaN, else y (so a NaN in either wins)."""
+        """np.maximum / np.minimum (`comparison` ">" / "<"): x if it compares so with y or is NaN, else y (a NaN in
+        either wins; of two equal values, a zero of either sign, y, as numpy gives). Against a constant y that is no
+        NaN, y where it compares so with x or equals it, else x: the same values. The OpenCL CPU compiler
+        miscompiled the first form there, `select(x <= 4.0 or x is NaN, x, 4.0)`, when it knew x (a fuzzed row
+        kernel's minimum of padding, its offsets constants, came out NaN on `xe-emulated`; docs/guide.md §9), and
+        builds the second right."""
         b = self.builder
+        if ordered_constant(y):
+            return b.select(b.fcmp_ordered(comparison + "=", y, x), y, x)
         keep_x = b.or_(b.fcmp_ordered(comparison, x, y), b.fcmp_unordered("uno", x, x))
         return b.select(keep_x, x, y)
 
