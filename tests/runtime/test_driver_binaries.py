@@ -12,7 +12,7 @@ from conftest import subprocess_env
 
 import xetile_jit as xetile
 import xetile_jit.language.dsl as xt
-from xetile_jit.runtime.opencl import driver_binaries
+from xetile_jit.runtime.opencl import build_log, driver_binaries
 from xetile_jit.runtime.cache import DiskCache
 from xetile_jit.runtime.device import cached_queue
 
@@ -126,7 +126,7 @@ def test_a_binary_keeps_which_kernels_the_compiler_did_not_vectorize(setup, monk
     assert not from_binary and DiskCache().get(key)[driver_binaries.UNVECTORIZED] == ""
     assert not compiled.programs[queue.sycl_context].unvectorized("axpy")
     DiskCache().discard(key)
-    monkeypatch.setattr(driver_binaries.build_log, "unvectorized", lambda kernel, q: True)
+    monkeypatch.setattr(build_log, "unvectorized", lambda kernel, q: True)
     launched(queue, compiled, x, y)
     assert DiskCache().get(key)[driver_binaries.UNVECTORIZED] == "axpy"
     z, from_binary = launched(queue, compiled, x, y)

@@ -381,7 +381,7 @@ class Kernel:
                               f"{compiled.target}: it would run each work-item alone, and lanes that exchange values "
                               "would read each other's before they are there (docs/guide.md §6.6, 'Kernels the "
                               "OpenCL CPU compiler does not vectorize')")
-        if os.environ.get("XETILE_QUIET") != "1":
+        if not progress.quiet():
             warn(f"xetile_jit: the OpenCL CPU compiler did not vectorize kernel {self.__name__} for target "
                  f"{compiled.target}; it runs as compiled for target {fallback} (slower). XETILE_QUIET=1 silences "
                  "this.", UnvectorizedKernelWarning)

@@ -81,10 +81,10 @@ class SyclProgram:
             if not kernel.addressof_ref():  # dpctl wraps a null kernel when the name is not in the program
                 raise KeyError(f"no kernel {name!r} in the SPIR-V program")
             release_leaked(kernel, self.queue)
-            if self.unkept is not None:
-                driver_binaries.keep(self.unkept, kernel, self.queue)
-                self.unkept = None
             self._kernels[name] = kernel
+            if self.unkept is not None:
+                driver_binaries.keep(self.unkept, kernel, self.unvectorized(name))
+                self.unkept = None
         return self._kernels[name]
 
     def unvectorized(self, name: str) -> bool:

@@ -22,7 +22,6 @@ import dpctl
 
 from ...target.cpu_features import host_cpu
 from ..cache import DiskCache
-from . import build_log
 from .api import (BACKEND_OPENCL, BUNDLE_EXECUTABLE, CL_PROGRAM_BINARIES, CL_PROGRAM_BINARY_SIZES, SYCL_OBJECT_BYTES,
                   OpenCLApi, native_kernel_and_program, opencl_api)
 
@@ -62,16 +61,15 @@ def discard(key: str) -> None:
     DiskCache().discard(key)
 
 
-def keep(key: str, kernel, queue: dpctl.SyclQueue) -> None:
-    """Stores the native binary of `kernel`'s program, built for `queue`'s device, under `key`, and whether the
-    compiler vectorized the kernel (UNVECTORIZED)."""
+def keep(key: str, kernel, unvectorized: bool) -> None:
+    """Stores the native binary of `kernel`'s program under `key`, and whether the compiler did not vectorize the
+    kernel (`unvectorized`, from its build log: build_log.py) as UNVECTORIZED."""
     api = opencl_api()
     native, program = native_kernel_and_program(api, kernel)
     binary = program_binary(api, program)
     api.release_kernel(native)
     if binary:
-        unvectorized = kernel.get_function_name() if build_log.unvectorized(kernel, queue) else ""
-        DiskCache().put(key, {FIELD: binary, UNVECTORIZED: unvectorized})
+        DiskCache().put(key, {FIELD: binary, UNVECTORIZED: kernel.get_function_name() if unvectorized else ""})
 
 
 def program_binary(api: OpenCLApi, program: ctypes.c_void_p) -> bytes | None:
